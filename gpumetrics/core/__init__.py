@@ -1,0 +1,15 @@
+"""Core of gpumetrics: the Metric base, its DDP reducer, signatures and input checks. Imports nothing of ours."""
+
+from gpumetrics.core.checks import as_reference_lists, as_text_list, check_choice, check_same_length
+from gpumetrics.core.metric import Metric
+from gpumetrics.core.signature import format_signature, library_version
+
+__all__ = [
+    "Metric",
+    "as_reference_lists",
+    "as_text_list",
+    "check_choice",
+    "check_same_length",
+    "format_signature",
+    "library_version",
+]

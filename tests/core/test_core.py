@@ -1,0 +1,80 @@
+import pytest
+import torch
+
+from gpumetrics.core import as_reference_lists, as_text_list, check_choice, check_same_length
+from tests.core.toy_metrics import SumAndCat, sum_and_cat
+from tests.helpers.ddp import run_ddp_function
+from tests.helpers.harness import check_metric
+
+
+def _reference(values):
+    order = torch.argsort(values[:, 0])
+    return {
+        "total": values.double().sum(0),
+        "count": float(values.shape[0]),
+        "peak": values.max().double(),
+        "rows": values[order],
+    }
+
+
+@pytest.mark.ddp
+def test_harness_on_toy_metric_sum_max_cat_states():
+    generator = torch.Generator().manual_seed(0)
+    batches = [(torch.rand(n, 3, generator=generator),) for n in (4, 1, 7, 2)]
+    check_metric(SumAndCat, sum_and_cat, _reference, batches)
+
+
+def _all_reduce_is_used(rank):
+    """Sum states must travel by all_reduce, not all_gather: count the collectives the reducer issues."""
+    import torch.distributed as dist
+
+    calls = {"all_reduce": 0, "all_gather": 0}
+    original_reduce, original_gather = dist.all_reduce, dist.all_gather
+
+    def counting_reduce(*args, **kwargs):
+        calls["all_reduce"] += 1
+        return original_reduce(*args, **kwargs)
+
+    def counting_gather(*args, **kwargs):
+        calls["all_gather"] += 1
+        return original_gather(*args, **kwargs)
+
+    dist.all_reduce, dist.all_gather = counting_reduce, counting_gather
+    try:
+        metric = SumAndCat()
+        if rank == 1:
+            metric.update(torch.ones(2, 3))
+        value = metric.compute()
+    finally:
+        dist.all_reduce, dist.all_gather = original_reduce, original_gather
+    return calls, value
+
+
+@pytest.mark.ddp
+def test_sum_states_use_one_all_reduce_each_and_empty_rank_is_fine():
+    results = run_ddp_function(_all_reduce_is_used)
+    for calls, value in results:
+        assert calls == {"all_reduce": 3, "all_gather": 1}  # total, count, peak; one gather for the cat state
+        assert value["count"].item() == 2
+        assert value["rows"].shape == (2, 3)
+    assert torch.equal(results[0][1]["total"], results[1][1]["total"])
+
+
+def test_signature_names_version():
+    signature = SumAndCat().signature()
+    assert signature.startswith("toy|") and "version:" in signature
+
+
+def test_text_checks_name_the_argument():
+    with pytest.raises(TypeError, match=r"`preds`"):
+        as_text_list(None, "preds")
+    with pytest.raises(TypeError, match=r"`preds\[1\]`"):
+        as_text_list(["a", 3], "preds")
+    with pytest.raises(TypeError, match=r"`target\[0\]\[1\]`"):
+        as_reference_lists([["a", None]], "target")
+    with pytest.raises(ValueError, match=r"`target\[0\]`"):
+        as_reference_lists([[]], "target")
+    with pytest.raises(ValueError, match="same number"):
+        check_same_length([1], "preds", [], "target")
+    with pytest.raises(ValueError, match="`preset`"):
+        check_choice("bad", "preset", ["squad"])

@@ -1,0 +1,36 @@
+"""Small metrics that exercise each kind of state of the reducer."""
+
+import torch
+from torchmetrics.utilities.data import dim_zero_cat
+
+from gpumetrics.core import Metric
+
+
+class SumAndCat(Metric):
+    """Sum, max and count states plus a ``cat`` state of 2-d rows; ``compute`` returns all of them."""
+
+    signature_name = "toy"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.add_state("total", torch.zeros(3, dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("count", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+        self.add_state("peak", torch.tensor(float("-inf"), dtype=torch.float64), dist_reduce_fx="max")
+        self.add_state("rows", [], dist_reduce_fx="cat")
+
+    def update(self, values: torch.Tensor) -> None:
+        self.total += values.double().sum(0)
+        self.count += values.shape[0]
+        self.peak = torch.maximum(self.peak, values.max().double())
+        self.rows.append(values)
+
+    def compute(self):
+        rows = dim_zero_cat(self.rows) if isinstance(self.rows, list) and self.rows else self.rows
+        order = torch.argsort(rows[:, 0]) if len(rows) else torch.arange(0)
+        return {"total": self.total, "count": self.count.double(), "peak": self.peak, "rows": rows[order]}
+
+
+def sum_and_cat(values: torch.Tensor):
+    metric = SumAndCat()
+    metric.update(values)
+    return metric.compute()

@@ -1,0 +1,97 @@
+"""Real 2-process DDP runs (gloo, CPU, spawned) for metric tests. Nothing is mocked."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import traceback
+from typing import Any, Callable
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+WORLD_SIZE = 2
+
+
+def _init(rank: int, store_path: str) -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{store_path}", rank=rank, world_size=WORLD_SIZE)
+
+
+def _scenario_worker(
+    rank: int,
+    store_path: str,
+    out_dir: str,
+    metric_cls: type,
+    batches: list,
+    metric_kwargs: dict,
+    splits: dict[str, tuple[list[int], ...]],
+) -> None:
+    try:
+        _init(rank, store_path)
+        results = {}
+        for name, assignment in splits.items():
+            metric = metric_cls(**metric_kwargs)
+            for index in assignment[rank]:
+                metric.update(*batches[index])
+            results[name] = metric.compute()
+        torch.save({"ok": results}, os.path.join(out_dir, f"rank{rank}.pt"))
+    except BaseException:  # report, do not hang the other rank's test
+        torch.save({"error": traceback.format_exc()}, os.path.join(out_dir, f"rank{rank}.pt"))
+        raise
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def _function_worker(rank: int, store_path: str, out_dir: str, fn: Callable, args: tuple) -> None:
+    try:
+        _init(rank, store_path)
+        torch.save({"ok": fn(rank, *args)}, os.path.join(out_dir, f"rank{rank}.pt"))
+    except BaseException:
+        torch.save({"error": traceback.format_exc()}, os.path.join(out_dir, f"rank{rank}.pt"))
+        raise
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def _spawn(worker: Callable, args: tuple) -> list[Any]:
+    with tempfile.TemporaryDirectory() as out_dir:
+        store_path = os.path.join(out_dir, "store")
+        try:
+            mp.spawn(worker, args=(store_path, out_dir, *args), nprocs=WORLD_SIZE, join=True)
+        except Exception as exc:  # surface the child's traceback rather than spawn's summary
+            errors = []
+            for rank in range(WORLD_SIZE):
+                path = os.path.join(out_dir, f"rank{rank}.pt")
+                if os.path.exists(path):
+                    errors.append(torch.load(path, weights_only=False).get("error", ""))
+            raise AssertionError("DDP worker failed:\n" + "\n".join(e for e in errors if e)) from exc
+        outputs = [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False) for r in range(WORLD_SIZE)]
+    return [out["ok"] for out in outputs]
+
+
+def run_ddp_scenarios(
+    metric_cls: type, batches: list, metric_kwargs: dict, splits: dict[str, tuple[list[int], ...]]
+) -> dict[str, list[Any]]:
+    """Update a fresh metric per scenario on each rank with its share of ``batches`` and compute.
+
+    Args:
+        metric_cls: picklable metric class.
+        batches: update-argument tuples.
+        metric_kwargs: constructor options.
+        splits: scenario name → (batch indices of rank 0, batch indices of rank 1).
+
+    Returns:
+        scenario name → ``[value on rank 0, value on rank 1]``.
+    """
+    per_rank = _spawn(_scenario_worker, (metric_cls, batches, metric_kwargs, splits))
+    return {name: [per_rank[r][name] for r in range(WORLD_SIZE)] for name in splits}
+
+
+def run_ddp_function(fn: Callable, *args: Any) -> list[Any]:
+    """Call ``fn(rank, *args)`` in each of 2 gloo ranks (``fn`` must be importable) and return their results."""
+    return _spawn(_function_worker, (fn, args))
