@@ -1,0 +1,1 @@
+"""classification metrics."""

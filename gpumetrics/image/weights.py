@@ -1,0 +1,225 @@
+"""Registry of pinned model weights (name → URL + sha256) and the one place that resolves a weight file.
+
+Load order for ``resolve_weights(name, path=None)``:
+
+1. an explicit ``path`` given by the user (its hash is checked against the registry entry);
+2. ``$GPUMETRICS_HOME/<file name>`` when the variable is set;
+3. the torch hub cache ``<torch.hub.get_dir()>/checkpoints/<file name>`` (where pytorch-fid and torchmetrics put
+   the same file);
+4. a download into ``$GPUMETRICS_HOME`` (or the torch hub cache) unless ``download=False`` or
+   ``$GPUMETRICS_OFFLINE=1``;
+5. otherwise a ``FileNotFoundError`` that says where to put the file and where to get it.
+
+Hashes: a registry entry carries the full sha256 when it is pinned, and always the hash prefix that the file name
+itself carries (torch hub's convention, ``pt_inception-2015-12-05-6726825d.pth`` → ``6726825d``). A file whose digest
+does not match is refused with a ``ValueError``.
+
+Random weights are never a fallback: they are only built when a caller passes ``weights="random"`` explicitly, and
+the metric's signature then says ``weights:random``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from pathlib import Path
+from typing import Optional, Union
+
+import torch
+
+RANDOM = "random"
+
+
+@dataclasses.dataclass(frozen=True)
+class WeightEntry:
+    """One pinned weight file.
+
+    Attributes:
+        name: registry key.
+        url: where the file is published.
+        file_name: name of the file on disk (the same name pytorch-fid / torch hub use).
+        sha256_prefix: leading hex digits of the sha256 digest carried by the file name.
+        sha256: the full digest when pinned; then the whole digest is checked.
+        description: one line for humans.
+    """
+
+    name: str
+    url: str
+    file_name: str
+    sha256_prefix: str
+    sha256: Optional[str] = None
+    description: str = ""
+
+    @property
+    def tag(self) -> str:
+        """Short identity written into signatures: ``name@<hash prefix>``."""
+        return f"{self.name}@{(self.sha256 or self.sha256_prefix)[:8]}"
+
+
+WEIGHTS: dict[str, WeightEntry] = {}
+
+
+def register_weights(entry: WeightEntry) -> WeightEntry:
+    """Add a registry entry; a name can be registered once."""
+    if entry.name in WEIGHTS:
+        raise ValueError(f"weights {entry.name!r} are already registered")
+    WEIGHTS[entry.name] = entry
+    return entry
+
+
+FID_INCEPTION = register_weights(
+    WeightEntry(
+        name="pt_inception-2015-12-05",
+        url="https://github.com/mseitzer/pytorch-fid/releases/download/fid_weights/pt_inception-2015-12-05-6726825d.pth",
+        file_name="pt_inception-2015-12-05-6726825d.pth",
+        sha256_prefix="6726825d",
+        description="TF 2015-12-05 Inception-v3 as ported by pytorch-fid (FID/KID feature extractor)",
+    )
+)
+
+
+def gpumetrics_home() -> Optional[Path]:
+    """``$GPUMETRICS_HOME`` as a path, or None when unset."""
+    home = os.environ.get("GPUMETRICS_HOME")
+    return Path(home).expanduser() if home else None
+
+
+def torch_hub_checkpoints() -> Path:
+    """The torch hub checkpoint directory (``$TORCH_HOME/hub/checkpoints`` by default)."""
+    return Path(torch.hub.get_dir()) / "checkpoints"
+
+
+def candidate_paths(entry: WeightEntry) -> list[Path]:
+    """Where ``resolve_weights`` looks for ``entry``'s file, in order (without the explicit path)."""
+    places = []
+    home = gpumetrics_home()
+    if home is not None:
+        places.append(home / entry.file_name)
+    places.append(torch_hub_checkpoints() / entry.file_name)
+    return places
+
+
+def file_sha256(path: Union[str, Path]) -> str:
+    """Hex sha256 of a file, read in 1 MiB chunks.
+
+    Example:
+        >>> import tempfile, os
+        >>> with tempfile.NamedTemporaryFile(delete=False) as f:
+        ...     _ = f.write(b"abc")
+        >>> file_sha256(f.name)[:16]
+        'ba7816bf8f01cfea'
+        >>> os.remove(f.name)
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify_file(path: Union[str, Path], entry: WeightEntry) -> str:
+    """Check a file's sha256 against ``entry``; return the digest.
+
+    Raises:
+        ValueError: the digest does not match the pinned digest (or its prefix).
+    """
+    digest = file_sha256(path)
+    expected = entry.sha256 or entry.sha256_prefix
+    if not digest.startswith(expected):
+        raise ValueError(
+            f"weights file {str(path)!r} has sha256 {digest}, expected {expected}… for {entry.name!r} "
+            f"({entry.url}); the file is corrupt or is not these weights. To load other weights of the same "
+            "architecture on purpose, pass them as a state_dict instead."
+        )
+    return digest
+
+
+def _not_found(entry: WeightEntry, reason: str) -> FileNotFoundError:
+    places = "\n".join(f"  - {p}" for p in candidate_paths(entry))
+    return FileNotFoundError(
+        f"weights {entry.name!r} not found ({reason}). Download {entry.url}\n"
+        f"and put it at one of:\n{places}\n"
+        "(set $GPUMETRICS_HOME to choose the first place), or pass its path explicitly (`weights=PATH`)."
+    )
+
+
+def resolve_weights(name: str, path: Optional[Union[str, Path]] = None, download: Optional[bool] = None) -> Path:
+    """Find (or download) the file of the registered weights ``name`` and check its hash.
+
+    Args:
+        name: a registry key, e.g. ``"pt_inception-2015-12-05"``.
+        path: an explicit file; when given nothing else is tried. A file carrying the registry's file name must
+            match the pinned hash; a file of another name is taken as the user's own weights (see ``weights_tag``).
+        download: allow a download when no local copy exists. Default: allowed unless ``$GPUMETRICS_OFFLINE=1``.
+
+    Returns:
+        Path of the file.
+
+    Raises:
+        FileNotFoundError: no local copy and no download (the message says where to put the file).
+        ValueError: unknown ``name`` or a hash mismatch.
+
+    Example:
+        >>> resolve_weights("pt_inception-2015-12-05", path="/nonexistent/x.pth")
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: weights file '/nonexistent/x.pth' does not exist
+    """
+    if name not in WEIGHTS:
+        raise ValueError(f"unknown weights {name!r}; known: {', '.join(sorted(WEIGHTS))}")
+    entry = WEIGHTS[name]
+    if path is not None:
+        path = Path(path).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"weights file {str(path)!r} does not exist")
+        if path.name == entry.file_name:
+            verify_file(path, entry)
+        return path
+    for candidate in candidate_paths(entry):
+        if candidate.is_file():
+            verify_file(candidate, entry)
+            return candidate
+    if download is None:
+        download = os.environ.get("GPUMETRICS_OFFLINE", "0").lower() not in ("1", "true", "yes")
+    if not download:
+        raise _not_found(entry, "no local copy and downloads are disabled")
+    target = candidate_paths(entry)[0]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        torch.hub.download_url_to_file(entry.url, str(target), hash_prefix=None, progress=True)
+    except Exception as exc:  # network errors of every kind end in the same actionable message
+        if target.exists():
+            target.unlink()
+        raise _not_found(entry, f"download failed: {exc}") from exc
+    try:
+        verify_file(target, entry)
+    except ValueError:
+        target.unlink()
+        raise
+    return target
+
+
+def weights_tag(name: str, path: Union[str, Path]) -> str:
+    """Identity of a weight file for signatures: the registry tag when the file's hash is the pinned one,
+    ``file@<sha256[:8]>`` for any other file (the user's own or random weights saved to disk)."""
+    entry = WEIGHTS[name]
+    digest = file_sha256(path)
+    if digest.startswith(entry.sha256 or entry.sha256_prefix):
+        return entry.tag
+    return f"file@{digest[:8]}"
+
+
+def load_weights(
+    name: str, path: Optional[Union[str, Path]] = None, download: Optional[bool] = None
+) -> tuple[dict[str, torch.Tensor], str]:
+    """``resolve_weights`` then ``torch.load`` (CPU, ``weights_only=True``).
+
+    Returns:
+        ``(state_dict, tag)`` where ``tag`` is what the metric's signature records (see ``weights_tag``).
+    """
+    file = resolve_weights(name, path, download)
+    state = torch.load(file, map_location="cpu", weights_only=True)
+    if not isinstance(state, dict):
+        raise ValueError(f"weights file {str(file)!r} does not hold a state_dict (got {type(state).__name__})")
+    return state, weights_tag(name, file)

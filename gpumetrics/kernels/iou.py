@@ -1,0 +1,371 @@
+"""Batched IoU of axis-aligned boxes and convex quadrilaterals, on the device of the inputs.
+
+``polygon_iou`` computes the exact intersection area of two convex quadrilaterals with Green's theorem over the
+boundary of ``A ∩ B``, which is made of (a) the parts of A's edges inside B and (b) the parts of B's edges inside A:
+
+* (a) every edge of A is clipped against B's four half-planes (Cyrus–Beck); a clipped piece ``p + [t0, t1]·e``
+  contributes ``(t1 − t0)·cross(p, e) / 2``;
+* (b) the part of B's edge line ``q + s·u`` inside A is delimited by the points where A's boundary crosses that line
+  (the same crossing points as in (a), so both halves of the boundary meet exactly); along one line every piece
+  contributes ``(s_entry − s_exit)·cross(q, u) / 2`` with ``s`` clamped to B's edge, so the pieces need no pairing.
+
+This is Sutherland–Hodgman clipping written as a fixed-size tensor program: no Python loop over pairs, no sorting,
+no data-dependent shapes. A pair's coordinates are shifted by the centre of its first polygon before any product is
+formed, so coordinates ~1e5 lose nothing (float32 inputs stay float32; float64 inputs are computed in float64).
+Vertices are put into counter-clockwise order around their centroid and a reflex vertex is dropped, i.e. a
+quadrilateral is taken as the convex hull of its 4 points — vertex order and orientation never matter.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "box_iou",
+    "box_iou_paired",
+    "polygon_iou",
+    "polygon_iou_paired",
+    "polygon_intersection_paired",
+    "normalize_quads",
+    "boxes_to_quads",
+    "block_pairs",
+]
+
+# pairs per chunk: bounds memory at ~40 float tensors of [chunk, 4, 4]
+_CHUNK = 32_768
+
+
+def _check_float_tensor(value: object, name: str, tail: tuple[int, ...], ndim: int) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"`{name}` must be a torch.Tensor, got {type(value).__name__}")
+    if value.dim() != ndim or tuple(value.shape[1:]) != tail:
+        shape = "[N, " + ", ".join(str(t) for t in tail) + "]"
+        raise ValueError(f"`{name}` must have shape {shape}, got {list(value.shape)}")
+    if value.dtype == torch.bool or value.is_complex():
+        raise TypeError(f"`{name}` must hold real coordinates, got dtype {value.dtype}")
+    if value.is_floating_point() and value.numel() and not bool(torch.isfinite(value).all()):
+        raise ValueError(f"`{name}` holds NaN or infinite coordinates")
+    return value
+
+
+def _work_dtype(*tensors: Tensor) -> torch.dtype:
+    """float64 stays float64; every other dtype (ints, halves, float32) is computed in float32 after the shift."""
+    return torch.float64 if any(t.dtype == torch.float64 for t in tensors) else torch.float32
+
+
+# --------------------------------------------------------------------------------------------- axis-aligned boxes
+def _as_xyxy(boxes: Tensor, fmt: str, name: str) -> Tensor:
+    if fmt == "xyxy":
+        return boxes
+    if fmt == "xywh":
+        return torch.cat([boxes[:, :2], boxes[:, :2] + boxes[:, 2:]], dim=1)
+    raise ValueError(f"`fmt` must be one of 'xyxy', 'xywh'; got {fmt!r}")
+
+
+def _box_area(b: Tensor) -> Tensor:
+    return (b[:, 2] - b[:, 0]).clamp(min=0) * (b[:, 3] - b[:, 1]).clamp(min=0)
+
+
+def box_iou(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
+    """IoU of every box of ``a`` with every box of ``b``.
+
+    Args:
+        a: ``Tensor[N, 4]`` boxes, ``[x1, y1, x2, y2]`` (``fmt="xyxy"``) or ``[x, y, w, h]`` (``fmt="xywh"``).
+        b: ``Tensor[M, 4]`` boxes in the same format.
+        fmt: ``"xyxy"`` or ``"xywh"``.
+
+    Returns:
+        ``Tensor[N, M]`` of IoU in ``[0, 1]`` (float64 for float64 inputs, else float32). A box with zero or negative
+        width/height has zero area; a pair whose union is empty has IoU 0, never NaN.
+
+    Raises:
+        TypeError: a non-tensor or non-real input. ValueError: wrong shape, non-finite coordinates, unknown ``fmt``.
+
+    Example:
+        >>> box_iou(torch.tensor([[0., 0., 2., 2.]]), torch.tensor([[1., 0., 3., 2.], [5., 5., 6., 6.]]))
+        tensor([[0.3333, 0.0000]])
+    """
+    a = _check_float_tensor(a, "a", (4,), 2)
+    b = _check_float_tensor(b, "b", (4,), 2)
+    dtype = _work_dtype(a, b)
+    a = _as_xyxy(a.to(dtype), fmt, "a")
+    b = _as_xyxy(b.to(dtype), fmt, "b")
+    lt = torch.maximum(a[:, None, :2], b[None, :, :2])
+    rb = torch.minimum(a[:, None, 2:], b[None, :, 2:])
+    wh = (rb - lt).clamp(min=0)
+    inter = wh[..., 0] * wh[..., 1]
+    union = _box_area(a)[:, None] + _box_area(b)[None, :] - inter
+    return torch.where(union > 0, inter / torch.where(union > 0, union, 1), 0).clamp(0, 1)
+
+
+def box_iou_paired(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
+    """IoU of ``a[i]`` with ``b[i]``.
+
+    Args:
+        a: ``Tensor[N, 4]`` boxes (``fmt`` as in :func:`box_iou`).
+        b: ``Tensor[N, 4]`` boxes.
+        fmt: ``"xyxy"`` or ``"xywh"``.
+
+    Returns:
+        ``Tensor[N]`` of IoU in ``[0, 1]``.
+
+    Example:
+        >>> box_iou_paired(torch.tensor([[0., 0., 2., 2.]]), torch.tensor([[0., 0., 1., 2.]]))
+        tensor([0.5000])
+    """
+    a = _check_float_tensor(a, "a", (4,), 2)
+    b = _check_float_tensor(b, "b", (4,), 2)
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"`a` and `b` must hold the same number of boxes, got {a.shape[0]} and {b.shape[0]}")
+    dtype = _work_dtype(a, b)
+    a = _as_xyxy(a.to(dtype), fmt, "a")
+    b = _as_xyxy(b.to(dtype), fmt, "b")
+    wh = (torch.minimum(a[:, 2:], b[:, 2:]) - torch.maximum(a[:, :2], b[:, :2])).clamp(min=0)
+    inter = wh[:, 0] * wh[:, 1]
+    union = _box_area(a) + _box_area(b) - inter
+    return torch.where(union > 0, inter / torch.where(union > 0, union, 1), 0).clamp(0, 1)
+
+
+def boxes_to_quads(boxes: Tensor) -> Tensor:
+    """``Tensor[N, 4]`` xyxy boxes → ``Tensor[N, 4, 2]`` quadrilaterals (counter-clockwise in a y-up frame).
+
+    Example:
+        >>> boxes_to_quads(torch.tensor([[0., 0., 2., 1.]])).tolist()
+        [[[0.0, 0.0], [2.0, 0.0], [2.0, 1.0], [0.0, 1.0]]]
+    """
+    x1, y1, x2, y2 = boxes.unbind(-1)
+    return torch.stack([torch.stack([x1, y1], -1), torch.stack([x2, y1], -1),
+                        torch.stack([x2, y2], -1), torch.stack([x1, y2], -1)], dim=-2)
+
+
+# ------------------------------------------------------------------------------------------- convex quadrilaterals
+def normalize_quads(quads: Tensor) -> Tensor:
+    """Put the 4 vertices of each quadrilateral in counter-clockwise order; a reflex vertex becomes a duplicate.
+
+    The result is the convex hull of the 4 points, listed counter-clockwise (a y-up frame; in image coordinates
+    this is clockwise on screen). Vertex order and orientation of the input do not matter.
+
+    Args:
+        quads: ``Tensor[N, 4, 2]`` of floating coordinates.
+
+    Returns:
+        ``Tensor[N, 4, 2]``, same dtype.
+
+    Example:
+        >>> normalize_quads(torch.tensor([[[0., 0.], [1., 1.], [1., 0.], [0., 1.]]])).tolist()
+        [[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]]
+    """
+    if quads.shape[0] == 0:
+        return quads
+    centre = quads.mean(dim=1, keepdim=True)
+    rel = quads - centre
+    angle = torch.atan2(rel[..., 1], rel[..., 0])
+    order = angle.argsort(dim=1)
+    quads = quads.gather(1, order[..., None].expand(-1, -1, 2))
+    # among 4 points at most one lies inside the triangle of the others: it is the only reflex vertex
+    rel = quads - centre
+    prev, nxt = rel.roll(1, dims=1), rel.roll(-1, dims=1)
+    turn = (rel[..., 0] - prev[..., 0]) * (nxt[..., 1] - rel[..., 1]) - (rel[..., 1] - prev[..., 1]) * (
+        nxt[..., 0] - rel[..., 0]
+    )
+    reflex = (turn < 0)[..., None]
+    return torch.where(reflex, quads.roll(1, dims=1), quads)
+
+
+def _shoelace(quads: Tensor) -> Tensor:
+    """Area of normalised quads ``Tensor[N, 4, 2]`` (computed around their own centre)."""
+    rel = quads - quads.mean(dim=1, keepdim=True)
+    nxt = rel.roll(-1, dims=1)
+    return 0.5 * (rel[..., 0] * nxt[..., 1] - rel[..., 1] * nxt[..., 0]).sum(dim=1).clamp(min=0)
+
+
+def _prepare_quads(value: object, name: str, dtype: Optional[torch.dtype] = None) -> Tensor:
+    quads = _check_float_tensor(value, name, (4, 2), 3)
+    return normalize_quads(quads.to(dtype or _work_dtype(quads)))
+
+
+def _intersection_kernel(ax: Tensor, ay: Tensor, bx: Tensor, by: Tensor) -> Tensor:
+    """Intersection area of pairs of normalised (CCW, convex) quads given as shifted coordinates ``Tensor[P, 4]``."""
+    # A's vertices i against B's edge lines k: everything is [P, 4 (i), 4 (k)]
+    aex, aey = ax.roll(-1, 1) - ax, ay.roll(-1, 1) - ay  # A edge i: a_i + t·ae_i
+    bex, bey = bx.roll(-1, 1) - bx, by.roll(-1, 1) - by  # B edge k: b_k + s·be_k
+    dx = ax[:, :, None] - bx[:, None, :]
+    dy = ay[:, :, None] - by[:, None, :]
+    ux, uy = bex[:, None, :], bey[:, None, :]
+    d0 = ux * dy - uy * dx  # cross(be_k, a_i − b_k) ≥ 0  ⇔  a_i is inside B's half-plane k
+    d1 = d0.roll(-1, 1)  # same for a_{i+1}
+    in0, in1 = d0 >= 0, d1 >= 0
+    crossing = in0 != in1
+    t = d0 / torch.where(crossing, d0 - d1, torch.ones_like(d0))
+
+    # (a) Cyrus–Beck: piece of A's edge i inside all four half-planes
+    zero, one = torch.zeros_like(t), torch.ones_like(t)
+    lo = torch.where(in0, zero, torch.where(in1, t, one)).amax(dim=2)
+    hi = torch.where(in1, one, torch.where(in0, t, zero)).amin(dim=2)
+    edge_part = (hi - lo).clamp(min=0) * (ax * aey - ay * aex)
+
+    # (b) pieces of B's edge line k inside A, delimited by the crossing points a_i + t·ae_i, clamped to the edge
+    inv_len2 = 1.0 / torch.where((bex * bex + bey * bey) > 0, bex * bex + bey * bey, torch.ones_like(bex))
+    s = ((dx + t * aex[:, :, None]) * ux + (dy + t * aey[:, :, None]) * uy) * inv_len2[:, None, :]
+    s = s.clamp(0, 1)
+    signed = torch.where(crossing, torch.where(in1, s, -s), zero).sum(dim=1)  # Σ s_entry − Σ s_exit per line k
+    line_part = signed * (bx * bey - by * bex)
+    return 0.5 * (edge_part.sum(dim=1) + line_part.sum(dim=1))
+
+
+def _paired_intersection(a: Tensor, b: Tensor, area_a: Tensor, area_b: Tensor) -> Tensor:
+    """Intersection areas of normalised quads ``a[i]``, ``b[i]`` (``Tensor[P, 4, 2]``), chunked, AABB-filtered."""
+    n = a.shape[0]
+    inter = a.new_zeros(n)
+    if n == 0:
+        return inter
+    amin, amax = a.amin(dim=1), a.amax(dim=1)
+    bmin, bmax = b.amin(dim=1), b.amax(dim=1)
+    overlap = ((amin < bmax) & (bmin < amax)).all(dim=1) & (area_a > 0) & (area_b > 0)
+    idx = overlap.nonzero().squeeze(1)
+    for start in range(0, idx.numel(), _CHUNK):
+        sel = idx[start : start + _CHUNK]
+        pa, pb = a[sel], b[sel]
+        centre = pa.mean(dim=1, keepdim=True)  # shift each pair before forming products
+        pa, pb = pa - centre, pb - centre
+        value = _intersection_kernel(pa[..., 0], pa[..., 1], pb[..., 0], pb[..., 1])
+        inter[sel] = torch.minimum(value.clamp(min=0), torch.minimum(area_a[sel], area_b[sel]))
+    return inter
+
+
+def _iou_from_parts(inter: Tensor, area_a: Tensor, area_b: Tensor) -> Tensor:
+    union = area_a + area_b - inter
+    ok = union > 0
+    return torch.where(ok, inter / torch.where(ok, union, torch.ones_like(union)), torch.zeros_like(union)).clamp(0, 1)
+
+
+def polygon_intersection_paired(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Intersection area of ``a[i]`` and ``b[i]`` with both areas, for metrics that need more than IoU.
+
+    Args:
+        a: ``Tensor[N, 4, 2]`` convex quadrilaterals (any vertex order).
+        b: ``Tensor[N, 4, 2]`` convex quadrilaterals.
+
+    Returns:
+        ``(intersection, area_a, area_b)``, each ``Tensor[N]``.
+
+    Example:
+        >>> sq = torch.tensor([[[0., 0.], [2., 0.], [2., 2.], [0., 2.]]])
+        >>> [x.tolist() for x in polygon_intersection_paired(sq, sq + 1)]
+        [[1.0], [4.0], [4.0]]
+    """
+    a = _check_float_tensor(a, "a", (4, 2), 3)
+    b = _check_float_tensor(b, "b", (4, 2), 3)
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"`a` and `b` must hold the same number of polygons, got {a.shape[0]} and {b.shape[0]}")
+    dtype = _work_dtype(a, b)
+    a, b = normalize_quads(a.to(dtype)), normalize_quads(b.to(dtype))
+    area_a, area_b = _shoelace(a), _shoelace(b)
+    return _paired_intersection(a, b, area_a, area_b), area_a, area_b
+
+
+def polygon_iou_paired(a: Tensor, b: Tensor) -> Tensor:
+    """IoU of convex quadrilateral ``a[i]`` with ``b[i]``.
+
+    Args:
+        a: ``Tensor[N, 4, 2]`` convex quadrilaterals, vertices in any order (taken as the convex hull of the 4 points).
+        b: ``Tensor[N, 4, 2]`` convex quadrilaterals.
+
+    Returns:
+        ``Tensor[N]`` IoU in ``[0, 1]``; float64 for float64 inputs, else float32 (computed after a per-pair centre
+        shift). Zero-area polygons give 0.
+
+    Raises:
+        TypeError: non-tensor / non-real input. ValueError: wrong shape, N mismatch, NaN or infinite coordinates.
+
+    Example:
+        >>> sq = torch.tensor([[[0., 0.], [2., 0.], [2., 2.], [0., 2.]]])
+        >>> polygon_iou_paired(sq, sq + 1)
+        tensor([0.1429])
+    """
+    inter, area_a, area_b = polygon_intersection_paired(a, b)
+    return _iou_from_parts(inter, area_a, area_b)
+
+
+def polygon_iou(a: Tensor, b: Tensor) -> Tensor:
+    """IoU of every convex quadrilateral of ``a`` with every one of ``b``, exact, batched and chunked.
+
+    Pairs whose bounding boxes do not overlap are skipped; the others are clipped in chunks of a fixed number of
+    pairs, so memory stays bounded (10k × 10k works) and only the ``[N, M]`` result scales with ``N·M``.
+
+    Args:
+        a: ``Tensor[N, 4, 2]`` convex quadrilaterals ``x1y1…x4y4``, vertices in any order and orientation (a
+            non-convex input is taken as the convex hull of its 4 points).
+        b: ``Tensor[M, 4, 2]`` convex quadrilaterals.
+
+    Returns:
+        ``Tensor[N, M]`` IoU in ``[0, 1]``; float64 for float64 inputs, else float32 (computed after a per-pair centre
+        shift so large coordinates lose nothing). Degenerate (zero-area, collinear) polygons give 0, never NaN.
+
+    Raises:
+        TypeError: non-tensor / non-real input. ValueError: wrong shape, NaN or infinite coordinates.
+
+    Example:
+        >>> sq = torch.tensor([[[0., 0.], [2., 0.], [2., 2.], [0., 2.]]])
+        >>> diamond = torch.tensor([[[1., 0.], [2., 1.], [1., 2.], [0., 1.]], [[1., 3.], [0., 2.], [1., 1.], [2., 2.]]])
+        >>> polygon_iou(sq, diamond)
+        tensor([[0.5000, 0.1429]])
+    """
+    a = _check_float_tensor(a, "a", (4, 2), 3)
+    b = _check_float_tensor(b, "b", (4, 2), 3)
+    dtype = _work_dtype(a, b)
+    a, b = normalize_quads(a.to(dtype)), normalize_quads(b.to(dtype))
+    n, m = a.shape[0], b.shape[0]
+    area_a, area_b = _shoelace(a), _shoelace(b)
+    out = a.new_zeros(n, m)
+    if n == 0 or m == 0:
+        return out
+    amin, amax = a.amin(dim=1), a.amax(dim=1)
+    bmin, bmax = b.amin(dim=1), b.amax(dim=1)
+    rows_per_block = max(1, (1 << 22) // m)  # bound the [rows, M] overlap mask too
+    for r0 in range(0, n, rows_per_block):
+        r1 = min(n, r0 + rows_per_block)
+        overlap = (
+            (amin[r0:r1, None, :] < bmax[None, :, :]) & (bmin[None, :, :] < amax[r0:r1, None, :])
+        ).all(dim=2)
+        overlap &= (area_a[r0:r1, None] > 0) & (area_b[None, :] > 0)
+        ia, ib = overlap.nonzero(as_tuple=True)
+        if ia.numel() == 0:
+            continue
+        ia = ia + r0
+        inter = _paired_intersection(a[ia], b[ib], area_a[ia], area_b[ib])
+        out[ia, ib] = _iou_from_parts(inter, area_a[ia], area_b[ib])
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ grouped pairs
+def block_pairs(counts_a: Tensor, counts_b: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """All pairs ``(i, j)`` of items in the same group, for items stored group after group.
+
+    Args:
+        counts_a: ``Tensor[G]`` number of ``a`` items of each group (items of group g follow those of group g−1).
+        counts_b: ``Tensor[G]`` number of ``b`` items of each group.
+
+    Returns:
+        ``(index_a, index_b, group)``, each ``Tensor[Σ counts_a·counts_b]`` (long), group-major, then a, then b.
+
+    Example:
+        >>> [x.tolist() for x in block_pairs(torch.tensor([2, 1]), torch.tensor([1, 2]))]
+        [[0, 1, 2, 2], [0, 0, 1, 2], [0, 0, 1, 1]]
+    """
+    counts_a, counts_b = counts_a.long(), counts_b.long()
+    per_group = counts_a * counts_b
+    groups = torch.arange(counts_a.numel(), device=counts_a.device)
+    group = torch.repeat_interleave(groups, per_group)
+    if group.numel() == 0:
+        empty = torch.zeros(0, dtype=torch.long, device=counts_a.device)
+        return empty, empty, empty
+    start_a = torch.cumsum(counts_a, 0) - counts_a
+    start_b = torch.cumsum(counts_b, 0) - counts_b
+    start_pair = torch.cumsum(per_group, 0) - per_group
+    local = torch.arange(group.numel(), device=counts_a.device) - start_pair[group]
+    width = counts_b[group]
+    return start_a[group] + local // width, start_b[group] + local % width, group

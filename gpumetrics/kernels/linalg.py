@@ -1,0 +1,83 @@
+"""Symmetric matrix kernels: ``tr √(Σ₁Σ₂)`` for PSD matrices without complex arithmetic, covariance from sums.
+
+``tr √(Σ₁Σ₂)`` is the sum of the square roots of the eigenvalues of ``Σ₁Σ₂``. For ``Σ₁ = F Fᵀ`` those are the
+eigenvalues of the *symmetric* PSD matrix ``Fᵀ Σ₂ F`` (similar to ``Σ₁Σ₂`` up to a change of basis), so one
+``eigvalsh`` gives them, real by construction; the rare tiny negative round-off eigenvalues are clamped at 0.
+
+Factor ``F``: the Cholesky factor of ``Σ₁`` when it is positive definite (cheap: n³/3 flops), else — rank-deficient
+covariance, e.g. fewer samples than dimensions — ``V Λ₊^½`` from ``eigh(Σ₁)`` with negative eigenvalues clamped,
+which is the exact PSD square root of the clamped matrix. This replaces scipy's ``sqrtm`` (Schur form in complex
+arithmetic, which can return complex or NaN results and needs an ``eps`` offset on singular input) and
+torchmetrics' ``eigvals(Σ₁Σ₂)`` (general, complex eigenvalue problem).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def psd_factor(sigma: Tensor) -> tuple[Tensor, bool]:
+    """A factor ``F`` with ``F Fᵀ = Σ`` for a symmetric PSD ``Σ``.
+
+    Args:
+        sigma: ``Tensor[d, d]`` symmetric positive semi-definite.
+
+    Returns:
+        ``(F, is_cholesky)``: ``Tensor[d, d]``; ``is_cholesky`` is False when ``Σ`` is not positive definite and
+        the clamped eigen-decomposition was used.
+
+    Example:
+        >>> f, chol = psd_factor(torch.eye(3, dtype=torch.float64) * 4)
+        >>> chol, f.diagonal().tolist()
+        (True, [2.0, 2.0, 2.0])
+    """
+    factor, info = torch.linalg.cholesky_ex(sigma)
+    if int(info) == 0:
+        return factor, True
+    values, vectors = torch.linalg.eigh(sigma)
+    return vectors * values.clamp(min=0).sqrt().unsqueeze(0), False
+
+
+def trace_sqrt_product(sigma1: Tensor, sigma2: Tensor) -> Tensor:
+    """``tr √(Σ₁Σ₂)`` for symmetric PSD ``Σ₁``, ``Σ₂``, real and non-negative.
+
+    Args:
+        sigma1: ``Tensor[d, d]`` symmetric PSD.
+        sigma2: ``Tensor[d, d]`` symmetric PSD, same dtype and device.
+
+    Returns:
+        0-d tensor of ``sigma1``'s dtype.
+
+    Example:
+        >>> a = torch.diag(torch.tensor([4.0, 9.0], dtype=torch.float64))
+        >>> float(trace_sqrt_product(a, torch.eye(2, dtype=torch.float64)))
+        5.0
+    """
+    factor, _ = psd_factor(sigma1)
+    inner = factor.mT @ sigma2 @ factor
+    inner = (inner + inner.mT) / 2  # exact symmetry for eigvalsh
+    return torch.linalg.eigvalsh(inner).clamp(min=0).sqrt().sum()
+
+
+def covariance_from_sums(total: Tensor, outer: Tensor, count: Tensor) -> tuple[Tensor, Tensor]:
+    """Mean and unbiased (n − 1) covariance from ``Σx``, ``Σxxᵀ`` and ``n``, as ``np.cov(rowvar=False)``.
+
+    Args:
+        total: ``Tensor[d]`` sum of the samples.
+        outer: ``Tensor[d, d]`` sum of outer products.
+        count: number of samples ``n ≥ 2``.
+
+    Returns:
+        ``(mu: Tensor[d], sigma: Tensor[d, d])`` in the dtype of the sums.
+
+    Example:
+        >>> x = torch.tensor([[1.0, 2.0], [3.0, 5.0], [4.0, 4.0]], dtype=torch.float64)
+        >>> mu, sigma = covariance_from_sums(x.sum(0), x.T @ x, torch.tensor(3))
+        >>> [[round(v, 6) for v in row] for row in sigma.tolist()]
+        [[2.333333, 1.833333], [1.833333, 2.333333]]
+    """
+    n = count.to(total.dtype)
+    mu = total / n
+    sigma = (outer - n * torch.outer(mu, mu)) / (n - 1)
+    return mu, (sigma + sigma.mT) / 2

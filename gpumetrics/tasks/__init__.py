@@ -1,0 +1,9 @@
+"""Task metrics and challenge suites, by name, for configs and the CLI (see ``registry``).
+
+Importing this package registers every entry: one module per family registers its metrics, suites come last.
+"""
+
+from gpumetrics.tasks import qa  # noqa: F401  (registers token_f1, exact_match, string_accuracy)
+from gpumetrics.tasks.registry import METRICS, SUITES, get_metric, get_suite
+
+__all__ = ["METRICS", "SUITES", "get_metric", "get_suite"]

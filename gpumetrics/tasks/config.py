@@ -1,0 +1,207 @@
+"""Evaluation configs: which tasks to score, with which metric, options and data files.
+
+A config is a YAML (or JSON) mapping::
+
+    name: demo                      # optional, shown in the report
+    suite: aij2022                  # optional: tasks take metric + options from this registered suite
+    batch_size: 1024                # optional, samples per ``update`` call (the CLI's --batch-size overrides)
+    device: cpu                     # optional, cpu | cuda | cuda:N (the CLI's --device overrides)
+    tasks:
+      - name: TextQA                # unique; with a suite, one of the suite's task names
+        metric: token_f1            # a name from ``gpumetrics list`` (optional with a suite)
+        options: {preset: squad}    # keyword arguments of the metric (fixed by the suite when there is one)
+        predictions: ../examples/textqa/predictions.jsonl
+        references: ../examples/textqa/references.jsonl
+
+Relative data paths are resolved against the directory of the config file. Every error is a :class:`ConfigError`
+naming the config file and the offending entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+from gpumetrics.tasks.registry import METRICS, SUITES, Suite, TaskMetric
+
+DEFAULT_BATCH_SIZE = 1024
+_TOP_KEYS = {"name", "suite", "batch_size", "device", "tasks"}
+_TASK_KEYS = {"name", "metric", "options", "predictions", "references"}
+_DEVICE_RE = re.compile(r"^(cpu|cuda(:\d+)?)$")
+
+
+class ConfigError(ValueError):
+    """An evaluation config is invalid; the message names the config file and entry."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskConfig:
+    """One task of a config, validated: its metric entry, options and existing data files."""
+
+    name: str
+    metric: TaskMetric
+    options: dict
+    predictions: Path
+    references: Path
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalConfig:
+    """A validated config: tasks in order, optional suite, batch size and device (``None`` = not set)."""
+
+    path: Path
+    name: str
+    tasks: list[TaskConfig]
+    suite: Optional[Suite] = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    device: Optional[str] = None
+
+
+def check_device(device: str, where: str = "device") -> str:
+    """Return ``device`` if it is ``cpu``, ``cuda`` or ``cuda:N``, else raise ``ConfigError``.
+
+    Example:
+        >>> check_device("cuda:1")
+        'cuda:1'
+    """
+    if not isinstance(device, str) or not _DEVICE_RE.match(device):
+        raise ConfigError(f"{where}: expected 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    return device
+
+
+def _check_batch_size(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where}: `batch_size` must be a positive integer, got {value!r}")
+    return value
+
+
+def _resolve(base: Path, value: Any, where: str, key: str) -> Path:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: `{key}` must be a path string, got {value!r}")
+    path = Path(value).expanduser()
+    path = path if path.is_absolute() else Path(os.path.normpath(base / path))
+    if not path.is_file():
+        raise ConfigError(f"{where}: `{key}` file not found: {path}")
+    return path
+
+
+def _check_options(entry: TaskMetric, options: dict, where: str) -> None:
+    """Build the metric once so that a wrong option fails here, naming the task, not mid-evaluation."""
+    try:
+        entry.build(options)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{where}: invalid options {options!r} for metric {entry.name!r}: {err}") from None
+
+
+def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
+    """Validate a config mapping already loaded from YAML/JSON.
+
+    Args:
+        raw: the loaded mapping (see the module docstring for the keys).
+        path: the config's path; relative data paths resolve against its directory, errors name it.
+
+    Returns:
+        :class:`EvalConfig`.
+
+    Raises:
+        ConfigError: unknown key, unknown metric or suite, bad options, missing data file, duplicate task name.
+
+    Example:
+        >>> parse_config({"tasks": []}, "demo.yaml")
+        Traceback (most recent call last):
+        ...
+        gpumetrics.tasks.config.ConfigError: demo.yaml: `tasks` must be a non-empty list of task mappings
+    """
+    path = Path(path)
+    base = path.parent
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a config must be a mapping with a `tasks` list, got {type(raw).__name__}")
+    unknown = set(raw) - _TOP_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; allowed: {', '.join(sorted(_TOP_KEYS))}")
+    tasks_raw = raw.get("tasks")
+    if not isinstance(tasks_raw, list) or not tasks_raw:
+        raise ConfigError(f"{path}: `tasks` must be a non-empty list of task mappings")
+
+    suite = None
+    if raw.get("suite") is not None:
+        if raw["suite"] not in SUITES:
+            raise ConfigError(f"{path}: unknown suite {raw['suite']!r}; known: {', '.join(sorted(SUITES)) or 'none'}")
+        suite = SUITES[raw["suite"]]
+    suite_tasks = {task.name: task for task in suite.tasks} if suite else {}
+    batch_size = _check_batch_size(raw.get("batch_size", DEFAULT_BATCH_SIZE), str(path))
+    device = check_device(raw["device"], f"{path}: device") if raw.get("device") is not None else None
+
+    tasks: list[TaskConfig] = []
+    seen: set[str] = set()
+    for index, item in enumerate(tasks_raw):
+        where = f"{path}: tasks[{index}]"
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where}: a task must be a mapping, got {type(item).__name__}")
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"{where}: `name` must be a non-empty string")
+        where = f"{where} ({name})"
+        unknown = set(item) - _TASK_KEYS
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; allowed: {', '.join(sorted(_TASK_KEYS))}")
+        if name in seen:
+            raise ConfigError(f"{where}: duplicate task name {name!r}")
+        seen.add(name)
+        options = item.get("options") or {}
+        if not isinstance(options, dict):
+            raise ConfigError(f"{where}: `options` must be a mapping, got {type(options).__name__}")
+
+        metric_name = item.get("metric")
+        if suite is not None:
+            if name not in suite_tasks:
+                raise ConfigError(f"{where}: suite {suite.name!r} has no task {name!r}; its tasks: {', '.join(suite_tasks)}")
+            fixed = suite_tasks[name]
+            if metric_name is not None and metric_name != fixed.metric:
+                raise ConfigError(f"{where}: suite {suite.name!r} scores {name!r} with {fixed.metric!r}, not {metric_name!r}")
+            conflicts = {k: v for k, v in options.items() if k not in fixed.options or fixed.options[k] != v}
+            if conflicts:
+                raise ConfigError(f"{where}: options of suite {suite.name!r} are fixed to {fixed.options!r}; cannot set {conflicts!r}")
+            metric_name, options = fixed.metric, dict(fixed.options)
+        if not isinstance(metric_name, str):
+            raise ConfigError(f"{where}: `metric` must name a registered metric (see `gpumetrics list`)")
+        if metric_name not in METRICS:
+            raise ConfigError(f"{where}: unknown metric {metric_name!r}; known: {', '.join(sorted(METRICS))}")
+        entry = METRICS[metric_name]
+        _check_options(entry, options, where)
+        tasks.append(
+            TaskConfig(
+                name=name,
+                metric=entry,
+                options=options,
+                predictions=_resolve(base, item.get("predictions"), where, "predictions"),
+                references=_resolve(base, item.get("references"), where, "references"),
+            )
+        )
+    name = raw.get("name", path.stem)
+    return EvalConfig(path=path, name=str(name), tasks=tasks, suite=suite, batch_size=batch_size, device=device)
+
+
+def load_config(path: Path | str) -> EvalConfig:
+    """Read and validate a YAML/JSON config file (see :func:`parse_config`).
+
+    Raises:
+        ConfigError: the file is missing, is not valid YAML, or fails validation.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, IsADirectoryError):
+        raise ConfigError(f"{path}: config file not found") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"{where}: invalid YAML: {getattr(err, 'problem', None) or err}") from None
+    return parse_config(raw, path)

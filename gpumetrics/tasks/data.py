@@ -1,0 +1,269 @@
+"""Prediction and reference files of a task: reading JSON / JSONL records and joining them by id.
+
+A predictions file holds records ``{"id": …, "prediction": …}``, a references file ``{"id": …, "references": […]}``
+(a single string is accepted as one reference). Either file may be
+
+* JSON Lines (``.jsonl`` / ``.ndjson``, one record per line, blank lines ignored),
+* a JSON array of such records (``.json``), or
+* a JSON object mapping id → value (``{"q1": "Paris", …}``, the SQuAD predictions layout; for references the value
+  is the list of references).
+
+Every error raises :class:`DataError` naming the file and the 1-based line of the offending record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+PREDICTION_KEY = "prediction"
+REFERENCES_KEY = "references"
+_DECODER = json.JSONDecoder()
+
+
+class DataError(ValueError):
+    """A data file is malformed, or predictions and references do not join; the message names file and line."""
+
+    def __init__(self, path: Path | str, line: Optional[int], message: str) -> None:
+        self.path = str(path)
+        self.line = line
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """One record of a data file: ``id`` (as a string), its ``value`` and the line it starts on."""
+
+    id: str
+    value: Any
+    line: int
+
+
+@dataclasses.dataclass
+class JoinedData:
+    """References with their predictions, in the order of the references file.
+
+    Attributes:
+        ids: sample ids, ``list[str]`` of length N.
+        predictions: N predictions; a missing one is the task metric's empty prediction.
+        references: N lists of references.
+        missing: ids of the references that had no prediction (scored as the empty prediction).
+    """
+
+    ids: list[str]
+    predictions: list[Any]
+    references: list[list[Any]]
+    missing: list[str]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def batches(self, batch_size: int) -> Iterator[tuple[list[Any], list[list[Any]]]]:
+        """Yield ``(predictions, references)`` slices of at most ``batch_size`` samples."""
+        for start in range(0, len(self.ids), batch_size):
+            yield self.predictions[start : start + batch_size], self.references[start : start + batch_size]
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _skip_ws(text: str, index: int) -> int:
+    while index < len(text) and text[index] in " \t\r\n":
+        index += 1
+    return index
+
+
+def _decode_at(path: Path, text: str, index: int) -> tuple[Any, int]:
+    try:
+        return _DECODER.raw_decode(text, index)
+    except json.JSONDecodeError as err:
+        raise DataError(path, err.lineno, f"malformed JSON: {err.msg} (column {err.colno})") from None
+
+
+def _iter_json_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any, int]]:
+    """Yield ``(key or None, value, line)`` for each element of a top-level JSON array or object.
+
+    The document is decoded element by element so that each record keeps the line it starts on and duplicate
+    keys of an object are seen (``json.loads`` would silently keep the last one).
+    """
+    index = _skip_ws(text, 0)
+    if index == len(text):
+        return
+    opener = text[index]
+    if opener not in "[{":
+        raise DataError(path, _line_of(text, index), "a .json data file must hold an array of records or an object id → value")
+    closer = "]" if opener == "[" else "}"
+    index = _skip_ws(text, index + 1)
+    if index < len(text) and text[index] == closer:
+        return
+    while True:
+        line = _line_of(text, index)
+        key = None
+        if opener == "{":
+            key, index = _decode_at(path, text, index)
+            if not isinstance(key, str):
+                raise DataError(path, line, "malformed JSON: expected an object key")
+            index = _skip_ws(text, index)
+            if index >= len(text) or text[index] != ":":
+                raise DataError(path, _line_of(text, index), "malformed JSON: expected ':' after an object key")
+            index = _skip_ws(text, index + 1)
+        value, index = _decode_at(path, text, index)
+        yield key, value, line
+        index = _skip_ws(text, index)
+        if index < len(text) and text[index] == ",":
+            index = _skip_ws(text, index + 1)
+            continue
+        if index < len(text) and text[index] == closer:
+            break
+        raise DataError(path, _line_of(text, index), f"malformed JSON: expected ',' or '{closer}'")
+    index = _skip_ws(text, index + 1)
+    if index != len(text):
+        raise DataError(path, _line_of(text, index), "malformed JSON: extra data after the top-level value")
+
+
+def _iter_jsonl_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any, int]]:
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError(path, line_no, f"malformed JSON line: {err.msg} (column {err.colno})") from None
+        yield None, value, line_no
+
+
+def _as_id(value: Any, path: Path, line: int) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise DataError(path, line, f"`id` must be a string or an integer, got {type(value).__name__} {value!r}")
+    return str(value)
+
+
+def read_records(path: Path | str, value_key: str) -> list[Record]:
+    """Read the records of a predictions (``value_key="prediction"``) or references (``"references"``) file.
+
+    Args:
+        path: a ``.jsonl``/``.ndjson`` file (one record per line) or a ``.json`` file (array of records, or an
+            object id → value).
+        value_key: the field holding each record's value.
+
+    Returns:
+        ``list[Record]`` in file order; ids are strings (integer ids are written in decimal).
+
+    Raises:
+        DataError: the file is missing or malformed, a record is not an object, lacks ``id`` or ``value_key``,
+            or an id repeats; the message names the file and line.
+
+    Example:
+        >>> import tempfile, os
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        ...     _ = f.write('{"id": 1, "prediction": "Paris"}\\n{"id": "q2", "prediction": ""}\\n')
+        >>> [(r.id, r.value, r.line) for r in read_records(f.name, "prediction")]
+        [('1', 'Paris', 1), ('q2', '', 2)]
+        >>> os.remove(f.name)
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(path, None, "file not found") from None
+    except UnicodeDecodeError as err:
+        raise DataError(path, _line_of(err.object.decode("utf-8", "replace"), err.start), "not valid UTF-8") from None
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        items = _iter_jsonl_items(path, text)
+    elif path.suffix.lower() == ".json":
+        items = _iter_json_items(path, text)
+    else:
+        raise DataError(path, None, "unknown data file type; use .json, .jsonl or .ndjson")
+
+    records: list[Record] = []
+    first_line: dict[str, int] = {}
+    for key, item, line in items:
+        if key is not None:  # object layout: id → value
+            record_id, value = key, item
+        else:
+            if not isinstance(item, dict):
+                raise DataError(path, line, f"a record must be a JSON object, got {type(item).__name__}")
+            for needed in ("id", value_key):
+                if needed not in item:
+                    raise DataError(path, line, f"record has no {needed!r} key (keys: {', '.join(map(repr, item)) or 'none'})")
+            record_id, value = _as_id(item["id"], path, line), item[value_key]
+        if record_id in first_line:
+            raise DataError(path, line, f"duplicate id {record_id!r} (first seen on line {first_line[record_id]})")
+        first_line[record_id] = line
+        records.append(Record(record_id, value, line))
+    return records
+
+
+def _check_text_values(path: Path, records: list[Record], is_references: bool) -> list[Any]:
+    values = []
+    for record in records:
+        value = record.value
+        if is_references:
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise DataError(path, record.line, f"id {record.id!r}: `references` must be a list of strings, got {value!r:.80}")
+            if not value:
+                raise DataError(path, record.line, f"id {record.id!r}: `references` is empty; give at least one reference")
+        elif not isinstance(value, str):
+            raise DataError(path, record.line, f"id {record.id!r}: `prediction` must be a string, got {type(value).__name__} {value!r:.60}")
+        values.append(value)
+    return values
+
+
+def join_by_id(
+    predictions_path: Path | str,
+    references_path: Path | str,
+    empty_prediction: Any = "",
+) -> JoinedData:
+    """Read both files and join them by id, in the order of the references.
+
+    Args:
+        predictions_path: predictions file (records ``{"id", "prediction"}``).
+        references_path: references file (records ``{"id", "references"}``).
+        empty_prediction: what a reference without a prediction is scored as (the task metric's documented empty
+            answer); such ids are listed in ``JoinedData.missing``. When it is a string, predictions must be
+            strings and references lists of strings.
+
+    Returns:
+        :class:`JoinedData`.
+
+    Raises:
+        DataError: any error of :func:`read_records`, a wrongly typed value, or a prediction whose id has no
+            reference (named with its file and line).
+
+    Example:
+        >>> import tempfile, os, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "p.jsonl").write_text('{"id": "a", "prediction": "x"}\\n')
+        >>> _ = (d / "r.json").write_text('[{"id": "a", "references": ["x"]}, {"id": "b", "references": ["y"]}]')
+        >>> data = join_by_id(d / "p.jsonl", d / "r.json")
+        >>> data.predictions, data.references, data.missing
+        (['x', ''], [['x'], ['y']], ['b'])
+    """
+    predictions_path, references_path = Path(predictions_path), Path(references_path)
+    pred_records = read_records(predictions_path, PREDICTION_KEY)
+    ref_records = read_records(references_path, REFERENCES_KEY)
+    textual = isinstance(empty_prediction, str)
+    if textual:
+        pred_values = _check_text_values(predictions_path, pred_records, is_references=False)
+        ref_values = _check_text_values(references_path, ref_records, is_references=True)
+    else:
+        pred_values = [r.value for r in pred_records]
+        ref_values = [r.value if isinstance(r.value, list) else [r.value] for r in ref_records]
+
+    reference_ids = {record.id for record in ref_records}
+    for record in pred_records:
+        if record.id not in reference_ids:
+            raise DataError(
+                predictions_path, record.line, f"unknown id {record.id!r}: no record with this id in {references_path}"
+            )
+    by_id = {record.id: value for record, value in zip(pred_records, pred_values)}
+    ids = [record.id for record in ref_records]
+    missing = [i for i in ids if i not in by_id]
+    predictions = [by_id.get(i, empty_prediction) for i in ids]
+    return JoinedData(ids=ids, predictions=predictions, references=ref_values, missing=missing)

@@ -1,0 +1,103 @@
+"""Registry of task metrics and suites that configs and the CLI refer to by name.
+
+A *task metric* says how to build a metric module from config options and how to turn joined records into
+``update`` arguments. A *suite* is a fixed set of named tasks whose scores are combined (AIJ suites sum them).
+Metric files never import this module; ``gpumetrics/tasks/*.py`` register entries for them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Optional, Sequence
+
+from gpumetrics.core import Metric
+
+
+def text_update_args(predictions: list[Any], references: list[list[Any]]) -> tuple:
+    """Default adapter: ``update(preds: list[str], target: list[list[str]])`` — every reference of a sample."""
+    return predictions, references
+
+
+def first_reference_update_args(predictions: list[Any], references: list[list[Any]]) -> tuple:
+    """Adapter for single-reference metrics: ``update(preds: list[str], target: list[str])``."""
+    return predictions, [refs[0] for refs in references]
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskMetric:
+    """How a config's ``metric: NAME`` becomes a metric module and its update arguments.
+
+    Attributes:
+        name: registry key used in configs.
+        factory: ``factory(**options) -> Metric``.
+        description: one line for ``gpumetrics list``.
+        empty_prediction: what a missing prediction is scored as (documented answer, counted in the report).
+        update_args: ``(predictions, references) -> tuple`` of positional ``update`` arguments.
+        primary: key of the score to report when ``compute()`` returns a dict.
+    """
+
+    name: str
+    factory: Callable[..., Metric]
+    description: str
+    empty_prediction: Any = ""
+    update_args: Callable[[list, list], tuple] = text_update_args
+    primary: Optional[str] = None
+
+    def build(self, options: Optional[dict] = None) -> Metric:
+        return self.factory(**(options or {}))
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteTask:
+    """One task of a suite: a display name, its metric and fixed options."""
+
+    name: str
+    metric: str
+    options: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Suite:
+    """A fixed challenge suite; ``combine`` maps ``{task name: score}`` to the overall score."""
+
+    name: str
+    description: str
+    tasks: Sequence[SuiteTask]
+    combine: Callable[[dict[str, float]], float] = lambda scores: float(sum(scores.values()))
+
+
+METRICS: dict[str, TaskMetric] = {}
+SUITES: dict[str, Suite] = {}
+
+
+def register_metric(entry: TaskMetric) -> TaskMetric:
+    """Add a task metric; a name can be registered once."""
+    if entry.name in METRICS:
+        raise ValueError(f"task metric {entry.name!r} is already registered")
+    METRICS[entry.name] = entry
+    return entry
+
+
+def register_suite(suite: Suite) -> Suite:
+    """Add a suite; every task must name a registered metric."""
+    if suite.name in SUITES:
+        raise ValueError(f"suite {suite.name!r} is already registered")
+    for task in suite.tasks:
+        if task.metric not in METRICS:
+            raise ValueError(f"suite {suite.name!r}: task {task.name!r} names unknown metric {task.metric!r}")
+    SUITES[suite.name] = suite
+    return suite
+
+
+def get_metric(name: str) -> TaskMetric:
+    """Look up a task metric, with an error that lists the known names."""
+    if name not in METRICS:
+        raise ValueError(f"unknown metric {name!r}; known: {', '.join(sorted(METRICS))}")
+    return METRICS[name]
+
+
+def get_suite(name: str) -> Suite:
+    """Look up a suite, with an error that lists the known names."""
+    if name not in SUITES:
+        raise ValueError(f"unknown suite {name!r}; known: {', '.join(sorted(SUITES))}")
+    return SUITES[name]

@@ -1,0 +1,95 @@
+"""Presenting a :class:`~gpumetrics.tasks.runner.Report`: a rich table for people, a JSON file for machines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from gpumetrics.tasks.registry import METRICS, SUITES
+from gpumetrics.tasks.runner import Report
+
+SIGNATURE_WIDTH = 48
+
+
+def short_signature(signature: str, width: int = SIGNATURE_WIDTH) -> str:
+    """Drop the trailing ``|version:…`` field and cut to ``width`` characters.
+
+    Example:
+        >>> short_signature("token_f1|preset:squad|version:0.1.0")
+        'token_f1|preset:squad'
+    """
+    head, sep, tail = signature.rpartition("|version:")
+    text = head if sep and "|" not in tail else signature
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def results_table(report: Report) -> Table:
+    """One row per task (task, metric, score, n, missing, short signature), then the suite's combined score."""
+    title = f"gpumetrics · {report.name} · {report.device}"
+    table = Table(title=title, title_justify="left")
+    table.add_column("task", style="bold")
+    table.add_column("metric")
+    table.add_column("score", justify="right")
+    table.add_column("n", justify="right")
+    table.add_column("missing", justify="right")
+    table.add_column("signature", overflow="fold")
+    for task in report.tasks:
+        missing = f"[yellow]{task.missing}[/yellow]" if task.missing else "0"
+        table.add_row(task.name, task.metric, f"{task.score:.4f}", str(task.n), missing, short_signature(task.signature))
+    if report.suite is not None:
+        suite = report.suite
+        note = f"missing tasks: {', '.join(suite['missing_tasks'])}" if suite["missing_tasks"] else ""
+        table.add_section()
+        table.add_row(f"suite {suite['name']}", "combined", f"[bold]{suite['score']:.4f}[/bold]", "", "", note)
+    return table
+
+
+def write_json_report(report: Report, path: Path | str) -> Path:
+    """Write ``report.to_dict()`` as indented UTF-8 JSON, creating parent directories."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def registry_listing() -> dict:
+    """Registered task metrics and suites as plain data (``gpumetrics list --json``)."""
+    return {
+        "metrics": {
+            name: {
+                "description": entry.description,
+                "empty_prediction": entry.empty_prediction,
+                "primary": entry.primary,
+            }
+            for name, entry in sorted(METRICS.items())
+        },
+        "suites": {
+            name: {
+                "description": suite.description,
+                "tasks": [{"name": t.name, "metric": t.metric, "options": t.options} for t in suite.tasks],
+            }
+            for name, suite in sorted(SUITES.items())
+        },
+    }
+
+
+def registry_tables() -> list[Table]:
+    """Rich tables of the registered task metrics and suites (``gpumetrics list``)."""
+    metrics = Table(title="task metrics", title_justify="left")
+    metrics.add_column("metric", style="bold")
+    metrics.add_column("missing prediction scored as")
+    metrics.add_column("description", overflow="fold")
+    for name, entry in sorted(METRICS.items()):
+        metrics.add_row(name, repr(entry.empty_prediction), entry.description)
+    suites = Table(title="suites", title_justify="left")
+    suites.add_column("suite", style="bold")
+    suites.add_column("tasks (metric)", overflow="fold")
+    suites.add_column("description", overflow="fold")
+    for name, suite in sorted(SUITES.items()):
+        tasks = ", ".join(f"{t.name} ({t.metric})" for t in suite.tasks)
+        suites.add_row(name, tasks, suite.description)
+    if not SUITES:
+        suites.add_row("—", "no suite registered", "")
+    return [metrics, suites]

@@ -1,0 +1,458 @@
+"""Question-answering and string metrics (METRICS_SPEC §1): token F1, exact match, string accuracy.
+
+Presets:
+
+* ``squad`` — the official SQuAD v2.0 evaluation script: lowercase, ASCII punctuation removed, articles
+  ``a|an|the`` removed, whitespace split. Gold answers that normalise to nothing are dropped unless every gold
+  answer does (then the gold is ``""``). Empty vs empty scores 1, empty vs non-empty 0. Max over gold answers.
+* ``aij2022`` — the AIJ-2022 TextQA/MathQA scripts: lowercase, ASCII punctuation removed (``-`` kept for exact
+  match), no article removal, each token lemmatised with pymorphy3's Russian dictionary. When the best score is
+  ≤ 0.5 (F1) or 0 (EM) and the lowercased prediction contains a latin letter ``a``–``e``, the prediction is replaced
+  by the first such letter and rescored (multiple-choice answers such as "Ответ: b"); the rescored value is final.
+* ``raw`` (exact match only) — plain string equality, as string accuracy.
+
+Tokenisation is Python (cached per distinct string); counting is tensor work on the metric's device: tokens become
+ids, common-token counts come from one ``unique``/``bincount`` over all (sample, gold) pairs, the max over gold
+answers from one ``scatter_reduce``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import string
+from typing import Any, Callable, Optional, Sequence
+
+import torch
+from torch import Tensor
+
+from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length
+from gpumetrics.kernels.multiset import multiset_intersection_size
+
+F1_PRESETS = ("squad", "aij2022")
+EXACT_MATCH_PRESETS = ("squad", "aij2022", "raw")
+REDUCTIONS = ("mean", "sum", "none")
+
+_DROP_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_DROP_PUNCTUATION_KEEP_HYPHEN = str.maketrans("", "", string.punctuation.replace("-", ""))
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_CHOICE_LETTER = re.compile(r"[a-e]")
+_AIJ_F1_FALLBACK_BELOW = 0.5  # the fallback applies when F1 <= this
+_CACHE_SIZE = 1 << 18
+
+Tokens = tuple[str, ...]
+
+
+# ---------------------------------------------------------------------------------------------------- normalisation
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def squad_tokens(text: str) -> Tokens:
+    """SQuAD v2.0 ``normalize_answer(text).split()``.
+
+    Example:
+        >>> squad_tokens("The Eiffel-Tower, in Paris!")
+        ('eiffeltower', 'in', 'paris')
+    """
+    return tuple(_ARTICLES.sub(" ", text.lower().translate(_DROP_PUNCTUATION)).split())
+
+
+@functools.lru_cache(maxsize=1)
+def _morph_analyzer() -> Any:
+    try:
+        import pymorphy3
+    except ImportError as error:  # pragma: no cover - exercised only without the text extra
+        raise ImportError("preset 'aij2022' needs pymorphy3: pip install 'gpumetrics[text]'") from error
+    return pymorphy3.MorphAnalyzer(lang="ru")
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def russian_lemma(token: str) -> str:
+    """pymorphy3's most probable normal form of one lowercase token (cached).
+
+    Example:
+        >>> russian_lemma("кошки")
+        'кошка'
+    """
+    return _morph_analyzer().parse(token)[0].normal_form
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def aij2022_tokens(text: str, keep_hyphen: bool = False) -> Tokens:
+    """AIJ-2022 normalisation: lowercase, ASCII punctuation removed (``-`` kept if asked), lemmas.
+
+    Example:
+        >>> aij2022_tokens("Кошки, бежали!")
+        ('кошка', 'бежать')
+    """
+    table = _DROP_PUNCTUATION_KEEP_HYPHEN if keep_hyphen else _DROP_PUNCTUATION
+    return tuple(russian_lemma(token) for token in text.lower().translate(table).split())
+
+
+def choice_letter(text: str) -> Optional[str]:
+    """The first latin letter ``a``–``e`` of the lowercased text, or None (AIJ multiple-choice fallback).
+
+    Example:
+        >>> choice_letter("Ответ: B) 12"), choice_letter("12")
+        ('b', None)
+    """
+    found = _CHOICE_LETTER.search(text.lower())
+    return found.group(0) if found else None
+
+
+def _squad_gold_tokens(golds: Sequence[str]) -> list[Tokens]:
+    """SQuAD v2 keeps only gold answers that normalise to something, or ``""`` when none does."""
+    tokens = [squad_tokens(gold) for gold in golds]
+    kept = [t for t in tokens if t]
+    return kept or [()]
+
+
+# ---------------------------------------------------------------------------------------------------- tensor scoring
+class _Vocabulary(dict):
+    """token → consecutive id, grown on demand."""
+
+    def ids(self, tokens: Sequence[str]) -> list[int]:
+        return [self.setdefault(token, len(self)) for token in tokens]
+
+
+def _pair_layout(golds_per_sample: Sequence[int], device: torch.device) -> Tensor:
+    """``LongTensor[P]``: the sample index of every (sample, gold) pair, gold-major within a sample."""
+    counts = torch.tensor(golds_per_sample, dtype=torch.long, device=device)
+    return torch.repeat_interleave(torch.arange(len(golds_per_sample), device=device), counts)
+
+
+def _ragged(lists: Sequence[Sequence[int]], device: torch.device) -> tuple[Tensor, Tensor]:
+    """Flatten id lists: ``(ids: LongTensor[T], lengths: LongTensor[len(lists)])``."""
+    lengths = torch.tensor([len(items) for items in lists], dtype=torch.long, device=device)
+    flat = torch.tensor([i for items in lists for i in items], dtype=torch.long, device=device)
+    return flat, lengths
+
+
+def _expand_per_pair(flat: Tensor, lengths: Tensor, pair_owner: Tensor) -> tuple[Tensor, Tensor]:
+    """Repeat each owner's ids once per pair it belongs to.
+
+    Args:
+        flat: ``LongTensor[T]`` ids of all owners, concatenated.
+        lengths: ``LongTensor[O]`` ids per owner.
+        pair_owner: ``LongTensor[P]`` owner of each pair.
+
+    Returns:
+        ``(ids: LongTensor[T'], pair_of_id: LongTensor[T'])`` with ``T' = Σ_p lengths[pair_owner[p]]``.
+    """
+    starts = torch.cumsum(lengths, 0) - lengths
+    pair_lengths = lengths[pair_owner]
+    pair_of_id = torch.repeat_interleave(torch.arange(pair_owner.numel(), device=flat.device), pair_lengths)
+    first_of_pair = torch.cumsum(pair_lengths, 0) - pair_lengths
+    offset_in_pair = torch.arange(pair_of_id.numel(), device=flat.device) - first_of_pair[pair_of_id]
+    return flat[starts[pair_owner][pair_of_id] + offset_in_pair], pair_of_id
+
+
+def _f1_from_counts(common: Tensor, pred_len: Tensor, gold_len: Tensor) -> Tensor:
+    """Token F1 per pair (float64) with SQuAD's empty rule: empty vs empty → 1, empty vs non-empty → 0."""
+    common, pred_len, gold_len = common.double(), pred_len.double(), gold_len.double()
+    f1 = 2.0 * common / (pred_len + gold_len).clamp_min(1.0)  # = 2PR/(P+R) when common > 0
+    either_empty = (pred_len == 0) | (gold_len == 0)
+    return torch.where(either_empty, (pred_len == gold_len).double(), f1)
+
+
+def best_token_f1(pred_tokens: Sequence[Tokens], gold_tokens: Sequence[Sequence[Tokens]], device: torch.device) -> Tensor:
+    """Max over gold answers of token F1, for every sample, as tensor work.
+
+    Args:
+        pred_tokens: ``B`` token tuples.
+        gold_tokens: ``B`` non-empty lists of token tuples.
+        device: where the counting runs.
+
+    Returns:
+        ``DoubleTensor[B]``.
+    """
+    vocab = _Vocabulary()
+    pred_ids, pred_len = _ragged([vocab.ids(tokens) for tokens in pred_tokens], device)
+    flat_golds = [tokens for golds in gold_tokens for tokens in golds]
+    gold_ids, gold_len = _ragged([vocab.ids(tokens) for tokens in flat_golds], device)
+    pair_sample = _pair_layout([len(golds) for golds in gold_tokens], device)
+    n_pairs = pair_sample.numel()
+
+    left_ids, left_pairs = _expand_per_pair(pred_ids, pred_len, pair_sample)
+    right_pairs = torch.repeat_interleave(torch.arange(n_pairs, device=device), gold_len)
+    common = multiset_intersection_size(left_ids, left_pairs, gold_ids, right_pairs, n_pairs)
+    f1 = _f1_from_counts(common, pred_len[pair_sample], gold_len)
+    best = torch.full((len(pred_tokens),), float("-inf"), dtype=torch.float64, device=device)
+    return best.scatter_reduce(0, pair_sample, f1, reduce="amax")
+
+
+def best_exact_match(pred_keys: Sequence[Any], gold_keys: Sequence[Sequence[Any]], device: torch.device) -> Tensor:
+    """1.0 where a sample's key equals any of its gold keys (keys: strings or token tuples).
+
+    Returns:
+        ``DoubleTensor[B]``.
+    """
+    vocab: dict = {}
+    pred_ids = torch.tensor([vocab.setdefault(k, len(vocab)) for k in pred_keys], dtype=torch.long, device=device)
+    gold_ids = torch.tensor(
+        [vocab.setdefault(k, len(vocab)) for golds in gold_keys for k in golds], dtype=torch.long, device=device
+    )
+    pair_sample = _pair_layout([len(golds) for golds in gold_keys], device)
+    hits = (pred_ids[pair_sample] == gold_ids).double()
+    best = torch.zeros(len(pred_keys), dtype=torch.float64, device=device)
+    return best.scatter_reduce(0, pair_sample, hits, reduce="amax")
+
+
+def _rescore_with_choice_letter(
+    scores: Tensor,
+    preds: Sequence[str],
+    gold_keys: Sequence[Sequence[Any]],
+    needs_fallback: Tensor,
+    letter_key: Callable[[str], Any],
+    scorer: Callable[[Sequence[Any], Sequence[Sequence[Any]], torch.device], Tensor],
+) -> Tensor:
+    """AIJ fallback: where ``needs_fallback`` and a choice letter exists, rescore with the letter as prediction."""
+    candidates = torch.nonzero(needs_fallback).flatten().tolist()
+    letters = {i: choice_letter(preds[i]) for i in candidates}
+    rescored = [i for i in candidates if letters[i] is not None]
+    if not rescored:
+        return scores
+    new_scores = scorer([letter_key(letters[i]) for i in rescored], [gold_keys[i] for i in rescored], scores.device)
+    scores = scores.clone()
+    scores[torch.tensor(rescored, device=scores.device)] = new_scores
+    return scores
+
+
+# ---------------------------------------------------------------------------------------------------- shared update
+def _check_pairs(preds: Any, target: Any) -> tuple[list[str], list[list[str]]]:
+    pred_list = as_text_list(preds, "preds")
+    gold_lists = as_reference_lists(target, "target")
+    check_same_length(pred_list, "preds", gold_lists, "target")
+    return pred_list, gold_lists
+
+
+def _token_f1_update(preds: Any, target: Any, preset: str, device: torch.device) -> Tensor:
+    """Per-sample token F1 (max over gold answers): ``DoubleTensor[B]``."""
+    pred_list, gold_lists = _check_pairs(preds, target)
+    if preset == "squad":
+        return best_token_f1([squad_tokens(p) for p in pred_list], [_squad_gold_tokens(g) for g in gold_lists], device)
+    gold_tokens = [[aij2022_tokens(g) for g in golds] for golds in gold_lists]
+    scores = best_token_f1([aij2022_tokens(p) for p in pred_list], gold_tokens, device)
+    return _rescore_with_choice_letter(
+        scores, pred_list, gold_tokens, scores <= _AIJ_F1_FALLBACK_BELOW, aij2022_tokens, best_token_f1
+    )
+
+
+def _exact_match_update(preds: Any, target: Any, preset: str, device: torch.device) -> Tensor:
+    """Per-sample exact match (max over gold answers): ``DoubleTensor[B]`` of 0/1."""
+    pred_list, gold_lists = _check_pairs(preds, target)
+    if preset == "raw":
+        return best_exact_match(pred_list, gold_lists, device)
+    if preset == "squad":
+        return best_exact_match([squad_tokens(p) for p in pred_list], [_squad_gold_tokens(g) for g in gold_lists], device)
+
+    def key(text: str) -> Tokens:
+        return aij2022_tokens(text, keep_hyphen=True)
+
+    gold_keys = [[key(g) for g in golds] for golds in gold_lists]
+    scores = best_exact_match([key(p) for p in pred_list], gold_keys, device)
+    return _rescore_with_choice_letter(scores, pred_list, gold_keys, scores == 0, key, best_exact_match)
+
+
+def _mean_compute(score_sum: Tensor, total: Tensor) -> Tensor:
+    """Mean of per-sample scores; 0.0 when nothing was scored (never NaN)."""
+    return torch.where(total > 0, score_sum / total.clamp_min(1), torch.zeros_like(score_sum))
+
+
+def _reduce(scores: Tensor, reduction: str) -> Tensor:
+    check_choice(reduction, "reduction", REDUCTIONS)
+    if reduction == "none":
+        return scores
+    if reduction == "sum":
+        return scores.sum()
+    return _mean_compute(scores.sum(), torch.tensor(scores.numel(), device=scores.device))
+
+
+def _default_device(device: Optional[torch.device | str]) -> torch.device:
+    return torch.device(device) if device is not None else torch.device("cpu")
+
+
+# ---------------------------------------------------------------------------------------------------- public API
+def token_f1(
+    preds: str | Sequence[str],
+    target: str | Sequence[str | Sequence[str]],
+    preset: str = "squad",
+    reduction: str = "mean",
+    device: Optional[torch.device | str] = None,
+) -> Tensor:
+    """Token-level F1 between predicted and gold answers, max over gold answers (METRICS_SPEC §1).
+
+    Args:
+        preds: ``B`` predicted answers.
+        target: ``B`` gold answers, each a string or a list of strings.
+        preset: ``"squad"`` (SQuAD v2.0 script) or ``"aij2022"`` (lemmas + choice-letter fallback).
+        reduction: ``"mean"`` → scalar, ``"sum"`` → scalar, ``"none"`` → ``DoubleTensor[B]``.
+        device: where counting runs (default CPU).
+
+    Returns:
+        ``DoubleTensor[]`` in [0, 1] (or ``[B]`` for ``reduction="none"``).
+
+    Raises:
+        TypeError: ``preds``/``target`` are not strings / lists of strings.
+        ValueError: length mismatch, a sample without gold answers, unknown ``preset``/``reduction``.
+
+    Example:
+        >>> token_f1(["the cat sat", ""], [["a cat sat down", "dog"], [""]])
+        tensor(0.9000, dtype=torch.float64)
+    """
+    check_choice(preset, "preset", F1_PRESETS)
+    return _reduce(_token_f1_update(preds, target, preset, _default_device(device)), reduction)
+
+
+def exact_match(
+    preds: str | Sequence[str],
+    target: str | Sequence[str | Sequence[str]],
+    preset: str = "squad",
+    reduction: str = "mean",
+    device: Optional[torch.device | str] = None,
+) -> Tensor:
+    """Exact match of normalised answers, max over gold answers (METRICS_SPEC §1, MathQA).
+
+    Args:
+        preds: ``B`` predicted answers.
+        target: ``B`` gold answers, each a string or a list of strings.
+        preset: ``"squad"``, ``"aij2022"`` (lemmas, ``-`` kept, choice-letter fallback) or ``"raw"`` (strings).
+        reduction: ``"mean"``, ``"sum"`` or ``"none"`` (``DoubleTensor[B]`` of 0/1).
+        device: where counting runs (default CPU).
+
+    Returns:
+        ``DoubleTensor[]`` in [0, 1] (or ``[B]``).
+
+    Example:
+        >>> exact_match(["The Answer.", "b"], ["answer", "c"])
+        tensor(0.5000, dtype=torch.float64)
+    """
+    check_choice(preset, "preset", EXACT_MATCH_PRESETS)
+    return _reduce(_exact_match_update(preds, target, preset, _default_device(device)), reduction)
+
+
+def string_accuracy(
+    preds: str | Sequence[str],
+    target: str | Sequence[str | Sequence[str]],
+    reduction: str = "mean",
+    device: Optional[torch.device | str] = None,
+) -> Tensor:
+    """Share of predictions equal, as raw strings, to (one of) their gold strings (METRICS_SPEC §1, HTR).
+
+    Args:
+        preds: ``B`` predicted strings.
+        target: ``B`` gold strings (or lists of accepted strings).
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        device: where counting runs (default CPU).
+
+    Returns:
+        ``DoubleTensor[]`` in [0, 1] (or ``[B]``).
+
+    Example:
+        >>> string_accuracy(["Привет", "мир "], ["Привет", "мир"])
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return _reduce(_exact_match_update(preds, target, "raw", _default_device(device)), reduction)
+
+
+class _MeanOfSampleScores(Metric):
+    """Shared states of the QA metrics: float64 sum of per-sample scores and the sample count."""
+
+    higher_is_better = True
+    is_differentiable = False
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.add_state("score_sum", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("total", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+
+    def _sample_scores(self, preds: Any, target: Any) -> Tensor:
+        raise NotImplementedError
+
+    def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
+        """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` strings or lists of strings."""
+        scores = self._sample_scores(preds, target)
+        self.score_sum += scores.sum()
+        self.total += scores.numel()
+
+    def compute(self) -> Tensor:
+        """Mean per-sample score, ``DoubleTensor[]``; 0.0 before any sample."""
+        return _mean_compute(self.score_sum, self.total)
+
+
+class TokenF1(_MeanOfSampleScores):
+    """Token F1 accumulated over batches; see :func:`token_f1`.
+
+    Args:
+        preset: ``"squad"`` or ``"aij2022"``.
+        kwargs: ``torchmetrics.Metric`` options.
+
+    Example:
+        >>> metric = TokenF1()
+        >>> metric.update(["the cat sat"], [["a cat sat down", "dog"]])
+        >>> metric.update([""], [""])
+        >>> metric.compute()
+        tensor(0.9000, dtype=torch.float64)
+        >>> metric.signature().rsplit("|", 1)[0]
+        'token_f1|preset:squad'
+    """
+
+    signature_name = "token_f1"
+
+    def __init__(self, preset: str = "squad", **kwargs: Any) -> None:
+        check_choice(preset, "preset", F1_PRESETS)
+        super().__init__(**kwargs)
+        self.preset = preset
+
+    def _sample_scores(self, preds: Any, target: Any) -> Tensor:
+        return _token_f1_update(preds, target, self.preset, self.device)
+
+    def _signature_fields(self) -> dict[str, Any]:
+        return {"preset": self.preset}
+
+
+class ExactMatch(_MeanOfSampleScores):
+    """Exact match accumulated over batches; see :func:`exact_match`.
+
+    Args:
+        preset: ``"squad"``, ``"aij2022"`` or ``"raw"``.
+        kwargs: ``torchmetrics.Metric`` options.
+
+    Example:
+        >>> metric = ExactMatch(preset="aij2022")
+        >>> metric.update(["Ответ: b", "42"], ["b", "42"])
+        >>> metric.compute()
+        tensor(1., dtype=torch.float64)
+    """
+
+    signature_name = "exact_match"
+
+    def __init__(self, preset: str = "squad", **kwargs: Any) -> None:
+        check_choice(preset, "preset", EXACT_MATCH_PRESETS)
+        super().__init__(**kwargs)
+        self.preset = preset
+
+    def _sample_scores(self, preds: Any, target: Any) -> Tensor:
+        return _exact_match_update(preds, target, self.preset, self.device)
+
+    def _signature_fields(self) -> dict[str, Any]:
+        return {"preset": self.preset}
+
+
+class StringAccuracy(_MeanOfSampleScores):
+    """Raw string accuracy accumulated over batches; see :func:`string_accuracy`.
+
+    Example:
+        >>> metric = StringAccuracy()
+        >>> metric.update(["abc", "abd"], ["abc", "abc"])
+        >>> metric.compute()
+        tensor(0.5000, dtype=torch.float64)
+    """
+
+    signature_name = "string_accuracy"
+
+    def _sample_scores(self, preds: Any, target: Any) -> Tensor:
+        return _exact_match_update(preds, target, "raw", self.device)
+
+    def _signature_fields(self) -> dict[str, Any]:
+        return {"compare": "raw"}

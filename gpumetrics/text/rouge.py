@@ -1,0 +1,453 @@
+"""ROUGE-N, ROUGE-L, ROUGE-Lsum (google-research ``rouge-score``) and ROUGE-W (Lin 2004) on tensors (METRICS_SPEC §4).
+
+Parity: with ``tokenizer="rouge-score"`` every ``rouge1``…``rouge9``, ``rougeL`` and ``rougeLsum`` score equals
+``rouge_score.rouge_scorer.RougeScorer(keys, use_stemmer).score_multi(refs, pred)`` (``split_summaries=False``:
+ROUGE-Lsum sentences are the non-empty lines), averaged over samples. With several references each key takes the
+reference of highest F-measure (first one on ties), as ``score_multi`` does.
+
+``rougeW`` is the weighted-LCS ROUGE of Lin (2004) §3.3 with ``f(k) = k**rouge_w_weight`` (1.2 by default):
+``R = (WLCS / f(len_ref)) ** (1/w)``, ``P = (WLCS / f(len_pred)) ** (1/w)``, ``F = 2PR / (P + R)``.
+
+Only tokenisation is Python (``gpumetrics.text.tokenizers``); n-gram overlaps (packed or ``unique``-compacted
+n-gram ids + ``unique``/``bincount``), LCS (bit-parallel), the backtracked LCS unions of ROUGE-Lsum and the
+weighted LCS are tensor work over all (sample, reference) pairs at once, on the metric's device.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional, Sequence
+
+import torch
+from torch import Tensor
+
+from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length
+from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
+from gpumetrics.kernels.multiset import multiset_intersection_size
+from gpumetrics.text.tokenizers import ROUGE_TOKENIZERS, rouge_tokenize_batch, rouge_tokenize_sentences
+
+DEFAULT_ROUGE_KEYS = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+REDUCTIONS = ("mean", "none")
+_ROUGE_N = re.compile(r"rouge([1-9])$")
+_STATS = ("precision", "recall", "fmeasure")
+
+
+# ---------------------------------------------------------------------------------------------------- options
+def _check_keys(rouge_keys: Any) -> tuple[str, ...]:
+    keys = (rouge_keys,) if isinstance(rouge_keys, str) else rouge_keys
+    if not isinstance(keys, (tuple, list)) or not keys:
+        raise ValueError(f"`rouge_keys` must be a non-empty tuple of ROUGE keys, got {rouge_keys!r}")
+    for key in keys:
+        if not isinstance(key, str) or not (_ROUGE_N.match(key) or key in ("rougeL", "rougeLsum", "rougeW")):
+            raise ValueError(
+                f"`rouge_keys` entries must be 'rouge1'…'rouge9', 'rougeL', 'rougeLsum' or 'rougeW'; got {key!r}"
+            )
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"`rouge_keys` holds a key twice: {keys!r}")
+    return tuple(keys)
+
+
+def _check_options(rouge_keys: Any, tokenizer: Any, use_stemmer: Any, rouge_w_weight: Any, reduction: Any) -> tuple:
+    keys = _check_keys(rouge_keys)
+    check_choice(tokenizer, "tokenizer", ROUGE_TOKENIZERS)
+    if not isinstance(use_stemmer, bool):
+        raise TypeError(f"`use_stemmer` must be a bool, got {type(use_stemmer).__name__}")
+    if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) or not rouge_w_weight > 1:
+        raise ValueError(f"`rouge_w_weight` must be a number > 1, got {rouge_w_weight!r}")
+    check_choice(reduction, "reduction", REDUCTIONS)
+    return keys
+
+
+def result_names(rouge_keys: Sequence[str]) -> list[str]:
+    """Output keys in order: ``{key}_precision``, ``{key}_recall``, ``{key}_fmeasure`` per ROUGE key.
+
+    Example:
+        >>> result_names(["rougeL"])
+        ['rougeL_precision', 'rougeL_recall', 'rougeL_fmeasure']
+    """
+    return [f"{key}_{stat}" for key in rouge_keys for stat in _STATS]
+
+
+# ---------------------------------------------------------------------------------------------------- tensor helpers
+class _Vocabulary(dict):
+    """token → consecutive id, grown on demand."""
+
+    def ids(self, tokens: Sequence[str]) -> list[int]:
+        get = self.setdefault
+        return [get(token, len(self)) for token in tokens]
+
+
+def _flat(lists: Sequence[Sequence[int]], device: torch.device) -> tuple[Tensor, Tensor]:
+    """``(ids: LongTensor[T], lengths: LongTensor[len(lists)])`` of ragged id lists."""
+    lengths = torch.tensor([len(items) for items in lists], dtype=torch.long, device=device)
+    flat = torch.tensor([i for items in lists for i in items], dtype=torch.long, device=device)
+    return flat, lengths
+
+
+def _starts(lengths: Tensor) -> Tensor:
+    return torch.cumsum(lengths, 0) - lengths
+
+
+def _padded(flat: Tensor, lengths: Tensor, pad: int) -> Tensor:
+    """``LongTensor[len(lengths), max(lengths)]`` right-padded with ``pad``."""
+    width = int(lengths.max().item()) if lengths.numel() else 0
+    out = torch.full((lengths.numel(), width), pad, dtype=torch.long, device=flat.device)
+    if flat.numel():
+        owner = torch.repeat_interleave(torch.arange(lengths.numel(), device=flat.device), lengths)
+        column = torch.arange(flat.numel(), device=flat.device) - _starts(lengths)[owner]
+        out[owner, column] = flat
+    return out
+
+
+def _segments(lengths: Tensor) -> Tensor:
+    """``LongTensor[Σ lengths]``: the segment of every element of a concatenation."""
+    return torch.repeat_interleave(torch.arange(lengths.numel(), device=lengths.device), lengths)
+
+
+def _expand(flat: Tensor, lengths: Tensor, owner: Tensor) -> tuple[Tensor, Tensor]:
+    """Repeat the ids of ``owner[k]`` for every k: ``(ids, k of each id)``."""
+    owner_lengths = lengths[owner]
+    k_of = _segments(owner_lengths)
+    offset = torch.arange(k_of.numel(), device=flat.device) - _starts(owner_lengths)[k_of]
+    return flat[_starts(lengths)[owner][k_of] + offset], k_of
+
+
+def _ngram_ids(flat: Tensor, lengths: Tensor, n: int, vocab_size: int) -> tuple[Tensor, Tensor]:
+    """Ids of all n-grams of every sequence: ``(gram ids, n-gram counts per sequence)``.
+
+    Packs ``n`` token ids of a vocabulary of size ``V`` into one int64 when ``V**n < 2**62`` (exact, no hashing);
+    otherwise rows of ``n`` ids are made unique with ``torch.unique(dim=0)``. Gram ids are comparable only within
+    one call.
+    """
+    counts = (lengths - n + 1).clamp_min(0)
+    if n == 1:
+        return flat, counts
+    seq = _segments(lengths)
+    position = torch.arange(flat.numel(), device=flat.device) - _starts(lengths)[seq]
+    starts = torch.nonzero(position + n <= lengths[seq]).flatten()
+    window = starts.unsqueeze(1) + torch.arange(n, device=flat.device)
+    grams = flat[window]  # [G, n]
+    if vocab_size ** n < 2**62:
+        scale = torch.tensor([vocab_size ** (n - 1 - k) for k in range(n)], dtype=torch.long, device=flat.device)
+        return (grams * scale).sum(1), counts
+    return torch.unique(grams, dim=0, return_inverse=True)[1], counts
+
+
+def _f_measure(precision: Tensor, recall: Tensor) -> Tensor:
+    """rouge-score's ``2PR / (P + R)``, 0 when ``P + R = 0`` (same operation order: bit-identical doubles)."""
+    total = precision + recall
+    return torch.where(total > 0, 2.0 * precision * recall / torch.where(total > 0, total, 1.0), 0.0)
+
+
+def _scores(hits: Tensor, pred_count: Tensor, target_count: Tensor) -> Tensor:
+    """``DoubleTensor[P, 3]`` precision, recall, F from overlap and sizes; 0 (never NaN) on empty sides."""
+    hits = hits.double()
+    precision = hits / pred_count.clamp_min(1).double()
+    recall = hits / target_count.clamp_min(1).double()
+    return torch.stack([precision, recall, _f_measure(precision, recall)], 1)
+
+
+def _best_per_sample(scores: Tensor, pair_sample: Tensor, n_samples: int) -> Tensor:
+    """For every sample and key, the (P, R, F) of its pair of highest F, first pair on ties (``np.argmax``).
+
+    Args:
+        scores: ``DoubleTensor[P, K, 3]``.
+        pair_sample: ``LongTensor[P]`` sample of each pair (non-decreasing).
+
+    Returns:
+        ``DoubleTensor[n_samples, K, 3]``.
+    """
+    n_pairs, n_keys = scores.shape[0], scores.shape[1]
+    device = scores.device
+    fmeasure = scores[:, :, 2]
+    index = pair_sample.unsqueeze(1).expand(n_pairs, n_keys)
+    best_f = torch.full((n_samples, n_keys), float("-inf"), dtype=torch.float64, device=device)
+    best_f = best_f.scatter_reduce(0, index, fmeasure, reduce="amax")
+    pair_ids = torch.arange(n_pairs, device=device).unsqueeze(1).expand(n_pairs, n_keys)
+    candidate = torch.where(fmeasure == best_f[pair_sample], pair_ids, n_pairs)
+    first = torch.full((n_samples, n_keys), n_pairs, dtype=torch.long, device=device)
+    first = first.scatter_reduce(0, index, candidate, reduce="amin")
+    return scores[first, torch.arange(n_keys, device=device).unsqueeze(0)]
+
+
+# ---------------------------------------------------------------------------------------------------- shared update
+def _rouge_update(
+    preds: Any,
+    target: Any,
+    rouge_keys: Sequence[str],
+    tokenizer: str,
+    use_stemmer: bool,
+    rouge_w_weight: float,
+    device: torch.device,
+) -> Tensor:
+    """Per-sample ROUGE scores: ``DoubleTensor[B, K, 3]`` (precision, recall, F per key, best reference)."""
+    pred_list = as_text_list(preds, "preds")
+    target_lists = as_reference_lists(target, "target")
+    check_same_length(pred_list, "preds", target_lists, "target")
+    n_samples, n_keys = len(pred_list), len(rouge_keys)
+    if n_samples == 0:
+        return torch.zeros(0, n_keys, 3, dtype=torch.float64, device=device)
+
+    flat_targets = [ref for refs in target_lists for ref in refs]
+    refs_per_sample = torch.tensor([len(refs) for refs in target_lists], dtype=torch.long, device=device)
+    pair_sample = _segments(refs_per_sample)
+    n_pairs = len(flat_targets)
+    vocab = _Vocabulary()
+
+    needs_sentences = "rougeLsum" in rouge_keys
+    if needs_sentences:  # whole-text tokens are the concatenation of the line tokens (no token spans a newline)
+        pred_sents = [rouge_tokenize_sentences(text, tokenizer, use_stemmer) for text in pred_list]
+        target_sents = [rouge_tokenize_sentences(text, tokenizer, use_stemmer) for text in flat_targets]
+        pred_sent_ids = [vocab.ids(s) for sents in pred_sents for s in sents]
+        target_sent_ids = [vocab.ids(s) for sents in target_sents for s in sents]
+        pred_n_sents = [len(sents) for sents in pred_sents]
+        target_n_sents = [len(sents) for sents in target_sents]
+        pred_sent_flat, pred_sent_len = _flat(pred_sent_ids, device)
+        target_sent_flat, target_sent_len = _flat(target_sent_ids, device)
+        pred_flat = pred_sent_flat
+        target_flat = target_sent_flat
+        pred_len = torch.zeros(n_samples, dtype=torch.long, device=device).index_add_(
+            0, _segments(torch.tensor(pred_n_sents, dtype=torch.long, device=device)), pred_sent_len
+        )
+        target_len = torch.zeros(n_pairs, dtype=torch.long, device=device).index_add_(
+            0, _segments(torch.tensor(target_n_sents, dtype=torch.long, device=device)), target_sent_len
+        )
+    else:
+        pred_flat, pred_len = _flat([vocab.ids(t) for t in rouge_tokenize_batch(pred_list, tokenizer, use_stemmer)], device)
+        target_flat, target_len = _flat(
+            [vocab.ids(t) for t in rouge_tokenize_batch(flat_targets, tokenizer, use_stemmer)], device
+        )
+    vocab_size = max(len(vocab), 1)
+    pair_pred_len = pred_len[pair_sample]
+
+    needs_padded = "rougeL" in rouge_keys or "rougeW" in rouge_keys
+    if needs_padded:
+        pred_padded = _padded(pred_flat, pred_len, -1)[pair_sample]
+        target_padded = _padded(target_flat, target_len, -2)
+
+    results = []
+    for key in rouge_keys:
+        match = _ROUGE_N.match(key)
+        if match:
+            n = int(match.group(1))
+            pred_grams, pred_counts = _ngram_ids(pred_flat, pred_len, n, vocab_size)
+            target_grams, target_counts = _ngram_ids(target_flat, target_len, n, vocab_size)
+            dense = torch.unique(torch.cat([pred_grams, target_grams]), return_inverse=True)[1]
+            pred_dense, target_dense = dense[: pred_grams.numel()], dense[pred_grams.numel() :]
+            left, left_pair = _expand(pred_dense, pred_counts, pair_sample)
+            hits = multiset_intersection_size(left, left_pair, target_dense, _segments(target_counts), n_pairs)
+            results.append(_scores(hits, pred_counts[pair_sample], target_counts))
+        elif key == "rougeL":
+            hits = lcs_length(target_padded, target_len, pred_padded, pair_pred_len)
+            results.append(_scores(hits, pair_pred_len, target_len))
+        elif key == "rougeW":
+            results.append(_rouge_w(target_padded, target_len, pred_padded, pair_pred_len, rouge_w_weight))
+        else:  # rougeLsum
+            hits = _summary_lcs_hits(
+                pred_sent_flat, pred_sent_len, pred_n_sents, target_sent_flat, target_sent_len, target_n_sents,
+                pred_flat, pred_len, pair_sample,
+            )
+            results.append(_scores(hits, pair_pred_len, target_len))
+    return _best_per_sample(torch.stack(results, 1), pair_sample, n_samples)
+
+
+def _rouge_w(target: Tensor, target_len: Tensor, pred: Tensor, pred_len: Tensor, weight: float) -> Tensor:
+    wlcs = weighted_lcs(target, target_len, pred, pred_len, weight)
+    empty = (target_len == 0) | (pred_len == 0)
+    recall = (wlcs / target_len.clamp_min(1).double() ** weight) ** (1.0 / weight)
+    precision = (wlcs / pred_len.clamp_min(1).double() ** weight) ** (1.0 / weight)
+    recall, precision = torch.where(empty, 0.0, recall), torch.where(empty, 0.0, precision)
+    return torch.stack([precision, recall, _f_measure(precision, recall)], 1)
+
+
+def _summary_lcs_hits(
+    pred_sent_flat: Tensor,
+    pred_sent_len: Tensor,
+    pred_n_sents: list[int],
+    target_sent_flat: Tensor,
+    target_sent_len: Tensor,
+    target_n_sents: list[int],
+    pred_flat: Tensor,
+    pred_len: Tensor,
+    pair_sample: Tensor,
+) -> Tensor:
+    """ROUGE-Lsum hits of every pair: ``Σ_t min(#t in the union LCS of the target lines, #t in the prediction)``.
+
+    The union LCS of a target line is the union, over prediction lines, of the positions rouge-score's LCS
+    read-out picks; rouge-score's sequential double-count guard equals this clipped count.
+    """
+    device = pred_flat.device
+    n_pairs = pair_sample.numel()
+    pred_n = torch.tensor(pred_n_sents, dtype=torch.long, device=device)
+    target_n = torch.tensor(target_n_sents, dtype=torch.long, device=device)
+    pred_first, target_first = _starts(pred_n), _starts(target_n)
+
+    # every (target line, prediction line) combination of each pair
+    pair_pred_n = pred_n[pair_sample]
+    per_pair = target_n * pair_pred_n
+    combo_pair = _segments(per_pair)
+    local = torch.arange(combo_pair.numel(), device=device) - _starts(per_pair)[combo_pair]
+    combo_pred_n = pair_pred_n[combo_pair]
+    target_line = target_first[combo_pair] + torch.div(local, combo_pred_n, rounding_mode="floor")
+    pred_line = pred_first[pair_sample[combo_pair]] + local % combo_pred_n.clamp_min(1)
+
+    target_padded = _padded(target_sent_flat, target_sent_len, -2)
+    pred_padded = _padded(pred_sent_flat, pred_sent_len, -1)
+    picked = lcs_backtrack_mask(
+        target_padded[target_line], target_sent_len[target_line], pred_padded[pred_line], pred_sent_len[pred_line]
+    )
+    union = torch.zeros(target_padded.shape, dtype=torch.long, device=device)
+    union.index_add_(0, target_line, picked.long())
+    in_union = union[_valid_mask(target_sent_len, target_padded.shape[1])] > 0  # aligned with target_sent_flat
+
+    target_line_pair = _segments(target_n)
+    union_ids = target_sent_flat[in_union]
+    union_pair = target_line_pair[_segments(target_sent_len)][in_union]
+    pred_ids, pred_pair = _expand(pred_flat, pred_len, pair_sample)
+    return multiset_intersection_size(union_ids, union_pair, pred_ids, pred_pair, n_pairs)
+
+
+def _valid_mask(lengths: Tensor, width: int) -> Tensor:
+    return torch.arange(width, device=lengths.device) < lengths.unsqueeze(1)
+
+
+def _rouge_compute(score_sum: Tensor, count: Tensor, rouge_keys: Sequence[str]) -> dict[str, Tensor]:
+    """Mean over samples of every score (``score_sum: DoubleTensor[K, 3]``), 0.0 when no sample was seen."""
+    mean = torch.where(count > 0, score_sum / count.clamp_min(1), torch.zeros_like(score_sum))
+    return {name: mean.reshape(-1)[i] for i, name in enumerate(result_names(rouge_keys))}
+
+
+def _rouge_per_sample(scores: Tensor, rouge_keys: Sequence[str]) -> dict[str, Tensor]:
+    flat = scores.reshape(scores.shape[0], -1)
+    return {name: flat[:, i] for i, name in enumerate(result_names(rouge_keys))}
+
+
+# ---------------------------------------------------------------------------------------------------- public API
+def rouge_score(
+    preds: str | Sequence[str],
+    target: str | Sequence[str | Sequence[str]],
+    rouge_keys: str | Sequence[str] = DEFAULT_ROUGE_KEYS,
+    use_stemmer: bool = False,
+    tokenizer: str = "rouge-score",
+    rouge_w_weight: float = 1.2,
+    reduction: str = "mean",
+    device: Optional[torch.device | str] = None,
+) -> dict[str, Tensor]:
+    """ROUGE scores of predictions against one or several references (METRICS_SPEC §4).
+
+    Args:
+        preds: ``B`` predicted texts.
+        target: ``B`` references, each a string or a list of strings (the best-F reference counts, per key).
+        rouge_keys: any of ``"rouge1"``…``"rouge9"``, ``"rougeL"``, ``"rougeLsum"`` (lines split on ``"\\n"``),
+            ``"rougeW"``.
+        use_stemmer: Porter-stem ASCII tokens longer than 3 characters (rouge-score's ``use_stemmer``).
+        tokenizer: ``"rouge-score"`` (ASCII ``[a-z0-9]`` tokens, exactly rouge-score) or ``"unicode"`` (letters of
+            every script; CJK characters one by one), see :func:`gpumetrics.text.tokenizers.rouge_tokenize`.
+        rouge_w_weight: exponent of ROUGE-W's weighting ``f(k) = k**w``.
+        reduction: ``"mean"`` (average over samples → scalars) or ``"none"`` (``DoubleTensor[B]`` per key).
+        device: where counting runs (default CPU).
+
+    Returns:
+        ``dict`` ``{key}_precision``, ``{key}_recall``, ``{key}_fmeasure`` → ``DoubleTensor[]`` (or ``[B]``).
+        Empty predictions or references score 0.
+
+    Raises:
+        TypeError: ``preds``/``target`` are not strings / lists of strings, ``use_stemmer`` not a bool.
+        ValueError: length mismatch, a sample without reference, unknown key / tokenizer / reduction.
+
+    Example:
+        >>> scores = rouge_score(["The cat and the dog."], ["The cat is on the mat."], rouge_keys=("rouge1", "rougeL"))
+        >>> {k: round(v.item(), 4) for k, v in scores.items()}  # doctest: +NORMALIZE_WHITESPACE
+        {'rouge1_precision': 0.6, 'rouge1_recall': 0.5, 'rouge1_fmeasure': 0.5455,
+         'rougeL_precision': 0.6, 'rougeL_recall': 0.5, 'rougeL_fmeasure': 0.5455}
+    """
+    keys = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction)
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    scores = _rouge_update(preds, target, keys, tokenizer, use_stemmer, float(rouge_w_weight), device)
+    if reduction == "none":
+        return _rouge_per_sample(scores, keys)
+    return _rouge_compute(scores.sum(0), torch.tensor(scores.shape[0], device=device), keys)
+
+
+class ROUGEScore(Metric):
+    """ROUGE accumulated over batches; see :func:`rouge_score`.
+
+    States: the float64 sum over samples of (precision, recall, F) per key and the sample count (DDP: one
+    all-reduce each); with ``reduction="none"`` the per-sample scores themselves (gathered in rank order).
+
+    Args:
+        rouge_keys: ROUGE keys, as in :func:`rouge_score`.
+        use_stemmer: Porter stemming of ASCII tokens longer than 3 characters.
+        tokenizer: ``"rouge-score"`` or ``"unicode"``.
+        rouge_w_weight: ROUGE-W exponent.
+        reduction: ``"mean"`` or ``"none"``.
+        kwargs: ``torchmetrics.Metric`` options.
+
+    Example:
+        >>> metric = ROUGEScore(rouge_keys=("rouge2",))
+        >>> metric.update(["The cat and the dog."], [["The cat is on the mat.", "a dog"]])
+        >>> metric.update([""], ["nothing matches"])
+        >>> {k: round(v.item(), 4) for k, v in metric.compute().items()}
+        {'rouge2_precision': 0.125, 'rouge2_recall': 0.1, 'rouge2_fmeasure': 0.1111}
+        >>> metric.signature().rsplit("|", 1)[0]
+        'rouge|keys:rouge2|tokenizer:rouge-score|stemmer:no'
+    """
+
+    higher_is_better = True
+    is_differentiable = False
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+    signature_name = "rouge"
+
+    def __init__(
+        self,
+        rouge_keys: str | Sequence[str] = DEFAULT_ROUGE_KEYS,
+        use_stemmer: bool = False,
+        tokenizer: str = "rouge-score",
+        rouge_w_weight: float = 1.2,
+        reduction: str = "mean",
+        **kwargs: Any,
+    ) -> None:
+        self.rouge_keys = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction)
+        super().__init__(**kwargs)
+        self.use_stemmer = use_stemmer
+        self.tokenizer = tokenizer
+        self.rouge_w_weight = float(rouge_w_weight)
+        self.reduction = reduction
+        n_keys = len(self.rouge_keys)
+        if reduction == "none":
+            self.add_state("sample_scores", [], dist_reduce_fx="cat")
+        else:
+            self.add_state("score_sum", torch.zeros(n_keys, 3, dtype=torch.float64), dist_reduce_fx="sum")
+            self.add_state("total", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+
+    def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
+        """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` strings or lists of strings."""
+        scores = _rouge_update(
+            preds, target, self.rouge_keys, self.tokenizer, self.use_stemmer, self.rouge_w_weight, self.device
+        )
+        if self.reduction == "none":
+            self.sample_scores.append(scores)
+        else:
+            self.score_sum += scores.sum(0)
+            self.total += scores.shape[0]
+
+    def compute(self) -> dict[str, Tensor]:
+        """Mean scores (``DoubleTensor[]`` each), or per-sample ``DoubleTensor[N]`` with ``reduction="none"``."""
+        if self.reduction == "none":
+            parts = self.sample_scores if isinstance(self.sample_scores, list) else [self.sample_scores]
+            n_keys = len(self.rouge_keys)
+            parts = [p.reshape(-1, n_keys, 3) for p in parts]
+            scores = torch.cat(parts) if parts else torch.zeros(0, n_keys, 3, dtype=torch.float64, device=self.device)
+            return _rouge_per_sample(scores, self.rouge_keys)
+        return _rouge_compute(self.score_sum, self.total, self.rouge_keys)
+
+    def _signature_fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {
+            "keys": ",".join(self.rouge_keys),
+            "tokenizer": self.tokenizer,
+            "stemmer": "porter" if self.use_stemmer else "no",
+        }
+        if "rougeW" in self.rouge_keys:
+            fields["w"] = self.rouge_w_weight
+        return fields

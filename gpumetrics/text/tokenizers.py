@@ -1,0 +1,490 @@
+"""Tokenisers shared by the text metrics, one clearly delimited section per family of reference tools.
+
+Each section reproduces one reference tool's tokenisation exactly (the tests compare against the tool itself).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+import unicodedata
+from typing import Sequence
+
+
+# ==================================================================================================================
+# ROUGE tokenisers (google-research `rouge-score`) — used by gpumetrics/text/rouge.py
+# ==================================================================================================================
+ROUGE_TOKENIZERS = ("rouge-score", "unicode")
+
+# rouge-score lowercases, replaces every run of [^a-z0-9] by a space and splits: the tokens are exactly the maximal
+# runs of [a-z0-9] of the lowercased text (one findall instead of sub + split + filter).
+_ROUGE_SCORE_TOKEN = re.compile(r"[a-z0-9]+")
+_ROUGE_VALID_TOKEN = re.compile(r"^[a-z0-9]+$")
+# Scripts written without spaces between words: every character is a token in the `unicode` tokeniser.
+_NO_SPACE_SCRIPTS = (
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK unified / extension A / compatibility ideographs
+    "\U00020000-\U0002fa1f"  # CJK extensions B-F and compatibility supplement
+)
+_NO_SPACE_CHAR = re.compile(f"[{_NO_SPACE_SCRIPTS}]")
+
+
+@functools.lru_cache(maxsize=1)
+def _unicode_token_pattern() -> re.Pattern:
+    """Runs of letters, digits and combining marks (Python's ``\\w`` omits marks, which would split ``हिन्दी``)."""
+    ranges: list[tuple[int, int]] = []
+    for code in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(code))[0] == "M":
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    marks = "".join(f"{chr(a)}-{chr(b)}" if a != b else chr(a) for a, b in ranges)
+    return re.compile(f"[{_NO_SPACE_SCRIPTS}]|(?:[^\\W_{_NO_SPACE_SCRIPTS}]|[{marks}])+")
+
+
+@functools.lru_cache(maxsize=1)
+def _porter() -> object:
+    from nltk.stem import porter  # rouge-score's stemmer: NLTK's PorterStemmer in its default (NLTK_EXTENSIONS) mode
+
+    return porter.PorterStemmer()
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def rouge_stem(token: str) -> str:
+    """rouge-score's stemming rule: Porter stem of ASCII tokens longer than 3 characters, others unchanged.
+
+    Example:
+        >>> rouge_stem("running"), rouge_stem("cats"), rouge_stem("ran"), rouge_stem("кошки")
+        ('run', 'cat', 'ran', 'кошки')
+    """
+    if len(token) <= 3 or not _ROUGE_VALID_TOKEN.match(token):
+        return token
+    return _porter().stem(token)
+
+
+def rouge_tokenize(text: str, tokenizer: str = "rouge-score", use_stemmer: bool = False) -> list[str]:
+    """Tokens of one text as ROUGE compares them.
+
+    * ``"rouge-score"`` — google-research rouge-score's ``DefaultTokenizer``: lowercase, tokens are the runs of
+      ``[a-z0-9]`` (everything else, including every non-ASCII letter, is a separator). Equal to
+      ``rouge_score.tokenizers.DefaultTokenizer(use_stemmer).tokenize(text)``.
+    * ``"unicode"`` — lowercase (after NFKC), tokens are runs of Unicode letters, digits and combining marks; every
+      Han / Hiragana / Katakana character is a token of its own. On ASCII text it equals ``"rouge-score"``.
+
+    With ``use_stemmer`` ASCII tokens longer than 3 characters are Porter-stemmed, as rouge-score does.
+
+    Args:
+        text: the text.
+        tokenizer: ``"rouge-score"`` or ``"unicode"``.
+        use_stemmer: apply :func:`rouge_stem`.
+
+    Returns:
+        ``list[str]`` tokens.
+
+    Example:
+        >>> rouge_tokenize("The cat's 2 hats, Кот!")
+        ['the', 'cat', 's', '2', 'hats']
+        >>> rouge_tokenize("The cat's 2 hats, Кот! 猫が", tokenizer="unicode", use_stemmer=True)
+        ['the', 'cat', 's', '2', 'hat', 'кот', '猫', 'が']
+    """
+    if tokenizer == "rouge-score":
+        tokens = _ROUGE_SCORE_TOKEN.findall(text.lower())
+    elif tokenizer == "unicode":
+        tokens = _unicode_token_pattern().findall(unicodedata.normalize("NFKC", text).lower())
+    else:
+        raise ValueError(f"`tokenizer` must be one of {', '.join(repr(t) for t in ROUGE_TOKENIZERS)}; got {tokenizer!r}")
+    if use_stemmer:
+        tokens = [rouge_stem(token) for token in tokens]
+        if tokenizer == "rouge-score":  # rouge-score's final validity filter, applied after stemming
+            tokens = [token for token in tokens if _ROUGE_VALID_TOKEN.match(token)]
+    return tokens
+
+
+def rouge_tokenize_sentences(text: str, tokenizer: str = "rouge-score", use_stemmer: bool = False) -> list[list[str]]:
+    """ROUGE-Lsum view of a text: its non-empty newline-separated lines, each tokenised (rouge-score's default,
+    ``split_summaries=False``).
+
+    Example:
+        >>> rouge_tokenize_sentences("A cat.\\n\\nThe dog")
+        [['a', 'cat'], ['the', 'dog']]
+    """
+    return [rouge_tokenize(line, tokenizer, use_stemmer) for line in text.split("\n") if line]
+
+
+def rouge_tokenize_batch(texts: Sequence[str], tokenizer: str = "rouge-score", use_stemmer: bool = False) -> list[list[str]]:
+    """:func:`rouge_tokenize` of every text (the fast path for the default tokeniser without stemming).
+
+    Example:
+        >>> rouge_tokenize_batch(["A b", ""])
+        [['a', 'b'], []]
+    """
+    if tokenizer == "rouge-score" and not use_stemmer:
+        findall = _ROUGE_SCORE_TOKEN.findall
+        return [findall(text.lower()) for text in texts]
+    return [rouge_tokenize(text, tokenizer, use_stemmer) for text in texts]
+
+
+# ================================================================================================ end of ROUGE section
+
+
+# ==================================================================================================================
+# PTB tokeniser as pycocoevalcap applies it — used by gpumetrics/text/cider.py
+# ==================================================================================================================
+# pycocoevalcap runs Stanford CoreNLP 3.4.1's `PTBTokenizer -preserveLines -lowerCase` (Java) on every caption and
+# drops the tokens of its punctuation list. This is an independent Python port of the behaviour that matters after
+# that removal, written from black-box probes of the Java tool (tests/text/test_ptb_tokenizer.py compares them).
+# The Java tool lowercases *after* tokenising, so the case-sensitive rules (abbreviations) look at the original text;
+# its "-LRB-" style bracket tokens come out lowercased and therefore survive pycocoevalcap's (upper-case) list.
+PTB_PUNCTUATIONS = frozenset(
+    ["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"]
+)
+
+# Words whose following period stays attached (probed on the Java tool; case-insensitive / capitalised only).
+_PTB_ABBREVIATIONS = frozenset(
+    """mr mrs ms dr st jr sr prof inc co corp ltd vs etc jan feb mar apr jun jul aug sep sept oct nov dec mt ave
+    gen sen rep gov lt col sgt capt cmdr adm rev hon pres p al dept est sq ft tel assn bros cie cos mfg natl calif
+    ph.d fla ariz ala colo conn ga ind kan kans ky md mich minn mo mont neb nev okla tenn va vt wis wyo mon tue tues wed
+    thu thurs fri""".split()
+)
+_PTB_CAPITALISED_ABBREVIATIONS = frozenset("Wash Del Ill La Mass Miss Ore Pa Tex".split())
+_PTB_SPLIT_WORDS = {"cannot": ("can", "not"), "gonna": ("gon", "na"), "gotta": ("got", "ta"),
+                    "wanna": ("wan", "na"), "gimme": ("gim", "me"), "lemme": ("lem", "me")}
+_PTB_CONTRACTIONS = ("n't", "'s", "'re", "'ve", "'ll", "'d", "'m")
+_PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
+# Characters the Java tool rewrites (quotes become PTB quotes, which the punctuation list removes).
+_PTB_CHAR_MAP = {
+    "€": "$", "£": "#", "½": "1/2", "¼": "1/4", "¾": "3/4", "⅓": "1/3", "⅔": "2/3",
+    "—": "--", "–": "--", "―": "--", "…": "...",
+    '"': "''", "“": "``", "”": "''", "«": "``", "»": "''", "‹": "`", "›": "'", "‘": "`", "’": "'",
+}
+_PTB_TRANSLATION = str.maketrans(
+    {"€": "$", "£": "#", "½": " 1/2 ", "¼": " 1/4 ", "¾": " 3/4 ", "⅓": " 1/3 ", "⅔": " 2/3 ", "…": "..."}
+)
+_PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;": ""}
+
+
+@functools.lru_cache(maxsize=1)
+def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    marks: list[tuple[int, int]] = []
+    for code in range(0x10000):  # the Java lexer sees UTF-16 units: supplementary characters are untokenisable
+        if unicodedata.category(chr(code))[0] == "M":
+            if marks and marks[-1][1] == code - 1:
+                marks[-1] = (marks[-1][0], code)
+            else:
+                marks.append((code, code))
+    mark_class = "".join(f"{chr(a)}-{chr(b)}" if a != b else chr(a) for a, b in marks)
+    alnum = f"(?:[^\\W_\U00010000-\U0010ffff]|[{mark_class}])"
+    letter = f"(?:[^\\W\\d_\U00010000-\U0010ffff]|[{mark_class}])"
+    # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
+    joiner = f"(?:[-/_](?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
+    word = f"(?:{alnum}+(?:{joiner}{alnum}+)*)"
+    token = re.compile(
+        "|".join(
+            [
+                r"(?P<url>(?<![^\W_])https?://[^ \t\n()\[\]{}<>\"]*[^ \t\n()\[\]{}<>\".,;:!?'])",
+                r"(?P<email>[^\W_][\w.+-]*@[\w-]+(?:\.[\w-]+)*)",
+                r"(?P<amp>(?<![^\W_])[A-Z]+&[A-Z]+)",
+                r"(?P<entity>&(?:amp|lt|gt|quot|nbsp);)",
+                r"(?P<tag></?[A-Za-z][^<>\s]*>)",
+                r"(?P<lead>['’](?:em|cause|til|n['’]|t(?=is\b|was\b))(?![^\W_]))",
+                r"(?P<year>['’]\d+s?)",
+                r"(?P<clitic>(?<=\w)['’](?:s|re|ve|ll|d|m)(?![^\W_]))",
+                r"(?P<number>(?:(?<![^\s])[-+]|[.,])\d+(?:[.,:/-]\d+)*|\d+(?:[.,:/-]\d+)+)",
+                f"(?P<handle>[#@]{letter}+)",
+                # o'clock, d'angelo, l'oreal, qu'il, c'mon keep their apostrophe; y'all / j'ai split after it
+                f"(?P<apos>(?<![^\\W_])(?:[OoDdLlYyJj]|[Qq]u|[Cc](?=['’]mon)|[Mm]a(?=['’]am)|[NnEeOo]e?(?=['’]er))"
+                f"['’]{letter}+)",
+                r"(?P<nt>(?<![^\W_])[A-Za-z]+?[Nn]['’][Tt][A-Za-z]*)",
+                f"(?P<word>{word})",
+                r"(?P<dots>\.{3,}|…)",
+                r"(?P<dashes>--+)",
+                r"(?P<bang>[!?]+)",
+                r"(?P<other>[^\s\U00010000-\U0010ffff])",
+            ]
+        )
+    )
+    acronym = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # a. / u.s / e.g (then followed by a period)
+    space = re.compile("[\\s\u200b]+")
+    return token, acronym, space
+
+
+def _ptb_split_word(word: str, out: list[str]) -> None:
+    """Split contractions and fused words off one word token (``don't`` → ``do n't``; ``gonna`` → ``gon na``)."""
+    lowered = word.lower()
+    if lowered in _PTB_SPLIT_WORDS:
+        first, _ = _PTB_SPLIT_WORDS[lowered]
+        out.append(word[: len(first)])
+        out.append(word[len(first):])
+        return
+    if lowered.startswith("y'") or lowered.startswith("y’"):  # y'all → y' all
+        out.append(word[:2].replace("’", "'"))
+        word, lowered = word[2:], lowered[2:]
+    if "'" not in word and "’" not in word:
+        out.append(word)
+        return
+    if "'n'" in lowered:  # rock'n'roll → rock 'n' roll
+        head, _, tail = word.partition(word[lowered.index("'n'"): lowered.index("'n'") + 3])
+        _ptb_split_word(head, out)
+        out.append("'n'")
+        _ptb_split_word(tail, out)
+        return
+    suffixes: list[str] = []
+    normalised = lowered.replace("’", "'")
+    while True:
+        for suffix in _PTB_CONTRACTIONS:
+            if normalised.endswith(suffix) and len(normalised) > len(suffix):
+                cut = len(word) - len(suffix)
+                suffixes.append(word[cut:].replace("’", "'"))
+                word, normalised = word[:cut], normalised[:cut]
+                break
+        else:
+            break
+    out.append(word)
+    out.extend(reversed(suffixes))
+
+
+def ptb_tokenize(text: str) -> list[str]:
+    """Tokens of one caption as pycocoevalcap's ``PTBTokenizer`` gives them (lowercased, punctuation removed).
+
+    A Python port of Stanford CoreNLP 3.4.1 ``PTBTokenizer -preserveLines -lowerCase`` followed by pycocoevalcap's
+    removal of ``PTB_PUNCTUATIONS``: contractions are split (``don't`` → ``do n't``, ``cannot`` → ``can not``),
+    punctuation is separated from words except in known abbreviations (``mr.``, ``etc.``), acronyms (``u.s.``),
+    numbers (``1,000``, ``3.14``) and URLs; brackets become ``-lrb-`` … (which pycocoevalcap keeps, its list being
+    upper-case), ``€``/``£`` become ``$``/``#``, and characters outside the BMP (emoji) are dropped as the Java tool
+    does. Known differences are listed in ``tests/text/test_ptb_tokenizer.py``.
+
+    Args:
+        text: one caption.
+
+    Returns:
+        ``list[str]`` of tokens.
+
+    Example:
+        >>> ptb_tokenize("A man's dog doesn't like cats (or birds), Mr. Smith.")
+        ['a', 'man', "'s", 'dog', 'does', "n't", 'like', 'cats', '-lrb-', 'or', 'birds', '-rrb-', 'mr.', 'smith']
+    """
+    token_re, acronym_re, _ = _ptb_patterns()
+    text = text.translate(_PTB_TRANSLATION)
+    tokens: list[str] = []
+    skip = -1
+    for match in token_re.finditer(text):
+        if match.start() == skip:  # the period already attached to an abbreviation
+            continue
+        kind = match.lastgroup
+        value = match.group()
+        if kind == "word":
+            end = match.end()
+            if text.startswith(".", end) and (
+                acronym_re.fullmatch(value)
+                or value.lower() in _PTB_ABBREVIATIONS
+                or value in _PTB_CAPITALISED_ABBREVIATIONS
+                or (value.lower() == "no" and re.match(r"\.\s*\d", text[end: end + 8]))
+            ):
+                tokens.append(value + ".")
+                skip = end
+            else:
+                _ptb_split_word(value, tokens)
+        elif kind == "nt":
+            cut = value.lower().index("n't" if "n't" in value.lower() else "n’t")
+            tokens.append(value[:cut])
+            tokens.append("n't" if len(value) - cut == 3 else value[cut:])
+        elif kind == "apos":
+            if value[0] in "YyJj":  # y'all → y' all
+                tokens.append(value[:2].replace("’", "'"))
+                tokens.append(value[2:])
+            else:
+                _ptb_split_word(value, tokens)
+        elif kind in ("number", "url", "email", "tag", "year", "handle", "amp"):
+            tokens.append(value)
+        elif kind in ("lead", "clitic"):
+            tokens.append(value.replace("’", "'"))
+        elif kind == "entity":
+            tokens.append(_PTB_ENTITIES[value])
+        elif kind == "other":
+            tokens.append(_PTB_BRACKETS.get(value) or _PTB_CHAR_MAP.get(value, value))
+        elif kind == "dots":
+            tokens.append("...")
+        else:  # dashes, bang: punctuation runs kept whole
+            tokens.append(value)
+    return [token for token in (t.lower() for t in tokens) if token and token not in PTB_PUNCTUATIONS]
+
+
+def ptb_tokenize_batch(texts: Sequence[str]) -> list[list[str]]:
+    """:func:`ptb_tokenize` of each text (newlines inside a caption count as spaces, as in pycocoevalcap).
+
+    Example:
+        >>> ptb_tokenize_batch(["Two dogs.", "A CAT, sleeping!"])
+        [['two', 'dogs'], ['a', 'cat', 'sleeping']]
+    """
+    return [ptb_tokenize(text) for text in texts]
+
+
+# ================================================================================================== end of PTB section
+
+
+# ==================================================================================================================
+# sacrebleu tokenisers (13a, intl, char, zh, none) — used by gpumetrics/text/bleu.py
+# ==================================================================================================================
+# Independent re-implementations of sacrebleu 2.x's tokenisers, written from their documented rules (mteval-v13a /
+# mteval-v14 international / per-character / Chinese-character splitting) and compared token by token against
+# sacrebleu itself in tests/text/test_bleu.py. Speed comes from batching, not from different rules: all lines of a
+# batch are joined with a separator character that does not occur in the batch, every regular expression runs once
+# over the joined text, and the patterns exclude the separator so that no match ever spans two lines (each line is
+# therefore tokenised exactly as on its own). Character-class substitutions become ``str.translate``.
+SACREBLEU_TOKENIZERS = ("13a", "intl", "char", "zh", "none")
+
+# Control characters that are neither whitespace, punctuation, symbols, digits nor in any of the patterns below.
+_SEPARATOR_CANDIDATES = tuple(chr(code) for code in (*range(0x00, 0x09), *range(0x0E, 0x1C)))
+
+# mteval-v13a: ASCII punctuation and symbols other than . , - and ' are always split off (a per-character mapping).
+_MTEVAL_ALWAYS_SPLIT = "{|}~[\\]^_` !\"#$%&()*+:;<=>?@/"
+_MTEVAL_TRANSLATION = {ord(char): f" {char} " for char in _MTEVAL_ALWAYS_SPLIT}
+_THIRTEEN_A_ENTITIES = (("&quot;", '"'), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"))
+
+# Ranges that sacrebleu's `zh` tokeniser treats as Chinese characters, as code points. sacrebleu writes two of its
+# supplementary-plane bounds as '\u20000'..'\u2a6d6' and '\u2f800'..'\u2fa1d', which Python reads as two-character
+# strings; compared with one character they select U+2001..U+2A6D and U+2F81..U+2FA1 (general punctuation, currency,
+# arrows, maths, dingbats …). We reproduce what sacrebleu does, not what the comment there intended.
+_ZH_RANGES = (
+    (0x3400, 0x4DB5), (0x4E00, 0x9FA5), (0x9FA6, 0x9FBB), (0xF900, 0xFA2D), (0xFA30, 0xFA6A), (0xFA70, 0xFAD9),
+    (0x2001, 0x2A6D), (0x2F81, 0x2FA1), (0xFF00, 0xFFEF), (0x2E80, 0x2EFF), (0x3000, 0x303F), (0x31C0, 0x31EF),
+    (0x2F00, 0x2FDF), (0x2FF0, 0x2FFF), (0x3100, 0x312F), (0x31A0, 0x31BF), (0xFE10, 0xFE1F), (0xFE30, 0xFE4F),
+    (0x2600, 0x26FF), (0x2700, 0x27BF), (0x3200, 0x32FF), (0x3300, 0x33FF),
+)
+
+
+def is_sacrebleu_chinese_char(char: str) -> bool:
+    """Whether sacrebleu's ``zh`` tokeniser splits ``char`` off as a Chinese character.
+
+    Example:
+        >>> is_sacrebleu_chinese_char("猫"), is_sacrebleu_chinese_char("a"), is_sacrebleu_chinese_char("€")
+        (True, False, True)
+    """
+    code = ord(char)
+    return any(start <= code <= end for start, end in _ZH_RANGES)
+
+
+@functools.lru_cache(maxsize=1)
+def _zh_translation() -> dict[int, str]:
+    table = {code: f" {chr(code)} " for start, end in _ZH_RANGES for code in range(start, end + 1)}
+    table.update(_MTEVAL_TRANSLATION)  # disjoint sets: Chinese ranges hold no ASCII
+    return table
+
+
+@functools.lru_cache(maxsize=None)
+def _mteval_context_patterns(separator: str) -> tuple[tuple[re.Pattern, str], ...]:
+    """mteval-v13a's context rules, with ``separator`` excluded from every context class."""
+    sep = re.escape(separator)
+    return (
+        (re.compile(f"([^0-9{sep}])([\\.,])"), r"\1 \2 "),  # period and comma unless preceded by a digit
+        (re.compile(f"([\\.,])([^0-9{sep}])"), r" \1 \2"),  # period and comma unless followed by a digit
+        (re.compile(r"([0-9])(-)"), r"\1 \2 "),  # dash preceded by a digit
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def _intl_patterns(separator: str) -> tuple[tuple[object, str], ...]:
+    import regex  # Unicode property classes (\p{P}); a dependency of the `text` extra
+
+    sep = regex.escape(separator)
+    return (
+        (regex.compile(f"([^\\p{{N}}{sep}])(\\p{{P}})"), r"\1 \2 "),  # punctuation preceded by a non-digit
+        (regex.compile(f"(\\p{{P}})([^\\p{{N}}{sep}])"), r" \1 \2"),  # punctuation followed by a non-digit
+        (regex.compile(r"(\p{S})"), r" \1 "),  # symbols
+    )
+
+
+def _pick_separator(text: str) -> str:
+    for candidate in _SEPARATOR_CANDIDATES:
+        if candidate not in text:
+            return candidate
+    raise ValueError("every separator candidate occurs in the text")  # pragma: no cover - 23 control chars in use
+
+
+def _joined_lines(lines: list[str], pad: str) -> tuple[str, str]:
+    """Join ``pad + line + pad`` for every line with a separator absent from all lines."""
+    separator = _pick_separator("".join(lines))
+    return pad + (pad + separator + pad).join(lines) + pad, separator
+
+
+def _split_lines(text: str, separator: str) -> list[list[str]]:
+    return [line.split() for line in text.split(separator)]
+
+
+def _mteval_post(text: str, separator: str, translation: dict[int, str]) -> str:
+    text = text.translate(translation)
+    for pattern, replacement in _mteval_context_patterns(separator):
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def sacrebleu_tokenize_batch(lines: Sequence[str], tokenize: str = "13a", lowercase: bool = False) -> list[list[str]]:
+    """Tokens of each line exactly as sacrebleu's BLEU sees them: ``tokenizer(line.lower()?.rstrip()).split()``.
+
+    * ``"13a"`` — mteval-v13a (sacrebleu's default): unescapes ``&quot; &amp; &lt; &gt;``, drops ``<skipped>``,
+      splits ASCII punctuation off, and ``.`` ``,`` unless between digits, ``-`` after a digit.
+    * ``"intl"`` — mteval-v14 international: splits Unicode punctuation unless next to a digit, and every symbol.
+    * ``"char"`` — every non-whitespace character is a token.
+    * ``"zh"`` — every character of sacrebleu's Chinese ranges is a token, the rest as ``13a`` without the unescaping.
+    * ``"none"`` — whitespace split.
+
+    Args:
+        lines: ``Sequence[str]`` of B lines.
+        tokenize: one of ``SACREBLEU_TOKENIZERS``.
+        lowercase: lowercase before tokenising (sacrebleu's ``lowercase=True``).
+
+    Returns:
+        ``list[list[str]]``, B token lists.
+
+    Raises:
+        ValueError: unknown ``tokenize``.
+
+    Example:
+        >>> sacrebleu_tokenize_batch(["Hello, world! It costs $3.50.", "Ёж-2 (кот)"])
+        [['Hello', ',', 'world', '!', 'It', 'costs', '$', '3.50', '.'], ['Ёж-2', '(', 'кот', ')']]
+        >>> sacrebleu_tokenize_batch(["我爱猫。OK"], tokenize="zh")
+        [['我', '爱', '猫', '。', 'OK']]
+    """
+    if tokenize not in SACREBLEU_TOKENIZERS:
+        raise ValueError(f"`tokenize` must be one of {', '.join(map(repr, SACREBLEU_TOKENIZERS))}; got {tokenize!r}")
+    lines = [line.lower().rstrip() for line in lines] if lowercase else [line.rstrip() for line in lines]
+    if not lines:
+        return []
+    if tokenize == "none":
+        return [line.split() for line in lines]
+    if tokenize == "char":
+        return [list("".join(line.split())) for line in lines]
+    if tokenize == "13a":
+        text, separator = _joined_lines(lines, " ")
+        # Each replacement below can neither match across the separator nor across the padding spaces.
+        if "<skipped>" in text:
+            text = text.replace("<skipped>", "")
+        if "\n" in text:
+            text = text.replace("-\n", "").replace("\n", " ")
+        if "&" in text:
+            for entity, char in _THIRTEEN_A_ENTITIES:
+                text = text.replace(entity, char)
+        return _split_lines(_mteval_post(text, separator, _MTEVAL_TRANSLATION), separator)
+    if tokenize == "zh":
+        text, separator = _joined_lines([line.strip() for line in lines], "")
+        return _split_lines(_mteval_post(text, separator, _zh_translation()), separator)
+    # intl
+    text, separator = _joined_lines(lines, "")
+    for pattern, replacement in _intl_patterns(separator):
+        text = pattern.sub(replacement, text)
+    return _split_lines(text, separator)
+
+
+def sacrebleu_tokenize(line: str, tokenize: str = "13a", lowercase: bool = False) -> list[str]:
+    """Tokens of one line as sacrebleu's BLEU sees them (see :func:`sacrebleu_tokenize_batch`).
+
+    Example:
+        >>> sacrebleu_tokenize("It's 1,000.5 km-long!", tokenize="13a")
+        ["It's", '1,000.5', 'km-long', '!']
+    """
+    return sacrebleu_tokenize_batch([line], tokenize, lowercase)[0]
+
+
+# ========================================================================================= end of sacrebleu section

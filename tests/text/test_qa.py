@@ -1,0 +1,120 @@
+import random
+
+import pytest
+import torch
+from torchmetrics.functional.text import squad as torchmetrics_squad
+
+import gpumetrics
+from gpumetrics.functional import exact_match, string_accuracy, token_f1
+from gpumetrics.text.qa import squad_tokens
+from tests.helpers import qa_reference as ref
+from tests.helpers.harness import assert_close, check_metric
+from tests.helpers.text_data import qa_batch, qa_batches
+
+SIZES = [5, 0, 1, 23, 11]  # includes an empty and a single-sample batch
+
+
+def _kw(fn, **fixed):
+    return lambda preds, target: fn(preds, target, **fixed)
+
+
+@pytest.mark.ddp
+def test_token_f1_squad_matches_official_formula_module_functional_ddp():
+    check_metric(gpumetrics.TokenF1, token_f1, ref.squad_f1, qa_batches(0, SIZES), {"preset": "squad"})
+
+
+@pytest.mark.ddp
+def test_token_f1_aij2022_matches_independent_implementation_and_ddp():
+    check_metric(gpumetrics.TokenF1, token_f1, ref.aij2022_f1, qa_batches(1, SIZES), {"preset": "aij2022"})
+
+
+@pytest.mark.ddp
+def test_exact_match_aij2022_matches_independent_implementation_and_ddp():
+    check_metric(gpumetrics.ExactMatch, exact_match, ref.aij2022_exact, qa_batches(2, SIZES), {"preset": "aij2022"})
+
+
+def test_exact_match_squad_and_raw():
+    check_metric(gpumetrics.ExactMatch, exact_match, ref.squad_exact, qa_batches(3, SIZES), {"preset": "squad"},
+                 ddp=False)
+    check_metric(gpumetrics.ExactMatch, exact_match, ref.raw_accuracy, qa_batches(4, SIZES), {"preset": "raw"},
+                 ddp=False)
+
+
+@pytest.mark.ddp
+def test_string_accuracy_matches_raw_equality_and_ddp():
+    rng = random.Random(5)
+    batches = []
+    for size in SIZES:
+        preds, target = qa_batch(rng, size, max_refs=1)
+        batches.append((preds, [golds[0] for golds in target]))  # HTR: one gold string per line
+    check_metric(gpumetrics.StringAccuracy, string_accuracy, ref.raw_accuracy, batches)
+
+
+def test_large_batch_matches_the_formulas():
+    rng = random.Random(100)
+    preds, target = qa_batch(rng, 2000)
+    assert_close(token_f1(preds, target), ref.squad_f1(preds, target), what="squad f1")
+    assert_close(exact_match(preds, target), ref.squad_exact(preds, target), what="squad em")
+    assert_close(token_f1(preds, target, preset="aij2022"), ref.aij2022_f1(preds, target), what="aij f1")
+    assert_close(exact_match(preds, target, preset="aij2022"), ref.aij2022_exact(preds, target), what="aij em")
+
+
+def test_squad_preset_agrees_with_torchmetrics_squad_v1_where_answers_are_non_empty():
+    """torchmetrics implements the SQuAD v1.1 script: same normalisation and F1; it differs only for answers that
+    normalise to nothing (v1.1 scores empty vs empty as 0), so those samples are left out here."""
+    rng = random.Random(7)
+    preds, target = qa_batch(rng, 600)
+    keep = [i for i, (p, golds) in enumerate(zip(preds, target)) if squad_tokens(p) and all(map(squad_tokens, golds))]
+    preds = [preds[i] for i in keep]
+    target = [target[i] for i in keep]
+    assert len(preds) > 100
+    expected = torchmetrics_squad(
+        [{"prediction_text": p, "id": str(i)} for i, p in enumerate(preds)],
+        [{"answers": {"answer_start": [0] * len(g), "text": g}, "id": str(i)} for i, g in enumerate(target)],
+    )
+    assert_close(token_f1(preds, target) * 100, expected["f1"], atol=1e-4)
+    assert_close(exact_match(preds, target) * 100, expected["exact_match"], atol=1e-4)
+
+
+def test_edge_cases_are_defined():
+    assert token_f1([""], [""]).item() == 1.0  # empty vs empty
+    assert token_f1(["a the"], ["an"]).item() == 1.0  # both normalise to nothing
+    assert token_f1([""], ["cat"]).item() == 0.0
+    assert token_f1(["cat"], [["", "dog", "cat"]]).item() == 1.0  # empty gold dropped, max over the rest
+    assert token_f1([], []).item() == 0.0  # no sample: 0, not NaN
+    assert gpumetrics.TokenF1().compute().item() == 0.0
+    assert token_f1("cat sat", "cat").item() == pytest.approx(2 / 3)  # a bare string is a batch of one
+    assert token_f1(["Кошки"], ["кошка"], preset="aij2022").item() == 1.0  # lemmas
+    assert token_f1(["Ответ: c"], ["C"], preset="aij2022").item() == pytest.approx(2 / 3)  # F1 > 0.5: kept
+    assert token_f1(["Ответ - вариант c"], ["C"], preset="aij2022").item() == 1.0  # F1 = 0.5: letter fallback
+    assert token_f1(["the answer is d"], ["d"], preset="aij2022").item() == 0.0  # first a–e letter is 'e'
+    assert exact_match(["x-5"], ["x-5"], preset="aij2022").item() == 1.0  # hyphen kept
+    assert exact_match(["x5"], ["x-5"], preset="aij2022").item() == 0.0
+    per_sample = token_f1(["cat", "dog"], ["cat", "cat"], reduction="none")
+    assert per_sample.tolist() == [1.0, 0.0]
+    assert token_f1(["cat", "dog"], ["cat", "cat"], reduction="sum").item() == 1.0
+
+
+def test_bad_inputs_name_the_argument():
+    with pytest.raises(TypeError, match="`preds`"):
+        token_f1(None, ["a"])
+    with pytest.raises(TypeError, match=r"`preds\[1\]`"):
+        token_f1(["a", 3], ["a", "b"])
+    with pytest.raises(TypeError, match=r"`target\[0\]`"):
+        exact_match(["a"], [None])
+    with pytest.raises(ValueError, match="`preds` and `target`"):
+        string_accuracy(["a", "b"], ["a"])
+    with pytest.raises(ValueError, match=r"`target\[0\]`"):
+        token_f1(["a"], [[]])
+    with pytest.raises(ValueError, match="`preset`"):
+        gpumetrics.TokenF1(preset="raw")
+    with pytest.raises(ValueError, match="`reduction`"):
+        token_f1(["a"], ["a"], reduction="max")
+
+
+def test_states_live_on_the_metric_device_and_are_float64():
+    metric = gpumetrics.TokenF1()
+    metric.update(["a cat"], ["cat"])
+    assert metric.score_sum.dtype == torch.float64 and metric.score_sum.device == metric.device
+    collection = gpumetrics.Metric.__mro__  # the base is a torchmetrics Metric
+    assert any(cls.__name__ == "Metric" and cls.__module__.startswith("torchmetrics") for cls in collection)
