@@ -1,0 +1,1 @@
+"""Benchmark cases; every module here is imported by the runner and registers its cases."""

@@ -1,0 +1,59 @@
+"""Benchmark cases: each times gpumetrics and its reference tool(s) in this process, on the same data.
+
+A case module in ``benchmarks/cases/`` registers a setup function::
+
+    @register("token_f1", sizes=(10_000, 100_000), quick_sizes=(2_000,))
+    def token_f1_case(size: int, device: str) -> Contenders:
+        preds, target = make_data(size)
+        return Contenders(
+            ours={"gpumetrics": lambda: token_f1(preds, target)},
+            anchors={"squad-v2 script formula": lambda: reference(preds, target)},
+            check=lambda ours, anchor: abs(float(ours) - anchor) < 1e-9,
+        )
+
+Every (our variant, anchor) pair becomes one row of ``BENCHMARKS.md`` with ``ratio = anchor time / our time``
+(above 1: gpumetrics is faster). ``check`` (optional) receives the two results of the first pair and must return
+True, so a benchmark never compares two different numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Optional, Sequence
+
+
+@dataclasses.dataclass
+class Contenders:
+    """What a case times. ``ours`` and ``anchors`` map a display name to a zero-argument callable."""
+
+    ours: dict[str, Callable[[], Any]]
+    anchors: dict[str, Callable[[], Any]]
+    check: Optional[Callable[[Any, Any], bool]] = None
+    note: str = ""
+
+
+@dataclasses.dataclass
+class Case:
+    name: str
+    setup: Callable[[int, str], Contenders]
+    sizes: Sequence[int]
+    quick_sizes: Sequence[int]
+    unit: str = "samples"
+    repeats: int = 5
+
+
+CASES: dict[str, Case] = {}
+
+
+def register(
+    name: str, sizes: Sequence[int], quick_sizes: Sequence[int], unit: str = "samples", repeats: int = 5
+) -> Callable:
+    """Decorator adding a setup function ``(size, device) -> Contenders`` as the benchmark case ``name``."""
+
+    def decorate(setup: Callable[[int, str], Contenders]) -> Callable[[int, str], Contenders]:
+        if name in CASES:
+            raise ValueError(f"benchmark case {name!r} is registered twice")
+        CASES[name] = Case(name, setup, tuple(sizes), tuple(quick_sizes), unit, repeats)
+        return setup
+
+    return decorate
