@@ -146,6 +146,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ValueError as err:  # ConfigError, DataError, TaskError and metric argument errors: a message, no traceback
         print(f"gpumetrics {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `gpumetrics list --json | head`
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

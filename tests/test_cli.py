@@ -1,0 +1,302 @@
+"""The ``gpumetrics`` command: demo config end to end, joins by id, error messages naming file and line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import torch
+
+from gpumetrics import functional as F
+from gpumetrics import cli
+from gpumetrics.tasks import registry
+from gpumetrics.tasks.config import ConfigError, load_config, parse_config
+from gpumetrics.tasks.data import DataError, join_by_id, read_records
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "configs" / "demo.yaml"
+
+
+def _read_any(path: Path, key: str) -> dict:
+    """Independent plain-json reader of the shipped example files (all three layouts)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        return {str(r["id"]): r[key] for r in map(json.loads, text.splitlines()) if r}
+    data = json.loads(text)
+    return dict(data) if isinstance(data, dict) else {str(r["id"]): r[key] for r in data}
+
+
+def _expected_demo_scores() -> dict:
+    functions = {"token_f1": F.token_f1, "exact_match": F.exact_match, "string_accuracy": F.string_accuracy}
+    expected = {}
+    config = load_config(DEMO)
+    for task in config.tasks:
+        preds = _read_any(task.predictions, "prediction")
+        refs = _read_any(task.references, "references")
+        ids = list(refs)
+        score = functions[task.metric.name]([preds.get(i, "") for i in ids], [refs[i] for i in ids], **task.options)
+        expected[task.name] = (float(score), len(ids), sum(i not in preds for i in ids))
+    return expected
+
+
+def _run(args, capsys):
+    code = cli.main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _write(path: Path, lines) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _config(tmp_path: Path, preds: Path, refs: Path, metric="token_f1", options=None, **top) -> Path:
+    config = {"tasks": [{"name": "T", "metric": metric, "options": options or {}, "predictions": preds.name,
+                         "references": refs.name}], **top}
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps(config), encoding="utf-8")  # JSON is valid YAML
+    return path
+
+
+def test_demo_config_prints_table_and_writes_report(tmp_path, capsys):
+    out_path = tmp_path / "reports" / "demo.json"
+    code, out, err = _run(["evaluate", DEMO, "--output", out_path], capsys)
+    assert code == 0, err
+    for name in ("TextQA", "TextQA-EM", "MathQA", "HTR", "token_f1|preset:squad"):
+        assert name in out
+    report = json.loads(out_path.read_text(encoding="utf-8"))
+    expected = _expected_demo_scores()
+    assert [t["name"] for t in report["tasks"]] == list(expected)
+    for task in report["tasks"]:
+        score, n, missing = expected[task["name"]]
+        assert task["score"] == pytest.approx(score, abs=1e-12)
+        assert task["counts"]["n"] == n and task["counts"]["missing_predictions"] == missing
+        assert len(task["counts"]["missing_ids"]) == missing
+        assert task["signature"].startswith(task["metric"]) and "|version:" in task["signature"]
+        assert set(task["timing"]) == {"load_seconds", "eval_seconds"}
+        assert f"{score:.4f}" in out
+    assert sum(t["counts"]["missing_predictions"] for t in report["tasks"]) == 7  # shipped with missing answers
+    assert report["device"] == "cpu" and report["suite"] is None
+
+
+def test_batch_size_does_not_change_scores(tmp_path, capsys):
+    scores = []
+    for size in (1, 7, 100000):
+        out_path = tmp_path / f"r{size}.json"
+        code, _, err = _run(["evaluate", DEMO, "--batch-size", size, "--output", out_path, "--progress", "on"], capsys)
+        assert code == 0, err
+        report = json.loads(out_path.read_text(encoding="utf-8"))
+        assert report["batch_size"] == size
+        scores.append([t["score"] for t in report["tasks"]])
+    assert scores[0] == pytest.approx(scores[1], abs=1e-12) == scores[2]
+
+
+def test_missing_prediction_is_scored_as_empty_and_counted(tmp_path, capsys):
+    refs = _write(tmp_path / "refs.jsonl", [
+        '{"id": 1, "references": ["Москва"]}',
+        '{"id": 2, "references": ["the cat", "a dog"]}',
+        '{"id": 3, "references": [""]}',
+        '{"id": 4, "references": "Paris"}',
+    ])
+    preds = _write(tmp_path / "preds.jsonl", ['{"id": "2", "prediction": "cat"}', '', '{"id": 4, "prediction": "paris"}'])
+    out_path = tmp_path / "r.json"
+    code, out, err = _run(["evaluate", _config(tmp_path, preds, refs), "-o", out_path], capsys)
+    assert code == 0, err
+    task = json.loads(out_path.read_text(encoding="utf-8"))["tasks"][0]
+    expected = F.token_f1(["", "cat", "", "paris"], [["Москва"], ["the cat", "a dog"], [""], ["Paris"]])
+    assert task["score"] == pytest.approx(float(expected), abs=1e-12)
+    assert task["score"] == pytest.approx((0 + 1 + 1 + 1) / 4)  # empty vs empty scores 1 (SQuAD v2 convention)
+    assert task["counts"]["missing_predictions"] == 2 and task["counts"]["missing_ids"] == ["1", "3"]
+
+
+@pytest.mark.parametrize(
+    "pred_lines, ref_lines, bad_file, line, words",
+    [
+        (['{"id": 1, "prediction": "a"}', '{"id": 2, "prediction": "b"}', '{"id": 1, "prediction": "c"}'],
+         ['{"id": 1, "references": ["a"]}', '{"id": 2, "references": ["b"]}'], "preds", 3, ["duplicate id '1'", "line 1"]),
+        (['{"id": 1, "prediction": "a"}'],
+         ['{"id": 1, "references": ["a"]}', '', '{"id": 1, "references": ["b"]}'], "refs", 3, ["duplicate id"]),
+        (['{"id": 1, "prediction": "a"}', '{"id": 9, "prediction": "b"}'],
+         ['{"id": 1, "references": ["a"]}'], "preds", 2, ["unknown id '9'"]),
+        (['{"id": 1, "prediction": "a"}', '{"id": 2, "prediction": "b"'],
+         ['{"id": 1, "references": ["a"]}', '{"id": 2, "references": ["b"]}'], "preds", 2, ["malformed JSON"]),
+        (['{"id": 1, "prediction": "a"}'],
+         ['{"id": 1, "references": ["a"]}', '{"id": 2, "reference": ["b"]}'], "refs", 2, ["no 'references' key"]),
+        (['{"id": 1, "prediction": "a"}', '{"prediction": "b"}'],
+         ['{"id": 1, "references": ["a"]}'], "preds", 2, ["no 'id' key"]),
+        (['{"id": 1, "prediction": 5}'], ['{"id": 1, "references": ["a"]}'], "preds", 1, ["must be a string"]),
+        (['["id", 1]'], ['{"id": 1, "references": ["a"]}'], "preds", 1, ["must be a JSON object"]),
+        (['{"id": 1, "prediction": "a"}'], ['{"id": 1, "references": []}'], "refs", 1, ["empty"]),
+        (['{"id": 1.5, "prediction": "a"}'], ['{"id": 1, "references": ["a"]}'], "preds", 1, ["`id` must be"]),
+    ],
+    ids=["dup-pred", "dup-ref", "unknown-id", "malformed", "missing-references-key", "missing-id", "non-string",
+         "not-object", "empty-references", "float-id"],
+)
+def test_bad_jsonl_files_name_file_and_line(tmp_path, capsys, pred_lines, ref_lines, bad_file, line, words):
+    preds = _write(tmp_path / "preds.jsonl", pred_lines)
+    refs = _write(tmp_path / "refs.jsonl", ref_lines)
+    code, out, err = _run(["evaluate", _config(tmp_path, preds, refs)], capsys)
+    assert code == 2 and out == ""
+    bad = preds if bad_file == "preds" else refs
+    assert f"{bad}:{line}:" in err, err
+    for word in words:
+        assert word in err, err
+
+
+def test_bad_json_files_name_file_and_line(tmp_path):
+    refs = tmp_path / "refs.json"
+    refs.write_text('[\n {"id": "a", "references": ["x"]},\n {"id": "b", "references": ["y"]}\n]\n', encoding="utf-8")
+    preds = tmp_path / "preds.json"
+    preds.write_text('{\n "a": "x",\n "b": "y",\n "a": "z"\n}\n', encoding="utf-8")  # json.loads would keep the last
+    with pytest.raises(DataError, match=rf"{preds}:4: duplicate id 'a' \(first seen on line 2\)"):
+        join_by_id(preds, refs)
+    preds.write_text('{\n "a": "x",\n "b": \n}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=rf"{preds}:4: malformed JSON"):
+        read_records(preds, "prediction")
+    preds.write_text('[{"id": "a", "prediction": "x"}]\n[]', encoding="utf-8")
+    with pytest.raises(DataError, match=rf"{preds}:2: malformed JSON: extra data"):
+        read_records(preds, "prediction")
+    preds.write_text('"text"', encoding="utf-8")
+    with pytest.raises(DataError, match=rf"{preds}:1: .*array of records"):
+        read_records(preds, "prediction")
+    preds.write_text('{"a": "x", "c": "z"}', encoding="utf-8")
+    with pytest.raises(DataError, match=rf"{preds}:1: unknown id 'c'"):
+        join_by_id(preds, refs)
+    preds.write_text('[]', encoding="utf-8")
+    data = join_by_id(preds, refs)
+    assert data.missing == ["a", "b"] and data.predictions == ["", ""]
+    (tmp_path / "preds.csv").write_text("id,prediction\n", encoding="utf-8")
+    with pytest.raises(DataError, match="unknown data file type"):
+        read_records(tmp_path / "preds.csv", "prediction")
+    with pytest.raises(DataError, match="file not found"):
+        read_records(tmp_path / "nope.jsonl", "prediction")
+
+
+def test_config_errors_name_the_task(tmp_path, capsys):
+    preds = _write(tmp_path / "p.jsonl", ['{"id": 1, "prediction": "a"}'])
+    refs = _write(tmp_path / "r.jsonl", ['{"id": 1, "references": ["a"]}'])
+    cases = [
+        (dict(metric="no_such_metric"), "unknown metric 'no_such_metric'; known:"),
+        (dict(options={"preset": "nope"}), "tasks[0] (T): invalid options"),
+        (dict(options={"bogus": 1}), "invalid options"),
+        (dict(device="tpu"), "expected 'cpu', 'cuda' or 'cuda:N'"),
+        (dict(batch_size=0), "`batch_size` must be a positive integer"),
+        (dict(suite="no_such_suite"), "unknown suite 'no_such_suite'"),
+        (dict(extra_key=1), "unknown key(s) extra_key"),
+    ]
+    for kwargs, message in cases:
+        path = _config(tmp_path, preds, refs, **kwargs)
+        code, _, err = _run(["evaluate", path], capsys)
+        assert code == 2 and message in err and str(path) in err, (kwargs, err)
+    with pytest.raises(ConfigError, match="file not found"):
+        parse_config({"tasks": [{"name": "T", "metric": "token_f1", "predictions": "x.jsonl", "references": "r.jsonl"}]},
+                     tmp_path / "c.yaml")
+    with pytest.raises(ConfigError, match="duplicate task name"):
+        task = {"name": "T", "metric": "token_f1", "predictions": "p.jsonl", "references": "r.jsonl"}
+        parse_config({"tasks": [task, task]}, tmp_path / "c.yaml")
+    bad_yaml = tmp_path / "bad.yaml"
+    bad_yaml.write_text("tasks:\n  - name: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=rf"{bad_yaml}:\d+: invalid YAML"):
+        load_config(bad_yaml)
+    code, _, err = _run(["evaluate", tmp_path / "missing.yaml"], capsys)
+    assert code == 2 and "config file not found" in err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-CUDA error")
+def test_cuda_device_without_cuda_is_a_clear_error(capsys):
+    code, _, err = _run(["evaluate", DEMO, "--device", "cuda"], capsys)
+    assert code == 2 and "CUDA is not available" in err
+
+
+def test_suite_takes_metric_and_options_and_sums(tmp_path, capsys, monkeypatch):
+    suite = registry.Suite(
+        name="toy_suite",
+        description="two tasks, summed",
+        tasks=[registry.SuiteTask("QA", "token_f1", {"preset": "squad"}),
+               registry.SuiteTask("EM", "exact_match", {"preset": "raw"}),
+               registry.SuiteTask("Hidden", "string_accuracy")],
+    )
+    monkeypatch.setitem(registry.SUITES, suite.name, suite)
+    preds = _write(tmp_path / "p.jsonl", ['{"id": 1, "prediction": "the Cat"}', '{"id": 2, "prediction": "dog"}'])
+    refs = _write(tmp_path / "r.jsonl", ['{"id": 1, "references": ["cat"]}', '{"id": 2, "references": ["a dog"]}'])
+    config = {"suite": "toy_suite", "tasks": [
+        {"name": "QA", "predictions": "p.jsonl", "references": "r.jsonl"},
+        {"name": "EM", "metric": "exact_match", "options": {"preset": "raw"}, "predictions": "p.jsonl",
+         "references": "r.jsonl"},
+    ]}
+    path = tmp_path / "suite.yaml"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    out_path = tmp_path / "r.json"
+    code, out, err = _run(["evaluate", path, "-o", out_path], capsys)
+    assert code == 0, err
+    report = json.loads(out_path.read_text(encoding="utf-8"))
+    f1 = float(F.token_f1(["the Cat", "dog"], ["cat", "a dog"], preset="squad"))
+    em = float(F.exact_match(["the Cat", "dog"], ["cat", "a dog"], preset="raw"))
+    assert report["suite"] == {"name": "toy_suite", "score": pytest.approx(f1 + em), "tasks": {"QA": f1, "EM": em},
+                               "missing_tasks": ["Hidden"]}
+    assert "suite toy_suite" in out and "Hidden" in out
+    config["tasks"][1]["options"] = {"preset": "squad"}
+    path.write_text(json.dumps(config), encoding="utf-8")
+    code, _, err = _run(["evaluate", path], capsys)
+    assert code == 2 and "are fixed to" in err
+    config["tasks"][1] = {"name": "Other", "predictions": "p.jsonl", "references": "r.jsonl"}
+    path.write_text(json.dumps(config), encoding="utf-8")
+    code, _, err = _run(["evaluate", path], capsys)
+    assert code == 2 and "has no task 'Other'" in err
+    code, out, _ = _run(["list"], capsys)
+    assert code == 0 and "toy_suite" in out and "QA (token_f1)" in out
+
+
+def test_list_prints_metrics_and_suites(capsys):
+    code, out, _ = _run(["list"], capsys)
+    assert code == 0
+    for name in ("token_f1", "exact_match", "string_accuracy", "suites"):
+        assert name in out
+    code, out, _ = _run(["list", "--json"], capsys)
+    listing = json.loads(out)
+    assert set(registry.METRICS) == set(listing["metrics"]) and "token_f1" in listing["metrics"]
+    assert listing["metrics"]["token_f1"]["empty_prediction"] == ""
+
+
+def test_modules_can_contribute_subcommands(monkeypatch, capsys):
+    plugin = types.ModuleType("gpumetrics_test_plugin")
+    calls = []
+
+    def add_parser(subparsers):
+        parser = subparsers.add_parser("fid", help="toy")
+        parser.add_argument("folder")
+        parser.set_defaults(handler=lambda args: calls.append(args.folder) or 0)
+
+    plugin.add_parser = add_parser
+    monkeypatch.setitem(sys.modules, plugin.__name__, plugin)
+    monkeypatch.setattr(cli, "COMMAND_MODULES", [plugin.__name__])
+    assert cli.main(["fid", "images/"]) == 0 and calls == ["images/"]
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    assert "fid" in capsys.readouterr().out
+
+
+def test_usage_errors_exit_2(capsys):
+    for argv in ([], ["evaluate"], ["evaluate", str(DEMO), "--batch-size", "0"], ["nope"]):
+        with pytest.raises(SystemExit) as info:
+            cli.main(argv)
+        assert info.value.code == 2
+    capsys.readouterr()
+
+
+def test_python_dash_m_gpumetrics_runs_the_demo(tmp_path):
+    out_path = tmp_path / "demo.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "gpumetrics", "evaluate", str(DEMO), "--output", str(out_path)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "TextQA" in result.stdout and "report written to" in result.stdout
+    report = json.loads(out_path.read_text(encoding="utf-8"))
+    expected = _expected_demo_scores()
+    assert {t["name"]: t["score"] for t in report["tasks"]} == pytest.approx({k: v[0] for k, v in expected.items()})
