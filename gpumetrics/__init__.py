@@ -9,6 +9,13 @@ from gpumetrics.core.signature import library_version
 # --- text: question answering and strings (METRICS_SPEC §1)
 from gpumetrics.text.qa import ExactMatch, StringAccuracy, TokenF1
 
+# --- classification: torchmetrics' precision / recall / F1 with our reducer + signatures (METRICS_SPEC §6)
+from gpumetrics.classification import (  # noqa: E402
+    BinaryF1Score, BinaryPrecision, BinaryRecall,
+    MulticlassF1Score, MulticlassPrecision, MulticlassRecall,
+    MultilabelF1Score, MultilabelPrecision, MultilabelRecall,
+)
+
 __version__ = library_version()
 
 __all__ = [
@@ -16,4 +23,7 @@ __all__ = [
     "TokenF1",
     "ExactMatch",
     "StringAccuracy",
+    "BinaryPrecision", "BinaryRecall", "BinaryF1Score",
+    "MulticlassPrecision", "MulticlassRecall", "MulticlassF1Score",
+    "MultilabelPrecision", "MultilabelRecall", "MultilabelF1Score",
 ]

@@ -6,8 +6,18 @@ Each function is ``_x_compute(_x_update(...))`` of the module of the same metric
 # --- text: question answering and strings (METRICS_SPEC §1)
 from gpumetrics.text.qa import exact_match, string_accuracy, token_f1
 
+# --- classification: torchmetrics' functional precision / recall / F1, re-exported (METRICS_SPEC §6)
+from gpumetrics.classification import (  # noqa: E402
+    binary_f1_score, binary_precision, binary_recall,
+    multiclass_f1_score, multiclass_precision, multiclass_recall,
+    multilabel_f1_score, multilabel_precision, multilabel_recall,
+)
+
 __all__ = [
     "token_f1",
     "exact_match",
     "string_accuracy",
+    "binary_precision", "binary_recall", "binary_f1_score",
+    "multiclass_precision", "multiclass_recall", "multiclass_f1_score",
+    "multilabel_precision", "multilabel_recall", "multilabel_f1_score",
 ]

@@ -1,0 +1,187 @@
+"""Precision / recall / F1 under gpumetrics.classification vs scikit-learn, incl. zero_division, plus DDP."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn import metrics as skm
+
+import gpumetrics
+from gpumetrics import classification as C
+from gpumetrics.core import Metric
+from tests.helpers.harness import check_metric
+
+SKLEARN = {"precision": skm.precision_score, "recall": skm.recall_score, "f1": skm.f1_score}
+MULTICLASS = {
+    "precision": (C.MulticlassPrecision, C.multiclass_precision),
+    "recall": (C.MulticlassRecall, C.multiclass_recall),
+    "f1": (C.MulticlassF1Score, C.multiclass_f1_score),
+}
+BINARY = {
+    "precision": (C.BinaryPrecision, C.binary_precision),
+    "recall": (C.BinaryRecall, C.binary_recall),
+    "f1": (C.BinaryF1Score, C.binary_f1_score),
+}
+MULTILABEL = {
+    "precision": (C.MultilabelPrecision, C.multilabel_precision),
+    "recall": (C.MultilabelRecall, C.multilabel_recall),
+    "f1": (C.MultilabelF1Score, C.multilabel_f1_score),
+}
+ATOL = 1e-6  # torchmetrics returns float32
+
+
+def _sk(name, y_true, y_pred, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # UndefinedMetricWarning is the point of zero_division
+        return torch.as_tensor(SKLEARN[name](np.asarray(y_true), np.asarray(y_pred), **kwargs), dtype=torch.float64)
+
+
+def _multiclass_cases():
+    g = torch.Generator().manual_seed(7)
+    num_classes = 6
+    # class 5 occurs nowhere, class 4 only in preds, class 3 only in target
+    target = torch.randint(0, 3, (300,), generator=g)
+    target[::17] = 3
+    preds = torch.where(torch.rand(300, generator=g) < 0.6, target, torch.randint(0, 3, (300,), generator=g))
+    preds[target == 3] = 1
+    preds[5::23] = 4
+    logits = torch.randn(40, num_classes, generator=g)
+    return [
+        ("labels", preds, target, num_classes),
+        ("logits", logits, torch.randint(0, num_classes, (40,), generator=g), num_classes),
+        ("single", torch.tensor([2]), torch.tensor([2]), num_classes),
+        ("single-wrong", torch.tensor([1]), torch.tensor([2]), num_classes),
+    ]
+
+
+def _labels(preds):
+    return preds.argmax(dim=1) if preds.is_floating_point() else preds
+
+
+@pytest.mark.parametrize("zero_division", [0, 1])
+@pytest.mark.parametrize("average", ["micro", "macro", "weighted", "none"])
+@pytest.mark.parametrize("name", ["precision", "recall", "f1"])
+def test_multiclass_matches_sklearn(name, average, zero_division):
+    cls, fn = MULTICLASS[name]
+    for case, preds, target, num_classes in _multiclass_cases():
+        kwargs = dict(num_classes=num_classes, average=average, zero_division=zero_division)
+        sk_kwargs = dict(average=None, labels=list(range(num_classes))) if average == "none" else dict(average=average)
+        expected = _sk(name, target, _labels(preds), zero_division=zero_division, **sk_kwargs)
+        got = fn(preds, target, **kwargs)
+        torch.testing.assert_close(got.double(), expected, atol=ATOL, rtol=0, msg=f"{case}")
+        metric = cls(**kwargs)
+        for chunk_p, chunk_t in zip(preds.split(7), target.split(7)):
+            metric.update(chunk_p, chunk_t)
+        torch.testing.assert_close(metric.compute().double(), expected, atol=ATOL, rtol=0, msg=f"{case} module")
+
+
+@pytest.mark.parametrize("zero_division", [0, 1])
+@pytest.mark.parametrize("name", ["precision", "recall", "f1"])
+def test_binary_matches_sklearn(name, zero_division):
+    cls, fn = BINARY[name]
+    g = torch.Generator().manual_seed(3)
+    probs = torch.rand(200, generator=g)
+    target = (torch.rand(200, generator=g) < 0.3).long()
+    cases = [
+        (probs, target),
+        (torch.zeros(5, dtype=torch.long), torch.zeros(5, dtype=torch.long)),  # no positive anywhere: 0/0 everywhere
+        (torch.zeros(4, dtype=torch.long), torch.tensor([1, 0, 1, 0])),  # nothing predicted positive
+        (torch.tensor([1, 1, 0]), torch.zeros(3, dtype=torch.long)),  # no positive in target
+        (torch.tensor([0.2, 0.7, 0.5]), torch.tensor([0, 1, 1])),  # threshold: 0.5 is not positive
+    ]
+    for preds, y in cases:
+        hard = (preds > 0.5).long() if preds.is_floating_point() else preds
+        expected = _sk(name, y, hard, zero_division=zero_division)
+        torch.testing.assert_close(fn(preds, y, zero_division=zero_division).double(), expected, atol=ATOL, rtol=0)
+        metric = cls(zero_division=zero_division)
+        metric.update(preds, y)
+        torch.testing.assert_close(metric.compute().double(), expected, atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("zero_division", [0, 1])
+@pytest.mark.parametrize("average", ["micro", "macro", "weighted", "none"])
+@pytest.mark.parametrize("name", ["precision", "recall", "f1"])
+def test_multilabel_matches_sklearn(name, average, zero_division):
+    cls, fn = MULTILABEL[name]
+    g = torch.Generator().manual_seed(11)
+    target = (torch.rand(120, 5, generator=g) < 0.4).long()
+    target[:, 4] = 0  # a label never in target
+    probs = torch.rand(120, 5, generator=g)
+    probs[:, 3] = 0.1  # a label never predicted
+    probs[:, 4] = torch.where(torch.arange(120) % 2 == 0, 0.9, 0.1)
+    expected = _sk(name, target, (probs > 0.5).long(), zero_division=zero_division,
+                   average=None if average == "none" else average)
+    kwargs = dict(num_labels=5, average=average, zero_division=zero_division)
+    torch.testing.assert_close(fn(probs, target, **kwargs).double(), expected, atol=ATOL, rtol=0)
+    metric = cls(**kwargs)
+    for p, t in zip(probs.split(50), target.split(50)):
+        metric.update(p, t)
+    torch.testing.assert_close(metric.compute().double(), expected, atol=ATOL, rtol=0)
+
+
+def test_ignore_index_equals_sklearn_on_filtered_samples():
+    g = torch.Generator().manual_seed(5)
+    target = torch.randint(0, 4, (100,), generator=g)
+    preds = torch.randint(0, 4, (100,), generator=g)
+    target[::9] = -1
+    keep = target != -1
+    for average in ("micro", "macro", "weighted"):
+        got = C.multiclass_f1_score(preds, target, num_classes=4, average=average, ignore_index=-1)
+        expected = _sk("f1", target[keep], preds[keep], average=average)
+        torch.testing.assert_close(got.double(), expected, atol=ATOL, rtol=0)
+
+
+def test_documented_divergence_explicit_labels_macro():
+    """Macro averages the classes present (sklearn's default), not sklearn's explicit ``labels=range(C)``."""
+    preds, target = torch.tensor([0, 1, 1, 1, 1]), torch.tensor([0, 0, 1, 1, 2])
+    ours = float(C.multiclass_precision(preds, target, num_classes=5, average="macro"))
+    assert ours == pytest.approx(float(_sk("precision", target, preds, average="macro", zero_division=0)))
+    explicit = float(_sk("precision", target, preds, average="macro", zero_division=0, labels=list(range(5))))
+    assert explicit == pytest.approx(0.3) and ours == pytest.approx(0.5)
+
+
+def test_modules_are_gpumetrics_metrics_with_signatures():
+    a = C.MulticlassF1Score(num_classes=3, average="macro", zero_division=1)
+    b = C.MulticlassF1Score(num_classes=3, average="weighted", zero_division=1)
+    assert isinstance(a, Metric) and a.signature() != b.signature()
+    assert a.signature().startswith("f1|task:multiclass|average:macro|num_classes:3")
+    assert "zero_division:1" in a.signature() and "impl:torchmetrics-" in a.signature()
+    assert "threshold:0.5" in C.MultilabelRecall(num_labels=2).signature()
+    assert gpumetrics.MulticlassF1Score is C.MulticlassF1Score
+    with pytest.raises(ValueError, match="zero_division"):
+        C.MulticlassPrecision(num_classes=3, zero_division=0.5)
+    with pytest.raises(ValueError, match="average"):
+        C.MulticlassRecall(num_classes=3, average="samples")
+
+
+@pytest.mark.ddp
+def test_multiclass_f1_module_functional_sklearn_and_ddp():
+    g = torch.Generator().manual_seed(1)
+    sizes = (13, 1, 30, 6)
+    batches = [(torch.randint(0, 5, (n,), generator=g), torch.randint(0, 4, (n,), generator=g)) for n in sizes]
+    check_metric(
+        C.MulticlassF1Score,
+        C.multiclass_f1_score,
+        lambda preds, target: _sk("f1", target, preds, average="macro", zero_division=1),
+        batches,
+        metric_kwargs={"num_classes": 6, "average": "macro", "zero_division": 1},
+        atol=ATOL,
+    )
+
+
+def test_multilabel_precision_weighted_module_paths():
+    """Same reducer path (sum states tp/fp/tn/fn) as the DDP test above, so DDP is not spawned again here."""
+    g = torch.Generator().manual_seed(2)
+    batches = [(torch.rand(n, 4, generator=g), (torch.rand(n, 4, generator=g) < 0.3).long()) for n in (9, 2, 17)]
+    check_metric(
+        C.MultilabelPrecision,
+        C.multilabel_precision,
+        lambda preds, target: _sk("precision", target, (preds > 0.5).long(), average="weighted", zero_division=0),
+        batches,
+        metric_kwargs={"num_labels": 4, "average": "weighted", "zero_division": 0},
+        atol=ATOL,
+        ddp=False,
+    )
