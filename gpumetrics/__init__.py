@@ -16,9 +16,14 @@ from gpumetrics.classification import (  # noqa: E402
     MultilabelF1Score, MultilabelPrecision, MultilabelRecall,
 )
 
+# --- image generation: FID (METRICS_SPEC §2)
+from gpumetrics.image.fid import FrechetInceptionDistance  # noqa: E402
+from gpumetrics.image.inception import FIDInceptionV3  # noqa: E402
+
 __version__ = library_version()
 
 __all__ = [
+    "FrechetInceptionDistance", "FIDInceptionV3",
     "Metric",
     "TokenF1",
     "ExactMatch",

@@ -13,7 +13,11 @@ from gpumetrics.classification import (  # noqa: E402
     multilabel_f1_score, multilabel_precision, multilabel_recall,
 )
 
+# --- image generation: Fréchet distance (METRICS_SPEC §2)
+from gpumetrics.image.fid import feature_statistics, frechet_distance  # noqa: E402
+
 __all__ = [
+    "frechet_distance", "feature_statistics",
     "token_f1",
     "exact_match",
     "string_accuracy",

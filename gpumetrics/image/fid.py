@@ -177,7 +177,7 @@ class FrechetInceptionDistance(Metric):
         >>> fid.update_features(torch.rand(100, 64, generator=g), real=True)
         >>> fid.update_features(torch.rand(100, 64, generator=g) + 0.1, real=False)
         >>> round(float(fid.compute()), 3)
-        0.988
+        2.504
         >>> fid.signature().rsplit("|", 1)[0]
         'fid|feature:64|weights:random|resize:pytorch-fid'
     """

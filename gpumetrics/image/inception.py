@@ -45,15 +45,21 @@ def _fid_blocks():
     return FIDInceptionA, FIDInceptionC, FIDInceptionE_1, FIDInceptionE_2
 
 
-def build_fid_inception() -> nn.Module:
+def build_fid_inception(device: Union[str, torch.device, None] = "meta") -> nn.Module:
     """The bare FID Inception-v3 (torchvision ``Inception3`` patched with pytorch-fid's blocks), uninitialised.
 
     Its ``state_dict`` keys are exactly those of pytorch-fid's weight file (``Conv2d_1a_3x3.conv.weight`` …
-    ``fc.bias``, 1008 classes).
+    ``fc.bias``, 1008 classes). Built on the ``meta`` device by default (no time spent initialising parameters
+    that the weights replace); load them with ``load_state_dict(state, assign=True)``.
     """
     import torchvision
 
     block_a, block_c, block_e1, block_e2 = _fid_blocks()
+    with torch.device(device):
+        return _patched_inception(torchvision, block_a, block_c, block_e1, block_e2)
+
+
+def _patched_inception(torchvision: Any, block_a: Any, block_c: Any, block_e1: Any, block_e2: Any) -> nn.Module:
     net = torchvision.models.inception_v3(weights=None, num_classes=1008, aux_logits=False, init_weights=False)
     net.Mixed_5b = block_a(192, pool_features=32)
     net.Mixed_5c = block_a(256, pool_features=64)
@@ -87,11 +93,11 @@ def random_fid_inception_state_dict(seed: int = 0) -> dict[str, Tensor]:
             fan_in = value[0].numel()
             state[key] = torch.randn(value.shape, generator=generator) * (2.0 / fan_in) ** 0.5
         elif key.endswith("running_var") or key.endswith("bn.weight"):
-            state[key] = torch.ones_like(value)
+            state[key] = torch.ones(value.shape, dtype=value.dtype)
         elif key == "fc.weight":
             state[key] = torch.randn(value.shape, generator=generator) * 0.01
         else:  # running_mean, bn.bias, fc.bias, num_batches_tracked
-            state[key] = torch.zeros_like(value)
+            state[key] = torch.zeros(value.shape, dtype=value.dtype)
     return state
 
 
@@ -206,7 +212,7 @@ class FIDInceptionV3(nn.Module):
             raise TypeError(
                 f"`weights` must be None, a path, a state_dict or 'random', got {type(weights).__name__}"
             )
-        net.load_state_dict(state)
+        net.load_state_dict(state, assign=True)
         self.weights_tag = tag
         last = self.BLOCK_INDEX_BY_DIM[dims]
         blocks = [

@@ -1,0 +1,292 @@
+"""FID: Fréchet distance vs pytorch-fid (scipy sqrtm), streaming statistics, DDP, stats files, end-to-end."""
+
+from __future__ import annotations
+
+import warnings
+from unittest import mock
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+from torch import nn
+
+import pytorch_fid.inception as pfi
+from pytorch_fid.fid_score import calculate_fid_given_paths, calculate_frechet_distance
+from gpumetrics.image.fid import FrechetInceptionDistance, feature_statistics, frechet_distance
+from gpumetrics.image.inception import FIDInceptionV3
+from tests.helpers.ddp import run_ddp_function
+from tests.helpers.harness import check_metric
+
+DIMS = 12
+
+
+def _features(n, d, seed, shift=0.0):
+    generator = torch.Generator().manual_seed(seed)
+    mixing = torch.randn(d, d, generator=generator, dtype=torch.float64) / d**0.5
+    return (torch.randn(n, d, generator=generator, dtype=torch.float64) @ mixing).abs() + shift
+
+
+def _np_stats(features):
+    array = features.double().numpy()
+    return array.mean(axis=0), np.cov(array, rowvar=False)
+
+
+def _pytorch_fid(real, fake):
+    return calculate_frechet_distance(*_np_stats(real), *_np_stats(fake))
+
+
+@pytest.mark.parametrize("d, n", [(8, 50), (64, 400), (300, 1000)])
+def test_frechet_distance_matches_scipy_sqrtm_on_well_conditioned_stats(d, n):
+    real, fake = _features(n, d, seed=d), _features(n, d, seed=d + 1, shift=0.05)
+    expected = _pytorch_fid(real, fake)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no rank-deficiency warning on full-rank covariances
+        ours = frechet_distance(*feature_statistics(real), *feature_statistics(fake))
+    assert ours.dtype == torch.float64
+    assert abs(float(ours) - expected) <= 1e-6 * abs(expected)
+    # numpy inputs and float32 tensors are accepted
+    mu1, s1 = _np_stats(real)
+    mu2, s2 = _np_stats(fake)
+    assert abs(float(frechet_distance(mu1, s1, mu2, s2)) - expected) <= 1e-6 * abs(expected)
+
+
+@pytest.mark.parametrize("n_real, n_fake", [(10, 40), (40, 10), (15, 15)])
+def test_rank_deficient_stats_are_finite_warned_and_close_to_scipy(n_real, n_fake):
+    d = 32
+    real, fake = _features(n_real, d, seed=n_real), _features(n_fake, d, seed=100 + n_fake, shift=0.1)
+    with pytest.warns(UserWarning, match="singular|rank-deficient") if min(n_real, n_fake) <= d else warnings.catch_warnings():
+        metric = FrechetInceptionDistance(feature=_Identity(d))
+        metric.update_features(real, real=True)
+        metric.update_features(fake, real=False)
+        ours = float(metric.compute())
+    assert np.isfinite(ours) and ours >= 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            expected = _pytorch_fid(real, fake)
+        except ValueError:  # scipy's sqrtm left an imaginary component: nothing to compare with
+            return
+    assert abs(ours - expected) <= 1e-3 * abs(expected)
+
+
+def test_identical_and_degenerate_stats_give_zero_not_nan():
+    mu, sigma = feature_statistics(_features(5, 16, seed=0))
+    with pytest.warns(UserWarning, match="singular"):
+        assert 0 <= float(frechet_distance(mu, sigma, mu, sigma)) < 1e-6
+    zeros = torch.zeros(16, 16, dtype=torch.float64)
+    with pytest.warns(UserWarning, match="singular"):
+        value = frechet_distance(mu, zeros, mu + 1, zeros)
+    assert float(value) == pytest.approx(16.0)
+
+
+def test_frechet_distance_bad_inputs_name_the_argument():
+    mu, sigma = torch.zeros(3), torch.eye(3)
+    with pytest.raises(ValueError, match="`sigma2`"):
+        frechet_distance(mu, sigma, mu, torch.eye(4))
+    with pytest.raises(ValueError, match="`mu2`"):
+        frechet_distance(mu, sigma, torch.zeros(2), sigma)
+    with pytest.raises(ValueError, match="`sigma1`"):
+        frechet_distance(mu, torch.zeros(3), mu, sigma)
+    with pytest.raises(ValueError, match="`mu1`.*NaN"):
+        frechet_distance(torch.full((3,), float("nan")), sigma, mu, sigma)
+    with pytest.raises(TypeError, match="`mu1`"):
+        frechet_distance("mu", sigma, mu, sigma)
+
+
+class _Identity(nn.Module):
+    """A custom 'extractor' whose features are its input (picklable, for the DDP harness)."""
+
+    def __init__(self, dims: int = DIMS) -> None:
+        super().__init__()
+        self.dims = dims
+
+    def forward(self, features):
+        return features
+
+
+class FeaturePairFID(FrechetInceptionDistance):
+    """FID driven by ``update(real_features, fake_features)`` so that the harness can concatenate batches."""
+
+    def __init__(self, **kwargs):
+        super().__init__(feature=_Identity(), **kwargs)
+
+    def update(self, real_features, fake_features):
+        super().update(real_features, real=True)
+        super().update(fake_features, real=False)
+
+
+def _fid_of_features(real, fake):
+    return frechet_distance(*feature_statistics(real), *feature_statistics(fake))
+
+
+@pytest.mark.ddp
+def test_fid_streaming_states_merge_and_ddp_equal_one_pass():
+    sizes = [(30, 25), (1, 3), (40, 33), (9, 12)]
+    batches = [
+        (_features(r, DIMS, seed=i).float(), _features(f, DIMS, seed=50 + i, shift=0.2).float())
+        for i, (r, f) in enumerate(sizes)
+    ]
+    value = check_metric(
+        FeaturePairFID, _fid_of_features, _pytorch_fid, batches, atol=1e-9, rtol=1e-9, reference_atol=1e-7,
+        check_forward=False,
+    )
+    assert float(value) > 0
+
+
+def _collectives_of_fid_sync(rank, dims):
+    import torch.distributed as dist
+
+    calls = {"all_reduce": [], "all_gather": 0, "all_gather_object": 0}
+    original = dist.all_reduce, dist.all_gather, dist.all_gather_object
+
+    def reduce(tensor, *args, **kwargs):
+        calls["all_reduce"].append(tensor.numel() * tensor.element_size())
+        return original[0](tensor, *args, **kwargs)
+
+    def gather(*args, **kwargs):
+        calls["all_gather"] += 1
+        return original[1](*args, **kwargs)
+
+    def gather_object(*args, **kwargs):
+        calls["all_gather_object"] += 1
+        return original[2](*args, **kwargs)
+
+    dist.all_reduce, dist.all_gather, dist.all_gather_object = reduce, gather, gather_object
+    try:
+        metric = FrechetInceptionDistance(feature=_Identity(dims))
+        metric.update_features(_features(50 + 100 * rank, dims, seed=rank), real=True)
+        metric.update_features(_features(70, dims, seed=10 + rank, shift=0.1), real=False)
+        value = metric.compute()
+    finally:
+        dist.all_reduce, dist.all_gather, dist.all_gather_object = original
+    return calls, float(value)
+
+
+@pytest.mark.ddp
+def test_fid_sync_is_six_all_reduces_of_fixed_size():
+    dims = 16
+    results = run_ddp_function(_collectives_of_fid_sync, dims)
+    expected_bytes = sorted([8 * dims, 8 * dims * dims, 8] * 2)
+    for calls, _ in results:
+        assert sorted(calls["all_reduce"]) == expected_bytes
+        assert calls["all_gather"] == 0 and calls["all_gather_object"] == 0
+    assert results[0][1] == results[1][1]
+    real = torch.cat([_features(50, dims, seed=0), _features(150, dims, seed=1)])
+    fake = torch.cat([_features(70, dims, seed=10, shift=0.1), _features(70, dims, seed=11, shift=0.1)])
+    assert results[0][1] == pytest.approx(_pytorch_fid(real, fake), rel=1e-9)
+
+
+def test_update_features_accumulates_like_one_pass_and_forward_returns_none():
+    real, fake = _features(60, DIMS, seed=1), _features(50, DIMS, seed=2, shift=0.3)
+    metric = FrechetInceptionDistance(feature=_Identity())
+    for chunk in real.split(7):
+        assert metric(chunk, real=True) is None
+    metric.update_features(fake[:20], real=False)
+    first = metric.compute()
+    metric.update_features(fake[20:], real=False)  # the cached value is invalidated
+    assert float(metric.compute()) != float(first)
+    assert float(metric.compute()) == pytest.approx(_pytorch_fid(real, fake), rel=1e-9)
+
+
+def test_reset_real_features_keeps_the_reference_set():
+    real, fake = _features(40, DIMS, seed=1), _features(40, DIMS, seed=2, shift=0.3)
+    metric = FrechetInceptionDistance(feature=_Identity(), reset_real_features=False)
+    metric.update_features(real, real=True)
+    metric.update_features(fake, real=False)
+    metric.reset()
+    assert int(metric.real_count) == 40 and int(metric.fake_count) == 0
+    metric.update_features(fake, real=False)
+    assert float(metric.compute()) == pytest.approx(_pytorch_fid(real, fake), rel=1e-9)
+    resetting = FrechetInceptionDistance(feature=_Identity())
+    resetting.update_features(real, real=True)
+    resetting.reset()
+    assert int(resetting.real_count) == 0
+
+
+def test_stats_files_interoperate_with_pytorch_fid(tmp_path):
+    real, fake = _features(80, DIMS, seed=3), _features(90, DIMS, seed=4, shift=0.2)
+    metric = FrechetInceptionDistance(feature=_Identity())
+    metric.update_features(real, real=True)
+    metric.update_features(fake, real=False)
+    ours = float(metric.compute())
+    metric.save_stats(tmp_path / "real.npz", real=True)
+    metric.save_stats(tmp_path / "fake.npz", real=False)
+    with np.load(tmp_path / "real.npz") as data:
+        np.testing.assert_allclose(data["mu"], _np_stats(real)[0], rtol=1e-12)
+        np.testing.assert_allclose(data["sigma"], _np_stats(real)[1], rtol=1e-9, atol=1e-15)
+        assert int(data["n"]) == 80
+    # pytorch-fid reads our files (its model is built but never run on .npz inputs)
+    with mock.patch.object(pfi.InceptionV3, "__init__", lambda self, *a, **k: nn.Module.__init__(self)):
+        theirs = calculate_fid_given_paths([str(tmp_path / "real.npz"), str(tmp_path / "fake.npz")], 2, "cpu", 2048)
+    assert theirs == pytest.approx(ours, rel=1e-6)
+    # files written the pytorch-fid way load back
+    np.savez_compressed(tmp_path / "pfid.npz", mu=_np_stats(real)[0], sigma=_np_stats(real)[1])
+    loaded = FrechetInceptionDistance(feature=_Identity())
+    loaded.load_stats(tmp_path / "pfid.npz", real=True)
+    loaded.update_features(fake, real=False)
+    assert float(loaded.compute()) == pytest.approx(ours, rel=1e-9)
+    assert "real_stats:loaded" in loaded.signature()
+    with pytest.raises(ValueError, match="loaded from a file"):
+        loaded.update_features(real, real=True)
+    wrong = FrechetInceptionDistance(feature=_Identity(DIMS + 1))
+    with pytest.raises(ValueError, match="`path`"):
+        wrong.load_stats(tmp_path / "pfid.npz")
+
+
+def test_fid_bad_inputs_name_the_argument(inception_state):
+    metric = FrechetInceptionDistance(feature=64, weights=inception_state)
+    with pytest.raises(ValueError, match="`images`.*channels"):
+        metric.update(torch.rand(2, 1, 16, 16), real=True)
+    with pytest.raises(ValueError, match="`images`.*\\[0, 1\\]"):
+        metric.update(-torch.rand(2, 3, 16, 16), real=True)
+    with pytest.raises(ValueError, match="`images` is empty"):
+        metric.update(torch.rand(0, 3, 16, 16), real=True)
+    with pytest.raises(TypeError, match="`real`"):
+        metric.update(torch.rand(2, 3, 16, 16), real="yes")
+    with pytest.raises(ValueError, match="`features`"):
+        metric.update_features(torch.rand(4, 65), real=True)
+    with pytest.raises(ValueError, match="`features` is an empty batch"):
+        metric.update_features(torch.rand(0, 64), real=True)
+    with pytest.raises(ValueError, match="at least 2 real samples"):
+        metric.compute()
+    with pytest.raises(ValueError, match="`feature`"):
+        FrechetInceptionDistance(feature=100, weights="random")
+    with pytest.raises(TypeError, match="`feature`"):
+        FrechetInceptionDistance(feature="2048")
+    with pytest.raises(ValueError, match="`resize`"):
+        FrechetInceptionDistance(feature=64, weights="random", resize="nearest")
+
+
+def _write_images(folder, seed, count, shift):
+    folder.mkdir()
+    generator = torch.Generator().manual_seed(seed)
+    images = (torch.rand(count, 3, 33, 47, generator=generator) * (1 - shift) + shift).mul(255).round().to(torch.uint8)
+    for i, image in enumerate(images):
+        Image.fromarray(image.permute(1, 2, 0).numpy()).save(folder / f"{i:03d}.png")
+    return images
+
+
+def test_fid_end_to_end_matches_pytorch_fid_pipeline(tmp_path, inception_state):
+    """Same PNG folders through pytorch-fid's ``calculate_fid_given_paths`` and through our module (64-d)."""
+    real = _write_images(tmp_path / "real", seed=0, count=24, shift=0.0)
+    fake = _write_images(tmp_path / "fake", seed=1, count=24, shift=0.3)
+    with mock.patch.object(pfi, "load_state_dict_from_url", return_value=inception_state), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = calculate_fid_given_paths([str(tmp_path / "real"), str(tmp_path / "fake")], 12, "cpu", 64, 0)
+    metric = FrechetInceptionDistance(feature=64, weights=inception_state)
+    for batch in real.split(10):
+        metric.update(batch, real=True)
+    metric.update(fake, real=False)
+    with pytest.warns(UserWarning, match="rank-deficient"):
+        ours = float(metric.compute())
+    assert ours == pytest.approx(expected, rel=1e-3)
+    assert metric.signature().startswith("fid|feature:64|weights:state_dict|resize:pytorch-fid|")
+    # update(images) is exactly update_features(extractor(images))
+    direct = FrechetInceptionDistance(feature=64, weights=inception_state)
+    extractor = FIDInceptionV3(dims=64, weights=inception_state)
+    direct.update_features(extractor(real), real=True)
+    direct.update_features(extractor(fake), real=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert float(direct.compute()) == pytest.approx(ours, rel=1e-9)
