@@ -20,9 +20,14 @@ from gpumetrics.classification import (  # noqa: E402
 from gpumetrics.image.fid import FrechetInceptionDistance  # noqa: E402
 from gpumetrics.image.inception import FIDInceptionV3  # noqa: E402
 
+# --- detection and OCR: OCR end-to-end, zero-shot detection F1 (METRICS_SPEC §5)
+from gpumetrics.detection.ocr_e2e import OCREndToEnd  # noqa: E402
+from gpumetrics.detection.zero_shot_f1 import ZeroShotDetectionF1  # noqa: E402
+
 __version__ = library_version()
 
 __all__ = [
+    "OCREndToEnd", "ZeroShotDetectionF1",
     "FrechetInceptionDistance", "FIDInceptionV3",
     "Metric",
     "TokenF1",

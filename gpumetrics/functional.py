@@ -16,7 +16,13 @@ from gpumetrics.classification import (  # noqa: E402
 # --- image generation: Fréchet distance (METRICS_SPEC §2)
 from gpumetrics.image.fid import feature_statistics, frechet_distance  # noqa: E402
 
+# --- detection and OCR: IoU kernels, OCR end-to-end, zero-shot detection F1 (METRICS_SPEC §5)
+from gpumetrics.kernels.iou import box_iou, box_iou_paired, polygon_iou, polygon_iou_paired  # noqa: E402
+from gpumetrics.detection.ocr_e2e import ocr_end_to_end  # noqa: E402
+from gpumetrics.detection.zero_shot_f1 import zero_shot_detection_f1  # noqa: E402
+
 __all__ = [
+    "box_iou", "box_iou_paired", "polygon_iou", "polygon_iou_paired", "ocr_end_to_end", "zero_shot_detection_f1",
     "frechet_distance", "feature_statistics",
     "token_f1",
     "exact_match",

@@ -188,35 +188,51 @@ def _prepare_quads(value: object, name: str, dtype: Optional[torch.dtype] = None
 
 
 def _intersection_kernel(ax: Tensor, ay: Tensor, bx: Tensor, by: Tensor) -> Tensor:
-    """Intersection area of pairs of normalised (CCW, convex) quads given as shifted coordinates ``Tensor[P, 4]``."""
-    # A's vertices i against B's edge lines k: everything is [P, 4 (i), 4 (k)]
-    aex, aey = ax.roll(-1, 1) - ax, ay.roll(-1, 1) - ay  # A edge i: a_i + t·ae_i
-    bex, bey = bx.roll(-1, 1) - bx, by.roll(-1, 1) - by  # B edge k: b_k + s·be_k
-    dx = ax[:, :, None] - bx[:, None, :]
-    dy = ay[:, :, None] - by[:, None, :]
-    ux, uy = bex[:, None, :], bey[:, None, :]
+    """Intersection area of pairs of normalised (CCW, convex) quads given as shifted coordinates ``Tensor[4, P]``.
+
+    Work tensors are ``[4 (A vertex i), 4 (B edge k), P]`` so that every elementwise op runs along the long,
+    contiguous pair dimension.
+    """
+    aex, aey = ax.roll(-1, 0) - ax, ay.roll(-1, 0) - ay  # A edge i: a_i + t·ae_i
+    bex, bey = bx.roll(-1, 0) - bx, by.roll(-1, 0) - by  # B edge k: b_k + s·be_k
+    len2 = bex * bex + bey * bey
+    inv_len2 = 1.0 / torch.where(len2 > 0, len2, 1.0)
+    dx = ax[:, None] - bx[None]
+    dy = ay[:, None] - by[None]
+    ux, uy = bex[None], bey[None]
     d0 = ux * dy - uy * dx  # cross(be_k, a_i − b_k) ≥ 0  ⇔  a_i is inside B's half-plane k
-    d1 = d0.roll(-1, 1)  # same for a_{i+1}
-    in0, in1 = d0 >= 0, d1 >= 0
+    in0 = d0 >= 0
+    in1 = in0.roll(-1, 0)  # the same for a_{i+1}
     crossing = in0 != in1
-    t = d0 / torch.where(crossing, d0 - d1, torch.ones_like(d0))
+    t = d0 / (d0 - d0.roll(-1, 0))  # where A's edge i crosses line k; only read where `crossing`
 
-    # (a) Cyrus–Beck: piece of A's edge i inside all four half-planes
-    zero, one = torch.zeros_like(t), torch.ones_like(t)
-    lo = torch.where(in0, zero, torch.where(in1, t, one)).amax(dim=2)
-    hi = torch.where(in1, one, torch.where(in0, t, zero)).amin(dim=2)
-    edge_part = (hi - lo).clamp(min=0) * (ax * aey - ay * aex)
+    # (a) Cyrus–Beck: the piece [lo, hi] of A's edge i inside all four half-planes
+    lo = torch.where(in0, 0.0, torch.where(in1, t, 1.0)).amax(dim=1)
+    hi = torch.where(in1, 1.0, torch.where(in0, t, 0.0)).amin(dim=1)
+    # cross(a_i, ae_i) = cross(a_i, a_{i+1}): the shoelace term, so that A ⊂ B gives exactly area(A)
+    edge_part = ((hi - lo).clamp(min=0) * (ax * ay.roll(-1, 0) - ay * ax.roll(-1, 0))).sum(dim=0)
 
-    # (b) pieces of B's edge line k inside A, delimited by the crossing points a_i + t·ae_i, clamped to the edge
-    inv_len2 = 1.0 / torch.where((bex * bex + bey * bey) > 0, bex * bex + bey * bey, torch.ones_like(bex))
-    s = ((dx + t * aex[:, :, None]) * ux + (dy + t * aey[:, :, None]) * uy) * inv_len2[:, None, :]
-    s = s.clamp(0, 1)
-    signed = torch.where(crossing, torch.where(in1, s, -s), zero).sum(dim=1)  # Σ s_entry − Σ s_exit per line k
-    line_part = signed * (bx * bey - by * bex)
-    return 0.5 * (edge_part.sum(dim=1) + line_part.sum(dim=1))
+    # (b) pieces of B's edge line k inside A: s is the crossing point's position along B's edge, clamped to it
+    s0 = (dx * ux + dy * uy) * inv_len2[None]
+    s = torch.lerp(s0, s0.roll(-1, 0), t).clamp(0, 1)
+    signed = torch.where(crossing, torch.where(in1, s, -s), 0.0).sum(dim=0)  # Σ s_entry − Σ s_exit per line k
+    line_part = (signed * (bx * bey - by * bex)).sum(dim=0)
+    return 0.5 * (edge_part + line_part)
 
 
-def _paired_intersection(a: Tensor, b: Tensor, area_a: Tensor, area_b: Tensor) -> Tensor:
+_COMPILED: dict[str, object] = {}
+
+
+def _kernel(compiled: bool):
+    """The eager kernel, or its ``torch.compile`` fusion (one generated loop instead of ~30 tensor passes)."""
+    if not compiled:
+        return _intersection_kernel
+    if "kernel" not in _COMPILED:
+        _COMPILED["kernel"] = torch.compile(_intersection_kernel, dynamic=True)
+    return _COMPILED["kernel"]
+
+
+def _paired_intersection(a: Tensor, b: Tensor, area_a: Tensor, area_b: Tensor, compiled: bool = False) -> Tensor:
     """Intersection areas of normalised quads ``a[i]``, ``b[i]`` (``Tensor[P, 4, 2]``), chunked, AABB-filtered."""
     n = a.shape[0]
     inter = a.new_zeros(n)
@@ -226,12 +242,14 @@ def _paired_intersection(a: Tensor, b: Tensor, area_a: Tensor, area_b: Tensor) -
     bmin, bmax = b.amin(dim=1), b.amax(dim=1)
     overlap = ((amin < bmax) & (bmin < amax)).all(dim=1) & (area_a > 0) & (area_b > 0)
     idx = overlap.nonzero().squeeze(1)
+    kernel = _kernel(compiled)
     for start in range(0, idx.numel(), _CHUNK):
         sel = idx[start : start + _CHUNK]
         pa, pb = a[sel], b[sel]
         centre = pa.mean(dim=1, keepdim=True)  # shift each pair before forming products
         pa, pb = pa - centre, pb - centre
-        value = _intersection_kernel(pa[..., 0], pa[..., 1], pb[..., 0], pb[..., 1])
+        pa, pb = pa.permute(2, 1, 0).contiguous(), pb.permute(2, 1, 0).contiguous()  # [2, 4, P]
+        value = kernel(pa[0], pa[1], pb[0], pb[1])
         inter[sel] = torch.minimum(value.clamp(min=0), torch.minimum(area_a[sel], area_b[sel]))
     return inter
 
@@ -242,12 +260,13 @@ def _iou_from_parts(inter: Tensor, area_a: Tensor, area_b: Tensor) -> Tensor:
     return torch.where(ok, inter / torch.where(ok, union, torch.ones_like(union)), torch.zeros_like(union)).clamp(0, 1)
 
 
-def polygon_intersection_paired(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+def polygon_intersection_paired(a: Tensor, b: Tensor, compiled: bool = False) -> tuple[Tensor, Tensor, Tensor]:
     """Intersection area of ``a[i]`` and ``b[i]`` with both areas, for metrics that need more than IoU.
 
     Args:
         a: ``Tensor[N, 4, 2]`` convex quadrilaterals (any vertex order).
         b: ``Tensor[N, 4, 2]`` convex quadrilaterals.
+        compiled: run the clipping kernel through ``torch.compile`` (see :func:`polygon_iou`).
 
     Returns:
         ``(intersection, area_a, area_b)``, each ``Tensor[N]``.
@@ -264,15 +283,16 @@ def polygon_intersection_paired(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor, T
     dtype = _work_dtype(a, b)
     a, b = normalize_quads(a.to(dtype)), normalize_quads(b.to(dtype))
     area_a, area_b = _shoelace(a), _shoelace(b)
-    return _paired_intersection(a, b, area_a, area_b), area_a, area_b
+    return _paired_intersection(a, b, area_a, area_b, compiled), area_a, area_b
 
 
-def polygon_iou_paired(a: Tensor, b: Tensor) -> Tensor:
+def polygon_iou_paired(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
     """IoU of convex quadrilateral ``a[i]`` with ``b[i]``.
 
     Args:
         a: ``Tensor[N, 4, 2]`` convex quadrilaterals, vertices in any order (taken as the convex hull of the 4 points).
         b: ``Tensor[N, 4, 2]`` convex quadrilaterals.
+        compiled: run the clipping kernel through ``torch.compile`` (see :func:`polygon_iou`).
 
     Returns:
         ``Tensor[N]`` IoU in ``[0, 1]``; float64 for float64 inputs, else float32 (computed after a per-pair centre
@@ -286,11 +306,11 @@ def polygon_iou_paired(a: Tensor, b: Tensor) -> Tensor:
         >>> polygon_iou_paired(sq, sq + 1)
         tensor([0.1429])
     """
-    inter, area_a, area_b = polygon_intersection_paired(a, b)
+    inter, area_a, area_b = polygon_intersection_paired(a, b, compiled)
     return _iou_from_parts(inter, area_a, area_b)
 
 
-def polygon_iou(a: Tensor, b: Tensor) -> Tensor:
+def polygon_iou(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
     """IoU of every convex quadrilateral of ``a`` with every one of ``b``, exact, batched and chunked.
 
     Pairs whose bounding boxes do not overlap are skipped; the others are clipped in chunks of a fixed number of
@@ -300,6 +320,9 @@ def polygon_iou(a: Tensor, b: Tensor) -> Tensor:
         a: ``Tensor[N, 4, 2]`` convex quadrilaterals ``x1y1…x4y4``, vertices in any order and orientation (a
             non-convex input is taken as the convex hull of its 4 points).
         b: ``Tensor[M, 4, 2]`` convex quadrilaterals.
+        compiled: run the clipping kernel through ``torch.compile`` (inductor: C++ on CPU, Triton on CUDA), which
+            fuses its ~30 tensor passes into one loop — about 20–30× faster on CPU for large inputs, at a one-off
+            compilation cost of tens of seconds per process (cached on disk by inductor). Same results.
 
     Returns:
         ``Tensor[N, M]`` IoU in ``[0, 1]``; float64 for float64 inputs, else float32 (computed after a per-pair centre
@@ -312,7 +335,7 @@ def polygon_iou(a: Tensor, b: Tensor) -> Tensor:
         >>> sq = torch.tensor([[[0., 0.], [2., 0.], [2., 2.], [0., 2.]]])
         >>> diamond = torch.tensor([[[1., 0.], [2., 1.], [1., 2.], [0., 1.]], [[1., 3.], [0., 2.], [1., 1.], [2., 2.]]])
         >>> polygon_iou(sq, diamond)
-        tensor([[0.5000, 0.1429]])
+        tensor([[0.5000, 0.2000]])
     """
     a = _check_float_tensor(a, "a", (4, 2), 3)
     b = _check_float_tensor(b, "b", (4, 2), 3)
@@ -336,7 +359,7 @@ def polygon_iou(a: Tensor, b: Tensor) -> Tensor:
         if ia.numel() == 0:
             continue
         ia = ia + r0
-        inter = _paired_intersection(a[ia], b[ib], area_a[ia], area_b[ib])
+        inter = _paired_intersection(a[ia], b[ib], area_a[ia], area_b[ib], compiled)
         out[ia, ib] = _iou_from_parts(inter, area_a[ia], area_b[ib])
     return out
 

@@ -1,0 +1,93 @@
+"""Input handling shared by the detection metrics: per-image polygon / box lists → one flat tensor + counts.
+
+The IoU kernels themselves live in :mod:`gpumetrics.kernels.iou` and are re-exported here for convenience.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import torch
+from torch import Tensor
+
+from gpumetrics.kernels.iou import (
+    block_pairs,
+    box_iou,
+    box_iou_paired,
+    boxes_to_quads,
+    polygon_intersection_paired,
+    polygon_iou,
+    polygon_iou_paired,
+)
+
+__all__ = [
+    "as_quads",
+    "flatten_quads",
+    "box_iou",
+    "box_iou_paired",
+    "polygon_iou",
+    "polygon_iou_paired",
+    "polygon_intersection_paired",
+    "block_pairs",
+]
+
+
+def as_quads(value: Any, name: str, device: Optional[torch.device] = None) -> Tensor:
+    """One image's shapes as ``Tensor[P, 4, 2]``.
+
+    Accepts ``Tensor[P, 4, 2]`` quadrilaterals, ``Tensor[P, 8]`` flat ``x1 y1 … x4 y4`` quadrilaterals or
+    ``Tensor[P, 4]`` axis-aligned ``xyxy`` boxes (or nested lists of numbers of those shapes; an empty list is P=0).
+
+    Raises:
+        TypeError: not a tensor / list of numbers. ValueError: another shape, NaN or infinite coordinates.
+
+    Example:
+        >>> as_quads(torch.tensor([[0., 0., 2., 1.]]), "preds").tolist()
+        [[[0.0, 0.0], [2.0, 0.0], [2.0, 1.0], [0.0, 1.0]]]
+    """
+    if not isinstance(value, Tensor):
+        if isinstance(value, (list, tuple)):
+            if len(value) == 0:
+                return torch.zeros(0, 4, 2, device=device)
+            try:
+                value = torch.as_tensor(value, dtype=torch.float64, device=device)
+            except (TypeError, ValueError) as err:
+                raise TypeError(f"`{name}` must be a tensor or a nested list of numbers: {err}") from None
+        else:
+            raise TypeError(f"`{name}` must be a Tensor[P, 4, 2], Tensor[P, 8] or Tensor[P, 4], got {type(value).__name__}")
+    if value.dtype == torch.bool or value.is_complex():
+        raise TypeError(f"`{name}` must hold real coordinates, got dtype {value.dtype}")
+    if value.dim() == 3 and tuple(value.shape[1:]) == (4, 2):
+        quads = value
+    elif value.dim() == 2 and value.shape[1] == 8:
+        quads = value.reshape(-1, 4, 2)
+    elif value.dim() == 2 and value.shape[1] == 4:
+        quads = boxes_to_quads(value)
+    elif value.numel() == 0:
+        quads = value.reshape(0, 4, 2)
+    else:
+        raise ValueError(f"`{name}` must have shape [P, 4, 2], [P, 8] or [P, 4] (xyxy), got {list(value.shape)}")
+    if not value.is_floating_point():
+        quads = quads.double()
+    if quads.numel() and not bool(torch.isfinite(quads).all()):
+        raise ValueError(f"`{name}` holds NaN or infinite coordinates")
+    return quads
+
+
+def flatten_quads(images: Any, name: str) -> tuple[Tensor, Tensor]:
+    """A per-image list of shapes → ``(Tensor[ΣP, 4, 2], counts Tensor[B])`` on the first tensor's device.
+
+    Example:
+        >>> quads, counts = flatten_quads([torch.zeros(2, 4), torch.zeros(0, 4)], "pred_polys")
+        >>> quads.shape, counts.tolist()
+        (torch.Size([2, 4, 2]), [2, 0])
+    """
+    if isinstance(images, Tensor) or not isinstance(images, Sequence) or isinstance(images, str):
+        raise TypeError(f"`{name}` must be a list with one tensor of shapes per image, got {type(images).__name__}")
+    device = next((x.device for x in images if isinstance(x, Tensor)), None)
+    quads = [as_quads(x, f"{name}[{i}]", device) for i, x in enumerate(images)]
+    counts = torch.tensor([q.shape[0] for q in quads], dtype=torch.long, device=device)
+    if not quads:
+        return torch.zeros(0, 4, 2, device=device), counts
+    dtype = torch.float64 if any(q.dtype == torch.float64 for q in quads) else torch.float32
+    return torch.cat([q.to(dtype) for q in quads]), counts

@@ -1,0 +1,354 @@
+"""OCR end-to-end evaluation: detection (bbox) and detection + recognition (e2e) precision / recall / F1.
+
+Two matching rules (METRICS_SPEC §5):
+
+* ``"many-to-many"`` (seed 002): with IoU > threshold, a prediction is matched if it overlaps any cared ground
+  truth, a ground truth is matched if any prediction overlaps it; e2e also needs equal text. A prediction that is
+  not matched but overlaps a don't-care ground truth (text ``"###"``) is don't-care and leaves the precision
+  denominator. Precision 0/0 = 1, recall 0/0 = 1.
+* ``"icdar15"`` (ICDAR 2015 Robust Reading, incidental text): predictions covering a don't-care ground truth by
+  intersection / prediction area > 0.5 are don't-care; then greedy one-to-one matching in ground-truth order, each
+  ground truth taking the first free prediction with IoU > threshold; e2e counts the matched pairs whose texts are
+  equal ignoring case. Global precision / recall are 0 when their denominators are 0; per-image values follow the
+  ICDAR script (no cared ground truth → recall 1, precision 1 if no cared prediction else 0).
+
+All counts are integers micro-summed over images, so the DDP state is one all-reduce of 8 numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import torch
+from torch import Tensor
+
+from gpumetrics.core import Metric, check_choice
+from gpumetrics.detection.iou import block_pairs, flatten_quads
+from gpumetrics.kernels.iou import normalize_quads, _paired_intersection, _shoelace
+
+__all__ = ["OCREndToEnd", "ocr_end_to_end"]
+
+MATCHINGS = ("many-to-many", "icdar15")
+# columns of the per-image count table
+_COUNTS = (
+    "n_pred",
+    "n_gt",
+    "bbox_matched_pred",
+    "bbox_matched_gt",
+    "bbox_dontcare_pred",
+    "e2e_matched_pred",
+    "e2e_matched_gt",
+    "e2e_dontcare_pred",
+)
+_ICDAR_AREA_PRECISION = 0.5
+
+
+def _texts(value: Any, name: str, counts: Tensor) -> list[str]:
+    if isinstance(value, (str, Tensor)) or not isinstance(value, Sequence):
+        raise TypeError(f"`{name}` must be a list with one list of strings per image, got {type(value).__name__}")
+    if len(value) != counts.numel():
+        raise ValueError(f"`{name}` has {len(value)} images but its polygons have {counts.numel()}")
+    flat: list[str] = []
+    for i, (texts, n) in enumerate(zip(value, counts.tolist())):
+        if isinstance(texts, str) or not isinstance(texts, Sequence):
+            raise TypeError(f"`{name}[{i}]` must be a list of strings, got {type(texts).__name__}")
+        if len(texts) != n:
+            raise ValueError(f"`{name}[{i}]` has {len(texts)} strings but the image has {n} polygons")
+        for j, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"`{name}[{i}][{j}]` must be a string, got {type(text).__name__}")
+        flat.extend(texts)
+    return flat
+
+
+def _check_options(matching: str, iou_threshold: float, dont_care: str, case_sensitive: Optional[bool]) -> bool:
+    check_choice(matching, "matching", MATCHINGS)
+    if isinstance(iou_threshold, bool) or not isinstance(iou_threshold, (int, float)) or not 0 <= iou_threshold <= 1:
+        raise ValueError(f"`iou_threshold` must be a number in [0, 1], got {iou_threshold!r}")
+    if not isinstance(dont_care, str):
+        raise TypeError(f"`dont_care` must be a string, got {type(dont_care).__name__}")
+    if case_sensitive is None:
+        return matching != "icdar15"
+    if not isinstance(case_sensitive, bool):
+        raise TypeError(f"`case_sensitive` must be a bool or None, got {type(case_sensitive).__name__}")
+    return case_sensitive
+
+
+def _scatter_any(mask: Tensor, index: Tensor, size: int) -> Tensor:
+    out = torch.zeros(size, dtype=torch.bool, device=index.device)
+    out[index[mask]] = True
+    return out
+
+
+def _ocr_e2e_update(
+    pred_polys: Any,
+    pred_texts: Any,
+    gt_polys: Any,
+    gt_texts: Any,
+    matching: str = "many-to-many",
+    iou_threshold: float = 0.5,
+    dont_care: str = "###",
+    case_sensitive: Optional[bool] = None,
+) -> Tensor:
+    """Per-image counts ``Tensor[B, 8]`` (long; columns ``_COUNTS``)."""
+    case_sensitive = _check_options(matching, iou_threshold, dont_care, case_sensitive)
+    preds, n_pred = flatten_quads(pred_polys, "pred_polys")
+    gts, n_gt = flatten_quads(gt_polys, "gt_polys")
+    if n_pred.numel() != n_gt.numel():
+        raise ValueError(f"`pred_polys` and `gt_polys` must hold the same number of images, got {n_pred.numel()} and {n_gt.numel()}")
+    p_texts = _texts(pred_texts, "pred_texts", n_pred)
+    g_texts = _texts(gt_texts, "gt_texts", n_gt)
+    device = preds.device if preds.numel() else gts.device
+    n_pred, n_gt = n_pred.to(device), n_gt.to(device)
+    n_img, total_p, total_g = n_pred.numel(), preds.shape[0], gts.shape[0]
+
+    # text ids: equal ids ⇔ equal texts (after case folding when case-insensitive)
+    vocab: dict[str, int] = {}
+    fold = (lambda s: s) if case_sensitive else str.upper
+    p_ids = torch.tensor([vocab.setdefault(fold(t), len(vocab)) for t in p_texts], dtype=torch.long, device=device)
+    g_ids = torch.tensor([vocab.setdefault(fold(t), len(vocab)) for t in g_texts], dtype=torch.long, device=device)
+    g_dc = torch.tensor([t == dont_care for t in g_texts], dtype=torch.bool, device=device)
+
+    pred_img = torch.repeat_interleave(torch.arange(n_img, device=device), n_pred)
+    gt_img = torch.repeat_interleave(torch.arange(n_img, device=device), n_gt)
+
+    # IoU of every (prediction, ground truth) pair of the same image whose bounding boxes overlap
+    dtype = torch.float64 if torch.float64 in (preds.dtype, gts.dtype) else torch.float32
+    preds, gts = normalize_quads(preds.to(dtype)), normalize_quads(gts.to(dtype))
+    area_p, area_g = _shoelace(preds), _shoelace(gts)
+    ip, ig, _ = block_pairs(n_pred, n_gt)
+    if ip.numel():
+        pmin, pmax, gmin, gmax = preds.amin(1), preds.amax(1), gts.amin(1), gts.amax(1)
+        near = ((pmin[ip] < gmax[ig]) & (gmin[ig] < pmax[ip])).all(dim=1)
+        ip, ig = ip[near], ig[near]
+    inter = _paired_intersection(preds[ip], gts[ig], area_p[ip], area_g[ig])
+    union = area_p[ip] + area_g[ig] - inter
+    iou = torch.where(union > 0, inter / torch.where(union > 0, union, 1.0), 0.0)
+    overlap = iou > iou_threshold
+    same_text = p_ids[ip] == g_ids[ig]
+    pair_dc = g_dc[ig]
+
+    counts = torch.zeros(n_img, len(_COUNTS), dtype=torch.long, device=device)
+    counts[:, 0] = n_pred
+    counts[:, 1] = n_gt - torch.zeros(n_img, dtype=torch.long, device=device).index_add_(0, gt_img, g_dc.long())
+
+    def per_image(flags: Tensor, image: Tensor) -> Tensor:
+        return torch.zeros(n_img, dtype=torch.long, device=device).index_add_(0, image, flags.long())
+
+    if matching == "many-to-many":
+        cared = overlap & ~pair_dc
+        touches_dc = _scatter_any(overlap & pair_dc, ip, total_p)
+        bbox_pm = _scatter_any(cared, ip, total_p)
+        bbox_gm = _scatter_any(overlap, ig, total_g) & ~g_dc
+        e2e_pm = _scatter_any(cared & same_text, ip, total_p)
+        e2e_gm = _scatter_any(overlap & same_text, ig, total_g) & ~g_dc
+        counts[:, 2] = per_image(bbox_pm, pred_img)
+        counts[:, 3] = per_image(bbox_gm, gt_img)
+        counts[:, 4] = per_image(~bbox_pm & touches_dc, pred_img)
+        counts[:, 5] = per_image(e2e_pm, pred_img)
+        counts[:, 6] = per_image(e2e_gm, gt_img)
+        counts[:, 7] = per_image(~e2e_pm & touches_dc, pred_img)
+        return counts
+
+    # icdar15: don't-care predictions by intersection / prediction area, then greedy one-to-one in GT order
+    covered = torch.where(area_p[ip] > 0, inter / torch.where(area_p[ip] > 0, area_p[ip], 1.0), 0.0)
+    p_dc = _scatter_any(pair_dc & (covered > _ICDAR_AREA_PRECISION), ip, total_p)
+    eligible = overlap & ~pair_dc & ~p_dc[ip]
+    matched, correct = _greedy_in_gt_order(
+        ip[eligible], ig[eligible], same_text[eligible], n_pred, n_gt, pred_img, gt_img, n_img
+    )
+    counts[:, 2] = counts[:, 3] = matched
+    counts[:, 4] = counts[:, 7] = per_image(p_dc, pred_img)
+    counts[:, 5] = counts[:, 6] = correct
+    return counts
+
+
+def _greedy_in_gt_order(
+    ip: Tensor, ig: Tensor, same_text: Tensor, n_pred: Tensor, n_gt: Tensor, pred_img: Tensor, gt_img: Tensor, n_img: int
+) -> tuple[Tensor, Tensor]:
+    """ICDAR greedy matching on eligible pairs: ground truths in order, each taking the first free prediction.
+
+    The loop runs over the ground-truth *position* within an image (at most max ΣG_i steps, usually ~100), every
+    step handling all images at once on ``[images, max predictions]`` tensors.
+    """
+    device = ip.device
+    matched = torch.zeros(n_img, dtype=torch.long, device=device)
+    correct = torch.zeros(n_img, dtype=torch.long, device=device)
+    if ip.numel() == 0:
+        return matched, correct
+    start_p = torch.cumsum(n_pred, 0) - n_pred
+    start_g = torch.cumsum(n_gt, 0) - n_gt
+    img = pred_img[ip]
+    lp, lg = ip - start_p[img], ig - start_g[img]
+    width = int(n_pred.max())
+    steps = torch.unique(lg)  # only ground-truth positions that have a candidate somewhere
+    # candidate table: [image, gt position, prediction position] as a sparse list sorted by (gt pos, image, pred pos)
+    order = torch.argsort((lg * n_img + img) * width + lp)
+    lp, lg, img, same_text = lp[order], lg[order], img[order], same_text[order]
+    bounds = torch.searchsorted(lg, torch.stack([steps, steps + 1])).tolist()
+    free = torch.ones(n_img, width, dtype=torch.bool, device=device)
+    for lo, hi in zip(*bounds):
+        c_img, c_p, c_text = img[lo:hi], lp[lo:hi], same_text[lo:hi]
+        ok = free[c_img, c_p]
+        if not bool(ok.any()):
+            continue
+        c_img, c_p, c_text = c_img[ok], c_p[ok], c_text[ok]
+        # candidates are sorted by (image, prediction): the first of each image is its choice
+        first = torch.ones_like(c_img, dtype=torch.bool)
+        first[1:] = c_img[1:] != c_img[:-1]
+        c_img, c_p, c_text = c_img[first], c_p[first], c_text[first]
+        free[c_img, c_p] = False
+        matched.index_add_(0, c_img, torch.ones_like(c_img))
+        correct.index_add_(0, c_img, c_text.long())
+    return matched, correct
+
+
+def _ratio(num: Tensor, den: Tensor, empty: float) -> Tensor:
+    num, den = num.double(), den.double()
+    return torch.where(den > 0, num / torch.where(den > 0, den, 1.0), torch.full_like(den, empty))
+
+
+def _f1(p: Tensor, r: Tensor) -> Tensor:
+    return torch.where(p + r > 0, 2 * p * r / torch.where(p + r > 0, p + r, 1.0), torch.zeros_like(p))
+
+
+def _scores(c: Tensor, matching: str, per_image: bool) -> dict[str, Tensor]:
+    """Precision / recall / F1 from counts ``Tensor[..., 8]``."""
+    n_pred, n_gt = c[..., 0], c[..., 1]
+    out: dict[str, Tensor] = {}
+    for kind, (m_pred, m_gt, dc) in {"bbox": (c[..., 2], c[..., 3], c[..., 4]), "e2e": (c[..., 5], c[..., 6], c[..., 7])}.items():
+        cared_pred = n_pred - dc
+        if matching == "many-to-many":
+            p, r = _ratio(m_pred, cared_pred, 1.0), _ratio(m_gt, n_gt, 1.0)
+        elif per_image:  # ICDAR per-image rule
+            no_gt = n_gt == 0
+            p = torch.where(no_gt, (cared_pred == 0).double(), _ratio(m_pred, cared_pred, 0.0))
+            r = torch.where(no_gt, torch.ones_like(p), _ratio(m_gt, n_gt, 0.0))
+        else:  # ICDAR global rule
+            p, r = _ratio(m_pred, cared_pred, 0.0), _ratio(m_gt, n_gt, 0.0)
+        out[f"{kind}_precision"], out[f"{kind}_recall"], out[f"{kind}_f1"] = p, r, _f1(p, r)
+    return out
+
+
+def _ocr_e2e_compute(counts: Tensor, matching: str, per_image_counts: Optional[Tensor] = None) -> dict[str, Any]:
+    """``counts``: ``Tensor[8]`` micro sums; ``per_image_counts``: optional ``Tensor[B, 8]``."""
+    result: dict[str, Any] = dict(_scores(counts, matching, per_image=False))
+    for i, name in enumerate(_COUNTS):
+        result[name] = counts[i]
+    if per_image_counts is not None:
+        result["per_image"] = _scores(per_image_counts, matching, per_image=True)
+    return result
+
+
+def ocr_end_to_end(
+    pred_polys: Sequence[Tensor],
+    pred_texts: Sequence[Sequence[str]],
+    gt_polys: Sequence[Tensor],
+    gt_texts: Sequence[Sequence[str]],
+    matching: str = "many-to-many",
+    iou_threshold: float = 0.5,
+    dont_care: str = "###",
+    case_sensitive: Optional[bool] = None,
+    per_image: bool = False,
+) -> dict[str, Any]:
+    """OCR end-to-end precision / recall / F1 of detection (``bbox_*``) and detection + text (``e2e_*``).
+
+    Args:
+        pred_polys: per image, ``Tensor[P_i, 4, 2]`` quadrilaterals (any vertex order), ``Tensor[P_i, 8]`` or
+            ``Tensor[P_i, 4]`` axis-aligned ``xyxy`` boxes.
+        pred_texts: per image, ``list[str]`` of length ``P_i``.
+        gt_polys: per image, ``Tensor[G_i, 4, 2]`` / ``[G_i, 8]`` / ``[G_i, 4]``.
+        gt_texts: per image, ``list[str]`` of length ``G_i``; ``dont_care`` marks a don't-care region.
+        matching: ``"many-to-many"`` (seed 002 rule) or ``"icdar15"`` (ICDAR 2015 greedy one-to-one).
+        iou_threshold: a pair overlaps when IoU > this value.
+        dont_care: ground-truth text of don't-care regions.
+        case_sensitive: compare texts case-sensitively; None = preset default (True for many-to-many, False for
+            icdar15, which compares ``str.upper()`` forms as the ICDAR script does).
+        per_image: also return ``per_image``: a dict of ``Tensor[B]`` precision / recall / F1 per image.
+
+    Returns:
+        dict with ``bbox_precision``, ``bbox_recall``, ``bbox_f1``, ``e2e_precision``, ``e2e_recall``, ``e2e_f1``
+        (float64 scalars) and the integer counts ``n_pred``, ``n_gt`` (cared ground truths), ``bbox_matched_pred``,
+        ``bbox_matched_gt``, ``bbox_dontcare_pred``, ``e2e_matched_pred``, ``e2e_matched_gt``, ``e2e_dontcare_pred``.
+
+    Raises:
+        TypeError / ValueError: naming the argument — wrong container types or shapes, NaN/inf coordinates, a text
+        list whose length differs from its image's polygon count, different numbers of images, unknown options.
+
+    Example:
+        >>> unit = lambda k: [k, 0.0, k + 1.0, 1.0]
+        >>> preds = [torch.tensor([unit(0), unit(1), unit(2)])]
+        >>> gts = [torch.tensor([unit(0), unit(1), unit(2)])]
+        >>> out = ocr_end_to_end(preds, [["a", "b", "x"]], gts, [["a", "b", "###"]])
+        >>> float(out["bbox_precision"]), float(out["e2e_recall"])
+        (1.0, 1.0)
+    """
+    counts = _ocr_e2e_update(pred_polys, pred_texts, gt_polys, gt_texts, matching, iou_threshold, dont_care, case_sensitive)
+    return _ocr_e2e_compute(counts.sum(0), matching, counts if per_image else None)
+
+
+class OCREndToEnd(Metric):
+    """OCR end-to-end evaluation accumulated over images (see :func:`ocr_end_to_end` for the rules).
+
+    ``update(pred_polys, pred_texts, gt_polys, gt_texts)`` takes per-image lists; states are 8 integer sums
+    (plus, with ``per_image=True``, a ``cat`` state of per-image counts).
+
+    Args:
+        matching: ``"many-to-many"`` or ``"icdar15"``.
+        iou_threshold: a pair overlaps when IoU > this value.
+        dont_care: ground-truth text of don't-care regions.
+        case_sensitive: None = preset default (True for many-to-many, False for icdar15).
+        per_image: keep per-image counts and return per-image scores under ``"per_image"``.
+
+    Example:
+        >>> metric = OCREndToEnd()
+        >>> box = torch.tensor([[0.0, 0.0, 1.0, 1.0]])
+        >>> metric.update([box], [["hello"]], [box], [["hello"]])
+        >>> metric.update([box], [["world"]], [box], [["word"]])
+        >>> float(metric.compute()["e2e_f1"])
+        0.5
+    """
+
+    signature_name = "ocr_e2e"
+    higher_is_better = True
+
+    def __init__(
+        self,
+        matching: str = "many-to-many",
+        iou_threshold: float = 0.5,
+        dont_care: str = "###",
+        case_sensitive: Optional[bool] = None,
+        per_image: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.case_sensitive = _check_options(matching, iou_threshold, dont_care, case_sensitive)
+        self.matching, self.iou_threshold, self.dont_care, self.per_image = matching, iou_threshold, dont_care, per_image
+        self.add_state("counts", default=torch.zeros(len(_COUNTS), dtype=torch.long), dist_reduce_fx="sum")
+        if per_image:
+            self.add_state("image_counts", default=[], dist_reduce_fx="cat")
+
+    def update(self, pred_polys: Any, pred_texts: Any, gt_polys: Any, gt_texts: Any) -> None:
+        counts = _ocr_e2e_update(
+            pred_polys, pred_texts, gt_polys, gt_texts, self.matching, self.iou_threshold, self.dont_care,
+            self.case_sensitive,
+        )
+        self.counts += counts.sum(0).to(self.counts.device)
+        if self.per_image:
+            self.image_counts.append(counts)
+
+    def compute(self) -> dict[str, Any]:
+        per_image = None
+        if self.per_image:
+            parts = self.image_counts if isinstance(self.image_counts, list) else [self.image_counts]
+            parts = [p.reshape(-1, len(_COUNTS)) for p in parts]
+            per_image = torch.cat(parts) if parts else self.counts.new_zeros(0, len(_COUNTS))
+        return _ocr_e2e_compute(self.counts, self.matching, per_image)
+
+    def _signature_fields(self) -> dict[str, Any]:
+        return {
+            "matching": self.matching,
+            "iou": f">{self.iou_threshold}",
+            "dontcare": self.dont_care,
+            "case": "sensitive" if self.case_sensitive else "upper",
+        }

@@ -1,0 +1,238 @@
+"""Zero-shot object detection F1 (AIJ 2021, sub-task 3; METRICS_SPEC §5).
+
+Per image, per queried class (the union of the prediction's and the ground truth's labels), boxes ``[x, y, w, h]``:
+
+* preset ``"aij2021"`` — class absent from the ground truth (or with no box) but predicted → every predicted box is
+  FP; no predicted box for a present class → every ground-truth box is FN; otherwise FN = max(0, #gt − #pred) (raw
+  list lengths), and each predicted box is TP if its IoU with any ground-truth box of that class is ≥ the threshold,
+  else FP, where a box identical to the one just before it in the list is skipped (consecutive duplicates count once);
+* preset ``"strict"`` — one-to-one matching, greedy by decreasing IoU (ties: earlier prediction, then earlier ground
+  truth) among pairs with IoU ≥ threshold; TP = matches, FP = #pred − TP, FN = #gt − TP.
+
+A ground-truth class missing from the prediction dict counts as predicted empty. TP/FP/FN are micro-summed over
+images and classes; precision, recall and F1 are 0 when their denominator is 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import torch
+from torch import Tensor
+
+from gpumetrics.core import Metric, check_choice
+from gpumetrics.kernels.iou import block_pairs, box_iou_paired
+
+__all__ = ["ZeroShotDetectionF1", "zero_shot_detection_f1"]
+
+PRESETS = ("aij2021", "strict")
+
+
+def _boxes(value: Any, name: str) -> Tensor:
+    if isinstance(value, Tensor):
+        boxes = value
+    elif isinstance(value, (list, tuple)):
+        if len(value) == 0:
+            return torch.zeros(0, 4, dtype=torch.float64)
+        try:
+            boxes = torch.as_tensor(value, dtype=torch.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"`{name}` must be a Tensor[K, 4] or a list of [x, y, w, h]: {err}") from None
+    else:
+        raise TypeError(f"`{name}` must be a Tensor[K, 4] or a list of [x, y, w, h], got {type(value).__name__}")
+    if boxes.dtype == torch.bool or boxes.is_complex():
+        raise TypeError(f"`{name}` must hold real coordinates, got dtype {boxes.dtype}")
+    if boxes.numel() == 0:
+        return boxes.reshape(0, 4).double()
+    if boxes.dim() != 2 or boxes.shape[1] != 4:
+        raise ValueError(f"`{name}` must have shape [K, 4] ([x, y, w, h] boxes), got {list(boxes.shape)}")
+    boxes = boxes.double() if not boxes.is_floating_point() else boxes
+    if not bool(torch.isfinite(boxes).all()):
+        raise ValueError(f"`{name}` holds NaN or infinite coordinates")
+    return boxes
+
+
+def _images(value: Any, name: str) -> list[Mapping]:
+    if isinstance(value, Mapping):
+        raise TypeError(f"`{name}` must be a list with one dict label → boxes per image, got a single dict")
+    if isinstance(value, (str, Tensor)) or not isinstance(value, Sequence):
+        raise TypeError(f"`{name}` must be a list with one dict label → boxes per image, got {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise TypeError(f"`{name}[{i}]` must be a dict label → boxes, got {type(item).__name__}")
+    return list(value)
+
+
+def _flatten(images: list[Mapping], name: str, groups: list[tuple[int, Any]]) -> tuple[Tensor, Tensor]:
+    """Boxes of each (image, label) group, group after group, and the count of each group."""
+    parts, counts = [], []
+    for image, label in groups:
+        boxes = images[image].get(label, [])
+        boxes = _boxes(boxes, f"{name}[{image}][{label!r}]")
+        parts.append(boxes)
+        counts.append(boxes.shape[0])
+    device = next((p.device for p in parts if p.numel()), torch.device("cpu"))
+    dtype = torch.float64 if any(p.dtype == torch.float64 for p in parts) or not parts else torch.float32
+    flat = torch.cat([p.to(device=device, dtype=dtype) for p in parts]) if parts else torch.zeros(0, 4, dtype=dtype)
+    return flat, torch.tensor(counts, dtype=torch.long, device=device)
+
+
+def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold: float = 0.5) -> Tensor:
+    """``Tensor[3]`` (long): TP, FP, FN of the batch."""
+    check_choice(preset, "preset", PRESETS)
+    if isinstance(iou_threshold, bool) or not isinstance(iou_threshold, (int, float)) or not 0 <= iou_threshold <= 1:
+        raise ValueError(f"`iou_threshold` must be a number in [0, 1], got {iou_threshold!r}")
+    preds, target = _images(preds, "preds"), _images(target, "target")
+    if len(preds) != len(target):
+        raise ValueError(f"`preds` and `target` must have the same number of samples, got {len(preds)} and {len(target)}")
+    groups = []
+    for i, (p, t) in enumerate(zip(preds, target)):
+        labels = list(p) + [label for label in t if label not in p]
+        groups.extend((i, label) for label in labels)
+    pb, cp = _flatten(preds, "preds", groups)
+    gb, cg = _flatten(target, "target", groups)
+    device = pb.device if pb.numel() else gb.device
+    pb, gb, cp, cg = pb.to(device), gb.to(device), cp.to(device), cg.to(device)
+    dtype = torch.float64 if torch.float64 in (pb.dtype, gb.dtype) else torch.float32
+    pb, gb = pb.to(dtype), gb.to(dtype)
+    stats = torch.zeros(3, dtype=torch.long, device=device)
+    if not groups:
+        return stats
+
+    ip, ig, _ = block_pairs(cp, cg)
+    iou = box_iou_paired(pb[ip], gb[ig], fmt="xywh") if ip.numel() else pb.new_zeros(0)
+    hit = iou >= iou_threshold
+    group_of_pred = torch.repeat_interleave(torch.arange(len(groups), device=device), cp)
+
+    if preset == "aij2021":
+        absent = cg == 0  # class not in the ground truth: every predicted box is FP
+        tp_candidates = _scatter_any(hit, ip, pb.shape[0])
+        dup = torch.zeros(pb.shape[0], dtype=torch.bool, device=device)
+        if pb.shape[0] > 1:
+            dup[1:] = (group_of_pred[1:] == group_of_pred[:-1]) & (pb[1:] == pb[:-1]).all(dim=1)
+        scored = ~dup & ~absent[group_of_pred]
+        stats[0] = (tp_candidates & scored).sum()
+        stats[1] = (~tp_candidates & scored).sum() + cp[absent].sum()
+        stats[2] = torch.where(cp == 0, cg, (cg - cp).clamp(min=0)).sum()
+        return stats
+
+    matches = _greedy_by_iou(ip[hit], ig[hit], iou[hit])
+    stats[0] = matches
+    stats[1] = cp.sum() - matches
+    stats[2] = cg.sum() - matches
+    return stats
+
+
+def _scatter_any(mask: Tensor, index: Tensor, size: int) -> Tensor:
+    out = torch.zeros(size, dtype=torch.bool, device=index.device)
+    out[index[mask]] = True
+    return out
+
+
+def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor) -> Tensor:
+    """Size of the greedy one-to-one matching by decreasing IoU, computed in rounds of mutually-best pairs.
+
+    With a strict total order on pairs, repeatedly taking every pair that is the best remaining pair of both its
+    prediction and its ground truth gives exactly the sequential greedy matching.
+    """
+    count = torch.zeros((), dtype=torch.long, device=ip.device)
+    if ip.numel() == 0:
+        return count
+    order = torch.argsort(ip * (int(ig.max()) + 1) + ig)  # ties: earlier prediction, then earlier ground truth
+    order = order[torch.argsort(-iou[order], stable=True)]
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(order.numel(), device=ip.device)
+    ip, ig = ip.clone(), ig.clone()
+    n_p, n_g = int(ip.max()) + 1, int(ig.max()) + 1
+    while rank.numel():
+        best_p = torch.full((n_p,), rank.numel() + order.numel(), dtype=rank.dtype, device=ip.device)
+        best_g = best_p.new_full((n_g,), rank.numel() + order.numel())
+        best_p.scatter_reduce_(0, ip, rank, reduce="amin")
+        best_g.scatter_reduce_(0, ig, rank, reduce="amin")
+        take = (best_p[ip] == rank) & (best_g[ig] == rank)
+        count += take.sum()
+        used_p = _scatter_any(take, ip, n_p)
+        used_g = _scatter_any(take, ig, n_g)
+        keep = ~used_p[ip] & ~used_g[ig]
+        ip, ig, rank = ip[keep], ig[keep], rank[keep]
+    return count
+
+
+def _zsd_compute(stats: Tensor) -> dict[str, Tensor]:
+    tp, fp, fn = stats.double().unbind()
+    precision = torch.where(tp + fp > 0, tp / (tp + fp).clamp(min=1), 0.0)
+    recall = torch.where(tp + fn > 0, tp / (tp + fn).clamp(min=1), 0.0)
+    denom = precision + recall
+    f1 = torch.where(denom > 0, 2 * precision * recall / torch.where(denom > 0, denom, 1.0), 0.0)
+    return {"precision": precision, "recall": recall, "f1": f1, "tp": tp, "fp": fp, "fn": fn}
+
+
+def zero_shot_detection_f1(
+    preds: Sequence[Mapping[Any, Tensor]],
+    target: Sequence[Mapping[Any, Tensor]],
+    preset: str = "aij2021",
+    iou_threshold: float = 0.5,
+) -> dict[str, Tensor]:
+    """Zero-shot detection precision / recall / F1 over images and queried classes.
+
+    Args:
+        preds: per image, a dict ``label → Tensor[K, 4]`` of predicted ``[x, y, w, h]`` boxes (a list of 4-number
+            lists is accepted too; an empty list means "queried, nothing found").
+        target: per image, a dict ``label → Tensor[K, 4]`` of ground-truth ``[x, y, w, h]`` boxes; a label absent
+            or with no box is a negative query.
+        preset: ``"aij2021"`` (AIJ 2021 rules, any-overlap TP) or ``"strict"`` (greedy one-to-one by IoU).
+        iou_threshold: a prediction hits a ground-truth box when IoU ≥ this value.
+
+    Returns:
+        dict of float64 scalars: ``precision``, ``recall``, ``f1``, and the counts ``tp``, ``fp``, ``fn``.
+
+    Raises:
+        TypeError / ValueError: naming the argument — not a list of dicts, boxes not ``[K, 4]``, NaN/inf
+        coordinates, different numbers of images, unknown preset.
+
+    Example:
+        >>> preds = [{"cat": torch.tensor([[0., 0., 10., 10.], [0., 0., 10., 10.]]), "dog": torch.tensor([[5., 5., 2., 2.]])}]
+        >>> target = [{"cat": torch.tensor([[1., 1., 10., 10.], [50., 50., 5., 5.]])}]
+        >>> {k: float(v) for k, v in zero_shot_detection_f1(preds, target).items()}
+        {'precision': 0.5, 'recall': 1.0, 'f1': 0.6666666666666666, 'tp': 1.0, 'fp': 1.0, 'fn': 0.0}
+    """
+    return _zsd_compute(_zsd_update(preds, target, preset, iou_threshold))
+
+
+class ZeroShotDetectionF1(Metric):
+    """Zero-shot detection F1 accumulated over images (rules: :func:`zero_shot_detection_f1`).
+
+    ``update(preds, target)`` with per-image dicts ``label → Tensor[K, 4]`` (``[x, y, w, h]``); the state is the
+    three integer sums TP, FP, FN.
+
+    Args:
+        preset: ``"aij2021"`` or ``"strict"``.
+        iou_threshold: a prediction hits a ground-truth box when IoU ≥ this value.
+
+    Example:
+        >>> metric = ZeroShotDetectionF1()
+        >>> metric.update([{"cat": torch.tensor([[0., 0., 4., 4.]])}], [{"cat": torch.tensor([[0., 0., 4., 4.]])}])
+        >>> metric.update([{"cat": torch.tensor([[0., 0., 4., 4.]])}], [{}])
+        >>> float(metric.compute()["f1"])
+        0.6666666666666666
+    """
+
+    signature_name = "zero_shot_detection_f1"
+    higher_is_better = True
+
+    def __init__(self, preset: str = "aij2021", iou_threshold: float = 0.5, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        check_choice(preset, "preset", PRESETS)
+        if isinstance(iou_threshold, bool) or not isinstance(iou_threshold, (int, float)) or not 0 <= iou_threshold <= 1:
+            raise ValueError(f"`iou_threshold` must be a number in [0, 1], got {iou_threshold!r}")
+        self.preset, self.iou_threshold = preset, iou_threshold
+        self.add_state("stats", default=torch.zeros(3, dtype=torch.long), dist_reduce_fx="sum")
+
+    def update(self, preds: Any, target: Any) -> None:
+        self.stats += _zsd_update(preds, target, self.preset, self.iou_threshold).to(self.stats.device)
+
+    def compute(self) -> dict[str, Tensor]:
+        return _zsd_compute(self.stats)
+
+    def _signature_fields(self) -> dict[str, Any]:
+        return {"preset": self.preset, "iou": f">={self.iou_threshold}", "box": "xywh"}

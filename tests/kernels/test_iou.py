@@ -1,0 +1,241 @@
+"""IoU kernels against shapely (polygons) and torchvision (boxes), incl. degenerate and adversarial quadrilaterals."""
+
+import numpy as np
+import pytest
+import shapely
+import torch
+import torchvision
+
+from gpumetrics.functional import box_iou, box_iou_paired, polygon_iou, polygon_iou_paired
+from gpumetrics.kernels import iou as kernels
+from gpumetrics.kernels.iou import block_pairs, normalize_quads, polygon_intersection_paired
+
+UNIT = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]])
+
+
+def _quads(rng, n, centre_scale=20.0, size=(0.5, 10.0), offset=0.0):
+    """Random convex quadrilaterals: rectangles sheared, rotated and scaled (counter-clockwise)."""
+    w = rng.uniform(*size, (n, 1))
+    h = rng.uniform(*size, (n, 1))
+    shear = rng.uniform(-0.8, 0.8, (n, 1))
+    theta = rng.uniform(0, 2 * np.pi, (n, 1))
+    x = UNIT[None, :, 0] * w + shear * UNIT[None, :, 1] * h
+    y = UNIT[None, :, 1] * h
+    c, s = np.cos(theta), np.sin(theta)
+    pts = np.stack([x * c - y * s, x * s + y * c], -1)
+    return pts + rng.uniform(-centre_scale, centre_scale, (n, 1, 2)) + offset
+
+
+def _adversarial_pairs(seed=0, per_kind=1000):
+    """10 kinds × ``per_kind`` pairs: random, rotated near-copies, tiny, huge coordinates, touching, identical,
+    nested, reversed orientation, permuted vertex order, axis-aligned sharing edges. Returns (a, b, hull_needed)."""
+    rng = np.random.default_rng(seed)
+    kinds = []
+    a = _quads(rng, per_kind)
+    kinds.append((a, _quads(rng, per_kind)))  # random, mostly overlapping
+    a = _quads(rng, per_kind)
+    theta = rng.uniform(-0.3, 0.3, (per_kind, 1, 1))
+    c = a.mean(1, keepdims=True)
+    rot = np.concatenate([np.cos(theta), -np.sin(theta), np.sin(theta), np.cos(theta)], -1).reshape(-1, 2, 2)
+    kinds.append((a, np.einsum("nij,nvj->nvi", rot, a - c) + c + rng.normal(0, 0.3, (per_kind, 1, 2))))
+    a = _quads(rng, per_kind, centre_scale=0.01, size=(1e-3, 1e-2))  # tiny
+    kinds.append((a, _quads(rng, per_kind, centre_scale=0.01, size=(1e-3, 1e-2))))
+    a = _quads(rng, per_kind, offset=1e5)  # huge coordinates
+    kinds.append((a, a + rng.normal(0, 2, (per_kind, 1, 2))))
+    a = _quads(rng, per_kind)  # touching: b is a translated by one edge vector (shares that edge)
+    kinds.append((a, a + (a[:, 1:2] - a[:, 0:1])))
+    a = _quads(rng, per_kind)
+    kinds.append((a, np.roll(a, 2, axis=1)))  # identical (other starting vertex)
+    a = _quads(rng, per_kind)  # nested: b shrunk towards a vertex, sharing it
+    k = rng.uniform(0.1, 0.9, (per_kind, 1, 1))
+    kinds.append((a, a[:, :1] + k * (a - a[:, :1])))
+    a = _quads(rng, per_kind)
+    kinds.append((a[:, ::-1], _quads(rng, per_kind)[:, ::-1]))  # reversed orientation (clockwise)
+    a = _quads(rng, per_kind)  # permuted vertex order (self-crossing lists of a convex set of points)
+    perm = np.array([0, 2, 1, 3])
+    kinds.append((a[:, perm], _quads(rng, per_kind)[:, perm[::-1]]))
+    lo = rng.integers(0, 20, (per_kind, 2)).astype(float)  # integer axis-aligned boxes, many shared edges
+    wh = rng.integers(0, 6, (per_kind, 2)).astype(float)
+    lo2 = lo + rng.integers(-3, 4, (per_kind, 2))
+    wh2 = rng.integers(0, 6, (per_kind, 2)).astype(float)
+    box = lambda l, s: np.stack([l, l + [s[:, 0], 0 * s[:, 0]][0][:, None] * [1, 0], l + s, l + s * [0, 1]], 1)  # noqa: E731
+    kinds.append((box(lo, wh), box(lo2, wh2)))
+    a = np.concatenate([k[0] for k in kinds])
+    b = np.concatenate([k[1] for k in kinds])
+    return np.ascontiguousarray(a), np.ascontiguousarray(b)
+
+
+def _as_shapely(quads):
+    """Polygons as given when their ring is valid, else (permuted vertex order) the convex hull of the 4 points."""
+    polys = shapely.polygons(quads)
+    hulls = shapely.convex_hull(shapely.multipoints(quads))
+    return np.where(shapely.is_valid(polys), polys, hulls)
+
+
+def _shapely_iou(a, b):
+    # (GEOS can lose a touching pair built by convex_hull — it reports full overlap for two parallelograms sharing
+    # an edge up to 1 ulp — so valid rings are passed as they are.)
+    pa, pb = _as_shapely(a), _as_shapely(b)
+    inter = shapely.area(shapely.intersection(pa, pb))
+    union = shapely.area(pa) + shapely.area(pb) - inter
+    return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
+
+
+def test_adversarial_set_is_what_it_claims():
+    a, b = _adversarial_pairs(per_kind=10)
+    assert a.shape == b.shape == (100, 4, 2)
+    ref = _shapely_iou(a, b)
+    assert np.allclose(ref[50:60], 1.0)  # identical kind
+    assert np.allclose(ref[40:50], 0.0)  # touching kind
+    assert (ref[60:70] > 0).all() and (ref[60:70] < 1).all()  # nested kind
+
+
+def test_polygon_iou_paired_float64_matches_shapely_on_10k_adversarial_pairs():
+    a, b = _adversarial_pairs()
+    ref = _shapely_iou(a, b)
+    ours = polygon_iou_paired(torch.from_numpy(a), torch.from_numpy(b))
+    assert ours.dtype == torch.float64
+    assert torch.isfinite(ours).all() and (ours >= 0).all() and (ours <= 1).all()
+    assert np.abs(ours.numpy() - ref).max() <= 1e-9
+
+
+def test_polygon_iou_paired_float32_matches_shapely_within_1e5():
+    a, b = _adversarial_pairs(seed=1)
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    ref = _shapely_iou(a32.astype(np.float64), b32.astype(np.float64))  # same (rounded) input coordinates
+    ours = polygon_iou_paired(torch.from_numpy(a32), torch.from_numpy(b32))
+    assert ours.dtype == torch.float32
+    assert np.abs(ours.double().numpy() - ref).max() <= 1e-5
+
+
+def test_polygon_iou_all_pairs_matches_shapely_and_paired():
+    rng = np.random.default_rng(2)
+    a, b = _quads(rng, 70, centre_scale=8), _quads(rng, 50, centre_scale=8)[:, ::-1]
+    ours = polygon_iou(torch.from_numpy(a), torch.from_numpy(np.ascontiguousarray(b)))
+    ia, ib = np.meshgrid(np.arange(70), np.arange(50), indexing="ij")
+    ref = _shapely_iou(a[ia.ravel()], b[ib.ravel()]).reshape(70, 50)
+    assert ours.shape == (70, 50)
+    assert np.abs(ours.numpy() - ref).max() <= 1e-9
+    assert (ref > 0).mean() > 0.2 and (ref == 0).mean() > 0.2  # both skipped and clipped pairs are exercised
+
+
+def test_polygon_iou_chunking_gives_the_same_values(monkeypatch):
+    rng = np.random.default_rng(3)
+    a, b = torch.from_numpy(_quads(rng, 40, centre_scale=5)), torch.from_numpy(_quads(rng, 30, centre_scale=5))
+    full = polygon_iou(a, b)
+    monkeypatch.setattr(kernels, "_CHUNK", 7)
+    assert torch.equal(polygon_iou(a, b), full)
+
+
+def test_degenerate_quads_are_finite_and_zero():
+    sq = torch.tensor([[[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]]], dtype=torch.float64)
+    degenerate = torch.tensor(
+        [
+            [[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]],  # a point
+            [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0], [0.5, 0.5]],  # collinear, inside the square's diagonal
+            [[0.0, 0.0], [2.0, 0.0], [2.0, 0.0], [0.0, 0.0]],  # a segment on the square's edge
+            [[1.0, 1.0], [1.0, 1.0], [1.0, 2.0], [1.0, 2.0]],  # a segment inside
+        ],
+        dtype=torch.float64,
+    )
+    for values in (polygon_iou(sq, degenerate), polygon_iou(degenerate, degenerate), polygon_iou(degenerate, sq).T):
+        assert torch.isfinite(values).all()
+        assert (values == 0).all()
+    assert torch.equal(polygon_iou_paired(degenerate, degenerate), torch.zeros(4, dtype=torch.float64))
+
+
+def test_triangle_given_as_quad_and_concave_input_use_the_convex_hull():
+    tri = torch.tensor([[[0.0, 0.0], [2.0, 0.0], [2.0, 0.0], [0.0, 2.0]]], dtype=torch.float64)
+    dart = torch.tensor([[[0.0, 0.0], [4.0, 0.0], [1.0, 1.0], [0.0, 4.0]]], dtype=torch.float64)  # (1,1) is reflex
+    hull = torch.tensor([[[0.0, 0.0], [4.0, 0.0], [0.0, 4.0], [0.0, 4.0]]], dtype=torch.float64)
+    sq = torch.tensor([[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]], dtype=torch.float64)
+    assert polygon_iou_paired(tri, sq).item() == pytest.approx(0.5, abs=1e-12)  # the square lies inside
+    assert polygon_iou_paired(dart, sq).item() == pytest.approx(polygon_iou_paired(hull, sq).item(), abs=1e-12)
+    inter, area_a, area_b = polygon_intersection_paired(dart, sq)
+    assert (inter.item(), area_a.item(), area_b.item()) == pytest.approx((1.0, 8.0, 1.0))
+
+
+def test_normalize_quads_is_counter_clockwise_and_order_free():
+    rng = np.random.default_rng(4)
+    a = torch.from_numpy(_quads(rng, 50))
+    for perm in ([0, 1, 2, 3], [3, 2, 1, 0], [2, 0, 3, 1], [1, 3, 0, 2]):
+        normal = normalize_quads(a[:, perm])
+        rel = normal - normal.mean(1, keepdim=True)
+        nxt = rel.roll(-1, 1)
+        assert ((rel[..., 0] * nxt[..., 1] - rel[..., 1] * nxt[..., 0]) > 0).all()
+        assert torch.equal(polygon_iou_paired(a[:, perm], a), torch.ones(50, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("fmt", ["xyxy", "xywh"])
+def test_box_iou_matches_torchvision(fmt):
+    g = torch.Generator().manual_seed(5)
+    a = torch.rand(300, 4, generator=g, dtype=torch.float64) * 50
+    b = torch.rand(200, 4, generator=g, dtype=torch.float64) * 50
+    a = torch.cat([a, torch.tensor([[3.0, 3.0, 3.0, 3.0], [1.0, 1.0, 1.0, 9.0]], dtype=torch.float64)])  # degenerate
+    if fmt == "xyxy":
+        a[:, 2:] = a[:, :2] + a[:, 2:].abs() * (a[:, 2:] != a[:, :2])
+        b[:, 2:] = b[:, :2] + b[:, 2:]
+        ta, tb = a, b
+    else:
+        ta = torch.cat([a[:, :2], a[:, :2] + a[:, 2:]], 1)
+        tb = torch.cat([b[:, :2], b[:, :2] + b[:, 2:]], 1)
+    ref = torchvision.ops.box_iou(ta, tb)
+    ours = box_iou(a, b, fmt=fmt)
+    defined = torch.isfinite(ref)
+    assert torch.allclose(ours[defined], ref[defined], atol=1e-12, rtol=0)
+    assert (ours[~defined] == 0).all()
+    assert torch.allclose(box_iou_paired(a[:200], b, fmt=fmt), ours[:200].diagonal(), atol=1e-12)
+    assert (ours > 0).float().mean() > 0.2
+
+
+def test_box_iou_equals_polygon_iou_on_boxes():
+    g = torch.Generator().manual_seed(6)
+    a = torch.rand(60, 4, generator=g, dtype=torch.float64) * 20
+    a[:, 2:] += a[:, :2]
+    b = torch.rand(40, 4, generator=g, dtype=torch.float64) * 20
+    b[:, 2:] += b[:, :2]
+    assert torch.allclose(box_iou(a, b), polygon_iou(kernels.boxes_to_quads(a), kernels.boxes_to_quads(b)), atol=1e-12)
+
+
+def test_block_pairs():
+    ia, ib, group = block_pairs(torch.tensor([2, 0, 3]), torch.tensor([2, 4, 1]))
+    expected = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 6), (3, 6), (4, 6)]
+    assert list(zip(ia.tolist(), ib.tolist())) == expected
+    assert group.tolist() == [0, 0, 0, 0, 2, 2, 2]
+    empty = block_pairs(torch.tensor([0, 0]), torch.tensor([3, 0]))
+    assert all(x.numel() == 0 for x in empty)
+
+
+def test_bad_inputs_name_the_argument():
+    sq = torch.zeros(2, 4, 2)
+    with pytest.raises(ValueError, match="`a`"):
+        polygon_iou(torch.zeros(2, 3, 2), sq)
+    with pytest.raises(ValueError, match="`b`"):
+        polygon_iou(sq, torch.zeros(2, 8))
+    with pytest.raises(ValueError, match="`a`.*NaN"):
+        polygon_iou(torch.full((1, 4, 2), float("nan")), sq)
+    with pytest.raises(ValueError, match="`b`.*NaN or infinite"):
+        polygon_iou_paired(sq, torch.full((2, 4, 2), float("inf")))
+    with pytest.raises(ValueError, match="same number"):
+        polygon_iou_paired(sq, torch.zeros(3, 4, 2))
+    with pytest.raises(TypeError, match="`a`"):
+        polygon_iou([[0, 0]], sq)
+    with pytest.raises(ValueError, match="`fmt`"):
+        box_iou(torch.zeros(1, 4), torch.zeros(1, 4), fmt="cxcywh")
+    with pytest.raises(ValueError, match="`b`"):
+        box_iou(torch.zeros(1, 4), torch.zeros(4))
+    with pytest.raises(TypeError, match="`a`"):
+        box_iou(torch.zeros(1, 4, dtype=torch.bool), torch.zeros(1, 4))
+
+
+def test_empty_inputs():
+    assert polygon_iou(torch.zeros(0, 4, 2), torch.zeros(3, 4, 2)).shape == (0, 3)
+    assert polygon_iou_paired(torch.zeros(0, 4, 2), torch.zeros(0, 4, 2)).shape == (0,)
+    assert box_iou(torch.zeros(2, 4), torch.zeros(0, 4)).shape == (2, 0)
+
+
+@pytest.mark.slow
+def test_compiled_kernel_gives_the_same_values():
+    a, b = _adversarial_pairs(seed=7, per_kind=200)
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    assert torch.allclose(polygon_iou_paired(ta, tb, compiled=True), polygon_iou_paired(ta, tb), atol=1e-12)
