@@ -16,6 +16,9 @@ from gpumetrics.classification import (  # noqa: E402
     MultilabelF1Score, MultilabelPrecision, MultilabelRecall,
 )
 
+# --- text: edit distance, CER, WER, 1 − NED (METRICS_SPEC §1)
+from gpumetrics.text.edit import CharErrorRate, EditDistance, NormalizedEditSimilarity, WordErrorRate  # noqa: E402
+
 # --- image generation: FID (METRICS_SPEC §2)
 from gpumetrics.image.fid import FrechetInceptionDistance  # noqa: E402
 from gpumetrics.image.inception import FIDInceptionV3  # noqa: E402
@@ -33,6 +36,7 @@ __all__ = [
     "TokenF1",
     "ExactMatch",
     "StringAccuracy",
+    "EditDistance", "CharErrorRate", "WordErrorRate", "NormalizedEditSimilarity",
     "BinaryPrecision", "BinaryRecall", "BinaryF1Score",
     "MulticlassPrecision", "MulticlassRecall", "MulticlassF1Score",
     "MultilabelPrecision", "MultilabelRecall", "MultilabelF1Score",

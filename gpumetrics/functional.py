@@ -13,6 +13,11 @@ from gpumetrics.classification import (  # noqa: E402
     multilabel_f1_score, multilabel_precision, multilabel_recall,
 )
 
+# --- text: edit distance, CER, WER, 1 − NED (METRICS_SPEC §1)
+from gpumetrics.text.edit import (  # noqa: E402
+    char_error_rate, edit_distance, normalized_edit_similarity, word_error_rate,
+)
+
 # --- image generation: Fréchet distance (METRICS_SPEC §2)
 from gpumetrics.image.fid import feature_statistics, frechet_distance  # noqa: E402
 
@@ -27,6 +32,7 @@ __all__ = [
     "token_f1",
     "exact_match",
     "string_accuracy",
+    "edit_distance", "char_error_rate", "word_error_rate", "normalized_edit_similarity",
     "binary_precision", "binary_recall", "binary_f1_score",
     "multiclass_precision", "multiclass_recall", "multiclass_f1_score",
     "multilabel_precision", "multilabel_recall", "multilabel_f1_score",

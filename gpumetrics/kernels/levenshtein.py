@@ -45,6 +45,7 @@ __all__ = ["levenshtein_distance", "levenshtein_strings", "encode_chars", "encod
 
 BACKENDS = ("auto", "torch", "rapidfuzz")
 _WORD = 64
+_STEP_BLOCK = 64  # steps whose match masks are gathered at once
 _DEFAULT_MAX_ELEMENTS = 1 << 24  # int64 values in one chunk's largest buffers (~128 MB)
 
 _M1 = 0x5555555555555555
@@ -141,93 +142,97 @@ def levenshtein_distance(
     if busy.numel() == 0:
         return out
 
-    # sort by (W desc, n desc); chunk so that rows × padded cost stays under max_elements
+    # sort by text length descending (the active rows of a step are then a prefix) and cut chunks whose padded
+    # symbols and states stay under max_elements; _levenshtein_chunk splits again if its match masks do not fit
     w_cpu, n_cpu, m_cpu = (x[busy].cpu().numpy() for x in (words, t_len, p_len))
-    order = np.lexsort((-n_cpu, -w_cpu))
-    w_sorted, n_sorted, m_sorted = w_cpu[order], n_cpu[order], m_cpu[order]
-    cost = (m_sorted + n_sorted + 1) * w_sorted + n_sorted + 1
+    order = np.lexsort((-m_cpu, -n_cpu))
+    n_sorted = n_cpu[order]
+    peak_m = m_cpu[order]
     start, total = 0, len(order)
     while start < total:
-        group_end = start + int(np.searchsorted(-w_sorted[start:], -w_sorted[start], side="right"))
-        peak = np.maximum.accumulate(cost[start:group_end])
-        fits = np.arange(1, group_end - start + 1) * peak <= max_elements
+        peak = np.maximum.accumulate(peak_m[start:]) + n_sorted[start] + 8 * _WORD
+        fits = np.arange(1, total - start + 1) * peak <= max_elements
         end = start + max(1, int(fits.sum()))
         rows = busy[torch.as_tensor(order[start:end], device=device)]
-        out[rows] = _levenshtein_chunk(
-            patterns[rows], p_len[rows], texts[rows], t_len[rows], int(w_sorted[start]), int(n_sorted[start])
-        )
+        out[rows] = _levenshtein_chunk(patterns[rows], p_len[rows], texts[rows], t_len[rows], max_elements)
         start = end
     return out
 
 
-def _levenshtein_chunk(
-    pattern: Tensor, p_len: Tensor, text: Tensor, t_len: Tensor, n_words: int, n_max: int
-) -> Tensor:
-    """Distances of one chunk: rows sorted by text length descending, all texts non-empty, ``W = n_words``."""
+def _levenshtein_chunk(pattern: Tensor, p_len: Tensor, text: Tensor, t_len: Tensor, max_elements: int) -> Tensor:
+    """Distances of one chunk: rows sorted by text length descending, all texts non-empty."""
     device = pattern.device
     rows = pattern.shape[0]
-    m_cap = n_words * _WORD
-    pattern = pattern[:, :m_cap]
+    n_max = int(t_len[0])
+    n_words = (int(p_len.max()) + _WORD - 1) // _WORD
+    pattern = pattern[:, : int(p_len.max())]
     text = text[:, :n_max]
-    if pattern.shape[1] < m_cap:
-        pattern = torch.nn.functional.pad(pattern, (0, m_cap - pattern.shape[1]))
-    positions_p = torch.arange(pattern.shape[1], device=device)
-    positions_t = torch.arange(n_max, device=device)
-    valid_p = positions_p[None, :] < p_len[:, None]
-    valid_t = positions_t[None, :] < t_len[:, None]
-
-    # per-pair local alphabet: ids 0..A_i-1 for the symbols of pair i (padding maps anywhere, it is masked)
     row_index = torch.arange(rows, device=device)
-    keys = torch.cat(
-        [
-            (row_index[:, None].expand_as(pattern)[valid_p] << 32) | (pattern[valid_p] & 0xFFFFFFFF),
-            (row_index[:, None].expand_as(text)[valid_t] << 32) | (text[valid_t] & 0xFFFFFFFF),
-        ]
-    )
-    uniq, inverse = torch.unique(keys, return_inverse=True)
-    owners = uniq >> 32
-    counts = torch.bincount(owners, minlength=rows)
+
+    # per-pair local alphabet without masking: key = (row, symbol), padding gets the symbol 2**32 (never real);
+    # unique sorts by row first, so the ids of one row are contiguous and start at first[row]
+    pad_key = 1 << 32
+    p_keys = torch.where(torch.arange(pattern.shape[1], device=device) < p_len[:, None], pattern, pad_key)
+    t_keys = torch.where(torch.arange(n_max, device=device) < t_len[:, None], text, pad_key)
+    p_keys = p_keys | (row_index[:, None] << 33)
+    t_keys = t_keys | (row_index[:, None] << 33)
+    uniq, inverse = torch.unique(torch.cat([p_keys.flatten(), t_keys.flatten()]), return_inverse=True)
+    counts = torch.bincount(uniq >> 33, minlength=rows)
     first = torch.cumsum(counts, 0) - counts
     alphabet = int(counts.max())
-    local = inverse - first[keys >> 32]
-    n_p = int(valid_p.sum())
-    p_local, t_local_flat = local[:n_p], local[n_p:]
-    t_local = torch.zeros(rows, n_max, dtype=torch.long, device=device)
-    t_local[valid_t] = t_local_flat
+    if rows > 1 and rows * alphabet * n_words > max_elements:
+        half = rows // 2
+        return torch.cat(
+            [
+                _levenshtein_chunk(pattern[:half], p_len[:half], text[:half], t_len[:half], max_elements),
+                _levenshtein_chunk(pattern[half:], p_len[half:], text[half:], t_len[half:], max_elements),
+            ]
+        )
+    p_local = inverse[: p_keys.numel()].view_as(p_keys) - first[:, None]
+    t_local = inverse[p_keys.numel():].view_as(t_keys) - first[:, None]
 
     # Peq[row, symbol, word]: bit i of word w set where pattern[row, 64 w + i] == symbol
-    p_pos = positions_p[None, :].expand_as(pattern)[valid_p]
-    p_row = row_index[:, None].expand_as(pattern)[valid_p]
-    bits = torch.ones_like(p_pos) << (p_pos % _WORD)
-    peq = torch.zeros(rows * alphabet * n_words, dtype=torch.long, device=device)
-    peq.scatter_add_(0, (p_row * alphabet + p_local) * n_words + p_pos // _WORD, bits)
+    # Peq[row, symbol, slot]: bit i of slot j set where pattern[row, 64 w + i] == symbol, w = W - 1 - j. Blocks are
+    # stored in reverse so that the wavefront (block w reads column t - w) is a plain strided view, see below
+    positions = torch.arange(pattern.shape[1], device=device)
+    bits = (torch.ones_like(positions) << (positions % _WORD)).expand_as(p_local)
+    peq = torch.zeros(rows * alphabet, n_words, dtype=torch.long, device=device)
+    flat = (row_index[:, None] * alphabet + p_local) * n_words + (n_words - 1 - positions // _WORD)
+    peq.view(-1).scatter_add_(0, flat.flatten(), bits.flatten())
 
     pv = torch.full((rows, n_words), -1, dtype=torch.long, device=device)
     mv = torch.zeros((rows, n_words), dtype=torch.long, device=device)
-    hp_out = torch.zeros((rows, n_words), dtype=torch.long, device=device)
-    hn_out = torch.zeros((rows, n_words), dtype=torch.long, device=device)
-    word_index = torch.arange(n_words, device=device)
-    base = row_index[:, None] * (alphabet * n_words) + word_index[None, :]
+    # horizontal deltas leaving each block; the extra last slot is the row-0 boundary (+1) entering block 0
+    hp_buf = torch.zeros((rows, n_words + 1), dtype=torch.long, device=device)
+    hn_buf = torch.zeros((rows, n_words + 1), dtype=torch.long, device=device)
+    hp_buf[:, n_words] = 1
+    word_of_slot = torch.arange(n_words - 1, -1, -1, device=device)
     t_len_cpu = t_len.cpu()
     # rows are sorted by text length descending: the active rows at step t form a prefix
     remaining = torch.searchsorted(-t_len_cpu, -torch.arange(n_max + n_words, dtype=torch.long), right=False)
     one = torch.ones((), dtype=torch.long, device=device)
-    for step in range(n_max + n_words - 1):
+    steps = n_max + n_words - 1
+    block = max(1, min(steps, _STEP_BLOCK, max_elements // (4 * rows * n_words)))
+    span = block + n_words - 1
+    for step in range(steps):
         # rows with t_len > step - (W - 1) still have a block that has columns left
         k = int(remaining[max(0, step - n_words + 1)])
-        columns = step - word_index
-        cols = columns.clamp(0, n_max - 1)
-        symbol = t_local[:k].index_select(1, cols)
-        eq = peq.take(base[:k] + symbol * n_words)
+        if step % block == 0:
+            # masks of columns step-W+1 .. step+block-1, one contiguous row of W words per column; slot j of step
+            # step+s reads column step+s-(W-1-j), i.e. buffer row s+j: a view with strides (span·W, W, W+1)
+            k_block = k
+            cols = torch.arange(step - n_words + 1, step + block, device=device).clamp(0, n_max - 1)
+            symbols = t_local[:k_block].index_select(1, cols) + row_index[:k_block, None] * alphabet
+            masks = peq.index_select(0, symbols.flatten())
+            eq_block = masks.as_strided((k_block, block, n_words), (span * n_words, n_words, n_words + 1))
+        eq = eq_block[:k, step % block]
         p, m = pv[:k], mv[:k]
+        xv = eq | m
         if n_words > 1:
-            hp_in = torch.cat([one.expand(k, 1), hp_out[:k, :-1]], 1)
-            hn_in = torch.cat([torch.zeros_like(one).expand(k, 1), hn_out[:k, :-1]], 1)
+            hp_in, hn_in = hp_buf[:k, 1:], hn_buf[:k, 1:]
+            eq = eq | hn_in
         else:
             hp_in, hn_in = one, None
-        xv = eq | m
-        if hn_in is not None:
-            eq = eq | hn_in
         xh = (((eq & p) + p) ^ p) | eq
         ph = m | ~(xh | p)
         mh = p & xh
@@ -235,18 +240,19 @@ def _levenshtein_chunk(
         mh_shift = mh << 1
         if hn_in is not None:
             mh_shift = mh_shift | hn_in
-            hp_out[:k] = (ph >> 63) & 1
-            hn_out[:k] = (mh >> 63) & 1
+            hp_buf[:k, :n_words] = (ph >> 63) & 1  # after the last read of hp_in / hn_in (views of these buffers)
+            hn_buf[:k, :n_words] = (mh >> 63) & 1
         new_p = mh_shift | ~(xv | ph_shift)
         new_m = ph_shift & xv
         if n_words > 1:
+            columns = step - word_of_slot
             live = (columns >= 0)[None, :] & (columns[None, :] < t_len[:k, None])
             new_p = torch.where(live, new_p, p)
             new_m = torch.where(live, new_m, m)
         pv[:k] = new_p
         mv[:k] = new_m
 
-    left = (p_len[:, None] - word_index[None, :] * _WORD).clamp(0, _WORD)
+    left = (p_len[:, None] - word_of_slot[None, :] * _WORD).clamp(0, _WORD)
     full = torch.full_like(left, -1)
     mask = torch.where(left >= _WORD, full, (torch.ones_like(left) << left.clamp(max=_WORD - 1)) - 1)
     return t_len + (_popcount(pv & mask) - _popcount(mv & mask)).sum(1)

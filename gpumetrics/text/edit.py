@@ -1,0 +1,425 @@
+"""Edit-distance metrics (METRICS_SPEC §1): edit distance, CER, WER and 1 − NED (normalised edit similarity).
+
+All four share one step: the Levenshtein distance of every (prediction, reference) pair, computed by
+:func:`gpumetrics.kernels.levenshtein.levenshtein_strings` with ``backend``:
+
+* ``"torch"`` — the batched bit-parallel tensor kernel on the metric's device (the module's ``device``, or the
+  function's ``device`` argument);
+* ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein`` (``process.cpdist``) on CPU, result moved to the device;
+* ``"auto"`` (default) — the tensor kernel when the device is not the CPU, rapidfuzz on CPU.
+
+Units: ``"char"`` compares Unicode code points of the raw strings (a combining mark is its own symbol, as in
+rapidfuzz, jiwer and torchmetrics); ``"word"`` compares ``str.split()`` tokens (any run of whitespace separates).
+
+Conventions:
+
+* **CER / WER** are pooled: Σ edits / Σ reference length, as jiwer ``cer``/``wer`` and torchmetrics. CER uses no
+  transform (jiwer with ``ReduceToListOfListOfChars()`` only — jiwer's default ``cer`` also strips leading and
+  trailing whitespace); WER splits on whitespace (equal to jiwer's default ``wer`` transform for text whose
+  whitespace is single ASCII spaces or runs of whitespace; jiwer keeps a lone tab/newline inside a word). When the
+  pooled reference length is 0 the rate is the pooled edit count (jiwer's convention), never NaN.
+* **Normalised edit similarity** per sample is ``1 − lev(p, g) / max(|p|, |g|)``, max over the sample's gold
+  strings, mean over samples. Preset ``default``: both empty → 1. Preset ``aij2022`` (AIJ-2022 "Text Recognition in
+  the Wild"): either string empty → 0 (even both); a missing prediction is passed as ``""`` and so scores 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length
+from gpumetrics.kernels.levenshtein import BACKENDS, levenshtein_strings
+
+UNITS = ("char", "word")
+REDUCTIONS = ("mean", "sum", "none")
+NED_PRESETS = ("default", "aij2022")
+
+__all__ = [
+    "EditDistance",
+    "CharErrorRate",
+    "WordErrorRate",
+    "NormalizedEditSimilarity",
+    "edit_distance",
+    "char_error_rate",
+    "word_error_rate",
+    "normalized_edit_similarity",
+]
+
+
+# ------------------------------------------------------------------------------------------------------ shared step
+def _pair_distances(
+    preds: Sequence[str], target: Sequence[str], unit: str, backend: str, device: Optional[torch.device | str]
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Distances, prediction lengths and reference lengths (``LongTensor[B]`` each, on ``device``)."""
+    if unit == "word":
+        a: Sequence = [text.split() for text in preds]
+        b: Sequence = [text.split() for text in target]
+    else:
+        a, b = preds, target
+    distances = levenshtein_strings(a, b, backend=backend, device=device)
+    lengths_a = torch.from_numpy(np.fromiter(map(len, a), dtype=np.int64, count=len(a))).to(distances.device)
+    lengths_b = torch.from_numpy(np.fromiter(map(len, b), dtype=np.int64, count=len(b))).to(distances.device)
+    return distances, lengths_a, lengths_b
+
+
+def _check_pairs(preds: Any, target: Any) -> tuple[list[str], list[str]]:
+    preds, target = as_text_list(preds, "preds"), as_text_list(target, "target")
+    check_same_length(preds, "preds", target, "target")
+    return preds, target
+
+
+def _check_options(unit: Optional[str] = None, backend: Optional[str] = None, reduction: Optional[str] = None) -> None:
+    if unit is not None:
+        check_choice(unit, "unit", UNITS)
+    if backend is not None:
+        check_choice(backend, "backend", BACKENDS)
+    if reduction is not None:
+        check_choice(reduction, "reduction", REDUCTIONS)
+
+
+# ---------------------------------------------------------------------------------------------------- edit distance
+def _edit_distance_update(
+    preds: Any, target: Any, unit: str, backend: str, device: Optional[torch.device | str] = None
+) -> Tensor:
+    """``LongTensor[B]`` Levenshtein distance of every pair."""
+    preds, target = _check_pairs(preds, target)
+    return _pair_distances(preds, target, unit, backend, device)[0]
+
+
+def _edit_distance_compute(total: Tensor, count: Tensor, distances: Optional[Tensor], reduction: str) -> Tensor:
+    if reduction == "none":
+        return distances
+    if reduction == "sum":
+        return total
+    return total.double() / count.clamp(min=1).double()
+
+
+def edit_distance(
+    preds: Any,
+    target: Any,
+    unit: str = "char",
+    backend: str = "auto",
+    reduction: str = "mean",
+    device: Optional[torch.device | str] = None,
+) -> Tensor:
+    """Levenshtein distance between predictions and references (unit costs), matching rapidfuzz / torchmetrics.
+
+    Args:
+        preds: ``B`` predicted strings (or one string).
+        target: ``B`` reference strings.
+        unit: ``"char"`` (code points) or ``"word"`` (``str.split()`` tokens).
+        backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"`` (see the module docstring).
+        reduction: ``"mean"`` (float64 scalar; 0 for an empty batch), ``"sum"`` (int64 scalar) or ``"none"``.
+        device: where the result lives and the tensor kernel runs (CPU by default).
+
+    Returns:
+        ``Tensor[]`` for ``mean``/``sum``, ``LongTensor[B]`` for ``none``.
+
+    Raises:
+        TypeError: ``preds``/``target`` are not strings.
+        ValueError: different numbers of samples, or an unknown option.
+
+    Example:
+        >>> edit_distance(["kitten", "flaw"], ["sitting", "lawn"], reduction="none")
+        tensor([3, 2])
+        >>> edit_distance(["a b c"], ["a c"], unit="word", backend="torch")
+        tensor(1., dtype=torch.float64)
+    """
+    _check_options(unit, backend, reduction)
+    distances = _edit_distance_update(preds, target, unit, backend, device)
+    count = torch.tensor(distances.numel(), device=distances.device)
+    return _edit_distance_compute(distances.sum(), count, distances, reduction)
+
+
+class EditDistance(Metric):
+    """Levenshtein distance accumulated over batches; see :func:`edit_distance`.
+
+    States: ``total`` (sum of distances) and ``count`` (pairs), or the per-pair ``distances`` for ``reduction="none"``.
+
+    Args:
+        unit: ``"char"`` or ``"word"``.
+        backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        kwargs: ``torchmetrics.Metric`` options.
+
+    Example:
+        >>> metric = EditDistance()
+        >>> metric.update(["kitten"], ["sitting"])
+        >>> metric.update(["flaw"], ["lawn"])
+        >>> metric.compute()
+        tensor(2.5000, dtype=torch.float64)
+    """
+
+    signature_name = "edit_distance"
+
+    def __init__(self, unit: str = "char", backend: str = "auto", reduction: str = "mean", **kwargs: Any) -> None:
+        _check_options(unit, backend, reduction)
+        super().__init__(**kwargs)
+        self.unit, self.backend, self.reduction = unit, backend, reduction
+        self.add_state("total", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+        self.add_state("count", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+        if reduction == "none":
+            self.add_state("distances", [], dist_reduce_fx="cat")
+
+    def update(self, preds: Any, target: Any) -> None:
+        """Add a batch: ``preds``, ``target`` — ``B`` strings each."""
+        distances = _edit_distance_update(preds, target, self.unit, self.backend, self.device)
+        self.total += distances.sum()
+        self.count += distances.numel()
+        if self.reduction == "none":
+            self.distances.append(distances)
+
+    def compute(self) -> Tensor:
+        distances = None
+        if self.reduction == "none":
+            parts = self.distances if isinstance(self.distances, list) else [self.distances]
+            distances = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.long, device=self.device)
+        return _edit_distance_compute(self.total, self.count, distances, self.reduction)
+
+    def _signature_fields(self) -> dict[str, Any]:
+        return {"unit": self.unit, "reduction": self.reduction}
+
+
+# ------------------------------------------------------------------------------------------------------ CER and WER
+def _error_rate_update(
+    preds: Any, target: Any, unit: str, backend: str, device: Optional[torch.device | str] = None
+) -> tuple[Tensor, Tensor]:
+    """Pooled ``(edits, reference length)`` of a batch, int64 scalars."""
+    preds, target = _check_pairs(preds, target)
+    distances, _, target_lengths = _pair_distances(preds, target, unit, backend, device)
+    return distances.sum(), target_lengths.sum()
+
+
+def _error_rate_compute(errors: Tensor, total: Tensor) -> Tensor:
+    """Σ edits / Σ reference length; the edit count itself when the references are all empty (jiwer)."""
+    errors, total = errors.double(), total.double()
+    return torch.where(total > 0, errors / total.clamp(min=1), errors)
+
+
+def char_error_rate(
+    preds: Any, target: Any, backend: str = "auto", device: Optional[torch.device | str] = None
+) -> Tensor:
+    """Character error rate: pooled character edits / pooled reference characters.
+
+    Equals torchmetrics ``char_error_rate`` and jiwer ``cer`` with ``ReduceToListOfListOfChars()`` as the only
+    transform (no stripping).
+
+    Args:
+        preds: ``B`` predicted strings.
+        target: ``B`` reference strings.
+        backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
+        device: where the result lives and the tensor kernel runs.
+
+    Returns:
+        ``Tensor[]`` float64.
+
+    Raises:
+        TypeError: non-string inputs.
+        ValueError: different numbers of samples, or an unknown option.
+
+    Example:
+        >>> char_error_rate(["this is the prediction", "there is an other sample"],
+        ...                 ["this is the reference", "there is another one"])
+        tensor(0.3415, dtype=torch.float64)
+    """
+    _check_options(backend=backend)
+    return _error_rate_compute(*_error_rate_update(preds, target, "char", backend, device))
+
+
+def word_error_rate(
+    preds: Any, target: Any, backend: str = "auto", device: Optional[torch.device | str] = None
+) -> Tensor:
+    """Word error rate: pooled word edits / pooled reference words (``str.split()`` tokens).
+
+    Equals torchmetrics ``word_error_rate`` and jiwer ``wer`` (default transform) on whitespace-normalised text.
+
+    Args:
+        preds: ``B`` predicted strings.
+        target: ``B`` reference strings.
+        backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
+        device: where the result lives and the tensor kernel runs.
+
+    Returns:
+        ``Tensor[]`` float64.
+
+    Raises:
+        TypeError: non-string inputs.
+        ValueError: different numbers of samples, or an unknown option.
+
+    Example:
+        >>> word_error_rate(["this is the prediction", "there is an other sample"],
+        ...                 ["this is the reference", "there is another one"])
+        tensor(0.5000, dtype=torch.float64)
+    """
+    _check_options(backend=backend)
+    return _error_rate_compute(*_error_rate_update(preds, target, "word", backend, device))
+
+
+class _ErrorRate(Metric):
+    unit = "char"
+
+    def __init__(self, backend: str = "auto", **kwargs: Any) -> None:
+        _check_options(backend=backend)
+        super().__init__(**kwargs)
+        self.backend = backend
+        self.add_state("errors", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+        self.add_state("total", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+
+    def update(self, preds: Any, target: Any) -> None:
+        """Add a batch: ``preds``, ``target`` — ``B`` strings each."""
+        errors, total = _error_rate_update(preds, target, self.unit, self.backend, self.device)
+        self.errors += errors
+        self.total += total
+
+    def compute(self) -> Tensor:
+        return _error_rate_compute(self.errors, self.total)
+
+
+class CharErrorRate(_ErrorRate):
+    """Character error rate accumulated over batches; see :func:`char_error_rate`.
+
+    Args:
+        backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
+        kwargs: ``torchmetrics.Metric`` options.
+
+    Example:
+        >>> metric = CharErrorRate()
+        >>> metric.update(["abcd"], ["abce"])
+        >>> metric.update(["xy"], ["x"])
+        >>> metric.compute()
+        tensor(0.4000, dtype=torch.float64)
+    """
+
+    signature_name = "cer"
+    unit = "char"
+
+    def _signature_fields(self) -> dict[str, Any]:
+        return {"unit": "codepoint", "transform": "none"}
+
+
+class WordErrorRate(_ErrorRate):
+    """Word error rate accumulated over batches; see :func:`word_error_rate`.
+
+    Args:
+        backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
+        kwargs: ``torchmetrics.Metric`` options.
+
+    Example:
+        >>> metric = WordErrorRate()
+        >>> metric.update(["a b c"], ["a b d"])
+        >>> metric.compute()
+        tensor(0.3333, dtype=torch.float64)
+    """
+
+    signature_name = "wer"
+    unit = "word"
+
+    def _signature_fields(self) -> dict[str, Any]:
+        return {"tokenizer": "whitespace"}
+
+
+# ------------------------------------------------------------------------------------ normalised edit similarity
+def _normalized_edit_similarity_update(
+    preds: Any, target: Any, preset: str, backend: str, device: Optional[torch.device | str] = None
+) -> Tensor:
+    """``DoubleTensor[B]``: per sample, the max over its gold strings of ``1 − lev / max(len)``."""
+    preds = as_text_list(preds, "preds")
+    golds = as_reference_lists(target, "target")
+    check_same_length(preds, "preds", golds, "target")
+    counts = np.fromiter(map(len, golds), dtype=np.int64, count=len(golds))
+    flat_golds = [gold for group in golds for gold in group]
+    flat_preds = np.repeat(np.array(preds, dtype=object), counts).tolist() if len(preds) else []
+    distances, pred_lengths, gold_lengths = _pair_distances(flat_preds, flat_golds, "char", backend, device)
+    longest = torch.maximum(pred_lengths, gold_lengths)
+    similarity = 1.0 - distances.double() / longest.clamp(min=1).double()
+    if preset == "aij2022":
+        similarity = torch.where((pred_lengths == 0) | (gold_lengths == 0), 0.0, similarity)
+    else:
+        similarity = torch.where(longest == 0, 1.0, similarity)
+    sample = torch.from_numpy(np.repeat(np.arange(len(preds)), counts)).to(similarity.device)
+    best = torch.zeros(len(preds), dtype=torch.float64, device=similarity.device)
+    return best.scatter_reduce(0, sample, similarity, reduce="amax", include_self=False)
+
+
+def _normalized_edit_similarity_compute(total: Tensor, count: Tensor) -> Tensor:
+    return total.double() / count.clamp(min=1).double()
+
+
+def normalized_edit_similarity(
+    preds: Any,
+    target: Any,
+    preset: str = "default",
+    backend: str = "auto",
+    device: Optional[torch.device | str] = None,
+) -> Tensor:
+    """1 − NED: mean over samples of ``1 − lev(pred, gold) / max(len(pred), len(gold))``, max over gold strings.
+
+    Args:
+        preds: ``B`` predicted strings (a missing prediction is ``""``).
+        target: ``B`` items, each one gold string or a non-empty list of gold strings.
+        preset: ``"default"`` (both empty → 1) or ``"aij2022"`` (either empty → 0).
+        backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
+        device: where the result lives and the tensor kernel runs.
+
+    Returns:
+        ``Tensor[]`` float64 in [0, 1] (0 for an empty batch).
+
+    Raises:
+        TypeError: non-string inputs.
+        ValueError: different numbers of samples, a sample without gold strings, or an unknown option.
+
+    Example:
+        >>> normalized_edit_similarity(["hello", "", ""], [["help", "hello!"], "", "x"])
+        tensor(0.6111, dtype=torch.float64)
+        >>> normalized_edit_similarity(["hello", "", ""], [["help", "hello!"], "", "x"], preset="aij2022")
+        tensor(0.2778, dtype=torch.float64)
+    """
+    check_choice(preset, "preset", NED_PRESETS)
+    _check_options(backend=backend)
+    scores = _normalized_edit_similarity_update(preds, target, preset, backend, device)
+    return _normalized_edit_similarity_compute(scores.sum(), torch.tensor(scores.numel(), device=scores.device))
+
+
+class NormalizedEditSimilarity(Metric):
+    """1 − NED accumulated over batches; see :func:`normalized_edit_similarity`.
+
+    States: ``total`` (float64 sum of per-sample scores) and ``count``.
+
+    Args:
+        preset: ``"default"`` or ``"aij2022"``.
+        backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
+        kwargs: ``torchmetrics.Metric`` options.
+
+    Example:
+        >>> metric = NormalizedEditSimilarity(preset="aij2022")
+        >>> metric.update(["hello"], [["help", "hello!"]])
+        >>> metric.update([""], [""])
+        >>> metric.compute()
+        tensor(0.4167, dtype=torch.float64)
+    """
+
+    signature_name = "normalized_edit_similarity"
+
+    def __init__(self, preset: str = "default", backend: str = "auto", **kwargs: Any) -> None:
+        check_choice(preset, "preset", NED_PRESETS)
+        _check_options(backend=backend)
+        super().__init__(**kwargs)
+        self.preset, self.backend = preset, backend
+        self.add_state("total", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("count", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+
+    def update(self, preds: Any, target: Any) -> None:
+        """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` gold strings or lists of gold strings."""
+        scores = _normalized_edit_similarity_update(preds, target, self.preset, self.backend, self.device)
+        self.total += scores.sum()
+        self.count += scores.numel()
+
+    def compute(self) -> Tensor:
+        return _normalized_edit_similarity_compute(self.total, self.count)
+
+    def _signature_fields(self) -> dict[str, Any]:
+        return {"preset": self.preset, "unit": "codepoint"}

@@ -1,0 +1,173 @@
+"""The batched Levenshtein tensor kernel against rapidfuzz, plus metric properties (hypothesis) and bad inputs."""
+
+import random
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rapidfuzz.distance import Levenshtein
+
+from gpumetrics.kernels.levenshtein import encode_chars, encode_words, levenshtein_distance, levenshtein_strings
+
+ALPHABET = "abcxyz АбвЁж 中文字 😀🐈\u200d⬛ e\u0301\u0308ß"
+# lengths around the 64-bit word boundaries and beyond several words
+EDGE_LENGTHS = [0, 1, 2, 63, 64, 65, 127, 128, 129, 191, 192, 193, 300]
+
+
+def _random(rng, n, alphabet=ALPHABET):
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def _mutate(rng, text, edits):
+    chars = list(text)
+    for _ in range(edits):
+        op = rng.random()
+        pos = rng.randint(0, len(chars))
+        if op < 0.33 and pos < len(chars):
+            chars[pos] = rng.choice(ALPHABET)
+        elif op < 0.66 and pos < len(chars):
+            del chars[pos]
+        else:
+            chars.insert(pos, rng.choice(ALPHABET))
+    return "".join(chars)
+
+
+def _pairs(seed):
+    rng = random.Random(seed)
+    a, b = [], []
+    for la in EDGE_LENGTHS:
+        for lb in EDGE_LENGTHS:
+            a.append(_random(rng, la))
+            b.append(_random(rng, lb))
+    for length in EDGE_LENGTHS + [5000, 5300]:  # near-identical pairs: small distances, long common runs
+        source = _random(rng, length)
+        a.append(source)
+        b.append(_mutate(rng, source, rng.randint(0, 12)))
+    a.append(_random(rng, 5100, "ab"))  # tiny alphabet: many equal symbols
+    b.append(_random(rng, 4900, "ab"))
+    return a, b
+
+
+def _expected(a, b):
+    return [Levenshtein.distance(x, y) for x, y in zip(a, b)]
+
+
+def test_kernel_matches_rapidfuzz_on_edge_lengths_unicode_and_long_strings():
+    a, b = _pairs(0)
+    assert levenshtein_distance(*encode_chars(a), *encode_chars(b)).tolist() == _expected(a, b)
+    assert levenshtein_strings(a, b, backend="rapidfuzz").tolist() == _expected(a, b)
+
+
+def test_kernel_chunked_with_tiny_memory_bound_gives_the_same_distances():
+    a, b = _pairs(1)
+    a, b = a[::3], b[::3]
+    result = levenshtein_distance(*encode_chars(a), *encode_chars(b), max_elements=3000)
+    assert result.tolist() == _expected(a, b)
+
+
+def test_kernel_is_order_independent_and_handles_padding_garbage():
+    rng = random.Random(2)
+    a = [_random(rng, rng.randint(0, 140)) for _ in range(200)]
+    b = [_random(rng, rng.randint(0, 140)) for _ in range(200)]
+    ea, la = encode_chars(a)
+    eb, lb = encode_chars(b)
+    # values beyond a row's length must be ignored
+    ea = torch.where(torch.arange(ea.shape[1]) < la[:, None], ea, 12345)
+    eb = torch.cat([eb, torch.full((eb.shape[0], 7), 99)], 1)
+    assert levenshtein_distance(ea, la, eb, lb).tolist() == _expected(a, b)
+    perm = torch.randperm(200, generator=torch.Generator().manual_seed(0))
+    assert levenshtein_distance(ea[perm], la[perm], eb[perm], lb[perm]).tolist() == [
+        _expected(a, b)[i] for i in perm.tolist()
+    ]
+
+
+def test_word_level_ids_match_rapidfuzz_on_token_lists():
+    rng = random.Random(3)
+    words = ["a", "b", "кот", "猫", "🙂", "é", "e\u0301", "the"]
+    a = [[rng.choice(words) for _ in range(rng.choice([0, 1, 5, 63, 64, 65, 130]))] for _ in range(60)]
+    b = [[rng.choice(words) for _ in range(rng.choice([0, 1, 5, 63, 64, 65, 130]))] for _ in range(60)]
+    vocab = {}
+    got = levenshtein_distance(*encode_words(a, vocab), *encode_words(b, vocab))
+    assert got.tolist() == _expected(a, b)
+    assert levenshtein_strings(a, b, backend="torch").tolist() == _expected(a, b)
+    assert levenshtein_strings(a, b, backend="rapidfuzz").tolist() == _expected(a, b)
+
+
+def test_empty_batch_and_single_pair():
+    empty = torch.zeros(0, 0, dtype=torch.long), torch.zeros(0, dtype=torch.long)
+    assert levenshtein_distance(*empty, *empty).shape == (0,)
+    assert levenshtein_strings([], [], backend="torch").shape == (0,)
+    assert levenshtein_strings([], [], backend="rapidfuzz").shape == (0,)
+    assert levenshtein_strings(["x"], ["y"], backend="torch").tolist() == [1]
+
+
+def test_result_on_the_device_of_the_inputs_and_int_dtypes():
+    a, b = encode_chars(["abc", "q"]), encode_chars(["abd", ""])
+    got = levenshtein_distance(a[0].int(), a[1].int(), b[0].int(), b[1].int())
+    assert got.dtype == torch.long and got.device == a[0].device and got.tolist() == [1, 1]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_matches_cpu():  # pragma: no cover - runs on GPU machines only
+    a, b = _pairs(4)
+    ea, eb = encode_chars(a, "cuda"), encode_chars(b, "cuda")
+    assert levenshtein_distance(*ea, *eb).cpu().tolist() == _expected(a, b)
+    assert levenshtein_strings(a, b, backend="auto", device="cuda").cpu().tolist() == _expected(a, b)
+
+
+# ------------------------------------------------------------------------------------ properties (hypothesis)
+_seq = st.lists(st.integers(0, 5), max_size=150)
+
+
+def _lev(*seqs_pairs):
+    a = [p[0] for p in seqs_pairs]
+    b = [p[1] for p in seqs_pairs]
+    return levenshtein_distance(*_ids(a), *_ids(b)).tolist()
+
+
+def _ids(seqs):
+    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
+    width = int(lengths.max()) if len(seqs) else 0
+    out = torch.zeros(len(seqs), width, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        out[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return out, lengths
+
+
+@settings(max_examples=60, deadline=None)
+@given(_seq, _seq, _seq)
+def test_property_metric_axioms_and_bounds(x, y, z):
+    dxy, dyx, dxz, dyz, dxx = _lev((x, y), (y, x), (x, z), (y, z), (x, x))
+    assert dxy == dyx  # symmetry
+    assert dxx == 0  # identity
+    assert dxz <= dxy + dyz  # triangle inequality
+    assert abs(len(x) - len(y)) <= dxy <= max(len(x), len(y))  # bounds
+    assert dxy == Levenshtein.distance(x, y)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(_seq, _seq), min_size=1, max_size=12))
+def test_property_batch_equals_pairs_one_by_one(pairs):
+    assert _lev(*pairs) == [Levenshtein.distance(x, y) for x, y in pairs]
+
+
+# -------------------------------------------------------------------------------------------------- bad inputs
+def test_bad_inputs_name_the_argument():
+    a, la = encode_chars(["ab"])
+    with pytest.raises(TypeError, match="`a`"):
+        levenshtein_distance(a.float(), la, a, la)
+    with pytest.raises(TypeError, match="`b`"):
+        levenshtein_distance(a, la, [[1, 2]], la)
+    with pytest.raises(ValueError, match="`a`"):
+        levenshtein_distance(a[0], la, a, la)
+    with pytest.raises(ValueError, match="batch size"):
+        levenshtein_distance(a, la, torch.zeros(2, 2, dtype=torch.long), torch.tensor([1, 1]))
+    with pytest.raises(ValueError, match="`b_lengths`"):
+        levenshtein_distance(a, la, a, torch.tensor([3]))
+    with pytest.raises(TypeError, match="`a_lengths`"):
+        levenshtein_distance(a, la.float(), a, la)
+    with pytest.raises(ValueError, match="`a` symbols"):
+        levenshtein_distance(-a, la, a, la)
+    with pytest.raises(ValueError, match="`backend`"):
+        levenshtein_strings(["a"], ["b"], backend="numba")
