@@ -488,3 +488,199 @@ def sacrebleu_tokenize(line: str, tokenize: str = "13a", lowercase: bool = False
 
 
 # ========================================================================================= end of sacrebleu section
+
+
+# ==================================================================================================================
+# PTB tokeniser as pycocoevalcap applies it — used by gpumetrics/text/cider.py
+# ==================================================================================================================
+# pycocoevalcap runs Stanford CoreNLP 3.4.1's `PTBTokenizer -preserveLines -lowerCase` (Java) on every caption and
+# drops the tokens of its punctuation list. This is an independent Python port of the behaviour that matters after
+# that removal, written from black-box probes of the Java tool (tests/text/test_ptb_tokenizer.py compares them).
+# The Java tool lowercases *after* tokenising, so the case-sensitive rules (abbreviations) look at the original text;
+# its "-LRB-" style bracket tokens come out lowercased and therefore survive pycocoevalcap's (upper-case) list.
+PTB_PUNCTUATIONS = frozenset(
+    ["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"]
+)
+
+# Words whose following period stays attached (probed on the Java tool; case-insensitive / capitalised only).
+_PTB_ABBREVIATIONS = frozenset(
+    """mr mrs ms dr st jr sr prof inc co corp ltd vs etc jan feb mar apr jun jul aug sep sept oct nov dec mt ave
+    gen sen rep gov lt col sgt capt cmdr adm rev hon pres p al dept est sq ft tel assn bros cie cos mfg natl calif
+    ph.d fla ariz ala colo conn ga ind kan kans ky md mich minn mo mont neb nev okla tenn va vt wis wyo mon tue tues wed
+    thu thurs fri""".split()
+)
+_PTB_CAPITALISED_ABBREVIATIONS = frozenset("Wash Del Ill La Mass Miss Ore Pa Tex".split())
+_PTB_SPLIT_WORDS = {"cannot": ("can", "not"), "gonna": ("gon", "na"), "gotta": ("got", "ta"),
+                    "wanna": ("wan", "na"), "gimme": ("gim", "me"), "lemme": ("lem", "me")}
+_PTB_CONTRACTIONS = ("n't", "'s", "'re", "'ve", "'ll", "'d", "'m")
+_PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
+# Characters the Java tool rewrites (quotes become PTB quotes, which the punctuation list removes).
+_PTB_CHAR_MAP = {
+    "€": "$", "£": "#", "½": "1/2", "¼": "1/4", "¾": "3/4", "⅓": "1/3", "⅔": "2/3",
+    "—": "--", "–": "--", "―": "--", "…": "...",
+    '"': "''", "“": "``", "”": "''", "«": "``", "»": "''", "‹": "`", "›": "'", "‘": "`", "’": "'",
+}
+_PTB_TRANSLATION = str.maketrans(
+    {"€": "$", "£": "#", "½": " 1/2 ", "¼": " 1/4 ", "¾": " 3/4 ", "⅓": " 1/3 ", "⅔": " 2/3 ", "…": "..."}
+)
+_PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;": ""}
+
+
+@functools.lru_cache(maxsize=1)
+def _ptb_patterns() -> tuple[re.Pattern, re.Pattern]:
+    marks: list[tuple[int, int]] = []
+    for code in range(0x10000):  # the Java lexer sees UTF-16 units: supplementary characters are untokenisable
+        if unicodedata.category(chr(code))[0] == "M":
+            if marks and marks[-1][1] == code - 1:
+                marks[-1] = (marks[-1][0], code)
+            else:
+                marks.append((code, code))
+    mark_class = "".join(f"{chr(a)}-{chr(b)}" if a != b else chr(a) for a, b in marks)
+    alnum = f"(?:[^\\W_\U00010000-\U0010ffff]|[{mark_class}])"
+    letter = f"(?:[^\\W\\d_\U00010000-\U0010ffff]|[{mark_class}])"
+    # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
+    joiner = f"(?:[-/_](?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
+    word = f"(?:{alnum}+(?:{joiner}{alnum}+)*)"
+    token = re.compile(
+        "|".join(
+            [
+                r"(?P<url>(?<![^\W_])https?://[^ \t\n()\[\]{}<>\"]*[^ \t\n()\[\]{}<>\".,;:!?'])",
+                r"(?P<email>[^\W_][\w.+-]*@[\w-]+(?:\.[\w-]+)*)",
+                r"(?P<amp>(?<![^\W_])[A-Z]+&[A-Z]+)",
+                r"(?P<entity>&(?:amp|lt|gt|quot|nbsp);)",
+                r"(?P<tag></?[A-Za-z][^<>\s]*>)",
+                r"(?P<lead>['’](?:n['’]|(?:em|cause|til)(?![^\W_])|t(?=is|was)))",
+                r"(?P<year>['’]\d+s?)",
+                r"(?P<clitic>(?<=\w)['’](?:s|re|ve|ll|d|m)(?![A-Za-z]))",
+                r"(?P<number>(?:(?<![^\s])[-+]|[.,])\d+(?:[.,:/-]\d+)*|\d+(?:[.,:/-]\d+)+)",
+                f"(?P<handle>[#@]{letter}+)",
+                # o'clock, d'angelo, l'oreal, qu'il, c'mon keep their apostrophe; y'all / j'ai split after it
+                f"(?P<apos>(?<![^\\W_])(?:[OoDdLlYyJj]|[Qq]u|[Cc](?=['’]mon)|[Mm]a(?=['’]am)|[NnEeOo]e?(?=['’]er))"
+                f"['’]{letter}+)",
+                r"(?P<nt>(?<![^\W_])[A-Za-z]+?[Nn]['’][Tt][A-Za-z]*)",
+                f"(?P<word>{word})",
+                r"(?P<dots>\.{3,}|…)",
+                r"(?P<dashes>--+)",
+                r"(?P<bang>[!?]+)",
+                r"(?P<other>[^\s\u200b\U00010000-\U0010ffff])",
+            ]
+        )
+    )
+    acronym = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # a. / u.s / e.g (then followed by a period)
+    return token, acronym
+
+
+def _ptb_split_word(word: str, out: list[str]) -> None:
+    """Split contractions and fused words off one word token (``don't`` → ``do n't``; ``gonna`` → ``gon na``)."""
+    lowered = word.lower()
+    if lowered in _PTB_SPLIT_WORDS:
+        first, _ = _PTB_SPLIT_WORDS[lowered]
+        out.append(word[: len(first)])
+        out.append(word[len(first):])
+        return
+    if lowered.startswith("y'") or lowered.startswith("y’"):  # y'all → y' all
+        out.append(word[:2].replace("’", "'"))
+        word, lowered = word[2:], lowered[2:]
+    if "'" not in word and "’" not in word:
+        out.append(word)
+        return
+    if "'n'" in lowered:  # rock'n'roll → rock 'n' roll
+        head, _, tail = word.partition(word[lowered.index("'n'"): lowered.index("'n'") + 3])
+        _ptb_split_word(head, out)
+        out.append("'n'")
+        _ptb_split_word(tail, out)
+        return
+    suffixes: list[str] = []
+    normalised = lowered.replace("’", "'")
+    while True:
+        for suffix in _PTB_CONTRACTIONS:
+            if normalised.endswith(suffix) and len(normalised) > len(suffix):
+                cut = len(word) - len(suffix)
+                suffixes.append(word[cut:].replace("’", "'"))
+                word, normalised = word[:cut], normalised[:cut]
+                break
+        else:
+            break
+    out.append(word)
+    out.extend(reversed(suffixes))
+
+
+def ptb_tokenize(text: str) -> list[str]:
+    """Tokens of one caption as pycocoevalcap's ``PTBTokenizer`` gives them (lowercased, punctuation removed).
+
+    A Python port of Stanford CoreNLP 3.4.1 ``PTBTokenizer -preserveLines -lowerCase`` followed by pycocoevalcap's
+    removal of ``PTB_PUNCTUATIONS``: contractions are split (``don't`` → ``do n't``, ``cannot`` → ``can not``),
+    punctuation is separated from words except in known abbreviations (``mr.``, ``etc.``), acronyms (``u.s.``),
+    numbers (``1,000``, ``3.14``) and URLs; brackets become ``-lrb-`` … (which pycocoevalcap keeps, its list being
+    upper-case), ``€``/``£`` become ``$``/``#``, and characters outside the BMP (emoji) are dropped as the Java tool
+    does. Known differences are listed in ``tests/text/test_ptb_tokenizer.py``.
+
+    Args:
+        text: one caption.
+
+    Returns:
+        ``list[str]`` of tokens.
+
+    Example:
+        >>> ptb_tokenize("A man's dog doesn't like cats (or birds), Mr. Smith.")
+        ['a', 'man', "'s", 'dog', 'does', "n't", 'like', 'cats', '-lrb-', 'or', 'birds', '-rrb-', 'mr.', 'smith']
+    """
+    token_re, acronym_re = _ptb_patterns()
+    text = text.translate(_PTB_TRANSLATION)
+    tokens: list[str] = []
+    position = 0
+    while True:
+        match = token_re.search(text, position)
+        if match is None:
+            break
+        position = match.end()
+        kind = match.lastgroup
+        value = match.group()
+        if kind == "word":
+            end = match.end()
+            if text.startswith(".", end) and (
+                acronym_re.fullmatch(value)
+                or value.lower() in _PTB_ABBREVIATIONS
+                or value in _PTB_CAPITALISED_ABBREVIATIONS
+                or (value.lower() == "no" and re.match(r"\. ?\d", text[end: end + 3]))
+            ):
+                tokens.append(value + ".")
+                position = end + 1
+            else:
+                _ptb_split_word(value, tokens)
+        elif kind == "nt":
+            cut = value.lower().index("n't" if "n't" in value.lower() else "n’t")
+            tokens.append(value[:cut])
+            tokens.append("n't" if len(value) - cut == 3 else value[cut:])
+        elif kind == "apos":
+            if value[0] in "YyJj":  # y'all → y' all
+                tokens.append(value[:2].replace("’", "'"))
+                tokens.append(value[2:])
+            else:
+                _ptb_split_word(value, tokens)
+        elif kind in ("number", "url", "email", "tag", "year", "handle", "amp"):
+            tokens.append(value)
+        elif kind in ("lead", "clitic"):
+            tokens.append(value.replace("’", "'"))
+        elif kind == "entity":
+            tokens.append(_PTB_ENTITIES[value])
+        elif kind == "other":
+            tokens.append(_PTB_BRACKETS.get(value) or _PTB_CHAR_MAP.get(value, value))
+        elif kind == "dots":
+            tokens.append("...")
+        else:  # dashes, bang: punctuation runs kept whole
+            tokens.append(value)
+    return [token for token in (t.lower() for t in tokens) if token and token not in PTB_PUNCTUATIONS]
+
+
+def ptb_tokenize_batch(texts: Sequence[str]) -> list[list[str]]:
+    """:func:`ptb_tokenize` of each text (newlines inside a caption count as spaces, as in pycocoevalcap).
+
+    Example:
+        >>> ptb_tokenize_batch(["Two dogs.", "A CAT, sleeping!"])
+        [['two', 'dogs'], ['a', 'cat', 'sleeping']]
+    """
+    return [ptb_tokenize(text) for text in texts]
+
+
+# ================================================================================================== end of PTB section

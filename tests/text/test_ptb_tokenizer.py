@@ -1,0 +1,131 @@
+"""The Python PTB tokenizer port against pycocoevalcap's Java ``PTBTokenizer`` (Stanford CoreNLP 3.4.1).
+
+The Java tool runs once per module (one JVM start, all captions in one call) through pycocoevalcap itself.
+"""
+
+import random
+
+import pytest
+
+from gpumetrics.text.tokenizers import PTB_PUNCTUATIONS, ptb_tokenize, ptb_tokenize_batch
+
+pytest.importorskip("pycocoevalcap")
+
+_WORDS = (
+    "a man woman dog cat two young people sitting standing on the of with in is are table pizza street red blue "
+    "large small an near next to some white black playing frisbee riding skateboard kitchen"
+).split()
+_EXTRA = [
+    "don't", "can't", "won't", "it's", "man's", "dogs'", "I'm", "they're", "we've", "you'll", "he'd", "cannot",
+    "gonna", "o'clock", "Mr.", "Dr.", "St.", "etc.", "U.S.", "e.g.", "a.m.", "well-known", "T-shirt", "3.5", "1,000",
+    "$5", "50%", "10:30", "1/2", "2nd", "1990s", "'90s", "90's", "x86", "AT&T", "e-mail", "don’t", "Кошка",
+    "сидит", "猫が", "座って", "😀", "🐶", "café", "naïve", "e\u0301", "straße", "ΣΟΦΟΣ", "İ", "Zoë", "#tag", "@user",
+    "http://x.org/a", "a@b.com", "<b>", "&amp;", "ﬁne", "½", "€5", "£3", "A", "OK", "No.", "5", "y'all", "ma'am",
+    "rock'n'roll", "'tis", "(", ")", "[", "]",
+]
+_PUNCT = [
+    ".", ",", "!", "?", ";", ":", "-", "--", "...", "…", "—", "–", "(", ")", "[", "]", "{", "}", '"', "'", "“", "”",
+    "‘", "’", "*", "&", "/", "#", "%", "$", "+", "=", "<", ">", "|", "~", "^", "_", "\\", "`", "©", "°", "·",
+]
+
+
+def _captions(n: int, seed: int, glue: float) -> list[str]:
+    """Random captions; ``glue`` is the chance that a piece is written without a space after the previous one."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        parts: list[str] = []
+        for _ in range(rng.randint(0, 14)):
+            r = rng.random()
+            if r < 0.6:
+                piece = rng.choice(_WORDS)
+                piece = piece.capitalize() if rng.random() < 0.15 else piece
+            else:
+                piece = rng.choice(_EXTRA if r < 0.8 else _PUNCT)
+            if parts and rng.random() < glue:
+                parts[-1] += piece
+            else:
+                parts.append(piece)
+        text = rng.choice([" ", " ", "  ", "\t", "\u00a0"]).join(parts)
+        out.append(text + rng.choice([".", ".", "!", "?", " .", "", "", ""]))
+    return out
+
+
+# Behaviours the port must reproduce exactly (each was probed on the Java tool).
+_EXACT = [
+    "A man's dog doesn't like \"cats\" (or [birds] {x}).",
+    "I can't, won't and cannot go; she said: 'hello' -- ok...",
+    "gonna wanna gotta lemme gimme I'm you're we've they'll he'd o'clock rock'n'roll 'tis 'twas y'all ma'am",
+    "Mr. Mrs. Dr. St. Jr. Prof. Inc. etc. e.g. i.e. Jan. U.S.A. Ph.D. p.m. A. x. OK. it. No. 5 no. x Wash. wash.",
+    "It costs $5.50 or 1,000 euros & 50% off! 1/2 3*4 ½ — dash – en “quoted” ‘single’ … €5 £3",
+    "Кошка сидит на окне. 猫が窓に座っている。 😀 emoji café naïve e\u0301 ΣΟΦΟΣ İstanbul ﬁne",
+    "hello.world 3.14 .5 5. 10.5% +5 -5 5-6 1990s '90s 90's a.b. x.yz. a_b AT&T a&b http://x.org/a a@b.com #tag @u",
+    "!! ?? !?! .. .... ;; a,b a;b a:b a!b 10:30 (a) ((e)) a-b-c a--b -a b- a/b/c <b> &amp; &lt; \\ | ~ ^ © °",
+    "", "   ", ".", "?!", "😀", "etc.3.5 e.g.90's don’t it’s dogs’ ‘hi’",
+]
+
+# Known differences (Java output ≠ port), kept true by test_known_differences_still_differ. All are glued or rare
+# forms: apostrophe/quote/URL/e-mail/emoticon rules of the Java lexer that the port does not reproduce.
+KNOWN_DIFFERENCES = {
+    "’red": (["'re", "d"], ["red"]),  # a curly quote before a word that starts like a clitic
+    "A10:30": (["a10", ":30"], ["a10", "30"]),  # a clock time glued to a word
+    "1/2with": (["1/2with"], ["1/2", "with"]),  # a fraction glued to a word
+    "kitchenhttp://x.org/a": (["kitchenhttp", "/", "/", "x.org", "/", "a"], ["kitchenhttp", "/", "/", "x.org/a"]),
+    "a@b.com!": (["a@b.com!"], ["a@b.com"]),  # e-mail with trailing symbol
+    ":(": ([":-lrb-"], ["-lrb-"]),  # emoticons
+    "‘“": (["```"], []),  # adjacent quote characters fuse into one (kept) token in Java
+    "don'tZoë": (["do", "n'tzoë"], ["do", "n'tzo", "ë"]),  # non-ASCII letters glued after n't
+}
+
+
+def _java_tokenize(captions: list[str]) -> list[list[str]]:
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    tokenized = PTBTokenizer().tokenize({i: [{"caption": c}] for i, c in enumerate(captions)})
+    return [tokenized[i][0].split(" ") if tokenized[i][0] else [] for i in range(len(captions))]
+
+
+@pytest.fixture(scope="module")
+def java():
+    """Every caption of this module tokenised by pycocoevalcap's Java PTBTokenizer in one call."""
+    plain, glued = _captions(600, seed=11, glue=0.0), _captions(600, seed=12, glue=0.25)
+    known = list(KNOWN_DIFFERENCES)
+    outputs = _java_tokenize(_EXACT + plain + glued + known)
+    groups, start = {}, 0
+    for name, items in (("exact", _EXACT), ("plain", plain), ("glued", glued), ("known", known)):
+        groups[name] = (items, outputs[start: start + len(items)])
+        start += len(items)
+    return groups
+
+
+def _agreement(captions, expected):
+    mismatches = [(c, e, ptb_tokenize(c)) for c, e in zip(captions, expected) if ptb_tokenize(c) != e]
+    return 1 - len(mismatches) / len(captions), mismatches
+
+
+def test_exact_behaviours_match_java(java):
+    captions, expected = java["exact"]
+    rate, mismatches = _agreement(captions, expected)
+    assert not mismatches, mismatches
+
+
+def test_random_captions_agreement(java):
+    # measured: 100% on 600 space-separated captions (99.85% on 2000), 97.3-97.7% when 25% of the pieces are glued
+    rate, mismatches = _agreement(*java["plain"])
+    assert rate >= 0.995, (rate, mismatches[:5])
+    rate, mismatches = _agreement(*java["glued"])
+    assert rate >= 0.95, (rate, mismatches[:5])
+
+
+def test_known_differences_still_differ(java):
+    captions, expected = java["known"]
+    for caption, java_tokens in zip(captions, expected):
+        listed_java, listed_port = KNOWN_DIFFERENCES[caption]
+        assert java_tokens == listed_java, (caption, java_tokens)
+        assert ptb_tokenize(caption) == listed_port, caption
+
+
+def test_punctuation_list_and_lowercase_brackets():
+    assert ptb_tokenize("(A) [B] {C}") == ["-lrb-", "a", "-rrb-", "-lsb-", "b", "-rsb-", "-lcb-", "c", "-rcb-"]
+    assert {".", ",", "''", "``", "--", "...", ";", ":", "-", "?", "!", "'", "`"} <= PTB_PUNCTUATIONS
+    assert ptb_tokenize_batch(["a\nb", ""]) == [["a", "b"], []]
