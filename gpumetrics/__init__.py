@@ -27,6 +27,9 @@ from gpumetrics.image.inception import FIDInceptionV3  # noqa: E402
 from gpumetrics.detection.ocr_e2e import OCREndToEnd  # noqa: E402
 from gpumetrics.detection.zero_shot_f1 import ZeroShotDetectionF1  # noqa: E402
 
+# --- text: ROUGE (METRICS_SPEC §4)
+from gpumetrics.text.rouge import ROUGEScore  # noqa: E402
+
 __version__ = library_version()
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "TokenF1",
     "ExactMatch",
     "StringAccuracy",
+    "ROUGEScore",
     "EditDistance", "CharErrorRate", "WordErrorRate", "NormalizedEditSimilarity",
     "BinaryPrecision", "BinaryRecall", "BinaryF1Score",
     "MulticlassPrecision", "MulticlassRecall", "MulticlassF1Score",

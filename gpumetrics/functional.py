@@ -26,12 +26,16 @@ from gpumetrics.kernels.iou import box_iou, box_iou_paired, polygon_iou, polygon
 from gpumetrics.detection.ocr_e2e import ocr_end_to_end  # noqa: E402
 from gpumetrics.detection.zero_shot_f1 import zero_shot_detection_f1  # noqa: E402
 
+# --- text: ROUGE (METRICS_SPEC §4)
+from gpumetrics.text.rouge import rouge_score  # noqa: E402
+
 __all__ = [
     "box_iou", "box_iou_paired", "polygon_iou", "polygon_iou_paired", "ocr_end_to_end", "zero_shot_detection_f1",
     "frechet_distance", "feature_statistics",
     "token_f1",
     "exact_match",
     "string_accuracy",
+    "rouge_score",
     "edit_distance", "char_error_rate", "word_error_rate", "normalized_edit_similarity",
     "binary_precision", "binary_recall", "binary_f1_score",
     "multiclass_precision", "multiclass_recall", "multiclass_f1_score",

@@ -166,7 +166,7 @@ def lcs_backtrack_mask(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tenso
 
     Example:
         >>> lcs_backtrack_mask(torch.tensor([[1, 2, 1]]), torch.tensor([3]), torch.tensor([[1, 9]]), torch.tensor([2]))
-        tensor([[False, False,  True]])
+        tensor([[ True, False, False]])
     """
     _check_pairs(a, a_lengths, b, b_lengths)
     n_pairs, width_a, width_b = a.shape[0], a.shape[1], b.shape[1]

@@ -4,6 +4,7 @@ Importing this package registers every entry: one module per family registers it
 """
 
 from gpumetrics.tasks import qa  # noqa: F401  (registers token_f1, exact_match, string_accuracy)
+from gpumetrics.tasks import ngram_rouge  # noqa: F401  (registers rouge)
 from gpumetrics.tasks import detection  # noqa: F401  (registers zero_shot_detection_f1)
 from gpumetrics.tasks import edit  # noqa: F401  (registers ned_aij2022, normalized_edit_similarity, cer, wer)
 from gpumetrics.tasks.registry import METRICS, SUITES, get_metric, get_suite

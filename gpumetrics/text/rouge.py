@@ -24,7 +24,7 @@ from torch import Tensor
 from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
-from gpumetrics.text.tokenizers import ROUGE_TOKENIZERS, rouge_tokenize_batch, rouge_tokenize_sentences
+from gpumetrics.text.tokenizers import ROUGE_TOKENIZERS, rouge_tokenize_corpus
 
 DEFAULT_ROUGE_KEYS = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 REDUCTIONS = ("mean", "none")
@@ -69,21 +69,6 @@ def result_names(rouge_keys: Sequence[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------------- tensor helpers
-class _Vocabulary(dict):
-    """token → consecutive id, grown on demand."""
-
-    def ids(self, tokens: Sequence[str]) -> list[int]:
-        get = self.setdefault
-        return [get(token, len(self)) for token in tokens]
-
-
-def _flat(lists: Sequence[Sequence[int]], device: torch.device) -> tuple[Tensor, Tensor]:
-    """``(ids: LongTensor[T], lengths: LongTensor[len(lists)])`` of ragged id lists."""
-    lengths = torch.tensor([len(items) for items in lists], dtype=torch.long, device=device)
-    flat = torch.tensor([i for items in lists for i in items], dtype=torch.long, device=device)
-    return flat, lengths
-
-
 def _starts(lengths: Tensor) -> Tensor:
     return torch.cumsum(lengths, 0) - lengths
 
@@ -192,32 +177,14 @@ def _rouge_update(
     refs_per_sample = torch.tensor([len(refs) for refs in target_lists], dtype=torch.long, device=device)
     pair_sample = _segments(refs_per_sample)
     n_pairs = len(flat_targets)
-    vocab = _Vocabulary()
 
-    needs_sentences = "rougeLsum" in rouge_keys
-    if needs_sentences:  # whole-text tokens are the concatenation of the line tokens (no token spans a newline)
-        pred_sents = [rouge_tokenize_sentences(text, tokenizer, use_stemmer) for text in pred_list]
-        target_sents = [rouge_tokenize_sentences(text, tokenizer, use_stemmer) for text in flat_targets]
-        pred_sent_ids = [vocab.ids(s) for sents in pred_sents for s in sents]
-        target_sent_ids = [vocab.ids(s) for sents in target_sents for s in sents]
-        pred_n_sents = [len(sents) for sents in pred_sents]
-        target_n_sents = [len(sents) for sents in target_sents]
-        pred_sent_flat, pred_sent_len = _flat(pred_sent_ids, device)
-        target_sent_flat, target_sent_len = _flat(target_sent_ids, device)
-        pred_flat = pred_sent_flat
-        target_flat = target_sent_flat
-        pred_len = torch.zeros(n_samples, dtype=torch.long, device=device).index_add_(
-            0, _segments(torch.tensor(pred_n_sents, dtype=torch.long, device=device)), pred_sent_len
-        )
-        target_len = torch.zeros(n_pairs, dtype=torch.long, device=device).index_add_(
-            0, _segments(torch.tensor(target_n_sents, dtype=torch.long, device=device)), target_sent_len
-        )
-    else:
-        pred_flat, pred_len = _flat([vocab.ids(t) for t in rouge_tokenize_batch(pred_list, tokenizer, use_stemmer)], device)
-        target_flat, target_len = _flat(
-            [vocab.ids(t) for t in rouge_tokenize_batch(flat_targets, tokenizer, use_stemmer)], device
-        )
-    vocab_size = max(len(vocab), 1)
+    corpus = rouge_tokenize_corpus(pred_list + flat_targets, tokenizer, use_stemmer)
+    ids = torch.from_numpy(corpus.ids).to(device)
+    text_len = torch.from_numpy(corpus.text_lengths).to(device)
+    n_pred_tokens = int(corpus.text_lengths[:n_samples].sum())
+    pred_flat, target_flat = ids[:n_pred_tokens], ids[n_pred_tokens:]
+    pred_len, target_len = text_len[:n_samples], text_len[n_samples:]
+    vocab_size = max(corpus.vocab_size, 1)
     pair_pred_len = pred_len[pair_sample]
 
     needs_padded = "rougeL" in rouge_keys or "rougeW" in rouge_keys
@@ -243,9 +210,13 @@ def _rouge_update(
         elif key == "rougeW":
             results.append(_rouge_w(target_padded, target_len, pred_padded, pair_pred_len, rouge_w_weight))
         else:  # rougeLsum
+            lines, line_len = torch.from_numpy(corpus.lines_per_text).to(device), torch.from_numpy(corpus.line_lengths)
+            n_pred_lines = int(corpus.lines_per_text[:n_samples].sum())
+            line_len = line_len.to(device)
             hits = _summary_lcs_hits(
-                pred_sent_flat, pred_sent_len, pred_n_sents, target_sent_flat, target_sent_len, target_n_sents,
-                pred_flat, pred_len, pair_sample,
+                pred_flat, line_len[:n_pred_lines], lines[:n_samples],
+                target_flat, line_len[n_pred_lines:], lines[n_samples:],
+                pred_len, pair_sample,
             )
             results.append(_scores(hits, pair_pred_len, target_len))
     return _best_per_sample(torch.stack(results, 1), pair_sample, n_samples)
@@ -260,14 +231,21 @@ def _rouge_w(target: Tensor, target_len: Tensor, pred: Tensor, pred_len: Tensor,
     return torch.stack([precision, recall, _f_measure(precision, recall)], 1)
 
 
+def _drop_empty_lines(line_len: Tensor, lines_per_text: Tensor) -> tuple[Tensor, Tensor]:
+    """Lines without tokens take no part in ROUGE-Lsum: drop them, recount the lines of every text."""
+    keep = line_len > 0
+    text_of_line = _segments(lines_per_text)
+    kept_per_text = torch.zeros_like(lines_per_text).index_add_(0, text_of_line, keep.long())
+    return line_len[keep], kept_per_text
+
+
 def _summary_lcs_hits(
-    pred_sent_flat: Tensor,
-    pred_sent_len: Tensor,
-    pred_n_sents: list[int],
-    target_sent_flat: Tensor,
-    target_sent_len: Tensor,
-    target_n_sents: list[int],
     pred_flat: Tensor,
+    pred_line_len: Tensor,
+    pred_lines: Tensor,
+    target_flat: Tensor,
+    target_line_len: Tensor,
+    target_lines: Tensor,
     pred_len: Tensor,
     pair_sample: Tensor,
 ) -> Tensor:
@@ -275,11 +253,18 @@ def _summary_lcs_hits(
 
     The union LCS of a target line is the union, over prediction lines, of the positions rouge-score's LCS
     read-out picks; rouge-score's sequential double-count guard equals this clipped count.
+
+    Args:
+        pred_flat: ``LongTensor[Tp]`` prediction tokens; ``pred_line_len: [Lp]`` tokens per line;
+            ``pred_lines: [B]`` lines per prediction (likewise ``target_*`` with one entry per pair).
+        pred_len: ``LongTensor[B]`` tokens per prediction.
+        pair_sample: ``LongTensor[P]`` sample of each pair.
     """
     device = pred_flat.device
     n_pairs = pair_sample.numel()
-    pred_n = torch.tensor(pred_n_sents, dtype=torch.long, device=device)
-    target_n = torch.tensor(target_n_sents, dtype=torch.long, device=device)
+    pred_sent_flat, target_sent_flat = pred_flat, target_flat
+    pred_sent_len, pred_n = _drop_empty_lines(pred_line_len, pred_lines)
+    target_sent_len, target_n = _drop_empty_lines(target_line_len, target_lines)
     pred_first, target_first = _starts(pred_n), _starts(target_n)
 
     # every (target line, prediction line) combination of each pair
@@ -318,7 +303,7 @@ def _rouge_compute(score_sum: Tensor, count: Tensor, rouge_keys: Sequence[str]) 
 
 
 def _rouge_per_sample(scores: Tensor, rouge_keys: Sequence[str]) -> dict[str, Tensor]:
-    flat = scores.reshape(scores.shape[0], -1)
+    flat = scores.reshape(scores.shape[0], len(rouge_keys) * len(_STATS))
     return {name: flat[:, i] for i, name in enumerate(result_names(rouge_keys))}
 
 
@@ -367,6 +352,10 @@ def rouge_score(
     if reduction == "none":
         return _rouge_per_sample(scores, keys)
     return _rouge_compute(scores.sum(0), torch.tensor(scores.shape[0], device=device), keys)
+
+
+def _as_list(state: Any) -> list[Tensor]:
+    return list(state) if isinstance(state, list) else [state]
 
 
 class ROUGEScore(Metric):
@@ -432,12 +421,22 @@ class ROUGEScore(Metric):
             self.score_sum += scores.sum(0)
             self.total += scores.shape[0]
 
+    def merge_state(self, incoming_state: Any) -> None:
+        """Merge another metric's state; with ``reduction="none"`` its samples come after this metric's."""
+        if self.reduction != "none":
+            super().merge_state(incoming_state)
+            return
+        incoming = incoming_state["sample_scores"] if isinstance(incoming_state, dict) else incoming_state.sample_scores
+        local = self.sample_scores
+        super().merge_state(incoming_state)  # validates; torchmetrics would put the incoming samples first
+        self.sample_scores = _as_list(local) + _as_list(incoming)
+
     def compute(self) -> dict[str, Tensor]:
-        """Mean scores (``DoubleTensor[]`` each), or per-sample ``DoubleTensor[N]`` with ``reduction="none"``."""
+        """Mean scores (``DoubleTensor[]`` each), or per-sample ``DoubleTensor[N]`` with ``reduction="none"``
+        (torchmetrics squeezes a single sample's ``[1]`` to ``[]``)."""
         if self.reduction == "none":
-            parts = self.sample_scores if isinstance(self.sample_scores, list) else [self.sample_scores]
             n_keys = len(self.rouge_keys)
-            parts = [p.reshape(-1, n_keys, 3) for p in parts]
+            parts = [p.reshape(-1, n_keys, 3) for p in _as_list(self.sample_scores)]
             scores = torch.cat(parts) if parts else torch.zeros(0, n_keys, 3, dtype=torch.float64, device=self.device)
             return _rouge_per_sample(scores, self.rouge_keys)
         return _rouge_compute(self.score_sum, self.total, self.rouge_keys)

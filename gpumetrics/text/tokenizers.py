@@ -126,6 +126,150 @@ def rouge_tokenize_batch(texts: Sequence[str], tokenizer: str = "rouge-score", u
     return [rouge_tokenize(text, tokenizer, use_stemmer) for text in texts]
 
 
+from typing import NamedTuple  # noqa: E402  (ROUGE-section imports kept here, out of the shared header)
+
+import numpy as np  # noqa: E402
+
+_ALNUM_CODES = np.zeros(256, dtype=np.int64)  # byte → base-37 digit 1..36 for [a-z0-9], 0 otherwise
+_ALNUM_CODES[np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", dtype=np.uint8)] = np.arange(1, 37)
+_ALNUM_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
+_PACKED_CHARS = 12  # 37**12 < 2**63: tokens of up to 12 characters pack exactly into an int64
+_PACKED_LIMIT = 37**_PACKED_CHARS
+
+
+class RougeCorpusTokens(NamedTuple):
+    """Tokens of many texts as dense ids, with text and line (``"\\n"``-separated) boundaries.
+
+    Attributes:
+        ids: ``int64[T]`` token ids in ``[0, vocab_size)``, all texts concatenated in order.
+        text_lengths: ``int64[n_texts]`` tokens per text.
+        line_lengths: ``int64[n_lines]`` tokens per line, lines of all texts in order (empty lines included).
+        lines_per_text: ``int64[n_texts]`` lines per text (``text.count("\\n") + 1``).
+        vocab_size: number of distinct ids.
+    """
+
+    ids: np.ndarray
+    text_lengths: np.ndarray
+    line_lengths: np.ndarray
+    lines_per_text: np.ndarray
+    vocab_size: int
+
+
+def _unpack_token(value: int) -> str:
+    chars = []
+    while value:
+        value, digit = divmod(value, 37)
+        chars.append(_ALNUM_CHARS[digit - 1])
+    return "".join(reversed(chars))
+
+
+def _rouge_score_corpus_codes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """rouge-score tokens of all texts without a Python step per token.
+
+    The lowercased texts are joined with NUL and scanned as UTF-8 bytes: every non-ASCII character is a separator
+    for rouge-score, so a token is a run of ``[a-z0-9]`` bytes. Tokens of up to 12 characters are packed exactly in
+    base 37; longer ones get ids ``37**12 + k`` through a dict.
+
+    Returns:
+        ``(codes: int64[T], text_of_token: int64[T], line_of_token: int64[T], long_tokens)``, with lines numbered
+        over the whole corpus.
+    """
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != len(texts) - 1:  # NUL is a separator for rouge-score anyway
+        joined = "\x00".join(text.replace("\x00", " ") for text in texts)
+    data = joined.lower().encode("utf-8")
+    raw = np.frombuffer(data, dtype=np.uint8)
+    digits = _ALNUM_CODES[raw]
+    in_token = digits > 0
+    edges = np.diff(in_token.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    lengths = ends - starts
+    token_text = np.searchsorted(np.flatnonzero(raw == 0), starts)
+    token_line = np.searchsorted(np.flatnonzero((raw == 0) | (raw == 10)), starts)
+
+    chars = digits[in_token]
+    first_char = np.cumsum(lengths) - lengths  # of each token, within `chars`
+    exponent = np.repeat(first_char + lengths - 1, lengths) - np.arange(chars.size)
+    powers = np.int64(37) ** np.minimum(exponent, _PACKED_CHARS - 1)  # long tokens are overwritten below
+    codes = np.add.reduceat(chars * powers, first_char) if starts.size else np.zeros(0, dtype=np.int64)
+    long_tokens: list[str] = []
+    long = np.flatnonzero(lengths > _PACKED_CHARS)
+    if long.size:
+        index: dict[str, int] = {}
+        for t in long.tolist():
+            word = data[starts[t] : ends[t]].decode("ascii")
+            codes[t] = _PACKED_LIMIT + index.setdefault(word, len(index))
+        long_tokens = list(index)
+    return codes, token_text, token_line, long_tokens
+
+
+def rouge_tokenize_corpus(
+    texts: Sequence[str], tokenizer: str = "rouge-score", use_stemmer: bool = False
+) -> RougeCorpusTokens:
+    """:func:`rouge_tokenize` of every text, as dense ids with text and line boundaries (the metric's fast path).
+
+    For ``"rouge-score"`` the scan is vectorised over bytes (see :func:`_rouge_score_corpus_codes`); stemming is
+    applied once per distinct token. ``"unicode"`` tokenises text by text.
+
+    Args:
+        texts: ``N`` texts.
+        tokenizer: ``"rouge-score"`` or ``"unicode"``.
+        use_stemmer: rouge-score's Porter stemming of tokens longer than 3 characters.
+
+    Returns:
+        :class:`RougeCorpusTokens`; equal ids mean equal tokens.
+
+    Example:
+        >>> corpus = rouge_tokenize_corpus(["The cat\\nthe DOG", "", "dogs"], use_stemmer=True)
+        >>> corpus.ids.tolist(), corpus.text_lengths.tolist(), corpus.line_lengths.tolist(), corpus.vocab_size
+        ([2, 0, 2, 1, 1], [4, 0, 1], [2, 2, 0, 1], 3)
+    """
+    n_texts = len(texts)
+    if tokenizer == "rouge-score":
+        codes, token_text, token_line, long_tokens = _rouge_score_corpus_codes(texts)
+        distinct, ids = np.unique(codes, return_inverse=True)
+        ids = ids.reshape(-1).astype(np.int64)
+        if use_stemmer:
+            words = [_unpack_token(c) if c < _PACKED_LIMIT else long_tokens[c - _PACKED_LIMIT] for c in distinct.tolist()]
+            stems = [rouge_stem(word) for word in words]
+            stem_ids: dict[str, int] = {}
+            remap = np.array([stem_ids.setdefault(stem, len(stem_ids)) for stem in stems], dtype=np.int64)
+            valid = np.array([_ROUGE_VALID_TOKEN.match(stem) is not None for stem in stems], dtype=bool)
+            if not valid.all():  # rouge-score drops tokens whose stem is not [a-z0-9]+
+                keep = valid[ids]
+                ids, token_text, token_line = ids[keep], token_text[keep], token_line[keep]
+            ids = remap[ids]
+            vocab_size = len(stem_ids)
+        else:
+            vocab_size = int(distinct.size)
+    else:
+        check_tokens = rouge_tokenize  # validates `tokenizer`
+        index: dict[str, int] = {}
+        id_list: list[int] = []
+        text_list: list[int] = []
+        line_list: list[int] = []
+        line = 0
+        for t, text in enumerate(texts):
+            for piece in text.split("\n"):
+                tokens = check_tokens(piece, tokenizer, use_stemmer)
+                id_list.extend(index.setdefault(token, len(index)) for token in tokens)
+                text_list.extend([t] * len(tokens))
+                line_list.extend([line] * len(tokens))
+                line += 1
+        ids = np.array(id_list, dtype=np.int64)
+        token_text = np.array(text_list, dtype=np.int64)
+        token_line = np.array(line_list, dtype=np.int64)
+        vocab_size = len(index)
+    lines_per_text = np.array([text.count("\n") + 1 for text in texts], dtype=np.int64)
+    return RougeCorpusTokens(
+        ids=ids.astype(np.int64, copy=False),
+        text_lengths=np.bincount(token_text, minlength=n_texts).astype(np.int64),
+        line_lengths=np.bincount(token_line, minlength=int(lines_per_text.sum())).astype(np.int64),
+        lines_per_text=lines_per_text,
+        vocab_size=vocab_size,
+    )
+
+
 # ================================================================================================ end of ROUGE section
 
 

@@ -1,0 +1,15 @@
+"""Task metric for ROUGE (google-research rouge-score parity; METRICS_SPEC §4)."""
+
+from gpumetrics.tasks.registry import TaskMetric, register_metric
+from gpumetrics.text.rouge import ROUGEScore
+
+register_metric(TaskMetric(
+    name="rouge",
+    factory=ROUGEScore,
+    description=(
+        "ROUGE-N/L/Lsum (rouge-score parity) and ROUGE-W; options rouge_keys, use_stemmer, tokenizer "
+        "(rouge-score|unicode); best reference per key; primary score rougeL_fmeasure — METRICS_SPEC §4"
+    ),
+    empty_prediction="",
+    primary="rougeL_fmeasure",
+))

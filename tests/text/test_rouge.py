@@ -1,0 +1,322 @@
+"""ROUGE parity with google-research rouge-score, ROUGE-W against Lin (2004), torchmetrics where they agree, DDP."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+import torch
+from rouge_score import rouge_scorer, tokenizers as rs_tokenizers
+from torchmetrics.text import ROUGEScore as TorchmetricsROUGEScore
+
+import gpumetrics
+from gpumetrics.functional import rouge_score
+from gpumetrics.tasks import get_metric
+from gpumetrics.text.tokenizers import rouge_tokenize, rouge_tokenize_corpus
+from tests.helpers.harness import assert_close, check_metric
+from tests.helpers.text_data import WORDS as UNICODE_WORDS
+
+ASCII_WORDS = [
+    "the", "The", "cat", "cats", "dog", "dogs", "sat", "sitting", "on", "mat", "is", "a", "an", "running", "runs",
+    "ran", "jumped", "jumping", "quick", "brown", "fox", "42", "3.14", "x-ray", "don't", "U.S.A.", "hello", "world",
+    "generalizations", "internationalization", "abcdefghijkl", "abcdefghijklm", "easily", "happiness", "ponies",
+]
+PUNCT = [",", ".", "!", "?", ";", "\n", ".\n", "\n\n", " \n ", "\x00", "(", ")"]
+
+
+def random_text(rng: random.Random, words=ASCII_WORDS, max_words: int = 14) -> str:
+    n = rng.choice([0, 1, 2, 4, 7, max_words])
+    pieces = []
+    for _ in range(n):
+        word = rng.choice(words)
+        pieces.append(word.upper() if rng.random() < 0.1 else word)
+        if rng.random() < 0.2:
+            pieces.append(rng.choice(PUNCT))
+    return rng.choice([" ", " ", ""]).join(pieces) if rng.random() < 0.1 else " ".join(pieces)
+
+
+def related(rng: random.Random, source: str, words) -> str:
+    tokens = source.split(" ")
+    if rng.random() < 0.2 or not source:
+        return random_text(rng, words)
+    rng.shuffle(tokens) if rng.random() < 0.3 else None
+    keep = [t for t in tokens if rng.random() < 0.8] + [rng.choice(words) for _ in range(rng.randint(0, 3))]
+    return " ".join(keep)
+
+
+def make_batch(rng: random.Random, size: int, words=ASCII_WORDS, max_refs: int = 4):
+    preds, target = [], []
+    for _ in range(size):
+        refs = [random_text(rng, words) for _ in range(rng.randint(1, max_refs))]
+        preds.append(related(rng, rng.choice(refs), words) if rng.random() < 0.9 else "")
+        target.append(refs[0] if len(refs) == 1 and rng.random() < 0.5 else refs)  # a string or a list
+    return preds, target
+
+
+def make_batches(seed: int, sizes, words=ASCII_WORDS):
+    rng = random.Random(seed)
+    return [make_batch(rng, size, words) for size in sizes]
+
+
+SIZES = [6, 0, 1, 17, 9]
+
+
+class _UnicodeTokenizer(rs_tokenizers.Tokenizer):
+    """Plugs gpumetrics' `unicode` tokeniser into rouge-score, to check the scoring of Unicode tokens."""
+
+    def __init__(self, use_stemmer: bool) -> None:
+        self.use_stemmer = use_stemmer
+
+    def tokenize(self, text):
+        return rouge_tokenize(text, "unicode", self.use_stemmer)
+
+
+def rouge_score_reference(keys, use_stemmer=False, tokenizer="rouge-score", per_sample=False):
+    """rouge-score's ``score_multi`` per sample, averaged (or listed) per ``{key}_{stat}``."""
+
+    def reference(preds, target):
+        custom = _UnicodeTokenizer(use_stemmer) if tokenizer == "unicode" else None
+        scorer = rouge_scorer.RougeScorer(list(keys), use_stemmer=use_stemmer, tokenizer=custom)
+        values = {f"{k}_{s}": [] for k in keys for s in ("precision", "recall", "fmeasure")}
+        for pred, refs in zip(preds, target):
+            scores = scorer.score_multi([refs] if isinstance(refs, str) else refs, pred)
+            for k in keys:
+                values[f"{k}_precision"].append(scores[k].precision)
+                values[f"{k}_recall"].append(scores[k].recall)
+                values[f"{k}_fmeasure"].append(scores[k].fmeasure)
+        if per_sample:
+            return values
+        return {name: (sum(v) / len(v) if v else 0.0) for name, v in values.items()}
+
+    return reference
+
+
+def wlcs_lin2004(x, y, weight):
+    """Direct transcription of Lin (2004) §3.3's WLCS dynamic program."""
+    f = lambda k: k**weight  # noqa: E731
+    m, n = len(x), len(y)
+    c = [[0.0] * (n + 1) for _ in range(m + 1)]
+    w = [[0] * (n + 1) for _ in range(m + 1)]
+    for i in range(1, m + 1):
+        for j in range(1, n + 1):
+            if x[i - 1] == y[j - 1]:
+                k = w[i - 1][j - 1]
+                c[i][j] = c[i - 1][j - 1] + f(k + 1) - f(k)
+                w[i][j] = k + 1
+            elif c[i - 1][j] > c[i][j - 1]:
+                c[i][j], w[i][j] = c[i - 1][j], 0
+            else:
+                c[i][j], w[i][j] = c[i][j - 1], 0
+    return c[m][n]
+
+
+def rouge_w_reference(weight=1.2, tokenizer="rouge-score", use_stemmer=False):
+    """ROUGE-W of Lin (2004): R = f⁻¹(WLCS/f(m)), P = f⁻¹(WLCS/f(n)), F = 2PR/(P+R); best F over references."""
+
+    def reference(preds, target):
+        inverse = lambda v: v ** (1.0 / weight)  # noqa: E731
+        totals = {"rougeW_precision": 0.0, "rougeW_recall": 0.0, "rougeW_fmeasure": 0.0}
+        for pred, refs in zip(preds, target):
+            y = rouge_tokenize(pred, tokenizer, use_stemmer)
+            best = None
+            for ref in [refs] if isinstance(refs, str) else refs:
+                x = rouge_tokenize(ref, tokenizer, use_stemmer)
+                if not x or not y:
+                    p = r = 0.0
+                else:
+                    score = wlcs_lin2004(x, y, weight)
+                    r, p = inverse(score / len(x) ** weight), inverse(score / len(y) ** weight)
+                f = 2 * p * r / (p + r) if p + r > 0 else 0.0
+                if best is None or f > best[2]:
+                    best = (p, r, f)
+            for name, value in zip(totals, best):
+                totals[name] += value
+        return {k: v / len(preds) if preds else 0.0 for k, v in totals.items()}
+
+    return reference
+
+
+def _kw(fn, **fixed):
+    return lambda preds, target: fn(preds, target, **fixed)
+
+
+# ------------------------------------------------------------------------------------------------ parity + DDP
+@pytest.mark.ddp
+def test_default_keys_match_rouge_score_module_functional_ddp():
+    keys = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+    check_metric(gpumetrics.ROUGEScore, rouge_score, rouge_score_reference(keys), make_batches(0, SIZES))
+
+
+@pytest.mark.ddp
+def test_per_sample_scores_unicode_tokenizer_stemmer_rouge_w_and_ddp():
+    keys = ("rouge1", "rouge3", "rougeL", "rougeLsum")
+    # no single-sample batch here: torchmetrics squeezes a 1-element result of forward/compute to a scalar
+    batches = make_batches(1, [6, 0, 17, 9], ASCII_WORDS + UNICODE_WORDS)
+    kwargs = {"rouge_keys": keys, "tokenizer": "unicode", "use_stemmer": True, "reduction": "none"}
+    reference = rouge_score_reference(keys, use_stemmer=True, tokenizer="unicode", per_sample=True)
+    check_metric(gpumetrics.ROUGEScore, rouge_score, reference, batches, kwargs)
+    kwargs_w = {"rouge_keys": ("rougeW",), "rouge_w_weight": 1.5}
+    check_metric(gpumetrics.ROUGEScore, rouge_score, rouge_w_reference(1.5), batches, kwargs_w, ddp=False)
+
+
+@pytest.mark.parametrize("use_stemmer", [False, True])
+def test_all_key_kinds_on_unicode_text_match_rouge_score(use_stemmer):
+    keys = ("rouge1", "rouge2", "rouge4", "rougeL", "rougeLsum")
+    batches = make_batches(2 + use_stemmer, SIZES, ASCII_WORDS + UNICODE_WORDS)
+    check_metric(gpumetrics.ROUGEScore, rouge_score, rouge_score_reference(keys, use_stemmer), batches,
+                 {"rouge_keys": keys, "use_stemmer": use_stemmer}, ddp=False)
+
+
+def test_large_batch_matches_rouge_score():
+    keys = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+    preds, target = make_batch(random.Random(7), 1500, ASCII_WORDS + UNICODE_WORDS)
+    assert_close(rouge_score(preds, target), rouge_score_reference(keys)(preds, target), what="2k batch")
+    per_sample = rouge_score(preds, target, reduction="none")
+    assert_close(per_sample, rouge_score_reference(keys, per_sample=True)(preds, target), what="per sample")
+
+
+def test_long_texts_cross_lcs_word_boundaries():
+    rng = random.Random(8)
+    preds = [" ".join(rng.choice(ASCII_WORDS[:12]) for _ in range(rng.randint(50, 200))) for _ in range(12)]
+    target = [[" ".join(rng.choice(ASCII_WORDS[:12]) for _ in range(rng.randint(50, 200))) for _ in range(2)]
+              for _ in range(12)]
+    keys = ("rouge2", "rougeL")
+    assert_close(rouge_score(preds, target, rouge_keys=keys), rouge_score_reference(keys)(preds, target))
+
+
+def test_seed_004_example():
+    scores = rouge_score(["The cat and the dog."], ["The cat is on the mat."], rouge_keys=("rouge1", "rouge2", "rougeL"))
+    assert_close(scores["rouge1_precision"], 0.6)
+    assert_close(scores["rouge1_recall"], 0.5)
+    assert_close(scores["rouge2_precision"], 0.25)
+    assert_close(scores["rouge2_recall"], 0.2)
+    assert_close(scores["rougeL_precision"], 0.6)
+    assert_close(scores["rougeL_recall"], 0.5)
+    assert_close(scores["rougeL_fmeasure"], 2 * 0.6 * 0.5 / 1.1)
+
+
+def test_rouge_w_matches_lin_2004_direct_implementation():
+    for seed, weight in [(10, 1.2), (11, 2.0)]:
+        preds, target = make_batch(random.Random(seed), 60)
+        ours = rouge_score(preds, target, rouge_keys=("rougeW",), rouge_w_weight=weight)
+        assert_close(ours, rouge_w_reference(weight)(preds, target), what=f"rougeW w={weight}")
+    # consecutive matches weigh more than scattered ones of the same LCS length
+    run = rouge_score(["a b c d x y z"], ["a b c d e f g"], rouge_keys=("rougeW", "rougeL"))
+    scattered = rouge_score(["a x b y c z d"], ["a b c d e f g"], rouge_keys=("rougeW", "rougeL"))
+    assert_close(run["rougeL_fmeasure"], scattered["rougeL_fmeasure"])
+    assert run["rougeW_fmeasure"] > scattered["rougeW_fmeasure"]
+    same = rouge_score(["a b c"], ["a b c"], rouge_keys=("rougeW",))
+    assert_close(same["rougeW_fmeasure"], 1.0)
+
+
+# ------------------------------------------------------------------------------------------------ tokenisers
+def test_tokenizers_equal_rouge_score_default_tokenizer():
+    rng = random.Random(12)
+    texts = [random_text(rng, ASCII_WORDS + UNICODE_WORDS) for _ in range(400)]
+    texts += ["", "\x00", "K\u212a İstanbul", "a\x00b", "ÀB12cd_ef", "x" * 40 + " " + "y" * 13, "\n\n"]
+    for stem in (False, True):
+        expected = [rs_tokenizers.DefaultTokenizer(stem).tokenize(text) for text in texts]
+        assert [rouge_tokenize(text, use_stemmer=stem) for text in texts] == expected
+        corpus = rouge_tokenize_corpus(texts, use_stemmer=stem)
+        flat = [t for toks in expected for t in toks]
+        pairs = set(zip(corpus.ids.tolist(), flat))  # equal ids ⇔ equal tokens
+        assert len(pairs) == len({i for i, _ in pairs}) == len(set(flat)) == corpus.vocab_size
+        assert corpus.text_lengths.tolist() == [len(toks) for toks in expected]
+        lines = [rs_tokenizers.DefaultTokenizer(stem).tokenize(line) for text in texts for line in text.split("\n")]
+        assert corpus.line_lengths.tolist() == [len(toks) for toks in lines]
+
+
+def test_unicode_tokenizer_scores_cyrillic_and_cjk_and_equals_default_on_ascii():
+    preds, target = ["Кошка сидит на ковре", "我爱北京天安门"], ["Кошка спит на ковре", "我爱北京"]
+    default = rouge_score(preds, target, rouge_keys=("rouge1",), reduction="none")
+    unicode = rouge_score(preds, target, rouge_keys=("rouge1",), tokenizer="unicode", reduction="none")
+    assert default["rouge1_fmeasure"].tolist() == [0.0, 0.0]  # rouge-score drops every non-ASCII letter
+    assert_close(unicode["rouge1_precision"], [0.75, 4 / 7])
+    assert_close(unicode["rouge1_recall"], [0.75, 1.0])
+    assert rouge_tokenize("हिन्दी naïve e\u0301", "unicode") == ["हिन्दी", "naïve", "é"]
+    preds, target = make_batch(random.Random(13), 80)
+    assert_close(rouge_score(preds, target, tokenizer="unicode"), rouge_score(preds, target))
+
+
+# ------------------------------------------------------------------------------------------------ edge cases
+def test_empty_hypotheses_and_references_score_zero_never_nan():
+    keys = ("rouge1", "rouge2", "rougeL", "rougeLsum", "rougeW")
+    scores = rouge_score(["", "...", "a b"], [["", "x"], "a b", ""], rouge_keys=keys, reduction="none")
+    for name, value in scores.items():
+        assert not torch.isnan(value).any(), name
+        assert value[:2].tolist() == [0.0, 0.0], name
+        assert value[2].item() == 0.0, name
+    empty = rouge_score([], [], rouge_keys=keys)
+    assert all(v.item() == 0.0 for v in empty.values())
+    metric = gpumetrics.ROUGEScore(rouge_keys=keys)
+    assert all(v.item() == 0.0 for v in metric.compute().values())
+
+
+def test_best_reference_is_chosen_per_key_first_on_ties():
+    preds = ["a b c d"]
+    target = [["a b x y", "c d a b", "a b c q"]]
+    per_ref = [rouge_score(preds, [[ref]], rouge_keys=("rouge2", "rougeL")) for ref in target[0]]
+    best = rouge_score(preds, target, rouge_keys=("rouge2", "rougeL"))
+    for key in ("rouge2", "rougeL"):
+        f_values = [s[f"{key}_fmeasure"].item() for s in per_ref]
+        chosen = per_ref[f_values.index(max(f_values))]
+        for stat in ("precision", "recall", "fmeasure"):
+            assert_close(best[f"{key}_{stat}"], chosen[f"{key}_{stat}"])
+    assert_close(best, rouge_score_reference(("rouge2", "rougeL"))(preds, target))
+
+
+def test_bad_inputs_name_the_argument():
+    with pytest.raises(ValueError, match="same number"):
+        rouge_score(["a", "b"], ["a"])
+    with pytest.raises(ValueError, match=r"`target\[0\]`"):
+        rouge_score(["a"], [[]])
+    with pytest.raises(TypeError, match=r"`preds\[1\]`"):
+        rouge_score(["a", 3], ["a", "b"])
+    with pytest.raises(TypeError, match=r"`target\[0\]\[1\]`"):
+        rouge_score(["a"], [["a", None]])
+    with pytest.raises(TypeError, match="`preds`"):
+        gpumetrics.ROUGEScore().update(None, ["a"])
+    with pytest.raises(ValueError, match="`rouge_keys`"):
+        rouge_score(["a"], ["a"], rouge_keys=("rouge0",))
+    with pytest.raises(ValueError, match="`rouge_keys`"):
+        gpumetrics.ROUGEScore(rouge_keys=("rougeX",))
+    with pytest.raises(ValueError, match="`rouge_keys`"):
+        rouge_score(["a"], ["a"], rouge_keys=())
+    with pytest.raises(ValueError, match="`tokenizer`"):
+        rouge_score(["a"], ["a"], tokenizer="13a")
+    with pytest.raises(ValueError, match="`reduction`"):
+        gpumetrics.ROUGEScore(reduction="sum")
+    with pytest.raises(TypeError, match="`use_stemmer`"):
+        rouge_score(["a"], ["a"], use_stemmer="yes")
+    with pytest.raises(ValueError, match="`rouge_w_weight`"):
+        rouge_score(["a"], ["a"], rouge_w_weight=1.0)
+
+
+def test_signature_and_task_registry():
+    metric = gpumetrics.ROUGEScore(rouge_keys=("rougeL", "rougeW"), use_stemmer=True, tokenizer="unicode")
+    signature = metric.signature()
+    assert signature.startswith("rouge|keys:rougeL,rougeW|tokenizer:unicode|stemmer:porter|w:1.2|")
+    task = get_metric("rouge")
+    built = task.build({"rouge_keys": ["rouge1", "rougeL"]})
+    built.update(*task.update_args(["the cat"], [["the cat sat", "a dog"]]))
+    value = built.compute()
+    assert_close(value[task.primary if task.primary in value else "rougeL_fmeasure"], value["rougeL_fmeasure"])
+
+
+# ------------------------------------------------------------------------------------------------ torchmetrics
+def test_agrees_with_torchmetrics_on_rouge_n_and_l():
+    """torchmetrics' ROUGEScore (accumulate="best") agrees on rouge1/2/L to float32 precision.
+
+    Not compared: rougeLsum (torchmetrics splits sentences with nltk's punkt model, rouge-score on newlines) and
+    several references: torchmetrics picks the best reference on float32 F-measures, so near-ties (e.g. F = 0.4 as
+    2·0.8·(4/15)/(0.8+4/15) vs 2·0.4·0.4/0.8) can resolve to another reference than rouge-score's float64 argmax.
+    """
+    keys = ("rouge1", "rouge2", "rougeL")
+    preds, target = make_batch(random.Random(14), 120)
+    preds = [p.replace("\n", " ") for p in preds]
+    target = [[t if isinstance(t, str) else t[0]] for t in target]
+    theirs = TorchmetricsROUGEScore(rouge_keys=keys, accumulate="best")(preds, target)
+    ours = rouge_score(preds, target, rouge_keys=keys)
+    assert_close(ours, {k: v.double() for k, v in theirs.items()}, atol=2e-6)
+    assert not any(math.isnan(v.item()) for v in ours.values())
