@@ -290,15 +290,14 @@ def ocr_end_to_end(
 class OCREndToEnd(Metric):
     """OCR end-to-end evaluation accumulated over images (see :func:`ocr_end_to_end` for the rules).
 
-    ``update(pred_polys, pred_texts, gt_polys, gt_texts)`` takes per-image lists; states are 8 integer sums
-    (plus, with ``per_image=True``, a ``cat`` state of per-image counts).
+    ``update(pred_polys, pred_texts, gt_polys, gt_texts)`` takes per-image lists; the state is 8 integer sums.
+    (Per-image scores are offered by :func:`ocr_end_to_end` only: image order is not defined across DDP ranks.)
 
     Args:
         matching: ``"many-to-many"`` or ``"icdar15"``.
         iou_threshold: a pair overlaps when IoU > this value.
         dont_care: ground-truth text of don't-care regions.
         case_sensitive: None = preset default (True for many-to-many, False for icdar15).
-        per_image: keep per-image counts and return per-image scores under ``"per_image"``.
 
     Example:
         >>> metric = OCREndToEnd()
@@ -318,15 +317,12 @@ class OCREndToEnd(Metric):
         iou_threshold: float = 0.5,
         dont_care: str = "###",
         case_sensitive: Optional[bool] = None,
-        per_image: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.case_sensitive = _check_options(matching, iou_threshold, dont_care, case_sensitive)
-        self.matching, self.iou_threshold, self.dont_care, self.per_image = matching, iou_threshold, dont_care, per_image
+        self.matching, self.iou_threshold, self.dont_care = matching, iou_threshold, dont_care
         self.add_state("counts", default=torch.zeros(len(_COUNTS), dtype=torch.long), dist_reduce_fx="sum")
-        if per_image:
-            self.add_state("image_counts", default=[], dist_reduce_fx="cat")
 
     def update(self, pred_polys: Any, pred_texts: Any, gt_polys: Any, gt_texts: Any) -> None:
         counts = _ocr_e2e_update(
@@ -334,16 +330,9 @@ class OCREndToEnd(Metric):
             self.case_sensitive,
         )
         self.counts += counts.sum(0).to(self.counts.device)
-        if self.per_image:
-            self.image_counts.append(counts)
 
     def compute(self) -> dict[str, Any]:
-        per_image = None
-        if self.per_image:
-            parts = self.image_counts if isinstance(self.image_counts, list) else [self.image_counts]
-            parts = [p.reshape(-1, len(_COUNTS)) for p in parts]
-            per_image = torch.cat(parts) if parts else self.counts.new_zeros(0, len(_COUNTS))
-        return _ocr_e2e_compute(self.counts, self.matching, per_image)
+        return _ocr_e2e_compute(self.counts, self.matching)
 
     def _signature_fields(self) -> dict[str, Any]:
         return {

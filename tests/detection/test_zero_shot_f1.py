@@ -1,0 +1,180 @@
+"""Zero-shot detection F1 against independent loop implementations of the aij2021 and strict rules."""
+
+import random
+
+import pytest
+import torch
+
+from gpumetrics import ZeroShotDetectionF1
+from gpumetrics.functional import zero_shot_detection_f1
+from gpumetrics.tasks import get_metric
+from tests.helpers.harness import check_metric
+
+
+def _iou_xywh(a, b):
+    ax2, ay2, bx2, by2 = a[0] + a[2], a[1] + a[3], b[0] + b[2], b[1] + b[3]
+    iw = max(0.0, min(ax2, bx2) - max(a[0], b[0]))
+    ih = max(0.0, min(ay2, by2) - max(a[1], b[1]))
+    inter = iw * ih
+    union = a[2] * a[3] + b[2] * b[3] - inter
+    return inter / union if union > 0 else 0.0
+
+
+def _lists(d):
+    return {k: [list(map(float, box)) for box in torch.as_tensor(v).reshape(-1, 4).tolist()] for k, v in d.items()}
+
+
+def _scores(tp, fp, fn):
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0,
+            "tp": float(tp), "fp": float(fp), "fn": float(fn)}
+
+
+def aij2021_reference(preds, target, thr=0.5):
+    tp = fp = fn = 0
+    for pred, gt in zip(preds, target):
+        pred, gt = _lists(pred), _lists(gt)
+        for label in set(pred) | set(gt):
+            p, g = pred.get(label, []), gt.get(label, [])
+            if not g:
+                fp += len(p)
+                continue
+            if not p:
+                fn += len(g)
+                continue
+            fn += max(0, len(g) - len(p))
+            previous = None
+            for box in p:
+                if box == previous:
+                    continue
+                previous = box
+                if any(_iou_xywh(box, t) >= thr for t in g):
+                    tp += 1
+                else:
+                    fp += 1
+    return _scores(tp, fp, fn)
+
+
+def strict_reference(preds, target, thr=0.5):
+    tp = fp = fn = 0
+    for pred, gt in zip(preds, target):
+        pred, gt = _lists(pred), _lists(gt)
+        for label in set(pred) | set(gt):
+            p, g = pred.get(label, []), gt.get(label, [])
+            pairs = sorted(((-_iou_xywh(a, b), i, j) for i, a in enumerate(p) for j, b in enumerate(g)))
+            used_p, used_g, matches = set(), set(), 0
+            for neg_iou, i, j in pairs:
+                if -neg_iou >= thr and i not in used_p and j not in used_g:
+                    used_p.add(i)
+                    used_g.add(j)
+                    matches += 1
+            tp += matches
+            fp += len(p) - matches
+            fn += len(g) - matches
+    return _scores(tp, fp, fn)
+
+
+LABELS = ["cat", "dog", "кошка", "猫", "🐈 tabby", "person on a bike"]
+
+
+def _random_data(seed, n):
+    r = random.Random(seed)
+    preds, target = [], []
+    for _ in range(n):
+        gt, pred = {}, {}
+        for label in r.sample(LABELS, r.randint(0, 4)):
+            boxes = [[r.randint(0, 50), r.randint(0, 50), r.randint(0, 20), r.randint(1, 20)] for _ in range(r.randint(0, 4))]
+            gt[label] = torch.tensor(boxes, dtype=torch.float64).reshape(-1, 4)
+        for label in r.sample(LABELS, r.randint(0, 4)):
+            boxes = []
+            for _ in range(r.randint(0, 5)):
+                if label in gt and len(gt[label]) and r.random() < 0.6:
+                    x, y, w, h = r.choice(gt[label].tolist())
+                    boxes.append([x + r.randint(-3, 3), y + r.randint(-3, 3), w + r.randint(-2, 2), h])
+                else:
+                    boxes.append([r.randint(0, 50), r.randint(0, 50), r.randint(1, 20), r.randint(1, 20)])
+                if boxes and r.random() < 0.25:
+                    boxes.append(list(boxes[-1]))  # consecutive duplicate
+            pred[label] = torch.tensor(boxes, dtype=torch.float64).reshape(-1, 4)
+        preds.append(pred)
+        target.append(gt)
+    return preds, target
+
+
+@pytest.mark.parametrize("preset,reference", [("aij2021", aij2021_reference), ("strict", strict_reference)])
+def test_matches_independent_implementation(preset, reference):
+    preds, target = _random_data(1, 300)
+    ours = zero_shot_detection_f1(preds, target, preset=preset)
+    ref = reference(preds, target)
+    for key, value in ref.items():
+        assert float(ours[key]) == pytest.approx(value, abs=1e-12), key
+    assert ref["tp"] > 50 and ref["fp"] > 50 and ref["fn"] > 20
+
+
+def test_aij2021_rules_one_by_one():
+    box = [[0.0, 0.0, 10.0, 10.0]]
+    far = [[50.0, 50.0, 10.0, 10.0]]
+
+    def score(pred, gt):
+        out = zero_shot_detection_f1([{k: torch.tensor(v).reshape(-1, 4) for k, v in pred.items()}],
+                                     [{k: torch.tensor(v).reshape(-1, 4) for k, v in gt.items()}])
+        return int(out["tp"]), int(out["fp"]), int(out["fn"])
+
+    assert score({"a": box + far}, {}) == (0, 2, 0)  # class absent from GT: every box FP
+    assert score({"a": []}, {"a": box + far}) == (0, 0, 2)  # empty prediction: every GT box FN
+    assert score({}, {"a": box}) == (0, 0, 1)  # class not in the prediction dict: as empty
+    assert score({"a": box}, {"a": box + far}) == (1, 0, 1)  # FN = #gt − #pred
+    assert score({"a": box + box + box}, {"a": box}) == (1, 0, 0)  # consecutive duplicates once
+    assert score({"a": box + far + box}, {"a": box}) == (2, 1, 0)  # non-consecutive duplicates each
+    assert score({"a": [[0.0, 0.0, 10.0, 5.0]]}, {"a": box}) == (1, 0, 0)  # IoU exactly 0.5 is a hit
+
+
+@pytest.mark.ddp
+def test_module_functional_reference_and_ddp():
+    preds, target = _random_data(2, 24)
+    batches = [(preds[:10], target[:10]), (preds[10:11], target[10:11]), (preds[11:], target[11:])]
+    check_metric(ZeroShotDetectionF1, zero_shot_detection_f1, aij2021_reference, batches,
+                 metric_kwargs={"preset": "aij2021"})
+
+
+def test_strict_module_accumulates():
+    preds, target = _random_data(3, 40)
+    metric = ZeroShotDetectionF1(preset="strict")
+    for i in range(0, 40, 7):
+        metric.update(preds[i : i + 7], target[i : i + 7])
+    expected = strict_reference(preds, target)
+    for key, value in expected.items():
+        assert float(metric.compute()[key]) == pytest.approx(value, abs=1e-12)
+
+
+def test_task_adapter_reads_json_records():
+    entry = get_metric("zero_shot_detection_f1")
+    predictions = [{"cat": [[0, 0, 10, 10], [0, 0, 10, 10]], "dog": []}, {}, {"person": [[1, 1, 2, 2]]}]
+    references = [[{"cat": [[1, 1, 10, 10]], "dog": [[5, 5, 5, 5]]}], [{"cat": [[0, 0, 1, 1]]}], {"person": []}]
+    metric = entry.build({"preset": "aij2021"})
+    metric.update(*entry.update_args(predictions, references))
+    out = metric.compute()
+    assert (int(out["tp"]), int(out["fp"]), int(out["fn"])) == (1, 1, 2)
+    assert entry.primary == "f1" and entry.empty_prediction == {}
+    with pytest.raises(ValueError, match="prediction 0"):
+        entry.update_args([{"cat": [[1, 2, 3]]}], [[{}]])
+
+
+def test_bad_inputs_name_the_argument():
+    good = [{"a": torch.zeros(1, 4)}]
+    with pytest.raises(TypeError, match="`preds`"):
+        zero_shot_detection_f1({"a": torch.zeros(1, 4)}, good)
+    with pytest.raises(TypeError, match=r"`target\[0\]`"):
+        zero_shot_detection_f1(good, [torch.zeros(1, 4)])
+    with pytest.raises(ValueError, match=r"`preds\[0\]\['a'\]` must have shape \[K, 4\]"):
+        zero_shot_detection_f1([{"a": torch.zeros(1, 5)}], good)
+    with pytest.raises(ValueError, match=r"`target\[0\]\['a'\]`.*NaN"):
+        zero_shot_detection_f1(good, [{"a": torch.tensor([[0.0, float("nan"), 1.0, 1.0]])}])
+    with pytest.raises(ValueError, match="same number of samples"):
+        zero_shot_detection_f1(good + good, good)
+    with pytest.raises(ValueError, match="`preset`"):
+        ZeroShotDetectionF1(preset="coco")
+    with pytest.raises(ValueError, match="`iou_threshold`"):
+        zero_shot_detection_f1(good, good, iou_threshold=-0.1)
+    assert "preset:strict" in ZeroShotDetectionF1(preset="strict").signature()
