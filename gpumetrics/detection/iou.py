@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-def as_quads(value: Any, name: str, device: Optional[torch.device] = None) -> Tensor:
+def as_quads(value: Any, name: str, device: Optional[torch.device] = None, check_finite: bool = True) -> Tensor:
     """One image's shapes as ``Tensor[P, 4, 2]``.
 
     Accepts ``Tensor[P, 4, 2]`` quadrilaterals, ``Tensor[P, 8]`` flat ``x1 y1 … x4 y4`` quadrilaterals or
@@ -69,7 +69,7 @@ def as_quads(value: Any, name: str, device: Optional[torch.device] = None) -> Te
         raise ValueError(f"`{name}` must have shape [P, 4, 2], [P, 8] or [P, 4] (xyxy), got {list(value.shape)}")
     if not value.is_floating_point():
         quads = quads.double()
-    if quads.numel() and not bool(torch.isfinite(quads).all()):
+    if check_finite and quads.numel() and not bool(torch.isfinite(quads).all()):
         raise ValueError(f"`{name}` holds NaN or infinite coordinates")
     return quads
 
@@ -85,9 +85,14 @@ def flatten_quads(images: Any, name: str) -> tuple[Tensor, Tensor]:
     if isinstance(images, Tensor) or not isinstance(images, Sequence) or isinstance(images, str):
         raise TypeError(f"`{name}` must be a list with one tensor of shapes per image, got {type(images).__name__}")
     device = next((x.device for x in images if isinstance(x, Tensor)), None)
-    quads = [as_quads(x, f"{name}[{i}]", device) for i, x in enumerate(images)]
+    quads = [as_quads(x, f"{name}[{i}]", device, check_finite=False) for i, x in enumerate(images)]
     counts = torch.tensor([q.shape[0] for q in quads], dtype=torch.long, device=device)
     if not quads:
         return torch.zeros(0, 4, 2, device=device), counts
     dtype = torch.float64 if any(q.dtype == torch.float64 for q in quads) else torch.float32
-    return torch.cat([q.to(dtype) for q in quads]), counts
+    flat = torch.cat([q.to(dtype) for q in quads])
+    finite = torch.isfinite(flat).flatten(1).all(dim=1)
+    if not bool(finite.all()):  # one check for the batch; name the first image at fault
+        image = int(torch.searchsorted(torch.cumsum(counts, 0), (~finite).nonzero()[0, 0], right=True))
+        raise ValueError(f"`{name}[{image}]` holds NaN or infinite coordinates")
+    return flat, counts

@@ -23,8 +23,8 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice
-from gpumetrics.detection.iou import block_pairs, flatten_quads
-from gpumetrics.kernels.iou import normalize_quads, _paired_intersection, _shoelace
+from gpumetrics.detection.iou import flatten_quads
+from gpumetrics.kernels.iou import _paired_intersection, _shoelace, block_overlap_pairs, normalize_quads
 
 __all__ = ["OCREndToEnd", "ocr_end_to_end"]
 
@@ -116,11 +116,7 @@ def _ocr_e2e_update(
     dtype = torch.float64 if torch.float64 in (preds.dtype, gts.dtype) else torch.float32
     preds, gts = normalize_quads(preds.to(dtype)), normalize_quads(gts.to(dtype))
     area_p, area_g = _shoelace(preds), _shoelace(gts)
-    ip, ig, _ = block_pairs(n_pred, n_gt)
-    if ip.numel():
-        pmin, pmax, gmin, gmax = preds.amin(1), preds.amax(1), gts.amin(1), gts.amax(1)
-        near = ((pmin[ip] < gmax[ig]) & (gmin[ig] < pmax[ip])).all(dim=1)
-        ip, ig = ip[near], ig[near]
+    ip, ig = block_overlap_pairs(preds.amin(1), preds.amax(1), n_pred, gts.amin(1), gts.amax(1), n_gt)
     inter = _paired_intersection(preds[ip], gts[ig], area_p[ip], area_g[ig])
     union = area_p[ip] + area_g[ig] - inter
     iou = torch.where(union > 0, inter / torch.where(union > 0, union, 1.0), 0.0)

@@ -32,6 +32,7 @@ __all__ = [
     "normalize_quads",
     "boxes_to_quads",
     "block_pairs",
+    "block_overlap_pairs",
 ]
 
 # pairs per chunk: bounds memory at ~40 float tensors of [chunk, 4, 4]
@@ -392,3 +393,57 @@ def block_pairs(counts_a: Tensor, counts_b: Tensor) -> tuple[Tensor, Tensor, Ten
     local = torch.arange(group.numel(), device=counts_a.device) - start_pair[group]
     width = counts_b[group]
     return start_a[group] + local // width, start_b[group] + local % width, group
+
+
+def _pad_groups(values: Tensor, counts: Tensor, fill: float) -> tuple[Tensor, Tensor]:
+    """``Tensor[ΣC, D]`` stored group after group → ``Tensor[G, max C, D]`` padded with ``fill``, and group starts."""
+    starts = torch.cumsum(counts, 0) - counts
+    width = int(counts.max()) if counts.numel() else 0
+    group = torch.repeat_interleave(torch.arange(counts.numel(), device=counts.device), counts)
+    local = torch.arange(values.shape[0], device=counts.device) - starts[group]
+    padded = values.new_full((counts.numel(), width, values.shape[1]), fill)
+    padded[group, local] = values
+    return padded, starts
+
+
+def block_overlap_pairs(
+    min_a: Tensor, max_a: Tensor, counts_a: Tensor, min_b: Tensor, max_b: Tensor, counts_b: Tensor
+) -> tuple[Tensor, Tensor]:
+    """Pairs ``(i, j)`` of the same group whose axis-aligned bounding boxes overlap with positive area.
+
+    Items are stored group after group (as in :func:`block_pairs`); the test runs on padded ``[groups, A, B]``
+    blocks of bounded size, never on a gathered list of every pair.
+
+    Args:
+        min_a, max_a: ``Tensor[ΣA, 2]`` lower / upper corners of the ``a`` items' bounding boxes.
+        counts_a: ``Tensor[G]`` items of ``a`` per group.
+        min_b, max_b: ``Tensor[ΣB, 2]`` corners of the ``b`` items.
+        counts_b: ``Tensor[G]`` items of ``b`` per group.
+
+    Returns:
+        ``(index_a, index_b)``, long, sorted by group, then ``a``, then ``b``.
+
+    Example:
+        >>> lo = torch.tensor([[0., 0.], [5., 5.], [0., 0.]])
+        >>> [x.tolist() for x in block_overlap_pairs(lo, lo + 1, torch.tensor([2, 1]), lo, lo + 1, torch.tensor([2, 1]))]
+        [[0, 1, 2], [0, 1, 2]]
+    """
+    counts_a, counts_b = counts_a.long(), counts_b.long()
+    empty = torch.zeros(0, dtype=torch.long, device=counts_a.device)
+    if min_a.shape[0] == 0 or min_b.shape[0] == 0:
+        return empty, empty
+    inf = float("inf")
+    lo_a, start_a = _pad_groups(min_a, counts_a, inf)
+    hi_a, _ = _pad_groups(max_a, counts_a, -inf)
+    lo_b, start_b = _pad_groups(min_b, counts_b, inf)
+    hi_b, _ = _pad_groups(max_b, counts_b, -inf)
+    per_group = max(1, lo_a.shape[1] * lo_b.shape[1])
+    step = max(1, (1 << 24) // per_group)
+    parts_a, parts_b = [], []
+    for g0 in range(0, counts_a.numel(), step):
+        g1 = g0 + step
+        hit = ((lo_a[g0:g1, :, None] < hi_b[g0:g1, None]) & (lo_b[g0:g1, None] < hi_a[g0:g1, :, None])).all(dim=3)
+        g, i, j = hit.nonzero(as_tuple=True)
+        parts_a.append(start_a[g + g0] + i)
+        parts_b.append(start_b[g + g0] + j)
+    return torch.cat(parts_a), torch.cat(parts_b)

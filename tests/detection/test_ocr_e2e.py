@@ -308,3 +308,15 @@ def test_bad_inputs_name_the_argument():
     with pytest.raises(ValueError, match="`iou_threshold`"):
         OCREndToEnd(iou_threshold=1.5)
     assert "matching:icdar15" in OCREndToEnd(matching="icdar15").signature()
+
+
+def test_shape_formats_are_equivalent():
+    images = _random_images(40, 6, quads=True)
+    args = tuple([img[k] for img in images] for k in range(4))
+    flat = ([p.reshape(-1, 8) for p in args[0]], args[1], [g.reshape(-1, 8).tolist() for g in args[2]], args[3])
+    for matching in ("many-to-many", "icdar15"):
+        a, b = ocr_end_to_end(*args, matching=matching), ocr_end_to_end(*flat, matching=matching)
+        assert all(float(a[k]) == float(b[k]) for k in a)
+    f32 = ocr_end_to_end([p.float() for p in args[0]], args[1], [g.float() for g in args[2]], args[3])
+    f64 = ocr_end_to_end(*args)
+    assert all(float(f32[k]) == float(f64[k]) for k in f64)

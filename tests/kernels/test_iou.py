@@ -239,3 +239,21 @@ def test_compiled_kernel_gives_the_same_values():
     a, b = _adversarial_pairs(seed=7, per_kind=200)
     ta, tb = torch.from_numpy(a), torch.from_numpy(b)
     assert torch.allclose(polygon_iou_paired(ta, tb, compiled=True), polygon_iou_paired(ta, tb), atol=1e-12)
+
+
+def test_block_overlap_pairs_equals_filtered_block_pairs(monkeypatch):
+    g = torch.Generator().manual_seed(8)
+    counts_a, counts_b = torch.tensor([3, 0, 5, 2, 4]), torch.tensor([4, 2, 0, 3, 5])
+    lo_a = torch.rand(int(counts_a.sum()), 2, generator=g) * 10
+    lo_b = torch.rand(int(counts_b.sum()), 2, generator=g) * 10
+    hi_a = lo_a + torch.rand(lo_a.shape, generator=g) * 5
+    hi_b = lo_b + torch.rand(lo_b.shape, generator=g) * 5
+    hi_b[0] = lo_b[0]  # zero-area box never overlaps
+    ia, ib, _ = block_pairs(counts_a, counts_b)
+    keep = ((lo_a[ia] < hi_b[ib]) & (lo_b[ib] < hi_a[ia])).all(1)
+    expected = list(zip(ia[keep].tolist(), ib[keep].tolist()))
+    got_a, got_b = kernels.block_overlap_pairs(lo_a, hi_a, counts_a, lo_b, hi_b, counts_b)
+    assert list(zip(got_a.tolist(), got_b.tolist())) == expected and 0 < len(expected) < ia.numel()
+    monkeypatch.setattr(kernels, "_CHUNK", 3)
+    small_a, small_b = kernels.block_overlap_pairs(lo_a, hi_a, counts_a, lo_b, hi_b, counts_b)
+    assert torch.equal(small_a, got_a) and torch.equal(small_b, got_b)
