@@ -30,9 +30,13 @@ from gpumetrics.detection.zero_shot_f1 import ZeroShotDetectionF1  # noqa: E402
 # --- text: ROUGE (METRICS_SPEC §4)
 from gpumetrics.text.rouge import ROUGEScore  # noqa: E402
 
+# --- text: CIDEr-D / CIDEr (METRICS_SPEC §4)
+from gpumetrics.text.cider import CIDErScore  # noqa: E402
+
 __version__ = library_version()
 
 __all__ = [
+    "CIDErScore",
     "OCREndToEnd", "ZeroShotDetectionF1",
     "FrechetInceptionDistance", "FIDInceptionV3",
     "Metric",

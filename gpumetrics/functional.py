@@ -29,7 +29,11 @@ from gpumetrics.detection.zero_shot_f1 import zero_shot_detection_f1  # noqa: E4
 # --- text: ROUGE (METRICS_SPEC §4)
 from gpumetrics.text.rouge import rouge_score  # noqa: E402
 
+# --- text: CIDEr-D / CIDEr (METRICS_SPEC §4)
+from gpumetrics.text.cider import cider_score  # noqa: E402
+
 __all__ = [
+    "cider_score",
     "box_iou", "box_iou_paired", "polygon_iou", "polygon_iou_paired", "ocr_end_to_end", "zero_shot_detection_f1",
     "frechet_distance", "feature_statistics",
     "token_f1",

@@ -1,0 +1,433 @@
+"""CIDEr-D (pycocoevalcap ``Cider``) and CIDEr (Vedantam et al. 2015) on tensors (METRICS_SPEC §4).
+
+Parity: ``variant="cider-d"`` with ``tokenize="none"`` equals ``pycocoevalcap.cider.Cider().compute_score(gts, res)``
+(both the corpus score and the per-image scores) on pre-tokenised, whitespace-separated text, quirks included:
+
+* the document frequency of an n-gram is the number of *samples* (images) whose references contain it, over the
+  whole evaluated corpus; ``idf = log(N_samples) − log(max(1, df))`` (an n-gram absent from every reference gets
+  ``log N``);
+* hypothesis TF-IDF values are clipped by the reference ones (``min(v_hyp, v_ref) · v_ref``);
+* the Gaussian length penalty ``exp(−δ²/(2σ²))``, σ = 6, uses pycocoevalcap's "length", which is the number of
+  *bigrams* of a sentence (``max(0, words − 1)``), not its number of words;
+* a cosine with a zero norm is left undivided (it is then 0); n-gram orders are averaged, references averaged and the
+  result multiplied by 10.
+
+``variant="cider"`` is the original formula of Vedantam, Zitnick & Parikh (CVPR 2015, eq. 1-4): for each order n the
+cosine similarity of the TF-IDF vectors of the candidate and of each reference, averaged over the references, then
+averaged over n = 1..4 (uniform weights); no clipping, no length penalty, no ×10. TF normalisation cancels in the
+cosine; the IDF is the same as above (``max(1, df)`` keeps n-grams absent from every reference finite). A zero
+vector has cosine 0.
+
+Tokenisation (``tokenize="ptb"``) is Python (``gpumetrics.text.tokenizers.ptb_tokenize``, a port of the PTB
+tokenizer pycocoevalcap runs in Java). Everything else is tensor work on the metric's device: tokens become int64
+codes (the UTF-8 bytes themselves for tokens of ≤ 7 bytes, a 63-bit BLAKE2b hash for longer ones, with a second
+independent 64-bit hash kept to *detect* a collision), n-grams get exact dense ids by iterated ``unique`` ranking
+(``rank(n-gram) = rank(rank((n−1)-gram) · V + next token)``, no hashing), and term/document frequencies, norms
+and clipped dot products are ``unique`` / ``bincount`` / ``index_add`` / ``searchsorted`` over all sentences at once.
+
+Document frequency is a corpus statistic that cannot be summed, so the module keeps the token codes of every
+sentence (``cat`` states) and gathers them once at ``compute`` (every rank then scores the whole corpus). With
+``reduction="none"`` under DDP the per-sample scores come in rank order.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+from itertools import chain
+from typing import Any, Optional, Sequence
+
+import torch
+from torch import Tensor
+
+from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length
+from gpumetrics.text.tokenizers import ptb_tokenize_batch
+
+VARIANTS = ("cider-d", "cider")
+TOKENIZERS = ("ptb", "none")
+REDUCTIONS = ("mean", "sum", "none")
+_STATES = ("hyp_codes", "hyp_lengths", "ref_codes", "ref_lengths", "ref_counts", "long_codes", "long_checks")
+
+
+# ---------------------------------------------------------------------------------------------------- options
+def _check_options(variant: Any, tokenize: Any, reduction: Any, n_gram: Any, sigma: Any) -> None:
+    check_choice(variant, "variant", VARIANTS)
+    check_choice(tokenize, "tokenize", TOKENIZERS)
+    check_choice(reduction, "reduction", REDUCTIONS)
+    if isinstance(n_gram, bool) or not isinstance(n_gram, int) or not 1 <= n_gram <= 16:
+        raise ValueError(f"`n_gram` must be an int in [1, 16], got {n_gram!r}")
+    if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0 or not math.isfinite(sigma):
+        raise ValueError(f"`sigma` must be a positive finite number, got {sigma!r}")
+
+
+# ---------------------------------------------------------------------------------------------- token codes
+_SHORT_BYTES = 7  # tokens of ≤ 7 UTF-8 bytes are packed exactly: bytes in bits 0..55, length in bits 56..58
+
+
+@functools.lru_cache(maxsize=1 << 20)
+def _token_code(token: str) -> tuple[int, int]:
+    """``(code, check)`` of one token: exact packing (check 0) or two independent 64-bit BLAKE2b hashes.
+
+    Packed codes are ≥ 2**56, hashed codes negative, so the two families never meet.
+    """
+    data = token.encode("utf-8", "surrogatepass")
+    if len(data) <= _SHORT_BYTES:
+        return int.from_bytes(data, "little") | (len(data) << 56), 0
+    digest = hashlib.blake2b(data, digest_size=16, person=b"gpumetrics-cider").digest()
+    return -1 - (int.from_bytes(digest[:8], "little") >> 1), int.from_bytes(digest[8:], "little", signed=True)
+
+
+def _encode(sentences: list[list[str]], device: torch.device) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Token codes of tokenised sentences.
+
+    Returns:
+        ``codes: LongTensor[T]`` (all tokens, sentence after sentence), ``lengths: LongTensor[S]``,
+        ``long_codes: LongTensor[K]`` and ``long_checks: LongTensor[K]`` of the distinct hashed tokens.
+    """
+    flat = list(chain.from_iterable(sentences))
+    lengths = torch.tensor([len(s) for s in sentences], dtype=torch.long, device=device)
+    vocabulary = {token: i for i, token in enumerate(dict.fromkeys(flat))}
+    pairs = [_token_code(token) for token in vocabulary]
+    vocab_codes = torch.tensor([code for code, _ in pairs], dtype=torch.long)
+    ids = torch.tensor(list(map(vocabulary.__getitem__, flat)), dtype=torch.long)
+    codes = vocab_codes[ids].to(device)
+    hashed = [pair for pair in pairs if pair[0] < 0]
+    long_codes = torch.tensor([c for c, _ in hashed], dtype=torch.long, device=device)
+    long_checks = torch.tensor([k for _, k in hashed], dtype=torch.long, device=device)
+    return codes, lengths, long_codes, long_checks
+
+
+def _check_no_collision(long_codes: Tensor, long_checks: Tensor) -> None:
+    """Raise if two different long tokens share a 63-bit code (their second hashes differ)."""
+    if long_codes.numel() < 2:
+        return
+    pairs = torch.unique(torch.stack([long_codes, long_checks], dim=1), dim=0)
+    if torch.unique(pairs[:, 0]).numel() != pairs.shape[0]:
+        raise RuntimeError(
+            "CIDEr: two different tokens longer than 7 bytes share a 63-bit hash code; scores would be wrong. "
+            "Please report this (astronomically unlikely) event."
+        )
+
+
+# -------------------------------------------------------------------------------------------- tensor kernels
+def _starts(lengths: Tensor) -> Tensor:
+    return torch.cumsum(lengths, 0) - lengths
+
+
+def ngram_occurrences(ids: Tensor, lengths: Tensor, n_max: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Every n-gram occurrence (n = 1..n_max) of concatenated sentences, with exact dense n-gram ids.
+
+    Ids are exact (no hashing): the id of an n-gram is the rank of ``(id of its (n−1)-gram prefix, last token)``,
+    computed with ``torch.unique`` order by order, so every product stays below ``T · V``.
+
+    Args:
+        ids: ``LongTensor[T]`` dense token ids in ``[0, V)``, sentence after sentence.
+        lengths: ``LongTensor[S]`` sentence lengths (sum ``T``).
+        n_max: highest order.
+
+    Returns:
+        ``sentence: LongTensor[M]`` and ``gram: LongTensor[M]`` of each occurrence (gram ids of order n occupy
+        ``[offset_n, offset_n + D_n)``, orders in increasing ranges), and ``sizes: LongTensor[n_max]`` = ``D_n``.
+
+    Example:
+        >>> sentence, gram, sizes = ngram_occurrences(torch.tensor([0, 1, 0, 1, 0]), torch.tensor([3, 2]), 2)
+        >>> sentence.tolist(), gram.tolist(), sizes.tolist()
+        ([0, 0, 0, 1, 1, 0, 0, 1], [0, 1, 0, 1, 0, 2, 3, 3], [2, 2])
+    """
+    device = ids.device
+    total = ids.numel()
+    owner = torch.repeat_interleave(torch.arange(lengths.numel(), device=device), lengths)
+    remaining = lengths[owner] - (torch.arange(total, device=device) - _starts(lengths)[owner])
+    vocab = int(ids.max().item()) + 1 if total else 1
+    sentences, grams, sizes = [owner], [ids], [vocab]
+    position, rank, offset = torch.arange(total, device=device), ids, vocab
+    for n in range(2, n_max + 1):
+        keep = remaining[position] >= n
+        position, rank = position[keep], rank[keep]
+        unique, rank = torch.unique(rank * vocab + ids[position + n - 1], return_inverse=True)
+        sentences.append(owner[position])
+        grams.append(rank + offset)
+        sizes.append(unique.numel())
+        offset += unique.numel()
+    return torch.cat(sentences), torch.cat(grams), torch.tensor(sizes, dtype=torch.long, device=device)
+
+
+def _bits(n: int) -> int:
+    """Bits needed to hold values in ``[0, n)``."""
+    return max(int(n - 1).bit_length(), 1)
+
+
+def _cider_compute(
+    hyp_codes: Tensor,
+    hyp_lengths: Tensor,
+    ref_codes: Tensor,
+    ref_lengths: Tensor,
+    ref_counts: Tensor,
+    variant: str = "cider-d",
+    n_gram: int = 4,
+    sigma: float = 6.0,
+    reduction: str = "mean",
+) -> Tensor:
+    """Scores from the token codes of a whole corpus (``B`` samples, ``R`` references in sample order).
+
+    One sort does the counting: every n-gram occurrence gets the key ``(sample, n-gram, slot)`` (slot 0 = the
+    candidate, j = its j-th reference), packed into int64. After sorting, runs of equal keys are term frequencies,
+    runs of equal ``(sample, n-gram)`` put the candidate's entry first, right before the references' entries it is
+    compared with, and distinct ``(sample, n-gram)`` runs holding a reference give the document frequency.
+
+    Args:
+        hyp_codes: ``LongTensor[T_h]``, hyp_lengths: ``LongTensor[B]``.
+        ref_codes: ``LongTensor[T_r]``, ref_lengths: ``LongTensor[R]``, ref_counts: ``LongTensor[B]`` (sum ``R``).
+
+    Returns:
+        ``DoubleTensor[]`` (mean / sum) or ``DoubleTensor[B]`` (none).
+    """
+    device = hyp_lengths.device
+    n_samples, n_refs = hyp_lengths.numel(), ref_lengths.numel()
+    per_sample = torch.zeros(n_samples, dtype=torch.float64, device=device)
+    codes = torch.cat([hyp_codes, ref_codes])
+    if n_samples and codes.numel():
+        lengths = torch.cat([hyp_lengths, ref_lengths])
+        sample_of_ref = torch.repeat_interleave(torch.arange(n_samples, device=device), ref_counts)
+        first_ref = _starts(ref_counts)
+        slot_of_ref = torch.arange(n_refs, device=device) - first_ref[sample_of_ref] + 1
+        sample_of_sentence = torch.cat([torch.arange(n_samples, device=device), sample_of_ref])
+        slot_of_sentence = torch.cat([torch.zeros(n_samples, dtype=torch.long, device=device), slot_of_ref])
+        _, ids = torch.unique(codes, return_inverse=True)
+        occ_sentence, occ_gram, sizes = ngram_occurrences(ids, lengths, n_gram)
+        n_grams = int(sizes.sum().item())
+        order_of_gram = torch.repeat_interleave(torch.arange(n_gram, device=device), sizes)
+        slot_bits, gram_bits = _bits(int(ref_counts.max().item()) + 1), _bits(n_grams)
+        if _bits(n_samples) + gram_bits + slot_bits > 63:
+            raise RuntimeError(f"CIDEr: corpus too large to pack (samples={n_samples}, n-grams={n_grams})")
+        key = (sample_of_sentence[occ_sentence] << (gram_bits + slot_bits)) | (occ_gram << slot_bits)
+        key = torch.sort(key | slot_of_sentence[occ_sentence]).values
+        entry, tf = torch.unique_consecutive(key, return_counts=True)
+        slot = entry & ((1 << slot_bits) - 1)
+        group = entry >> slot_bits  # sample · 2^gram_bits + n-gram
+        gram = group & ((1 << gram_bits) - 1)
+        sample = group >> gram_bits
+        is_ref = slot > 0
+
+        # document frequency: distinct (sample, n-gram) groups that hold a reference entry
+        ref_groups = torch.unique_consecutive(group[is_ref])
+        df = torch.bincount(ref_groups & ((1 << gram_bits) - 1), minlength=n_grams).to(torch.float64)
+        idf = math.log(float(n_samples)) - torch.log(torch.clamp(df, min=1.0))
+        value = tf.to(torch.float64) * idf[gram]
+
+        # sentence index of each entry: candidates 0..B-1, then references
+        sentence = torch.where(is_ref, n_samples + first_ref[sample] + slot - 1, sample)
+        order = order_of_gram[gram]
+        norm = torch.zeros(lengths.numel() * n_gram, dtype=torch.float64, device=device)
+        norm = norm.index_add_(0, sentence * n_gram + order, value * value).sqrt_().view(-1, n_gram)
+
+        # the candidate's entry, when present, opens its (sample, n-gram) run
+        position = torch.arange(entry.numel(), device=device)
+        opens = torch.ones_like(is_ref)
+        opens[1:] = group[1:] != group[:-1]
+        run_start = torch.cummax(torch.where(opens, position, 0), dim=0).values
+        hyp_value = torch.where(slot[run_start] == 0, value[run_start], 0.0)
+        product = (torch.minimum(hyp_value, value) if variant == "cider-d" else hyp_value) * value
+        dot = torch.zeros(n_refs * n_gram, dtype=torch.float64, device=device)
+        ref_slot = (sentence - n_samples) * n_gram + order
+        dot = dot.index_add_(0, ref_slot[is_ref], product[is_ref]).view(-1, n_gram)
+
+        hyp_norm, ref_norm = norm[:n_samples][sample_of_ref], norm[n_samples:]
+        nonzero = (hyp_norm != 0) & (ref_norm != 0)
+        fallback = torch.zeros_like(dot) if variant == "cider" else dot  # pycocoevalcap leaves it undivided (= 0)
+        cosine = torch.where(nonzero, dot / torch.where(nonzero, hyp_norm * ref_norm, 1.0), fallback)
+        if variant == "cider-d":
+            # pycocoevalcap's "length" counts bigrams (the n-gram index 1 of its loop), so max(0, words − 1)
+            bigrams = (lengths - 1).clamp_(min=0) if n_gram >= 2 else torch.zeros_like(lengths)
+            delta = (bigrams[:n_samples][sample_of_ref] - bigrams[n_samples:]).to(torch.float64)
+            cosine = cosine * torch.exp(-(delta * delta) / (2.0 * float(sigma) ** 2)).unsqueeze(1)
+        summed = torch.zeros(n_samples, n_gram, dtype=torch.float64, device=device).index_add_(0, sample_of_ref, cosine)
+        per_sample = summed.mean(dim=1) / ref_counts.to(torch.float64)
+        if variant == "cider-d":
+            per_sample = per_sample * 10.0
+    if reduction == "none":
+        return per_sample
+    if reduction == "sum":
+        return per_sample.sum()
+    return per_sample.mean() if n_samples else torch.zeros((), dtype=torch.float64, device=device)
+
+
+# ------------------------------------------------------------------------------------------------ update
+def _cider_update(
+    preds: Any, target: Any, tokenize: str, device: torch.device
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """Check and tokenise a batch; return its token codes.
+
+    Returns:
+        ``hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, long_codes, long_checks`` (see
+        :func:`_cider_compute`; the last two list the hashed tokens, for collision detection).
+    """
+    pred_list = as_text_list(preds, "preds")
+    target_lists = as_reference_lists(target, "target")
+    check_same_length(pred_list, "preds", target_lists, "target")
+    references = [ref for refs in target_lists for ref in refs]
+    if tokenize == "ptb":
+        hyp_tokens, ref_tokens = ptb_tokenize_batch(pred_list), ptb_tokenize_batch(references)
+    else:
+        hyp_tokens, ref_tokens = [p.split() for p in pred_list], [r.split() for r in references]
+    codes, lengths, long_codes, long_checks = _encode(hyp_tokens + ref_tokens, device)
+    n_hyp_tokens = int(lengths[: len(hyp_tokens)].sum().item())
+    ref_counts = torch.tensor([len(refs) for refs in target_lists], dtype=torch.long, device=device)
+    return (
+        codes[:n_hyp_tokens],
+        lengths[: len(hyp_tokens)],
+        codes[n_hyp_tokens:],
+        lengths[len(hyp_tokens):],
+        ref_counts,
+        long_codes,
+        long_checks,
+    )
+
+
+# ------------------------------------------------------------------------------------------------ public API
+def cider_score(
+    preds: str | Sequence[str],
+    target: str | Sequence[str | Sequence[str]],
+    variant: str = "cider-d",
+    tokenize: str = "ptb",
+    reduction: str = "mean",
+    n_gram: int = 4,
+    sigma: float = 6.0,
+    device: Optional[torch.device | str] = None,
+) -> Tensor:
+    """CIDEr-D (pycocoevalcap) or CIDEr (Vedantam et al. 2015) of captions against their references.
+
+    The document frequency is taken over the references of the ``B`` samples given (as pycocoevalcap does for the
+    images of one evaluation), so scores depend on the whole corpus, not on each sample alone.
+
+    Args:
+        preds: ``B`` candidate captions.
+        target: ``B`` reference sets, each a string or a non-empty list of strings.
+        variant: ``"cider-d"`` (pycocoevalcap ``Cider``: clipping, length penalty, ×10) or ``"cider"`` (the
+            original formula, on a 0..1-ish scale).
+        tokenize: ``"ptb"`` (pycocoevalcap's PTB tokenizer, lowercase, punctuation removed) or ``"none"``
+            (the text is already tokenised: split on whitespace, as ``Cider.compute_score`` does).
+        reduction: ``"mean"`` (corpus score, pycocoevalcap's first return value), ``"sum"`` or ``"none"``
+            (``DoubleTensor[B]`` per-sample scores, pycocoevalcap's second return value).
+        n_gram: highest n-gram order (pycocoevalcap's ``n``).
+        sigma: standard deviation of the CIDEr-D length penalty.
+        device: where counting runs (default CPU).
+
+    Returns:
+        ``DoubleTensor[]`` or ``DoubleTensor[B]``. An empty candidate scores 0; no samples give 0.
+
+    Raises:
+        TypeError: ``preds``/``target`` are not strings / lists of strings.
+        ValueError: length mismatch, a sample without reference, an unknown option.
+        RuntimeError: two different long tokens share a hash code (detected; never silently wrong).
+
+    Example:
+        >>> preds = ["a cat sits on the mat", "a dog runs in the park"]
+        >>> target = [["a cat is sitting on the mat", "there is a cat on the mat"], ["a dog is running in a park"]]
+        >>> round(cider_score(preds, target, tokenize="none").item(), 6)
+        2.9891
+        >>> [round(s, 6) for s in cider_score(preds, target, variant="cider", reduction="none").tolist()]
+        [0.392832, 0.213349]
+    """
+    _check_options(variant, tokenize, reduction, n_gram, sigma)
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, long_codes, long_checks = _cider_update(
+        preds, target, tokenize, device
+    )
+    _check_no_collision(long_codes, long_checks)
+    return _cider_compute(
+        hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, variant, n_gram, float(sigma), reduction
+    )
+
+
+class CIDErScore(Metric):
+    """CIDEr-D (pycocoevalcap) or CIDEr (Vedantam et al. 2015), accumulated over batches; see :func:`cider_score`.
+
+    States are the int64 token codes of every candidate and reference (``cat``), gathered once at ``compute``:
+    document frequency is a corpus statistic, so the score of N ranks equals the single-process score.
+
+    Args:
+        variant: ``"cider-d"`` or ``"cider"``.
+        tokenize: ``"ptb"`` or ``"none"``.
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        n_gram: highest n-gram order.
+        sigma: CIDEr-D length-penalty standard deviation.
+        kwargs: ``torchmetrics.Metric`` options.
+
+    Example:
+        >>> metric = CIDErScore(tokenize="ptb")
+        >>> metric.update(["A cat sits on the mat."], [["A cat is sitting on the mat.", "There is a cat on the mat."]])
+        >>> metric.update(["A dog runs in the park!"], [["A dog is running in a park."]])
+        >>> round(metric.compute().item(), 6)
+        2.9891
+        >>> metric.signature()[:45]
+        'cider|variant:cider-d|tok:ptb|n:4|sigma:6.0|i'
+    """
+
+    signature_name = "cider"
+    higher_is_better = True
+
+    def __init__(
+        self,
+        variant: str = "cider-d",
+        tokenize: str = "ptb",
+        reduction: str = "mean",
+        n_gram: int = 4,
+        sigma: float = 6.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        _check_options(variant, tokenize, reduction, n_gram, sigma)
+        self.variant, self.tokenize, self.reduction = variant, tokenize, reduction
+        self.n_gram, self.sigma = n_gram, float(sigma)
+        for name in _STATES:
+            self.add_state(name, default=[], dist_reduce_fx="cat")
+
+    def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
+        """Add ``B`` candidates and their reference sets (see :func:`cider_score`)."""
+        values = _cider_update(preds, target, self.tokenize, self.device)
+        for name, value in zip(_STATES, values):
+            getattr(self, name).append(value)
+
+    def merge_state(self, incoming_state: Any) -> None:
+        """Add another metric's samples after this one's (torchmetrics would put them first, which reorders the
+        per-sample scores of ``reduction="none"``)."""
+        own = {name: len(getattr(self, name)) for name in _STATES if isinstance(getattr(self, name), list)}
+        super().merge_state(incoming_state)
+        for name, count in own.items():
+            merged = getattr(self, name)
+            if isinstance(merged, list) and count:
+                setattr(self, name, merged[len(merged) - count:] + merged[: len(merged) - count])
+
+    def _state(self, name: str) -> Tensor:
+        value = getattr(self, name)
+        if isinstance(value, Tensor):
+            return value.long()
+        if not value:
+            return torch.zeros(0, dtype=torch.long, device=self.device)
+        return torch.cat([v.reshape(-1) for v in value]).long()
+
+    def compute(self) -> Tensor:
+        """Corpus score (``DoubleTensor[]``) or per-sample scores (``DoubleTensor[B]``), as ``reduction`` says."""
+        _check_no_collision(self._state("long_codes"), self._state("long_checks"))
+        return _cider_compute(
+            self._state("hyp_codes"),
+            self._state("hyp_lengths"),
+            self._state("ref_codes"),
+            self._state("ref_lengths"),
+            self._state("ref_counts"),
+            self.variant,
+            self.n_gram,
+            self.sigma,
+            self.reduction,
+        )
+
+    def _signature_fields(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "tok": self.tokenize,
+            "n": self.n_gram,
+            "sigma": self.sigma if self.variant == "cider-d" else None,
+            "idf": "corpus",
+        }
