@@ -147,6 +147,15 @@ def test_bad_jsonl_files_name_file_and_line(tmp_path, capsys, pred_lines, ref_li
         assert word in err, err
 
 
+def test_unicode_line_separators_inside_jsonl_strings(tmp_path):
+    text = "a\u2028b\x85c\u2029 д"
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"id": 1, "prediction": text}, ensure_ascii=False) + "\r\n\n" +
+                     json.dumps({"id": 2, "prediction": "x"}) + "\n", encoding="utf-8")
+    records = read_records(preds, "prediction")
+    assert [(r.id, r.value, r.line) for r in records] == [("1", text, 1), ("2", "x", 3)]
+
+
 def test_bad_json_files_name_file_and_line(tmp_path):
     refs = tmp_path / "refs.json"
     refs.write_text('[\n {"id": "a", "references": ["x"]},\n {"id": "b", "references": ["y"]}\n]\n', encoding="utf-8")
@@ -300,3 +309,43 @@ def test_python_dash_m_gpumetrics_runs_the_demo(tmp_path):
     report = json.loads(out_path.read_text(encoding="utf-8"))
     expected = _expected_demo_scores()
     assert {t["name"]: t["score"] for t in report["tasks"]} == pytest.approx({k: v[0] for k, v in expected.items()})
+
+
+class _AbsError(torch.nn.Module):
+    """Stand-in numeric metric (registered only inside a test): mean absolute error, dict output."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+
+    def update(self, preds, target):
+        if not all(isinstance(p, (int, float)) for p in preds):
+            raise TypeError("`preds` must hold numbers")
+        p = torch.tensor(preds, dtype=torch.float64)
+        t = torch.tensor([refs[0] for refs in target], dtype=torch.float64)
+        self.total += (p - t).abs().sum()
+        self.count += len(preds)
+
+    def compute(self):
+        return {"count": self.count, "mae": self.total / self.count}
+
+    def signature(self):
+        return "mae|version:test"
+
+
+def test_non_text_metric_uses_its_empty_prediction_and_primary_key(tmp_path, capsys, monkeypatch):
+    entry = registry.TaskMetric("toy_mae", _AbsError, "toy", empty_prediction=0.0, primary="mae")
+    monkeypatch.setitem(registry.METRICS, entry.name, entry)
+    refs = _write(tmp_path / "r.jsonl", ['{"id": "a", "references": [1.5]}', '{"id": "b", "references": 4}'])
+    preds = _write(tmp_path / "p.jsonl", ['{"id": "a", "prediction": 2.0}'])
+    out_path = tmp_path / "out.json"
+    code, out, err = _run(["evaluate", _config(tmp_path, preds, refs, metric="toy_mae"), "-o", out_path], capsys)
+    assert code == 0, err
+    task = json.loads(out_path.read_text(encoding="utf-8"))["tasks"][0]
+    assert task["score"] == pytest.approx((0.5 + 4.0) / 2) and task["details"]["count"] == 2
+    assert task["counts"]["missing_ids"] == ["b"] and task["signature"] == "mae|version:test"
+    # a value the metric rejects: the error names the task, the metric and the first id of the batch
+    _write(preds, ['{"id": "a", "prediction": 2.0}', '{"id": "b", "prediction": "four"}'])
+    code, _, err = _run(["evaluate", _config(tmp_path, preds, refs, metric="toy_mae", batch_size=1)], capsys)
+    assert code == 2 and "task 'T': metric 'toy_mae' rejected" in err and "first id 'b'" in err, err

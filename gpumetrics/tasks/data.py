@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
 PREDICTION_KEY = "prediction"
 REFERENCES_KEY = "references"
 _DECODER = json.JSONDecoder()
+_WHITESPACE = re.compile(r"[ \t\r\n]*")
 
 
 class DataError(ValueError):
@@ -72,9 +74,7 @@ def _line_of(text: str, index: int) -> int:
 
 
 def _skip_ws(text: str, index: int) -> int:
-    while index < len(text) and text[index] in " \t\r\n":
-        index += 1
-    return index
+    return _WHITESPACE.match(text, index).end()
 
 
 def _decode_at(path: Path, text: str, index: int) -> tuple[Any, int]:
@@ -90,18 +90,27 @@ def _iter_json_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any
     The document is decoded element by element so that each record keeps the line it starts on and duplicate
     keys of an object are seen (``json.loads`` would silently keep the last one).
     """
+    position = [0, 1]  # (index, line) of the last lookup: counting newlines incrementally keeps this linear
+
+    def line_at(index: int) -> int:
+        if index < position[0]:
+            return _line_of(text, index)
+        position[1] += text.count("\n", position[0], index)
+        position[0] = index
+        return position[1]
+
     index = _skip_ws(text, 0)
     if index == len(text):
         return
     opener = text[index]
     if opener not in "[{":
-        raise DataError(path, _line_of(text, index), "a .json data file must hold an array of records or an object id → value")
+        raise DataError(path, line_at(index), "a .json data file must hold an array of records or an object id → value")
     closer = "]" if opener == "[" else "}"
     index = _skip_ws(text, index + 1)
     if index < len(text) and text[index] == closer:
         return
     while True:
-        line = _line_of(text, index)
+        line = line_at(index)
         key = None
         if opener == "{":
             key, index = _decode_at(path, text, index)
@@ -109,7 +118,7 @@ def _iter_json_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any
                 raise DataError(path, line, "malformed JSON: expected an object key")
             index = _skip_ws(text, index)
             if index >= len(text) or text[index] != ":":
-                raise DataError(path, _line_of(text, index), "malformed JSON: expected ':' after an object key")
+                raise DataError(path, line_at(index), "malformed JSON: expected ':' after an object key")
             index = _skip_ws(text, index + 1)
         value, index = _decode_at(path, text, index)
         yield key, value, line
@@ -119,14 +128,15 @@ def _iter_json_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any
             continue
         if index < len(text) and text[index] == closer:
             break
-        raise DataError(path, _line_of(text, index), f"malformed JSON: expected ',' or '{closer}'")
+        raise DataError(path, line_at(index), f"malformed JSON: expected ',' or '{closer}'")
     index = _skip_ws(text, index + 1)
     if index != len(text):
-        raise DataError(path, _line_of(text, index), "malformed JSON: extra data after the top-level value")
+        raise DataError(path, line_at(index), "malformed JSON: extra data after the top-level value")
 
 
 def _iter_jsonl_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any, int]]:
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    # split on "\n" only: str.splitlines() would also cut at U+2028, U+0085 … that JSON allows unescaped in strings
+    for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
