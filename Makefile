@@ -16,7 +16,7 @@ $(VENV)/.torch: $(BIN)/python
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.torch pyproject.toml
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e ".[all]"
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
