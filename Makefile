@@ -9,7 +9,6 @@ PYTEST_ARGS ?=
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
 
 $(VENV)/.torch: $(BIN)/python
 	$(BIN)/pip install -q $(TORCH_SPEC)
