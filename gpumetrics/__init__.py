@@ -22,6 +22,7 @@ from gpumetrics.text.edit import CharErrorRate, EditDistance, NormalizedEditSimi
 # --- image generation: FID (METRICS_SPEC §2)
 from gpumetrics.image.fid import FrechetInceptionDistance  # noqa: E402
 from gpumetrics.image.inception import FIDInceptionV3  # noqa: E402
+from gpumetrics.image.kid import KernelInceptionDistance  # noqa: E402
 
 # --- detection and OCR: OCR end-to-end, zero-shot detection F1 (METRICS_SPEC §5)
 from gpumetrics.detection.ocr_e2e import OCREndToEnd  # noqa: E402
@@ -38,7 +39,7 @@ __version__ = library_version()
 __all__ = [
     "CIDErScore",
     "OCREndToEnd", "ZeroShotDetectionF1",
-    "FrechetInceptionDistance", "FIDInceptionV3",
+    "FrechetInceptionDistance", "FIDInceptionV3", "KernelInceptionDistance",
     "Metric",
     "TokenF1",
     "ExactMatch",

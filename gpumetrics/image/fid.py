@@ -141,6 +141,30 @@ def _check_features(features: Any, name: str, dims: Optional[int]) -> Tensor:
     return features
 
 
+def _build_extractor(
+    feature: Union[int, nn.Module], weights: WeightsArg, resize: str, download: Optional[bool]
+) -> tuple[nn.Module, int, dict[str, Any]]:
+    """The feature extractor of FID/KID: ``(module, feature size, signature fields)``."""
+    check_choice(resize, "resize", RESIZE_MODES)
+    if isinstance(feature, nn.Module):
+        dims = getattr(feature, "dims", getattr(feature, "num_features", None))
+        if not isinstance(dims, int) or dims < 1:
+            raise ValueError("a custom `feature` module needs an integer attribute `dims` (its output size)")
+        return feature, dims, {"feature": f"custom({type(feature).__name__})", "dims": dims}
+    if isinstance(feature, int) and not isinstance(feature, bool):
+        check_choice(feature, "feature", FEATURE_DIMS)
+        extractor = FIDInceptionV3(dims=feature, weights=weights, resize=resize, download=download)
+        fields = extractor.signature_fields()
+        return extractor, feature, {"feature": feature, "weights": fields["weights"], "resize": fields["resize"]}
+    raise TypeError(f"`feature` must be one of {FEATURE_DIMS} or an nn.Module, got {feature!r}")
+
+
+def _side_of(real: Any) -> str:
+    if not isinstance(real, (bool, np.bool_)) and not (isinstance(real, Tensor) and real.numel() == 1):
+        raise TypeError(f"`real` must be a bool, got {type(real).__name__}")
+    return "real" if bool(real) else "fake"
+
+
 def _fid_update(features: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """Per-batch sufficient statistics: float64 ``Σx: Tensor[d]``, ``Σxxᵀ: Tensor[d, d]``, count."""
     wide = features.to(torch.float64)
@@ -206,21 +230,7 @@ class FrechetInceptionDistance(Metric):
         super().__init__(**kwargs)
         if not isinstance(reset_real_features, bool):
             raise TypeError(f"`reset_real_features` must be a bool, got {type(reset_real_features).__name__}")
-        check_choice(resize, "resize", RESIZE_MODES)
-        if isinstance(feature, nn.Module):
-            dims = getattr(feature, "dims", getattr(feature, "num_features", None))
-            if not isinstance(dims, int) or dims < 1:
-                raise ValueError("a custom `feature` module needs an integer attribute `dims` (its output size)")
-            self.extractor = feature
-            self._feature_fields = {"feature": f"custom({type(feature).__name__})", "dims": dims}
-        elif isinstance(feature, int) and not isinstance(feature, bool):
-            check_choice(feature, "feature", FEATURE_DIMS)
-            self.extractor = FIDInceptionV3(dims=feature, weights=weights, resize=resize, download=download)
-            dims = feature
-            fields = self.extractor.signature_fields()
-            self._feature_fields = {"feature": dims, "weights": fields["weights"], "resize": fields["resize"]}
-        else:
-            raise TypeError(f"`feature` must be one of {FEATURE_DIMS} or an nn.Module, got {feature!r}")
+        self.extractor, dims, self._feature_fields = _build_extractor(feature, weights, resize, download)
         self.dims = dims
         self.reset_real_features = reset_real_features
         self._loaded: dict[str, Optional[tuple[Tensor, Tensor]]] = {"real": None, "fake": None}
@@ -236,11 +246,7 @@ class FrechetInceptionDistance(Metric):
                 fields[f"{side}_stats"] = "loaded"
         return fields
 
-    @staticmethod
-    def _side(real: Any) -> str:
-        if not isinstance(real, (bool, np.bool_)) and not (isinstance(real, Tensor) and real.numel() == 1):
-            raise TypeError(f"`real` must be a bool, got {type(real).__name__}")
-        return "real" if bool(real) else "fake"
+    _side = staticmethod(_side_of)
 
     def update(self, images: Tensor, real: bool) -> None:
         """Extract features of a batch of images and add them to the real or the generated set.

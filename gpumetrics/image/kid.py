@@ -1,0 +1,262 @@
+"""Kernel Inception Distance: unbiased polynomial-kernel MMD² over random subsets, as torchmetrics / clean-fid.
+
+KID = mean over ``subsets`` random subsets (``subset_size`` samples drawn without replacement from each set) of
+the unbiased MMD² with the kernel ``k(x, y) = (γ xᵀy + c)^degree`` (γ = 1/d by default, c = 1, degree 3); the
+standard deviation over subsets (population, ``unbiased=False``) is returned with it.
+
+Subsets are drawn by a ``torch.Generator`` seeded with ``seed`` on the CPU (``randperm`` of the real set, then of
+the generated set, per subset — the order torchmetrics uses with the global generator), so the value is
+deterministic and the same on every device and rank. The kernel sums are computed in float64, batched over
+subsets in chunks whose size bounds the working memory (``max_chunk_bytes``, 256 MiB by default) instead of one
+Python iteration per subset.
+
+Features must be kept (a kernel on random subsets is not a sum): states are ``cat`` lists of features in their own
+dtype (float32 from the Inception), gathered once across ranks at ``compute``.
+
+Order invariance: subsets index rows, so with torchmetrics the value depends on the order in which samples
+arrived (batch order, DDP rank split). With ``canonical_order=True`` (default) rows are first sorted by a fixed
+random projection, so single-process, ``merge_state`` and any DDP split give the same number; the subsets are then
+exactly torchmetrics' subsets of the sorted features. ``canonical_order=False`` keeps arrival order (torchmetrics'
+behaviour, reproduced exactly with the same seed).
+"""
+
+from __future__ import annotations
+
+from copy import deepcopy
+from typing import Any, Optional, Union
+
+import torch
+from torch import Tensor, nn
+from torchmetrics.utilities.data import dim_zero_cat
+
+from gpumetrics.core import Metric
+from gpumetrics.image.fid import _build_extractor, _check_features, _side_of
+from gpumetrics.image.inception import WeightsArg
+
+_CHUNK_BYTES = 256 * 2**20
+
+
+def _check_options(subsets: Any, subset_size: Any, degree: Any, gamma: Any, coef: Any) -> None:
+    for name, value in (("subsets", subsets), ("degree", degree)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
+    if not isinstance(subset_size, int) or isinstance(subset_size, bool) or subset_size < 2:
+        raise ValueError(f"`subset_size` must be an integer ≥ 2, got {subset_size!r}")
+    if gamma is not None and (not isinstance(gamma, (int, float)) or gamma <= 0):
+        raise ValueError(f"`gamma` must be a positive number or None, got {gamma!r}")
+    if not isinstance(coef, (int, float)) or isinstance(coef, bool):
+        raise ValueError(f"`coef` must be a number, got {coef!r}")
+
+
+def subset_indices(n_real: int, n_fake: int, subsets: int, subset_size: int, seed: int) -> tuple[Tensor, Tensor]:
+    """The random subsets: ``(Tensor[subsets, subset_size], Tensor[subsets, subset_size])`` int64 on the CPU.
+
+    Example:
+        >>> real, fake = subset_indices(10, 12, subsets=3, subset_size=4, seed=0)
+        >>> real.shape, bool((fake < 12).all())
+        (torch.Size([3, 4]), True)
+    """
+    generator = torch.Generator().manual_seed(seed)
+    real, fake = [], []
+    for _ in range(subsets):
+        real.append(torch.randperm(n_real, generator=generator)[:subset_size])
+        fake.append(torch.randperm(n_fake, generator=generator)[:subset_size])
+    return torch.stack(real), torch.stack(fake)
+
+
+def canonical_order(features: Tensor) -> Tensor:
+    """Rows of ``features: Tensor[n, d]`` sorted by their projection on a fixed random direction.
+
+    The order no longer depends on how samples arrived; identical rows (the only likely ties) are interchangeable.
+
+    Example:
+        >>> x = torch.rand(5, 3)
+        >>> torch.equal(canonical_order(x), canonical_order(x.flip(0)))
+        True
+    """
+    direction = torch.randn(features.shape[1], generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    keys = features.to(torch.float64) @ direction.to(features.device)
+    return features[torch.argsort(keys, stable=True)]
+
+
+def _kid_compute(
+    real: Tensor,
+    fake: Tensor,
+    subsets: int,
+    subset_size: int,
+    degree: int,
+    gamma: Optional[float],
+    coef: float,
+    seed: int,
+    canonical: bool = True,
+    max_chunk_bytes: int = _CHUNK_BYTES,
+) -> tuple[Tensor, Tensor]:
+    for name, features in (("real", real), ("fake", fake)):
+        if features.shape[0] < subset_size:
+            raise ValueError(
+                f"`subset_size` ({subset_size}) must not exceed the number of {name} samples ({features.shape[0]})"
+            )
+    if real.shape[1] != fake.shape[1]:
+        raise ValueError(f"real and fake features differ in size: {real.shape[1]} and {fake.shape[1]}")
+    if canonical:
+        real, fake = canonical_order(real), canonical_order(fake)
+    m, d = subset_size, real.shape[1]
+    gamma = 1.0 / d if gamma is None else float(gamma)
+    index_real, index_fake = subset_indices(real.shape[0], fake.shape[0], subsets, m, seed)
+    index_real, index_fake = index_real.to(real.device), index_fake.to(fake.device)
+    per_subset = 3 * m * m * 8 + 2 * m * d * 8
+    chunk = max(1, max_chunk_bytes // per_subset)
+    scores = []
+    for start in range(0, subsets, chunk):
+        x = real[index_real[start : start + chunk]].to(torch.float64)  # [s, m, d]
+        y = fake[index_fake[start : start + chunk]].to(torch.float64)
+        k_xx = (x @ x.mT * gamma + coef) ** degree
+        k_yy = (y @ y.mT * gamma + coef) ** degree
+        k_xy = (x @ y.mT * gamma + coef) ** degree
+        within = k_xx.sum((1, 2)) - k_xx.diagonal(dim1=1, dim2=2).sum(1)
+        within = within + k_yy.sum((1, 2)) - k_yy.diagonal(dim1=1, dim2=2).sum(1)
+        scores.append(within / (m * (m - 1)) - 2 * k_xy.sum((1, 2)) / (m * m))
+    values = torch.cat(scores)
+    return values.mean(), values.std(unbiased=False)
+
+
+def kernel_inception_distance(
+    real_features: Tensor,
+    fake_features: Tensor,
+    subsets: int = 100,
+    subset_size: int = 1000,
+    degree: int = 3,
+    gamma: Optional[float] = None,
+    coef: float = 1.0,
+    seed: int = 42,
+    canonical_order: bool = True,
+) -> tuple[Tensor, Tensor]:
+    """KID (mean and std over subsets) from precomputed features.
+
+    Args:
+        real_features: ``Tensor[n_real, d]``.
+        fake_features: ``Tensor[n_fake, d]``.
+        subsets: number of random subsets.
+        subset_size: samples per subset, ≤ ``n_real`` and ``n_fake``.
+        degree, gamma, coef: polynomial kernel ``(γ xᵀy + coef)^degree``; ``gamma=None`` means ``1/d``.
+        seed: seed of the subset generator.
+        canonical_order: sort rows canonically first, so the value does not depend on sample order (default);
+            False keeps the given order, as torchmetrics does.
+
+    Returns:
+        ``(kid_mean, kid_std)``: 0-d float64 tensors.
+
+    Example:
+        >>> g = torch.Generator().manual_seed(0)
+        >>> real, fake = torch.rand(50, 8, generator=g), torch.rand(50, 8, generator=g) + 0.5
+        >>> mean, std = kernel_inception_distance(real, fake, subsets=10, subset_size=20)
+        >>> round(float(mean), 4)
+        3.1095
+    """
+    _check_options(subsets, subset_size, degree, gamma, coef)
+    real = _check_features(real_features, "real_features", None)
+    fake = _check_features(fake_features, "fake_features", real.shape[1])
+    return _kid_compute(real, fake, subsets, subset_size, degree, gamma, coef, seed, canonical_order)
+
+
+class KernelInceptionDistance(Metric):
+    """KID between real and generated images on pytorch-fid's Inception features (torchmetrics' definition).
+
+    Args:
+        feature: 64, 192, 768 or 2048 (pytorch-fid Inception), or an ``nn.Module`` with an integer ``dims``.
+        weights: Inception weights as in ``FrechetInceptionDistance`` (``"random"`` for tests only).
+        resize: ``"pytorch-fid"`` (default) or ``"clean"``.
+        subsets, subset_size, degree, gamma, coef, seed, canonical_order: see ``kernel_inception_distance``.
+        reset_real_features: when False, ``reset()`` keeps the real features.
+        download: allow downloading the pinned weights.
+        kwargs: torchmetrics ``Metric`` options.
+
+    ``compute()`` returns ``(kid_mean, kid_std)``; ``forward`` only accumulates and returns None.
+
+    Example:
+        >>> kid = KernelInceptionDistance(feature=64, weights="random", subsets=5, subset_size=8)
+        >>> g = torch.Generator().manual_seed(0)
+        >>> kid.update_features(torch.rand(10, 64, generator=g), real=True)
+        >>> kid.update_features(torch.rand(10, 64, generator=g) + 0.2, real=False)
+        >>> round(float(kid.compute()[0]), 4)
+        0.3163
+    """
+
+    higher_is_better = False
+    is_differentiable = False
+    full_state_update = False
+    signature_name = "kid"
+
+    def __init__(
+        self,
+        feature: Union[int, nn.Module] = 2048,
+        weights: WeightsArg = None,
+        resize: str = "pytorch-fid",
+        subsets: int = 100,
+        subset_size: int = 1000,
+        degree: int = 3,
+        gamma: Optional[float] = None,
+        coef: float = 1.0,
+        seed: int = 42,
+        canonical_order: bool = True,
+        reset_real_features: bool = True,
+        download: Optional[bool] = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        _check_options(subsets, subset_size, degree, gamma, coef)
+        if not isinstance(reset_real_features, bool):
+            raise TypeError(f"`reset_real_features` must be a bool, got {type(reset_real_features).__name__}")
+        self.extractor, self.dims, self._feature_fields = _build_extractor(feature, weights, resize, download)
+        self.subsets, self.subset_size, self.degree, self.gamma, self.coef = subsets, subset_size, degree, gamma, coef
+        self.seed = seed
+        if not isinstance(canonical_order, bool):
+            raise TypeError(f"`canonical_order` must be a bool, got {type(canonical_order).__name__}")
+        self.canonical_order = canonical_order
+        self.reset_real_features = reset_real_features
+        self.add_state("real_features", [], dist_reduce_fx="cat")
+        self.add_state("fake_features", [], dist_reduce_fx="cat")
+
+    def _signature_fields(self) -> dict[str, Any]:
+        gamma = "1/d" if self.gamma is None else self.gamma
+        return {
+            **self._feature_fields, "subsets": self.subsets, "subset_size": self.subset_size,
+            "kernel": f"poly(degree={self.degree},gamma={gamma},coef={self.coef})", "seed": self.seed,
+            "order": "canonical" if self.canonical_order else "arrival",
+        }
+
+    def update(self, images: Tensor, real: bool) -> None:
+        """Extract features of ``images: Tensor[B, 3, H, W]`` (uint8 or float in [0, 1]) and keep them."""
+        side = _side_of(real)
+        getattr(self, f"{side}_features").append(self.extractor(images))
+
+    def update_features(self, features: Tensor, real: bool) -> None:
+        """Keep precomputed ``features: Tensor[B, d]``."""
+        side = _side_of(real)
+        features = _check_features(features, "features", self.dims)
+        self._computed = None  # the bookkeeping of torchmetrics' wrapped ``update``
+        self._update_count += 1
+        getattr(self, f"{side}_features").append(features)
+
+    def forward(self, *args: Any, **kwargs: Any) -> None:
+        """Accumulate like ``update`` and return None (a per-batch KID of one side is undefined)."""
+        self.update(*args, **kwargs)
+
+    def compute(self) -> tuple[Tensor, Tensor]:
+        """``(kid_mean, kid_std)`` over the subsets, 0-d float64 tensors."""
+        if not self.real_features or not self.fake_features:
+            raise ValueError("KID needs real and generated features: call update(images, real=True/False) first")
+        real, fake = dim_zero_cat(self.real_features), dim_zero_cat(self.fake_features)
+        return _kid_compute(
+            real, fake, self.subsets, self.subset_size, self.degree, self.gamma, self.coef, self.seed,
+            self.canonical_order,
+        )
+
+    def reset(self) -> None:
+        """Reset the states; the real features survive when ``reset_real_features=False``."""
+        if self.reset_real_features:
+            super().reset()
+            return
+        kept = deepcopy(self.real_features)
+        super().reset()
+        self.real_features = kept
