@@ -347,6 +347,10 @@ class CIDErScore(Metric):
     States are the int64 token codes of every candidate and reference (``cat``), gathered once at ``compute``:
     document frequency is a corpus statistic, so the score of N ranks equals the single-process score.
 
+    With ``tokenize="ptb"`` each ``update`` is tokenised as one pycocoevalcap call: the Java lexer lets a caption
+    see the start of the next one (a final ``"… a."`` loses its period before ``"The …"``), which a module cannot
+    know across batch boundaries; only captions ending in a one-letter word + period are concerned.
+
     Args:
         variant: ``"cider-d"`` or ``"cider"``.
         tokenize: ``"ptb"`` or ``"none"``.

@@ -293,6 +293,11 @@ _PTB_ABBREVIATIONS = frozenset(
     thu thurs fri""".split()
 )
 _PTB_CAPITALISED_ABBREVIATIONS = frozenset("Wash Del Ill La Mass Miss Ore Pa Tex".split())
+# A one-letter word's period is split off (sentence end) when one of these capitalised words follows (probed).
+_PTB_SENTENCE_STARTS = frozenset(
+    """The A An He She It In But We They This That There These At As So If When While After Then Now Her Their Our
+    You What However Many Some One Such Since Yet Here Last Other More Once Earlier According About Additionally""".split()
+)
 _PTB_SPLIT_WORDS = {"cannot": ("can", "not"), "gonna": ("gon", "na"), "gotta": ("got", "ta"),
                     "wanna": ("wan", "na"), "gimme": ("gim", "me"), "lemme": ("lem", "me")}
 _PTB_CONTRACTIONS = ("n't", "'s", "'re", "'ve", "'ll", "'d", "'m")
@@ -310,7 +315,7 @@ _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;
 
 
 @functools.lru_cache(maxsize=1)
-def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+def _ptb_patterns() -> tuple[re.Pattern, re.Pattern]:
     marks: list[tuple[int, int]] = []
     for code in range(0x10000):  # the Java lexer sees UTF-16 units: supplementary characters are untokenisable
         if unicodedata.category(chr(code))[0] == "M":
@@ -332,9 +337,9 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
                 r"(?P<amp>(?<![^\W_])[A-Z]+&[A-Z]+)",
                 r"(?P<entity>&(?:amp|lt|gt|quot|nbsp);)",
                 r"(?P<tag></?[A-Za-z][^<>\s]*>)",
-                r"(?P<lead>['’](?:em|cause|til|n['’]|t(?=is\b|was\b))(?![^\W_]))",
+                r"(?P<lead>['’](?:n['’]|(?:em|cause|til)(?![^\W_])|t(?=is|was)))",
                 r"(?P<year>['’]\d+s?)",
-                r"(?P<clitic>(?<=\w)['’](?:s|re|ve|ll|d|m)(?![^\W_]))",
+                r"(?P<clitic>(?<=\w)['’](?:s|re|ve|ll|d|m)(?![A-Za-z]))",
                 r"(?P<number>(?:(?<![^\s])[-+]|[.,])\d+(?:[.,:/-]\d+)*|\d+(?:[.,:/-]\d+)+)",
                 f"(?P<handle>[#@]{letter}+)",
                 # o'clock, d'angelo, l'oreal, qu'il, c'mon keep their apostrophe; y'all / j'ai split after it
@@ -345,13 +350,12 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
                 r"(?P<dots>\.{3,}|…)",
                 r"(?P<dashes>--+)",
                 r"(?P<bang>[!?]+)",
-                r"(?P<other>[^\s\U00010000-\U0010ffff])",
+                r"(?P<other>[^\s\u200b\U00010000-\U0010ffff])",
             ]
         )
     )
     acronym = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # a. / u.s / e.g (then followed by a period)
-    space = re.compile("[\\s\u200b]+")
-    return token, acronym, space
+    return token, acronym
 
 
 def _ptb_split_word(word: str, out: list[str]) -> None:
@@ -389,7 +393,7 @@ def _ptb_split_word(word: str, out: list[str]) -> None:
     out.extend(reversed(suffixes))
 
 
-def ptb_tokenize(text: str) -> list[str]:
+def ptb_tokenize(text: str, following: str = "") -> list[str]:
     """Tokens of one caption as pycocoevalcap's ``PTBTokenizer`` gives them (lowercased, punctuation removed).
 
     A Python port of Stanford CoreNLP 3.4.1 ``PTBTokenizer -preserveLines -lowerCase`` followed by pycocoevalcap's
@@ -401,6 +405,9 @@ def ptb_tokenize(text: str) -> list[str]:
 
     Args:
         text: one caption.
+        following: the caption that follows in pycocoevalcap's one-caption-per-line input. The Java lexer looks
+            past the line end: a final one-letter word + period (``"... of a."``) loses its period when the next
+            line starts with a sentence-start word (``The``, ``A``, ``There`` …). Empty: the end of the input.
 
     Returns:
         ``list[str]`` of tokens.
@@ -409,25 +416,27 @@ def ptb_tokenize(text: str) -> list[str]:
         >>> ptb_tokenize("A man's dog doesn't like cats (or birds), Mr. Smith.")
         ['a', 'man', "'s", 'dog', 'does', "n't", 'like', 'cats', '-lrb-', 'or', 'birds', '-rrb-', 'mr.', 'smith']
     """
-    token_re, acronym_re, _ = _ptb_patterns()
+    token_re, acronym_re = _ptb_patterns()
     text = text.translate(_PTB_TRANSLATION)
     tokens: list[str] = []
-    skip = -1
-    for match in token_re.finditer(text):
-        if match.start() == skip:  # the period already attached to an abbreviation
-            continue
+    position = 0
+    while True:
+        match = token_re.search(text, position)
+        if match is None:
+            break
+        position = match.end()
         kind = match.lastgroup
         value = match.group()
         if kind == "word":
             end = match.end()
             if text.startswith(".", end) and (
-                acronym_re.fullmatch(value)
+                (acronym_re.fullmatch(value) and not (len(value) == 1 and _sentence_start_follows(text, end + 1, following)))
                 or value.lower() in _PTB_ABBREVIATIONS
                 or value in _PTB_CAPITALISED_ABBREVIATIONS
-                or (value.lower() == "no" and re.match(r"\.\s*\d", text[end: end + 8]))
+                or (value.lower() == "no" and re.match(r"\. ?\d", text[end: end + 3]))
             ):
                 tokens.append(value + ".")
-                skip = end
+                position = end + 1
             else:
                 _ptb_split_word(value, tokens)
         elif kind == "nt":
@@ -455,14 +464,25 @@ def ptb_tokenize(text: str) -> list[str]:
     return [token for token in (t.lower() for t in tokens) if token and token not in PTB_PUNCTUATIONS]
 
 
+def _sentence_start_follows(text: str, start: int, following: str) -> bool:
+    """Whether whitespace then a sentence-start word follow ``text[start:]`` (continuing into the next line)."""
+    rest = text[start:]
+    if not rest.strip():
+        rest = " " + following  # the line break, then the next caption
+    match = re.match(r"\s+([A-Za-z]+)(?!\S)", rest)
+    return bool(match and match.group(1) in _PTB_SENTENCE_STARTS)
+
+
 def ptb_tokenize_batch(texts: Sequence[str]) -> list[list[str]]:
-    """:func:`ptb_tokenize` of each text (newlines inside a caption count as spaces, as in pycocoevalcap).
+    """:func:`ptb_tokenize` of each text, in order, as pycocoevalcap tokenises one list of captions (one per line;
+    each caption sees the start of the next one; newlines inside a caption count as spaces).
 
     Example:
         >>> ptb_tokenize_batch(["Two dogs.", "A CAT, sleeping!"])
         [['two', 'dogs'], ['a', 'cat', 'sleeping']]
     """
-    return [ptb_tokenize(text) for text in texts]
+    texts = list(texts)
+    return [ptb_tokenize(text, texts[i + 1] if i + 1 < len(texts) else "") for i, text in enumerate(texts)]
 
 
 # ================================================================================================== end of PTB section
