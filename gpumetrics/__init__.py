@@ -34,9 +34,13 @@ from gpumetrics.text.rouge import ROUGEScore  # noqa: E402
 # --- text: CIDEr-D / CIDEr (METRICS_SPEC §4)
 from gpumetrics.text.cider import CIDErScore  # noqa: E402
 
+# --- text: BLEU (METRICS_SPEC §4)
+from gpumetrics.text.bleu import BLEUScore  # noqa: E402
+
 __version__ = library_version()
 
 __all__ = [
+    "BLEUScore",
     "CIDErScore",
     "OCREndToEnd", "ZeroShotDetectionF1",
     "FrechetInceptionDistance", "FIDInceptionV3", "KernelInceptionDistance",

@@ -33,7 +33,11 @@ from gpumetrics.text.rouge import rouge_score  # noqa: E402
 # --- text: CIDEr-D / CIDEr (METRICS_SPEC §4)
 from gpumetrics.text.cider import cider_score  # noqa: E402
 
+# --- text: BLEU (METRICS_SPEC §4)
+from gpumetrics.text.bleu import bleu_score  # noqa: E402
+
 __all__ = [
+    "bleu_score",
     "cider_score",
     "box_iou", "box_iou_paired", "polygon_iou", "polygon_iou_paired", "ocr_end_to_end", "zero_shot_detection_f1",
     "frechet_distance", "feature_statistics", "kernel_inception_distance",

@@ -6,6 +6,7 @@ Each section reproduces one reference tool's tokenisation exactly (the tests com
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import sys
 import unicodedata
@@ -491,26 +492,27 @@ def ptb_tokenize_batch(texts: Sequence[str]) -> list[list[str]]:
 # ==================================================================================================================
 # sacrebleu tokenisers (13a, intl, char, zh, none) — used by gpumetrics/text/bleu.py
 # ==================================================================================================================
-# Independent re-implementations of sacrebleu 2.x's tokenisers, written from their documented rules (mteval-v13a /
-# mteval-v14 international / per-character / Chinese-character splitting) and compared token by token against
-# sacrebleu itself in tests/text/test_bleu.py. Speed comes from batching, not from different rules: all lines of a
-# batch are joined with a separator character that does not occur in the batch, every regular expression runs once
-# over the joined text, and the patterns exclude the separator so that no match ever spans two lines (each line is
-# therefore tokenised exactly as on its own). Character-class substitutions become ``str.translate``.
+# Independent re-implementations of sacrebleu 2.x's tokenisers, written from their documented rules (mteval-v13a,
+# mteval-v14 international, per-character, Chinese-character splitting) and compared token by token with sacrebleu
+# itself in tests/text/test_bleu.py. The speed comes from memoisation, not from different rules: every rule is
+# local — a match never needs more than the characters of one whitespace-separated chunk plus whether whitespace
+# (or nothing, at a line edge) surrounds it — so each distinct chunk is tokenised once per batch, with its context,
+# and a corpus costs one regex pass per distinct chunk instead of one per character.
 SACREBLEU_TOKENIZERS = ("13a", "intl", "char", "zh", "none")
 
-# Control characters that are neither whitespace, punctuation, symbols, digits nor in any of the patterns below.
-_SEPARATOR_CANDIDATES = tuple(chr(code) for code in (*range(0x00, 0x09), *range(0x0E, 0x1C)))
-
 # mteval-v13a: ASCII punctuation and symbols other than . , - and ' are always split off (a per-character mapping).
-_MTEVAL_ALWAYS_SPLIT = "{|}~[\\]^_` !\"#$%&()*+:;<=>?@/"
-_MTEVAL_TRANSLATION = {ord(char): f" {char} " for char in _MTEVAL_ALWAYS_SPLIT}
+_MTEVAL_TRANSLATION = {ord(char): f" {char} " for char in "{|}~[\\]^_` !\"#$%&()*+:;<=>?@/"}
+_MTEVAL_CONTEXT_RULES = (
+    (re.compile(r"([^0-9])([\.,])"), r"\1 \2 "),  # period and comma unless preceded by a digit
+    (re.compile(r"([\.,])([^0-9])"), r" \1 \2"),  # period and comma unless followed by a digit
+    (re.compile(r"([0-9])(-)"), r"\1 \2 "),  # dash preceded by a digit
+)
 _THIRTEEN_A_ENTITIES = (("&quot;", '"'), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"))
 
 # Ranges that sacrebleu's `zh` tokeniser treats as Chinese characters, as code points. sacrebleu writes two of its
 # supplementary-plane bounds as '\u20000'..'\u2a6d6' and '\u2f800'..'\u2fa1d', which Python reads as two-character
 # strings; compared with one character they select U+2001..U+2A6D and U+2F81..U+2FA1 (general punctuation, currency,
-# arrows, maths, dingbats …). We reproduce what sacrebleu does, not what the comment there intended.
+# arrows, maths, dingbats …). We reproduce what sacrebleu does, not what its comment intended.
 _ZH_RANGES = (
     (0x3400, 0x4DB5), (0x4E00, 0x9FA5), (0x9FA6, 0x9FBB), (0xF900, 0xFA2D), (0xFA30, 0xFA6A), (0xFA70, 0xFAD9),
     (0x2001, 0x2A6D), (0x2F81, 0x2FA1), (0xFF00, 0xFFEF), (0x2E80, 0x2EFF), (0x3000, 0x303F), (0x31C0, 0x31EF),
@@ -533,55 +535,78 @@ def is_sacrebleu_chinese_char(char: str) -> bool:
 @functools.lru_cache(maxsize=1)
 def _zh_translation() -> dict[int, str]:
     table = {code: f" {chr(code)} " for start, end in _ZH_RANGES for code in range(start, end + 1)}
-    table.update(_MTEVAL_TRANSLATION)  # disjoint sets: Chinese ranges hold no ASCII
+    table.update(_MTEVAL_TRANSLATION)  # applied in one pass: the Chinese ranges hold no ASCII
     return table
 
 
-@functools.lru_cache(maxsize=None)
-def _mteval_context_patterns(separator: str) -> tuple[tuple[re.Pattern, str], ...]:
-    """mteval-v13a's context rules, with ``separator`` excluded from every context class."""
-    sep = re.escape(separator)
-    return (
-        (re.compile(f"([^0-9{sep}])([\\.,])"), r"\1 \2 "),  # period and comma unless preceded by a digit
-        (re.compile(f"([\\.,])([^0-9{sep}])"), r" \1 \2"),  # period and comma unless followed by a digit
-        (re.compile(r"([0-9])(-)"), r"\1 \2 "),  # dash preceded by a digit
-    )
-
-
-@functools.lru_cache(maxsize=None)
-def _intl_patterns(separator: str) -> tuple[tuple[object, str], ...]:
+@functools.lru_cache(maxsize=1)
+def _intl_rules() -> tuple[tuple[object, str], ...]:
     import regex  # Unicode property classes (\p{P}); a dependency of the `text` extra
 
-    sep = regex.escape(separator)
     return (
-        (regex.compile(f"([^\\p{{N}}{sep}])(\\p{{P}})"), r"\1 \2 "),  # punctuation preceded by a non-digit
-        (regex.compile(f"(\\p{{P}})([^\\p{{N}}{sep}])"), r" \1 \2"),  # punctuation followed by a non-digit
+        (regex.compile(r"(\P{N})(\p{P})"), r"\1 \2 "),  # punctuation preceded by a non-digit
+        (regex.compile(r"(\p{P})(\P{N})"), r" \1 \2"),  # punctuation followed by a non-digit
         (regex.compile(r"(\p{S})"), r" \1 "),  # symbols
     )
 
 
-def _pick_separator(text: str) -> str:
-    for candidate in _SEPARATOR_CANDIDATES:
-        if candidate not in text:
-            return candidate
-    raise ValueError("every separator candidate occurs in the text")  # pragma: no cover - 23 control chars in use
-
-
-def _joined_lines(lines: list[str], pad: str) -> tuple[str, str]:
-    """Join ``pad + line + pad`` for every line with a separator absent from all lines."""
-    separator = _pick_separator("".join(lines))
-    return pad + (pad + separator + pad).join(lines) + pad, separator
-
-
-def _split_lines(text: str, separator: str) -> list[list[str]]:
-    return [line.split() for line in text.split(separator)]
-
-
-def _mteval_post(text: str, separator: str, translation: dict[int, str]) -> str:
-    text = text.translate(translation)
-    for pattern, replacement in _mteval_context_patterns(separator):
+def _apply(text: str, rules: Sequence[tuple[object, str]]) -> str:
+    for pattern, replacement in rules:
         text = pattern.sub(replacement, text)
     return text
+
+
+def _tokenize_chunks(lines: list[str], rule, edges_are_spaced: bool) -> list[list[str]]:
+    """Tokens of each line, where ``rule(text) -> str`` is the tokeniser's rewrite of a whole line.
+
+    ``rule`` is called once per distinct (chunk, left context, right context): the chunk padded with a space on each
+    side that has whitespace next to it in the line. With ``edges_are_spaced`` every chunk has whitespace on both
+    sides (mteval-v13a pads the line with spaces).
+    """
+
+    @functools.lru_cache(maxsize=None)
+    def interior(chunk: str) -> tuple[str, ...]:
+        return tuple(rule(f" {chunk} ").split())
+
+    @functools.lru_cache(maxsize=None)
+    def edge(chunk: str, left: bool, right: bool) -> tuple[str, ...]:
+        return tuple(rule(f"{' ' if left else ''}{chunk}{' ' if right else ''}").split())
+
+    chain = itertools.chain.from_iterable
+    if edges_are_spaced:
+        return [list(chain(map(interior, line.split()))) for line in lines]
+    out = []
+    for line in lines:
+        chunks = line.split()
+        if len(chunks) <= 1:
+            out.append(list(edge(chunks[0], line[0].isspace(), line[-1].isspace())) if chunks else [])
+            continue
+        tokens = list(edge(chunks[0], line[0].isspace(), True))
+        tokens.extend(chain(map(interior, chunks[1:-1])))
+        tokens.extend(edge(chunks[-1], True, line[-1].isspace()))
+        out.append(tokens)
+    return out
+
+
+def _thirteen_a_line(line: str) -> str:
+    # mteval-v13a's language-independent part (sacrebleu order), for the rare lines that need it.
+    line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in line:
+        for entity, char in _THIRTEEN_A_ENTITIES:
+            line = line.replace(entity, char)
+    return line
+
+
+def _thirteen_a_rule(text: str) -> str:
+    return _apply(text.translate(_MTEVAL_TRANSLATION), _MTEVAL_CONTEXT_RULES)
+
+
+def _zh_rule(text: str) -> str:
+    return _apply(text.translate(_zh_translation()), _MTEVAL_CONTEXT_RULES)
+
+
+def _intl_rule(text: str) -> str:
+    return _apply(text, _intl_rules())
 
 
 def sacrebleu_tokenize_batch(lines: Sequence[str], tokenize: str = "13a", lowercase: bool = False) -> list[list[str]]:
@@ -591,7 +616,7 @@ def sacrebleu_tokenize_batch(lines: Sequence[str], tokenize: str = "13a", lowerc
       splits ASCII punctuation off, and ``.`` ``,`` unless between digits, ``-`` after a digit.
     * ``"intl"`` — mteval-v14 international: splits Unicode punctuation unless next to a digit, and every symbol.
     * ``"char"`` — every non-whitespace character is a token.
-    * ``"zh"`` — every character of sacrebleu's Chinese ranges is a token, the rest as ``13a`` without the unescaping.
+    * ``"zh"`` — every character of sacrebleu's Chinese ranges is a token, the rest as ``13a`` without unescaping.
     * ``"none"`` — whitespace split.
 
     Args:
@@ -614,31 +639,16 @@ def sacrebleu_tokenize_batch(lines: Sequence[str], tokenize: str = "13a", lowerc
     if tokenize not in SACREBLEU_TOKENIZERS:
         raise ValueError(f"`tokenize` must be one of {', '.join(map(repr, SACREBLEU_TOKENIZERS))}; got {tokenize!r}")
     lines = [line.lower().rstrip() for line in lines] if lowercase else [line.rstrip() for line in lines]
-    if not lines:
-        return []
     if tokenize == "none":
         return [line.split() for line in lines]
     if tokenize == "char":
         return [list("".join(line.split())) for line in lines]
     if tokenize == "13a":
-        text, separator = _joined_lines(lines, " ")
-        # Each replacement below can neither match across the separator nor across the padding spaces.
-        if "<skipped>" in text:
-            text = text.replace("<skipped>", "")
-        if "\n" in text:
-            text = text.replace("-\n", "").replace("\n", " ")
-        if "&" in text:
-            for entity, char in _THIRTEEN_A_ENTITIES:
-                text = text.replace(entity, char)
-        return _split_lines(_mteval_post(text, separator, _MTEVAL_TRANSLATION), separator)
+        lines = [_thirteen_a_line(line) if ("&" in line or "\n" in line or "<" in line) else line for line in lines]
+        return _tokenize_chunks(lines, _thirteen_a_rule, edges_are_spaced=True)
     if tokenize == "zh":
-        text, separator = _joined_lines([line.strip() for line in lines], "")
-        return _split_lines(_mteval_post(text, separator, _zh_translation()), separator)
-    # intl
-    text, separator = _joined_lines(lines, "")
-    for pattern, replacement in _intl_patterns(separator):
-        text = pattern.sub(replacement, text)
-    return _split_lines(text, separator)
+        return _tokenize_chunks([line.strip() for line in lines], _zh_rule, edges_are_spaced=False)
+    return _tokenize_chunks(lines, _intl_rule, edges_are_spaced=False)
 
 
 def sacrebleu_tokenize(line: str, tokenize: str = "13a", lowercase: bool = False) -> list[str]:

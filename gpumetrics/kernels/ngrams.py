@@ -1,0 +1,287 @@
+"""Exact n-gram statistics on tensors: tokens → integer ids → n-gram ids → (clipped) counts with sort / scatter.
+
+The pipeline shared by the n-gram metrics (BLEU, ROUGE-N, CIDEr):
+
+1. :func:`encode_tokens` maps the tokens of S *segments* (hypotheses and references, concatenated) to dense
+   integer ids ``[0, V)`` with one dictionary pass (the only Python step) → :class:`TokenBatch` on a device.
+2. :func:`ngram_ids` gives every position the exact id of the n-grams that start there, for n = 1..N, as
+   ``int64[T, N]``. Ids are **exact**, never hashed: two n-grams (of any orders) share an id iff they are equal.
+   When ``(V + 1) ** N < 2**63`` an n-gram is packed as the base-(V+1) number of its token ids (digits 1..V, so the
+   orders occupy disjoint ranges); otherwise ids are built order by order as dense ranks
+   (``unique(rank_{n-1} * V + id)``), which is exact for any vocabulary up to 3·10⁹ tokens.
+3. :func:`segment_ngram_counts` counts each distinct n-gram of each segment (``(segment, gram, order, count)``
+   rows, what CIDEr's TF vectors and document frequencies need), and :func:`clipped_ngram_matches` returns, per
+   sample and order, ``Σ_g min(count_hyp(g), max_r count_ref_r(g))`` (BLEU's clipped matches) or, with
+   ``per_reference=True``, ``Σ_g min(count_hyp(g), count_ref_r(g))`` for every reference separately (ROUGE-N's
+   overlap with each reference).
+
+All counting is one stable sort of the valid n-gram ids plus ``cumsum`` / ``bincount`` / ``scatter_reduce``; no
+Python loop over samples or n-grams. Everything stays on the device of the ids.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import NamedTuple, Sequence
+
+import torch
+from torch import Tensor
+
+_INT64_MAX = (1 << 63) - 1
+
+
+class TokenBatch(NamedTuple):
+    """A ragged batch of S token-id sequences (segments) stored flat.
+
+    Attributes:
+        ids: ``LongTensor[T]`` token ids in ``[0, vocab_size)``, segments concatenated in order.
+        lengths: ``LongTensor[S]`` number of tokens of each segment (0 allowed).
+        vocab_size: V, the number of distinct tokens.
+    """
+
+    ids: Tensor
+    lengths: Tensor
+    vocab_size: int
+
+
+class NgramCounts(NamedTuple):
+    """Distinct (segment, n-gram) pairs with their counts, ordered by n-gram id then segment.
+
+    Attributes:
+        segment: ``LongTensor[P]`` segment index.
+        gram: ``LongTensor[P]`` exact n-gram id (see :func:`ngram_ids`).
+        order: ``LongTensor[P]`` n of the n-gram (1..N).
+        count: ``LongTensor[P]`` occurrences of the n-gram in the segment.
+    """
+
+    segment: Tensor
+    gram: Tensor
+    order: Tensor
+    count: Tensor
+
+
+def encode_tokens(
+    tokens: Sequence[str], lengths: Sequence[int], device: torch.device | str | None = None
+) -> TokenBatch:
+    """Dense ids for a flat token list split into segments of ``lengths`` tokens.
+
+    Args:
+        tokens: ``Sequence[str]`` of T tokens, segments concatenated.
+        lengths: ``Sequence[int]`` of S segment lengths summing to T.
+        device: device of the returned tensors.
+
+    Returns:
+        :class:`TokenBatch`; ids number tokens by first appearance.
+
+    Raises:
+        ValueError: the lengths do not add up to the number of tokens, or one is negative.
+
+    Example:
+        >>> encode_tokens(["a", "b", "a", "c"], [3, 1])
+        TokenBatch(ids=tensor([0, 1, 0, 2]), lengths=tensor([3, 1]), vocab_size=3)
+    """
+    lengths_t = torch.as_tensor(list(lengths), dtype=torch.long)
+    if int(lengths_t.sum()) != len(tokens) or bool((lengths_t < 0).any()):
+        raise ValueError(f"`lengths` must be non-negative and sum to len(tokens)={len(tokens)}")
+    vocabulary = {token: index for index, token in enumerate(dict.fromkeys(tokens))}
+    ids = torch.tensor(list(map(vocabulary.__getitem__, tokens)), dtype=torch.long)
+    return TokenBatch(ids.to(device), lengths_t.to(device), len(vocabulary))
+
+
+def encode_token_lists(token_lists: Sequence[Sequence[str]], device: torch.device | str | None = None) -> TokenBatch:
+    """:func:`encode_tokens` for a list of token lists (one per segment).
+
+    Example:
+        >>> encode_token_lists([["x", "y"], [], ["y"]]).ids
+        tensor([0, 1, 1])
+    """
+    return encode_tokens(list(itertools.chain.from_iterable(token_lists)), [len(t) for t in token_lists], device)
+
+
+def segment_index(lengths: Tensor) -> Tensor:
+    """``LongTensor[T]``: the segment of every position of a flat batch with segment ``lengths: LongTensor[S]``.
+
+    Example:
+        >>> segment_index(torch.tensor([2, 0, 1]))
+        tensor([0, 0, 2])
+    """
+    return torch.repeat_interleave(torch.arange(lengths.numel(), device=lengths.device), lengths)
+
+
+def ngram_ids(batch: TokenBatch, max_order: int) -> Tensor:
+    """Exact ids of the n-grams starting at every position, n = 1..``max_order``.
+
+    Args:
+        batch: T tokens in S segments.
+        max_order: N ≥ 1.
+
+    Returns:
+        ``LongTensor[T, N]``: column n-1 holds the id of the n-gram ``ids[p : p+n]`` or -1 where it would run past
+        the end of its segment. Equal n-grams (same tokens, same order) have equal ids within one call; different
+        n-grams — including n-grams of different orders — never do.
+
+    Example:
+        >>> grams = ngram_ids(TokenBatch(torch.tensor([0, 1, 0, 1]), torch.tensor([3, 1]), 2), 2)
+        >>> grams[:, 0].tolist(), (grams[0, 1] != grams[1, 1]).item(), grams[2:, 1].tolist()
+        ([1, 2, 1, 2], True, [-1, -1])
+    """
+    if max_order < 1:
+        raise ValueError(f"`max_order` must be >= 1, got {max_order}")
+    ids, lengths = batch.ids, batch.lengths
+    total = ids.numel()
+    device = ids.device
+    out = torch.full((total, max_order), -1, dtype=torch.long, device=device)
+    if total == 0:
+        return out
+    segment = segment_index(lengths)
+    ends = torch.cumsum(lengths, 0)[segment]  # one past the last position of each position's segment
+    position = torch.arange(total, device=device)
+    padded = torch.cat([ids, ids.new_zeros(max_order)])
+    base = batch.vocab_size + 1
+    if base ** max_order <= _INT64_MAX:
+        # Fast path: base-(V+1) packing, digits 1..V; order n lies in [base^(n-1), base^n).
+        gram = padded[:total] + 1
+        for n in range(1, max_order + 1):
+            if n > 1:
+                gram = gram + (padded[n - 1: n - 1 + total] + 1) * base ** (n - 1)
+            out[:, n - 1] = torch.where(position + n <= ends, gram, -1)
+        return out
+    # Fallback for huge vocabularies: dense ranks order by order (rank_{n-1} < T and V <= T, so no overflow).
+    rank = ids.clone()
+    offset, size = 0, batch.vocab_size
+    out[:, 0] = ids
+    for n in range(2, max_order + 1):
+        valid = position + n <= ends
+        key = rank[valid] * batch.vocab_size + padded[n - 1: n - 1 + total][valid]
+        if key.numel() == 0:
+            break
+        uniques, inverse = torch.unique(key, return_inverse=True)
+        offset += size
+        size = uniques.numel()
+        rank = torch.zeros_like(ids)
+        rank[valid] = inverse
+        out[:, n - 1] = torch.where(valid, rank + offset, -1)
+    return out
+
+
+def _sorted_pairs(batch: TokenBatch, max_order: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Distinct (segment, gram) pairs: segment, gram, order and count, sorted by gram then segment."""
+    grams = ngram_ids(batch, max_order)
+    device = grams.device
+    segment = segment_index(batch.lengths)[:, None].expand_as(grams)
+    order = torch.arange(1, max_order + 1, device=device).expand_as(grams)
+    valid = grams >= 0
+    # Row-major flattening keeps positions (hence segments) in ascending order; the stable sort by gram then leaves
+    # equal (segment, gram) pairs next to each other.
+    gram, segment, order = grams[valid], segment[valid], order[valid]
+    if gram.numel() == 0:
+        empty = gram.new_zeros(0)
+        return empty, empty, empty, empty
+    gram, permutation = torch.sort(gram, stable=True)
+    segment, order = segment[permutation], order[permutation]
+    starts = torch.ones_like(gram, dtype=torch.bool)
+    starts[1:] = (gram[1:] != gram[:-1]) | (segment[1:] != segment[:-1])
+    first = torch.nonzero(starts).squeeze(1)
+    count = torch.diff(first, append=first.new_tensor([gram.numel()]))
+    return segment[first], gram[first], order[first], count
+
+
+def segment_ngram_counts(batch: TokenBatch, max_order: int) -> NgramCounts:
+    """Counts of every distinct n-gram (n = 1..N) of every segment.
+
+    Args:
+        batch: S segments.
+        max_order: N.
+
+    Returns:
+        :class:`NgramCounts` with one row per distinct (segment, n-gram), ordered by n-gram id then segment — so the
+        document frequency of an n-gram is its run length and ``unique_consecutive(gram)`` enumerates the n-grams.
+
+    Example:
+        >>> batch = encode_token_lists([["a", "a", "b"], ["a"]])
+        >>> counts = segment_ngram_counts(batch, 2)
+        >>> sorted(zip(counts.segment.tolist(), counts.order.tolist(), counts.count.tolist()))
+        [(0, 1, 1), (0, 1, 2), (0, 2, 1), (0, 2, 1), (1, 1, 1)]
+    """
+    return NgramCounts(*_sorted_pairs(batch, max_order))
+
+
+def clipped_ngram_matches(
+    batch: TokenBatch,
+    sample: Tensor,
+    is_hypothesis: Tensor,
+    num_samples: int,
+    max_order: int,
+    per_reference: bool = False,
+) -> Tensor:
+    """Clipped n-gram matches of each hypothesis against its references.
+
+    Segments are grouped into samples: each sample has (at most) one hypothesis segment and any number of reference
+    segments, and ``sample`` must be non-decreasing (segments of a sample are contiguous, in any order inside).
+
+    Args:
+        batch: S segments.
+        sample: ``LongTensor[S]`` sample of each segment, non-decreasing, in ``[0, num_samples)``.
+        is_hypothesis: ``BoolTensor[S]`` True for the hypothesis segment of its sample.
+        num_samples: B.
+        max_order: N.
+        per_reference: see Returns.
+
+    Returns:
+        * ``per_reference=False``: ``LongTensor[B, N]``, entry (b, n-1) = ``Σ_g min(c_hyp(g), max_r c_r(g))`` over the
+          n-grams g of order n of sample b's hypothesis (BLEU's clipped matches; a reference may be empty).
+        * ``per_reference=True``: ``LongTensor[S, N]``, entry (s, n-1) = ``Σ_g min(c_hyp(g), c_s(g))`` for every
+          reference segment s (0 on hypothesis rows) — the overlap ROUGE-N needs with each reference.
+
+    Example:
+        >>> batch = encode_token_lists([["the", "the", "cat"], ["the", "cat"], ["the", "the"]])
+        >>> sample, hyp = torch.tensor([0, 0, 0]), torch.tensor([True, False, False])
+        >>> clipped_ngram_matches(batch, sample, hyp, 1, 2)
+        tensor([[3, 2]])
+        >>> clipped_ngram_matches(batch, sample, hyp, 1, 2, per_reference=True)
+        tensor([[0, 0],
+                [2, 1],
+                [2, 1]])
+    """
+    device = batch.ids.device
+    rows = batch.lengths.numel() if per_reference else num_samples
+    result = torch.zeros(rows * max_order, dtype=torch.long, device=device)
+    segment, gram, order, count = _sorted_pairs(batch, max_order)
+    if gram.numel() == 0:
+        return result.view(rows, max_order)
+    pair_sample = sample[segment]
+    pair_is_hyp = is_hypothesis[segment]
+    # Pairs are sorted by gram then segment, hence by (gram, sample): a group is one n-gram of one sample.
+    new_group = torch.ones_like(gram, dtype=torch.bool)
+    new_group[1:] = (gram[1:] != gram[:-1]) | (pair_sample[1:] != pair_sample[:-1])
+    group = torch.cumsum(new_group, 0) - 1
+    n_groups = int(group[-1]) + 1
+    hyp_count = torch.zeros(n_groups, dtype=torch.long, device=device).index_add_(
+        0, group, torch.where(pair_is_hyp, count, 0)
+    )
+    if per_reference:
+        clipped = torch.where(pair_is_hyp, 0, torch.minimum(count, hyp_count[group]))
+        return result.index_add_(0, segment * max_order + order - 1, clipped).view(rows, max_order)
+    ref_max = torch.zeros(n_groups, dtype=torch.long, device=device).scatter_reduce_(
+        0, group, torch.where(pair_is_hyp, 0, count), reduce="amax"
+    )
+    clipped = torch.minimum(hyp_count, ref_max)
+    group_first = torch.nonzero(new_group).squeeze(1)
+    index = pair_sample[group_first] * max_order + order[group_first] - 1
+    return result.index_add_(0, index, clipped).view(rows, max_order)
+
+
+def ngram_totals(lengths: Tensor, max_order: int) -> Tensor:
+    """Number of n-grams of each order in sequences of ``lengths: LongTensor[S]``: ``max(0, L - n + 1)``.
+
+    Returns:
+        ``LongTensor[S, N]``.
+
+    Example:
+        >>> ngram_totals(torch.tensor([3, 0, 1]), 2)
+        tensor([[3, 2],
+                [0, 0],
+                [1, 0]])
+    """
+    n = torch.arange(max_order, device=lengths.device)
+    return (lengths[:, None] - n).clamp_min(0)

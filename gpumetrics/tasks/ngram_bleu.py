@@ -1,0 +1,11 @@
+"""Task metric for BLEU (sacrebleu or NLTK mode, corpus or sentence level)."""
+
+from gpumetrics.tasks.registry import TaskMetric, register_metric
+from gpumetrics.text.bleu import BLEUScore
+
+register_metric(TaskMetric(
+    name="bleu",
+    factory=BLEUScore,
+    description="BLEU in [0, 1]: sacrebleu corpus_bleu (13a/intl/char/zh/none) or NLTK corpus_bleu — METRICS_SPEC §4",
+    empty_prediction="",
+))

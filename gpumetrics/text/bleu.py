@@ -1,0 +1,501 @@
+"""BLEU (METRICS_SPEC §4) in two named modes, corpus or sentence level, counted on tensors.
+
+* ``mode="sacrebleu"`` equals ``sacrebleu.corpus_bleu(preds, refs, smooth_method, smooth_value, lowercase,
+  tokenize, use_effective_order).score / 100`` (sacrebleu 2.x) for the tokenisers ``13a``, ``intl``, ``char``,
+  ``zh``, ``none`` and the smoothings ``exp`` (default), ``floor``, ``add-k``, ``none``; ``weights`` may only be
+  uniform (``len(weights)`` is sacrebleu's ``max_ngram_order``). Sentence level equals
+  ``BLEU(..., effective_order=effective_order).sentence_score(pred, refs).score / 100`` (sacrebleu's
+  ``sentence_bleu`` turns ``effective_order`` on by default; here it is your choice).
+* ``mode="nltk"`` equals ``nltk.translate.bleu_score.corpus_bleu(refs_tokens, preds_tokens, weights,
+  SmoothingFunction().methodK)`` for any ``weights`` and ``smooth="method0".."method7"``, the tokens being those of
+  the ``tokenize`` option (default ``"none"``: whitespace split, i.e. pass pre-tokenised text joined by spaces).
+  Sentence level equals ``sentence_bleu``. NLTK's corpus-level smoothing methods 5, 6 and 7 read the *last*
+  sample's hypothesis and references (a quirk of its loop); that is reproduced, the last sample being the last one
+  given to ``update`` (under DDP: of the highest rank that saw data — set ``smooth`` to another method if the order
+  of samples across ranks is arbitrary).
+
+``target[i]`` holds the references of ``preds[i]`` (a string or a list; their number may differ per sample; an
+empty reference string is a reference of length 0). The closest reference length breaks ties to the shorter one in
+both modes. An empty hypothesis contributes no n-gram and length 0 (score 0, never NaN).
+
+Counting: tokens → ids → exact n-gram ids → clipped matches against the per-sample maximum reference counts with one
+sort (:mod:`gpumetrics.kernels.ngrams`). States are sums of matches / totals / lengths (DDP = one all-reduce each);
+``reduction="none"`` keeps per-sample scores (gathered at ``compute``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import sys
+from typing import Any, Optional, Sequence
+
+import torch
+from torch import Tensor
+from torchmetrics.utilities.data import dim_zero_cat
+
+from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length
+from gpumetrics.kernels.ngrams import clipped_ngram_matches, encode_tokens, ngram_totals
+from gpumetrics.text.tokenizers import SACREBLEU_TOKENIZERS, sacrebleu_tokenize_batch
+
+BLEU_MODES = ("sacrebleu", "nltk")
+SACREBLEU_SMOOTHING = ("exp", "floor", "add-k", "none")
+NLTK_SMOOTHING = tuple(f"method{k}" for k in range(8))
+BLEU_REDUCTIONS = ("corpus", "mean", "none")
+_SACREBLEU_SMOOTH_DEFAULTS = {"floor": 0.1, "add-k": 1.0}
+# nltk SmoothingFunction() defaults (Chen & Cherry 2014): epsilon (method1), alpha (method6), k (method4).
+_NLTK_EPSILON, _NLTK_ALPHA, _NLTK_K = 0.1, 5.0, 5.0
+_SACREBLEU_LOG_ZERO = -9999999999.0  # sacrebleu's my_log(0)
+
+
+@dataclasses.dataclass(frozen=True)
+class _BLEUConfig:
+    mode: str
+    tokenize: str
+    smooth: str
+    smooth_value: Optional[float]
+    weights: tuple[float, ...]
+    lowercase: bool
+    effective_order: bool
+    reduction: str
+
+    @property
+    def max_order(self) -> int:
+        return len(self.weights)
+
+    @property
+    def counted_orders(self) -> int:
+        """Orders to count: NLTK's method5/7 also read the 5-gram precision of the last sample."""
+        if self.mode == "nltk" and self.smooth in ("method5", "method7"):
+            return max(self.max_order, 5)
+        return self.max_order
+
+
+def _bleu_config(
+    mode: str,
+    tokenize: Optional[str],
+    smooth: Optional[str],
+    smooth_value: Optional[float],
+    weights: Optional[Sequence[float]],
+    lowercase: bool,
+    effective_order: bool,
+    reduction: str,
+) -> _BLEUConfig:
+    check_choice(mode, "mode", BLEU_MODES)
+    check_choice(reduction, "reduction", BLEU_REDUCTIONS)
+    tokenize = ("13a" if mode == "sacrebleu" else "none") if tokenize is None else tokenize
+    check_choice(tokenize, "tokenize", SACREBLEU_TOKENIZERS)
+    if not isinstance(lowercase, bool):
+        raise TypeError(f"`lowercase` must be a bool, got {type(lowercase).__name__}")
+    if not isinstance(effective_order, bool):
+        raise TypeError(f"`effective_order` must be a bool, got {type(effective_order).__name__}")
+    if weights is None:
+        weights = (0.25, 0.25, 0.25, 0.25)
+    if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence):
+        raise TypeError(f"`weights` must be a sequence of floats, got {type(weights).__name__}")
+    weights = tuple(weights)
+    if not weights or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights):
+        raise ValueError(f"`weights` must be a non-empty sequence of numbers, got {weights!r}")
+    if any(not math.isfinite(w) or w < 0 for w in weights):
+        raise ValueError(f"`weights` must be finite and non-negative, got {weights!r}")
+    weights = tuple(float(w) for w in weights)
+    if mode == "sacrebleu":
+        smooth = "exp" if smooth is None else smooth
+        check_choice(smooth, "smooth", SACREBLEU_SMOOTHING)
+        n = len(weights)
+        if any(abs(w - 1.0 / n) > 1e-12 for w in weights):
+            raise ValueError(
+                f"`weights` must be uniform (1/n each) in mode='sacrebleu', got {weights!r}; use mode='nltk' for others"
+            )
+        if smooth_value is None:
+            smooth_value = _SACREBLEU_SMOOTH_DEFAULTS.get(smooth)
+        elif smooth not in _SACREBLEU_SMOOTH_DEFAULTS:
+            raise ValueError(f"`smooth_value` only applies to smooth='floor' or 'add-k', got smooth={smooth!r}")
+        elif isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float)) or not (
+            math.isfinite(smooth_value) and smooth_value >= 0
+        ):
+            raise ValueError(f"`smooth_value` must be a finite non-negative number, got {smooth_value!r}")
+    else:
+        smooth = "method0" if smooth is None else smooth
+        check_choice(smooth, "smooth", NLTK_SMOOTHING)
+        if smooth_value is not None:
+            raise ValueError("`smooth_value` is not used in mode='nltk' (SmoothingFunction defaults apply)")
+        if effective_order:
+            raise ValueError("`effective_order` exists only in mode='sacrebleu'")
+        if smooth == "method6" and len(weights) < 3:
+            raise ValueError("smooth='method6' needs at least 3 `weights` (it interpolates from trigrams on)")
+    return _BLEUConfig(mode, tokenize, smooth, smooth_value, weights, lowercase, effective_order, reduction)
+
+
+# ---------------------------------------------------------------------------------------------------- statistics
+def _bleu_update(
+    preds: Any, target: Any, config: _BLEUConfig, device: torch.device | str | None = None
+) -> dict[str, Tensor]:
+    """Per-sample sufficient statistics of a batch.
+
+    Returns:
+        ``matches: LongTensor[B, K]`` clipped n-gram matches, ``totals: LongTensor[B, K]`` hypothesis n-grams,
+        ``hyp_len: LongTensor[B]``, ``ref_len: LongTensor[B]`` (closest reference length, ties to the shorter),
+        with K = ``config.counted_orders``.
+    """
+    preds = as_text_list(preds, "preds")
+    target = as_reference_lists(target, "target")
+    check_same_length(preds, "preds", target, "target")
+    n_refs = [len(refs) for refs in target]
+    # One tokenisation call for hypotheses and references shares the per-chunk memo.
+    lines = [*preds, *itertools.chain.from_iterable(target)]
+    tokens = sacrebleu_tokenize_batch(lines, config.tokenize, config.lowercase)
+    size = len(preds)
+    # Segments grouped by sample: the hypothesis, then its references.
+    hyp_tokens, ref_tokens = tokens[:size], iter(tokens[size:])
+    segments = []
+    for hyp, count in zip(hyp_tokens, n_refs):
+        segments.append(hyp)
+        segments.extend(itertools.islice(ref_tokens, count))
+    lengths = list(map(len, segments))
+    batch = encode_tokens(list(itertools.chain.from_iterable(segments)), lengths, device)
+    per_sample = torch.tensor(n_refs, dtype=torch.long, device=batch.ids.device) + 1
+    sample = torch.repeat_interleave(torch.arange(size, device=batch.ids.device), per_sample)
+    starts = torch.cumsum(per_sample, 0) - per_sample
+    is_hyp = torch.zeros(len(segments), dtype=torch.bool, device=batch.ids.device)
+    is_hyp[starts] = True
+    orders = config.counted_orders
+    matches = clipped_ngram_matches(batch, sample, is_hyp, size, orders)
+    hyp_len = batch.lengths[starts]
+    totals = ngram_totals(hyp_len, orders)
+    # Closest reference length, ties to the shorter: minimise |r - h| * span + r.
+    ref_lengths = batch.lengths[~is_hyp]
+    ref_sample = sample[~is_hyp]
+    span = int(batch.lengths.max()) + 1 if len(segments) else 1
+    key = (ref_lengths - hyp_len[ref_sample]).abs() * span + ref_lengths
+    best = torch.full((size,), torch.iinfo(torch.long).max, dtype=torch.long, device=batch.ids.device)
+    best = best.scatter_reduce(0, ref_sample, key, reduce="amin")
+    return {"matches": matches, "totals": totals, "hyp_len": hyp_len, "ref_len": best % span}
+
+
+# ---------------------------------------------------------------------------------------------------- scores
+def _sacrebleu_scores(
+    matches: Tensor, totals: Tensor, hyp_len: Tensor, ref_len: Tensor, config: _BLEUConfig
+) -> Tensor:
+    """sacrebleu's ``compute_bleu`` for R rows of statistics at once, divided by 100.
+
+    Args:
+        matches, totals: ``DoubleTensor[R, N]``; hyp_len, ref_len: ``DoubleTensor[R]``.
+
+    Returns:
+        ``DoubleTensor[R]`` in [0, 1].
+    """
+    correct, total = matches.clone(), totals.clone()
+    order = correct.shape[1]
+    any_match = (correct > 0).any(dim=1)
+    if config.smooth == "add-k":
+        correct[:, 1:] += config.smooth_value
+        total[:, 1:] += config.smooth_value
+    active = torch.cumprod((total > 0).to(torch.long), dim=1).bool()  # sacrebleu stops at the first empty order
+    zero = (correct == 0) & active
+    safe_total = torch.where(active, total, torch.ones_like(total))
+    precision = 100.0 * correct / safe_total
+    if config.smooth == "exp":
+        doubling = torch.pow(2.0, torch.cumsum(zero.to(torch.float64), dim=1))
+        precision = torch.where(zero, 100.0 / (doubling * safe_total), precision)
+    elif config.smooth == "floor":
+        precision = torch.where(zero, 100.0 * config.smooth_value / safe_total, precision)
+    precision = torch.where(active, precision, torch.zeros_like(precision))
+    log_p = torch.where(precision > 0, torch.log(precision.clamp_min(1e-300)), _SACREBLEU_LOG_ZERO)
+    if config.effective_order:
+        eff = active.sum(dim=1).clamp_min(1)
+        used = torch.arange(order, device=matches.device)[None, :] < eff[:, None]
+        log_mean = torch.where(used, log_p, 0.0).sum(dim=1) / eff
+    else:
+        log_mean = log_p.sum(dim=1) / order
+    ratio = torch.where(hyp_len > 0, ref_len / hyp_len.clamp_min(1), 0.0)
+    bp = torch.where(hyp_len < ref_len, torch.where(hyp_len > 0, torch.exp(1.0 - ratio), 0.0), 1.0)
+    score = bp * torch.exp(log_mean) / 100.0
+    return torch.where(any_match, score, torch.zeros_like(score))
+
+
+def _nltk_scores(
+    matches: Tensor,
+    denominators: Tensor,
+    hyp_len: Tensor,
+    ref_len: Tensor,
+    last: Tensor,
+    config: _BLEUConfig,
+) -> Tensor:
+    """NLTK's ``corpus_bleu`` for R rows of statistics at once.
+
+    Args:
+        matches: ``DoubleTensor[R, K]`` clipped matches; denominators: ``DoubleTensor[R, K]`` sums over samples of
+            ``max(1, hypothesis n-grams)`` (NLTK's ``modified_precision`` denominators); hyp_len, ref_len:
+            ``DoubleTensor[R]``; last: ``DoubleTensor[R, 3]`` = (hypothesis length, 5-gram matches, 5-gram
+            denominator) of the last sample, read by smoothing methods 5, 6 and 7.
+
+    Returns:
+        ``DoubleTensor[R]``.
+    """
+    order = config.max_order
+    num, den = matches[:, :order], denominators[:, :order]
+    p = num / den
+    zero = num == 0
+    smooth = config.smooth
+    if smooth == "method0":
+        p = torch.where(zero, sys.float_info.min, p)
+    elif smooth == "method1":
+        p = torch.where(zero, (num + _NLTK_EPSILON) / den, p)
+    elif smooth == "method2":
+        p = torch.cat([p[:, :1], (num[:, 1:] + 1.0) / (den[:, 1:] + 1.0)], dim=1)
+    elif smooth == "method3":
+        k = torch.cumsum(zero.to(torch.float64), dim=1)
+        p = torch.where(zero, 1.0 / (torch.pow(2.0, k) * den), p)
+    if smooth in ("method4", "method7"):
+        hit = zero & (hyp_len[:, None] > 1)
+        k = torch.cumsum(hit.to(torch.float64), dim=1)
+        log_len = torch.log(hyp_len.clamp_min(2.0))[:, None]
+        p = torch.where(hit, 1.0 / (torch.pow(2.0, k) * _NLTK_K / log_len) / den, p)
+    if smooth in ("method5", "method7"):
+        p5 = last[:, 1] / last[:, 2].clamp_min(1.0)
+        following = torch.cat([p[:, 1:], p5[:, None]], dim=1)  # the unsmoothed p_{n+1}, then the last 5-gram p
+        previous = p[:, 0] + 1.0
+        columns = []
+        for i in range(order):
+            previous = (previous + p[:, i] + following[:, i]) / 3.0
+            columns.append(previous)
+        p = torch.stack(columns, dim=1)
+    if smooth == "method6":
+        columns = [p[:, 0], p[:, 1]]
+        for i in range(2, order):
+            pi0 = torch.where(columns[i - 2] == 0, 0.0, columns[i - 1] ** 2 / columns[i - 2].clamp_min(1e-300))
+            ngrams_in_last = (last[:, 0] - i).clamp_min(0.0)
+            columns.append((num[:, i] + _NLTK_ALPHA * pi0) / (ngrams_in_last + _NLTK_ALPHA))
+        p = torch.stack(columns, dim=1)
+    weights = torch.tensor(config.weights, dtype=torch.float64, device=matches.device)
+    log_sum = torch.where(p > 0, weights * torch.log(p.clamp_min(1e-320)), 0.0).sum(dim=1)
+    ratio = ref_len / hyp_len.clamp_min(1.0)
+    bp = torch.where(hyp_len > ref_len, 1.0, torch.where(hyp_len == 0, 0.0, torch.exp(1.0 - ratio)))
+    score = bp * torch.exp(log_sum)
+    return torch.where(num[:, 0] == 0, torch.zeros_like(score), score)
+
+
+def _check_method6(matches: Tensor, config: _BLEUConfig) -> None:
+    if config.mode == "nltk" and config.smooth == "method6":
+        started = matches[:, 0] > 0  # rows that reach the smoothing (NLTK returns 0 before it otherwise)
+        if bool((started & (matches[:, 2] == 0)).any()):
+            raise ValueError("smooth='method6' needs a non-zero trigram precision (NLTK asserts the same)")
+
+
+def _scores(
+    matches: Tensor, totals: Tensor, hyp_len: Tensor, ref_len: Tensor, last: Tensor, config: _BLEUConfig
+) -> Tensor:
+    """Scores of R rows of summed statistics; ``totals`` are raw n-gram counts for sacrebleu, NLTK denominators."""
+    matches, totals = matches.double(), totals.double()
+    hyp_len, ref_len = hyp_len.double(), ref_len.double()
+    if config.mode == "sacrebleu":
+        return _sacrebleu_scores(matches[:, : config.max_order], totals[:, : config.max_order], hyp_len, ref_len,
+                                 config)
+    _check_method6(matches, config)
+    return _nltk_scores(matches, totals, hyp_len, ref_len, last.double(), config)
+
+
+def _sentence_scores(stats: dict[str, Tensor], config: _BLEUConfig) -> Tensor:
+    """Per-sample BLEU, ``DoubleTensor[B]``."""
+    totals = stats["totals"] if config.mode == "sacrebleu" else stats["totals"].clamp_min(1)
+    five = min(4, totals.shape[1] - 1)  # the 5-gram column read by NLTK's methods 5 and 7
+    last = torch.stack([stats["hyp_len"], stats["matches"][:, five], totals[:, five]], dim=1)
+    return _scores(stats["matches"], totals, stats["hyp_len"], stats["ref_len"], last, config)
+
+
+def _bleu_compute(
+    matches: Tensor, totals: Tensor, hyp_len: Tensor, ref_len: Tensor, last: Tensor, config: _BLEUConfig
+) -> Tensor:
+    """Corpus BLEU from summed statistics (``matches``, ``totals``: ``[K]``; lengths: ``[]``; last: ``[3]``)."""
+    return _scores(matches[None], totals[None], hyp_len[None], ref_len[None], last[None], config)[0]
+
+
+def _corpus_statistics(stats: dict[str, Tensor], config: _BLEUConfig) -> dict[str, Tensor]:
+    """Batch sums of the per-sample statistics (what the module accumulates)."""
+    totals = stats["totals"] if config.mode == "sacrebleu" else stats["totals"].clamp_min(1)
+    if stats["hyp_len"].numel():
+        five = min(4, totals.shape[1] - 1)
+        last = torch.stack([stats["hyp_len"][-1], stats["matches"][-1, five], totals[-1, five]]).double()[None]
+    else:
+        last = torch.zeros(0, 3, dtype=torch.float64, device=totals.device)
+    return {
+        "matches": stats["matches"].sum(0).double(),
+        "totals": totals.sum(0).double(),
+        "hyp_len": stats["hyp_len"].sum().double(),
+        "ref_len": stats["ref_len"].sum().double(),
+        "last": last,
+    }
+
+
+def _last_row(last: Tensor) -> Tensor:
+    return last[-1] if last.numel() else torch.zeros(3, dtype=torch.float64, device=last.device)
+
+
+def bleu_score(
+    preds: str | Sequence[str],
+    target: str | Sequence[str | Sequence[str]],
+    mode: str = "sacrebleu",
+    tokenize: Optional[str] = None,
+    smooth: Optional[str] = None,
+    smooth_value: Optional[float] = None,
+    weights: Optional[Sequence[float]] = None,
+    lowercase: bool = False,
+    effective_order: bool = False,
+    reduction: str = "corpus",
+    device: torch.device | str | None = None,
+) -> Tensor:
+    """BLEU of hypotheses against their references, in [0, 1].
+
+    Args:
+        preds: ``B`` hypothesis strings.
+        target: ``B`` items, each the reference string(s) of the corresponding hypothesis (1 or more, any number).
+        mode: ``"sacrebleu"`` (sacrebleu 2.x ``corpus_bleu``) or ``"nltk"`` (NLTK ``corpus_bleu``).
+        tokenize: ``"13a"``, ``"intl"``, ``"char"``, ``"zh"`` or ``"none"`` (whitespace); default ``"13a"`` for
+            sacrebleu, ``"none"`` for NLTK.
+        smooth: sacrebleu: ``"exp"`` (default), ``"floor"``, ``"add-k"``, ``"none"``; NLTK: ``"method0"`` (default)
+            … ``"method7"``.
+        smooth_value: sacrebleu's value for ``floor`` (default 0.1) and ``add-k`` (default 1).
+        weights: n-gram weights, default ``(0.25,) * 4``; their number is the maximum n-gram order. Any non-negative
+            weights for NLTK; uniform only for sacrebleu.
+        lowercase: lowercase before tokenising.
+        effective_order: sacrebleu only: leave out orders without any n-gram (recommended at sentence level).
+        reduction: ``"corpus"`` — one corpus BLEU; ``"mean"`` — mean sentence BLEU; ``"none"`` — sentence BLEU per
+            sample.
+        device: device of the counting tensors and of the result.
+
+    Returns:
+        ``DoubleTensor[]`` (``corpus``, ``mean``) or ``DoubleTensor[B]`` (``none``).
+
+    Raises:
+        TypeError: ``preds`` / ``target`` are not strings / sequences of strings.
+        ValueError: different numbers of hypotheses and references, a sample without reference, unknown options.
+
+    Example:
+        >>> preds = ["the cat sat on the mat", "a dog barked"]
+        >>> target = [["the cat sat on a mat", "a cat sat on the mat"], ["the dog barked loudly"]]
+        >>> round(bleu_score(preds, target).item(), 6)
+        0.764706
+        >>> bleu_score(preds, target, mode="nltk", weights=(0.5, 0.5), smooth="method1", reduction="none")
+        tensor([0.9129, 0.4137], dtype=torch.float64)
+    """
+    config = _bleu_config(mode, tokenize, smooth, smooth_value, weights, lowercase, effective_order, reduction)
+    stats = _bleu_update(preds, target, config, device)
+    if reduction == "none":
+        return _sentence_scores(stats, config)
+    if reduction == "mean":
+        scores = _sentence_scores(stats, config)
+        return scores.mean() if scores.numel() else scores.new_zeros(())
+    sums = _corpus_statistics(stats, config)
+    return _bleu_compute(sums["matches"], sums["totals"], sums["hyp_len"], sums["ref_len"], _last_row(sums["last"]),
+                         config)
+
+
+class BLEUScore(Metric):
+    """BLEU accumulated over batches (see :func:`bleu_score` for the options and the reference tools).
+
+    States: clipped matches and n-gram totals per order, hypothesis and closest-reference lengths (float64 sums, one
+    all-reduce each under DDP); the last sample's statistics for NLTK's smoothing methods 5–7; per-sample scores for
+    ``reduction="none"`` (``cat``), their sum and count for ``"mean"``.
+
+    Example:
+        >>> metric = BLEUScore()
+        >>> metric.update(["the cat sat on the mat"], [["the cat sat on a mat", "a cat sat on the mat"]])
+        >>> metric.update(["a dog barked"], [["the dog barked loudly"]])
+        >>> round(metric.compute().item(), 6)
+        0.764706
+        >>> metric.signature()[:49]
+        'bleu|mode:sacrebleu|tok:13a|smooth:exp|order:4|ca'
+    """
+
+    signature_name = "bleu"
+    higher_is_better = True
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+
+    def __init__(
+        self,
+        mode: str = "sacrebleu",
+        tokenize: Optional[str] = None,
+        smooth: Optional[str] = None,
+        smooth_value: Optional[float] = None,
+        weights: Optional[Sequence[float]] = None,
+        lowercase: bool = False,
+        effective_order: bool = False,
+        reduction: str = "corpus",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.config = _bleu_config(mode, tokenize, smooth, smooth_value, weights, lowercase, effective_order,
+                                   reduction)
+        orders = self.config.counted_orders
+        zeros = torch.zeros(orders, dtype=torch.float64)
+        self.add_state("matches", zeros.clone(), dist_reduce_fx="sum")
+        self.add_state("totals", zeros.clone(), dist_reduce_fx="sum")
+        self.add_state("hyp_len", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("ref_len", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("last", [], dist_reduce_fx="cat")
+        self.add_state("score_sum", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("count", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+        self.add_state("scores", [], dist_reduce_fx="cat")
+
+    def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
+        """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` strings or lists of reference strings."""
+        stats = _bleu_update(preds, target, self.config, self.device)
+        if self.config.reduction == "corpus":
+            sums = _corpus_statistics(stats, self.config)
+            self.matches += sums["matches"]
+            self.totals += sums["totals"]
+            self.hyp_len += sums["hyp_len"]
+            self.ref_len += sums["ref_len"]
+            if sums["last"].numel():
+                self.last.append(sums["last"])
+            return
+        scores = _sentence_scores(stats, self.config)
+        if self.config.reduction == "mean":
+            self.score_sum += scores.sum()
+            self.count += scores.numel()
+        else:
+            self.scores.append(scores)
+
+    def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
+        """Merge another metric's (or state dict's) samples *after* this metric's ones.
+
+        torchmetrics puts the incoming ``cat`` states first (its ``forward`` relies on that order); for a merge we keep
+        this metric's samples first, so that ``a.merge_state(b)`` equals updating with a's batches then b's — which
+        matters for per-sample scores and NLTK's "last sample".
+        """
+        mine = {name: list(getattr(self, name)) for name in ("last", "scores") if isinstance(getattr(self, name), list)}
+        super().merge_state(incoming_state)
+        incoming = incoming_state.metric_state if isinstance(incoming_state, Metric) else incoming_state
+        for name, local in mine.items():
+            if isinstance(incoming.get(name), list):
+                setattr(self, name, local + list(incoming[name]))
+
+    def compute(self) -> Tensor:
+        """Corpus BLEU ``DoubleTensor[]`` (``mean``: mean sentence BLEU; ``none``: ``DoubleTensor[B]``); 0 before data."""
+        if self.config.reduction == "none":
+            return dim_zero_cat(self.scores) if self.scores else torch.zeros(0, dtype=torch.float64,
+                                                                             device=self.device)
+        if self.config.reduction == "mean":
+            return self.score_sum / self.count if self.count > 0 else self.score_sum.clone()
+        last = dim_zero_cat(self.last) if isinstance(self.last, list) and self.last else self.last
+        last = last if isinstance(last, Tensor) else torch.zeros(0, 3, dtype=torch.float64, device=self.device)
+        return _bleu_compute(self.matches, self.totals, self.hyp_len, self.ref_len, _last_row(last.reshape(-1, 3)),
+                             self.config)
+
+    def _signature_fields(self) -> dict[str, Any]:
+        config = self.config
+        smooth = config.smooth if config.smooth_value is None else f"{config.smooth}[{config.smooth_value:.2f}]"
+        uniform = all(w == config.weights[0] for w in config.weights)
+        return {
+            "mode": config.mode,
+            "tok": config.tokenize,
+            "smooth": smooth,
+            "order": config.max_order,
+            "weights": None if uniform and abs(sum(config.weights) - 1) < 1e-12 else ",".join(map(str, config.weights)),
+            "case": "lc" if config.lowercase else "mixed",
+            "eff": config.effective_order if config.mode == "sacrebleu" else None,
+            "reduction": config.reduction,
+        }
