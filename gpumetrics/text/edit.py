@@ -5,7 +5,8 @@ All four share one step: the Levenshtein distance of every (prediction, referenc
 
 * ``"torch"`` — the batched bit-parallel tensor kernel on the metric's device (the module's ``device``, or the
   function's ``device`` argument);
-* ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein`` (``process.cpdist``) on CPU, result moved to the device;
+* ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` mapped over the pairs on CPU, result moved to the
+  device;
 * ``"auto"`` (default) — the tensor kernel when the device is not the CPU, rapidfuzz on CPU.
 
 Units: ``"char"`` compares Unicode code points of the raw strings (a combining mark is its own symbol, as in
@@ -25,7 +26,8 @@ Conventions:
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+import functools
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import torch
@@ -52,22 +54,36 @@ __all__ = [
 
 # ------------------------------------------------------------------------------------------------------ shared step
 def _pair_distances(
-    preds: Sequence[str], target: Sequence[str], unit: str, backend: str, device: Optional[torch.device | str]
-) -> tuple[Tensor, Tensor, Tensor]:
-    """Distances, prediction lengths and reference lengths (``LongTensor[B]`` each, on ``device``)."""
+    preds: Sequence[str],
+    target: Sequence[str],
+    unit: str,
+    backend: str,
+    device: Optional[torch.device | str],
+    lengths: bool = True,
+) -> tuple[Tensor, ...]:
+    """Distances, and unless ``lengths=False`` prediction and reference lengths (``LongTensor[B]``, on ``device``)."""
     if unit == "word":
         a: Sequence = [text.split() for text in preds]
         b: Sequence = [text.split() for text in target]
     else:
         a, b = preds, target
     distances = levenshtein_strings(a, b, backend=backend, device=device)
+    if not lengths:
+        return (distances,)
     lengths_a = torch.from_numpy(np.fromiter(map(len, a), dtype=np.int64, count=len(a))).to(distances.device)
     lengths_b = torch.from_numpy(np.fromiter(map(len, b), dtype=np.int64, count=len(b))).to(distances.device)
     return distances, lengths_a, lengths_b
 
 
+def _texts(value: Any, name: str) -> list[str]:
+    # fast path for the common case (a list of str), checked at C speed; anything else gets the full check
+    if type(value) is list and (not value or set(map(type, value)) == {str}):
+        return value
+    return as_text_list(value, name)
+
+
 def _check_pairs(preds: Any, target: Any) -> tuple[list[str], list[str]]:
-    preds, target = as_text_list(preds, "preds"), as_text_list(target, "target")
+    preds, target = _texts(preds, "preds"), _texts(target, "target")
     check_same_length(preds, "preds", target, "target")
     return preds, target
 
@@ -87,7 +103,7 @@ def _edit_distance_update(
 ) -> Tensor:
     """``LongTensor[B]`` Levenshtein distance of every pair."""
     preds, target = _check_pairs(preds, target)
-    return _pair_distances(preds, target, unit, backend, device)[0]
+    return _pair_distances(preds, target, unit, backend, device, lengths=False)[0]
 
 
 def _edit_distance_compute(total: Tensor, count: Tensor, distances: Optional[Tensor], reduction: str) -> Tensor:
@@ -131,6 +147,8 @@ def edit_distance(
     """
     _check_options(unit, backend, reduction)
     distances = _edit_distance_update(preds, target, unit, backend, device)
+    if reduction == "none":
+        return distances
     count = torch.tensor(distances.numel(), device=distances.device)
     return _edit_distance_compute(distances.sum(), count, distances, reduction)
 
@@ -179,6 +197,19 @@ class EditDistance(Metric):
             parts = self.distances if isinstance(self.distances, list) else [self.distances]
             distances = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.long, device=self.device)
         return _edit_distance_compute(self.total, self.count, distances, self.reduction)
+
+    def _wrap_compute(self, compute: Callable) -> Callable:
+        # torchmetrics squeezes one-element results to scalars; reduction="none" keeps LongTensor[B] even for B = 1
+        wrapped = super()._wrap_compute(compute)
+
+        @functools.wraps(compute)
+        def keep_batch_shape(*args: Any, **kwargs: Any) -> Any:
+            value = wrapped(*args, **kwargs)
+            if getattr(self, "reduction", None) == "none" and isinstance(value, Tensor) and value.dim() == 0:
+                value = value.reshape(1)
+            return value
+
+        return keep_batch_shape
 
     def _signature_fields(self) -> dict[str, Any]:
         return {"unit": self.unit, "reduction": self.reduction}

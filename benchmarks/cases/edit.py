@@ -1,0 +1,129 @@
+"""Edit distance / CER / WER vs a rapidfuzz loop, jiwer and torchmetrics (issue 3 goals).
+
+``gpumetrics auto`` on CPU maps rapidfuzz's C++ ``Levenshtein.distance``; ``torch kernel`` is the bit-parallel tensor
+kernel on CPU (timed with 1 torch thread: on this shared 2-core machine 2 intra-op threads thrash), reported so that
+its GPU behaviour can be projected (pairs/s = size / time).
+"""
+
+from __future__ import annotations
+
+import random
+
+import jiwer
+import torch
+from rapidfuzz.distance import Levenshtein
+from torchmetrics.functional.text import char_error_rate as tm_char_error_rate
+from torchmetrics.functional.text import edit_distance as tm_edit_distance
+from torchmetrics.functional.text import word_error_rate as tm_word_error_rate
+
+from benchmarks.registry import Contenders, register
+from gpumetrics.functional import char_error_rate, edit_distance, word_error_rate
+
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz      ABCDEF0123456789.,абвгдежзийклмнопрстуфхцчшщыэюя中文字😀é"
+_TORCHMETRICS_MAX_PAIRS = 5_000  # pure-Python DP: 50k pairs take ~1 min per run
+
+
+def _ocr_pairs(size: int, low: int, high: int, seed: int) -> tuple[list[str], list[str]]:
+    """Reference strings of ``low..high`` characters and predictions with ~10% character edits."""
+    rng = random.Random(seed)
+    choice, randint, rand = rng.choice, rng.randint, rng.random
+    preds, target = [], []
+    for _ in range(size):
+        gold = "".join(rng.choices(_ALPHABET, k=randint(low, high)))
+        chars = []
+        for ch in gold:
+            roll = rand()
+            if roll < 0.04:
+                continue
+            chars.append(choice(_ALPHABET) if roll < 0.08 else ch)
+            if roll > 0.97:
+                chars.append(choice(_ALPHABET))
+        preds.append("".join(chars))
+        target.append(gold)
+    return preds, target
+
+
+def _one_thread(fn):
+    def run():
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return fn()
+        finally:
+            torch.set_num_threads(threads)
+
+    return run
+
+
+def _rapidfuzz_loop(preds, target):
+    distance = Levenshtein.distance
+    return [distance(p, t) for p, t in zip(preds, target)]
+
+
+def _edit_case(preds, target, device, torchmetrics_ok, note):
+    anchors = {"rapidfuzz Levenshtein.distance loop": lambda: _rapidfuzz_loop(preds, target)}
+    if torchmetrics_ok:
+        anchors["torchmetrics edit_distance"] = lambda: tm_edit_distance(preds, target, reduction="none").tolist()
+    return Contenders(
+        ours={
+            "edit_distance(backend=auto)": lambda: edit_distance(
+                preds, target, reduction="none", device=device
+            ).tolist(),
+            "edit_distance(backend=torch)": _one_thread(
+                lambda: edit_distance(preds, target, reduction="none", backend="torch", device=device).tolist()
+            ),
+        },
+        anchors=anchors,
+        check=lambda ours, anchor: ours == anchor,
+        note=note,
+    )
+
+
+@register("edit_distance_short", sizes=(5_000, 50_000, 500_000), quick_sizes=(2_000,), repeats=3)
+def edit_distance_short_case(size: int, device: str) -> Contenders:
+    preds, target = _ocr_pairs(size, 5, 40, seed=size)
+    return _edit_case(preds, target, device, size <= _TORCHMETRICS_MAX_PAIRS,
+                      "5–40 chars, ~10% edits, per-pair distances; torchmetrics uses a 25-cell beam (not exact)")
+
+
+@register("edit_distance_long", sizes=(2_000,), quick_sizes=(100,), repeats=3)
+def edit_distance_long_case(size: int, device: str) -> Contenders:
+    preds, target = _ocr_pairs(size, 500, 2_000, seed=size + 1)
+    return _edit_case(preds, target, device, False,
+                      "500–2,000 chars, ~10% edits; torchmetrics omitted (pure-Python DP, minutes)")
+
+
+def _rate_case(ours, jiwer_fn, tm_fn, preds, target, device, torchmetrics_ok, note):
+    anchors = {"jiwer": lambda: jiwer_fn(preds, target)}
+    if torchmetrics_ok:
+        anchors["torchmetrics"] = lambda: tm_fn(preds, target).item()
+    return Contenders(
+        ours={
+            "backend=auto": lambda: ours(preds, target, device=device).item(),
+            "backend=torch": _one_thread(lambda: ours(preds, target, backend="torch", device=device).item()),
+        },
+        anchors=anchors,
+        check=lambda ours_value, anchor: abs(ours_value - anchor) < 1e-9,
+        note=note,
+    )
+
+
+def _jiwer_cer(preds, target):
+    chars = jiwer.ReduceToListOfListOfChars()
+    return jiwer.cer(target, preds, reference_transform=chars, hypothesis_transform=chars)
+
+
+@register("char_error_rate", sizes=(5_000, 50_000), quick_sizes=(2_000,), repeats=3)
+def cer_case(size: int, device: str) -> Contenders:
+    preds, target = _ocr_pairs(size, 5, 40, seed=size + 2)
+    return _rate_case(char_error_rate, _jiwer_cer, tm_char_error_rate, preds, target, device,
+                      size <= _TORCHMETRICS_MAX_PAIRS, "5–40 chars; jiwer with ReduceToListOfListOfChars only")
+
+
+@register("word_error_rate", sizes=(5_000, 50_000), quick_sizes=(2_000,), repeats=3)
+def wer_case(size: int, device: str) -> Contenders:
+    preds, target = _ocr_pairs(size, 20, 120, seed=size + 3)
+    preds = [" ".join(p.split()) for p in preds]
+    target = [" ".join(t.split()) for t in target]
+    return _rate_case(word_error_rate, lambda p, t: jiwer.wer(t, p), tm_word_error_rate, preds, target, device,
+                      size <= _TORCHMETRICS_MAX_PAIRS, "20–120 chars, single spaces; jiwer default transform")

@@ -1,0 +1,270 @@
+"""Edit-distance metrics against rapidfuzz, jiwer, torchmetrics and nltk; module == functional; DDP; bad inputs."""
+
+import random
+
+import jiwer
+import pytest
+import torch
+from nltk.metrics.distance import edit_distance as nltk_edit_distance
+from rapidfuzz.distance import Levenshtein
+from torchmetrics.functional.text import char_error_rate as tm_char_error_rate
+from torchmetrics.functional.text import edit_distance as tm_edit_distance
+from torchmetrics.functional.text import word_error_rate as tm_word_error_rate
+
+import gpumetrics
+from gpumetrics.functional import char_error_rate, edit_distance, normalized_edit_similarity, word_error_rate
+from gpumetrics.tasks import get_metric
+from tests.helpers.harness import assert_close, check_metric
+from tests.helpers.text_data import random_text, related_text
+
+SIZES = [7, 0, 1, 29, 12]  # includes an empty and a single-sample batch
+SPECIAL = ["", "a", "é", "e\u0301", "🐈\u200d⬛", "猫", "Ёж"]
+EDGE_LENGTHS = [1, 63, 64, 65, 128, 129]
+CHARS = "abc АбвЁж 中文 😀 e\u0301ß"
+
+
+def _long(rng, n):
+    return "".join(rng.choice(CHARS) for _ in range(n))
+
+
+def _pair(rng):
+    kind = rng.random()
+    if kind < 0.1:
+        return rng.choice(SPECIAL), rng.choice(SPECIAL)
+    if kind < 0.2:
+        return _long(rng, rng.choice(EDGE_LENGTHS)), _long(rng, rng.choice(EDGE_LENGTHS))
+    target = random_text(rng, 10)
+    return related_text(rng, target), target
+
+
+def make_batches(seed, sizes=SIZES, long_pair=True, clean_spaces=False):
+    """``(preds, target)`` batches with Unicode, empty strings, edge lengths and (once) a 5,000+ char pair."""
+    rng = random.Random(seed)
+    batches = []
+    for size in sizes:
+        pairs = [_pair(rng) for _ in range(size)]
+        batches.append(([p for p, _ in pairs], [t for _, t in pairs]))
+    if long_pair:
+        source = _long(rng, 5200)
+        edited = source[:1000] + _long(rng, 30) + source[1100:4000] + source[4100:]
+        batches[-1][0].append(edited)
+        batches[-1][1].append(source)
+    if clean_spaces:  # one space between words, none at the ends (jiwer's default transforms are then no-ops)
+        batches = [([" ".join(p.split()) for p in preds], [" ".join(t.split()) for t in target])
+                   for preds, target in batches]
+    return batches
+
+
+def _rf(preds, target, words=False):
+    if words:
+        return [Levenshtein.distance(p.split(), t.split()) for p, t in zip(preds, target)]
+    return [Levenshtein.distance(p, t) for p, t in zip(preds, target)]
+
+
+def _kw(fn, **fixed):
+    return lambda preds, target: fn(preds, target, **fixed)
+
+
+# -------------------------------------------------------------------------------------------------- edit distance
+@pytest.mark.ddp
+def test_edit_distance_sum_matches_rapidfuzz_and_ddp():
+    check_metric(gpumetrics.EditDistance, edit_distance, lambda p, t: sum(_rf(p, t)), make_batches(0),
+                 {"reduction": "sum"})
+
+
+def test_edit_distance_per_pair_matches_rapidfuzz_module_and_functional():
+    # not through check_metric: torchmetrics' merge_state puts the incoming pairs first, so per-pair order differs
+    for backend, batches in (("auto", make_batches(0)), ("torch", make_batches(0, long_pair=False))):
+        preds, target = sum((b[0] for b in batches), []), sum((b[1] for b in batches), [])
+        expected = _rf(preds, target)
+        assert edit_distance(preds, target, reduction="none", backend=backend).tolist() == expected
+        metric = gpumetrics.EditDistance(reduction="none", backend=backend)
+        for i, batch in enumerate(batches):
+            assert metric(*batch).tolist() == _rf(*batch), f"forward on batch {i}"
+        assert metric.compute().tolist() == expected
+        assert metric.compute().dtype == torch.long
+    single = gpumetrics.EditDistance(reduction="none")
+    single.update(["abc"], ["abd"])
+    assert single.compute().shape == (1,)
+
+
+def _short(batches, limit=25):
+    """Pairs of at most ``limit`` characters: torchmetrics' ``edit_distance`` searches a beam of 25 cells around the
+    diagonal (sacrebleu TER's helper), exact only when no cell of the DP lies outside it."""
+    return [([p[:limit] for p in preds], [t[:limit] for t in target]) for preds, target in batches]
+
+
+def test_edit_distance_mean_matches_torchmetrics_where_its_beam_is_exact():
+    batches = _short(make_batches(1, long_pair=False))
+    check_metric(gpumetrics.EditDistance, edit_distance, lambda p, t: tm_edit_distance(p, t, reduction="mean"),
+                 batches, {"reduction": "mean"}, ddp=False, reference_atol=1e-5)  # torchmetrics: float32
+    preds, target = sum((b[0] for b in batches), []), sum((b[1] for b in batches), [])
+    assert_close(edit_distance(preds, target, reduction="sum"), tm_edit_distance(preds, target, reduction="sum"))
+    assert_close(edit_distance(preds, target, reduction="none"), tm_edit_distance(preds, target, reduction="none"))
+
+
+def test_edit_distance_is_exact_where_torchmetrics_beam_overestimates():
+    # known divergence: the best alignment puts "кошк" 40 cells off the diagonal; torchmetrics says 47
+    preds, target = ["кошки"], ["well-known dog\tnaïve  Москва -5 Z̤͂  три\tЁж% кошка"]
+    assert edit_distance(preds, target, reduction="sum").item() == Levenshtein.distance(preds[0], target[0]) == 46
+    assert tm_edit_distance(preds, target, reduction="sum").item() == 47
+
+
+def test_edit_distance_word_unit_matches_rapidfuzz_on_tokens_both_backends():
+    batches = make_batches(2)
+    preds, target = sum((b[0] for b in batches), []), sum((b[1] for b in batches), [])
+    for backend in ("torch", "rapidfuzz"):
+        check_metric(gpumetrics.EditDistance, edit_distance, lambda p, t: sum(_rf(p, t, words=True)),
+                     batches, {"unit": "word", "reduction": "sum", "backend": backend}, ddp=False)
+        got = edit_distance(preds, target, unit="word", reduction="none", backend=backend)
+        assert got.tolist() == _rf(preds, target, words=True)
+
+
+def test_torch_backend_equals_rapidfuzz_backend_for_every_metric():
+    batches = make_batches(3, long_pair=False)  # long strings: tests/kernels/test_levenshtein.py
+    preds, target = sum((b[0] for b in batches), []), sum((b[1] for b in batches), [])
+    for fn, extra in [(edit_distance, {"reduction": "none"}), (edit_distance, {"unit": "word", "reduction": "sum"}),
+                      (char_error_rate, {}), (word_error_rate, {}),
+                      (normalized_edit_similarity, {}), (normalized_edit_similarity, {"preset": "aij2022"})]:
+        torch_value = fn(preds, target, backend="torch", **extra)
+        assert_close(torch_value, fn(preds, target, backend="rapidfuzz", **extra), what=fn.__name__)
+        assert_close(torch_value, fn(preds, target, backend="auto", **extra), what=fn.__name__)
+
+
+# --------------------------------------------------------------------------------------------------- CER and WER
+def _jiwer_cer_no_strip(preds, target):
+    return jiwer.cer(target, preds, reference_transform=jiwer.ReduceToListOfListOfChars(),
+                     hypothesis_transform=jiwer.ReduceToListOfListOfChars())
+
+
+@pytest.mark.ddp
+def test_cer_matches_jiwer_without_strip_and_ddp():
+    check_metric(gpumetrics.CharErrorRate, char_error_rate, _jiwer_cer_no_strip, make_batches(4))
+
+
+def test_cer_matches_torchmetrics_and_jiwer_default_on_stripped_text():
+    check_metric(gpumetrics.CharErrorRate, char_error_rate, tm_char_error_rate, make_batches(5, long_pair=False),
+                 ddp=False, reference_atol=1e-6)  # torchmetrics computes in float32
+    batches = make_batches(6, long_pair=False, clean_spaces=True)
+    check_metric(gpumetrics.CharErrorRate, char_error_rate, lambda p, t: jiwer.cer(t, p), batches,
+                 {"backend": "torch"}, ddp=False)
+
+
+def test_wer_matches_jiwer_default_on_space_separated_text():
+    # WordErrorRate shares its states, update and DDP path with CharErrorRate (tested under DDP above)
+    check_metric(gpumetrics.WordErrorRate, word_error_rate, lambda p, t: jiwer.wer(t, p),
+                 make_batches(7, clean_spaces=True), ddp=False)
+
+
+def test_wer_matches_torchmetrics_on_raw_whitespace():
+    check_metric(gpumetrics.WordErrorRate, word_error_rate, tm_word_error_rate, make_batches(8), ddp=False,
+                 reference_atol=1e-6)  # torchmetrics computes in float32
+    check_metric(gpumetrics.WordErrorRate, word_error_rate, tm_word_error_rate, make_batches(9, long_pair=False),
+                 {"backend": "torch"}, ddp=False, reference_atol=1e-6)
+
+
+def test_error_rates_with_only_empty_references_follow_jiwer_not_nan():
+    preds, target = ["a b", ""], ["", ""]
+    assert_close(word_error_rate(preds, target), jiwer.wer(target, preds))
+    assert word_error_rate(["", ""], ["", ""]).item() == 0.0
+    assert char_error_rate(["ab"], [""]).item() == 2.0
+    assert gpumetrics.CharErrorRate().compute().item() == 0.0
+
+
+# ------------------------------------------------------------------------------------ normalised edit similarity
+def _golds(rng, target):
+    return [[t] + [random_text(rng, 10) for _ in range(rng.choice([0, 0, 1, 3]))] for t in target]
+
+
+def make_ned_batches(seed, long_pair=True):
+    rng = random.Random(seed + 100)
+    batches = make_batches(seed, long_pair=long_pair)
+    return [(preds, _golds(rng, target)) for preds, target in batches]
+
+
+def _ned_default_reference(preds, target):
+    """rapidfuzz's normalized similarity (1 − lev / max len, 1 for two empty strings), max over golds, mean."""
+    scores = [max(Levenshtein.normalized_similarity(p, g) for g in golds) for p, golds in zip(preds, target)]
+    return sum(scores) / len(scores)
+
+
+def _ned_aij2022_reference(preds, target):
+    """AIJ-2022 TRitW: nltk edit distance, 0 when either string is empty, max over golds, mean."""
+
+    def one(p, g):
+        if not p or not g:
+            return 0.0
+        return 1 - nltk_edit_distance(p, g) / max(len(p), len(g))
+
+    scores = [max(one(p, g) for g in golds) for p, golds in zip(preds, target)]
+    return sum(scores) / len(scores)
+
+
+def test_ned_default_matches_rapidfuzz_normalized_similarity():
+    check_metric(gpumetrics.NormalizedEditSimilarity, normalized_edit_similarity, _ned_default_reference,
+                 make_ned_batches(10), ddp=False, atol=1e-12)
+
+
+@pytest.mark.ddp
+def test_ned_aij2022_matches_nltk_rules_and_ddp():
+    batches = make_ned_batches(11, long_pair=False)  # nltk's pure-Python DP would take minutes on 5,200 chars
+    check_metric(gpumetrics.NormalizedEditSimilarity, normalized_edit_similarity, _ned_aij2022_reference,
+                 batches, {"preset": "aij2022"}, atol=1e-12)
+
+
+def test_ned_presets_on_empty_strings_and_single_strings():
+    assert normalized_edit_similarity([""], [""]).item() == 1.0
+    assert normalized_edit_similarity([""], [""], preset="aij2022").item() == 0.0
+    assert normalized_edit_similarity(["abc"], [["", "abc"]], preset="aij2022").item() == 1.0
+    assert normalized_edit_similarity("abcd", "abce").item() == 0.75
+    assert normalized_edit_similarity([], []).item() == 0.0
+
+
+def test_ned_aij2022_task_registered_for_configs():
+    entry = get_metric("ned_aij2022")
+    metric = entry.build()
+    assert metric.preset == "aij2022"
+    preds = ["hello", entry.empty_prediction]  # a missing prediction becomes "" and scores 0
+    metric.update(*entry.update_args(preds, [["help", "hello!"], ["x"]]))
+    assert_close(metric.compute(), _ned_aij2022_reference(preds, [["help", "hello!"], ["x"]]))
+    for name in ("normalized_edit_similarity", "cer", "wer"):
+        get_metric(name).build()
+
+
+# ---------------------------------------------------------------------------------------------------- bad inputs
+@pytest.mark.parametrize("fn", [edit_distance, char_error_rate, word_error_rate, normalized_edit_similarity])
+def test_bad_inputs_name_the_argument(fn):
+    with pytest.raises(TypeError, match="`preds`"):
+        fn(None, ["a"])
+    with pytest.raises(TypeError, match="`target"):
+        fn(["a"], None)
+    with pytest.raises(TypeError, match=r"`preds\[1\]`"):
+        fn(["a", 3], ["a", "b"])
+    with pytest.raises(TypeError, match=r"`target\[0\]"):
+        fn(["a"], [b"a"])
+    with pytest.raises(ValueError, match="same number of samples"):
+        fn(["a", "b"], ["a"])
+    with pytest.raises(ValueError, match="`backend`"):
+        fn(["a"], ["a"], backend="cuda")
+
+
+def test_bad_options_name_the_argument():
+    with pytest.raises(ValueError, match="`unit`"):
+        gpumetrics.EditDistance(unit="byte")
+    with pytest.raises(ValueError, match="`reduction`"):
+        edit_distance(["a"], ["b"], reduction="max")
+    with pytest.raises(ValueError, match="`preset`"):
+        gpumetrics.NormalizedEditSimilarity(preset="icdar")
+    with pytest.raises(ValueError, match=r"`target\[0\]`"):
+        normalized_edit_similarity(["a"], [[]])
+    metric = gpumetrics.WordErrorRate()
+    with pytest.raises(TypeError, match=r"`preds\[0\]`"):
+        metric.update([None], ["a"])
+
+
+def test_signatures_name_the_options():
+    assert gpumetrics.NormalizedEditSimilarity(preset="aij2022").signature().startswith(
+        "normalized_edit_similarity|preset:aij2022")
+    assert gpumetrics.EditDistance(unit="word").signature().startswith("edit_distance|unit:word")
+    assert gpumetrics.CharErrorRate().signature().startswith("cer|")
+    assert gpumetrics.WordErrorRate().signature().startswith("wer|tokenizer:whitespace")
