@@ -164,7 +164,7 @@ def _zsd_compute(stats: Tensor) -> dict[str, Tensor]:
     recall = torch.where(tp + fn > 0, tp / (tp + fn).clamp(min=1), 0.0)
     denom = precision + recall
     f1 = torch.where(denom > 0, 2 * precision * recall / torch.where(denom > 0, denom, 1.0), 0.0)
-    return {"precision": precision, "recall": recall, "f1": f1, "tp": tp, "fp": fp, "fn": fn}
+    return {"precision": precision, "recall": recall, "f1": f1, "tp": stats[0], "fp": stats[1], "fn": stats[2]}
 
 
 def zero_shot_detection_f1(
@@ -184,7 +184,7 @@ def zero_shot_detection_f1(
         iou_threshold: a prediction hits a ground-truth box when IoU ≥ this value.
 
     Returns:
-        dict of float64 scalars: ``precision``, ``recall``, ``f1``, and the counts ``tp``, ``fp``, ``fn``.
+        dict of float64 scalars ``precision``, ``recall``, ``f1`` and the integer counts ``tp``, ``fp``, ``fn``.
 
     Raises:
         TypeError / ValueError: naming the argument — not a list of dicts, boxes not ``[K, 4]``, NaN/inf

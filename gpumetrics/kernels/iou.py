@@ -53,8 +53,9 @@ def _check_float_tensor(value: object, name: str, tail: tuple[int, ...], ndim: i
 
 
 def _work_dtype(*tensors: Tensor) -> torch.dtype:
-    """float64 stays float64; every other dtype (ints, halves, float32) is computed in float32 after the shift."""
-    return torch.float64 if any(t.dtype == torch.float64 for t in tensors) else torch.float32
+    """float64 and integer inputs are computed in float64; halves and float32 in float32 after the centre shift."""
+    exact = any(t.dtype == torch.float64 or not t.is_floating_point() for t in tensors)
+    return torch.float64 if exact else torch.float32
 
 
 # --------------------------------------------------------------------------------------------- axis-aligned boxes
@@ -79,8 +80,8 @@ def box_iou(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
         fmt: ``"xyxy"`` or ``"xywh"``.
 
     Returns:
-        ``Tensor[N, M]`` of IoU in ``[0, 1]`` (float64 for float64 inputs, else float32). A box with zero or negative
-        width/height has zero area; a pair whose union is empty has IoU 0, never NaN.
+        ``Tensor[N, M]`` of IoU in ``[0, 1]`` (float64 for float64 or integer inputs, else float32). A box with zero
+        or negative width/height has zero area; a pair whose union is empty has IoU 0, never NaN.
 
     Raises:
         TypeError: a non-tensor or non-real input. ValueError: wrong shape, non-finite coordinates, unknown ``fmt``.
@@ -296,7 +297,7 @@ def polygon_iou_paired(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
         compiled: run the clipping kernel through ``torch.compile`` (see :func:`polygon_iou`).
 
     Returns:
-        ``Tensor[N]`` IoU in ``[0, 1]``; float64 for float64 inputs, else float32 (computed after a per-pair centre
+        ``Tensor[N]`` IoU in ``[0, 1]``; float64 for float64 or integer inputs, else float32 (computed after a per-pair centre
         shift). Zero-area polygons give 0.
 
     Raises:
@@ -326,7 +327,7 @@ def polygon_iou(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
             compilation cost of tens of seconds per process (cached on disk by inductor). Same results.
 
     Returns:
-        ``Tensor[N, M]`` IoU in ``[0, 1]``; float64 for float64 inputs, else float32 (computed after a per-pair centre
+        ``Tensor[N, M]`` IoU in ``[0, 1]``; float64 for float64 or integer inputs, else float32 (computed after a per-pair centre
         shift so large coordinates lose nothing). Degenerate (zero-area, collinear) polygons give 0, never NaN.
 
     Raises:

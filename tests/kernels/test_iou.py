@@ -257,3 +257,11 @@ def test_block_overlap_pairs_equals_filtered_block_pairs(monkeypatch):
     monkeypatch.setattr(kernels, "_CHUNK", 3)
     small_a, small_b = kernels.block_overlap_pairs(lo_a, hi_a, counts_a, lo_b, hi_b, counts_b)
     assert torch.equal(small_a, got_a) and torch.equal(small_b, got_b)
+
+
+def test_integer_coordinates_are_computed_in_float64():
+    big = torch.tensor([[[100_000_001, 0], [100_000_003, 0], [100_000_003, 2], [100_000_001, 2]]])
+    shifted = big + torch.tensor([1, 0])
+    assert polygon_iou_paired(big, shifted).dtype == torch.float64
+    assert polygon_iou_paired(big, shifted).item() == pytest.approx(1 / 3, abs=1e-12)
+    assert box_iou(torch.tensor([[0, 0, 2, 2]]), torch.tensor([[1, 0, 3, 2]])).item() == pytest.approx(1 / 3)
