@@ -201,8 +201,8 @@ def _cider_compute(
         slot_bits, gram_bits = _bits(int(ref_counts.max().item()) + 1), _bits(n_grams)
         if _bits(n_samples) + gram_bits + slot_bits > 63:
             raise RuntimeError(f"CIDEr: corpus too large to pack (samples={n_samples}, n-grams={n_grams})")
-        key = (sample_of_sentence[occ_sentence] << (gram_bits + slot_bits)) | (occ_gram << slot_bits)
-        key = torch.sort(key | slot_of_sentence[occ_sentence]).values
+        prefix = (sample_of_sentence << (gram_bits + slot_bits)) | slot_of_sentence
+        key = torch.sort(prefix[occ_sentence] | (occ_gram << slot_bits)).values
         entry, tf = torch.unique_consecutive(key, return_counts=True)
         slot = entry & ((1 << slot_bits) - 1)
         group = entry >> slot_bits  # sample · 2^gram_bits + n-gram
@@ -210,9 +210,10 @@ def _cider_compute(
         sample = group >> gram_bits
         is_ref = slot > 0
 
-        # document frequency: distinct (sample, n-gram) groups that hold a reference entry
-        ref_groups = torch.unique_consecutive(group[is_ref])
-        df = torch.bincount(ref_groups & ((1 << gram_bits) - 1), minlength=n_grams).to(torch.float64)
+        # document frequency: (sample, n-gram) runs that hold a reference entry, i.e. whose last entry is one
+        closes = torch.ones_like(is_ref)
+        closes[:-1] = group[1:] != group[:-1]
+        df = torch.bincount(gram, weights=(closes & is_ref).to(torch.float64), minlength=n_grams)
         idf = math.log(float(n_samples)) - torch.log(torch.clamp(df, min=1.0))
         value = tf.to(torch.float64) * idf[gram]
 
@@ -225,13 +226,14 @@ def _cider_compute(
         # the candidate's entry, when present, opens its (sample, n-gram) run
         position = torch.arange(entry.numel(), device=device)
         opens = torch.ones_like(is_ref)
-        opens[1:] = group[1:] != group[:-1]
+        opens[1:] = closes[:-1]
         run_start = torch.cummax(torch.where(opens, position, 0), dim=0).values
         hyp_value = torch.where(slot[run_start] == 0, value[run_start], 0.0)
         product = (torch.minimum(hyp_value, value) if variant == "cider-d" else hyp_value) * value
+        product = torch.where(is_ref, product, 0.0)  # candidate entries add 0 (to slot 0), no masked copies
+        ref_slot = torch.where(is_ref, (sentence - n_samples) * n_gram + order, 0)
         dot = torch.zeros(n_refs * n_gram, dtype=torch.float64, device=device)
-        ref_slot = (sentence - n_samples) * n_gram + order
-        dot = dot.index_add_(0, ref_slot[is_ref], product[is_ref]).view(-1, n_gram)
+        dot = dot.index_add_(0, ref_slot, product).view(-1, n_gram)
 
         hyp_norm, ref_norm = norm[:n_samples][sample_of_ref], norm[n_samples:]
         nonzero = (hyp_norm != 0) & (ref_norm != 0)
