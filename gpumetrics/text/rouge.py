@@ -30,6 +30,8 @@ DEFAULT_ROUGE_KEYS = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 REDUCTIONS = ("mean", "none")
 _ROUGE_N = re.compile(r"rouge([1-9])$")
 _STATS = ("precision", "recall", "fmeasure")
+_CPU_CHUNK_SAMPLES = 2048
+_DEVICE_CHUNK_SAMPLES = 1 << 16
 
 
 # ---------------------------------------------------------------------------------------------------- options
@@ -143,6 +145,8 @@ def _best_per_sample(scores: Tensor, pair_sample: Tensor, n_samples: int) -> Ten
         ``DoubleTensor[n_samples, K, 3]``.
     """
     n_pairs, n_keys = scores.shape[0], scores.shape[1]
+    if n_pairs == n_samples:  # one reference per sample
+        return scores
     device = scores.device
     fmeasure = scores[:, :, 2]
     index = pair_sample.unsqueeze(1).expand(n_pairs, n_keys)
@@ -165,14 +169,37 @@ def _rouge_update(
     rouge_w_weight: float,
     device: torch.device,
 ) -> Tensor:
-    """Per-sample ROUGE scores: ``DoubleTensor[B, K, 3]`` (precision, recall, F per key, best reference)."""
+    """Per-sample ROUGE scores: ``DoubleTensor[B, K, 3]`` (precision, recall, F per key, best reference).
+
+    Samples are scored in chunks (independent of each other): on CPU a chunk of ~2k samples keeps the working set
+    in cache, which is faster than one pass over a large batch; on CUDA chunks are large.
+    """
     pred_list = as_text_list(preds, "preds")
     target_lists = as_reference_lists(target, "target")
     check_same_length(pred_list, "preds", target_lists, "target")
     n_samples, n_keys = len(pred_list), len(rouge_keys)
     if n_samples == 0:
         return torch.zeros(0, n_keys, 3, dtype=torch.float64, device=device)
+    chunk = _CPU_CHUNK_SAMPLES if device.type == "cpu" else _DEVICE_CHUNK_SAMPLES
+    parts = [
+        _rouge_chunk(pred_list[start : start + chunk], target_lists[start : start + chunk], rouge_keys, tokenizer,
+                     use_stemmer, rouge_w_weight, device)
+        for start in range(0, n_samples, chunk)
+    ]
+    return parts[0] if len(parts) == 1 else torch.cat(parts)
 
+
+def _rouge_chunk(
+    pred_list: list[str],
+    target_lists: list[list[str]],
+    rouge_keys: Sequence[str],
+    tokenizer: str,
+    use_stemmer: bool,
+    rouge_w_weight: float,
+    device: torch.device,
+) -> Tensor:
+    """:func:`_rouge_update` of validated inputs, in one pass: ``DoubleTensor[B, K, 3]``."""
+    n_samples = len(pred_list)
     flat_targets = [ref for refs in target_lists for ref in refs]
     refs_per_sample = torch.tensor([len(refs) for refs in target_lists], dtype=torch.long, device=device)
     pair_sample = _segments(refs_per_sample)
@@ -197,12 +224,14 @@ def _rouge_update(
         match = _ROUGE_N.match(key)
         if match:
             n = int(match.group(1))
-            pred_grams, pred_counts = _ngram_ids(pred_flat, pred_len, n, vocab_size)
-            target_grams, target_counts = _ngram_ids(target_flat, target_len, n, vocab_size)
-            dense = torch.unique(torch.cat([pred_grams, target_grams]), return_inverse=True)[1]
-            pred_dense, target_dense = dense[: pred_grams.numel()], dense[pred_grams.numel() :]
-            left, left_pair = _expand(pred_dense, pred_counts, pair_sample)
-            hits = multiset_intersection_size(left, left_pair, target_dense, _segments(target_counts), n_pairs)
+            grams, counts = _ngram_ids(ids, text_len, n, vocab_size)  # one call: ids comparable across texts
+            if n > 1 and (n_pairs + 1) * vocab_size**n >= 2**62:  # keep segment * span + id inside int64
+                grams = torch.unique(grams, return_inverse=True)[1]
+            pred_counts, target_counts = counts[:n_samples], counts[n_samples:]
+            n_pred_grams = int(pred_counts.sum().item())
+            pred_grams, target_grams = grams[:n_pred_grams], grams[n_pred_grams:]
+            left, left_pair = _expand(pred_grams, pred_counts, pair_sample)
+            hits = multiset_intersection_size(left, left_pair, target_grams, _segments(target_counts), n_pairs)
             results.append(_scores(hits, pred_counts[pair_sample], target_counts))
         elif key == "rougeL":
             hits = lcs_length(target_padded, target_len, pred_padded, pair_pred_len)

@@ -131,11 +131,12 @@ from typing import NamedTuple  # noqa: E402  (ROUGE-section imports kept here, o
 
 import numpy as np  # noqa: E402
 
-_ALNUM_CODES = np.zeros(256, dtype=np.int64)  # byte → base-37 digit 1..36 for [a-z0-9], 0 otherwise
+_ALNUM_CODES = np.zeros(256, dtype=np.uint8)  # byte → base-37 digit 1..36 for [a-z0-9], 0 otherwise
 _ALNUM_CODES[np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", dtype=np.uint8)] = np.arange(1, 37)
 _ALNUM_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
 _PACKED_CHARS = 12  # 37**12 < 2**63: tokens of up to 12 characters pack exactly into an int64
 _PACKED_LIMIT = 37**_PACKED_CHARS
+_POWERS_37 = np.int64(37) ** np.arange(_PACKED_CHARS, dtype=np.int64)
 
 
 class RougeCorpusTokens(NamedTuple):
@@ -161,19 +162,20 @@ def _unpack_token(value: int) -> str:
     while value:
         value, digit = divmod(value, 37)
         chars.append(_ALNUM_CHARS[digit - 1])
-    return "".join(reversed(chars))
+    return "".join(chars)  # little-endian: the first character is the lowest digit
 
 
-def _rouge_score_corpus_codes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+def _rouge_score_corpus_codes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], np.ndarray]:
     """rouge-score tokens of all texts without a Python step per token.
 
     The lowercased texts are joined with NUL and scanned as UTF-8 bytes: every non-ASCII character is a separator
-    for rouge-score, so a token is a run of ``[a-z0-9]`` bytes. Tokens of up to 12 characters are packed exactly in
-    base 37; longer ones get ids ``37**12 + k`` through a dict.
+    for rouge-score, so a token is a run of ``[a-z0-9]`` bytes. Tokens of up to 12 characters are packed exactly as
+    ``Σ_k digit(char_k) · 37**k`` with digits 1..36 (injective: the highest non-zero digit gives the length); longer
+    ones get ids ``37**12 + k`` through a dict.
 
     Returns:
-        ``(codes: int64[T], text_of_token: int64[T], line_of_token: int64[T], long_tokens)``, with lines numbered
-        over the whole corpus.
+        ``(codes: int64[T], text_of_token: int64[T], line_of_token: int64[T], long_tokens, lines_per_text)``, with
+        lines numbered over the whole corpus.
     """
     joined = "\x00".join(texts)
     if joined.count("\x00") != len(texts) - 1:  # NUL is a separator for rouge-score anyway
@@ -181,18 +183,21 @@ def _rouge_score_corpus_codes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndar
     data = joined.lower().encode("utf-8")
     raw = np.frombuffer(data, dtype=np.uint8)
     digits = _ALNUM_CODES[raw]
-    in_token = digits > 0
-    edges = np.diff(in_token.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    edges = np.diff((digits > 0).view(np.int8), prepend=np.int8(0), append=np.int8(0))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
     lengths = ends - starts
-    token_text = np.searchsorted(np.flatnonzero(raw == 0), starts)
+    text_ends = np.flatnonzero(raw == 0)
+    token_text = np.searchsorted(text_ends, starts)
     token_line = np.searchsorted(np.flatnonzero((raw == 0) | (raw == 10)), starts)
+    newlines = np.flatnonzero(raw == 10)
+    lines_per_text = np.bincount(np.searchsorted(text_ends, newlines), minlength=len(texts)).astype(np.int64) + 1
 
-    chars = digits[in_token]
-    first_char = np.cumsum(lengths) - lengths  # of each token, within `chars`
-    exponent = np.repeat(first_char + lengths - 1, lengths) - np.arange(chars.size)
-    powers = np.int64(37) ** np.minimum(exponent, _PACKED_CHARS - 1)  # long tokens are overwritten below
-    codes = np.add.reduceat(chars * powers, first_char) if starts.size else np.zeros(0, dtype=np.int64)
+    codes = digits[starts].astype(np.int64)
+    padded = np.concatenate([digits, np.zeros(_PACKED_CHARS, dtype=np.uint8)])
+    for k in range(1, min(int(lengths.max()) if lengths.size else 0, _PACKED_CHARS)):  # Horner over positions
+        digit = padded[starts + k].astype(np.int64)
+        digit[lengths <= k] = 0
+        codes += digit * _POWERS_37[k]
     long_tokens: list[str] = []
     long = np.flatnonzero(lengths > _PACKED_CHARS)
     if long.size:
@@ -201,7 +206,7 @@ def _rouge_score_corpus_codes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndar
             word = data[starts[t] : ends[t]].decode("ascii")
             codes[t] = _PACKED_LIMIT + index.setdefault(word, len(index))
         long_tokens = list(index)
-    return codes, token_text, token_line, long_tokens
+    return codes, token_text, token_line, long_tokens, lines_per_text
 
 
 def rouge_tokenize_corpus(
@@ -223,11 +228,11 @@ def rouge_tokenize_corpus(
     Example:
         >>> corpus = rouge_tokenize_corpus(["The cat\\nthe DOG", "", "dogs"], use_stemmer=True)
         >>> corpus.ids.tolist(), corpus.text_lengths.tolist(), corpus.line_lengths.tolist(), corpus.vocab_size
-        ([2, 0, 2, 1, 1], [4, 0, 1], [2, 2, 0, 1], 3)
+        ([0, 2, 0, 1, 1], [4, 0, 1], [2, 2, 0, 1], 3)
     """
     n_texts = len(texts)
     if tokenizer == "rouge-score":
-        codes, token_text, token_line, long_tokens = _rouge_score_corpus_codes(texts)
+        codes, token_text, token_line, long_tokens, lines_per_text = _rouge_score_corpus_codes(texts)
         distinct, ids = np.unique(codes, return_inverse=True)
         ids = ids.reshape(-1).astype(np.int64)
         if use_stemmer:
@@ -261,7 +266,7 @@ def rouge_tokenize_corpus(
         token_text = np.array(text_list, dtype=np.int64)
         token_line = np.array(line_list, dtype=np.int64)
         vocab_size = len(index)
-    lines_per_text = np.array([text.count("\n") + 1 for text in texts], dtype=np.int64)
+        lines_per_text = np.array([text.count("\n") + 1 for text in texts], dtype=np.int64)
     return RougeCorpusTokens(
         ids=ids.astype(np.int64, copy=False),
         text_lengths=np.bincount(token_text, minlength=n_texts).astype(np.int64),

@@ -185,6 +185,20 @@ def test_long_texts_cross_lcs_word_boundaries():
     assert_close(rouge_score(preds, target, rouge_keys=keys), rouge_score_reference(keys)(preds, target))
 
 
+def test_high_order_ngrams_with_a_large_vocabulary_use_the_exact_fallback():
+    """rouge7 over ~900 distinct tokens: 900**7 > 2**62, so n-gram ids come from ``unique(dim=0)``, not packing."""
+    rng = random.Random(15)
+    vocab = [f"w{i}" for i in range(900)]
+    preds, target = [], []
+    for _ in range(40):
+        ref = [rng.choice(vocab) for _ in range(rng.randint(5, 60))]
+        pred = ref[: rng.randint(0, len(ref))] + [rng.choice(vocab) for _ in range(rng.randint(0, 5))]
+        preds.append(" ".join(pred))
+        target.append([" ".join(ref), " ".join(ref[::-1])])
+    keys = ("rouge1", "rouge7")
+    assert_close(rouge_score(preds, target, rouge_keys=keys), rouge_score_reference(keys)(preds, target))
+
+
 def test_seed_004_example():
     scores = rouge_score(["The cat and the dog."], ["The cat is on the mat."], rouge_keys=("rouge1", "rouge2", "rougeL"))
     assert_close(scores["rouge1_precision"], 0.6)
