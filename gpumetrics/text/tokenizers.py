@@ -314,6 +314,8 @@ _PTB_CHAR_MAP = {
     "—": "--", "–": "--", "―": "--", "…": "...",
     '"': "''", "“": "``", "”": "''", "«": "``", "»": "''", "‹": "`", "›": "'", "‘": "`", "’": "'",
 }
+_PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
+_PTB_WORD = re.compile(r"[A-Za-z0-9]+")
 _PTB_TRANSLATION = str.maketrans(
     {"€": "$", "£": "#", "½": " 1/2 ", "¼": " 1/4 ", "¾": " 3/4 ", "⅓": " 1/3 ", "⅔": " 2/3 ", "…": "..."}
 )
@@ -422,6 +424,14 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
         >>> ptb_tokenize("A man's dog doesn't like cats (or birds), Mr. Smith.")
         ['a', 'man', "'s", 'dog', 'does', "n't", 'like', 'cats', '-lrb-', 'or', 'birds', '-rrb-', 'mr.', 'smith']
     """
+    if _PTB_SIMPLE.fullmatch(text):  # fast path: ASCII words, single spaces, commas, one final . , ! or ?
+        words = _PTB_WORD.findall(text)
+        last = words[-1]
+        if not (text[-1] == "." and (len(last) == 1 or last.lower() in _PTB_ABBREVIATIONS
+                                     or last in _PTB_CAPITALISED_ABBREVIATIONS)):
+            lowered = [word.lower() for word in words]
+            if _PTB_SPLIT_WORDS.keys().isdisjoint(lowered):
+                return lowered
     token_re, acronym_re = _ptb_patterns()
     text = text.translate(_PTB_TRANSLATION)
     tokens: list[str] = []

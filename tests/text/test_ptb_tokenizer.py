@@ -132,3 +132,21 @@ def test_punctuation_list_and_lowercase_brackets():
     assert ptb_tokenize("(A) [B] {C}") == ["-lrb-", "a", "-rrb-", "-lsb-", "b", "-rsb-", "-lcb-", "c", "-rcb-"]
     assert {".", ",", "''", "``", "--", "...", ";", ":", "-", "?", "!", "'", "`"} <= PTB_PUNCTUATIONS
     assert ptb_tokenize_batch(["a\nb", ""]) == [["a", "b"], []]
+
+
+def test_fast_path_equals_full_lexer(monkeypatch):
+    import re
+
+    from gpumetrics.text import tokenizers
+
+    rng = random.Random(7)
+    words = "a A I the The dog Dog etc Mr St no No gonna cannot x Wash wash in 5 1990s a1 x86 10".split()
+    captions = [
+        " ".join(rng.choice(words) for _ in range(rng.randint(1, 6))) + rng.choice(["", ".", ",", "!", "?"])
+        for _ in range(3000)
+    ]
+    captions += [c.replace(" ", ", ", 1) for c in captions[:500]]
+    following = ["The x", "dog", ""]
+    fast = [[ptb_tokenize(c, f) for f in following] for c in captions]
+    monkeypatch.setattr(tokenizers, "_PTB_SIMPLE", re.compile(r"(?!)"))  # never take the fast path
+    assert fast == [[ptb_tokenize(c, f) for f in following] for c in captions]
