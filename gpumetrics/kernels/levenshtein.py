@@ -128,35 +128,40 @@ def levenshtein_distance(
     a, b = a.long(), b.long()
     a_len, b_len = a_lengths.to(device=device, dtype=torch.long), b_lengths.to(device=device, dtype=torch.long)
 
-    # pattern = longer sequence (bits), text = shorter one (steps)
+    # pattern = longer sequence (bits), text = shorter one (steps); swapped per chunk, not for the whole batch
     swap = b_len > a_len
     p_len, t_len = torch.where(swap, b_len, a_len), torch.where(swap, a_len, b_len)
-    width = max(a.shape[1], b.shape[1])
-    a_pad = torch.nn.functional.pad(a, (0, width - a.shape[1]))
-    b_pad = torch.nn.functional.pad(b, (0, width - b.shape[1]))
-    patterns = torch.where(swap[:, None], b_pad, a_pad)
-    texts = torch.where(swap[:, None], a_pad, b_pad)
 
     # trivial pairs need no DP: an empty text costs the pattern length
     out.copy_(p_len)
-    words = (p_len + _WORD - 1) // _WORD
     busy = torch.nonzero(t_len > 0).flatten()
     if busy.numel() == 0:
         return out
 
     # sort by text length descending (the active rows of a step are then a prefix) and cut chunks whose padded
     # symbols and states stay under max_elements; _levenshtein_chunk splits again if its match masks do not fit
-    w_cpu, n_cpu, m_cpu = (x[busy].cpu().numpy() for x in (words, t_len, p_len))
+    n_cpu, m_cpu = (x[busy].cpu().numpy() for x in (t_len, p_len))
     order = np.lexsort((-m_cpu, -n_cpu))
     n_sorted = n_cpu[order]
     peak_m = m_cpu[order]
     start, total = 0, len(order)
     while start < total:
-        peak = np.maximum.accumulate(peak_m[start:]) + n_sorted[start] + 8 * _WORD
-        fits = np.arange(1, total - start + 1) * peak <= max_elements
+        window = peak_m[start : start + max_elements // 83 + 1]  # a row costs at least 83 values (below)
+        longest = np.maximum.accumulate(window)
+        # per row: keys, ids and symbols (~3 per symbol), gathered masks of one step block and states (~80 per word)
+        peak = 3 * (longest + n_sorted[start]) + 80 * ((longest + _WORD - 1) // _WORD)
+        fits = np.arange(1, len(window) + 1) * peak <= max_elements
         end = start + max(1, int(fits.sum()))
         rows = busy[torch.as_tensor(order[start:end], device=device)]
-        out[rows] = _levenshtein_chunk(patterns[rows], p_len[rows], texts[rows], t_len[rows], max_elements)
+        columns = int(longest[end - start - 1])  # no symbol of this chunk lies further right
+        a_rows = a[:, :columns][rows]
+        b_rows = b[:, :columns][rows]
+        a_rows = torch.nn.functional.pad(a_rows, (0, columns - a_rows.shape[1]))
+        b_rows = torch.nn.functional.pad(b_rows, (0, columns - b_rows.shape[1]))
+        flip = swap[rows, None]
+        out[rows] = _levenshtein_chunk(
+            torch.where(flip, b_rows, a_rows), p_len[rows], torch.where(flip, a_rows, b_rows), t_len[rows], max_elements
+        )
         start = end
     return out
 
