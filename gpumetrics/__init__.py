@@ -23,6 +23,7 @@ from gpumetrics.text.edit import CharErrorRate, EditDistance, NormalizedEditSimi
 from gpumetrics.image.fid import FrechetInceptionDistance  # noqa: E402
 from gpumetrics.image.inception import FIDInceptionV3  # noqa: E402
 from gpumetrics.image.kid import KernelInceptionDistance  # noqa: E402
+from gpumetrics.image.clip_score import CLIPScore  # noqa: E402
 
 # --- detection and OCR: OCR end-to-end, zero-shot detection F1 (METRICS_SPEC §5)
 from gpumetrics.detection.ocr_e2e import OCREndToEnd  # noqa: E402
@@ -43,7 +44,7 @@ __all__ = [
     "BLEUScore",
     "CIDErScore",
     "OCREndToEnd", "ZeroShotDetectionF1",
-    "FrechetInceptionDistance", "FIDInceptionV3", "KernelInceptionDistance",
+    "FrechetInceptionDistance", "FIDInceptionV3", "KernelInceptionDistance", "CLIPScore",
     "Metric",
     "TokenF1",
     "ExactMatch",

@@ -21,6 +21,7 @@ from gpumetrics.text.edit import (  # noqa: E402
 # --- image generation: Fréchet distance (METRICS_SPEC §2)
 from gpumetrics.image.fid import feature_statistics, frechet_distance  # noqa: E402
 from gpumetrics.image.kid import kernel_inception_distance  # noqa: E402
+from gpumetrics.image.clip_score import clip_score  # noqa: E402
 
 # --- detection and OCR: IoU kernels, OCR end-to-end, zero-shot detection F1 (METRICS_SPEC §5)
 from gpumetrics.kernels.iou import box_iou, box_iou_paired, polygon_iou, polygon_iou_paired  # noqa: E402
@@ -40,7 +41,7 @@ __all__ = [
     "bleu_score",
     "cider_score",
     "box_iou", "box_iou_paired", "polygon_iou", "polygon_iou_paired", "ocr_end_to_end", "zero_shot_detection_f1",
-    "frechet_distance", "feature_statistics", "kernel_inception_distance",
+    "frechet_distance", "feature_statistics", "kernel_inception_distance", "clip_score",
     "token_f1",
     "exact_match",
     "string_accuracy",

@@ -1,0 +1,292 @@
+"""CLIP score (METRICS_SPEC §2): mean over image–caption pairs of ``max(scale · cos(image_emb, text_emb), 0)``.
+
+``scale`` is 100 (torchmetrics), 1 (raw cosine — the AIJ-2022 image-generation task) or 2.5 (the CLIPScore paper)
+and is part of the signature. Two backends:
+
+* ``"hf"`` — a transformers ``CLIPModel``; ``model_name`` is a hub id or a local directory holding the model, its
+  tokenizer and ``preprocessor_config.json`` (as ``save_pretrained`` writes them). Same model and processor as
+  torchmetrics' ``CLIPScore``.
+* ``"open_clip"`` — ``open_clip.create_model(model_name, pretrained=...)``; ``model_name`` is an open_clip
+  architecture (``ViT-B-32``…) or the path of a model-config JSON; ``pretrained`` a tag (``openai``,
+  ``laion2b_s34b_b79k``…) or a checkpoint file.
+
+``pretrained="random"`` builds the exact architecture with random weights (seeded) — for tests only; the signature
+then says ``weights:random``. Preprocessing always comes from the model's own configuration (hf
+``preprocessor_config.json``, open_clip ``preprocess_cfg``), never a silent default, and runs as tensor ops on the
+device: resize of the shortest side (bicubic, antialiased — torchvision's, as transformers' fast CLIP image
+processor), center crop, rescale, normalise.
+
+Captions longer than the text context are truncated *keeping the end-of-text token* (whose embedding is the text
+feature): ``ids[:context - 1] + [eot]``. torchmetrics instead cuts at the context length and loses it. Each
+``update``/``forward`` makes exactly one image-encoder call and one text-encoder call.
+
+Differences from torchmetrics: the clamp at 0 is per sample (the paper's definition), torchmetrics clamps the mean;
+they agree whenever no pair has a negative cosine.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from gpumetrics.core import Metric
+from gpumetrics.core.checks import as_text_list, check_choice, check_same_length
+from gpumetrics.image.inception import check_images
+
+BACKENDS = ("hf", "open_clip")
+RANDOM = "random"
+
+
+class _Preprocess:
+    """Tensor image preprocessing: shortest-side resize (bicubic, antialias), center crop, scale, normalise."""
+
+    def __init__(self, size: int, crop: tuple[int, int], mean: Sequence[float], std: Sequence[float], resize_mode: str):
+        self.size, self.crop, self.mean, self.std, self.resize_mode = size, crop, tuple(mean), tuple(std), resize_mode
+
+    def describe(self) -> str:
+        return f"{self.resize_mode}{self.size}-crop{self.crop[0]}x{self.crop[1]}"
+
+    def __call__(self, images: Tensor) -> Tensor:
+        from torchvision.transforms.v2 import functional as TF
+
+        if images.dtype != torch.uint8:  # float in [0, 1]: resize in float, no quantisation
+            images = images * 255.0
+        if self.resize_mode == "squash":
+            images = TF.resize(images, list(self.crop), interpolation=TF.InterpolationMode.BICUBIC, antialias=True)
+        else:
+            images = TF.resize(images, [self.size], interpolation=TF.InterpolationMode.BICUBIC, antialias=True)
+            images = TF.center_crop(images, list(self.crop))
+        pixels = images.float() / 255.0
+        mean = torch.tensor(self.mean, device=pixels.device).view(1, -1, 1, 1)
+        std = torch.tensor(self.std, device=pixels.device).view(1, -1, 1, 1)
+        return (pixels - mean) / std
+
+
+class _HFBackend(nn.Module):
+    def __init__(self, model_name: str, pretrained: Optional[str], seed: int) -> None:
+        super().__init__()
+        from transformers import AutoImageProcessor, AutoTokenizer, CLIPConfig, CLIPModel
+
+        if pretrained == RANDOM:
+            config = CLIPConfig.from_pretrained(model_name)
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                self.model = CLIPModel(config)
+        elif pretrained is None:
+            self.model = CLIPModel.from_pretrained(model_name)
+        else:
+            raise ValueError(f"`pretrained` of the hf backend must be None or 'random', got {pretrained!r}")
+        self.model.eval().requires_grad_(False)
+        self.tokenizer = AutoTokenizer.from_pretrained(model_name)
+        processor = AutoImageProcessor.from_pretrained(model_name)
+        size = processor.size.get("shortest_edge") or processor.size.get("height")
+        crop = (processor.crop_size["height"], processor.crop_size["width"]) if processor.do_center_crop else (size, size)
+        self.preprocess = _Preprocess(size, crop, processor.image_mean, processor.image_std, "shortest")
+        self.context_length = self.model.config.text_config.max_position_embeddings
+        self.eot_id = self.tokenizer.eos_token_id
+        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eot_id
+
+    def tokenize(self, captions: list[str], device: torch.device) -> tuple[Tensor, Tensor]:
+        ids = self.tokenizer(captions, add_special_tokens=True, truncation=False)["input_ids"]
+        limit = self.context_length
+        ids = [seq if len(seq) <= limit else seq[: limit - 1] + [self.eot_id] for seq in ids]
+        longest = max(len(seq) for seq in ids)
+        tokens = torch.full((len(ids), longest), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(ids), longest), dtype=torch.long)
+        for row, seq in enumerate(ids):  # token lists → padded tensor (Python strings, not a tensor hot path)
+            tokens[row, : len(seq)] = torch.tensor(seq)
+            mask[row, : len(seq)] = 1
+        return tokens.to(device), mask.to(device)
+
+    def forward(self, pixels: Tensor, captions: list[str]) -> tuple[Tensor, Tensor]:
+        tokens, mask = self.tokenize(captions, pixels.device)
+        image = self.model.get_image_features(pixel_values=pixels)
+        text = self.model.get_text_features(input_ids=tokens, attention_mask=mask)
+        image = getattr(image, "pooler_output", image)
+        text = getattr(text, "pooler_output", text)
+        return image, text
+
+
+class _OpenCLIPBackend(nn.Module):
+    def __init__(self, model_name: str, pretrained: Optional[str], seed: int) -> None:
+        super().__init__()
+        import open_clip
+
+        if str(model_name).endswith(".json") and os.path.isfile(model_name):
+            open_clip.add_model_config(model_name)
+            model_name = Path(model_name).stem
+        if pretrained is None:
+            raise ValueError("the open_clip backend needs `pretrained`: a tag (e.g. 'openai'), a file, or 'random'")
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self.model = open_clip.create_model(model_name, pretrained=None if pretrained == RANDOM else pretrained)
+        self.model.eval().requires_grad_(False)
+        self.tokenizer = open_clip.get_tokenizer(model_name)
+        cfg = self.model.visual.preprocess_cfg
+        size = cfg["size"] if isinstance(cfg["size"], int) else cfg["size"][0]
+        crop = (size, size) if isinstance(cfg["size"], int) else tuple(cfg["size"])
+        if cfg.get("interpolation", "bicubic") != "bicubic" or cfg.get("resize_mode", "shortest") not in ("shortest", "squash"):
+            raise ValueError(f"unsupported open_clip preprocessing {cfg}; only bicubic shortest/squash resizes are exact")
+        self.preprocess = _Preprocess(size, crop, cfg["mean"], cfg["std"], cfg.get("resize_mode", "shortest"))
+
+    def forward(self, pixels: Tensor, captions: list[str]) -> tuple[Tensor, Tensor]:
+        # open_clip's tokenizer truncates to the context and puts the end-of-text token last
+        tokens = self.tokenizer(captions).to(pixels.device)
+        return self.model.encode_image(pixels), self.model.encode_text(tokens)
+
+
+def _build_backend(backend: str, model_name: str, pretrained: Optional[str], seed: int) -> nn.Module:
+    check_choice(backend, "backend", BACKENDS)
+    if not isinstance(model_name, (str, os.PathLike)):
+        raise TypeError(f"`model_name` must be a string or path, got {type(model_name).__name__}")
+    if pretrained is not None and not isinstance(pretrained, (str, os.PathLike)):
+        raise TypeError(f"`pretrained` must be a tag, a path, 'random' or None, got {type(pretrained).__name__}")
+    cls = _HFBackend if backend == "hf" else _OpenCLIPBackend
+    return cls(os.fspath(model_name), None if pretrained is None else os.fspath(pretrained), seed)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_backend(backend: str, model_name: str, pretrained: Optional[str], seed: int) -> nn.Module:
+    return _build_backend(backend, model_name, pretrained, seed)
+
+
+def _check_scale(scale: Any) -> float:
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+        raise ValueError(f"`scale` must be a positive number (100, 2.5 or 1), got {scale!r}")
+    return float(scale)
+
+
+def _clip_score_update(images: Any, captions: Any, encoder: nn.Module, scale: float) -> tuple[Tensor, Tensor]:
+    """Per-batch ``(Σ max(scale·cos, 0), count)`` in float64 / int64, one encoder call for the batch."""
+    if isinstance(images, Tensor) and images.dtype == torch.uint8:
+        check_images(images[:1])  # shape/channel/empty checks; uint8 stays uint8 (resized as the hf processor does)
+    else:
+        images = check_images(images)
+    captions = as_text_list(captions, "captions")
+    check_same_length(range(images.shape[0]), "images", captions, "captions")
+    device = next(encoder.parameters()).device
+    pixels = encoder.preprocess(images.to(device))
+    with torch.no_grad():
+        image, text = encoder(pixels, captions)
+    cosine = F.cosine_similarity(image.double(), text.double(), dim=-1)
+    scores = (scale * cosine).clamp(min=0)
+    return scores.sum(), torch.tensor(scores.shape[0], device=scores.device)
+
+
+def _clip_score_compute(total: Tensor, count: Tensor) -> Tensor:
+    if int(count) == 0:
+        raise ValueError("CLIP score needs at least one image–caption pair: call update(images, captions) first")
+    return total / count
+
+
+def clip_score(
+    images: Tensor,
+    captions: Union[str, Sequence[str]],
+    backend: str = "hf",
+    model_name: str = "openai/clip-vit-base-patch32",
+    pretrained: Optional[str] = None,
+    scale: float = 100.0,
+    seed: int = 0,
+) -> Tensor:
+    """CLIP score of image–caption pairs (the model is built once per argument set and cached).
+
+    Args:
+        images: ``Tensor[B, 3, H, W]`` uint8 or float in [0, 1].
+        captions: ``B`` strings.
+        backend, model_name, pretrained, scale, seed: see ``CLIPScore``.
+
+    Returns:
+        0-d float64 tensor: mean of ``max(scale · cos, 0)``.
+
+    Example:
+        >>> import gpumetrics.image.clip_score as cs, json, os, tempfile
+        >>> config = os.path.join(tempfile.mkdtemp(), "tiny-clip.json")
+        >>> json.dump({"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16, "head_width": 16},
+        ...            "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1}},
+        ...           open(config, "w"))
+        >>> images = torch.zeros(2, 3, 40, 50, dtype=torch.uint8)
+        >>> value = clip_score(images, ["a cat", "a dog"], "open_clip", config, "random", scale=1)
+        >>> 0 <= float(value) <= 1
+        True
+    """
+    encoder = _cached_backend(backend, os.fspath(model_name), pretrained, seed)
+    total, count = _clip_score_update(images, captions, encoder, _check_scale(scale))
+    return _clip_score_compute(total, count)
+
+
+class CLIPScore(Metric):
+    """CLIP score accumulated over batches: float64 sum of per-pair scores and a count (all-reduced under DDP).
+
+    Args:
+        backend: ``"hf"`` (transformers ``CLIPModel``) or ``"open_clip"``.
+        model_name: hf hub id / local directory, or open_clip architecture / config-JSON path.
+        pretrained: hf: None (weights of ``model_name``) or ``"random"``; open_clip: a tag, a checkpoint file, or
+            ``"random"``. ``"random"`` is for tests only and the signature says so.
+        scale: 100 (torchmetrics), 1 (raw cosine, AIJ-2022) or 2.5 (CLIPScore paper); any positive number.
+        seed: seed of ``pretrained="random"``.
+        kwargs: torchmetrics ``Metric`` options.
+
+    Example:
+        >>> import json, os, tempfile
+        >>> config = os.path.join(tempfile.mkdtemp(), "tiny-clip.json")
+        >>> json.dump({"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16, "head_width": 16},
+        ...            "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1}},
+        ...           open(config, "w"))
+        >>> metric = CLIPScore("open_clip", config, pretrained="random", scale=2.5)
+        >>> metric.update(torch.rand(2, 3, 64, 48), ["a red square", "пустая комната 🙂"])
+        >>> 0 <= float(metric.compute()) <= 2.5
+        True
+        >>> metric.signature().split("|")[:4]
+        ['clip_score', 'backend:open_clip', 'model:tiny-clip', 'weights:random']
+    """
+
+    higher_is_better = True
+    is_differentiable = False
+    full_state_update = False
+    signature_name = "clip_score"
+
+    score_sum: Tensor
+    count: Tensor
+
+    def __init__(
+        self,
+        backend: str = "hf",
+        model_name: str = "openai/clip-vit-base-patch32",
+        pretrained: Optional[str] = None,
+        scale: float = 100.0,
+        seed: int = 0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.scale = _check_scale(scale)
+        self.encoder = _build_backend(backend, model_name, pretrained, seed)
+        self.backend, self.model_name, self.pretrained, self.seed = backend, os.fspath(model_name), pretrained, seed
+        self.add_state("score_sum", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("count", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+
+    def _signature_fields(self) -> dict[str, Any]:
+        name = Path(self.model_name).stem if self.model_name.endswith(".json") else self.model_name
+        if self.pretrained == RANDOM:
+            weights = RANDOM if self.seed == 0 else f"random(seed={self.seed})"
+        else:
+            weights = self.pretrained or "hub"
+        return {
+            "backend": self.backend, "model": name, "weights": weights, "scale": f"{self.scale:g}",
+            "preprocess": self.encoder.preprocess.describe(), "clamp": "per-sample",
+        }
+
+    def update(self, images: Tensor, captions: Union[str, Sequence[str]]) -> None:
+        """Add pairs: ``images: Tensor[B, 3, H, W]`` (uint8 or float in [0, 1]) and ``B`` captions."""
+        total, count = _clip_score_update(images, captions, self.encoder, self.scale)
+        self.score_sum += total.to(self.score_sum.device)
+        self.count += count.to(self.count.device)
+
+    def compute(self) -> Tensor:
+        """Mean of ``max(scale · cos, 0)``: 0-d float64 tensor."""
+        return _clip_score_compute(self.score_sum, self.count)

@@ -1,0 +1,211 @@
+"""CLIPScore: hf backend vs torchmetrics on the same tiny random CLIPModel; open_clip vs a direct cosine; DDP."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from gpumetrics.image.clip_score import CLIPScore, clip_score
+from tests.helpers.harness import check_metric
+
+TINY_OPEN_CLIP = {
+    "embed_dim": 16,
+    "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16, "head_width": 16},
+    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1},
+}
+CAPTIONS = ["a photo of a cat", "Кошка на диване", "猫がソファにいる", "a dog 🐶 running", "e\u0301te\u0301", ""]
+
+
+def _write_openai_tokenizer(folder):
+    """OpenAI CLIP's BPE (shipped inside open_clip) as hf ``vocab.json`` + ``merges.txt``: no download needed."""
+    from open_clip.tokenizer import bytes_to_unicode, default_bpe
+
+    merges = gzip.open(default_bpe()).read().decode("utf-8").split("\n")[1 : 49152 - 256 - 2 + 1]
+    vocab = list(bytes_to_unicode().values())
+    vocab = vocab + [v + "</w>" for v in vocab] + ["".join(m.split()) for m in merges]
+    vocab += ["<|startoftext|>", "<|endoftext|>"]
+    (folder / "vocab.json").write_text(json.dumps({token: i for i, token in enumerate(vocab)}))
+    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n")
+
+
+@pytest.fixture(scope="session")
+def hf_clip_dir(tmp_path_factory):
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer
+
+    folder = tmp_path_factory.mktemp("tiny_hf_clip")
+    _write_openai_tokenizer(folder)
+    tokenizer = CLIPTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"))
+    image_processor = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    CLIPProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
+    config = CLIPConfig(
+        text_config={"vocab_size": 49408, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+                     "num_attention_heads": 2, "max_position_embeddings": 77},
+        vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2,
+                       "image_size": 32, "patch_size": 16},
+        projection_dim=16,
+    )
+    torch.manual_seed(0)
+    CLIPModel(config).save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="session")
+def open_clip_config(tmp_path_factory):
+    path = tmp_path_factory.mktemp("tiny_open_clip") / "tiny-clip.json"
+    path.write_text(json.dumps(TINY_OPEN_CLIP))
+    return str(path)
+
+
+def _images(n, seed, size=(3, 45, 37)):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randint(0, 256, (n, *size), dtype=torch.uint8, generator=generator)
+
+
+class _TensorFeatures(torch.nn.Module):
+    """transformers 5 returns model outputs from ``get_*_features``; torchmetrics 1.9 expects tensors."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model, self.config = model, model.config
+
+    def get_image_features(self, *args, **kwargs):
+        out = self.model.get_image_features(*args, **kwargs)
+        return getattr(out, "pooler_output", out)
+
+    def get_text_features(self, *args, **kwargs):
+        out = self.model.get_text_features(*args, **kwargs)
+        return getattr(out, "pooler_output", out)
+
+
+def _torchmetrics_per_sample_reference(model_dir):
+    """torchmetrics' CLIP score of each pair alone (its clamp is on the batch mean: per pair it is per sample)."""
+    from torchmetrics.functional.multimodal import clip_score as tm_clip_score
+    from transformers import CLIPModel, CLIPProcessor
+
+    model, processor = _TensorFeatures(CLIPModel.from_pretrained(model_dir)), CLIPProcessor.from_pretrained(model_dir)
+
+    def reference(images, captions):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scores = [
+                float(tm_clip_score(image, caption, lambda: (model, processor)))
+                for image, caption in zip(images, captions)
+            ]
+        return sum(scores) / len(scores)
+
+    return reference
+
+
+def test_hf_backend_matches_torchmetrics_on_the_same_model(hf_clip_dir):
+    images = _images(len(CAPTIONS), seed=0)
+    ours = clip_score(images, CAPTIONS, backend="hf", model_name=hf_clip_dir)
+    expected = _torchmetrics_per_sample_reference(hf_clip_dir)(images, CAPTIONS)
+    assert float(ours) == pytest.approx(expected, abs=1e-4)
+    # scale 1 is the raw cosine (aij2022), 2.5 the paper's weight
+    raw = clip_score(images, CAPTIONS, backend="hf", model_name=hf_clip_dir, scale=1)
+    assert float(raw) == pytest.approx(expected / 100, abs=1e-6)
+
+
+def _direct_open_clip_cosines(config_path, images, captions):
+    import open_clip
+    from torchvision.transforms.v2 import functional as TF
+
+    open_clip.add_model_config(config_path)
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = open_clip.create_model("tiny-clip", pretrained=None).eval()
+    cfg = model.visual.preprocess_cfg
+    pixels = TF.center_crop(TF.resize(images, [32], interpolation=TF.InterpolationMode.BICUBIC, antialias=True), [32])
+    pixels = TF.normalize(pixels.float() / 255, list(cfg["mean"]), list(cfg["std"]))
+    tokens = open_clip.get_tokenizer("tiny-clip")(captions)
+    with torch.no_grad():
+        return F.cosine_similarity(model.encode_image(pixels).double(), model.encode_text(tokens).double())
+
+
+def test_open_clip_backend_equals_direct_cosine(open_clip_config):
+    images = _images(len(CAPTIONS), seed=1)
+    cosines = _direct_open_clip_cosines(open_clip_config, images, CAPTIONS)
+    for scale in (100, 2.5, 1):
+        ours = clip_score(images, CAPTIONS, "open_clip", open_clip_config, "random", scale=scale)
+        assert float(ours) == pytest.approx(float((scale * cosines).clamp(min=0).mean()), rel=1e-9, abs=1e-12)
+
+
+def test_truncation_keeps_end_of_text_token(hf_clip_dir, open_clip_config):
+    long_caption = " ".join(["word"] * 200)
+    metric = CLIPScore("hf", hf_clip_dir)
+    tokens, mask = metric.encoder.tokenize([long_caption, "short"], torch.device("cpu"))
+    assert tokens.shape == (2, 77) and int(tokens[0, -1]) == 49407 and int(mask[1].sum()) == 3
+    # the 200-token caption scores like its explicit truncation with the end-of-text token kept
+    truncated = metric.encoder.tokenizer.decode(tokens[0, 1:-1])
+    image = _images(1, seed=3)
+    assert float(clip_score(image, [long_caption], "hf", hf_clip_dir)) == pytest.approx(
+        float(clip_score(image, [truncated], "hf", hf_clip_dir)), rel=1e-9
+    )
+    open_metric = CLIPScore("open_clip", open_clip_config, "random")
+    tokens = open_metric.encoder.tokenizer([long_caption])
+    assert tokens.shape == (1, 77) and int(tokens[0, -1]) == 49407
+
+
+class _CountingCLIPScore(CLIPScore):
+    calls = 0
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        original = self.encoder.forward
+
+        def counted(*args):
+            type(self).calls += 1
+            return original(*args)
+
+        self.encoder.forward = counted
+
+
+def test_one_model_call_per_forward(open_clip_config):
+    metric = _CountingCLIPScore(backend="open_clip", model_name=open_clip_config, pretrained="random")
+    value = metric(_images(3, seed=4), CAPTIONS[:3])
+    assert _CountingCLIPScore.calls == 1 and float(value) >= 0
+
+
+@pytest.mark.ddp
+def test_clip_score_harness_with_ddp(open_clip_config):
+    batches = [(_images(n, seed=10 + i), CAPTIONS[:n]) for i, n in enumerate((2, 1, 4))]
+    kwargs = {"backend": "open_clip", "model_name": open_clip_config, "pretrained": "random", "scale": 100.0}
+
+    def reference(images, captions):
+        return float((100 * _direct_open_clip_cosines(open_clip_config, images, captions)).clamp(min=0).mean())
+
+    # float32 encoders: batch composition (text padding length, GEMM blocking) moves scores by ~1e-7 relative
+    check_metric(CLIPScore, clip_score, reference, batches, metric_kwargs=kwargs, atol=1e-5, reference_atol=1e-5)
+
+
+def test_clip_score_bad_inputs_name_the_argument(open_clip_config, hf_clip_dir):
+    metric = CLIPScore("open_clip", open_clip_config, "random")
+    with pytest.raises(ValueError, match="`images` and `captions`"):
+        metric.update(_images(2, seed=0), ["only one"])
+    with pytest.raises(ValueError, match="`images`.*channels"):
+        metric.update(torch.rand(1, 4, 32, 32), ["x"])
+    with pytest.raises(ValueError, match="`images`.*\\[0, 1\\]"):
+        metric.update(-torch.rand(1, 3, 32, 32), ["x"])
+    with pytest.raises(ValueError, match="`images` is empty"):
+        metric.update(torch.zeros(0, 3, 32, 32, dtype=torch.uint8), [])
+    with pytest.raises(TypeError, match="`captions"):
+        metric.update(_images(1, seed=0), [3])
+    with pytest.raises(ValueError, match="at least one"):
+        metric.compute()
+    with pytest.raises(ValueError, match="`scale`"):
+        CLIPScore("open_clip", open_clip_config, "random", scale=0)
+    with pytest.raises(ValueError, match="`backend`"):
+        CLIPScore("clip", open_clip_config, "random")
+    with pytest.raises(ValueError, match="`pretrained`"):
+        CLIPScore("open_clip", open_clip_config)
+    with pytest.raises(ValueError, match="`pretrained`"):
+        CLIPScore("hf", hf_clip_dir, pretrained="openai")
+    signature = CLIPScore("hf", hf_clip_dir, pretrained="random", scale=1).signature()
+    assert "|weights:random|scale:1|preprocess:shortest32-crop32x32|" in signature
