@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 from typing import NamedTuple, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -84,7 +85,7 @@ def encode_tokens(
     if int(lengths_t.sum()) != len(tokens) or bool((lengths_t < 0).any()):
         raise ValueError(f"`lengths` must be non-negative and sum to len(tokens)={len(tokens)}")
     vocabulary = {token: index for index, token in enumerate(dict.fromkeys(tokens))}
-    ids = torch.tensor(list(map(vocabulary.__getitem__, tokens)), dtype=torch.long)
+    ids = torch.from_numpy(np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens)))
     return TokenBatch(ids.to(device), lengths_t.to(device), len(vocabulary))
 
 
@@ -166,24 +167,23 @@ def ngram_ids(batch: TokenBatch, max_order: int) -> Tensor:
 
 def _sorted_pairs(batch: TokenBatch, max_order: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Distinct (segment, gram) pairs: segment, gram, order and count, sorted by gram then segment."""
-    grams = ngram_ids(batch, max_order)
-    device = grams.device
-    segment = segment_index(batch.lengths)[:, None].expand_as(grams)
-    order = torch.arange(1, max_order + 1, device=device).expand_as(grams)
-    valid = grams >= 0
+    grams = ngram_ids(batch, max_order).view(-1)
     # Row-major flattening keeps positions (hence segments) in ascending order; the stable sort by gram then leaves
-    # equal (segment, gram) pairs next to each other.
-    gram, segment, order = grams[valid], segment[valid], order[valid]
+    # equal (segment, gram) pairs next to each other. Invalid entries (-1) sort first and are skipped.
+    gram, permutation = torch.sort(grams, stable=True)
+    skip = int(torch.count_nonzero(gram < 0))
+    gram, permutation = gram[skip:], permutation[skip:]
     if gram.numel() == 0:
         empty = gram.new_zeros(0)
         return empty, empty, empty, empty
-    gram, permutation = torch.sort(gram, stable=True)
-    segment, order = segment[permutation], order[permutation]
+    position = torch.div(permutation, max_order, rounding_mode="floor")
+    segment = segment_index(batch.lengths)[position]
     starts = torch.ones_like(gram, dtype=torch.bool)
     starts[1:] = (gram[1:] != gram[:-1]) | (segment[1:] != segment[:-1])
     first = torch.nonzero(starts).squeeze(1)
     count = torch.diff(first, append=first.new_tensor([gram.numel()]))
-    return segment[first], gram[first], order[first], count
+    order = permutation[first] - position[first] * max_order + 1
+    return segment[first], gram[first], order, count
 
 
 def segment_ngram_counts(batch: TokenBatch, max_order: int) -> NgramCounts:

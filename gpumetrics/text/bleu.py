@@ -37,7 +37,7 @@ from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length
 from gpumetrics.kernels.ngrams import clipped_ngram_matches, encode_tokens, ngram_totals
-from gpumetrics.text.tokenizers import SACREBLEU_TOKENIZERS, sacrebleu_tokenize_batch
+from gpumetrics.text.tokenizers import SACREBLEU_TOKENIZERS, sacrebleu_tokenize_flat
 
 BLEU_MODES = ("sacrebleu", "nltk")
 SACREBLEU_SMOOTHING = ("exp", "floor", "add-k", "none")
@@ -143,22 +143,18 @@ def _bleu_update(
     target = as_reference_lists(target, "target")
     check_same_length(preds, "preds", target, "target")
     n_refs = [len(refs) for refs in target]
-    # One tokenisation call for hypotheses and references shares the per-chunk memo.
-    lines = [*preds, *itertools.chain.from_iterable(target)]
-    tokens = sacrebleu_tokenize_batch(lines, config.tokenize, config.lowercase)
+    # Lines grouped by sample (the hypothesis, then its references), tokenised in one call (one shared memo).
+    lines = []
+    for hyp, refs in zip(preds, target):
+        lines.append(hyp)
+        lines.extend(refs)
     size = len(preds)
-    # Segments grouped by sample: the hypothesis, then its references.
-    hyp_tokens, ref_tokens = tokens[:size], iter(tokens[size:])
-    segments = []
-    for hyp, count in zip(hyp_tokens, n_refs):
-        segments.append(hyp)
-        segments.extend(itertools.islice(ref_tokens, count))
-    lengths = list(map(len, segments))
-    batch = encode_tokens(list(itertools.chain.from_iterable(segments)), lengths, device)
+    tokens, lengths = sacrebleu_tokenize_flat(lines, config.tokenize, config.lowercase)
+    batch = encode_tokens(tokens, lengths, device)
     per_sample = torch.tensor(n_refs, dtype=torch.long, device=batch.ids.device) + 1
     sample = torch.repeat_interleave(torch.arange(size, device=batch.ids.device), per_sample)
     starts = torch.cumsum(per_sample, 0) - per_sample
-    is_hyp = torch.zeros(len(segments), dtype=torch.bool, device=batch.ids.device)
+    is_hyp = torch.zeros(len(lines), dtype=torch.bool, device=batch.ids.device)
     is_hyp[starts] = True
     orders = config.counted_orders
     matches = clipped_ngram_matches(batch, sample, is_hyp, size, orders)
@@ -167,7 +163,7 @@ def _bleu_update(
     # Closest reference length, ties to the shorter: minimise |r - h| * span + r.
     ref_lengths = batch.lengths[~is_hyp]
     ref_sample = sample[~is_hyp]
-    span = int(batch.lengths.max()) + 1 if len(segments) else 1
+    span = int(batch.lengths.max()) + 1 if len(lines) else 1
     key = (ref_lengths - hyp_len[ref_sample]).abs() * span + ref_lengths
     best = torch.full((size,), torch.iinfo(torch.long).max, dtype=torch.long, device=batch.ids.device)
     best = best.scatter_reduce(0, ref_sample, key, reduce="amin")

@@ -515,6 +515,8 @@ def ptb_tokenize_batch(texts: Sequence[str]) -> list[list[str]]:
 # and a corpus costs one regex pass per distinct chunk instead of one per character.
 SACREBLEU_TOKENIZERS = ("13a", "intl", "char", "zh", "none")
 
+import numpy as np  # noqa: E402  (also imported by the ROUGE section; kept here so this section stands alone)
+
 # mteval-v13a: ASCII punctuation and symbols other than . , - and ' are always split off (a per-character mapping).
 _MTEVAL_TRANSLATION = {ord(char): f" {char} " for char in "{|}~[\\]^_` !\"#$%&()*+:;<=>?@/"}
 _MTEVAL_CONTEXT_RULES = (
@@ -590,6 +592,26 @@ def _tokenize_chunks(lines: list[str], rule, edges_are_spaced: bool) -> list[lis
     chain = itertools.chain.from_iterable
     if edges_are_spaced:
         return [list(chain(map(interior, line.split()))) for line in lines]
+    return _tokenize_edge_chunks(lines, interior, edge)
+
+
+def _tokenize_chunks_flat(lines: list[str], rule) -> tuple[list[str], list[int]]:
+    """:func:`_tokenize_chunks` with whitespace around every chunk, returned flat: (tokens, tokens per line).
+
+    One ``map`` over all chunks of all lines (no Python step per line or per token).
+    """
+    interior = functools.lru_cache(maxsize=None)(lambda chunk: tuple(rule(f" {chunk} ").split()))
+    chunk_lists = [line.split() for line in lines]
+    per_chunk = list(map(interior, itertools.chain.from_iterable(chunk_lists)))
+    tokens = list(itertools.chain.from_iterable(per_chunk))
+    chunk_ends = np.cumsum(np.fromiter(map(len, chunk_lists), dtype=np.int64, count=len(chunk_lists)))
+    token_ends = np.concatenate([[0], np.cumsum(np.fromiter(map(len, per_chunk), dtype=np.int64, count=len(per_chunk)))])
+    lengths = np.diff(token_ends[np.concatenate([[0], chunk_ends])])
+    return tokens, lengths.tolist()
+
+
+def _tokenize_edge_chunks(lines: list[str], interior, edge) -> list[list[str]]:
+    chain = itertools.chain.from_iterable
     out = []
     for line in lines:
         chunks = line.split()
@@ -612,12 +634,19 @@ def _thirteen_a_line(line: str) -> str:
     return line
 
 
+def _mteval_context(text: str) -> str:
+    # the context rules need a period, comma or dash; most chunks have none
+    if "." in text or "," in text or "-" in text:
+        return _apply(text, _MTEVAL_CONTEXT_RULES)
+    return text
+
+
 def _thirteen_a_rule(text: str) -> str:
-    return _apply(text.translate(_MTEVAL_TRANSLATION), _MTEVAL_CONTEXT_RULES)
+    return _mteval_context(text.translate(_MTEVAL_TRANSLATION))
 
 
 def _zh_rule(text: str) -> str:
-    return _apply(text.translate(_zh_translation()), _MTEVAL_CONTEXT_RULES)
+    return _mteval_context(text.translate(_zh_translation()))
 
 
 def _intl_rule(text: str) -> str:
@@ -651,6 +680,30 @@ def sacrebleu_tokenize_batch(lines: Sequence[str], tokenize: str = "13a", lowerc
         >>> sacrebleu_tokenize_batch(["我爱猫。OK"], tokenize="zh")
         [['我', '爱', '猫', '。', 'OK']]
     """
+    if tokenize == "13a":
+        tokens, lengths = sacrebleu_tokenize_flat(lines, tokenize, lowercase)
+        it = iter(tokens)
+        return [list(itertools.islice(it, n)) for n in lengths]
+    return _sacrebleu_token_lists(lines, tokenize, lowercase)
+
+
+def sacrebleu_tokenize_flat(lines: Sequence[str], tokenize: str = "13a", lowercase: bool = False
+                            ) -> tuple[list[str], list[int]]:
+    """:func:`sacrebleu_tokenize_batch` as one flat token list and the number of tokens of each line.
+
+    Example:
+        >>> sacrebleu_tokenize_flat(["a, b", "", "c."])
+        (['a', ',', 'b', 'c', '.'], [3, 0, 2])
+    """
+    if tokenize == "13a":
+        lines = [line.lower().rstrip() for line in lines] if lowercase else [line.rstrip() for line in lines]
+        lines = [_thirteen_a_line(line) if ("&" in line or "\n" in line or "<" in line) else line for line in lines]
+        return _tokenize_chunks_flat(lines, _thirteen_a_rule)
+    token_lists = _sacrebleu_token_lists(lines, tokenize, lowercase)
+    return list(itertools.chain.from_iterable(token_lists)), list(map(len, token_lists))
+
+
+def _sacrebleu_token_lists(lines: Sequence[str], tokenize: str, lowercase: bool) -> list[list[str]]:
     if tokenize not in SACREBLEU_TOKENIZERS:
         raise ValueError(f"`tokenize` must be one of {', '.join(map(repr, SACREBLEU_TOKENIZERS))}; got {tokenize!r}")
     lines = [line.lower().rstrip() for line in lines] if lowercase else [line.rstrip() for line in lines]
