@@ -68,7 +68,8 @@ def lcs_length(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> Te
     bit = torch.bitwise_left_shift(torch.ones_like(order), order % _WORD_BITS) * (a_sorted < beyond)
     one_hot.scatter_(2, torch.div(order, _WORD_BITS, rounding_mode="floor").unsqueeze(-1), bit.unsqueeze(-1))
     prefix = torch.nn.functional.pad(torch.cumsum(one_hot, dim=1), (0, 0, 1, 0))  # [P, La + 1, W]
-    b_values = torch.where(_valid(b_lengths, width_b), b, -1).contiguous()
+    below = int(torch.minimum(a.min(), b.min()).item()) - 1  # padding of b never matches
+    b_values = torch.where(_valid(b_lengths, width_b), b, below).contiguous()
     low = torch.searchsorted(a_sorted, b_values, side="left")
     high = torch.searchsorted(a_sorted, b_values, side="right")
     gather = lambda index: prefix.gather(1, index.unsqueeze(-1).expand(-1, -1, n_words))  # noqa: E731
@@ -129,23 +130,28 @@ def lcs_table(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _backtrack_chunk(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> Tensor:
-    table = lcs_table(a, b)
-    n_pairs = a.shape[0]
+    n_pairs, width_a, width_b = a.shape[0], a.shape[1], b.shape[1]
+    table = lcs_table(a, b).reshape(-1)  # flat indexing: one gather per read instead of 3-d advanced indexing
     rows = torch.arange(n_pairs, device=a.device)
-    mask = torch.zeros(n_pairs, a.shape[1] + 1, dtype=torch.bool, device=a.device)
+    cell_base, row_stride = rows * ((width_a + 1) * (width_b + 1)), width_b + 1
+    a_flat, a_base = a.reshape(-1), rows * width_a
+    b_flat, b_base = b.reshape(-1), rows * width_b
+    mask = torch.zeros(n_pairs * (width_a + 1), dtype=torch.bool, device=a.device)
+    no_op = rows * (width_a + 1) + width_a  # column La of each row collects the non-matching steps
     i, j = a_lengths.clone(), b_lengths.clone()
-    for _ in range(a.shape[1] + b.shape[1]):
+    for _ in range(width_a + width_b):
         active = (i > 0) & (j > 0)
         if not bool(active.any()):
             break
         im1, jm1 = (i - 1).clamp_min(0), (j - 1).clamp_min(0)
-        match = active & (a[rows, im1] == b[rows, jm1])
-        go_left = active & ~match & (table[rows, i, jm1] > table[rows, im1, j])
-        go_up = active & ~match & ~go_left
-        mask[rows, torch.where(match, im1, a.shape[1])] = True  # column La collects the no-ops
-        i = i - (match | go_up).long()
+        match = active & (a_flat[a_base + im1] == b_flat[b_base + jm1])
+        left = table[cell_base + i * row_stride + jm1]
+        up = table[cell_base + im1 * row_stride + j]
+        go_left = active & ~match & (left > up)
+        mask[torch.where(match, rows * (width_a + 1) + im1, no_op)] = True
+        i = i - (match | (active & ~go_left)).long()
         j = j - (match | go_left).long()
-    return mask[:, :-1]
+    return mask.view(n_pairs, width_a + 1)[:, :-1]
 
 
 def lcs_backtrack_mask(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> Tensor:

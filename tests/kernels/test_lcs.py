@@ -29,7 +29,9 @@ def test_lcs_kernels_match_direct_dynamic_programs(seed):
     # lengths around the 62-bit word boundaries of the bit-parallel kernel
     a, b = _random_pairs(seed, 14, [0, 1, 2, 7, 61, 62, 63, 124, 125], [0, 1, 3, 11, 30])
     (ta, la), (tb, lb) = _pad(a, -1), _pad(b, 0)  # padding values that collide with real ids must not matter
-    assert lcs_length(ta, la, tb, lb).tolist() == [_lcs_table(x, y)[-1][-1] for x, y in zip(a, b)]
+    expected = [_lcs_table(x, y)[-1][-1] for x, y in zip(a, b)]
+    assert lcs_length(ta, la, tb, lb).tolist() == expected
+    assert lcs_length(ta - 3, la, tb - 3, lb).tolist() == expected  # negative ids, padding equal to real ids
     mask = lcs_backtrack_mask(ta, la, tb, lb)
     for p, (x, y) in enumerate(zip(a, b)):
         assert [i for i in range(len(x)) if mask[p, i]] == (lcs_ind(x, y) if x and y else [])
