@@ -162,10 +162,13 @@ def normalize_quads(quads: Tensor) -> Tensor:
     """
     if quads.shape[0] == 0:
         return quads
-    centre = quads.mean(dim=1, keepdim=True)
+    centre = _centre(quads)[:, None]
     rel = quads - centre
-    angle = torch.atan2(rel[..., 1], rel[..., 0])
-    order = angle.argsort(dim=1)
+    # a pseudo-angle in (-2, 2], monotone in atan2(y, x) and much cheaper
+    rx, ry = rel[..., 0], rel[..., 1]
+    norm1 = rx.abs() + ry.abs()
+    pseudo = 1 - rx / torch.where(norm1 > 0, norm1, 1.0)
+    order = torch.where(ry < 0, -pseudo, pseudo).argsort(dim=1)
     quads = quads.gather(1, order[..., None].expand(-1, -1, 2))
     # among 4 points at most one lies inside the triangle of the others: it is the only reflex vertex
     rel = quads - centre
@@ -177,11 +180,19 @@ def normalize_quads(quads: Tensor) -> Tensor:
     return torch.where(reflex, quads.roll(1, dims=1), quads)
 
 
+def _centre(quads: Tensor) -> Tensor:
+    """Vertex mean ``Tensor[N, 2]`` of ``Tensor[N, 4, 2]`` (explicit sum: faster than ``mean`` over a dim of 4)."""
+    return (quads[:, 0] + quads[:, 1] + quads[:, 2] + quads[:, 3]) * 0.25
+
+
 def _shoelace(quads: Tensor) -> Tensor:
-    """Area of normalised quads ``Tensor[N, 4, 2]`` (computed around their own centre)."""
-    rel = quads - quads.mean(dim=1, keepdim=True)
-    nxt = rel.roll(-1, dims=1)
-    return 0.5 * (rel[..., 0] * nxt[..., 1] - rel[..., 1] * nxt[..., 0]).sum(dim=1).clamp(min=0)
+    """Area of normalised quads ``Tensor[N, 4, 2]``, computed around the same centre as the pair kernel uses."""
+    rel = quads - _centre(quads)[:, None]
+    x, y = rel[..., 0].unbind(1), rel[..., 1].unbind(1)
+    twice = (x[0] * y[1] - y[0] * x[1]) + (x[1] * y[2] - y[1] * x[2]) + (x[2] * y[3] - y[2] * x[3]) + (
+        x[3] * y[0] - y[3] * x[0]
+    )
+    return 0.5 * twice.clamp(min=0)
 
 
 def _prepare_quads(value: object, name: str, dtype: Optional[torch.dtype] = None) -> Tensor:
@@ -248,7 +259,7 @@ def _paired_intersection(a: Tensor, b: Tensor, area_a: Tensor, area_b: Tensor, c
     for start in range(0, idx.numel(), _CHUNK):
         sel = idx[start : start + _CHUNK]
         pa, pb = a[sel], b[sel]
-        centre = pa.mean(dim=1, keepdim=True)  # shift each pair before forming products
+        centre = _centre(pa)[:, None]  # shift each pair before forming products
         pa, pb = pa - centre, pb - centre
         pa, pb = pa.permute(2, 1, 0).contiguous(), pb.permute(2, 1, 0).contiguous()  # [2, 4, P]
         value = kernel(pa[0], pa[1], pb[0], pb[1])
