@@ -180,7 +180,7 @@ def _rouge_score_corpus_codes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndar
     joined = "\x00".join(texts)
     if joined.count("\x00") != len(texts) - 1:  # NUL is a separator for rouge-score anyway
         joined = "\x00".join(text.replace("\x00", " ") for text in texts)
-    data = joined.lower().encode("utf-8")
+    data = joined.lower().encode("utf-8", "surrogatepass")  # lone surrogates: non-ASCII bytes, i.e. separators
     raw = np.frombuffer(data, dtype=np.uint8)
     digits = _ALNUM_CODES[raw]
     edges = np.diff((digits > 0).view(np.int8), prepend=np.int8(0), append=np.int8(0))

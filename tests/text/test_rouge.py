@@ -228,7 +228,7 @@ def test_rouge_w_matches_lin_2004_direct_implementation():
 def test_tokenizers_equal_rouge_score_default_tokenizer():
     rng = random.Random(12)
     texts = [random_text(rng, ASCII_WORDS + UNICODE_WORDS) for _ in range(400)]
-    texts += ["", "\x00", "K\u212a İstanbul", "a\x00b", "ÀB12cd_ef", "x" * 40 + " " + "y" * 13, "\n\n"]
+    texts += ["", "\x00", "K\u212a İstanbul", "a\x00b", "ÀB12cd_ef", "x" * 40 + " " + "y" * 13, "\n\n", "a\ud800b"]
     for stem in (False, True):
         expected = [rs_tokenizers.DefaultTokenizer(stem).tokenize(text) for text in texts]
         assert [rouge_tokenize(text, use_stemmer=stem) for text in texts] == expected
