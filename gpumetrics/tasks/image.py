@@ -1,0 +1,148 @@
+"""The AIJ-2022 image-generation task score: S_ImageGeneration = ½ (CLIP + (200 − min(200, FID)) / 200).
+
+CLIP is the raw cosine (``scale=1``) between each generated image and its caption; FID compares all generated
+images with a real set given as a folder of images or a pytorch-fid ``.npz`` statistics file.
+
+Config records: predictions ``{"id": …, "prediction": "generated/0001.png"}``, references
+``{"id": …, "references": ["the caption"]}``; image paths are relative to the ``image_root`` option.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+import torch
+from torch import Tensor
+
+from gpumetrics.core import Metric
+from gpumetrics.core.checks import as_text_list, check_same_length
+from gpumetrics.image.clip_score import CLIPScore
+from gpumetrics.image.fid import FrechetInceptionDistance
+from gpumetrics.image.io import list_images, same_size_batches
+from gpumetrics.tasks.registry import TaskMetric, register_metric
+
+
+def image_generation_score(clip: Union[float, Tensor], fid: Union[float, Tensor]) -> Tensor:
+    """S_ImageGeneration = ½ (CLIP + (200 − min(200, FID)) / 200), CLIP as raw cosine in [0, 1].
+
+    Example:
+        >>> float(image_generation_score(0.3, 50.0))
+        0.525
+        >>> float(image_generation_score(0.3, 250.0))
+        0.15
+    """
+    clip = torch.as_tensor(clip, dtype=torch.float64)
+    fid = torch.as_tensor(fid, dtype=torch.float64, device=clip.device)
+    return 0.5 * (clip + (200 - fid.clamp(max=200)) / 200)
+
+
+class ImageGenerationScore(Metric):
+    """S_ImageGeneration over generated image files and their captions.
+
+    Args:
+        real: folder of real images or a pytorch-fid/clean-fid ``.npz`` of their statistics.
+        image_root: directory that relative image paths (predictions) are resolved against.
+        fid_feature, inception_weights, resize: ``FrechetInceptionDistance`` options (``feature``, ``weights``,
+            ``resize``); ``inception_weights="random"`` for tests only.
+        clip_backend, clip_model, clip_pretrained: ``CLIPScore`` options (``backend``, ``model_name``,
+            ``pretrained``); the CLIP score is the raw cosine (``scale=1``).
+        batch_size: images read per model call.
+
+    ``compute()`` returns ``{"score": S, "clip": CLIP, "fid": FID}``.
+    """
+
+    higher_is_better = True
+    full_state_update = False
+    signature_name = "s_image_generation"
+
+    def __init__(
+        self,
+        real: str,
+        image_root: str = ".",
+        fid_feature: int = 2048,
+        inception_weights: Optional[str] = None,
+        resize: str = "pytorch-fid",
+        clip_backend: str = "hf",
+        clip_model: str = "openai/clip-vit-base-patch32",
+        clip_pretrained: Optional[str] = None,
+        batch_size: int = 32,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.real = Path(real)
+        if not self.real.exists():
+            raise ValueError(f"`real` must be a folder of images or an .npz statistics file; '{real}' does not exist")
+        self.image_root = Path(image_root)
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}")
+        self.batch_size = batch_size
+        self.fid = FrechetInceptionDistance(
+            feature=fid_feature, weights=inception_weights, resize=resize, reset_real_features=False
+        )
+        self.clip = CLIPScore(clip_backend, clip_model, clip_pretrained, scale=1.0)
+        self._real_loaded = False
+
+    def _signature_fields(self) -> dict[str, Any]:
+        return {"fid": self.fid.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0]}
+
+    def _load_real(self) -> None:
+        if self._real_loaded:
+            return
+        if self.real.suffix == ".npz":
+            self.fid.load_stats(self.real, real=True)
+        else:
+            device = self.fid.real_sum.device
+            files = list_images(self.real)
+            if torch.distributed.is_available() and torch.distributed.is_initialized():
+                # each rank reads its share: the FID sum states are all-reduced, so every file counts once
+                files = files[torch.distributed.get_rank() :: torch.distributed.get_world_size()]
+            for _, images in same_size_batches(files, self.batch_size):
+                self.fid.update(images.to(device), real=True)
+        self._real_loaded = True
+
+    def update(self, images: Sequence[str], captions: Union[str, Sequence[str]]) -> None:
+        """Add generated images (file paths, relative to ``image_root``) with their captions."""
+        paths = [self.image_root / p for p in as_text_list(images, "images")]
+        captions = as_text_list(captions, "captions")
+        check_same_length(paths, "images", captions, "captions")
+        for path in paths:
+            if not path.is_file():
+                raise ValueError(f"`images`: file '{path}' does not exist")
+        device = self.fid.real_sum.device
+        for indices, batch in same_size_batches(paths, self.batch_size):
+            batch = batch.to(device)
+            self.fid.update(batch, real=False)
+            self.clip.update(batch, [captions[i] for i in indices])
+
+    def compute(self) -> dict[str, Tensor]:
+        """``{"score", "clip", "fid"}`` as 0-d float64 tensors."""
+        self._load_real()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # small sets: the rank-deficiency warning is noise here
+            fid = self.fid.compute()
+        clip = self.clip.compute()
+        return {"score": image_generation_score(clip, fid), "clip": clip, "fid": fid}
+
+    def reset(self) -> None:
+        """Reset generated images; the real set stays loaded."""
+        kept = self._real_loaded
+        super().reset()
+        self.fid.reset()
+        self.clip.reset()
+        self._real_loaded = kept
+
+
+def _image_generation_update_args(predictions: list, references: list) -> tuple:
+    return list(predictions), [refs[0] if refs else "" for refs in references]
+
+
+register_metric(TaskMetric(
+    name="s_image_generation",
+    factory=ImageGenerationScore,
+    description="AIJ-2022 S_ImageGeneration = ½(CLIP cosine + (200 − min(200, FID))/200) — METRICS_SPEC §2",
+    empty_prediction=None,
+    update_args=_image_generation_update_args,
+    primary="score",
+))
