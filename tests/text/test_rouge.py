@@ -170,8 +170,8 @@ def test_all_key_kinds_on_unicode_text_match_rouge_score(use_stemmer):
 
 def test_large_batch_matches_rouge_score():
     keys = ("rouge1", "rouge2", "rougeL", "rougeLsum")
-    preds, target = make_batch(random.Random(7), 1500, ASCII_WORDS + UNICODE_WORDS)
-    assert_close(rouge_score(preds, target), rouge_score_reference(keys)(preds, target), what="2k batch")
+    preds, target = make_batch(random.Random(7), 1000, ASCII_WORDS + UNICODE_WORDS)
+    assert_close(rouge_score(preds, target), rouge_score_reference(keys)(preds, target), what="1k-sample batch")
     per_sample = rouge_score(preds, target, reduction="none")
     assert_close(per_sample, rouge_score_reference(keys, per_sample=True)(preds, target), what="per sample")
 
