@@ -29,7 +29,7 @@ from typing import Callable, Optional, Sequence
 
 #: Modules contributing subcommands through ``add_parser(subparsers)``, imported in order when the parser is built.
 COMMAND_MODULES: list[str] = [
-    # "gpumetrics.image.cli",  # fid, clip-score
+    "gpumetrics.image.cli_commands",  # fid, clip-score
 ]
 
 

@@ -1,0 +1,193 @@
+"""``gpumetrics fid`` and ``gpumetrics clip-score`` subcommands (registered through ``gpumetrics.cli``'s hook).
+
+::
+
+    gpumetrics fid PATH_A PATH_B [--weights FILE] [--dims 2048] [--resize pytorch-fid|clean] [--batch-size 50]
+                   [--device cpu|cuda] [--save-stats] [--json]
+    gpumetrics clip-score --images DIR --captions FILE.jsonl [--backend hf|open_clip] [--model NAME]
+                          [--pretrained TAG|FILE|random] [--scale 100] [--batch-size 32] [--device cpu] [--json]
+
+``fid`` takes folders of images or pytorch-fid ``.npz`` statistics, like ``python -m pytorch_fid``; with
+``--save-stats`` it writes the statistics of the folder PATH_A to PATH_B (an ``.npz``). ``clip-score`` reads
+``{"image": "file name in DIR", "caption": "…"}`` records (JSON Lines). Heavy imports happen inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _device(name: str):
+    import torch
+
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"--device {name}: CUDA is not available on this machine")
+    return torch.device(name)
+
+
+def _print(result: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        for key, value in result.items():
+            print(f"{key}: {value}")
+
+
+def _fid_stats(metric, path: Path, real: bool, batch_size: int, device) -> None:
+    from gpumetrics.image.io import list_images, same_size_batches
+
+    if path.suffix == ".npz":
+        metric.load_stats(path, real=real)
+        return
+    for _, images in same_size_batches(list_images(path), batch_size):
+        metric.update(images.to(device), real=real)
+
+
+def run_fid(args: argparse.Namespace) -> int:
+    """Handler of ``gpumetrics fid``."""
+    import warnings
+
+    from gpumetrics.image.fid import FrechetInceptionDistance
+
+    first, second = Path(args.path_a), Path(args.path_b)
+    for path in (first,) if args.save_stats else (first, second):
+        if not path.exists():
+            raise ValueError(f"path '{path}' does not exist (expected a folder of images or an .npz file)")
+    if args.save_stats and (first.suffix == ".npz" or second.suffix != ".npz"):
+        raise ValueError("--save-stats reads the image folder PATH_A and writes the .npz PATH_B")
+    device = _device(args.device)
+    if not args.save_stats and first.suffix == ".npz" and second.suffix == ".npz":
+        return _fid_of_stats_files(first, second, args.json)
+    try:
+        metric = FrechetInceptionDistance(feature=args.dims, weights=args.weights, resize=args.resize).to(device)
+    except FileNotFoundError as err:
+        raise ValueError(str(err)) from None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _fid_stats(metric, first, True, args.batch_size, device)
+        if args.save_stats:
+            metric.save_stats(second, real=True)
+            _print({"saved": str(second), "signature": metric.signature()}, args.json)
+            return 0
+        _fid_stats(metric, second, False, args.batch_size, device)
+        value = float(metric.compute())
+    result = {"fid": value, "signature": metric.signature()}
+    notes = sorted({str(w.message) for w in caught if issubclass(w.category, UserWarning)})
+    if notes:
+        result["warnings"] = notes
+    _print(result, args.json)
+    return 0
+
+
+def _fid_of_stats_files(first: Path, second: Path, as_json: bool) -> int:
+    import numpy as np
+
+    from gpumetrics.core.signature import format_signature
+    from gpumetrics.image.fid import frechet_distance
+
+    stats = []
+    for path in (first, second):
+        with np.load(path) as data:
+            if "mu" not in data or "sigma" not in data:
+                raise ValueError(f"'{path}' must be an .npz with arrays 'mu' and 'sigma'")
+            stats += [data["mu"], data["sigma"]]
+    if stats[0].shape != stats[2].shape:
+        raise ValueError(f"'{first}' and '{second}' hold statistics of different sizes: {stats[0].shape} and {stats[2].shape}")
+    value = float(frechet_distance(*stats))
+    _print({"fid": value, "signature": format_signature("fid", {"feature": stats[0].shape[0], "stats": "npz"})}, as_json)
+    return 0
+
+
+def _read_caption_records(path: Path) -> list[tuple[str, str]]:
+    records = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{number}: not a JSON object: {err.msg}") from None
+            if not isinstance(record, dict) or not isinstance(record.get("image"), str) or not isinstance(record.get("caption"), str):
+                raise ValueError(f'{path}:{number}: expected {{"image": "<file>", "caption": "<text>"}}')
+            records.append((record["image"], record["caption"]))
+    if not records:
+        raise ValueError(f"{path}: holds no record")
+    return records
+
+
+def run_clip_score(args: argparse.Namespace) -> int:
+    """Handler of ``gpumetrics clip-score``."""
+    from gpumetrics.image.clip_score import CLIPScore
+    from gpumetrics.image.io import same_size_batches
+
+    folder = Path(args.images)
+    if not folder.is_dir():
+        raise ValueError(f"--images '{folder}' is not a folder")
+    records = _read_caption_records(Path(args.captions))
+    paths = [folder / name for name, _ in records]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise ValueError(f"{len(missing)} image file(s) of {args.captions} are missing, e.g. '{missing[0]}'")
+    device = _device(args.device)
+    metric = CLIPScore(args.backend, args.model, args.pretrained, scale=args.scale).to(device)
+    for indices, images in same_size_batches(paths, args.batch_size):
+        metric.update(images.to(device), [records[i][1] for i in indices])
+    _print({"clip_score": float(metric.compute()), "n": len(records), "signature": metric.signature()}, args.json)
+    return 0
+
+
+def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``fid`` to a ``gpumetrics`` argument parser."""
+    parser = subparsers.add_parser(
+        "fid", help="Fréchet inception distance between two image folders or .npz statistics (pytorch-fid's number)",
+        description="FID of PATH_A (real) and PATH_B (generated): folders of images or pytorch-fid .npz statistics.",
+    )
+    parser.add_argument("path_a", metavar="PATH_A", help="folder of real images or .npz statistics")
+    parser.add_argument("path_b", metavar="PATH_B", help="folder of generated images or .npz (output with --save-stats)")
+    parser.add_argument("--weights", help="Inception weight file (default: the pinned pytorch-fid weights)")
+    parser.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048), help="feature size")
+    parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean"), help="resize mode")
+    parser.add_argument("--batch-size", type=_positive_int, default=50, help="images per forward (default 50)")
+    parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
+    parser.add_argument("--save-stats", action="store_true", help="write the statistics of folder PATH_A to PATH_B")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run_fid)
+    return parser
+
+
+def add_clip_score_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``clip-score`` to a ``gpumetrics`` argument parser."""
+    parser = subparsers.add_parser(
+        "clip-score", help="CLIP score of images and their captions",
+        description='Mean max(scale·cos, 0) over the {"image", "caption"} records of --captions.',
+    )
+    parser.add_argument("--images", required=True, help="folder holding the image files the records name")
+    parser.add_argument("--captions", required=True, help='JSON Lines of {"image": "<file>", "caption": "<text>"}')
+    parser.add_argument("--backend", default="hf", choices=("hf", "open_clip"))
+    parser.add_argument("--model", default="openai/clip-vit-base-patch32", help="hf id/dir or open_clip arch/config")
+    parser.add_argument("--pretrained", default=None, help="open_clip tag or file; 'random' for tests")
+    parser.add_argument("--scale", type=float, default=100.0, help="100 (torchmetrics), 1 (raw cosine), 2.5 (paper)")
+    parser.add_argument("--batch-size", type=_positive_int, default=32)
+    parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run_clip_score)
+    return parser
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """The ``gpumetrics.cli`` hook: adds ``fid`` and ``clip-score``."""
+    add_fid_parser(subparsers)
+    add_clip_score_parser(subparsers)

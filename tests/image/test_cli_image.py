@@ -1,0 +1,70 @@
+"""``gpumetrics fid`` / ``gpumetrics clip-score`` end to end on tiny files and random-weight models."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from gpumetrics.cli import main
+from gpumetrics.image.clip_score import clip_score
+from gpumetrics.image.fid import FrechetInceptionDistance
+from tests.image.test_clip_score import TINY_OPEN_CLIP
+
+
+def _images(folder, seed, n=4):
+    folder.mkdir()
+    generator = torch.Generator().manual_seed(seed)
+    images = torch.randint(0, 256, (n, 3, 24, 30), dtype=torch.uint8, generator=generator)
+    for i, image in enumerate(images):
+        Image.fromarray(image.permute(1, 2, 0).numpy()).save(folder / f"{i}.png")
+    return images
+
+
+def test_fid_command_folders_stats_and_npz(tmp_path, capsys, inception_file):
+    real, fake = _images(tmp_path / "real", 0), _images(tmp_path / "fake", 1)
+    common = ["--weights", str(inception_file), "--dims", "64", "--batch-size", "3", "--json"]
+    assert main(["fid", str(tmp_path / "real"), str(tmp_path / "fake"), *common]) == 0
+    result = json.loads(capsys.readouterr().out)
+    metric = FrechetInceptionDistance(feature=64, weights=str(inception_file))
+    metric.update(real, real=True)
+    metric.update(fake, real=False)
+    with pytest.warns(UserWarning):
+        assert result["fid"] == pytest.approx(float(metric.compute()), rel=1e-9)
+    assert result["signature"].startswith("fid|feature:64|weights:file@") and result["warnings"]
+
+    for name in ("real", "fake"):
+        assert main(["fid", str(tmp_path / name), str(tmp_path / f"{name}.npz"), "--save-stats", *common]) == 0
+    capsys.readouterr()
+    assert main(["fid", str(tmp_path / "real.npz"), str(tmp_path / "fake.npz"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["fid"] == pytest.approx(result["fid"], rel=1e-9)
+    assert main(["fid", str(tmp_path / "real.npz"), str(tmp_path / "fake"), *common]) == 0
+    assert json.loads(capsys.readouterr().out)["fid"] == pytest.approx(result["fid"], rel=1e-9)
+
+    assert main(["fid", str(tmp_path / "nope"), str(tmp_path / "fake"), *common]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    np.savez(tmp_path / "small.npz", mu=np.zeros(3), sigma=np.eye(3))
+    assert main(["fid", str(tmp_path / "small.npz"), str(tmp_path / "real.npz")]) == 2
+    assert "different sizes" in capsys.readouterr().err
+
+
+def test_clip_score_command(tmp_path, capsys):
+    images = _images(tmp_path / "images", 2, n=3)
+    captions = ["a cat", "Кот", "🙂 猫"]
+    (tmp_path / "captions.jsonl").write_text(
+        "\n".join(json.dumps({"image": f"{i}.png", "caption": c}, ensure_ascii=False) for i, c in enumerate(captions))
+    )
+    config = tmp_path / "tiny-clip.json"
+    config.write_text(json.dumps(TINY_OPEN_CLIP))
+    args = ["clip-score", "--images", str(tmp_path / "images"), "--captions", str(tmp_path / "captions.jsonl"),
+            "--backend", "open_clip", "--model", str(config), "--pretrained", "random", "--scale", "2.5", "--json"]
+    assert main(args) == 0
+    result = json.loads(capsys.readouterr().out)
+    expected = clip_score(images, captions, "open_clip", str(config), "random", scale=2.5)
+    assert result["clip_score"] == pytest.approx(float(expected), abs=1e-6) and result["n"] == 3
+    (tmp_path / "bad.jsonl").write_text('{"image": "9.png", "caption": "x"}\n')
+    assert main([*args[:3], "--captions", str(tmp_path / "bad.jsonl"), *args[5:]]) == 2
+    assert "missing" in capsys.readouterr().err
