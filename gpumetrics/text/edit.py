@@ -61,13 +61,18 @@ def _pair_distances(
     device: Optional[torch.device | str],
     lengths: bool = True,
 ) -> tuple[Tensor, ...]:
-    """Distances, and unless ``lengths=False`` prediction and reference lengths (``LongTensor[B]``, on ``device``)."""
+    """Distances, and unless ``lengths=False`` prediction and reference lengths (``LongTensor[B]``, on ``device``).
+
+    ``preds`` and ``target`` are lists of equal length whose items are not checked yet (see :func:`_as_lists`).
+    """
+    check = None
     if unit == "word":
+        _check_items(preds, target)
         a: Sequence = [text.split() for text in preds]
         b: Sequence = [text.split() for text in target]
     else:
-        a, b = preds, target
-    distances = levenshtein_strings(a, b, backend=backend, device=device)
+        a, b, check = preds, target, _check_items
+    distances = levenshtein_strings(a, b, backend=backend, device=device, check=check)
     if not lengths:
         return (distances,)
     lengths_a = torch.from_numpy(np.fromiter(map(len, a), dtype=np.int64, count=len(a))).to(distances.device)
@@ -75,17 +80,25 @@ def _pair_distances(
     return distances, lengths_a, lengths_b
 
 
-def _texts(value: Any, name: str) -> list[str]:
-    # fast path for the common case (a list of str), checked at C speed; anything else gets the full check
-    if type(value) is list and (not value or set(map(type, value)) == {str}):
-        return value
-    return as_text_list(value, name)
-
-
-def _check_pairs(preds: Any, target: Any) -> tuple[list[str], list[str]]:
-    preds, target = _texts(preds, "preds"), _texts(target, "target")
+def _as_lists(preds: Any, target: Any) -> tuple[list, list]:
+    """Two batches as lists of equal length; a list is taken as is, its items are checked by ``_check_items``."""
+    preds = preds if type(preds) is list else as_text_list(preds, "preds")
+    target = target if type(target) is list else as_text_list(target, "target")
     check_same_length(preds, "preds", target, "target")
     return preds, target
+
+
+def _check_items(preds: Sequence, target: Sequence, offset: int = 0) -> None:
+    """TypeError naming the first non-string item; ``offset`` is the batch index of ``preds[0]``."""
+    for name, items in (("preds", preds), ("target", target)):
+        if items and set(map(type, items)) != {str}:  # the common case is checked at C speed
+            for i, item in enumerate(items):
+                if not isinstance(item, str):
+                    text = repr(item)
+                    raise TypeError(
+                        f"`{name}[{offset + i}]` must be a string, got {type(item).__name__} "
+                        f"{text[:60]}{'…' if len(text) > 60 else ''}"
+                    )
 
 
 def _check_options(unit: Optional[str] = None, backend: Optional[str] = None, reduction: Optional[str] = None) -> None:
@@ -102,7 +115,7 @@ def _edit_distance_update(
     preds: Any, target: Any, unit: str, backend: str, device: Optional[torch.device | str] = None
 ) -> Tensor:
     """``LongTensor[B]`` Levenshtein distance of every pair."""
-    preds, target = _check_pairs(preds, target)
+    preds, target = _as_lists(preds, target)
     return _pair_distances(preds, target, unit, backend, device, lengths=False)[0]
 
 
@@ -220,7 +233,7 @@ def _error_rate_update(
     preds: Any, target: Any, unit: str, backend: str, device: Optional[torch.device | str] = None
 ) -> tuple[Tensor, Tensor]:
     """Pooled ``(edits, reference length)`` of a batch, int64 scalars."""
-    preds, target = _check_pairs(preds, target)
+    preds, target = _as_lists(preds, target)
     distances, _, target_lengths = _pair_distances(preds, target, unit, backend, device)
     return distances.sum(), target_lengths.sum()
 

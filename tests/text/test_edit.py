@@ -240,6 +240,10 @@ def test_bad_inputs_name_the_argument(fn):
         fn(["a"], None)
     with pytest.raises(TypeError, match=r"`preds\[1\]`"):
         fn(["a", 3], ["a", "b"])
+    with pytest.raises(TypeError, match=r"`preds\[5000\]`"):  # past the first slice of the rapidfuzz loop
+        fn(["a"] * 5000 + [["a"]], ["b"] * 5001)
+    with pytest.raises(TypeError, match=r"`target\[4\]`"):
+        fn(("a",) * 5, ("b", "c", "d", "e", None))
     with pytest.raises(TypeError, match=r"`target\[0\]"):
         fn(["a"], [b"a"])
     with pytest.raises(ValueError, match="same number of samples"):
@@ -268,3 +272,33 @@ def test_signatures_name_the_options():
     assert gpumetrics.EditDistance(unit="word").signature().startswith("edit_distance|unit:word")
     assert gpumetrics.CharErrorRate().signature().startswith("cer|")
     assert gpumetrics.WordErrorRate().signature().startswith("wer|tokenizer:whitespace")
+
+
+def test_ned_aij2022_from_a_config_through_the_cli(tmp_path):
+    import json
+    from pathlib import Path
+
+    from gpumetrics import cli
+
+    examples = Path(__file__).resolve().parents[2] / "examples" / "htr"
+    config = tmp_path / "tritw.yaml"
+    config.write_text(
+        "name: tritw\ntasks:\n"
+        f"  - name: TRitW\n    metric: ned_aij2022\n    predictions: {examples / 'predictions.json'}\n"
+        f"    references: {examples / 'references.json'}\n"
+        f"  - name: CER\n    metric: cer\n    predictions: {examples / 'predictions.json'}\n"
+        f"    references: {examples / 'references.json'}\n",
+        encoding="utf-8",
+    )
+    report = tmp_path / "report.json"
+    assert cli.main(["evaluate", str(config), "--output", str(report), "--batch-size", "3"]) == 0
+    text = report.read_text(encoding="utf-8")
+    predictions = json.loads((examples / "predictions.json").read_text(encoding="utf-8"))
+    references = json.loads((examples / "references.json").read_text(encoding="utf-8"))
+    preds = [predictions.get(r["id"], "") for r in references]
+    golds = [r["references"] for r in references]
+    expected_ned = _ned_aij2022_reference(preds, golds)
+    expected_cer = _jiwer_cer_no_strip(preds, [g[0] for g in golds])
+    scores = {task["name"]: task["score"] for task in json.loads(text)["tasks"]}
+    assert_close(scores["TRitW"], expected_ned, atol=1e-12)
+    assert_close(scores["CER"], expected_cer, atol=1e-12)
