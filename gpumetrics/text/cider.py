@@ -312,7 +312,8 @@ def cider_score(
             (the text is already tokenised: split on whitespace, as ``Cider.compute_score`` does).
         reduction: ``"mean"`` (corpus score, pycocoevalcap's first return value), ``"sum"`` or ``"none"``
             (``DoubleTensor[B]`` per-sample scores, pycocoevalcap's second return value).
-        n_gram: highest n-gram order (pycocoevalcap's ``n``).
+        n_gram: highest n-gram order. Parity holds at 4: pycocoevalcap's ``Cider(n=...)`` always counts 1..4-grams
+            (its ``cook_*`` helpers ignore ``n``), so other values there crash (n < 4) or dilute the mean (n > 4).
         sigma: standard deviation of the CIDEr-D length penalty.
         device: where counting runs (default CPU).
 
