@@ -1,0 +1,34 @@
+"""The AIJ challenge suites (METRICS_SPEC §8): fixed tasks, fixed metric options, overall = sum of task scores.
+
+Only tasks whose metric gpumetrics implements are listed; the descriptions name the ones still missing, so a
+suite score is never silently computed over fewer tasks than the challenge had.
+"""
+
+from gpumetrics.tasks.registry import METRICS, Suite, SuiteTask, register_suite
+
+_AIJ2022_TASKS = [
+    SuiteTask("TextQA", "token_f1", {"preset": "aij2022"}),
+    SuiteTask("MathQA", "exact_match", {"preset": "aij2022"}),
+    SuiteTask("TRitW", "ned_aij2022"),
+]
+if "image_generation" in METRICS:
+    _AIJ2022_TASKS.append(SuiteTask("ImageGeneration", "image_generation"))
+
+register_suite(Suite(
+    name="aij2022",
+    description="AIJ-2022 Fusion Brain: sum of task scores, each in [0, 1]; "
+                "not yet available: ImageCaptioning and VisualQA (METEOR)"
+                + ("" if "image_generation" in METRICS else ", ImageGeneration"),
+    tasks=_AIJ2022_TASKS,
+))
+
+register_suite(Suite(
+    name="aij2021",
+    description="AIJ-2021 Fusion Brain: HTR (string accuracy), zero-shot detection (F1), VQA (accuracy); "
+                "not yet available: Code2code (CodeBLEU)",
+    tasks=[
+        SuiteTask("HTR", "string_accuracy"),
+        SuiteTask("ZeroShotDetection", "zero_shot_detection_f1", {"preset": "aij2021"}),
+        SuiteTask("VQA", "exact_match", {"preset": "raw"}),
+    ],
+))
