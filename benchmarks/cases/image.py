@@ -82,3 +82,28 @@ def fid_update_case(size: int, device: str) -> Contenders:
         },
         note="random-weight pytorch-fid Inception, 256×256 inputs resized to 299; ratio ≈ 1 is the goal",
     )
+
+
+@register("clip_score_update", sizes=(8,), quick_sizes=(2,), unit="images", repeats=3)
+def clip_score_update_case(size: int, device: str) -> Contenders:
+    from gpumetrics.image.clip_score import CLIPScore
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        metric = CLIPScore("open_clip", "ViT-B-32", pretrained="random").to(device)
+    encoder = metric.encoder
+    generator = torch.Generator().manual_seed(0)
+    images = torch.randint(0, 256, (size, 3, 256, 256), dtype=torch.uint8, generator=generator).to(device)
+    captions = [f"a photo number {i} of a cat on a sofa" for i in range(size)]
+
+    def raw_encoders():
+        with torch.no_grad():
+            pixels = encoder.preprocess(images)
+            tokens = encoder.tokenizer(captions).to(device)
+            return encoder.model.encode_image(pixels), encoder.model.encode_text(tokens)
+
+    return Contenders(
+        ours={"CLIPScore.update (open_clip ViT-B-32)": lambda: metric.update(images, captions)},
+        anchors={"raw open_clip encode_image + encode_text (same preprocessing)": raw_encoders},
+        note="random-weight ViT-B-32, 256×256 uint8 inputs; ratio ≈ 1 is the goal (metric overhead only)",
+    )
