@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import pkgutil
 import platform
 import statistics
@@ -105,14 +106,14 @@ def render_markdown(payload: dict) -> str:
         f"Machine: {payload['machine']}. Versions: "
         + ", ".join(f"{k} {v}" for k, v in sorted(payload["versions"].items())) + ".",
         "",
-        "| case | size | gpumetrics | time | anchor | anchor time | ratio | device | note |",
-        "|---|---:|---|---:|---|---:|---:|---|---|",
+        "| case | size | gpumetrics | time | anchor | anchor time | ratio | device | threads | note |",
+        "|---|---:|---|---:|---|---:|---:|---|---:|---|",
     ]
     for row in sorted(payload["rows"], key=lambda r: (r["case"], r["size"], r["ours"], r["anchor"])):
         lines.append(
             f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} | {_format_seconds(row['ours_s'])} "
             f"| {row['anchor']} | {_format_seconds(row['anchor_s'])} | {row['ratio']:.2f}× | {row['device']} "
-            f"| {row.get('note', '')} |"
+            f"| {row.get('threads', '')} | {row.get('note', '')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -124,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--repeats", type=int, default=None, help="override each case's repeat count")
     parser.add_argument("--list", action="store_true", help="list the registered cases and exit")
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
     args = parser.parse_args(argv)
 
     load_cases()
@@ -136,9 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown case(s) {sorted(unknown)}; known: {sorted(CASES)}")
     selected = [CASES[name] for name in sorted(args.only or CASES)]
 
-    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"rows": []}
+    if args.threads:
+        torch.set_num_threads(args.threads)
     ran = {case.name for case in selected}
-    rows = [row for row in previous.get("rows", []) if row["case"] not in ran and row["case"] in CASES]
+    new_rows = []
     for case in selected:
         for size in case.quick_sizes if args.quick else case.sizes:
             repeats = args.repeats or case.repeats
@@ -146,10 +149,14 @@ def main(argv: list[str] | None = None) -> int:
             for row in run_case(case, size, args.device, repeats):
                 print(f"    {row['ours']}: {_format_seconds(row['ours_s'])}  vs  {row['anchor']}: "
                       f"{_format_seconds(row['anchor_s'])}  ratio {row['ratio']:.2f}x", flush=True)
-                rows.append(row)
+                row["threads"] = torch.get_num_threads()
+                new_rows.append(row)
 
+    # read the previous results only now, so a concurrent run of other cases is not overwritten
+    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"rows": []}
+    rows = [row for row in previous.get("rows", []) if row["case"] not in ran and row["case"] in CASES] + new_rows
     payload = {
-        "machine": f"{platform.machine()}, {torch.get_num_threads()} torch threads, {platform.python_version()}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "versions": versions(),
         "repeats_note": "5 runs after 1 warm-up (per case: see `benchmarks/cases`)",
         "rows": rows,
