@@ -134,7 +134,7 @@ def test_fid_streaming_states_merge_and_ddp_equal_one_pass():
     assert float(value) > 0
 
 
-def _collectives_of_fid_sync(rank, dims):
+def _collectives_of_fid_sync(rank, dims, stats_path):
     import torch.distributed as dist
 
     calls = {"all_reduce": [], "all_gather": 0, "all_gather_object": 0}
@@ -160,13 +160,15 @@ def _collectives_of_fid_sync(rank, dims):
         value = metric.compute()
     finally:
         dist.all_reduce, dist.all_gather, dist.all_gather_object = original
+    metric.save_stats(stats_path, real=True)  # every rank calls it (synchronised statistics), rank 0 writes
+    assert int(metric.real_count) == 50 + 100 * rank  # unsynced again afterwards: local state intact
     return calls, float(value)
 
 
 @pytest.mark.ddp
-def test_fid_sync_is_six_all_reduces_of_fixed_size():
+def test_fid_sync_is_six_all_reduces_of_fixed_size(tmp_path):
     dims = 16
-    results = run_ddp_function(_collectives_of_fid_sync, dims)
+    results = run_ddp_function(_collectives_of_fid_sync, dims, str(tmp_path / "real.npz"))
     expected_bytes = sorted([8 * dims, 8 * dims * dims, 8] * 2)
     for calls, _ in results:
         assert sorted(calls["all_reduce"]) == expected_bytes
@@ -175,6 +177,10 @@ def test_fid_sync_is_six_all_reduces_of_fixed_size():
     real = torch.cat([_features(50, dims, seed=0), _features(150, dims, seed=1)])
     fake = torch.cat([_features(70, dims, seed=10, shift=0.1), _features(70, dims, seed=11, shift=0.1)])
     assert results[0][1] == pytest.approx(_pytorch_fid(real, fake), rel=1e-9)
+    with np.load(tmp_path / "real.npz") as data:
+        np.testing.assert_allclose(data["mu"], _np_stats(real)[0], rtol=1e-12)
+        np.testing.assert_allclose(data["sigma"], _np_stats(real)[1], rtol=1e-9, atol=1e-14)
+        assert int(data["n"]) == 200
 
 
 def test_update_features_accumulates_like_one_pass_and_forward_returns_none():
