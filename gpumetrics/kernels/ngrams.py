@@ -165,9 +165,24 @@ def ngram_ids(batch: TokenBatch, max_order: int) -> Tensor:
     return out
 
 
-def _sorted_pairs(batch: TokenBatch, max_order: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """Distinct (segment, gram) pairs: segment, gram, order and count, sorted by gram then segment."""
-    grams = ngram_ids(batch, max_order).view(-1)
+def _sorted_pairs(
+    batch: TokenBatch, max_order: int, keep: Tensor | None = None
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Distinct (segment, gram) pairs: segment, gram, order and count, sorted by gram then segment.
+
+    ``keep: BoolTensor[T]`` (optional) leaves out every n-gram that covers a position where it is False.
+    """
+    grams = ngram_ids(batch, max_order)
+    if keep is not None and not bool(keep.all()):
+        total = keep.numel()
+        position = torch.arange(total, device=keep.device)
+        dropped = torch.nonzero(~keep).squeeze(1)
+        following = torch.searchsorted(dropped, position)  # first dropped position >= p
+        next_dropped = torch.cat([dropped, dropped.new_tensor([total])])[following]
+        run = next_dropped - position  # kept positions starting at p
+        orders = torch.arange(1, max_order + 1, device=keep.device)
+        grams = torch.where(run[:, None] >= orders, grams, -1)
+    grams = grams.view(-1)
     # Row-major flattening keeps positions (hence segments) in ascending order; the stable sort by gram then leaves
     # equal (segment, gram) pairs next to each other. Invalid entries (-1) sort first and are skipped.
     gram, permutation = torch.sort(grams, stable=True)
@@ -246,7 +261,15 @@ def clipped_ngram_matches(
     device = batch.ids.device
     rows = batch.lengths.numel() if per_reference else num_samples
     result = torch.zeros(rows * max_order, dtype=torch.long, device=device)
-    segment, gram, order, count = _sorted_pairs(batch, max_order)
+    # Only n-grams made of tokens that occur on both sides of their sample can match: drop the others before the
+    # sort (typically most reference n-grams and many hypothesis ones; totals come from the lengths).
+    token_segment = segment_index(batch.lengths)
+    token_key = sample[token_segment] * max(batch.vocab_size, 1) + batch.ids
+    token_is_hyp = is_hypothesis[token_segment]
+    shared = torch.where(
+        token_is_hyp, torch.isin(token_key, token_key[~token_is_hyp]), torch.isin(token_key, token_key[token_is_hyp])
+    )
+    segment, gram, order, count = _sorted_pairs(batch, max_order, shared)
     if gram.numel() == 0:
         return result.view(rows, max_order)
     pair_sample = sample[segment]

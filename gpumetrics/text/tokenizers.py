@@ -595,19 +595,33 @@ def _tokenize_chunks(lines: list[str], rule, edges_are_spaced: bool) -> list[lis
     return _tokenize_edge_chunks(lines, interior, edge)
 
 
-def _tokenize_chunks_flat(lines: list[str], rule) -> tuple[list[str], list[int]]:
+def _tokenize_chunks_flat(lines: list[str], rule, preprocess=None) -> tuple[list[str], list[int]]:
     """:func:`_tokenize_chunks` with whitespace around every chunk, returned flat: (tokens, tokens per line).
 
-    One ``map`` over all chunks of all lines (no Python step per line or per token).
+    All lines are joined with a separator chunk that occurs in no line, each distinct chunk is rewritten once, and
+    the rewritten text is split once: a handful of C-level passes, no Python step per line, chunk or token.
+    ``preprocess(text)`` (optional) rewrites the joined text first; it must act on each line independently.
     """
-    interior = functools.lru_cache(maxsize=None)(lambda chunk: tuple(rule(f" {chunk} ").split()))
-    chunk_lists = [line.split() for line in lines]
-    per_chunk = list(map(interior, itertools.chain.from_iterable(chunk_lists)))
-    tokens = list(itertools.chain.from_iterable(per_chunk))
-    chunk_ends = np.cumsum(np.fromiter(map(len, chunk_lists), dtype=np.int64, count=len(chunk_lists)))
-    token_ends = np.concatenate([[0], np.cumsum(np.fromiter(map(len, per_chunk), dtype=np.int64, count=len(per_chunk)))])
-    lengths = np.diff(token_ends[np.concatenate([[0], chunk_ends])])
-    return tokens, lengths.tolist()
+    if not lines:
+        return [], []
+    separator = next((c for c in _SEPARATOR_CANDIDATES if all(c not in line for line in lines)), None)
+    if separator is None:  # pragma: no cover - every candidate control character occurs in the input
+        token_lists = _tokenize_chunks(lines, rule, edges_are_spaced=True)
+        return list(itertools.chain.from_iterable(token_lists)), list(map(len, token_lists))
+    text = f" {separator} ".join(lines) + f" {separator}"
+    if preprocess is not None:
+        text = preprocess(text)
+    chunks = text.split()
+    rewritten = {chunk: rule(f" {chunk} ") for chunk in dict.fromkeys(chunks)}  # the separator maps to itself
+    tokens = " ".join(map(rewritten.__getitem__, chunks)).split()
+    ends = np.flatnonzero(np.fromiter(map(separator.__eq__, tokens), dtype=bool, count=len(tokens)))
+    lengths = np.diff(ends, prepend=-1) - 1
+    return list(filter(separator.__ne__, tokens)), lengths.tolist()
+
+
+# Control characters that are neither whitespace, punctuation, symbols nor digits: line separators for the joined
+# text (one that occurs in no line is chosen per call).
+_SEPARATOR_CANDIDATES = tuple(chr(code) for code in (*range(0x01, 0x09), *range(0x0E, 0x1C), 0x00))
 
 
 def _tokenize_edge_chunks(lines: list[str], interior, edge) -> list[list[str]]:
@@ -626,7 +640,7 @@ def _tokenize_edge_chunks(lines: list[str], interior, edge) -> list[list[str]]:
 
 
 def _thirteen_a_line(line: str) -> str:
-    # mteval-v13a's language-independent part (sacrebleu order), for the rare lines that need it.
+    # mteval-v13a's language-independent part, in sacrebleu's order; no pattern can span a line separator.
     line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
     if "&" in line:
         for entity, char in _THIRTEEN_A_ENTITIES:
@@ -697,8 +711,7 @@ def sacrebleu_tokenize_flat(lines: Sequence[str], tokenize: str = "13a", lowerca
     """
     if tokenize == "13a":
         lines = [line.lower().rstrip() for line in lines] if lowercase else [line.rstrip() for line in lines]
-        lines = [_thirteen_a_line(line) if ("&" in line or "\n" in line or "<" in line) else line for line in lines]
-        return _tokenize_chunks_flat(lines, _thirteen_a_rule)
+        return _tokenize_chunks_flat(lines, _thirteen_a_rule, _thirteen_a_line)
     token_lists = _sacrebleu_token_lists(lines, tokenize, lowercase)
     return list(itertools.chain.from_iterable(token_lists)), list(map(len, token_lists))
 
