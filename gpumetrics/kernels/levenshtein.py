@@ -47,7 +47,6 @@ __all__ = ["levenshtein_distance", "levenshtein_strings", "encode_chars", "encod
 
 BACKENDS = ("auto", "torch", "rapidfuzz")
 _WORD = 64
-_SLICE = 4096  # pairs per rapidfuzz slice
 _STEP_BLOCK = 64  # steps whose match masks are gathered at once
 _DEFAULT_MAX_ELEMENTS = 1 << 24  # int64 values in one chunk's largest buffers (~128 MB)
 
@@ -321,7 +320,7 @@ def levenshtein_strings(
     b: Sequence,
     backend: str = "auto",
     device: Optional[torch.device | str] = None,
-    check: Optional[Callable[[Sequence, Sequence, int], None]] = None,
+    check: Optional[Callable[[Sequence, Sequence], None]] = None,
 ) -> Tensor:
     """Levenshtein distance of every pair ``(a[i], b[i])``: strings (characters) or lists of tokens (words).
 
@@ -331,9 +330,10 @@ def levenshtein_strings(
         backend: ``"torch"`` (tensor kernel on ``device``), ``"rapidfuzz"`` (C++ on CPU) or ``"auto"`` (the tensor
             kernel when ``device`` is not the CPU, else rapidfuzz when installed).
         device: where the result (and the tensor kernel) lives; CPU by default.
-        check: optional input validation ``check(a_part, b_part, offset)``, called on consecutive slices (``offset``
-            = index of their first pair) right before they are scored, so that it reads each object while it is
-            still in cache (one pass over memory, not two).
+        check: for string items, a validation ``check(a, b)`` that raises a descriptive error for a non-string item.
+            The rapidfuzz path then verifies item types inline at C speed (``str.__str__`` is the identity on
+            ``str`` and raises ``TypeError`` on anything else) and calls ``check`` only when that fails, so the
+            strings are read from memory once; the torch path calls ``check`` first.
 
     Returns:
         ``LongTensor[B]`` on ``device``.
@@ -354,18 +354,21 @@ def levenshtein_strings(
             raise ValueError("`backend='rapidfuzz'` needs the rapidfuzz package: pip install rapidfuzz")
         from rapidfuzz.distance import Levenshtein
 
-        # a C-level map over rapidfuzz's scorer (measured faster here than ``process.cpdist(workers=1)``), on
-        # slices so that the optional check and the scorer read the same objects while they are in cache
+        # a C-level map over rapidfuzz's scorer: measured faster here than ``process.cpdist(workers=1)``
         distance = Levenshtein.distance
-        result = np.empty(len(a), dtype=np.int64)
-        for start in range(0, len(a), _SLICE):
-            part_a, part_b = a[start : start + _SLICE], b[start : start + _SLICE]
+        if check is None:
+            pairs = map(distance, a, b)
+        else:
+            pairs = map(distance, map(str.__str__, a), map(str.__str__, b))
+        try:
+            result = np.fromiter(pairs, dtype=np.int64, count=len(a))
+        except TypeError:
             if check is not None:
-                check(part_a, part_b, start)
-            result[start : start + len(part_a)] = np.fromiter(map(distance, part_a, part_b), np.int64, len(part_a))
+                check(a, b)  # raises the descriptive error
+            raise
         return torch.from_numpy(result).to(device)
     if check is not None:
-        check(a, b, 0)
+        check(a, b)
     if len(a) and not isinstance(a[0], str):
         vocabulary: dict[str, int] = {}
         ea, eb = encode_words(a, vocabulary, device), encode_words(b, vocabulary, device)

@@ -88,15 +88,15 @@ def _as_lists(preds: Any, target: Any) -> tuple[list, list]:
     return preds, target
 
 
-def _check_items(preds: Sequence, target: Sequence, offset: int = 0) -> None:
-    """TypeError naming the first non-string item; ``offset`` is the batch index of ``preds[0]``."""
+def _check_items(preds: Sequence, target: Sequence) -> None:
+    """TypeError naming the first non-string item."""
     for name, items in (("preds", preds), ("target", target)):
         if items and set(map(type, items)) != {str}:  # the common case is checked at C speed
             for i, item in enumerate(items):
                 if not isinstance(item, str):
                     text = repr(item)
                     raise TypeError(
-                        f"`{name}[{offset + i}]` must be a string, got {type(item).__name__} "
+                        f"`{name}[{i}]` must be a string, got {type(item).__name__} "
                         f"{text[:60]}{'…' if len(text) > 60 else ''}"
                     )
 
