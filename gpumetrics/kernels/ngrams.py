@@ -15,8 +15,10 @@ The pipeline shared by the n-gram metrics (BLEU, ROUGE-N, CIDEr):
    ``per_reference=True``, ``Σ_g min(count_hyp(g), count_ref_r(g))`` for every reference separately (ROUGE-N's
    overlap with each reference).
 
-All counting is one stable sort of the valid n-gram ids plus ``cumsum`` / ``bincount`` / ``scatter_reduce``; no
-Python loop over samples or n-grams. Everything stays on the device of the ids.
+All counting is one stable sort of the valid n-gram ids plus ``cumsum`` / ``index_add`` / ``scatter_reduce``; no
+Python loop over samples or n-grams. :func:`clipped_ngram_matches` first drops every n-gram containing a token that
+does not occur on the other side of its sample (two ``isin`` over tokens), which cannot change a match and
+shrinks the sort. Everything stays on the device of the ids.
 """
 
 from __future__ import annotations
