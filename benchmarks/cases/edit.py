@@ -1,8 +1,7 @@
 """Edit distance / CER / WER vs a rapidfuzz loop, jiwer and torchmetrics (issue 3 goals).
 
 ``gpumetrics auto`` on CPU maps rapidfuzz's C++ ``Levenshtein.distance``; ``torch kernel`` is the bit-parallel tensor
-kernel on CPU (timed with 1 torch thread: on this shared 2-core machine 2 intra-op threads thrash), reported so that
-its GPU behaviour can be projected (pairs/s = size / time).
+kernel on CPU, reported so that its GPU behaviour can be projected (pairs/s = size / time).
 """
 
 from __future__ import annotations
@@ -10,7 +9,6 @@ from __future__ import annotations
 import random
 
 import jiwer
-import torch
 from rapidfuzz.distance import Levenshtein
 from torchmetrics.functional.text import char_error_rate as tm_char_error_rate
 from torchmetrics.functional.text import edit_distance as tm_edit_distance
@@ -43,17 +41,6 @@ def _ocr_pairs(size: int, low: int, high: int, seed: int) -> tuple[list[str], li
     return preds, target
 
 
-def _one_thread(fn):
-    def run():
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return fn()
-        finally:
-            torch.set_num_threads(threads)
-
-    return run
-
 
 def _rapidfuzz_loop(preds, target):
     distance = Levenshtein.distance
@@ -67,8 +54,7 @@ def _edit_case(preds, target, device, torchmetrics_ok, note):
     return Contenders(
         ours={
             "edit_distance(backend=auto)": lambda: edit_distance(preds, target, reduction="none", device=device),
-            "edit_distance(backend=torch)": _one_thread(
-                lambda: edit_distance(preds, target, reduction="none", backend="torch", device=device)
+            "edit_distance(backend=torch)": (lambda: edit_distance(preds, target, reduction="none", backend="torch", device=device)
             ),
         },
         anchors=anchors,
@@ -98,7 +84,7 @@ def _rate_case(ours, jiwer_fn, tm_fn, preds, target, device, torchmetrics_ok, no
     return Contenders(
         ours={
             "backend=auto": lambda: ours(preds, target, device=device).item(),
-            "backend=torch": _one_thread(lambda: ours(preds, target, backend="torch", device=device).item()),
+            "backend=torch": (lambda: ours(preds, target, backend="torch", device=device).item()),
         },
         anchors=anchors,
         check=lambda ours_value, anchor: abs(ours_value - anchor) < 1e-9,

@@ -9,20 +9,6 @@ import torch
 from benchmarks.registry import Contenders, register
 from gpumetrics.functional import ocr_end_to_end, polygon_iou_paired
 
-def _one_thread(fn):
-    """Run ``fn`` with 1 torch thread: GEOS is single-threaded, and on this shared 2-core machine OpenMP threads
-    oversubscribed by other jobs make every torch op 10× slower (measured), which would time the neighbours."""
-
-    def run():
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return fn()
-        finally:
-            torch.set_num_threads(before)
-
-    return run
-
 
 _UNIT = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]])
 
@@ -57,10 +43,9 @@ def polygon_iou_case(size: int, device: str) -> Contenders:
     area_a, area_b = shapely.area(pa), shapely.area(pb)
     reference = _shapely_iou(pa, pb, area_a, area_b)
     ours = {
-        "polygon_iou_paired float64": _one_thread(lambda: polygon_iou_paired(ta64, tb64).cpu().numpy()),
-        "polygon_iou_paired float32": _one_thread(lambda: polygon_iou_paired(ta32, tb32).cpu().numpy()),
-        "polygon_iou_paired float64 compiled": _one_thread(
-            lambda: polygon_iou_paired(ta64, tb64, compiled=True).cpu().numpy()
+        "polygon_iou_paired float64": (lambda: polygon_iou_paired(ta64, tb64).cpu().numpy()),
+        "polygon_iou_paired float32": (lambda: polygon_iou_paired(ta32, tb32).cpu().numpy()),
+        "polygon_iou_paired float64 compiled": (lambda: polygon_iou_paired(ta64, tb64, compiled=True).cpu().numpy()
         ),
     }
     for label, fn in ours.items():  # every variant is checked, not only the first (this also compiles)
@@ -71,7 +56,7 @@ def polygon_iou_case(size: int, device: str) -> Contenders:
         anchors={"shapely 2 intersection+area (vectorised GEOS)": lambda: _shapely_iou(pa, pb, area_a, area_b)},
         check=lambda x, y: np.abs(x - y).max() <= 1e-9,
         note="rotated+sheared quads, ~90 % of pairs overlap; shapely geometries prebuilt (not timed); "
-        "1 torch thread; compiled = torch.compile'd kernel, one-off compile (tens of s) excluded by the warm-up",
+        "compiled = torch.compile'd kernel, one-off compile (tens of s) excluded by the warm-up",
     )
 
 
@@ -144,8 +129,8 @@ def ocr_case(size: int, device: str) -> Contenders:
         return {k: float(out[k]) for k in ("bbox_recall", "e2e_precision", "e2e_recall")}
 
     return Contenders(
-        ours={"ocr_end_to_end(matching=icdar15)": _one_thread(ours)},
+        ours={"ocr_end_to_end(matching=icdar15)": ours},
         anchors={"shapely 2 STRtree + GEOS + Python greedy": lambda: icdar15_shapely(cpu_preds, pred_texts, cpu_gts, gt_texts)},
         check=lambda x, y: all(abs(x[k] - y[k]) < 1e-12 for k in y),
-        note="100 predictions × 100 ground truths per image, page layout, quads; 1 torch thread",
+        note="100 predictions × 100 ground truths per image, page layout, quads",
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-import torch
 
 from rouge_score import rouge_scorer
 from torchmetrics.functional.text import rouge_score as torchmetrics_rouge_score
@@ -53,20 +52,6 @@ def _rouge_score_means(preds: list[str], refs: list[str], keys) -> list[float]:
     return [t / len(preds) for t in totals]
 
 
-def _single_thread(fn):
-    """Run ``fn`` with one torch thread, like the single-threaded anchors (on this shared 2-core machine two OpenMP
-    threads contend with other processes and make small tensor ops several times slower)."""
-
-    def run():
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return fn()
-        finally:
-            torch.set_num_threads(threads)
-
-    return run
-
 
 def _same(ours: list[float], anchor: list[float]) -> bool:
     return all(abs(a - b) <= 1e-9 for a, b in zip(ours, anchor))
@@ -77,8 +62,7 @@ def rouge_case(size: int, device: str) -> Contenders:
     preds, refs = summary_pairs(size, size)
     return Contenders(
         ours={
-            "rouge_score(rouge1, rouge2, rougeL)": _single_thread(
-                lambda: _means(rouge_score(preds, refs, KEYS, device=device), KEYS)
+            "rouge_score(rouge1, rouge2, rougeL)": (lambda: _means(rouge_score(preds, refs, KEYS, device=device), KEYS)
             )
         },
         anchors={
@@ -86,7 +70,7 @@ def rouge_case(size: int, device: str) -> Contenders:
             "torchmetrics rouge_score": lambda: _means(torchmetrics_rouge_score(preds, refs, rouge_keys=KEYS), KEYS),
         },
         check=_same,
-        note="summary-like pairs, 1 reference, tokenisation included on every side; gpumetrics on 1 torch thread",
+        note="summary-like pairs, 1 reference, tokenisation included on every side",
     )
 
 
@@ -95,7 +79,7 @@ def rouge_lsum_case(size: int, device: str) -> Contenders:
     preds, refs = summary_pairs(size + 1, size)
     keys = ("rougeLsum",)
     return Contenders(
-        ours={"rouge_score(rougeLsum)": _single_thread(lambda: _means(rouge_score(preds, refs, keys, device=device), keys))},
+        ours={"rouge_score(rougeLsum)": (lambda: _means(rouge_score(preds, refs, keys, device=device), keys))},
         anchors={"rouge-score 0.1.2 RougeScorer.score": lambda: _rouge_score_means(preds, refs, keys)},
         check=_same,
         note="sentences on separate lines (rouge-score split_summaries=False); torchmetrics needs nltk punkt, not timed",
