@@ -353,25 +353,31 @@ def string_accuracy(
     return _reduce(_exact_match_update(preds, target, "raw", _default_device(device)), reduction)
 
 
-class _MeanOfSampleScores(Metric):
-    """Shared states of the QA metrics: float64 sum of per-sample scores and the sample count."""
+class _PresetMeanScore(Metric):
+    """Shared room of the QA modules: a named preset, float64 sum of per-sample scores and the sample count.
+
+    Subclasses set ``presets`` (the first is the default) and ``per_sample`` — the ``_x_update`` their function
+    shares: ``(preds, target, preset, device) -> DoubleTensor[B]``.
+    """
 
     higher_is_better = True
     is_differentiable = False
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0
+    presets: tuple[str, ...] = ()
+    per_sample: Callable[[Any, Any, str, torch.device], Tensor]
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, preset: Optional[str] = None, **kwargs: Any) -> None:
+        preset = self.presets[0] if preset is None else preset
+        check_choice(preset, "preset", self.presets)
         super().__init__(**kwargs)
+        self.preset = preset
         self.add_state("score_sum", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("total", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
 
-    def _sample_scores(self, preds: Any, target: Any) -> Tensor:
-        raise NotImplementedError
-
     def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
         """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` strings or lists of strings."""
-        scores = self._sample_scores(preds, target)
+        scores = type(self).per_sample(preds, target, self.preset, self.device)
         self.score_sum += scores.sum()
         self.total += scores.numel()
 
@@ -379,12 +385,15 @@ class _MeanOfSampleScores(Metric):
         """Mean per-sample score, ``DoubleTensor[]``; 0.0 before any sample."""
         return _mean_compute(self.score_sum, self.total)
 
+    def _signature_fields(self) -> dict[str, Any]:
+        return {"preset": self.preset}
 
-class TokenF1(_MeanOfSampleScores):
+
+class TokenF1(_PresetMeanScore):
     """Token F1 accumulated over batches; see :func:`token_f1`.
 
     Args:
-        preset: ``"squad"`` or ``"aij2022"``.
+        preset: ``"squad"`` (default) or ``"aij2022"``.
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -398,24 +407,15 @@ class TokenF1(_MeanOfSampleScores):
     """
 
     signature_name = "token_f1"
-
-    def __init__(self, preset: str = "squad", **kwargs: Any) -> None:
-        check_choice(preset, "preset", F1_PRESETS)
-        super().__init__(**kwargs)
-        self.preset = preset
-
-    def _sample_scores(self, preds: Any, target: Any) -> Tensor:
-        return _token_f1_update(preds, target, self.preset, self.device)
-
-    def _signature_fields(self) -> dict[str, Any]:
-        return {"preset": self.preset}
+    presets = F1_PRESETS
+    per_sample = staticmethod(_token_f1_update)
 
 
-class ExactMatch(_MeanOfSampleScores):
+class ExactMatch(_PresetMeanScore):
     """Exact match accumulated over batches; see :func:`exact_match`.
 
     Args:
-        preset: ``"squad"``, ``"aij2022"`` or ``"raw"``.
+        preset: ``"squad"`` (default), ``"aij2022"`` or ``"raw"``.
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -426,20 +426,11 @@ class ExactMatch(_MeanOfSampleScores):
     """
 
     signature_name = "exact_match"
-
-    def __init__(self, preset: str = "squad", **kwargs: Any) -> None:
-        check_choice(preset, "preset", EXACT_MATCH_PRESETS)
-        super().__init__(**kwargs)
-        self.preset = preset
-
-    def _sample_scores(self, preds: Any, target: Any) -> Tensor:
-        return _exact_match_update(preds, target, self.preset, self.device)
-
-    def _signature_fields(self) -> dict[str, Any]:
-        return {"preset": self.preset}
+    presets = EXACT_MATCH_PRESETS
+    per_sample = staticmethod(_exact_match_update)
 
 
-class StringAccuracy(_MeanOfSampleScores):
+class StringAccuracy(_PresetMeanScore):
     """Raw string accuracy accumulated over batches; see :func:`string_accuracy`.
 
     Example:
@@ -450,9 +441,5 @@ class StringAccuracy(_MeanOfSampleScores):
     """
 
     signature_name = "string_accuracy"
-
-    def _sample_scores(self, preds: Any, target: Any) -> Tensor:
-        return _exact_match_update(preds, target, "raw", self.device)
-
-    def _signature_fields(self) -> dict[str, Any]:
-        return {"compare": "raw"}
+    presets = ("raw",)
+    per_sample = staticmethod(_exact_match_update)
