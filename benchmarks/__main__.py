@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     payload = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "versions": versions(),
-        "repeats_note": "5 runs after 1 warm-up (per case: see `benchmarks/cases`)",
+        "repeats_note": "each case's repeats (3–5, see `benchmarks/cases`) after 1 warm-up",
         "rows": rows,
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
