@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, ClassVar, Optional, Union
 
 import torchmetrics
+from torchmetrics.utilities.data import dim_zero_cat
 from torchmetrics.utilities.distributed import gather_all_tensors
 
 from gpumetrics.core.distributed import sync_states
@@ -20,6 +21,8 @@ class Metric(torchmetrics.Metric):
     * **DDP reducer** — states registered with ``dist_reduce_fx="sum"`` (or max/min/mean) are synchronised by one
       ``all_reduce`` each instead of torchmetrics' all-gather; ``"cat"`` states are gathered with uneven lengths and
       ranks that saw no data are allowed. ``compute()`` returns the same value on every rank.
+    * ``merge_state`` keeps ``cat`` states in call order: ``a.merge_state(b)`` equals updating with a's batches
+      then b's (torchmetrics puts the incoming entries first), so per-sample results keep their order.
     * ``signature()`` — a sacrebleu-style string ``name|key:value|...|version:X`` naming everything that makes two
       numbers comparable (mode, preset, tokenizer, weights …). Subclasses list those in ``_signature_fields``.
 
@@ -38,6 +41,18 @@ class Metric(torchmetrics.Metric):
         synced = sync_states(states, self._reductions, gather_all_tensors, process_group or self.process_group)
         for name, value in synced.items():
             setattr(self, name, value)
+
+    def merge_state(self, incoming_state: Union[dict[str, Any], torchmetrics.Metric]) -> None:
+        own_entries = {
+            name: list(getattr(self, name))
+            for name, reduction_fn in self._reductions.items()
+            if reduction_fn is dim_zero_cat and isinstance(getattr(self, name), list)
+        }
+        super().merge_state(incoming_state)  # validates and reduces every state
+        incoming = incoming_state.metric_state if isinstance(incoming_state, torchmetrics.Metric) else incoming_state
+        for name, local in own_entries.items():
+            other = incoming[name]
+            setattr(self, name, local + (list(other) if isinstance(other, list) else [other]))
 
     def _signature_fields(self) -> dict[str, Any]:
         """Ordered ``key → value`` pairs that identify how this metric's number was produced."""

@@ -397,16 +397,6 @@ class CIDErScore(Metric):
         for name, value in zip(_STATES, values):
             getattr(self, name).append(value)
 
-    def merge_state(self, incoming_state: Any) -> None:
-        """Add another metric's samples after this one's (torchmetrics would put them first, which reorders the
-        per-sample scores of ``reduction="none"``)."""
-        own = {name: len(getattr(self, name)) for name in _STATES if isinstance(getattr(self, name), list)}
-        super().merge_state(incoming_state)
-        for name, count in own.items():
-            merged = getattr(self, name)
-            if isinstance(merged, list) and count:
-                setattr(self, name, merged[len(merged) - count:] + merged[: len(merged) - count])
-
     def _state(self, name: str) -> Tensor:
         value = getattr(self, name)
         if isinstance(value, Tensor):

@@ -450,16 +450,6 @@ class ROUGEScore(Metric):
             self.score_sum += scores.sum(0)
             self.total += scores.shape[0]
 
-    def merge_state(self, incoming_state: Any) -> None:
-        """Merge another metric's state; with ``reduction="none"`` its samples come after this metric's."""
-        if self.reduction != "none":
-            super().merge_state(incoming_state)
-            return
-        incoming = incoming_state["sample_scores"] if isinstance(incoming_state, dict) else incoming_state.sample_scores
-        local = self.sample_scores
-        super().merge_state(incoming_state)  # validates; torchmetrics would put the incoming samples first
-        self.sample_scores = _as_list(local) + _as_list(incoming)
-
     def compute(self) -> dict[str, Tensor]:
         """Mean scores (``DoubleTensor[]`` each), or per-sample ``DoubleTensor[N]`` with ``reduction="none"``
         (torchmetrics squeezes a single sample's ``[1]`` to ``[]``)."""
