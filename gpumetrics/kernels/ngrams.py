@@ -15,10 +15,12 @@ The pipeline shared by the n-gram metrics (BLEU, ROUGE-N, CIDEr):
    ``per_reference=True``, ``Σ_g min(count_hyp(g), count_ref_r(g))`` for every reference separately (ROUGE-N's
    overlap with each reference).
 
-All counting is one stable sort of the valid n-gram ids plus ``cumsum`` / ``index_add`` / ``scatter_reduce``; no
-Python loop over samples or n-grams. :func:`clipped_ngram_matches` first drops every n-gram containing a token that
-does not occur on the other side of its sample (two ``isin`` over tokens), which cannot change a match and
-shrinks the sort. Everything stays on the device of the ids.
+:func:`segment_ngram_counts` is one stable sort of the valid n-gram ids plus ``cumsum`` / ``index_add``; no Python
+loop over samples or n-grams. :func:`clipped_ngram_matches` (BLEU) goes order by order: one ``unique`` of the
+(sample, n-gram) keys per order plus ``bincount``, where order n+1 only looks at positions whose n-gram prefix and
+suffix both matched (most n-grams are pruned early). Its ``per_reference`` form first drops every n-gram containing
+a token that does not occur on the other side of its sample (two ``isin``) before one stable sort. Everything stays
+on the device of the ids.
 """
 
 from __future__ import annotations
@@ -261,6 +263,8 @@ def clipped_ngram_matches(
                 [2, 1]])
     """
     device = batch.ids.device
+    if not per_reference and batch.ids.numel() and num_samples * max(batch.vocab_size, 1) < (1 << 62):
+        return _clipped_matches_by_order(batch, sample, is_hypothesis, num_samples, max_order)
     rows = batch.lengths.numel() if per_reference else num_samples
     result = torch.zeros(rows * max_order, dtype=torch.long, device=device)
     # Only n-grams made of tokens that occur on both sides of their sample can match: drop the others before the
@@ -294,6 +298,75 @@ def clipped_ngram_matches(
     group_first = torch.nonzero(new_group).squeeze(1)
     index = pair_sample[group_first] * max_order + order[group_first] - 1
     return result.index_add_(0, index, clipped).view(rows, max_order)
+
+
+def _clipped_matches_by_order(
+    batch: TokenBatch, sample: Tensor, is_hypothesis: Tensor, num_samples: int, max_order: int
+) -> Tensor:
+    """:func:`clipped_ngram_matches` (``per_reference=False``) order by order with pruning.
+
+    An n-gram can only match if both its (n-1)-gram prefix (at p) and suffix (at p+1) occur on both sides of its
+    sample, so order n only looks at the positions whose two (n-1)-grams matched. An n-gram that can match keeps all
+    its occurrences (every one has a matching prefix and suffix), hence its counts are exact; one that cannot may
+    lose occurrences but still clips to 0. Each order is one ``unique`` (no stable sort) of the surviving
+    (sample, n-gram) keys, written ``rank_{n-1} * V + token`` (dense, < T·V) so no key overflows.
+    """
+    ids, lengths = batch.ids, batch.lengths
+    device = ids.device
+    total = ids.numel()
+    vocab = max(batch.vocab_size, 1)
+    result = torch.zeros(max_order, num_samples, dtype=torch.long, device=device)
+    token_segment = segment_index(lengths)
+    token_sample = sample[token_segment]
+    token_hyp = is_hypothesis[token_segment]
+    refs_per_sample = torch.bincount(sample[~is_hypothesis], minlength=num_samples)
+    several_refs = bool(refs_per_sample.numel()) and int(refs_per_sample.max()) > 1
+    num_segments = lengths.numel()
+    remaining = torch.cumsum(lengths, 0)[token_segment] - torch.arange(total, device=device)  # tokens from p on
+    matched = torch.zeros(total + 1, dtype=torch.bool, device=device)
+    position = None  # order 1 looks at every position (no gathers needed)
+    key = token_sample * vocab + ids
+    group_sample = None
+    for n in range(1, max_order + 1):
+        uniques, inverse = torch.unique(key, sorted=False, return_inverse=True)
+        groups = uniques.numel()
+        hyp = token_hyp if position is None else token_hyp[position]
+        # counts < 2**53, so the float64 weighted bincount is exact
+        hyp_count = torch.bincount(inverse, weights=hyp.to(torch.float64), minlength=groups).long()
+        if several_refs:  # max over the references of each sample: count (group, segment) pairs first
+            ref = ~hyp
+            segment = token_segment if position is None else token_segment[position]
+            pair = inverse[ref] * num_segments + segment[ref]
+            pairs, pair_count = torch.unique(pair, sorted=False, return_counts=True)
+            ref_max = torch.zeros(groups, dtype=torch.long, device=device).scatter_reduce_(
+                0, torch.div(pairs, num_segments, rounding_mode="floor"), pair_count, reduce="amax"
+            )
+        else:
+            ref_max = torch.bincount(inverse, minlength=groups) - hyp_count
+        clipped = torch.minimum(hyp_count, ref_max)
+        # a group's key is (rank of its (n-1)-gram group) * V + last token, and order 1 ranks (sample, token)
+        previous = torch.div(uniques, vocab, rounding_mode="floor")
+        group_sample = previous if group_sample is None else group_sample[previous]
+        result[n - 1].index_add_(0, group_sample, clipped)
+        if n == max_order:
+            break
+        hit = (clipped > 0)[inverse]
+        if position is None:
+            matched[:total] = hit
+            keep = hit & matched[1:] & (remaining > n)
+            position = torch.nonzero(keep).squeeze(1)
+            rank = inverse[position]
+        else:
+            matched.zero_()
+            matched[position] = hit
+            # the (n+1)-gram at p needs the n-gram at p+1 matched, and must fit in its segment
+            keep = hit & matched[position + 1] & (remaining[position] > n)
+            selected = torch.nonzero(keep).squeeze(1)
+            position, rank = position[selected], inverse[selected]
+        if position.numel() == 0:
+            break
+        key = rank * vocab + ids[position + n]
+    return result.t().contiguous()
 
 
 def ngram_totals(lengths: Tensor, max_order: int) -> Tensor:

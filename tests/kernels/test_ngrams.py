@@ -73,6 +73,17 @@ def test_clipped_matches_against_counter(vocab: int, max_order: int) -> None:
             assert int(per_ref[rows[0], n - 1]) == 0
 
 
+def test_clipped_matches_single_reference_against_counter() -> None:
+    # one reference per sample takes the bincount path (no (group, segment) pairs); tiny vocabulary → many repeats
+    segments, sample, is_hyp = random_samples(7, 2, 80, max_len=15, max_refs=1)
+    matches = clipped_ngram_matches(encode_token_lists(segments), sample, is_hyp, 80, 5)
+    for b in range(80):
+        hyp, ref = segments[2 * b], segments[2 * b + 1]
+        for n in range(1, 6):
+            ref_counts = counter(ref, n)
+            assert int(matches[b, n - 1]) == sum(min(c, ref_counts[g]) for g, c in counter(hyp, n).items())
+
+
 def test_segment_counts_against_counter() -> None:
     segments, _, _ = random_samples(7, 5, 30)
     counts = segment_ngram_counts(encode_token_lists(segments), 3)
