@@ -59,7 +59,7 @@ class _RandomInception(torch.nn.Module):
         return self.net(images)
 
 
-@register("fid_update", sizes=(8,), quick_sizes=(2,), unit="images", repeats=3)
+@register("fid_update", sizes=(32,), quick_sizes=(2,), unit="images", repeats=3)
 def fid_update_case(size: int, device: str) -> Contenders:
     state = random_fid_inception_state_dict(seed=0)
     extractor = _RandomInception(state).to(device)
