@@ -36,8 +36,8 @@ from torch import Tensor
 from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length
-from gpumetrics.kernels.ngrams import clipped_ngram_matches, encode_tokens, ngram_totals
-from gpumetrics.text.tokenizers import SACREBLEU_TOKENIZERS, sacrebleu_tokenize_flat
+from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
+from gpumetrics.text.tokenizers import SACREBLEU_TOKENIZERS, sacrebleu_encode_flat
 
 BLEU_MODES = ("sacrebleu", "nltk")
 SACREBLEU_SMOOTHING = ("exp", "floor", "add-k", "none")
@@ -149,8 +149,9 @@ def _bleu_update(
         lines.append(hyp)
         lines.extend(refs)
     size = len(preds)
-    tokens, lengths = sacrebleu_tokenize_flat(lines, config.tokenize, config.lowercase)
-    batch = encode_tokens(tokens, lengths, device)
+    ids, lengths, vocab_size = sacrebleu_encode_flat(lines, config.tokenize, config.lowercase)
+    batch = TokenBatch(torch.from_numpy(ids).to(device), torch.tensor(lengths, dtype=torch.long, device=device),
+                       vocab_size)
     per_sample = torch.tensor(n_refs, dtype=torch.long, device=batch.ids.device) + 1
     sample = torch.repeat_interleave(torch.arange(size, device=batch.ids.device), per_sample)
     starts = torch.cumsum(per_sample, 0) - per_sample

@@ -716,6 +716,61 @@ def sacrebleu_tokenize_flat(lines: Sequence[str], tokenize: str = "13a", lowerca
     return list(itertools.chain.from_iterable(token_lists)), list(map(len, token_lists))
 
 
+def sacrebleu_encode_flat(lines: Sequence[str], tokenize: str = "13a", lowercase: bool = False
+                          ) -> tuple[np.ndarray, list[int], int]:
+    """:func:`sacrebleu_tokenize_flat` with the tokens already mapped to dense integer ids.
+
+    For ``13a`` the ids are assigned per distinct whitespace chunk (each chunk is rewritten and its tokens numbered
+    once) and the corpus' id sequence is gathered from the chunks with array operations: no Python step per token.
+
+    Returns:
+        ``(ids, lengths, vocab_size)``: ``int64[T]`` ids in ``[0, V)`` (equal tokens, equal ids), the number of tokens
+        of each line, and V.
+
+    Example:
+        >>> ids, lengths, vocab = sacrebleu_encode_flat(["a, b", "", "b a."])
+        >>> ids.tolist(), lengths, vocab
+        ([0, 1, 2, 2, 0, 3], [3, 0, 3], 4)
+    """
+    if tokenize == "13a" and lines:
+        lines = [line.lower().rstrip() for line in lines] if lowercase else [line.rstrip() for line in lines]
+        separator = next((c for c in _SEPARATOR_CANDIDATES if all(c not in line for line in lines)), None)
+        if separator is not None:
+            return _encode_chunks_flat(lines, separator, _thirteen_a_rule, _thirteen_a_line)
+    tokens, lengths = sacrebleu_tokenize_flat(lines, tokenize, lowercase)
+    vocabulary = {token: index for index, token in enumerate(dict.fromkeys(tokens))}
+    ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    return ids, lengths, len(vocabulary)
+
+
+def _encode_chunks_flat(lines: list[str], separator: str, rule, preprocess) -> tuple[np.ndarray, list[int], int]:
+    text = preprocess(f" {separator} ".join(lines) + f" {separator}")
+    chunks = text.split()
+    distinct = dict.fromkeys(chunks)
+    chunk_index = dict(zip(distinct, range(len(distinct))))
+    vocabulary: dict[str, int] = {}
+    flat: list[int] = []
+    sizes = np.zeros(len(distinct), dtype=np.int64)
+    for index, chunk in enumerate(distinct):
+        if chunk == separator:  # marks a line end, holds no token
+            continue
+        before = len(flat)
+        for token in rule(f" {chunk} ").split():
+            flat.append(vocabulary.setdefault(token, len(vocabulary)))
+        sizes[index] = len(flat) - before
+    flat_ids = np.asarray(flat, dtype=np.int64)
+    offsets = np.cumsum(sizes) - sizes
+    chunk_ids = np.fromiter(map(chunk_index.__getitem__, chunks), dtype=np.int64, count=len(chunks))
+    chunk_sizes = sizes[chunk_ids]
+    ends = np.cumsum(chunk_sizes)
+    total = int(ends[-1]) if ends.size else 0
+    # token t of the corpus is token (t - first token of its chunk) of its distinct chunk
+    source = np.repeat(offsets[chunk_ids] - (ends - chunk_sizes), chunk_sizes) + np.arange(total, dtype=np.int64)
+    line_ends = ends[chunk_ids == chunk_index[separator]]
+    lengths = np.diff(line_ends, prepend=0)
+    return flat_ids[source], lengths.tolist(), len(vocabulary)
+
+
 def _sacrebleu_token_lists(lines: Sequence[str], tokenize: str, lowercase: bool) -> list[list[str]]:
     if tokenize not in SACREBLEU_TOKENIZERS:
         raise ValueError(f"`tokenize` must be one of {', '.join(map(repr, SACREBLEU_TOKENIZERS))}; got {tokenize!r}")

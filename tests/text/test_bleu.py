@@ -16,7 +16,12 @@ from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
 import gpumetrics
 from gpumetrics.functional import bleu_score
 from gpumetrics.tasks import get_metric
-from gpumetrics.text.tokenizers import is_sacrebleu_chinese_char, sacrebleu_tokenize, sacrebleu_tokenize_batch
+from gpumetrics.text.tokenizers import (
+    is_sacrebleu_chinese_char,
+    sacrebleu_encode_flat,
+    sacrebleu_tokenize,
+    sacrebleu_tokenize_batch,
+)
 from tests.helpers.harness import assert_close, check_metric
 from tests.helpers.text_data import WORDS, qa_batch
 
@@ -80,6 +85,12 @@ def test_tokenizers_equal_sacrebleu(tokenize: str) -> None:
     for lowercase in (False, True):
         expected = [reference((line.lower() if lowercase else line).rstrip()).split() for line in lines]
         assert sacrebleu_tokenize_batch(lines, tokenize, lowercase) == expected
+        # the id form BLEU counts with: same lengths, equal tokens <-> equal ids
+        ids, lengths, vocab_size = sacrebleu_encode_flat(lines, tokenize, lowercase)
+        flat = [token for tokens in expected for token in tokens]
+        assert lengths == [len(tokens) for tokens in expected] and len(ids) == len(flat)
+        pairs = set(zip(flat, ids.tolist()))
+        assert len(pairs) == len({t for t, _ in pairs}) == len({i for _, i in pairs}) == vocab_size
     assert sacrebleu_tokenize(lines[0], tokenize) == reference(lines[0].rstrip()).split()
 
 
