@@ -26,7 +26,6 @@ sort (:mod:`gpumetrics.kernels.ngrams`). States are sums of matches / totals / l
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import sys
 from typing import Any, Optional, Sequence
@@ -455,20 +454,6 @@ class BLEUScore(Metric):
             self.count += scores.numel()
         else:
             self.scores.append(scores)
-
-    def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
-        """Merge another metric's (or state dict's) samples *after* this metric's ones.
-
-        torchmetrics puts the incoming ``cat`` states first (its ``forward`` relies on that order); for a merge we keep
-        this metric's samples first, so that ``a.merge_state(b)`` equals updating with a's batches then b's — which
-        matters for per-sample scores and NLTK's "last sample".
-        """
-        mine = {name: list(getattr(self, name)) for name in ("last", "scores") if isinstance(getattr(self, name), list)}
-        super().merge_state(incoming_state)
-        incoming = incoming_state.metric_state if isinstance(incoming_state, Metric) else incoming_state
-        for name, local in mine.items():
-            if isinstance(incoming.get(name), list):
-                setattr(self, name, local + list(incoming[name]))
 
     def compute(self) -> Tensor:
         """Corpus BLEU ``DoubleTensor[]`` (``mean``: mean sentence BLEU; ``none``: ``DoubleTensor[B]``); 0 before data."""
