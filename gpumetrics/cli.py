@@ -78,8 +78,6 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from gpumetrics.tasks.report import registry_listing, registry_tables
 
     if args.json:
@@ -91,7 +89,8 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (shared by every subcommand)."""
     try:
         value = int(text)
     except ValueError:
@@ -111,7 +110,7 @@ def add_builtin_parsers(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument("config", help="YAML config naming tasks, metrics, options and data files")
     evaluate.add_argument("--output", "-o", help="write the JSON report (scores, signatures, counts, timing) here")
     evaluate.add_argument("--device", help="cpu (default), cuda or cuda:N; overrides the config's `device`")
-    evaluate.add_argument("--batch-size", type=_positive_int, help="samples per metric update (default: config or 1024)")
+    evaluate.add_argument("--batch-size", type=positive_int, help="samples per metric update (default: config or 1024)")
     evaluate.add_argument(
         "--progress", choices=("auto", "on", "off"), default="auto",
         help="progress bars on stderr: auto = on a terminal, for tasks longer than one batch",

@@ -18,15 +18,7 @@ import argparse
 import json
 from pathlib import Path
 
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+from gpumetrics.cli import positive_int
 
 
 def _device(name: str):
@@ -160,7 +152,7 @@ def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     parser.add_argument("--weights", help="Inception weight file (default: the pinned pytorch-fid weights)")
     parser.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048), help="feature size")
     parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean"), help="resize mode")
-    parser.add_argument("--batch-size", type=_positive_int, default=50, help="images per forward (default 50)")
+    parser.add_argument("--batch-size", type=positive_int, default=50, help="images per forward (default 50)")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
     parser.add_argument("--save-stats", action="store_true", help="write the statistics of folder PATH_A to PATH_B")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -180,7 +172,7 @@ def add_clip_score_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     parser.add_argument("--model", default="openai/clip-vit-base-patch32", help="hf id/dir or open_clip arch/config")
     parser.add_argument("--pretrained", default=None, help="open_clip tag or file; 'random' for tests")
     parser.add_argument("--scale", type=float, default=100.0, help="100 (torchmetrics), 1 (raw cosine), 2.5 (paper)")
-    parser.add_argument("--batch-size", type=_positive_int, default=32)
+    parser.add_argument("--batch-size", type=positive_int, default=32)
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_clip_score)
