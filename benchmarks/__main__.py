@@ -1,7 +1,8 @@
 """``python -m benchmarks [--quick] [--only NAME ...] [--device cpu|cuda]``: run cases, update results + BENCHMARKS.md.
 
 Results of a partial run (``--only``) replace only the rows of the cases that ran; the others are kept from
-``benchmarks/results/latest.json``.
+``benchmarks/results/latest.json``. ``fid_ddp_sync`` (``benchmarks/ddp_sync.py``) spawns real gloo ranks and renders its
+own section.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from typing import Any, Callable
 
 import torch
 
+from benchmarks import ddp_sync
 from benchmarks.registry import CASES, Case
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "latest.json"
 TABLE = ROOT / "BENCHMARKS.md"
+DDP_SYNC = "fid_ddp_sync"  # not a timed pair of callables: real gloo ranks, see benchmarks/ddp_sync.py
 
 
 def load_cases() -> None:
@@ -115,6 +118,7 @@ def render_markdown(payload: dict) -> str:
             f"| {row['anchor']} | {_format_seconds(row['anchor_s'])} | {row['ratio']:.2f}× | {row['device']} "
             f"| {row.get('threads', '')} | {row.get('note', '')} |"
         )
+    lines += ddp_sync.render(payload.get(DDP_SYNC, []))
     return "\n".join(lines) + "\n"
 
 
@@ -132,11 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for name, case in sorted(CASES.items()):
             print(f"{name}: sizes {list(case.sizes)} (quick {list(case.quick_sizes)})")
+        print(f"{DDP_SYNC}: world sizes {list(ddp_sync.WORLD_SIZES)}, d = 2048 (quick 256)")
         return 0
-    unknown = set(args.only or []) - set(CASES)
+    known = set(CASES) | {DDP_SYNC}
+    unknown = set(args.only or []) - known
     if unknown:
-        parser.error(f"unknown case(s) {sorted(unknown)}; known: {sorted(CASES)}")
-    selected = [CASES[name] for name in sorted(args.only or CASES)]
+        parser.error(f"unknown case(s) {sorted(unknown)}; known: {sorted(known)}")
+    selected = [CASES[name] for name in sorted(set(args.only or CASES) - {DDP_SYNC})]
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -152,6 +158,11 @@ def main(argv: list[str] | None = None) -> int:
                 row["threads"] = torch.get_num_threads()
                 new_rows.append(row)
 
+    sync_rows = None
+    if args.only is None or DDP_SYNC in args.only:
+        print(f"[bench] {DDP_SYNC} (spawns gloo ranks)", flush=True)
+        sync_rows = ddp_sync.measure(dims=256 if args.quick else 2048)
+
     # read the previous results only now, so a concurrent run of other cases is not overwritten
     previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"rows": []}
     rows = [row for row in previous.get("rows", []) if row["case"] not in ran and row["case"] in CASES] + new_rows
@@ -160,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         "versions": versions(),
         "repeats_note": "each case's repeats (3–5, see `benchmarks/cases`) after 1 warm-up",
         "rows": rows,
+        DDP_SYNC: sync_rows if sync_rows is not None else previous.get(DDP_SYNC, []),
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(payload, indent=2) + "\n")

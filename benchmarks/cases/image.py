@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import torch
 from torchmetrics.image.fid import FrechetInceptionDistance as TorchmetricsFID
@@ -106,4 +107,54 @@ def clip_score_update_case(size: int, device: str) -> Contenders:
         ours={"CLIPScore.update (open_clip ViT-B-32)": lambda: metric.update(images, captions)},
         anchors={"raw open_clip encode_image + encode_text (same preprocessing)": raw_encoders},
         note="random-weight ViT-B-32, 256×256 uint8 inputs; ratio ≈ 1 is the goal (metric overhead only)",
+    )
+
+
+@register("clip_score_vs_torchmetrics", sizes=(16,), quick_sizes=(2,), unit="images", repeats=3)
+def clip_score_vs_torchmetrics_case(size: int, device: str) -> Contenders:
+    """Both libraries on one random-weight hf CLIP of ViT-B/32's architecture, saved to disk and loaded by each."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from torchmetrics.multimodal.clip_score import CLIPScore as TorchmetricsCLIPScore
+    from transformers import CLIPModel, CLIPProcessor
+
+    from gpumetrics.image.clip_score import CLIPScore
+    from tests.helpers.clip_models import VIT_B_32, TensorFeatures, save_random_hf_clip
+
+    folder = Path(tempfile.mkdtemp(prefix="gpumetrics_bench_clip_"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)  # ~600 MB of float32 weights
+    model_dir = save_random_hf_clip(folder, VIT_B_32)
+    generator = torch.Generator().manual_seed(0)
+    images = torch.randint(0, 256, (size, 3, 256, 256), dtype=torch.uint8, generator=generator).to(device)
+    captions = [f"a photo number {i} of a cat on a sofa" for i in range(size)]
+    ours = CLIPScore("hf", model_dir, scale=100).to(device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = TorchmetricsCLIPScore(
+            lambda: (TensorFeatures(CLIPModel.from_pretrained(model_dir)), CLIPProcessor.from_pretrained(model_dir))
+        ).to(device)
+
+    # the two reductions differ on purpose (gpumetrics clamps each pair at 0, torchmetrics the batch mean), so the
+    # check derives both from one set of cosines: gpumetrics' own, and torchmetrics' value must follow from them
+    with torch.no_grad():
+        image, text = ours.encoder(ours.encoder.preprocess(images), captions)
+    cosine = torch.nn.functional.cosine_similarity(image.double(), text.double(), dim=-1)
+    expected_ours = float((100 * cosine).clamp(min=0).mean())
+    expected_theirs = max(float(100 * cosine.mean()), 0.0)
+
+    def score(metric) -> float:
+        metric.reset()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            metric.update(images, captions)
+            return float(metric.compute())
+
+    return Contenders(
+        ours={"CLIPScore(hf).update + compute": lambda: score(ours)},
+        anchors={"torchmetrics CLIPScore.update + compute (same model files)": lambda: score(theirs)},
+        check=lambda mine, anchor: abs(mine - expected_ours) <= 1e-6 and abs(anchor - expected_theirs) <= 2e-3,
+        note="random-weight hf CLIP ViT-B/32 saved once, loaded by both; 256×256 uint8 inputs; gpumetrics "
+        "preprocesses on the device, torchmetrics through the hf processor",
     )

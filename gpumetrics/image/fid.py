@@ -202,7 +202,7 @@ class FrechetInceptionDistance(Metric):
         reset_real_features: when False, ``reset()`` keeps the real statistics (and loaded real stats).
         download: allow downloading the pinned weights (default: unless ``$GPUMETRICS_OFFLINE=1``).
         speed_mode: ``None`` (default) — the exact pytorch-fid parity path. Opt-in, NOT parity:
-            ``"channels_last"``, ``"bf16"`` (autocast) or ``"compile"`` (``torch.compile``) for the Inception network
+            ``"channels_last"``, ``"bf16"`` / ``"fp16"`` (autocast) or ``"compile"`` (``torch.compile``) for the Inception network
             (see ``gpumetrics.image.inception`` for the measured deviations). The mode appears in the signature as
             ``speed:<mode>``; FID values of different modes are not comparable. Built-in Inception only.
         kwargs: torchmetrics ``Metric`` options.

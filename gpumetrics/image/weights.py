@@ -10,9 +10,10 @@ Load order for ``resolve_weights(name, path=None)``:
    ``$GPUMETRICS_OFFLINE=1``;
 5. otherwise a ``FileNotFoundError`` that says where to put the file and where to get it.
 
-Hashes: a registry entry carries the full sha256 when it is pinned, and always the hash prefix that the file name
-itself carries (torch hub's convention, ``pt_inception-2015-12-05-6726825d.pth`` → ``6726825d``). A file whose digest
-does not match is refused with a ``ValueError``.
+Hashes: a registry entry carries the full sha256 and size of the published file when they are pinned (the FID
+Inception is), and always the hash prefix that the file name itself carries (torch hub's convention,
+``pt_inception-2015-12-05-6726825d.pth`` → ``6726825d``). A file whose size or digest does not match is refused with
+a ``ValueError``.
 
 Random weights are never a fallback: they are only built when a caller passes ``weights="random"`` explicitly, and
 the metric's signature then says ``weights:random``.
@@ -41,6 +42,7 @@ class WeightEntry:
         file_name: name of the file on disk (the same name pytorch-fid / torch hub use).
         sha256_prefix: leading hex digits of the sha256 digest carried by the file name.
         sha256: the full digest when pinned; then the whole digest is checked.
+        size_bytes: the file size when pinned; a file of another size is refused before it is hashed.
         description: one line for humans.
     """
 
@@ -49,6 +51,7 @@ class WeightEntry:
     file_name: str
     sha256_prefix: str
     sha256: Optional[str] = None
+    size_bytes: Optional[int] = None
     description: str = ""
 
     @property
@@ -74,6 +77,10 @@ FID_INCEPTION = register_weights(
         url="https://github.com/mseitzer/pytorch-fid/releases/download/fid_weights/pt_inception-2015-12-05-6726825d.pth",
         file_name="pt_inception-2015-12-05-6726825d.pth",
         sha256_prefix="6726825d",
+        # the digest that pytorch-fid's file name abbreviates; torch-fidelity publishes the same bytes under
+        # another name (weights-inception-2015-12-05-6726825d.pth), so one pin covers both downloads
+        sha256="6726825d0af5f729cebd5821db510b11b1cfad8faad88a03f1befd49fb9129b2",
+        size_bytes=95_628_359,
         description="TF 2015-12-05 Inception-v3 as ported by pytorch-fid (FID/KID feature extractor)",
     )
 )
@@ -122,8 +129,14 @@ def verify_file(path: Union[str, Path], entry: WeightEntry) -> str:
     """Check a file's sha256 against ``entry``; return the digest.
 
     Raises:
-        ValueError: the digest does not match the pinned digest (or its prefix).
+        ValueError: the size or the digest does not match the pinned size / digest (or its prefix).
     """
+    size = os.path.getsize(path)
+    if entry.size_bytes is not None and size != entry.size_bytes:
+        raise ValueError(
+            f"weights file {str(path)!r} has {size:,} bytes, expected {entry.size_bytes:,} for {entry.name!r} "
+            f"({entry.url}); the file is truncated, corrupt or is not these weights (its sha256 is not checked)."
+        )
     digest = file_sha256(path)
     expected = entry.sha256 or entry.sha256_prefix
     if not digest.startswith(expected):

@@ -3,7 +3,7 @@ import torch
 
 from gpumetrics.core import as_reference_lists, as_text_list, check_choice, check_same_length
 from tests.core.toy_metrics import SumAndCat, sum_and_cat
-from tests.helpers.ddp import run_ddp_function
+from tests.helpers.ddp import record_collectives, run_ddp_function
 from tests.helpers.harness import check_metric
 
 
@@ -26,27 +26,12 @@ def test_harness_on_toy_metric_sum_max_cat_states():
 
 def _all_reduce_is_used(rank):
     """Sum states must travel by all_reduce, not all_gather: count the collectives the reducer issues."""
-    import torch.distributed as dist
-
-    calls = {"all_reduce": 0, "all_gather": 0}
-    original_reduce, original_gather = dist.all_reduce, dist.all_gather
-
-    def counting_reduce(*args, **kwargs):
-        calls["all_reduce"] += 1
-        return original_reduce(*args, **kwargs)
-
-    def counting_gather(*args, **kwargs):
-        calls["all_gather"] += 1
-        return original_gather(*args, **kwargs)
-
-    dist.all_reduce, dist.all_gather = counting_reduce, counting_gather
-    try:
+    with record_collectives() as recorded:
         metric = SumAndCat()
         if rank == 1:
             metric.update(torch.ones(2, 3))
         value = metric.compute()
-    finally:
-        dist.all_reduce, dist.all_gather = original_reduce, original_gather
+    calls = {name: sum(1 for called, _ in recorded if called == name) for name in ("all_reduce", "all_gather")}
     return calls, value
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 import torch.distributed as dist
@@ -14,10 +15,10 @@ import torch.multiprocessing as mp
 WORLD_SIZE = 2
 
 
-def _init(rank: int, store_path: str) -> None:
+def _init(rank: int, store_path: str, world_size: int = WORLD_SIZE) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{store_path}", rank=rank, world_size=WORLD_SIZE)
+    dist.init_process_group("gloo", init_method=f"file://{store_path}", rank=rank, world_size=world_size)
 
 
 def _scenario_worker(
@@ -46,9 +47,9 @@ def _scenario_worker(
             dist.destroy_process_group()
 
 
-def _function_worker(rank: int, store_path: str, out_dir: str, fn: Callable, args: tuple) -> None:
+def _function_worker(rank: int, store_path: str, out_dir: str, world_size: int, fn: Callable, args: tuple) -> None:
     try:
-        _init(rank, store_path)
+        _init(rank, store_path, world_size)
         torch.save({"ok": fn(rank, *args)}, os.path.join(out_dir, f"rank{rank}.pt"))
     except BaseException:
         torch.save({"error": traceback.format_exc()}, os.path.join(out_dir, f"rank{rank}.pt"))
@@ -58,19 +59,19 @@ def _function_worker(rank: int, store_path: str, out_dir: str, fn: Callable, arg
             dist.destroy_process_group()
 
 
-def _spawn(worker: Callable, args: tuple) -> list[Any]:
+def _spawn(worker: Callable, args: tuple, world_size: int = WORLD_SIZE) -> list[Any]:
     with tempfile.TemporaryDirectory() as out_dir:
         store_path = os.path.join(out_dir, "store")
         try:
-            mp.spawn(worker, args=(store_path, out_dir, *args), nprocs=WORLD_SIZE, join=True)
+            mp.spawn(worker, args=(store_path, out_dir, *args), nprocs=world_size, join=True)
         except Exception as exc:  # surface the child's traceback rather than spawn's summary
             errors = []
-            for rank in range(WORLD_SIZE):
+            for rank in range(world_size):
                 path = os.path.join(out_dir, f"rank{rank}.pt")
                 if os.path.exists(path):
                     errors.append(torch.load(path, weights_only=False).get("error", ""))
             raise AssertionError("DDP worker failed:\n" + "\n".join(e for e in errors if e)) from exc
-        outputs = [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False) for r in range(WORLD_SIZE)]
+        outputs = [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False) for r in range(world_size)]
     return [out["ok"] for out in outputs]
 
 
@@ -92,6 +93,42 @@ def run_ddp_scenarios(
     return {name: [per_rank[r][name] for r in range(WORLD_SIZE)] for name in splits}
 
 
-def run_ddp_function(fn: Callable, *args: Any) -> list[Any]:
-    """Call ``fn(rank, *args)`` in each of 2 gloo ranks (``fn`` must be importable) and return their results."""
-    return _spawn(_function_worker, (fn, args))
+def run_ddp_function(fn: Callable, *args: Any, world_size: int = WORLD_SIZE) -> list[Any]:
+    """Call ``fn(rank, *args)`` in each of ``world_size`` gloo ranks (``fn`` must be importable); their results."""
+    return _spawn(_function_worker, (world_size, fn, args), world_size)
+
+
+@contextlib.contextmanager
+def record_collectives() -> Iterator[list[tuple[str, int]]]:
+    """Record the collectives issued inside the block as ``(name, bytes this rank receives)``.
+
+    Received bytes: an ``all_reduce`` hands back one tensor of its input's size; an ``all_gather`` fills one output
+    per rank; ``all_gather_object`` / ``broadcast_object_list`` payloads are pickled objects, recorded as 0 bytes.
+    """
+    calls: list[tuple[str, int]] = []
+    originals = {name: getattr(dist, name) for name in
+                 ("all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "broadcast")}
+
+    def received(name: str, args: tuple, kwargs: dict) -> int:
+        if name == "all_reduce" or name == "broadcast":
+            return (args[0] if args else kwargs["tensor"]).nbytes
+        if name == "all_gather":
+            return sum(t.nbytes for t in (args[0] if args else kwargs["tensor_list"]))
+        if name == "all_gather_into_tensor":
+            return (args[0] if args else kwargs["output_tensor"]).nbytes
+        return 0
+
+    def recording(name: str) -> Callable:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append((name, received(name, args, kwargs)))
+            return originals[name](*args, **kwargs)
+
+        return call
+
+    for name in originals:
+        setattr(dist, name, recording(name))
+    try:
+        yield calls
+    finally:
+        for name, original in originals.items():
+            setattr(dist, name, original)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
 import warnings
 
 import pytest
@@ -12,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from gpumetrics.image.clip_score import CLIPScore, clip_score
+from tests.helpers.clip_models import TINY_CLIP, TensorFeatures, save_random_hf_clip
 from tests.helpers.harness import check_metric
 
 TINY_OPEN_CLIP = {
@@ -22,37 +21,9 @@ TINY_OPEN_CLIP = {
 CAPTIONS = ["a photo of a cat", "Кошка на диване", "猫がソファにいる", "a dog 🐶 running", "e\u0301te\u0301", ""]
 
 
-def _write_openai_tokenizer(folder):
-    """OpenAI CLIP's BPE (shipped inside open_clip) as hf ``vocab.json`` + ``merges.txt``: no download needed."""
-    from open_clip.tokenizer import bytes_to_unicode, default_bpe
-
-    merges = gzip.open(default_bpe()).read().decode("utf-8").split("\n")[1 : 49152 - 256 - 2 + 1]
-    vocab = list(bytes_to_unicode().values())
-    vocab = vocab + [v + "</w>" for v in vocab] + ["".join(m.split()) for m in merges]
-    vocab += ["<|startoftext|>", "<|endoftext|>"]
-    (folder / "vocab.json").write_text(json.dumps({token: i for i, token in enumerate(vocab)}))
-    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n")
-
-
 @pytest.fixture(scope="session")
 def hf_clip_dir(tmp_path_factory):
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer
-
-    folder = tmp_path_factory.mktemp("tiny_hf_clip")
-    _write_openai_tokenizer(folder)
-    tokenizer = CLIPTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"))
-    image_processor = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
-    CLIPProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
-    config = CLIPConfig(
-        text_config={"vocab_size": 49408, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
-                     "num_attention_heads": 2, "max_position_embeddings": 77},
-        vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2,
-                       "image_size": 32, "patch_size": 16},
-        projection_dim=16,
-    )
-    torch.manual_seed(0)
-    CLIPModel(config).save_pretrained(folder)
-    return str(folder)
+    return save_random_hf_clip(tmp_path_factory.mktemp("tiny_hf_clip"), TINY_CLIP)
 
 
 @pytest.fixture(scope="session")
@@ -67,28 +38,12 @@ def _images(n, seed, size=(3, 45, 37)):
     return torch.randint(0, 256, (n, *size), dtype=torch.uint8, generator=generator)
 
 
-class _TensorFeatures(torch.nn.Module):
-    """transformers 5 returns model outputs from ``get_*_features``; torchmetrics 1.9 expects tensors."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model, self.config = model, model.config
-
-    def get_image_features(self, *args, **kwargs):
-        out = self.model.get_image_features(*args, **kwargs)
-        return getattr(out, "pooler_output", out)
-
-    def get_text_features(self, *args, **kwargs):
-        out = self.model.get_text_features(*args, **kwargs)
-        return getattr(out, "pooler_output", out)
-
-
 def _torchmetrics_per_sample_reference(model_dir):
     """torchmetrics' CLIP score of each pair alone (its clamp is on the batch mean: per pair it is per sample)."""
     from torchmetrics.functional.multimodal import clip_score as tm_clip_score
     from transformers import CLIPModel, CLIPProcessor
 
-    model, processor = _TensorFeatures(CLIPModel.from_pretrained(model_dir)), CLIPProcessor.from_pretrained(model_dir)
+    model, processor = TensorFeatures(CLIPModel.from_pretrained(model_dir)), CLIPProcessor.from_pretrained(model_dir)
 
     def reference(images, captions):
         with warnings.catch_warnings():

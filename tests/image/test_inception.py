@@ -121,7 +121,8 @@ def test_weight_file_load_order_and_hash(tmp_path, monkeypatch, inception_state,
     monkeypatch.setenv("GPUMETRICS_OFFLINE", "1")
     digest = weights_mod.file_sha256(inception_file)
     # pretend the random file is the pinned one, so the registry path can be exercised without the real weights
-    pinned = dataclasses.replace(weights_mod.FID_INCEPTION, sha256=digest)
+    size = inception_file.stat().st_size
+    pinned = dataclasses.replace(weights_mod.FID_INCEPTION, sha256=digest, size_bytes=size)
     monkeypatch.setitem(weights_mod.WEIGHTS, pinned.name, pinned)
     file_name = pinned.file_name
 
@@ -134,8 +135,13 @@ def test_weight_file_load_order_and_hash(tmp_path, monkeypatch, inception_state,
     assert torch.equal(net(probe), FIDInceptionV3(dims=64, weights=inception_state)(probe))
 
     home.mkdir()
-    (home / file_name).write_bytes(b"corrupt")  # $GPUMETRICS_HOME comes first, and its hash is checked
-    with pytest.raises(ValueError, match="sha256"):
+    (home / file_name).write_bytes(b"corrupt")  # $GPUMETRICS_HOME comes first, and its size is checked
+    with pytest.raises(ValueError, match=f"7 bytes, expected {size:,}"):
+        weights_mod.resolve_weights(pinned.name)
+    tampered = bytearray(inception_file.read_bytes())
+    tampered[-1] ^= 1  # right size, one flipped bit: only the full digest can tell
+    (home / file_name).write_bytes(bytes(tampered))
+    with pytest.raises(ValueError, match=f"expected {digest}"):
         weights_mod.resolve_weights(pinned.name)
 
     # an explicit path wins; a file of another name is the user's own weights, tagged by its own hash
@@ -145,6 +151,13 @@ def test_weight_file_load_order_and_hash(tmp_path, monkeypatch, inception_state,
     assert FIDInceptionV3(dims=64, weights=inception_file).weights_tag == f"file@{digest[:8]}"
     with pytest.raises(FileNotFoundError, match="does not exist"):
         FIDInceptionV3(dims=64, weights=tmp_path / "missing.pth")
+
+
+def test_fid_inception_pin_is_the_full_published_digest():
+    entry = weights_mod.FID_INCEPTION
+    assert len(entry.sha256) == 64 and all(c in "0123456789abcdef" for c in entry.sha256)
+    assert entry.sha256.startswith(entry.sha256_prefix) and entry.sha256_prefix in entry.file_name
+    assert entry.size_bytes == 95_628_359 and entry.tag == "pt_inception-2015-12-05@6726825d"
 
 
 def test_download_failure_gives_placement_instructions(tmp_path, monkeypatch):
