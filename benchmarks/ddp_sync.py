@@ -25,7 +25,7 @@ WORLD_SIZES = (2, 4)
 SAMPLES_PER_RANK = 32
 
 
-class _Features(nn.Module):
+class IdentityFeatures(nn.Module):
     """Identity "extractor": the inputs already are ``Tensor[B, dims]`` features (both libraries accept it)."""
 
     def __init__(self, dims: int) -> None:
@@ -44,13 +44,13 @@ def _filled_metric(library: str, dims: int, rank: int) -> Any:
     generator = torch.Generator().manual_seed(rank)
     real, fake = torch.rand(2, SAMPLES_PER_RANK, dims, generator=generator, dtype=torch.float64)
     if library == "gpumetrics":
-        metric = FrechetInceptionDistance(feature=_Features(dims))
+        metric = FrechetInceptionDistance(feature=IdentityFeatures(dims))
         metric.update_features(real, real=True)
         metric.update_features(fake, real=False)
         return metric
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        metric = TorchmetricsFID(feature=_Features(dims))
+        metric = TorchmetricsFID(feature=IdentityFeatures(dims))
     metric.update(real, real=True)
     metric.update(fake, real=False)
     return metric

@@ -9,6 +9,7 @@ import torch
 from torchmetrics.image.fid import FrechetInceptionDistance as TorchmetricsFID
 from torchmetrics.image.fid import _compute_fid
 
+from benchmarks.ddp_sync import IdentityFeatures
 from benchmarks.registry import Contenders, register
 from gpumetrics.image.fid import FrechetInceptionDistance, feature_statistics, frechet_distance
 from gpumetrics.image.inception import FIDInceptionV3, random_fid_inception_state_dict
@@ -175,7 +176,7 @@ def kid_compute_case(size: int, device: str) -> Contenders:
     fake = (torch.rand(size, 2048, generator=generator, dtype=torch.float64) * 0.8 + 0.15).to(device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        theirs = TorchmetricsKID(feature=_Features(2048), subsets=subsets, subset_size=subset_size).to(device)
+        theirs = TorchmetricsKID(feature=IdentityFeatures(2048), subsets=subsets, subset_size=subset_size).to(device)
     theirs.update(real, real=True)
     theirs.update(fake, real=False)
 
@@ -195,13 +196,3 @@ def kid_compute_case(size: int, device: str) -> Contenders:
         note="float64 features, 10 subsets × 1,000, poly kernel degree 3; same subsets, same value (1e-6 relative)",
     )
 
-
-class _Features(torch.nn.Module):
-    """Identity "extractor" for torchmetrics: the inputs already are ``Tensor[B, 2048]`` features."""
-
-    def __init__(self, dims: int) -> None:
-        super().__init__()
-        self.num_features = dims
-
-    def forward(self, features):
-        return features
