@@ -14,11 +14,12 @@ rapidfuzz, jiwer and torchmetrics); ``"word"`` compares ``str.split()`` tokens (
 
 Conventions:
 
-* **CER / WER** are pooled: Σ edits / Σ reference length, as jiwer ``cer``/``wer`` and torchmetrics. CER uses no
-  transform (jiwer with ``ReduceToListOfListOfChars()`` only — jiwer's default ``cer`` also strips leading and
-  trailing whitespace); WER splits on whitespace (equal to jiwer's default ``wer`` transform for text whose
-  whitespace is single ASCII spaces or runs of whitespace; jiwer keeps a lone tab/newline inside a word). When the
-  pooled reference length is 0 the rate is the pooled edit count (jiwer's convention), never NaN.
+* **CER / WER** are pooled: Σ edits / Σ reference length, as jiwer ``cer``/``wer`` and torchmetrics. By default
+  CER uses no transform (torchmetrics; jiwer with ``ReduceToListOfListOfChars()`` only) and WER splits on any
+  whitespace (torchmetrics, ``str.split()``). ``transform="jiwer"`` reproduces jiwer's default transforms instead:
+  CER strips leading/trailing whitespace; WER collapses runs of ≥ 2 whitespace characters, strips and splits on
+  spaces, so a lone tab, newline or NBSP stays inside a word. When the pooled reference length is 0 the rate is the
+  pooled edit count (jiwer's convention), never NaN.
 * **Normalised edit similarity** per sample is ``1 − lev(p, g) / max(|p|, |g|)``, max over the sample's gold
   strings, mean over samples. Preset ``default``: both empty → 1. Preset ``aij2022`` (AIJ-2022 "Text Recognition in
   the Wild"): either string empty → 0 (even both); a missing prediction is passed as ``""`` and so scores 0.
@@ -27,6 +28,7 @@ Conventions:
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -37,6 +39,8 @@ from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choi
 from gpumetrics.kernels.levenshtein import BACKENDS, levenshtein_strings
 
 UNITS = ("char", "word")
+CER_TRANSFORMS = ("none", "jiwer")
+WER_TRANSFORMS = ("whitespace", "jiwer")
 REDUCTIONS = ("mean", "sum", "none")
 NED_PRESETS = ("default", "aij2022")
 
@@ -60,16 +64,22 @@ def _pair_distances(
     backend: str,
     device: Optional[torch.device | str],
     lengths: bool = True,
+    transform: str = "none",
 ) -> tuple[Tensor, ...]:
     """Distances, and unless ``lengths=False`` prediction and reference lengths (``LongTensor[B]``, on ``device``).
 
     ``preds`` and ``target`` are lists of equal length whose items are not checked yet (see :func:`_as_lists`).
+    ``transform="jiwer"`` applies jiwer's default ``cer`` (strip) or ``wer`` transform (see :func:`_jiwer_words`).
     """
     check = None
     if unit == "word":
         _check_items(preds, target)
-        a: Sequence = [text.split() for text in preds]
-        b: Sequence = [text.split() for text in target]
+        split = _jiwer_words if transform == "jiwer" else str.split
+        a: Sequence = list(map(split, preds))
+        b: Sequence = list(map(split, target))
+    elif transform == "jiwer":
+        _check_items(preds, target)
+        a, b = list(map(str.strip, preds)), list(map(str.strip, target))
     else:
         a, b, check = preds, target, _check_items
     distances = levenshtein_strings(a, b, backend=backend, device=device, check=check)
@@ -78,6 +88,19 @@ def _pair_distances(
     lengths_a = torch.from_numpy(np.fromiter(map(len, a), dtype=np.int64, count=len(a))).to(distances.device)
     lengths_b = torch.from_numpy(np.fromiter(map(len, b), dtype=np.int64, count=len(b))).to(distances.device)
     return distances, lengths_a, lengths_b
+
+
+_RUNS_OF_WHITESPACE = re.compile(r"\s\s+")
+
+
+def _jiwer_words(text: str) -> list[str]:
+    """jiwer's default ``wer`` transform: runs of ≥ 2 whitespace characters → one space, strip, split on spaces.
+
+    A lone tab, newline, NBSP … between two words is therefore part of one word (``"a\tb"`` is one word), unlike
+    ``str.split()``.
+    """
+    text = _RUNS_OF_WHITESPACE.sub(" ", text).strip()
+    return text.split(" ") if text else []
 
 
 def _as_lists(preds: Any, target: Any) -> tuple[list, list]:
@@ -230,11 +253,16 @@ class EditDistance(Metric):
 
 # ------------------------------------------------------------------------------------------------------ CER and WER
 def _error_rate_update(
-    preds: Any, target: Any, unit: str, backend: str, device: Optional[torch.device | str] = None
+    preds: Any,
+    target: Any,
+    unit: str,
+    backend: str,
+    device: Optional[torch.device | str] = None,
+    transform: str = "none",
 ) -> tuple[Tensor, Tensor]:
     """Pooled ``(edits, reference length)`` of a batch, int64 scalars."""
     preds, target = _as_lists(preds, target)
-    distances, _, target_lengths = _pair_distances(preds, target, unit, backend, device)
+    distances, _, target_lengths = _pair_distances(preds, target, unit, backend, device, transform=transform)
     return distances.sum(), target_lengths.sum()
 
 
@@ -245,18 +273,24 @@ def _error_rate_compute(errors: Tensor, total: Tensor) -> Tensor:
 
 
 def char_error_rate(
-    preds: Any, target: Any, backend: str = "auto", device: Optional[torch.device | str] = None
+    preds: Any,
+    target: Any,
+    backend: str = "auto",
+    device: Optional[torch.device | str] = None,
+    transform: str = "none",
 ) -> Tensor:
     """Character error rate: pooled character edits / pooled reference characters.
 
-    Equals torchmetrics ``char_error_rate`` and jiwer ``cer`` with ``ReduceToListOfListOfChars()`` as the only
-    transform (no stripping).
+    ``transform="none"`` (default) equals torchmetrics ``char_error_rate`` and jiwer ``cer`` with
+    ``ReduceToListOfListOfChars()`` as the only transform; ``transform="jiwer"`` equals jiwer's default ``cer``
+    (leading and trailing whitespace stripped from every string first).
 
     Args:
         preds: ``B`` predicted strings.
         target: ``B`` reference strings.
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
         device: where the result lives and the tensor kernel runs.
+        transform: ``"none"`` or ``"jiwer"``.
 
     Returns:
         ``Tensor[]`` float64.
@@ -271,21 +305,30 @@ def char_error_rate(
         tensor(0.3415, dtype=torch.float64)
     """
     _check_options(backend=backend)
-    return _error_rate_compute(*_error_rate_update(preds, target, "char", backend, device))
+    check_choice(transform, "transform", CER_TRANSFORMS)
+    return _error_rate_compute(*_error_rate_update(preds, target, "char", backend, device, transform))
 
 
 def word_error_rate(
-    preds: Any, target: Any, backend: str = "auto", device: Optional[torch.device | str] = None
+    preds: Any,
+    target: Any,
+    backend: str = "auto",
+    device: Optional[torch.device | str] = None,
+    transform: str = "whitespace",
 ) -> Tensor:
-    """Word error rate: pooled word edits / pooled reference words (``str.split()`` tokens).
+    """Word error rate: pooled word edits / pooled reference words.
 
-    Equals torchmetrics ``word_error_rate`` and jiwer ``wer`` (default transform) on whitespace-normalised text.
+    ``transform="whitespace"`` (default) splits on any run of whitespace (``str.split()``), as torchmetrics
+    ``word_error_rate``; ``transform="jiwer"`` applies jiwer's default ``wer`` transform (runs of ≥ 2 whitespace
+    characters → one space, strip, split on ``" "``: a lone tab, newline or NBSP stays inside a word) and equals
+    jiwer ``wer`` on any text. The two agree on text whose words are separated by spaces or whitespace runs.
 
     Args:
         preds: ``B`` predicted strings.
         target: ``B`` reference strings.
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
         device: where the result lives and the tensor kernel runs.
+        transform: ``"whitespace"`` or ``"jiwer"``.
 
     Returns:
         ``Tensor[]`` float64.
@@ -300,22 +343,26 @@ def word_error_rate(
         tensor(0.5000, dtype=torch.float64)
     """
     _check_options(backend=backend)
-    return _error_rate_compute(*_error_rate_update(preds, target, "word", backend, device))
+    check_choice(transform, "transform", WER_TRANSFORMS)
+    return _error_rate_compute(*_error_rate_update(preds, target, "word", backend, device, transform))
 
 
 class _ErrorRate(Metric):
     unit = "char"
+    transforms: tuple[str, ...] = CER_TRANSFORMS
 
-    def __init__(self, backend: str = "auto", **kwargs: Any) -> None:
+    def __init__(self, backend: str = "auto", transform: Optional[str] = None, **kwargs: Any) -> None:
         _check_options(backend=backend)
+        transform = self.transforms[0] if transform is None else transform
+        check_choice(transform, "transform", self.transforms)
         super().__init__(**kwargs)
-        self.backend = backend
+        self.backend, self.transform = backend, transform
         self.add_state("errors", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
         self.add_state("total", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
 
     def update(self, preds: Any, target: Any) -> None:
         """Add a batch: ``preds``, ``target`` — ``B`` strings each."""
-        errors, total = _error_rate_update(preds, target, self.unit, self.backend, self.device)
+        errors, total = _error_rate_update(preds, target, self.unit, self.backend, self.device, self.transform)
         self.errors += errors
         self.total += total
 
@@ -328,6 +375,7 @@ class CharErrorRate(_ErrorRate):
 
     Args:
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
+        transform: ``"none"`` (default) or ``"jiwer"`` (strip, as jiwer's default ``cer``).
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -340,9 +388,10 @@ class CharErrorRate(_ErrorRate):
 
     signature_name = "cer"
     unit = "char"
+    transforms = CER_TRANSFORMS
 
     def _signature_fields(self) -> dict[str, Any]:
-        return {"unit": "codepoint", "transform": "none"}
+        return {"unit": "codepoint", "transform": self.transform}
 
 
 class WordErrorRate(_ErrorRate):
@@ -350,6 +399,7 @@ class WordErrorRate(_ErrorRate):
 
     Args:
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
+        transform: ``"whitespace"`` (default, ``str.split()``) or ``"jiwer"`` (jiwer's default ``wer`` transform).
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -361,9 +411,10 @@ class WordErrorRate(_ErrorRate):
 
     signature_name = "wer"
     unit = "word"
+    transforms = WER_TRANSFORMS
 
     def _signature_fields(self) -> dict[str, Any]:
-        return {"tokenizer": "whitespace"}
+        return {"tokenizer": self.transform}
 
 
 # ------------------------------------------------------------------------------------ normalised edit similarity

@@ -163,6 +163,37 @@ def test_wer_matches_torchmetrics_on_raw_whitespace():
                  {"backend": "torch"}, ddp=False, reference_atol=1e-6)
 
 
+_WHITESPACE = [" ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u2028", "\u3000", " \t ", "\x1c", ""]
+
+
+def _raw_whitespace_batches(seed, sizes=(9, 1, 14)):
+    """Words joined by any whitespace (lone tabs, newlines, NBSP, runs), with leading/trailing whitespace."""
+    rng = random.Random(seed)
+
+    def text():
+        words = [rng.choice(["a", "b", "кот", "猫", "😀", "e\u0301"]) for _ in range(rng.choice([0, 1, 3, 6]))]
+        joined = "".join(w + rng.choice(_WHITESPACE) for w in words)
+        return rng.choice(_WHITESPACE) + joined
+
+    return [([text() for _ in range(n)], [text() for _ in range(n)]) for n in sizes]
+
+
+@pytest.mark.parametrize("backend", ["rapidfuzz", "torch"])
+def test_jiwer_transform_matches_jiwer_defaults_on_raw_whitespace(backend):
+    # default transforms follow torchmetrics (str.split / no strip); transform="jiwer" follows jiwer on any text
+    batches = _raw_whitespace_batches(20)
+    check_metric(gpumetrics.WordErrorRate, word_error_rate, lambda p, t: jiwer.wer(t, p), batches,
+                 {"transform": "jiwer", "backend": backend}, ddp=False)
+    check_metric(gpumetrics.CharErrorRate, char_error_rate, lambda p, t: jiwer.cer(t, p), batches,
+                 {"transform": "jiwer", "backend": backend}, ddp=False)
+    preds, target = ["a\tb c", " \n"], ["a b\u00a0c", "\t"]  # lone tab / NBSP join words; all-blank refs
+    assert_close(word_error_rate(preds, target, transform="jiwer"), jiwer.wer(target, preds))
+    assert_close(word_error_rate(preds[1:], target[1:], transform="jiwer"), jiwer.wer(target[1:], preds[1:]))
+    assert gpumetrics.WordErrorRate(transform="jiwer").signature().startswith("wer|tokenizer:jiwer")
+    with pytest.raises(ValueError, match="`transform`"):
+        gpumetrics.CharErrorRate(transform="whitespace")
+
+
 def test_error_rates_with_only_empty_references_follow_jiwer_not_nan():
     preds, target = ["a b", ""], ["", ""]
     assert_close(word_error_rate(preds, target), jiwer.wer(target, preds))
