@@ -22,6 +22,7 @@ from torch import nn
 from tests.helpers.ddp import record_collectives, run_ddp_function
 
 WORLD_SIZES = (2, 4)
+LIBRARIES = ("gpumetrics", "torchmetrics")
 SAMPLES_PER_RANK = 32
 
 
@@ -56,21 +57,24 @@ def _filled_metric(library: str, dims: int, rank: int) -> Any:
     return metric
 
 
-def _sync_cost(rank: int, library: str, dims: int, repeats: int) -> dict:
-    """One rank: collectives and bytes of one sync, median seconds of ``repeats`` sync + unsync."""
-    metric = _filled_metric(library, dims, rank)
-    with record_collectives() as calls:
-        metric.sync(should_sync=True)
-    metric.unsync()
-    seconds = []
-    for _ in range(repeats):
-        dist.barrier()
-        start = time.perf_counter()
-        metric.sync(should_sync=True)
+def _sync_costs(rank: int, dims: int, repeats: int) -> dict[str, dict]:
+    """One rank, both libraries: collectives and bytes of one sync, median seconds of ``repeats`` sync + unsync."""
+    costs = {}
+    for library in LIBRARIES:
+        metric = _filled_metric(library, dims, rank)
+        with record_collectives() as calls:
+            metric.sync(should_sync=True)
         metric.unsync()
-        seconds.append(time.perf_counter() - start)
-    return {"collectives": len(calls), "received_bytes": sum(size for _, size in calls),
-            "seconds": statistics.median(seconds)}
+        seconds = []
+        for _ in range(repeats):
+            dist.barrier()
+            start = time.perf_counter()
+            metric.sync(should_sync=True)
+            metric.unsync()
+            seconds.append(time.perf_counter() - start)
+        costs[library] = {"collectives": len(calls), "received_bytes": sum(size for _, size in calls),
+                          "seconds": statistics.median(seconds)}
+    return costs
 
 
 def measure(dims: int, repeats: int = 3, world_sizes: tuple[int, ...] = WORLD_SIZES) -> list[dict]:
@@ -78,13 +82,12 @@ def measure(dims: int, repeats: int = 3, world_sizes: tuple[int, ...] = WORLD_SI
     (max over ranks)."""
     rows = []
     for world_size in world_sizes:
-        for library in ("gpumetrics", "torchmetrics"):
-            per_rank = run_ddp_function(_sync_cost, library, dims, repeats, world_size=world_size)
+        per_rank = run_ddp_function(_sync_costs, dims, repeats, world_size=world_size)
+        for library in LIBRARIES:
             rows.append({
                 "world_size": world_size, "library": library, "dims": dims,
-                "collectives": max(r["collectives"] for r in per_rank),
-                "received_bytes": max(r["received_bytes"] for r in per_rank),
-                "seconds": max(r["seconds"] for r in per_rank),
+                **{key: max(costs[library][key] for costs in per_rank)
+                   for key in ("collectives", "received_bytes", "seconds")},
             })
             print(f"    world {world_size} {library}: {rows[-1]['collectives']} collectives, "
                   f"{rows[-1]['received_bytes'] / 1e6:,.1f} MB received per rank, "
