@@ -162,6 +162,14 @@ def test_unicode_line_separators_inside_jsonl_strings(tmp_path):
     assert [(r.id, r.value, r.line) for r in records] == [("1", text, 1), ("2", "x", 3)]
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_a_leading_utf8_bom_is_not_data(tmp_path, suffix):
+    path = tmp_path / f"p{suffix}"
+    body = '{"id": "a", "prediction": "Paris"}\r\n' if suffix == ".jsonl" else '{"a": "Paris"}'
+    path.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    assert [(r.id, r.value) for r in read_records(path, "prediction")] == [("a", "Paris")]
+
+
 def test_bad_json_files_name_file_and_line(tmp_path):
     refs = tmp_path / "refs.json"
     refs.write_text('[\n {"id": "a", "references": ["x"]},\n {"id": "b", "references": ["y"]}\n]\n', encoding="utf-8")

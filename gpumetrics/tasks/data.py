@@ -177,7 +177,7 @@ def read_records(path: Path | str, value_key: str) -> list[Record]:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a leading BOM (Windows editors) is not data
     except FileNotFoundError:
         raise DataError(path, None, "file not found") from None
     except UnicodeDecodeError as err:
