@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Sequence
 
 from torch import Tensor
+
+from gpumetrics.core.gcpause import gc_paused
 
 
 def _describe(value: Any) -> str:
@@ -46,6 +49,10 @@ def as_text_list(value: Any, name: str) -> list[str]:
     return items
 
 
+_PLAIN_GROUPS = {str, list, tuple}
+
+
+@gc_paused
 def as_reference_lists(value: Any, name: str, allow_empty: bool = False) -> list[list[str]]:
     """Normalise a batch of references where each sample has one string or a list of strings.
 
@@ -69,7 +76,16 @@ def as_reference_lists(value: Any, name: str, allow_empty: bool = False) -> list
         return [[value]]
     if not _is_sequence(value):
         raise TypeError(f"`{name}` must be a sequence of strings or of lists of strings, got {_describe(value)}")
-    refs: list[list[str]] = []
+    # fast path, C-level type scans: exact str / list / tuple items of exact str; anything else (subclasses, other
+    # sequences, errors) takes the item-by-item loop below, which also words the error
+    outer = set(map(type, value))
+    if outer == {str}:
+        return [[item] for item in value]
+    if outer <= _PLAIN_GROUPS:
+        refs = [[item] if type(item) is str else list(item) for item in value]
+        if set(map(type, itertools.chain.from_iterable(refs))) <= {str} and (allow_empty or all(refs)):
+            return refs
+    refs = []
     for i, item in enumerate(value):
         if isinstance(item, str):
             refs.append([item])

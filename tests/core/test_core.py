@@ -59,7 +59,30 @@ def test_text_checks_name_the_argument():
         as_reference_lists([["a", None]], "target")
     with pytest.raises(ValueError, match=r"`target\[0\]`"):
         as_reference_lists([[]], "target")
+    with pytest.raises(ValueError, match=r"`target\[2\]`"):
+        as_reference_lists(["a", ("b",), []], "target")
+    with pytest.raises(TypeError, match=r"`target\[1\]\[0\]`"):
+        as_reference_lists(["a", (b"b",)], "target")
     with pytest.raises(ValueError, match="same number"):
         check_same_length([1], "preds", [], "target")
+
+
+def test_reference_lists_fast_and_item_paths_agree_and_restore_gc():
+    import gc
+
+    class Text(str):
+        pass
+
+    batch = ["a", ("b", "c"), ["d"], [Text("e")], Text("f"), ("g",)]
+    assert as_reference_lists(batch, "target") == [["a"], ["b", "c"], ["d"], ["e"], ["f"], ["g"]]
+    assert as_reference_lists(["a", []], "target", allow_empty=True) == [["a"], []]
+    assert as_reference_lists(["x", "y"], "target") == [["x"], ["y"]]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        as_reference_lists(["a"], "target")
+        assert not gc.isenabled()  # a caller's choice to keep the collector off is kept
+    finally:
+        gc.enable()
     with pytest.raises(ValueError, match="`preset`"):
         check_choice("bad", "preset", ["squad"])
