@@ -9,6 +9,7 @@ from torchmetrics.utilities.data import dim_zero_cat
 from torchmetrics.utilities.distributed import gather_all_tensors
 
 from gpumetrics.core.distributed import sync_states
+from gpumetrics.core.gcpause import gc_paused
 from gpumetrics.core.signature import format_signature
 
 
@@ -23,6 +24,8 @@ class Metric(torchmetrics.Metric):
       ranks that saw no data are allowed. ``compute()`` returns the same value on every rank.
     * ``merge_state`` keeps ``cat`` states in call order: ``a.merge_state(b)`` equals updating with a's batches
       then b's (torchmetrics puts the incoming entries first), so per-sample results keep their order.
+    * ``update`` runs with Python's cyclic garbage collector paused (``core.gcpause``): text metrics build many
+      small lists per batch, and the collector's scans would otherwise cost more than the building.
     * ``signature()`` — a sacrebleu-style string ``name|key:value|...|version:X`` naming everything that makes two
       numbers comparable (mode, preset, tokenizer, weights …). Subclasses list those in ``_signature_fields``.
 
@@ -32,6 +35,9 @@ class Metric(torchmetrics.Metric):
     full_state_update: ClassVar[bool] = False
     is_differentiable: ClassVar[bool] = False
     signature_name: ClassVar[str] = ""
+
+    def _wrap_update(self, update: Callable) -> Callable:
+        return super()._wrap_update(gc_paused(update))
 
     def _sync_dist(self, dist_sync_fn: Callable = gather_all_tensors, process_group: Optional[Any] = None) -> None:
         if dist_sync_fn is not gather_all_tensors:  # a user-supplied sync function keeps torchmetrics' semantics
