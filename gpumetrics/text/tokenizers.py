@@ -12,6 +12,8 @@ import sys
 import unicodedata
 from typing import Sequence
 
+from gpumetrics.text import _ptb_tables
+
 
 # ==================================================================================================================
 # ROUGE tokenisers (google-research `rouge-score`) — used by gpumetrics/text/rouge.py
@@ -311,52 +313,67 @@ _PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-
 # Characters the Java tool rewrites (quotes become PTB quotes, which the punctuation list removes).
 _PTB_CHAR_MAP = {
     "€": "$", "£": "#", "½": "1/2", "¼": "1/4", "¾": "3/4", "⅓": "1/3", "⅔": "2/3",
-    "—": "--", "–": "--", "―": "--", "…": "...",
+    "—": "--", "–": "--", "―": "--", "…": "...", "\u058a": "-", "\u2010": "-", "\u2011": "-",
     '"': "''", "“": "``", "”": "''", "«": "``", "»": "''", "‹": "`", "›": "'", "‘": "`", "’": "'",
 }
 _PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
 _PTB_WORD = re.compile(r"[A-Za-z0-9]+")
 _PTB_TRANSLATION = str.maketrans(
-    {"€": "$", "£": "#", "½": " 1/2 ", "¼": " 1/4 ", "¾": " 3/4 ", "⅓": " 1/3 ", "⅔": " 2/3 ", "…": "..."}
+    {"€": "$", "£": " # ", "½": " 1/2 ", "¼": " 1/4 ", "¾": " 3/4 ", "⅓": " 1/3 ", "⅔": " 2/3 ", "…": " ... ",
+     "\x80": "$", "¤": "$", "₠": "$", "¢": " cents ", "\u00ad": "",  # soft hyphen: deleted, the word goes on
+     **{code: " " for code in _ptb_tables.DELETED}}  # deleted by the Java tool, still a token boundary
 )
 _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;": ""}
 
 
 @functools.lru_cache(maxsize=1)
 def _ptb_patterns() -> tuple[re.Pattern, re.Pattern]:
-    marks: list[tuple[int, int]] = []
-    for code in range(0x10000):  # the Java lexer sees UTF-16 units: supplementary characters are untokenisable
-        if unicodedata.category(chr(code))[0] == "M":
-            if marks and marks[-1][1] == code - 1:
-                marks[-1] = (marks[-1][0], code)
+    def char_class(codes: Sequence[int]) -> str:
+        ranges: list[tuple[int, int]] = []
+        for code in codes:
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
             else:
-                marks.append((code, code))
-    mark_class = "".join(f"{chr(a)}-{chr(b)}" if a != b else chr(a) for a, b in marks)
-    alnum = f"(?:[^\\W_\U00010000-\U0010ffff]|[{mark_class}])"
-    letter = f"(?:[^\\W\\d_\U00010000-\U0010ffff]|[{mark_class}])"
+                ranges.append((code, code))
+        return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if a != b else "") for a, b in ranges)
+
+    # the Java lexer sees UTF-16 units: supplementary characters are untokenisable; its word characters are
+    # Python's \w and combining marks, corrected by the probed tables
+    not_word = char_class(sorted(_ptb_tables.NOT_WORD))
+    extra = char_class(sorted(
+        code for code in range(0x10000)
+        if (unicodedata.category(chr(code))[0] == "M" or code in _ptb_tables.WORD_EXTRA)
+        and code not in _ptb_tables.NOT_WORD and not 0xD800 <= code <= 0xDFFF
+    ))
+    alnum = f"(?:[^\\W_\U00010000-\U0010ffff{not_word}]|[{extra}])"
+    letter = f"(?:[^\\W\\d_\U00010000-\U0010ffff{not_word}]|[{extra}])"
     # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
-    joiner = f"(?:[-/_](?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
+    joiner = f"(?:[-/_\u058a\u2010\u2011](?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
     word = f"(?:{alnum}+(?:{joiner}{alnum}+)*)"
     token = re.compile(
         "|".join(
             [
-                r"(?P<url>(?<![^\W_])https?://[^ \t\n()\[\]{}<>\"]*[^ \t\n()\[\]{}<>\".,;:!?'])",
+                r"(?P<url>(?<![^\W_])(?i:https?)://[^ \t\n()\[\]{}<>\"]*[^ \t\n()\[\]{}<>\".,;:!?'])",
                 r"(?P<email>[^\W_][\w.+-]*@[\w-]+(?:\.[\w-]+)*)",
                 r"(?P<amp>(?<![^\W_])[A-Z]+&[A-Z]+)",
                 r"(?P<entity>&(?:amp|lt|gt|quot|nbsp);)",
                 r"(?P<tag></?[A-Za-z][^<>\s]*>)",
-                r"(?P<lead>['’](?:n['’]|(?:em|cause|til)(?![^\W_])|t(?=is|was)))",
-                r"(?P<year>['’]\d+s?)",
-                r"(?P<clitic>(?<=\w)['’](?:s|re|ve|ll|d|m)(?![A-Za-z]))",
+                # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
+                r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|]|:3)(?![^\W_]))",
+                r"(?P<lead>['’](?i:n['’]|(?:em|cause|til)(?![^\W_])|t(?=is|was)))",
+                r"(?P<year>['’]\d+[sS]?)",
+                # also after a space ("x 's y"), in any case ("IT'S")
+                r"(?P<clitic>['’](?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
                 r"(?P<number>(?:(?<![^\s])[-+]|[.,])\d+(?:[.,:/-]\d+)*|\d+(?:[.,:/-]\d+)+)",
                 f"(?P<handle>[#@]{letter}+)",
                 # o'clock, d'angelo, l'oreal, qu'il, c'mon keep their apostrophe; y'all / j'ai split after it
-                f"(?P<apos>(?<![^\\W_])(?:[OoDdLlYyJj]|[Qq]u|[Cc](?=['’]mon)|[Mm]a(?=['’]am)|[NnEeOo]e?(?=['’]er))"
+                f"(?P<apos>(?<![^\\W_])(?:[OoDdLlYyJj]|[Qq]u|[Cc](?=['’]mon)|[Mm][Aa](?=['’][Aa][Mm])|[NnEeOo]e?(?=['’]er))"
                 f"['’]{letter}+)",
                 r"(?P<nt>(?<![^\W_])[A-Za-z]+?[Nn]['’][Tt][A-Za-z]*)",
                 f"(?P<word>{word})",
                 r"(?P<dots>\.{3,}|…)",
                 r"(?P<dashes>--+)",
+                r"(?P<stars>\*+)",
                 r"(?P<bang>[!?]+)",
                 r"(?P<other>[^\s\u200b\U00010000-\U0010ffff])",
             ]
@@ -471,11 +488,15 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             tokens.append(value.replace("’", "'"))
         elif kind == "entity":
             tokens.append(_PTB_ENTITIES[value])
+        elif kind == "smiley":
+            tokens.append(value.replace("(", "-LRB-").replace(")", "-RRB-"))
         elif kind == "other":
             tokens.append(_PTB_BRACKETS.get(value) or _PTB_CHAR_MAP.get(value, value))
         elif kind == "dots":
             tokens.append("...")
-        else:  # dashes, bang: punctuation runs kept whole
+        elif kind == "dashes" and len(value) <= 4:
+            tokens.append("--")  # probed: runs of 2-4 hyphens are one "--", longer runs stay as they are
+        else:  # dashes, bang, stars: punctuation runs kept whole
             tokens.append(value)
     return [token for token in (t.lower() for t in tokens) if token and token not in PTB_PUNCTUATIONS]
 

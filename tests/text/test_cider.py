@@ -141,12 +141,14 @@ def test_large_batch_many_references():
 def test_ptb_tokenization_equals_pycocoevalcap_pipeline():
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
-    preds = ["A man's dog doesn't like cats.", "Two DOGS, playing (frisbee)!", "", "A cat; sitting on the mat..."]
+    preds = ["A man's dog doesn't like cats.", "Two DOGS, playing (frisbee)!", "", "A cat; sitting on the mat...",
+             "A DOG'S toy\u00a0** :) on\ufeffthe mat --- x\u00b2y"]  # characters/rules the Java tool has its own way
     target = [
         ["A man's dog does not like cats!", "The dog of a man: no cats."],
         ["two dogs play frisbee", "Dogs are playing with a frisbee, outside."],
         ["An empty caption's reference."],
         ["A cat is sitting on the mat.", "There's a cat on a mat -- sitting.", "cat"],
+        ["The dog's toy is on the mat :)", "a toy\u00ad on a mat \u2010 x\u00b2y 's"],
     ]
     tokenizer = PTBTokenizer()
     gts = tokenizer.tokenize({i: [{"caption": r} for r in refs] for i, refs in enumerate(target)})
