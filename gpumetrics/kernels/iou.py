@@ -162,16 +162,18 @@ def normalize_quads(quads: Tensor) -> Tensor:
     """
     if quads.shape[0] == 0:
         return quads
-    centre = _centre(quads)[:, None]
-    rel = quads - centre
+    # sort around the vertex mean taken relative to vertex 0: differences of nearby coordinates are exact, so the
+    # point stays inside a thin quad at large coordinates (a mean of the raw float32 values at 1e6 is off by ~0.1)
+    rel = quads - quads[:, :1]
+    rel = rel - _centre(rel)[:, None]
     # a pseudo-angle in (-2, 2], monotone in atan2(y, x) and much cheaper
     rx, ry = rel[..., 0], rel[..., 1]
     norm1 = rx.abs() + ry.abs()
     pseudo = 1 - rx / torch.where(norm1 > 0, norm1, 1.0)
     order = torch.where(ry < 0, -pseudo, pseudo).argsort(dim=1)
-    quads = quads.gather(1, order[..., None].expand(-1, -1, 2))
+    index = order[..., None].expand(-1, -1, 2)
+    quads, rel = quads.gather(1, index), rel.gather(1, index)
     # among 4 points at most one lies inside the triangle of the others: it is the only reflex vertex
-    rel = quads - centre
     prev, nxt = rel.roll(1, dims=1), rel.roll(-1, dims=1)
     turn = (rel[..., 0] - prev[..., 0]) * (nxt[..., 1] - rel[..., 1]) - (rel[..., 1] - prev[..., 1]) * (
         nxt[..., 0] - rel[..., 0]
@@ -186,13 +188,20 @@ def _centre(quads: Tensor) -> Tensor:
 
 
 def _shoelace(quads: Tensor) -> Tensor:
-    """Area of normalised quads ``Tensor[N, 4, 2]``, computed around the same centre as the pair kernel uses."""
+    """Area of normalised quads ``Tensor[N, 4, 2]``, computed around the same centre as the pair kernel uses.
+
+    An area below the kernel's resolution (``≤ 8·eps·extent²``, extent = the larger side of the bounding box) is 0:
+    such a quad is a segment or a point written in floating point (e.g. ``(0, 0), (0.1, 0.1), (0.3, 0.3), (0.7,
+    0.7)``), its computed area is rounding noise, and the IoU of two of them would be noise of any size in [0, 1].
+    """
     rel = quads - _centre(quads)[:, None]
     x, y = rel[..., 0].unbind(1), rel[..., 1].unbind(1)
     twice = (x[0] * y[1] - y[0] * x[1]) + (x[1] * y[2] - y[1] * x[2]) + (x[2] * y[3] - y[2] * x[3]) + (
         x[3] * y[0] - y[3] * x[0]
     )
-    return 0.5 * twice.clamp(min=0)
+    extent = (quads.amax(dim=1) - quads.amin(dim=1)).amax(dim=1)
+    noise = 16 * torch.finfo(quads.dtype).eps * extent * extent
+    return 0.5 * torch.where(twice > noise, twice, 0.0)
 
 
 def _prepare_quads(value: object, name: str, dtype: Optional[torch.dtype] = None) -> Tensor:

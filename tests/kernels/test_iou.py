@@ -265,3 +265,40 @@ def test_integer_coordinates_are_computed_in_float64():
     assert polygon_iou_paired(big, shifted).dtype == torch.float64
     assert polygon_iou_paired(big, shifted).item() == pytest.approx(1 / 3, abs=1e-12)
     assert box_iou(torch.tensor([[0, 0, 2, 2]]), torch.tensor([[1, 0, 3, 2]])).item() == pytest.approx(1 / 3)
+
+
+def test_rounded_collinear_quads_are_degenerate_not_noise():
+    # four float points on one line (not exactly collinear after rounding): the computed areas are ~1e-16 rounding
+    # noise, and two such quads on crossing lines once gave IoU 0.3986 where shapely (and exact arithmetic) give ~0
+    rng = np.random.default_rng(11)
+    p, d = rng.uniform(-3, 3, (200, 1, 2)), rng.uniform(-1, 1, (200, 1, 2))
+    a = p + rng.uniform(-2, 2, (200, 4, 1)) * d
+    q, e = rng.uniform(-3, 3, (200, 1, 2)), rng.uniform(-1, 1, (200, 1, 2))
+    b = q + rng.uniform(-2, 2, (200, 4, 1)) * e
+    a[0] = [[-2.6759780280870946, 0.9697371268593556], [-2.534488020659126, 0.10204588445525137],
+            [-2.5680317684318923, 0.307753811883688], [-2.5865903738192544, 0.4215649541584916]]
+    b[0] = [[-1.198069459863747, 0.8715350571023217], [-3.6024249759097167, -0.11082722490360952],
+            [-1.334876946091988, 0.8156387832485759], [-3.790524546371234, -0.18768022024881986]]
+    ref = _shapely_iou(a, b)
+    ours = polygon_iou_paired(torch.from_numpy(a), torch.from_numpy(b))
+    assert np.abs(ours.numpy() - ref).max() <= 1e-9
+    assert (ours == 0).all()  # METRICS_SPEC §5: degenerate shapes give 0
+    assert (polygon_iou(torch.from_numpy(a), torch.from_numpy(b)) == 0).all()
+
+
+def test_thin_float32_quads_at_large_coordinates_match_shapely():
+    # the vertex order is found by angle around an interior point; a mean of raw float32 coordinates ~1e6 is off by
+    # ~0.1 and fell outside quads thinner than that (wrong order → wrong area, IoU off by up to 1)
+    rng = np.random.default_rng(12)
+    p, d = rng.uniform(-3, 3, (300, 1, 2)) + 1e6, rng.uniform(-1, 1, (300, 1, 2))
+    a = (p + rng.uniform(-2, 2, (300, 4, 1)) * d).astype(np.float32)
+    b = (a + rng.uniform(-0.5, 0.5, (300, 1, 1)) * d + rng.normal(0, 0.02, (300, 1, 2))).astype(np.float32)
+    # shapely itself loses digits at 1e6 on such slivers: give it the same shapes moved (exactly) to the origin
+    pa = shapely.convex_hull(shapely.multipoints(a.astype(np.float64) - 1e6))  # the rounded points are seldom a
+    pb = shapely.convex_hull(shapely.multipoints(b.astype(np.float64) - 1e6))  # convex ring in their given order
+    inter = shapely.area(shapely.intersection(pa, pb))
+    union = shapely.area(pa) + shapely.area(pb) - inter
+    ref = np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
+    ours = polygon_iou_paired(torch.from_numpy(a), torch.from_numpy(b))
+    assert (ref > 0).sum() > 100
+    assert np.abs(ours.double().numpy() - ref).max() <= 1e-5
