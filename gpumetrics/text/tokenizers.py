@@ -626,7 +626,9 @@ def _tokenize_chunks_flat(lines: list[str], rule, preprocess=None) -> tuple[list
     if not lines:
         return [], []
     separator = next((c for c in _SEPARATOR_CANDIDATES if all(c not in line for line in lines)), None)
-    if separator is None:  # pragma: no cover - every candidate control character occurs in the input
+    if separator is None:  # every candidate control character occurs in the input: line by line
+        if preprocess is not None:
+            lines = [preprocess(line) for line in lines]
         token_lists = _tokenize_chunks(lines, rule, edges_are_spaced=True)
         return list(itertools.chain.from_iterable(token_lists)), list(map(len, token_lists))
     text = f" {separator} ".join(lines) + f" {separator}"

@@ -308,3 +308,96 @@ def test_module_rejects_bad_options_and_inputs() -> None:
 def test_result_device_and_dtype() -> None:
     score = bleu_score(["a b c d"], [["a b c d"]], device=torch.device("cpu"))
     assert score.dtype == torch.float64 and math.isclose(score.item(), 1.0, abs_tol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------ wide random parity
+WIDE_PIECES = [
+    "the", "Cat", "42", "3.14", "1,000.", "-5", "5-", "x-ray", "don't", "U.S.A.", "кошка", "Ёж", "北京", "我爱猫。", "🐈‍⬛",
+    "e\u0301", "Z̤͂", "ß", "İstanbul", "K\u212a", "ﬁ", "שלום", "مرحبا", "हिन्दी", "\u200b", "\u200d", ",", ".", "!", "«»",
+    "—", "&amp;", "&quot;", "&lt;", "<skipped>", "€5", "$3.50", "°", "(a)", "...", "a.b", ",5", ".5", "x,",
+]
+WIDE_SEPARATORS = [" ", " ", "  ", "\t", "", "\n", "\r", "\r\n", "\u2028", "\u00a0", "\u3000", "\x0b", "\x1c", "\x85"]
+
+
+def wide_text(rng: random.Random) -> str:
+    kind = rng.random()
+    if kind < 0.06:
+        return rng.choice(["", " ", "\t", "\n", "\u00a0", "\u3000", "...", "!?", "\u200b"])
+    if kind < 0.12:  # random code points: controls, punctuation, symbols, marks, CJK, astral, lone surrogates
+        return "".join(chr(rng.choice([rng.randint(0, 0x7F), rng.randint(0x80, 0x33FF), rng.randint(0x3400, 0xFFFF),
+                                       rng.randint(0x10000, 0x10FFFF)])) for _ in range(rng.randint(1, 12)))
+    text = rng.choice(WIDE_PIECES)
+    for _ in range(rng.randint(0, 11)):
+        text += rng.choice(WIDE_SEPARATORS) + rng.choice(WIDE_PIECES)
+    return text
+
+
+def wide_corpus(rng: random.Random, size: int) -> tuple[list[str], list[list[str]]]:
+    preds, target = [], []
+    for _ in range(size):
+        refs = [wide_text(rng) for _ in range(rng.randint(1, 4))]
+        words = rng.choice(refs).split(" ")
+        rng.shuffle(words) if rng.random() < 0.3 else None
+        preds.append(" ".join(w for w in words if rng.random() < 0.85) if rng.random() < 0.7 else wide_text(rng))
+        target.append(refs)
+    return preds, target
+
+
+def test_wide_random_parity_every_option() -> None:
+    """Seeded rounds of random options on Unicode / whitespace / punctuation soup: corpus, sentence and module
+    (several updates) against sacrebleu, corpus and sentence against NLTK."""
+    rng = random.Random(2024)
+    for _ in range(40):
+        preds, target = wide_corpus(rng, rng.choice([1, 2, 5, 12]))
+        tokenize, lowercase = rng.choice(TOKENIZERS), rng.random() < 0.3
+        smooth = rng.choice(("exp", "floor", "add-k", "none"))
+        value = rng.choice([None, 0, 0.5, 2]) if smooth in ("floor", "add-k") else None
+        order = rng.choice([1, 2, 4, 4, 6])
+        effective_order = rng.random() < 0.4
+        kwargs = {"tokenize": tokenize, "smooth": smooth, "smooth_value": value, "lowercase": lowercase,
+                  "effective_order": effective_order, "weights": [1 / order] * order}
+        what = f"{kwargs} {preds!r} {target!r}"
+        expected = sacrebleu_corpus(preds, target, tokenize, smooth, value, lowercase, effective_order, order)
+        assert_close(bleu_score(preds, target, **kwargs), expected, 1e-9, what=what)
+        metric, cut = gpumetrics.BLEUScore(**kwargs), rng.randint(0, len(preds))
+        metric.update(preds[:cut], target[:cut])
+        metric.update(preds[cut:], target[cut:])
+        assert_close(metric.compute(), expected, 1e-9, what=what)
+        sacre = BLEU(tokenize=tokenize, smooth_method=smooth, smooth_value=value, lowercase=lowercase,
+                     effective_order=effective_order, max_ngram_order=order)
+        sentences = [sacre.sentence_score(p, refs).score / 100 for p, refs in zip(preds, target)]
+        assert_close(bleu_score(preds, target, reduction="none", **kwargs), sentences, 1e-9, what=what)
+
+        weights = rng.choice([(0.25,) * 4, (0.5, 0.5), (1.0,), (0.1, 0.2, 0.3, 0.4), (0.0, 1.0), (0.2,) * 5])
+        method = rng.choice([f"method{k}" for k in (0, 1, 2, 3, 4, 5, 7)])
+        hyps = sacrebleu_tokenize_batch(preds, tokenize, lowercase)
+        refs = [sacrebleu_tokenize_batch(r, tokenize, lowercase) for r in target]
+        function = getattr(SmoothingFunction(), method)
+        nltk_kwargs = {"mode": "nltk", "tokenize": tokenize, "lowercase": lowercase, "weights": weights,
+                       "smooth": method}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = corpus_bleu(refs, hyps, weights=weights, smoothing_function=function)
+            sentences = [sentence_bleu(r, h, weights=weights, smoothing_function=function) for h, r in zip(hyps, refs)]
+        assert_close(bleu_score(preds, target, **nltk_kwargs), expected, 1e-9, what=f"{nltk_kwargs} {what}")
+        assert_close(bleu_score(preds, target, reduction="none", **nltk_kwargs), sentences, 1e-9,
+                     what=f"{nltk_kwargs} {what}")
+
+
+def test_13a_when_every_separator_candidate_occurs() -> None:
+    """Regression: when the batch holds every control character the fast path could use to join lines, the
+    line-by-line fallback skipped 13a's unescaping, ``<skipped>`` removal and ``-\\n`` joining."""
+    from gpumetrics.text.tokenizers import _SEPARATOR_CANDIDATES
+
+    lines = ["a.b " + "".join(_SEPARATOR_CANDIDATES) + " x,y&amp;", "", "Hello, \x01world!",
+             "a-\nb <skipped>&QUOT;q&quot; &lt;5&gt;"]
+    reference = _get_tokenizer("13a")()
+    for lowercase in (False, True):
+        expected = [reference((line.lower() if lowercase else line).rstrip()).split() for line in lines]
+        assert sacrebleu_tokenize_batch(lines, "13a", lowercase) == expected
+        ids, lengths, vocab_size = sacrebleu_encode_flat(lines, "13a", lowercase)
+        assert lengths == [len(tokens) for tokens in expected]
+        assert vocab_size == len({token for tokens in expected for token in tokens})
+        preds, target = lines, [[line, lines[-1]] for line in reversed(lines)]
+        assert_close(bleu_score(preds, target, lowercase=lowercase),
+                     sacrebleu_corpus(preds, target, lowercase=lowercase), 1e-9)
