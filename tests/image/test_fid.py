@@ -276,3 +276,60 @@ def test_fid_end_to_end_matches_pytorch_fid_pipeline(tmp_path, inception_state):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert float(direct.compute()) == pytest.approx(ours, rel=1e-9)
+
+
+def test_wide_random_small_sets_dtypes_and_degenerate_features_match_pytorch_fid():
+    """n = 2..7 per side, d = 2..20, float16/32/64 inputs, repeated and constant rows, module fed in several batches;
+    the oracle is pytorch-fid on the same (upcast) features. Where pytorch-fid's sqrtm goes negative (identical
+    sets: −1e-6) we return 0 — never negative or NaN."""
+    rng = np.random.default_rng(0)
+    checked = 0
+    for trial in range(60):
+        d, n_real, n_fake = int(rng.integers(2, 21)), int(rng.integers(2, 8)), int(rng.integers(2, 8))
+        dtype = [torch.float64, torch.float32, torch.float16][trial % 3]
+        real = torch.from_numpy(np.abs(rng.normal(size=(n_real, d))) * rng.uniform(0.1, 10)).to(dtype)
+        fake = torch.from_numpy(np.abs(rng.normal(size=(n_fake, d))) + rng.uniform(0, 1)).to(dtype)
+        kind = trial % 5
+        if kind == 1:
+            fake = real.flip(0)  # the same set in another order
+        elif kind == 2:
+            real[1:] = real[0]  # repeated rows
+        elif kind == 3:
+            fake[:, : d // 2] = 0.25  # constant columns
+        metric = FrechetInceptionDistance(feature=_Identity(d))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # rank-deficient: always here
+            for part in real.split(3):
+                metric.update_features(part, real=True)
+            for part in fake.split(2):
+                metric.update_features(part, real=False)
+            ours = float(metric.compute())
+            try:
+                expected = _pytorch_fid(real, fake)
+            except ValueError:  # scipy sqrtm left an imaginary part
+                continue
+        assert np.isfinite(ours) and ours >= 0
+        if kind == 1:
+            assert ours < 1e-9 and expected < 1e-5
+        else:
+            assert ours == pytest.approx(expected, rel=1e-6, abs=1e-6), (trial, d, n_real, n_fake, dtype)
+        checked += 1
+    assert checked > 40
+
+
+def test_offset_dominated_features_warn_and_the_documented_remedy_matches_pytorch_fid():
+    generator = torch.Generator().manual_seed(3)
+    real = torch.randn(40, 6, generator=generator, dtype=torch.float64) + 1e4
+    fake = torch.randn(40, 6, generator=generator, dtype=torch.float64) * 1.2 + 1e4 + 0.1
+    expected = _pytorch_fid(real, fake)  # np.cov centres first: exact to ~1e-12 here
+    metric = FrechetInceptionDistance(feature=_Identity(6))
+    metric.update_features(real, real=True)
+    metric.update_features(fake, real=False)
+    with pytest.warns(UserWarning, match="Subtract a constant"):
+        metric.compute()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shifted = _fid_of_features(real - 1e4, fake - 1e4)
+    assert float(shifted) == pytest.approx(expected, rel=1e-9)
+    with pytest.warns(UserWarning, match="Subtract a constant"):
+        feature_statistics(real)
