@@ -334,3 +334,52 @@ def test_agrees_with_torchmetrics_on_rouge_n_and_l():
     ours = rouge_score(preds, target, rouge_keys=keys)
     assert_close(ours, {k: v.double() for k, v in theirs.items()}, atol=2e-6)
     assert not any(math.isnan(v.item()) for v in ours.values())
+
+
+# ------------------------------------------------------------------------------------------------ wide random parity
+WIDE_PIECES = ASCII_WORDS + [
+    "кошка", "Ёж", "北京", "我爱猫。", "🐈‍⬛", "e\u0301", "naïve", "ß", "İstanbul", "K\u212a", "ﬁ", "שלום", "مرحبا", "x_y",
+    "\u200b", "&amp;", "Q&A", "a.b", "1,000.5", "ABCDEFGHIJKLMNOP", "happiness", "skies", "dying",
+]
+WIDE_SEPARATORS = [" ", " ", "  ", "\t", "", "\n", "\n\n", "\r\n", "\u2028", "\u00a0", "\u3000", "\x00", ".\n", " \n "]
+
+
+def wide_text(rng: random.Random, small_alphabet: bool) -> str:
+    kind = rng.random()
+    if kind < 0.06:
+        return rng.choice(["", " ", "\n", "\n\n", "...", "\u00a0", "猫"])
+    if kind < 0.12:  # random code points, lone surrogates included
+        return "".join(chr(rng.choice([rng.randint(0, 0x7F), rng.randint(0x80, 0xFFFF), rng.randint(0x10000, 0x10FFFF)]))
+                       for _ in range(rng.randint(1, 12)))
+    pieces = ["a", "b", "c", "running", "runs", "\n"] if small_alphabet else WIDE_PIECES
+    text = rng.choice(pieces)
+    for _ in range(rng.randint(0, rng.choice([12, 80]))):
+        text += rng.choice(WIDE_SEPARATORS) + rng.choice(pieces)
+    return text
+
+
+def test_wide_random_parity_every_option():
+    """Seeded rounds of random keys / stemming on Unicode, control and whitespace soup, long texts over a tiny
+    alphabet (LCS ties, >64-token LCS, many ROUGE-Lsum lines), 1–4 references: per sample, mean and module."""
+    rng = random.Random(2024)
+    all_keys = ("rouge1", "rouge2", "rouge3", "rouge9", "rougeL", "rougeLsum")
+    for _ in range(80):
+        small = rng.random() < 0.4
+        preds, target = [], []
+        for _ in range(rng.choice([1, 2, 5, 9])):
+            refs = [wide_text(rng, small) for _ in range(rng.randint(1, 4))]
+            words = rng.choice(refs).split(" ")
+            rng.shuffle(words) if rng.random() < 0.3 else None
+            kept = " ".join(w for w in words if rng.random() < 0.85)
+            preds.append(kept if rng.random() < 0.7 else wide_text(rng, small))
+            target.append(refs[0] if len(refs) == 1 and rng.random() < 0.5 else refs)
+        keys = tuple(rng.sample(all_keys, rng.randint(1, 3)))
+        use_stemmer = rng.random() < 0.5
+        what = f"{keys} stem={use_stemmer} {preds!r} {target!r}"
+        expected = rouge_score_reference(keys, use_stemmer, per_sample=True)(preds, target)
+        got = rouge_score(preds, target, rouge_keys=keys, use_stemmer=use_stemmer, reduction="none")
+        assert_close(got, expected, what=what)
+        metric, cut = gpumetrics.ROUGEScore(rouge_keys=keys, use_stemmer=use_stemmer), rng.randint(0, len(preds))
+        metric.update(preds[:cut], target[:cut])
+        metric.update(preds[cut:], target[cut:])
+        assert_close(metric.compute(), rouge_score_reference(keys, use_stemmer)(preds, target), what=what)
