@@ -320,3 +320,59 @@ def test_shape_formats_are_equivalent():
     f32 = ocr_end_to_end([p.float() for p in args[0]], args[1], [g.float() for g in args[2]], args[3])
     f64 = ocr_end_to_end(*args)
     assert all(float(f32[k]) == float(f64[k]) for k in f64)
+
+
+WIDE_TEXTS = ["abc", "ABC", "", " ", "###", "### ", "\u200b", "ǅ", "ǆ", "ß", "SS", "ﬁ", "FI", "İ", "i̇", "привет", "ПРИВЕТ",
+              "日本", "🙂", "a\u0301", "á", "\u2028", "x\ty", "\xa0", "ς", "Σ", "σ"]
+
+
+def _wide_random_images(seed, n_images):
+    """Degenerate shapes (zero height, a point), self-crossing and clockwise vertex orders, duplicates of a ground
+    truth, empty images on either side, Unicode texts whose upper case changes length (ß → SS)."""
+    rng, r = np.random.default_rng(seed), random.Random(seed)
+
+    def quad(base=None):
+        if base is not None and r.random() < 0.7:
+            return base + rng.normal(0, r.choice([0, 0.01, 0.3, 1.0]), (4, 2)) * (r.random() < 0.8)
+        w, h = rng.uniform(0.5, 6, 2)
+        q = rng.uniform(0, 20, 2) + np.array([[0, 0], [w, 0], [w, h], [0, h]])
+        k = r.random()
+        if k < 0.08:
+            q[2], q[3] = q[1], q[0]
+        elif k < 0.12:
+            q[:] = q[0]
+        elif k < 0.2:
+            q = q[[0, 2, 1, 3]]
+        elif k < 0.3:
+            q = q[::-1].copy()
+        return q
+
+    images = []
+    for _ in range(n_images):
+        gts = [quad() for _ in range(r.choice([0, 0, 1, 3, 6]))]
+        preds = [quad(r.choice(gts) if gts else None) for _ in range(r.choice([0, 1, 3, 8]))]
+        images.append((torch.tensor(np.array(preds).reshape(-1, 4, 2)), [r.choice(WIDE_TEXTS) for _ in preds],
+                       torch.tensor(np.array(gts).reshape(-1, 4, 2)), [r.choice(WIDE_TEXTS) for _ in gts]))
+    return images
+
+
+@pytest.mark.parametrize("matching, case_sensitive", [("many-to-many", True), ("many-to-many", False), ("icdar15", None)])
+def test_wide_random_degenerate_shapes_and_unicode_match_loop_reference(matching, case_sensitive):
+    images = _wide_random_images(50, 40)
+    args = tuple([img[k] for img in images] for k in range(4))
+    if matching == "many-to-many":
+        ref = many_to_many_reference(*_as_ref_input(args), case_sensitive=case_sensitive)
+    else:
+        ref = icdar15_reference(*_as_ref_input(args))
+    ours = ocr_end_to_end(*args, matching=matching, case_sensitive=case_sensitive)
+    metric = OCREndToEnd(matching=matching, case_sensitive=case_sensitive)
+    for batch in _batches(images, [7, 0, 1, 32]):
+        if batch[0]:
+            metric.update(*batch)
+    module = metric.compute()
+    f32 = ocr_end_to_end([p.float() for p in args[0]], args[1], [g.float() for g in args[2]], args[3],
+                         matching=matching, case_sensitive=case_sensitive)
+    for key, value in ref.items():
+        assert float(ours[key]) == pytest.approx(value, abs=1e-12), key
+        assert float(module[key]) == float(ours[key]) == float(f32[key]), key
+    assert ref["bbox_matched_gt"] > 10 and ref["bbox_dontcare_pred"] > 0

@@ -178,3 +178,61 @@ def test_bad_inputs_name_the_argument():
     with pytest.raises(ValueError, match="`iou_threshold`"):
         zero_shot_detection_f1(good, good, iou_threshold=-0.1)
     assert "preset:strict" in ZeroShotDetectionF1(preset="strict").signature()
+
+
+WIDE_LABELS = ["cat", "Cat", "", " ", "кошка", "猫", "🐈", "a\u0301", "á", 0, 1, "0"]
+
+
+def _wide_random_data(seed, n, scale, offset, as_type):
+    """Zero-width / zero-height boxes, consecutive duplicates, near-copies of ground truths, empty box lists,
+    int / Unicode / look-alike labels, tiny and huge coordinates; boxes as float tensors, int tensors or lists."""
+    r = random.Random(seed)
+
+    def box():
+        w, h = r.uniform(0, 10) * scale, r.uniform(0, 10) * scale
+        k = r.random()
+        return [r.uniform(0, 30) * scale + offset, r.uniform(0, 30) * scale + offset, 0.0 if k < 0.1 else w,
+                0.0 if 0.1 <= k < 0.15 else h]
+
+    preds, target = [], []
+    for _ in range(n):
+        gt = {label: [box() for _ in range(r.randint(0, 3))] for label in r.sample(WIDE_LABELS, r.randint(0, 4))}
+        pred = {}
+        for label in r.sample(WIDE_LABELS, r.randint(0, 4)):
+            boxes = []
+            for _ in range(r.randint(0, 4)):
+                if gt.get(label) and r.random() < 0.6:
+                    x, y, w, h = r.choice(gt[label])
+                    j = r.choice([0, 0, 0.05, 0.3]) * scale
+                    boxes.append([x + r.uniform(-j, j) * 10, y + r.uniform(-j, j) * 10, w + r.uniform(-j, j), h])
+                else:
+                    boxes.append(box())
+                if r.random() < 0.3:
+                    boxes.append(list(boxes[-1]))
+            pred[label] = boxes
+        preds.append(pred)
+        target.append(gt)
+    if as_type == "int":
+        return ([{k: torch.tensor(v).round().long().reshape(-1, 4) for k, v in d.items()} for d in preds],
+                [{k: torch.tensor(v).round().long().reshape(-1, 4) for k, v in d.items()} for d in target])
+    if as_type == "list":
+        return preds, target
+    return ([{k: torch.tensor(v, dtype=as_type).reshape(-1, 4) for k, v in d.items()} for d in preds],
+            [{k: torch.tensor(v, dtype=as_type).reshape(-1, 4) for k, v in d.items()} for d in target])
+
+
+@pytest.mark.parametrize("scale, offset, as_type", [(1, 0, torch.float64), (1e-6, 0, torch.float32), (1e5, 0, "int"),
+                                                    (1, 1e6, torch.float64), (1, 0, "list")])
+@pytest.mark.parametrize("preset,reference", [("aij2021", aij2021_reference), ("strict", strict_reference)])
+def test_wide_random_degenerate_boxes_labels_and_scales(scale, offset, as_type, preset, reference):
+    preds, target = _wide_random_data(7, 40, scale, offset, as_type)
+    ours = zero_shot_detection_f1(preds, target, preset=preset)
+    metric = ZeroShotDetectionF1(preset=preset)
+    for start in range(0, 40, 9):
+        metric.update(preds[start : start + 9], target[start : start + 9])
+    module = metric.compute()
+    expected = reference(preds, target)
+    for key, value in expected.items():
+        assert float(ours[key]) == pytest.approx(value, abs=1e-12), key
+        assert float(module[key]) == float(ours[key]), key
+    assert expected["tp"] >= 5 and expected["fp"] >= 5
