@@ -159,6 +159,8 @@ def _check_features(features: Any, name: str, dims: Optional[int]) -> Tensor:
         raise ValueError(f"`{name}` is an empty batch")
     if not features.is_floating_point():
         raise TypeError(f"`{name}` must be floating point, got {features.dtype}")
+    if not bool(torch.isfinite(features).all()):  # else FID fails inside eigh and KID is NaN (or not, by subset luck)
+        raise ValueError(f"`{name}` holds NaN or infinite values")
     return features
 
 

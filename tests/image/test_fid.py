@@ -333,3 +333,14 @@ def test_offset_dominated_features_warn_and_the_documented_remedy_matches_pytorc
     assert float(shifted) == pytest.approx(expected, rel=1e-9)
     with pytest.warns(UserWarning, match="Subtract a constant"):
         feature_statistics(real)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_features_are_an_error_naming_the_argument(bad):
+    features = _features(10, 4, seed=0)
+    features[3, 1] = bad
+    metric = FrechetInceptionDistance(feature=_Identity(4))
+    with pytest.raises(ValueError, match="`features` holds NaN or infinite"):
+        metric.update_features(features, real=True)  # was: accepted, then a LinAlgError from eigh at compute
+    with pytest.raises(ValueError, match="`features` holds NaN or infinite"):
+        feature_statistics(features)  # was: NaN statistics

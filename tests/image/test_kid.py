@@ -123,3 +123,14 @@ def test_reset_real_features_and_bad_inputs():
     with pytest.raises(ValueError, match="`images`.*channels"):
         KernelInceptionDistance(feature=64, weights="random").update(torch.rand(2, 4, 9, 9), real=True)
     assert "kernel:poly(degree=3,gamma=1/d,coef=1.0)" in metric.signature()
+
+
+def test_non_finite_features_are_an_error_naming_the_argument():
+    real, fake = _features(10, seed=0), _features(10, seed=1)
+    real[3, 1] = float("nan")  # was: NaN, or a finite value when no subset drew row 3
+    with pytest.raises(ValueError, match="`real_features` holds NaN or infinite"):
+        kernel_inception_distance(real, fake, subsets=2, subset_size=5)
+    fake[0, 0] = float("inf")
+    metric = KernelInceptionDistance(feature=_Identity(), subsets=2, subset_size=5)
+    with pytest.raises(ValueError, match="`features` holds NaN or infinite"):
+        metric.update_features(fake, real=False)
