@@ -1,6 +1,7 @@
 """Core of gpumetrics: the Metric base, its DDP reducer, signatures and input checks. Imports nothing of ours."""
 
 from gpumetrics.core.checks import as_reference_lists, as_text_list, check_choice, check_same_length
+from gpumetrics.core.gcpause import gc_paused, paused_gc
 from gpumetrics.core.metric import Metric
 from gpumetrics.core.signature import format_signature, library_version
 
@@ -11,5 +12,7 @@ __all__ = [
     "check_choice",
     "check_same_length",
     "format_signature",
+    "gc_paused",
     "library_version",
+    "paused_gc",
 ]

@@ -34,7 +34,14 @@ import torch
 from torch import Tensor
 from torchmetrics.utilities.data import dim_zero_cat
 
-from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length
+from gpumetrics.core import (
+    Metric,
+    as_reference_lists,
+    as_text_list,
+    check_choice,
+    check_same_length,
+    gc_paused,
+)
 from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
 from gpumetrics.text.tokenizers import SACREBLEU_TOKENIZERS, sacrebleu_encode_flat
 
@@ -329,6 +336,7 @@ def _last_row(last: Tensor) -> Tensor:
     return last[-1] if last.numel() else torch.zeros(3, dtype=torch.float64, device=last.device)
 
 
+@gc_paused
 def bleu_score(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],

@@ -41,7 +41,14 @@ from typing import Any, Optional, Sequence
 import torch
 from torch import Tensor
 
-from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length
+from gpumetrics.core import (
+    Metric,
+    as_reference_lists,
+    as_text_list,
+    check_choice,
+    check_same_length,
+    gc_paused,
+)
 from gpumetrics.text.tokenizers import ptb_tokenize_batch
 
 VARIANTS = ("cider-d", "cider")
@@ -288,6 +295,7 @@ def _cider_update(
 
 
 # ------------------------------------------------------------------------------------------------ public API
+@gc_paused
 def cider_score(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],

@@ -35,7 +35,14 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length
+from gpumetrics.core import (
+    Metric,
+    as_reference_lists,
+    as_text_list,
+    check_choice,
+    check_same_length,
+    gc_paused,
+)
 from gpumetrics.kernels.levenshtein import BACKENDS, levenshtein_strings
 
 UNITS = ("char", "word")
@@ -150,6 +157,7 @@ def _edit_distance_compute(total: Tensor, count: Tensor, distances: Optional[Ten
     return total.double() / count.clamp(min=1).double()
 
 
+@gc_paused
 def edit_distance(
     preds: Any,
     target: Any,
@@ -272,6 +280,7 @@ def _error_rate_compute(errors: Tensor, total: Tensor) -> Tensor:
     return torch.where(total > 0, errors / total.clamp(min=1), errors)
 
 
+@gc_paused
 def char_error_rate(
     preds: Any,
     target: Any,
@@ -309,6 +318,7 @@ def char_error_rate(
     return _error_rate_compute(*_error_rate_update(preds, target, "char", backend, device, transform))
 
 
+@gc_paused
 def word_error_rate(
     preds: Any,
     target: Any,
@@ -444,6 +454,7 @@ def _normalized_edit_similarity_compute(total: Tensor, count: Tensor) -> Tensor:
     return total.double() / count.clamp(min=1).double()
 
 
+@gc_paused
 def normalized_edit_similarity(
     preds: Any,
     target: Any,

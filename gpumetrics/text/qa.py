@@ -26,7 +26,14 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
-from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length
+from gpumetrics.core import (
+    Metric,
+    as_reference_lists,
+    as_text_list,
+    check_choice,
+    check_same_length,
+    gc_paused,
+)
 from gpumetrics.kernels.multiset import multiset_intersection_size
 
 F1_PRESETS = ("squad", "aij2022")
@@ -271,6 +278,7 @@ def _default_device(device: Optional[torch.device | str]) -> torch.device:
 
 
 # ---------------------------------------------------------------------------------------------------- public API
+@gc_paused
 def token_f1(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -302,6 +310,7 @@ def token_f1(
     return _reduce(_token_f1_update(preds, target, preset, _default_device(device)), reduction)
 
 
+@gc_paused
 def exact_match(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -329,6 +338,7 @@ def exact_match(
     return _reduce(_exact_match_update(preds, target, preset, _default_device(device)), reduction)
 
 
+@gc_paused
 def string_accuracy(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
