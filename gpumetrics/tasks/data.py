@@ -19,6 +19,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from gpumetrics.core import gc_paused
+
 PREDICTION_KEY = "prediction"
 REFERENCES_KEY = "references"
 _DECODER = json.JSONDecoder()
@@ -152,6 +154,7 @@ def _as_id(value: Any, path: Path, line: int) -> str:
     return str(value)
 
 
+@gc_paused  # a data file becomes one small object per record: the collector's scans would dominate
 def read_records(path: Path | str, value_key: str) -> list[Record]:
     """Read the records of a predictions (``value_key="prediction"``) or references (``"references"``) file.
 
