@@ -34,14 +34,7 @@ import torch
 from torch import Tensor
 from torchmetrics.utilities.data import dim_zero_cat
 
-from gpumetrics.core import (
-    Metric,
-    as_reference_lists,
-    as_text_list,
-    check_choice,
-    check_same_length,
-    gc_paused,
-)
+from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length, gc_paused
 from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
 from gpumetrics.text.tokenizers import SACREBLEU_TOKENIZERS, sacrebleu_encode_flat
 

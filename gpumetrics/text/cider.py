@@ -41,14 +41,7 @@ from typing import Any, Optional, Sequence
 import torch
 from torch import Tensor
 
-from gpumetrics.core import (
-    Metric,
-    as_reference_lists,
-    as_text_list,
-    check_choice,
-    check_same_length,
-    gc_paused,
-)
+from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length, gc_paused
 from gpumetrics.text.tokenizers import ptb_tokenize_batch
 
 VARIANTS = ("cider-d", "cider")

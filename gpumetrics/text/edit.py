@@ -35,14 +35,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gpumetrics.core import (
-    Metric,
-    as_reference_lists,
-    as_text_list,
-    check_choice,
-    check_same_length,
-    gc_paused,
-)
+from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length, gc_paused
 from gpumetrics.kernels.levenshtein import BACKENDS, levenshtein_strings
 
 UNITS = ("char", "word")

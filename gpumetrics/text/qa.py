@@ -26,14 +26,7 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
-from gpumetrics.core import (
-    Metric,
-    as_reference_lists,
-    as_text_list,
-    check_choice,
-    check_same_length,
-    gc_paused,
-)
+from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length, gc_paused
 from gpumetrics.kernels.multiset import multiset_intersection_size
 
 F1_PRESETS = ("squad", "aij2022")

@@ -21,14 +21,7 @@ from typing import Any, Optional, Sequence
 import torch
 from torch import Tensor
 
-from gpumetrics.core import (
-    Metric,
-    as_reference_lists,
-    as_text_list,
-    check_choice,
-    check_same_length,
-    gc_paused,
-)
+from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length, gc_paused
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.text.tokenizers import ROUGE_TOKENIZERS, rouge_tokenize_corpus
