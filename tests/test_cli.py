@@ -244,8 +244,8 @@ def test_suite_takes_metric_and_options_and_sums(tmp_path, capsys, monkeypatch):
                registry.SuiteTask("Hidden", "string_accuracy")],
     )
     monkeypatch.setitem(registry.SUITES, suite.name, suite)
-    preds = _write(tmp_path / "p.jsonl", ['{"id": 1, "prediction": "the Cat"}', '{"id": 2, "prediction": "dog"}'])
-    refs = _write(tmp_path / "r.jsonl", ['{"id": 1, "references": ["cat"]}', '{"id": 2, "references": ["a dog"]}'])
+    _write(tmp_path / "p.jsonl", ['{"id": 1, "prediction": "the Cat"}', '{"id": 2, "prediction": "dog"}'])
+    _write(tmp_path / "r.jsonl", ['{"id": 1, "references": ["cat"]}', '{"id": 2, "references": ["a dog"]}'])
     config = {"suite": "toy_suite", "tasks": [
         {"name": "QA", "predictions": "p.jsonl", "references": "r.jsonl"},
         {"name": "EM", "metric": "exact_match", "options": {"preset": "raw"}, "predictions": "p.jsonl",

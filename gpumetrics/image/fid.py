@@ -38,7 +38,7 @@ from torch import Tensor, nn
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import check_choice
 from gpumetrics.image.inception import FEATURE_DIMS, RESIZE_MODES, SPEED_MODES, FIDInceptionV3, WeightsArg
-from gpumetrics.kernels.linalg import covariance_from_sums, psd_factor, trace_sqrt_product
+from gpumetrics.kernels.linalg import covariance_from_sums, psd_factor
 
 
 def _as_float64(value: Any, name: str, ndim: int, device: Optional[torch.device]) -> Tensor:

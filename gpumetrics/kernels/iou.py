@@ -215,7 +215,6 @@ def _intersection_kernel(ax: Tensor, ay: Tensor, bx: Tensor, by: Tensor) -> Tens
     Work tensors are ``[4 (A vertex i), 4 (B edge k), P]`` so that every elementwise op runs along the long,
     contiguous pair dimension.
     """
-    aex, aey = ax.roll(-1, 0) - ax, ay.roll(-1, 0) - ay  # A edge i: a_i + t·ae_i
     bex, bey = bx.roll(-1, 0) - bx, by.roll(-1, 0) - by  # B edge k: b_k + s·be_k
     len2 = bex * bex + bey * bey
     inv_len2 = 1.0 / torch.where(len2 > 0, len2, 1.0)
