@@ -41,20 +41,29 @@ def _synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_callable(fn: Callable[[], Any], device: str, repeats: int, warmup: int = 1) -> tuple[float, Any]:
-    """Median wall time in seconds over ``repeats`` runs after ``warmup`` runs, and the last result."""
-    result = None
-    for _ in range(warmup):
-        result = fn()
-        _synchronize(device)
-    times = []
+def _timed(fn: Callable[[], Any], device: str) -> tuple[float, Any]:
+    _synchronize(device)
+    start = time.perf_counter()
+    result = fn()
+    _synchronize(device)
+    return time.perf_counter() - start, result
+
+
+def time_callables(
+    fns: dict[str, Callable[[], Any]], device: str, repeats: int, warmup: int = 1
+) -> dict[str, tuple[float, Any]]:
+    """Median wall time in seconds of each callable over ``repeats`` rounds after ``warmup`` rounds, and its first
+    result. Rounds interleave the callables (a, b, c, a, b, c, …) so that drift of the machine (clock boost, allocator
+    and cache warm-up, a neighbour's load) falls on every contender alike instead of on whichever runs last."""
+    first = {label: fn() for label, fn in fns.items()}
+    for _ in range(warmup - 1):
+        for fn in fns.values():
+            fn()
+    times: dict[str, list[float]] = {label: [] for label in fns}
     for _ in range(repeats):
-        _synchronize(device)
-        start = time.perf_counter()
-        result = fn()
-        _synchronize(device)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+        for label, fn in fns.items():
+            times[label].append(_timed(fn, device)[0])
+    return {label: (statistics.median(times[label]), first[label]) for label in fns}
 
 
 def versions() -> dict[str, str]:
@@ -73,14 +82,11 @@ def versions() -> dict[str, str]:
 
 def run_case(case: Case, size: int, device: str, repeats: int) -> list[dict]:
     contenders = case.setup(size, device)
-    our_times, anchor_times = {}, {}
-    first_ours = first_anchor = None
-    for label, fn in contenders.ours.items():
-        our_times[label], result = time_callable(fn, device, repeats)
-        first_ours = result if first_ours is None else first_ours
-    for label, fn in contenders.anchors.items():
-        anchor_times[label], result = time_callable(fn, device, repeats)
-        first_anchor = result if first_anchor is None else first_anchor
+    timed = time_callables({**contenders.ours, **contenders.anchors}, device, repeats)
+    our_times = {label: timed[label][0] for label in contenders.ours}
+    anchor_times = {label: timed[label][0] for label in contenders.anchors}
+    first_ours = timed[next(iter(contenders.ours))][1]
+    first_anchor = timed[next(iter(contenders.anchors))][1]
     if contenders.check is not None and not contenders.check(first_ours, first_anchor):
         raise AssertionError(f"{case.name}[{size}]: gpumetrics and anchor disagree: {first_ours!r} vs {first_anchor!r}")
     rows = []
@@ -169,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     payload = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "versions": versions(),
-        "repeats_note": "each case's repeats (3–5, see `benchmarks/cases`) after 1 warm-up",
+        "repeats_note": "each case's repeats (3–5, see `benchmarks/cases`) after 1 warm-up, in interleaved rounds (each contender once per round)",
         "rows": rows,
         DDP_SYNC: sync_rows if sync_rows is not None else previous.get(DDP_SYNC, []),
     }

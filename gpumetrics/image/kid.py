@@ -8,7 +8,9 @@ Subsets are drawn by a ``torch.Generator`` seeded with ``seed`` on the CPU (``ra
 the generated set, per subset — the order torchmetrics uses with the global generator), so the value is
 deterministic and the same on every device and rank. The kernel sums are computed in float64, batched over
 subsets in chunks whose size bounds the working memory (``max_chunk_bytes``, 256 MiB by default) instead of one
-Python iteration per subset.
+Python iteration per subset. When the subsets overlap (``subsets · m²`` above the number of distinct pairs, e.g.
+torchmetrics' default 100 × 1,000 on a few thousand samples) and the three full Gram matrices fit in that budget, they
+are computed once and each subset's kernel is gathered from them.
 
 Features must be kept (a kernel on random subsets is not a sum): states are ``cat`` lists of features in their own
 dtype (float32 from the Inception), gathered once across ranks at ``compute``.
@@ -79,6 +81,45 @@ def canonical_order(features: Tensor) -> Tensor:
     return features[torch.argsort(keys, stable=True)]
 
 
+class _SubsetKernels:
+    """Kernel matrices ``[s, m, m]`` (real–real, fake–fake, real–fake) of chunks of subsets, by the cheaper route.
+
+    Subsets overlap when ``subsets · m²`` exceeds the number of distinct pairs (torchmetrics' default 100 × 1,000 on
+    a few thousand samples): then the three full Gram matrices are computed once and each subset's kernel is a
+    gather (``n² · d`` instead of ``subsets · m² · d`` multiply-adds), when they fit in ``max_chunk_bytes``.
+    Otherwise each chunk of subsets multiplies its own rows. Both give every kernel value as one float64 dot product.
+    """
+
+    def __init__(self, real: Tensor, fake: Tensor, m: int, subsets: int, gamma: float, coef: float, degree: int,
+                 max_chunk_bytes: int) -> None:
+        self.real, self.fake = real.to(torch.float64), fake.to(torch.float64)
+        self.gamma, self.coef, self.degree = gamma, coef, degree
+        n_real, n_fake, d = real.shape[0], fake.shape[0], real.shape[1]
+        gram_bytes = (n_real * n_real + n_fake * n_fake + n_real * n_fake) * 8
+        self.full = None
+        if n_real * n_real + n_fake * n_fake + n_real * n_fake < 3 * subsets * m * m and gram_bytes <= max_chunk_bytes:
+            self.full = tuple(self._kernel(a, b) for a, b in
+                              ((self.real, self.real), (self.fake, self.fake), (self.real, self.fake)))
+            per_subset = 3 * m * m * 8
+            max_chunk_bytes -= gram_bytes
+        else:
+            per_subset = 3 * m * m * 8 + 2 * m * d * 8
+        self.chunk = max(1, max_chunk_bytes // per_subset)
+
+    def _kernel(self, a: Tensor, b: Tensor) -> Tensor:
+        return (a @ b.mT * self.gamma + self.coef) ** self.degree
+
+    def __call__(self, index_real: Tensor, index_fake: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Kernels of the subsets ``index_real`` / ``index_fake`` (``Tensor[s, m]`` row indices)."""
+        if self.full is not None:
+            k_xx, k_yy, k_xy = self.full
+            return (k_xx[index_real[:, :, None], index_real[:, None, :]],
+                    k_yy[index_fake[:, :, None], index_fake[:, None, :]],
+                    k_xy[index_real[:, :, None], index_fake[:, None, :]])
+        x, y = self.real[index_real], self.fake[index_fake]  # [s, m, d]
+        return self._kernel(x, x), self._kernel(y, y), self._kernel(x, y)
+
+
 def _kid_compute(
     real: Tensor,
     fake: Tensor,
@@ -104,15 +145,10 @@ def _kid_compute(
     gamma = 1.0 / d if gamma is None else float(gamma)
     index_real, index_fake = subset_indices(real.shape[0], fake.shape[0], subsets, m, seed)
     index_real, index_fake = index_real.to(real.device), index_fake.to(fake.device)
-    per_subset = 3 * m * m * 8 + 2 * m * d * 8
-    chunk = max(1, max_chunk_bytes // per_subset)
+    kernel = _SubsetKernels(real, fake, m, subsets, gamma, coef, degree, max_chunk_bytes)
     scores = []
-    for start in range(0, subsets, chunk):
-        x = real[index_real[start : start + chunk]].to(torch.float64)  # [s, m, d]
-        y = fake[index_fake[start : start + chunk]].to(torch.float64)
-        k_xx = (x @ x.mT * gamma + coef) ** degree
-        k_yy = (y @ y.mT * gamma + coef) ** degree
-        k_xy = (x @ y.mT * gamma + coef) ** degree
+    for start in range(0, subsets, kernel.chunk):
+        k_xx, k_yy, k_xy = kernel(index_real[start : start + kernel.chunk], index_fake[start : start + kernel.chunk])
         within = k_xx.sum((1, 2)) - k_xx.diagonal(dim1=1, dim2=2).sum(1)
         within = within + k_yy.sum((1, 2)) - k_yy.diagonal(dim1=1, dim2=2).sum(1)
         scores.append(within / (m * (m - 1)) - 2 * k_xy.sum((1, 2)) / (m * m))

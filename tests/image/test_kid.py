@@ -42,6 +42,20 @@ def _torchmetrics_kid(real, fake, subsets=7, subset_size=12, seed=5, **kernel):
     return mean, std
 
 
+def test_gram_route_for_overlapping_subsets_matches_torchmetrics_and_the_subset_route():
+    """50 subsets of 12 from ~30 samples overlap heavily: the full Gram matrices are computed once and gathered."""
+    from gpumetrics.image.kid import _kid_compute
+
+    real, fake = _features(30, seed=3), _features(27, seed=4, shift=0.1)
+    options = {"subsets": 50, "subset_size": 12, "seed": 9}
+    theirs = _torchmetrics_kid(real, fake, **options)
+    gram = kernel_inception_distance(real, fake, **options, canonical_order=False)
+    per_subset = _kid_compute(real, fake, 50, 12, 3, None, 1.0, 9, canonical=False, max_chunk_bytes=3 * 12 * 12 * 8 * 4)
+    for a, b, c in zip(gram, per_subset, theirs):
+        assert float(a) == pytest.approx(float(c), rel=1e-9, abs=1e-12)
+        assert float(b) == pytest.approx(float(c), rel=1e-9, abs=1e-12)
+
+
 @pytest.mark.parametrize("kernel", [{}, {"degree": 2, "gamma": 0.3, "coef": 0.5}])
 def test_kid_matches_torchmetrics_on_the_same_subsets(kernel):
     real, fake = _features(40, seed=0), _features(31, seed=1, shift=0.2)
