@@ -10,7 +10,7 @@ deterministic and the same on every device and rank. The kernel sums are compute
 subsets in chunks whose size bounds the working memory (``max_chunk_bytes``, 256 MiB by default) instead of one
 Python iteration per subset. When the subsets overlap (``subsets · m²`` above the number of distinct pairs, e.g.
 torchmetrics' default 100 × 1,000 on a few thousand samples) and the three full Gram matrices fit in that budget, they
-are computed once and each subset's kernel is gathered from them.
+are computed once and each subset's sums are read from them through its membership vector.
 
 Features must be kept (a kernel on random subsets is not a sum): states are ``cat`` lists of features in their own
 dtype (float32 from the Inception), gathered once across ranks at ``compute``.
@@ -81,13 +81,13 @@ def canonical_order(features: Tensor) -> Tensor:
     return features[torch.argsort(keys, stable=True)]
 
 
-class _SubsetKernels:
-    """Kernel matrices ``[s, m, m]`` (real–real, fake–fake, real–fake) of chunks of subsets, by the cheaper route.
+class _SubsetKernelSums:
+    """Per-subset kernel sums — real–real and fake–fake without the diagonal, real–fake whole — by the cheaper route.
 
     Subsets overlap when ``subsets · m²`` exceeds the number of distinct pairs (torchmetrics' default 100 × 1,000 on
-    a few thousand samples): then the three full Gram matrices are computed once and each subset's kernel is a
-    gather (``n² · d`` instead of ``subsets · m² · d`` multiply-adds), when they fit in ``max_chunk_bytes``.
-    Otherwise each chunk of subsets multiplies its own rows. Both give every kernel value as one float64 dot product.
+    a few thousand samples). Then, if the three full Gram matrices fit in ``max_chunk_bytes``, they are computed once
+    and a subset's sum is ``vᵀ K w`` with ``v``, ``w`` its 0/1 membership vectors (``n² · d`` + ``subsets · n²``
+    multiply-adds instead of ``subsets · m² · d``). Otherwise each chunk of subsets multiplies its own rows.
     """
 
     def __init__(self, real: Tensor, fake: Tensor, m: int, subsets: int, gamma: float, coef: float, degree: int,
@@ -95,13 +95,13 @@ class _SubsetKernels:
         self.real, self.fake = real.to(torch.float64), fake.to(torch.float64)
         self.gamma, self.coef, self.degree = gamma, coef, degree
         n_real, n_fake, d = real.shape[0], fake.shape[0], real.shape[1]
-        gram_bytes = (n_real * n_real + n_fake * n_fake + n_real * n_fake) * 8
+        gram_entries = n_real * n_real + n_fake * n_fake + n_real * n_fake
         self.full = None
-        if n_real * n_real + n_fake * n_fake + n_real * n_fake < 3 * subsets * m * m and gram_bytes <= max_chunk_bytes:
+        if gram_entries < 3 * subsets * m * m and gram_entries * 8 <= max_chunk_bytes:
             self.full = tuple(self._kernel(a, b) for a, b in
                               ((self.real, self.real), (self.fake, self.fake), (self.real, self.fake)))
-            per_subset = 3 * m * m * 8
-            max_chunk_bytes -= gram_bytes
+            per_subset = 2 * (n_real + n_fake) * 8
+            max_chunk_bytes -= gram_entries * 8
         else:
             per_subset = 3 * m * m * 8 + 2 * m * d * 8
         self.chunk = max(1, max_chunk_bytes // per_subset)
@@ -110,14 +110,21 @@ class _SubsetKernels:
         return (a @ b.mT * self.gamma + self.coef) ** self.degree
 
     def __call__(self, index_real: Tensor, index_fake: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """Kernels of the subsets ``index_real`` / ``index_fake`` (``Tensor[s, m]`` row indices)."""
+        """Sums ``Tensor[s]`` ×3 for the subsets ``index_real`` / ``index_fake`` (``Tensor[s, m]`` row indices)."""
         if self.full is not None:
             k_xx, k_yy, k_xy = self.full
-            return (k_xx[index_real[:, :, None], index_real[:, None, :]],
-                    k_yy[index_fake[:, :, None], index_fake[:, None, :]],
-                    k_xy[index_real[:, :, None], index_fake[:, None, :]])
+            v = torch.zeros(index_real.shape[0], k_xx.shape[0], dtype=torch.float64, device=k_xx.device)
+            v.scatter_(1, index_real, 1.0)
+            w = torch.zeros(index_fake.shape[0], k_yy.shape[0], dtype=torch.float64, device=k_yy.device)
+            w.scatter_(1, index_fake, 1.0)
+            return ((v @ k_xx * v).sum(1) - v @ k_xx.diagonal(),
+                    (w @ k_yy * w).sum(1) - w @ k_yy.diagonal(),
+                    (v @ k_xy * w).sum(1))
         x, y = self.real[index_real], self.fake[index_fake]  # [s, m, d]
-        return self._kernel(x, x), self._kernel(y, y), self._kernel(x, y)
+        k_xx, k_yy, k_xy = self._kernel(x, x), self._kernel(y, y), self._kernel(x, y)
+        return (k_xx.sum((1, 2)) - k_xx.diagonal(dim1=1, dim2=2).sum(1),
+                k_yy.sum((1, 2)) - k_yy.diagonal(dim1=1, dim2=2).sum(1),
+                k_xy.sum((1, 2)))
 
 
 def _kid_compute(
@@ -145,13 +152,12 @@ def _kid_compute(
     gamma = 1.0 / d if gamma is None else float(gamma)
     index_real, index_fake = subset_indices(real.shape[0], fake.shape[0], subsets, m, seed)
     index_real, index_fake = index_real.to(real.device), index_fake.to(fake.device)
-    kernel = _SubsetKernels(real, fake, m, subsets, gamma, coef, degree, max_chunk_bytes)
+    kernel_sums = _SubsetKernelSums(real, fake, m, subsets, gamma, coef, degree, max_chunk_bytes)
     scores = []
-    for start in range(0, subsets, kernel.chunk):
-        k_xx, k_yy, k_xy = kernel(index_real[start : start + kernel.chunk], index_fake[start : start + kernel.chunk])
-        within = k_xx.sum((1, 2)) - k_xx.diagonal(dim1=1, dim2=2).sum(1)
-        within = within + k_yy.sum((1, 2)) - k_yy.diagonal(dim1=1, dim2=2).sum(1)
-        scores.append(within / (m * (m - 1)) - 2 * k_xy.sum((1, 2)) / (m * m))
+    for start in range(0, subsets, kernel_sums.chunk):
+        stop = start + kernel_sums.chunk
+        sum_xx, sum_yy, sum_xy = kernel_sums(index_real[start:stop], index_fake[start:stop])
+        scores.append((sum_xx + sum_yy) / (m * (m - 1)) - 2 * sum_xy / (m * m))
     values = torch.cat(scores)
     return values.mean(), values.std(unbiased=False)
 
