@@ -1,4 +1,4 @@
-"""Precision, recall and F1 (binary / multiclass / multilabel; micro, macro, weighted) — torchmetrics', not rewritten.
+"""Precision, recall and F1 (binary / multiclass / multilabel; micro, macro, weighted) — torchmetrics' statistics, sklearn's averaging.
 
 The modules are thin subclasses of torchmetrics' classification metrics that also derive from
 :class:`gpumetrics.core.Metric`, so they gain gpumetrics' all-reduce DDP reducer and a ``signature()``; statistics,
@@ -13,25 +13,33 @@ Parity (tests/classification/test_prf.py) is with ``sklearn.metrics.precision_sc
   scored ``zero_division``) and the two differ. ``average="none"`` returns every class (sklearn with ``labels=range(C)``);
 * no ``average="samples"`` for multilabel (``multidim_average="samplewise"`` is a different, per-sample-row view);
 * ``ignore_index`` drops those samples (sklearn: filter them out first); ``top_k > 1`` has no sklearn counterpart.
+
+One reduction is ours rather than torchmetrics': when every averaging weight is zero (``weighted`` with no positive
+label in ``target`` anywhere — an all-negative multilabel batch — or ``macro``/``weighted`` on zero samples) the
+average is the plain mean of the per-class scores, as sklearn's ``_nanaverage`` does (so ``zero_division`` shows
+through), where torchmetrics returns 0. sklearn raises on zero samples; we return that same mean.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import torch
 import torchmetrics
+from torch import Tensor
 from torchmetrics import classification as _tm
-from torchmetrics.functional.classification import (
-    binary_f1_score,
-    binary_precision,
-    binary_recall,
-    multiclass_f1_score,
-    multiclass_precision,
-    multiclass_recall,
-    multilabel_f1_score,
-    multilabel_precision,
-    multilabel_recall,
+from torchmetrics.functional.classification import binary_f1_score, binary_precision, binary_recall
+from torchmetrics.functional.classification.stat_scores import (
+    _multiclass_stat_scores_arg_validation,
+    _multiclass_stat_scores_format,
+    _multiclass_stat_scores_tensor_validation,
+    _multiclass_stat_scores_update,
+    _multilabel_stat_scores_arg_validation,
+    _multilabel_stat_scores_format,
+    _multilabel_stat_scores_tensor_validation,
+    _multilabel_stat_scores_update,
 )
+from torchmetrics.utilities.compute import _safe_divide
 
 from gpumetrics.core import Metric
 
@@ -59,6 +67,107 @@ def _signature_fields(metric: Any, task: str) -> dict[str, Any]:
         "zero_division": metric.zero_division,
         "impl": f"torchmetrics-{torchmetrics.__version__}",
     }
+
+
+def _reduce(
+    stat: str, tp: Tensor, fp: Tensor, fn: Tensor, average: str | None, multidim_average: str,
+    multilabel: bool, top_k: int, zero_division: float,
+) -> Tensor:
+    """Per-class scores averaged as sklearn: all-zero weights fall back to the unweighted mean."""
+    if average == "micro":
+        dim = 0 if multidim_average == "global" else 1
+        tp, fp, fn = tp.sum(dim), fp.sum(dim), fn.sum(dim)
+    if stat == "precision":
+        score = _safe_divide(tp, tp + fp, zero_division)
+    elif stat == "recall":
+        score = _safe_divide(tp, tp + fn, zero_division)
+    else:
+        score = _safe_divide(2 * tp, 2 * tp + fp + fn, zero_division)
+    if average in ("micro", "none", None):
+        return score
+    if average == "weighted":
+        weights = (tp + fn).to(score.dtype)
+    else:
+        weights = torch.ones_like(score)
+        if not multilabel:
+            # torchmetrics' F-beta reduce ignores top_k here; precision/recall use it
+            absent = tp + fp + fn == 0 if top_k == 1 or stat == "f1" else tp + fn == 0
+            weights = weights.masked_fill(absent, 0.0)
+    total = weights.sum(-1, keepdim=True)
+    weights = torch.where(total == 0, torch.ones_like(weights), weights)
+    return (weights * score).sum(-1) / weights.sum(-1)
+
+
+def _multiclass(
+    stat: str, preds: Tensor, target: Tensor, num_classes: int, average: str | None = "macro", top_k: int = 1,
+    multidim_average: str = "global", ignore_index: int | None = None, validate_args: bool = True,
+    zero_division: float = 0,
+) -> Tensor:
+    if validate_args:
+        _multiclass_stat_scores_arg_validation(num_classes, top_k, average, multidim_average, ignore_index, zero_division)
+        _multiclass_stat_scores_tensor_validation(preds, target, num_classes, multidim_average, ignore_index)
+    preds, target = _multiclass_stat_scores_format(preds, target, top_k)
+    tp, fp, _, fn = _multiclass_stat_scores_update(
+        preds, target, num_classes, top_k, average, multidim_average, ignore_index
+    )
+    return _reduce(stat, tp, fp, fn, average, multidim_average, False, top_k, zero_division)
+
+
+def _multilabel(
+    stat: str, preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
+    average: str | None = "macro", multidim_average: str = "global", ignore_index: int | None = None,
+    validate_args: bool = True, zero_division: float = 0,
+) -> Tensor:
+    if validate_args:
+        _multilabel_stat_scores_arg_validation(num_labels, threshold, average, multidim_average, ignore_index, zero_division)
+        _multilabel_stat_scores_tensor_validation(preds, target, num_labels, multidim_average, ignore_index)
+    preds, target = _multilabel_stat_scores_format(preds, target, num_labels, threshold, ignore_index)
+    tp, fp, _, fn = _multilabel_stat_scores_update(preds, target, multidim_average)
+    return _reduce(stat, tp, fp, fn, average, multidim_average, True, 1, zero_division)
+
+
+def multiclass_precision(preds: Tensor, target: Tensor, num_classes: int, **kwargs: Any) -> Tensor:
+    """``torchmetrics.functional.multiclass_precision`` with sklearn's zero-weight average (module docstring)."""
+    return _multiclass("precision", preds, target, num_classes, **kwargs)
+
+
+def multiclass_recall(preds: Tensor, target: Tensor, num_classes: int, **kwargs: Any) -> Tensor:
+    """``torchmetrics.functional.multiclass_recall`` with sklearn's zero-weight average (module docstring)."""
+    return _multiclass("recall", preds, target, num_classes, **kwargs)
+
+
+def multiclass_f1_score(preds: Tensor, target: Tensor, num_classes: int, **kwargs: Any) -> Tensor:
+    """``torchmetrics.functional.multiclass_f1_score`` with sklearn's zero-weight average (module docstring)."""
+    return _multiclass("f1", preds, target, num_classes, **kwargs)
+
+
+def multilabel_precision(preds: Tensor, target: Tensor, num_labels: int, **kwargs: Any) -> Tensor:
+    """``torchmetrics.functional.multilabel_precision`` with sklearn's zero-weight average (module docstring)."""
+    return _multilabel("precision", preds, target, num_labels, **kwargs)
+
+
+def multilabel_recall(preds: Tensor, target: Tensor, num_labels: int, **kwargs: Any) -> Tensor:
+    """``torchmetrics.functional.multilabel_recall`` with sklearn's zero-weight average (module docstring)."""
+    return _multilabel("recall", preds, target, num_labels, **kwargs)
+
+
+def multilabel_f1_score(preds: Tensor, target: Tensor, num_labels: int, **kwargs: Any) -> Tensor:
+    """``torchmetrics.functional.multilabel_f1_score`` with sklearn's zero-weight average (module docstring)."""
+    return _multilabel("f1", preds, target, num_labels, **kwargs)
+
+
+class _SklearnAverage:
+    """``compute`` through :func:`_reduce` for the multiclass / multilabel modules."""
+
+    _stat: str
+    _multilabel: bool
+
+    def compute(self) -> Tensor:
+        tp, fp, _, fn = self._final_state()
+        return _reduce(
+            self._stat, tp, fp, fn, self.average, self.multidim_average, self._multilabel,
+            getattr(self, "top_k", 1), self.zero_division,
+        )
 
 
 class BinaryPrecision(_tm.BinaryPrecision, Metric):
@@ -117,7 +226,7 @@ class BinaryF1Score(_tm.BinaryF1Score, Metric):
         return _signature_fields(self, "binary")
 
 
-class MulticlassPrecision(_tm.MulticlassPrecision, Metric):
+class MulticlassPrecision(_SklearnAverage, _tm.MulticlassPrecision, Metric):
     """Multiclass precision, ``average`` micro / macro / weighted / none, as ``sklearn.metrics.precision_score``.
 
     Args are those of ``torchmetrics.classification.MulticlassPrecision`` (``num_classes``, ``average``,
@@ -132,12 +241,14 @@ class MulticlassPrecision(_tm.MulticlassPrecision, Metric):
     """
 
     signature_name = "precision"
+    _stat = "precision"
+    _multilabel = False
 
     def _signature_fields(self) -> dict[str, Any]:
         return _signature_fields(self, "multiclass")
 
 
-class MulticlassRecall(_tm.MulticlassRecall, Metric):
+class MulticlassRecall(_SklearnAverage, _tm.MulticlassRecall, Metric):
     """Multiclass recall as ``sklearn.metrics.recall_score`` (see :class:`MulticlassPrecision` for arguments).
 
     Example:
@@ -147,12 +258,14 @@ class MulticlassRecall(_tm.MulticlassRecall, Metric):
     """
 
     signature_name = "recall"
+    _stat = "recall"
+    _multilabel = False
 
     def _signature_fields(self) -> dict[str, Any]:
         return _signature_fields(self, "multiclass")
 
 
-class MulticlassF1Score(_tm.MulticlassF1Score, Metric):
+class MulticlassF1Score(_SklearnAverage, _tm.MulticlassF1Score, Metric):
     """Multiclass F1 as ``sklearn.metrics.f1_score`` (see :class:`MulticlassPrecision` for arguments).
 
     Example:
@@ -162,12 +275,14 @@ class MulticlassF1Score(_tm.MulticlassF1Score, Metric):
     """
 
     signature_name = "f1"
+    _stat = "f1"
+    _multilabel = False
 
     def _signature_fields(self) -> dict[str, Any]:
         return _signature_fields(self, "multiclass")
 
 
-class MultilabelPrecision(_tm.MultilabelPrecision, Metric):
+class MultilabelPrecision(_SklearnAverage, _tm.MultilabelPrecision, Metric):
     """Multilabel precision as ``sklearn.metrics.precision_score`` on indicator matrices.
 
     Args are those of ``torchmetrics.classification.MultilabelPrecision`` (``num_labels``, ``threshold``,
@@ -182,12 +297,14 @@ class MultilabelPrecision(_tm.MultilabelPrecision, Metric):
     """
 
     signature_name = "precision"
+    _stat = "precision"
+    _multilabel = True
 
     def _signature_fields(self) -> dict[str, Any]:
         return _signature_fields(self, "multilabel")
 
 
-class MultilabelRecall(_tm.MultilabelRecall, Metric):
+class MultilabelRecall(_SklearnAverage, _tm.MultilabelRecall, Metric):
     """Multilabel recall as ``sklearn.metrics.recall_score`` (see :class:`MultilabelPrecision` for arguments).
 
     Example:
@@ -197,12 +314,14 @@ class MultilabelRecall(_tm.MultilabelRecall, Metric):
     """
 
     signature_name = "recall"
+    _stat = "recall"
+    _multilabel = True
 
     def _signature_fields(self) -> dict[str, Any]:
         return _signature_fields(self, "multilabel")
 
 
-class MultilabelF1Score(_tm.MultilabelF1Score, Metric):
+class MultilabelF1Score(_SklearnAverage, _tm.MultilabelF1Score, Metric):
     """Multilabel F1 as ``sklearn.metrics.f1_score`` (see :class:`MultilabelPrecision` for arguments).
 
     Example:
@@ -212,6 +331,8 @@ class MultilabelF1Score(_tm.MultilabelF1Score, Metric):
     """
 
     signature_name = "f1"
+    _stat = "f1"
+    _multilabel = True
 
     def _signature_fields(self) -> dict[str, Any]:
         return _signature_fields(self, "multilabel")

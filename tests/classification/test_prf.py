@@ -185,3 +185,72 @@ def test_multilabel_precision_weighted_module_paths():
         atol=ATOL,
         ddp=False,
     )
+
+
+@pytest.mark.parametrize("zero_division", [0, 1])
+@pytest.mark.parametrize("name", ["precision", "recall", "f1"])
+def test_weighted_all_negative_target_falls_back_to_plain_mean_like_sklearn(name, zero_division):
+    """No positive label anywhere: sklearn averages the per-label scores unweighted (torchmetrics returned 0)."""
+    cls, fn = MULTILABEL[name]
+    target = torch.zeros(6, 3, dtype=torch.long)
+    for hard in (torch.zeros(6, 3, dtype=torch.long), torch.tensor([[1, 0, 0]] * 6), torch.tensor([[1, 1, 1]] * 6)):
+        expected = _sk(name, target, hard, average="weighted", zero_division=zero_division)
+        kwargs = dict(num_labels=3, average="weighted", zero_division=zero_division)
+        torch.testing.assert_close(fn(hard, target, **kwargs).double(), expected, atol=ATOL, rtol=0)
+        metric = cls(**kwargs)
+        metric.update(hard[:2], target[:2])
+        metric.update(hard[2:], target[2:])
+        torch.testing.assert_close(metric.compute().double(), expected, atol=ATOL, rtol=0)
+
+
+def test_multiclass_every_sample_ignored_is_zero_division_for_every_average():
+    """sklearn raises on zero samples; every average is then the ``zero_division`` value (micro already was)."""
+    target, preds = torch.full((4,), -1), torch.tensor([0, 1, 2, 1])
+    for zero_division in (0, 1):
+        for average in ("micro", "macro", "weighted"):
+            got = C.multiclass_f1_score(preds, target, num_classes=3, average=average, ignore_index=-1,
+                                        zero_division=zero_division)
+            assert float(got) == zero_division, average
+
+
+def test_wide_random_parity_with_sklearn():
+    """Seeded mix: tiny batches, unused classes, all-negative multilabel batches, ignore_index, split updates."""
+    rng = np.random.default_rng(2024)
+    for _ in range(30):
+        name = str(rng.choice(["precision", "recall", "f1"]))
+        zero_division = int(rng.integers(0, 2))
+        n = int(rng.choice([1, 2, 5, 23]))
+        if rng.random() < 0.5:
+            num_classes = int(rng.choice([2, 3, 7]))
+            target = torch.as_tensor(rng.integers(0, rng.integers(1, num_classes + 1), n))
+            preds = torch.as_tensor(rng.integers(0, rng.integers(1, num_classes + 1), n))
+            ignore = int(rng.choice([-1, 0])) if rng.random() < 0.4 else None
+            if ignore is not None:
+                target[torch.as_tensor(rng.random(n) < 0.3)] = ignore
+                if bool((target == ignore).all()):
+                    continue
+            keep = target != ignore if ignore is not None else torch.ones(n, dtype=torch.bool)
+            cls, fn = MULTICLASS[name]
+            for average in ("micro", "macro", "weighted", "none"):
+                sk_kwargs = dict(average=None, labels=list(range(num_classes))) if average == "none" else dict(average=average)
+                expected = _sk(name, target[keep], preds[keep], zero_division=zero_division, **sk_kwargs)
+                kwargs = dict(num_classes=num_classes, average=average, zero_division=zero_division, ignore_index=ignore)
+                torch.testing.assert_close(fn(preds, target, **kwargs).double(), expected, atol=ATOL, rtol=0)
+                metric = cls(**kwargs)
+                for p, t in zip(preds.split(4), target.split(4)):
+                    metric.update(p, t)
+                torch.testing.assert_close(metric.compute().double(), expected, atol=ATOL, rtol=0)
+        else:
+            num_labels = int(rng.choice([2, 4]))
+            target = torch.as_tensor(rng.random((n, num_labels)) < rng.choice([0.0, 0.3, 1.0])).long()
+            probs = torch.as_tensor(rng.random((n, num_labels)) * rng.choice([0.4, 1.0]), dtype=torch.float32)
+            cls, fn = MULTILABEL[name]
+            for average in ("micro", "macro", "weighted", "none"):
+                expected = _sk(name, target, (probs > 0.5).long(), zero_division=zero_division,
+                               average=None if average == "none" else average)
+                kwargs = dict(num_labels=num_labels, average=average, zero_division=zero_division)
+                torch.testing.assert_close(fn(probs, target, **kwargs).double(), expected, atol=ATOL, rtol=0)
+                metric = cls(**kwargs)
+                for p, t in zip(probs.split(4), target.split(4)):
+                    metric.update(p, t)
+                torch.testing.assert_close(metric.compute().double(), expected, atol=ATOL, rtol=0)
