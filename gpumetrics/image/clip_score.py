@@ -20,6 +20,11 @@ Captions longer than the text context are truncated *keeping the end-of-text tok
 feature): ``ids[:context - 1] + [eot]``. torchmetrics instead cuts at the context length and loses it. Each
 ``update``/``forward`` makes exactly one image-encoder call and one text-encoder call.
 
+Images are taken as torchmetrics takes them (a batch tensor, one ``[3, H, W]`` image, or a list of images of any
+sizes; 1-channel images repeated to RGB) and preprocessed as its hf processor does: integer images (uint8, int64 …,
+values 0..255) give the same pixels as torchmetrics. Float images are read as [0, 1] and equal torchmetrics fed the
+same images ×255 as float; torchmetrics fed [0, 1] floats divides by 255 a second time, so that is no reference.
+
 Differences from torchmetrics: the clamp at 0 is per sample (the paper's definition), torchmetrics clamps the mean;
 they agree whenever no pair has a negative cosine.
 """
@@ -55,7 +60,9 @@ class _Preprocess:
     def __call__(self, images: Tensor) -> Tensor:
         from torchvision.transforms.v2 import functional as TF
 
-        if images.dtype != torch.uint8:  # float in [0, 1]: resize in float, no quantisation
+        # float in [0, 1]: resized in float, no quantisation; integer 0..255 goes to torchvision as is, which
+        # rounds (uint8 also clamps) after the resize — both exactly as transformers' CLIP processor does
+        if images.is_floating_point():
             images = images * 255.0
         if self.resize_mode == "squash":
             images = TF.resize(images, list(self.crop), interpolation=TF.InterpolationMode.BICUBIC, antialias=True)
@@ -162,16 +169,48 @@ def _check_scale(scale: Any) -> float:
     return float(scale)
 
 
+def _checked_images(images: Any, name: str) -> Tensor:
+    """``Tensor[B, C, H, W]`` or one ``Tensor[C, H, W]`` with C = 3 (or 1, repeated as the hf processor does);
+    float in [0, 1], or any integer dtype holding 0..255 (kept integer: it is resized as such)."""
+    if isinstance(images, Tensor):
+        if images.ndim == 3:
+            images = images.unsqueeze(0)
+        if images.ndim == 4 and images.shape[1] == 1:
+            images = images.expand(-1, 3, -1, -1)
+        if images.dtype != torch.bool and not images.is_floating_point():
+            if images.dtype != torch.uint8 and images.numel():
+                low, high = (int(v) for v in torch.aminmax(images))
+                if low < 0 or high > 255:
+                    raise ValueError(f"`{name}` of integer dtype must hold values in 0..255, got range [{low}, {high}]")
+            check_images(images[:1].to(torch.uint8), name)  # shape / channel / empty checks
+            return images
+    return check_images(images, name)
+
+
+def _preprocessed(images: Any, preprocess: "_Preprocess", device: torch.device) -> Tensor:
+    """Model-ready pixels ``Tensor[N, 3, h, w]`` from a batch tensor, one image, or a list of images of any sizes."""
+    if not isinstance(images, (list, tuple)):
+        return preprocess(_checked_images(images, "images").to(device))
+    if len(images) == 0:
+        raise ValueError("`images` is empty (an empty list)")
+    batch = [_checked_images(image, f"images[{i}]") for i, image in enumerate(images)]
+    groups: dict[tuple, list[int]] = {}
+    for i, image in enumerate(batch):  # one resize call per distinct size, as the hf processor groups them
+        groups.setdefault((tuple(image.shape[1:]), image.dtype), []).append(i)
+    rows: list[Optional[Tensor]] = [None] * len(batch)
+    for indices in groups.values():
+        pixels = preprocess(torch.cat([batch[i] for i in indices]).to(device))
+        for row, i in enumerate(indices):
+            rows[i] = pixels[row]
+    return torch.stack(rows)  # type: ignore[arg-type]
+
+
 def _clip_score_update(images: Any, captions: Any, encoder: nn.Module, scale: float) -> tuple[Tensor, Tensor]:
     """Per-batch ``(Σ max(scale·cos, 0), count)`` in float64 / int64, one encoder call for the batch."""
-    if isinstance(images, Tensor) and images.dtype == torch.uint8:
-        check_images(images[:1])  # shape/channel/empty checks; uint8 stays uint8 (resized as the hf processor does)
-    else:
-        images = check_images(images)
     captions = as_text_list(captions, "captions")
-    check_same_length(range(images.shape[0]), "images", captions, "captions")
     device = next(encoder.parameters()).device
-    pixels = encoder.preprocess(images.to(device))
+    pixels = _preprocessed(images, encoder.preprocess, device)
+    check_same_length(range(pixels.shape[0]), "images", captions, "captions")
     with torch.no_grad():
         image, text = encoder(pixels, captions)
     cosine = F.cosine_similarity(image.double(), text.double(), dim=-1)
@@ -197,8 +236,9 @@ def clip_score(
     """CLIP score of image–caption pairs (the model is built once per argument set and cached).
 
     Args:
-        images: ``Tensor[B, 3, H, W]`` uint8 or float in [0, 1].
-        captions: ``B`` strings.
+        images: ``Tensor[B, 3, H, W]``, one ``Tensor[3, H, W]``, or a list of ``Tensor[3, H, W]`` of any sizes;
+            float in [0, 1] or an integer dtype holding 0..255 (1 channel is repeated to RGB).
+        captions: ``B`` strings (one string for one image).
         backend, model_name, pretrained, scale, seed: see ``CLIPScore``.
 
     Returns:
@@ -282,7 +322,8 @@ class CLIPScore(Metric):
         }
 
     def update(self, images: Tensor, captions: Union[str, Sequence[str]]) -> None:
-        """Add pairs: ``images: Tensor[B, 3, H, W]`` (uint8 or float in [0, 1]) and ``B`` captions."""
+        """Add pairs: ``images`` as in :func:`clip_score` (``Tensor[B, 3, H, W]``, one image, or a list of images of
+        any sizes; float in [0, 1] or integers 0..255) and ``B`` captions."""
         total, count = _clip_score_update(images, captions, self.encoder, self.scale)
         self.score_sum += total.to(self.score_sum.device)
         self.count += count.to(self.count.device)

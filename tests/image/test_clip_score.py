@@ -164,3 +164,50 @@ def test_clip_score_bad_inputs_name_the_argument(open_clip_config, hf_clip_dir):
         CLIPScore("hf", hf_clip_dir, pretrained="openai")
     signature = CLIPScore("hf", hf_clip_dir, pretrained="random", scale=1).signature()
     assert "|weights:random|scale:1|preprocess:shortest32-crop32x32|" in signature
+
+
+def test_image_inputs_torchmetrics_accepts_match_it(hf_clip_dir):
+    """Integer dtypes other than uint8 (torchvision rounds them unclamped), one [3, H, W] image, a list of images of
+    different sizes, 1-channel images and float images (= torchmetrics fed the same ×255 floats)."""
+    reference = _torchmetrics_per_sample_reference(hf_clip_dir)
+    images = _images(3, seed=21, size=(3, 40, 29))
+    listed = [images[0], images[1][:, :20], images[2][:, 3:, 1:2]]
+    cases = [
+        (images.long(), list(images.long())),
+        (images[0], [images[0]]),
+        (listed, listed),
+        ([images[0].long(), images[1]], [images[0].long(), images[1]]),
+        (images[:, :1], [image[:1] for image in images]),
+        (images.float() / 255, list(images.float())),
+    ]
+    for ours_images, reference_images in cases:
+        captions = CAPTIONS[: len(reference_images)]
+        ours = clip_score(ours_images, captions[0] if len(captions) == 1 else captions, "hf", hf_clip_dir)
+        assert float(ours) == pytest.approx(reference(reference_images, captions), abs=1e-4)
+    with pytest.raises(ValueError, match="`images` of integer dtype.*0..255"):
+        clip_score(images.long() * 2, CAPTIONS[:3], "hf", hf_clip_dir)
+    with pytest.raises(ValueError, match="`images\\[1\\]`"):
+        clip_score([images[0], images[1, :2]], CAPTIONS[:2], "hf", hf_clip_dir)
+    with pytest.raises(ValueError, match="`images` is empty"):
+        clip_score([], [], "hf", hf_clip_dir)
+
+
+def test_wide_random_captions_and_sizes_match_torchmetrics(hf_clip_dir):
+    """Unicode / emoji / control characters / empty captions, a caption of exactly 77 tokens, tiny and non-square
+    images, split into module updates."""
+    pool = ["", " \t\n", "Кошка на диване", "猫がソファにいる", "🐶🐱🎉", "e\u0301te\u0301", "\u200b", "a\u00a0b",
+            "مرحبا بالعالم", "x\u2028y\r", "!!!???", "word " * 75, "ß ﬁ ｆｕｌｌ", "<|endoftext|>"]
+    metric = CLIPScore("hf", hf_clip_dir)
+    assert metric.encoder.tokenize(["word " * 75], torch.device("cpu"))[0].shape == (1, 77)
+    generator = torch.Generator().manual_seed(8)
+    images = [
+        torch.randint(0, 256, (3, h, w), dtype=torch.uint8, generator=generator)
+        for h, w in ((1, 1), (2, 7), (33, 32), (45, 37), (7, 120), (32, 32))
+    ]
+    captions = [pool[int(i)] for i in torch.randint(0, len(pool), (len(images),), generator=generator)]
+    captions[0] = "word " * 75
+    reference = _torchmetrics_per_sample_reference(hf_clip_dir)(images, captions)
+    metric.update(images[:2], captions[:2])
+    metric.update(images[2], captions[2])
+    metric.update(images[3:], captions[3:])
+    assert float(metric.compute()) == pytest.approx(reference, abs=1e-4)
