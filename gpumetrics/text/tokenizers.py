@@ -301,10 +301,17 @@ _PTB_ABBREVIATIONS = frozenset(
     thu thurs fri""".split()
 )
 _PTB_CAPITALISED_ABBREVIATIONS = frozenset("Wash Del Ill La Mass Miss Ore Pa Tex".split())
+# The subset whose period is split off even before one glued letter ("Inc.s" → "inc." "s"; "Mr.s" stays whole).
+_PTB_SPLIT_BEFORE_LETTER = frozenset(
+    """al ala apr ariz assn aug bros calif co colo conn corp cos dec est etc feb fla fri ga inc ind jan jr jul jun kan
+    kans ky ltd mar md mich minn mo mon mont neb nev nov oct okla ph.d sep sept sq sr tel tenn thu thurs tue tues va vt
+    wed wis wyo""".split()
+)
 # A one-letter word's period is split off (sentence end) when one of these capitalised words follows (probed).
 _PTB_SENTENCE_STARTS = frozenset(
     """The A An He She It In But We They This That There These At As So If When While After Then Now Her Their Our
-    You What However Many Some One Such Since Yet Here Last Other More Once Earlier According About Additionally""".split()
+    You What However Many Some One Such Since Yet Here Last Other More Once Earlier According About Additionally
+    Mr. Ms.""".split()
 )
 _PTB_SPLIT_WORDS = {"cannot": ("can", "not"), "gonna": ("gon", "na"), "gotta": ("got", "ta"),
                     "wanna": ("wan", "na"), "gimme": ("gim", "me"), "lemme": ("lem", "me")}
@@ -314,20 +321,24 @@ _PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-
 _PTB_CHAR_MAP = {
     "€": "$", "£": "#", "½": "1/2", "¼": "1/4", "¾": "3/4", "⅓": "1/3", "⅔": "2/3",
     "—": "--", "–": "--", "―": "--", "…": "...", "\u058a": "-", "\u2010": "-", "\u2011": "-",
-    '"': "''", "“": "``", "”": "''", "«": "``", "»": "''", "‹": "`", "›": "'", "‘": "`", "’": "'",
+    '"': "''", "“": "``", "”": "''", "«": "``", "»": "''", "‹": "`", "›": "'", "‘": "`", "’": "'", "‛": "`",
 }
+# Two adjacent quote characters of this set are one token, each character rewritten ("‘“" → "```").
+_PTB_QUOTE_PAIR = str.maketrans({"‘": "`", "‹": "`", "‛": "`", "’": "'", "›": "'", "“": "``", "«": "``", "”": "''",
+                                 "»": "''"})
 _PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
 _PTB_WORD = re.compile(r"[A-Za-z0-9]+")
 _PTB_TRANSLATION = str.maketrans(
     {"€": "$", "£": " # ", "½": " 1/2 ", "¼": " 1/4 ", "¾": " 3/4 ", "⅓": " 1/3 ", "⅔": " 2/3 ", "…": " ... ",
      "\x80": "$", "¤": "$", "₠": "$", "¢": " cents ", "\u00ad": "",  # soft hyphen: deleted, the word goes on
-     **{code: " " for code in _ptb_tables.DELETED}}  # deleted by the Java tool, still a token boundary
+     # deleted by the Java tool, still a token boundary (U+201B alone is a quote the punctuation list removes)
+     **{code: " " for code in _ptb_tables.DELETED if code != 0x201B}}
 )
 _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;": ""}
 
 
 @functools.lru_cache(maxsize=1)
-def _ptb_patterns() -> tuple[re.Pattern, re.Pattern]:
+def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
     def char_class(codes: Sequence[int]) -> str:
         ranges: list[tuple[int, int]] = []
         for code in codes:
@@ -354,22 +365,24 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern]:
         "|".join(
             [
                 r"(?P<url>(?<![^\W_])(?i:https?)://[^ \t\n()\[\]{}<>\"]*[^ \t\n()\[\]{}<>\".,;:!?'])",
-                r"(?P<email>[^\W_][\w.+-]*@[\w-]+(?:\.[\w-]+)*)",
+                r'(?P<email>[A-Za-z0-9][^\s"<>|(){}]*@(?:[^\s"<>|(){}.]+\.)*[^\s"<>|(){}.]+)',
                 r"(?P<amp>(?<![^\W_])[A-Z]+&[A-Z]+)",
                 r"(?P<entity>&(?:amp|lt|gt|quot|nbsp);)",
                 r"(?P<tag></?[A-Za-z][^<>\s]*>)",
+                r"(?P<quotes>[`‘’“”«»‹›„‚‛‟]{2})",
+                r"(?P<number>[-+]?[.,:]?\d+(?:[.,:]\d+)*)",
                 # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
                 r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|]|:3)(?![^\W_]))",
-                r"(?P<lead>['’](?i:n['’]|(?:em|cause|til)(?![^\W_])|t(?=is|was)))",
-                r"(?P<year>['’]\d+[sS]?)",
+                # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
+                r"(?P<lead>['’](?i:em|cause|till?)|’(?i:n’?)|'(?i:n(?:'|(?![A-Za-z]))|t(?=is|was)))",
+                r"(?P<year>['’](?:[2-9]0[sS]|\d\d(?![\d\"A-Za-z])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
-                r"(?P<clitic>['’](?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
-                r"(?P<number>(?:(?<![^\s])[-+]|[.,])\d+(?:[.,:/-]\d+)*|\d+(?:[.,:/-]\d+)+)",
+                r"(?P<clitic>’(?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
                 f"(?P<handle>[#@]{letter}+)",
                 # o'clock, d'angelo, l'oreal, qu'il, c'mon keep their apostrophe; y'all / j'ai split after it
                 f"(?P<apos>(?<![^\\W_])(?:[OoDdLlYyJj]|[Qq]u|[Cc](?=['’]mon)|[Mm][Aa](?=['’][Aa][Mm])|[NnEeOo]e?(?=['’]er))"
                 f"['’]{letter}+)",
-                r"(?P<nt>(?<![^\W_])[A-Za-z]+?[Nn]['’][Tt][A-Za-z]*)",
+                f"(?P<nt>(?:(?<![^\\W_])|(?<=’[dDsSmM]))[A-Za-z]+?[Nn]['’][Tt]{letter}*)",
                 f"(?P<word>{word})",
                 r"(?P<dots>\.{3,}|…)",
                 r"(?P<dashes>--+)",
@@ -380,7 +393,17 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern]:
         )
     )
     acronym = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # a. / u.s / e.g (then followed by a period)
-    return token, acronym
+    # The Java lexer takes the longest of these at a word or number start (JFlex longest match).
+    hyphen = "[-\u058a\u2010\u2011]"
+    longest = tuple(re.compile(pattern) for pattern in (
+        r"[-+]?[.,:]?\d+(?:[.,:]\d+)*",  # number
+        f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*",  # word with inner . ! ?
+        f"{alnum}+(?:(?:{hyphen}|_){alnum}+)*",  # hyphenated / underscored
+        rf"{alnum}(?:{alnum}|[.,])*(?:{hyphen}{alnum}+(?:\.\d+)?)+",  # 1.5-inch, a,b-c
+        f"{alnum}+(?:-{letter}+){{0,2}}(?:/{alnum}+(?:-{letter}+){{0,2}}){{1,2}}",  # slashes: at most two
+        r"\d+-\d+/\d+",  # fraction 2-1/2
+    ))
+    return token, acronym, longest
 
 
 def _ptb_split_word(word: str, out: list[str]) -> None:
@@ -449,7 +472,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             lowered = [word.lower() for word in words]
             if _PTB_SPLIT_WORDS.keys().isdisjoint(lowered):
                 return lowered
-    token_re, acronym_re = _ptb_patterns()
+    token_re, acronym_re, longest_res = _ptb_patterns()
     text = text.translate(_PTB_TRANSLATION)
     tokens: list[str] = []
     position = 0
@@ -460,8 +483,20 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
         position = match.end()
         kind = match.lastgroup
         value = match.group()
+        if kind in ("word", "number"):
+            start = match.start()
+            end, kind = max(
+                (m.end(), "number" if i in (0, 5) else "word" if i in (1, 2) else "thing")
+                for i, m in enumerate(p.match(text, start) for p in longest_res) if m
+            )
+            value, position = text[start:end], end
+            if kind == "word" and value[-2:-1] == "." and value[-1].isascii() and (
+                value[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER or value[:-2] in _PTB_CAPITALISED_ABBREVIATIONS
+            ):  # "Inc.s" → "Inc." "s"
+                value, end, position = value[:-1], end - 1, end - 1
+                tokens.append(value)
+                continue
         if kind == "word":
-            end = match.end()
             if text.startswith(".", end) and (
                 (acronym_re.fullmatch(value) and not (len(value) == 1 and _sentence_start_follows(text, end + 1, following)))
                 or value.lower() in _PTB_ABBREVIATIONS
@@ -482,10 +517,12 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
                 tokens.append(value[2:])
             else:
                 _ptb_split_word(value, tokens)
-        elif kind in ("number", "url", "email", "tag", "year", "handle", "amp"):
+        elif kind in ("number", "thing", "url", "email", "tag", "year", "handle", "amp", "lead"):
             tokens.append(value)
-        elif kind in ("lead", "clitic"):
+        elif kind == "clitic":
             tokens.append(value.replace("’", "'"))
+        elif kind == "quotes":
+            tokens.append(value.translate(_PTB_QUOTE_PAIR))
         elif kind == "entity":
             tokens.append(_PTB_ENTITIES[value])
         elif kind == "smiley":
@@ -506,7 +543,7 @@ def _sentence_start_follows(text: str, start: int, following: str) -> bool:
     rest = text[start:]
     if not rest.strip():
         rest = " " + following  # the line break, then the next caption
-    match = re.match(r"\s+([A-Za-z]+)(?!\S)", rest)
+    match = re.match(r"\s+(M[rs]\.|[A-Za-z]+)(?!\S)", rest)
     return bool(match and match.group(1) in _PTB_SENTENCE_STARTS)
 
 
