@@ -363,3 +363,80 @@ def test_non_text_metric_uses_its_empty_prediction_and_primary_key(tmp_path, cap
     _write(preds, ['{"id": "a", "prediction": 2.0}', '{"id": "b", "prediction": "four"}'])
     code, _, err = _run(["evaluate", _config(tmp_path, preds, refs, metric="toy_mae", batch_size=1)], capsys)
     assert code == 2 and "task 'T': metric 'toy_mae' rejected" in err and "first id 'b'" in err, err
+
+
+def test_metric_without_an_empty_answer_names_the_missing_ids(tmp_path, capsys, monkeypatch):
+    entry = registry.TaskMetric("toy_mae_strict", _AbsError, "toy", empty_prediction=None, primary="mae")
+    monkeypatch.setitem(registry.METRICS, entry.name, entry)
+    refs = _write(tmp_path / "r.jsonl", ['{"id": "a", "references": [1.5]}', '{"id": 7, "references": 4}'])
+    preds = _write(tmp_path / "p.jsonl", ['{"id": "a", "prediction": 2.0}'])
+    code, _, err = _run(["evaluate", _config(tmp_path, preds, refs, metric="toy_mae_strict")], capsys)
+    assert code == 2 and "1 of 2 references have no prediction (ids '7')" in err and "p.jsonl" in err, err
+
+
+def _tritw_reference(prediction, golds):
+    """AIJ-2022 1 − NED of one sample from the spec: 0 when either string is empty, max over gold strings."""
+    from rapidfuzz.distance import Levenshtein
+
+    return max(0.0 if not prediction or not g else 1 - Levenshtein.distance(prediction, g) / max(len(prediction), len(g))
+               for g in golds)
+
+
+def test_wide_random_suites_join_and_sum_like_the_spec(tmp_path, capsys):
+    """Seeded JSONL / JSON-array / id-object files: int and string ids mixed across files, shuffled order, missing
+    and empty predictions, one or several golds (or a bare string), Unicode; every task score against the spec's
+    per-sample formula on an independent id join, the suite score = their sum."""
+    import random
+
+    rng = random.Random(11)
+    pool = ["Москва", "москва!", "Paris", "", " ", "1961", "в 1961 году", "B) 42", "c", "猫", "🐶 dog", "e\u0301te\u0301",
+            "a\u00a0b", "x\u2028y", "tab\there", "-5", "the Cat", "ответ: d", "\u200b"]
+    layouts = {"jsonl": ".jsonl", "array": ".json", "object": ".json"}
+
+    def write(path, records, layout, key):
+        if layout == "jsonl":
+            _write(path, [json.dumps(r, ensure_ascii=rng.random() < 0.5) for r in records])
+        else:
+            data = records if layout == "array" else {str(r["id"]): r[key] for r in records}
+            path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+    formulas = {
+        "TextQA": lambda p, g, present: float(F.token_f1(p, g, preset="aij2022")),
+        "MathQA": lambda p, g, present: float(F.exact_match(p, g, preset="aij2022")),
+        "TRitW": lambda p, g, present: sum(_tritw_reference(x, y) if k else 0.0 for x, y, k in zip(p, g, present)) / len(p),
+        "HTR": lambda p, g, present: sum(x in y for x, y in zip(p, g)) / len(p),
+        "VQA": lambda p, g, present: sum(x in y for x, y in zip(p, g)) / len(p),
+    }
+    for round_ in range(4):
+        suite = ("aij2022", "aij2021")[round_ % 2]
+        names = ["TextQA", "MathQA", "TRitW"] if suite == "aij2022" else ["HTR", "VQA"]
+        tasks, expected = [], {}
+        for name in names:
+            ids = list(range(rng.choice([1, 4, 13])))
+            rng.shuffle(ids)
+            refs = [{"id": i if rng.random() < 0.5 else str(i),
+                     "references": [rng.choice(pool) for _ in range(rng.choice([1, 1, 2, 3]))]} for i in ids]
+            for r in refs:
+                if len(r["references"]) == 1 and rng.random() < 0.3:
+                    r["references"] = r["references"][0]
+            preds = [{"id": i if rng.random() < 0.5 else str(i), "prediction": rng.choice(pool)}
+                     for i in ids if rng.random() > 0.15]
+            rng.shuffle(preds)
+            p_layout, r_layout = rng.choice(list(layouts)), rng.choice(list(layouts))
+            p_path = tmp_path / f"{round_}_{name}_p{layouts[p_layout]}"
+            r_path = tmp_path / f"{round_}_{name}_r{layouts[r_layout]}"
+            write(p_path, preds, p_layout, "prediction")
+            write(r_path, refs, r_layout, "references")
+            tasks.append({"name": name, "predictions": p_path.name, "references": r_path.name})
+            by_id = {str(p["id"]): p["prediction"] for p in preds}
+            golds = [[r["references"]] if isinstance(r["references"], str) else r["references"] for r in refs]
+            present = [str(r["id"]) in by_id for r in refs]
+            expected[name] = formulas[name]([by_id.get(str(r["id"]), "") for r in refs], golds, present)
+        config = tmp_path / f"suite{round_}.yaml"
+        config.write_text(json.dumps({"suite": suite, "batch_size": rng.choice([1, 3, 64]), "tasks": tasks}), encoding="utf-8")
+        out_path = tmp_path / f"out{round_}.json"
+        code, _, err = _run(["evaluate", config, "-o", out_path], capsys)
+        assert code == 0, err
+        report = json.loads(out_path.read_text(encoding="utf-8"))
+        assert {t["name"]: t["score"] for t in report["tasks"]} == pytest.approx(expected, abs=1e-12)
+        assert report["suite"]["score"] == pytest.approx(sum(expected.values()), abs=1e-12)

@@ -31,7 +31,8 @@ class TaskMetric:
         name: registry key used in configs.
         factory: ``factory(**options) -> Metric``.
         description: one line for ``gpumetrics list``.
-        empty_prediction: what a missing prediction is scored as (documented answer, counted in the report).
+        empty_prediction: what a missing prediction is scored as (documented answer, counted in the report);
+            ``None``: there is none, and a missing prediction is a ``DataError`` naming the ids.
         update_args: ``(predictions, references) -> tuple`` of positional ``update`` arguments.
         primary: key of the score to report when ``compute()`` returns a dict.
     """

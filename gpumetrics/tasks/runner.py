@@ -133,6 +133,13 @@ def evaluate_task(
     total = len(data)
     if total == 0:
         raise DataError(task.references, None, f"task {task.name!r}: the references file holds no records")
+    if task.metric.empty_prediction is None and data.missing:
+        shown = ", ".join(repr(i) for i in data.missing[:5]) + (", …" if len(data.missing) > 5 else "")
+        raise DataError(
+            task.predictions, None,
+            f"task {task.name!r}: {len(data.missing)} of {total} references have no prediction (ids {shown}); "
+            f"metric {task.metric.name!r} has no empty answer to score them with, so every id needs a prediction",
+        )
     if progress is not None:
         progress(task.name, 0, total)
     done = 0
