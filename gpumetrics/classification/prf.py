@@ -126,34 +126,73 @@ def _multilabel(
     return _reduce(stat, tp, fp, fn, average, multidim_average, True, 1, zero_division)
 
 
-def multiclass_precision(preds: Tensor, target: Tensor, num_classes: int, **kwargs: Any) -> Tensor:
-    """``torchmetrics.functional.multiclass_precision`` with sklearn's zero-weight average (module docstring)."""
-    return _multiclass("precision", preds, target, num_classes, **kwargs)
+def multiclass_precision(
+    preds: Tensor, target: Tensor, num_classes: int, average: str | None = "macro", top_k: int = 1,
+    multidim_average: str = "global", ignore_index: int | None = None, validate_args: bool = True,
+    zero_division: float = 0,
+) -> Tensor:
+    """``torchmetrics.functional.multiclass_precision`` (same arguments) with sklearn's zero-weight average."""
+    return _multiclass(
+        "precision", preds, target, num_classes, average, top_k, multidim_average, ignore_index, validate_args, zero_division
+    )
 
 
-def multiclass_recall(preds: Tensor, target: Tensor, num_classes: int, **kwargs: Any) -> Tensor:
-    """``torchmetrics.functional.multiclass_recall`` with sklearn's zero-weight average (module docstring)."""
-    return _multiclass("recall", preds, target, num_classes, **kwargs)
+def multiclass_recall(
+    preds: Tensor, target: Tensor, num_classes: int, average: str | None = "macro", top_k: int = 1,
+    multidim_average: str = "global", ignore_index: int | None = None, validate_args: bool = True,
+    zero_division: float = 0,
+) -> Tensor:
+    """``torchmetrics.functional.multiclass_recall`` (same arguments) with sklearn's zero-weight average."""
+    return _multiclass(
+        "recall", preds, target, num_classes, average, top_k, multidim_average, ignore_index, validate_args, zero_division
+    )
 
 
-def multiclass_f1_score(preds: Tensor, target: Tensor, num_classes: int, **kwargs: Any) -> Tensor:
-    """``torchmetrics.functional.multiclass_f1_score`` with sklearn's zero-weight average (module docstring)."""
-    return _multiclass("f1", preds, target, num_classes, **kwargs)
+def multiclass_f1_score(
+    preds: Tensor, target: Tensor, num_classes: int, average: str | None = "macro", top_k: int = 1,
+    multidim_average: str = "global", ignore_index: int | None = None, validate_args: bool = True,
+    zero_division: float = 0,
+) -> Tensor:
+    """``torchmetrics.functional.multiclass_f1_score`` (same arguments) with sklearn's zero-weight average."""
+    return _multiclass(
+        "f1", preds, target, num_classes, average, top_k, multidim_average, ignore_index, validate_args, zero_division
+    )
 
 
-def multilabel_precision(preds: Tensor, target: Tensor, num_labels: int, **kwargs: Any) -> Tensor:
-    """``torchmetrics.functional.multilabel_precision`` with sklearn's zero-weight average (module docstring)."""
-    return _multilabel("precision", preds, target, num_labels, **kwargs)
+def multilabel_precision(
+    preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5, average: str | None = "macro",
+    multidim_average: str = "global", ignore_index: int | None = None, validate_args: bool = True,
+    zero_division: float = 0,
+) -> Tensor:
+    """``torchmetrics.functional.multilabel_precision`` (same arguments) with sklearn's zero-weight average."""
+    return _multilabel(
+        "precision", preds, target, num_labels, threshold, average, multidim_average, ignore_index, validate_args,
+        zero_division,
+    )
 
 
-def multilabel_recall(preds: Tensor, target: Tensor, num_labels: int, **kwargs: Any) -> Tensor:
-    """``torchmetrics.functional.multilabel_recall`` with sklearn's zero-weight average (module docstring)."""
-    return _multilabel("recall", preds, target, num_labels, **kwargs)
+def multilabel_recall(
+    preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5, average: str | None = "macro",
+    multidim_average: str = "global", ignore_index: int | None = None, validate_args: bool = True,
+    zero_division: float = 0,
+) -> Tensor:
+    """``torchmetrics.functional.multilabel_recall`` (same arguments) with sklearn's zero-weight average."""
+    return _multilabel(
+        "recall", preds, target, num_labels, threshold, average, multidim_average, ignore_index, validate_args,
+        zero_division,
+    )
 
 
-def multilabel_f1_score(preds: Tensor, target: Tensor, num_labels: int, **kwargs: Any) -> Tensor:
-    """``torchmetrics.functional.multilabel_f1_score`` with sklearn's zero-weight average (module docstring)."""
-    return _multilabel("f1", preds, target, num_labels, **kwargs)
+def multilabel_f1_score(
+    preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5, average: str | None = "macro",
+    multidim_average: str = "global", ignore_index: int | None = None, validate_args: bool = True,
+    zero_division: float = 0,
+) -> Tensor:
+    """``torchmetrics.functional.multilabel_f1_score`` (same arguments) with sklearn's zero-weight average."""
+    return _multilabel(
+        "f1", preds, target, num_labels, threshold, average, multidim_average, ignore_index, validate_args,
+        zero_division,
+    )
 
 
 class _SklearnAverage:
