@@ -364,18 +364,19 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
     token = re.compile(
         "|".join(
             [
-                r"(?P<url>(?<![^\W_])(?i:https?)://[^ \t\n()\[\]{}<>\"]*[^ \t\n()\[\]{}<>\".,;:!?'])",
-                r'(?P<email>[A-Za-z0-9][^\s"<>|(){}]*@(?:[^\s"<>|(){}.]+\.)*[^\s"<>|(){}.]+)',
+                # URL and e-mail run over Unicode spaces other than these (the token is split there later)
+                r"(?P<url>(?i:https?)://[^ \t\n\r\f()<>{}|\"]*[^ \t\n\r\f()<>{}|\".,!?-])",
+                '(?P<email>[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+)',
                 r"(?P<amp>(?<![^\W_])[A-Z]+&[A-Z]+)",
-                r"(?P<entity>&(?:amp|lt|gt|quot|nbsp);)",
+                r"(?P<entity>&(?i:amp|lt|gt|quot|nbsp);)",
                 r"(?P<tag></?[A-Za-z][^<>\s]*>)",
                 r"(?P<quotes>[`‘’“”«»‹›„‚‛‟]{2})",
                 r"(?P<number>[-+]?[.,:]?\d+(?:[.,:]\d+)*)",
                 # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
-                r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|]|:3)(?![^\W_]))",
+                r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|{]|:3)(?![A-Za-z0-9]))",
                 # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
                 r"(?P<lead>['’](?i:em|cause|till?)|’(?i:n’?)|'(?i:n(?:'|(?![A-Za-z]))|t(?=is|was)))",
-                r"(?P<year>['’](?:[2-9]0[sS]|\d\d(?![\d\"A-Za-z])))",
+                r"(?P<year>['’](?:[2-9]0[sS]|\d\d(?![\d\"%A-Za-z])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
                 r"(?P<clitic>’(?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
                 f"(?P<handle>[#@]{letter}+)",
@@ -395,12 +396,13 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
     acronym = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # a. / u.s / e.g (then followed by a period)
     # The Java lexer takes the longest of these at a word or number start (JFlex longest match).
     hyphen = "[-\u058a\u2010\u2011]"
+    plain = f"[^\\W_\U00010000-\U0010ffff{not_word}]"  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
     longest = tuple(re.compile(pattern) for pattern in (
         r"[-+]?[.,:]?\d+(?:[.,:]\d+)*",  # number
         f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*",  # word with inner . ! ?
-        f"{alnum}+(?:(?:{hyphen}|_){alnum}+)*",  # hyphenated / underscored
-        rf"{alnum}(?:{alnum}|[.,])*(?:{hyphen}{alnum}+(?:\.\d+)?)+",  # 1.5-inch, a,b-c
-        f"{alnum}+(?:-{letter}+){{0,2}}(?:/{alnum}+(?:-{letter}+){{0,2}}){{1,2}}",  # slashes: at most two
+        f"{plain}+(?:(?:{hyphen}|_){plain}+)*",  # hyphenated / underscored
+        rf"{plain}(?:{plain}|[.,])*(?:{hyphen}{plain}+(?:\.\d+)?)+",  # 1.5-inch, a,b-c
+        "[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}",  # slashes: ASCII, at most two
         r"\d+-\d+/\d+",  # fraction 2-1/2
     ))
     return token, acronym, longest
@@ -490,6 +492,10 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
                 for i, m in enumerate(p.match(text, start) for p in longest_res) if m
             )
             value, position = text[start:end], end
+            if text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":"):  # "dog.," keeps its period
+                tokens.append(value + ".")
+                position = end + 1
+                continue
             if kind == "word" and value[-2:-1] == "." and value[-1].isascii() and (
                 value[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER or value[:-2] in _PTB_CAPITALISED_ABBREVIATIONS
             ):  # "Inc.s" → "Inc." "s"
@@ -524,7 +530,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
         elif kind == "quotes":
             tokens.append(value.translate(_PTB_QUOTE_PAIR))
         elif kind == "entity":
-            tokens.append(_PTB_ENTITIES[value])
+            tokens.append(_PTB_ENTITIES[value.lower()])
         elif kind == "smiley":
             tokens.append(value.replace("(", "-LRB-").replace(")", "-RRB-"))
         elif kind == "other":
@@ -535,7 +541,8 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             tokens.append("--")  # probed: runs of 2-4 hyphens are one "--", longer runs stay as they are
         else:  # dashes, bang, stars: punctuation runs kept whole
             tokens.append(value)
-    return [token for token in (t.lower() for t in tokens) if token and token not in PTB_PUNCTUATIONS]
+    # pycocoevalcap filters whole tokens, then CIDEr splits its string on any whitespace
+    return [piece for token in (t.lower() for t in tokens) if token not in PTB_PUNCTUATIONS for piece in token.split()]
 
 
 def _sentence_start_follows(text: str, start: int, following: str) -> bool:
@@ -543,8 +550,8 @@ def _sentence_start_follows(text: str, start: int, following: str) -> bool:
     rest = text[start:]
     if not rest.strip():
         rest = " " + following  # the line break, then the next caption
-    match = re.match(r"\s+(M[rs]\.|[A-Za-z]+)(?!\S)", rest)
-    return bool(match and match.group(1) in _PTB_SENTENCE_STARTS)
+    match = re.match(r"\s+(M[rs]\.|[A-Za-z]+|</?[A-Za-z][^<>\s]*>)(?!\S)", rest)
+    return bool(match and (match.group(1) in _PTB_SENTENCE_STARTS or match.group(1)[0] == "<"))
 
 
 def ptb_tokenize_batch(texts: Sequence[str]) -> list[list[str]]:
