@@ -298,8 +298,10 @@ _PTB_ABBREVIATIONS = frozenset(
     """mr mrs ms dr st jr sr prof inc co corp ltd vs etc jan feb mar apr jun jul aug sep sept oct nov dec mt ave
     gen sen rep gov lt col sgt capt cmdr adm rev hon pres p al dept est sq ft tel assn bros cie cos mfg natl calif
     ph.d fla ariz ala colo conn ga ind kan kans ky md mich minn mo mont neb nev okla tenn va vt wis wyo mon tue tues wed
-    thu thurs fri""".split()
+    thu thurs fri bldg rt ext""".split()
 )
+# Words whose following period stays attached only before a number ("Fig. 3", "pp.5"; "fig." alone loses it).
+_PTB_BEFORE_NUMBER = frozenset("no nos ca fig figs prop art pp op".split())
 _PTB_CAPITALISED_ABBREVIATIONS = frozenset("Wash Del Ill La Mass Miss Ore Pa Tex".split())
 # The subset whose period is split off even before one glued letter ("Inc.s" → "inc." "s"; "Mr.s" stays whole).
 _PTB_SPLIT_BEFORE_LETTER = frozenset(
@@ -507,7 +509,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
                 (acronym_re.fullmatch(value) and not (len(value) == 1 and _sentence_start_follows(text, end + 1, following)))
                 or value.lower() in _PTB_ABBREVIATIONS
                 or value in _PTB_CAPITALISED_ABBREVIATIONS
-                or (value.lower() == "no" and re.match(r"\. ?\d", text[end: end + 3]))
+                or (value.lower() in _PTB_BEFORE_NUMBER and re.match(r"\. ?\d", text[end: end + 3]))
             ):
                 tokens.append(value + ".")
                 position = end + 1
