@@ -406,6 +406,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
         rf"{plain}(?:{plain}|[.,])*(?:{hyphen}{plain}+(?:\.\d+)?)+",  # 1.5-inch, a,b-c
         "[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}",  # slashes: ASCII, at most two
         r"\d+-\d+/\d+",  # fraction 2-1/2
+        # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
+        f"{letter}+[aeiouyAEIOUY][`'‘’](?!(?i:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{letter}*",
     ))
     return token, acronym, longest
 
@@ -472,6 +474,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
         words = _PTB_WORD.findall(text)
         last = words[-1]
         if not (text[-1] == "." and (len(last) == 1 or last.lower() in _PTB_ABBREVIATIONS
+                                     or last.lower() in _PTB_BEFORE_NUMBER
                                      or last in _PTB_CAPITALISED_ABBREVIATIONS)):
             lowered = [word.lower() for word in words]
             if _PTB_SPLIT_WORDS.keys().isdisjoint(lowered):
@@ -490,7 +493,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
         if kind in ("word", "number"):
             start = match.start()
             end, kind = max(
-                (m.end(), "number" if i in (0, 5) else "word" if i in (1, 2) else "thing")
+                (m.end(), "number" if i in (0, 5) else "word" if i in (1, 2) else "thing")  # ties: word first
                 for i, m in enumerate(p.match(text, start) for p in longest_res) if m
             )
             value, position = text[start:end], end
@@ -509,7 +512,8 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
                 (acronym_re.fullmatch(value) and not (len(value) == 1 and _sentence_start_follows(text, end + 1, following)))
                 or value.lower() in _PTB_ABBREVIATIONS
                 or value in _PTB_CAPITALISED_ABBREVIATIONS
-                or (value.lower() in _PTB_BEFORE_NUMBER and re.match(r"\. ?\d", text[end: end + 3]))
+                or (value.lower() in _PTB_BEFORE_NUMBER and (  # the line break is the space before the next caption
+                    re.match(r"\. ?\d", text[end: end + 3]) or (end + 1 == len(text) and following[:1].isdigit())))
             ):
                 tokens.append(value + ".")
                 position = end + 1
