@@ -388,6 +388,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
                 f"(?P<nt>(?:(?<![^\\W_])|(?<=’[dDsSmM]))[A-Za-z]+?[Nn]['’][Tt]{letter}*)",
                 f"(?P<word>{word})",
                 r"(?P<dots>\.{3,}|…)",
+                r"(?P<duck><<|>>)",
                 r"(?P<dashes>--+)",
                 r"(?P<stars>\*+)",
                 r"(?P<bang>[!?]+)",
@@ -408,6 +409,9 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
         r"\d+-\d+/\d+",  # fraction 2-1/2
         # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
         f"{letter}+[aeiouyAEIOUY][`'‘’](?!(?i:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{letter}*",
+        # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
+        r'(?:www\.(?:[^\s"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^\s"`\'<>|.!?(){},_$/:-]+\.)+(?:com|net|org|edu))'
+        r'(?:/[^\s"<>|()]+[^\s"<>|.!?(){},-])?',
     ))
     return token, acronym, longest
 
@@ -545,7 +549,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             tokens.append("...")
         elif kind == "dashes" and len(value) <= 4:
             tokens.append("--")  # probed: runs of 2-4 hyphens are one "--", longer runs stay as they are
-        else:  # dashes, bang, stars: punctuation runs kept whole
+        else:  # dashes, bang, stars, << >>: punctuation runs kept whole
             tokens.append(value)
     # pycocoevalcap filters whole tokens, then CIDEr splits its string on any whitespace
     return [piece for token in (t.lower() for t in tokens) if token not in PTB_PUNCTUATIONS for piece in token.split()]

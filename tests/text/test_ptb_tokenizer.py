@@ -98,6 +98,9 @@ _EXACT = [
     # a word ending in a vowel, an apostrophe, then a vowel or capital stays whole unless that is a clitic
     "x SOMEO'CLOCKS therey'all kitchenMa'am YOU'LLriding hetwo‘of pizza‘blue THEY'RE you'Re JOE'S a'a I'a U'S yo'u",
     "x we'are go'Ahead pizza'apple 5'a mO'CLOCK ya'Know bee's tea'd",
+    # web addresses without a scheme (a path needs two characters), duck feet
+    "x ofhttp://x.org/asmallsome x.org/ab. frisbee.com/abc? e.g.com dogs/cats.com a.b.org/xy/zz x.org/ab) x.edu/a-b-",
+    "x x.net/ab's www.x.co.uk/ab a << b >> c pizzapizza>>.",
 ]
 
 # Known differences (Java output ≠ port), kept true by test_known_differences_still_differ. Empty now: each earlier
@@ -155,11 +158,11 @@ def test_every_character_class_matches_java(java):
 
 
 def test_random_captions_agreement(java):
-    # measured: 99.8-100% on space-separated captions, 97% when 25% of the pieces are glued together
+    # measured: 100% on space-separated captions, 99.7% when 25% of the pieces are glued together
     rate, mismatches = _agreement(*java["plain"])
-    assert rate >= 0.995, (rate, mismatches[:5])
+    assert rate == 1.0, (rate, mismatches[:5])
     rate, mismatches = _agreement(*java["glued"])
-    assert rate >= 0.95, (rate, mismatches[:5])
+    assert rate >= 0.99, (rate, mismatches[:5])
 
 
 def test_known_differences_still_differ(java):
