@@ -368,7 +368,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
             [
                 # URL and e-mail run over Unicode spaces other than these (the token is split there later)
                 r"(?P<url>(?i:https?)://[^ \t\n\r\f()<>{}|\"]*[^ \t\n\r\f()<>{}|\".,!?-])",
-                '(?P<email>[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+)',
+                '(?P<email><?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+)',
                 r"(?P<amp>(?<![^\W_])[A-Z]+&[A-Z]+)",
                 r"(?P<entity>&(?i:amp|lt|gt|quot|nbsp);)",
                 r"(?P<tag></?[A-Za-z][^<>\s]*>)",
@@ -381,10 +381,11 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
                 r"(?P<year>['’](?:[2-9]0[sS]|\d\d(?![\d\"%A-Za-z])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
                 r"(?P<clitic>’(?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
+                r"(?P<hashes>##+)",
                 f"(?P<handle>[#@]{letter}+)",
                 # o'clock, d'angelo, l'oreal, qu'il, c'mon keep their apostrophe; y'all / j'ai split after it
                 f"(?P<apos>(?<![^\\W_])(?:[OoDdLlYyJj]|[Qq]u|[Cc](?=['’]mon)|[Mm][Aa](?=['’][Aa][Mm])|[NnEeOo]e?(?=['’]er))"
-                f"['’]{letter}+)",
+                f"['’]{letter}{alnum}*)",
                 f"(?P<nt>(?:(?<![^\\W_])|(?<=’[dDsSmM]))[A-Za-z]+?[Nn]['’][Tt]{letter}*)",
                 f"(?P<word>{word})",
                 r"(?P<dots>\.{3,}|…)",
@@ -404,7 +405,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
         r"[-+]?[.,:]?\d+(?:[.,:]\d+)*",  # number
         f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*",  # word with inner . ! ?
         f"{plain}+(?:(?:{hyphen}|_){plain}+)*",  # hyphenated / underscored
-        rf"{plain}(?:{plain}|[.,])*(?:{hyphen}{plain}+(?:\.\d+)?)+",  # 1.5-inch, a,b-c
+        f"[A-Za-z0-9][A-Za-z0-9.,]*(?:{hyphen}[A-Za-z0-9]+)+",  # 1.5-inch, a,b-c (ASCII only)
         "[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}",  # slashes: ASCII, at most two
         r"\d+-\d+/\d+",  # fraction 2-1/2
         # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
@@ -549,7 +550,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             tokens.append("...")
         elif kind == "dashes" and len(value) <= 4:
             tokens.append("--")  # probed: runs of 2-4 hyphens are one "--", longer runs stay as they are
-        else:  # dashes, bang, stars, << >>: punctuation runs kept whole
+        else:  # dashes, bang, stars, hashes, << >>: punctuation runs kept whole
             tokens.append(value)
     # pycocoevalcap filters whole tokens, then CIDEr splits its string on any whitespace
     return [piece for token in (t.lower() for t in tokens) if token not in PTB_PUNCTUATIONS for piece in token.split()]
@@ -560,8 +561,9 @@ def _sentence_start_follows(text: str, start: int, following: str) -> bool:
     rest = text[start:]
     if not rest.strip():
         rest = " " + following  # the line break, then the next caption
-    match = re.match(r"\s+(M[rs]\.|[A-Za-z]+|</?[A-Za-z][^<>\s]*>)(?!\S)", rest)
-    return bool(match and (match.group(1) in _PTB_SENTENCE_STARTS or match.group(1)[0] == "<"))
+    match = re.match(r"\s+(M(?i:[rs])\.|[A-Za-z]+|</?[A-Za-z][^<>\s]*>)(?!\S)", rest)
+    word = match and match.group(1)  # first letter as listed, the rest in any case ("THE", "MR.")
+    return bool(word and (word[0] + word[1:].lower() in _PTB_SENTENCE_STARTS or word[0] == "<"))
 
 
 def ptb_tokenize_batch(texts: Sequence[str]) -> list[list[str]]:

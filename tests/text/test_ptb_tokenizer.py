@@ -101,6 +101,10 @@ _EXACT = [
     # web addresses without a scheme (a path needs two characters), duck feet
     "x ofhttp://x.org/asmallsome x.org/ab. frisbee.com/abc? e.g.com dogs/cats.com a.b.org/xy/zz x.org/ab) x.edu/a-b-",
     "x x.net/ab's www.x.co.uk/ab a << b >> c pizzapizza>>.",
+    # ASCII-only hyphen words with a dotted first part, e-mail after "<", o'clock glued to digits
+    "x O'clock3rdtable İ,1-2 שלוםJr.1-2 itwell-known3.5 <3a@b.com! <3 x",
+    # sentence starts: first letter as listed, the rest in any case; runs of #
+    "the a. HE x the a. MR. x the b. tHe x the a. THERE x the a. he x", "x ## ### ##tag #1 a## y",
 ]
 
 # Known differences (Java output ≠ port), kept true by test_known_differences_still_differ. Empty now: each earlier
