@@ -107,9 +107,16 @@ _EXACT = [
     "the a. HE x the a. MR. x the b. tHe x the a. THERE x the a. he x", "x ## ### ##tag #1 a## y",
 ]
 
-# Known differences (Java output ≠ port), kept true by test_known_differences_still_differ. Empty now: each earlier
-# entry is a regression probe in _EXACT. Add a rare form here (caption: (java tokens, port tokens)) rather than skip it.
-KNOWN_DIFFERENCES: dict[str, tuple[list[str], list[str]]] = {}
+# Known differences (Java output ≠ port), kept true by test_known_differences_still_differ: rare glued forms of the
+# Java lexer's rules that the port does not reproduce (the earlier entries are now regression probes in _EXACT).
+# Left on purpose: tokens that Java's URL/e-mail classes run over U+2009/U+3000 or across characters the port
+# rewrites first (€, …); "'" glued in front of clock times; ASCII-only "$" after one letter; handles with digits.
+KNOWN_DIFFERENCES: dict[str, tuple[list[str], list[str]]] = {
+    "I$": (["i$"], ["i", "$"]),
+    "DOGS'10:30": (["dogs", "10:30"], ["dogs", "'10", ":30"]),
+    "=²o'clock": (["=", "²", "o'clock"], ["=", "²", "o", "clock"]),
+    '@user6"': (["@user6"], ["@user", "6"]),
+}
 
 
 def _bmp_probes(n: int, seed: int) -> list[str]:
