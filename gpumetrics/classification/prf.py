@@ -196,15 +196,16 @@ def multilabel_f1_score(
 
 
 class _SklearnAverage:
-    """``compute`` through :func:`_reduce` for the multiclass / multilabel modules."""
+    """``compute`` through :func:`_reduce` for the multiclass / multilabel modules (the statistic is the class's
+    ``signature_name``: precision, recall or f1)."""
 
-    _stat: str
+    signature_name: str
     _multilabel: bool
 
     def compute(self) -> Tensor:
         tp, fp, _, fn = self._final_state()
         return _reduce(
-            self._stat, tp, fp, fn, self.average, self.multidim_average, self._multilabel,
+            self.signature_name, tp, fp, fn, self.average, self.multidim_average, self._multilabel,
             getattr(self, "top_k", 1), self.zero_division,
         )
 
@@ -280,7 +281,6 @@ class MulticlassPrecision(_SklearnAverage, _tm.MulticlassPrecision, Metric):
     """
 
     signature_name = "precision"
-    _stat = "precision"
     _multilabel = False
 
     def _signature_fields(self) -> dict[str, Any]:
@@ -297,7 +297,6 @@ class MulticlassRecall(_SklearnAverage, _tm.MulticlassRecall, Metric):
     """
 
     signature_name = "recall"
-    _stat = "recall"
     _multilabel = False
 
     def _signature_fields(self) -> dict[str, Any]:
@@ -314,7 +313,6 @@ class MulticlassF1Score(_SklearnAverage, _tm.MulticlassF1Score, Metric):
     """
 
     signature_name = "f1"
-    _stat = "f1"
     _multilabel = False
 
     def _signature_fields(self) -> dict[str, Any]:
@@ -336,7 +334,6 @@ class MultilabelPrecision(_SklearnAverage, _tm.MultilabelPrecision, Metric):
     """
 
     signature_name = "precision"
-    _stat = "precision"
     _multilabel = True
 
     def _signature_fields(self) -> dict[str, Any]:
@@ -353,7 +350,6 @@ class MultilabelRecall(_SklearnAverage, _tm.MultilabelRecall, Metric):
     """
 
     signature_name = "recall"
-    _stat = "recall"
     _multilabel = True
 
     def _signature_fields(self) -> dict[str, Any]:
@@ -370,7 +366,6 @@ class MultilabelF1Score(_SklearnAverage, _tm.MultilabelF1Score, Metric):
     """
 
     signature_name = "f1"
-    _stat = "f1"
     _multilabel = True
 
     def _signature_fields(self) -> dict[str, Any]:

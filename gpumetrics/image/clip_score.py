@@ -42,7 +42,7 @@ from torch import Tensor, nn
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_text_list, check_choice, check_same_length
-from gpumetrics.image.inception import check_images
+from gpumetrics.image.inception import check_image_layout, check_images
 
 BACKENDS = ("hf", "open_clip")
 RANDOM = "random"
@@ -182,7 +182,7 @@ def _checked_images(images: Any, name: str) -> Tensor:
                 low, high = (int(v) for v in torch.aminmax(images))
                 if low < 0 or high > 255:
                     raise ValueError(f"`{name}` of integer dtype must hold values in 0..255, got range [{low}, {high}]")
-            check_images(images[:1].to(torch.uint8), name)  # shape / channel / empty checks
+            check_image_layout(images, name)
             return images
     return check_images(images, name)
 

@@ -145,6 +145,23 @@ def resize_images(images: Tensor, mode: str = "pytorch-fid", size: int = INPUT_S
     return (resized.clamp_(0.0, 255.0) / 255.0).to(torch.float32)
 
 
+def check_image_layout(images: Any, name: str = "images") -> None:
+    """Raise unless ``images`` is a non-empty ``Tensor[B, 3, H, W]`` (any dtype; values are not looked at).
+
+    Raises:
+        TypeError: not a tensor.
+        ValueError: wrong number of dimensions, not 3 channels, or an empty batch / image.
+    """
+    if not isinstance(images, Tensor):
+        raise TypeError(f"`{name}` must be a Tensor[B, 3, H, W], got {type(images).__name__}")
+    if images.ndim != 4:
+        raise ValueError(f"`{name}` must be a Tensor[B, 3, H, W], got shape {tuple(images.shape)}")
+    if images.shape[1] != 3:
+        raise ValueError(f"`{name}` must have 3 (RGB) channels in dim 1, got shape {tuple(images.shape)}")
+    if images.shape[0] == 0 or images.shape[2] == 0 or images.shape[3] == 0:
+        raise ValueError(f"`{name}` is empty (shape {tuple(images.shape)})")
+
+
 def check_images(images: Any, name: str = "images") -> Tensor:
     """Validate a batch of RGB images and return it as float in [0, 1].
 
@@ -163,14 +180,7 @@ def check_images(images: Any, name: str = "images") -> Tensor:
         >>> check_images(torch.full((1, 3, 2, 2), 255, dtype=torch.uint8)).max().item()
         1.0
     """
-    if not isinstance(images, Tensor):
-        raise TypeError(f"`{name}` must be a Tensor[B, 3, H, W], got {type(images).__name__}")
-    if images.ndim != 4:
-        raise ValueError(f"`{name}` must be a Tensor[B, 3, H, W], got shape {tuple(images.shape)}")
-    if images.shape[1] != 3:
-        raise ValueError(f"`{name}` must have 3 (RGB) channels in dim 1, got shape {tuple(images.shape)}")
-    if images.shape[0] == 0 or images.shape[2] == 0 or images.shape[3] == 0:
-        raise ValueError(f"`{name}` is empty (shape {tuple(images.shape)})")
+    check_image_layout(images, name)
     if images.dtype == torch.uint8:
         return images.float() / 255.0
     if not images.is_floating_point():
