@@ -11,6 +11,8 @@ from gpumetrics.tasks.registry import METRICS, SUITES
 from gpumetrics.tasks.runner import Report
 
 SIGNATURE_WIDTH = 48
+#: How the results table marks a task's direction: ``higher_is_better`` of its metric module.
+DIRECTION_MARKS = {True: "↑", False: "↓", None: ""}
 
 
 def short_signature(signature: str, width: int = SIGNATURE_WIDTH) -> str:
@@ -26,9 +28,10 @@ def short_signature(signature: str, width: int = SIGNATURE_WIDTH) -> str:
 
 
 def results_table(report: Report) -> Table:
-    """One row per task (task, metric, score, n, missing, short signature), then the suite's combined score."""
+    """One row per task (task, metric, score with ↑/↓ for the better direction, n, missing, short signature), then the
+    suite's combined score."""
     title = f"gpumetrics · {report.name} · {report.device}"
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title, title_justify="left", caption="↑ higher is better · ↓ lower is better", caption_justify="left")
     table.add_column("task", style="bold")
     table.add_column("metric")
     table.add_column("score", justify="right")
@@ -37,7 +40,7 @@ def results_table(report: Report) -> Table:
     table.add_column("signature", overflow="fold")
     for task in report.tasks:
         missing = f"[yellow]{task.missing}[/yellow]" if task.missing else "0"
-        table.add_row(task.name, task.metric, f"{task.score:.4f}", str(task.n), missing, short_signature(task.signature))
+        table.add_row(task.name, task.metric, f"{task.score:.4f} {DIRECTION_MARKS[task.higher_is_better]}".rstrip(), str(task.n), missing, short_signature(task.signature))
     if report.suite is not None:
         suite = report.suite
         note = f"missing tasks: {', '.join(suite['missing_tasks'])}" if suite["missing_tasks"] else ""

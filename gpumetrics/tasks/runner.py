@@ -31,6 +31,7 @@ class TaskResult:
     metric: str
     options: dict
     score: float
+    higher_is_better: Optional[bool]
     signature: str
     n: int
     missing: int
@@ -47,6 +48,7 @@ class TaskResult:
             "metric": self.metric,
             "options": self.options,
             "score": self.score,
+            "higher_is_better": self.higher_is_better,
             "signature": self.signature,
             "counts": {
                 "n": self.n,
@@ -164,6 +166,7 @@ def evaluate_task(
         metric=task.metric.name,
         options=dict(task.options),
         score=score,
+        higher_is_better=getattr(metric, "higher_is_better", None),
         signature=signature,
         n=total,
         missing=len(data.missing),

@@ -210,6 +210,7 @@ class EditDistance(Metric):
     """
 
     signature_name = "edit_distance"
+    higher_is_better = False
 
     def __init__(self, unit: str = "char", backend: str = "auto", reduction: str = "mean", **kwargs: Any) -> None:
         _check_options(unit, backend, reduction)
@@ -390,6 +391,7 @@ class CharErrorRate(_ErrorRate):
     """
 
     signature_name = "cer"
+    higher_is_better = False
     unit = "char"
     transforms = CER_TRANSFORMS
 
@@ -413,6 +415,7 @@ class WordErrorRate(_ErrorRate):
     """
 
     signature_name = "wer"
+    higher_is_better = False
     unit = "word"
     transforms = WER_TRANSFORMS
 
@@ -502,6 +505,7 @@ class NormalizedEditSimilarity(Metric):
     """
 
     signature_name = "normalized_edit_similarity"
+    higher_is_better = True
 
     def __init__(self, preset: str = "default", backend: str = "auto", **kwargs: Any) -> None:
         check_choice(preset, "preset", NED_PRESETS)

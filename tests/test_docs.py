@@ -1,0 +1,152 @@
+"""The documentation says only what is true: every README code block runs, the example table matches the data, the
+definitions page is the one the code cites, and every metric states its better direction."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+import gpumetrics
+from gpumetrics.cli import main
+from gpumetrics.core import Metric
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
+
+#: README bash lines that are not run here, with the reason.
+NOT_RUN = {
+    "make demo": "builds the venv and runs configs/demo.yaml; test_cli.py runs that config through the same CLI",
+    "make test": "the command that runs this test",
+}
+
+
+def readme_blocks(language: str) -> list[str]:
+    return [body for lang, body in FENCE.findall(README.read_text(encoding="utf-8")) if lang == language]
+
+
+def command_lines(block: str) -> list[str]:
+    """Shell lines of a block without comments; a line ending in ``\\`` continues on the next."""
+    lines, pending = [], ""
+    for raw in block.splitlines():
+        line = (pending + " " + raw.split(" #", 1)[0].strip()).strip() if not raw.lstrip().startswith("#") else pending
+        if line.endswith("\\"):
+            pending = line[:-1]
+            continue
+        pending = ""
+        if line:
+            lines.append(line)
+    return lines
+
+
+def test_readme_has_code_blocks_of_each_kind():
+    assert readme_blocks("python") and readme_blocks("bash") and readme_blocks("yaml")
+    known = {"python", "bash", "yaml"}
+    assert {lang for lang, _ in FENCE.findall(README.read_text(encoding="utf-8"))} <= known, (
+        "a README block in a language this test does not run"
+    )
+
+
+def test_readme_python_blocks_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    for block in readme_blocks("python"):
+        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 (our own README)
+    assert namespace["metric"].compute() == pytest.approx(0.9)
+    assert namespace["metric"].signature().startswith("token_f1|preset:squad")
+
+
+def test_readme_yaml_config_runs_relative_to_its_folder(tmp_path, monkeypatch):
+    from gpumetrics.tasks.config import load_config
+    from gpumetrics.tasks.runner import evaluate
+
+    (block,) = readme_blocks("yaml")
+    config = yaml.safe_load(block)
+    assert config["tasks"]
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    (tmp_path / "configs").mkdir()
+    path = tmp_path / "configs" / "readme.yaml"
+    path.write_text(block, encoding="utf-8")
+    monkeypatch.chdir(ROOT / "gpumetrics")  # anywhere but the config's folder
+    report = evaluate(load_config(path))
+    assert [task.name for task in report.tasks] == [task["name"] for task in config["tasks"]]
+    assert all(0 <= task.score <= 1 for task in report.tasks)
+
+
+def test_readme_bash_lines_are_all_run_or_listed():
+    lines = [line for block in readme_blocks("bash") for line in command_lines(block)]
+    assert lines
+    for line in lines:
+        assert line in NOT_RUN or line.split()[0] in {"gpumetrics", "python"}, f"README line not runnable: {line}"
+
+
+def test_examples_readme_table_matches_the_data():
+    text = (ROOT / "examples" / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    table_lines = [line for line in text.splitlines() if line.startswith("|")]
+    assert len(table_lines) == len(rows) + 2, "every table row sits in the one table (header + separator + rows)"
+    folders = sorted(p.name for p in (ROOT / "examples").iterdir() if p.is_dir())
+    assert sorted(row.split("`")[1].rstrip("/") for row in rows) == folders
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        folder, records, missing = ROOT / "examples" / cells[0].strip("`/"), int(cells[2]), int(cells[3])
+        refs, preds = _ids(next(folder.glob("references.*"))), _ids(next(folder.glob("predictions.*")))
+        assert len(refs) == records, folder
+        assert len(set(refs) - set(preds)) == missing, folder
+
+
+def _ids(path: Path) -> list:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        return [json.loads(line)["id"] for line in text.splitlines() if line.strip()]
+    data = json.loads(text)
+    return list(data) if isinstance(data, dict) else [record["id"] for record in data]
+
+
+def test_no_citation_of_a_document_outside_the_repository():
+    offenders = [
+        str(path.relative_to(ROOT))
+        for folder in ("gpumetrics", "tests", "benchmarks", "configs", "examples")
+        for path in (ROOT / folder).rglob("*")
+        if path.is_file() and path.suffix in {".py", ".md", ".yaml"} and "METRICS_SPEC" in path.read_text("utf-8")
+        and path.name != "test_docs.py"
+    ]
+    offenders += [name for name in ("README.md", "BENCHMARKS.md") if "METRICS_SPEC" in (ROOT / name).read_text("utf-8")]
+    assert not offenders, f"cite docs/metrics.md instead: {offenders}"
+
+
+def test_cited_sections_of_docs_metrics_exist():
+    sections = set(re.findall(r"^## (\d+)\.", (ROOT / "docs" / "metrics.md").read_text("utf-8"), re.M))
+    for path in [README, *(ROOT / "gpumetrics").rglob("*.py")]:
+        for number in re.findall(r"docs/metrics\.md §(\d+)", path.read_text("utf-8")):
+            assert number in sections, f"{path.relative_to(ROOT)} cites a missing section §{number}"
+
+
+def _exported_metric_classes() -> list[type]:
+    import gpumetrics.classification as classification
+
+    found = {getattr(module, name) for module in (gpumetrics, classification) for name in module.__all__}
+    return sorted((cls for cls in found if isinstance(cls, type) and issubclass(cls, Metric) and cls is not Metric), key=lambda c: c.__name__)
+
+
+@pytest.mark.parametrize("metric_cls", _exported_metric_classes(), ids=lambda cls: cls.__name__)
+def test_every_metric_states_its_better_direction(metric_cls):
+    assert metric_cls.higher_is_better in (True, False)
+
+
+def test_family_packages_export_their_modules():
+    import gpumetrics.detection
+    import gpumetrics.image
+    import gpumetrics.text
+
+    assert gpumetrics.image.FIDInceptionV3 is gpumetrics.FIDInceptionV3
+    for package in (gpumetrics.image, gpumetrics.text, gpumetrics.detection):
+        for name in package.__all__:
+            assert getattr(gpumetrics, name) is getattr(package, name)
