@@ -6,26 +6,26 @@ Modules (``gpumetrics.TokenF1``…) are exported here; pure functions live in ``
 from gpumetrics.core import Metric
 from gpumetrics.core.signature import library_version
 
-# --- text: question answering and strings; edit distance, CER, WER, 1 − NED (METRICS_SPEC §1)
+# --- text: question answering and strings; edit distance, CER, WER, 1 − NED (docs/metrics.md §1)
 from gpumetrics.text.qa import ExactMatch, StringAccuracy, TokenF1
 from gpumetrics.text.edit import CharErrorRate, EditDistance, NormalizedEditSimilarity, WordErrorRate
 
-# --- image generation: FID, KID, CLIP score (METRICS_SPEC §2)
+# --- image generation: FID, KID, CLIP score (docs/metrics.md §2)
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.image.inception import FIDInceptionV3
 from gpumetrics.image.kid import KernelInceptionDistance
 from gpumetrics.image.clip_score import CLIPScore
 
-# --- text: BLEU, ROUGE, CIDEr-D / CIDEr (METRICS_SPEC §4)
+# --- text: BLEU, ROUGE, CIDEr-D / CIDEr (docs/metrics.md §4)
 from gpumetrics.text.bleu import BLEUScore
 from gpumetrics.text.rouge import ROUGEScore
 from gpumetrics.text.cider import CIDErScore
 
-# --- detection and OCR: OCR end-to-end, zero-shot detection F1 (METRICS_SPEC §5)
+# --- detection and OCR: OCR end-to-end, zero-shot detection F1 (docs/metrics.md §5)
 from gpumetrics.detection.ocr_e2e import OCREndToEnd
 from gpumetrics.detection.zero_shot_f1 import ZeroShotDetectionF1
 
-# --- classification: torchmetrics' precision / recall / F1 with our reducer + signatures (METRICS_SPEC §6)
+# --- classification: torchmetrics' precision / recall / F1 with our reducer + signatures (docs/metrics.md §6)
 from gpumetrics.classification import (
     BinaryF1Score, BinaryPrecision, BinaryRecall,
     MulticlassF1Score, MulticlassPrecision, MulticlassRecall,

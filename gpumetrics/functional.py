@@ -3,26 +3,26 @@
 Each function is ``_x_compute(_x_update(...))`` of the module of the same metric, so both give the same number.
 """
 
-# --- text: question answering and strings; edit distance, CER, WER, 1 − NED (METRICS_SPEC §1)
+# --- text: question answering and strings; edit distance, CER, WER, 1 − NED (docs/metrics.md §1)
 from gpumetrics.text.qa import exact_match, string_accuracy, token_f1
 from gpumetrics.text.edit import char_error_rate, edit_distance, normalized_edit_similarity, word_error_rate
 
-# --- image generation: Fréchet distance, KID, CLIP score (METRICS_SPEC §2)
+# --- image generation: Fréchet distance, KID, CLIP score (docs/metrics.md §2)
 from gpumetrics.image.fid import feature_statistics, frechet_distance
 from gpumetrics.image.kid import kernel_inception_distance
 from gpumetrics.image.clip_score import clip_score
 
-# --- text: BLEU, ROUGE, CIDEr-D / CIDEr (METRICS_SPEC §4)
+# --- text: BLEU, ROUGE, CIDEr-D / CIDEr (docs/metrics.md §4)
 from gpumetrics.text.bleu import bleu_score
 from gpumetrics.text.rouge import rouge_score
 from gpumetrics.text.cider import cider_score
 
-# --- detection and OCR: IoU kernels, OCR end-to-end, zero-shot detection F1 (METRICS_SPEC §5)
+# --- detection and OCR: IoU kernels, OCR end-to-end, zero-shot detection F1 (docs/metrics.md §5)
 from gpumetrics.kernels.iou import box_iou, box_iou_paired, polygon_iou, polygon_iou_paired
 from gpumetrics.detection.ocr_e2e import ocr_end_to_end
 from gpumetrics.detection.zero_shot_f1 import zero_shot_detection_f1
 
-# --- classification: torchmetrics' functional precision / recall / F1, re-exported (METRICS_SPEC §6)
+# --- classification: torchmetrics' functional precision / recall / F1, re-exported (docs/metrics.md §6)
 from gpumetrics.classification import (
     binary_f1_score, binary_precision, binary_recall,
     multiclass_f1_score, multiclass_precision, multiclass_recall,

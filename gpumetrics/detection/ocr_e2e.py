@@ -1,8 +1,8 @@
 """OCR end-to-end evaluation: detection (bbox) and detection + recognition (e2e) precision / recall / F1.
 
-Two matching rules (METRICS_SPEC §5):
+Two matching rules (docs/metrics.md §5):
 
-* ``"many-to-many"`` (seed 002): with IoU > threshold, a prediction is matched if it overlaps any cared ground
+* ``"many-to-many"``: with IoU > threshold, a prediction is matched if it overlaps any cared ground
   truth, a ground truth is matched if any prediction overlaps it; e2e also needs equal text. A prediction that is
   not matched but overlaps a don't-care ground truth (text ``"###"``) is don't-care and leaves the precision
   denominator. Precision 0/0 = 1, recall 0/0 = 1.
@@ -255,7 +255,7 @@ def ocr_end_to_end(
         pred_texts: per image, ``list[str]`` of length ``P_i``.
         gt_polys: per image, ``Tensor[G_i, 4, 2]`` / ``[G_i, 8]`` / ``[G_i, 4]``.
         gt_texts: per image, ``list[str]`` of length ``G_i``; ``dont_care`` marks a don't-care region.
-        matching: ``"many-to-many"`` (seed 002 rule) or ``"icdar15"`` (ICDAR 2015 greedy one-to-one).
+        matching: ``"many-to-many"`` (docs/metrics.md §5) or ``"icdar15"`` (ICDAR 2015 greedy one-to-one).
         iou_threshold: a pair overlaps when IoU > this value.
         dont_care: ground-truth text of don't-care regions.
         case_sensitive: compare texts case-sensitively; None = preset default (True for many-to-many, False for

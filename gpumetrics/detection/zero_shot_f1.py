@@ -1,4 +1,4 @@
-"""Zero-shot object detection F1 (AIJ 2021, sub-task 3; METRICS_SPEC §5).
+"""Zero-shot object detection F1 (AIJ 2021, sub-task 3; docs/metrics.md §5).
 
 Per image, per queried class (the union of the prediction's and the ground truth's labels), boxes ``[x, y, w, h]``:
 

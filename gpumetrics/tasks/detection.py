@@ -39,7 +39,7 @@ def zero_shot_update_args(predictions: list[Any], references: list[list[Any]]) -
 register_metric(TaskMetric(
     name="zero_shot_detection_f1",
     factory=ZeroShotDetectionF1,
-    description="zero-shot detection F1 over queried classes, boxes [x, y, w, h] (presets: aij2021, strict) — METRICS_SPEC §5",
+    description="zero-shot detection F1 over queried classes, boxes [x, y, w, h] (presets: aij2021, strict) — docs/metrics.md §5",
     empty_prediction={},
     update_args=zero_shot_update_args,
     primary="f1",

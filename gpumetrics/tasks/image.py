@@ -141,7 +141,7 @@ def _image_generation_update_args(predictions: list, references: list) -> tuple:
 register_metric(TaskMetric(
     name="s_image_generation",
     factory=ImageGenerationScore,
-    description="AIJ-2022 S_ImageGeneration = ½(CLIP cosine + (200 − min(200, FID))/200) — METRICS_SPEC §2",
+    description="AIJ-2022 S_ImageGeneration = ½(CLIP cosine + (200 − min(200, FID))/200) — docs/metrics.md §2",
     empty_prediction=None,
     update_args=_image_generation_update_args,
     primary="score",

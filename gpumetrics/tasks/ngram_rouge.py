@@ -1,4 +1,4 @@
-"""Task metric for ROUGE (google-research rouge-score parity; METRICS_SPEC §4)."""
+"""Task metric for ROUGE (google-research rouge-score parity; docs/metrics.md §4)."""
 
 from gpumetrics.tasks.registry import TaskMetric, register_metric
 from gpumetrics.text.rouge import ROUGEScore
@@ -8,7 +8,7 @@ register_metric(TaskMetric(
     factory=ROUGEScore,
     description=(
         "ROUGE-N/L/Lsum (rouge-score parity) and ROUGE-W; options rouge_keys, use_stemmer, tokenizer "
-        "(rouge-score|unicode); best reference per key; primary score rougeL_fmeasure — METRICS_SPEC §4"
+        "(rouge-score|unicode); best reference per key; primary score rougeL_fmeasure — docs/metrics.md §4"
     ),
     empty_prediction="",
     primary="rougeL_fmeasure",

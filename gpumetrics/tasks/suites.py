@@ -1,4 +1,4 @@
-"""The AIJ challenge suites (METRICS_SPEC §8): fixed tasks, fixed metric options, overall = sum of task scores.
+"""The AIJ challenge suites (docs/metrics.md §8): fixed tasks, fixed metric options, overall = sum of task scores.
 
 Only tasks whose metric gpumetrics implements are listed; the descriptions name the ones still missing, so a
 suite score is never silently computed over fewer tasks than the challenge had.

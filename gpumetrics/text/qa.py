@@ -1,4 +1,4 @@
-"""Question-answering and string metrics (METRICS_SPEC §1): token F1, exact match, string accuracy.
+"""Question-answering and string metrics (docs/metrics.md §1): token F1, exact match, string accuracy.
 
 Presets:
 
@@ -279,7 +279,7 @@ def token_f1(
     reduction: str = "mean",
     device: Optional[torch.device | str] = None,
 ) -> Tensor:
-    """Token-level F1 between predicted and gold answers, max over gold answers (METRICS_SPEC §1).
+    """Token-level F1 between predicted and gold answers, max over gold answers (docs/metrics.md §1).
 
     Args:
         preds: ``B`` predicted answers.
@@ -311,7 +311,7 @@ def exact_match(
     reduction: str = "mean",
     device: Optional[torch.device | str] = None,
 ) -> Tensor:
-    """Exact match of normalised answers, max over gold answers (METRICS_SPEC §1, MathQA).
+    """Exact match of normalised answers, max over gold answers (docs/metrics.md §1, MathQA).
 
     Args:
         preds: ``B`` predicted answers.
@@ -338,7 +338,7 @@ def string_accuracy(
     reduction: str = "mean",
     device: Optional[torch.device | str] = None,
 ) -> Tensor:
-    """Share of predictions equal, as raw strings, to (one of) their gold strings (METRICS_SPEC §1, HTR).
+    """Share of predictions equal, as raw strings, to (one of) their gold strings (docs/metrics.md §1, HTR).
 
     Args:
         preds: ``B`` predicted strings.

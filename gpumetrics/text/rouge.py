@@ -1,4 +1,4 @@
-"""ROUGE-N, ROUGE-L, ROUGE-Lsum (google-research ``rouge-score``) and ROUGE-W (Lin 2004) on tensors (METRICS_SPEC §4).
+"""ROUGE-N, ROUGE-L, ROUGE-Lsum (google-research ``rouge-score``) and ROUGE-W (Lin 2004) on tensors (docs/metrics.md §4).
 
 Parity: with ``tokenizer="rouge-score"`` every ``rouge1``…``rouge9``, ``rougeL`` and ``rougeLsum`` score equals
 ``rouge_score.rouge_scorer.RougeScorer(keys, use_stemmer).score_multi(refs, pred)`` (``split_summaries=False``:
@@ -348,7 +348,7 @@ def rouge_score(
     reduction: str = "mean",
     device: Optional[torch.device | str] = None,
 ) -> dict[str, Tensor]:
-    """ROUGE scores of predictions against one or several references (METRICS_SPEC §4).
+    """ROUGE scores of predictions against one or several references (docs/metrics.md §4).
 
     Args:
         preds: ``B`` predicted texts.

@@ -1,4 +1,4 @@
-"""OCR end-to-end: the worked examples of METRICS_SPEC §5, and both presets against independent shapely + loop
+"""OCR end-to-end: the worked examples of docs/metrics.md §5, and both presets against independent shapely + loop
 implementations written here from the rules (not from our code)."""
 
 import random
