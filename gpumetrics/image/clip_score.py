@@ -195,6 +195,25 @@ def _open_clip_checkpoint(model_name: str, tag: str) -> tuple[Optional[str], dic
     return None, preprocess, places or [f"the Hugging Face cache / ~/.cache/clip for tag {tag!r}"]
 
 
+def _open_clip_hub_snapshot(repo: str) -> str:
+    """``local-dir:<cached snapshot>`` of an open_clip ``hf-hub:`` model holding its config and weights, or a
+    ``FileNotFoundError`` (open_clip itself would ask the network first, and build random weights when only the
+    config is found)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    config = try_to_load_from_cache(repo, "open_clip_config.json")
+    folder = Path(config).parent if isinstance(config, str) else None
+    names = ("open_clip_model.safetensors", "open_clip_pytorch_model.bin")
+    if folder is None or not any((folder / name).is_file() for name in names):
+        raise _not_found(
+            f"open_clip model 'hf-hub:{repo}'",
+            f"in the Hugging Face cache ({repo}: open_clip_config.json and {' or '.join(names)}; "
+            f"`huggingface-cli download {repo}`)",
+            "no cached copy",
+        )
+    return f"local-dir:{folder}"
+
+
 class _OpenCLIPBackend(nn.Module):
     def __init__(self, model_name: str, pretrained: Optional[str], seed: int, download: bool = False) -> None:
         super().__init__()
@@ -207,7 +226,9 @@ class _OpenCLIPBackend(nn.Module):
             raise ValueError("the open_clip backend needs `pretrained`: a tag (e.g. 'openai'), a file, or 'random'")
         options: dict[str, Any] = {}
         weights = None if pretrained == RANDOM else pretrained
-        if weights is not None and not download and not os.path.isfile(weights):
+        if model_name.startswith("hf-hub:") and not download:
+            model_name = _open_clip_hub_snapshot(model_name[len("hf-hub:"):])
+        elif weights is not None and not download and not os.path.isfile(weights):
             # a tag: load its cached file by path (open_clip would ask the network first), with the tag's preprocessing
             path, preprocess, places = _open_clip_checkpoint(model_name, weights)
             if path is None and places:

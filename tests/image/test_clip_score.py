@@ -286,3 +286,21 @@ def test_open_clip_tag_in_the_hf_cache_loads_by_path_with_the_tags_preprocessing
     loaded = encoder.model.state_dict()
     assert all(torch.equal(loaded[k], v) for k, v in reference.state_dict().items())
     assert encoder.preprocess.mean == (0.5, 0.5, 0.5) and encoder.preprocess.std == (0.25, 0.25, 0.25)
+
+
+def test_open_clip_hf_hub_model_needs_config_and_weights_in_the_cache(empty_caches, open_clip_config):
+    start = time.perf_counter()
+    with pytest.raises(FileNotFoundError, match=r"hf-hub:acme/tiny.*not found locally.*download=True"):
+        CLIPScore("open_clip", "hf-hub:acme/tiny", "ignored")
+    assert time.perf_counter() - start < 2.0
+    snapshot = empty_caches / "models--acme--tiny" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (empty_caches / "models--acme--tiny" / "refs").mkdir()
+    (empty_caches / "models--acme--tiny" / "refs" / "main").write_text("abc123")
+    (snapshot / "open_clip_config.json").write_text(json.dumps({"model_cfg": TINY_OPEN_CLIP}))
+    with pytest.raises(FileNotFoundError, match="not found locally"):  # config only: open_clip would go random
+        CLIPScore("open_clip", "hf-hub:acme/tiny", "ignored")
+    reference = CLIPScore("open_clip", open_clip_config, "random", seed=5).encoder.model
+    torch.save(reference.state_dict(), snapshot / "open_clip_pytorch_model.bin")
+    loaded = CLIPScore("open_clip", "hf-hub:acme/tiny", "ignored").encoder.model.state_dict()
+    assert all(torch.equal(loaded[k], v) for k, v in reference.state_dict().items())
