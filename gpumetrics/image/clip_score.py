@@ -256,7 +256,9 @@ class _OpenCLIPBackend(nn.Module):
         return self.model.encode_image(pixels), self.model.encode_text(tokens)
 
 
-def _build_backend(backend: str, model_name: str, pretrained: Optional[str], seed: int, download: bool = False) -> nn.Module:
+def _build_backend(
+    backend: str, model_name: str, pretrained: Optional[str], seed: int, download: bool = False
+) -> nn.Module:
     check_choice(backend, "backend", BACKENDS)
     if not isinstance(download, bool):
         raise TypeError(f"`download` must be a bool, got {type(download).__name__}")
