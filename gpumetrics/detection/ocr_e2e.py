@@ -24,7 +24,7 @@ from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice
 from gpumetrics.detection.iou import flatten_quads
-from gpumetrics.kernels.iou import _paired_intersection, _shoelace, block_overlap_pairs, normalize_quads
+from gpumetrics.kernels.iou import _paired_intersection, _shoelace, _work_dtype, block_overlap_pairs, normalize_quads
 
 __all__ = ["OCREndToEnd", "ocr_end_to_end"]
 
@@ -113,7 +113,7 @@ def _ocr_e2e_update(
     gt_img = torch.repeat_interleave(torch.arange(n_img, device=device), n_gt)
 
     # IoU of every (prediction, ground truth) pair of the same image whose bounding boxes overlap
-    dtype = torch.float64 if torch.float64 in (preds.dtype, gts.dtype) else torch.float32
+    dtype = _work_dtype(preds, gts, names=("pred_polys", "gt_polys"))  # float64 where float32 products overflow
     preds, gts = normalize_quads(preds.to(dtype)), normalize_quads(gts.to(dtype))
     area_p, area_g = _shoelace(preds), _shoelace(gts)
     ip, ig = block_overlap_pairs(preds.amin(1), preds.amax(1), n_pred, gts.amin(1), gts.amax(1), n_gt)

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice
-from gpumetrics.kernels.iou import block_pairs, box_iou_paired
+from gpumetrics.kernels.iou import MAX_COORDINATE, block_pairs, box_iou_paired
 
 __all__ = ["ZeroShotDetectionF1", "zero_shot_detection_f1"]
 
@@ -47,8 +47,13 @@ def _boxes(value: Any, name: str) -> Tensor:
     if boxes.dim() != 2 or boxes.shape[1] != 4:
         raise ValueError(f"`{name}` must have shape [K, 4] ([x, y, w, h] boxes), got {list(boxes.shape)}")
     boxes = boxes.double() if not boxes.is_floating_point() else boxes
-    if not bool(torch.isfinite(boxes).all()):
-        raise ValueError(f"`{name}` holds NaN or infinite coordinates")
+    # one host sync for the three checks; the failing one is told apart only on the error path
+    if not bool((boxes.abs() <= MAX_COORDINATE).all() & (boxes[:, 2:] >= 0).all()):
+        if not bool(torch.isfinite(boxes).all()):
+            raise ValueError(f"`{name}` holds NaN or infinite coordinates")
+        if bool((boxes[:, 2:] < 0).any()):
+            raise ValueError(f"`{name}` holds [x, y, w, h] boxes with a negative width or height; w, h must be ≥ 0")
+        raise ValueError(f"`{name}` holds coordinates beyond ±{MAX_COORDINATE:g}; scale the coordinates down")
     return boxes
 
 
@@ -188,7 +193,7 @@ def zero_shot_detection_f1(
 
     Raises:
         TypeError / ValueError: naming the argument — not a list of dicts, boxes not ``[K, 4]``, NaN/inf
-        coordinates, different numbers of images, unknown preset.
+        coordinates, a negative ``w`` or ``h``, different numbers of images, unknown preset.
 
     Example:
         >>> preds = [{"cat": torch.tensor([[0., 0., 10., 10.], [0., 0., 10., 10.]]), "dog": torch.tensor([[5., 5., 2., 2.]])}]

@@ -43,6 +43,7 @@ from torch import Tensor, nn
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_text_list, check_choice, check_same_length
 from gpumetrics.image.inception import check_image_layout, check_images
+from gpumetrics.image.weights import gpumetrics_home
 
 BACKENDS = ("hf", "open_clip")
 RANDOM = "random"
@@ -75,23 +76,60 @@ class _Preprocess:
         return (pixels - mean) / std
 
 
+def _not_found(what: str, places: str, reason: str) -> FileNotFoundError:
+    return FileNotFoundError(
+        f"{what} not found locally ({reason}). Place it {places}; or pass `download=True` to fetch it "
+        "(CLIPScore / clip_score never download unless asked)."
+    )
+
+
+def _hf_source(model_name: str, download: bool) -> tuple[str, dict[str, Any]]:
+    """Where the hf model loads from, in order: a local directory ``model_name`` → ``$GPUMETRICS_HOME/<model_name>``
+    → the Hugging Face cache (``local_files_only``: no network call at all) → the hub, only with ``download``."""
+    local = Path(model_name).expanduser()
+    if local.is_dir():
+        return str(local), {"local_files_only": True}
+    home = gpumetrics_home()
+    if home is not None and (home / model_name).is_dir():
+        return str(home / model_name), {"local_files_only": True}
+    return model_name, {} if download else {"local_files_only": True}
+
+
+def _hf_not_found(model_name: str, error: Exception, download: bool) -> FileNotFoundError:
+    home = gpumetrics_home()
+    places = (
+        f"as a folder written by `CLIPModel.save_pretrained` + `CLIPProcessor.save_pretrained` and pass its path as "
+        f"`model_name`, or at {str(home / model_name) if home else '$GPUMETRICS_HOME/' + model_name}, or in the "
+        f"Hugging Face cache (`huggingface-cli download {model_name}`; $HF_HOME / $HF_HUB_CACHE choose it)"
+    )
+    if download:
+        reason = f"download failed: {type(error).__name__}: {str(error)[:300]}"
+    else:
+        reason = "not a local directory, not under $GPUMETRICS_HOME, not in the Hugging Face cache"
+    return _not_found(f"hf CLIP model {model_name!r}", places, reason)
+
+
 class _HFBackend(nn.Module):
-    def __init__(self, model_name: str, pretrained: Optional[str], seed: int) -> None:
+    def __init__(self, model_name: str, pretrained: Optional[str], seed: int, download: bool = False) -> None:
         super().__init__()
         from transformers import AutoImageProcessor, AutoTokenizer, CLIPConfig, CLIPModel
 
-        if pretrained == RANDOM:
-            config = CLIPConfig.from_pretrained(model_name)
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(seed)
-                self.model = CLIPModel(config)
-        elif pretrained is None:
-            self.model = CLIPModel.from_pretrained(model_name)
-        else:
+        if pretrained not in (None, RANDOM):
             raise ValueError(f"`pretrained` of the hf backend must be None or 'random', got {pretrained!r}")
+        source, options = _hf_source(model_name, download)
+        try:
+            if pretrained == RANDOM:
+                config = CLIPConfig.from_pretrained(source, **options)
+                with torch.random.fork_rng(devices=[]):
+                    torch.manual_seed(seed)
+                    self.model = CLIPModel(config)
+            else:
+                self.model = CLIPModel.from_pretrained(source, **options)
+            self.tokenizer = AutoTokenizer.from_pretrained(source, **options)
+            processor = AutoImageProcessor.from_pretrained(source, **options)
+        except OSError as error:  # transformers' "not found locally / cannot connect" (incl. LocalEntryNotFound)
+            raise _hf_not_found(model_name, error, download) from error
         self.model.eval().requires_grad_(False)
-        self.tokenizer = AutoTokenizer.from_pretrained(model_name)
-        processor = AutoImageProcessor.from_pretrained(model_name)
         size = processor.size.get("shortest_edge") or processor.size.get("height")
         crop = (processor.crop_size["height"], processor.crop_size["width"]) if processor.do_center_crop else (size, size)
         self.preprocess = _Preprocess(size, crop, processor.image_mean, processor.image_std, "shortest")
@@ -120,8 +158,64 @@ class _HFBackend(nn.Module):
         return image, text
 
 
+def _open_clip_checkpoint(model_name: str, tag: str) -> tuple[Optional[str], dict[str, Any], list[str]]:
+    """The local file of open_clip's pretrained ``tag`` without any network call: ``(path or None, the tag's
+    preprocessing config, the places looked at)``; ``(None, {}, [])`` when ``tag`` is no known tag."""
+    from open_clip.pretrained import get_pretrained_cfg
+    from open_clip.transform import merge_preprocess_dict
+
+    cfg = get_pretrained_cfg(model_name.replace("/", "-"), tag)
+    if not cfg:
+        return None, {}, []
+    preprocess = merge_preprocess_dict({}, cfg)
+    if cfg.get("file"):
+        return cfg["file"], preprocess, [cfg["file"]]
+    places = []
+    if cfg.get("hf_hub"):
+        from huggingface_hub import try_to_load_from_cache
+
+        repo, filename = os.path.split(cfg["hf_hub"])
+        # open_clip's order: a .safetensors twin first, then the named file
+        if not filename or filename == "open_clip_pytorch_model.bin":
+            names = ["open_clip_model.safetensors", "open_clip_pytorch_model.bin"]
+        elif filename.endswith((".bin", ".pth")):
+            names = [filename[:-4] + ".safetensors", filename]
+        else:
+            names = [filename]
+        for name in names:
+            places.append(f"the Hugging Face cache: {repo}/{name}")
+            found = try_to_load_from_cache(repo, name)
+            if isinstance(found, str):
+                return found, preprocess, places
+    if cfg.get("url"):
+        target = Path("~/.cache/clip").expanduser() / os.path.basename(cfg["url"])
+        places.append(f"{target} (from {cfg['url']})")
+        if target.is_file():
+            return str(target), preprocess, places
+    return None, preprocess, places or [f"the Hugging Face cache / ~/.cache/clip for tag {tag!r}"]
+
+
+def _open_clip_hub_snapshot(repo: str) -> str:
+    """``local-dir:<cached snapshot>`` of an open_clip ``hf-hub:`` model holding its config and weights, or a
+    ``FileNotFoundError`` (open_clip itself would ask the network first, and build random weights when only the
+    config is found)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    config = try_to_load_from_cache(repo, "open_clip_config.json")
+    folder = Path(config).parent if isinstance(config, str) else None
+    names = ("open_clip_model.safetensors", "open_clip_pytorch_model.bin")
+    if folder is None or not any((folder / name).is_file() for name in names):
+        raise _not_found(
+            f"open_clip model 'hf-hub:{repo}'",
+            f"in the Hugging Face cache ({repo}: open_clip_config.json and {' or '.join(names)}; "
+            f"`huggingface-cli download {repo}`)",
+            "no cached copy",
+        )
+    return f"local-dir:{folder}"
+
+
 class _OpenCLIPBackend(nn.Module):
-    def __init__(self, model_name: str, pretrained: Optional[str], seed: int) -> None:
+    def __init__(self, model_name: str, pretrained: Optional[str], seed: int, download: bool = False) -> None:
         super().__init__()
         import open_clip
 
@@ -130,9 +224,23 @@ class _OpenCLIPBackend(nn.Module):
             model_name = Path(model_name).stem
         if pretrained is None:
             raise ValueError("the open_clip backend needs `pretrained`: a tag (e.g. 'openai'), a file, or 'random'")
+        options: dict[str, Any] = {}
+        weights = None if pretrained == RANDOM else pretrained
+        if model_name.startswith("hf-hub:") and not download:
+            model_name = _open_clip_hub_snapshot(model_name[len("hf-hub:"):])
+        elif weights is not None and not download and not os.path.isfile(weights):
+            # a tag: load its cached file by path (open_clip would ask the network first), with the tag's preprocessing
+            path, preprocess, places = _open_clip_checkpoint(model_name, weights)
+            if path is None and places:
+                raise _not_found(
+                    f"open_clip weights {model_name!r} / {weights!r}", "at one of: " + "; ".join(places),
+                    "no cached copy",
+                )
+            if path is not None:
+                weights, options = path, {"force_preprocess_cfg": preprocess}
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            self.model = open_clip.create_model(model_name, pretrained=None if pretrained == RANDOM else pretrained)
+            self.model = open_clip.create_model(model_name, pretrained=weights, **options)
         self.model.eval().requires_grad_(False)
         self.tokenizer = open_clip.get_tokenizer(model_name)
         cfg = self.model.visual.preprocess_cfg
@@ -148,19 +256,23 @@ class _OpenCLIPBackend(nn.Module):
         return self.model.encode_image(pixels), self.model.encode_text(tokens)
 
 
-def _build_backend(backend: str, model_name: str, pretrained: Optional[str], seed: int) -> nn.Module:
+def _build_backend(
+    backend: str, model_name: str, pretrained: Optional[str], seed: int, download: bool = False
+) -> nn.Module:
     check_choice(backend, "backend", BACKENDS)
+    if not isinstance(download, bool):
+        raise TypeError(f"`download` must be a bool, got {type(download).__name__}")
     if not isinstance(model_name, (str, os.PathLike)):
         raise TypeError(f"`model_name` must be a string or path, got {type(model_name).__name__}")
     if pretrained is not None and not isinstance(pretrained, (str, os.PathLike)):
         raise TypeError(f"`pretrained` must be a tag, a path, 'random' or None, got {type(pretrained).__name__}")
     cls = _HFBackend if backend == "hf" else _OpenCLIPBackend
-    return cls(os.fspath(model_name), None if pretrained is None else os.fspath(pretrained), seed)
+    return cls(os.fspath(model_name), None if pretrained is None else os.fspath(pretrained), seed, download)
 
 
 @functools.lru_cache(maxsize=4)
-def _cached_backend(backend: str, model_name: str, pretrained: Optional[str], seed: int) -> nn.Module:
-    return _build_backend(backend, model_name, pretrained, seed)
+def _cached_backend(backend: str, model_name: str, pretrained: Optional[str], seed: int, download: bool) -> nn.Module:
+    return _build_backend(backend, model_name, pretrained, seed, download)
 
 
 def _check_scale(scale: Any) -> float:
@@ -232,6 +344,7 @@ def clip_score(
     pretrained: Optional[str] = None,
     scale: float = 100.0,
     seed: int = 0,
+    download: bool = False,
 ) -> Tensor:
     """CLIP score of image–caption pairs (the model is built once per argument set and cached).
 
@@ -239,7 +352,7 @@ def clip_score(
         images: ``Tensor[B, 3, H, W]``, one ``Tensor[3, H, W]``, or a list of ``Tensor[3, H, W]`` of any sizes;
             float in [0, 1] or an integer dtype holding 0..255 (1 channel is repeated to RGB).
         captions: ``B`` strings (one string for one image).
-        backend, model_name, pretrained, scale, seed: see ``CLIPScore``.
+        backend, model_name, pretrained, scale, seed, download: see ``CLIPScore``.
 
     Returns:
         0-d float64 tensor: mean of ``max(scale · cos, 0)``.
@@ -255,7 +368,7 @@ def clip_score(
         >>> 0 <= float(value) <= 1
         True
     """
-    encoder = _cached_backend(backend, os.fspath(model_name), pretrained, seed)
+    encoder = _cached_backend(backend, os.fspath(model_name), pretrained, seed, download)
     total, count = _clip_score_update(images, captions, encoder, _check_scale(scale))
     return _clip_score_compute(total, count)
 
@@ -270,7 +383,13 @@ class CLIPScore(Metric):
             ``"random"``. ``"random"`` is for tests only and the signature says so.
         scale: 100 (torchmetrics), 1 (raw cosine, AIJ-2022) or 2.5 (CLIPScore paper); any positive number.
         seed: seed of ``pretrained="random"``.
+        download: allow fetching the model from the network (Hugging Face hub, open_clip's URLs). Default False:
+            the model loads from a local directory / file, ``$GPUMETRICS_HOME/<model_name>`` (hf) or the Hugging
+            Face / open_clip cache without any network call, else a ``FileNotFoundError`` says where to put it.
         kwargs: torchmetrics ``Metric`` options.
+
+    Raises:
+        FileNotFoundError: no local or cached copy of the model and ``download=False`` (at once, no retries).
 
     Example:
         >>> import json, os, tempfile
@@ -301,11 +420,12 @@ class CLIPScore(Metric):
         pretrained: Optional[str] = None,
         scale: float = 100.0,
         seed: int = 0,
+        download: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.scale = _check_scale(scale)
-        self.encoder = _build_backend(backend, model_name, pretrained, seed)
+        self.encoder = _build_backend(backend, model_name, pretrained, seed, download)
         self.backend, self.model_name, self.pretrained, self.seed = backend, os.fspath(model_name), pretrained, seed
         self.add_state("score_sum", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("count", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")

@@ -24,6 +24,7 @@ features (mean ≈ spread) are far from this; a warning is issued when some feat
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from copy import deepcopy
@@ -38,7 +39,7 @@ from torch import Tensor, nn
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import check_choice
 from gpumetrics.image.inception import FEATURE_DIMS, RESIZE_MODES, SPEED_MODES, FIDInceptionV3, WeightsArg
-from gpumetrics.kernels.linalg import covariance_from_sums, psd_factor
+from gpumetrics.kernels.linalg import check_psd, check_symmetric, covariance_from_sums, psd_factor, psd_tolerance
 
 
 def _as_float64(value: Any, name: str, ndim: int, device: Optional[torch.device]) -> Tensor:
@@ -54,11 +55,29 @@ def _as_float64(value: Any, name: str, ndim: int, device: Optional[torch.device]
     return value
 
 
+MAX_FEATURE = 1e150
+"""Largest |feature| accepted: squares stay ≤ 1e300, so float64 sums of ~1e8 of them stay finite."""
+
+
+def _input_eps_dtype(value: Any) -> torch.dtype:
+    """The floating dtype a user's matrix came in (its round-off sets the PSD tolerance); float64 otherwise."""
+    dtype = value.dtype if isinstance(value, (Tensor, np.ndarray)) else None
+    if isinstance(dtype, np.dtype):
+        dtype = {np.dtype(np.float16): torch.float16, np.dtype(np.float32): torch.float32}.get(dtype, torch.float64)
+    return dtype if isinstance(dtype, torch.dtype) and dtype.is_floating_point else torch.float64
+
+
 def frechet_distance(mu1: Tensor, sigma1: Tensor, mu2: Tensor, sigma2: Tensor) -> Tensor:
     """Fréchet distance between N(μ₁, Σ₁) and N(μ₂, Σ₂): ‖μ₁ − μ₂‖² + tr(Σ₁ + Σ₂ − 2 √(Σ₁Σ₂)).
 
     Computed in float64 on the device of ``mu1`` with a symmetric eigenvalue method (see the module docstring):
     real, ≥ 0, finite for any PSD input — no ``eps`` offset, no complex intermediate.
+
+    ``Σ₁`` and ``Σ₂`` must be covariances: symmetric and positive semi-definite up to round-off, i.e.
+    ``max |Σ − Σᵀ| ≤ rtol · max |Σ|`` and smallest eigenvalue ``≥ −rtol · max |λ|`` with
+    ``rtol = max(1e-6, 8 · d · eps)`` (``eps`` of the dtype they are given in: 1e-6 for float64, ~2e-3 for float32
+    at d = 2048; see ``gpumetrics.kernels.linalg.psd_tolerance``). The result is clamped at 0 only within its
+    round-off bound; a value more negative than that raises.
 
     Args:
         mu1: ``Tensor[d]`` mean of the first set (numpy arrays are accepted too).
@@ -67,10 +86,11 @@ def frechet_distance(mu1: Tensor, sigma1: Tensor, mu2: Tensor, sigma2: Tensor) -
         sigma2: ``Tensor[d, d]`` covariance of the second set.
 
     Returns:
-        0-d float64 tensor; tiny negative round-off is clamped to 0.
+        0-d float64 tensor ≥ 0; negative round-off (within the bound) is returned as 0.
 
     Raises:
-        TypeError / ValueError: wrong types, shapes that disagree, or non-finite values (naming the argument).
+        TypeError / ValueError: wrong types, shapes that disagree, non-finite values, or a ``sigma1`` / ``sigma2``
+            that is not symmetric PSD (naming the argument).
 
     Warns:
         UserWarning: when neither covariance is positive definite (e.g. fewer samples than dimensions).
@@ -81,6 +101,7 @@ def frechet_distance(mu1: Tensor, sigma1: Tensor, mu2: Tensor, sigma2: Tensor) -
         4.0
     """
     device = mu1.device if isinstance(mu1, Tensor) else None
+    given = [_input_eps_dtype(sigma1), _input_eps_dtype(sigma2)]
     mu1 = _as_float64(mu1, "mu1", 1, device)
     mu2 = _as_float64(mu2, "mu2", 1, device)
     sigma1 = _as_float64(sigma1, "sigma1", 2, device)
@@ -89,15 +110,32 @@ def frechet_distance(mu1: Tensor, sigma1: Tensor, mu2: Tensor, sigma2: Tensor) -
     for name, value, shape in (("mu2", mu2, (d,)), ("sigma1", sigma1, (d, d)), ("sigma2", sigma2, (d, d))):
         if tuple(value.shape) != shape:
             raise ValueError(f"`{name}` must have shape {shape} to match `mu1`, got {tuple(value.shape)}")
-    return _frechet_distance(mu1, sigma1, mu2, sigma2)
+    rtol = max(psd_tolerance(d, dtype) for dtype in given)
+    check_symmetric(sigma1, "sigma1", rtol)
+    check_symmetric(sigma2, "sigma2", rtol)
+    return _frechet_distance(mu1, (sigma1 + sigma1.mT) / 2, mu2, (sigma2 + sigma2.mT) / 2, user_rtol=rtol)
 
 
-def _frechet_distance(mu1: Tensor, sigma1: Tensor, mu2: Tensor, sigma2: Tensor) -> Tensor:
+def _frechet_distance(
+    mu1: Tensor, sigma1: Tensor, mu2: Tensor, sigma2: Tensor, user_rtol: Optional[float] = None
+) -> Tensor:
+    """The distance of symmetric float64 statistics.
+
+    ``user_rtol``: the covariances are the caller's — check them PSD to this tolerance and raise ``ValueError``
+    naming ``sigma1`` / ``sigma2`` (and on a result negative beyond round-off). None: our own statistics, whose
+    round-off negative eigenvalues are clamped; a result negative beyond round-off (precision lost to cancellation)
+    is then warned about before returning 0.
+    """
+    checked = user_rtol is not None
+    rtol = user_rtol if checked else psd_tolerance(sigma1.shape[0], torch.float64)
     # tr√(Σ₁Σ₂) = tr√(Σ₂Σ₁): factor whichever covariance is positive definite
-    factor, is_cholesky = psd_factor(sigma1)
+    factor, is_cholesky = psd_factor(sigma1, "sigma1" if checked else None, rtol)
     other = sigma2
-    if not is_cholesky:
-        factor2, is_cholesky2 = psd_factor(sigma2)
+    if is_cholesky:
+        if checked:
+            check_psd(sigma2, "sigma2", rtol)
+    else:
+        factor2, is_cholesky2 = psd_factor(sigma2, "sigma2" if checked else None, rtol)
         if is_cholesky2:
             factor, other = factor2, sigma1
         else:
@@ -109,9 +147,33 @@ def _frechet_distance(mu1: Tensor, sigma1: Tensor, mu2: Tensor, sigma2: Tensor) 
             )
     inner = factor.mT @ other @ factor
     inner = (inner + inner.mT) / 2
-    tr_covmean = torch.linalg.eigvalsh(inner).clamp(min=0).sqrt().sum()
+    eigenvalues = torch.linalg.eigvalsh(inner)
+    tr_covmean = eigenvalues.clamp(min=0).sqrt().sum()
     diff = mu1 - mu2
-    value = diff.dot(diff) + sigma1.trace() + sigma2.trace() - 2 * tr_covmean
+    trace1, trace2 = sigma1.trace(), sigma2.trace()
+    value = diff.dot(diff) + trace1 + trace2 - 2 * tr_covmean
+    # Round-off bound of ``value``: an eigenvalue of ``inner`` is off by up to δ ≈ 8·d·eps·‖Σ₁‖‖Σ₂‖ (traces bound the
+    # norms), so each of the k eigenvalues within δ of 0 adds up to √δ to tr√ (√ is steep at 0); the sum of the
+    # terms carries a relative error ~d·eps, plus what the admitted PSD tolerance lets through.
+    d = sigma1.shape[0]
+    eps = torch.finfo(torch.float64).eps
+    delta = 8 * d * eps * trace1.abs() * trace2.abs()
+    near_zero = (eigenvalues.abs() <= delta).sum()
+    magnitude = diff.dot(diff) + trace1.abs() + trace2.abs()
+    bound = 2 * near_zero * delta.sqrt() + (8 * d * eps + rtol) * magnitude
+    value_, bound_ = torch.stack([value, bound]).tolist()
+    if value_ < -bound_:
+        message = (
+            f"the Fréchet distance came out at {value_:.6g}, negative beyond its round-off bound {bound_:.3g}: "
+        )
+        if checked:
+            raise ValueError(message + "`sigma1` / `sigma2` are not consistent covariance matrices")
+        warnings.warn(
+            message + "the covariances lost their precision (offset-dominated features? subtract a constant "
+            "from the features); returning 0",
+            UserWarning,
+            stacklevel=3,
+        )
     return value.clamp(min=0)
 
 
@@ -138,6 +200,8 @@ def feature_statistics(features: Tensor) -> tuple[Tensor, Tensor]:
 def _checked_covariance(total: Tensor, outer: Tensor, count: Tensor, what: str) -> tuple[Tensor, Tensor]:
     """``covariance_from_sums`` plus a warning when cancellation in ``Σxxᵀ − n·μμᵀ`` ate most of the digits."""
     mu, sigma = covariance_from_sums(total, outer, count)
+    if not bool(torch.isfinite(sigma).all()):  # |x| ≤ MAX_FEATURE keeps Σxxᵀ finite up to ~1e8 samples
+        raise ValueError(f"{what}: the float64 sum of squares Σxxᵀ overflowed; scale the features down")
     variance = sigma.diagonal()
     if bool((mu.square() > 1e7 * variance.abs()).logical_and_(mu != 0).any()):
         warnings.warn(
@@ -159,8 +223,15 @@ def _check_features(features: Any, name: str, dims: Optional[int]) -> Tensor:
         raise ValueError(f"`{name}` is an empty batch")
     if not features.is_floating_point():
         raise TypeError(f"`{name}` must be floating point, got {features.dtype}")
-    if not bool(torch.isfinite(features).all()):  # else FID fails inside eigh and KID is NaN (or not, by subset luck)
+    peak = float(features.abs().amax())  # NaN propagates: one host sync checks both
+    if not math.isfinite(peak):  # else FID fails inside eigh and KID is NaN (or not, by subset luck)
         raise ValueError(f"`{name}` holds NaN or infinite values")
+    if peak > MAX_FEATURE:
+        raise ValueError(
+            f"`{name}` holds values up to |x| = {peak:.3g}: the float64 sums of squares Σxxᵀ overflow beyond "
+            f"|x| ≈ 1e154, so features must satisfy |x| ≤ {MAX_FEATURE:g}; scale them down (FID scales by the square "
+            "of the factor)"
+        )
     return features
 
 

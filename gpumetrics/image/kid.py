@@ -24,6 +24,8 @@ behaviour, reproduced exactly with the same seed).
 
 from __future__ import annotations
 
+import math
+import numbers
 from copy import deepcopy
 from typing import Any, Optional, Union
 
@@ -38,16 +40,21 @@ from gpumetrics.image.inception import WeightsArg
 _CHUNK_BYTES = 256 * 2**20
 
 
-def _check_options(subsets: Any, subset_size: Any, degree: Any, gamma: Any, coef: Any) -> None:
+def _check_options(subsets: Any, subset_size: Any, degree: Any, gamma: Any, coef: Any, seed: Any = 0) -> None:
+    """Every numeric option checked once, at construction (module) or call (function): type, finiteness, range."""
     for name, value in (("subsets", subsets), ("degree", degree)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
     if not isinstance(subset_size, int) or isinstance(subset_size, bool) or subset_size < 2:
         raise ValueError(f"`subset_size` must be an integer ≥ 2, got {subset_size!r}")
-    if gamma is not None and (not isinstance(gamma, (int, float)) or gamma <= 0):
-        raise ValueError(f"`gamma` must be a positive number or None, got {gamma!r}")
-    if not isinstance(coef, (int, float)) or isinstance(coef, bool):
-        raise ValueError(f"`coef` must be a number, got {coef!r}")
+    if gamma is not None and (
+        isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not math.isfinite(gamma) or gamma <= 0
+    ):
+        raise ValueError(f"`gamma` must be a finite positive number or None (1/d), got {gamma!r}")
+    if isinstance(coef, bool) or not isinstance(coef, numbers.Real) or not math.isfinite(coef):
+        raise ValueError(f"`coef` must be a finite number, got {coef!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not -(2**63) <= seed < 2**64:
+        raise ValueError(f"`seed` must be an integer in [-2**63, 2**64) (torch.Generator's range), got {seed!r}")
 
 
 def subset_indices(n_real: int, n_fake: int, subsets: int, subset_size: int, seed: int) -> tuple[Tensor, Tensor]:
@@ -159,6 +166,13 @@ def _kid_compute(
         sum_xx, sum_yy, sum_xy = kernel_sums(index_real[start:stop], index_fake[start:stop])
         scores.append((sum_xx + sum_yy) / (m * (m - 1)) - 2 * sum_xy / (m * m))
     values = torch.cat(scores)
+    if not bool(torch.isfinite(values).all()):
+        # finite features (checked on input) whose kernel (γ xᵀy + c)^degree overflows float64
+        largest = max(float(real.abs().max()), float(fake.abs().max()))
+        raise ValueError(
+            f"`real_features` / `fake_features` are too large for the kernel (γ xᵀy + {coef:g})^{degree} in float64 "
+            f"(largest |feature| {largest:.3g}, d = {d}): scale the features down or lower `gamma`"
+        )
     return values.mean(), values.std(unbiased=False)
 
 
@@ -195,7 +209,7 @@ def kernel_inception_distance(
         >>> round(float(mean), 4)
         3.1095
     """
-    _check_options(subsets, subset_size, degree, gamma, coef)
+    _check_options(subsets, subset_size, degree, gamma, coef, seed)
     real = _check_features(real_features, "real_features", None)
     fake = _check_features(fake_features, "fake_features", real.shape[1])
     return _kid_compute(real, fake, subsets, subset_size, degree, gamma, coef, seed, canonical_order)
@@ -246,7 +260,7 @@ class KernelInceptionDistance(Metric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        _check_options(subsets, subset_size, degree, gamma, coef)
+        _check_options(subsets, subset_size, degree, gamma, coef, seed)
         if not isinstance(reset_real_features, bool):
             raise TypeError(f"`reset_real_features` must be a bool, got {type(reset_real_features).__name__}")
         self.extractor, self.dims, self._feature_fields = _build_extractor(feature, weights, resize, download)

@@ -11,13 +11,16 @@ boundary of ``A ∩ B``, which is made of (a) the parts of A's edges inside B an
 
 This is Sutherland–Hodgman clipping written as a fixed-size tensor program: no Python loop over pairs, no sorting,
 no data-dependent shapes. A pair's coordinates are shifted by the centre of its first polygon before any product is
-formed, so coordinates ~1e5 lose nothing (float32 inputs stay float32; float64 inputs are computed in float64).
+formed, so coordinates ~1e5 lose nothing. float32 inputs are computed in float32 while their magnitudes keep
+products of coordinates inside float32's range (non-zero |x| in [2⁻³⁰, 2⁵⁰]), else in float64 — identical boxes at
+1e30 have IoU 1, not 0; float64 and integer inputs are computed in float64 (|x| ≤ 1e150).
 Vertices are put into counter-clockwise order around their centroid and a reflex vertex is dropped, i.e. a
 quadrilateral is taken as the convex hull of its 4 points — vertex order and orientation never matter.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import torch
@@ -39,6 +42,13 @@ __all__ = [
 _CHUNK = 32_768
 
 
+# float32 arithmetic is exact enough (products of coordinate differences neither overflow nor underflow) while every
+# non-zero |coordinate| lies in this range; beyond it float32 / bfloat16 inputs are computed in float64
+_FLOAT32_RANGE = (2.0**-30, 2.0**50)
+# float64 products of differences of coordinates up to this size stay finite
+MAX_COORDINATE = 1e150
+
+
 def _check_float_tensor(value: object, name: str, tail: tuple[int, ...], ndim: int) -> Tensor:
     if not isinstance(value, Tensor):
         raise TypeError(f"`{name}` must be a torch.Tensor, got {type(value).__name__}")
@@ -47,13 +57,48 @@ def _check_float_tensor(value: object, name: str, tail: tuple[int, ...], ndim: i
         raise ValueError(f"`{name}` must have shape {shape}, got {list(value.shape)}")
     if value.dtype == torch.bool or value.is_complex():
         raise TypeError(f"`{name}` must hold real coordinates, got dtype {value.dtype}")
-    if value.is_floating_point() and value.numel() and not bool(torch.isfinite(value).all()):
-        raise ValueError(f"`{name}` holds NaN or infinite coordinates")
     return value
 
 
-def _work_dtype(*tensors: Tensor) -> torch.dtype:
-    """float64 and integer inputs are computed in float64; halves and float32 in float32 after the centre shift."""
+def _magnitudes(value: Tensor) -> Tensor:
+    """``[max |x|, min non-zero |x|]`` of a non-empty tensor as float64 (NaN propagates into the max)."""
+    size = value.abs().double()
+    return torch.stack([size.amax(), torch.where(size > 0, size, torch.inf).amin()])
+
+
+def _work_dtype(*tensors: Tensor, names: Optional[tuple[str, ...]] = None) -> torch.dtype:
+    """The dtype coordinates are computed in, after checking them (one host sync for all tensors).
+
+    float64 and integer inputs: float64. Halves and float32 / bfloat16: float32 (after a per-pair centre shift) when
+    every non-zero |coordinate| lies in ``_FLOAT32_RANGE`` — else products of coordinates would overflow (~1e19) or
+    underflow (~1e-19) float32 and e.g. two identical boxes at 1e20 would get IoU 0 — and float64 otherwise, which
+    holds every float32 coordinate's products exactly enough.
+
+    With ``names``: a NaN / infinite coordinate or one beyond ``±MAX_COORDINATE`` raises ``ValueError`` naming it.
+    """
+    present = [t for t in tensors if t.numel()]
+    exact = any(t.dtype == torch.float64 or not t.is_floating_point() for t in tensors)
+    if not present or (exact and names is None):
+        return torch.float64 if exact else torch.float32
+    stats = torch.stack([_magnitudes(t) for t in present]).tolist()
+    if names is not None:
+        for (peak, _), tensor, name in zip(stats, present, [n for t, n in zip(tensors, names) if t.numel()]):
+            if not math.isfinite(peak):
+                raise ValueError(f"`{name}` holds NaN or infinite coordinates")
+            if peak > MAX_COORDINATE:
+                raise ValueError(
+                    f"`{name}` holds coordinates up to |x| = {peak:.3g}; |x| ≤ {MAX_COORDINATE:g} is supported "
+                    "(products of coordinates overflow float64 beyond ~1e154): scale the coordinates down"
+                )
+    if exact:
+        return torch.float64
+    low, high = _FLOAT32_RANGE
+    fits = all(peak <= high and (smallest == math.inf or smallest >= low) for peak, smallest in stats)
+    return torch.float32 if fits else torch.float64
+
+
+def _result_dtype(*tensors: Tensor) -> torch.dtype:
+    """IoU is returned in float64 for float64 or integer inputs, else in float32 (whatever it was computed in)."""
     exact = any(t.dtype == torch.float64 or not t.is_floating_point() for t in tensors)
     return torch.float64 if exact else torch.float32
 
@@ -63,6 +108,8 @@ def _as_xyxy(boxes: Tensor, fmt: str, name: str) -> Tensor:
     if fmt == "xyxy":
         return boxes
     if fmt == "xywh":
+        if boxes.numel() and bool((boxes[:, 2:] < 0).any()):
+            raise ValueError(f"`{name}` holds [x, y, w, h] boxes with a negative width or height; w, h must be ≥ 0")
         return torch.cat([boxes[:, :2], boxes[:, :2] + boxes[:, 2:]], dim=1)
     raise ValueError(f"`fmt` must be one of 'xyxy', 'xywh'; got {fmt!r}")
 
@@ -80,11 +127,13 @@ def box_iou(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
         fmt: ``"xyxy"`` or ``"xywh"``.
 
     Returns:
-        ``Tensor[N, M]`` of IoU in ``[0, 1]`` (float64 for float64 or integer inputs, else float32). A box with zero
-        or negative width/height has zero area; a pair whose union is empty has IoU 0, never NaN.
+        ``Tensor[N, M]`` of IoU in ``[0, 1]`` (float64 for float64 or integer inputs, else float32). An ``xyxy``
+        box with ``x2 ≤ x1`` or ``y2 ≤ y1`` has zero area (torchvision leaves unordered boxes undefined: its area
+        ``(x2 − x1)(y2 − y1)`` is positive when both are reversed); a pair whose union is empty has IoU 0, never NaN.
 
     Raises:
-        TypeError: a non-tensor or non-real input. ValueError: wrong shape, non-finite coordinates, unknown ``fmt``.
+        TypeError: a non-tensor or non-real input. ValueError: wrong shape, non-finite coordinates or
+        ``|x| > 1e150``, an ``xywh`` box with negative ``w`` or ``h``, unknown ``fmt``.
 
     Example:
         >>> box_iou(torch.tensor([[0., 0., 2., 2.]]), torch.tensor([[1., 0., 3., 2.], [5., 5., 6., 6.]]))
@@ -92,7 +141,7 @@ def box_iou(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
     """
     a = _check_float_tensor(a, "a", (4,), 2)
     b = _check_float_tensor(b, "b", (4,), 2)
-    dtype = _work_dtype(a, b)
+    dtype, out_dtype = _work_dtype(a, b, names=("a", "b")), _result_dtype(a, b)
     a = _as_xyxy(a.to(dtype), fmt, "a")
     b = _as_xyxy(b.to(dtype), fmt, "b")
     lt = torch.maximum(a[:, None, :2], b[None, :, :2])
@@ -100,7 +149,7 @@ def box_iou(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
     wh = (rb - lt).clamp(min=0)
     inter = wh[..., 0] * wh[..., 1]
     union = _box_area(a)[:, None] + _box_area(b)[None, :] - inter
-    return torch.where(union > 0, inter / torch.where(union > 0, union, 1), 0).clamp(0, 1)
+    return torch.where(union > 0, inter / torch.where(union > 0, union, 1), 0).clamp(0, 1).to(out_dtype)
 
 
 def box_iou_paired(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
@@ -122,13 +171,13 @@ def box_iou_paired(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
     b = _check_float_tensor(b, "b", (4,), 2)
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"`a` and `b` must hold the same number of boxes, got {a.shape[0]} and {b.shape[0]}")
-    dtype = _work_dtype(a, b)
+    dtype, out_dtype = _work_dtype(a, b, names=("a", "b")), _result_dtype(a, b)
     a = _as_xyxy(a.to(dtype), fmt, "a")
     b = _as_xyxy(b.to(dtype), fmt, "b")
     wh = (torch.minimum(a[:, 2:], b[:, 2:]) - torch.maximum(a[:, :2], b[:, :2])).clamp(min=0)
     inter = wh[:, 0] * wh[:, 1]
     union = _box_area(a) + _box_area(b) - inter
-    return torch.where(union > 0, inter / torch.where(union > 0, union, 1), 0).clamp(0, 1)
+    return torch.where(union > 0, inter / torch.where(union > 0, union, 1), 0).clamp(0, 1).to(out_dtype)
 
 
 def boxes_to_quads(boxes: Tensor) -> Tensor:
@@ -202,11 +251,6 @@ def _shoelace(quads: Tensor) -> Tensor:
     extent = (quads.amax(dim=1) - quads.amin(dim=1)).amax(dim=1)
     noise = 16 * torch.finfo(quads.dtype).eps * extent * extent
     return 0.5 * torch.where(twice > noise, twice, 0.0)
-
-
-def _prepare_quads(value: object, name: str, dtype: Optional[torch.dtype] = None) -> Tensor:
-    quads = _check_float_tensor(value, name, (4, 2), 3)
-    return normalize_quads(quads.to(dtype or _work_dtype(quads)))
 
 
 def _intersection_kernel(ax: Tensor, ay: Tensor, bx: Tensor, by: Tensor) -> Tensor:
@@ -290,7 +334,8 @@ def polygon_intersection_paired(a: Tensor, b: Tensor, compiled: bool = False) ->
         compiled: run the clipping kernel through ``torch.compile`` (see :func:`polygon_iou`).
 
     Returns:
-        ``(intersection, area_a, area_b)``, each ``Tensor[N]``.
+        ``(intersection, area_a, area_b)``, each ``Tensor[N]`` in the working dtype: float64 for float64 or integer
+        inputs and for float32 inputs whose magnitudes need it (areas ≳ 1e38 do not fit float32), else float32.
 
     Example:
         >>> sq = torch.tensor([[[0., 0.], [2., 0.], [2., 2.], [0., 2.]]])
@@ -301,7 +346,7 @@ def polygon_intersection_paired(a: Tensor, b: Tensor, compiled: bool = False) ->
     b = _check_float_tensor(b, "b", (4, 2), 3)
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"`a` and `b` must hold the same number of polygons, got {a.shape[0]} and {b.shape[0]}")
-    dtype = _work_dtype(a, b)
+    dtype = _work_dtype(a, b, names=("a", "b"))
     a, b = normalize_quads(a.to(dtype)), normalize_quads(b.to(dtype))
     area_a, area_b = _shoelace(a), _shoelace(b)
     return _paired_intersection(a, b, area_a, area_b, compiled), area_a, area_b
@@ -328,7 +373,7 @@ def polygon_iou_paired(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
         tensor([0.1429])
     """
     inter, area_a, area_b = polygon_intersection_paired(a, b, compiled)
-    return _iou_from_parts(inter, area_a, area_b)
+    return _iou_from_parts(inter, area_a, area_b).to(_result_dtype(a, b))
 
 
 def polygon_iou(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
@@ -360,11 +405,11 @@ def polygon_iou(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
     """
     a = _check_float_tensor(a, "a", (4, 2), 3)
     b = _check_float_tensor(b, "b", (4, 2), 3)
-    dtype = _work_dtype(a, b)
+    dtype, out_dtype = _work_dtype(a, b, names=("a", "b")), _result_dtype(a, b)
     a, b = normalize_quads(a.to(dtype)), normalize_quads(b.to(dtype))
     n, m = a.shape[0], b.shape[0]
     area_a, area_b = _shoelace(a), _shoelace(b)
-    out = a.new_zeros(n, m)
+    out = a.new_zeros(n, m, dtype=out_dtype)
     if n == 0 or m == 0:
         return out
     amin, amax = a.amin(dim=1), a.amax(dim=1)
@@ -381,7 +426,7 @@ def polygon_iou(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
             continue
         ia = ia + r0
         inter = _paired_intersection(a[ia], b[ib], area_a[ia], area_b[ib], compiled)
-        out[ia, ib] = _iou_from_parts(inter, area_a[ia], area_b[ib])
+        out[ia, ib] = _iou_from_parts(inter, area_a[ia], area_b[ib]).to(out_dtype)
     return out
 
 

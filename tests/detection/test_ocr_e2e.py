@@ -376,3 +376,18 @@ def test_wide_random_degenerate_shapes_and_unicode_match_loop_reference(matching
         assert float(ours[key]) == pytest.approx(value, abs=1e-12), key
         assert float(module[key]) == float(ours[key]) == float(f32[key]), key
     assert ref["bbox_matched_gt"] > 10 and ref["bbox_dontcare_pred"] > 0
+
+
+@pytest.mark.parametrize("exponent", [-90, 70])
+@pytest.mark.parametrize("matching", ["many-to-many", "icdar15"])
+def test_float32_polygons_at_extreme_scales_score_as_at_unit_scale(exponent, matching):
+    # float32 quads at ~1e21 had every IoU 0 (products overflow float32): no detection matched
+    images = _random_images(31, 30)
+    args = tuple([img[k] for img in images] for k in range(4))
+    unit = [[p.float() for p in args[0]], args[1], [g.float() for g in args[2]], args[3]]
+    scaled = [[p * 2.0**exponent for p in unit[0]], args[1], [g * 2.0**exponent for g in unit[2]], args[3]]
+    expected = ocr_end_to_end(*unit, matching=matching)
+    ours = ocr_end_to_end(*scaled, matching=matching)
+    assert {k: float(v) for k, v in ours.items() if isinstance(v, torch.Tensor)} == {
+        k: float(v) for k, v in expected.items() if isinstance(v, torch.Tensor)}
+    assert float(expected["bbox_matched_gt"]) > 20

@@ -91,7 +91,7 @@ def _random_data(seed, n):
             for _ in range(r.randint(0, 5)):
                 if label in gt and len(gt[label]) and r.random() < 0.6:
                     x, y, w, h = r.choice(gt[label].tolist())
-                    boxes.append([x + r.randint(-3, 3), y + r.randint(-3, 3), w + r.randint(-2, 2), h])
+                    boxes.append([x + r.randint(-3, 3), y + r.randint(-3, 3), max(0, w + r.randint(-2, 2)), h])
                 else:
                     boxes.append([r.randint(0, 50), r.randint(0, 50), r.randint(1, 20), r.randint(1, 20)])
                 if boxes and r.random() < 0.25:
@@ -236,3 +236,28 @@ def test_wide_random_degenerate_boxes_labels_and_scales(scale, offset, as_type, 
         assert float(ours[key]) == pytest.approx(value, abs=1e-12), key
         assert float(module[key]) == float(ours[key]), key
     assert expected["tp"] >= 5 and expected["fp"] >= 5
+
+
+def test_negative_size_and_out_of_range_boxes_are_an_error_naming_the_argument():
+    good = [{"a": torch.tensor([[0.0, 0.0, 2.0, 2.0]])}]
+    # was: accepted; a box [x, y, -w, h] "reaching back" was scored against the others
+    with pytest.raises(ValueError, match=r"`preds\[0\]\['a'\]` holds \[x, y, w, h\] boxes with a negative width"):
+        zero_shot_detection_f1([{"a": torch.tensor([[3.0, 3.0, -2.0, 2.0]])}], good)
+    with pytest.raises(ValueError, match=r"`target\[1\]\['b'\]` holds \[x, y, w, h\] boxes with a negative"):
+        zero_shot_detection_f1(good + good, good + [{"b": [[0, 0, 1, -1]]}])
+    with pytest.raises(ValueError, match=r"`target\[0\]\['a'\]` holds coordinates beyond"):
+        zero_shot_detection_f1(good, [{"a": torch.tensor([[0.0, 0.0, 1e200, 1e200]], dtype=torch.float64)}])
+    zero_size = zero_shot_detection_f1([{"a": [[0.0, 0.0, 0.0, 2.0]]}], good)  # zero width is a valid empty box
+    assert float(zero_size["fp"]) == 1.0
+
+
+@pytest.mark.parametrize("exponent", [-80, 80])
+def test_float32_boxes_at_extreme_scales_score_as_at_unit_scale(exponent):
+    # float32 IoU of boxes at 1e24 was 0 (products overflow), so every hit became a miss
+    preds, target = _wide_random_data(11, 30, 1, 0, torch.float32)
+    scaled = [[{k: v * 2.0**exponent for k, v in d.items()} for d in side] for side in (preds, target)]
+    for preset in ("aij2021", "strict"):
+        expected = zero_shot_detection_f1(preds, target, preset=preset)
+        ours = zero_shot_detection_f1(*scaled, preset=preset)
+        assert {k: float(v) for k, v in ours.items()} == {k: float(v) for k, v in expected.items()}
+        assert float(expected["tp"]) >= 5

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import time
 import warnings
 
 import pytest
@@ -211,3 +213,94 @@ def test_wide_random_captions_and_sizes_match_torchmetrics(hf_clip_dir):
     metric.update(images[2], captions[2])
     metric.update(images[3:], captions[3:])
     assert float(metric.compute()) == pytest.approx(reference, abs=1e-4)
+
+
+@pytest.fixture
+def empty_caches(tmp_path, monkeypatch):
+    """Hugging Face, open_clip and gpumetrics caches pointed at empty folders; any network use fails at once."""
+    import huggingface_hub.constants as hf_constants
+
+    hub = tmp_path / "hf" / "hub"
+    hub.mkdir(parents=True)
+    for name, value in {"HF_HOME": tmp_path / "hf", "HF_HUB_CACHE": hub, "HUGGINGFACE_HUB_CACHE": hub,
+                        "XDG_CACHE_HOME": tmp_path / "xdg", "HOME": tmp_path / "home"}.items():
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.setattr(hf_constants, "HF_HUB_CACHE", str(hub))  # read at import by huggingface_hub
+    monkeypatch.delenv("GPUMETRICS_HOME", raising=False)
+
+    def no_network(*_, **__):
+        raise AssertionError("a network connection was attempted")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    return hub
+
+
+@pytest.mark.parametrize("args", [("hf",), ("open_clip", "ViT-B-32", "openai"),
+                                  ("open_clip", "ViT-B-32", "laion2b_s34b_b79k")])
+def test_a_model_that_is_not_local_fails_at_once_saying_where_to_put_it(args, empty_caches, monkeypatch):
+    # was: CLIPScore() with the default hf model spent 24 s retrying the network before an OSError
+    start = time.perf_counter()
+    with pytest.raises(FileNotFoundError, match="not found locally.*download=True"):
+        CLIPScore(*args)
+    with pytest.raises(FileNotFoundError, match="not found locally"):
+        clip_score(_images(1, seed=0), ["x"], *args)
+    assert time.perf_counter() - start < 2.0
+    with pytest.raises(TypeError, match="`download`"):
+        CLIPScore(*args, download="yes")
+
+
+def test_hf_model_saved_locally_or_under_gpumetrics_home_loads_without_network(empty_caches, monkeypatch, tmp_path):
+    home = tmp_path / "gpumetrics_home"
+    (home / "acme" / "tiny-clip").mkdir(parents=True)
+    save_random_hf_clip(home / "acme" / "tiny-clip", TINY_CLIP, seed=3)
+    monkeypatch.setenv("GPUMETRICS_HOME", str(home))
+    images, captions = _images(2, seed=1), CAPTIONS[:2]
+    by_home = CLIPScore("hf", "acme/tiny-clip", scale=1)
+    by_path = CLIPScore("hf", str(home / "acme" / "tiny-clip"), scale=1)
+    by_home.update(images, captions)
+    by_path.update(images, captions)
+    assert float(by_home.compute()) == float(by_path.compute())
+    monkeypatch.delenv("GPUMETRICS_HOME")
+    with pytest.raises(FileNotFoundError, match=r"acme/tiny-clip.*GPUMETRICS_HOME"):
+        CLIPScore("hf", "acme/tiny-clip")
+
+
+def test_open_clip_tag_in_the_hf_cache_loads_by_path_with_the_tags_preprocessing(empty_caches, monkeypatch,
+                                                                                 open_clip_config):
+    import open_clip
+    import open_clip.pretrained
+
+    reference = CLIPScore("open_clip", open_clip_config, "random", seed=4).encoder.model
+    snapshot = empty_caches / "models--acme--tiny-open-clip" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (empty_caches / "models--acme--tiny-open-clip" / "refs").mkdir()
+    (empty_caches / "models--acme--tiny-open-clip" / "refs" / "main").write_text("abc123")
+    torch.save(reference.state_dict(), snapshot / "open_clip_pytorch_model.bin")
+    tag = {"hf_hub": "acme/tiny-open-clip/", "mean": (0.5, 0.5, 0.5), "std": (0.25, 0.25, 0.25)}
+    original = open_clip.pretrained.get_pretrained_cfg
+    monkeypatch.setattr(open_clip.pretrained, "get_pretrained_cfg",
+                        lambda model, name: tag if name == "acme-tag" else original(model, name))
+    monkeypatch.setattr(open_clip.factory, "get_pretrained_cfg", open_clip.pretrained.get_pretrained_cfg)
+    encoder = CLIPScore("open_clip", open_clip_config, "acme-tag").encoder
+    loaded = encoder.model.state_dict()
+    assert all(torch.equal(loaded[k], v) for k, v in reference.state_dict().items())
+    assert encoder.preprocess.mean == (0.5, 0.5, 0.5) and encoder.preprocess.std == (0.25, 0.25, 0.25)
+
+
+def test_open_clip_hf_hub_model_needs_config_and_weights_in_the_cache(empty_caches, open_clip_config):
+    start = time.perf_counter()
+    with pytest.raises(FileNotFoundError, match=r"hf-hub:acme/tiny.*not found locally.*download=True"):
+        CLIPScore("open_clip", "hf-hub:acme/tiny", "ignored")
+    assert time.perf_counter() - start < 2.0
+    snapshot = empty_caches / "models--acme--tiny" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (empty_caches / "models--acme--tiny" / "refs").mkdir()
+    (empty_caches / "models--acme--tiny" / "refs" / "main").write_text("abc123")
+    (snapshot / "open_clip_config.json").write_text(json.dumps({"model_cfg": TINY_OPEN_CLIP}))
+    with pytest.raises(FileNotFoundError, match="not found locally"):  # config only: open_clip would go random
+        CLIPScore("open_clip", "hf-hub:acme/tiny", "ignored")
+    reference = CLIPScore("open_clip", open_clip_config, "random", seed=5).encoder.model
+    torch.save(reference.state_dict(), snapshot / "open_clip_pytorch_model.bin")
+    loaded = CLIPScore("open_clip", "hf-hub:acme/tiny", "ignored").encoder.model.state_dict()
+    assert all(torch.equal(loaded[k], v) for k, v in reference.state_dict().items())

@@ -344,3 +344,82 @@ def test_non_finite_features_are_an_error_naming_the_argument(bad):
         metric.update_features(features, real=True)  # was: accepted, then a LinAlgError from eigh at compute
     with pytest.raises(ValueError, match="`features` holds NaN or infinite"):
         feature_statistics(features)  # was: NaN statistics
+
+
+def test_features_whose_squares_overflow_float64_are_an_error_naming_the_argument():
+    features = _features(10, 4, seed=0) * 1e200  # was: feature_statistics gave inf covariance, FID NaN/garbage
+    with pytest.raises(ValueError, match=r"`features` holds values up to \|x\| = .*e\+200.*scale them down"):
+        feature_statistics(features)
+    metric = FrechetInceptionDistance(feature=_Identity(4))
+    with pytest.raises(ValueError, match=r"`features` holds values up to"):
+        metric.update_features(features, real=True)
+    # the largest accepted magnitude still gives exact float64 statistics
+    big = _features(10, 4, seed=0) * 1e149
+    mu, sigma = feature_statistics(big)
+    expected_mu, expected_sigma = _np_stats(big)
+    np.testing.assert_allclose(mu.numpy(), expected_mu, rtol=1e-12)
+    np.testing.assert_allclose(sigma.numpy(), expected_sigma, rtol=1e-9, atol=1e-12 * np.abs(expected_sigma).max())
+
+
+def test_float32_features_near_their_range_limit_are_summed_in_float64():
+    # float32 features of 1e38: their float32 sum or square would be inf; converted before summing
+    features = (_features(50, 4, seed=1) / _features(50, 4, seed=1).max() * 3e38).float()
+    assert bool(torch.isfinite(features).all())
+    mu, sigma = feature_statistics(features)
+    expected_mu, expected_sigma = _np_stats(features)
+    np.testing.assert_allclose(mu.numpy(), expected_mu, rtol=1e-12)
+    np.testing.assert_allclose(sigma.numpy(), expected_sigma, rtol=1e-9, atol=1e-12 * np.abs(expected_sigma).max())
+    value = frechet_distance(mu, sigma, mu * 1.5, sigma)
+    assert float(value) == pytest.approx(float((mu * 0.5).square().sum()), rel=1e-9)
+
+
+NOT_PSD = {
+    "negated": -torch.eye(3, dtype=torch.float64),  # was: FID 0.0
+    "indefinite": torch.tensor([[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]], dtype=torch.float64),
+    "asymmetric": torch.tensor([[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], dtype=torch.float64),
+    "negative diagonal": torch.diag(torch.tensor([4.0, 1.0, -0.01], dtype=torch.float64)),
+}
+
+
+@pytest.mark.parametrize("kind", NOT_PSD)
+@pytest.mark.parametrize("position", ["sigma1", "sigma2"])
+def test_frechet_distance_refuses_a_covariance_that_is_not_symmetric_psd(kind, position):
+    mu = torch.zeros(3, dtype=torch.float64)
+    spd = torch.tensor([[2.0, 0.3, 0.0], [0.3, 1.0, 0.1], [0.0, 0.1, 0.5]], dtype=torch.float64)
+    for other in (spd, torch.diag(torch.tensor([1.0, 1.0, 0.0], dtype=torch.float64))):  # PD and singular partner
+        args = {"mu1": mu, "sigma1": other, "mu2": mu + 1, "sigma2": other, position: NOT_PSD[kind]}
+        with pytest.raises(ValueError, match=f"`{position}` must be"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                frechet_distance(**args)
+
+
+def test_round_off_negative_eigenvalues_and_float32_storage_still_pass():
+    # rank-deficient covariances (n < d) have eigenvalues of ±1e-16 relative; pytorch-fid stats stored in float32
+    real, fake = _features(10, 32, seed=1), _features(12, 32, seed=2, shift=0.1)
+    (mu1, s1), (mu2, s2) = _np_stats(real), _np_stats(fake)
+    assert np.linalg.eigvalsh(s1).min() < 0  # round-off really is there
+    with pytest.warns(UserWarning, match="singular"):
+        exact = float(frechet_distance(mu1, s1, mu2, s2))
+        stored = float(frechet_distance(mu1.astype(np.float32), s1.astype(np.float32), mu2.astype(np.float32),
+                                        s2.astype(np.float32)))
+        same = float(frechet_distance(mu1, s1, mu1, s1))
+    assert stored == pytest.approx(exact, rel=1e-4)
+    assert 0 <= same < 1e-6
+
+
+def test_a_result_negative_beyond_round_off_is_not_silently_clamped():
+    # offset 1e8 ≫ spread 1: the streaming covariance Σxxᵀ − n·μμᵀ keeps no digit of the spread; FID of a set with
+    # itself came out as −10 and was clamped to 0 without a word
+    generator = torch.Generator().manual_seed(0)
+    features = torch.randn(50, 6, generator=generator, dtype=torch.float64) + 1e8
+    metric = FrechetInceptionDistance(feature=_Identity(6))
+    metric.update_features(features, real=True)
+    metric.update_features(features.flip(0)[:49], real=False)
+    with pytest.warns(UserWarning, match="negative beyond its round-off bound"):
+        assert float(metric.compute()) == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stats = feature_statistics(features) + feature_statistics(features.flip(0)[:49])
+    with pytest.raises(ValueError, match="`sigma1`|`sigma2`"):
+        frechet_distance(*stats)

@@ -148,3 +148,37 @@ def test_non_finite_features_are_an_error_naming_the_argument():
     metric = KernelInceptionDistance(feature=_Identity(), subsets=2, subset_size=5)
     with pytest.raises(ValueError, match="`features` holds NaN or infinite"):
         metric.update_features(fake, real=False)
+
+
+@pytest.mark.parametrize("option, value", [
+    ("gamma", float("nan")), ("gamma", float("inf")), ("gamma", 0.0), ("gamma", True), ("gamma", "0.1"),
+    ("coef", float("nan")), ("coef", float("-inf")), ("coef", None), ("coef", False),
+    ("degree", 0), ("degree", 2.0), ("degree", float("nan")), ("subsets", -1), ("subsets", 1.5),
+    ("subset_size", float("nan")), ("subset_size", True), ("seed", 1.5), ("seed", 2**64), ("seed", None),
+])
+def test_numeric_options_are_checked_at_construction_and_call(option, value):
+    # was: KernelInceptionDistance(gamma=nan) constructed, then compute() returned (nan, nan)
+    with pytest.raises(ValueError, match=f"`{option}`"):
+        KernelInceptionDistance(feature=_Identity(), **{option: value})
+    real, fake = _features(20, seed=0), _features(20, seed=1)
+    with pytest.raises(ValueError, match=f"`{option}`"):
+        kernel_inception_distance(real, fake, **{"subsets": 2, "subset_size": 5, option: value})
+
+
+def test_numpy_scalar_options_and_extreme_but_valid_values_are_accepted():
+    import numpy as np
+
+    real, fake = _features(20, seed=0), _features(20, seed=1, shift=0.1)
+    mean, std = kernel_inception_distance(real, fake, subsets=3, subset_size=8, gamma=np.float64(0.1), coef=-2)
+    assert torch.isfinite(mean) and torch.isfinite(std)
+    kernel_inception_distance(real, fake, subsets=3, subset_size=8, seed=-1)  # torch.Generator takes it
+
+
+def test_kernel_overflow_is_an_error_not_nan():
+    # finite features whose cubic kernel overflows float64: (1e60² · d / d)³ = 1e360
+    real, fake = _features(20, seed=0) * 1e60, _features(20, seed=1) * 1e60
+    with pytest.raises(ValueError, match="`real_features` / `fake_features` are too large"):
+        kernel_inception_distance(real, fake, subsets=2, subset_size=5)
+    # features whose squares overflow are refused on input
+    with pytest.raises(ValueError, match=r"`real_features` holds values up to \|x\| = .*e\+200"):
+        kernel_inception_distance(real / 1e60 * 1e200, fake, subsets=2, subset_size=5)

@@ -302,3 +302,58 @@ def test_thin_float32_quads_at_large_coordinates_match_shapely():
     ours = polygon_iou_paired(torch.from_numpy(a), torch.from_numpy(b))
     assert (ref > 0).sum() > 100
     assert np.abs(ours.double().numpy() - ref).max() <= 1e-5
+
+
+@pytest.mark.parametrize("exponent", [-100, -70, -40, 40, 70, 100, 120])
+def test_float32_coordinates_of_any_magnitude_give_the_exact_iou(exponent):
+    # products of float32 coordinates overflow at ~1e19 and underflow at ~1e-19: identical boxes at 1e20 got IoU 0
+    # and every IoU at 1e30 was 0. Scaled by 2**exponent (exact in float32) the IoU must not change; the reference is
+    # torchvision / shapely in float64 on the unscaled (same) coordinates.
+    scale = 2.0**exponent
+    rng = np.random.default_rng(exponent + 200)
+    qa = _quads(rng, 300)
+    qb = qa + rng.normal(0, 2, (300, 1, 2))  # mostly overlapping
+    qa32, qb32 = qa.astype(np.float32), qb.astype(np.float32)
+    ref = _shapely_iou(qa32.astype(np.float64), qb32.astype(np.float64))
+    big_a, big_b = torch.from_numpy(qa32) * scale, torch.from_numpy(qb32) * scale
+    assert torch.isfinite(big_a).all() and (big_a.abs() > 0).all()
+    ours = polygon_iou_paired(big_a, big_b)
+    assert ours.dtype == torch.float32 and (ref > 0).sum() > 100
+    assert np.abs(ours.double().numpy() - ref).max() <= 1e-5
+    assert torch.equal(polygon_iou_paired(big_a, big_a), torch.ones(300))  # identical quads: exactly 1
+    assert np.abs(polygon_iou(big_a[:40], big_b[:50]).double().numpy() - _shapely_iou(
+        np.repeat(qa32[:40, None], 50, 1).reshape(-1, 4, 2).astype(np.float64),
+        np.repeat(qb32[None, :50], 40, 0).reshape(-1, 4, 2).astype(np.float64)).reshape(40, 50)).max() <= 1e-5
+
+    boxes_a = torch.from_numpy(np.concatenate([qa32.min(1), qa32.max(1)], 1))
+    boxes_b = torch.from_numpy(np.concatenate([qb32.min(1), qb32.max(1)], 1))
+    ref_boxes = torchvision.ops.box_iou(boxes_a.double(), boxes_b.double())
+    ours_boxes = box_iou(boxes_a * scale, boxes_b * scale)
+    assert ours_boxes.dtype == torch.float32
+    assert (ours_boxes.double() - ref_boxes).abs().max() <= 1e-6
+    assert torch.equal(box_iou_paired(boxes_a * scale, boxes_a * scale), torch.ones(300))
+    xywh = torch.cat([boxes_a[:, :2], boxes_a[:, 2:] - boxes_a[:, :2]], 1) * scale
+    assert torch.equal(box_iou_paired(xywh, xywh, fmt="xywh"), torch.ones(300))
+    inter, area_a, _ = polygon_intersection_paired(big_a, big_a)
+    assert torch.isfinite(area_a).all() and torch.equal(inter, area_a)
+
+
+def test_float64_coordinates_beyond_1e150_are_an_error_naming_the_argument():
+    box = torch.tensor([[0.0, 0.0, 1.0, 1.0]], dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"`b` holds coordinates up to \|x\| = 1e\+200"):
+        box_iou(box, box * 1e200)  # products overflow float64: was IoU 0 for identical boxes
+    with pytest.raises(ValueError, match=r"`a` holds coordinates up to"):
+        polygon_iou_paired(kernels.boxes_to_quads(box) * 1e160, kernels.boxes_to_quads(box))
+    assert float(box_iou(box * 1e150, box * 1e150)) == 1.0
+
+
+def test_xywh_boxes_with_negative_size_are_an_error_naming_the_argument():
+    good = torch.tensor([[0.0, 0.0, 2.0, 2.0]])
+    for bad in ([[0.0, 0.0, -1.0, 2.0]], [[5.0, 5.0, 1.0, -0.5]]):
+        with pytest.raises(ValueError, match="`b` holds \\[x, y, w, h\\] boxes with a negative width or height"):
+            box_iou(good, torch.tensor(bad), fmt="xywh")  # was: accepted, a box "reaching back" overlapped others
+        with pytest.raises(ValueError, match="`a` holds \\[x, y, w, h\\] boxes with a negative"):
+            box_iou_paired(torch.tensor(bad), good, fmt="xywh")
+    # zero size is a valid (empty) box; an unordered xyxy box is documented as zero-area (torchvision: undefined)
+    assert float(box_iou(good, torch.tensor([[1.0, 1.0, 0.0, 3.0]]), fmt="xywh")) == 0.0
+    assert float(box_iou(good, torch.tensor([[2.0, 2.0, 0.0, 0.0]]))) == 0.0
