@@ -68,11 +68,18 @@ def _morph_analyzer() -> Any:
 def russian_lemma(token: str) -> str:
     """pymorphy3's most probable normal form of one lowercase token (cached).
 
+    A token holding a character that UTF-8 cannot encode (a lone surrogate such as ``"\\ud800"``) cannot be in the
+    dictionary, whose keys are UTF-8 bytes; it is returned unchanged, as pymorphy3 returns tokens it has no analysis
+    for (latin words, numbers), so the text is scored token by token like any other instead of raising.
+
     Example:
-        >>> russian_lemma("кошки")
-        'кошка'
+        >>> russian_lemma("кошки"), russian_lemma("кошки\\udc00")
+        ('кошка', 'кошки\\udc00')
     """
-    return _morph_analyzer().parse(token)[0].normal_form
+    try:
+        return _morph_analyzer().parse(token)[0].normal_form
+    except UnicodeEncodeError:  # the dictionary encodes keys as UTF-8; lone surrogates cannot be
+        return token
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
