@@ -30,6 +30,7 @@ from torch import Tensor
 from torchmetrics import classification as _tm
 from torchmetrics.functional.classification import binary_f1_score, binary_precision, binary_recall
 from torchmetrics.functional.classification.stat_scores import (
+    _binary_stat_scores_tensor_validation,
     _multiclass_stat_scores_arg_validation,
     _multiclass_stat_scores_format,
     _multiclass_stat_scores_tensor_validation,
@@ -195,6 +196,34 @@ def multilabel_f1_score(
     )
 
 
+class _EmptyBatch:
+    """``update`` with a batch of zero samples checks its inputs and adds nothing.
+
+    torchmetrics' input formatting reshapes with ``-1`` and raises ``RuntimeError`` on zero samples; an empty batch
+    (an uneven split, a filtered batch) must leave the statistics as they are, as in every other gpumetrics module.
+    """
+
+    def update(self, preds: Tensor, target: Tensor) -> None:
+        if isinstance(preds, Tensor) and isinstance(target, Tensor) and preds.ndim and target.ndim \
+                and preds.shape[0] == 0 and target.shape[0] == 0:
+            if self.validate_args:
+                self._validate_tensors(preds, target)
+            return
+        super().update(preds, target)
+
+    def _validate_tensors(self, preds: Tensor, target: Tensor) -> None:
+        if isinstance(self, _tm.BinaryStatScores):
+            _binary_stat_scores_tensor_validation(preds, target, self.multidim_average, self.ignore_index)
+        elif isinstance(self, _tm.MulticlassStatScores):
+            _multiclass_stat_scores_tensor_validation(
+                preds, target, self.num_classes, self.multidim_average, self.ignore_index
+            )
+        else:
+            _multilabel_stat_scores_tensor_validation(
+                preds, target, self.num_labels, self.multidim_average, self.ignore_index
+            )
+
+
 class _SklearnAverage:
     """``compute`` through :func:`_reduce` for the multiclass / multilabel modules (the statistic is the class's
     ``signature_name``: precision, recall or f1)."""
@@ -210,7 +239,7 @@ class _SklearnAverage:
         )
 
 
-class BinaryPrecision(_tm.BinaryPrecision, Metric):
+class BinaryPrecision(_EmptyBatch, _tm.BinaryPrecision, Metric):
     """Binary precision TP / (TP + FP) = ``sklearn.metrics.precision_score(average="binary")``.
 
     Args and inputs are those of ``torchmetrics.classification.BinaryPrecision`` (``preds: Tensor[N, ...]`` labels
@@ -232,7 +261,7 @@ class BinaryPrecision(_tm.BinaryPrecision, Metric):
         return _signature_fields(self, "binary")
 
 
-class BinaryRecall(_tm.BinaryRecall, Metric):
+class BinaryRecall(_EmptyBatch, _tm.BinaryRecall, Metric):
     """Binary recall TP / (TP + FN) = ``sklearn.metrics.recall_score(average="binary")``.
 
     Inputs as :class:`BinaryPrecision`; ``zero_division`` is the value when TP + FN = 0.
@@ -249,7 +278,7 @@ class BinaryRecall(_tm.BinaryRecall, Metric):
         return _signature_fields(self, "binary")
 
 
-class BinaryF1Score(_tm.BinaryF1Score, Metric):
+class BinaryF1Score(_EmptyBatch, _tm.BinaryF1Score, Metric):
     """Binary F1 = 2TP / (2TP + FP + FN) = ``sklearn.metrics.f1_score(average="binary")``.
 
     Inputs as :class:`BinaryPrecision`; ``zero_division`` is the value when TP + FP + FN = 0.
@@ -266,7 +295,7 @@ class BinaryF1Score(_tm.BinaryF1Score, Metric):
         return _signature_fields(self, "binary")
 
 
-class MulticlassPrecision(_SklearnAverage, _tm.MulticlassPrecision, Metric):
+class MulticlassPrecision(_EmptyBatch, _SklearnAverage, _tm.MulticlassPrecision, Metric):
     """Multiclass precision, ``average`` micro / macro / weighted / none, as ``sklearn.metrics.precision_score``.
 
     Args are those of ``torchmetrics.classification.MulticlassPrecision`` (``num_classes``, ``average``,
@@ -287,7 +316,7 @@ class MulticlassPrecision(_SklearnAverage, _tm.MulticlassPrecision, Metric):
         return _signature_fields(self, "multiclass")
 
 
-class MulticlassRecall(_SklearnAverage, _tm.MulticlassRecall, Metric):
+class MulticlassRecall(_EmptyBatch, _SklearnAverage, _tm.MulticlassRecall, Metric):
     """Multiclass recall as ``sklearn.metrics.recall_score`` (see :class:`MulticlassPrecision` for arguments).
 
     Example:
@@ -303,7 +332,7 @@ class MulticlassRecall(_SklearnAverage, _tm.MulticlassRecall, Metric):
         return _signature_fields(self, "multiclass")
 
 
-class MulticlassF1Score(_SklearnAverage, _tm.MulticlassF1Score, Metric):
+class MulticlassF1Score(_EmptyBatch, _SklearnAverage, _tm.MulticlassF1Score, Metric):
     """Multiclass F1 as ``sklearn.metrics.f1_score`` (see :class:`MulticlassPrecision` for arguments).
 
     Example:
@@ -319,7 +348,7 @@ class MulticlassF1Score(_SklearnAverage, _tm.MulticlassF1Score, Metric):
         return _signature_fields(self, "multiclass")
 
 
-class MultilabelPrecision(_SklearnAverage, _tm.MultilabelPrecision, Metric):
+class MultilabelPrecision(_EmptyBatch, _SklearnAverage, _tm.MultilabelPrecision, Metric):
     """Multilabel precision as ``sklearn.metrics.precision_score`` on indicator matrices.
 
     Args are those of ``torchmetrics.classification.MultilabelPrecision`` (``num_labels``, ``threshold``,
@@ -340,7 +369,7 @@ class MultilabelPrecision(_SklearnAverage, _tm.MultilabelPrecision, Metric):
         return _signature_fields(self, "multilabel")
 
 
-class MultilabelRecall(_SklearnAverage, _tm.MultilabelRecall, Metric):
+class MultilabelRecall(_EmptyBatch, _SklearnAverage, _tm.MultilabelRecall, Metric):
     """Multilabel recall as ``sklearn.metrics.recall_score`` (see :class:`MultilabelPrecision` for arguments).
 
     Example:
@@ -356,7 +385,7 @@ class MultilabelRecall(_SklearnAverage, _tm.MultilabelRecall, Metric):
         return _signature_fields(self, "multilabel")
 
 
-class MultilabelF1Score(_SklearnAverage, _tm.MultilabelF1Score, Metric):
+class MultilabelF1Score(_EmptyBatch, _SklearnAverage, _tm.MultilabelF1Score, Metric):
     """Multilabel F1 as ``sklearn.metrics.f1_score`` (see :class:`MultilabelPrecision` for arguments).
 
     Example:
