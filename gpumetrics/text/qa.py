@@ -26,7 +26,9 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
-from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length, gc_paused
+from gpumetrics.core import (
+    Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+)
 from gpumetrics.kernels.multiset import multiset_intersection_size
 
 F1_PRESETS = ("squad", "aij2022")
@@ -274,7 +276,7 @@ def _reduce(scores: Tensor, reduction: str) -> Tensor:
 
 
 def _default_device(device: Optional[torch.device | str]) -> torch.device:
-    return torch.device(device) if device is not None else torch.device("cpu")
+    return check_device(device, "device")
 
 
 # ---------------------------------------------------------------------------------------------------- public API
