@@ -28,7 +28,7 @@ import torch
 import torchmetrics
 from torch import Tensor
 from torchmetrics import classification as _tm
-from torchmetrics.functional.classification import binary_f1_score, binary_precision, binary_recall
+from torchmetrics.functional import classification as _tmf
 from torchmetrics.functional.classification.stat_scores import (
     _binary_stat_scores_tensor_validation,
     _multiclass_stat_scores_arg_validation,
@@ -99,6 +99,16 @@ def _reduce(
     return (weights * score).sum(-1) / weights.sum(-1)
 
 
+def _no_samples(preds: Tensor, target: Tensor) -> bool:
+    """Both batches hold zero samples (torchmetrics' formatting cannot reshape them: handled before it)."""
+    return preds.ndim > 0 and target.ndim > 0 and preds.shape[0] == 0 and target.shape[0] == 0
+
+
+def _zero_counts(n: int, multidim_average: str, device: torch.device) -> Tensor:
+    """The statistics of zero samples: ``LongTensor[n]`` (global) or ``LongTensor[0, n]`` (samplewise)."""
+    return torch.zeros((n,) if multidim_average == "global" else (0, n), dtype=torch.long, device=device)
+
+
 def _multiclass(
     stat: str, preds: Tensor, target: Tensor, num_classes: int, average: str | None = "macro", top_k: int = 1,
     multidim_average: str = "global", ignore_index: int | None = None, validate_args: bool = True,
@@ -107,10 +117,13 @@ def _multiclass(
     if validate_args:
         _multiclass_stat_scores_arg_validation(num_classes, top_k, average, multidim_average, ignore_index, zero_division)
         _multiclass_stat_scores_tensor_validation(preds, target, num_classes, multidim_average, ignore_index)
-    preds, target = _multiclass_stat_scores_format(preds, target, top_k)
-    tp, fp, _, fn = _multiclass_stat_scores_update(
-        preds, target, num_classes, top_k, average, multidim_average, ignore_index
-    )
+    if _no_samples(preds, target):
+        tp = fp = fn = _zero_counts(num_classes, multidim_average, preds.device)
+    else:
+        preds, target = _multiclass_stat_scores_format(preds, target, top_k)
+        tp, fp, _, fn = _multiclass_stat_scores_update(
+            preds, target, num_classes, top_k, average, multidim_average, ignore_index
+        )
     return _reduce(stat, tp, fp, fn, average, multidim_average, False, top_k, zero_division)
 
 
@@ -122,9 +135,48 @@ def _multilabel(
     if validate_args:
         _multilabel_stat_scores_arg_validation(num_labels, threshold, average, multidim_average, ignore_index, zero_division)
         _multilabel_stat_scores_tensor_validation(preds, target, num_labels, multidim_average, ignore_index)
-    preds, target = _multilabel_stat_scores_format(preds, target, num_labels, threshold, ignore_index)
-    tp, fp, _, fn = _multilabel_stat_scores_update(preds, target, multidim_average)
+    if _no_samples(preds, target):
+        tp = fp = fn = _zero_counts(num_labels, multidim_average, preds.device)
+    else:
+        preds, target = _multilabel_stat_scores_format(preds, target, num_labels, threshold, ignore_index)
+        tp, fp, _, fn = _multilabel_stat_scores_update(preds, target, multidim_average)
     return _reduce(stat, tp, fp, fn, average, multidim_average, True, 1, zero_division)
+
+
+def _binary(stat: str, preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+            ignore_index: int | None = None, validate_args: bool = True, zero_division: float = 0) -> Tensor:
+    if _no_samples(preds, target):
+        if validate_args:
+            _binary_stat_scores_tensor_validation(preds, target, multidim_average, ignore_index)
+        zero = _zero_counts(1, multidim_average, preds.device)[..., 0]
+        return _reduce(stat, zero, zero, zero, "micro" if multidim_average == "global" else "none", multidim_average,
+                       False, 1, zero_division).float()
+    function = {"precision": _tmf.binary_precision, "recall": _tmf.binary_recall, "f1": _tmf.binary_f1_score}[stat]
+    return function(preds, target, threshold, multidim_average, ignore_index, validate_args, zero_division)
+
+
+def binary_precision(
+    preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+    ignore_index: int | None = None, validate_args: bool = True, zero_division: float = 0,
+) -> Tensor:
+    """``torchmetrics.functional.binary_precision`` (same arguments); zero samples give ``zero_division``."""
+    return _binary("precision", preds, target, threshold, multidim_average, ignore_index, validate_args, zero_division)
+
+
+def binary_recall(
+    preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+    ignore_index: int | None = None, validate_args: bool = True, zero_division: float = 0,
+) -> Tensor:
+    """``torchmetrics.functional.binary_recall`` (same arguments); zero samples give ``zero_division``."""
+    return _binary("recall", preds, target, threshold, multidim_average, ignore_index, validate_args, zero_division)
+
+
+def binary_f1_score(
+    preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+    ignore_index: int | None = None, validate_args: bool = True, zero_division: float = 0,
+) -> Tensor:
+    """``torchmetrics.functional.binary_f1_score`` (same arguments); zero samples give ``zero_division``."""
+    return _binary("f1", preds, target, threshold, multidim_average, ignore_index, validate_args, zero_division)
 
 
 def multiclass_precision(
@@ -204,8 +256,7 @@ class _EmptyBatch:
     """
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        if isinstance(preds, Tensor) and isinstance(target, Tensor) and preds.ndim and target.ndim \
-                and preds.shape[0] == 0 and target.shape[0] == 0:
+        if isinstance(preds, Tensor) and isinstance(target, Tensor) and _no_samples(preds, target):
             if self.validate_args:
                 self._validate_tensors(preds, target)
             return
