@@ -83,7 +83,8 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
                                 for mode in ("sacrebleu", "nltk") for reduction in ("corpus", "mean", "none")]),
         (gpumetrics.ROUGEScore, [{"reduction": "mean"}, {"reduction": "none"},
                                  {"rouge_keys": ("rouge1", "rougeW"), "reduction": "none"}]),
-        (gpumetrics.CIDErScore, [{"variant": "cider-d"}, {"variant": "cider"}]),
+        (gpumetrics.CIDErScore, [{"variant": "cider-d"}, {"variant": "cider"},
+                                 {"variant": "cider", "reduction": "none"}]),
     ]:
         for kwargs in options:
             expected = EMPTY if kwargs.get("reduction") == "none" else ZERO
@@ -154,6 +155,10 @@ def test_every_module_has_an_empty_input_rule_documented_and_tested():
     names = {cls.__name__ for cls in _module_classes()}
     assert names, "no module class found"
     assert names == set(CASES), f"without a case: {sorted(names - set(CASES))}; stale: {sorted(set(CASES) - names)}"
+    for cls in _module_classes():  # every option family with per-sample output has its empty case
+        if "reduction" in inspect.signature(cls.__init__).parameters:
+            labels = [label for label, *_ in CASES[cls.__name__]]
+            assert any("'reduction': 'none'" in label for label in labels), f"{cls.__name__}: no reduction='none' case"
     section = _readme_section()
     undocumented = [name for name in sorted(names)
                     if not re.search(rf"`{name}`", section)
