@@ -113,6 +113,28 @@ def test_every_function_with_a_device_argument_checks_it(machine):
                 fn(["a b"], ["a b"], device=bad)
 
 
+def test_kernel_entry_points_check_their_device(machine):
+    from gpumetrics.kernels.levenshtein import encode_chars, encode_words, levenshtein_strings
+    from gpumetrics.kernels.ngrams import encode_tokens
+
+    machine(cuda=0)
+    calls = [
+        lambda device: levenshtein_strings(["ab"], ["b"], backend="torch", device=device),
+        lambda device: encode_chars(["ab"], device=device),
+        lambda device: encode_words([["a"]], {}, device=device),
+        lambda device: encode_tokens(["a"], [1], device=device),
+    ]
+    for call in calls:
+        assert _first(call(None)).device.type == "cpu"
+        for bad in ("tpu", "cuda", 0):  # 0 is cuda:0 to torch; it used to fall back to the CPU (`device or "cpu"`)
+            with pytest.raises(ValueError, match="`device`"):
+                call(bad)
+
+
+def _first(value):
+    return value if isinstance(value, torch.Tensor) else value[0]
+
+
 def _run(args, capsys):
     code = cli.main([str(a) for a in args])
     return code, capsys.readouterr().err
