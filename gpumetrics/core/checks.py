@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Sequence, Union
 
 import torch
 from torch import Tensor
@@ -234,6 +234,8 @@ def check_device(device: DeviceArg, name: str = "device") -> torch.device:
     """
     if device is None or (isinstance(device, str) and device == "cpu"):
         return _CPU
+    if type(device) is torch.device and device.type == "cpu":  # a module's own device: every update passes it
+        return device
     parsed = parse_device(device, name)
     if parsed.type == "cpu":  # torch ignores a CPU index
         return parsed
