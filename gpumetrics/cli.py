@@ -109,7 +109,9 @@ def add_builtin_parsers(subparsers: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument("config", help="YAML config naming tasks, metrics, options and data files")
     evaluate.add_argument("--output", "-o", help="write the JSON report (scores, signatures, counts, timing) here")
-    evaluate.add_argument("--device", help="cpu (default), cuda or cuda:N; overrides the config's `device`")
+    evaluate.add_argument(
+        "--device", help="cpu (default), cuda, cuda:N, mps … (must exist here); overrides the config's `device`"
+    )
     evaluate.add_argument("--batch-size", type=positive_int, help="samples per metric update (default: config or 1024)")
     evaluate.add_argument(
         "--progress", choices=("auto", "on", "off"), default="auto",

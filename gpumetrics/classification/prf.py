@@ -28,8 +28,9 @@ import torch
 import torchmetrics
 from torch import Tensor
 from torchmetrics import classification as _tm
-from torchmetrics.functional.classification import binary_f1_score, binary_precision, binary_recall
+from torchmetrics.functional import classification as _tmf
 from torchmetrics.functional.classification.stat_scores import (
+    _binary_stat_scores_tensor_validation,
     _multiclass_stat_scores_arg_validation,
     _multiclass_stat_scores_format,
     _multiclass_stat_scores_tensor_validation,
@@ -98,6 +99,16 @@ def _reduce(
     return (weights * score).sum(-1) / weights.sum(-1)
 
 
+def _no_samples(preds: Tensor, target: Tensor) -> bool:
+    """Both batches hold zero samples (torchmetrics' formatting cannot reshape them: handled before it)."""
+    return preds.ndim > 0 and target.ndim > 0 and preds.shape[0] == 0 and target.shape[0] == 0
+
+
+def _zero_counts(n: int, multidim_average: str, device: torch.device) -> Tensor:
+    """The statistics of zero samples: ``LongTensor[n]`` (global) or ``LongTensor[0, n]`` (samplewise)."""
+    return torch.zeros((n,) if multidim_average == "global" else (0, n), dtype=torch.long, device=device)
+
+
 def _multiclass(
     stat: str, preds: Tensor, target: Tensor, num_classes: int, average: str | None = "macro", top_k: int = 1,
     multidim_average: str = "global", ignore_index: int | None = None, validate_args: bool = True,
@@ -106,10 +117,13 @@ def _multiclass(
     if validate_args:
         _multiclass_stat_scores_arg_validation(num_classes, top_k, average, multidim_average, ignore_index, zero_division)
         _multiclass_stat_scores_tensor_validation(preds, target, num_classes, multidim_average, ignore_index)
-    preds, target = _multiclass_stat_scores_format(preds, target, top_k)
-    tp, fp, _, fn = _multiclass_stat_scores_update(
-        preds, target, num_classes, top_k, average, multidim_average, ignore_index
-    )
+    if _no_samples(preds, target):
+        tp = fp = fn = _zero_counts(num_classes, multidim_average, preds.device)
+    else:
+        preds, target = _multiclass_stat_scores_format(preds, target, top_k)
+        tp, fp, _, fn = _multiclass_stat_scores_update(
+            preds, target, num_classes, top_k, average, multidim_average, ignore_index
+        )
     return _reduce(stat, tp, fp, fn, average, multidim_average, False, top_k, zero_division)
 
 
@@ -121,9 +135,48 @@ def _multilabel(
     if validate_args:
         _multilabel_stat_scores_arg_validation(num_labels, threshold, average, multidim_average, ignore_index, zero_division)
         _multilabel_stat_scores_tensor_validation(preds, target, num_labels, multidim_average, ignore_index)
-    preds, target = _multilabel_stat_scores_format(preds, target, num_labels, threshold, ignore_index)
-    tp, fp, _, fn = _multilabel_stat_scores_update(preds, target, multidim_average)
+    if _no_samples(preds, target):
+        tp = fp = fn = _zero_counts(num_labels, multidim_average, preds.device)
+    else:
+        preds, target = _multilabel_stat_scores_format(preds, target, num_labels, threshold, ignore_index)
+        tp, fp, _, fn = _multilabel_stat_scores_update(preds, target, multidim_average)
     return _reduce(stat, tp, fp, fn, average, multidim_average, True, 1, zero_division)
+
+
+def _binary(stat: str, preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+            ignore_index: int | None = None, validate_args: bool = True, zero_division: float = 0) -> Tensor:
+    if _no_samples(preds, target):
+        if validate_args:
+            _binary_stat_scores_tensor_validation(preds, target, multidim_average, ignore_index)
+        zero = _zero_counts(1, multidim_average, preds.device)[..., 0]
+        return _reduce(stat, zero, zero, zero, "micro" if multidim_average == "global" else "none", multidim_average,
+                       False, 1, zero_division).float()
+    function = {"precision": _tmf.binary_precision, "recall": _tmf.binary_recall, "f1": _tmf.binary_f1_score}[stat]
+    return function(preds, target, threshold, multidim_average, ignore_index, validate_args, zero_division)
+
+
+def binary_precision(
+    preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+    ignore_index: int | None = None, validate_args: bool = True, zero_division: float = 0,
+) -> Tensor:
+    """``torchmetrics.functional.binary_precision`` (same arguments); zero samples give ``zero_division``."""
+    return _binary("precision", preds, target, threshold, multidim_average, ignore_index, validate_args, zero_division)
+
+
+def binary_recall(
+    preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+    ignore_index: int | None = None, validate_args: bool = True, zero_division: float = 0,
+) -> Tensor:
+    """``torchmetrics.functional.binary_recall`` (same arguments); zero samples give ``zero_division``."""
+    return _binary("recall", preds, target, threshold, multidim_average, ignore_index, validate_args, zero_division)
+
+
+def binary_f1_score(
+    preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+    ignore_index: int | None = None, validate_args: bool = True, zero_division: float = 0,
+) -> Tensor:
+    """``torchmetrics.functional.binary_f1_score`` (same arguments); zero samples give ``zero_division``."""
+    return _binary("f1", preds, target, threshold, multidim_average, ignore_index, validate_args, zero_division)
 
 
 def multiclass_precision(
@@ -195,6 +248,33 @@ def multilabel_f1_score(
     )
 
 
+class _EmptyBatch:
+    """``update`` with a batch of zero samples checks its inputs and adds nothing.
+
+    torchmetrics' input formatting reshapes with ``-1`` and raises ``RuntimeError`` on zero samples; an empty batch
+    (an uneven split, a filtered batch) must leave the statistics as they are, as in every other gpumetrics module.
+    """
+
+    def update(self, preds: Tensor, target: Tensor) -> None:
+        if isinstance(preds, Tensor) and isinstance(target, Tensor) and _no_samples(preds, target):
+            if self.validate_args:
+                self._validate_tensors(preds, target)
+            return
+        super().update(preds, target)
+
+    def _validate_tensors(self, preds: Tensor, target: Tensor) -> None:
+        if isinstance(self, _tm.BinaryStatScores):
+            _binary_stat_scores_tensor_validation(preds, target, self.multidim_average, self.ignore_index)
+        elif isinstance(self, _tm.MulticlassStatScores):
+            _multiclass_stat_scores_tensor_validation(
+                preds, target, self.num_classes, self.multidim_average, self.ignore_index
+            )
+        else:
+            _multilabel_stat_scores_tensor_validation(
+                preds, target, self.num_labels, self.multidim_average, self.ignore_index
+            )
+
+
 class _SklearnAverage:
     """``compute`` through :func:`_reduce` for the multiclass / multilabel modules (the statistic is the class's
     ``signature_name``: precision, recall or f1)."""
@@ -210,7 +290,7 @@ class _SklearnAverage:
         )
 
 
-class BinaryPrecision(_tm.BinaryPrecision, Metric):
+class BinaryPrecision(_EmptyBatch, _tm.BinaryPrecision, Metric):
     """Binary precision TP / (TP + FP) = ``sklearn.metrics.precision_score(average="binary")``.
 
     Args and inputs are those of ``torchmetrics.classification.BinaryPrecision`` (``preds: Tensor[N, ...]`` labels
@@ -232,7 +312,7 @@ class BinaryPrecision(_tm.BinaryPrecision, Metric):
         return _signature_fields(self, "binary")
 
 
-class BinaryRecall(_tm.BinaryRecall, Metric):
+class BinaryRecall(_EmptyBatch, _tm.BinaryRecall, Metric):
     """Binary recall TP / (TP + FN) = ``sklearn.metrics.recall_score(average="binary")``.
 
     Inputs as :class:`BinaryPrecision`; ``zero_division`` is the value when TP + FN = 0.
@@ -249,7 +329,7 @@ class BinaryRecall(_tm.BinaryRecall, Metric):
         return _signature_fields(self, "binary")
 
 
-class BinaryF1Score(_tm.BinaryF1Score, Metric):
+class BinaryF1Score(_EmptyBatch, _tm.BinaryF1Score, Metric):
     """Binary F1 = 2TP / (2TP + FP + FN) = ``sklearn.metrics.f1_score(average="binary")``.
 
     Inputs as :class:`BinaryPrecision`; ``zero_division`` is the value when TP + FP + FN = 0.
@@ -266,7 +346,7 @@ class BinaryF1Score(_tm.BinaryF1Score, Metric):
         return _signature_fields(self, "binary")
 
 
-class MulticlassPrecision(_SklearnAverage, _tm.MulticlassPrecision, Metric):
+class MulticlassPrecision(_EmptyBatch, _SklearnAverage, _tm.MulticlassPrecision, Metric):
     """Multiclass precision, ``average`` micro / macro / weighted / none, as ``sklearn.metrics.precision_score``.
 
     Args are those of ``torchmetrics.classification.MulticlassPrecision`` (``num_classes``, ``average``,
@@ -287,7 +367,7 @@ class MulticlassPrecision(_SklearnAverage, _tm.MulticlassPrecision, Metric):
         return _signature_fields(self, "multiclass")
 
 
-class MulticlassRecall(_SklearnAverage, _tm.MulticlassRecall, Metric):
+class MulticlassRecall(_EmptyBatch, _SklearnAverage, _tm.MulticlassRecall, Metric):
     """Multiclass recall as ``sklearn.metrics.recall_score`` (see :class:`MulticlassPrecision` for arguments).
 
     Example:
@@ -303,7 +383,7 @@ class MulticlassRecall(_SklearnAverage, _tm.MulticlassRecall, Metric):
         return _signature_fields(self, "multiclass")
 
 
-class MulticlassF1Score(_SklearnAverage, _tm.MulticlassF1Score, Metric):
+class MulticlassF1Score(_EmptyBatch, _SklearnAverage, _tm.MulticlassF1Score, Metric):
     """Multiclass F1 as ``sklearn.metrics.f1_score`` (see :class:`MulticlassPrecision` for arguments).
 
     Example:
@@ -319,7 +399,7 @@ class MulticlassF1Score(_SklearnAverage, _tm.MulticlassF1Score, Metric):
         return _signature_fields(self, "multiclass")
 
 
-class MultilabelPrecision(_SklearnAverage, _tm.MultilabelPrecision, Metric):
+class MultilabelPrecision(_EmptyBatch, _SklearnAverage, _tm.MultilabelPrecision, Metric):
     """Multilabel precision as ``sklearn.metrics.precision_score`` on indicator matrices.
 
     Args are those of ``torchmetrics.classification.MultilabelPrecision`` (``num_labels``, ``threshold``,
@@ -340,7 +420,7 @@ class MultilabelPrecision(_SklearnAverage, _tm.MultilabelPrecision, Metric):
         return _signature_fields(self, "multilabel")
 
 
-class MultilabelRecall(_SklearnAverage, _tm.MultilabelRecall, Metric):
+class MultilabelRecall(_EmptyBatch, _SklearnAverage, _tm.MultilabelRecall, Metric):
     """Multilabel recall as ``sklearn.metrics.recall_score`` (see :class:`MultilabelPrecision` for arguments).
 
     Example:
@@ -356,7 +436,7 @@ class MultilabelRecall(_SklearnAverage, _tm.MultilabelRecall, Metric):
         return _signature_fields(self, "multilabel")
 
 
-class MultilabelF1Score(_SklearnAverage, _tm.MultilabelF1Score, Metric):
+class MultilabelF1Score(_EmptyBatch, _SklearnAverage, _tm.MultilabelF1Score, Metric):
     """Multilabel F1 as ``sklearn.metrics.f1_score`` (see :class:`MultilabelPrecision` for arguments).
 
     Example:

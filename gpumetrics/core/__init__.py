@@ -1,6 +1,14 @@
 """Core of gpumetrics: the Metric base, its DDP reducer, signatures and input checks. Imports nothing of ours."""
 
-from gpumetrics.core.checks import as_reference_lists, as_text_list, check_choice, check_same_length
+from gpumetrics.core.checks import (
+    as_reference_lists,
+    as_text_list,
+    available_devices,
+    check_choice,
+    check_device,
+    check_same_length,
+    parse_device,
+)
 from gpumetrics.core.gcpause import gc_paused, paused_gc
 from gpumetrics.core.metric import Metric
 from gpumetrics.core.signature import format_signature, library_version
@@ -9,10 +17,13 @@ __all__ = [
     "Metric",
     "as_reference_lists",
     "as_text_list",
+    "available_devices",
     "check_choice",
+    "check_device",
     "check_same_length",
     "format_signature",
     "gc_paused",
     "library_version",
+    "parse_device",
     "paused_gc",
 ]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, Sequence
+from typing import Any, Sequence, Union
 
+import torch
 from torch import Tensor
 
 from gpumetrics.core.gcpause import gc_paused
@@ -129,3 +130,121 @@ def check_choice(value: Any, name: str, choices: Sequence[Any]) -> None:
     if value not in choices:
         allowed = ", ".join(repr(c) for c in choices)
         raise ValueError(f"`{name}` must be one of {allowed}; got {value!r}")
+
+
+# ---------------------------------------------------------------------------------------------------------- devices
+DeviceArg = Union[str, int, torch.device, None]
+_CPU = torch.device("cpu")
+_BACKEND_NAMES = {"cuda": "CUDA", "mps": "MPS", "xpu": "XPU", "mtia": "MTIA", "hpu": "HPU", "xla": "XLA"}
+_LISTED_BACKENDS = ("cuda", "xpu", "mps", "mtia")  # the accelerators ``available_devices`` looks for
+
+
+def _device_count(kind: str) -> int:
+    """How many devices of type ``kind`` this process can use (0 when the backend is missing or unavailable)."""
+    if kind == "cpu":
+        return 1
+    if kind == "mps":
+        return int(torch.backends.mps.is_available())
+    backend = getattr(torch, kind, None)  # torch.cuda, torch.xpu, torch.mtia; out-of-tree backends register here
+    is_available = getattr(backend, "is_available", None)
+    if not callable(is_available) or not is_available():
+        return 0
+    count = getattr(backend, "device_count", None)
+    return int(count()) if callable(count) else 1
+
+
+def available_devices() -> list[str]:
+    """Devices this process can place tensors on: ``cpu``, then ``cuda:i``, ``xpu:i``, ``mps``, ``mtia:i`` that exist.
+
+    Example:
+        >>> available_devices()[0]
+        'cpu'
+    """
+    names = ["cpu"]
+    for kind in _LISTED_BACKENDS:
+        count = _device_count(kind)
+        names += ([kind] if count else []) if kind == "mps" else [f"{kind}:{i}" for i in range(count)]
+    return names
+
+
+def parse_device(device: Union[str, int, torch.device], name: str = "device") -> torch.device:
+    """Read a device as torch reads it, without asking whether this machine has it (see :func:`check_device`).
+
+    Args:
+        device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` …, a ``torch.device`` or a CUDA index.
+        name: argument name used in error messages.
+
+    Returns:
+        ``torch.device``.
+
+    Raises:
+        TypeError: ``device`` is not a string, an int or a ``torch.device``.
+        ValueError: torch does not know the device (``"tpu"``, ``"cuda:x"``), or it is ``meta`` (holds no data).
+
+    Example:
+        >>> parse_device("cuda:1")
+        device(type='cuda', index=1)
+    """
+    if isinstance(device, torch.device):
+        parsed = device
+    elif isinstance(device, bool) or not isinstance(device, (str, int)):
+        raise TypeError(
+            f"`{name}` must be a device name such as 'cpu' or 'cuda:0', a torch.device or a CUDA index, "
+            f"got {_describe(device)}"
+        )
+    else:
+        try:
+            parsed = torch.device(device)
+        except (RuntimeError, ValueError):
+            raise ValueError(
+                f"`{name}` must be a torch device such as 'cpu', 'cuda', 'cuda:1' or 'mps', got {device!r}; "
+                f"available here: {', '.join(available_devices())}"
+            ) from None
+    if parsed.type == "meta":
+        raise ValueError(
+            f"`{name}` must be a device that holds data, got 'meta'; available here: {', '.join(available_devices())}"
+        )
+    return parsed
+
+
+def check_device(device: DeviceArg, name: str = "device") -> torch.device:
+    """A device torch accepts and this process can use: the check behind every ``device`` argument and ``--device``.
+
+    Args:
+        device: ``None`` (the CPU), ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` …, a ``torch.device`` or a CUDA
+            index, as ``torch.device`` takes them.
+        name: argument name used in error messages (``"device"``, ``"--device"`` …).
+
+    Returns:
+        ``torch.device``.
+
+    Raises:
+        TypeError: ``device`` is not a string, an int or a ``torch.device``.
+        ValueError: torch does not know the device (``"tpu"``), its backend is not available here (``"cuda"``
+            without CUDA, ``"mps"`` off Apple silicon), or its index is beyond the device count (``"cuda:7"`` on a
+            2-GPU machine); the message names the argument and lists the available devices.
+
+    Example:
+        >>> check_device(None), check_device("cpu")
+        (device(type='cpu'), device(type='cpu'))
+        >>> check_device("tpu")
+        Traceback (most recent call last):
+        ...
+        ValueError: `device` must be a torch device such as 'cpu', 'cuda', 'cuda:1' or 'mps', got 'tpu'; ...
+    """
+    if device is None or (isinstance(device, str) and device == "cpu"):
+        return _CPU
+    if type(device) is torch.device and device.type == "cpu":  # a module's own device: every update passes it
+        return device
+    parsed = parse_device(device, name)
+    if parsed.type == "cpu":  # torch ignores a CPU index
+        return parsed
+    count = _device_count(parsed.type)
+    if count and (parsed.index is None or parsed.index < count):
+        return parsed
+    backend = _BACKEND_NAMES.get(parsed.type, parsed.type)
+    reason = (
+        f"{backend} is not available on this machine" if not count
+        else f"this machine has {count} {backend} device{'s' if count > 1 else ''} (indices 0..{count - 1})"
+    )
+    raise ValueError(f"`{name}` is {str(parsed)!r}, but {reason}; available: {', '.join(available_devices())}")

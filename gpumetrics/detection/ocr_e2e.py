@@ -12,7 +12,11 @@ Two matching rules (docs/metrics.md §5):
   equal ignoring case. Global precision / recall are 0 when their denominators are 0; per-image values follow the
   ICDAR script (no cared ground truth → recall 1, precision 1 if no cared prediction else 0).
 
-All counts are integers micro-summed over images, so the DDP state is one all-reduce of 8 numbers.
+With no image at all (``compute()`` before any ``update``, or updates with empty image lists) every rate is 0.0 under
+both rules, as for every gpumetrics score with nothing to score; the 0/0 rules above apply to images that were
+evaluated, e.g. images whose ground truths are all don't-care.
+
+All counts are integers micro-summed over images, so the DDP state is one all-reduce of 9 numbers.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ _COUNTS = (
     "e2e_matched_pred",
     "e2e_matched_gt",
     "e2e_dontcare_pred",
+    "n_images",
 )
 _ICDAR_AREA_PRECISION = 0.5
 
@@ -90,7 +95,7 @@ def _ocr_e2e_update(
     dont_care: str = "###",
     case_sensitive: Optional[bool] = None,
 ) -> Tensor:
-    """Per-image counts ``Tensor[B, 8]`` (long; columns ``_COUNTS``)."""
+    """Per-image counts ``Tensor[B, 9]`` (long; columns ``_COUNTS``)."""
     case_sensitive = _check_options(matching, iou_threshold, dont_care, case_sensitive)
     preds, n_pred = flatten_quads(pred_polys, "pred_polys")
     gts, n_gt = flatten_quads(gt_polys, "gt_polys")
@@ -127,6 +132,7 @@ def _ocr_e2e_update(
     counts = torch.zeros(n_img, len(_COUNTS), dtype=torch.long, device=device)
     counts[:, 0] = n_pred
     counts[:, 1] = n_gt - torch.zeros(n_img, dtype=torch.long, device=device).index_add_(0, gt_img, g_dc.long())
+    counts[:, 8] = 1
 
     def per_image(flags: Tensor, image: Tensor) -> Tensor:
         return torch.zeros(n_img, dtype=torch.long, device=device).index_add_(0, image, flags.long())
@@ -209,8 +215,9 @@ def _f1(p: Tensor, r: Tensor) -> Tensor:
 
 
 def _scores(c: Tensor, matching: str, per_image: bool) -> dict[str, Tensor]:
-    """Precision / recall / F1 from counts ``Tensor[..., 8]``."""
+    """Precision / recall / F1 from counts ``Tensor[..., 9]``; 0.0 where no image was evaluated."""
     n_pred, n_gt = c[..., 0], c[..., 1]
+    evaluated = c[..., 8] > 0
     out: dict[str, Tensor] = {}
     for kind, (m_pred, m_gt, dc) in {"bbox": (c[..., 2], c[..., 3], c[..., 4]), "e2e": (c[..., 5], c[..., 6], c[..., 7])}.items():
         cared_pred = n_pred - dc
@@ -222,12 +229,13 @@ def _scores(c: Tensor, matching: str, per_image: bool) -> dict[str, Tensor]:
             r = torch.where(no_gt, torch.ones_like(p), _ratio(m_gt, n_gt, 0.0))
         else:  # ICDAR global rule
             p, r = _ratio(m_pred, cared_pred, 0.0), _ratio(m_gt, n_gt, 0.0)
+        p, r = torch.where(evaluated, p, 0.0), torch.where(evaluated, r, 0.0)
         out[f"{kind}_precision"], out[f"{kind}_recall"], out[f"{kind}_f1"] = p, r, _f1(p, r)
     return out
 
 
 def _ocr_e2e_compute(counts: Tensor, matching: str, per_image_counts: Optional[Tensor] = None) -> dict[str, Any]:
-    """``counts``: ``Tensor[8]`` micro sums; ``per_image_counts``: optional ``Tensor[B, 8]``."""
+    """``counts``: ``Tensor[9]`` micro sums; ``per_image_counts``: optional ``Tensor[B, 9]``."""
     result: dict[str, Any] = dict(_scores(counts, matching, per_image=False))
     for i, name in enumerate(_COUNTS):
         result[name] = counts[i]
@@ -265,7 +273,8 @@ def ocr_end_to_end(
     Returns:
         dict with ``bbox_precision``, ``bbox_recall``, ``bbox_f1``, ``e2e_precision``, ``e2e_recall``, ``e2e_f1``
         (float64 scalars) and the integer counts ``n_pred``, ``n_gt`` (cared ground truths), ``bbox_matched_pred``,
-        ``bbox_matched_gt``, ``bbox_dontcare_pred``, ``e2e_matched_pred``, ``e2e_matched_gt``, ``e2e_dontcare_pred``.
+        ``bbox_matched_gt``, ``bbox_dontcare_pred``, ``e2e_matched_pred``, ``e2e_matched_gt``, ``e2e_dontcare_pred``,
+        ``n_images``. With no image every rate is 0.0 (under both rules).
 
     Raises:
         TypeError / ValueError: naming the argument — wrong container types or shapes, NaN/inf coordinates, a text
@@ -286,8 +295,9 @@ def ocr_end_to_end(
 class OCREndToEnd(Metric):
     """OCR end-to-end evaluation accumulated over images (see :func:`ocr_end_to_end` for the rules).
 
-    ``update(pred_polys, pred_texts, gt_polys, gt_texts)`` takes per-image lists; the state is 8 integer sums.
+    ``update(pred_polys, pred_texts, gt_polys, gt_texts)`` takes per-image lists; the state is 9 integer sums.
     (Per-image scores are offered by :func:`ocr_end_to_end` only: image order is not defined across DDP ranks.)
+    ``compute()`` before any image gives 0.0 for every rate.
 
     Args:
         matching: ``"many-to-many"`` or ``"icdar15"``.

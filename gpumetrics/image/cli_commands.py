@@ -22,11 +22,9 @@ from gpumetrics.cli import positive_int
 
 
 def _device(name: str):
-    import torch
+    from gpumetrics.core import check_device
 
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"--device {name}: CUDA is not available on this machine")
-    return torch.device(name)
+    return check_device(name, "--device")
 
 
 def _print(result: dict, as_json: bool) -> None:
@@ -53,13 +51,13 @@ def run_fid(args: argparse.Namespace) -> int:
 
     from gpumetrics.image.fid import FrechetInceptionDistance
 
+    device = _device(args.device)  # options first: a bad --device fails before any file is read
     first, second = Path(args.path_a), Path(args.path_b)
     for path in (first,) if args.save_stats else (first, second):
         if not path.exists():
             raise ValueError(f"path '{path}' does not exist (expected a folder of images or an .npz file)")
     if args.save_stats and (first.suffix == ".npz" or second.suffix != ".npz"):
         raise ValueError("--save-stats reads the image folder PATH_A and writes the .npz PATH_B")
-    device = _device(args.device)
     if not args.save_stats and first.suffix == ".npz" and second.suffix == ".npz":
         return _fid_of_stats_files(first, second, args.json)
     try:
@@ -125,6 +123,7 @@ def run_clip_score(args: argparse.Namespace) -> int:
     from gpumetrics.image.clip_score import CLIPScore
     from gpumetrics.image.io import same_size_batches
 
+    device = _device(args.device)
     folder = Path(args.images)
     if not folder.is_dir():
         raise ValueError(f"--images '{folder}' is not a folder")
@@ -133,7 +132,6 @@ def run_clip_score(args: argparse.Namespace) -> int:
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise ValueError(f"{len(missing)} image file(s) of {args.captions} are missing, e.g. '{missing[0]}'")
-    device = _device(args.device)
     metric = CLIPScore(args.backend, args.model, args.pretrained, scale=args.scale).to(device)
     for indices, images in same_size_batches(paths, args.batch_size):
         metric.update(images.to(device), [records[i][1] for i in indices])
@@ -153,7 +151,7 @@ def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     parser.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048), help="feature size")
     parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean"), help="resize mode")
     parser.add_argument("--batch-size", type=positive_int, default=50, help="images per forward (default 50)")
-    parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
+    parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, mps … (must exist here)")
     parser.add_argument("--save-stats", action="store_true", help="write the statistics of folder PATH_A to PATH_B")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_fid)
@@ -173,7 +171,7 @@ def add_clip_score_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     parser.add_argument("--pretrained", default=None, help="open_clip tag or file; 'random' for tests")
     parser.add_argument("--scale", type=float, default=100.0, help="100 (torchmetrics), 1 (raw cosine), 2.5 (paper)")
     parser.add_argument("--batch-size", type=positive_int, default=32)
-    parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
+    parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, mps … (must exist here)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_clip_score)
     return parser

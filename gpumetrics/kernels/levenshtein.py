@@ -43,6 +43,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from gpumetrics.core.checks import check_device
+
 __all__ = ["levenshtein_distance", "levenshtein_strings", "encode_chars", "encode_words", "BACKENDS"]
 
 BACKENDS = ("auto", "torch", "rapidfuzz")
@@ -312,7 +314,8 @@ def _pad(flat: np.ndarray, lengths: np.ndarray, device: Optional[torch.device | 
     padded = np.zeros((batch, width), dtype=np.int64)
     if flat.size:
         padded[np.arange(width)[None, :] < lengths[:, None]] = flat
-    return torch.from_numpy(padded).to(device or "cpu"), torch.from_numpy(lengths).to(device or "cpu")
+    device = check_device(device, "device")
+    return torch.from_numpy(padded).to(device), torch.from_numpy(lengths).to(device)
 
 
 def levenshtein_strings(
@@ -344,7 +347,7 @@ def levenshtein_strings(
         >>> levenshtein_strings([["a", "b", "c"]], [["a", "c"]], backend="rapidfuzz")
         tensor([1])
     """
-    device = torch.device(device or "cpu")
+    device = check_device(device, "device")
     if backend not in BACKENDS:
         raise ValueError(f"`backend` must be one of {', '.join(map(repr, BACKENDS))}; got {backend!r}")
     if backend == "auto":

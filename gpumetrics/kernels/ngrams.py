@@ -32,6 +32,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from gpumetrics.core.checks import check_device
+
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -90,6 +92,7 @@ def encode_tokens(
         raise ValueError(f"`lengths` must be non-negative and sum to len(tokens)={len(tokens)}")
     vocabulary = {token: index for index, token in enumerate(dict.fromkeys(tokens))}
     ids = torch.from_numpy(np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens)))
+    device = check_device(device, "device")
     return TokenBatch(ids.to(device), lengths_t.to(device), len(vocabulary))
 
 

@@ -5,7 +5,7 @@ A config is a YAML (or JSON) mapping::
     name: demo                      # optional, shown in the report
     suite: aij2022                  # optional: tasks take metric + options from this registered suite
     batch_size: 1024                # optional, samples per ``update`` call (the CLI's --batch-size overrides)
-    device: cpu                     # optional, cpu | cuda | cuda:N (the CLI's --device overrides)
+    device: cpu                     # optional, cpu | cuda | cuda:N | mps … (the CLI's --device overrides)
     tasks:
       - name: TextQA                # unique; with a suite, one of the suite's task names
         metric: token_f1            # a name from ``gpumetrics list`` (optional with a suite)
@@ -21,18 +21,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from pathlib import Path
 from typing import Any, Optional
 
 import yaml
 
+from gpumetrics.core import parse_device
 from gpumetrics.tasks.registry import METRICS, SUITES, Suite, TaskMetric
 
 DEFAULT_BATCH_SIZE = 1024
 _TOP_KEYS = {"name", "suite", "batch_size", "device", "tasks"}
 _TASK_KEYS = {"name", "metric", "options", "predictions", "references"}
-_DEVICE_RE = re.compile(r"^(cpu|cuda(:\d+)?)$")
 
 
 class ConfigError(ValueError):
@@ -63,14 +62,20 @@ class EvalConfig:
 
 
 def check_device(device: str, where: str = "device") -> str:
-    """Return ``device`` if it is ``cpu``, ``cuda`` or ``cuda:N``, else raise ``ConfigError``.
+    """Return ``device`` if torch reads it as a device (``cpu``, ``cuda``, ``cuda:N``, ``mps`` …), else raise
+    ``ConfigError``. Whether this machine has it is checked when the config is run (``runner.resolve_device``), so a
+    config written for a GPU machine loads anywhere.
 
     Example:
         >>> check_device("cuda:1")
         'cuda:1'
     """
-    if not isinstance(device, str) or not _DEVICE_RE.match(device):
-        raise ConfigError(f"{where}: expected 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    if not isinstance(device, str):
+        raise ConfigError(f"{where}: expected a device name such as 'cpu', 'cuda' or 'cuda:1', got {device!r}")
+    try:
+        parse_device(device, "device")
+    except ValueError as error:
+        raise ConfigError(f"{where}: {error}") from None
     return device
 
 

@@ -10,8 +10,9 @@ from typing import Any, Callable, Optional
 import torch
 from torch import Tensor
 
+from gpumetrics.core import check_device
 from gpumetrics.core.signature import library_version
-from gpumetrics.tasks.config import ConfigError, EvalConfig, TaskConfig, check_device
+from gpumetrics.tasks.config import ConfigError, EvalConfig, TaskConfig
 from gpumetrics.tasks.data import DataError, join_by_id
 
 #: ``progress(task_name, samples_done, samples_total)`` — called once before the first batch and after each batch.
@@ -112,12 +113,16 @@ def _primary_score(result: Any, primary: Optional[str], metric: str) -> tuple[fl
     raise ValueError(f"metric {metric!r} returned {type(value).__name__}, expected a scalar or a dict of scalars")
 
 
-def resolve_device(device: Optional[str]) -> torch.device:
-    """``None`` → CPU; ``cuda``/``cuda:N`` must be available."""
-    name = check_device(device or "cpu", "--device")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"--device {name}: CUDA is not available on this machine; use --device cpu")
-    return torch.device(name)
+def resolve_device(device: Optional[str], name: str = "--device", where: Optional[str] = None) -> torch.device:
+    """``None`` → CPU; otherwise a device torch accepts and this machine has (``core.check_device``).
+
+    Raises:
+        ConfigError: naming ``name`` (after ``where``, e.g. the config file) and listing the available devices.
+    """
+    try:
+        return check_device(device, name)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"{where}: {error}" if where else str(error)) from None
 
 
 def evaluate_task(
@@ -193,7 +198,10 @@ def evaluate(
     """
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     start = time.perf_counter()
-    torch_device = resolve_device(device or config.device)
+    if device:
+        torch_device = resolve_device(device, "--device")
+    else:
+        torch_device = resolve_device(config.device, "device", where=str(config.path))
     size = batch_size if batch_size is not None else config.batch_size
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise ConfigError(f"--batch-size must be a positive integer, got {size!r}")

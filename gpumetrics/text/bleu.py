@@ -34,7 +34,9 @@ import torch
 from torch import Tensor
 from torchmetrics.utilities.data import dim_zero_cat
 
-from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length, gc_paused
+from gpumetrics.core import (
+    Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+)
 from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
 from gpumetrics.text.tokenizers import SACREBLEU_TOKENIZERS, sacrebleu_encode_flat
 
@@ -378,7 +380,7 @@ def bleu_score(
         tensor([0.9129, 0.4137], dtype=torch.float64)
     """
     config = _bleu_config(mode, tokenize, smooth, smooth_value, weights, lowercase, effective_order, reduction)
-    stats = _bleu_update(preds, target, config, device)
+    stats = _bleu_update(preds, target, config, check_device(device, "device"))
     if reduction == "none":
         return _sentence_scores(stats, config)
     if reduction == "mean":

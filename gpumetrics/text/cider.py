@@ -41,7 +41,9 @@ from typing import Any, Optional, Sequence
 import torch
 from torch import Tensor
 
-from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length, gc_paused
+from gpumetrics.core import (
+    Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+)
 from gpumetrics.text.tokenizers import ptb_tokenize_batch
 
 VARIANTS = ("cider-d", "cider")
@@ -335,7 +337,7 @@ def cider_score(
         [0.392832, 0.213349]
     """
     _check_options(variant, tokenize, reduction, n_gram, sigma)
-    device = torch.device(device) if device is not None else torch.device("cpu")
+    device = check_device(device, "device")
     hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, long_codes, long_checks = _cider_update(
         preds, target, tokenize, device
     )

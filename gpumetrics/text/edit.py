@@ -35,7 +35,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length, gc_paused
+from gpumetrics.core import (
+    Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+)
 from gpumetrics.kernels.levenshtein import BACKENDS, levenshtein_strings
 
 UNITS = ("char", "word")
@@ -71,6 +73,7 @@ def _pair_distances(
     ``preds`` and ``target`` are lists of equal length whose items are not checked yet (see :func:`_as_lists`).
     ``transform="jiwer"`` applies jiwer's default ``cer`` (strip) or ``wer`` transform (see :func:`_jiwer_words`).
     """
+    device = check_device(device, "device")
     check = None
     if unit == "word":
         _check_items(preds, target)

@@ -26,7 +26,9 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
-from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length, gc_paused
+from gpumetrics.core import (
+    Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+)
 from gpumetrics.kernels.multiset import multiset_intersection_size
 
 F1_PRESETS = ("squad", "aij2022")
@@ -68,11 +70,18 @@ def _morph_analyzer() -> Any:
 def russian_lemma(token: str) -> str:
     """pymorphy3's most probable normal form of one lowercase token (cached).
 
+    A token holding a character that UTF-8 cannot encode (a lone surrogate such as ``"\\ud800"``) cannot be in the
+    dictionary, whose keys are UTF-8 bytes; it is returned unchanged, as pymorphy3 returns tokens it has no analysis
+    for (latin words, numbers), so the text is scored token by token like any other instead of raising.
+
     Example:
-        >>> russian_lemma("кошки")
-        'кошка'
+        >>> russian_lemma("кошки"), russian_lemma("кошки\\udc00")
+        ('кошка', 'кошки\\udc00')
     """
-    return _morph_analyzer().parse(token)[0].normal_form
+    try:
+        return _morph_analyzer().parse(token)[0].normal_form
+    except UnicodeEncodeError:  # the dictionary encodes keys as UTF-8; lone surrogates cannot be
+        return token
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
@@ -267,7 +276,7 @@ def _reduce(scores: Tensor, reduction: str) -> Tensor:
 
 
 def _default_device(device: Optional[torch.device | str]) -> torch.device:
-    return torch.device(device) if device is not None else torch.device("cpu")
+    return check_device(device, "device")
 
 
 # ---------------------------------------------------------------------------------------------------- public API

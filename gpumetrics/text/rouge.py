@@ -21,7 +21,9 @@ from typing import Any, Optional, Sequence
 import torch
 from torch import Tensor
 
-from gpumetrics.core import Metric, as_reference_lists, as_text_list, check_choice, check_same_length, gc_paused
+from gpumetrics.core import (
+    Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+)
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.text.tokenizers import ROUGE_TOKENIZERS, rouge_tokenize_corpus
@@ -377,7 +379,7 @@ def rouge_score(
          'rougeL_precision': 0.6, 'rougeL_recall': 0.5, 'rougeL_fmeasure': 0.5455}
     """
     keys = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction)
-    device = torch.device(device) if device is not None else torch.device("cpu")
+    device = check_device(device, "device")
     scores = _rouge_update(preds, target, keys, tokenizer, use_stemmer, float(rouge_w_weight), device)
     if reduction == "none":
         return _rouge_per_sample(scores, keys)

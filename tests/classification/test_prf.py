@@ -254,3 +254,45 @@ def test_wide_random_parity_with_sklearn():
                 for p, t in zip(probs.split(4), target.split(4)):
                     metric.update(p, t)
                 torch.testing.assert_close(metric.compute().double(), expected, atol=ATOL, rtol=0)
+
+
+# ---------------------------------------------------------------------------------------------- zero-sample batches
+def _empty_inputs(task):
+    if task == "binary":
+        return torch.zeros(0), torch.zeros(0, dtype=torch.long), {}
+    if task == "multiclass":
+        return torch.zeros(0, 3), torch.zeros(0, dtype=torch.long), {"num_classes": 3}
+    return torch.zeros(0, 3), torch.zeros(0, 3, dtype=torch.long), {"num_labels": 3}
+
+
+@pytest.mark.parametrize("stat", ["precision", "recall", "f1"])
+@pytest.mark.parametrize("task, table", [("binary", BINARY), ("multiclass", MULTICLASS), ("multilabel", MULTILABEL)])
+@pytest.mark.parametrize("zero_division", [0, 1])
+def test_zero_sample_batches_give_zero_division_and_add_nothing(stat, task, table, zero_division):
+    # torchmetrics' formatting raised RuntimeError (reshape of 0 elements) on an empty batch, module and function
+    module_cls, function = table[stat]
+    preds, target, options = _empty_inputs(task)
+    for average in (("binary",) if task == "binary" else ("micro", "macro", "weighted", "none")):
+        kwargs = {**options, "zero_division": zero_division, **({} if task == "binary" else {"average": average})}
+        value = function(preds, target, **kwargs)
+        assert value.numel() == (3 if average == "none" else 1) and bool((value == zero_division).all()), value
+        metric = module_cls(**kwargs)
+        metric.update(preds, target)
+        assert torch.equal(metric.compute(), value)
+        full = _empty_inputs(task)[:2]
+        full = (torch.ones((4,) + full[0].shape[1:]), torch.ones((4,) + full[1].shape[1:], dtype=torch.long))
+        metric.update(*full)
+        metric.update(preds, target)
+        assert torch.equal(metric.compute(), function(*full, **kwargs))  # the empty batches added nothing
+    if task == "binary":  # per-sample scores of zero samples: an empty tensor
+        samplewise = function(torch.zeros(0, 5), torch.zeros(0, 5, dtype=torch.long), multidim_average="samplewise")
+        assert samplewise.shape == (0,)
+
+
+def test_zero_sample_batches_are_still_validated():
+    with pytest.raises(ValueError):
+        C.MulticlassPrecision(num_classes=3).update(torch.zeros(0, 4), torch.zeros(0, dtype=torch.long))
+    with pytest.raises(ValueError):
+        C.multilabel_recall(torch.zeros(0, 2), torch.zeros(0, 2, dtype=torch.long), num_labels=3)
+    with pytest.raises(RuntimeError):  # one side empty, the other not: torchmetrics' own shape error
+        C.BinaryF1Score().update(torch.zeros(0), torch.zeros(2, dtype=torch.long))

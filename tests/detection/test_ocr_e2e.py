@@ -106,26 +106,29 @@ def _iou(a, b):
 
 
 def _result(counts, global_p, global_r):
-    n_pred, n_gt, bm_p, bm_g, b_dc, em_p, em_g, e_dc = counts
+    n_pred, n_gt, bm_p, bm_g, b_dc, em_p, em_g, e_dc, n_images = counts
     out = {}
     for kind, m_p, m_g, dc in (("bbox", bm_p, bm_g, b_dc), ("e2e", em_p, em_g, e_dc)):
         p, r = global_p(m_p, n_pred - dc), global_r(m_g, n_gt)
+        if n_images == 0:  # nothing evaluated: every rate 0 (gpumetrics' empty-input rule)
+            p = r = 0.0
         out.update({f"{kind}_precision": p, f"{kind}_recall": r, f"{kind}_f1": 0.0 if p + r == 0 else 2 * p * r / (p + r)})
     names = ["n_pred", "n_gt", "bbox_matched_pred", "bbox_matched_gt", "bbox_dontcare_pred", "e2e_matched_pred",
-             "e2e_matched_gt", "e2e_dontcare_pred"]
+             "e2e_matched_gt", "e2e_dontcare_pred", "n_images"]
     out.update({k: float(v) for k, v in zip(names, counts)})
     return out
 
 
 def many_to_many_reference(pred_polys, pred_texts, gt_polys, gt_texts, case_sensitive=True):
     """Seed 002 rule, one box at a time."""
-    counts = [0] * 8
+    counts = [0] * 9
     for pp, pt, gp, gt in zip(pred_polys, pred_texts, gt_polys, gt_texts):
         P, G = _polys(pp), _polys(gp)
         norm = (lambda s: s) if case_sensitive else str.upper
         over = [[_iou(p, g) > 0.5 for g in G] for p in P]
         dc = [t == "###" for t in gt]
         counts[0] += len(P)
+        counts[8] += 1
         counts[1] += sum(not d for d in dc)
         for i in range(len(P)):
             touches_dc = any(over[i][j] and dc[j] for j in range(len(G)))
@@ -145,7 +148,7 @@ def many_to_many_reference(pred_polys, pred_texts, gt_polys, gt_texts, case_sens
 
 def icdar15_reference(pred_polys, pred_texts, gt_polys, gt_texts):
     """ICDAR 2015 end-to-end rules, one box at a time."""
-    counts = [0] * 8
+    counts = [0] * 9
     for pp, pt, gp, gt in zip(pred_polys, pred_texts, gt_polys, gt_texts):
         P, G = _polys(pp), _polys(gp)
         gt_dc = [j for j, t in enumerate(gt) if t == "###"]
@@ -167,6 +170,7 @@ def icdar15_reference(pred_polys, pred_texts, gt_polys, gt_texts):
                     matched += 1
                     correct += pt[i].upper() == gt[j].upper()
         counts[0] += len(P)
+        counts[8] += 1
         counts[1] += len(G) - len(gt_dc)
         counts[2] += matched
         counts[3] += matched
@@ -391,3 +395,24 @@ def test_float32_polygons_at_extreme_scales_score_as_at_unit_scale(exponent, mat
     assert {k: float(v) for k, v in ours.items() if isinstance(v, torch.Tensor)} == {
         k: float(v) for k, v in expected.items() if isinstance(v, torch.Tensor)}
     assert float(expected["bbox_matched_gt"]) > 20
+
+
+@pytest.mark.parametrize("matching", ["many-to-many", "icdar15"])
+def test_no_image_gives_zero_rates_under_both_rules(matching):
+    rates = [f"{kind}_{stat}" for kind in ("bbox", "e2e") for stat in ("precision", "recall", "f1")]
+    metric = OCREndToEnd(matching=matching)
+    with pytest.warns(UserWarning, match="before the ``update``"):
+        before = metric.compute()
+    metric.update([], [], [], [])  # an update with no image
+    for out in (before, metric.compute(), ocr_end_to_end([], [], [], [], matching=matching)):
+        assert {k: float(out[k]) for k in rates} == dict.fromkeys(rates, 0.0)
+        assert int(out["n_images"]) == 0 and int(out["n_pred"]) == 0
+
+
+def test_images_without_cared_boxes_keep_each_rules_zero_over_zero():
+    # evaluated images with nothing cared: many-to-many's 0/0 = 1 (docs/metrics.md §5), ICDAR's global 0; not the no-image rule
+    empty = [torch.zeros(0, 4)]
+    m2m = ocr_end_to_end(empty, [[]], empty, [[]])
+    icdar = ocr_end_to_end(empty, [[]], empty, [[]], matching="icdar15")
+    assert float(m2m["bbox_precision"]) == float(m2m["e2e_recall"]) == 1.0 and int(m2m["n_images"]) == 1
+    assert float(icdar["bbox_precision"]) == float(icdar["e2e_recall"]) == 0.0

@@ -72,7 +72,16 @@ def _lemmas(text: str, keep_hyphen: bool) -> list[str]:
         _morph = pymorphy3.MorphAnalyzer(lang="ru")
     drop = set(string.punctuation) - ({"-"} if keep_hyphen else set())
     cleaned = "".join(ch for ch in text.lower() if ch not in drop)
-    return [_morph.parse(word)[0].normal_form for word in cleaned.split()]
+    return [_morph.parse(word)[0].normal_form if _utf8_encodable(word) else word for word in cleaned.split()]
+
+
+def _utf8_encodable(word: str) -> bool:
+    """pymorphy3's dictionary keys are UTF-8: a word with a lone surrogate has no entry and is kept as written."""
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _first_letter(text: str):

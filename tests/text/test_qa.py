@@ -118,3 +118,48 @@ def test_states_live_on_the_metric_device_and_are_float64():
     assert metric.score_sum.dtype == torch.float64 and metric.score_sum.device == metric.device
     collection = gpumetrics.Metric.__mro__  # the base is a torchmetrics Metric
     assert any(cls.__name__ == "Metric" and cls.__module__.startswith("torchmetrics") for cls in collection)
+
+
+# ---------------------------------------------------------------------------------------------------- lone surrogates
+_SURROGATE_WORDS = ["\ud800", "\udfff", "a\udc00b", "кошки\ud83d", "\ud83d\ude00x\udc80"]  # lone halves, no pairs
+
+
+def _with_surrogates(rng: random.Random, text: str) -> str:
+    words = text.split() + [rng.choice(_SURROGATE_WORDS) for _ in range(rng.randint(0, 2))]
+    rng.shuffle(words)
+    return " ".join(words)
+
+
+def test_aij2022_lone_surrogates_in_preds_and_golds_are_plain_tokens():
+    # pymorphy3's dictionary raised UnicodeEncodeError on these; now a token it cannot encode passes through as is
+    preds = ["\ud800", "кошки \udfff", "a\udc00b", "\ud83d", "Кошки", ""]
+    target = [["\ud800"], ["кошка \udfff"], ["a\udc00b c"], ["\ude00"], ["кошки\ud800"], ["\udfff"]]
+    expected = torch.tensor([1.0, 1.0, 2 / 3, 0.0, 0.0, 0.0], dtype=torch.float64)
+    assert torch.equal(token_f1(preds, target, preset="aij2022", reduction="none"), expected)
+    assert torch.equal(exact_match(preds, target, preset="aij2022", reduction="none"), (expected == 1).double())
+    assert token_f1(preds, target, preset="aij2022").item() == pytest.approx(ref.aij2022_f1(preds, target))
+    metric = gpumetrics.ExactMatch(preset="aij2022")
+    metric.update(preds, target)
+    assert metric.compute().item() == pytest.approx(ref.aij2022_exact(preds, target))
+
+
+def test_aij2022_scores_surrogate_only_text_as_squad_does():
+    # non-empty texts of words with no punctuation, article, choice letter or dictionary entry: both presets see
+    # the same tokens (empty golds differ by design: squad drops them, aij2022 keeps them)
+    rng = random.Random(7)
+    words = ["\ud800", "\udfff", "\udc00\udc01", "9\ud801", "ж\udbff"]
+    preds = [" ".join(rng.choices(words, k=rng.randint(1, 4))) for _ in range(200)]
+    target = [[" ".join(rng.choices(words, k=rng.randint(1, 4))) for _ in range(rng.randint(1, 3))] for _ in range(200)]
+    for fn in (token_f1, exact_match):
+        squad = fn(preds, target, preset="squad", reduction="none")
+        assert torch.equal(fn(preds, target, preset="aij2022", reduction="none"), squad), fn.__name__
+
+
+def test_aij2022_random_unicode_with_surrogates_matches_the_oracle():
+    rng = random.Random(8)
+    preds, target = qa_batch(rng, 400)
+    preds = [_with_surrogates(rng, p) for p in preds]
+    target = [[_with_surrogates(rng, g) for g in golds] for golds in target]
+    assert_close(token_f1(preds, target, preset="aij2022"), ref.aij2022_f1(preds, target), what="aij f1")
+    assert_close(exact_match(preds, target, preset="aij2022"), ref.aij2022_exact(preds, target), what="aij em")
+    assert_close(token_f1(preds, target), ref.squad_f1(preds, target), what="squad f1")  # squad already coped
