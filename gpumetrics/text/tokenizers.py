@@ -293,22 +293,26 @@ PTB_PUNCTUATIONS = frozenset(
     ["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"]
 )
 
-# Words whose following period stays attached (probed on the Java tool; case-insensitive / capitalised only).
-_PTB_ABBREVIATIONS = frozenset(
-    """mr mrs ms dr st jr sr prof inc co corp ltd vs etc jan feb mar apr jun jul aug sep sept oct nov dec mt ave
-    gen sen rep gov lt col sgt capt cmdr adm rev hon pres p al dept est sq ft tel assn bros cie cos mfg natl calif
-    ph.d fla ariz ala colo conn ga ind kan kans ky md mich minn mo mont neb nev okla tenn va vt wis wyo mon tue tues wed
-    thu thurs fri bldg rt ext""".split()
+# Abbreviations whose period stays on the word: the word lists of the Java lexer's (case-insensitive) ABBREV1 and
+# ABBREV2 rules, in lower case. ABBREV1 words also split their period off before one glued letter ("Inc.s" → "Inc."
+# "s": the rule's two characters of trailing context outmatch the longer word "Inc.s"); ABBREV2 ones do not.
+_PTB_ABBREV1 = frozenset(
+    """jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thurs fri ala ariz calif colo conn ct dak
+    fla ga ind kan kans ky md mich minn mo mont neb nev okla penn tenn va vt wis wisc wyo inc co cos corp pty ptys pte
+    ptes ppty pptys ppte pptes ltd plc rt bancorp bhd assn univ intl sys tel est ext sq jr sr bros ed.d ph.d blvd rd
+    esq etc al seq bldg""".split()
 )
+_PTB_ABBREV2 = frozenset(
+    """mr mrs ms dr drs prof profs sen sens rep reps atty attys lt col gen messrs gov govs adm rev maj sgt cpl pvt capt
+    st ste ave pres lieut hon brig cmdr comdr pfc spc supt supts det mt ft adj adv asst assoc ens insp mlle mme msgr
+    sfc vs alex wm jos cie a.k.a cf treas ph invt elec natl mfg mtg dept""".split()
+)
+_PTB_ABBREVIATIONS = _PTB_ABBREV1 | _PTB_ABBREV2
 # Words whose following period stays attached only before a number ("Fig. 3", "pp.5"; "fig." alone loses it).
-_PTB_BEFORE_NUMBER = frozenset("no nos ca fig figs prop art pp op".split())
-_PTB_CAPITALISED_ABBREVIATIONS = frozenset("Wash Del Ill La Mass Miss Ore Pa Tex".split())
-# The subset whose period is split off even before one glued letter ("Inc.s" → "inc." "s"; "Mr.s" stays whole).
-_PTB_SPLIT_BEFORE_LETTER = frozenset(
-    """al ala apr ariz assn aug bros calif co colo conn corp cos dec est etc feb fla fri ga inc ind jan jr jul jun kan
-    kans ky ltd mar md mich minn mo mon mont neb nev nov oct okla ph.d sep sept sq sr tel tenn thu thurs tue tues va vt
-    wed wis wyo""".split()
-)
+_PTB_BEFORE_NUMBER = frozenset("no nos ca fig figs prop art bldg pp op".split())
+# Abbreviations whose first letter must be a capital (the rest in any case): "Wash." but "wash."
+_PTB_CAPITALISED_ABBREVIATIONS = frozenset("Az Ark Del Ill La Mass Miss Ore Pa Tex Wash".split())
+_PTB_SPLIT_BEFORE_LETTER = _PTB_ABBREV1
 # A one-letter word's period is split off (sentence end) when one of these capitalised words follows (probed).
 _PTB_SENTENCE_STARTS = frozenset(
     """The A An He She It In But We They This That There These At As So If When While After Then Now Her Their Our
@@ -337,6 +341,13 @@ _PTB_TRANSLATION = str.maketrans(
      **{code: " " for code in _ptb_tables.DELETED if code != 0x201B}}
 )
 _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;": ""}
+# An SGML/XML tag as the Java lexer's SGML rule reads one: <!...> / <?...>, a name with attributes (quoted values may
+# hold spaces; the Java tool turns them into NBSP, which CIDEr's whitespace split undoes), or a closing tag.
+_PTB_SGML = (
+    r"<(?:[!?][A-Za-z-][^>\r\n]*"
+    r"|[A-Za-z][A-Za-z0-9_:.-]*(?: +[A-Za-z][A-Za-z0-9_:.-]*(?: *= *(?:'[^']*'|\"[^\"]*\"))?)* */?"
+    r"|/[A-Za-z][A-Za-z0-9_:.-]*) *>"
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -368,11 +379,15 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
             [
                 # URL and e-mail run over Unicode spaces other than these (the token is split there later)
                 r"(?P<url>(?i:https?)://[^ \t\n\r\f()<>{}|\"]*[^ \t\n\r\f()<>{}|\".,!?-])",
-                '(?P<email><?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+)',
+                '(?P<email>(?:<|(?i:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*'
+                '[^ \t\n\r\f"<>|(){}.\xa0]+>?)',
                 r"(?P<amp>(?<![^\W_])[A-Z]+&[A-Z]+)",
                 r"(?P<entity>&(?i:amp|lt|gt|quot|nbsp);)",
-                r"(?P<tag></?[A-Za-z][^<>\s]*>)",
+                f"(?P<tag>{_PTB_SGML})",
                 r"(?P<quotes>[`‘’“”«»‹›„‚‛‟]{2})",
+                # Asian emoticons: "^_^", "(x.x)", "(^-^)"; one starting with x unless a word goes on ("x_xa")
+                r"(?P<asian>\([-^x=~<>'][_.]?[-^x=~<>']\)|\([\^x=~<>']-[\^x=~<>'`]\)|[-^=~<>']_[-^x=~<>']"
+                r"|x_[-^x=~<>'](?![^\W_]|[-_\u058a\u2010\u2011][^\W_]))",
                 r"(?P<number>[-+]?[.,:]?\d+(?:[.,:]\d+)*)",
                 # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
                 r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|{]|:3)(?![A-Za-z0-9]))",
@@ -381,8 +396,9 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
                 r"(?P<year>['’](?:[2-9]0[sS]|\d\d(?![\d\"%A-Za-z])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
                 r"(?P<clitic>’(?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
-                r"(?P<hashes>##+)",
-                f"(?P<handle>[#@]{letter}+)",
+                # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
+                f"(?P<handle>@[A-Za-z_][A-Za-z_0-9]*|#{letter}+)",
+                r"(?P<hashes>##+|@@+|__+)",
                 # o'clock, d'angelo, l'oreal, qu'il, c'mon keep their apostrophe; y'all / j'ai split after it
                 f"(?P<apos>(?<![^\\W_])(?:[OoDdLlYyJj]|[Qq]u|[Cc](?=['’]mon)|[Mm][Aa](?=['’][Aa][Mm])|[NnEeOo]e?(?=['’]er))"
                 f"['’]{letter}{alnum}*)",
@@ -401,18 +417,25 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
     # The Java lexer takes the longest of these at a word or number start (JFlex longest match).
     hyphen = "[-\u058a\u2010\u2011]"
     plain = f"[^\\W_\U00010000-\U0010ffff{not_word}]"  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
-    longest = tuple(re.compile(pattern) for pattern in (
-        r"[-+]?[.,:]?\d+(?:[.,:]\d+)*",  # number
-        f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*",  # word with inner . ! ?
-        f"{plain}+(?:(?:{hyphen}|_){plain}+)*",  # hyphenated / underscored
-        f"[A-Za-z0-9][A-Za-z0-9.,]*(?:{hyphen}[A-Za-z0-9]+)+",  # 1.5-inch, a,b-c (ASCII only)
-        "[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}",  # slashes: ASCII, at most two
-        r"\d+-\d+/\d+",  # fraction 2-1/2
+    # Each entry: (pattern, kind, length of the Java rule's trailing context, which counts in the longest match).
+    longest = tuple((re.compile(pattern), kind, context) for pattern, kind, context in (
+        (r"[-+]?[.,:]?\d+(?:[.,:]\d+)*", "number", 0),
+        (f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*", "word", 0),  # word with inner . ! ?
+        (f"{plain}+(?:(?:{hyphen}|_){plain}+)*", "word", 0),  # hyphenated / underscored
+        (f"[A-Za-z0-9][A-Za-z0-9.,]*(?:{hyphen}[A-Za-z0-9]+)+", "thing", 0),  # 1.5-inch, a,b-c (ASCII only)
+        # slashes: ASCII, at most two
+        ("[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing", 0),
+        (r"\d+-\d+/\d+", "number", 0),  # fraction 2-1/2
         # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
-        f"{letter}+[aeiouyAEIOUY][`'‘’](?!(?i:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{letter}*",
+        (f"{letter}+[aeiouyAEIOUY][`'‘’](?!(?i:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{letter}*", "thing", 0),
         # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
-        r'(?:www\.(?:[^\s"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^\s"`\'<>|.!?(){},_$/:-]+\.)+(?:com|net|org|edu))'
-        r'(?:/[^\s"<>|()]+[^\s"<>|.!?(){},-])?',
+        (r'(?:www\.(?:[^\s"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^\s"`\'<>|.!?(){},_$/:-]+\.)+(?:com|net|org|edu))'
+         r'(?:/[^\s"<>|()]+[^\s"<>|.!?(){},-])?', "thing", 0),
+        (r"[A-Z]+\$", "thing", 0),  # currency prefix "US$" (ASCII capitals only)
+        (r"(?i:c\+\+|[cf]#)", "thing", 0),
+        # file name with a known extension ("3.x", "a.jpg"), then a space, line end or . ? ! ,
+        (f"{alnum}+(?:\\.{alnum}+)*\\.(?i:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
+         f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?=[\\s.?!,]|\\Z)", "thing", 1),
     ))
     return token, acronym, longest
 
@@ -480,7 +503,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
         last = words[-1]
         if not (text[-1] == "." and (len(last) == 1 or last.lower() in _PTB_ABBREVIATIONS
                                      or last.lower() in _PTB_BEFORE_NUMBER
-                                     or last in _PTB_CAPITALISED_ABBREVIATIONS)):
+                                     or last[:1] + last[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS)):
             lowered = [word.lower() for word in words]
             if _PTB_SPLIT_WORDS.keys().isdisjoint(lowered):
                 return lowered
@@ -497,17 +520,21 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
         value = match.group()
         if kind in ("word", "number"):
             start = match.start()
-            end, kind = max(
-                (m.end(), "number" if i in (0, 5) else "word" if i in (1, 2) else "thing")  # ties: word first
-                for i, m in enumerate(p.match(text, start) for p in longest_res) if m
+            _, kind, end = max(  # ties: word, then thing, then number
+                (m.end() + context, rule_kind, m.end())
+                for m, rule_kind, context in ((p.match(text, start), k, c) for p, k, c in longest_res) if m
             )
             value, position = text[start:end], end
-            if text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":"):  # "dog.," keeps its period
+            # "dog.," keeps its period (not a number with . , : or a sign: "12:55.;" → "12:55" ".")
+            if text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":") and (
+                kind != "number" or value.isdigit()
+            ):
                 tokens.append(value + ".")
                 position = end + 1
                 continue
             if kind == "word" and value[-2:-1] == "." and value[-1].isascii() and (
-                value[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER or value[:-2] in _PTB_CAPITALISED_ABBREVIATIONS
+                value[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
+                or value[:1] + value[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS
             ):  # "Inc.s" → "Inc." "s"
                 value, end, position = value[:-1], end - 1, end - 1
                 tokens.append(value)
@@ -516,7 +543,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             if text.startswith(".", end) and (
                 (acronym_re.fullmatch(value) and not (len(value) == 1 and _sentence_start_follows(text, end + 1, following)))
                 or value.lower() in _PTB_ABBREVIATIONS
-                or value in _PTB_CAPITALISED_ABBREVIATIONS
+                or value[:1] + value[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS
                 or (value.lower() in _PTB_BEFORE_NUMBER and (  # the line break is the space before the next caption
                     re.match(r"\. ?\d", text[end: end + 3]) or (end + 1 == len(text) and following[:1].isdigit())))
             ):
@@ -542,7 +569,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             tokens.append(value.translate(_PTB_QUOTE_PAIR))
         elif kind == "entity":
             tokens.append(_PTB_ENTITIES[value.lower()])
-        elif kind == "smiley":
+        elif kind in ("smiley", "asian"):
             tokens.append(value.replace("(", "-LRB-").replace(")", "-RRB-"))
         elif kind == "other":
             tokens.append(_PTB_BRACKETS.get(value) or _PTB_CHAR_MAP.get(value, value))
@@ -561,7 +588,7 @@ def _sentence_start_follows(text: str, start: int, following: str) -> bool:
     rest = text[start:]
     if not rest.strip():
         rest = " " + following  # the line break, then the next caption
-    match = re.match(r"\s+(M(?i:[rs])\.|[A-Za-z]+|</?[A-Za-z][^<>\s]*>)(?!\S)", rest)
+    match = re.match(rf"\s+(M(?i:[rs])\.|[A-Za-z]+|{_PTB_SGML})(?!\S)", rest)
     word = match and match.group(1)  # first letter as listed, the rest in any case ("THE", "MR.")
     return bool(word and (word[0] + word[1:].lower() in _PTB_SENTENCE_STARTS or word[0] == "<"))
 
