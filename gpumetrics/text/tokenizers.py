@@ -328,17 +328,24 @@ _PTB_CHAR_MAP = {
     "€": "$", "£": "#", "½": "1/2", "¼": "1/4", "¾": "3/4", "⅓": "1/3", "⅔": "2/3",
     "—": "--", "–": "--", "―": "--", "…": "...", "\u058a": "-", "\u2010": "-", "\u2011": "-",
     '"': "''", "“": "``", "”": "''", "«": "``", "»": "''", "‹": "`", "›": "'", "‘": "`", "’": "'", "‛": "`",
+    "\x91": "`", "\x92": "'", "\x93": "``", "\x94": "''",  # cp1252 quotes read as Unicode code points
 }
+# The Java tool's quote rewriting (its "latexQuotes"), for quote tokens and for the quote in "’s", "n‘t".
 # Two adjacent quote characters of this set are one token, each character rewritten ("‘“" → "```").
-_PTB_QUOTE_PAIR = str.maketrans({"‘": "`", "‹": "`", "‛": "`", "’": "'", "›": "'", "“": "``", "«": "``", "”": "''",
-                                 "»": "''"})
+_PTB_LATEX_QUOTES = str.maketrans({"‘": "`", "‹": "`", "‛": "`", "’": "'", "›": "'", "“": "``", "«": "``", "”": "''",
+                                   "»": "''", "\x91": "`", "\x92": "'", "\x93": "``", "\x94": "''"})
+# The lexer's apostrophes (APOS), and the characters it also accepts inside a word (APOSETCETERA).
+_PTB_APOS = "'’\x92"
+_PTB_APOS_ETC = "'’\x92`‘\x91‛"
+_PTB_NT = re.compile(f"[Nn][{re.escape(_PTB_APOS_ETC)}][Tt]")
 _PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
 _PTB_WORD = re.compile(r"[A-Za-z0-9]+")
 _PTB_TRANSLATION = str.maketrans(
     {"€": "$", "£": " # ", "½": " 1/2 ", "¼": " 1/4 ", "¾": " 3/4 ", "⅓": " 1/3 ", "⅔": " 2/3 ", "…": " ... ",
      "\x80": "$", "¤": "$", "₠": "$", "¢": " cents ", "\u00ad": "",  # soft hyphen: deleted, the word goes on
-     # deleted by the Java tool, still a token boundary (U+201B alone is a quote the punctuation list removes)
-     **{code: " " for code in _ptb_tables.DELETED if code != 0x201B}}
+     # deleted by the Java tool, still a token boundary (U+201B and the cp1252 quotes U+0091-U+0094 alone are quotes
+     # that the punctuation list removes; the lexer's apostrophe rules read them)
+     **{code: " " for code in _ptb_tables.DELETED if code not in (0x201B, 0x91, 0x92, 0x93, 0x94)}}
 )
 _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;": ""}
 # An SGML/XML tag as the Java lexer's SGML rule reads one: <!...> / <?...>, a name with attributes (quoted values may
@@ -371,6 +378,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
     ))
     alnum = f"(?:[^\\W_\U00010000-\U0010ffff{not_word}]|[{extra}])"
     letter = f"(?:[^\\W\\d_\U00010000-\U0010ffff{not_word}]|[{extra}])"
+    etc, apos, hyphen = re.escape(_PTB_APOS_ETC), re.escape(_PTB_APOS), "[-\u058a\u2010\u2011]"
+    clitic = f"(?i:re|ve|ll)(?!{letter})"
     # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
     joiner = f"(?:[-/_\u058a\u2010\u2011](?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
     word = f"(?:{alnum}+(?:{joiner}{alnum}+)*)"
@@ -384,7 +393,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
                 r"(?P<amp>(?<![^\W_])[A-Z]+&[A-Z]+)",
                 r"(?P<entity>&(?i:amp|lt|gt|quot|nbsp);)",
                 f"(?P<tag>{_PTB_SGML})",
-                r"(?P<quotes>[`‘’“”«»‹›„‚‛‟]{2})",
+                "(?P<quotes>[`‘’“”«»‹›„‚‛‟\x91-\x94]{2})",
                 # Asian emoticons: "^_^", "(x.x)", "(^-^)"; one starting with x unless a word goes on ("x_xa")
                 r"(?P<asian>\([-^x=~<>'][_.]?[-^x=~<>']\)|\([\^x=~<>']-[\^x=~<>'`]\)|[-^=~<>']_[-^x=~<>']"
                 r"|x_[-^x=~<>'](?![^\W_]|[-_\u058a\u2010\u2011][^\W_]))",
@@ -392,17 +401,25 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
                 # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
                 r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|{]|:3)(?![A-Za-z0-9]))",
                 # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
-                r"(?P<lead>['’](?i:em|cause|till?)|’(?i:n’?)|'(?i:n(?:'|(?![A-Za-z]))|t(?=is|was)))",
-                r"(?P<year>['’](?:[2-9]0[sS]|\d\d(?![\d\"%A-Za-z])))",
+                r"(?P<lead>['’\x92](?i:em|cause|till?)|[’\x92](?i:n[’\x92]?)|'(?i:n(?:'|(?![A-Za-z]))|t(?=is|was)))",
+                r"(?P<year>['’\x92](?:[2-9]0[sS]|\d\d(?![\d\"%A-Za-z])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
-                r"(?P<clitic>’(?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
+                r"(?P<clitic>[’\x92](?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
                 f"(?P<handle>@[A-Za-z_][A-Za-z_0-9]*|#{letter}+)",
                 r"(?P<hashes>##+|@@+|__+)",
-                # o'clock, d'angelo, l'oreal, qu'il, c'mon keep their apostrophe; y'all / j'ai split after it
-                f"(?P<apos>(?<![^\\W_])(?:[OoDdLlYyJj]|[Qq]u|[Cc](?=['’]mon)|[Mm][Aa](?=['’][Aa][Mm])|[NnEeOo]e?(?=['’]er))"
-                f"['’]{letter}{alnum}*)",
-                f"(?P<nt>(?:(?<![^\\W_])|(?<=’[dDsSmM]))[A-Za-z]+?[Nn]['’][Tt]{letter}*)",
+                # words that keep their apostrophe: [DdOoLl]' + 2 characters (o'clock, L'Amour, o'neil-smith), one
+                # capital (not I, Y) or n + ' + 2 letters (J'aime, B'Gosh, n'ts), qu'il, c'mon, ma'am, ne'er; a
+                # bare clitic after one letter is split ("D'll" → "D" "'ll": the Java rule for it comes first)
+                f"(?P<apos>(?<![^\\W_])(?:[DdOoLl][{etc}](?!{clitic}){alnum}{alnum}+"
+                f"(?:{hyphen}(?:[DdOoLl][{etc}]{alnum})?{alnum}+)*"
+                f"|[A-HJ-XZn][{etc}](?!{clitic}){letter}{letter}+"
+                f"|[Qq]u['’\x92]{letter}{alnum}*|[Cc]'(?i:mon)|[Mm][Aa]['’\x92][Aa][Mm]{letter}*"
+                f"|[NnEeOo]e?['’\x92]er{letter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l)"
+                f"|(?i:dunkin|somethin|ol)[{apos}](?!(?i:re|ve|ll|[msd]))))",
+                # l' d' j' before anything, y' before a letter, not before a clitic: a token ("j'" "ai", "y'" "all")
+                f"(?P<apos2>(?<![^\\W_])(?:[LlDdJj][{apos}]|[Yy][{apos}](?={letter}))(?!(?i:re|ve|ll|[msd])))",
+                f"(?P<nt>(?:(?<![^\\W_])|(?<=[’\x92][dDsSmM]))[A-Za-z]+?[Nn][{etc}][Tt]{letter}*)",
                 f"(?P<word>{word})",
                 r"(?P<dots>\.{3,}|…)",
                 r"(?P<duck><<|>>)",
@@ -415,7 +432,6 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
     )
     acronym = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # a. / u.s / e.g (then followed by a period)
     # The Java lexer takes the longest of these at a word or number start (JFlex longest match).
-    hyphen = "[-\u058a\u2010\u2011]"
     plain = f"[^\\W_\U00010000-\U0010ffff{not_word}]"  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
     # Each entry: (pattern, kind, length of the Java rule's trailing context, which counts in the longest match).
     longest = tuple((re.compile(pattern), kind, context) for pattern, kind, context in (
@@ -427,7 +443,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
         ("[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing", 0),
         (r"\d+-\d+/\d+", "number", 0),  # fraction 2-1/2
         # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
-        (f"{letter}+[aeiouyAEIOUY][`'‘’](?!(?i:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{letter}*", "thing", 0),
+        (f"{letter}+[aeiouyAEIOUY][{etc}](?!(?i:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{letter}*", "thing", 0),
         # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
         (r'(?:www\.(?:[^\s"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^\s"`\'<>|.!?(){},_$/:-]+\.)+(?:com|net|org|edu))'
          r'(?:/[^\s"<>|()]+[^\s"<>|.!?(){},-])?', "thing", 0),
@@ -552,21 +568,14 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             else:
                 _ptb_split_word(value, tokens)
         elif kind == "nt":
-            cut = value.lower().index("n't" if "n't" in value.lower() else "n’t")
+            cut = _PTB_NT.search(value).start()
             tokens.append(value[:cut])
-            tokens.append("n't" if len(value) - cut == 3 else value[cut:])
-        elif kind == "apos":
-            if value[0] in "YyJj":  # y'all → y' all
-                tokens.append(value[:2].replace("’", "'"))
-                tokens.append(value[2:])
-            else:
-                _ptb_split_word(value, tokens)
-        elif kind in ("number", "thing", "url", "email", "tag", "year", "handle", "amp", "lead"):
+            # "n't" has its quote rewritten ("n‘t" → "n`t"); a longer tail ("n'ts") is a word kept as it is
+            tokens.append(value[cut:].translate(_PTB_LATEX_QUOTES) if len(value) - cut == 3 else value[cut:])
+        elif kind in ("number", "thing", "url", "email", "tag", "year", "handle", "amp", "lead", "apos", "apos2"):
             tokens.append(value)
-        elif kind == "clitic":
-            tokens.append(value.replace("’", "'"))
-        elif kind == "quotes":
-            tokens.append(value.translate(_PTB_QUOTE_PAIR))
+        elif kind in ("clitic", "quotes"):
+            tokens.append(value.translate(_PTB_LATEX_QUOTES))
         elif kind == "entity":
             tokens.append(_PTB_ENTITIES[value.lower()])
         elif kind in ("smiley", "asian"):
