@@ -337,6 +337,7 @@ _PTB_LATEX_QUOTES = str.maketrans({"‘": "`", "‹": "`", "‛": "`", "’": "'
 # The lexer's apostrophes (APOS), and the characters it also accepts inside a word (APOSETCETERA).
 _PTB_APOS = "'’\x92"
 _PTB_APOS_ETC = "'’\x92`‘\x91‛"
+_PTB_REDAUX = re.compile(f"[{re.escape(_PTB_APOS)}](?i:[msd]|re|ve|ll)")
 _PTB_NT = re.compile(f"[Nn][{re.escape(_PTB_APOS_ETC)}][Tt]")
 _PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
 _PTB_WORD = re.compile(r"[A-Za-z0-9]+")
@@ -445,8 +446,9 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
         # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
         (f"{letter}+[aeiouyAEIOUY][{etc}](?!(?i:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{letter}*", "thing", 0),
         # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
-        (r'(?:www\.(?:[^\s"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^\s"`\'<>|.!?(){},_$/:-]+\.)+(?:com|net|org|edu))'
-         r'(?:/[^\s"<>|()]+[^\s"<>|.!?(){},-])?', "thing", 0),
+        # (runs over Unicode spaces like the URL rule; the Java class's ",-_" range bars digits and capitals)
+        (r'(?:www\.(?:[^ \t\n\r\f"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^ \t\n\r\f"`\'<>|.!?(){}$\x2c-\x5f]+\.)+'
+         r'(?:com|net|org|edu))(?:/[^ \t\n\r\f"<>|()]+[^ \t\n\r\f"<>|.!?(){},-])?', "thing", 0),
         (r"[A-Z]+\$", "thing", 0),  # currency prefix "US$" (ASCII capitals only)
         (r"(?i:c\+\+|[cf]#)", "thing", 0),
         # file name with a known extension ("3.x", "a.jpg"), then a space, line end or . ? ! ,
@@ -548,10 +550,10 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
                 tokens.append(value + ".")
                 position = end + 1
                 continue
-            if kind == "word" and value[-2:-1] == "." and value[-1].isascii() and (
+            if kind == "word" and value[-2:-1] == "." and value[-1].isascii() and not _PTB_REDAUX.match(text, end) and (
                 value[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
                 or value[:1] + value[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS
-            ):  # "Inc.s" → "Inc." "s"
+            ):  # "Inc.s" → "Inc." "s", but "etc.I'm" → "etc.I" "'m" (the word + clitic is the longer match)
                 value, end, position = value[:-1], end - 1, end - 1
                 tokens.append(value)
                 continue

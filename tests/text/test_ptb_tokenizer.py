@@ -3,7 +3,11 @@
 The Java tool runs once per module (one JVM start, all captions in one call) through pycocoevalcap itself.
 """
 
+import json
 import random
+import re
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -111,7 +115,15 @@ _EXACT = [
     "x ^_^ x_x x_xa -_- ^_x ^_xyz (x.x) (^_^) (^^) (^-^) '_' X_X (x.x)a",
     "x 3.x a.jpg, 3802.doc. a.docs a.DOC? 1.c 12:55.; 5., 3.5., -5., 1,000., a-b., x3.,",
     "x Pty. Ltd. Pvt. x Ph. D LA. Blvd. Rd. x Alex. Brown Az. Ark. az. Univ.s Messrs. x Wm. Esq.",
-    "x <mailto:a@b.com> &lt;b...@c.com&gt; <x@y.org>",
+    "x <mailto:a@b.com> &lt;b...@c.com&gt; <x@y.org> <a href=\"x y\" b='z'> <!-- c --> <?p q?> <a=b> </x >",
+    # the apostrophe rules: cp1252 quotes (U+0091-U+0094) read as the lexer reads them, n`t, [DdOoLl]' words with 2+
+    # characters after the quote, one capital + quote + 2 letters, l' d' j' y' tokens, a clitic after one letter
+    "x \x93\x93 y \x91\x92 y \x92\x92 y “\x93 y \x94” y \x91` y \x92 y a\x92b a\x91b",
+    "x didn`t didn‘t didn‛t didn\x91t didn\x92t DIDN`T don`ts it\x92s \x92em \x92n\x92 \x9290s kitchen\x92s we\x92Are",
+    "x O\x92Malley O`Malley O‘Malley o\x91clock d\x92angelo l`oreal C'mon c’mon C’MON c\x92mon c`mon c'monday",
+    "x J'aime j'aime J’aime B'Gosh N'Djamena n'ts I'ma Y'know y’all j’ai l’a d\x92u L'U.R.S.S. L'Ux L'a O'a",
+    "x X'll X'llé D'll D'lls O'Neil-Smith o'clock-ish L'Amour's d's y'm l'M j've O'Neil-O'Brien o'1a d'5 l'éa",
+    "x nor'easter s'mores ev'ry li'l nat'l somethin' Somethin’ ol' ol'man Dunkin' dunkin'n",
 ]
 
 # Known differences (Java output ≠ port), kept true by test_known_differences_still_differ: rare glued forms of the
@@ -122,6 +134,12 @@ KNOWN_DIFFERENCES: dict[str, tuple[list[str], list[str]]] = {
     "DOGS'10:30": (["dogs", "10:30"], ["dogs", "'10", ":30"]),
     "=²o'clock": (["=", "²", "o'clock"], ["=", "²", "o", "clock"]),
 }
+
+
+# Every input of CoreNLP's own PTBTokenizerTest with the Java tool's tokens (golden values: the test needs no Java).
+_CORENLP = json.loads((Path(__file__).parent / "data" / "ptb_corenlp_test_inputs.json").read_text(encoding="utf-8"))
+# pycocoevalcap writes one caption per line: a line break inside an input was a space for the Java run
+_CORENLP_INPUTS = [re.sub("[\n\r\x0b\x0c\u2028\u2029]", " ", case["input"]) for case in _CORENLP["cases"]]
 
 
 def _bmp_probes(n: int, seed: int) -> list[str]:
@@ -187,6 +205,19 @@ def test_known_differences_still_differ(java):
         listed_java, listed_port = KNOWN_DIFFERENCES[caption]
         assert java_tokens == listed_java, (caption, java_tokens)
         assert ptb_tokenize(caption) == listed_port, caption
+
+
+def test_corenlp_tokenizer_test_inputs_match_java():
+    # 200 inputs: F# / C#, Pty. Ltd., Ph. D, US$170,000, ^_^, (x.x), @Harry_Styles didn`t, 3.x, O\x92Malley, SGML ...
+    assert len(_CORENLP_INPUTS) == 200
+    ours = ptb_tokenize_batch(_CORENLP_INPUTS)  # one list, like the Java run
+    mismatches = [(c["input"], c["java"], o) for c, o in zip(_CORENLP["cases"], ours) if o != c["java"]]
+    assert not mismatches, mismatches
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="no java: the golden tokens stand in for the Java tool")
+def test_corenlp_golden_tokens_are_the_java_output():
+    assert _java_tokenize(_CORENLP_INPUTS) == [case["java"] for case in _CORENLP["cases"]]
 
 
 def test_punctuation_list_and_lowercase_brackets():
