@@ -349,6 +349,18 @@ _PTB_TRANSLATION = str.maketrans(
      **{code: " " for code in _ptb_tables.DELETED if code not in (0x201B, 0x91, 0x92, 0x93, 0x94)}}
 )
 _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;": ""}
+# URLs and e-mail addresses run over Unicode spaces (CIDEr's whitespace split cuts the token there later); they keep
+# the characters that the port rewrites before lexing (€, …, ½, deleted ones), so they are re-read from the original.
+_PTB_URL = r"(?i:https?)://[^ \t\n\r\f()<>{}|\"]*[^ \t\n\r\f()<>{}|\".,!?-]"
+_PTB_EMAIL = (
+    '(?:<|(?i:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+>?'
+)
+# A web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a"); the Java class's ",-_"
+# range bars digits and capitals from the domain.
+_PTB_LIKELY_URL = (
+    r'(?:www\.(?:[^ \t\n\r\f"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^ \t\n\r\f"`\'<>|.!?(){}$\x2c-\x5f]+\.)+'
+    r'(?:com|net|org|edu))(?:/[^ \t\n\r\f"<>|()]+[^ \t\n\r\f"<>|.!?(){},-])?'
+)
 # An SGML/XML tag as the Java lexer's SGML rule reads one: <!...> / <?...>, a name with attributes (quoted values may
 # hold spaces; the Java tool turns them into NBSP, which CIDEr's whitespace split undoes), or a closing tag.
 _PTB_SGML = (
@@ -359,7 +371,7 @@ _PTB_SGML = (
 
 
 @functools.lru_cache(maxsize=1)
-def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
+def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str, int], ...], dict[str, re.Pattern]]:
     def char_class(codes: Sequence[int]) -> str:
         ranges: list[tuple[int, int]] = []
         for code in codes:
@@ -380,7 +392,10 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
     alnum = f"(?:[^\\W_\U00010000-\U0010ffff{not_word}]|[{extra}])"
     letter = f"(?:[^\\W\\d_\U00010000-\U0010ffff{not_word}]|[{extra}])"
     etc, apos, hyphen = re.escape(_PTB_APOS_ETC), re.escape(_PTB_APOS), "[-\u058a\u2010\u2011]"
-    clitic = f"(?i:re|ve|ll)(?!{letter})"
+    # the apostrophe rules use Java's [:letter:] / [:digit:], without combining marks ("O'e\u0301x" → "O" "éx")
+    jalnum = f"[^\\W_\U00010000-\U0010ffff{not_word}]"
+    jletter = f"[^\\W\\d_\U00010000-\U0010ffff{not_word}]"
+    clitic = f"(?i:re|ve|ll)(?!{jletter})"
     # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
     joiner = f"(?:[-/_\u058a\u2010\u2011](?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
     word = f"(?:{alnum}+(?:{joiner}{alnum}+)*)"
@@ -388,9 +403,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
         "|".join(
             [
                 # URL and e-mail run over Unicode spaces other than these (the token is split there later)
-                r"(?P<url>(?i:https?)://[^ \t\n\r\f()<>{}|\"]*[^ \t\n\r\f()<>{}|\".,!?-])",
-                '(?P<email>(?:<|(?i:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*'
-                '[^ \t\n\r\f"<>|(){}.\xa0]+>?)',
+                f"(?P<url>{_PTB_URL})",
+                f"(?P<email>{_PTB_EMAIL})",
                 r"(?P<amp>(?<![^\W_])[A-Z]+&[A-Z]+)",
                 r"(?P<entity>&(?i:amp|lt|gt|quot|nbsp);)",
                 f"(?P<tag>{_PTB_SGML})",
@@ -412,15 +426,16 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
                 # words that keep their apostrophe: [DdOoLl]' + 2 characters (o'clock, L'Amour, o'neil-smith), one
                 # capital (not I, Y) or n + ' + 2 letters (J'aime, B'Gosh, n'ts), qu'il, c'mon, ma'am, ne'er; a
                 # bare clitic after one letter is split ("D'll" → "D" "'ll": the Java rule for it comes first)
-                f"(?P<apos>(?<![^\\W_])(?:[DdOoLl][{etc}](?!{clitic}){alnum}{alnum}+"
-                f"(?:{hyphen}(?:[DdOoLl][{etc}]{alnum})?{alnum}+)*"
-                f"|[A-HJ-XZn][{etc}](?!{clitic}){letter}{letter}+"
+                f"(?P<apos>(?:[DdOoLl][{etc}](?!{clitic}){jalnum}{jalnum}+"
+                f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*"
+                f"|[A-HJ-XZn][{etc}](?!{clitic}){jletter}{jletter}+"
                 f"|[Qq]u['’\x92]{letter}{alnum}*|[Cc]'(?i:mon)|[Mm][Aa]['’\x92][Aa][Mm]{letter}*"
                 f"|[NnEeOo]e?['’\x92]er{letter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l)"
-                f"|(?i:dunkin|somethin|ol)[{apos}](?!(?i:re|ve|ll|[msd]))))",
+                f"|(?:(?i:dunkin|somethin)[{apos}](?![Tt])|(?i:ol)[{apos}])(?!(?i:re|ve|ll|[msd]))))",
                 # l' d' j' before anything, y' before a letter, not before a clitic: a token ("j'" "ai", "y'" "all")
-                f"(?P<apos2>(?<![^\\W_])(?:[LlDdJj][{apos}]|[Yy][{apos}](?={letter}))(?!(?i:re|ve|ll|[msd])))",
-                f"(?P<nt>(?:(?<![^\\W_])|(?<=[’\x92][dDsSmM]))[A-Za-z]+?[Nn][{etc}][Tt]{letter}*)",
+                f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?i:re|ve|ll|[msd])))",
+                # the word before n't cannot end in n ("Mann't" → "Mann" "'" "t")
+                f"(?P<nt>[A-Za-z]*[A-MO-Za-mo-z][Nn][{etc}][Tt]{jletter}*)",
                 f"(?P<word>{word})",
                 r"(?P<dots>\.{3,}|…)",
                 r"(?P<duck><<|>>)",
@@ -433,29 +448,32 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[re.Pattern, ...]]:
     )
     acronym = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # a. / u.s / e.g (then followed by a period)
     # The Java lexer takes the longest of these at a word or number start (JFlex longest match).
-    plain = f"[^\\W_\U00010000-\U0010ffff{not_word}]"  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
+    plain = jalnum  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
     # Each entry: (pattern, kind, length of the Java rule's trailing context, which counts in the longest match).
     longest = tuple((re.compile(pattern), kind, context) for pattern, kind, context in (
         (r"[-+]?[.,:]?\d+(?:[.,:]\d+)*", "number", 0),
         (f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*", "word", 0),  # word with inner . ! ?
         (f"{plain}+(?:(?:{hyphen}|_){plain}+)*", "word", 0),  # hyphenated / underscored
+        # ... with [DdOoLl]' parts ("black_O'Malley")
+        (f"(?:[DdOoLl][{etc}](?!{clitic}){jalnum})?{jalnum}+"
+         f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*", "thing", 0),
         (f"[A-Za-z0-9][A-Za-z0-9.,]*(?:{hyphen}[A-Za-z0-9]+)+", "thing", 0),  # 1.5-inch, a,b-c (ASCII only)
         # slashes: ASCII, at most two
         ("[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing", 0),
         (r"\d+-\d+/\d+", "number", 0),  # fraction 2-1/2
         # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
-        (f"{letter}+[aeiouyAEIOUY][{etc}](?!(?i:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{letter}*", "thing", 0),
+        (f"{jletter}+[aeiouyAEIOUY][{etc}](?!(?i:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{jletter}*", "thing", 0),
         # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
         # (runs over Unicode spaces like the URL rule; the Java class's ",-_" range bars digits and capitals)
-        (r'(?:www\.(?:[^ \t\n\r\f"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^ \t\n\r\f"`\'<>|.!?(){}$\x2c-\x5f]+\.)+'
-         r'(?:com|net|org|edu))(?:/[^ \t\n\r\f"<>|()]+[^ \t\n\r\f"<>|.!?(){},-])?', "thing", 0),
+        (_PTB_LIKELY_URL, "thing", 0),
         (r"[A-Z]+\$", "thing", 0),  # currency prefix "US$" (ASCII capitals only)
         (r"(?i:c\+\+|[cf]#)", "thing", 0),
         # file name with a known extension ("3.x", "a.jpg"), then a space, line end or . ? ! ,
         (f"{alnum}+(?:\\.{alnum}+)*\\.(?i:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
          f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?=[\\s.?!,]|\\Z)", "thing", 1),
     ))
-    return token, acronym, longest
+    raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely_url": re.compile(_PTB_LIKELY_URL)}
+    return token, acronym, longest, raw
 
 
 def _ptb_split_word(word: str, out: list[str]) -> None:
@@ -525,8 +543,9 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             lowered = [word.lower() for word in words]
             if _PTB_SPLIT_WORDS.keys().isdisjoint(lowered):
                 return lowered
-    token_re, acronym_re, longest_res = _ptb_patterns()
-    text = text.translate(_PTB_TRANSLATION)
+    token_re, acronym_re, longest_res, raw_res = _ptb_patterns()
+    original, text = text, text.translate(_PTB_TRANSLATION)
+    rewritten = text != original
     tokens: list[str] = []
     position = 0
     while True:
@@ -538,11 +557,16 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
         value = match.group()
         if kind in ("word", "number"):
             start = match.start()
-            _, kind, end = max(  # ties: word, then thing, then number
+            longest, kind, end = max(  # ties: word, then thing, then number
                 (m.end() + context, rule_kind, m.end())
                 for m, rule_kind, context in ((p.match(text, start), k, c) for p, k, c in longest_res) if m
             )
             value, position = text[start:end], end
+            raw = _ptb_reread(original, start, raw_res["likely_url"]) if rewritten else None
+            if raw and (raw[1], "thing") >= (longest, kind):  # the web address as read from the original text wins
+                tokens.append(raw[0])
+                position = raw[1]
+                continue
             # "dog.," keeps its period (not a number with . , : or a sign: "12:55.;" → "12:55" ".")
             if text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":") and (
                 kind != "number" or value.isdigit()
@@ -574,7 +598,12 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             tokens.append(value[:cut])
             # "n't" has its quote rewritten ("n‘t" → "n`t"); a longer tail ("n'ts") is a word kept as it is
             tokens.append(value[cut:].translate(_PTB_LATEX_QUOTES) if len(value) - cut == 3 else value[cut:])
-        elif kind in ("number", "thing", "url", "email", "tag", "year", "handle", "amp", "lead", "apos", "apos2"):
+        elif kind in ("url", "email"):
+            raw = _ptb_reread(original, match.start(), raw_res[kind]) if rewritten else None
+            if raw:
+                value, position = raw
+            tokens.append(value)
+        elif kind in ("number", "thing", "tag", "year", "handle", "amp", "lead", "apos", "apos2"):
             tokens.append(value)
         elif kind in ("clitic", "quotes"):
             tokens.append(value.translate(_PTB_LATEX_QUOTES))
@@ -591,7 +620,45 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
         else:  # dashes, bang, stars, hashes, << >>: punctuation runs kept whole
             tokens.append(value)
     # pycocoevalcap filters whole tokens, then CIDEr splits its string on any whitespace
-    return [piece for token in (t.lower() for t in tokens) if token not in PTB_PUNCTUATIONS for piece in token.split()]
+    lower = _ptb_lower if "Σ" in text else str.lower
+    return [piece for token in map(lower, tokens) if token not in PTB_PUNCTUATIONS for piece in token.split()]
+
+
+# Java's final-sigma rule looks for a cased letter after the Σ up to the next boundary of java.text.BreakIterator's
+# word instance: letters join over - ' " . (and _), digits over , ' " . ("ΣΟΦΟΣ1990s" → "σοφοσ1990s" where Python
+# writes "σοφος1990s"; "ΑΣ1-Β" → "ας1-β").
+_PTB_JAVA_WORD_REST = re.compile(
+    r"(?:[^\W\d]|\d|[-\u00ad\u2010-\u2015\u2027'\".](?<=[^\W\d].)(?=[^\W\d])|[,'\".\u066b](?<=\d.)(?=\d))*"
+)
+
+
+def _ptb_lower(token: str) -> str:
+    """``token.lower()`` with the Java tool's choice between final ``ς`` and ``σ``."""
+    lowered = []
+    for index, char in enumerate(token):
+        if char == "Σ" and token[: index + 1].lower().endswith("ς"):  # Python: a final sigma
+            rest = _PTB_JAVA_WORD_REST.match(token, index + 1).group()
+            lowered.append("σ" if any(c.islower() or c.isupper() for c in rest) else "ς")
+        else:
+            lowered.append(char.lower())
+    return "".join(lowered)
+
+
+def _ptb_reread(original: str, start: int, pattern: re.Pattern) -> tuple[str, int] | None:
+    """Match a URL / e-mail ``pattern`` at ``start`` of the rewritten text on the original text instead (the Java
+    lexer sees no rewriting: "a@b.com…" is one token). Returns the token and the position in the rewritten text where
+    lexing goes on, or None where the pattern does not match there."""
+    position = 0
+    for index, char in enumerate(original):
+        if position >= start:
+            break
+        position += len(char.translate(_PTB_TRANSLATION))
+    else:
+        index = len(original)
+    match = pattern.match(original, index) if position == start else None
+    if match is None:
+        return None
+    return match.group(), len(original[: match.end()].translate(_PTB_TRANSLATION))
 
 
 def _sentence_start_follows(text: str, start: int, following: str) -> bool:
