@@ -339,6 +339,7 @@ _PTB_APOS = "'’\x92"
 _PTB_APOS_ETC = "'’\x92`‘\x91‛"
 _PTB_REDAUX = re.compile(f"[{re.escape(_PTB_APOS)}](?i:[msd]|re|ve|ll)")
 _PTB_NT = re.compile(f"[Nn][{re.escape(_PTB_APOS_ETC)}][Tt]")
+_PTB_ASCII_SPACE = frozenset(("", " ", "\t", "\n", "\r", "\f"))
 _PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
 _PTB_WORD = re.compile(r"[A-Za-z0-9]+")
 _PTB_TRANSLATION = str.maketrans(
@@ -353,7 +354,8 @@ _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;
 # the characters that the port rewrites before lexing (€, …, ½, deleted ones), so they are re-read from the original.
 _PTB_URL = r"(?i:https?)://[^ \t\n\r\f()<>{}|\"]*[^ \t\n\r\f()<>{}|\".,!?-]"
 _PTB_EMAIL = (
-    '(?:<|(?i:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+>?'
+    '(?:<|(?i:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@'
+    '(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+>?'
 )
 # A web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a"); the Java class's ",-_"
 # range bars digits and capitals from the domain.
@@ -555,7 +557,11 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
         position = match.end()
         kind = match.lastgroup
         value = match.group()
-        if kind in ("word", "number"):
+        if kind in ("word", "number") and not rewritten and value.isascii() and value.isalnum() and (
+            text[position: position + 1] in _PTB_ASCII_SPACE
+        ):  # a plain word before a space (or the end): no longer rule can match, the word rule wins the tie
+            kind, end = "word", position
+        elif kind in ("word", "number"):
             start = match.start()
             longest, kind, end = max(  # ties: word, then thing, then number
                 (m.end() + context, rule_kind, m.end())
