@@ -407,7 +407,13 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # URL and e-mail run over Unicode spaces other than these (the token is split there later)
                 f"(?P<url>{_PTB_URL})",
                 f"(?P<email>{_PTB_EMAIL})",
-                r"(?P<amp>(?<![^\W_])[A-Z]+&[A-Z]+)",
+                # S&P-500, S&Ls; capitals joined by & + (&amp; read as &): "AT&T", "A+B"
+                r"(?P<amp>(?i:S(?:&|&amp;)(?:P-500|Ls))|[A-Z]+(?:(?:(?i:&amp;)|[+&])[A-Z]+)+)",
+                # bracket names, phone numbers starting with ( or +
+                r"(?P<tbspec>-(?i:RRB|LRB|RCB|LCB|RSB|LSB)-)",
+                r"(?P<phone>\([0-9]{2,3}\)[ \xa0]?[0-9]{3,4}[- \xa0]?[0-9]{3,5}"
+                r"|\+\+?(?:(?:[0-9]{2,4}[- \xa0])?[0-9]{2,4}[- \xa0][0-9]{3,4}[- \xa0]?[0-9]{3,5}"
+                r"|(?:[0-9]{2,4}\.)?[0-9]{2,4}\.[0-9]{3,4}\.[0-9]{3,5}))",
                 r"(?P<entity>&(?i:amp|lt|gt|quot|nbsp);)",
                 f"(?P<tag>{_PTB_SGML})",
                 "(?P<quotes>[`‘’“”«»‹›„‚‛‟\x91-\x94]{2})",
@@ -416,10 +422,11 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"|x_[-^x=~<>'](?![^\W_]|[-_\u058a\u2010\u2011][^\W_]))",
                 r"(?P<number>[-+]?[.,:]?\d+(?:[.,:]\d+)*)",
                 # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
-                r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|{]|:3)(?![A-Za-z0-9]))",
+                r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|{]|:3)(?=[^A-Za-z0-9]))",  # not at the input's end
                 # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
                 r"(?P<lead>['’\x92](?i:em|cause|till?)|[’\x92](?i:n[’\x92]?)|'(?i:n(?:'|(?![A-Za-z]))|t(?=is|was)))",
-                r"(?P<year>['’\x92](?:[2-9]0[sS]|\d\d(?![\d\"%A-Za-z])))",
+                # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
+                r"(?P<year>['’\x92](?:[2-9]0[sS]|\d\d(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
                 r"(?P<clitic>[’\x92](?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
@@ -432,7 +439,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*"
                 f"|[A-HJ-XZn][{etc}](?!{clitic}){jletter}{jletter}+"
                 f"|[Qq]u['’\x92]{letter}{alnum}*|[Cc]'(?i:mon)|[Mm][Aa]['’\x92][Aa][Mm]{letter}*"
-                f"|[NnEeOo]e?['’\x92]er{letter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l)"
+                f"|[NnEeOo]e?['’\x92]er{letter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
+                f"|(?i:cap[{apos}]n|c[{apos}]est)"
                 f"|(?:(?i:dunkin|somethin)[{apos}](?![Tt])|(?i:ol)[{apos}])(?!(?i:re|ve|ll|[msd]))))",
                 # l' d' j' before anything, y' before a letter, not before a clitic: a token ("j'" "ai", "y'" "all")
                 f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?i:re|ve|ll|[msd])))",
@@ -469,10 +477,15 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         # (runs over Unicode spaces like the URL rule; the Java class's ",-_" range bars digits and capitals)
         (_PTB_LIKELY_URL, "thing", 0),
         (r"[A-Z]+\$", "thing", 0),  # currency prefix "US$" (ASCII capitals only)
+        (r"(?i:pro-|anti-)", "thing", 0),  # "pro- and anti-abortion"
+        # fraction (a whole part after a space stays: CIDEr's whitespace split cuts it), phone number
+        (r"(?:\d{1,4}[- \xa0])?\d{1,4}(?:\\?/|\u2044)\d{1,4}", "number", 0),
+        (r"(?:[0-9]{2,4}[- \xa0])?[0-9]{2,4}[- \xa0][0-9]{3,4}[- \xa0]?[0-9]{3,5}"
+         r"|(?:[0-9]{2,4}\.)?[0-9]{2,4}\.[0-9]{3,4}\.[0-9]{3,5}", "thing", 0),
         (r"(?i:c\+\+|[cf]#)", "thing", 0),
         # file name with a known extension ("3.x", "a.jpg"), then a space, line end or . ? ! ,
         (f"{alnum}+(?:\\.{alnum}+)*\\.(?i:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
-         f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?=[\\s.?!,]|\\Z)", "thing", 1),
+         f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?=[\\s.?!,])", "thing", 1),
     ))
     raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely_url": re.compile(_PTB_LIKELY_URL)}
     return token, acronym, longest, raw
@@ -521,13 +534,15 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
     punctuation is separated from words except in known abbreviations (``mr.``, ``etc.``), acronyms (``u.s.``),
     numbers (``1,000``, ``3.14``) and URLs; brackets become ``-lrb-`` … (which pycocoevalcap keeps, its list being
     upper-case), ``€``/``£`` become ``$``/``#``, and characters outside the BMP (emoji) are dropped as the Java tool
-    does. Known differences are listed in ``tests/text/test_ptb_tokenizer.py``.
+    does. ``tests/text/test_ptb_tokenizer.py`` compares it with the Java tool (CoreNLP's own tokenizer test inputs,
+    seeded random captions, every BMP character).
 
     Args:
         text: one caption.
         following: the caption that follows in pycocoevalcap's one-caption-per-line input. The Java lexer looks
             past the line end: a final one-letter word + period (``"... of a."``) loses its period when the next
-            line starts with a sentence-start word (``The``, ``A``, ``There`` …). Empty: the end of the input.
+            line starts with a sentence-start word (``The``, ``A``, ``There`` …). Empty: the end of the input (no
+            line break after it; a blank next caption is followed by its own line break: ``"\\nThe x"``).
 
     Returns:
         ``list[str]`` of tokens.
@@ -546,7 +561,10 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             if _PTB_SPLIT_WORDS.keys().isdisjoint(lowered):
                 return lowered
     token_re, acronym_re, longest_res, raw_res = _ptb_patterns()
-    original, text = text, text.translate(_PTB_TRANSLATION)
+    # pycocoevalcap ends every caption but the last with a line break, which the rules' trailing contexts can see
+    line_end = "\n" if following else ""
+    original = text + line_end
+    text = original.translate(_PTB_TRANSLATION)
     rewritten = text != original
     tokens: list[str] = []
     position = 0
@@ -557,7 +575,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
         position = match.end()
         kind = match.lastgroup
         value = match.group()
-        if kind in ("word", "number") and not rewritten and value.isascii() and value.isalnum() and (
+        if kind == "word" and not rewritten and value.isascii() and value.isalnum() and value[0].isalpha() and (
             text[position: position + 1] in _PTB_ASCII_SPACE
         ):  # a plain word before a space (or the end): no longer rule can match, the word rule wins the tie
             kind, end = "word", position
@@ -593,7 +611,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
                 or value.lower() in _PTB_ABBREVIATIONS
                 or value[:1] + value[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS
                 or (value.lower() in _PTB_BEFORE_NUMBER and (  # the line break is the space before the next caption
-                    re.match(r"\. ?\d", text[end: end + 3]) or (end + 1 == len(text) and following[:1].isdigit())))
+                    re.match(r"\. ?\d", text[end: end + 3]) or (text[end + 1:] == line_end and following[:1].isdigit())))
             ):
                 tokens.append(value + ".")
                 position = end + 1
@@ -609,13 +627,15 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             if raw:
                 value, position = raw
             tokens.append(value)
-        elif kind in ("number", "thing", "tag", "year", "handle", "amp", "lead", "apos", "apos2"):
+        elif kind == "amp":
+            tokens.append(re.sub("(?i:&amp;)", "&", value))
+        elif kind in ("number", "thing", "tag", "year", "handle", "lead", "apos", "apos2", "tbspec"):
             tokens.append(value)
         elif kind in ("clitic", "quotes"):
             tokens.append(value.translate(_PTB_LATEX_QUOTES))
         elif kind == "entity":
             tokens.append(_PTB_ENTITIES[value.lower()])
-        elif kind in ("smiley", "asian"):
+        elif kind in ("smiley", "asian", "phone"):
             tokens.append(value.replace("(", "-LRB-").replace(")", "-RRB-"))
         elif kind == "other":
             tokens.append(_PTB_BRACKETS.get(value) or _PTB_CHAR_MAP.get(value, value))
@@ -686,7 +706,13 @@ def ptb_tokenize_batch(texts: Sequence[str]) -> list[list[str]]:
         [['two', 'dogs'], ['a', 'cat', 'sleeping']]
     """
     texts = list(texts)
-    return [ptb_tokenize(text, texts[i + 1] if i + 1 < len(texts) else "") for i, text in enumerate(texts)]
+    # what the Java lexer sees after each caption's line break: the next caption, or for a blank one, its line break
+    # and what follows (bounded: only the start of the next words matters)
+    following = [""] * len(texts)
+    for i in range(len(texts) - 2, -1, -1):
+        after = texts[i + 1]
+        following[i] = after if after.strip() else (after + "\n" + following[i + 1])[:64]
+    return [ptb_tokenize(text, after) for text, after in zip(texts, following)]
 
 
 # ================================================================================================== end of PTB section
