@@ -424,12 +424,15 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
                 r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|{]|:3)(?=[^A-Za-z0-9]))",  # not at the input's end
                 # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
-                r"(?P<lead>['’\x92](?i:em|cause|till?)|[’\x92](?i:n[’\x92]?)|'(?i:n(?:'|(?![A-Za-z]))|t(?=is|was)))",
+                # ASCII 'n is a token before a space or the end only ("'n#" → "'" "n")
+                r"(?P<lead>['’\x92](?i:em|cause|till?)|[’\x92](?i:n[’\x92]?)|'(?i:n(?:['’\x92]|(?=[\s\xa0]|\Z))|t(?=is|was)))",
                 # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
                 r"(?P<year>['’\x92](?:[2-9]0[sS]|\d\d(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
                 r"(?P<clitic>[’\x92](?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
+                # a web address starting with a symbol ("*www.x.org", "·x.com"); at a word start the longest rule decides
+                f"(?P<likely>(?=[^\\w\\s]){_PTB_LIKELY_URL})",
                 f"(?P<handle>@[A-Za-z_][A-Za-z_0-9]*|#{letter}+)",
                 r"(?P<hashes>##+|@@+|__+)",
                 # words that keep their apostrophe: [DdOoLl]' + 2 characters (o'clock, L'Amour, o'neil-smith), one
@@ -467,7 +470,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         # ... with [DdOoLl]' parts ("black_O'Malley")
         (f"(?:[DdOoLl][{etc}](?!{clitic}){jalnum})?{jalnum}+"
          f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*", "thing", 0),
-        (f"[A-Za-z0-9][A-Za-z0-9.,]*(?:{hyphen}[A-Za-z0-9]+)+", "thing", 0),  # 1.5-inch, a,b-c (ASCII only)
+        # 1.5-inch, a,b-c, pro-a.m. (ASCII only)
+        (f"[A-Za-z0-9][A-Za-z0-9.,]*(?:{hyphen}(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9]+))+", "thing", 0),
         # slashes: ASCII, at most two
         ("[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing", 0),
         (r"\d+-\d+/\d+", "number", 0),  # fraction 2-1/2
@@ -487,7 +491,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         (f"{alnum}+(?:\\.{alnum}+)*\\.(?i:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
          f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?=[\\s.?!,])", "thing", 1),
     ))
-    raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely_url": re.compile(_PTB_LIKELY_URL)}
+    raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL)}
     return token, acronym, longest, raw
 
 
@@ -586,7 +590,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
                 for m, rule_kind, context in ((p.match(text, start), k, c) for p, k, c in longest_res) if m
             )
             value, position = text[start:end], end
-            raw = _ptb_reread(original, start, raw_res["likely_url"]) if rewritten else None
+            raw = _ptb_reread(original, start, raw_res["likely"]) if rewritten else None
             if raw and (raw[1], "thing") >= (longest, kind):  # the web address as read from the original text wins
                 tokens.append(raw[0])
                 position = raw[1]
@@ -622,7 +626,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             tokens.append(value[:cut])
             # "n't" has its quote rewritten ("n‘t" → "n`t"); a longer tail ("n'ts") is a word kept as it is
             tokens.append(value[cut:].translate(_PTB_LATEX_QUOTES) if len(value) - cut == 3 else value[cut:])
-        elif kind in ("url", "email"):
+        elif kind in ("url", "email", "likely"):
             raw = _ptb_reread(original, match.start(), raw_res[kind]) if rewritten else None
             if raw:
                 value, position = raw
@@ -651,10 +655,11 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
 
 
 # Java's final-sigma rule looks for a cased letter after the Σ up to the next boundary of java.text.BreakIterator's
-# word instance: letters join over - ' " . (and _), digits over , ' " . ("ΣΟΦΟΣ1990s" → "σοφοσ1990s" where Python
+# word instance: letters (not CJK) join over - ' " . (and _), digits over , ' " . ("ΣΟΦΟΣ1990s" → "σοφοσ1990s" where Python
 # writes "σοφος1990s"; "ΑΣ1-Β" → "ας1-β").
 _PTB_JAVA_WORD_REST = re.compile(
-    r"(?:[^\W\d]|\d|[-\u00ad\u2010-\u2015\u2027'\".](?<=[^\W\d].)(?=[^\W\d])|[,'\".\u066b](?<=\d.)(?=\d))*"
+    r"(?:[^\W\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\d|[-\u00ad\u2010-\u2015\u2027'\".](?<=[^\W\d].)(?=[^\W\d])"
+    r"|[,'\".\u066b](?<=\d.)(?=\d))*"
 )
 
 
@@ -676,9 +681,10 @@ def _ptb_reread(original: str, start: int, pattern: re.Pattern) -> tuple[str, in
     lexing goes on, or None where the pattern does not match there."""
     position = 0
     for index, char in enumerate(original):
-        if position >= start:
+        width = len(char.translate(_PTB_TRANSLATION))
+        if position >= start and width:  # (a deleted soft hyphen has no width: the token starts after it)
             break
-        position += len(char.translate(_PTB_TRANSLATION))
+        position += width
     else:
         index = len(original)
     match = pattern.match(original, index) if position == start else None

@@ -146,8 +146,20 @@ _EXACT = [
     "the a.", "", "The x", "the b.", "   ", "The y", "x ca.", "", "5 dogs", "x 3.x", "", "end '90",
 ]
 
-# The port has no known difference left on the probes of this module: the former known differences ("I$", "@user6",
-# "=²o'clock", "DOGS'10:30" …) are regression probes in _EXACT.
+# Known differences (Java output, port output), kept true by test_known_differences_still_differ; the former ones
+# ("I$", '@user6"', "=²o'clock", "DOGS'10:30") are regression probes in _EXACT. Both families are rare glued forms
+# (0.2 % of captions when 25-90 % of the pieces of adversarial captions are glued, none on the other probes):
+# - U+00AD soft hyphen: the port deletes it before lexing (the word goes on); the Java lexer reads it as a letter
+#   (then drops it from the token), so it can keep a period on a word or start a word before an apostrophe rule.
+# - characters the port rewrites before lexing (½ → " 1/2 ", … → " ... ", € → "$" …): the rules' trailing contexts
+#   and token starts see the rewritten text (URL and e-mail tokens themselves are re-read from the original).
+KNOWN_DIFFERENCES: dict[str, tuple[list[str], list[str]]] = {
+    "No.\xad!": (["no."], ["no"]),
+    "x \xadJ'aime": (["x", "j", "aime"], ["x", "j'aime"]),
+    "½x.com/ab": (["½x.com/ab"], ["1/2", "x.com/ab"]),
+    "x 3.x… y": (["x", "3", "x", "y"], ["x", "3.x", "y"]),
+    "manCap'n½": (["mancap", "n", "1/2"], ["mancap", "'n", "1/2"]),
+}
 
 
 # Every input of CoreNLP's own PTBTokenizerTest with the Java tool's tokens (golden values: the test needs no Java).
@@ -177,13 +189,14 @@ def java():
     """Every caption of this module tokenised by pycocoevalcap's Java PTBTokenizer in one call."""
     plain, glued = _captions(600, seed=11, glue=0.0), _captions(600, seed=12, glue=0.25)
     very_glued = _captions(600, seed=14, glue=0.5)
+    known = list(KNOWN_DIFFERENCES)
     characters = _bmp_probes(1500, seed=13)
-    everything = _EXACT + plain + glued + very_glued + characters
+    everything = _EXACT + plain + glued + very_glued + known + characters
     outputs = _java_tokenize(everything)
     ours = ptb_tokenize_batch(everything)  # one list, like the Java call: each caption sees the next one
     groups, start = {}, 0
     for name, items in (("exact", _EXACT), ("plain", plain), ("glued", glued), ("very_glued", very_glued),
-                        ("characters", characters)):
+                        ("known", known), ("characters", characters)):
         groups[name] = (items, outputs[start: start + len(items)], ours[start: start + len(items)])
         start += len(items)
     return groups
@@ -210,6 +223,14 @@ def test_random_captions_agreement(java):
     for group in ("plain", "glued", "very_glued"):
         rate, mismatches = _agreement(*java[group])
         assert rate == 1.0, (group, rate, mismatches[:5])
+
+
+def test_known_differences_still_differ(java):
+    captions, expected, _ = java["known"]
+    for caption, java_tokens in zip(captions, expected):
+        listed_java, listed_port = KNOWN_DIFFERENCES[caption]
+        assert java_tokens == listed_java, (caption, java_tokens)
+        assert ptb_tokenize(caption, "x") == listed_port, caption
 
 
 @pytest.mark.parametrize("last", ["x :)", "x 3.x", "x '90", "x Inc."])
