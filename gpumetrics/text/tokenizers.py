@@ -344,7 +344,7 @@ _PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
 _PTB_WORD = re.compile(r"[A-Za-z0-9]+")
 _PTB_TRANSLATION = str.maketrans(
     {"€": "$", "£": " # ", "½": " 1/2 ", "¼": " 1/4 ", "¾": " 3/4 ", "⅓": " 1/3 ", "⅔": " 2/3 ", "…": " ... ",
-     "\x80": "$", "¤": "$", "₠": "$", "¢": " cents ", "\u00ad": "",  # soft hyphen: deleted, the word goes on
+     "\x80": "$", "¤": "$", "₠": "$", "¢": " cents ",
      # deleted by the Java tool, still a token boundary (U+201B and the cp1252 quotes U+0091-U+0094 alone are quotes
      # that the punctuation list removes; the lexer's apostrophe rules read them)
      **{code: " " for code in _ptb_tables.DELETED if code not in (0x201B, 0x91, 0x92, 0x93, 0x94)}}
@@ -384,11 +384,12 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if a != b else "") for a, b in ranges)
 
     # the Java lexer sees UTF-16 units: supplementary characters are untokenisable; its word characters are
-    # Python's \w and combining marks, corrected by the probed tables
+    # Python's \w and combining marks, corrected by the probed tables, and the soft hyphen (a letter for the Java
+    # lexer, dropped from word and number tokens afterwards: "so\u00adft" → "soft", "No.\u00ad!" → "No.")
     not_word = char_class(sorted(_ptb_tables.NOT_WORD))
     extra = char_class(sorted(
         code for code in range(0x10000)
-        if (unicodedata.category(chr(code))[0] == "M" or code in _ptb_tables.WORD_EXTRA)
+        if (unicodedata.category(chr(code))[0] == "M" or code in _ptb_tables.WORD_EXTRA or code == 0xAD)
         and code not in _ptb_tables.NOT_WORD and not 0xD800 <= code <= 0xDFFF
     ))
     alnum = f"(?:[^\\W_\U00010000-\U0010ffff{not_word}]|[{extra}])"
@@ -420,7 +421,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # Asian emoticons: "^_^", "(x.x)", "(^-^)"; one starting with x unless a word goes on ("x_xa")
                 r"(?P<asian>\([-^x=~<>'][_.]?[-^x=~<>']\)|\([\^x=~<>']-[\^x=~<>'`]\)|[-^=~<>']_[-^x=~<>']"
                 r"|x_[-^x=~<>'](?![^\W_]|[-_\u058a\u2010\u2011][^\W_]))",
-                r"(?P<number>[-+]?[.,:]?\d+(?:[.,:]\d+)*)",
+                r"(?P<number>[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*)",
                 # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
                 r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|{]|:3)(?=[^A-Za-z0-9]))",  # not at the input's end
                 # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
@@ -448,7 +449,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # l' d' j' before anything, y' before a letter, not before a clitic: a token ("j'" "ai", "y'" "all")
                 f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?i:re|ve|ll|[msd])))",
                 # the word before n't cannot end in n ("Mann't" → "Mann" "'" "t")
-                f"(?P<nt>[A-Za-z]*[A-MO-Za-mo-z][Nn][{etc}][Tt]{jletter}*)",
+                f"(?P<nt>[A-Za-z\xad]*[A-MO-Za-mo-z]\xad*[Nn][{etc}][Tt]{jletter}*)",
                 f"(?P<word>{word})",
                 r"(?P<dots>\.{3,}|…)",
                 r"(?P<duck><<|>>)",
@@ -464,14 +465,14 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     plain = jalnum  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
     # Each entry: (pattern, kind, length of the Java rule's trailing context, which counts in the longest match).
     longest = tuple((re.compile(pattern), kind, context) for pattern, kind, context in (
-        (r"[-+]?[.,:]?\d+(?:[.,:]\d+)*", "number", 0),
+        (r"[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*", "number", 0),
         (f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*", "word", 0),  # word with inner . ! ?
         (f"{plain}+(?:(?:{hyphen}|_){plain}+)*", "word", 0),  # hyphenated / underscored
         # ... with [DdOoLl]' parts ("black_O'Malley")
         (f"(?:[DdOoLl][{etc}](?!{clitic}){jalnum})?{jalnum}+"
          f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*", "thing", 0),
         # 1.5-inch, a,b-c, pro-a.m. (ASCII only)
-        (f"[A-Za-z0-9][A-Za-z0-9.,]*(?:{hyphen}(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9]+))+", "thing", 0),
+        (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:{hyphen}(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0),
         # slashes: ASCII, at most two
         ("[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing", 0),
         (r"\d+-\d+/\d+", "number", 0),  # fraction 2-1/2
@@ -590,6 +591,8 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
                 for m, rule_kind, context in ((p.match(text, start), k, c) for p, k, c in longest_res) if m
             )
             value, position = text[start:end], end
+            if "\xad" in value and kind != "thing":  # words, numbers, hyphenated words drop their soft hyphens
+                value = value.replace("\xad", "")
             raw = _ptb_reread(original, start, raw_res["likely"]) if rewritten else None
             if raw and (raw[1], "thing") >= (longest, kind):  # the web address as read from the original text wins
                 tokens.append(raw[0])
@@ -623,7 +626,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
                 _ptb_split_word(value, tokens)
         elif kind == "nt":
             cut = _PTB_NT.search(value).start()
-            tokens.append(value[:cut])
+            tokens.append(value[:cut].replace("\xad", ""))
             # "n't" has its quote rewritten ("n‘t" → "n`t"); a longer tail ("n'ts") is a word kept as it is
             tokens.append(value[cut:].translate(_PTB_LATEX_QUOTES) if len(value) - cut == 3 else value[cut:])
         elif kind in ("url", "email", "likely"):
