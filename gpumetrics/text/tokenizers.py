@@ -325,7 +325,8 @@ _PTB_CONTRACTIONS = ("n't", "'s", "'re", "'ve", "'ll", "'d", "'m")
 _PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
 # Characters the Java tool rewrites (quotes become PTB quotes, which the punctuation list removes).
 _PTB_CHAR_MAP = {
-    "€": "$", "£": "#", "½": "1/2", "¼": "1/4", "¾": "3/4", "⅓": "1/3", "⅔": "2/3",
+    "€": "$", "\x80": "$", "¤": "$", "₠": "$", "£": "#", "¢": "cents",  # currency signs, one token each
+    "½": "1/2", "¼": "1/4", "¾": "3/4", "⅓": "1/3", "⅔": "2/3",
     "—": "--", "–": "--", "―": "--", "…": "...", "\u058a": "-", "\u2010": "-", "\u2011": "-",
     '"': "''", "“": "``", "”": "''", "«": "``", "»": "''", "‹": "`", "›": "'", "‘": "`", "’": "'", "‛": "`",
     "\x91": "`", "\x92": "'", "\x93": "``", "\x94": "''",  # cp1252 quotes read as Unicode code points
@@ -342,16 +343,14 @@ _PTB_NT = re.compile(f"[Nn][{re.escape(_PTB_APOS_ETC)}][Tt]")
 _PTB_ASCII_SPACE = frozenset(("", " ", "\t", "\n", "\r", "\f"))
 _PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
 _PTB_WORD = re.compile(r"[A-Za-z0-9]+")
+# Characters deleted by the Java tool are spaces for the port's lexer: still a token boundary (U+201B and the cp1252
+# quotes U+0091-U+0094 alone are quotes that the punctuation list removes; the lexer's apostrophe rules read them).
 _PTB_TRANSLATION = str.maketrans(
-    {"€": "$", "£": " # ", "½": " 1/2 ", "¼": " 1/4 ", "¾": " 3/4 ", "⅓": " 1/3 ", "⅔": " 2/3 ", "…": " ... ",
-     "\x80": "$", "¤": "$", "₠": "$", "¢": " cents ",
-     # deleted by the Java tool, still a token boundary (U+201B and the cp1252 quotes U+0091-U+0094 alone are quotes
-     # that the punctuation list removes; the lexer's apostrophe rules read them)
-     **{code: " " for code in _ptb_tables.DELETED if code not in (0x201B, 0x91, 0x92, 0x93, 0x94)}}
+    {code: " " for code in _ptb_tables.DELETED if code not in (0x201B, 0x91, 0x92, 0x93, 0x94)}
 )
 _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;": ""}
-# URLs and e-mail addresses run over Unicode spaces (CIDEr's whitespace split cuts the token there later); they keep
-# the characters that the port rewrites before lexing (€, …, ½, deleted ones), so they are re-read from the original.
+# URLs and e-mail addresses run over Unicode spaces (CIDEr's whitespace split cuts the token there later) and over
+# the Java tool's deleted characters (spaces for the port's lexer), so they are re-read from the original text.
 _PTB_URL = r"(?i:https?)://[^ \t\n\r\f()<>{}|\"]*[^ \t\n\r\f()<>{}|\".,!?-]"
 _PTB_EMAIL = (
     '(?:<|(?i:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@'
@@ -386,7 +385,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     # the Java lexer sees UTF-16 units: supplementary characters are untokenisable; its word characters are
     # Python's \w and combining marks, corrected by the probed tables, and the soft hyphen (a letter for the Java
     # lexer, dropped from word and number tokens afterwards: "so\u00adft" → "soft", "No.\u00ad!" → "No.")
-    not_word = char_class(sorted(_ptb_tables.NOT_WORD))
+    # (and the vulgar fractions, one token each: "a½b" → "a" "1/2" "b")
+    not_word = char_class(sorted(_ptb_tables.NOT_WORD | {0xBC, 0xBD, 0xBE, 0x2153, 0x2154}))
     extra = char_class(sorted(
         code for code in range(0x10000)
         if (unicodedata.category(chr(code))[0] == "M" or code in _ptb_tables.WORD_EXTRA or code == 0xAD)
@@ -433,7 +433,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"(?P<clitic>[’\x92](?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
                 # a web address starting with a symbol ("*www.x.org", "·x.com"); at a word start the longest rule decides
-                f"(?P<likely>(?=[^\\w\\s]){_PTB_LIKELY_URL})",
+                f"(?P<likely>(?!{alnum})(?=\\S){_PTB_LIKELY_URL})",
                 f"(?P<handle>@[A-Za-z_][A-Za-z_0-9]*|#{letter}+)",
                 r"(?P<hashes>##+|@@+|__+)",
                 # words that keep their apostrophe: [DdOoLl]' + 2 characters (o'clock, L'Amour, o'neil-smith), one
@@ -594,7 +594,7 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             if "\xad" in value and kind != "thing":  # words, numbers, hyphenated words drop their soft hyphens
                 value = value.replace("\xad", "")
             raw = _ptb_reread(original, start, raw_res["likely"]) if rewritten else None
-            if raw and (raw[1], "thing") >= (longest, kind):  # the web address as read from the original text wins
+            if raw and (raw[1], "thing") >= (longest, kind):  # the web address read over deleted characters wins
                 tokens.append(raw[0])
                 position = raw[1]
                 continue
@@ -679,21 +679,11 @@ def _ptb_lower(token: str) -> str:
 
 
 def _ptb_reread(original: str, start: int, pattern: re.Pattern) -> tuple[str, int] | None:
-    """Match a URL / e-mail ``pattern`` at ``start`` of the rewritten text on the original text instead (the Java
-    lexer sees no rewriting: "a@b.com…" is one token). Returns the token and the position in the rewritten text where
-    lexing goes on, or None where the pattern does not match there."""
-    position = 0
-    for index, char in enumerate(original):
-        width = len(char.translate(_PTB_TRANSLATION))
-        if position >= start and width:  # (a deleted soft hyphen has no width: the token starts after it)
-            break
-        position += width
-    else:
-        index = len(original)
-    match = pattern.match(original, index) if position == start else None
-    if match is None:
-        return None
-    return match.group(), len(original[: match.end()].translate(_PTB_TRANSLATION))
+    """Match a URL / e-mail ``pattern`` at ``start`` on the original text, where the Java tool's deleted characters
+    are still there (its URL and e-mail rules run over them: "a@b\u0378c.com" is one token). Returns the token and
+    where lexing goes on (deletion keeps every position), or None where the pattern does not match there."""
+    match = pattern.match(original, start)
+    return None if match is None else (match.group(), match.end())
 
 
 def _sentence_start_follows(text: str, start: int, following: str) -> bool:
