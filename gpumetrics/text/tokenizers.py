@@ -426,13 +426,15 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|{]|:3)(?=[^A-Za-z0-9]))",  # not at the input's end
                 # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
                 # ASCII 'n is a token before a space or the end only ("'n#" → "'" "n")
-                r"(?P<lead>['’\x92](?i:em|cause|till?)|[’\x92](?i:n[’\x92]?)|'(?i:n(?:['’\x92]|(?=[\s\xa0]|\Z))|t(?=is|was)))",
+                r"(?P<lead>['’\x92](?i:em|cause|till?)|[’\x92](?i:n[’\x92]?)"
+                r"|'(?i:n(?:['’\x92]|(?=[\s\xa0]|\Z))|t(?=is|was)))",
                 # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
                 r"(?P<year>['’\x92](?:[2-9]0[sS]|\d\d(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
                 r"(?P<clitic>[’\x92](?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
-                # a web address starting with a symbol ("*www.x.org", "·x.com"); at a word start the longest rule decides
+                # a web address starting with a symbol ("*www.x.org", "·x.com"); at a word start the longest
+                # rule decides
                 f"(?P<likely>(?!{alnum})(?=\\S){_PTB_LIKELY_URL})",
                 f"(?P<handle>@[A-Za-z_][A-Za-z_0-9]*|#{letter}+)",
                 r"(?P<hashes>##+|@@+|__+)",
@@ -618,7 +620,8 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
                 or value.lower() in _PTB_ABBREVIATIONS
                 or value[:1] + value[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS
                 or (value.lower() in _PTB_BEFORE_NUMBER and (  # the line break is the space before the next caption
-                    re.match(r"\. ?\d", text[end: end + 3]) or (text[end + 1:] == line_end and following[:1].isdigit())))
+                    re.match(r"\. ?\d", text[end: end + 3])
+                    or (text[end + 1:] == line_end and following[:1].isdigit())))
             ):
                 tokens.append(value + ".")
                 position = end + 1
@@ -658,10 +661,11 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
 
 
 # Java's final-sigma rule looks for a cased letter after the Σ up to the next boundary of java.text.BreakIterator's
-# word instance: letters (not CJK) join over - ' " . (and _), digits over , ' " . ("ΣΟΦΟΣ1990s" → "σοφοσ1990s" where Python
-# writes "σοφος1990s"; "ΑΣ1-Β" → "ας1-β").
+# word instance: letters (not CJK) join over - ' " . (and _), digits over , ' " . ("ΣΟΦΟΣ1990s" → "σοφοσ1990s"
+# where Python writes "σοφος1990s"; "ΑΣ1-Β" → "ας1-β").
 _PTB_JAVA_WORD_REST = re.compile(
-    r"(?:[^\W\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\d|[-\u00ad\u2010-\u2015\u2027'\".](?<=[^\W\d].)(?=[^\W\d])"
+    r"(?:[^\W\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\d"
+    r"|[-\u00ad\u2010-\u2015\u2027'\".](?<=[^\W\d].)(?=[^\W\d])"
     r"|[,'\".\u066b](?<=\d.)(?=\d))*"
 )
 
