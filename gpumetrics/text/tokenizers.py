@@ -286,7 +286,9 @@ def rouge_tokenize_corpus(
 # ==================================================================================================================
 # pycocoevalcap runs Stanford CoreNLP 3.4.1's `PTBTokenizer -preserveLines -lowerCase` (Java) on every caption and
 # drops the tokens of its punctuation list. This is an independent Python port of the behaviour that matters after
-# that removal, written from black-box probes of the Java tool (tests/text/test_ptb_tokenizer.py compares them).
+# that removal, written from black-box probes of the Java tool and from the rules and word lists of its lexer
+# (CoreNLP 3.4.1 PTBLexer.flex), re-expressed as Python regexes: the JFlex longest match is emulated where it
+# matters (the `longest` rules at a word or number start). tests/text/test_ptb_tokenizer.py compares them.
 # The Java tool lowercases *after* tokenising, so the case-sensitive rules (abbreviations) look at the original text;
 # its "-LRB-" style bracket tokens come out lowercased and therefore survive pycocoevalcap's (upper-case) list.
 PTB_PUNCTUATIONS = frozenset(
