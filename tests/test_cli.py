@@ -440,3 +440,21 @@ def test_wide_random_suites_join_and_sum_like_the_spec(tmp_path, capsys):
         report = json.loads(out_path.read_text(encoding="utf-8"))
         assert {t["name"]: t["score"] for t in report["tasks"]} == pytest.approx(expected, abs=1e-12)
         assert report["suite"]["score"] == pytest.approx(sum(expected.values()), abs=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["cer", "wer"])
+def test_cer_wer_tasks_use_every_reference_whatever_their_order(tmp_path, metric):
+    from gpumetrics.tasks.runner import evaluate
+
+    preds = _write(tmp_path / "p.jsonl", [json.dumps({"id": i, "prediction": p})
+                                          for i, p in enumerate(["the cat sat", "a dog", "кот"])])
+    refs = [["a cat sat down", "the cat sat"], ["dogs", "a big dog", "a dog."], ["кит", "кот"]]
+    scores = []
+    for order in (1, -1):
+        path = _write(tmp_path / f"r{order}.jsonl", [json.dumps({"id": i, "references": r[::order]})
+                                                    for i, r in enumerate(refs)])
+        (task,) = evaluate(load_config(_config(tmp_path, preds, path, metric=metric))).tasks
+        scores.append(task.score)
+    fn = F.char_error_rate if metric == "cer" else F.word_error_rate
+    assert scores[0] == scores[1] == pytest.approx(float(fn(["the cat sat", "a dog", "кот"], refs)))
+    assert 0 < scores[0] < 0.5

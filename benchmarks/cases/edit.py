@@ -111,3 +111,38 @@ def wer_case(size: int, device: str) -> Contenders:
     target = [" ".join(t.split()) for t in target]
     return _rate_case(word_error_rate, lambda p, t: jiwer.wer(t, p), tm_word_error_rate, preds, target, device,
                       size <= _TORCHMETRICS_MAX_PAIRS, "20–120 chars, single spaces; jiwer default transform")
+
+
+@register("edit_distance_uneven", sizes=(1_000, 10_000, 100_000, 1_000_000), quick_sizes=(1_000,), unit="chars",
+          repeats=3)
+def edit_distance_uneven_case(size: int, device: str) -> Contenders:
+    rng = random.Random(size)
+    long = "".join(rng.choices(_ALPHABET, k=size))
+    middle = size // 2
+    near = long[:middle] + ("x" if long[middle] != "x" else "y") + long[middle + 1 :]
+    preds, target = [long, long, "abc"], ["abc", near, long]
+    return Contenders(
+        ours={"edit_distance(backend=torch)": lambda: edit_distance(preds, target, reduction="none", backend="torch",
+                                                                    device=device)},
+        anchors={"rapidfuzz Levenshtein.distance loop": lambda: _rapidfuzz_loop(preds, target)},
+        check=lambda ours_value, anchor: ours_value.tolist() == anchor,
+        note="one long string vs 3 chars, vs itself with 1 substitution in the middle, and 3 chars vs it",
+    )
+
+
+@register("edit_distance_uneven_words", sizes=(1_000, 10_000, 100_000, 1_000_000), quick_sizes=(1_000,),
+          unit="words", repeats=3)
+def edit_distance_uneven_words_case(size: int, device: str) -> Contenders:
+    rng = random.Random(size + 7)
+    vocabulary = ["w%d" % i for i in range(3_000)]
+    long = rng.choices(vocabulary, k=size)
+    near = long[: size // 2] + ["zz"] + long[size // 2 + 1 :]
+    preds, target = [" ".join(long), " ".join(long), "w1 w2 w3"], ["w1 w2 w3", " ".join(near), " ".join(long)]
+    return Contenders(
+        ours={"edit_distance(unit=word, backend=torch)": lambda: edit_distance(
+            preds, target, unit="word", reduction="none", backend="torch", device=device)},
+        anchors={"rapidfuzz Levenshtein.distance loop over split words": lambda: _rapidfuzz_loop(
+            [p.split() for p in preds], [t.split() for t in target])},
+        check=lambda ours_value, anchor: ours_value.tolist() == anchor,
+        note="WER's word kernel: one long text vs 3 words, vs itself with 1 word changed, 3 words vs it",
+    )

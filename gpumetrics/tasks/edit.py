@@ -2,7 +2,7 @@
 
 import functools
 
-from gpumetrics.tasks.registry import TaskMetric, first_reference_update_args, register_metric
+from gpumetrics.tasks.registry import TaskMetric, register_metric
 from gpumetrics.text.edit import CharErrorRate, NormalizedEditSimilarity, WordErrorRate
 
 register_metric(TaskMetric(
@@ -20,14 +20,14 @@ register_metric(TaskMetric(
 register_metric(TaskMetric(
     name="cer",
     factory=CharErrorRate,
-    description="character error rate: pooled edits / pooled reference characters, as jiwer (docs/metrics.md §1)",
+    description="character error rate: pooled edits / pooled reference characters, as jiwer; several references: "
+                "the best per sample (fewest edits, then the longest) (docs/metrics.md §1)",
     empty_prediction="",
-    update_args=first_reference_update_args,
 ))
 register_metric(TaskMetric(
     name="wer",
     factory=WordErrorRate,
-    description="word error rate, pooled over whitespace tokens (jiwer, torchmetrics) — docs/metrics.md §1",
+    description="word error rate, pooled over whitespace tokens (jiwer, torchmetrics); several references: the best "
+                "per sample (fewest edits, then the longest) — docs/metrics.md §1",
     empty_prediction="",
-    update_args=first_reference_update_args,
 ))

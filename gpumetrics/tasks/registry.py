@@ -18,11 +18,6 @@ def text_update_args(predictions: list[Any], references: list[list[Any]]) -> tup
     return predictions, references
 
 
-def first_reference_update_args(predictions: list[Any], references: list[list[Any]]) -> tuple:
-    """Adapter for single-reference metrics: ``update(preds: list[str], target: list[str])``."""
-    return predictions, [refs[0] for refs in references]
-
-
 @dataclasses.dataclass(frozen=True)
 class TaskMetric:
     """How a config's ``metric: NAME`` becomes a metric module and its update arguments.

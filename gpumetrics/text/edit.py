@@ -265,10 +265,31 @@ def _error_rate_update(
     device: Optional[torch.device | str] = None,
     transform: str = "none",
 ) -> tuple[Tensor, Tensor]:
-    """Pooled ``(edits, reference length)`` of a batch, int64 scalars."""
-    preds, target = _as_lists(preds, target)
-    distances, _, target_lengths = _pair_distances(preds, target, unit, backend, device, transform=transform)
-    return distances.sum(), target_lengths.sum()
+    """Pooled ``(edits, reference length)`` of a batch, int64 scalars.
+
+    A sample with several references contributes its best reference: the fewest edits, and among those the longest
+    reference (the lowest rate). The choice depends only on the references' contents, never on their order.
+    """
+    if type(target) is list and set(map(type, target)) == {str}:  # one reference per sample (the common case)
+        preds, target = _as_lists(preds, target)
+        distances, _, target_lengths = _pair_distances(preds, target, unit, backend, device, transform=transform)
+        return distances.sum(), target_lengths.sum()
+    preds = preds if type(preds) is list else as_text_list(preds, "preds")
+    references = as_reference_lists(target, "target")
+    check_same_length(preds, "preds", references, "target")
+    counts = np.fromiter(map(len, references), dtype=np.int64, count=len(references))
+    flat_preds = np.repeat(np.array(preds, dtype=object), counts).tolist() if len(preds) else []
+    flat_refs = [ref for group in references for ref in group]
+    distances, _, ref_lengths = _pair_distances(flat_preds, flat_refs, unit, backend, device, transform=transform)
+    if distances.numel() == 0:
+        return distances.sum(), ref_lengths.sum()
+    # one key per (sample, reference) ordered by (edits, −length): the per-sample minimum is the best reference
+    span = ref_lengths.max() + 1
+    keys = distances * span + (span - 1 - ref_lengths)
+    sample = torch.from_numpy(np.repeat(np.arange(len(preds)), counts)).to(keys.device)
+    best = torch.zeros(len(preds), dtype=torch.long, device=keys.device)
+    best = best.scatter_reduce(0, sample, keys, reduce="amin", include_self=False)
+    return (best // span).sum(), (span - 1 - best % span).sum()
 
 
 def _error_rate_compute(errors: Tensor, total: Tensor) -> Tensor:
@@ -293,7 +314,8 @@ def char_error_rate(
 
     Args:
         preds: ``B`` predicted strings.
-        target: ``B`` reference strings.
+        target: ``B`` items, each one reference string or a non-empty list of them (the best reference counts:
+            fewest edits, then the longest).
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
         device: where the result lives and the tensor kernel runs.
         transform: ``"none"`` or ``"jiwer"``.
@@ -332,7 +354,8 @@ def word_error_rate(
 
     Args:
         preds: ``B`` predicted strings.
-        target: ``B`` reference strings.
+        target: ``B`` items, each one reference string or a non-empty list of them (the best reference counts:
+            fewest edits, then the longest).
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
         device: where the result lives and the tensor kernel runs.
         transform: ``"whitespace"`` or ``"jiwer"``.
@@ -368,7 +391,7 @@ class _ErrorRate(Metric):
         self.add_state("total", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
 
     def update(self, preds: Any, target: Any) -> None:
-        """Add a batch: ``preds``, ``target`` — ``B`` strings each."""
+        """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` references or lists of references."""
         errors, total = _error_rate_update(preds, target, self.unit, self.backend, self.device, self.transform)
         self.errors += errors
         self.total += total

@@ -171,3 +171,61 @@ def test_bad_inputs_name_the_argument():
         levenshtein_distance(-a, la, a, la)
     with pytest.raises(ValueError, match="`backend`"):
         levenshtein_strings(["a"], ["b"], backend="numba")
+
+
+# ------------------------------------------------------------------- cost bounded by the shorter string (issue 10)
+def _uneven_pairs(seed, count=60):
+    """Long vs short, shared prefixes/suffixes, swapped roles, empty sides, tiny and large alphabets."""
+    rng = random.Random(seed)
+    a, b = [], []
+    for _ in range(count):
+        alphabet = rng.choice(["ab", "abc d", ALPHABET])
+        long = _random(rng, rng.choice([65, 200, 1000, 4000, 20_000]), alphabet)
+        kind = rng.randrange(6)
+        if kind == 0:  # short unrelated text
+            short = _random(rng, rng.randint(0, 5), alphabet)
+        elif kind == 1:  # long with a few edits
+            short = _mutate(rng, long, rng.randint(0, 8))
+        elif kind == 2:  # shared prefix, different tail
+            short = long[: rng.randint(0, len(long))] + _random(rng, rng.randint(0, 9), alphabet)
+        elif kind == 3:  # shared suffix, different head
+            short = _random(rng, rng.randint(0, 9), alphabet) + long[rng.randint(0, len(long)) :]
+        elif kind == 4:  # one side is a substring in the middle
+            i = rng.randint(0, len(long))
+            short = long[i : i + rng.randint(0, 70)]
+        else:  # identical
+            short = long
+        pair = (long, short) if rng.random() < 0.5 else (short, long)
+        a.append(pair[0])
+        b.append(pair[1])
+    return a, b
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_uneven_lengths_and_common_affixes_match_rapidfuzz(seed):
+    a, b = _uneven_pairs(seed)
+    assert levenshtein_strings(a, b, backend="torch").tolist() == _expected(a, b)
+    words_a, words_b = [s.split(" ") for s in a], [s.split(" ") for s in b]
+    assert levenshtein_strings(words_a, words_b, backend="torch").tolist() == _expected(words_a, words_b)
+
+
+def test_small_chunks_and_one_huge_row_among_short_ones():
+    a, b = _uneven_pairs(2, count=20)
+    a, b = a + ["x" * 300_000] + ["kitten"] * 50, b + ["xyz"] + ["sitting"] * 50
+    assert levenshtein_distance(*encode_chars(a), *encode_chars(b), max_elements=5_000).tolist() == _expected(a, b)
+    assert levenshtein_strings(a, b, backend="torch").tolist() == _expected(a, b)
+
+
+@pytest.mark.timeout(60)  # a hang guard, not a timing claim: the wavefront kernel took 310 s on the first case
+def test_million_characters_against_short_and_identical_strings():
+    rng = random.Random(5)
+    long = _random(rng, 1_000_000, "abcdefgh")
+    near = long[:400_000] + "Z" + long[400_001:]
+    got = levenshtein_strings([long, long, "abc", long], ["abc", long, long, near], backend="torch")
+    assert got.tolist() == [Levenshtein.distance(long, "abc"), 0, Levenshtein.distance("abc", long), 1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_seq, _seq, st.lists(st.integers(0, 5), max_size=70), st.lists(st.integers(0, 5), max_size=70))
+def test_property_common_prefix_and_suffix_never_change_the_distance(x, y, prefix, suffix):
+    assert _lev((prefix + x + suffix, prefix + y + suffix)) == [Levenshtein.distance(x, y)]

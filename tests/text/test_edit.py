@@ -333,3 +333,46 @@ def test_ned_aij2022_from_a_config_through_the_cli(tmp_path):
     scores = {task["name"]: task["score"] for task in json.loads(text)["tasks"]}
     assert_close(scores["TRitW"], expected_ned, atol=1e-12)
     assert_close(scores["CER"], expected_cer, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- several references (issue 10, item 6)
+def _best_reference_reference(preds, target, unit):
+    """Independent rule: per sample, min over references of (edits, −length) with rapidfuzz; then pooled."""
+    from rapidfuzz.distance import Levenshtein as _Lev
+
+    edits = total = 0
+    for pred, refs in zip(preds, target):
+        refs = [refs] if isinstance(refs, str) else refs
+        split = (lambda s: s.split()) if unit == "word" else (lambda s: s)
+        e, neg_len = min((_Lev.distance(split(pred), split(r)), -len(split(r))) for r in refs)
+        edits, total = edits + e, total - neg_len
+    return edits / total if total else float(edits)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_several_references_take_the_best_and_ignore_their_order(seed):
+    rng = random.Random(seed)
+    words = ["кот", "cat", "a", "the", "中文", "😀", "", "mat", "sat"]
+    preds, target = [], []
+    for _ in range(60):
+        preds.append(" ".join(rng.choice(words) for _ in range(rng.randint(0, 6))))
+        refs = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(1, 4))]
+        target.append(refs if len(refs) > 1 or rng.random() < 0.5 else refs[0])
+    shuffled = [list(reversed(r)) if isinstance(r, list) else r for r in target]
+    for fn, unit in ((char_error_rate, "char"), (word_error_rate, "word")):
+        expected = _best_reference_reference(preds, target, unit)
+        for backend in ("rapidfuzz", "torch"):
+            assert float(fn(preds, target, backend=backend)) == pytest.approx(expected, abs=1e-12)
+            assert float(fn(preds, shuffled, backend=backend)) == pytest.approx(expected, abs=1e-12)
+    metric = gpumetrics.CharErrorRate()
+    metric.update(preds[:25], target[:25])
+    metric.update(preds[25:], shuffled[25:])
+    assert float(metric.compute()) == pytest.approx(_best_reference_reference(preds, target, "char"), abs=1e-12)
+
+
+def test_best_reference_ties_prefer_the_longer_reference():
+    # "ab" vs "abX" and vs "a": both 1 edit; the longer reference (3 chars) gives the lower rate 1/3
+    assert float(char_error_rate(["ab"], [["a", "abX"]])) == pytest.approx(1 / 3)
+    assert float(char_error_rate(["ab"], [["abX", "a"]])) == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="target"):
+        char_error_rate(["ab"], [[]])
