@@ -2,6 +2,7 @@
 
 from gpumetrics.core.checks import as_reference_lists, as_text_list, check_choice, check_same_length
 from gpumetrics.core.gcpause import gc_paused, paused_gc
+from gpumetrics.core.distributed import replicated
 from gpumetrics.core.metric import Metric
 from gpumetrics.core.signature import format_signature, library_version
 
@@ -15,4 +16,5 @@ __all__ = [
     "gc_paused",
     "library_version",
     "paused_gc",
+    "replicated",
 ]
