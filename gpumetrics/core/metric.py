@@ -25,7 +25,8 @@ class Metric(torchmetrics.Metric):
       ``all_reduce`` each instead of torchmetrics' all-gather; ``"cat"`` states are gathered with uneven lengths and
       ranks that saw no data are allowed. ``compute()`` returns the same value on every rank.
     * ``merge_state`` keeps ``cat`` states in call order: ``a.merge_state(b)`` equals updating with a's batches
-      then b's (torchmetrics puts the incoming entries first), so per-sample results keep their order.
+      then b's (torchmetrics puts the incoming entries first), so per-sample results keep their order; a value
+      cached by an earlier ``compute()`` is dropped.
     * ``update`` runs with Python's cyclic garbage collector paused (``core.gcpause``): text metrics build many
       small lists per batch, and the collector's scans would otherwise cost more than the building.
     * ``signature()`` — a sacrebleu-style string ``name|key:value|...|version:X`` naming everything that makes two
@@ -78,6 +79,7 @@ class Metric(torchmetrics.Metric):
             if reduction_fn is dim_zero_cat and isinstance(getattr(self, name), list)
         }
         super().merge_state(incoming_state)  # validates and reduces every state
+        self._computed = None  # torchmetrics would keep returning the value cached before the merge
         incoming = incoming_state.metric_state if isinstance(incoming_state, torchmetrics.Metric) else incoming_state
         for name, local in own_entries.items():
             other = incoming[name]
