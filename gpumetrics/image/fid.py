@@ -417,7 +417,9 @@ class FrechetInceptionDistance(Metric):
         """Use the ``mu``/``sigma`` of a pytorch-fid / clean-fid ``.npz`` as one side (replacing its samples).
 
         Loaded statistics are fixed: that side cannot then be updated. ``reset()`` clears loaded real stats only
-        when ``reset_real_features=True``. Under DDP, load the same file on every rank.
+        when ``reset_real_features=True``. Under DDP, load the same file on every rank. They are metric states
+        (``real_loaded_mu`` / ``real_loaded_sigma``…): a ``persistent(True)`` checkpoint carries them and
+        ``load_state_dict`` restores them without another ``load_stats``.
         """
         side = self._side(real)
         with np.load(os.fspath(path)) as data:
