@@ -35,12 +35,28 @@ class Metric(torchmetrics.Metric):
       ``metric.persistent(True)`` every registered state (and that of child metrics) is saved as a tensor or a list
       of tensors — ``torch.load(weights_only=True)`` reads it — together with the update count, and
       ``load_state_dict`` into a fresh metric (persistent or not) restores them mid-stream: updating the rest then
-      equals one pass. Loaded tensors are copied onto the metric's device (tensor states keep their dtype); a
-      fixed-size state of another shape is an error, and so is a missing state when the loading metric is itself
-      persistent and ``strict=True``; the cached ``compute()`` value is dropped. Whatever a metric accumulates must therefore live in a
-      registered state, not in a Python attribute. States registered with ``dist_reduce_fx=replicated`` (e.g.
-      FID statistics loaded from an ``.npz``) are identical on every rank: they are saved and restored like the
-      others but not reduced under DDP, and ``merge_state`` keeps the non-empty one.
+      equals one pass. Loaded tensors are copied onto the metric's device (tensor states keep their dtype) and the
+      cached ``compute()`` value is dropped; a fixed-size state of another shape is an error, and so is a missing
+      state when the loading metric is itself persistent and ``strict=True``. Whatever a metric accumulates must
+      therefore live in a registered state, never in a Python attribute. States registered with
+      ``dist_reduce_fx=replicated`` (e.g. FID statistics loaded from an ``.npz``) are identical on every rank: they
+      are saved and restored like the others but not reduced under DDP, and ``merge_state`` keeps the non-empty one.
+
+    Example:
+        >>> import io
+        >>> from gpumetrics import TokenF1
+        >>> metric = TokenF1()
+        >>> metric.update(["the cat sat"], ["a cat sat"])
+        >>> metric.persistent(True)
+        >>> buffer = io.BytesIO()
+        >>> torch.save(metric.state_dict(), buffer)
+        >>> _ = buffer.seek(0)
+        >>> restored = TokenF1()
+        >>> restored.load_state_dict(torch.load(buffer, weights_only=True))
+        <All keys matched successfully>
+        >>> restored.update(["dog"], ["cat"])
+        >>> float(restored.compute())
+        0.5
 
     Subclasses set ``signature_name`` and override ``_signature_fields``.
     """
@@ -94,7 +110,8 @@ class Metric(torchmetrics.Metric):
 
     def state_dict(self, destination: Optional[dict[str, Any]] = None, prefix: str = "", keep_vars: bool = False):
         destination = super().state_dict(destination=destination, prefix=prefix, keep_vars=keep_vars)
-        if any(m._persistent.get(n, False) for m in self.modules() if isinstance(m, Metric) for n in m._defaults):
+        metrics = [m for m in self.modules() if isinstance(m, torchmetrics.Metric)]
+        if any(flag for m in metrics for flag in m._persistent.values()):
             # a 0-d tensor, so that ``torch.load(weights_only=True)`` accepts the checkpoint
             destination[prefix + _UPDATE_COUNT] = torch.tensor(self._update_count, dtype=torch.long)
         return destination
