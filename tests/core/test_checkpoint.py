@@ -22,6 +22,7 @@ import gpumetrics.classification as C
 from gpumetrics.core import Metric
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.tasks.image import ImageGenerationScore
+from tests.helpers.ddp import record_collectives, run_ddp_function
 from tests.helpers.harness import assert_close, check_checkpoint, checkpoint_round_trip
 
 TINY_OPEN_CLIP = {
@@ -384,3 +385,36 @@ def test_image_task_restored_after_compute_does_not_load_the_real_set_twice(tmp_
     for batch in batches[1:]:
         restored.update(*batch)
     assert_close(restored.compute(), expected, 1e-9, 1e-9, "image task restored after compute")
+
+
+def _restored_fid_on_rank(rank: int, checkpoint: str) -> tuple[float, list]:
+    metric = _fid()
+    metric.load_state_dict(torch.load(checkpoint, weights_only=True))
+    metric.update_features(_features(40 + 30 * rank, seed=20 + rank, shift=1.0), real=False)
+    with record_collectives() as calls:
+        value = float(metric.compute())
+    return value, calls
+
+
+@pytest.mark.ddp
+def test_restored_loaded_statistics_are_not_reduced_under_ddp(tmp_path):
+    source = _fid()
+    source.update_features(_features(100, seed=0), real=True)
+    npz = tmp_path / "real.npz"
+    source.save_stats(npz, real=True)
+    first = _fid()
+    first.load_stats(npz, real=True)
+    first.update_features(_features(50, seed=9, shift=0.5), real=False)
+    first.persistent(True)
+    torch.save(first.state_dict(), tmp_path / "ckpt.pt")
+    one_pass = _fid()
+    one_pass.load_stats(npz, real=True)
+    # both ranks restore the same checkpoint: its generated samples count twice, the loaded statistics once
+    for part in (_features(50, seed=9, shift=0.5), _features(50, seed=9, shift=0.5), _features(40, seed=20, shift=1.0),
+                 _features(70, seed=21, shift=1.0)):
+        one_pass.update_features(part, real=False)
+    expected = float(one_pass.compute())
+    results = run_ddp_function(_restored_fid_on_rank, str(tmp_path / "ckpt.pt"))
+    for value, calls in results:
+        assert value == pytest.approx(expected, rel=1e-9)
+        assert {name for name, _ in calls} == {"all_reduce"} and len(calls) == 6  # sums/counts only
