@@ -363,6 +363,12 @@ def test_bad_checkpoints_name_the_state():
         gpumetrics.BLEUScore().load_state_dict({**state, "matches": torch.zeros(7, dtype=torch.float64)})
     with pytest.raises(RuntimeError, match="last: a metric state must be a tensor or a list of tensors"):
         gpumetrics.BLEUScore().load_state_dict({**state, "last": "text"})
+    fid = _fid()
+    fid.persistent(True)
+    bad = {**fid.state_dict(), "real_loaded_mu": torch.zeros(3, dtype=torch.float64),
+           "real_loaded_sigma": torch.eye(3, dtype=torch.float64)}
+    with pytest.raises(RuntimeError, match=r"real_loaded_mu/sigma: expected shapes \(0,\)/\(0, 0\) or \(8,\)"):
+        _fid().load_state_dict(bad)
 
 
 def test_persistent_reaches_child_metrics(tmp_path_factory):
