@@ -10,6 +10,7 @@ from gpumetrics.core.checks import (
     parse_device,
 )
 from gpumetrics.core.gcpause import gc_paused, paused_gc
+from gpumetrics.core.distributed import replicated
 from gpumetrics.core.metric import Metric
 from gpumetrics.core.signature import format_signature, library_version
 
@@ -26,4 +27,5 @@ __all__ = [
     "library_version",
     "parse_device",
     "paused_gc",
+    "replicated",
 ]

@@ -23,6 +23,16 @@ _REDUCE_OPS = {
 }
 
 
+def replicated(stacked: Tensor) -> Tensor:
+    """``dist_reduce_fx`` of a state that every rank holds identically (e.g. statistics loaded from a file).
+
+    Such a state is not communicated under DDP (each rank keeps its own copy) and is saved / restored with the
+    others; ``Metric.merge_state`` keeps the non-empty value of the two. Called on ``Tensor[k, ...]`` stacked values
+    (torchmetrics' custom-reduction contract), it returns the first.
+    """
+    return stacked[0]
+
+
 def is_distributed() -> bool:
     """True when a default process group with more than one rank is initialised."""
     return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
@@ -110,7 +120,9 @@ def sync_states(
     synced: dict[str, Any] = {}
     for name, reduction_fn in reductions.items():
         value = states[name]
-        if reduction_fn in _REDUCE_OPS and isinstance(value, Tensor):
+        if reduction_fn is replicated:
+            synced[name] = value
+        elif reduction_fn in _REDUCE_OPS and isinstance(value, Tensor):
             synced[name] = all_reduce_state(value, reduction_fn, group)
         elif reduction_fn is dim_zero_cat or (reduction_fn is None and isinstance(value, list)):
             local = _concat_local(value)

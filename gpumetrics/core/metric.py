@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, ClassVar, Optional, Union
 
+import torch
 import torchmetrics
+from torch import Tensor
 from torchmetrics.utilities.data import dim_zero_cat
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from gpumetrics.core.distributed import sync_states
+from gpumetrics.core.distributed import _REDUCE_OPS, replicated, sync_states
 from gpumetrics.core.gcpause import gc_paused
 from gpumetrics.core.signature import format_signature
 
@@ -23,11 +25,38 @@ class Metric(torchmetrics.Metric):
       ``all_reduce`` each instead of torchmetrics' all-gather; ``"cat"`` states are gathered with uneven lengths and
       ranks that saw no data are allowed. ``compute()`` returns the same value on every rank.
     * ``merge_state`` keeps ``cat`` states in call order: ``a.merge_state(b)`` equals updating with a's batches
-      then b's (torchmetrics puts the incoming entries first), so per-sample results keep their order.
+      then b's (torchmetrics puts the incoming entries first), so per-sample results keep their order; a value
+      cached by an earlier ``compute()`` is dropped.
     * ``update`` runs with Python's cyclic garbage collector paused (``core.gcpause``): text metrics build many
       small lists per batch, and the collector's scans would otherwise cost more than the building.
     * ``signature()`` — a sacrebleu-style string ``name|key:value|...|version:X`` naming everything that makes two
       numbers comparable (mode, preset, tokenizer, weights …). Subclasses list those in ``_signature_fields``.
+    * **Checkpointing.** As in torchmetrics, states are left out of ``state_dict()`` by default; after
+      ``metric.persistent(True)`` every registered state (and that of child metrics) is saved as a tensor or a list
+      of tensors — ``torch.load(weights_only=True)`` reads it — together with the update count, and
+      ``load_state_dict`` into a fresh metric (persistent or not) restores them mid-stream: updating the rest then
+      equals one pass. Loaded tensors are copied onto the metric's device (tensor states keep their dtype) and the
+      cached ``compute()`` value is dropped; a fixed-size state of another shape is an error, and so is a missing
+      state when the loading metric is itself persistent and ``strict=True``. Whatever a metric accumulates must
+      therefore live in a registered state, never in a Python attribute. States registered with
+      ``dist_reduce_fx=replicated`` (e.g. FID statistics loaded from an ``.npz``) are identical on every rank: they
+      are saved and restored like the others but not reduced under DDP, and ``merge_state`` keeps the non-empty one.
+
+    Example:
+        >>> import io
+        >>> from gpumetrics import TokenF1
+        >>> metric = TokenF1()
+        >>> metric.update(["the cat sat"], ["a cat sat"])
+        >>> metric.persistent(True)
+        >>> buffer = io.BytesIO()
+        >>> torch.save(metric.state_dict(), buffer)
+        >>> _ = buffer.seek(0)
+        >>> restored = TokenF1()
+        >>> restored.load_state_dict(torch.load(buffer, weights_only=True))
+        <All keys matched successfully>
+        >>> restored.update(["dog"], ["cat"])
+        >>> float(restored.compute())
+        0.5
 
     Subclasses set ``signature_name`` and override ``_signature_fields``.
     """
@@ -48,6 +77,17 @@ class Metric(torchmetrics.Metric):
         for name, value in synced.items():
             setattr(self, name, value)
 
+    def _reduce_states(self, incoming_state: dict[str, Any]) -> None:
+        # torchmetrics stacks the two values of a custom reduction, which fails for an empty vs a filled replicated
+        # state: merge those here and hand torchmetrics two equal values
+        incoming_state = dict(incoming_state)
+        for name, reduction_fn in self._reductions.items():
+            if reduction_fn is replicated and name in incoming_state:
+                merged = _merge_replicated(name, getattr(self, name), incoming_state[name])
+                setattr(self, name, merged)
+                incoming_state[name] = merged
+        super()._reduce_states(incoming_state)
+
     def merge_state(self, incoming_state: Union[dict[str, Any], torchmetrics.Metric]) -> None:
         own_entries = {
             name: list(getattr(self, name))
@@ -55,10 +95,74 @@ class Metric(torchmetrics.Metric):
             if reduction_fn is dim_zero_cat and isinstance(getattr(self, name), list)
         }
         super().merge_state(incoming_state)  # validates and reduces every state
+        self._computed = None  # torchmetrics would keep returning the value cached before the merge
         incoming = incoming_state.metric_state if isinstance(incoming_state, torchmetrics.Metric) else incoming_state
         for name, local in own_entries.items():
             other = incoming[name]
             setattr(self, name, local + (list(other) if isinstance(other, list) else [other]))
+
+    def persistent(self, mode: bool = False) -> None:
+        """Whether ``state_dict()`` holds the metric states (default False, as torchmetrics); child metrics follow."""
+        super().persistent(mode)
+        for module in self.modules():
+            if module is not self and isinstance(module, torchmetrics.Metric):
+                module.persistent(mode)
+
+    def state_dict(self, destination: Optional[dict[str, Any]] = None, prefix: str = "", keep_vars: bool = False):
+        destination = super().state_dict(destination=destination, prefix=prefix, keep_vars=keep_vars)
+        metrics = [m for m in self.modules() if isinstance(m, torchmetrics.Metric)]
+        if any(flag for m in metrics for flag in m._persistent.values()):
+            # a 0-d tensor, so that ``torch.load(weights_only=True)`` accepts the checkpoint
+            destination[prefix + _UPDATE_COUNT] = torch.tensor(self._update_count, dtype=torch.long)
+        return destination
+
+    def _load_from_state_dict(
+        self,
+        state_dict: dict,
+        prefix: str,
+        local_metadata: dict,
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        loaded = False
+        for name in self._defaults:
+            key = prefix + name
+            if key not in state_dict:
+                if self._persistent.get(name, False):  # reported when ``load_state_dict(strict=True)``
+                    missing_keys.append(key)
+                continue
+            try:
+                state_dict[key] = self._adopt_state(name, state_dict[key])
+                loaded = True
+            except (TypeError, ValueError) as error:
+                error_msgs.append(f"{key}: {error}")
+                state_dict.pop(key)
+        count = state_dict.pop(prefix + _UPDATE_COUNT, None)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
+        if count is not None:
+            self._update_count = int(count)
+        if loaded or count is not None:
+            self._computed = None
+            self._forward_cache = None
+
+    def _adopt_state(self, name: str, value: Any) -> Union[Tensor, list[Tensor]]:
+        """A copy of a checkpointed state on this metric's device (tensor states keep their current dtype)."""
+        current = getattr(self, name)
+        if isinstance(value, Tensor):
+            if isinstance(current, Tensor):
+                if self._reductions[name] in _REDUCE_OPS and value.shape != current.shape:
+                    raise ValueError(f"expected a tensor of shape {tuple(current.shape)}, got {tuple(value.shape)}")
+                return value.detach().to(device=current.device, dtype=current.dtype, copy=True)
+            return [value.detach().to(device=self.device, copy=True)]  # a synchronised ``cat`` state
+        if isinstance(value, (list, tuple)) and all(isinstance(v, Tensor) for v in value):
+            if isinstance(current, Tensor):
+                raise TypeError(f"expected a tensor, got a list of {len(value)} tensors")
+            return [v.detach().to(device=self.device, copy=True) for v in value]
+        raise TypeError(f"a metric state must be a tensor or a list of tensors, got {type(value).__name__}")
 
     def _signature_fields(self) -> dict[str, Any]:
         """Ordered ``key → value`` pairs that identify how this metric's number was produced."""
@@ -68,3 +172,18 @@ class Metric(torchmetrics.Metric):
         """A sacrebleu-style signature, e.g. ``token_f1|preset:squad|version:0.1.0``."""
         name = self.signature_name or type(self).__name__
         return format_signature(name, self._signature_fields())
+
+
+_UPDATE_COUNT = "_update_count"
+
+
+def _merge_replicated(name: str, local: Tensor, incoming: Tensor) -> Tensor:
+    """The value two metrics share for a replicated state: an empty one defers to the other; two must agree."""
+    if incoming.numel() == 0:
+        return local
+    incoming = incoming.to(local.device)
+    if local.numel() == 0:
+        return incoming.clone()
+    if local.shape != incoming.shape or not torch.equal(local, incoming):
+        raise ValueError(f"cannot merge metrics whose `{name}` differ (a replicated state must be the same in both)")
+    return local

@@ -36,7 +36,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
-from gpumetrics.core import Metric
+from gpumetrics.core import Metric, replicated
 from gpumetrics.core.checks import check_choice
 from gpumetrics.image.inception import FEATURE_DIMS, RESIZE_MODES, SPEED_MODES, FIDInceptionV3, WeightsArg
 from gpumetrics.kernels.linalg import check_psd, check_symmetric, covariance_from_sums, psd_factor, psd_tolerance
@@ -303,6 +303,9 @@ class FrechetInceptionDistance(Metric):
 
     States (summed over ranks): ``real_sum``/``fake_sum: float64[d]``, ``real_outer``/``fake_outer:
     float64[d, d]``, ``real_count``/``fake_count: int64`` — ``2·(d² + d + 1)`` numbers whatever the sample count.
+    Statistics read by ``load_stats`` are states too (``real_loaded_mu: float64[d]``, ``real_loaded_sigma:
+    float64[d, d]``, likewise ``fake_…``; empty when nothing is loaded; the same on every rank, never reduced), so
+    ``persistent(True)`` checkpoints carry them and ``load_state_dict`` restores them.
 
     ``forward`` only accumulates and returns None: a per-batch FID of one side is undefined.
 
@@ -345,20 +348,27 @@ class FrechetInceptionDistance(Metric):
         self.extractor, dims, self._feature_fields = _build_extractor(feature, weights, resize, download, speed_mode)
         self.dims = dims
         self.reset_real_features = reset_real_features
-        self._loaded: dict[str, Optional[tuple[Tensor, Tensor]]] = {"real": None, "fake": None}
         for side in ("real", "fake"):
             self.add_state(f"{side}_sum", torch.zeros(dims, dtype=torch.float64), dist_reduce_fx="sum")
             self.add_state(f"{side}_outer", torch.zeros(dims, dims, dtype=torch.float64), dist_reduce_fx="sum")
             self.add_state(f"{side}_count", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+            # empty until ``load_stats``: no d×d memory unless a file is loaded
+            self.add_state(f"{side}_loaded_mu", torch.zeros(0, dtype=torch.float64), dist_reduce_fx=replicated)
+            self.add_state(f"{side}_loaded_sigma", torch.zeros(0, 0, dtype=torch.float64), dist_reduce_fx=replicated)
 
     def _signature_fields(self) -> dict[str, Any]:
         fields = dict(self._feature_fields)
         for side in ("real", "fake"):
-            if self._loaded[side] is not None:
+            if self._loaded(side) is not None:
                 fields[f"{side}_stats"] = "loaded"
         return fields
 
     _side = staticmethod(_side_of)
+
+    def _loaded(self, side: str) -> Optional[tuple[Tensor, Tensor]]:
+        """``(mu, sigma)`` read by ``load_stats`` for one side, or None."""
+        mu, sigma = getattr(self, f"{side}_loaded_mu"), getattr(self, f"{side}_loaded_sigma")
+        return None if mu.numel() == 0 else (mu, sigma)
 
     def update(self, images: Tensor, real: bool) -> None:
         """Extract features of a batch of images and add them to the real or the generated set.
@@ -386,7 +396,7 @@ class FrechetInceptionDistance(Metric):
         self._add(features, side)
 
     def _add(self, features: Tensor, side: str) -> None:
-        if self._loaded[side] is not None:
+        if self._loaded(side) is not None:
             raise ValueError(f"the {side} set holds statistics loaded from a file; it cannot be extended")
         # In place, one fused GEMM: the d×d float64 state (32 MB at d = 2048) is accumulated by ``addmm_`` instead
         # of materialising Σxxᵀ of the batch and a new state (6× less time per batch at d = 2048). Same float64
@@ -396,22 +406,39 @@ class FrechetInceptionDistance(Metric):
         getattr(self, f"{side}_sum").add_(wide.sum(0))
         getattr(self, f"{side}_count").add_(wide.shape[0])
 
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: Any, **kwargs: Any) -> None:
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-        # torchmetrics adopts the caller's tensors; ``_add`` accumulates in place, so own them
-        for name in self._defaults:
-            setattr(self, name, getattr(self, name).clone())
+    def _load_from_state_dict(
+        self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool, missing_keys: list[str],
+        unexpected_keys: list[str], error_msgs: list[str],
+    ) -> None:
+        # the base class copies states onto this metric's device (``_add`` accumulates in place, so it owns them)
+        # and checks the fixed-size ones; loaded statistics are empty or ``[d]`` / ``[d, d]``
+        for side in ("real", "fake"):
+            mu, sigma = state_dict.get(f"{prefix}{side}_loaded_mu"), state_dict.get(f"{prefix}{side}_loaded_sigma")
+            if mu is None and sigma is None:
+                continue
+            shapes = tuple(tuple(v.shape) if isinstance(v, Tensor) else None for v in (mu, sigma))
+            if shapes not in (((0,), (0, 0)), ((self.dims,), (self.dims, self.dims))):
+                error_msgs.append(
+                    f"{prefix}{side}_loaded_mu/sigma: expected shapes (0,)/(0, 0) or ({self.dims},)/({self.dims}, "
+                    f"{self.dims}), got {shapes[0]}/{shapes[1]}"
+                )
+                state_dict.pop(f"{prefix}{side}_loaded_mu", None)
+                state_dict.pop(f"{prefix}{side}_loaded_sigma", None)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
     def forward(self, *args: Any, **kwargs: Any) -> None:
         """Accumulate like ``update`` and return None (a per-batch FID of one side is undefined)."""
         self.update(*args, **kwargs)
 
     def _statistics(self, side: str) -> tuple[Tensor, Tensor]:
-        loaded = self._loaded[side]
-        device = getattr(self, f"{side}_sum").device
-        if loaded is not None:
-            return loaded[0].to(device), loaded[1].to(device)
+        loaded = self._loaded(side)
         count = getattr(self, f"{side}_count")
+        if loaded is not None:
+            if int(count) > 0:  # only ``merge_state`` of a loaded side with a sampled one gets here
+                raise ValueError(f"the {side} set holds both statistics loaded from a file and samples")
+            return loaded
         n = int(count)
         if n < 2:
             raise ValueError(
@@ -440,7 +467,7 @@ class FrechetInceptionDistance(Metric):
     def _synced_statistics(self, side: str) -> tuple[Tensor, Tensor, int]:
         with self.sync_context(should_sync=self._to_sync, should_unsync=True):
             mu, sigma = self._statistics(side)
-            n = -1 if self._loaded[side] is not None else int(getattr(self, f"{side}_count"))
+            n = -1 if self._loaded(side) is not None else int(getattr(self, f"{side}_count"))
         return mu, sigma, n
 
     def save_stats(self, path: Union[str, Path], real: bool = True) -> None:
@@ -461,7 +488,9 @@ class FrechetInceptionDistance(Metric):
         """Use the ``mu``/``sigma`` of a pytorch-fid / clean-fid ``.npz`` as one side (replacing its samples).
 
         Loaded statistics are fixed: that side cannot then be updated. ``reset()`` clears loaded real stats only
-        when ``reset_real_features=True``. Under DDP, load the same file on every rank.
+        when ``reset_real_features=True``. Under DDP, load the same file on every rank. They are metric states
+        (``real_loaded_mu`` / ``real_loaded_sigma``…): a ``persistent(True)`` checkpoint carries them and
+        ``load_state_dict`` restores them without another ``load_stats``.
         """
         side = self._side(real)
         with np.load(os.fspath(path)) as data:
@@ -477,17 +506,18 @@ class FrechetInceptionDistance(Metric):
             )
         if int(getattr(self, f"{side}_count")) > 0:
             raise ValueError(f"the {side} set already holds samples; load_stats before any update or after reset")
-        self._loaded[side] = (mu, sigma)
+        device = getattr(self, f"{side}_sum").device
+        setattr(self, f"{side}_loaded_mu", mu.to(device))
+        setattr(self, f"{side}_loaded_sigma", sigma.to(device))
         self._computed = None
 
     def reset(self) -> None:
         """Reset the states; the real ones (and loaded real stats) survive when ``reset_real_features=False``."""
         if not self.reset_real_features:
-            kept = {name: deepcopy(getattr(self, name)) for name in ("real_sum", "real_outer", "real_count")}
+            names = ("real_sum", "real_outer", "real_count", "real_loaded_mu", "real_loaded_sigma")
+            kept = {name: deepcopy(getattr(self, name)) for name in names}
             super().reset()
             for name, value in kept.items():
                 setattr(self, name, value)
-            self._loaded["fake"] = None
         else:
             super().reset()
-            self._loaded = {"real": None, "fake": None}

@@ -82,7 +82,11 @@ class ImageGenerationScore(Metric):
             feature=fid_feature, weights=inception_weights, resize=resize, reset_real_features=False
         )
         self.clip = CLIPScore(clip_backend, clip_model, clip_pretrained, scale=1.0)
-        self._real_loaded = False
+
+    @property
+    def _real_loaded(self) -> bool:
+        # read from the FID states (not a Python flag) so that a restored checkpoint does not load the real set twice
+        return int(self.fid.real_count) > 0 or self.fid.real_loaded_mu.numel() > 0
 
     def _signature_fields(self) -> dict[str, Any]:
         return {"fid": self.fid.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0]}
@@ -100,7 +104,6 @@ class ImageGenerationScore(Metric):
                 files = files[torch.distributed.get_rank() :: torch.distributed.get_world_size()]
             for _, images in same_size_batches(files, self.batch_size):
                 self.fid.update(images.to(device), real=True)
-        self._real_loaded = True
 
     def update(self, images: Sequence[str], captions: Union[str, Sequence[str]]) -> None:
         """Add generated images (file paths, relative to ``image_root``) with their captions."""
@@ -127,11 +130,9 @@ class ImageGenerationScore(Metric):
 
     def reset(self) -> None:
         """Reset generated images; the real set stays loaded."""
-        kept = self._real_loaded
         super().reset()
         self.fid.reset()
         self.clip.reset()
-        self._real_loaded = kept
 
 
 def _image_generation_update_args(predictions: list, references: list) -> tuple:

@@ -15,6 +15,7 @@ the concatenation of all batches (lists are concatenated, tensors ``cat``-ed on 
 from __future__ import annotations
 
 import copy
+import io
 import pickle
 from typing import Any, Callable, Optional, Sequence
 
@@ -88,6 +89,8 @@ def check_metric(
 ) -> Any:
     """Check module == functional == reference on ``batches``, then forward, merge_state, state_dict, pickle, DDP.
 
+    The state_dict checks are a full-pass round trip and :func:`check_checkpoint`'s mid-stream restore.
+
     Args:
         metric_cls: the module class; built as ``metric_cls(**metric_kwargs)``.
         functional: ``functional(*args, **metric_kwargs)`` on the concatenation of all batches.
@@ -137,6 +140,7 @@ def check_metric(
     restored.persistent(True)
     restored.load_state_dict(copy.deepcopy(metric.state_dict()))
     assert_close(restored.compute(), expected, atol, rtol, "state_dict round trip")
+    check_checkpoint(lambda: metric_cls(**kwargs), batches, expected, atol, rtol)
 
     assert_close(pickle.loads(pickle.dumps(metric)).compute(), expected, atol, rtol, "pickle round trip")
 
@@ -148,6 +152,61 @@ def check_metric(
     if ddp:
         check_ddp(metric_cls, batches, kwargs, expected, atol, rtol)
     return accumulated
+
+
+def checkpoint_round_trip(state: dict) -> dict:
+    """``state`` through ``torch.save`` / ``torch.load(weights_only=True)``, as a user's checkpoint file."""
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=True)
+
+
+def check_checkpoint(
+    make_metric: Callable[[], Any],
+    batches: Sequence[Batch],
+    expected: Any,
+    atol: float = 1e-9,
+    rtol: float = 0.0,
+    update: Optional[Callable[[Any, Batch], None]] = None,
+) -> None:
+    """Update half the batches → ``persistent(True)`` → save → fresh metric → load → update the rest == one pass.
+
+    Args:
+        make_metric: builds a fresh metric (same options each call).
+        batches: argument tuples; the first ``len // 2`` (at least 1) go before the checkpoint.
+        expected: the one-pass ``compute()`` value.
+        atol, rtol: tolerance.
+        update: ``update(metric, batch)``; default ``metric.update(*batch)``.
+    """
+    update = update or (lambda metric, batch: metric.update(*batch))
+    half = max(1, len(batches) // 2)
+    first = make_metric()
+    for batch in batches[:half]:
+        update(first, batch)
+    assert not set(first._defaults) & set(first.state_dict()), "states stay out of state_dict by default"
+    first.persistent(True)
+    state = first.state_dict()
+    for name in first._defaults:  # every registered state is saved, as a tensor or a list of tensors
+        value = state[name]
+        assert isinstance(value, Tensor) or (isinstance(value, list) and all(isinstance(v, Tensor) for v in value)), (
+            f"state {name!r} is a {type(value).__name__}"
+        )
+    state = checkpoint_round_trip(state)
+
+    # a fresh metric restores the checkpoint whether or not it is itself persistent
+    for persistent in (False, True):
+        restored = make_metric()
+        restored.persistent(persistent)
+        restored.load_state_dict(copy.deepcopy(state))
+        for name, value in restored.metric_state.items():
+            own = first.metric_state[name]
+            if isinstance(own, Tensor):
+                assert isinstance(value, Tensor) and value.dtype == own.dtype and value.device == own.device, name
+        assert restored.update_count == first.update_count
+        for batch in batches[half:]:
+            update(restored, batch)
+        assert_close(restored.compute(), expected, atol, rtol, f"mid-stream checkpoint (persistent={persistent})")
 
 
 def ddp_splits(n_batches: int) -> dict[str, tuple[list[int], list[int]]]:
