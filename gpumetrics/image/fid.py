@@ -294,7 +294,7 @@ class FrechetInceptionDistance(Metric):
             the signature says so). Ignored for a custom ``feature`` module.
         resize: ``"pytorch-fid"`` (default) or ``"clean"`` (clean-fid's PIL-bicubic resize).
         reset_real_features: when False, ``reset()`` keeps the real statistics (and loaded real stats).
-        download: allow downloading the pinned weights (default: unless ``$GPUMETRICS_OFFLINE=1``).
+        download: allow downloading the pinned weights (default: only when ``$GPUMETRICS_DOWNLOAD=1``).
         speed_mode: ``None`` (default) — the exact pytorch-fid parity path. Opt-in, NOT parity:
             ``"channels_last"``, ``"bf16"`` / ``"fp16"`` (autocast) or ``"compile"`` (``torch.compile``) for the Inception network
             (see ``gpumetrics.image.inception`` for the measured deviations). The mode appears in the signature as

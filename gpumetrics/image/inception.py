@@ -205,7 +205,7 @@ class FIDInceptionV3(nn.Module):
             pytorch-fid's format; a ``state_dict``; or ``"random"`` — random weights of the exact architecture,
             for tests only (the signature then says ``weights:random``).
         resize: ``"pytorch-fid"`` or ``"clean"``, see the module docstring.
-        download: allow downloading the pinned weights (default: unless ``$GPUMETRICS_OFFLINE=1``).
+        download: allow downloading the pinned weights (default: only when ``$GPUMETRICS_DOWNLOAD=1``).
         seed: seed of ``weights="random"``.
         speed_mode: ``None`` (default, the exact parity path) or an opt-in non-parity mode — ``"channels_last"``,
             ``"bf16"``, ``"fp16"`` or ``"compile"`` (see the module docstring for their measured deviation). Recorded in

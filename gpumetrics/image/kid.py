@@ -224,7 +224,7 @@ class KernelInceptionDistance(Metric):
         resize: ``"pytorch-fid"`` (default) or ``"clean"``.
         subsets, subset_size, degree, gamma, coef, seed, canonical_order: see ``kernel_inception_distance``.
         reset_real_features: when False, ``reset()`` keeps the real features.
-        download: allow downloading the pinned weights.
+        download: allow downloading the pinned weights (default: only when ``$GPUMETRICS_DOWNLOAD=1``).
         kwargs: torchmetrics ``Metric`` options.
 
     ``compute()`` returns ``(kid_mean, kid_std)``; ``forward`` only accumulates and returns None.

@@ -6,8 +6,8 @@ Load order for ``resolve_weights(name, path=None)``:
 2. ``$GPUMETRICS_HOME/<file name>`` when the variable is set;
 3. the torch hub cache ``<torch.hub.get_dir()>/checkpoints/<file name>`` (where pytorch-fid and torchmetrics put
    the same file);
-4. a download into ``$GPUMETRICS_HOME`` (or the torch hub cache) unless ``download=False`` or
-   ``$GPUMETRICS_OFFLINE=1``;
+4. a download into ``$GPUMETRICS_HOME`` (or the torch hub cache), only when asked for: ``download=True`` or
+   ``$GPUMETRICS_DOWNLOAD=1`` (offline first, as CLIP models);
 5. otherwise a ``FileNotFoundError`` that says where to put the file and where to get it.
 
 Hashes: a registry entry carries the full sha256 and size of the published file when they are pinned (the FID
@@ -164,7 +164,8 @@ def resolve_weights(name: str, path: Optional[Union[str, Path]] = None, download
         name: a registry key, e.g. ``"pt_inception-2015-12-05"``.
         path: an explicit file; when given nothing else is tried. A file carrying the registry's file name must
             match the pinned hash; a file of another name is taken as the user's own weights (see ``weights_tag``).
-        download: allow a download when no local copy exists. Default: allowed unless ``$GPUMETRICS_OFFLINE=1``.
+        download: allow a download when no local copy exists. Default ``None``: only when ``$GPUMETRICS_DOWNLOAD=1``
+            (offline first: a missing file is an immediate ``FileNotFoundError`` saying where to put it).
 
     Returns:
         Path of the file.
@@ -194,9 +195,9 @@ def resolve_weights(name: str, path: Optional[Union[str, Path]] = None, download
             verify_file(candidate, entry)
             return candidate
     if download is None:
-        download = os.environ.get("GPUMETRICS_OFFLINE", "0").lower() not in ("1", "true", "yes")
+        download = os.environ.get("GPUMETRICS_DOWNLOAD", "0").lower() in ("1", "true", "yes")
     if not download:
-        raise _not_found(entry, "no local copy and downloads are disabled")
+        raise _not_found(entry, "no local copy, and downloading was not asked for (`download=True` or $GPUMETRICS_DOWNLOAD=1)")
     target = candidate_paths(entry)[0]
     target.parent.mkdir(parents=True, exist_ok=True)
     try:

@@ -97,10 +97,15 @@ def test_bad_images_name_the_argument():
         check_images(np.zeros((1, 3, 4, 4)))
 
 
+def _no_network_call(*args, **kwargs):
+    raise AssertionError("a download was attempted without being asked for")
+
+
 def test_random_weights_only_when_asked_and_in_signature(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUMETRICS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
-    monkeypatch.setenv("GPUMETRICS_OFFLINE", "1")
+    monkeypatch.delenv("GPUMETRICS_DOWNLOAD", raising=False)
+    monkeypatch.setattr(torch.hub, "download_url_to_file", _no_network_call)  # offline first: never reached
     with pytest.raises(FileNotFoundError, match="pt_inception-2015-12-05-6726825d.pth") as info:
         FIDInceptionV3(dims=64)
     message = str(info.value)
@@ -118,7 +123,7 @@ def test_weight_file_load_order_and_hash(tmp_path, monkeypatch, inception_state,
     home, hub = tmp_path / "home", tmp_path / "torch"
     monkeypatch.setenv("GPUMETRICS_HOME", str(home))
     monkeypatch.setenv("TORCH_HOME", str(hub))
-    monkeypatch.setenv("GPUMETRICS_OFFLINE", "1")
+    monkeypatch.delenv("GPUMETRICS_DOWNLOAD", raising=False)
     digest = weights_mod.file_sha256(inception_file)
     # pretend the random file is the pinned one, so the registry path can be exercised without the real weights
     size = inception_file.stat().st_size
