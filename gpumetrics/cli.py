@@ -15,8 +15,8 @@ Adding a subcommand (hook for other families, e.g. ``fid`` / ``clip-score``): wr
         parser.set_defaults(handler=run)   # run(args: argparse.Namespace) -> int (exit code)
 
 and add its dotted name to :data:`COMMAND_MODULES`. Keep heavy imports (models, torchvision) inside the handler so
-that ``gpumetrics --help`` stays fast. A handler may raise ``ValueError`` for user errors: ``main`` prints the
-message and exits with status 2.
+that ``gpumetrics --help`` stays fast. A handler may raise ``ValueError`` or ``OSError`` for user errors: ``main``
+prints the message on one line and exits with status 2.
 """
 
 from __future__ import annotations
@@ -138,18 +138,51 @@ def build_parser(command_modules: Optional[Sequence[str]] = None) -> argparse.Ar
     return parser
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean bad input, not a bug: printed as one line, exit status 2.
+
+    ``ValueError`` covers our ConfigError / DataError / TaskError and metric argument errors (and JSON decode
+    errors); ``OSError`` unreadable, missing or unwritable files and a full disk (``PIL.UnidentifiedImageError`` is
+    one); ``RecursionError`` input nested too deeply to parse; ``yaml.YAMLError`` a malformed config. Anything else
+    (``TypeError``, ``KeyError`` …) is a bug in gpumetrics and keeps its traceback.
+    """
+    errors: list[type[BaseException]] = [ValueError, OSError, RecursionError]
+    try:
+        import yaml
+
+        errors.append(yaml.YAMLError)
+    except ImportError:  # pragma: no cover - pyyaml is a dependency
+        pass
+    return tuple(errors)
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split()) or type(err).__name__
+    if isinstance(err, RecursionError):
+        text = f"input nested too deeply to read ({text})"
+    return text
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of the ``gpumetrics`` console script and ``python -m gpumetrics``; returns the exit code."""
+    """Entry point of the ``gpumetrics`` console script and ``python -m gpumetrics``; returns the exit code.
+
+    A user error (see :func:`_user_errors`) prints exactly one line ``gpumetrics <command>: error: …`` on stderr and
+    returns 2; Ctrl-C prints one line and returns 130. Reports are written atomically, so neither leaves a broken
+    report behind: a previous report stays as it was.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
-    except ValueError as err:  # ConfigError, DataError, TaskError and metric argument errors: a message, no traceback
-        print(f"gpumetrics {args.command}: error: {err}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # `gpumetrics list --json | head`
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:
+        print(f"gpumetrics {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except _user_errors() as err:
+        print(f"gpumetrics {args.command}: error: {_one_line(err)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

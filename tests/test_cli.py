@@ -33,7 +33,7 @@ def _read_any(path: Path, key: str) -> dict:
 def _expected_demo_scores() -> dict:
     functions = {
         "token_f1": F.token_f1, "exact_match": F.exact_match, "string_accuracy": F.string_accuracy,
-        "cer": lambda p, r: F.char_error_rate(p, [g[0] for g in r]),
+        "cer": F.char_error_rate,
         "ned_aij2022": lambda p, r: F.normalized_edit_similarity(p, r, preset="aij2022"),
         "bleu": F.bleu_score, "cider": F.cider_score,
         "rouge": lambda p, r, **kw: F.rouge_score(p, r, **kw)["rougeL_fmeasure"],
@@ -458,3 +458,73 @@ def test_cer_wer_tasks_use_every_reference_whatever_their_order(tmp_path, metric
     fn = F.char_error_rate if metric == "cer" else F.word_error_rate
     assert scores[0] == scores[1] == pytest.approx(float(fn(["the cat sat", "a dog", "кот"], refs)))
     assert 0 < scores[0] < 0.5
+
+
+# ------------------------------------------------------------------ a report is never broken, errors are one line
+def _demo_like(tmp_path):
+    preds = _write(tmp_path / "p.jsonl", [json.dumps({"id": 1, "prediction": "a b"})])
+    refs = _write(tmp_path / "r.jsonl", [json.dumps({"id": 1, "references": ["a c"]})])
+    return _config(tmp_path, preds, refs)
+
+
+def test_failed_report_write_keeps_the_previous_report(tmp_path, capsys, monkeypatch):
+    import errno
+    import os as os_module
+
+    config, report = _demo_like(tmp_path), tmp_path / "out" / "report.json"
+    assert _run(["evaluate", config, "--output", report], capsys)[0] == 0
+    previous = report.read_bytes()
+    real_fsync = os_module.fsync
+
+    def disk_full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os_module, "fsync", disk_full)
+    code, _, err = _run(["evaluate", config, "--output", report], capsys)
+    monkeypatch.setattr(os_module, "fsync", real_fsync)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("gpumetrics evaluate: error: ") and "No space left on device" in err
+    assert report.read_bytes() == previous
+    assert sorted(p.name for p in report.parent.iterdir()) == ["report.json"]  # no temp file left behind
+
+
+def test_interrupt_is_one_line_exit_130_and_keeps_the_report(tmp_path, capsys, monkeypatch):
+    from gpumetrics.tasks import runner
+
+    config, report = _demo_like(tmp_path), tmp_path / "report.json"
+    assert _run(["evaluate", config, "--output", report], capsys)[0] == 0
+    previous = report.read_bytes()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "evaluate_task", interrupted)
+    code, _, err = _run(["evaluate", config, "--output", report], capsys)
+    assert code == 130 and err == "gpumetrics evaluate: interrupted\n"
+    assert report.read_bytes() == previous
+
+
+def test_deeply_nested_json_is_a_one_line_data_error(tmp_path, capsys):
+    deep = '{"id": 1, "prediction": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    for name, text in (("p.jsonl", deep + "\n"), ("p.json", "[" + deep + "]")):
+        preds = tmp_path / name
+        preds.write_text(text)
+        refs = _write(tmp_path / "r.jsonl", [json.dumps({"id": 1, "references": ["a"]})])
+        code, _, err = _run(["evaluate", _config(tmp_path, preds, refs)], capsys)
+        assert code == 2 and err.count("\n") == 1 and "nested too deeply" in err and name in err
+
+
+def test_unreadable_inputs_are_one_line_errors(tmp_path, capsys):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "gen").mkdir()
+    for folder in ("real", "gen"):
+        for i in range(2):
+            (tmp_path / folder / f"{i}.png").write_bytes(b"\x89PNG\r\n\x1a\n not really a png")
+    code, _, err = _run(["fid", tmp_path / "real", tmp_path / "gen", "--weights", "random", "--dims", "64"], capsys)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("gpumetrics fid: error: ")
+    config = tmp_path / "unreadable.yaml"
+    config.mkdir()  # a folder where a file is expected: IsADirectoryError / OSError
+    code, _, err = _run(["evaluate", config], capsys)
+    assert code == 2 and err.count("\n") == 1
+    code, _, err = _run(["evaluate", _demo_like(tmp_path), "--output", tmp_path / "p.jsonl" / "x.json"], capsys)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("gpumetrics evaluate: error: ")

@@ -3,9 +3,10 @@
 ::
 
     gpumetrics fid PATH_A PATH_B [--weights FILE] [--dims 2048] [--resize pytorch-fid|clean] [--batch-size 50]
-                   [--device cpu|cuda] [--save-stats] [--json]
-    gpumetrics clip-score --images DIR --captions FILE.jsonl [--backend hf|open_clip] [--model NAME]
-                          [--pretrained TAG|FILE|random] [--scale 100] [--batch-size 32] [--device cpu] [--json]
+                   [--device cpu|cuda] [--save-stats] [--download] [--json]
+    gpumetrics clip-score --images DIR --captions FILE.jsonl [--backend hf|open_clip] [--model NAME|DIR]
+                          [--pretrained TAG|FILE|random] [--scale 100] [--batch-size 32] [--device cpu] [--download]
+                          [--json]
 
 ``fid`` takes folders of images or pytorch-fid ``.npz`` statistics, like ``python -m pytorch_fid``; with
 ``--save-stats`` it writes the statistics of the folder PATH_A to PATH_B (an ``.npz``). ``clip-score`` reads
@@ -61,7 +62,9 @@ def run_fid(args: argparse.Namespace) -> int:
     if not args.save_stats and first.suffix == ".npz" and second.suffix == ".npz":
         return _fid_of_stats_files(first, second, args.json)
     try:
-        metric = FrechetInceptionDistance(feature=args.dims, weights=args.weights, resize=args.resize).to(device)
+        metric = FrechetInceptionDistance(
+            feature=args.dims, weights=args.weights, resize=args.resize, download=args.download
+        ).to(device)
     except FileNotFoundError as err:
         raise ValueError(str(err)) from None
     with warnings.catch_warnings(record=True) as caught:
@@ -132,7 +135,7 @@ def run_clip_score(args: argparse.Namespace) -> int:
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise ValueError(f"{len(missing)} image file(s) of {args.captions} are missing, e.g. '{missing[0]}'")
-    metric = CLIPScore(args.backend, args.model, args.pretrained, scale=args.scale).to(device)
+    metric = CLIPScore(args.backend, args.model, args.pretrained, scale=args.scale, download=args.download).to(device)
     for indices, images in same_size_batches(paths, args.batch_size):
         metric.update(images.to(device), [records[i][1] for i in indices])
     _print({"clip_score": float(metric.compute()), "n": len(records), "signature": metric.signature()}, args.json)
@@ -153,6 +156,7 @@ def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     parser.add_argument("--batch-size", type=positive_int, default=50, help="images per forward (default 50)")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, mps … (must exist here)")
     parser.add_argument("--save-stats", action="store_true", help="write the statistics of folder PATH_A to PATH_B")
+    parser.add_argument("--download", action="store_true", help="allow downloading the pinned weights if not found")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_fid)
     return parser
@@ -170,6 +174,7 @@ def add_clip_score_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     parser.add_argument("--model", default="openai/clip-vit-base-patch32", help="hf id/dir or open_clip arch/config")
     parser.add_argument("--pretrained", default=None, help="open_clip tag or file; 'random' for tests")
     parser.add_argument("--scale", type=float, default=100.0, help="100 (torchmetrics), 1 (raw cosine), 2.5 (paper)")
+    parser.add_argument("--download", action="store_true", help="allow downloading the model if not found locally")
     parser.add_argument("--batch-size", type=positive_int, default=32)
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, mps … (must exist here)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

@@ -38,6 +38,7 @@ from torch import Tensor, nn
 
 from gpumetrics.core import Metric, replicated
 from gpumetrics.core.checks import check_choice
+from gpumetrics.core.files import atomic_write
 from gpumetrics.image.inception import FEATURE_DIMS, RESIZE_MODES, SPEED_MODES, FIDInceptionV3, WeightsArg
 from gpumetrics.kernels.linalg import check_psd, check_symmetric, covariance_from_sums, psd_factor, psd_tolerance
 
@@ -471,7 +472,7 @@ class FrechetInceptionDistance(Metric):
         return mu, sigma, n
 
     def save_stats(self, path: Union[str, Path], real: bool = True) -> None:
-        """Write one side's statistics as pytorch-fid's ``.npz`` (``mu``, ``sigma``, plus ``n``).
+        """Write one side's statistics as pytorch-fid's ``.npz`` (``mu``, ``sigma``, plus ``n``) to exactly ``path``.
 
         The file is readable by pytorch-fid (``python -m pytorch_fid stats.npz images/``) and clean-fid. Under DDP
         every rank must call it (the statistics are synchronised); rank 0 writes.
@@ -482,7 +483,8 @@ class FrechetInceptionDistance(Metric):
         arrays = {"mu": mu.cpu().numpy(), "sigma": sigma.cpu().numpy()}
         if n >= 0:
             arrays["n"] = np.asarray(n, dtype=np.int64)
-        np.savez_compressed(os.fspath(path), **arrays)
+        with atomic_write(path, "wb") as handle:  # a failed write keeps a previous file whole
+            np.savez_compressed(handle, **arrays)
 
     def load_stats(self, path: Union[str, Path], real: bool = True) -> None:
         """Use the ``mu``/``sigma`` of a pytorch-fid / clean-fid ``.npz`` as one side (replacing its samples).

@@ -13,7 +13,8 @@ A config is a YAML (or JSON) mapping::
         predictions: ../examples/textqa/predictions.jsonl
         references: ../examples/textqa/references.jsonl
 
-Relative data paths are resolved against the directory of the config file. Every error is a :class:`ConfigError`
+Relative paths — data files and a metric's path options (e.g. ``real`` and ``image_root`` of
+``s_image_generation``) — are resolved against the directory of the config file, never the working directory. Every error is a :class:`ConfigError`
 naming the config file and the offending entry.
 """
 
@@ -93,6 +94,18 @@ def _resolve(base: Path, value: Any, where: str, key: str) -> Path:
     if not path.is_file():
         raise ConfigError(f"{where}: `{key}` file not found: {path}")
     return path
+
+
+def _resolve_path_options(base: Path, entry: TaskMetric, options: dict) -> dict:
+    """The metric's path options (``TaskMetric.path_options``) resolved against the config's folder: a relative
+    value or an unset option's default becomes ``base / value``; absolute paths and non-paths (``"random"``, None)
+    stay as they are."""
+    resolved = dict(options)
+    for key, default in entry.path_options.items():
+        value = resolved.get(key, default)
+        if isinstance(value, str) and value and value != "random" and not Path(value).expanduser().is_absolute():
+            resolved[key] = os.path.normpath(base / value)
+    return resolved
 
 
 def _check_options(entry: TaskMetric, options: dict, where: str) -> None:
@@ -178,6 +191,7 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
         if metric_name not in METRICS:
             raise ConfigError(f"{where}: unknown metric {metric_name!r}; known: {', '.join(sorted(METRICS))}")
         entry = METRICS[metric_name]
+        options = _resolve_path_options(base, entry, options)
         _check_options(entry, options, where)
         tasks.append(
             TaskConfig(

@@ -75,6 +75,9 @@ def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
+_TOO_DEEP = "JSON nested too deeply to read (a record is an object of strings and lists of strings)"
+
+
 def _skip_ws(text: str, index: int) -> int:
     return _WHITESPACE.match(text, index).end()
 
@@ -84,6 +87,8 @@ def _decode_at(path: Path, text: str, index: int) -> tuple[Any, int]:
         return _DECODER.raw_decode(text, index)
     except json.JSONDecodeError as err:
         raise DataError(path, err.lineno, f"malformed JSON: {err.msg} (column {err.colno})") from None
+    except RecursionError:
+        raise DataError(path, _line_of(text, index), _TOO_DEEP) from None
 
 
 def _iter_json_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any, int]]:
@@ -145,6 +150,8 @@ def _iter_jsonl_items(path: Path, text: str) -> Iterator[tuple[Optional[str], An
             value = json.loads(line)
         except json.JSONDecodeError as err:
             raise DataError(path, line_no, f"malformed JSON line: {err.msg} (column {err.colno})") from None
+        except RecursionError:
+            raise DataError(path, line_no, _TOO_DEEP) from None
         yield None, value, line_no
 
 

@@ -44,6 +44,9 @@ class ImageGenerationScore(Metric):
     Args:
         real: folder of real images or a pytorch-fid/clean-fid ``.npz`` of their statistics.
         image_root: directory that relative image paths (predictions) are resolved against.
+        allow_outside_root: accept prediction paths that leave ``image_root`` (``..``, absolute paths, symlinks
+            pointing elsewhere). Default False: such a path is a ``ValueError``, so a submission cannot point its
+            "generated" images at the reference images.
         fid_feature, inception_weights, resize: ``FrechetInceptionDistance`` options (``feature``, ``weights``,
             ``resize``); ``inception_weights="random"`` for tests only.
         clip_backend, clip_model, clip_pretrained: ``CLIPScore`` options (``backend``, ``model_name``,
@@ -68,9 +71,13 @@ class ImageGenerationScore(Metric):
         clip_model: str = "openai/clip-vit-base-patch32",
         clip_pretrained: Optional[str] = None,
         batch_size: int = 32,
+        allow_outside_root: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if not isinstance(allow_outside_root, bool):
+            raise TypeError(f"`allow_outside_root` must be a bool, got {type(allow_outside_root).__name__}")
+        self.allow_outside_root = allow_outside_root
         self.real = Path(real)
         if not self.real.exists():
             raise ValueError(f"`real` must be a folder of images or an .npz statistics file; '{real}' does not exist")
@@ -89,7 +96,10 @@ class ImageGenerationScore(Metric):
         return int(self.fid.real_count) > 0 or self.fid.real_loaded_mu.numel() > 0
 
     def _signature_fields(self) -> dict[str, Any]:
-        return {"fid": self.fid.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0]}
+        fields = {"fid": self.fid.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0]}
+        if self.allow_outside_root:
+            fields["images"] = "outside-root-allowed"
+        return fields
 
     def _load_real(self) -> None:
         if self._real_loaded:
@@ -107,12 +117,19 @@ class ImageGenerationScore(Metric):
 
     def update(self, images: Sequence[str], captions: Union[str, Sequence[str]]) -> None:
         """Add generated images (file paths, relative to ``image_root``) with their captions."""
-        paths = [self.image_root / p for p in as_text_list(images, "images")]
+        names = as_text_list(images, "images")
+        paths = [self.image_root / p for p in names]
         captions = as_text_list(captions, "captions")
         check_same_length(paths, "images", captions, "captions")
-        for path in paths:
+        root = self.image_root.resolve()
+        for index, path in enumerate(paths):
             if not path.is_file():
-                raise ValueError(f"`images`: file '{path}' does not exist")
+                raise ValueError(f"`images[{index}]`: file '{path}' does not exist")
+            if not self.allow_outside_root and not path.resolve().is_relative_to(root):
+                raise ValueError(
+                    f"`images[{index}]`: '{names[index]}' leaves image_root '{root}' (resolves to '{path.resolve()}'); "
+                    "prediction images must lie inside image_root — set `allow_outside_root: true` to accept it"
+                )
         device = self.fid.real_sum.device
         for indices, batch in same_size_batches(paths, self.batch_size):
             batch = batch.to(device)
@@ -142,6 +159,7 @@ def _image_generation_update_args(predictions: list, references: list) -> tuple:
 register_metric(TaskMetric(
     name="s_image_generation",
     factory=ImageGenerationScore,
+    path_options={"real": None, "image_root": ".", "inception_weights": None},
     description="AIJ-2022 S_ImageGeneration = ½(CLIP cosine + (200 − min(200, FID))/200) — docs/metrics.md §2",
     empty_prediction=None,
     update_args=_image_generation_update_args,

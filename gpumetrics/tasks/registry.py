@@ -30,6 +30,8 @@ class TaskMetric:
             ``None``: there is none, and a missing prediction is a ``DataError`` naming the ids.
         update_args: ``(predictions, references) -> tuple`` of positional ``update`` arguments.
         primary: key of the score to report when ``compute()`` returns a dict.
+        path_options: options that are file-system paths, with their default (``None``: no default). A config
+            resolves their relative values — and the defaults — against the config file's folder.
     """
 
     name: str
@@ -38,6 +40,7 @@ class TaskMetric:
     empty_prediction: Any = ""
     update_args: Callable[[list, list], tuple] = text_update_args
     primary: Optional[str] = None
+    path_options: dict = dataclasses.field(default_factory=dict)
 
     def build(self, options: Optional[dict] = None) -> Metric:
         return self.factory(**(options or {}))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from gpumetrics.core.files import atomic_write
 from gpumetrics.tasks.registry import METRICS, SUITES
 from gpumetrics.tasks.runner import Report
 
@@ -50,10 +51,11 @@ def results_table(report: Report) -> Table:
 
 
 def write_json_report(report: Report, path: Path | str) -> Path:
-    """Write ``report.to_dict()`` as indented UTF-8 JSON, creating parent directories."""
+    """Write ``report.to_dict()`` as indented UTF-8 JSON, atomically (a failed write leaves the previous report)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    text = json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n"
+    with atomic_write(path) as handle:
+        handle.write(text)
     return path
 
 

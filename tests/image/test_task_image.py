@@ -61,7 +61,62 @@ def test_task_metric_on_files_equals_its_parts(tmp_path, inception_file):
     assert float(result["clip"]) == pytest.approx(float(expected_clip), abs=1e-6)
     assert float(result["score"]) == pytest.approx(float(image_generation_score(expected_clip, expected_fid)), abs=1e-6)
     assert metric.signature().startswith("s_image_generation|fid:fid|feature:64|")
-    with pytest.raises(ValueError, match="`images`"):
+    with pytest.raises(ValueError, match=r"`images\[0\]`"):
         metric.update(["missing.png"], ["x"])
     with pytest.raises(ValueError, match="`real`"):
         entry.build({"real": str(tmp_path / "nothing")})
+
+
+def _tiny_task_options(tmp_path, inception_file):
+    config = tmp_path / "tiny-clip.json"
+    config.write_text(json.dumps(TINY_OPEN_CLIP))
+    return {"fid_feature": 64, "inception_weights": str(inception_file), "clip_backend": "open_clip",
+            "clip_model": str(config), "clip_pretrained": "random", "batch_size": 3}
+
+
+def test_prediction_paths_must_stay_inside_image_root(tmp_path, inception_file):
+    generator = torch.Generator().manual_seed(1)
+    _save(tmp_path / "real", torch.randint(0, 256, (3, 3, 30, 40), dtype=torch.uint8, generator=generator))
+    root = tmp_path / "submission"
+    root.mkdir()
+    names = _save(root / "gen", torch.randint(0, 256, (2, 3, 30, 40), dtype=torch.uint8, generator=generator))
+    (root / "link.png").symlink_to(tmp_path / "real" / "00.png")
+    options = {**_tiny_task_options(tmp_path, inception_file), "real": str(tmp_path / "real"), "image_root": str(root)}
+    metric = get_metric("s_image_generation").build(options)
+    metric.update(names, ["a", "b"])  # inside: fine
+    escapes = ["../real/00.png", str(tmp_path / "real" / "01.png"), "link.png", "gen/../../real/02.png"]
+    for escape in escapes:
+        with pytest.raises(ValueError, match=r"`images\[1\]`.*leaves image_root.*allow_outside_root"):
+            metric.update([names[0], escape], ["a", "b"])
+    allowed = get_metric("s_image_generation").build({**options, "allow_outside_root": True})
+    allowed.update(escapes, ["a", "b", "c", "d"])
+    assert "outside-root-allowed" in allowed.signature() and "outside-root" not in metric.signature()
+    with pytest.raises(TypeError, match="`allow_outside_root`"):
+        get_metric("s_image_generation").build({**options, "allow_outside_root": "yes"})
+
+
+def test_real_and_image_root_resolve_against_the_config_folder(tmp_path, inception_file, monkeypatch):
+    from gpumetrics.tasks.config import load_config
+
+    generator = torch.Generator().manual_seed(2)
+    project = tmp_path / "project"
+    (project / "configs").mkdir(parents=True)
+    _save(project / "real", torch.randint(0, 256, (3, 3, 30, 40), dtype=torch.uint8, generator=generator))
+    names = _save(project / "gen", torch.randint(0, 256, (2, 3, 30, 40), dtype=torch.uint8, generator=generator))
+    (project / "p.jsonl").write_text("".join(json.dumps({"id": i, "prediction": n}) + "\n" for i, n in enumerate(names)))
+    (project / "r.jsonl").write_text("".join(json.dumps({"id": i, "references": ["x"]}) + "\n" for i in range(2)))
+    options = {**_tiny_task_options(tmp_path, inception_file), "real": "../real", "image_root": ".."}
+    config = project / "configs" / "gen.yaml"
+    config.write_text(json.dumps({"tasks": [{"name": "G", "metric": "s_image_generation", "options": options,
+                                             "predictions": "../p.jsonl", "references": "../r.jsonl"}]}))
+    monkeypatch.chdir(tmp_path)  # not the config's folder: `real`/`image_root` must not depend on it
+    (task,) = load_config(config).tasks
+    assert task.options["real"] == str(project / "real") and task.options["image_root"] == str(project)
+    metric = task.metric.build(task.options)
+    metric.update(*task.metric.update_args(names, [["x"], ["y"]]))
+    assert 0 <= float(metric.compute()["score"]) <= 1
+    # an unset image_root is the config's folder, not the working directory
+    del options["image_root"]
+    config.write_text(json.dumps({"tasks": [{"name": "G", "metric": "s_image_generation", "options": options,
+                                             "predictions": "../p.jsonl", "references": "../r.jsonl"}]}))
+    assert load_config(config).tasks[0].options["image_root"] == str(project / "configs")
