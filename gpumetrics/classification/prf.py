@@ -99,6 +99,44 @@ def _reduce(
     return (weights * score).sum(-1) / weights.sum(-1)
 
 
+def _check_inputs(
+    task: str, preds: Any, target: Any, classes: int | None = None, ignore_index: int | None = None
+) -> None:
+    """Reject what torchmetrics would score silently or fail on deep inside (one host sync per call).
+
+    ``preds``/``target`` must be tensors (``TypeError``); floating ``preds`` must be finite; labels must lie in their
+    range — binary ``{0, 1}``, multiclass ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target`` is not
+    ``ignore_index`` (those positions are not scored, so their values do not matter). ``ValueError`` names the
+    argument and the allowed range. Shapes, dtypes and options are then checked by torchmetrics' own validation.
+    """
+    for name, value in (("preds", preds), ("target", target)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"`{name}` must be a torch.Tensor, got {type(value).__name__}")
+    if target.is_floating_point() or target.is_complex():
+        raise TypeError(f"`target` must hold integer labels, got dtype {target.dtype}")
+    if preds.numel() == 0 or target.numel() == 0:
+        return
+    high = classes if task == "multiclass" else 2
+    allowed = f"0 ≤ label < {classes}" if task == "multiclass" else "{0, 1}"
+    scored = target != ignore_index if ignore_index is not None else torch.ones_like(target, dtype=torch.bool)
+    flags = [((target < 0) | (target >= high)) & scored]
+    if preds.is_floating_point():
+        flags.append(~torch.isfinite(preds))
+    elif preds.shape == target.shape:  # labels (multiclass scores have an extra class dimension)
+        flags.append(((preds < 0) | (preds >= high)) & scored)
+    bad_target, bad_preds = (flag.any() for flag in flags)
+    bad_target, bad_preds = torch.stack([bad_target, bad_preds]).tolist()
+    if bad_target:
+        found = target[((target < 0) | (target >= high)) & scored].unique()[:5].tolist()
+        ignore = f" (or ignore_index={ignore_index})" if ignore_index is not None else ""
+        raise ValueError(f"`target` labels must satisfy {allowed}{ignore}; found {found}")
+    if bad_preds:
+        if preds.is_floating_point():
+            raise ValueError("`preds` holds NaN or infinite values; probabilities/logits must be finite")
+        found = preds[((preds < 0) | (preds >= high)) & scored].unique()[:5].tolist()
+        raise ValueError(f"`preds` labels must satisfy {allowed}; found {found}")
+
+
 def _no_samples(preds: Tensor, target: Tensor) -> bool:
     """Both batches hold zero samples (torchmetrics' formatting cannot reshape them: handled before it)."""
     return preds.ndim > 0 and target.ndim > 0 and preds.shape[0] == 0 and target.shape[0] == 0
@@ -116,6 +154,7 @@ def _multiclass(
 ) -> Tensor:
     if validate_args:
         _multiclass_stat_scores_arg_validation(num_classes, top_k, average, multidim_average, ignore_index, zero_division)
+        _check_inputs("multiclass", preds, target, num_classes, ignore_index)
         _multiclass_stat_scores_tensor_validation(preds, target, num_classes, multidim_average, ignore_index)
     if _no_samples(preds, target):
         tp = fp = fn = _zero_counts(num_classes, multidim_average, preds.device)
@@ -134,6 +173,7 @@ def _multilabel(
 ) -> Tensor:
     if validate_args:
         _multilabel_stat_scores_arg_validation(num_labels, threshold, average, multidim_average, ignore_index, zero_division)
+        _check_inputs("multilabel", preds, target, num_labels, ignore_index)
         _multilabel_stat_scores_tensor_validation(preds, target, num_labels, multidim_average, ignore_index)
     if _no_samples(preds, target):
         tp = fp = fn = _zero_counts(num_labels, multidim_average, preds.device)
@@ -145,6 +185,8 @@ def _multilabel(
 
 def _binary(stat: str, preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
             ignore_index: int | None = None, validate_args: bool = True, zero_division: float = 0) -> Tensor:
+    if validate_args:
+        _check_inputs("binary", preds, target, None, ignore_index)
     if _no_samples(preds, target):
         if validate_args:
             _binary_stat_scores_tensor_validation(preds, target, multidim_average, ignore_index)
@@ -248,15 +290,23 @@ def multilabel_f1_score(
     )
 
 
-class _EmptyBatch:
-    """``update`` with a batch of zero samples checks its inputs and adds nothing.
+class _CheckedUpdate:
+    """``update`` checks its inputs with :func:`_check_inputs` (``validate_args=True``), and a batch of zero samples
+    adds nothing.
 
     torchmetrics' input formatting reshapes with ``-1`` and raises ``RuntimeError`` on zero samples; an empty batch
     (an uneven split, a filtered batch) must leave the statistics as they are, as in every other gpumetrics module.
     """
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        if isinstance(preds, Tensor) and isinstance(target, Tensor) and _no_samples(preds, target):
+        if self.validate_args:
+            if isinstance(self, _tm.BinaryStatScores):
+                _check_inputs("binary", preds, target, None, self.ignore_index)
+            elif isinstance(self, _tm.MulticlassStatScores):
+                _check_inputs("multiclass", preds, target, self.num_classes, self.ignore_index)
+            else:
+                _check_inputs("multilabel", preds, target, self.num_labels, self.ignore_index)
+        if _no_samples(preds, target):
             if self.validate_args:
                 self._validate_tensors(preds, target)
             return
@@ -290,7 +340,7 @@ class _SklearnAverage:
         )
 
 
-class BinaryPrecision(_EmptyBatch, _tm.BinaryPrecision, Metric):
+class BinaryPrecision(_CheckedUpdate, _tm.BinaryPrecision, Metric):
     """Binary precision TP / (TP + FP) = ``sklearn.metrics.precision_score(average="binary")``.
 
     Args and inputs are those of ``torchmetrics.classification.BinaryPrecision`` (``preds: Tensor[N, ...]`` labels
@@ -312,7 +362,7 @@ class BinaryPrecision(_EmptyBatch, _tm.BinaryPrecision, Metric):
         return _signature_fields(self, "binary")
 
 
-class BinaryRecall(_EmptyBatch, _tm.BinaryRecall, Metric):
+class BinaryRecall(_CheckedUpdate, _tm.BinaryRecall, Metric):
     """Binary recall TP / (TP + FN) = ``sklearn.metrics.recall_score(average="binary")``.
 
     Inputs as :class:`BinaryPrecision`; ``zero_division`` is the value when TP + FN = 0.
@@ -329,7 +379,7 @@ class BinaryRecall(_EmptyBatch, _tm.BinaryRecall, Metric):
         return _signature_fields(self, "binary")
 
 
-class BinaryF1Score(_EmptyBatch, _tm.BinaryF1Score, Metric):
+class BinaryF1Score(_CheckedUpdate, _tm.BinaryF1Score, Metric):
     """Binary F1 = 2TP / (2TP + FP + FN) = ``sklearn.metrics.f1_score(average="binary")``.
 
     Inputs as :class:`BinaryPrecision`; ``zero_division`` is the value when TP + FP + FN = 0.
@@ -346,7 +396,7 @@ class BinaryF1Score(_EmptyBatch, _tm.BinaryF1Score, Metric):
         return _signature_fields(self, "binary")
 
 
-class MulticlassPrecision(_EmptyBatch, _SklearnAverage, _tm.MulticlassPrecision, Metric):
+class MulticlassPrecision(_CheckedUpdate, _SklearnAverage, _tm.MulticlassPrecision, Metric):
     """Multiclass precision, ``average`` micro / macro / weighted / none, as ``sklearn.metrics.precision_score``.
 
     Args are those of ``torchmetrics.classification.MulticlassPrecision`` (``num_classes``, ``average``,
@@ -367,7 +417,7 @@ class MulticlassPrecision(_EmptyBatch, _SklearnAverage, _tm.MulticlassPrecision,
         return _signature_fields(self, "multiclass")
 
 
-class MulticlassRecall(_EmptyBatch, _SklearnAverage, _tm.MulticlassRecall, Metric):
+class MulticlassRecall(_CheckedUpdate, _SklearnAverage, _tm.MulticlassRecall, Metric):
     """Multiclass recall as ``sklearn.metrics.recall_score`` (see :class:`MulticlassPrecision` for arguments).
 
     Example:
@@ -383,7 +433,7 @@ class MulticlassRecall(_EmptyBatch, _SklearnAverage, _tm.MulticlassRecall, Metri
         return _signature_fields(self, "multiclass")
 
 
-class MulticlassF1Score(_EmptyBatch, _SklearnAverage, _tm.MulticlassF1Score, Metric):
+class MulticlassF1Score(_CheckedUpdate, _SklearnAverage, _tm.MulticlassF1Score, Metric):
     """Multiclass F1 as ``sklearn.metrics.f1_score`` (see :class:`MulticlassPrecision` for arguments).
 
     Example:
@@ -399,7 +449,7 @@ class MulticlassF1Score(_EmptyBatch, _SklearnAverage, _tm.MulticlassF1Score, Met
         return _signature_fields(self, "multiclass")
 
 
-class MultilabelPrecision(_EmptyBatch, _SklearnAverage, _tm.MultilabelPrecision, Metric):
+class MultilabelPrecision(_CheckedUpdate, _SklearnAverage, _tm.MultilabelPrecision, Metric):
     """Multilabel precision as ``sklearn.metrics.precision_score`` on indicator matrices.
 
     Args are those of ``torchmetrics.classification.MultilabelPrecision`` (``num_labels``, ``threshold``,
@@ -420,7 +470,7 @@ class MultilabelPrecision(_EmptyBatch, _SklearnAverage, _tm.MultilabelPrecision,
         return _signature_fields(self, "multilabel")
 
 
-class MultilabelRecall(_EmptyBatch, _SklearnAverage, _tm.MultilabelRecall, Metric):
+class MultilabelRecall(_CheckedUpdate, _SklearnAverage, _tm.MultilabelRecall, Metric):
     """Multilabel recall as ``sklearn.metrics.recall_score`` (see :class:`MultilabelPrecision` for arguments).
 
     Example:
@@ -436,7 +486,7 @@ class MultilabelRecall(_EmptyBatch, _SklearnAverage, _tm.MultilabelRecall, Metri
         return _signature_fields(self, "multilabel")
 
 
-class MultilabelF1Score(_EmptyBatch, _SklearnAverage, _tm.MultilabelF1Score, Metric):
+class MultilabelF1Score(_CheckedUpdate, _SklearnAverage, _tm.MultilabelF1Score, Metric):
     """Multilabel F1 as ``sklearn.metrics.f1_score`` (see :class:`MultilabelPrecision` for arguments).
 
     Example:

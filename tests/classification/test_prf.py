@@ -296,3 +296,55 @@ def test_zero_sample_batches_are_still_validated():
         C.multilabel_recall(torch.zeros(0, 2), torch.zeros(0, 2, dtype=torch.long), num_labels=3)
     with pytest.raises(RuntimeError):  # one side empty, the other not: torchmetrics' own shape error
         C.BinaryF1Score().update(torch.zeros(0), torch.zeros(2, dtype=torch.long))
+
+
+# ------------------------------------------------------------------- inputs that cannot be scored (issue 10, item 2)
+_NAN = float("nan")
+_BAD_INPUTS = [
+    # (task, preds, target, kwargs, error type, message pattern)
+    ("multiclass", torch.tensor([5]), torch.tensor([0]), {"num_classes": 4}, ValueError, r"`preds`.*0 ≤ label < 4.*\[5\]"),
+    ("multiclass", torch.tensor([0]), torch.tensor([-1]), {"num_classes": 4}, ValueError, r"`target`.*0 ≤ label < 4"),
+    ("multiclass", torch.tensor([0, 1]), torch.tensor([0, 4]), {"num_classes": 4}, ValueError, r"`target`.*\[4\]"),
+    ("multiclass", torch.tensor([[_NAN, 0.5, 0.1]]), torch.tensor([0]), {"num_classes": 3}, ValueError, "`preds`.*NaN"),
+    ("multiclass", [0, 1], torch.tensor([0, 1]), {"num_classes": 3}, TypeError, "`preds`.*Tensor.*list"),
+    ("multiclass", torch.tensor([0, 1]), (0, 1), {"num_classes": 3}, TypeError, "`target`.*Tensor.*tuple"),
+    ("multiclass", torch.tensor([0, 1]), torch.tensor([0.0, 1.0]), {"num_classes": 3}, TypeError, "`target`.*integer"),
+    ("binary", torch.tensor([_NAN, 0.3]), torch.tensor([1, 0]), {}, ValueError, "`preds`.*NaN"),
+    ("binary", torch.tensor([float("inf"), 0.3]), torch.tensor([1, 0]), {}, ValueError, "`preds`.*infinite"),
+    ("binary", torch.tensor([2, 0]), torch.tensor([1, 0]), {}, ValueError, r"`preds`.*\{0, 1\}"),
+    ("binary", torch.tensor([1, 0]), torch.tensor([1, 3]), {}, ValueError, r"`target`.*\{0, 1\}"),
+    ("multilabel", torch.tensor([[0, 2]]), torch.tensor([[0, 1]]), {"num_labels": 2}, ValueError, "`preds`"),
+    ("multilabel", torch.tensor([[0.2, _NAN]]), torch.tensor([[0, 1]]), {"num_labels": 2}, ValueError, "NaN"),
+    ("multilabel", torch.tensor([[0, 1]]), torch.tensor([[-1, 1]]), {"num_labels": 2}, ValueError, "`target`"),
+]
+
+
+@pytest.mark.parametrize("stat", ["precision", "recall", "f1_score"])
+@pytest.mark.parametrize("case", range(len(_BAD_INPUTS)))
+def test_inputs_that_cannot_be_scored_are_errors_naming_the_argument(case, stat):
+    import gpumetrics.classification as classification
+    from gpumetrics import functional as F
+
+    task, preds, target, kwargs, error, pattern = _BAD_INPUTS[case]
+    function = getattr(F, f"{task}_{stat}")
+    module_name = {"precision": "Precision", "recall": "Recall", "f1_score": "F1Score"}[stat]
+    module = getattr(classification, f"{task.capitalize()}{module_name}")(**kwargs)
+    with pytest.raises(error, match=pattern):
+        function(preds, target, **kwargs)
+    with pytest.raises(error, match=pattern):
+        module.update(preds, target)
+    assert int(module.tp.sum() + module.fp.sum() + module.fn.sum()) == 0  # nothing was counted
+
+
+def test_ignore_index_positions_are_not_range_checked_and_match_sklearn():
+    from sklearn.metrics import f1_score
+
+    from gpumetrics import functional as F
+
+    preds, target = torch.tensor([0, 9, 1, 2, 2]), torch.tensor([0, 7, 1, 2, 1])
+    keep = target != 7
+    expected = f1_score(target[keep].numpy(), preds[keep].numpy(), average="macro")
+    got = F.multiclass_f1_score(preds, target, num_classes=3, ignore_index=7)
+    assert float(got) == pytest.approx(expected, abs=1e-7)
+    with pytest.raises(ValueError, match="`preds`"):  # a bad label where the target is scored is still an error
+        F.multiclass_f1_score(torch.tensor([0, 9]), torch.tensor([0, 2]), num_classes=3, ignore_index=1)
