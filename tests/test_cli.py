@@ -528,3 +528,25 @@ def test_unreadable_inputs_are_one_line_errors(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1
     code, _, err = _run(["evaluate", _demo_like(tmp_path), "--output", tmp_path / "p.jsonl" / "x.json"], capsys)
     assert code == 2 and err.count("\n") == 1 and err.startswith("gpumetrics evaluate: error: ")
+
+
+def test_yaml_syntax_error_and_missing_file_are_one_line(tmp_path, capsys):
+    config = tmp_path / "bad.yaml"
+    config.write_text("tasks: [\n  - {name: x\n", encoding="utf-8")
+    code, _, err = _run(["evaluate", config], capsys)
+    assert code == 2 and err.count("\n") == 1 and "bad.yaml" in err
+    good = _demo_like(tmp_path)
+    (tmp_path / "p.jsonl").unlink()
+    code, _, err = _run(["evaluate", good], capsys)
+    assert code == 2 and err.count("\n") == 1 and "p.jsonl" in err
+
+
+def test_bugs_keep_their_traceback(monkeypatch):
+    from gpumetrics.tasks import runner
+
+    def bug(*args, **kwargs):
+        raise AttributeError("a genuine bug")
+
+    monkeypatch.setattr(runner, "evaluate", bug)
+    with pytest.raises(AttributeError, match="genuine bug"):
+        cli.main(["evaluate", str(DEMO)])

@@ -2,14 +2,15 @@
 
 ::
 
-    gpumetrics fid PATH_A PATH_B [--weights FILE] [--dims 2048] [--resize pytorch-fid|clean] [--batch-size 50]
-                   [--device cpu|cuda] [--save-stats] [--download] [--json]
+    gpumetrics fid PATH_A [PATH_B] [--weights FILE] [--dims 2048] [--resize pytorch-fid|clean] [--batch-size 50]
+                   [--device cpu|cuda] [--save-stats [FILE]] [--download] [--json]
     gpumetrics clip-score --images DIR --captions FILE.jsonl [--backend hf|open_clip] [--model NAME|DIR]
                           [--pretrained TAG|FILE|random] [--scale 100] [--batch-size 32] [--device cpu] [--download]
                           [--json]
 
-``fid`` takes folders of images or pytorch-fid ``.npz`` statistics, like ``python -m pytorch_fid``; with
-``--save-stats`` it writes the statistics of the folder PATH_A to PATH_B (an ``.npz``). ``clip-score`` reads
+``fid`` takes folders of images or pytorch-fid ``.npz`` statistics, like ``python -m pytorch_fid``;
+``--save-stats FILE`` also writes the statistics of the folder PATH_A to FILE (only that, without PATH_B), and a bare
+``--save-stats`` keeps pytorch-fid's form (PATH_A's statistics written to PATH_B). ``clip-score`` reads
 ``{"image": "file name in DIR", "caption": "…"}`` records (JSON Lines). Heavy imports happen inside the handlers.
 """
 
@@ -53,13 +54,25 @@ def run_fid(args: argparse.Namespace) -> int:
     from gpumetrics.image.fid import FrechetInceptionDistance
 
     device = _device(args.device)  # options first: a bad --device fails before any file is read
-    first, second = Path(args.path_a), Path(args.path_b)
-    for path in (first,) if args.save_stats else (first, second):
+    first = Path(args.path_a)
+    second = None if args.path_b is None else Path(args.path_b)
+    if args.save_stats is True:  # pytorch-fid's form: `--save-stats FOLDER OUT.npz` writes FOLDER's statistics only
+        if second is None:
+            raise ValueError("--save-stats without a FILE writes the statistics of PATH_A to PATH_B: give PATH_B")
+        save, second = second, None
+    else:
+        save = None if args.save_stats is None else Path(args.save_stats)
+    if second is None and save is None:
+        raise ValueError("PATH_B is required unless --save-stats FILE is given (then PATH_A's statistics are only saved)")
+    for path in (first,) if second is None else (first, second):
         if not path.exists():
             raise ValueError(f"path '{path}' does not exist (expected a folder of images or an .npz file)")
-    if args.save_stats and (first.suffix == ".npz" or second.suffix != ".npz"):
-        raise ValueError("--save-stats reads the image folder PATH_A and writes the .npz PATH_B")
-    if not args.save_stats and first.suffix == ".npz" and second.suffix == ".npz":
+    if save is not None and (first.suffix == ".npz" or save.suffix != ".npz"):
+        raise ValueError(
+            f"--save-stats writes the statistics of the image folder PATH_A to an .npz file; got PATH_A '{first}' "
+            f"and the output '{save}'"
+        )
+    if save is None and first.suffix == ".npz" and second.suffix == ".npz":
         return _fid_of_stats_files(first, second, args.json)
     try:
         metric = FrechetInceptionDistance(
@@ -70,13 +83,16 @@ def run_fid(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _fid_stats(metric, first, True, args.batch_size, device)
-        if args.save_stats:
-            metric.save_stats(second, real=True)
-            _print({"saved": str(second), "signature": metric.signature()}, args.json)
-            return 0
+        if save is not None:
+            metric.save_stats(save, real=True)
+            if second is None:
+                _print({"saved": str(save), "signature": metric.signature()}, args.json)
+                return 0
         _fid_stats(metric, second, False, args.batch_size, device)
         value = float(metric.compute())
     result = {"fid": value, "signature": metric.signature()}
+    if save is not None:
+        result["saved"] = str(save)
     notes = sorted({str(w.message) for w in caught if issubclass(w.category, UserWarning)})
     if notes:
         result["warnings"] = notes
@@ -135,7 +151,14 @@ def run_clip_score(args: argparse.Namespace) -> int:
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise ValueError(f"{len(missing)} image file(s) of {args.captions} are missing, e.g. '{missing[0]}'")
-    metric = CLIPScore(args.backend, args.model, args.pretrained, scale=args.scale, download=args.download).to(device)
+    model, pretrained = args.model, args.pretrained
+    if args.backend == "hf" and pretrained not in (None, "random"):
+        # an hf model is a whole directory (save_pretrained): --pretrained DIR names the model, weights included
+        if not Path(pretrained).is_dir():
+            raise ValueError(f"--pretrained '{pretrained}': the hf backend takes a model directory written by "
+                             "save_pretrained (weights, tokenizer, preprocessor_config.json)")
+        model, pretrained = pretrained, None
+    metric = CLIPScore(args.backend, model, pretrained, scale=args.scale, download=args.download).to(device)
     for indices, images in same_size_batches(paths, args.batch_size):
         metric.update(images.to(device), [records[i][1] for i in indices])
     _print({"clip_score": float(metric.compute()), "n": len(records), "signature": metric.signature()}, args.json)
@@ -149,13 +172,17 @@ def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         description="FID of PATH_A (real) and PATH_B (generated): folders of images or pytorch-fid .npz statistics.",
     )
     parser.add_argument("path_a", metavar="PATH_A", help="folder of real images or .npz statistics")
-    parser.add_argument("path_b", metavar="PATH_B", help="folder of generated images or .npz (output with --save-stats)")
+    parser.add_argument("path_b", metavar="PATH_B", nargs="?", help="folder of generated images or .npz statistics")
     parser.add_argument("--weights", help="Inception weight file (default: the pinned pytorch-fid weights)")
     parser.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048), help="feature size")
     parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean"), help="resize mode")
     parser.add_argument("--batch-size", type=positive_int, default=50, help="images per forward (default 50)")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, mps … (must exist here)")
-    parser.add_argument("--save-stats", action="store_true", help="write the statistics of folder PATH_A to PATH_B")
+    parser.add_argument(
+        "--save-stats", nargs="?", const=True, metavar="FILE",
+        help="also write the statistics of folder PATH_A to FILE (.npz); without PATH_B only that is done. Without "
+        "FILE (pytorch-fid's form, `PATH_A OUT.npz --save-stats`): write PATH_A's statistics to PATH_B",
+    )
     parser.add_argument("--download", action="store_true", help="allow downloading the pinned weights if not found")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_fid)
@@ -172,7 +199,10 @@ def add_clip_score_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     parser.add_argument("--captions", required=True, help='JSON Lines of {"image": "<file>", "caption": "<text>"}')
     parser.add_argument("--backend", default="hf", choices=("hf", "open_clip"))
     parser.add_argument("--model", default="openai/clip-vit-base-patch32", help="hf id/dir or open_clip arch/config")
-    parser.add_argument("--pretrained", default=None, help="open_clip tag or file; 'random' for tests")
+    parser.add_argument(
+        "--pretrained", default=None, metavar="PATH",
+        help="hf: a local model directory (replaces --model); open_clip: a tag or checkpoint file; 'random' for tests",
+    )
     parser.add_argument("--scale", type=float, default=100.0, help="100 (torchmetrics), 1 (raw cosine), 2.5 (paper)")
     parser.add_argument("--download", action="store_true", help="allow downloading the model if not found locally")
     parser.add_argument("--batch-size", type=positive_int, default=32)

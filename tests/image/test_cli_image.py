@@ -68,3 +68,47 @@ def test_clip_score_command(tmp_path, capsys):
     (tmp_path / "bad.jsonl").write_text('{"image": "9.png", "caption": "x"}\n')
     assert main([*args[:3], "--captions", str(tmp_path / "bad.jsonl"), *args[5:]]) == 2
     assert "missing" in capsys.readouterr().err
+
+
+def test_fid_save_stats_beside_a_score_as_readme_shows(tmp_path, capsys, inception_file):
+    _images(tmp_path / "real", 0), _images(tmp_path / "fake", 1)
+    common = ["--weights", str(inception_file), "--dims", "64", "--json"]
+    stats = tmp_path / "real2.npz"
+    assert main(["fid", str(tmp_path / "real"), str(tmp_path / "fake"), "--save-stats", str(stats), *common]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["saved"] == str(stats) and stats.is_file()
+    assert main(["fid", str(stats), str(tmp_path / "fake"), *common]) == 0
+    assert json.loads(capsys.readouterr().out)["fid"] == pytest.approx(first["fid"], rel=1e-9)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fake", "real", "real2.npz"]  # no temporary left
+
+
+def test_corrupt_image_is_one_line_exit_2(tmp_path, capsys, inception_file):
+    _images(tmp_path / "real", 0), _images(tmp_path / "fake", 1)
+    (tmp_path / "fake" / "9.png").write_bytes(b"not a png at all")
+    code = main(["fid", str(tmp_path / "real"), str(tmp_path / "fake"), "--weights", str(inception_file), "--dims", "64"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and err.startswith("gpumetrics fid: error: ")
+    assert "9.png" in err and "Traceback" not in err
+
+
+def test_clip_score_pretrained_dir_for_hf_must_be_a_directory(tmp_path, capsys):
+    _images(tmp_path / "images", 2, n=1)
+    (tmp_path / "captions.jsonl").write_text('{"image": "0.png", "caption": "x"}\n')
+    code = main(["clip-score", "--images", str(tmp_path / "images"), "--captions", str(tmp_path / "captions.jsonl"),
+                 "--pretrained", str(tmp_path / "no-model")])
+    assert code == 2 and "model directory" in capsys.readouterr().err
+
+
+def test_fid_save_stats_only_and_pytorch_fid_form_agree(tmp_path, capsys, inception_file):
+    _images(tmp_path / "real", 0), _images(tmp_path / "fake", 1)
+    common = ["--weights", str(inception_file), "--dims", "64", "--json"]
+    assert main(["fid", str(tmp_path / "real"), "--save-stats", str(tmp_path / "only.npz"), *common]) == 0
+    assert json.loads(capsys.readouterr().out)["saved"] == str(tmp_path / "only.npz")
+    assert main(["fid", str(tmp_path / "real"), str(tmp_path / "pf.npz"), "--save-stats", *common]) == 0
+    capsys.readouterr()
+    import numpy as np
+
+    with np.load(tmp_path / "only.npz") as a, np.load(tmp_path / "pf.npz") as b:
+        assert np.array_equal(a["mu"], b["mu"]) and np.array_equal(a["sigma"], b["sigma"])
+    assert main(["fid", str(tmp_path / "real"), *common]) == 2
+    assert "PATH_B is required" in capsys.readouterr().err
