@@ -15,14 +15,16 @@ Algorithm
    so padding is harmless).
 3. Match masks ``Peq[(pair, symbol), word]`` exist only for the symbols of each pair's *text* (pattern symbols the
    text lacks never match), built with one ``unique`` over ``(pair, symbol)`` keys and an ``index_add`` of the
-   bits; the masks of 64 steps are gathered at once.
+   bits; the masks of 64 steps are gathered at once. A single pair whose text alphabet is too large for that
+   (``alphabet × W > max_elements``) builds the masks of each block of steps from the occurrences of that block's
+   symbols instead (pattern positions sorted by symbol once), so memory stays bounded in every case.
 
 Cost per step and per (pair, word of 64 pattern symbols): ~18 elementwise int64 ops for ``W = 1`` (strings up to 64
 symbols) and ~30 for ``W > 1`` (carry-lookahead and word shifts). Pairs are sorted by text length (descending) so
 that the pairs still running at a step are a prefix of the chunk; chunks keep symbols, masks and states under
 ``max_elements`` int64 values and are halved again when their match masks (pairs × text alphabet × W) would not fit.
 :func:`levenshtein_strings` pads pairs in groups of similar length, so one very long string does not pad the
-others. Memory is O(rows · W) per chunk apart from the masks, whose alphabet is at most the text's length.
+others. Memory per chunk is bounded by ``max_elements`` int64 values (states O(rows · W), masks as above).
 
 Measured on the 2-core CPU (torch backend): one 1,000,000-character string against a 3-character one takes ~45 ms
 (the earlier wavefront kernel: 310 s), and against an identical copy ~30 ms (it did not finish in 120 s).
@@ -263,9 +265,10 @@ def _levenshtein_chunk(pattern: Tensor, p_len: Tensor, text: Tensor, t_len: Tens
     t_keys = t_keys | (row_index[:, None] << 33)
     uniq, t_ids = torch.unique(t_keys, return_inverse=True)
     counts = torch.bincount(uniq >> 33, minlength=rows)
-    first = torch.cumsum(counts, 0) - counts
     alphabet = int(counts.max())
-    if rows > 1 and rows * alphabet * n_words > max_elements:
+    if rows * alphabet * n_words > max_elements:
+        if rows == 1:
+            return _levenshtein_pair_by_blocks(pattern[0, : int(p_len[0])], text[0, :n_max], max_elements)[None]
         half = rows // 2
         return torch.cat(
             [
@@ -284,6 +287,54 @@ def _levenshtein_chunk(pattern: Tensor, p_len: Tensor, text: Tensor, t_len: Tens
     peq = torch.zeros(uniq.numel(), n_words, dtype=torch.long, device=device)
     peq.view(-1).index_add_(0, (slot * n_words + positions // _WORD)[found], bits[found])
 
+    def block_masks(step: int, k: int, length: int) -> Tensor:
+        symbols = t_ids[:k, step : step + length]
+        return peq.index_select(0, symbols.flatten()).view(k, symbols.shape[1], n_words)
+
+    block = max(1, min(n_max, _STEP_BLOCK, max_elements // (rows * n_words)))
+    pv, mv = _run_columns(t_len, n_words, block, block_masks)
+    return _distance_from_deltas(pv, mv, p_len, t_len)
+
+
+def _levenshtein_pair_by_blocks(pattern: Tensor, text: Tensor, max_elements: int) -> Tensor:
+    """One pair whose text alphabet is too large for whole-text masks: ``pattern: Tensor[m]``, ``text: Tensor[n]``.
+
+    The pattern's positions are sorted by symbol once, so the occurrences of a symbol are one contiguous range; the
+    masks of each block of steps (at most ``block`` distinct symbols × W words) are then scattered from the
+    occurrences of that block's symbols. Memory stays O(block · W + m); one host sync per block.
+    """
+    device = pattern.device
+    m, n = pattern.shape[0], text.shape[0]
+    n_words = (m + _WORD - 1) // _WORD
+    order = torch.argsort(pattern, stable=True)
+    sorted_symbols = pattern[order]
+
+    def block_masks(step: int, k: int, length: int) -> Tensor:
+        symbols, local = torch.unique(text[step : step + length], return_inverse=True)
+        low = torch.searchsorted(sorted_symbols, symbols)
+        counts = torch.searchsorted(sorted_symbols, symbols, right=True) - low
+        total = int(counts.sum())
+        owner = torch.repeat_interleave(torch.arange(symbols.numel(), device=device), counts, output_size=total)
+        offset = torch.arange(total, device=device) - (torch.cumsum(counts, 0) - counts)[owner]
+        where = order[low[owner] + offset]
+        masks = torch.zeros(symbols.numel(), n_words, dtype=torch.long, device=device)
+        masks.view(-1).index_add_(0, owner * n_words + where // _WORD, torch.ones_like(where) << (where % _WORD))
+        return masks[local][None]
+
+    block = max(1, min(n, _STEP_BLOCK, max_elements // (2 * n_words)))
+    t_len = torch.tensor([n], device=device)
+    pv, mv = _run_columns(t_len, n_words, block, block_masks)
+    return _distance_from_deltas(pv, mv, torch.tensor([m], device=device), t_len)[0]
+
+
+def _run_columns(t_len: Tensor, n_words: int, block: int, block_masks) -> tuple[Tensor, Tensor]:
+    """Advance the vertical-delta vectors of every row over its text (rows sorted by text length descending).
+
+    ``block_masks(step, k, length) -> Tensor[k, length, W]`` gives the match masks of the next ``length`` text
+    symbols of the first ``k`` rows (the rows still running). Returns ``(Pv, Mv)``, ``LongTensor[rows, W]`` each.
+    """
+    device = t_len.device
+    rows, n_max = t_len.shape[0], int(t_len[0])
     pv = torch.full((rows, n_words), -1, dtype=torch.long, device=device)
     mv = torch.zeros((rows, n_words), dtype=torch.long, device=device)
     one = torch.ones((1, 1), dtype=torch.long, device=device)
@@ -291,14 +342,10 @@ def _levenshtein_chunk(pattern: Tensor, p_len: Tensor, text: Tensor, t_len: Tens
     t_len_cpu = t_len.cpu()
     # rows are sorted by text length descending: the rows still running at step t form a prefix
     remaining = torch.searchsorted(-t_len_cpu, -torch.arange(n_max, dtype=torch.long), right=False)
-    block = max(1, min(n_max, _STEP_BLOCK, max_elements // (rows * n_words)))
     for step in range(n_max):
         k = int(remaining[step])
         if step % block == 0:
-            # the masks of the next `block` text symbols of every running row, gathered at once
-            k_block = k
-            symbols = t_ids[:k_block, step : step + block]
-            eq_block = peq.index_select(0, symbols.flatten()).view(k_block, symbols.shape[1], n_words)
+            eq_block = block_masks(step, k, block)  # the masks of the next `block` symbols, gathered at once
         eq = eq_block[:k, step % block]
         p, m = pv[:k], mv[:k]
         # Myers / Hyyrö column step on the whole pattern as one multi-word integer (row 0 boundary: +1 enters)
@@ -310,8 +357,12 @@ def _levenshtein_chunk(pattern: Tensor, p_len: Tensor, text: Tensor, t_len: Tens
         mh_shift = _shift_up(mh, zero)
         pv[:k] = mh_shift | ~(xv | ph_shift)
         mv[:k] = ph_shift & xv
+    return pv, mv
 
-    words = torch.arange(n_words, device=device)
+
+def _distance_from_deltas(pv: Tensor, mv: Tensor, p_len: Tensor, t_len: Tensor) -> Tensor:
+    """``lev = n + popcount(Pv) − popcount(Mv)`` over each row's ``m`` real pattern rows."""
+    words = torch.arange(pv.shape[1], device=pv.device)
     left = (p_len[:, None] - words[None, :] * _WORD).clamp(0, _WORD)
     full = torch.full_like(left, -1)
     mask = torch.where(left >= _WORD, full, (torch.ones_like(left) << left.clamp(max=_WORD - 1)) - 1)

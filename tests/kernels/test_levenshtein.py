@@ -229,3 +229,15 @@ def test_million_characters_against_short_and_identical_strings():
 @given(_seq, _seq, st.lists(st.integers(0, 5), max_size=70), st.lists(st.integers(0, 5), max_size=70))
 def test_property_common_prefix_and_suffix_never_change_the_distance(x, y, prefix, suffix):
     assert _lev((prefix + x + suffix, prefix + y + suffix)) == [Levenshtein.distance(x, y)]
+
+
+@pytest.mark.parametrize("max_elements", [64, 700, 5_000])
+def test_one_pair_with_masks_over_the_bound_builds_them_per_block(max_elements):
+    rng = random.Random(max_elements)
+    cjk = [chr(0x4E00 + i) for i in range(400)]
+    pairs = [("".join(rng.choices(cjk, k=3000)), "".join(rng.choices(cjk, k=300))),
+             ("".join(rng.choices(cjk, k=130)), "".join(rng.choices(cjk, k=129))),
+             ("ab" * 700, "".join(rng.choices("abc", k=200)))]
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    got = levenshtein_distance(*encode_chars(a), *encode_chars(b), max_elements=max_elements)
+    assert got.tolist() == _expected(a, b)
