@@ -277,6 +277,7 @@ def _error_rate_update(
     preds = preds if type(preds) is list else as_text_list(preds, "preds")
     references = as_reference_lists(target, "target")
     check_same_length(preds, "preds", references, "target")
+    _check_items(preds, [])  # before the pairs are flattened, so an error names the sample's own index
     counts = np.fromiter(map(len, references), dtype=np.int64, count=len(references))
     flat_preds = np.repeat(np.array(preds, dtype=object), counts).tolist() if len(preds) else []
     flat_refs = [ref for group in references for ref in group]

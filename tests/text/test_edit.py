@@ -376,3 +376,10 @@ def test_best_reference_ties_prefer_the_longer_reference():
     assert float(char_error_rate(["ab"], [["abX", "a"]])) == pytest.approx(1 / 3)
     with pytest.raises(ValueError, match="target"):
         char_error_rate(["ab"], [[]])
+
+
+def test_several_references_error_names_the_sample_index():
+    with pytest.raises(TypeError, match=r"`preds\[1\]`"):
+        gpumetrics.functional.word_error_rate(["a", None], [["a", "b"], ["c"]])
+    with pytest.raises(TypeError, match=r"`target"):
+        gpumetrics.functional.char_error_rate(["a", "b"], [["a", 3], ["c"]])
