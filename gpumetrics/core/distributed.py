@@ -33,11 +33,6 @@ def replicated(stacked: Tensor) -> Tensor:
     return stacked[0]
 
 
-def is_distributed() -> bool:
-    """True when a default process group with more than one rank is initialised."""
-    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
-
-
 def all_reduce_state(value: Tensor, reduction_fn: Callable, group: Optional[Any] = None) -> Tensor:
     """Reduce an additive state across ranks with one ``all_reduce``.
 

@@ -3,7 +3,7 @@
 FID = ‖μ₁ − μ₂‖² + tr Σ₁ + tr Σ₂ − 2 tr √(Σ₁Σ₂) on pytorch-fid's Inception-v3 features; covariances with n − 1.
 
 * ``frechet_distance`` — the distance between two Gaussians, on the device, in float64. ``tr √(Σ₁Σ₂)`` comes from
-  one symmetric eigenvalue problem (``gpumetrics.kernels.linalg.trace_sqrt_product``: Cholesky factor ``L`` of a
+  one symmetric eigenvalue problem (``_frechet_distance`` with ``gpumetrics.kernels.linalg.psd_factor``: Cholesky factor ``L`` of a
   positive-definite covariance, eigenvalues of ``Lᵀ Σ₂ L`` clamped at 0; an ``eigh`` square root when neither
   covariance is positive definite). Never complex, never NaN. It matches scipy's ``sqrtm`` (pytorch-fid) to ~1e-9
   relative on well-conditioned statistics and is several times faster than both scipy and torchmetrics.

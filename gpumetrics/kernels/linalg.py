@@ -94,27 +94,6 @@ def psd_factor(sigma: Tensor, name: Optional[str] = None, rtol: float = 1e-6) ->
     return vectors * values.clamp(min=0).sqrt().unsqueeze(0), False
 
 
-def trace_sqrt_product(sigma1: Tensor, sigma2: Tensor) -> Tensor:
-    """``tr √(Σ₁Σ₂)`` for symmetric PSD ``Σ₁``, ``Σ₂``, real and non-negative.
-
-    Args:
-        sigma1: ``Tensor[d, d]`` symmetric PSD.
-        sigma2: ``Tensor[d, d]`` symmetric PSD, same dtype and device.
-
-    Returns:
-        0-d tensor of ``sigma1``'s dtype.
-
-    Example:
-        >>> a = torch.diag(torch.tensor([4.0, 9.0], dtype=torch.float64))
-        >>> float(trace_sqrt_product(a, torch.eye(2, dtype=torch.float64)))
-        5.0
-    """
-    factor, _ = psd_factor(sigma1)
-    inner = factor.mT @ sigma2 @ factor
-    inner = (inner + inner.mT) / 2  # exact symmetry for eigvalsh
-    return torch.linalg.eigvalsh(inner).clamp(min=0).sqrt().sum()
-
-
 def covariance_from_sums(total: Tensor, outer: Tensor, count: Tensor) -> tuple[Tensor, Tensor]:
     """Mean and unbiased (n − 1) covariance from ``Σx``, ``Σxxᵀ`` and ``n``, as ``np.cov(rowvar=False)``.
 

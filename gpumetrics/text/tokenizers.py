@@ -105,30 +105,6 @@ def rouge_tokenize(text: str, tokenizer: str = "rouge-score", use_stemmer: bool 
     return tokens
 
 
-def rouge_tokenize_sentences(text: str, tokenizer: str = "rouge-score", use_stemmer: bool = False) -> list[list[str]]:
-    """ROUGE-Lsum view of a text: its non-empty newline-separated lines, each tokenised (rouge-score's default,
-    ``split_summaries=False``).
-
-    Example:
-        >>> rouge_tokenize_sentences("A cat.\\n\\nThe dog")
-        [['a', 'cat'], ['the', 'dog']]
-    """
-    return [rouge_tokenize(line, tokenizer, use_stemmer) for line in text.split("\n") if line]
-
-
-def rouge_tokenize_batch(texts: Sequence[str], tokenizer: str = "rouge-score", use_stemmer: bool = False) -> list[list[str]]:
-    """:func:`rouge_tokenize` of every text (the fast path for the default tokeniser without stemming).
-
-    Example:
-        >>> rouge_tokenize_batch(["A b", ""])
-        [['a', 'b'], []]
-    """
-    if tokenizer == "rouge-score" and not use_stemmer:
-        findall = _ROUGE_SCORE_TOKEN.findall
-        return [findall(text.lower()) for text in texts]
-    return [rouge_tokenize(text, tokenizer, use_stemmer) for text in texts]
-
-
 from typing import NamedTuple  # noqa: E402  (ROUGE-section imports kept here, out of the shared header)
 
 import numpy as np  # noqa: E402
