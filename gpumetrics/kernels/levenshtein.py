@@ -484,7 +484,9 @@ def levenshtein_strings(
     longest = np.maximum(
         np.fromiter(map(len, a), dtype=np.int64, count=len(a)), np.fromiter(map(len, b), dtype=np.int64, count=len(b))
     )
-    if len(a) == 0 or len(a) * int(longest.max()) <= _DEFAULT_MAX_ELEMENTS:
+    # one padded batch when it is small or mostly real symbols (the kernel chunks it itself); groups otherwise
+    padded = len(a) * int(longest.max()) if len(a) else 0
+    if padded <= _DEFAULT_MAX_ELEMENTS or padded <= 2 * int(longest.sum()):
         return levenshtein_distance(*encode(a), *encode(b))
     order = np.argsort(longest, kind="stable")
     widths = longest[order]
