@@ -132,9 +132,11 @@ def _frechet_distance(
     # tr√(Σ₁Σ₂) = tr√(Σ₂Σ₁): factor whichever covariance is positive definite
     factor, is_cholesky = psd_factor(sigma1, "sigma1" if checked else None, rtol)
     other = sigma2
+    prove_other_psd = False
     if is_cholesky:
-        if checked:
-            check_psd(sigma2, "sigma2", rtol)
+        # Σ₂ is PSD iff Lᵀ Σ₂ L is (Sylvester's law of inertia, L invertible): its eigenvalues, computed below anyway,
+        # settle it; only when one of them is negative does Σ₂ get its own round-off-tolerant check
+        prove_other_psd = checked
     else:
         factor2, is_cholesky2 = psd_factor(sigma2, "sigma2" if checked else None, rtol)
         if is_cholesky2:
@@ -149,6 +151,8 @@ def _frechet_distance(
     inner = factor.mT @ other @ factor
     inner = (inner + inner.mT) / 2
     eigenvalues = torch.linalg.eigvalsh(inner)
+    if prove_other_psd and float(eigenvalues[0]) < 0:
+        check_psd(sigma2, "sigma2", rtol)
     tr_covmean = eigenvalues.clamp(min=0).sqrt().sum()
     diff = mu1 - mu2
     trace1, trace2 = sigma1.trace(), sigma2.trace()
