@@ -455,6 +455,9 @@ def test_cer_wer_tasks_use_every_reference_whatever_their_order(tmp_path, metric
                                                     for i, r in enumerate(refs)])
         (task,) = evaluate(load_config(_config(tmp_path, preds, path, metric=metric))).tasks
         scores.append(task.score)
+    from gpumetrics.tasks.report import registry_listing
+
+    assert "several references" in registry_listing()["metrics"][metric]["description"]  # `gpumetrics list`
     fn = F.char_error_rate if metric == "cer" else F.word_error_rate
     assert scores[0] == scores[1] == pytest.approx(float(fn(["the cat sat", "a dog", "кот"], refs)))
     assert 0 < scores[0] < 0.5

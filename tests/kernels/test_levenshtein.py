@@ -241,3 +241,36 @@ def test_one_pair_with_masks_over_the_bound_builds_them_per_block(max_elements):
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
     got = levenshtein_distance(*encode_chars(a), *encode_chars(b), max_elements=max_elements)
     assert got.tolist() == _expected(a, b)
+
+
+def test_uneven_strings_empty_sides_identical_and_swapped_roles_match_rapidfuzz():
+    rng = random.Random(5)
+    a, b = [], []
+    for long_len in (1, 63, 64, 65, 1000, 4097):
+        long = _random(rng, long_len)
+        for short in ("", _random(rng, 1), _random(rng, 3), long[:3], long[-3:], long[:2] + long[-2:]):
+            a += [long, short]
+            b += [short, long]
+        a += [long, long, long[: long_len // 2] + "#" + long[long_len // 2 + 1 :]]
+        b += [long, long + "x", long]
+    got = levenshtein_distance(*encode_chars(a), *encode_chars(b))
+    assert got.tolist() == _expected(a, b)
+    assert levenshtein_strings(a, b, backend="torch").tolist() == _expected(a, b)
+
+
+def test_multi_word_carries_over_long_runs_of_ones():
+    # a tiny alphabet makes the W-word addition carry through whole all-ones words
+    rng = random.Random(6)
+    a = ["a" * 700 + _random(rng, 300, "ab") for _ in range(4)] + ["a" * 640, "ab" * 400]
+    b = [_random(rng, 900, "ab") for _ in range(4)] + ["b" + "a" * 500, "ba" * 300]
+    assert levenshtein_distance(*encode_chars(a), *encode_chars(b)).tolist() == _expected(a, b)
+
+
+
+def test_uneven_word_sequences_match_rapidfuzz():
+    rng = random.Random(8)
+    words = ["the", "a", "кот", "猫", "of"]
+    long = [rng.choice(words) for _ in range(5000)]
+    a = [long, long, long[:2] + ["x"] + long[-1:], long]
+    b = [long[:1] + long[-2:], long, long, long[:2500] + ["zz"] + long[2501:]]
+    assert levenshtein_strings(a, b, backend="torch").tolist() == _expected(a, b)
