@@ -219,8 +219,8 @@ def migrate(payload: dict) -> dict:
     payload = dict(payload)
     if payload.get("format", 1) < 2:
         machine = payload.pop("machine", "unknown machine")
-        payload["machines"] = {"cpu": machine}
         payload["rows"] = [{**row, "device": torch.device(row.get("device", "cpu")).type} for row in payload.get("rows", [])]
+        payload["machines"] = {row["device"]: machine for row in payload["rows"]}
         payload["format"] = FORMAT
     payload.setdefault("rows", [])
     payload.setdefault("contended", [])
@@ -269,6 +269,16 @@ def _main_tables(payload: dict) -> list[str]:
     return lines
 
 
+_AXES_ORDER = {name: i for i, name in enumerate(
+    ("bleu", "rouge", "cider_d", "token_f1", "cer", "wer", "edit_distance", "25", "3k", "100k", "latin", "cyrillic", "cjk"))}
+
+
+def _matrix_order(row: dict) -> tuple:
+    p = row["params"]
+    return (_AXES_ORDER.get(p["metric"], 99), _AXES_ORDER.get(p["vocab"], 99), p["tokens"], p["refs"],
+            _AXES_ORDER.get(p["script"], 99), row["case"], row["ours"], row["anchor"])
+
+
 def _matrix_tables(payload: dict) -> list[str]:
     rows = [row for row in payload["rows"] if row.get("group") == "matrix"]
     lines = []
@@ -286,8 +296,7 @@ def _matrix_tables(payload: dict) -> list[str]:
             "| anchor time (min–max) | ratio | goal |",
             "|---|---:|---:|---:|---|---:|---|---:|---|---:|---:|---|",
         ]
-        order = {"bleu": 0, "rouge": 1, "cider_d": 2, "token_f1": 3, "cer": 4, "wer": 5, "edit_distance": 6}
-        for row in sorted(on_device, key=lambda r: (order.get(r["params"]["metric"], 9), r["case"])):
+        for row in sorted(on_device, key=_matrix_order):
             p = row["params"]
             verdict = "pass" if row["ratio"] >= row["goal"] else "**fail**"
             lines.append(
