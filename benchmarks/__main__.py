@@ -219,7 +219,8 @@ def migrate(payload: dict) -> dict:
     payload = dict(payload)
     if payload.get("format", 1) < 2:
         machine = payload.pop("machine", "unknown machine")
-        payload["rows"] = [{**row, "device": torch.device(row.get("device", "cpu")).type} for row in payload.get("rows", [])]
+        payload["rows"] = [{**row, "device": torch.device(row.get("device", "cpu")).type}
+                           for row in payload.get("rows", [])]
         payload["machines"] = {row["device"]: machine for row in payload["rows"]}
         payload["format"] = FORMAT
     payload.setdefault("rows", [])
@@ -256,7 +257,8 @@ def _main_tables(payload: dict) -> list[str]:
     for device in _devices(rows):
         lines += [
             "", f"## {_device_heading(payload, device)}", "",
-            "| case | size | gpumetrics | time (min–max) | anchor | anchor time (min–max) | ratio | threads | note |",
+            "| case | size | gpumetrics | time (min–max) | anchor | anchor time (min–max) | ratio | threads "
+            "| note |",
             "|---|---:|---|---:|---|---:|---:|---:|---|",
         ]
         for row in sorted((r for r in rows if r["device"] == device),
@@ -269,8 +271,10 @@ def _main_tables(payload: dict) -> list[str]:
     return lines
 
 
-_AXES_ORDER = {name: i for i, name in enumerate(
-    ("bleu", "rouge", "cider_d", "token_f1", "cer", "wer", "edit_distance", "25", "3k", "100k", "latin", "cyrillic", "cjk"))}
+_AXES_ORDER = {name: i for i, name in enumerate((
+    "bleu", "rouge", "cider_d", "token_f1", "cer", "wer", "edit_distance",
+    "25", "3k", "100k", "latin", "cyrillic", "cjk",
+))}
 
 
 def _matrix_order(row: dict) -> tuple:
@@ -325,7 +329,8 @@ def _contended_tables(payload: dict) -> list[str]:
         for row in sorted(on_device, key=lambda r: (r["case"], r["size"], r["ours"], r["anchor"])):
             verdict = "pass" if row["ours_slowdown"] <= SLOWDOWN_GOAL else "**fail**"
             lines.append(
-                f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} | {_format_seconds(row['ours_idle_s'])} "
+                f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} "
+                f"| {_format_seconds(row['ours_idle_s'])} "
                 f"| {_format_seconds(row['ours_loaded_s'])} | {row['ours_slowdown']:.2f}× | {row['anchor']} "
                 f"| {_format_seconds(row['anchor_idle_s'])} | {_format_seconds(row['anchor_loaded_s'])} "
                 f"| {row['anchor_slowdown']:.2f}× | {verdict} |"
@@ -368,7 +373,8 @@ def _select(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[C
         parser.error(f"unknown case(s) {sorted(unknown)}; known: see --list")
     names = set(args.only or []) - {DDP_SYNC}
     if args.matrix:
-        names |= {n for n, c in CASES.items() if c.group == "matrix" and (args.matrix == "full" or c.params.get("core"))}
+        names |= {name for name, case in CASES.items()
+                  if case.group == "matrix" and (args.matrix == "full" or case.params.get("core"))}
     if not args.only and not args.matrix:
         names = {n for n, c in CASES.items() if c.group == "main"}
     return [CASES[name] for name in sorted(names)]

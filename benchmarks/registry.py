@@ -73,7 +73,8 @@ def register(
     def decorate(setup: Callable[[int, str], Contenders]) -> Callable[[int, str], Contenders]:
         if name in CASES:
             raise ValueError(f"benchmark case {name!r} is registered twice")
-        CASES[name] = Case(name, setup, tuple(sizes), tuple(quick_sizes), unit, repeats, group, dict(params or {}), goal)
+        CASES[name] = Case(name, setup, tuple(sizes), tuple(quick_sizes), unit, repeats, group,
+                           dict(params or {}), goal)
         return setup
 
     return decorate

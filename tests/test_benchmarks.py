@@ -173,7 +173,10 @@ def test_matrix_covers_every_level_of_every_axis_and_its_cells_check_parity():
         assert {p["script"] for p in mine} == set(matrix.SCRIPTS)
         assert {p["refs"] for p in mine} == ({1, 5} if matrix.METRICS[metric][2] else {1})
     rows = []
-    for name in ("matrix_rouge_v3k_t25_r5_cjk", "matrix_token_f1_v25_t5_r5_cyrillic", "matrix_edit_distance_v100k_t5_r1_cjk"):
+    parity_cells = (
+        "matrix_rouge_v3k_t25_r5_cjk", "matrix_token_f1_v25_t5_r5_cyrillic", "matrix_edit_distance_v100k_t5_r1_cjk",
+    )
+    for name in parity_cells:
         rows += run_case(CASES[name], 6, "cpu", repeats=1)  # run_case raises when the values disagree
     rows[0]["ratio"], rows[1]["ratio"] = 5.0, 0.5
     text = render_markdown({"format": 2, "machines": {"cpu": "toy"}, "rows": rows})
