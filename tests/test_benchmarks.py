@@ -182,3 +182,17 @@ def test_matrix_covers_every_level_of_every_axis_and_its_cells_check_parity():
     text = render_markdown({"format": 2, "machines": {"cpu": "toy"}, "rows": rows})
     assert "| rouge | 3k | 25 | 5 | cjk | 6 |" in text and "| 5.00× | pass (≥ 3×) |" in text
     assert "| 0.50× | **fail** (≥ 3×) |" in text and "(≥ 1×)" in text
+
+
+@pytest.mark.ddp
+def test_ddp_sync_section_measures_fixed_size_all_reduces():
+    from benchmarks import ddp_sync
+
+    rows = ddp_sync.measure(dims=8, repeats=1, world_sizes=(2,))
+    by_library = {row["library"]: row for row in rows}
+    state_bytes = 2 * (8 * 8 + 8 * 8 * 8 + 8)  # real and fake: float64 sum, float64 outer sum, int64 count
+    assert by_library["gpumetrics"]["collectives"] == 6
+    assert by_library["gpumetrics"]["received_bytes"] == state_bytes
+    assert by_library["torchmetrics"]["received_bytes"] >= 2 * state_bytes  # all-gather: world size × state
+    section = "\n".join(ddp_sync.render(rows))
+    assert "| 2 | gpumetrics | 6 |" in section
