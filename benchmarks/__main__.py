@@ -1,22 +1,30 @@
-"""``python -m benchmarks [--quick] [--only NAME ...] [--device cpu|cuda]``: run cases, update results + BENCHMARKS.md.
+"""``python -m benchmarks [--quick] [--only NAME ...] [--matrix [core|full]] [--contended] [--device cpu|cuda]``.
 
-Results of a partial run (``--only``) replace only the rows of the cases that ran; the others are kept from
-``benchmarks/results/latest.json``. ``fid_ddp_sync`` (``benchmarks/ddp_sync.py``) spawns real gloo ranks and renders its
-own section.
+Runs cases and updates ``benchmarks/results/latest.json`` + ``BENCHMARKS.md``. Every (case, size) runs in a fresh
+``python -m benchmarks --child`` process (one case's threads, caches and allocator state never reach the next); the
+child prints its rows as JSON and the parent merges them. Rows are keyed by (case, device type): a run replaces only
+the rows of the cases it ran on its device, so a ``--device cuda`` table sits beside the CPU table. ``--matrix`` runs
+the data matrix (``benchmarks/cases/matrix.py``); ``--contended`` times each selected case idle and again with
+``--burners`` busy Python processes and writes its own section. ``fid_ddp_sync`` (``benchmarks/ddp_sync.py``) spawns
+real gloo ranks and renders its own section.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
 import pkgutil
 import platform
+import signal
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Optional
 
 import torch
 
@@ -27,6 +35,18 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "latest.json"
 TABLE = ROOT / "BENCHMARKS.md"
 DDP_SYNC = "fid_ddp_sync"  # not a timed pair of callables: real gloo ranks, see benchmarks/ddp_sync.py
+FORMAT = 2  # latest.json layout; 1 (no "format" key) had one "machine" string and no spread, see migrate()
+CHILD_MARK = "@@benchmarks-child-rows@@ "
+SLOWDOWN_GOAL = 2.0  # --contended: a metric may slow at most this much under load (issue 11, item 7)
+
+# A busy process that exits by itself once its parent is gone (the harness killed without cleanup).
+BURNER = (
+    "import os, sys\n"
+    "parent = int(sys.argv[1])\n"
+    "while os.getppid() == parent:\n"
+    "    for _ in range(100_000):\n"
+    "        pass\n"
+)
 
 
 def load_cases() -> None:
@@ -51,10 +71,15 @@ def _timed(fn: Callable[[], Any], device: str) -> tuple[float, Any]:
 
 def time_callables(
     fns: dict[str, Callable[[], Any]], device: str, repeats: int, warmup: int = 1
-) -> dict[str, tuple[float, Any]]:
-    """Median wall time in seconds of each callable over ``repeats`` rounds after ``warmup`` rounds, and its first
-    result. Rounds interleave the callables (a, b, c, a, b, c, …) so that drift of the machine (clock boost, allocator
-    and cache warm-up, a neighbour's load) falls on every contender alike instead of on whichever runs last."""
+) -> dict[str, tuple[list[float], Any]]:
+    """Wall times in seconds of each callable over ``repeats`` rounds after ``warmup`` rounds, and its first result.
+
+    Rounds interleave the callables (a, b, c, a, b, c, …) so that drift of the machine (clock boost, allocator and
+    cache warm-up, a neighbour's load) falls on every contender alike instead of on whichever runs last.
+
+    Returns:
+        ``{label: (times, first_result)}`` with ``len(times) == repeats``.
+    """
     first = {label: fn() for label, fn in fns.items()}
     for _ in range(warmup - 1):
         for fn in fns.values():
@@ -63,7 +88,7 @@ def time_callables(
     for _ in range(repeats):
         for label, fn in fns.items():
             times[label].append(_timed(fn, device)[0])
-    return {label: (statistics.median(times[label]), first[label]) for label in fns}
+    return {label: (times[label], first[label]) for label in fns}
 
 
 def versions() -> dict[str, str]:
@@ -80,109 +105,383 @@ def versions() -> dict[str, str]:
     return found
 
 
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def device_name(device: str) -> str:
+    """The CPU model, or the GPU's name for a CUDA device."""
+    return torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else cpu_model()
+
+
+def machine_description(device: str) -> str:
+    host = f"{cpu_model()} ({platform.machine()}, {os.cpu_count()} cores), Python {platform.python_version()}"
+    return f"{device_name(device)}, host {host}" if device.startswith("cuda") else host
+
+
+def _spread(prefix: str, times: list[float]) -> dict[str, Any]:
+    return {f"{prefix}_s": statistics.median(times), f"{prefix}_min": min(times), f"{prefix}_max": max(times),
+            f"{prefix}_times": times}
+
+
 def run_case(case: Case, size: int, device: str, repeats: int) -> list[dict]:
+    """Time ``case`` at ``size`` in this process: one row per (our variant, anchor) with median and spread."""
     contenders = case.setup(size, device)
     timed = time_callables({**contenders.ours, **contenders.anchors}, device, repeats)
-    our_times = {label: timed[label][0] for label in contenders.ours}
-    anchor_times = {label: timed[label][0] for label in contenders.anchors}
     first_ours = timed[next(iter(contenders.ours))][1]
     first_anchor = timed[next(iter(contenders.anchors))][1]
     if contenders.check is not None and not contenders.check(first_ours, first_anchor):
         raise AssertionError(f"{case.name}[{size}]: gpumetrics and anchor disagree: {first_ours!r} vs {first_anchor!r}")
     rows = []
-    for our_label, our_time in our_times.items():
-        for anchor_label, anchor_time in anchor_times.items():
+    for our_label in contenders.ours:
+        for anchor_label in contenders.anchors:
+            ours, anchor = _spread("ours", timed[our_label][0]), _spread("anchor", timed[anchor_label][0])
             rows.append({
-                "case": case.name, "size": size, "unit": case.unit, "ours": our_label, "ours_s": our_time,
-                "anchor": anchor_label, "anchor_s": anchor_time, "ratio": anchor_time / our_time,
-                "device": device, "note": contenders.note,
+                "case": case.name, "size": size, "unit": case.unit, "ours": our_label, **ours,
+                "anchor": anchor_label, **anchor, "ratio": anchor["anchor_s"] / ours["ours_s"], "repeats": repeats,
+                "device": torch.device(device).type, "device_name": device_name(device),
+                "threads": torch.get_num_threads(), "note": contenders.note,
+                **({"group": case.group} if case.group != "main" else {}),
+                **({"params": dict(case.params)} if case.params else {}),
+                **({"goal": case.goal} if case.goal is not None else {}),
             })
     return rows
+
+
+def run_in_child(case: Case, size: int, device: str, repeats: int, threads: Optional[int] = None) -> list[dict]:
+    """:func:`run_case` in a fresh ``python -m benchmarks --child`` process (importing only ``case.module``).
+
+    Raises:
+        RuntimeError: the child failed (its traceback went to stderr) or printed no rows.
+    """
+    command = [sys.executable, "-m", "benchmarks", "--child", case.name, "--module", case.module, "--size", str(size),
+               "--device", device, "--repeats", str(repeats)]
+    if threads:
+        command += ["--threads", str(threads)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    marked = [line for line in done.stdout.splitlines() if line.startswith(CHILD_MARK)]
+    if done.returncode != 0 or not marked:
+        raise RuntimeError(f"{case.name}[{size}]: child process failed (exit {done.returncode}); see its stderr above")
+    return json.loads(marked[-1][len(CHILD_MARK):])
+
+
+@contextlib.contextmanager
+def burners(count: int) -> Iterator[list[subprocess.Popen]]:
+    """``count`` busy pure-Python processes for the duration of the block; always stopped on exit (and each stops by
+    itself if this process dies)."""
+    procs: list[subprocess.Popen] = []
+    try:
+        for _ in range(count):
+            procs.append(subprocess.Popen([sys.executable, "-c", BURNER, str(os.getpid())], stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        time.sleep(0.2)  # let them reach their loop before anything is timed
+        yield procs
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def contended_rows(idle: list[dict], loaded: list[dict], burner_count: int) -> list[dict]:
+    """Pair the idle and loaded rows of one (case, size): times and slowdown (loaded / idle) of ours and the anchor."""
+    by_pair = {(row["ours"], row["anchor"]): row for row in loaded}
+    rows = []
+    for row in idle:
+        busy = by_pair[(row["ours"], row["anchor"])]
+        rows.append({
+            "case": row["case"], "size": row["size"], "unit": row["unit"], "device": row["device"],
+            "device_name": row["device_name"], "threads": row["threads"], "burners": burner_count,
+            "ours": row["ours"], "ours_idle_s": row["ours_s"], "ours_loaded_s": busy["ours_s"],
+            "ours_slowdown": busy["ours_s"] / row["ours_s"],
+            "anchor": row["anchor"], "anchor_idle_s": row["anchor_s"], "anchor_loaded_s": busy["anchor_s"],
+            "anchor_slowdown": busy["anchor_s"] / row["anchor_s"],
+            "ours_loaded_min": busy["ours_min"], "ours_loaded_max": busy["ours_max"],
+        })
+    return rows
+
+
+def migrate(payload: dict) -> dict:
+    """``latest.json`` of any earlier format, in the current one (rows keep their numbers; missing spread stays
+    missing and renders as such)."""
+    payload = dict(payload)
+    if payload.get("format", 1) < 2:
+        machine = payload.pop("machine", "unknown machine")
+        payload["rows"] = [{**row, "device": torch.device(row.get("device", "cpu")).type}
+                           for row in payload.get("rows", [])]
+        payload["machines"] = {row["device"]: machine for row in payload["rows"]}
+        payload["format"] = FORMAT
+    payload.setdefault("rows", [])
+    payload.setdefault("contended", [])
+    payload.setdefault("machines", {})
+    return payload
 
 
 def _format_seconds(seconds: float) -> str:
     return f"{seconds * 1e3:,.1f} ms" if seconds < 10 else f"{seconds:,.1f} s"
 
 
+def _format_timing(row: dict, prefix: str) -> str:
+    """Median, and the min–max of the repeats in brackets (in the median's unit) when recorded."""
+    median, low, high = row[f"{prefix}_s"], row.get(f"{prefix}_min"), row.get(f"{prefix}_max")
+    if low is None or high is None:
+        return _format_seconds(median)
+    if median < 10:
+        return f"{median * 1e3:,.1f} ms ({low * 1e3:,.1f}–{high * 1e3:,.1f})"
+    return f"{median:,.1f} s ({low:,.1f}–{high:,.1f})"
+
+
+def _device_heading(payload: dict, device: str) -> str:
+    return f"{device}: {payload['machines'].get(device, 'unknown machine')}"
+
+
+def _devices(rows: list[dict]) -> list[str]:
+    return sorted({row["device"] for row in rows}, key=lambda d: (d != "cpu", d))
+
+
+def _main_tables(payload: dict) -> list[str]:
+    rows = [row for row in payload["rows"] if row.get("group", "main") == "main"]
+    lines = []
+    for device in _devices(rows):
+        lines += [
+            "", f"## {_device_heading(payload, device)}", "",
+            "| case | size | gpumetrics | time (min–max) | anchor | anchor time (min–max) | ratio | threads "
+            "| note |",
+            "|---|---:|---|---:|---|---:|---:|---:|---|",
+        ]
+        for row in sorted((r for r in rows if r["device"] == device),
+                          key=lambda r: (r["case"], r["size"], r["ours"], r["anchor"])):
+            lines.append(
+                f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} | {_format_timing(row, 'ours')} "
+                f"| {row['anchor']} | {_format_timing(row, 'anchor')} | {row['ratio']:.2f}× "
+                f"| {row.get('threads', '')} | {row.get('note', '')} |"
+            )
+    return lines
+
+
+_AXES_ORDER = {name: i for i, name in enumerate((
+    "bleu", "rouge", "cider_d", "token_f1", "cer", "wer", "edit_distance",
+    "25", "3k", "100k", "latin", "cyrillic", "cjk",
+))}
+
+
+def _matrix_order(row: dict) -> tuple:
+    p = row["params"]
+    return (_AXES_ORDER.get(p["metric"], 99), _AXES_ORDER.get(p["vocab"], 99), p["tokens"], p["refs"],
+            _AXES_ORDER.get(p["script"], 99), row["case"], row["ours"], row["anchor"])
+
+
+def _matrix_tables(payload: dict) -> list[str]:
+    rows = [row for row in payload["rows"] if row.get("group") == "matrix"]
+    lines = []
+    for device in _devices(rows):
+        on_device = [r for r in rows if r["device"] == device]
+        passed = sum(r["ratio"] >= r["goal"] for r in on_device)
+        lines += [
+            "", f"## Data matrix ({_device_heading(payload, device)})", "",
+            "Generated by `python -m benchmarks --matrix` (`benchmarks/cases/matrix.py`): each metric against its "
+            "reference tool on text of one shape per row (vocabulary, tokens per text, references per sample, "
+            "script); goal: ratio ≥ 3× (edit distance ≥ 1×). "
+            f"{passed} of {len(on_device)} rows reach their goal.",
+            "",
+            "| metric | vocabulary | tokens | refs | script | pairs | gpumetrics | time (min–max) | anchor "
+            "| anchor time (min–max) | ratio | goal |",
+            "|---|---:|---:|---:|---|---:|---|---:|---|---:|---:|---|",
+        ]
+        for row in sorted(on_device, key=_matrix_order):
+            p = row["params"]
+            verdict = "pass" if row["ratio"] >= row["goal"] else "**fail**"
+            lines.append(
+                f"| {p['metric']} | {p['vocab']} | {p['tokens']} | {p['refs']} | {p['script']} | {row['size']:,} "
+                f"| {row['ours']} | {_format_timing(row, 'ours')} | {row['anchor']} | {_format_timing(row, 'anchor')} "
+                f"| {row['ratio']:.2f}× | {verdict} (≥ {row['goal']:g}×) |"
+            )
+    return lines
+
+
+def _contended_tables(payload: dict) -> list[str]:
+    rows = payload.get("contended", [])
+    lines = []
+    for device in _devices(rows):
+        on_device = [r for r in rows if r["device"] == device]
+        burner_count = on_device[0]["burners"]
+        lines += [
+            "", f"## Under load ({_device_heading(payload, device)})", "",
+            f"Generated by `python -m benchmarks --contended`: each case timed idle, then again while {burner_count} "
+            "busy pure-Python processes run (started and stopped by the harness); slowdown = loaded / idle median. "
+            f"Goal: gpumetrics slows at most {SLOWDOWN_GOAL:g}×.",
+            "",
+            "| case | size | gpumetrics | idle | loaded | slowdown | anchor | idle | loaded | slowdown | goal |",
+            "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---|",
+        ]
+        for row in sorted(on_device, key=lambda r: (r["case"], r["size"], r["ours"], r["anchor"])):
+            verdict = "pass" if row["ours_slowdown"] <= SLOWDOWN_GOAL else "**fail**"
+            lines.append(
+                f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} "
+                f"| {_format_seconds(row['ours_idle_s'])} "
+                f"| {_format_seconds(row['ours_loaded_s'])} | {row['ours_slowdown']:.2f}× | {row['anchor']} "
+                f"| {_format_seconds(row['anchor_idle_s'])} | {_format_seconds(row['anchor_loaded_s'])} "
+                f"| {row['anchor_slowdown']:.2f}× | {verdict} |"
+            )
+    return lines
+
+
 def render_markdown(payload: dict) -> str:
+    payload = migrate(payload)
     lines = [
         "# Benchmarks",
         "",
-        "Generated by `make bench` (`python -m benchmarks`); do not edit by hand. Median wall time of "
-        f"{payload['repeats_note']}; gpumetrics and the anchor run in the same process on the same data. "
+        "Generated by `make bench` (`python -m benchmarks`); do not edit by hand. Each (case, size) runs in a fresh "
+        f"process; times are the median of {payload.get('repeats_note', 'the repeats')}, with the fastest and "
+        "slowest repeat in brackets; gpumetrics and the anchor run in the same process on the same data. "
         "**ratio = anchor time / gpumetrics time** (above 1: gpumetrics is faster).",
         "",
-        f"Machine: {payload['machine']}. Versions: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(payload["versions"].items())) + ".",
-        "",
-        "| case | size | gpumetrics | time | anchor | anchor time | ratio | device | threads | note |",
-        "|---|---:|---|---:|---|---:|---:|---|---:|---|",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(payload.get("versions", {}).items())) + ".",
     ]
-    for row in sorted(payload["rows"], key=lambda r: (r["case"], r["size"], r["ours"], r["anchor"])):
-        lines.append(
-            f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} | {_format_seconds(row['ours_s'])} "
-            f"| {row['anchor']} | {_format_seconds(row['anchor_s'])} | {row['ratio']:.2f}× | {row['device']} "
-            f"| {row.get('threads', '')} | {row.get('note', '')} |"
-        )
+    if payload.get("failures"):
+        lines += ["", "Failed in the last run: " + ", ".join(f"`{f}`" for f in payload["failures"]) + "."]
+    lines += _main_tables(payload)
+    lines += _matrix_tables(payload)
+    lines += _contended_tables(payload)
     lines += ddp_sync.render(payload.get(DDP_SYNC, []))
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+def _child(args: argparse.Namespace) -> int:
+    importlib.import_module(args.module)
+    rows = run_case(CASES[args.child], args.size, args.device, args.repeats)
+    print(CHILD_MARK + json.dumps(rows), flush=True)
+    return 0
+
+
+def _select(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[Case]:
+    known = set(CASES) | {DDP_SYNC}
+    unknown = set(args.only or []) - known
+    if unknown:
+        parser.error(f"unknown case(s) {sorted(unknown)}; known: see --list")
+    names = set(args.only or []) - {DDP_SYNC}
+    if args.matrix:
+        names |= {name for name, case in CASES.items()
+                  if case.group == "matrix" and (args.matrix == "full" or case.params.get("core"))}
+    if not args.only and not args.matrix:
+        names = {n for n, c in CASES.items() if c.group == "main"}
+    return [CASES[name] for name in sorted(names)]
+
+
+def _stop_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)  # unwinds through burners()' finally
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke run)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these cases")
+    parser.add_argument("--matrix", nargs="?", const="core", choices=("core", "full"),
+                        help="run the data matrix: its core cells (default) or the full product")
+    parser.add_argument("--contended", action="store_true",
+                        help="time each case idle and under load (--burners busy processes); own section")
+    parser.add_argument("--burners", type=int, default=2, help="busy processes for --contended (default 2)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--repeats", type=int, default=None, help="override each case's repeat count")
     parser.add_argument("--list", action="store_true", help="list the registered cases and exit")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    parser.add_argument("--results", type=Path, default=RESULTS, help=argparse.SUPPRESS)
+    parser.add_argument("--table", type=Path, default=TABLE, help=argparse.SUPPRESS)
+    parser.add_argument("--child", metavar="CASE", help=argparse.SUPPRESS)  # internal: one case, rows as JSON
+    parser.add_argument("--module", help=argparse.SUPPRESS)
+    parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA device is available")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.child:
+        return _child(args)
 
     load_cases()
     if args.list:
         for name, case in sorted(CASES.items()):
-            print(f"{name}: sizes {list(case.sizes)} (quick {list(case.quick_sizes)})")
+            if case.group == "main" or args.matrix:
+                print(f"{name}: sizes {list(case.sizes)} (quick {list(case.quick_sizes)})")
+        matrix = [c for c in CASES.values() if c.group == "matrix"]
         print(f"{DDP_SYNC}: world sizes {list(ddp_sync.WORLD_SIZES)}, d = 2048 (quick 256)")
+        print(f"data matrix: {sum(bool(c.params.get('core')) for c in matrix)} core cells, {len(matrix)} in the full "
+              "product (--list --matrix lists them)")
         return 0
-    known = set(CASES) | {DDP_SYNC}
-    unknown = set(args.only or []) - known
-    if unknown:
-        parser.error(f"unknown case(s) {sorted(unknown)}; known: {sorted(known)}")
-    selected = [CASES[name] for name in sorted(set(args.only or CASES) - {DDP_SYNC})]
+    selected = _select(args, parser)
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    ran = {case.name for case in selected}
-    new_rows = []
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    device_type = torch.device(args.device).type
+    new_rows, new_contended, failures = [], [], []
     for case in selected:
         for size in case.quick_sizes if args.quick else case.sizes:
             repeats = args.repeats or case.repeats
-            print(f"[bench] {case.name} size={size} device={args.device} repeats={repeats}", flush=True)
-            for row in run_case(case, size, args.device, repeats):
-                print(f"    {row['ours']}: {_format_seconds(row['ours_s'])}  vs  {row['anchor']}: "
-                      f"{_format_seconds(row['anchor_s'])}  ratio {row['ratio']:.2f}x", flush=True)
-                row["threads"] = torch.get_num_threads()
-                new_rows.append(row)
+            print(f"[bench] {case.name} size={size} device={args.device} repeats={repeats}"
+                  + (" (idle, then loaded)" if args.contended else ""), flush=True)
+            try:
+                rows = run_in_child(case, size, args.device, repeats, args.threads)
+                if args.contended:
+                    with burners(args.burners):
+                        loaded = run_in_child(case, size, args.device, repeats, args.threads)
+            except RuntimeError as error:
+                print(f"    FAILED: {error}", flush=True)
+                failures.append(f"{case.name}[{size}]")
+                continue
+            for row in rows:
+                print(f"    {row['ours']}: {_format_timing(row, 'ours')}  vs  {row['anchor']}: "
+                      f"{_format_timing(row, 'anchor')}  ratio {row['ratio']:.2f}x", flush=True)
+            if args.contended:
+                for row in contended_rows(rows, loaded, args.burners):
+                    print(f"    loaded: {row['ours']} {row['ours_slowdown']:.2f}x slower, {row['anchor']} "
+                          f"{row['anchor_slowdown']:.2f}x slower", flush=True)
+                    new_contended.append(row)
+            else:
+                new_rows += rows
 
     sync_rows = None
-    if args.only is None or DDP_SYNC in args.only:
+    if not args.contended and (args.only is None and not args.matrix or DDP_SYNC in (args.only or [])):
         print(f"[bench] {DDP_SYNC} (spawns gloo ranks)", flush=True)
         sync_rows = ddp_sync.measure(dims=256 if args.quick else 2048)
 
     # read the previous results only now, so a concurrent run of other cases is not overwritten
-    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"rows": []}
-    rows = [row for row in previous.get("rows", []) if row["case"] not in ran and row["case"] in CASES] + new_rows
+    previous = migrate(json.loads(args.results.read_text()) if args.results.exists() else {"format": FORMAT})
+    ran = {(case.name, device_type) for case in selected}
+
+    def kept(old: list[dict], replaced: bool) -> list[dict]:
+        return [row for row in old if row["case"] in CASES and not (replaced and (row["case"], row["device"]) in ran)]
+
     payload = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "format": FORMAT,
+        "machines": {**previous["machines"], device_type: machine_description(args.device)},
         "versions": versions(),
-        "repeats_note": "each case's repeats (3–5, see `benchmarks/cases`) after 1 warm-up, in interleaved rounds (each contender once per round)",
-        "rows": rows,
+        "repeats_note": "each case's repeats (3–7, see `benchmarks/cases`) after 1 warm-up, in interleaved rounds "
+                        "(each contender once per round)",
+        "rows": kept(previous["rows"], not args.contended) + new_rows,
+        "contended": kept(previous["contended"], args.contended) + new_contended,
         DDP_SYNC: sync_rows if sync_rows is not None else previous.get(DDP_SYNC, []),
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(payload, indent=2) + "\n")
-    TABLE.write_text(render_markdown(payload))
-    print(f"wrote {RESULTS.relative_to(ROOT)} and {TABLE.relative_to(ROOT)}")
+    if failures:
+        payload["failures"] = failures
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(payload, indent=2) + "\n")
+    args.table.write_text(render_markdown(payload))
+    print(f"wrote {args.results} and {args.table}")
+    if failures:
+        print(f"failed: {', '.join(failures)}")
+        return 1
     return 0
 
 

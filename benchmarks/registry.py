@@ -14,12 +14,17 @@ A case module in ``benchmarks/cases/`` registers a setup function::
 Every (our variant, anchor) pair becomes one row of ``BENCHMARKS.md`` with ``ratio = anchor time / our time``
 (above 1: gpumetrics is faster). ``check`` (optional) receives the two results of the first pair and must return
 True, so a benchmark never compares two different numbers.
+
+The runner imports only the module that registered a case into a fresh ``python -m benchmarks --child`` process, so a
+case module must register its cases at import time. ``group="matrix"`` cases (``benchmarks/cases/matrix.py``) run
+only when asked for (``--matrix`` or ``--only``); ``params`` describe the data of such a case and ``goal`` is the
+ratio it must reach (rendered as pass / fail).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 
 @dataclasses.dataclass
@@ -40,20 +45,36 @@ class Case:
     quick_sizes: Sequence[int]
     unit: str = "samples"
     repeats: int = 5
+    group: str = "main"
+    params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    goal: Optional[float] = None
+
+    @property
+    def module(self) -> str:
+        """The module whose import registers this case (what a ``--child`` process imports)."""
+        return self.setup.__module__
 
 
 CASES: dict[str, Case] = {}
 
 
 def register(
-    name: str, sizes: Sequence[int], quick_sizes: Sequence[int], unit: str = "samples", repeats: int = 5
+    name: str,
+    sizes: Sequence[int],
+    quick_sizes: Sequence[int],
+    unit: str = "samples",
+    repeats: int = 5,
+    group: str = "main",
+    params: Optional[Mapping[str, Any]] = None,
+    goal: Optional[float] = None,
 ) -> Callable:
     """Decorator adding a setup function ``(size, device) -> Contenders`` as the benchmark case ``name``."""
 
     def decorate(setup: Callable[[int, str], Contenders]) -> Callable[[int, str], Contenders]:
         if name in CASES:
             raise ValueError(f"benchmark case {name!r} is registered twice")
-        CASES[name] = Case(name, setup, tuple(sizes), tuple(quick_sizes), unit, repeats)
+        CASES[name] = Case(name, setup, tuple(sizes), tuple(quick_sizes), unit, repeats, group,
+                           dict(params or {}), goal)
         return setup
 
     return decorate

@@ -1,8 +1,55 @@
-"""The benchmark harness runs a registered case end to end on a tiny size and renders its table."""
+"""The benchmark harness: cases run in fresh child processes, the spread of the repeats is recorded and rendered, rows
+are keyed by device, old ``latest.json`` files still render, ``--contended`` always stops its busy processes, and
+every data-matrix cell checks that gpumetrics and its reference tool agree."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
-from benchmarks.__main__ import CASES, load_cases, render_markdown, run_case
+import benchmarks.__main__ as bench
+from benchmarks.__main__ import CASES, load_cases, render_markdown, run_case, run_in_child
+from benchmarks.registry import Contenders, register
+
+TOY = "toy_sum_of_squares"
+TOY_WRONG = "toy_disagreeing"
+
+
+def _loop(values):
+    total = 0
+    for v in values:
+        total += v * v
+    return total
+
+
+# Registered at import: a --child process imports this module (the case's module) to find them.
+if TOY not in CASES:
+
+    @register(TOY, sizes=(2_000,), quick_sizes=(300,), repeats=3)
+    def _toy_case(size, device):
+        values = list(range(size))
+        return Contenders(
+            ours={"sum of squares (generator)": lambda: sum(v * v for v in values)},
+            anchors={"sum of squares (loop)": lambda: _loop(values)},
+            check=lambda ours, anchor: ours == anchor,
+            note=f"pid {os.getpid()}",
+        )
+
+    @register(TOY_WRONG, sizes=(10,), quick_sizes=(10,), repeats=1)
+    def _toy_wrong_case(size, device):
+        return Contenders(ours={"one": lambda: 1}, anchors={"two": lambda: 2}, check=lambda a, b: a == b)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")  # a zombie has stopped running
 
 
 def test_token_f1_case_runs_and_reports_a_ratio():
@@ -12,6 +59,129 @@ def test_token_f1_case_runs_and_reports_a_ratio():
     assert all(row["ours_s"] > 0 and row["ratio"] > 0 for row in rows)
     table = render_markdown({"machine": "test", "versions": {"torch": "x"}, "repeats_note": "1 run", "rows": rows})
     assert "| token_f1_squad | 50 samples |" in table
+
+
+def test_a_case_runs_in_a_fresh_process_and_records_the_spread_of_its_repeats():
+    rows = run_in_child(CASES[TOY], 500, "cpu", repeats=4)
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["note"] != f"pid {os.getpid()}"  # set up in the child
+    for side in ("ours", "anchor"):
+        assert len(row[f"{side}_times"]) == 4
+        assert row[f"{side}_min"] <= row[f"{side}_s"] <= row[f"{side}_max"]
+        assert row[f"{side}_min"] == min(row[f"{side}_times"])
+    assert row["ratio"] == pytest.approx(row["anchor_s"] / row["ours_s"])
+    assert row["device"] == "cpu" and row["device_name"] and row["threads"] >= 1
+    line = render_markdown({"format": 2, "machines": {"cpu": "toy CPU"}, "rows": rows}).splitlines()
+    assert "## cpu: toy CPU" in line
+    assert any(l.startswith(f"| {TOY} | 500 samples |") and f"({row['ours_min'] * 1e3:,.1f}–" in l for l in line)
+
+
+def test_a_child_whose_values_disagree_fails_loudly():
+    with pytest.raises(RuntimeError, match=TOY_WRONG):
+        run_in_child(CASES[TOY_WRONG], 10, "cpu", repeats=1)
+
+
+def test_a_run_replaces_only_its_cases_on_its_device_and_migrates_old_results(tmp_path):
+    results, table = tmp_path / "latest.json", tmp_path / "BENCHMARKS.md"
+    old_row = {"case": "token_f1_squad", "size": 10, "unit": "samples", "ours": "o", "ours_s": 0.1, "anchor": "a",
+               "anchor_s": 0.2, "ratio": 2.0, "device": "cpu", "note": "", "threads": 2}
+    results.write_text(json.dumps({  # format 1: one machine string, no spread, no device name
+        "machine": "old machine", "versions": {}, "repeats_note": "r", "fid_ddp_sync": [],
+        "rows": [old_row, {**old_row, "case": TOY, "size": 7},
+                 {**old_row, "case": TOY, "size": 8, "device": "cuda:0", "note": "gpu row"}],
+    }))
+    assert bench.main(["--only", TOY, "--quick", "--repeats", "2", "--device", "cpu",
+                       "--results", str(results), "--table", str(table)]) == 0
+    payload = json.loads(results.read_text())
+    assert payload["format"] == bench.FORMAT and "machine" not in payload
+    assert "old machine" not in payload["machines"]["cpu"] and payload["machines"]["cuda"] == "old machine"
+    kept = {(r["case"], r["size"], r["device"]) for r in payload["rows"]}
+    assert kept == {("token_f1_squad", 10, "cpu"), (TOY, 300, "cpu"), (TOY, 8, "cuda")}
+    text = table.read_text()
+    assert "## cpu:" in text and "## cuda: old machine" in text
+    assert "| token_f1_squad | 10 samples | o | 100.0 ms | a | 200.0 ms | 2.00× |" in text  # no spread recorded
+    assert text.index("## cpu:") < text.index("## cuda:")
+
+
+def test_contended_mode_times_idle_and_loaded_and_always_stops_its_burners(tmp_path, monkeypatch):
+    started = []
+    real_burners = bench.burners
+
+    def watched(count):
+        manager = real_burners(count)
+        procs = manager.__enter__()
+        assert len(procs) == count and all(_alive(p.pid) for p in procs)
+        started.extend(procs)
+
+        class Wrapper:
+            def __enter__(self):
+                return procs
+
+            def __exit__(self, *exc):
+                return manager.__exit__(*exc)
+
+        return Wrapper()
+
+    monkeypatch.setattr(bench, "burners", watched)
+    results, table = tmp_path / "latest.json", tmp_path / "BENCHMARKS.md"
+    assert bench.main(["--only", TOY, "--quick", "--repeats", "2", "--contended", "--burners", "2",
+                       "--results", str(results), "--table", str(table)]) == 0
+    assert len(started) == 2 and not any(_alive(p.pid) for p in started)
+    payload = json.loads(results.read_text())
+    assert payload["rows"] == []  # idle times of a contended run stay in its own section
+    (row,) = payload["contended"]
+    assert row["ours_slowdown"] == pytest.approx(row["ours_loaded_s"] / row["ours_idle_s"])
+    assert row["anchor_slowdown"] == pytest.approx(row["anchor_loaded_s"] / row["anchor_idle_s"])
+    text = table.read_text()
+    assert "## Under load (cpu:" in text and f"| {TOY} | 300 samples |" in text
+
+
+def test_burners_stop_when_the_block_raises():
+    with pytest.raises(KeyError):
+        with bench.burners(2) as procs:
+            assert all(_alive(p.pid) for p in procs)
+            raise KeyError("interrupted")
+    assert all(p.returncode is not None for p in procs)
+
+
+def test_a_burner_exits_by_itself_when_the_harness_dies():
+    harness = (
+        "import os, subprocess, sys\n"
+        f"p = subprocess.Popen([sys.executable, '-c', {bench.BURNER!r}, str(os.getpid())])\n"
+        "print(p.pid, flush=True)\n"
+        "os._exit(0)\n"  # no cleanup at all
+    )
+    pid = int(subprocess.run([sys.executable, "-c", harness], capture_output=True, text=True, check=True).stdout)
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def test_matrix_covers_every_level_of_every_axis_and_its_cells_check_parity():
+    from benchmarks.cases import matrix
+
+    load_cases()
+    cells = [c for c in CASES.values() if c.group == "matrix"]
+    core = [c for c in cells if c.params["core"]]
+    assert len(cells) == 4 * 54 + 3 * 27 and len(core) == 4 * 10 + 3 * 9
+    for metric in matrix.METRICS:
+        mine = [c.params for c in core if c.params["metric"] == metric]
+        assert {p["vocab"] for p in mine} == set(matrix.VOCABULARIES)
+        assert {p["tokens"] for p in mine} == set(matrix.LENGTHS)
+        assert {p["script"] for p in mine} == set(matrix.SCRIPTS)
+        assert {p["refs"] for p in mine} == ({1, 5} if matrix.METRICS[metric][2] else {1})
+    rows = []
+    parity_cells = (
+        "matrix_rouge_v3k_t25_r5_cjk", "matrix_token_f1_v25_t5_r5_cyrillic", "matrix_edit_distance_v100k_t5_r1_cjk",
+    )
+    for name in parity_cells:
+        rows += run_case(CASES[name], 6, "cpu", repeats=1)  # run_case raises when the values disagree
+    rows[0]["ratio"], rows[1]["ratio"] = 5.0, 0.5
+    text = render_markdown({"format": 2, "machines": {"cpu": "toy"}, "rows": rows})
+    assert "| rouge | 3k | 25 | 5 | cjk | 6 |" in text and "| 5.00× | pass (≥ 3×) |" in text
+    assert "| 0.50× | **fail** (≥ 3×) |" in text and "(≥ 1×)" in text
 
 
 @pytest.mark.ddp
