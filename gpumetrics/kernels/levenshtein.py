@@ -50,6 +50,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_device
+from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids
 
 __all__ = ["levenshtein_distance", "levenshtein_strings", "strip_common_affixes", "encode_chars", "encode_words", "BACKENDS"]
 
@@ -57,6 +58,7 @@ BACKENDS = ("auto", "torch", "rapidfuzz")
 _WORD = 64
 _STEP_BLOCK = 64  # steps whose match masks are gathered at once
 _DEFAULT_MAX_ELEMENTS = 1 << 24  # int64 values in one chunk's largest buffers (~128 MB)
+_PARALLEL_PAIRS = 256  # rapidfuzz threads pay off from about this many pairs
 
 _M1 = 0x5555555555555555
 _M2 = 0x3333333333333333
@@ -314,8 +316,8 @@ def _levenshtein_pair_by_blocks(pattern: Tensor, text: Tensor, max_elements: int
         low = torch.searchsorted(sorted_symbols, symbols)
         counts = torch.searchsorted(sorted_symbols, symbols, right=True) - low
         total = int(counts.sum())
-        owner = torch.repeat_interleave(torch.arange(symbols.numel(), device=device), counts, output_size=total)
-        offset = torch.arange(total, device=device) - (torch.cumsum(counts, 0) - counts)[owner]
+        owner = segment_ids(counts, total)
+        offset = offsets_in_segment(counts, owner)
         where = order[low[owner] + offset]
         masks = torch.zeros(symbols.numel(), n_words, dtype=torch.long, device=device)
         masks.view(-1).index_add_(0, owner * n_words + where // _WORD, torch.ones_like(where) << (where % _WORD))
@@ -458,19 +460,18 @@ def levenshtein_strings(
         if not _has_rapidfuzz():
             raise ValueError("`backend='rapidfuzz'` needs the rapidfuzz package: pip install rapidfuzz")
         from rapidfuzz.distance import Levenshtein
+        from rapidfuzz.process import cpdist
 
-        # a C-level map over rapidfuzz's scorer: measured faster here than ``process.cpdist(workers=1)``
-        distance = Levenshtein.distance
-        if check is None:
-            pairs = map(distance, a, b)
-        else:
-            pairs = map(distance, map(str.__str__, a), map(str.__str__, b))
-        try:
-            result = np.fromiter(pairs, dtype=np.int64, count=len(a))
-        except TypeError:
-            if check is not None:
+        if check is not None:
+            try:  # str.join rejects any non-string item at C speed (~5 ns per item); cpdist would accept lists
+                "".join(a), "".join(b)
+            except TypeError:
                 check(a, b)  # raises the descriptive error
-            raise
+                raise
+        # rapidfuzz's own threads (as many as torch's intra-op threads) split the pairs: ~2x on 2 cores from a few
+        # hundred pairs on; int64 output is faster than its default dtype, and no Python call is made per pair.
+        workers = torch.get_num_threads() if len(a) >= _PARALLEL_PAIRS else 1
+        result = cpdist(a, b, scorer=Levenshtein.distance, dtype=np.int64, workers=workers)
         return torch.from_numpy(result).to(device)
     if check is not None:
         check(a, b)
