@@ -36,6 +36,7 @@ from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.core import (
     Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+    single_threaded,
 )
 from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
 from gpumetrics.kernels.ragged import segment_ids, segment_starts
@@ -333,6 +334,7 @@ def _last_row(last: Tensor) -> Tensor:
 
 
 @gc_paused
+@single_threaded
 def bleu_score(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -410,6 +412,7 @@ class BLEUScore(Metric):
     """
 
     signature_name = "bleu"
+    kernel_threads = 1
     higher_is_better = True
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0

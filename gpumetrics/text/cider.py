@@ -43,6 +43,7 @@ from torch import Tensor
 
 from gpumetrics.core import (
     Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+    single_threaded,
 )
 from gpumetrics.kernels.ngrams import TokenBatch, ngram_occurrences
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
@@ -252,6 +253,7 @@ def _cider_update(
 
 # ------------------------------------------------------------------------------------------------ public API
 @gc_paused
+@single_threaded
 def cider_score(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -337,6 +339,7 @@ class CIDErScore(Metric):
     """
 
     signature_name = "cider"
+    kernel_threads = 1
     higher_is_better = True
 
     def __init__(

@@ -28,6 +28,7 @@ from torch import Tensor
 
 from gpumetrics.core import (
     Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+    single_threaded,
 )
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.kernels.ragged import expand_segments, flatten_lists, segment_ids
@@ -252,6 +253,7 @@ def _default_device(device: Optional[torch.device | str]) -> torch.device:
 
 # ---------------------------------------------------------------------------------------------------- public API
 @gc_paused
+@single_threaded
 def token_f1(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -284,6 +286,7 @@ def token_f1(
 
 
 @gc_paused
+@single_threaded
 def exact_match(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -312,6 +315,7 @@ def exact_match(
 
 
 @gc_paused
+@single_threaded
 def string_accuracy(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -390,6 +394,7 @@ class TokenF1(_PresetMeanScore):
     """
 
     signature_name = "token_f1"
+    kernel_threads = 1
     presets = F1_PRESETS
     per_sample = staticmethod(_token_f1_update)
 
@@ -409,6 +414,7 @@ class ExactMatch(_PresetMeanScore):
     """
 
     signature_name = "exact_match"
+    kernel_threads = 1
     presets = EXACT_MATCH_PRESETS
     per_sample = staticmethod(_exact_match_update)
 
@@ -424,5 +430,6 @@ class StringAccuracy(_PresetMeanScore):
     """
 
     signature_name = "string_accuracy"
+    kernel_threads = 1
     presets = ("raw",)
     per_sample = staticmethod(_exact_match_update)

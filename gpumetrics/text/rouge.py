@@ -23,6 +23,7 @@ from torch import Tensor
 
 from gpumetrics.core import (
     Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+    single_threaded,
 )
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
@@ -288,6 +289,7 @@ def _rouge_per_sample(scores: Tensor, rouge_keys: Sequence[str]) -> dict[str, Te
 
 # ---------------------------------------------------------------------------------------------------- public API
 @gc_paused
+@single_threaded
 def rouge_score(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -367,6 +369,7 @@ class ROUGEScore(Metric):
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0
     signature_name = "rouge"
+    kernel_threads = 1
 
     def __init__(
         self,
