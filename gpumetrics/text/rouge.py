@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -171,8 +172,9 @@ def _rouge_chunk(
 
     needs_padded = "rougeL" in rouge_keys or "rougeW" in rouge_keys
     if needs_padded:
-        pred_padded = pad_segments(pred_flat, pred_len, -1)[pair_sample]
-        target_padded = pad_segments(target_flat, target_len, -2)
+        widths = corpus.text_lengths[:n_samples].max(initial=0), corpus.text_lengths[n_samples:].max(initial=0)
+        pred_padded = pad_segments(pred_flat, pred_len, -1, int(widths[0]))[pair_sample]
+        target_padded = pad_segments(target_flat, target_len, -2, int(widths[1]))
 
     orders = [int(match.group(1)) for match in map(_ROUGE_N.match, rouge_keys) if match]
     levels = NgramLadder(TokenBatch(ids, text_len, vocab_size)).levels(max(orders)) if orders else []
@@ -184,11 +186,13 @@ def _rouge_chunk(
             grams = levels[n - 1].gram  # ids comparable across all texts of the chunk, predictions first
             counts = ngram_totals(text_len, n)[:, n - 1]
             pred_counts, target_counts = counts[:n_samples], counts[n_samples:]
-            n_pred_grams = int(pred_counts.sum().item())
+            n_pred_grams = int(np.clip(corpus.text_lengths[:n_samples] - (n - 1), 0, None).sum())  # host lengths
             pred_grams, target_grams = grams[:n_pred_grams], grams[n_pred_grams:]
             left, left_pair = expand_segments(pred_grams, pred_counts, pair_sample)
             target_pair = segment_ids(target_counts, target_grams.numel())
-            hits = multiset_intersection_size(left, left_pair, target_grams, target_pair, n_pairs)
+            hits = multiset_intersection_size(
+                left, left_pair, target_grams, target_pair, n_pairs, id_bound=levels[n - 1].distinct
+            )
             results.append(_scores(hits, pred_counts[pair_sample], target_counts))
         elif key == "rougeL":
             hits = lcs_length(target_padded, target_len, pred_padded, pair_pred_len)
