@@ -12,6 +12,7 @@ from gpumetrics.core.checks import (
 from gpumetrics.core.gcpause import gc_paused, paused_gc
 from gpumetrics.core.distributed import replicated
 from gpumetrics.core.metric import Metric
+from gpumetrics.core.threads import intra_op_threads, single_threaded
 from gpumetrics.core.signature import format_signature, library_version
 
 __all__ = [
@@ -24,8 +25,10 @@ __all__ = [
     "check_same_length",
     "format_signature",
     "gc_paused",
+    "intra_op_threads",
     "library_version",
     "parse_device",
     "paused_gc",
     "replicated",
+    "single_threaded",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, ClassVar, Optional, Union
 
 import torch
@@ -13,6 +14,7 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 from gpumetrics.core.distributed import _REDUCE_OPS, replicated, sync_states
 from gpumetrics.core.gcpause import gc_paused
 from gpumetrics.core.signature import format_signature
+from gpumetrics.core.threads import intra_op_threads
 
 
 class Metric(torchmetrics.Metric):
@@ -65,8 +67,25 @@ class Metric(torchmetrics.Metric):
     is_differentiable: ClassVar[bool] = False
     signature_name: ClassVar[str] = ""
 
+    #: torch intra-op threads for ``update`` and ``compute`` on CPU; ``None`` keeps torch's setting (see core/threads.py)
+    kernel_threads: ClassVar[Optional[int]] = None
+
     def _wrap_update(self, update: Callable) -> Callable:
-        return super()._wrap_update(gc_paused(update))
+        return super()._wrap_update(self._with_kernel_threads(gc_paused(update)))
+
+    def _wrap_compute(self, compute: Callable) -> Callable:
+        return super()._wrap_compute(self._with_kernel_threads(compute))
+
+    def _with_kernel_threads(self, fn: Callable) -> Callable:
+        if self.kernel_threads is None:
+            return fn
+
+        @functools.wraps(fn)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with intra_op_threads(self.kernel_threads):
+                return fn(*args, **kwargs)
+
+        return wrapped
 
     def _sync_dist(self, dist_sync_fn: Callable = gather_all_tensors, process_group: Optional[Any] = None) -> None:
         if dist_sync_fn is not gather_all_tensors:  # a user-supplied sync function keeps torchmetrics' semantics

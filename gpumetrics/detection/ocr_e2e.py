@@ -29,6 +29,7 @@ from torch import Tensor
 from gpumetrics.core import Metric, check_choice
 from gpumetrics.detection.iou import flatten_quads
 from gpumetrics.kernels.iou import _paired_intersection, _shoelace, _work_dtype, block_overlap_pairs, normalize_quads
+from gpumetrics.kernels.ragged import scatter_any, segment_ids, segment_starts
 
 __all__ = ["OCREndToEnd", "ocr_end_to_end"]
 
@@ -79,12 +80,6 @@ def _check_options(matching: str, iou_threshold: float, dont_care: str, case_sen
     return case_sensitive
 
 
-def _scatter_any(mask: Tensor, index: Tensor, size: int) -> Tensor:
-    out = torch.zeros(size, dtype=torch.bool, device=index.device)
-    out[index[mask]] = True
-    return out
-
-
 def _ocr_e2e_update(
     pred_polys: Any,
     pred_texts: Any,
@@ -114,8 +109,8 @@ def _ocr_e2e_update(
     g_ids = torch.tensor([vocab.setdefault(fold(t), len(vocab)) for t in g_texts], dtype=torch.long, device=device)
     g_dc = torch.tensor([t == dont_care for t in g_texts], dtype=torch.bool, device=device)
 
-    pred_img = torch.repeat_interleave(torch.arange(n_img, device=device), n_pred)
-    gt_img = torch.repeat_interleave(torch.arange(n_img, device=device), n_gt)
+    pred_img = segment_ids(n_pred, total_p)
+    gt_img = segment_ids(n_gt, total_g)
 
     # IoU of every (prediction, ground truth) pair of the same image whose bounding boxes overlap
     dtype = _work_dtype(preds, gts, names=("pred_polys", "gt_polys"))  # float64 where float32 products overflow
@@ -139,11 +134,11 @@ def _ocr_e2e_update(
 
     if matching == "many-to-many":
         cared = overlap & ~pair_dc
-        touches_dc = _scatter_any(overlap & pair_dc, ip, total_p)
-        bbox_pm = _scatter_any(cared, ip, total_p)
-        bbox_gm = _scatter_any(overlap, ig, total_g) & ~g_dc
-        e2e_pm = _scatter_any(cared & same_text, ip, total_p)
-        e2e_gm = _scatter_any(overlap & same_text, ig, total_g) & ~g_dc
+        touches_dc = scatter_any(overlap & pair_dc, ip, total_p)
+        bbox_pm = scatter_any(cared, ip, total_p)
+        bbox_gm = scatter_any(overlap, ig, total_g) & ~g_dc
+        e2e_pm = scatter_any(cared & same_text, ip, total_p)
+        e2e_gm = scatter_any(overlap & same_text, ig, total_g) & ~g_dc
         counts[:, 2] = per_image(bbox_pm, pred_img)
         counts[:, 3] = per_image(bbox_gm, gt_img)
         counts[:, 4] = per_image(~bbox_pm & touches_dc, pred_img)
@@ -154,7 +149,7 @@ def _ocr_e2e_update(
 
     # icdar15: don't-care predictions by intersection / prediction area, then greedy one-to-one in GT order
     covered = torch.where(area_p[ip] > 0, inter / torch.where(area_p[ip] > 0, area_p[ip], 1.0), 0.0)
-    p_dc = _scatter_any(pair_dc & (covered > _ICDAR_AREA_PRECISION), ip, total_p)
+    p_dc = scatter_any(pair_dc & (covered > _ICDAR_AREA_PRECISION), ip, total_p)
     eligible = overlap & ~pair_dc & ~p_dc[ip]
     matched, correct = _greedy_in_gt_order(
         ip[eligible], ig[eligible], same_text[eligible], n_pred, n_gt, pred_img, gt_img, n_img
@@ -178,8 +173,7 @@ def _greedy_in_gt_order(
     correct = torch.zeros(n_img, dtype=torch.long, device=device)
     if ip.numel() == 0:
         return matched, correct
-    start_p = torch.cumsum(n_pred, 0) - n_pred
-    start_g = torch.cumsum(n_gt, 0) - n_gt
+    start_p, start_g = segment_starts(n_pred), segment_starts(n_gt)
     img = pred_img[ip]
     lp, lg = ip - start_p[img], ig - start_g[img]
     width = int(n_pred.max())

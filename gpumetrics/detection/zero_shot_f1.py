@@ -22,6 +22,7 @@ from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice
 from gpumetrics.kernels.iou import MAX_COORDINATE, block_pairs, box_iou_paired
+from gpumetrics.kernels.ragged import scatter_any, segment_ids
 
 __all__ = ["ZeroShotDetectionF1", "zero_shot_detection_f1"]
 
@@ -107,11 +108,11 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
     ip, ig, _ = block_pairs(cp, cg)
     iou = box_iou_paired(pb[ip], gb[ig], fmt="xywh") if ip.numel() else pb.new_zeros(0)
     hit = iou >= iou_threshold
-    group_of_pred = torch.repeat_interleave(torch.arange(len(groups), device=device), cp)
+    group_of_pred = segment_ids(cp, pb.shape[0])
 
     if preset == "aij2021":
         absent = cg == 0  # class not in the ground truth: every predicted box is FP
-        tp_candidates = _scatter_any(hit, ip, pb.shape[0])
+        tp_candidates = scatter_any(hit, ip, pb.shape[0])
         dup = torch.zeros(pb.shape[0], dtype=torch.bool, device=device)
         if pb.shape[0] > 1:
             dup[1:] = (group_of_pred[1:] == group_of_pred[:-1]) & (pb[1:] == pb[:-1]).all(dim=1)
@@ -126,12 +127,6 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
     stats[1] = cp.sum() - matches
     stats[2] = cg.sum() - matches
     return stats
-
-
-def _scatter_any(mask: Tensor, index: Tensor, size: int) -> Tensor:
-    out = torch.zeros(size, dtype=torch.bool, device=index.device)
-    out[index[mask]] = True
-    return out
 
 
 def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor) -> Tensor:
@@ -156,8 +151,8 @@ def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor) -> Tensor:
         best_g.scatter_reduce_(0, ig, rank, reduce="amin")
         take = (best_p[ip] == rank) & (best_g[ig] == rank)
         count += take.sum()
-        used_p = _scatter_any(take, ip, n_p)
-        used_g = _scatter_any(take, ig, n_g)
+        used_p = scatter_any(take, ip, n_p)
+        used_g = scatter_any(take, ig, n_g)
         keep = ~used_p[ip] & ~used_g[ig]
         ip, ig, rank = ip[keep], ig[keep], rank[keep]
     return count

@@ -26,6 +26,8 @@ from typing import Optional
 import torch
 from torch import Tensor
 
+from gpumetrics.kernels.ragged import pad_segments, segment_products, segment_starts
+
 __all__ = [
     "box_iou",
     "box_iou_paired",
@@ -446,29 +448,8 @@ def block_pairs(counts_a: Tensor, counts_b: Tensor) -> tuple[Tensor, Tensor, Ten
         [[0, 1, 2, 2], [0, 0, 1, 2], [0, 0, 1, 1]]
     """
     counts_a, counts_b = counts_a.long(), counts_b.long()
-    per_group = counts_a * counts_b
-    groups = torch.arange(counts_a.numel(), device=counts_a.device)
-    group = torch.repeat_interleave(groups, per_group)
-    if group.numel() == 0:
-        empty = torch.zeros(0, dtype=torch.long, device=counts_a.device)
-        return empty, empty, empty
-    start_a = torch.cumsum(counts_a, 0) - counts_a
-    start_b = torch.cumsum(counts_b, 0) - counts_b
-    start_pair = torch.cumsum(per_group, 0) - per_group
-    local = torch.arange(group.numel(), device=counts_a.device) - start_pair[group]
-    width = counts_b[group]
-    return start_a[group] + local // width, start_b[group] + local % width, group
-
-
-def _pad_groups(values: Tensor, counts: Tensor, fill: float) -> tuple[Tensor, Tensor]:
-    """``Tensor[ΣC, D]`` stored group after group → ``Tensor[G, max C, D]`` padded with ``fill``, and group starts."""
-    starts = torch.cumsum(counts, 0) - counts
-    width = int(counts.max()) if counts.numel() else 0
-    group = torch.repeat_interleave(torch.arange(counts.numel(), device=counts.device), counts)
-    local = torch.arange(values.shape[0], device=counts.device) - starts[group]
-    padded = values.new_full((counts.numel(), width, values.shape[1]), fill)
-    padded[group, local] = values
-    return padded, starts
+    group, local_a, local_b = segment_products(counts_a, counts_b)
+    return segment_starts(counts_a)[group] + local_a, segment_starts(counts_b)[group] + local_b, group
 
 
 def block_overlap_pairs(
@@ -498,10 +479,10 @@ def block_overlap_pairs(
     if min_a.shape[0] == 0 or min_b.shape[0] == 0:
         return empty, empty
     inf = float("inf")
-    lo_a, start_a = _pad_groups(min_a, counts_a, inf)
-    hi_a, _ = _pad_groups(max_a, counts_a, -inf)
-    lo_b, start_b = _pad_groups(min_b, counts_b, inf)
-    hi_b, _ = _pad_groups(max_b, counts_b, -inf)
+    start_a, start_b = segment_starts(counts_a), segment_starts(counts_b)
+    width_a, width_b = int(counts_a.max()), int(counts_b.max())
+    lo_a, hi_a = pad_segments(min_a, counts_a, inf, width_a), pad_segments(max_a, counts_a, -inf, width_a)
+    lo_b, hi_b = pad_segments(min_b, counts_b, inf, width_b), pad_segments(max_b, counts_b, -inf, width_b)
     per_group = max(1, lo_a.shape[1] * lo_b.shape[1])
     step = max(1, (1 << 24) // per_group)
     parts_a, parts_b = [], []

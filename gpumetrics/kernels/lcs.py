@@ -62,13 +62,13 @@ def lcs_length(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> Te
     # sorted; the positions of a value form a run whose OR (= sum, the bits being distinct) is a difference of
     # prefix sums, found with two row-wise binary searches — small, cache-friendly per-row work.
     a_valid = _valid(a_lengths, width_a)
-    beyond = int(torch.maximum(a.max(), b.max()).item()) + 1
+    beyond = torch.iinfo(torch.long).max  # sorts padding of a last; no real id reaches it
     a_sorted, order = torch.sort(torch.where(a_valid, a, beyond), dim=1, stable=True)
     one_hot = torch.zeros(n_pairs, width_a, n_words, dtype=torch.long, device=device)
     bit = torch.bitwise_left_shift(torch.ones_like(order), order % _WORD_BITS) * (a_sorted < beyond)
     one_hot.scatter_(2, torch.div(order, _WORD_BITS, rounding_mode="floor").unsqueeze(-1), bit.unsqueeze(-1))
     prefix = torch.nn.functional.pad(torch.cumsum(one_hot, dim=1), (0, 0, 1, 0))  # [P, La + 1, W]
-    below = int(torch.minimum(a.min(), b.min()).item()) - 1  # padding of b never matches
+    below = torch.iinfo(torch.long).min  # padding of b never matches
     b_values = torch.where(_valid(b_lengths, width_b), b, below).contiguous()
     low = torch.searchsorted(a_sorted, b_values, side="left")
     high = torch.searchsorted(a_sorted, b_values, side="right")
@@ -76,7 +76,7 @@ def lcs_length(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> Te
     matches = (gather(high) - gather(low)).transpose(0, 1).contiguous()  # [Lb, P, W]: column j contiguous
 
     state = torch.full((n_pairs, n_words), _WORD_MASK, dtype=torch.long, device=device)
-    for j in range(int(b_lengths.max().item())):
+    for j in range(width_b):  # a padded column matches nothing, which leaves the state unchanged
         match = matches[j]
         kept = state & ~match
         total = state + (state & match)
@@ -139,10 +139,8 @@ def _backtrack_chunk(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor)
     mask = torch.zeros(n_pairs * (width_a + 1), dtype=torch.bool, device=a.device)
     no_op = rows * (width_a + 1) + width_a  # column La of each row collects the non-matching steps
     i, j = a_lengths.clone(), b_lengths.clone()
-    for _ in range(width_a + width_b):
+    for _ in range(width_a + width_b):  # every walk ends within len_a + len_b steps; no early exit (no host sync)
         active = (i > 0) & (j > 0)
-        if not bool(active.any()):
-            break
         im1, jm1 = (i - 1).clamp_min(0), (j - 1).clamp_min(0)
         match = active & (a_flat[a_base + im1] == b_flat[b_base + jm1])
         left = table[cell_base + i * row_stride + jm1]
@@ -241,8 +239,7 @@ def weighted_lcs(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor, wei
         c_new = torch.where(inside, c_new, 0.0)
         w_new = torch.where(match, w_diag + 1, 0)
         done = final_diagonal == d
-        if bool(done.any()):
-            result = torch.where(done, c_new.gather(1, a_lengths.unsqueeze(1)).squeeze(1), result)
+        result = torch.where(done, c_new.gather(1, a_lengths.unsqueeze(1)).squeeze(1), result)
         c_prev2, c_prev = c_prev, c_new
         w_prev2, w_prev = w_prev, w_new
     return result

@@ -43,6 +43,7 @@ C++ ``Levenshtein.distance`` over the pairs, which is faster than any tensor ker
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -50,6 +51,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_device
+from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids
 
 __all__ = ["levenshtein_distance", "levenshtein_strings", "strip_common_affixes", "encode_chars", "encode_words", "BACKENDS"]
 
@@ -57,6 +59,8 @@ BACKENDS = ("auto", "torch", "rapidfuzz")
 _WORD = 64
 _STEP_BLOCK = 64  # steps whose match masks are gathered at once
 _DEFAULT_MAX_ELEMENTS = 1 << 24  # int64 values in one chunk's largest buffers (~128 MB)
+_PARALLEL_PAIRS = 2_048  # rapidfuzz threads pay off from about this many short pairs (thread start ~0.1 ms)
+_RAPIDFUZZ_CHUNK = 16_384  # pairs checked and scored together
 
 _M1 = 0x5555555555555555
 _M2 = 0x3333333333333333
@@ -314,8 +318,8 @@ def _levenshtein_pair_by_blocks(pattern: Tensor, text: Tensor, max_elements: int
         low = torch.searchsorted(sorted_symbols, symbols)
         counts = torch.searchsorted(sorted_symbols, symbols, right=True) - low
         total = int(counts.sum())
-        owner = torch.repeat_interleave(torch.arange(symbols.numel(), device=device), counts, output_size=total)
-        offset = torch.arange(total, device=device) - (torch.cumsum(counts, 0) - counts)[owner]
+        owner = segment_ids(counts, total)
+        offset = offsets_in_segment(counts, owner)
         where = order[low[owner] + offset]
         masks = torch.zeros(symbols.numel(), n_words, dtype=torch.long, device=device)
         masks.view(-1).index_add_(0, owner * n_words + where // _WORD, torch.ones_like(where) << (where % _WORD))
@@ -436,9 +440,8 @@ def levenshtein_strings(
             kernel when ``device`` is not the CPU, else rapidfuzz when installed).
         device: where the result (and the tensor kernel) lives; CPU by default.
         check: for string items, a validation ``check(a, b)`` that raises a descriptive error for a non-string item.
-            The rapidfuzz path then verifies item types inline at C speed (``str.__str__`` is the identity on
-            ``str`` and raises ``TypeError`` on anything else) and calls ``check`` only when that fails, so the
-            strings are read from memory once; the torch path calls ``check`` first.
+            The rapidfuzz path first tests the item types with a C-level ``isinstance`` map and calls ``check``
+            only when one is not a string; the torch path calls ``check`` first.
 
     Returns:
         ``LongTensor[B]`` on ``device``.
@@ -458,19 +461,23 @@ def levenshtein_strings(
         if not _has_rapidfuzz():
             raise ValueError("`backend='rapidfuzz'` needs the rapidfuzz package: pip install rapidfuzz")
         from rapidfuzz.distance import Levenshtein
+        from rapidfuzz.process import cpdist
 
-        # a C-level map over rapidfuzz's scorer: measured faster here than ``process.cpdist(workers=1)``
-        distance = Levenshtein.distance
-        if check is None:
-            pairs = map(distance, a, b)
-        else:
-            pairs = map(distance, map(str.__str__, a), map(str.__str__, b))
-        try:
-            result = np.fromiter(pairs, dtype=np.int64, count=len(a))
-        except TypeError:
-            if check is not None:
+        result = np.empty(len(a), dtype=np.int64)
+        workers = torch.get_num_threads() if len(a) >= _PARALLEL_PAIRS else 1
+        # Chunks keep each string in cache between the type check and the distance (one memory pass, like a loop).
+        for start in range(0, len(a), _RAPIDFUZZ_CHUNK):
+            chunk_a, chunk_b = a[start : start + _RAPIDFUZZ_CHUNK], b[start : start + _RAPIDFUZZ_CHUNK]
+            # cpdist would accept lists and bytes too: a C-level isinstance map keeps string inputs strict
+            if check is not None and not (
+                all(map(isinstance, chunk_a, repeat(str))) and all(map(isinstance, chunk_b, repeat(str)))
+            ):
                 check(a, b)  # raises the descriptive error
-            raise
+                raise TypeError("`a` and `b` must hold strings")
+            # rapidfuzz's own threads (as many as torch's intra-op threads) split the pairs; no Python call per pair
+            result[start : start + len(chunk_a)] = cpdist(
+                chunk_a, chunk_b, scorer=Levenshtein.distance, dtype=np.int64, workers=workers
+            )
         return torch.from_numpy(result).to(device)
     if check is not None:
         check(a, b)

@@ -1,26 +1,21 @@
-"""Exact n-gram statistics on tensors: tokens → integer ids → n-gram ids → (clipped) counts with sort / scatter.
-
-The pipeline shared by the n-gram metrics (BLEU, ROUGE-N, CIDEr):
+"""Exact n-gram statistics on tensors — the one n-gram identity scheme of BLEU, ROUGE-N and CIDEr.
 
 1. :func:`encode_tokens` maps the tokens of S *segments* (hypotheses and references, concatenated) to dense
-   integer ids ``[0, V)`` with one dictionary pass (the only Python step) → :class:`TokenBatch` on a device.
-2. :func:`ngram_ids` gives every position the exact id of the n-grams that start there, for n = 1..N, as
-   ``int64[T, N]``. Ids are **exact**, never hashed: two n-grams (of any orders) share an id iff they are equal.
-   When ``(V + 1) ** N < 2**63`` an n-gram is packed as the base-(V+1) number of its token ids (digits 1..V, so the
-   orders occupy disjoint ranges); otherwise ids are built order by order as dense ranks
-   (``unique(rank_{n-1} * V + id)``), which is exact for any vocabulary up to 3·10⁹ tokens.
-3. :func:`segment_ngram_counts` counts each distinct n-gram of each segment (``(segment, gram, order, count)``
-   rows, what CIDEr's TF vectors and document frequencies need), and :func:`clipped_ngram_matches` returns, per
-   sample and order, ``Σ_g min(count_hyp(g), max_r count_ref_r(g))`` (BLEU's clipped matches) or, with
-   ``per_reference=True``, ``Σ_g min(count_hyp(g), count_ref_r(g))`` for every reference separately (ROUGE-N's
-   overlap with each reference).
+   integer ids ``[0, V)`` → :class:`TokenBatch` on a device. (CIDEr, which gathers its tokens across DDP ranks,
+   sends rank-independent token codes and ranks them into dense ids after the gather.)
+2. :class:`NgramLadder` gives n-grams their ids order by order: the id of an n-gram is the dense rank of
+   ``(id of its (n−1)-gram prefix, its last token)``, i.e. ``unique(prefix_id · V + token)``; unigram ids are the
+   token ids, or the ranks of ``(group, token)`` when n-grams are told apart per group (BLEU's samples). Ids are
+   **exact**, never hashed, and never overflow: ``prefix_id < T`` and ``V ≤ T``, so keys stay below ``T · V``.
+   Equal n-grams of one order (and one group) have equal ids within one ladder. A caller may prune: an order only
+   extends the occurrences it is told to keep (BLEU extends only n-grams that matched).
+3. Statistics on top of it: :func:`clipped_ngram_matches` (BLEU's clipped matches, order by order with pruning),
+   :func:`ngram_occurrences` (every n-gram occurrence of every order with corpus-wide ids, for CIDEr's TF-IDF) and
+   :func:`ngram_totals`. ROUGE-N takes one order from the ladder and intersects multisets
+   (:mod:`gpumetrics.kernels.multiset`).
 
-:func:`segment_ngram_counts` is one stable sort of the valid n-gram ids plus ``cumsum`` / ``index_add``; no Python
-loop over samples or n-grams. :func:`clipped_ngram_matches` (BLEU) goes order by order: one ``unique`` of the
-(sample, n-gram) keys per order plus ``bincount``, where order n+1 only looks at positions whose n-gram prefix and
-suffix both matched (most n-grams are pruned early). Its ``per_reference`` form first drops every n-gram containing
-a token that does not occur on the other side of its sample (two ``isin``) before one stable sort. Everything stays
-on the device of the ids.
+No Python loop over samples or n-grams: each order is one ``unique`` and one ``nonzero`` over the surviving
+occurrences, on the device of the ids.
 """
 
 from __future__ import annotations
@@ -33,8 +28,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_device
-
-_INT64_MAX = (1 << 63) - 1
+from gpumetrics.kernels.ragged import segment_ids, segment_starts
 
 
 class TokenBatch(NamedTuple):
@@ -49,22 +43,6 @@ class TokenBatch(NamedTuple):
     ids: Tensor
     lengths: Tensor
     vocab_size: int
-
-
-class NgramCounts(NamedTuple):
-    """Distinct (segment, n-gram) pairs with their counts, ordered by n-gram id then segment.
-
-    Attributes:
-        segment: ``LongTensor[P]`` segment index.
-        gram: ``LongTensor[P]`` exact n-gram id (see :func:`ngram_ids`).
-        order: ``LongTensor[P]`` n of the n-gram (1..N).
-        count: ``LongTensor[P]`` occurrences of the n-gram in the segment.
-    """
-
-    segment: Tensor
-    gram: Tensor
-    order: Tensor
-    count: Tensor
 
 
 def encode_tokens(
@@ -106,269 +84,187 @@ def encode_token_lists(token_lists: Sequence[Sequence[str]], device: torch.devic
     return encode_tokens(list(itertools.chain.from_iterable(token_lists)), [len(t) for t in token_lists], device)
 
 
-def segment_index(lengths: Tensor) -> Tensor:
-    """``LongTensor[T]``: the segment of every position of a flat batch with segment ``lengths: LongTensor[S]``.
+class NgramLevel(NamedTuple):
+    """The n-grams of one order starting at selected positions of a :class:`TokenBatch`.
 
-    Example:
-        >>> segment_index(torch.tensor([2, 0, 1]))
-        tensor([0, 0, 2])
+    Attributes:
+        order: n.
+        position: ``LongTensor[M]`` start position (in the flat batch) of each occurrence, ascending.
+        gram: ``LongTensor[M]`` id of each occurrence's n-gram in ``[0, D)``; equal ids ⇔ equal n-grams (same group).
+        group: ``LongTensor[D]`` group of each distinct n-gram (all 0 when the ladder was not grouped).
     """
-    return torch.repeat_interleave(torch.arange(lengths.numel(), device=lengths.device), lengths)
+
+    order: int
+    position: Tensor
+    gram: Tensor
+    group: Tensor
+
+    @property
+    def distinct(self) -> int:
+        """D, the number of distinct n-grams of this order."""
+        return self.group.numel()
 
 
-def ngram_ids(batch: TokenBatch, max_order: int) -> Tensor:
-    """Exact ids of the n-grams starting at every position, n = 1..``max_order``.
+class NgramLadder:
+    """Exact n-gram ids of a :class:`TokenBatch`, climbed one order at a time (see the module docstring).
 
     Args:
-        batch: T tokens in S segments.
-        max_order: N ≥ 1.
-
-    Returns:
-        ``LongTensor[T, N]``: column n-1 holds the id of the n-gram ``ids[p : p+n]`` or -1 where it would run past
-        the end of its segment. Equal n-grams (same tokens, same order) have equal ids within one call; different
-        n-grams — including n-grams of different orders — never do.
+        batch: T tokens in S segments; n-grams never cross a segment boundary.
 
     Example:
-        >>> grams = ngram_ids(TokenBatch(torch.tensor([0, 1, 0, 1]), torch.tensor([3, 1]), 2), 2)
-        >>> grams[:, 0].tolist(), (grams[0, 1] != grams[1, 1]).item(), grams[2:, 1].tolist()
-        ([1, 2, 1, 2], True, [-1, -1])
+        >>> ladder = NgramLadder(encode_token_lists([["a", "b", "a", "b"], ["b", "a"]]))
+        >>> bigrams = ladder.extend(ladder.unigrams())
+        >>> bigrams.position.tolist(), bigrams.distinct  # "a b", "b a", "a b" | "b a"
+        ([0, 1, 2, 4], 2)
+        >>> bool(bigrams.gram[0] == bigrams.gram[2]), bool(bigrams.gram[1] == bigrams.gram[3])
+        (True, True)
     """
-    if max_order < 1:
-        raise ValueError(f"`max_order` must be >= 1, got {max_order}")
-    ids, lengths = batch.ids, batch.lengths
-    total = ids.numel()
-    device = ids.device
-    out = torch.full((total, max_order), -1, dtype=torch.long, device=device)
-    if total == 0:
-        return out
-    segment = segment_index(lengths)
-    ends = torch.cumsum(lengths, 0)[segment]  # one past the last position of each position's segment
-    position = torch.arange(total, device=device)
-    padded = torch.cat([ids, ids.new_zeros(max_order)])
-    base = batch.vocab_size + 1
-    if base ** max_order <= _INT64_MAX:
-        # Fast path: base-(V+1) packing, digits 1..V; order n lies in [base^(n-1), base^n).
-        gram = padded[:total] + 1
-        for n in range(1, max_order + 1):
-            if n > 1:
-                gram = gram + (padded[n - 1: n - 1 + total] + 1) * base ** (n - 1)
-            out[:, n - 1] = torch.where(position + n <= ends, gram, -1)
-        return out
-    # Fallback for huge vocabularies: dense ranks order by order (rank_{n-1} < T and V <= T, so no overflow).
-    rank = ids.clone()
-    offset, size = 0, batch.vocab_size
-    out[:, 0] = ids
-    for n in range(2, max_order + 1):
-        valid = position + n <= ends
-        key = rank[valid] * batch.vocab_size + padded[n - 1: n - 1 + total][valid]
-        if key.numel() == 0:
-            break
-        uniques, inverse = torch.unique(key, return_inverse=True)
-        offset += size
-        size = uniques.numel()
-        rank = torch.zeros_like(ids)
-        rank[valid] = inverse
-        out[:, n - 1] = torch.where(valid, rank + offset, -1)
-    return out
+
+    def __init__(self, batch: TokenBatch) -> None:
+        total, vocab = batch.ids.numel(), max(batch.vocab_size, 1)
+        if (total + 1) * vocab >= 1 << 63:
+            raise ValueError(f"NgramLadder: {total} tokens of a {vocab}-word vocabulary exceed int64 n-gram keys")
+        self.batch = batch
+        self.vocab = vocab
+        self.segment = segment_ids(batch.lengths, total)
+        #: tokens from each position to the end of its segment
+        self.remaining = (segment_starts(batch.lengths) + batch.lengths)[self.segment] - torch.arange(
+            total, device=batch.ids.device
+        )
+
+    def unigrams(self, group: Tensor | None = None) -> NgramLevel:
+        """Order 1 at every position.
+
+        Args:
+            group: optional ``LongTensor[T]`` non-negative key of every token (e.g. its sample, ``< T``); unigrams
+                of different groups get different ids, and so do all their extensions.
+        """
+        ids = self.batch.ids
+        position = torch.arange(ids.numel(), device=ids.device)
+        if group is None:
+            return NgramLevel(1, position, ids, torch.zeros(self.batch.vocab_size, dtype=torch.long, device=ids.device))
+        uniques, gram = torch.unique(group * self.vocab + ids, sorted=False, return_inverse=True)
+        return NgramLevel(1, position, gram, torch.div(uniques, self.vocab, rounding_mode="floor"))
+
+    def extend(self, level: NgramLevel, keep: Tensor | None = None) -> NgramLevel:
+        """Order n+1 at the positions of ``level`` (order n) where an (n+1)-gram fits in its segment.
+
+        Args:
+            level: order n.
+            keep: optional ``BoolTensor[M]``: extend only these occurrences of ``level``.
+        """
+        n = level.order
+        select = self.remaining[level.position] > n
+        if keep is not None:
+            select &= keep
+        chosen = torch.nonzero(select).squeeze(1)
+        position = level.position[chosen]
+        key = level.gram[chosen] * self.vocab + self.batch.ids[position + n]
+        uniques, gram = torch.unique(key, sorted=False, return_inverse=True)
+        return NgramLevel(n + 1, position, gram, level.group[torch.div(uniques, self.vocab, rounding_mode="floor")])
+
+    def levels(self, max_order: int) -> list[NgramLevel]:
+        """Orders 1..``max_order`` (ungrouped, every occurrence)."""
+        if max_order < 1:
+            raise ValueError(f"`max_order` must be >= 1, got {max_order}")
+        levels = [self.unigrams()]
+        while len(levels) < max_order:
+            levels.append(self.extend(levels[-1]))
+        return levels
 
 
-def _sorted_pairs(
-    batch: TokenBatch, max_order: int, keep: Tensor | None = None
-) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """Distinct (segment, gram) pairs: segment, gram, order and count, sorted by gram then segment.
-
-    ``keep: BoolTensor[T]`` (optional) leaves out every n-gram that covers a position where it is False.
-    """
-    grams = ngram_ids(batch, max_order)
-    if keep is not None and not bool(keep.all()):
-        total = keep.numel()
-        position = torch.arange(total, device=keep.device)
-        dropped = torch.nonzero(~keep).squeeze(1)
-        following = torch.searchsorted(dropped, position)  # first dropped position >= p
-        next_dropped = torch.cat([dropped, dropped.new_tensor([total])])[following]
-        run = next_dropped - position  # kept positions starting at p
-        orders = torch.arange(1, max_order + 1, device=keep.device)
-        grams = torch.where(run[:, None] >= orders, grams, -1)
-    grams = grams.view(-1)
-    # Row-major flattening keeps positions (hence segments) in ascending order; the stable sort by gram then leaves
-    # equal (segment, gram) pairs next to each other. Invalid entries (-1) sort first and are skipped.
-    gram, permutation = torch.sort(grams, stable=True)
-    skip = int(torch.count_nonzero(gram < 0))
-    gram, permutation = gram[skip:], permutation[skip:]
-    if gram.numel() == 0:
-        empty = gram.new_zeros(0)
-        return empty, empty, empty, empty
-    position = torch.div(permutation, max_order, rounding_mode="floor")
-    segment = segment_index(batch.lengths)[position]
-    starts = torch.ones_like(gram, dtype=torch.bool)
-    starts[1:] = (gram[1:] != gram[:-1]) | (segment[1:] != segment[:-1])
-    first = torch.nonzero(starts).squeeze(1)
-    count = torch.diff(first, append=first.new_tensor([gram.numel()]))
-    order = permutation[first] - position[first] * max_order + 1
-    return segment[first], gram[first], order, count
-
-
-def segment_ngram_counts(batch: TokenBatch, max_order: int) -> NgramCounts:
-    """Counts of every distinct n-gram (n = 1..N) of every segment.
-
-    Args:
-        batch: S segments.
-        max_order: N.
+def ngram_occurrences(batch: TokenBatch, max_order: int) -> tuple[Tensor, Tensor, list[int]]:
+    """Every n-gram occurrence (n = 1..N) of a batch with corpus-wide exact ids, orders in disjoint id ranges.
 
     Returns:
-        :class:`NgramCounts` with one row per distinct (segment, n-gram), ordered by n-gram id then segment — so the
-        document frequency of an n-gram is its run length and ``unique_consecutive(gram)`` enumerates the n-grams.
+        ``segment: LongTensor[M]`` and ``gram: LongTensor[M]`` of each occurrence (order by order; ids of order n
+        occupy ``[Σ_{m<n} D_m, Σ_{m≤n} D_m)``), and ``distinct``: the D_n of each order.
 
     Example:
-        >>> batch = encode_token_lists([["a", "a", "b"], ["a"]])
-        >>> counts = segment_ngram_counts(batch, 2)
-        >>> sorted(zip(counts.segment.tolist(), counts.order.tolist(), counts.count.tolist()))
-        [(0, 1, 1), (0, 1, 2), (0, 2, 1), (0, 2, 1), (1, 1, 1)]
+        >>> segment, gram, distinct = ngram_occurrences(encode_token_lists([["a", "b", "a"], ["b", "a"]]), 2)
+        >>> segment.tolist(), gram[:5].tolist(), distinct  # unigrams a b a | b a, then bigrams ab ba | ba
+        ([0, 0, 0, 1, 1, 0, 0, 1], [0, 1, 0, 1, 0], [2, 2])
+        >>> sorted(set(gram[5:].tolist())), bool(gram[6] == gram[7])
+        ([2, 3], True)
     """
-    return NgramCounts(*_sorted_pairs(batch, max_order))
+    ladder = NgramLadder(batch)
+    segments, grams, distinct, offset = [], [], [], 0
+    for level in ladder.levels(max_order):
+        segments.append(ladder.segment[level.position])
+        grams.append(level.gram + offset)
+        distinct.append(level.distinct)
+        offset += level.distinct
+    return torch.cat(segments), torch.cat(grams), distinct
 
 
 def clipped_ngram_matches(
-    batch: TokenBatch,
-    sample: Tensor,
-    is_hypothesis: Tensor,
-    num_samples: int,
-    max_order: int,
-    per_reference: bool = False,
+    batch: TokenBatch, sample: Tensor, is_hypothesis: Tensor, num_samples: int, max_order: int
 ) -> Tensor:
-    """Clipped n-gram matches of each hypothesis against its references.
+    """BLEU's clipped n-gram matches of each hypothesis against its references.
 
     Segments are grouped into samples: each sample has (at most) one hypothesis segment and any number of reference
-    segments, and ``sample`` must be non-decreasing (segments of a sample are contiguous, in any order inside).
+    segments (a reference may be empty).
 
     Args:
         batch: S segments.
-        sample: ``LongTensor[S]`` sample of each segment, non-decreasing, in ``[0, num_samples)``.
+        sample: ``LongTensor[S]`` sample of each segment, in ``[0, num_samples)``.
         is_hypothesis: ``BoolTensor[S]`` True for the hypothesis segment of its sample.
         num_samples: B.
         max_order: N.
-        per_reference: see Returns.
 
     Returns:
-        * ``per_reference=False``: ``LongTensor[B, N]``, entry (b, n-1) = ``Σ_g min(c_hyp(g), max_r c_r(g))`` over the
-          n-grams g of order n of sample b's hypothesis (BLEU's clipped matches; a reference may be empty).
-        * ``per_reference=True``: ``LongTensor[S, N]``, entry (s, n-1) = ``Σ_g min(c_hyp(g), c_s(g))`` for every
-          reference segment s (0 on hypothesis rows) — the overlap ROUGE-N needs with each reference.
+        ``LongTensor[B, N]``: entry (b, n-1) = ``Σ_g min(c_hyp(g), max_r c_r(g))`` over the n-grams g of order n of
+        sample b's hypothesis.
+
+    An n-gram can only match if both its (n-1)-gram prefix (at p) and suffix (at p+1) matched, so order n+1 only
+    extends those (most n-grams are pruned early). An n-gram that can match keeps all its occurrences (every one has
+    a matching prefix and suffix), hence its counts are exact; one that cannot may lose occurrences but still
+    clips to 0. Unigrams are grouped by sample, so every id is a (sample, n-gram) pair.
 
     Example:
         >>> batch = encode_token_lists([["the", "the", "cat"], ["the", "cat"], ["the", "the"]])
-        >>> sample, hyp = torch.tensor([0, 0, 0]), torch.tensor([True, False, False])
-        >>> clipped_ngram_matches(batch, sample, hyp, 1, 2)
+        >>> clipped_ngram_matches(batch, torch.tensor([0, 0, 0]), torch.tensor([True, False, False]), 1, 2)
         tensor([[3, 2]])
-        >>> clipped_ngram_matches(batch, sample, hyp, 1, 2, per_reference=True)
-        tensor([[0, 0],
-                [2, 1],
-                [2, 1]])
     """
+    if max_order < 1:
+        raise ValueError(f"`max_order` must be >= 1, got {max_order}")
     device = batch.ids.device
-    if not per_reference and batch.ids.numel() and num_samples * max(batch.vocab_size, 1) < (1 << 62):
-        return _clipped_matches_by_order(batch, sample, is_hypothesis, num_samples, max_order)
-    rows = batch.lengths.numel() if per_reference else num_samples
-    result = torch.zeros(rows * max_order, dtype=torch.long, device=device)
-    # Only n-grams made of tokens that occur on both sides of their sample can match: drop the others before the
-    # sort (typically most reference n-grams and many hypothesis ones; totals come from the lengths).
-    token_segment = segment_index(batch.lengths)
-    token_key = sample[token_segment] * max(batch.vocab_size, 1) + batch.ids
-    token_is_hyp = is_hypothesis[token_segment]
-    shared = torch.where(
-        token_is_hyp, torch.isin(token_key, token_key[~token_is_hyp]), torch.isin(token_key, token_key[token_is_hyp])
-    )
-    segment, gram, order, count = _sorted_pairs(batch, max_order, shared)
-    if gram.numel() == 0:
-        return result.view(rows, max_order)
-    pair_sample = sample[segment]
-    pair_is_hyp = is_hypothesis[segment]
-    # Pairs are sorted by gram then segment, hence by (gram, sample): a group is one n-gram of one sample.
-    new_group = torch.ones_like(gram, dtype=torch.bool)
-    new_group[1:] = (gram[1:] != gram[:-1]) | (pair_sample[1:] != pair_sample[:-1])
-    group = torch.cumsum(new_group, 0) - 1
-    n_groups = int(group[-1]) + 1
-    hyp_count = torch.zeros(n_groups, dtype=torch.long, device=device).index_add_(
-        0, group, torch.where(pair_is_hyp, count, 0)
-    )
-    if per_reference:
-        clipped = torch.where(pair_is_hyp, 0, torch.minimum(count, hyp_count[group]))
-        return result.index_add_(0, segment * max_order + order - 1, clipped).view(rows, max_order)
-    ref_max = torch.zeros(n_groups, dtype=torch.long, device=device).scatter_reduce_(
-        0, group, torch.where(pair_is_hyp, 0, count), reduce="amax"
-    )
-    clipped = torch.minimum(hyp_count, ref_max)
-    group_first = torch.nonzero(new_group).squeeze(1)
-    index = pair_sample[group_first] * max_order + order[group_first] - 1
-    return result.index_add_(0, index, clipped).view(rows, max_order)
-
-
-def _clipped_matches_by_order(
-    batch: TokenBatch, sample: Tensor, is_hypothesis: Tensor, num_samples: int, max_order: int
-) -> Tensor:
-    """:func:`clipped_ngram_matches` (``per_reference=False``) order by order with pruning.
-
-    An n-gram can only match if both its (n-1)-gram prefix (at p) and suffix (at p+1) occur on both sides of its
-    sample, so order n only looks at the positions whose two (n-1)-grams matched. An n-gram that can match keeps all
-    its occurrences (every one has a matching prefix and suffix), hence its counts are exact; one that cannot may
-    lose occurrences but still clips to 0. Each order is one ``unique`` (no stable sort) of the surviving
-    (sample, n-gram) keys, written ``rank_{n-1} * V + token`` (dense, < T·V) so no key overflows.
-    """
-    ids, lengths = batch.ids, batch.lengths
-    device = ids.device
-    total = ids.numel()
-    vocab = max(batch.vocab_size, 1)
+    total = batch.ids.numel()
     result = torch.zeros(max_order, num_samples, dtype=torch.long, device=device)
-    token_segment = segment_index(lengths)
-    token_sample = sample[token_segment]
+    if total == 0:
+        return result.t().contiguous()
+    ladder = NgramLadder(batch)
+    token_segment = ladder.segment
     token_hyp = is_hypothesis[token_segment]
     refs_per_sample = torch.bincount(sample[~is_hypothesis], minlength=num_samples)
     several_refs = bool(refs_per_sample.numel()) and int(refs_per_sample.max()) > 1
-    num_segments = lengths.numel()
-    remaining = torch.cumsum(lengths, 0)[token_segment] - torch.arange(total, device=device)  # tokens from p on
+    num_segments = batch.lengths.numel()
     matched = torch.zeros(total + 1, dtype=torch.bool, device=device)
-    position = None  # order 1 looks at every position (no gathers needed)
-    key = token_sample * vocab + ids
-    group_sample = None
+    level = ladder.unigrams(group=sample[token_segment])
     for n in range(1, max_order + 1):
-        uniques, inverse = torch.unique(key, sorted=False, return_inverse=True)
-        groups = uniques.numel()
-        hyp = token_hyp if position is None else token_hyp[position]
+        groups = level.distinct
+        hyp = token_hyp[level.position]
         # counts < 2**53, so the float64 weighted bincount is exact
-        hyp_count = torch.bincount(inverse, weights=hyp.to(torch.float64), minlength=groups).long()
-        if several_refs:  # max over the references of each sample: count (group, segment) pairs first
+        hyp_count = torch.bincount(level.gram, weights=hyp.to(torch.float64), minlength=groups).long()
+        if several_refs:  # max over the references of each sample: count (n-gram, segment) pairs first
             ref = ~hyp
-            segment = token_segment if position is None else token_segment[position]
-            pair = inverse[ref] * num_segments + segment[ref]
+            pair = level.gram[ref] * num_segments + token_segment[level.position[ref]]
             pairs, pair_count = torch.unique(pair, sorted=False, return_counts=True)
             ref_max = torch.zeros(groups, dtype=torch.long, device=device).scatter_reduce_(
                 0, torch.div(pairs, num_segments, rounding_mode="floor"), pair_count, reduce="amax"
             )
         else:
-            ref_max = torch.bincount(inverse, minlength=groups) - hyp_count
+            ref_max = torch.bincount(level.gram, minlength=groups) - hyp_count
         clipped = torch.minimum(hyp_count, ref_max)
-        # a group's key is (rank of its (n-1)-gram group) * V + last token, and order 1 ranks (sample, token)
-        previous = torch.div(uniques, vocab, rounding_mode="floor")
-        group_sample = previous if group_sample is None else group_sample[previous]
-        result[n - 1].index_add_(0, group_sample, clipped)
+        result[n - 1].index_add_(0, level.group, clipped)
         if n == max_order:
             break
-        hit = (clipped > 0)[inverse]
-        if position is None:
-            matched[:total] = hit
-            keep = hit & matched[1:] & (remaining > n)
-            position = torch.nonzero(keep).squeeze(1)
-            rank = inverse[position]
-        else:
-            matched.zero_()
-            matched[position] = hit
-            # the (n+1)-gram at p needs the n-gram at p+1 matched, and must fit in its segment
-            keep = hit & matched[position + 1] & (remaining[position] > n)
-            selected = torch.nonzero(keep).squeeze(1)
-            position, rank = position[selected], inverse[selected]
-        if position.numel() == 0:
+        hit = (clipped > 0)[level.gram]
+        matched.zero_()
+        matched[level.position] = hit
+        level = ladder.extend(level, hit & matched[level.position + 1])  # the n-gram at p+1 must match too
+        if level.position.numel() == 0:
             break
-        key = rank * vocab + ids[position + n]
     return result.t().contiguous()
 
 

@@ -36,8 +36,10 @@ from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.core import (
     Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+    single_threaded,
 )
 from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
+from gpumetrics.kernels.ragged import segment_ids, segment_starts
 from gpumetrics.text.tokenizers import SACREBLEU_TOKENIZERS, sacrebleu_encode_flat
 
 BLEU_MODES = ("sacrebleu", "nltk")
@@ -154,8 +156,8 @@ def _bleu_update(
     batch = TokenBatch(torch.from_numpy(ids).to(device), torch.tensor(lengths, dtype=torch.long, device=device),
                        vocab_size)
     per_sample = torch.tensor(n_refs, dtype=torch.long, device=batch.ids.device) + 1
-    sample = torch.repeat_interleave(torch.arange(size, device=batch.ids.device), per_sample)
-    starts = torch.cumsum(per_sample, 0) - per_sample
+    sample = segment_ids(per_sample, len(lines))
+    starts = segment_starts(per_sample)
     is_hyp = torch.zeros(len(lines), dtype=torch.bool, device=batch.ids.device)
     is_hyp[starts] = True
     orders = config.counted_orders
@@ -332,6 +334,7 @@ def _last_row(last: Tensor) -> Tensor:
 
 
 @gc_paused
+@single_threaded
 def bleu_score(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -409,6 +412,7 @@ class BLEUScore(Metric):
     """
 
     signature_name = "bleu"
+    kernel_threads = 1
     higher_is_better = True
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0

@@ -21,8 +21,8 @@ vector has cosine 0.
 Tokenisation (``tokenize="ptb"``) is Python (``gpumetrics.text.tokenizers.ptb_tokenize``, a port of the PTB
 tokenizer pycocoevalcap runs in Java). Everything else is tensor work on the metric's device: tokens become int64
 codes (the UTF-8 bytes themselves for tokens of ≤ 7 bytes, a 63-bit BLAKE2b hash for longer ones, with a second
-independent 64-bit hash kept to *detect* a collision), n-grams get exact dense ids by iterated ``unique`` ranking
-(``rank(n-gram) = rank(rank((n−1)-gram) · V + next token)``, no hashing), and term/document frequencies, norms
+independent 64-bit hash kept to *detect* a collision), n-grams get exact dense ids from the shared n-gram ladder
+(:mod:`gpumetrics.kernels.ngrams`: ``rank(n-gram) = rank(rank((n−1)-gram) · V + next token)``, no hashing), and term/document frequencies, norms
 and clipped dot products are ``unique`` / ``bincount`` / ``index_add`` / ``searchsorted`` over all sentences at once.
 
 Document frequency is a corpus statistic that cannot be summed, so the module keeps the token codes of every
@@ -43,7 +43,10 @@ from torch import Tensor
 
 from gpumetrics.core import (
     Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+    single_threaded,
 )
+from gpumetrics.kernels.ngrams import TokenBatch, ngram_occurrences
+from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
 from gpumetrics.text.tokenizers import ptb_tokenize_batch
 
 VARIANTS = ("cider-d", "cider")
@@ -113,48 +116,6 @@ def _check_no_collision(long_codes: Tensor, long_checks: Tensor) -> None:
 
 
 # -------------------------------------------------------------------------------------------- tensor kernels
-def _starts(lengths: Tensor) -> Tensor:
-    return torch.cumsum(lengths, 0) - lengths
-
-
-def ngram_occurrences(ids: Tensor, lengths: Tensor, n_max: int) -> tuple[Tensor, Tensor, Tensor]:
-    """Every n-gram occurrence (n = 1..n_max) of concatenated sentences, with exact dense n-gram ids.
-
-    Ids are exact (no hashing): the id of an n-gram is the rank of ``(id of its (n−1)-gram prefix, last token)``,
-    computed with ``torch.unique`` order by order, so every product stays below ``T · V``.
-
-    Args:
-        ids: ``LongTensor[T]`` dense token ids in ``[0, V)``, sentence after sentence.
-        lengths: ``LongTensor[S]`` sentence lengths (sum ``T``).
-        n_max: highest order.
-
-    Returns:
-        ``sentence: LongTensor[M]`` and ``gram: LongTensor[M]`` of each occurrence (gram ids of order n occupy
-        ``[offset_n, offset_n + D_n)``, orders in increasing ranges), and ``sizes: LongTensor[n_max]`` = ``D_n``.
-
-    Example:
-        >>> sentence, gram, sizes = ngram_occurrences(torch.tensor([0, 1, 0, 1, 0]), torch.tensor([3, 2]), 2)
-        >>> sentence.tolist(), gram.tolist(), sizes.tolist()
-        ([0, 0, 0, 1, 1, 0, 0, 1], [0, 1, 0, 1, 0, 2, 3, 3], [2, 2])
-    """
-    device = ids.device
-    total = ids.numel()
-    owner = torch.repeat_interleave(torch.arange(lengths.numel(), device=device), lengths)
-    remaining = lengths[owner] - (torch.arange(total, device=device) - _starts(lengths)[owner])
-    vocab = int(ids.max().item()) + 1 if total else 1
-    sentences, grams, sizes = [owner], [ids], [vocab]
-    position, rank, offset = torch.arange(total, device=device), ids, vocab
-    for n in range(2, n_max + 1):
-        keep = remaining[position] >= n
-        position, rank = position[keep], rank[keep]
-        unique, rank = torch.unique(rank * vocab + ids[position + n - 1], return_inverse=True)
-        sentences.append(owner[position])
-        grams.append(rank + offset)
-        sizes.append(unique.numel())
-        offset += unique.numel()
-    return torch.cat(sentences), torch.cat(grams), torch.tensor(sizes, dtype=torch.long, device=device)
-
-
 def _bits(n: int) -> int:
     """Bits needed to hold values in ``[0, n)``."""
     return max(int(n - 1).bit_length(), 1)
@@ -191,15 +152,16 @@ def _cider_compute(
     codes = torch.cat([hyp_codes, ref_codes])
     if n_samples and codes.numel():
         lengths = torch.cat([hyp_lengths, ref_lengths])
-        sample_of_ref = torch.repeat_interleave(torch.arange(n_samples, device=device), ref_counts)
-        first_ref = _starts(ref_counts)
-        slot_of_ref = torch.arange(n_refs, device=device) - first_ref[sample_of_ref] + 1
+        sample_of_ref = segment_ids(ref_counts, n_refs)
+        first_ref = segment_starts(ref_counts)
+        slot_of_ref = offsets_in_segment(ref_counts, sample_of_ref) + 1
         sample_of_sentence = torch.cat([torch.arange(n_samples, device=device), sample_of_ref])
         slot_of_sentence = torch.cat([torch.zeros(n_samples, dtype=torch.long, device=device), slot_of_ref])
-        _, ids = torch.unique(codes, return_inverse=True)
-        occ_sentence, occ_gram, sizes = ngram_occurrences(ids, lengths, n_gram)
-        n_grams = int(sizes.sum().item())
-        order_of_gram = torch.repeat_interleave(torch.arange(n_gram, device=device), sizes)
+        # rank-independent token codes → dense ids of this (gathered) corpus
+        vocabulary, ids = torch.unique(codes, return_inverse=True)
+        occ_sentence, occ_gram, distinct = ngram_occurrences(TokenBatch(ids, lengths, vocabulary.numel()), n_gram)
+        n_grams = sum(distinct)
+        order_of_gram = segment_ids(torch.tensor(distinct, device=device), n_grams)
         slot_bits, gram_bits = _bits(int(ref_counts.max().item()) + 1), _bits(n_grams)
         if _bits(n_samples) + gram_bits + slot_bits > 63:
             raise RuntimeError(f"CIDEr: corpus too large to pack (samples={n_samples}, n-grams={n_grams})")
@@ -291,6 +253,7 @@ def _cider_update(
 
 # ------------------------------------------------------------------------------------------------ public API
 @gc_paused
+@single_threaded
 def cider_score(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -376,6 +339,7 @@ class CIDErScore(Metric):
     """
 
     signature_name = "cider"
+    kernel_threads = 1
     higher_is_better = True
 
     def __init__(

@@ -28,8 +28,10 @@ from torch import Tensor
 
 from gpumetrics.core import (
     Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+    single_threaded,
 )
 from gpumetrics.kernels.multiset import multiset_intersection_size
+from gpumetrics.kernels.ragged import expand_segments, flatten_lists, segment_ids
 
 F1_PRESETS = ("squad", "aij2022")
 EXACT_MATCH_PRESETS = ("squad", "aij2022", "raw")
@@ -122,38 +124,6 @@ class _Vocabulary(dict):
         return [self.setdefault(token, len(self)) for token in tokens]
 
 
-def _pair_layout(golds_per_sample: Sequence[int], device: torch.device) -> Tensor:
-    """``LongTensor[P]``: the sample index of every (sample, gold) pair, gold-major within a sample."""
-    counts = torch.tensor(golds_per_sample, dtype=torch.long, device=device)
-    return torch.repeat_interleave(torch.arange(len(golds_per_sample), device=device), counts)
-
-
-def _ragged(lists: Sequence[Sequence[int]], device: torch.device) -> tuple[Tensor, Tensor]:
-    """Flatten id lists: ``(ids: LongTensor[T], lengths: LongTensor[len(lists)])``."""
-    lengths = torch.tensor([len(items) for items in lists], dtype=torch.long, device=device)
-    flat = torch.tensor([i for items in lists for i in items], dtype=torch.long, device=device)
-    return flat, lengths
-
-
-def _expand_per_pair(flat: Tensor, lengths: Tensor, pair_owner: Tensor) -> tuple[Tensor, Tensor]:
-    """Repeat each owner's ids once per pair it belongs to.
-
-    Args:
-        flat: ``LongTensor[T]`` ids of all owners, concatenated.
-        lengths: ``LongTensor[O]`` ids per owner.
-        pair_owner: ``LongTensor[P]`` owner of each pair.
-
-    Returns:
-        ``(ids: LongTensor[T'], pair_of_id: LongTensor[T'])`` with ``T' = Σ_p lengths[pair_owner[p]]``.
-    """
-    starts = torch.cumsum(lengths, 0) - lengths
-    pair_lengths = lengths[pair_owner]
-    pair_of_id = torch.repeat_interleave(torch.arange(pair_owner.numel(), device=flat.device), pair_lengths)
-    first_of_pair = torch.cumsum(pair_lengths, 0) - pair_lengths
-    offset_in_pair = torch.arange(pair_of_id.numel(), device=flat.device) - first_of_pair[pair_of_id]
-    return flat[starts[pair_owner][pair_of_id] + offset_in_pair], pair_of_id
-
-
 def _f1_from_counts(common: Tensor, pred_len: Tensor, gold_len: Tensor) -> Tensor:
     """Token F1 per pair (float64) with SQuAD's empty rule: empty vs empty → 1, empty vs non-empty → 0."""
     common, pred_len, gold_len = common.double(), pred_len.double(), gold_len.double()
@@ -174,14 +144,15 @@ def best_token_f1(pred_tokens: Sequence[Tokens], gold_tokens: Sequence[Sequence[
         ``DoubleTensor[B]``.
     """
     vocab = _Vocabulary()
-    pred_ids, pred_len = _ragged([vocab.ids(tokens) for tokens in pred_tokens], device)
+    pred_ids, pred_len = flatten_lists([vocab.ids(tokens) for tokens in pred_tokens], device)
     flat_golds = [tokens for golds in gold_tokens for tokens in golds]
-    gold_ids, gold_len = _ragged([vocab.ids(tokens) for tokens in flat_golds], device)
-    pair_sample = _pair_layout([len(golds) for golds in gold_tokens], device)
-    n_pairs = pair_sample.numel()
+    gold_ids, gold_len = flatten_lists([vocab.ids(tokens) for tokens in flat_golds], device)
+    n_pairs = len(flat_golds)
+    golds_per_sample = torch.tensor([len(golds) for golds in gold_tokens], dtype=torch.long, device=device)
+    pair_sample = segment_ids(golds_per_sample, n_pairs)
 
-    left_ids, left_pairs = _expand_per_pair(pred_ids, pred_len, pair_sample)
-    right_pairs = torch.repeat_interleave(torch.arange(n_pairs, device=device), gold_len)
+    left_ids, left_pairs = expand_segments(pred_ids, pred_len, pair_sample)
+    right_pairs = segment_ids(gold_len, gold_ids.numel())
     common = multiset_intersection_size(left_ids, left_pairs, gold_ids, right_pairs, n_pairs)
     f1 = _f1_from_counts(common, pred_len[pair_sample], gold_len)
     best = torch.full((len(pred_tokens),), float("-inf"), dtype=torch.float64, device=device)
@@ -199,7 +170,8 @@ def best_exact_match(pred_keys: Sequence[Any], gold_keys: Sequence[Sequence[Any]
     gold_ids = torch.tensor(
         [vocab.setdefault(k, len(vocab)) for golds in gold_keys for k in golds], dtype=torch.long, device=device
     )
-    pair_sample = _pair_layout([len(golds) for golds in gold_keys], device)
+    golds_per_sample = torch.tensor([len(golds) for golds in gold_keys], dtype=torch.long, device=device)
+    pair_sample = segment_ids(golds_per_sample, gold_ids.numel())
     hits = (pred_ids[pair_sample] == gold_ids).double()
     best = torch.zeros(len(pred_keys), dtype=torch.float64, device=device)
     return best.scatter_reduce(0, pair_sample, hits, reduce="amax")
@@ -281,6 +253,7 @@ def _default_device(device: Optional[torch.device | str]) -> torch.device:
 
 # ---------------------------------------------------------------------------------------------------- public API
 @gc_paused
+@single_threaded
 def token_f1(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -313,6 +286,7 @@ def token_f1(
 
 
 @gc_paused
+@single_threaded
 def exact_match(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -341,6 +315,7 @@ def exact_match(
 
 
 @gc_paused
+@single_threaded
 def string_accuracy(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -419,6 +394,7 @@ class TokenF1(_PresetMeanScore):
     """
 
     signature_name = "token_f1"
+    kernel_threads = 1
     presets = F1_PRESETS
     per_sample = staticmethod(_token_f1_update)
 
@@ -438,6 +414,7 @@ class ExactMatch(_PresetMeanScore):
     """
 
     signature_name = "exact_match"
+    kernel_threads = 1
     presets = EXACT_MATCH_PRESETS
     per_sample = staticmethod(_exact_match_update)
 
@@ -453,5 +430,6 @@ class StringAccuracy(_PresetMeanScore):
     """
 
     signature_name = "string_accuracy"
+    kernel_threads = 1
     presets = ("raw",)
     per_sample = staticmethod(_exact_match_update)

@@ -18,14 +18,18 @@ from __future__ import annotations
 import re
 from typing import Any, Optional, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from gpumetrics.core import (
     Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+    single_threaded,
 )
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
+from gpumetrics.kernels.ngrams import NgramLadder, TokenBatch, ngram_totals
+from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_ids, segment_products, segment_starts
 from gpumetrics.text.tokenizers import ROUGE_TOKENIZERS, rouge_tokenize_corpus
 
 DEFAULT_ROUGE_KEYS = ("rouge1", "rouge2", "rougeL", "rougeLsum")
@@ -70,56 +74,6 @@ def result_names(rouge_keys: Sequence[str]) -> list[str]:
         ['rougeL_precision', 'rougeL_recall', 'rougeL_fmeasure']
     """
     return [f"{key}_{stat}" for key in rouge_keys for stat in _STATS]
-
-
-# ---------------------------------------------------------------------------------------------------- tensor helpers
-def _starts(lengths: Tensor) -> Tensor:
-    return torch.cumsum(lengths, 0) - lengths
-
-
-def _padded(flat: Tensor, lengths: Tensor, pad: int) -> Tensor:
-    """``LongTensor[len(lengths), max(lengths)]`` right-padded with ``pad``."""
-    width = int(lengths.max().item()) if lengths.numel() else 0
-    out = torch.full((lengths.numel(), width), pad, dtype=torch.long, device=flat.device)
-    if flat.numel():
-        owner = torch.repeat_interleave(torch.arange(lengths.numel(), device=flat.device), lengths)
-        column = torch.arange(flat.numel(), device=flat.device) - _starts(lengths)[owner]
-        out[owner, column] = flat
-    return out
-
-
-def _segments(lengths: Tensor) -> Tensor:
-    """``LongTensor[Σ lengths]``: the segment of every element of a concatenation."""
-    return torch.repeat_interleave(torch.arange(lengths.numel(), device=lengths.device), lengths)
-
-
-def _expand(flat: Tensor, lengths: Tensor, owner: Tensor) -> tuple[Tensor, Tensor]:
-    """Repeat the ids of ``owner[k]`` for every k: ``(ids, k of each id)``."""
-    owner_lengths = lengths[owner]
-    k_of = _segments(owner_lengths)
-    offset = torch.arange(k_of.numel(), device=flat.device) - _starts(owner_lengths)[k_of]
-    return flat[_starts(lengths)[owner][k_of] + offset], k_of
-
-
-def _ngram_ids(flat: Tensor, lengths: Tensor, n: int, vocab_size: int) -> tuple[Tensor, Tensor]:
-    """Ids of all n-grams of every sequence: ``(gram ids, n-gram counts per sequence)``.
-
-    Packs ``n`` token ids of a vocabulary of size ``V`` into one int64 when ``V**n < 2**62`` (exact, no hashing);
-    otherwise rows of ``n`` ids are made unique with ``torch.unique(dim=0)``. Gram ids are comparable only within
-    one call.
-    """
-    counts = (lengths - n + 1).clamp_min(0)
-    if n == 1:
-        return flat, counts
-    seq = _segments(lengths)
-    position = torch.arange(flat.numel(), device=flat.device) - _starts(lengths)[seq]
-    starts = torch.nonzero(position + n <= lengths[seq]).flatten()
-    window = starts.unsqueeze(1) + torch.arange(n, device=flat.device)
-    grams = flat[window]  # [G, n]
-    if vocab_size ** n < 2**62:
-        scale = torch.tensor([vocab_size ** (n - 1 - k) for k in range(n)], dtype=torch.long, device=flat.device)
-        return (grams * scale).sum(1), counts
-    return torch.unique(grams, dim=0, return_inverse=True)[1], counts
 
 
 def _f_measure(precision: Tensor, recall: Tensor) -> Tensor:
@@ -204,8 +158,8 @@ def _rouge_chunk(
     n_samples = len(pred_list)
     flat_targets = [ref for refs in target_lists for ref in refs]
     refs_per_sample = torch.tensor([len(refs) for refs in target_lists], dtype=torch.long, device=device)
-    pair_sample = _segments(refs_per_sample)
     n_pairs = len(flat_targets)
+    pair_sample = segment_ids(refs_per_sample, n_pairs)
 
     corpus = rouge_tokenize_corpus(pred_list + flat_targets, tokenizer, use_stemmer)
     ids = torch.from_numpy(corpus.ids).to(device)
@@ -218,22 +172,27 @@ def _rouge_chunk(
 
     needs_padded = "rougeL" in rouge_keys or "rougeW" in rouge_keys
     if needs_padded:
-        pred_padded = _padded(pred_flat, pred_len, -1)[pair_sample]
-        target_padded = _padded(target_flat, target_len, -2)
+        widths = corpus.text_lengths[:n_samples].max(initial=0), corpus.text_lengths[n_samples:].max(initial=0)
+        pred_padded = pad_segments(pred_flat, pred_len, -1, int(widths[0]))[pair_sample]
+        target_padded = pad_segments(target_flat, target_len, -2, int(widths[1]))
 
+    orders = [int(match.group(1)) for match in map(_ROUGE_N.match, rouge_keys) if match]
+    levels = NgramLadder(TokenBatch(ids, text_len, vocab_size)).levels(max(orders)) if orders else []
     results = []
     for key in rouge_keys:
         match = _ROUGE_N.match(key)
         if match:
             n = int(match.group(1))
-            grams, counts = _ngram_ids(ids, text_len, n, vocab_size)  # one call: ids comparable across texts
-            if n > 1 and (n_pairs + 1) * vocab_size**n >= 2**62:  # keep segment * span + id inside int64
-                grams = torch.unique(grams, return_inverse=True)[1]
+            grams = levels[n - 1].gram  # ids comparable across all texts of the chunk, predictions first
+            counts = ngram_totals(text_len, n)[:, n - 1]
             pred_counts, target_counts = counts[:n_samples], counts[n_samples:]
-            n_pred_grams = int(pred_counts.sum().item())
+            n_pred_grams = int(np.clip(corpus.text_lengths[:n_samples] - (n - 1), 0, None).sum())  # host lengths
             pred_grams, target_grams = grams[:n_pred_grams], grams[n_pred_grams:]
-            left, left_pair = _expand(pred_grams, pred_counts, pair_sample)
-            hits = multiset_intersection_size(left, left_pair, target_grams, _segments(target_counts), n_pairs)
+            left, left_pair = expand_segments(pred_grams, pred_counts, pair_sample)
+            target_pair = segment_ids(target_counts, target_grams.numel())
+            hits = multiset_intersection_size(
+                left, left_pair, target_grams, target_pair, n_pairs, id_bound=levels[n - 1].distinct
+            )
             results.append(_scores(hits, pred_counts[pair_sample], target_counts))
         elif key == "rougeL":
             hits = lcs_length(target_padded, target_len, pred_padded, pair_pred_len)
@@ -265,7 +224,7 @@ def _rouge_w(target: Tensor, target_len: Tensor, pred: Tensor, pred_len: Tensor,
 def _drop_empty_lines(line_len: Tensor, lines_per_text: Tensor) -> tuple[Tensor, Tensor]:
     """Lines without tokens take no part in ROUGE-Lsum: drop them, recount the lines of every text."""
     keep = line_len > 0
-    text_of_line = _segments(lines_per_text)
+    text_of_line = segment_ids(lines_per_text, line_len.numel())
     kept_per_text = torch.zeros_like(lines_per_text).index_add_(0, text_of_line, keep.long())
     return line_len[keep], kept_per_text
 
@@ -296,19 +255,13 @@ def _summary_lcs_hits(
     pred_sent_flat, target_sent_flat = pred_flat, target_flat
     pred_sent_len, pred_n = _drop_empty_lines(pred_line_len, pred_lines)
     target_sent_len, target_n = _drop_empty_lines(target_line_len, target_lines)
-    pred_first, target_first = _starts(pred_n), _starts(target_n)
-
     # every (target line, prediction line) combination of each pair
-    pair_pred_n = pred_n[pair_sample]
-    per_pair = target_n * pair_pred_n
-    combo_pair = _segments(per_pair)
-    local = torch.arange(combo_pair.numel(), device=device) - _starts(per_pair)[combo_pair]
-    combo_pred_n = pair_pred_n[combo_pair]
-    target_line = target_first[combo_pair] + torch.div(local, combo_pred_n, rounding_mode="floor")
-    pred_line = pred_first[pair_sample[combo_pair]] + local % combo_pred_n.clamp_min(1)
+    combo_pair, target_local, pred_local = segment_products(target_n, pred_n[pair_sample])
+    target_line = segment_starts(target_n)[combo_pair] + target_local
+    pred_line = segment_starts(pred_n)[pair_sample[combo_pair]] + pred_local
 
-    target_padded = _padded(target_sent_flat, target_sent_len, -2)
-    pred_padded = _padded(pred_sent_flat, pred_sent_len, -1)
+    target_padded = pad_segments(target_sent_flat, target_sent_len, -2)
+    pred_padded = pad_segments(pred_sent_flat, pred_sent_len, -1)
     picked = lcs_backtrack_mask(
         target_padded[target_line], target_sent_len[target_line], pred_padded[pred_line], pred_sent_len[pred_line]
     )
@@ -316,10 +269,10 @@ def _summary_lcs_hits(
     union.index_add_(0, target_line, picked.long())
     in_union = union[_valid_mask(target_sent_len, target_padded.shape[1])] > 0  # aligned with target_sent_flat
 
-    target_line_pair = _segments(target_n)
+    target_line_pair = segment_ids(target_n, target_sent_len.numel())
     union_ids = target_sent_flat[in_union]
-    union_pair = target_line_pair[_segments(target_sent_len)][in_union]
-    pred_ids, pred_pair = _expand(pred_flat, pred_len, pair_sample)
+    union_pair = target_line_pair[segment_ids(target_sent_len, target_sent_flat.numel())][in_union]
+    pred_ids, pred_pair = expand_segments(pred_flat, pred_len, pair_sample)
     return multiset_intersection_size(union_ids, union_pair, pred_ids, pred_pair, n_pairs)
 
 
@@ -340,6 +293,7 @@ def _rouge_per_sample(scores: Tensor, rouge_keys: Sequence[str]) -> dict[str, Te
 
 # ---------------------------------------------------------------------------------------------------- public API
 @gc_paused
+@single_threaded
 def rouge_score(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
@@ -419,6 +373,7 @@ class ROUGEScore(Metric):
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0
     signature_name = "rouge"
+    kernel_threads = 1
 
     def __init__(
         self,

@@ -274,3 +274,16 @@ def test_uneven_word_sequences_match_rapidfuzz():
     a = [long, long, long[:2] + ["x"] + long[-1:], long]
     b = [long[:1] + long[-2:], long, long, long[:2500] + ["zz"] + long[2501:]]
     assert levenshtein_strings(a, b, backend="torch").tolist() == _expected(a, b)
+
+
+def test_rapidfuzz_backend_in_chunks_and_threads_checks_every_chunk():
+    rng = random.Random(11)
+    a = ["".join(rng.choices("abcé中😀", k=rng.randint(0, 12))) for _ in range(40_000)]  # 3 chunks, 2 threads
+    b = [s[::-1] + "x" for s in a]
+    assert levenshtein_strings(a, b, backend="rapidfuzz").tolist() == [Levenshtein.distance(x, y) for x, y in zip(a, b)]
+
+    def check(left, right):
+        raise TypeError("bad item")
+
+    with pytest.raises(TypeError, match="bad item"):  # the bad item sits in the last chunk; lists must not pass
+        levenshtein_strings(a[:-1] + [["a", "b"]], b, backend="rapidfuzz", check=check)

@@ -1,4 +1,4 @@
-"""N-gram kernel against direct ``collections.Counter`` implementations, on both id-packing paths."""
+"""The n-gram ladder and the statistics built on it, against direct ``collections.Counter`` implementations."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from gpumetrics.kernels.ngrams import (
+    NgramLadder,
     TokenBatch,
     clipped_ngram_matches,
     encode_token_lists,
     encode_tokens,
-    ngram_ids,
+    ngram_occurrences,
     ngram_totals,
-    segment_ngram_counts,
 )
 
 
@@ -34,43 +34,68 @@ def random_samples(seed: int, vocab: int, samples: int, max_len: int = 12, max_r
     return segments, torch.tensor(sample), torch.tensor(is_hyp)
 
 
-# (vocab, max_order): packed fast path, and vocabularies where (V+1)^N overflows int64 → dense-rank fallback.
-@pytest.mark.parametrize("vocab, max_order", [(4, 4), (60, 5), (2000, 7), (300, 9)])
-def test_ngram_ids_are_exact(vocab: int, max_order: int) -> None:
+def occurrences(segments: list[list[str]], n: int) -> list[tuple[int, tuple]]:
+    """(segment, n-gram) of every occurrence of order n, in flat position order."""
+    return [(s, tuple(seg[i: i + n])) for s, seg in enumerate(segments) for i in range(len(seg) - n + 1)]
+
+
+@pytest.mark.parametrize("vocab, max_order", [(2, 6), (60, 5), (2000, 7)])
+def test_ladder_ids_are_exact_per_order(vocab: int, max_order: int) -> None:
     segments, _, _ = random_samples(vocab, vocab, 40)
-    batch = encode_token_lists(segments)
-    grams = ngram_ids(batch, max_order)
-    seen: dict[tuple, int] = {}
-    flat = [(s, p) for s, seg in enumerate(segments) for p in range(len(seg))]
-    for row, (s, p) in enumerate(flat):
-        for n in range(1, max_order + 1):
-            value = int(grams[row, n - 1])
-            if p + n > len(segments[s]):
-                assert value == -1
-                continue
-            key = tuple(segments[s][p: p + n])
-            assert seen.setdefault(key, value) == value  # equal n-grams, equal ids
-    assert len(set(seen.values())) == len(seen)  # different n-grams (any orders), different ids
+    ladder = NgramLadder(encode_token_lists(segments))
+    starts = [sum(map(len, segments[:s])) for s in range(len(segments))]
+    for level in ladder.levels(max_order):
+        n = level.order
+        expected = occurrences(segments, n)
+        assert level.position.tolist() == [starts[s] + i for s, seg in enumerate(segments)
+                                           for i in range(len(seg) - n + 1)]
+        id_of: dict = {}
+        for (_, gram), gid in zip(expected, level.gram.tolist()):
+            assert id_of.setdefault(gram, gid) == gid  # equal n-grams, equal ids
+        assert len(set(id_of.values())) == len(id_of) == level.distinct  # different n-grams differ; ids dense
+        assert level.group.tolist() == [0] * level.distinct
+
+
+def test_grouped_ladder_separates_groups_and_prunes() -> None:
+    batch = encode_token_lists([["a", "b", "a", "b"], ["a", "b"]])
+    ladder = NgramLadder(batch)
+    unigrams = ladder.unigrams(group=torch.tensor([0, 0, 0, 0, 1, 1]))
+    assert unigrams.distinct == 4  # (0, a), (0, b), (1, a), (1, b)
+    assert unigrams.gram[0] == unigrams.gram[2] and unigrams.gram[0] != unigrams.gram[4]
+    assert sorted(unigrams.group.tolist()) == [0, 0, 1, 1]
+    bigrams = ladder.extend(unigrams, keep=torch.tensor([True, False, True, True, True, True]))
+    # position 3 ends its segment, position 5 too; position 1 was not kept
+    assert bigrams.position.tolist() == [0, 2, 4]
+    assert bigrams.gram[0] == bigrams.gram[1] and bigrams.gram[0] != bigrams.gram[2]
+    assert bigrams.group[bigrams.gram].tolist() == [0, 0, 1]
+
+
+def test_ngram_occurrences_are_exact_dense_ids() -> None:
+    rng = random.Random(5)
+    segments = [[str(rng.randint(0, 3)) for _ in range(rng.randint(0, 9))] for _ in range(50)]
+    segment, gram, distinct = ngram_occurrences(encode_token_lists(segments), 4)
+    expected = [occ for n in range(1, 5) for occ in occurrences(segments, n)]  # order by order, positions ascending
+    assert [s for s, _ in expected] == segment.tolist()
+    id_of: dict = {}
+    for (_, ngram), gid in zip(expected, gram.tolist()):
+        assert id_of.setdefault(ngram, gid) == gid  # one n-gram, one id
+    assert len(set(id_of.values())) == len(id_of) == sum(distinct)  # one id, one n-gram; ids dense over all orders
+    assert sorted(id_of.values()) == list(range(sum(distinct)))
 
 
 @pytest.mark.parametrize("vocab, max_order", [(3, 4), (50, 4), (2000, 7)])
 def test_clipped_matches_against_counter(vocab: int, max_order: int) -> None:
     segments, sample, is_hyp = random_samples(100 + vocab, vocab, 60)
-    batch = encode_token_lists(segments)
-    matches = clipped_ngram_matches(batch, sample, is_hyp, 60, max_order)
-    per_ref = clipped_ngram_matches(batch, sample, is_hyp, 60, max_order, per_reference=True)
-    assert matches.shape == (60, max_order) and per_ref.shape == (len(segments), max_order)
+    matches = clipped_ngram_matches(encode_token_lists(segments), sample, is_hyp, 60, max_order)
+    assert matches.shape == (60, max_order)
     for b in range(60):
         rows = [i for i in range(len(segments)) if int(sample[i]) == b]
         hyp = segments[rows[0]]
         for n in range(1, max_order + 1):
-            hyp_counts, best = counter(hyp, n), Counter()
+            best = Counter()
             for i in rows[1:]:
-                ref_counts = counter(segments[i], n)
-                best |= ref_counts
-                assert int(per_ref[i, n - 1]) == sum(min(c, ref_counts[g]) for g, c in hyp_counts.items())
-            assert int(matches[b, n - 1]) == sum(min(c, best[g]) for g, c in hyp_counts.items())
-            assert int(per_ref[rows[0], n - 1]) == 0
+                best |= counter(segments[i], n)
+            assert int(matches[b, n - 1]) == sum(min(c, best[g]) for g, c in counter(hyp, n).items())
 
 
 def test_clipped_matches_single_reference_against_counter() -> None:
@@ -84,29 +109,22 @@ def test_clipped_matches_single_reference_against_counter() -> None:
             assert int(matches[b, n - 1]) == sum(min(c, ref_counts[g]) for g, c in counter(hyp, n).items())
 
 
-def test_segment_counts_against_counter() -> None:
-    segments, _, _ = random_samples(7, 5, 30)
-    counts = segment_ngram_counts(encode_token_lists(segments), 3)
-    got = Counter(zip(counts.segment.tolist(), counts.order.tolist(), counts.count.tolist()))
-    expected = Counter((s, n, c) for s, seg in enumerate(segments) for n in (1, 2, 3) for c in counter(seg, n).values())
-    assert got == expected
-    # rows are sorted by n-gram id, so the document frequency of an n-gram is its run length
-    assert bool((counts.gram[1:] >= counts.gram[:-1]).all())
-
-
 def test_totals_and_empty_inputs() -> None:
     assert ngram_totals(torch.tensor([0, 1, 5]), 3).tolist() == [[0, 0, 0], [1, 0, 0], [5, 4, 3]]
     empty = encode_token_lists([[], []])
-    assert ngram_ids(empty, 2).shape == (0, 2)
+    assert [level.position.numel() for level in NgramLadder(empty).levels(3)] == [0, 0, 0]
     matches = clipped_ngram_matches(empty, torch.tensor([0, 0]), torch.tensor([True, False]), 1, 2)
     assert matches.tolist() == [[0, 0]]
-    assert segment_ngram_counts(empty, 2).count.numel() == 0
+    segment, gram, distinct = ngram_occurrences(empty, 2)
+    assert segment.numel() == gram.numel() == 0 and distinct == [0, 0]
 
 
-def test_encode_tokens_checks_lengths() -> None:
+def test_encode_tokens_and_option_checks() -> None:
     batch = encode_tokens(["b", "a", "b"], [2, 1])
     assert batch.ids.tolist() == [0, 1, 0] and batch.vocab_size == 2
     with pytest.raises(ValueError, match="lengths"):
         encode_tokens(["a"], [2])
     with pytest.raises(ValueError, match="max_order"):
-        ngram_ids(TokenBatch(torch.tensor([0]), torch.tensor([1]), 1), 0)
+        NgramLadder(TokenBatch(torch.tensor([0]), torch.tensor([1]), 1)).levels(0)
+    with pytest.raises(ValueError, match="max_order"):
+        clipped_ngram_matches(batch, torch.tensor([0, 0]), torch.tensor([True, False]), 1, 0)

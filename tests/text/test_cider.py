@@ -9,7 +9,7 @@ import torch
 
 from gpumetrics import CIDErScore
 from gpumetrics.functional import cider_score
-from gpumetrics.text.cider import _check_no_collision, _token_code, ngram_occurrences
+from gpumetrics.text.cider import _check_no_collision, _token_code
 from tests.helpers.harness import assert_close, check_metric
 
 from pycocoevalcap.cider.cider import Cider  # the reference is a test dependency: never skipped
@@ -203,26 +203,6 @@ def test_token_codes_are_exact_or_checked():
     _check_no_collision(codes, checks)  # the same token seen twice is fine
     with pytest.raises(RuntimeError, match="share a 63-bit hash"):
         _check_no_collision(torch.tensor([-5, -5]), torch.tensor([1, 2]))
-
-
-def test_ngram_occurrences_are_exact_dense_ids():
-    rng = random.Random(5)
-    lengths = [rng.randint(0, 9) for _ in range(50)]
-    words = [rng.randint(0, 3) for _ in range(sum(lengths))]
-    sentence, gram, sizes = ngram_occurrences(torch.tensor(words), torch.tensor(lengths), 4)
-    # expected occurrences in the kernel's order: order by order, positions ascending
-    starts = [sum(lengths[:s]) for s in range(len(lengths))]
-    expected = [
-        (s, tuple(words[starts[s] + i: starts[s] + i + n]))
-        for n in range(1, 5)
-        for s, length in enumerate(lengths)
-        for i in range(length - n + 1)
-    ]
-    assert [s for s, _ in expected] == sentence.tolist()
-    id_of: dict = {}
-    for (_, ngram), gid in zip(expected, gram.tolist()):
-        assert id_of.setdefault(ngram, gid) == gid  # one n-gram, one id
-    assert len(set(id_of.values())) == len(id_of) == int(sizes.sum())  # one id, one n-gram; ids dense
 
 
 def test_signature_and_device_argument():

@@ -1,0 +1,142 @@
+"""Ragged batches stored flat: S segments of ``lengths[s]`` items concatenated into one tensor of T items.
+
+Every metric that handles variable-length data (tokens of texts, n-grams of texts, gold answers of questions, boxes
+of images) uses these helpers instead of its own ``repeat_interleave(arange)``. All of them stay on the device of
+their inputs. Where a result's size depends on values (``Σ lengths``, ``max(lengths)``), the caller may pass it when
+it is already known on the host; otherwise the helper reads it, which is one host synchronisation on a GPU.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import torch
+from torch import Tensor
+
+
+def segment_ids(lengths: Tensor, total: Optional[int] = None) -> Tensor:
+    """The segment of every item: ``LongTensor[T]`` with ``T = Σ lengths``.
+
+    Args:
+        lengths: ``LongTensor[S]`` non-negative segment lengths.
+        total: ``Σ lengths`` when known on the host (no synchronisation); read from ``lengths`` otherwise.
+
+    Example:
+        >>> segment_ids(torch.tensor([2, 0, 1]))
+        tensor([0, 0, 2])
+    """
+    segments = torch.arange(lengths.numel(), device=lengths.device)
+    return torch.repeat_interleave(segments, lengths, output_size=total)
+
+
+def segment_starts(lengths: Tensor) -> Tensor:
+    """Index of the first item of every segment (exclusive prefix sum): ``LongTensor[S]``.
+
+    Example:
+        >>> segment_starts(torch.tensor([2, 0, 1]))
+        tensor([0, 2, 2])
+    """
+    return torch.cumsum(lengths, 0) - lengths
+
+
+def offsets_in_segment(lengths: Tensor, segment: Optional[Tensor] = None) -> Tensor:
+    """Position of every item inside its segment: ``LongTensor[T]``.
+
+    Args:
+        lengths: ``LongTensor[S]``.
+        segment: ``segment_ids(lengths)`` when the caller already has it.
+
+    Example:
+        >>> offsets_in_segment(torch.tensor([2, 0, 3]))
+        tensor([0, 1, 0, 1, 2])
+    """
+    if segment is None:
+        segment = segment_ids(lengths)
+    return torch.arange(segment.numel(), device=lengths.device) - segment_starts(lengths)[segment]
+
+
+def expand_segments(values: Tensor, lengths: Tensor, owner: Tensor, total: Optional[int] = None) -> tuple[Tensor, Tensor]:
+    """Copy segment ``owner[k]`` for every k: the items of a ragged batch repeated per pair.
+
+    Used where one text is compared with each of its references (segment = text, k = pair).
+
+    Args:
+        values: ``Tensor[T, ...]`` items of all segments, concatenated.
+        lengths: ``LongTensor[S]`` items per segment.
+        owner: ``LongTensor[K]`` segment to copy for each k.
+        total: ``Σ lengths[owner]`` when known on the host.
+
+    Returns:
+        ``(values: Tensor[T', ...], k: LongTensor[T'])``: the copied items, k after k, and the k of each.
+
+    Example:
+        >>> expand_segments(torch.tensor([7, 8, 9]), torch.tensor([2, 1]), torch.tensor([0, 1, 0]))
+        (tensor([7, 8, 9, 7, 8]), tensor([0, 0, 1, 2, 2]))
+    """
+    owner_lengths = lengths[owner]
+    k_of_item = segment_ids(owner_lengths, total)
+    source = segment_starts(lengths)[owner][k_of_item] + offsets_in_segment(owner_lengths, k_of_item)
+    return values[source], k_of_item
+
+
+def pad_segments(values: Tensor, lengths: Tensor, fill: float | int, width: Optional[int] = None) -> Tensor:
+    """Right-pad every segment to a common width: ``Tensor[S, W, ...]`` (``W = max(lengths)`` unless given).
+
+    Example:
+        >>> pad_segments(torch.tensor([1, 2, 3]), torch.tensor([1, 0, 2]), -1)
+        tensor([[ 1, -1],
+                [-1, -1],
+                [ 2,  3]])
+    """
+    if width is None:
+        width = int(lengths.max()) if lengths.numel() else 0
+    out = values.new_full((lengths.numel(), width, *values.shape[1:]), fill)
+    if values.shape[0]:
+        segment = segment_ids(lengths, values.shape[0])
+        out[segment, offsets_in_segment(lengths, segment)] = values
+    return out
+
+
+def scatter_any(mask: Tensor, index: Tensor, size: int) -> Tensor:
+    """``BoolTensor[size]``: True at ``i`` iff some ``k`` has ``index[k] == i`` and ``mask[k]``.
+
+    Example:
+        >>> scatter_any(torch.tensor([True, False, True]), torch.tensor([2, 0, 2]), 3)
+        tensor([False, False,  True])
+    """
+    out = torch.zeros(size, dtype=torch.long, device=index.device)
+    return out.index_add_(0, index, mask.long()) > 0
+
+
+def flatten_lists(lists: Sequence[Sequence[int]], device: torch.device | str | None = None) -> tuple[Tensor, Tensor]:
+    """A list of int lists as a ragged batch: ``(values: LongTensor[T], lengths: LongTensor[S])``.
+
+    Example:
+        >>> flatten_lists([[4, 5], [], [6]])
+        (tensor([4, 5, 6]), tensor([2, 0, 1]))
+    """
+    lengths = torch.tensor([len(items) for items in lists], dtype=torch.long)
+    values = torch.tensor([value for items in lists for value in items], dtype=torch.long)
+    return values.to(device), lengths.to(device)
+
+
+def segment_products(counts_a: Tensor, counts_b: Tensor, total: Optional[int] = None) -> tuple[Tensor, Tensor, Tensor]:
+    """Every (a, b) combination inside each segment: the per-segment Cartesian product of two ragged batches.
+
+    Args:
+        counts_a, counts_b: ``LongTensor[S]`` items of each segment on either side.
+        total: ``Σ counts_a · counts_b`` when known on the host.
+
+    Returns:
+        ``(segment, a, b)``, each ``LongTensor[Σ counts_a · counts_b]``, segment-major, then a, then b; ``a`` and
+        ``b`` are positions inside the segment (add ``segment_starts(counts_*)[segment]`` for flat indices).
+
+    Example:
+        >>> [x.tolist() for x in segment_products(torch.tensor([2, 1]), torch.tensor([1, 2]))]
+        [[0, 0, 1, 1], [0, 1, 0, 0], [0, 0, 0, 1]]
+    """
+    per_segment = counts_a * counts_b
+    segment = segment_ids(per_segment, total)
+    local = offsets_in_segment(per_segment, segment)
+    width = counts_b[segment].clamp_min(1)
+    return segment, torch.div(local, width, rounding_mode="floor"), local % width

@@ -1,0 +1,66 @@
+"""Ragged-batch helpers against list comprehensions, including empty segments and empty batches."""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from gpumetrics.kernels.ragged import (
+    expand_segments,
+    flatten_lists,
+    offsets_in_segment,
+    pad_segments,
+    scatter_any,
+    segment_ids,
+    segment_products,
+    segment_starts,
+)
+
+
+def random_lists(seed: int, count: int = 30) -> list[list[int]]:
+    rng = random.Random(seed)
+    return [[rng.randrange(100) for _ in range(rng.choice([0, 0, 1, rng.randint(0, 9)]))] for _ in range(count)]
+
+
+def test_segments_starts_offsets() -> None:
+    lists = random_lists(1)
+    values, lengths = flatten_lists(lists)
+    assert values.tolist() == [v for items in lists for v in items] and lengths.tolist() == list(map(len, lists))
+    expected_ids = [s for s, items in enumerate(lists) for _ in items]
+    assert segment_ids(lengths).tolist() == expected_ids
+    assert segment_ids(lengths, total=values.numel()).tolist() == expected_ids
+    assert segment_starts(lengths).tolist() == [sum(map(len, lists[:s])) for s in range(len(lists))]
+    assert offsets_in_segment(lengths).tolist() == [i for items in lists for i in range(len(items))]
+
+
+def test_expand_and_pad() -> None:
+    lists = random_lists(2)
+    values, lengths = flatten_lists(lists)
+    owner = torch.tensor([3, 0, 3, 7, 29, 1])
+    expanded, k = expand_segments(values, lengths, owner)
+    assert expanded.tolist() == [v for o in owner.tolist() for v in lists[o]]
+    assert k.tolist() == [i for i, o in enumerate(owner.tolist()) for _ in lists[o]]
+    padded = pad_segments(values, lengths, -1)
+    width = max(map(len, lists))
+    assert padded.tolist() == [items + [-1] * (width - len(items)) for items in lists]
+    rows = pad_segments(values[:, None].expand(-1, 2), lengths, 0, width=width + 1)  # trailing dims, given width
+    assert rows.shape == (len(lists), width + 1, 2)
+
+
+def test_products_and_scatter_any() -> None:
+    counts_a, counts_b = torch.tensor([2, 0, 1, 3]), torch.tensor([1, 4, 2, 0])
+    segment, a, b = segment_products(counts_a, counts_b)
+    expected = [(s, i, j) for s in range(4) for i in range(int(counts_a[s])) for j in range(int(counts_b[s]))]
+    assert list(zip(segment.tolist(), a.tolist(), b.tolist())) == expected
+    mask, index = torch.tensor([True, False, True, False]), torch.tensor([4, 1, 4, 0])
+    assert scatter_any(mask, index, 6).tolist() == [False, False, False, False, True, False]
+
+
+def test_empty_batches() -> None:
+    values, lengths = flatten_lists([])
+    assert segment_ids(lengths).numel() == 0 and pad_segments(values, lengths, 0).shape == (0, 0)
+    values, lengths = flatten_lists([[], []])
+    assert pad_segments(values, lengths, 0).shape == (2, 0)
+    assert expand_segments(values, lengths, torch.tensor([1, 0]))[0].numel() == 0
+    assert [x.numel() for x in segment_products(lengths, lengths)] == [0, 0, 0]
