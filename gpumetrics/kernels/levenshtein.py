@@ -59,7 +59,7 @@ BACKENDS = ("auto", "torch", "rapidfuzz")
 _WORD = 64
 _STEP_BLOCK = 64  # steps whose match masks are gathered at once
 _DEFAULT_MAX_ELEMENTS = 1 << 24  # int64 values in one chunk's largest buffers (~128 MB)
-_PARALLEL_PAIRS = 2_048  # rapidfuzz threads pay off from about this many short pairs (thread start ~0.1 ms)
+_PARALLEL_CHARACTERS = 2_000_000  # rapidfuzz threads pay off from about this much text (see levenshtein_strings)
 _RAPIDFUZZ_CHUNK = 16_384  # pairs checked and scored together
 
 _M1 = 0x5555555555555555
@@ -424,6 +424,15 @@ def _pad(flat: np.ndarray, lengths: np.ndarray, device: Optional[torch.device | 
     return torch.from_numpy(padded).to(device), torch.from_numpy(lengths).to(device)
 
 
+def _sampled_characters(items: Sequence) -> int:
+    """Estimated total length of ``items`` from at most 64 evenly spaced ones (O(1) reads)."""
+    if not items:
+        return 0
+    step = max(1, len(items) // 64)
+    sample = items[::step]
+    return sum(len(item) for item in sample if isinstance(item, str)) * len(items) // len(sample)
+
+
 def levenshtein_strings(
     a: Sequence,
     b: Sequence,
@@ -463,18 +472,20 @@ def levenshtein_strings(
         from rapidfuzz.distance import Levenshtein
         from rapidfuzz.process import cpdist
 
+        if check is None:  # token lists (words): the scorer mapped at C level beats cpdist, which re-hashes lists
+            result = np.fromiter(map(Levenshtein.distance, a, b), dtype=np.int64, count=len(a))
+            return torch.from_numpy(result).to(device)
         result = np.empty(len(a), dtype=np.int64)
-        workers = torch.get_num_threads() if len(a) >= _PARALLEL_PAIRS else 1
+        # rapidfuzz's own threads only for long work: on short pairs they lose what they gain to thread start-up and to
+        # torch's OpenMP threads still spinning after a preceding parallel op
+        workers = torch.get_num_threads() if _sampled_characters(a) >= _PARALLEL_CHARACTERS else 1
         # Chunks keep each string in cache between the type check and the distance (one memory pass, like a loop).
         for start in range(0, len(a), _RAPIDFUZZ_CHUNK):
             chunk_a, chunk_b = a[start : start + _RAPIDFUZZ_CHUNK], b[start : start + _RAPIDFUZZ_CHUNK]
             # cpdist would accept lists and bytes too: a C-level isinstance map keeps string inputs strict
-            if check is not None and not (
-                all(map(isinstance, chunk_a, repeat(str))) and all(map(isinstance, chunk_b, repeat(str)))
-            ):
+            if not (all(map(isinstance, chunk_a, repeat(str))) and all(map(isinstance, chunk_b, repeat(str)))):
                 check(a, b)  # raises the descriptive error
                 raise TypeError("`a` and `b` must hold strings")
-            # rapidfuzz's own threads (as many as torch's intra-op threads) split the pairs; no Python call per pair
             result[start : start + len(chunk_a)] = cpdist(
                 chunk_a, chunk_b, scorer=Levenshtein.distance, dtype=np.int64, workers=workers
             )

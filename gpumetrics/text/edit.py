@@ -5,8 +5,8 @@ All four share one step: the Levenshtein distance of every (prediction, referenc
 
 * ``"torch"`` — the batched bit-parallel tensor kernel on the metric's device (the module's ``device``, or the
   function's ``device`` argument);
-* ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` over the pairs on CPU (``process.cpdist``, on as
-  many threads as torch's intra-op threads from 2,048 pairs on), result moved to the device;
+* ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` over the pairs on CPU (``process.cpdist`` for strings,
+  on as many threads as torch's intra-op threads from about 2 million characters on), result moved to the device;
 * ``"auto"`` (default) — the tensor kernel when the device is not the CPU, rapidfuzz on CPU.
 
 Units: ``"char"`` compares Unicode code points of the raw strings (a combining mark is its own symbol, as in

@@ -276,7 +276,7 @@ def test_uneven_word_sequences_match_rapidfuzz():
     assert levenshtein_strings(a, b, backend="torch").tolist() == _expected(a, b)
 
 
-def test_rapidfuzz_backend_in_chunks_and_threads_checks_every_chunk():
+def test_rapidfuzz_backend_in_chunks_checks_every_chunk():
     rng = random.Random(11)
     a = ["".join(rng.choices("abcé中😀", k=rng.randint(0, 12))) for _ in range(40_000)]  # 3 chunks, 2 threads
     b = [s[::-1] + "x" for s in a]
