@@ -47,15 +47,18 @@ def _boxes(value: Any, name: str) -> Tensor:
         return boxes.reshape(0, 4).double()
     if boxes.dim() != 2 or boxes.shape[1] != 4:
         raise ValueError(f"`{name}` must have shape [K, 4] ([x, y, w, h] boxes), got {list(boxes.shape)}")
-    boxes = boxes.double() if not boxes.is_floating_point() else boxes
-    # one host sync for the three checks; the failing one is told apart only on the error path
-    if not bool((boxes.abs() <= MAX_COORDINATE).all() & (boxes[:, 2:] >= 0).all()):
-        if not bool(torch.isfinite(boxes).all()):
-            raise ValueError(f"`{name}` holds NaN or infinite coordinates")
-        if bool((boxes[:, 2:] < 0).any()):
-            raise ValueError(f"`{name}` holds [x, y, w, h] boxes with a negative width or height; w, h must be ≥ 0")
-        raise ValueError(f"`{name}` holds coordinates beyond ±{MAX_COORDINATE:g}; scale the coordinates down")
-    return boxes
+    return boxes.double() if not boxes.is_floating_point() else boxes
+
+
+def _check_values(boxes: Tensor, name: str) -> None:
+    """Raise if ``boxes: Tensor[K, 4]`` holds a non-finite, negative-size or out-of-range value (one host sync)."""
+    if bool((boxes.abs() <= MAX_COORDINATE).all() & (boxes[:, 2:] >= 0).all()):
+        return
+    if not bool(torch.isfinite(boxes).all()):
+        raise ValueError(f"`{name}` holds NaN or infinite coordinates")
+    if bool((boxes[:, 2:] < 0).any()):
+        raise ValueError(f"`{name}` holds [x, y, w, h] boxes with a negative width or height; w, h must be ≥ 0")
+    raise ValueError(f"`{name}` holds coordinates beyond ±{MAX_COORDINATE:g}; scale the coordinates down")
 
 
 def _images(value: Any, name: str) -> list[Mapping]:
@@ -71,15 +74,18 @@ def _images(value: Any, name: str) -> list[Mapping]:
 
 def _flatten(images: list[Mapping], name: str, groups: list[tuple[int, Any]]) -> tuple[Tensor, Tensor]:
     """Boxes of each (image, label) group, group after group, and the count of each group."""
-    parts, counts = [], []
-    for image, label in groups:
-        boxes = images[image].get(label, [])
-        boxes = _boxes(boxes, f"{name}[{image}][{label!r}]")
-        parts.append(boxes)
-        counts.append(boxes.shape[0])
+    names = [f"{name}[{image}][{label!r}]" for image, label in groups]
+    parts = [_boxes(images[image].get(label, []), group) for (image, label), group in zip(groups, names)]
+    counts = [boxes.shape[0] for boxes in parts]
     device = next((p.device for p in parts if p.numel()), torch.device("cpu"))
     dtype = torch.float64 if any(p.dtype == torch.float64 for p in parts) or not parts else torch.float32
     flat = torch.cat([p.to(device=device, dtype=dtype) for p in parts]) if parts else torch.zeros(0, 4, dtype=dtype)
+    try:
+        _check_values(flat.double(), name)  # the whole batch at once
+    except ValueError:
+        for boxes, group in zip(parts, names):  # error path only: name the first offending group
+            _check_values(boxes.double(), group)
+        raise
     return flat, torch.tensor(counts, dtype=torch.long, device=device)
 
 

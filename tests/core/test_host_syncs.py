@@ -1,0 +1,222 @@
+"""GPU readiness without a GPU: host↔device synchronisations per ``update`` do not grow with the batch.
+
+For every module class of the package (the same discovery as ``tests/test_empty_input.py``), ``update`` runs once on
+a batch of B samples and once on the same samples four times over (4·B), inside :class:`tests.helpers.syncs.SyncCounter`. Each
+op kind must be counted the same number of times for both batches, and the total must stay within the metric's
+budget below: today's measured count (``pytest -s`` prints the table), so a change that adds a sync fails here and
+must either remove it again or raise the budget with a reason.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import gpumetrics
+import gpumetrics.classification as C
+from gpumetrics.tasks.image import ImageGenerationScore
+from tests.helpers.syncs import SyncCounter
+from tests.test_empty_input import _module_classes
+
+TINY_OPEN_CLIP = {
+    "embed_dim": 16,
+    "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16, "head_width": 16},
+    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1},
+}
+_WORDS = ["the", "cat", "sat", "on", "mat", "Кошка", "спит", "鳥", "🙂", "a", "dog", "3", ",", "."]
+B = 4
+
+
+def _sentence(rng: random.Random, length: int) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(length))
+
+
+def _text(n: int, single_ref: bool = False) -> tuple:
+    rng = random.Random(n)
+    refs = [[_sentence(rng, 2 + i % B), _sentence(rng, 4)] for i in range(n)]  # one length pattern for B and 4·B
+    # every B samples one prediction repeats its first reference, so every n-gram order has matches
+    preds = [refs[i][0] if i % B == 0 else _sentence(rng, 3 + i % B) for i in range(n)]
+    return preds, [r[0] for r in refs] if single_ref else refs
+
+
+def _strings(n: int) -> tuple:
+    """``n`` prediction / reference strings whose lengths repeat every B samples (the kernel's steps follow them)."""
+    rng = random.Random(n)
+    letters = "abcdeкошка鳥🙂"
+    target = ["".join(rng.choice(letters) for _ in range(4 + 3 * (i % B))) for i in range(n)]
+    preds = ["".join(rng.choice(letters) for _ in range(2 + 5 * (i % B))) for i in range(n)]
+    return preds, target
+
+
+def _boxes(g: torch.Generator, n: int) -> torch.Tensor:
+    xy = torch.rand(n, 2, generator=g) * 20
+    return torch.cat([xy, xy + 1 + torch.rand(n, 2, generator=g) * 5], dim=1)
+
+
+def _ocr(n: int) -> tuple:
+    g = torch.Generator().manual_seed(n)
+    gts = [_boxes(g, 3) for _ in range(n)]
+    quads = [torch.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], dim=1) for b in gts]
+    preds = [q + 0.3 * torch.rand(q.shape, generator=g) for q in quads]
+    texts = [["w0", "w1", "w2"] for _ in range(n)]
+    return preds, [t[::-1] for t in texts], quads, texts
+
+
+def _zsd(n: int) -> tuple:
+    g = torch.Generator().manual_seed(n)
+    preds, target = [], []
+    for _ in range(n):
+        boxes = _boxes(g, 3)
+        xywh = torch.cat([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]], dim=1)
+        preds.append({"cat": xywh[:2], "dog": xywh[2:] + 1})
+        target.append({"cat": xywh[:1], "dog": xywh[2:]})
+    return preds, target
+
+
+def _images(n: int) -> torch.Tensor:
+    return (torch.rand(n, 3, 24, 20, generator=torch.Generator().manual_seed(n)) * 255).to(torch.uint8)
+
+
+def _labels(kind: str, n: int) -> tuple:
+    g = torch.Generator().manual_seed(n)
+    if kind == "binary":
+        return torch.rand(n, generator=g), torch.randint(0, 2, (n,), generator=g)
+    if kind == "multiclass":
+        return torch.rand(n, 4, generator=g), torch.randint(0, 4, (n,), generator=g)
+    return torch.rand(n, 3, generator=g), torch.randint(0, 2, (n, 3), generator=g)
+
+
+def _clip_config(tmp: Path) -> str:
+    path = tmp / "tiny-clip.json"
+    path.write_text(json.dumps(TINY_OPEN_CLIP))
+    return str(path)
+
+
+def _image_task(tmp: Path) -> tuple[Callable[[], Any], Callable[[int], tuple]]:
+    pixels = torch.randint(0, 256, (4 * B, 20, 24, 3), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
+    for i in range(4 * B):
+        Image.fromarray(pixels[i].numpy()).save(tmp / f"{i}.png")
+    real = tmp / "real.npz"
+    np.savez(real, mu=np.zeros(64), sigma=np.eye(64))
+    options = {"real": str(real), "image_root": str(tmp), "fid_feature": 64, "inception_weights": "random",
+               "clip_backend": "open_clip", "clip_model": _clip_config(tmp), "clip_pretrained": "random"}
+    return lambda: ImageGenerationScore(**options), lambda n: ([f"{i}.png" for i in range(n)], ["a cat"] * n)
+
+
+def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tuple]]]:
+    """name → (make_metric, batch(n) → update arguments)."""
+    cases = {
+        "TokenF1": (lambda: gpumetrics.TokenF1(preset="squad"), _text),
+        "ExactMatch": (lambda: gpumetrics.ExactMatch(preset="squad"), _text),
+        "StringAccuracy": (gpumetrics.StringAccuracy, lambda n: _text(n, single_ref=True)),
+        "EditDistance": (gpumetrics.EditDistance, lambda n: _text(n, single_ref=True)),
+        "EditDistance(torch)": (lambda: gpumetrics.EditDistance(backend="torch"), _strings),
+        "CharErrorRate": (gpumetrics.CharErrorRate, lambda n: _text(n, single_ref=True)),
+        "WordErrorRate": (gpumetrics.WordErrorRate, lambda n: _text(n, single_ref=True)),
+        "NormalizedEditSimilarity": (gpumetrics.NormalizedEditSimilarity, lambda n: _text(n, single_ref=True)),
+        "BLEUScore": (gpumetrics.BLEUScore, _text),
+        "BLEUScore(nltk)": (lambda: gpumetrics.BLEUScore(mode="nltk", reduction="none"), _text),
+        "ROUGEScore": (lambda: gpumetrics.ROUGEScore(rouge_keys=("rouge1", "rouge2", "rougeL", "rougeLsum")), _text),
+        "CIDErScore": (lambda: gpumetrics.CIDErScore(tokenize="none"), _text),
+        "OCREndToEnd": (gpumetrics.OCREndToEnd, _ocr),
+        "OCREndToEnd(icdar15)": (lambda: gpumetrics.OCREndToEnd(matching="icdar15"), _ocr),
+        "ZeroShotDetectionF1": (gpumetrics.ZeroShotDetectionF1, _zsd),
+        "FrechetInceptionDistance": (lambda: gpumetrics.FrechetInceptionDistance(feature=64, weights="random"),
+                                     lambda n: (_images(n), True)),
+        "KernelInceptionDistance": (lambda: gpumetrics.KernelInceptionDistance(feature=64, weights="random"),
+                                    lambda n: (_images(n), False)),
+        "CLIPScore": (lambda: gpumetrics.CLIPScore("open_clip", _clip_config(tmp), pretrained="random"),
+                      lambda n: (_images(n), ["a cat on a mat"] * n)),
+        "ImageGenerationScore": _image_task(tmp),
+    }
+    for kind, extra in (("Binary", {}), ("Multiclass", {"num_classes": 4}), ("Multilabel", {"num_labels": 3})):
+        for stat in ("Precision", "Recall", "F1Score"):
+            cls = getattr(C, f"{kind}{stat}")
+            cases[cls.__name__] = (lambda cls=cls, extra=extra: cls(**extra), lambda n, k=kind.lower(): _labels(k, n))
+    return cases
+
+
+#: metric → most host syncs one ``update`` may make (measured; the same for B and 4·B samples). CPU-only backends
+#: (rapidfuzz for edit distance / CER / WER on CPU) make none; on a GPU ``backend="auto"`` is the tensor kernel.
+BUDGETS = {
+    "TokenF1": 3, "ExactMatch": 0, "StringAccuracy": 0,  # token F1: multiset keys (unique, its size, expand)
+    "EditDistance": 0, "CharErrorRate": 0, "WordErrorRate": 0, "NormalizedEditSimilarity": 0,
+    "EditDistance(torch)": 34,  # lengths read once, common-affix strip, one read per step block of the bit kernel
+    "BLEUScore": 16, "BLEUScore(nltk)": 16,  # per n-gram order: unique + the pruned positions (nonzero)
+    "ROUGEScore": 19,  # ROUGE-N uniques, ROUGE-Lsum line layout (empty-line drop, union LCS mask)
+    "CIDErScore": 1,  # the batch's token count splits the codes; scoring happens in compute
+    "OCREndToEnd": 9, "OCREndToEnd(icdar15)": 36,  # candidate pairs; icdar15: its greedy loop over GT positions
+    "ZeroShotDetectionF1": 7,  # box checks once per batch, candidate pairs, greedy rounds
+    "FrechetInceptionDistance": 0, "KernelInceptionDistance": 0, "CLIPScore": 0, "ImageGenerationScore": 0,
+    # torchmetrics' input validation (unique of the targets, bounds) and its per-update shape checks
+    **{f"{kind}{stat}": 4 for kind in ("Binary", "Multilabel") for stat in ("Precision", "Recall", "F1Score")},
+    **{f"Multiclass{stat}": 1 for stat in ("Precision", "Recall", "F1Score")},
+}
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory) -> dict:
+    return _cases(tmp_path_factory.mktemp("syncs"))
+
+
+def _count(make: Callable[[], Any], args: tuple) -> SyncCounter:
+    metric = make()
+    with SyncCounter() as counter:
+        metric.update(*args)
+    return counter
+
+
+def test_every_module_class_has_a_case(cases) -> None:
+    names = {cls.__name__ for cls in _module_classes()}
+    missing = names - {name.split("(")[0] for name in cases}
+    assert not missing, f"no host-sync case for {sorted(missing)}"
+    assert set(cases) == set(BUDGETS)
+
+
+def _tiled(value: Any, times: int) -> Any:
+    """The same samples ``times`` over: lists repeated, tensors concatenated on dim 0 (flags left alone)."""
+    if isinstance(value, torch.Tensor):
+        return torch.cat([value] * times)
+    if isinstance(value, list):
+        return value * times
+    if isinstance(value, tuple):
+        return tuple(_tiled(v, times) for v in value)
+    return value
+
+
+@pytest.mark.parametrize("name", sorted(BUDGETS))
+def test_host_syncs_per_update_do_not_grow_with_the_batch(cases, name) -> None:
+    make, batch = cases[name]
+    samples = batch(B)  # 4·B samples are the same B four times: only per-sample host work can change the count
+    small, large = _count(make, samples), _count(make, _tiled(samples, 4))
+    print(f"\n{name}: {small.total} per update {dict(sorted(small.counts.items()))}")
+    assert dict(large.counts) == dict(small.counts), f"{name}: {dict(small.counts)} for {B} samples, " \
+                                                     f"{dict(large.counts)} for {4 * B}"
+    assert small.total <= BUDGETS[name], f"{name}: {small.total} host syncs per update, budget {BUDGETS[name]}"
+
+
+def test_counter_counts_each_kind_and_not_sized_ops() -> None:
+    t = torch.tensor([0, 2, 0, 3])
+    with SyncCounter() as counter:
+        t.sum().item()
+        bool(t.any())
+        t.nonzero()
+        torch.unique(t)
+        t[t > 0]
+        torch.repeat_interleave(torch.arange(4), t)
+        t.tolist()
+    assert counter.counts == {"item": 2, "nonzero": 1, "_unique2": 1, "bool-index": 1, "repeat_interleave": 1,
+                              "to-host:tolist": 1}, dict(counter.counts)
+    with SyncCounter() as counter:
+        torch.repeat_interleave(torch.arange(4), t, output_size=5)
+        t[torch.tensor([1, 3])]
+        t.cumsum(0)
+    assert counter.total == 0
+    assert torch.Tensor.tolist is not None and "tolist" not in vars(SyncCounter)  # patches undone
