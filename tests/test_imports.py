@@ -42,3 +42,15 @@ def test_the_check_sees_private_imports(tmp_path: Path) -> None:
     sample.write_text("from gpumetrics.image.fid import _build, public\nfrom gpumetrics.text import _tables\n"
                       "from .x import __all__ as names\nimport gpumetrics._hidden\n")
     assert len(_offences(sample)) == 3
+
+
+def test_only_the_cli_package_imports_the_cli() -> None:
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "cli" in path.relative_to(PACKAGE).parts[:1] or path.name == "__main__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
+                [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+            offenders += [f"{path.name}:{node.lineno}" for module in modules if module.startswith("gpumetrics.cli")]
+    assert not offenders, f"modules outside gpumetrics/cli import the CLI: {offenders}"
