@@ -135,7 +135,8 @@ def _module_classes() -> set[type]:
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
             if inspect.isclass(value) and issubclass(value, gpumetrics.Metric) and value is not gpumetrics.Metric \
-                    and not name.startswith("_") and value.__module__.startswith("gpumetrics"):
+                    and not name.startswith("_") and value.__module__.startswith("gpumetrics") \
+                    and not inspect.isabstract(value):
                 found.add(value)
     for namespace in (gpumetrics, classification):
         for name in namespace.__all__:

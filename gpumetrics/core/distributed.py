@@ -15,7 +15,8 @@ import torch.distributed as dist
 from torch import Tensor
 from torchmetrics.utilities.data import dim_zero_cat, dim_zero_max, dim_zero_mean, dim_zero_min, dim_zero_sum
 
-_REDUCE_OPS = {
+#: torchmetrics reduction functions → the all-reduce op that replaces their gather (see :func:`sync_states`)
+REDUCE_OPS = {
     dim_zero_sum: dist.ReduceOp.SUM,
     dim_zero_max: dist.ReduceOp.MAX,
     dim_zero_min: dist.ReduceOp.MIN,
@@ -44,7 +45,7 @@ def all_reduce_state(value: Tensor, reduction_fn: Callable, group: Optional[Any]
     Returns:
         A new tensor, same shape and dtype, identical on every rank.
     """
-    op = _REDUCE_OPS[reduction_fn]
+    op = REDUCE_OPS[reduction_fn]
     reduced = value.clone()
     if reduced.dtype == torch.bool:  # gloo/nccl cannot reduce bool
         reduced = reduced.to(torch.uint8)
@@ -117,7 +118,7 @@ def sync_states(
         value = states[name]
         if reduction_fn is replicated:
             synced[name] = value
-        elif reduction_fn in _REDUCE_OPS and isinstance(value, Tensor):
+        elif reduction_fn in REDUCE_OPS and isinstance(value, Tensor):
             synced[name] = all_reduce_state(value, reduction_fn, group)
         elif reduction_fn is dim_zero_cat or (reduction_fn is None and isinstance(value, list)):
             local = _concat_local(value)

@@ -11,7 +11,7 @@ from torch import Tensor
 from torchmetrics.utilities.data import dim_zero_cat
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from gpumetrics.core.distributed import _REDUCE_OPS, replicated, sync_states
+from gpumetrics.core.distributed import REDUCE_OPS, replicated, sync_states
 from gpumetrics.core.gcpause import gc_paused
 from gpumetrics.core.signature import format_signature
 from gpumetrics.core.threads import intra_op_threads
@@ -173,7 +173,7 @@ class Metric(torchmetrics.Metric):
         current = getattr(self, name)
         if isinstance(value, Tensor):
             if isinstance(current, Tensor):
-                if self._reductions[name] in _REDUCE_OPS and value.shape != current.shape:
+                if self._reductions[name] in REDUCE_OPS and value.shape != current.shape:
                     raise ValueError(f"expected a tensor of shape {tuple(current.shape)}, got {tuple(value.shape)}")
                 return value.detach().to(device=current.device, dtype=current.dtype, copy=True)
             return [value.detach().to(device=self.device, copy=True)]  # a synchronised ``cat`` state

@@ -28,7 +28,9 @@ from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice
 from gpumetrics.detection.iou import flatten_quads
-from gpumetrics.kernels.iou import _paired_intersection, _shoelace, _work_dtype, block_overlap_pairs, normalize_quads
+from gpumetrics.kernels.iou import (
+    block_overlap_pairs, normalize_quads, paired_intersection_areas, quad_areas, work_dtype,
+)
 from gpumetrics.kernels.ragged import scatter_any, segment_ids, segment_starts
 
 __all__ = ["OCREndToEnd", "ocr_end_to_end"]
@@ -113,11 +115,11 @@ def _ocr_e2e_update(
     gt_img = segment_ids(n_gt, total_g)
 
     # IoU of every (prediction, ground truth) pair of the same image whose bounding boxes overlap
-    dtype = _work_dtype(preds, gts, names=("pred_polys", "gt_polys"))  # float64 where float32 products overflow
+    dtype = work_dtype(preds, gts, names=("pred_polys", "gt_polys"))  # float64 where float32 products overflow
     preds, gts = normalize_quads(preds.to(dtype)), normalize_quads(gts.to(dtype))
-    area_p, area_g = _shoelace(preds), _shoelace(gts)
+    area_p, area_g = quad_areas(preds), quad_areas(gts)
     ip, ig = block_overlap_pairs(preds.amin(1), preds.amax(1), n_pred, gts.amin(1), gts.amax(1), n_gt)
-    inter = _paired_intersection(preds[ip], gts[ig], area_p[ip], area_g[ig])
+    inter = paired_intersection_areas(preds[ip], gts[ig], area_p[ip], area_g[ig])
     union = area_p[ip] + area_g[ig] - inter
     iou = torch.where(union > 0, inter / torch.where(union > 0, union, 1.0), 0.0)
     overlap = iou > iou_threshold

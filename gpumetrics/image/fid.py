@@ -24,10 +24,8 @@ features (mean ≈ spread) are far from this; a warning is issued when some feat
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
-from copy import deepcopy
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -36,10 +34,10 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
-from gpumetrics.core import Metric, replicated
-from gpumetrics.core.checks import check_choice
+from gpumetrics.core import replicated
 from gpumetrics.core.files import atomic_write
-from gpumetrics.image.inception import FEATURE_DIMS, RESIZE_MODES, SPEED_MODES, FIDInceptionV3, WeightsArg
+from gpumetrics.image.features import RealFakeFeatureMetric, check_features, side_of
+from gpumetrics.image.inception import WeightsArg
 from gpumetrics.kernels.linalg import check_psd, check_symmetric, covariance_from_sums, psd_factor, psd_tolerance
 
 
@@ -56,8 +54,6 @@ def _as_float64(value: Any, name: str, ndim: int, device: Optional[torch.device]
     return value
 
 
-MAX_FEATURE = 1e150
-"""Largest |feature| accepted: squares stay ≤ 1e300, so float64 sums of ~1e8 of them stay finite."""
 
 
 def _input_eps_dtype(value: Any) -> torch.dtype:
@@ -196,7 +192,7 @@ def feature_statistics(features: Tensor) -> tuple[Tensor, Tensor]:
         >>> mu.tolist(), sigma.tolist()
         ([1.0, 2.0], [[2.0, 2.0], [2.0, 2.0]])
     """
-    total, outer, count = _fid_update(_check_features(features, "features", None))
+    total, outer, count = _fid_update(check_features(features, "features", None))
     if int(count) < 2:
         raise ValueError(f"`features` needs at least 2 samples for a covariance, got {int(count)}")
     return _checked_covariance(total, outer, count, "features")
@@ -219,64 +215,6 @@ def _checked_covariance(total: Tensor, outer: Tensor, count: Tensor, what: str) 
     return mu, sigma
 
 
-def _check_features(features: Any, name: str, dims: Optional[int]) -> Tensor:
-    if not isinstance(features, Tensor):
-        raise TypeError(f"`{name}` must be a Tensor[B, D], got {type(features).__name__}")
-    if features.ndim != 2 or (dims is not None and features.shape[1] != dims):
-        raise ValueError(f"`{name}` must be a Tensor[B, {dims or 'D'}], got shape {tuple(features.shape)}")
-    if features.shape[0] == 0:
-        raise ValueError(f"`{name}` is an empty batch")
-    if not features.is_floating_point():
-        raise TypeError(f"`{name}` must be floating point, got {features.dtype}")
-    peak = float(features.abs().amax())  # NaN propagates: one host sync checks both
-    if not math.isfinite(peak):  # else FID fails inside eigh and KID is NaN (or not, by subset luck)
-        raise ValueError(f"`{name}` holds NaN or infinite values")
-    if peak > MAX_FEATURE:
-        raise ValueError(
-            f"`{name}` holds values up to |x| = {peak:.3g}: the float64 sums of squares Σxxᵀ overflow beyond "
-            f"|x| ≈ 1e154, so features must satisfy |x| ≤ {MAX_FEATURE:g}; scale them down (FID scales by the square "
-            "of the factor)"
-        )
-    return features
-
-
-def _build_extractor(
-    feature: Union[int, nn.Module],
-    weights: WeightsArg,
-    resize: str,
-    download: Optional[bool],
-    speed_mode: Optional[str] = None,
-) -> tuple[nn.Module, int, dict[str, Any]]:
-    """The feature extractor of FID/KID: ``(module, feature size, signature fields)``."""
-    check_choice(resize, "resize", RESIZE_MODES)
-    if speed_mode is not None:
-        check_choice(speed_mode, "speed_mode", SPEED_MODES)
-    if isinstance(feature, nn.Module):
-        if speed_mode is not None:
-            raise ValueError("`speed_mode` applies to the built-in Inception only, not to a custom `feature` module")
-        dims = getattr(feature, "dims", getattr(feature, "num_features", None))
-        if not isinstance(dims, int) or dims < 1:
-            raise ValueError("a custom `feature` module needs an integer attribute `dims` (its output size)")
-        return feature, dims, {"feature": f"custom({type(feature).__name__})", "dims": dims}
-    if isinstance(feature, int) and not isinstance(feature, bool):
-        check_choice(feature, "feature", FEATURE_DIMS)
-        extractor = FIDInceptionV3(
-            dims=feature, weights=weights, resize=resize, download=download, speed_mode=speed_mode
-        )
-        fields = extractor.signature_fields()
-        signature = {"feature": feature, "weights": fields["weights"], "resize": fields["resize"]}
-        if "speed" in fields:
-            signature["speed"] = fields["speed"]
-        return extractor, feature, signature
-    raise TypeError(f"`feature` must be one of {FEATURE_DIMS} or an nn.Module, got {feature!r}")
-
-
-def _side_of(real: Any) -> str:
-    if not isinstance(real, (bool, np.bool_)) and not (isinstance(real, Tensor) and real.numel() == 1):
-        raise TypeError(f"`real` must be a bool, got {type(real).__name__}")
-    return "real" if bool(real) else "fake"
-
-
 def _fid_update(features: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """Per-batch sufficient statistics: float64 ``Σx: Tensor[d]``, ``Σxxᵀ: Tensor[d, d]``, count."""
     wide = features.to(torch.float64)
@@ -288,7 +226,7 @@ def _fid_compute(real: tuple[Tensor, Tensor], fake: tuple[Tensor, Tensor]) -> Te
     return _frechet_distance(real[0], real[1], fake[0], fake[1])
 
 
-class FrechetInceptionDistance(Metric):
+class FrechetInceptionDistance(RealFakeFeatureMetric):
     """FID between real and generated images, pytorch-fid's number, accumulated on the device.
 
     Args:
@@ -347,12 +285,8 @@ class FrechetInceptionDistance(Metric):
         speed_mode: Optional[str] = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
-        if not isinstance(reset_real_features, bool):
-            raise TypeError(f"`reset_real_features` must be a bool, got {type(reset_real_features).__name__}")
-        self.extractor, dims, self._feature_fields = _build_extractor(feature, weights, resize, download, speed_mode)
-        self.dims = dims
-        self.reset_real_features = reset_real_features
+        super().__init__(feature, weights, resize, download, speed_mode, reset_real_features, **kwargs)
+        dims = self.dims
         for side in ("real", "fake"):
             self.add_state(f"{side}_sum", torch.zeros(dims, dtype=torch.float64), dist_reduce_fx="sum")
             self.add_state(f"{side}_outer", torch.zeros(dims, dims, dtype=torch.float64), dist_reduce_fx="sum")
@@ -368,37 +302,10 @@ class FrechetInceptionDistance(Metric):
                 fields[f"{side}_stats"] = "loaded"
         return fields
 
-    _side = staticmethod(_side_of)
-
     def _loaded(self, side: str) -> Optional[tuple[Tensor, Tensor]]:
         """``(mu, sigma)`` read by ``load_stats`` for one side, or None."""
         mu, sigma = getattr(self, f"{side}_loaded_mu"), getattr(self, f"{side}_loaded_sigma")
         return None if mu.numel() == 0 else (mu, sigma)
-
-    def update(self, images: Tensor, real: bool) -> None:
-        """Extract features of a batch of images and add them to the real or the generated set.
-
-        Args:
-            images: ``Tensor[B, 3, H, W]``, uint8 (0..255) or float in [0, 1], any size (resized by ``resize``).
-            real: True for reference images, False for generated ones.
-        """
-        side = self._side(real)
-        features = self.extractor(images)
-        self._add(features, side)
-
-    def update_features(self, features: Tensor, real: bool) -> None:
-        """Add precomputed features (e.g. pytorch-fid activations) to the real or the generated set.
-
-        Args:
-            features: ``Tensor[B, d]`` floating point, ``d`` the metric's feature size.
-            real: True for reference features, False for generated ones.
-        """
-        side = self._side(real)
-        features = _check_features(features, "features", self.dims)
-        # the same bookkeeping torchmetrics' wrapped ``update`` does (cache invalidation, update count)
-        self._computed = None
-        self._update_count += 1
-        self._add(features, side)
 
     def _add(self, features: Tensor, side: str) -> None:
         if self._loaded(side) is not None:
@@ -433,10 +340,6 @@ class FrechetInceptionDistance(Metric):
             state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
         )
 
-    def forward(self, *args: Any, **kwargs: Any) -> None:
-        """Accumulate like ``update`` and return None (a per-batch FID of one side is undefined)."""
-        self.update(*args, **kwargs)
-
     def _statistics(self, side: str) -> tuple[Tensor, Tensor]:
         loaded = self._loaded(side)
         count = getattr(self, f"{side}_count")
@@ -466,7 +369,7 @@ class FrechetInceptionDistance(Metric):
 
     def statistics(self, real: bool = True) -> tuple[Tensor, Tensor]:
         """``(mu: float64[d], sigma: float64[d, d])`` of one side, synchronised across ranks under DDP."""
-        mu, sigma, _ = self._synced_statistics(self._side(real))
+        mu, sigma, _ = self._synced_statistics(side_of(real))
         return mu, sigma
 
     def _synced_statistics(self, side: str) -> tuple[Tensor, Tensor, int]:
@@ -481,7 +384,7 @@ class FrechetInceptionDistance(Metric):
         The file is readable by pytorch-fid (``python -m pytorch_fid stats.npz images/``) and clean-fid. Under DDP
         every rank must call it (the statistics are synchronised); rank 0 writes.
         """
-        mu, sigma, n = self._synced_statistics(self._side(real))
+        mu, sigma, n = self._synced_statistics(side_of(real))
         if dist.is_available() and dist.is_initialized() and dist.get_rank() != 0:
             return
         arrays = {"mu": mu.cpu().numpy(), "sigma": sigma.cpu().numpy()}
@@ -498,7 +401,7 @@ class FrechetInceptionDistance(Metric):
         (``real_loaded_mu`` / ``real_loaded_sigma``…): a ``persistent(True)`` checkpoint carries them and
         ``load_state_dict`` restores them without another ``load_stats``.
         """
-        side = self._side(real)
+        side = side_of(real)
         with np.load(os.fspath(path)) as data:
             if "mu" not in data or "sigma" not in data:
                 raise ValueError(f"`path` {str(path)!r} must be an .npz with arrays 'mu' and 'sigma'")
@@ -517,13 +420,3 @@ class FrechetInceptionDistance(Metric):
         setattr(self, f"{side}_loaded_sigma", sigma.to(device))
         self._computed = None
 
-    def reset(self) -> None:
-        """Reset the states; the real ones (and loaded real stats) survive when ``reset_real_features=False``."""
-        if not self.reset_real_features:
-            names = ("real_sum", "real_outer", "real_count", "real_loaded_mu", "real_loaded_sigma")
-            kept = {name: deepcopy(getattr(self, name)) for name in names}
-            super().reset()
-            for name, value in kept.items():
-                setattr(self, name, value)
-        else:
-            super().reset()

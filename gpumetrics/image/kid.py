@@ -26,15 +26,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from copy import deepcopy
 from typing import Any, Optional, Union
 
 import torch
 from torch import Tensor, nn
 from torchmetrics.utilities.data import dim_zero_cat
 
-from gpumetrics.core import Metric
-from gpumetrics.image.fid import _build_extractor, _check_features, _side_of
+from gpumetrics.image.features import RealFakeFeatureMetric, check_features
 from gpumetrics.image.inception import WeightsArg
 
 _CHUNK_BYTES = 256 * 2**20
@@ -210,12 +208,12 @@ def kernel_inception_distance(
         3.1095
     """
     _check_options(subsets, subset_size, degree, gamma, coef, seed)
-    real = _check_features(real_features, "real_features", None)
-    fake = _check_features(fake_features, "fake_features", real.shape[1])
+    real = check_features(real_features, "real_features", None)
+    fake = check_features(fake_features, "fake_features", real.shape[1])
     return _kid_compute(real, fake, subsets, subset_size, degree, gamma, coef, seed, canonical_order)
 
 
-class KernelInceptionDistance(Metric):
+class KernelInceptionDistance(RealFakeFeatureMetric):
     """KID between real and generated images on pytorch-fid's Inception features (torchmetrics' definition).
 
     Args:
@@ -259,17 +257,13 @@ class KernelInceptionDistance(Metric):
         download: Optional[bool] = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
         _check_options(subsets, subset_size, degree, gamma, coef, seed)
-        if not isinstance(reset_real_features, bool):
-            raise TypeError(f"`reset_real_features` must be a bool, got {type(reset_real_features).__name__}")
-        self.extractor, self.dims, self._feature_fields = _build_extractor(feature, weights, resize, download)
+        super().__init__(feature, weights, resize, download, None, reset_real_features, **kwargs)
         self.subsets, self.subset_size, self.degree, self.gamma, self.coef = subsets, subset_size, degree, gamma, coef
         self.seed = seed
         if not isinstance(canonical_order, bool):
             raise TypeError(f"`canonical_order` must be a bool, got {type(canonical_order).__name__}")
         self.canonical_order = canonical_order
-        self.reset_real_features = reset_real_features
         self.add_state("real_features", [], dist_reduce_fx="cat")
         self.add_state("fake_features", [], dist_reduce_fx="cat")
 
@@ -281,22 +275,8 @@ class KernelInceptionDistance(Metric):
             "order": "canonical" if self.canonical_order else "arrival",
         }
 
-    def update(self, images: Tensor, real: bool) -> None:
-        """Extract features of ``images: Tensor[B, 3, H, W]`` (uint8 or float in [0, 1]) and keep them."""
-        side = _side_of(real)
-        getattr(self, f"{side}_features").append(self.extractor(images))
-
-    def update_features(self, features: Tensor, real: bool) -> None:
-        """Keep precomputed ``features: Tensor[B, d]``."""
-        side = _side_of(real)
-        features = _check_features(features, "features", self.dims)
-        self._computed = None  # the bookkeeping of torchmetrics' wrapped ``update``
-        self._update_count += 1
+    def _add(self, features: Tensor, side: str) -> None:
         getattr(self, f"{side}_features").append(features)
-
-    def forward(self, *args: Any, **kwargs: Any) -> None:
-        """Accumulate like ``update`` and return None (a per-batch KID of one side is undefined)."""
-        self.update(*args, **kwargs)
 
     def compute(self) -> tuple[Tensor, Tensor]:
         """``(kid_mean, kid_std)`` over the subsets, 0-d float64 tensors."""
@@ -307,12 +287,3 @@ class KernelInceptionDistance(Metric):
             real, fake, self.subsets, self.subset_size, self.degree, self.gamma, self.coef, self.seed,
             self.canonical_order,
         )
-
-    def reset(self) -> None:
-        """Reset the states; the real features survive when ``reset_real_features=False``."""
-        if self.reset_real_features:
-            super().reset()
-            return
-        kept = deepcopy(self.real_features)
-        super().reset()
-        self.real_features = kept

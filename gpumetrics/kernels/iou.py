@@ -38,6 +38,9 @@ __all__ = [
     "boxes_to_quads",
     "block_pairs",
     "block_overlap_pairs",
+    "paired_intersection_areas",
+    "quad_areas",
+    "work_dtype",
 ]
 
 # pairs per chunk: bounds memory at ~40 float tensors of [chunk, 4, 4]
@@ -68,7 +71,7 @@ def _magnitudes(value: Tensor) -> Tensor:
     return torch.stack([size.amax(), torch.where(size > 0, size, torch.inf).amin()])
 
 
-def _work_dtype(*tensors: Tensor, names: Optional[tuple[str, ...]] = None) -> torch.dtype:
+def work_dtype(*tensors: Tensor, names: Optional[tuple[str, ...]] = None) -> torch.dtype:
     """The dtype coordinates are computed in, after checking them (one host sync for all tensors).
 
     float64 and integer inputs: float64. Halves and float32 / bfloat16: float32 (after a per-pair centre shift) when
@@ -143,7 +146,7 @@ def box_iou(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
     """
     a = _check_float_tensor(a, "a", (4,), 2)
     b = _check_float_tensor(b, "b", (4,), 2)
-    dtype, out_dtype = _work_dtype(a, b, names=("a", "b")), _result_dtype(a, b)
+    dtype, out_dtype = work_dtype(a, b, names=("a", "b")), _result_dtype(a, b)
     a = _as_xyxy(a.to(dtype), fmt, "a")
     b = _as_xyxy(b.to(dtype), fmt, "b")
     lt = torch.maximum(a[:, None, :2], b[None, :, :2])
@@ -173,7 +176,7 @@ def box_iou_paired(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
     b = _check_float_tensor(b, "b", (4,), 2)
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"`a` and `b` must hold the same number of boxes, got {a.shape[0]} and {b.shape[0]}")
-    dtype, out_dtype = _work_dtype(a, b, names=("a", "b")), _result_dtype(a, b)
+    dtype, out_dtype = work_dtype(a, b, names=("a", "b")), _result_dtype(a, b)
     a = _as_xyxy(a.to(dtype), fmt, "a")
     b = _as_xyxy(b.to(dtype), fmt, "b")
     wh = (torch.minimum(a[:, 2:], b[:, 2:]) - torch.maximum(a[:, :2], b[:, :2])).clamp(min=0)
@@ -238,7 +241,7 @@ def _centre(quads: Tensor) -> Tensor:
     return (quads[:, 0] + quads[:, 1] + quads[:, 2] + quads[:, 3]) * 0.25
 
 
-def _shoelace(quads: Tensor) -> Tensor:
+def quad_areas(quads: Tensor) -> Tensor:
     """Area of normalised quads ``Tensor[N, 4, 2]``, computed around the same centre as the pair kernel uses.
 
     An area below the kernel's resolution (``≤ 8·eps·extent²``, extent = the larger side of the bounding box) is 0:
@@ -299,7 +302,7 @@ def _kernel(compiled: bool):
     return _COMPILED["kernel"]
 
 
-def _paired_intersection(a: Tensor, b: Tensor, area_a: Tensor, area_b: Tensor, compiled: bool = False) -> Tensor:
+def paired_intersection_areas(a: Tensor, b: Tensor, area_a: Tensor, area_b: Tensor, compiled: bool = False) -> Tensor:
     """Intersection areas of normalised quads ``a[i]``, ``b[i]`` (``Tensor[P, 4, 2]``), chunked, AABB-filtered."""
     n = a.shape[0]
     inter = a.new_zeros(n)
@@ -348,10 +351,10 @@ def polygon_intersection_paired(a: Tensor, b: Tensor, compiled: bool = False) ->
     b = _check_float_tensor(b, "b", (4, 2), 3)
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"`a` and `b` must hold the same number of polygons, got {a.shape[0]} and {b.shape[0]}")
-    dtype = _work_dtype(a, b, names=("a", "b"))
+    dtype = work_dtype(a, b, names=("a", "b"))
     a, b = normalize_quads(a.to(dtype)), normalize_quads(b.to(dtype))
-    area_a, area_b = _shoelace(a), _shoelace(b)
-    return _paired_intersection(a, b, area_a, area_b, compiled), area_a, area_b
+    area_a, area_b = quad_areas(a), quad_areas(b)
+    return paired_intersection_areas(a, b, area_a, area_b, compiled), area_a, area_b
 
 
 def polygon_iou_paired(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
@@ -407,10 +410,10 @@ def polygon_iou(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
     """
     a = _check_float_tensor(a, "a", (4, 2), 3)
     b = _check_float_tensor(b, "b", (4, 2), 3)
-    dtype, out_dtype = _work_dtype(a, b, names=("a", "b")), _result_dtype(a, b)
+    dtype, out_dtype = work_dtype(a, b, names=("a", "b")), _result_dtype(a, b)
     a, b = normalize_quads(a.to(dtype)), normalize_quads(b.to(dtype))
     n, m = a.shape[0], b.shape[0]
-    area_a, area_b = _shoelace(a), _shoelace(b)
+    area_a, area_b = quad_areas(a), quad_areas(b)
     out = a.new_zeros(n, m, dtype=out_dtype)
     if n == 0 or m == 0:
         return out
@@ -427,7 +430,7 @@ def polygon_iou(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
         if ia.numel() == 0:
             continue
         ia = ia + r0
-        inter = _paired_intersection(a[ia], b[ib], area_a[ia], area_b[ib], compiled)
+        inter = paired_intersection_areas(a[ia], b[ib], area_a[ia], area_b[ib], compiled)
         out[ia, ib] = _iou_from_parts(inter, area_a[ia], area_b[ib]).to(out_dtype)
     return out
 

@@ -12,7 +12,7 @@ import sys
 import unicodedata
 from typing import Sequence
 
-from gpumetrics.text import _ptb_tables
+from gpumetrics.text import ptb_tables
 
 
 # ==================================================================================================================
@@ -324,7 +324,7 @@ _PTB_WORD = re.compile(r"[A-Za-z0-9]+")
 # Characters deleted by the Java tool are spaces for the port's lexer: still a token boundary (U+201B and the cp1252
 # quotes U+0091-U+0094 alone are quotes that the punctuation list removes; the lexer's apostrophe rules read them).
 _PTB_TRANSLATION = str.maketrans(
-    {code: " " for code in _ptb_tables.DELETED if code not in (0x201B, 0x91, 0x92, 0x93, 0x94)}
+    {code: " " for code in ptb_tables.DELETED if code not in (0x201B, 0x91, 0x92, 0x93, 0x94)}
 )
 _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;": ""}
 # URLs and e-mail addresses run over Unicode spaces (CIDEr's whitespace split cuts the token there later) and over
@@ -364,11 +364,11 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     # Python's \w and combining marks, corrected by the probed tables, and the soft hyphen (a letter for the Java
     # lexer, dropped from word and number tokens afterwards: "so\u00adft" → "soft", "No.\u00ad!" → "No.")
     # (and the vulgar fractions, one token each: "a½b" → "a" "1/2" "b")
-    not_word = char_class(sorted(_ptb_tables.NOT_WORD | {0xBC, 0xBD, 0xBE, 0x2153, 0x2154}))
+    not_word = char_class(sorted(ptb_tables.NOT_WORD | {0xBC, 0xBD, 0xBE, 0x2153, 0x2154}))
     extra = char_class(sorted(
         code for code in range(0x10000)
-        if (unicodedata.category(chr(code))[0] == "M" or code in _ptb_tables.WORD_EXTRA or code == 0xAD)
-        and code not in _ptb_tables.NOT_WORD and not 0xD800 <= code <= 0xDFFF
+        if (unicodedata.category(chr(code))[0] == "M" or code in ptb_tables.WORD_EXTRA or code == 0xAD)
+        and code not in ptb_tables.NOT_WORD and not 0xD800 <= code <= 0xDFFF
     ))
     alnum = f"(?:[^\\W_\U00010000-\U0010ffff{not_word}]|[{extra}])"
     letter = f"(?:[^\\W\\d_\U00010000-\U0010ffff{not_word}]|[{extra}])"

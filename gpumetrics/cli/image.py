@@ -1,4 +1,4 @@
-"""``gpumetrics fid`` and ``gpumetrics clip-score`` subcommands (registered through ``gpumetrics.cli``'s hook).
+"""``gpumetrics fid`` and ``gpumetrics clip-score``: FID of two image folders / statistics files, CLIP score of captions.
 
 ::
 
@@ -20,7 +20,7 @@ import argparse
 import json
 from pathlib import Path
 
-from gpumetrics.cli import positive_int
+from gpumetrics.cli.options import positive_int
 
 
 def _device(name: str):
@@ -213,6 +213,6 @@ def add_clip_score_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """The ``gpumetrics.cli`` hook: adds ``fid`` and ``clip-score``."""
+    """The ``fid`` and ``clip-score`` subcommands."""
     add_fid_parser(subparsers)
     add_clip_score_parser(subparsers)

@@ -1,0 +1,26 @@
+"""Helpers shared by the subcommands: argument types and the console."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def console():
+    """A rich console on stdout; files and pipes get a width at which signatures are not folded."""
+    from rich.console import Console
+
+    out = Console()
+    if not out.is_terminal:  # rich defaults to 80 columns off a terminal
+        out.width = max(out.width, 132)
+    return out
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (shared by every subcommand)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value

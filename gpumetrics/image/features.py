@@ -1,0 +1,145 @@
+"""What FID and KID share: the Inception (or custom) feature extractor, the checks of features and of the ``real``
+flag, and a base module that turns ``update(images, real)`` / ``update_features(features, real)`` into features
+of one side. FID keeps float64 sums of each side, KID the features themselves (``_add``).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from copy import deepcopy
+from typing import Any, Optional, Union
+
+import numpy as np
+from torch import Tensor, nn
+
+from gpumetrics.core import Metric
+from gpumetrics.core.checks import check_choice
+from gpumetrics.image.inception import FEATURE_DIMS, RESIZE_MODES, SPEED_MODES, FIDInceptionV3, WeightsArg
+
+MAX_FEATURE = 1e150
+"""Largest |feature| accepted: squares stay ≤ 1e300, so float64 sums of ~1e8 of them stay finite."""
+
+
+def check_features(features: Any, name: str, dims: Optional[int]) -> Tensor:
+    """``features: Tensor[B, dims]`` checked: floating point, non-empty, finite, ``|x| ≤ MAX_FEATURE`` (one host sync)."""
+    if not isinstance(features, Tensor):
+        raise TypeError(f"`{name}` must be a Tensor[B, D], got {type(features).__name__}")
+    if features.ndim != 2 or (dims is not None and features.shape[1] != dims):
+        raise ValueError(f"`{name}` must be a Tensor[B, {dims or 'D'}], got shape {tuple(features.shape)}")
+    if features.shape[0] == 0:
+        raise ValueError(f"`{name}` is an empty batch")
+    if not features.is_floating_point():
+        raise TypeError(f"`{name}` must be floating point, got {features.dtype}")
+    peak = float(features.abs().amax())  # NaN propagates: one host sync checks both
+    if not math.isfinite(peak):  # else FID fails inside eigh and KID is NaN (or not, by subset luck)
+        raise ValueError(f"`{name}` holds NaN or infinite values")
+    if peak > MAX_FEATURE:
+        raise ValueError(
+            f"`{name}` holds values up to |x| = {peak:.3g}: the float64 sums of squares Σxxᵀ overflow beyond "
+            f"|x| ≈ 1e154, so features must satisfy |x| ≤ {MAX_FEATURE:g}; scale them down (FID scales by the square "
+            "of the factor)"
+        )
+    return features
+
+
+def build_extractor(
+    feature: Union[int, nn.Module],
+    weights: WeightsArg,
+    resize: str,
+    download: Optional[bool],
+    speed_mode: Optional[str] = None,
+) -> tuple[nn.Module, int, dict[str, Any]]:
+    """The feature extractor of FID / KID: ``(module, feature size, signature fields)``."""
+    check_choice(resize, "resize", RESIZE_MODES)
+    if speed_mode is not None:
+        check_choice(speed_mode, "speed_mode", SPEED_MODES)
+    if isinstance(feature, nn.Module):
+        if speed_mode is not None:
+            raise ValueError("`speed_mode` applies to the built-in Inception only, not to a custom `feature` module")
+        dims = getattr(feature, "dims", getattr(feature, "num_features", None))
+        if not isinstance(dims, int) or dims < 1:
+            raise ValueError("a custom `feature` module needs an integer attribute `dims` (its output size)")
+        return feature, dims, {"feature": f"custom({type(feature).__name__})", "dims": dims}
+    if isinstance(feature, int) and not isinstance(feature, bool):
+        check_choice(feature, "feature", FEATURE_DIMS)
+        extractor = FIDInceptionV3(
+            dims=feature, weights=weights, resize=resize, download=download, speed_mode=speed_mode
+        )
+        fields = extractor.signature_fields()
+        signature = {"feature": feature, "weights": fields["weights"], "resize": fields["resize"]}
+        if "speed" in fields:
+            signature["speed"] = fields["speed"]
+        return extractor, feature, signature
+    raise TypeError(f"`feature` must be one of {FEATURE_DIMS} or an nn.Module, got {feature!r}")
+
+
+def side_of(real: Any) -> str:
+    """``"real"`` or ``"fake"`` for the ``real`` flag of ``update`` (a bool, or a one-element tensor)."""
+    if not isinstance(real, (bool, np.bool_)) and not (isinstance(real, Tensor) and real.numel() == 1):
+        raise TypeError(f"`real` must be a bool, got {type(real).__name__}")
+    return "real" if bool(real) else "fake"
+
+
+class RealFakeFeatureMetric(Metric):
+    """Base of the metrics that compare features of real and of generated images (FID, KID).
+
+    Args:
+        feature, weights, resize, download, speed_mode: see :func:`build_extractor`.
+        reset_real_features: keep the real side's states on ``reset()`` when False (every state named ``real_*``).
+
+    Subclasses add their states and implement ``_add(features: Tensor[B, d], side: "real" | "fake")``.
+    """
+
+    def __init__(
+        self,
+        feature: Union[int, nn.Module],
+        weights: WeightsArg,
+        resize: str,
+        download: Optional[bool],
+        speed_mode: Optional[str] = None,
+        reset_real_features: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if not isinstance(reset_real_features, bool):
+            raise TypeError(f"`reset_real_features` must be a bool, got {type(reset_real_features).__name__}")
+        self.extractor, self.dims, self._feature_fields = build_extractor(feature, weights, resize, download, speed_mode)
+        self.reset_real_features = reset_real_features
+
+    def update(self, images: Tensor, real: bool) -> None:
+        """Extract features of a batch of images and add them to the real or the generated side.
+
+        Args:
+            images: ``Tensor[B, 3, H, W]``, uint8 (0..255) or float in [0, 1], any size (resized by ``resize``).
+            real: True for reference images, False for generated ones.
+        """
+        side = side_of(real)
+        self._add(self.extractor(images), side)
+
+    def update_features(self, features: Tensor, real: bool) -> None:
+        """Add precomputed ``features: Tensor[B, d]`` (``d`` the metric's feature size) to one side."""
+        side = side_of(real)
+        features = check_features(features, "features", self.dims)
+        # the same bookkeeping torchmetrics' wrapped ``update`` does (cache invalidation, update count)
+        self._computed = None
+        self._update_count += 1
+        self._add(features, side)
+
+    @abstractmethod
+    def _add(self, features: Tensor, side: str) -> None:
+        """Add ``features: Tensor[B, d]`` to the ``side`` ("real" or "fake") states."""
+
+    def forward(self, *args: Any, **kwargs: Any) -> None:
+        """Accumulate like ``update`` and return None (a per-batch value of one side is undefined)."""
+        self.update(*args, **kwargs)
+
+    def reset(self) -> None:
+        """Reset the states; the real side's ones survive when ``reset_real_features=False``."""
+        if self.reset_real_features:
+            super().reset()
+            return
+        kept = {name: deepcopy(getattr(self, name)) for name in self._defaults if name.startswith("real_")}
+        super().reset()
+        for name, value in kept.items():
+            setattr(self, name, value)
