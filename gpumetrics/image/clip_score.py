@@ -222,8 +222,6 @@ class _OpenCLIPBackend(nn.Module):
         if str(model_name).endswith(".json") and os.path.isfile(model_name):
             open_clip.add_model_config(model_name)
             model_name = Path(model_name).stem
-        if pretrained is None:
-            raise ValueError("the open_clip backend needs `pretrained`: a tag (e.g. 'openai'), a file, or 'random'")
         options: dict[str, Any] = {}
         weights = None if pretrained == RANDOM else pretrained
         if model_name.startswith("hf-hub:") and not download:
@@ -256,16 +254,26 @@ class _OpenCLIPBackend(nn.Module):
         return self.model.encode_image(pixels), self.model.encode_text(tokens)
 
 
-def _build_backend(
-    backend: str, model_name: str, pretrained: Optional[str], seed: int, download: bool = False
-) -> nn.Module:
+def check_clip_options(backend: Any, model_name: Any, pretrained: Any, seed: Any = 0, download: Any = False) -> None:
+    """Every check of the CLIP options that needs no model (values and types); whether the model files are found is
+    known when the encoder is built. Raises ``ValueError`` or ``TypeError`` naming the argument."""
     check_choice(backend, "backend", BACKENDS)
     if not isinstance(download, bool):
         raise TypeError(f"`download` must be a bool, got {type(download).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"`seed` must be an int, got {type(seed).__name__}")
     if not isinstance(model_name, (str, os.PathLike)):
         raise TypeError(f"`model_name` must be a string or path, got {type(model_name).__name__}")
     if pretrained is not None and not isinstance(pretrained, (str, os.PathLike)):
         raise TypeError(f"`pretrained` must be a tag, a path, 'random' or None, got {type(pretrained).__name__}")
+    if backend == "open_clip" and pretrained is None:
+        raise ValueError("the open_clip backend needs `pretrained`: a tag (e.g. 'openai'), a file, or 'random'")
+
+
+def _build_backend(
+    backend: str, model_name: str, pretrained: Optional[str], seed: int, download: bool = False
+) -> nn.Module:
+    check_clip_options(backend, model_name, pretrained, seed, download)
     cls = _HFBackend if backend == "hf" else _OpenCLIPBackend
     return cls(os.fspath(model_name), None if pretrained is None else os.fspath(pretrained), seed, download)
 

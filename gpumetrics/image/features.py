@@ -15,7 +15,9 @@ from torch import Tensor, nn
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import check_choice
-from gpumetrics.image.inception import FEATURE_DIMS, RESIZE_MODES, SPEED_MODES, FIDInceptionV3, WeightsArg
+from gpumetrics.image.inception import (
+    FEATURE_DIMS, RESIZE_MODES, SPEED_MODES, FIDInceptionV3, WeightsArg, check_weights_argument,
+)
 
 MAX_FEATURE = 1e150
 """Largest |feature| accepted: squares stay ≤ 1e300, so float64 sums of ~1e8 of them stay finite."""
@@ -51,27 +53,44 @@ def build_extractor(
     speed_mode: Optional[str] = None,
 ) -> tuple[nn.Module, int, dict[str, Any]]:
     """The feature extractor of FID / KID: ``(module, feature size, signature fields)``."""
+    check_extractor_options(feature, weights, resize, download, speed_mode)
+    if isinstance(feature, nn.Module):
+        dims = getattr(feature, "dims", getattr(feature, "num_features", None))
+        return feature, dims, {"feature": f"custom({type(feature).__name__})", "dims": dims}
+    extractor = FIDInceptionV3(dims=feature, weights=weights, resize=resize, download=download, speed_mode=speed_mode)
+    fields = extractor.signature_fields()
+    signature = {"feature": feature, "weights": fields["weights"], "resize": fields["resize"]}
+    if "speed" in fields:
+        signature["speed"] = fields["speed"]
+    return extractor, feature, signature
+
+
+def check_extractor_options(
+    feature: Any,
+    weights: Any,
+    resize: Any,
+    download: Any = None,
+    speed_mode: Any = None,
+) -> None:
+    """Every check of :func:`build_extractor` that needs no model: option values and types, and that an explicit
+    weights file exists (its hash and contents are read when the extractor is built). Raises ``ValueError``,
+    ``TypeError`` or ``FileNotFoundError`` naming the argument."""
     check_choice(resize, "resize", RESIZE_MODES)
     if speed_mode is not None:
         check_choice(speed_mode, "speed_mode", SPEED_MODES)
+    if download is not None and not isinstance(download, bool):
+        raise TypeError(f"`download` must be a bool or None, got {type(download).__name__}")
     if isinstance(feature, nn.Module):
         if speed_mode is not None:
             raise ValueError("`speed_mode` applies to the built-in Inception only, not to a custom `feature` module")
         dims = getattr(feature, "dims", getattr(feature, "num_features", None))
         if not isinstance(dims, int) or dims < 1:
             raise ValueError("a custom `feature` module needs an integer attribute `dims` (its output size)")
-        return feature, dims, {"feature": f"custom({type(feature).__name__})", "dims": dims}
-    if isinstance(feature, int) and not isinstance(feature, bool):
-        check_choice(feature, "feature", FEATURE_DIMS)
-        extractor = FIDInceptionV3(
-            dims=feature, weights=weights, resize=resize, download=download, speed_mode=speed_mode
-        )
-        fields = extractor.signature_fields()
-        signature = {"feature": feature, "weights": fields["weights"], "resize": fields["resize"]}
-        if "speed" in fields:
-            signature["speed"] = fields["speed"]
-        return extractor, feature, signature
-    raise TypeError(f"`feature` must be one of {FEATURE_DIMS} or an nn.Module, got {feature!r}")
+        return
+    if not isinstance(feature, int) or isinstance(feature, bool):
+        raise TypeError(f"`feature` must be one of {FEATURE_DIMS} or an nn.Module, got {feature!r}")
+    check_choice(feature, "feature", FEATURE_DIMS)
+    check_weights_argument(weights)
 
 
 def side_of(real: Any) -> str:

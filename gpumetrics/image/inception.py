@@ -56,6 +56,16 @@ INPUT_SIZE = 299
 WeightsArg = Union[None, str, Path, dict]
 
 
+def check_weights_argument(weights: Any) -> None:
+    """``weights`` of the FID Inception: None (the registry's file), a path that exists, a state_dict or
+    ``"random"``; the file's hash and contents are checked when it is loaded."""
+    if isinstance(weights, (str, Path)) and not (isinstance(weights, str) and weights == RANDOM):
+        if not Path(weights).expanduser().is_file():
+            raise FileNotFoundError(f"`weights`: file {str(weights)!r} does not exist")
+    elif weights is not None and not isinstance(weights, (str, dict)):
+        raise TypeError(f"`weights` must be None, a path, a state_dict or 'random', got {type(weights).__name__}")
+
+
 def _fid_blocks():
     # Imported lazily so that ``import gpumetrics`` does not require the image extra.
     try:
@@ -240,17 +250,14 @@ class FIDInceptionV3(nn.Module):
         self.dims = dims
         self.resize = resize
         self.speed_mode = speed_mode
+        check_weights_argument(weights)
         net = build_fid_inception()
         if isinstance(weights, str) and weights == RANDOM:
             state, tag = random_fid_inception_state_dict(seed), RANDOM if seed == 0 else f"random(seed={seed})"
         elif isinstance(weights, dict):
             state, tag = weights, "state_dict"
-        elif weights is None or isinstance(weights, (str, Path)):
-            state, tag = load_weights(FID_INCEPTION.name, weights, download)
         else:
-            raise TypeError(
-                f"`weights` must be None, a path, a state_dict or 'random', got {type(weights).__name__}"
-            )
+            state, tag = load_weights(FID_INCEPTION.name, weights, download)
         net.load_state_dict(state, assign=True)
         self.weights_tag = tag
         last = self.BLOCK_INDEX_BY_DIM[dims]

@@ -109,10 +109,10 @@ def _resolve_path_options(base: Path, entry: TaskMetric, options: dict) -> dict:
 
 
 def _check_options(entry: TaskMetric, options: dict, where: str) -> None:
-    """Build the metric once so that a wrong option fails here, naming the task, not mid-evaluation."""
+    """Reject a wrong option here, naming the task, not mid-evaluation; model weights are not loaded."""
     try:
-        entry.build(options)
-    except (TypeError, ValueError) as err:
+        entry.check(options)
+    except (TypeError, ValueError, FileNotFoundError) as err:
         raise ConfigError(f"{where}: invalid options {options!r} for metric {entry.name!r}: {err}") from None
 
 

@@ -9,6 +9,7 @@ Config records: predictions ``{"id": …, "prediction": "generated/0001.png"}``,
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
@@ -18,7 +19,8 @@ from torch import Tensor
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_text_list, check_same_length
-from gpumetrics.image.clip_score import CLIPScore
+from gpumetrics.image.clip_score import CLIPScore, check_clip_options
+from gpumetrics.image.features import check_extractor_options
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.image.io import list_images, same_size_batches
 from gpumetrics.tasks.registry import TaskMetric, register_metric
@@ -74,21 +76,42 @@ class ImageGenerationScore(Metric):
         allow_outside_root: bool = False,
         **kwargs: Any,
     ) -> None:
+        self.check_options(real, image_root, fid_feature, inception_weights, resize, clip_backend, clip_model,
+                           clip_pretrained, batch_size, allow_outside_root)
         super().__init__(**kwargs)
-        if not isinstance(allow_outside_root, bool):
-            raise TypeError(f"`allow_outside_root` must be a bool, got {type(allow_outside_root).__name__}")
         self.allow_outside_root = allow_outside_root
         self.real = Path(real)
-        if not self.real.exists():
-            raise ValueError(f"`real` must be a folder of images or an .npz statistics file; '{real}' does not exist")
         self.image_root = Path(image_root)
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}")
         self.batch_size = batch_size
         self.fid = FrechetInceptionDistance(
             feature=fid_feature, weights=inception_weights, resize=resize, reset_real_features=False
         )
         self.clip = CLIPScore(clip_backend, clip_model, clip_pretrained, scale=1.0)
+
+    @staticmethod
+    def check_options(
+        real: str,
+        image_root: str = ".",
+        fid_feature: int = 2048,
+        inception_weights: Optional[str] = None,
+        resize: str = "pytorch-fid",
+        clip_backend: str = "hf",
+        clip_model: str = "openai/clip-vit-base-patch32",
+        clip_pretrained: Optional[str] = None,
+        batch_size: int = 32,
+        allow_outside_root: bool = False,
+    ) -> None:
+        """Check the options as ``__init__`` does, without building Inception or CLIP (config validation)."""
+        if not isinstance(allow_outside_root, bool):
+            raise TypeError(f"`allow_outside_root` must be a bool, got {type(allow_outside_root).__name__}")
+        if not isinstance(real, (str, os.PathLike)) or not Path(real).exists():
+            raise ValueError(f"`real` must be a folder of images or an .npz statistics file; '{real}' does not exist")
+        if not isinstance(image_root, (str, os.PathLike)):
+            raise TypeError(f"`image_root` must be a path, got {type(image_root).__name__}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}")
+        check_extractor_options(fid_feature, inception_weights, resize)
+        check_clip_options(clip_backend, clip_model, clip_pretrained)
 
     @property
     def _real_loaded(self) -> bool:
@@ -159,6 +182,7 @@ def _image_generation_update_args(predictions: list, references: list) -> tuple:
 register_metric(TaskMetric(
     name="s_image_generation",
     factory=ImageGenerationScore,
+    check_options=ImageGenerationScore.check_options,
     path_options={"real": None, "image_root": ".", "inception_weights": None},
     description="AIJ-2022 S_ImageGeneration = ½(CLIP cosine + (200 − min(200, FID))/200) — docs/metrics.md §2",
     empty_prediction=None,

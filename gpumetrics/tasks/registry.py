@@ -32,6 +32,9 @@ class TaskMetric:
         primary: key of the score to report when ``compute()`` returns a dict.
         path_options: options that are file-system paths, with their default (``None``: no default). A config
             resolves their relative values — and the defaults — against the config file's folder.
+        check_options: ``check_options(**options)`` raising ``TypeError``/``ValueError``/``FileNotFoundError`` for
+            bad options without building the metric — set by metrics that load models; ``None``: :meth:`check`
+            builds the metric once (model-free metrics construct in microseconds).
     """
 
     name: str
@@ -41,9 +44,17 @@ class TaskMetric:
     update_args: Callable[[list, list], tuple] = text_update_args
     primary: Optional[str] = None
     path_options: dict = dataclasses.field(default_factory=dict)
+    check_options: Optional[Callable[..., None]] = None
 
     def build(self, options: Optional[dict] = None) -> Metric:
         return self.factory(**(options or {}))
+
+    def check(self, options: Optional[dict] = None) -> None:
+        """Raise on options the metric would reject, loading no model weights (see ``check_options``)."""
+        if self.check_options is None:
+            self.build(options)
+        else:
+            self.check_options(**(options or {}))
 
 
 @dataclasses.dataclass(frozen=True)

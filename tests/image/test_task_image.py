@@ -120,3 +120,36 @@ def test_real_and_image_root_resolve_against_the_config_folder(tmp_path, incepti
     config.write_text(json.dumps({"tasks": [{"name": "G", "metric": "s_image_generation", "options": options,
                                              "predictions": "../p.jsonl", "references": "../r.jsonl"}]}))
     assert load_config(config).tasks[0].options["image_root"] == str(project / "configs")
+
+
+def test_config_validation_loads_no_model(tmp_path, inception_file, monkeypatch):
+    """A config is validated without building Inception or CLIP, and bad options still fail there, named."""
+    from gpumetrics.image import clip_score as clip_module
+    from gpumetrics.image import inception as inception_module
+    from gpumetrics.tasks.config import ConfigError, parse_config
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("config validation built a model")
+
+    monkeypatch.setattr(inception_module.FIDInceptionV3, "__init__", no_model)
+    monkeypatch.setattr(clip_module, "_build_backend", no_model)
+    (tmp_path / "real").mkdir()
+    for name in ("p.jsonl", "r.jsonl"):
+        (tmp_path / name).write_text("")
+    good = {**_tiny_task_options(tmp_path, inception_file), "real": "real", "image_root": "."}
+
+    def parse(options):
+        task = {"name": "G", "metric": "s_image_generation", "options": options,
+                "predictions": "p.jsonl", "references": "r.jsonl"}
+        return parse_config({"tasks": [task]}, tmp_path / "gen.yaml")
+
+    (task,) = parse(good).tasks
+    assert task.options["real"] == str(tmp_path / "real")
+    bad = {
+        "fid_feature": (100, "feature"), "resize": ("bogus", "resize"), "clip_backend": ("jax", "backend"),
+        "batch_size": (0, "batch_size"), "real": ("missing", "real"), "inception_weights": ("nope.pth", "weights"),
+        "allow_outside_root": ("yes", "allow_outside_root"), "fid_featur": (64, "fid_featur"),
+    }
+    for key, (value, named) in bad.items():
+        with pytest.raises(ConfigError, match=rf"tasks\[0\] \(G\).*{named}"):
+            parse({**good, key: value})
