@@ -383,3 +383,14 @@ def test_several_references_error_names_the_sample_index():
         gpumetrics.functional.word_error_rate(["a", None], [["a", "b"], ["c"]])
     with pytest.raises(TypeError, match=r"`target"):
         gpumetrics.functional.char_error_rate(["a", "b"], [["a", 3], ["c"]])
+
+
+@pytest.mark.parametrize("backend", ["rapidfuzz", "torch"])
+def test_string_subclasses_are_strings_and_bytes_or_lists_are_not(backend):
+    import numpy as np
+
+    preds, target = list(np.array(["kitten", "flaw"])), ["sitting", "lawn"]  # numpy.str_ items
+    assert edit_distance(preds, target, reduction="none", backend=backend).tolist() == [3, 2]
+    for bad in ([b"kitten", "flaw"], [["k", "i"], "flaw"]):
+        with pytest.raises(TypeError, match=r"`preds\[0\]`"):
+            edit_distance(bad, target, backend=backend)
