@@ -196,3 +196,23 @@ def test_ddp_sync_section_measures_fixed_size_all_reduces():
     assert by_library["torchmetrics"]["received_bytes"] >= 2 * state_bytes  # all-gather: world size × state
     section = "\n".join(ddp_sync.render(rows))
     assert "| 2 | gpumetrics | 6 |" in section
+
+
+def test_compare_flags_rows_whose_ratio_dropped(tmp_path, capsys):
+    from benchmarks.compare import main as compare_main
+
+    def results(path, ratios):
+        rows = [{"case": case, "size": 10, "ours": "ours", "anchor": "ref", "device": "cpu", "ratio": ratio}
+                for case, ratio in ratios.items()]
+        path.write_text(json.dumps({"rows": rows}))
+        return str(path)
+
+    before = results(tmp_path / "before.json", {"a": 4.0, "b": 2.0, "gone": 1.0})
+    after = results(tmp_path / "after.json", {"a": 4.4, "b": 1.0, "new": 9.0})
+    assert compare_main([before, after]) == 1
+    table = capsys.readouterr().out
+    lines = [line for line in table.splitlines() if line.startswith("| a ") or line.startswith("| b ")]
+    assert lines[0].startswith("| b ") and "0.50 ⚠" in lines[0]  # the drop is listed first and flagged
+    assert "1.10 |" in lines[1]
+    assert "2 row(s) are in one file only" in table
+    assert compare_main([before, before]) == 0
