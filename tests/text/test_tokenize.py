@@ -23,7 +23,7 @@ from gpumetrics.text.tokenize import (
 
 #: every registered name with each option value it takes
 CONFIGURATIONS = [
-    *[(name, {"lowercase": lowercase}) for name in ("13a", "intl", "char", "zh", "none") for lowercase in (False, True)],
+    *[(name, {"lowercase": lower}) for name in ("13a", "intl", "char", "zh", "none") for lower in (False, True)],
     *[(name, {"use_stemmer": stem}) for name in ("rouge-score", "unicode") for stem in (False, True)],
     ("ptb", {}),
     ("squad", {}),
