@@ -101,25 +101,21 @@ def _tokenize_chunks(lines: list[str], rule, edges_are_spaced: bool) -> list[lis
     return _tokenize_edge_chunks(lines, interior, edge)
 
 
-def _tokenize_chunks_flat(lines: list[str], rule, preprocess=None) -> tuple[list[str], list[int]]:
+def _tokenize_chunks_flat(lines: list[str], rule, preprocess) -> tuple[list[str], list[int]]:
     """:func:`_tokenize_chunks` with whitespace around every chunk, returned flat: (tokens, tokens per line).
 
     All lines are joined with a separator chunk that occurs in no line, each distinct chunk is rewritten once, and
     the rewritten text is split once: a handful of C-level passes, no Python step per line, chunk or token.
-    ``preprocess(text)`` (optional) rewrites the joined text first; it must act on each line independently.
+    ``preprocess(text)`` rewrites the joined text first; it must act on each line independently.
     """
     if not lines:
         return [], []
     separator = _line_separator(lines)
     if separator is None:  # every candidate control character occurs in the input: line by line
-        if preprocess is not None:
-            lines = [preprocess(line) for line in lines]
+        lines = [preprocess(line) for line in lines]
         token_lists = _tokenize_chunks(lines, rule, edges_are_spaced=True)
         return list(itertools.chain.from_iterable(token_lists)), list(map(len, token_lists))
-    text = f" {separator} ".join(lines) + f" {separator}"
-    if preprocess is not None:
-        text = preprocess(text)
-    chunks = text.split()
+    chunks = preprocess(f" {separator} ".join(lines) + f" {separator}").split()
     rewritten = {chunk: rule(f" {chunk} ") for chunk in dict.fromkeys(chunks)}  # the separator maps to itself
     tokens = " ".join(map(rewritten.__getitem__, chunks)).split()
     ends = np.flatnonzero(np.fromiter(map(separator.__eq__, tokens), dtype=bool, count=len(tokens)))
