@@ -69,6 +69,9 @@ def test_options_are_checked_once_at_construction() -> None:
         get_tokenizer("rouge-score", lowercase=True)
     with pytest.raises(TypeError, match="`lowercase` must be a bool"):
         get_tokenizer("13a", lowercase="yes")
+    get_tokenizer("13a", lowercase=True)
+    with pytest.raises(TypeError, match="`lowercase` must be a bool"):
+        get_tokenizer("13a", lowercase=1)  # equal to True as a dict key, but not a bool
     with pytest.raises(TypeError, match="`lowercase` must be a bool"):
         get_tokenizer("13a", lowercase=[True])  # unhashable: still the tokenizer's own message
     with pytest.raises(TypeError, match="`use_stemmer` must be a bool"):

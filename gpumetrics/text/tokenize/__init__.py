@@ -69,11 +69,21 @@ def get_tokenizer(name: str, **options: Any) -> Tokenizer:
     if unknown:
         takes = f"only {', '.join(map(repr, accepted))}" if accepted else "no options"
         raise TypeError(f"tokenizer {name!r} takes {takes}; got {', '.join(map(repr, unknown))}")
+    request = (name, tuple((option, type(value), value) for option, value in sorted(options.items())))
+    try:
+        return _REQUESTS[request]  # a request seen before: already checked
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable option value: the tokenizer's own check names it
+        return factory(**options)
     tokenizer = factory(**options)  # checks the option values
-    return _INSTANCES.setdefault((name, tuple(tokenizer.signature().items())), tokenizer)
+    # requests that differ only in spelling out a default share one object
+    tokenizer = _REQUESTS[request] = _INSTANCES.setdefault((name, tuple(tokenizer.signature().items())), tokenizer)
+    return tokenizer
 
 
-_INSTANCES: dict[tuple[str, tuple[tuple[str, Any], ...]], Tokenizer] = {}
+_REQUESTS: dict[tuple, Tokenizer] = {}
+_INSTANCES: dict[tuple, Tokenizer] = {}
 
 
 __all__ = [
