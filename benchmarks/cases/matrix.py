@@ -143,9 +143,9 @@ class _UnicodeRougeTokenizer:
     """rouge-score ``Tokenizer`` with gpumetrics' ``"unicode"`` rule, so both sides see the same tokens."""
 
     def tokenize(self, text: str) -> list[str]:
-        from gpumetrics.text.tokenizers import rouge_tokenize
+        from gpumetrics.text.tokenize import get_tokenizer
 
-        return rouge_tokenize(text, tokenizer="unicode")
+        return get_tokenizer("unicode").tokenize(text)
 
 
 def _rouge(preds: list[str], target: list[list[str]], shape: Shape, device: str) -> Contenders:
@@ -202,11 +202,11 @@ def _cider(preds: list[str], target: list[list[str]], shape: Shape, device: str)
 
 def _token_f1(preds: list[str], target: list[list[str]], shape: Shape, device: str) -> Contenders:
     from gpumetrics.functional import token_f1
-    from gpumetrics.text import qa
+    from gpumetrics.text.tokenize import answers
     from tests.helpers import qa_reference
 
     def ours() -> float:
-        qa.squad_tokens.cache_clear()
+        answers.squad_tokens.cache_clear()
         return token_f1(preds, target, device=device).item()
 
     return Contenders(

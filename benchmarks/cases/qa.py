@@ -8,7 +8,7 @@ from torchmetrics.functional.text import squad as torchmetrics_squad
 
 from benchmarks.registry import Contenders, register
 from gpumetrics.functional import exact_match, token_f1
-from gpumetrics.text import qa
+from gpumetrics.text.tokenize import answers
 from tests.helpers import qa_reference
 from tests.helpers.text_data import qa_batch
 
@@ -17,8 +17,8 @@ def _cold(fn):
     """Run ``fn`` with empty normalisation caches, so repeats do not measure cache hits."""
 
     def run():
-        qa.squad_tokens.cache_clear()
-        qa.aij2022_tokens.cache_clear()
+        answers.squad_tokens.cache_clear()
+        answers.aij2022_tokens.cache_clear()
         return fn()
 
     return run

@@ -1,8 +1,8 @@
 """Exact n-gram statistics on tensors — the one n-gram identity scheme of BLEU, ROUGE-N and CIDEr.
 
-1. :func:`encode_tokens` maps the tokens of S *segments* (hypotheses and references, concatenated) to dense
-   integer ids ``[0, V)`` → :class:`TokenBatch` on a device. (CIDEr, which gathers its tokens across DDP ranks,
-   sends rank-independent token codes and ranks them into dense ids after the gather.)
+1. A :class:`TokenBatch` holds the tokens of S *segments* (hypotheses and references, concatenated) as dense
+   integer ids ``[0, V)``; the tokenizers of :mod:`gpumetrics.text.tokenize` build it. (CIDEr, which gathers its
+   tokens across DDP ranks, sends rank-independent token codes and ranks them into dense ids after the gather.)
 2. :class:`NgramLadder` gives n-grams their ids order by order: the id of an n-gram is the dense rank of
    ``(id of its (n−1)-gram prefix, its last token)``, i.e. ``unique(prefix_id · V + token)``; unigram ids are the
    token ids, or the ranks of ``(group, token)`` when n-grams are told apart per group (BLEU's samples). Ids are
@@ -20,8 +20,7 @@ occurrences, on the device of the ids.
 
 from __future__ import annotations
 
-import itertools
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 import torch
@@ -34,54 +33,31 @@ from gpumetrics.kernels.ragged import segment_ids, segment_starts
 class TokenBatch(NamedTuple):
     """A ragged batch of S token-id sequences (segments) stored flat.
 
+    The tokenizers of :mod:`gpumetrics.text.tokenize` build it on the host (``ids`` and ``lengths`` as numpy
+    ``int64`` arrays); :meth:`to` puts it on a device as the n-gram kernels take it (``LongTensor``).
+
     Attributes:
-        ids: ``LongTensor[T]`` token ids in ``[0, vocab_size)``, segments concatenated in order.
-        lengths: ``LongTensor[S]`` number of tokens of each segment (0 allowed).
+        ids: ``int64[T]`` token ids in ``[0, vocab_size)``, segments concatenated in order.
+        lengths: ``int64[S]`` number of tokens of each segment (0 allowed).
         vocab_size: V, the number of distinct tokens.
+        vocabulary: the V token strings by id, when the tokenizer keeps them (``None`` otherwise).
+
+    Example:
+        >>> import numpy as np
+        >>> TokenBatch(np.array([0, 1, 0]), np.array([2, 1]), 2).to("cpu").ids
+        tensor([0, 1, 0])
     """
 
-    ids: Tensor
-    lengths: Tensor
+    ids: np.ndarray | Tensor
+    lengths: np.ndarray | Tensor
     vocab_size: int
+    vocabulary: Optional[Sequence[str]] = None
 
-
-def encode_tokens(
-    tokens: Sequence[str], lengths: Sequence[int], device: torch.device | str | None = None
-) -> TokenBatch:
-    """Dense ids for a flat token list split into segments of ``lengths`` tokens.
-
-    Args:
-        tokens: ``Sequence[str]`` of T tokens, segments concatenated.
-        lengths: ``Sequence[int]`` of S segment lengths summing to T.
-        device: device of the returned tensors.
-
-    Returns:
-        :class:`TokenBatch`; ids number tokens by first appearance.
-
-    Raises:
-        ValueError: the lengths do not add up to the number of tokens, or one is negative.
-
-    Example:
-        >>> encode_tokens(["a", "b", "a", "c"], [3, 1])
-        TokenBatch(ids=tensor([0, 1, 0, 2]), lengths=tensor([3, 1]), vocab_size=3)
-    """
-    lengths_t = torch.as_tensor(list(lengths), dtype=torch.long)
-    if int(lengths_t.sum()) != len(tokens) or bool((lengths_t < 0).any()):
-        raise ValueError(f"`lengths` must be non-negative and sum to len(tokens)={len(tokens)}")
-    vocabulary = {token: index for index, token in enumerate(dict.fromkeys(tokens))}
-    ids = torch.from_numpy(np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens)))
-    device = check_device(device, "device")
-    return TokenBatch(ids.to(device), lengths_t.to(device), len(vocabulary))
-
-
-def encode_token_lists(token_lists: Sequence[Sequence[str]], device: torch.device | str | None = None) -> TokenBatch:
-    """:func:`encode_tokens` for a list of token lists (one per segment).
-
-    Example:
-        >>> encode_token_lists([["x", "y"], [], ["y"]]).ids
-        tensor([0, 1, 1])
-    """
-    return encode_tokens(list(itertools.chain.from_iterable(token_lists)), [len(t) for t in token_lists], device)
+    def to(self, device: torch.device | str | None = None) -> "TokenBatch":
+        """The same batch with ``ids`` / ``lengths`` as ``LongTensor`` on ``device`` (default CPU)."""
+        device = check_device(device, "device")
+        ids, lengths = (torch.as_tensor(x, dtype=torch.long).to(device) for x in (self.ids, self.lengths))
+        return self._replace(ids=ids, lengths=lengths)
 
 
 class NgramLevel(NamedTuple):
@@ -112,7 +88,7 @@ class NgramLadder:
         batch: T tokens in S segments; n-grams never cross a segment boundary.
 
     Example:
-        >>> ladder = NgramLadder(encode_token_lists([["a", "b", "a", "b"], ["b", "a"]]))
+        >>> ladder = NgramLadder(TokenBatch(torch.tensor([0, 1, 0, 1, 1, 0]), torch.tensor([4, 2]), 2))
         >>> bigrams = ladder.extend(ladder.unigrams())
         >>> bigrams.position.tolist(), bigrams.distinct  # "a b", "b a", "a b" | "b a"
         ([0, 1, 2, 4], 2)
@@ -181,7 +157,7 @@ def ngram_occurrences(batch: TokenBatch, max_order: int) -> tuple[Tensor, Tensor
         occupy ``[Σ_{m<n} D_m, Σ_{m≤n} D_m)``), and ``distinct``: the D_n of each order.
 
     Example:
-        >>> segment, gram, distinct = ngram_occurrences(encode_token_lists([["a", "b", "a"], ["b", "a"]]), 2)
+        >>> segment, gram, distinct = ngram_occurrences(TokenBatch(torch.tensor([0, 1, 0, 1, 0]), torch.tensor([3, 2]), 2), 2)
         >>> segment.tolist(), gram[:5].tolist(), distinct  # unigrams a b a | b a, then bigrams ab ba | ba
         ([0, 0, 0, 1, 1, 0, 0, 1], [0, 1, 0, 1, 0], [2, 2])
         >>> sorted(set(gram[5:].tolist())), bool(gram[6] == gram[7])
@@ -222,7 +198,7 @@ def clipped_ngram_matches(
     clips to 0. Unigrams are grouped by sample, so every id is a (sample, n-gram) pair.
 
     Example:
-        >>> batch = encode_token_lists([["the", "the", "cat"], ["the", "cat"], ["the", "the"]])
+        >>> batch = TokenBatch(torch.tensor([0, 0, 1, 0, 1, 0, 0]), torch.tensor([3, 2, 2]), 2)  # the the cat | ...
         >>> clipped_ngram_matches(batch, torch.tensor([0, 0, 0]), torch.tensor([True, False, False]), 1, 2)
         tensor([[3, 2]])
     """

@@ -108,18 +108,6 @@ def scatter_any(mask: Tensor, index: Tensor, size: int) -> Tensor:
     return out.index_add_(0, index, mask.long()) > 0
 
 
-def flatten_lists(lists: Sequence[Sequence[int]], device: torch.device | str | None = None) -> tuple[Tensor, Tensor]:
-    """A list of int lists as a ragged batch: ``(values: LongTensor[T], lengths: LongTensor[S])``.
-
-    Example:
-        >>> flatten_lists([[4, 5], [], [6]])
-        (tensor([4, 5, 6]), tensor([2, 0, 1]))
-    """
-    lengths = torch.tensor([len(items) for items in lists], dtype=torch.long)
-    values = torch.tensor([value for items in lists for value in items], dtype=torch.long)
-    return values.to(device), lengths.to(device)
-
-
 def segment_products(counts_a: Tensor, counts_b: Tensor, total: Optional[int] = None) -> tuple[Tensor, Tensor, Tensor]:
     """Every (a, b) combination inside each segment: the per-segment Cartesian product of two ragged batches.
 

@@ -1,4 +1,9 @@
-"""Text metrics, one file per family: qa.py, edit.py, bleu.py, rouge.py, cider.py; tokenizers.py."""
+"""Text metrics, one file per family: qa.py, edit.py, bleu.py, rouge.py, cider.py.
+
+Their tokenizers are objects in the :mod:`gpumetrics.text.tokenize` package, one module per reference family
+(sacrebleu, rouge-score, PTB, SQuAD / AIJ answer normalisers), chosen once by name with ``get_tokenizer``; each turns
+lines into a ``TokenBatch`` of dense ids with ``encode`` and states its part of the metric signature.
+"""
 
 from gpumetrics.text.bleu import BLEUScore
 from gpumetrics.text.cider import CIDErScore

@@ -38,9 +38,9 @@ from gpumetrics.core import (
     Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
     single_threaded,
 )
-from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
+from gpumetrics.kernels.ngrams import clipped_ngram_matches, ngram_totals
 from gpumetrics.kernels.ragged import segment_ids, segment_starts
-from gpumetrics.text.tokenizers import SACREBLEU_TOKENIZERS, sacrebleu_encode_flat
+from gpumetrics.text.tokenize import SacreBleuTokenizer
 
 BLEU_MODES = ("sacrebleu", "nltk")
 SACREBLEU_SMOOTHING = ("exp", "floor", "add-k", "none")
@@ -55,11 +55,10 @@ _SACREBLEU_LOG_ZERO = -9999999999.0  # sacrebleu's my_log(0)
 @dataclasses.dataclass(frozen=True)
 class _BLEUConfig:
     mode: str
-    tokenize: str
+    tokenizer: SacreBleuTokenizer  # with its `lowercase` option
     smooth: str
     smooth_value: Optional[float]
     weights: tuple[float, ...]
-    lowercase: bool
     effective_order: bool
     reduction: str
 
@@ -88,9 +87,7 @@ def _bleu_config(
     check_choice(mode, "mode", BLEU_MODES)
     check_choice(reduction, "reduction", BLEU_REDUCTIONS)
     tokenize = ("13a" if mode == "sacrebleu" else "none") if tokenize is None else tokenize
-    check_choice(tokenize, "tokenize", SACREBLEU_TOKENIZERS)
-    if not isinstance(lowercase, bool):
-        raise TypeError(f"`lowercase` must be a bool, got {type(lowercase).__name__}")
+    tokenizer = SacreBleuTokenizer(tokenize, lowercase)  # checks `tokenize` and `lowercase`
     if not isinstance(effective_order, bool):
         raise TypeError(f"`effective_order` must be a bool, got {type(effective_order).__name__}")
     if weights is None:
@@ -128,7 +125,7 @@ def _bleu_config(
             raise ValueError("`effective_order` exists only in mode='sacrebleu'")
         if smooth == "method6" and len(weights) < 3:
             raise ValueError("smooth='method6' needs at least 3 `weights` (it interpolates from trigrams on)")
-    return _BLEUConfig(mode, tokenize, smooth, smooth_value, weights, lowercase, effective_order, reduction)
+    return _BLEUConfig(mode, tokenizer, smooth, smooth_value, weights, effective_order, reduction)
 
 
 # ---------------------------------------------------------------------------------------------------- statistics
@@ -152,9 +149,7 @@ def _bleu_update(
         lines.append(hyp)
         lines.extend(refs)
     size = len(preds)
-    ids, lengths, vocab_size = sacrebleu_encode_flat(lines, config.tokenize, config.lowercase)
-    batch = TokenBatch(torch.from_numpy(ids).to(device), torch.tensor(lengths, dtype=torch.long, device=device),
-                       vocab_size)
+    batch = config.tokenizer.encode(lines).to(device)
     per_sample = torch.tensor(n_refs, dtype=torch.long, device=batch.ids.device) + 1
     sample = segment_ids(per_sample, len(lines))
     starts = segment_starts(per_sample)
@@ -478,13 +473,14 @@ class BLEUScore(Metric):
         config = self.config
         smooth = config.smooth if config.smooth_value is None else f"{config.smooth}[{config.smooth_value:.2f}]"
         uniform = all(w == config.weights[0] for w in config.weights)
+        tokenizer = config.tokenizer.signature()
         return {
             "mode": config.mode,
-            "tok": config.tokenize,
+            "tok": tokenizer["tok"],
             "smooth": smooth,
             "order": config.max_order,
             "weights": None if uniform and abs(sum(config.weights) - 1) < 1e-12 else ",".join(map(str, config.weights)),
-            "case": "lc" if config.lowercase else "mixed",
+            "case": tokenizer["case"],
             "eff": config.effective_order if config.mode == "sacrebleu" else None,
             "reduction": config.reduction,
         }

@@ -18,7 +18,7 @@ averaged over n = 1..4 (uniform weights); no clipping, no length penalty, no ×1
 cosine; the IDF is the same as above (``max(1, df)`` keeps n-grams absent from every reference finite). A zero
 vector has cosine 0.
 
-Tokenisation (``tokenize="ptb"``) is Python (``gpumetrics.text.tokenizers.ptb_tokenize``, a port of the PTB
+Tokenisation (``tokenize="ptb"``) is Python (:class:`gpumetrics.text.tokenize.PTBTokenizer`, a port of the PTB
 tokenizer pycocoevalcap runs in Java). Everything else is tensor work on the metric's device: tokens become int64
 codes (the UTF-8 bytes themselves for tokens of ≤ 7 bytes, a 63-bit BLAKE2b hash for longer ones, with a second
 independent 64-bit hash kept to *detect* a collision), n-grams get exact dense ids from the shared n-gram ladder
@@ -35,7 +35,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from itertools import chain
 from typing import Any, Optional, Sequence
 
 import torch
@@ -47,7 +46,7 @@ from gpumetrics.core import (
 )
 from gpumetrics.kernels.ngrams import TokenBatch, ngram_occurrences
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
-from gpumetrics.text.tokenizers import ptb_tokenize_batch
+from gpumetrics.text.tokenize import Tokenizer, get_tokenizer
 
 VARIANTS = ("cider-d", "cider")
 TOKENIZERS = ("ptb", "none")
@@ -56,7 +55,8 @@ _STATES = ("hyp_codes", "hyp_lengths", "ref_codes", "ref_lengths", "ref_counts",
 
 
 # ---------------------------------------------------------------------------------------------------- options
-def _check_options(variant: Any, tokenize: Any, reduction: Any, n_gram: Any, sigma: Any) -> None:
+def _check_options(variant: Any, tokenize: Any, reduction: Any, n_gram: Any, sigma: Any) -> Tokenizer:
+    """Check the options; return the tokenizer (``"none"``: whitespace split, sacrebleu's ``none``)."""
     check_choice(variant, "variant", VARIANTS)
     check_choice(tokenize, "tokenize", TOKENIZERS)
     check_choice(reduction, "reduction", REDUCTIONS)
@@ -64,6 +64,7 @@ def _check_options(variant: Any, tokenize: Any, reduction: Any, n_gram: Any, sig
         raise ValueError(f"`n_gram` must be an int in [1, 16], got {n_gram!r}")
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0 or not math.isfinite(sigma):
         raise ValueError(f"`sigma` must be a positive finite number, got {sigma!r}")
+    return get_tokenizer(tokenize)
 
 
 # ---------------------------------------------------------------------------------------------- token codes
@@ -83,20 +84,17 @@ def _token_code(token: str) -> tuple[int, int]:
     return -1 - (int.from_bytes(digest[:8], "little") >> 1), int.from_bytes(digest[8:], "little", signed=True)
 
 
-def _encode(sentences: list[list[str]], device: torch.device) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """Token codes of tokenised sentences.
+def _encode(batch: TokenBatch, device: torch.device) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Token codes of a tokenizer's host batch of S sentences.
 
     Returns:
         ``codes: LongTensor[T]`` (all tokens, sentence after sentence), ``lengths: LongTensor[S]``,
         ``long_codes: LongTensor[K]`` and ``long_checks: LongTensor[K]`` of the distinct hashed tokens.
     """
-    flat = list(chain.from_iterable(sentences))
-    lengths = torch.tensor([len(s) for s in sentences], dtype=torch.long, device=device)
-    vocabulary = {token: i for i, token in enumerate(dict.fromkeys(flat))}
-    pairs = [_token_code(token) for token in vocabulary]
+    lengths = torch.from_numpy(batch.lengths).to(device)
+    pairs = [_token_code(token) for token in batch.vocabulary]
     vocab_codes = torch.tensor([code for code, _ in pairs], dtype=torch.long)
-    ids = torch.tensor(list(map(vocabulary.__getitem__, flat)), dtype=torch.long)
-    codes = vocab_codes[ids].to(device)
+    codes = vocab_codes[torch.from_numpy(batch.ids)].to(device)
     hashed = [pair for pair in pairs if pair[0] < 0]
     long_codes = torch.tensor([c for c, _ in hashed], dtype=torch.long, device=device)
     long_checks = torch.tensor([k for _, k in hashed], dtype=torch.long, device=device)
@@ -221,7 +219,7 @@ def _cider_compute(
 
 # ------------------------------------------------------------------------------------------------ update
 def _cider_update(
-    preds: Any, target: Any, tokenize: str, device: torch.device
+    preds: Any, target: Any, tokenizer: Tokenizer, device: torch.device
 ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
     """Check and tokenise a batch; return its token codes.
 
@@ -233,21 +231,13 @@ def _cider_update(
     target_lists = as_reference_lists(target, "target")
     check_same_length(pred_list, "preds", target_lists, "target")
     references = [ref for refs in target_lists for ref in refs]
-    if tokenize == "ptb":
-        hyp_tokens, ref_tokens = ptb_tokenize_batch(pred_list), ptb_tokenize_batch(references)
-    else:
-        hyp_tokens, ref_tokens = [p.split() for p in pred_list], [r.split() for r in references]
-    codes, lengths, long_codes, long_checks = _encode(hyp_tokens + ref_tokens, device)
-    n_hyp_tokens = int(lengths[: len(hyp_tokens)].sum().item())
+    # predictions and references are two tokenizer calls, as pycocoevalcap makes two PTBTokenizer calls
+    hyp_codes, hyp_lengths, hyp_long, hyp_checks = _encode(tokenizer.encode(pred_list), device)
+    ref_codes, ref_lengths, ref_long, ref_checks = _encode(tokenizer.encode(references), device)
     ref_counts = torch.tensor([len(refs) for refs in target_lists], dtype=torch.long, device=device)
     return (
-        codes[:n_hyp_tokens],
-        lengths[: len(hyp_tokens)],
-        codes[n_hyp_tokens:],
-        lengths[len(hyp_tokens):],
-        ref_counts,
-        long_codes,
-        long_checks,
+        hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts,
+        torch.cat([hyp_long, ref_long]), torch.cat([hyp_checks, ref_checks]),
     )
 
 
@@ -299,10 +289,10 @@ def cider_score(
         >>> [round(s, 6) for s in cider_score(preds, target, variant="cider", reduction="none").tolist()]
         [0.392832, 0.213349]
     """
-    _check_options(variant, tokenize, reduction, n_gram, sigma)
+    tokenizer = _check_options(variant, tokenize, reduction, n_gram, sigma)
     device = check_device(device, "device")
     hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, long_codes, long_checks = _cider_update(
-        preds, target, tokenize, device
+        preds, target, tokenizer, device
     )
     _check_no_collision(long_codes, long_checks)
     return _cider_compute(
@@ -352,15 +342,15 @@ class CIDErScore(Metric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        _check_options(variant, tokenize, reduction, n_gram, sigma)
-        self.variant, self.tokenize, self.reduction = variant, tokenize, reduction
+        self.tokenizer = _check_options(variant, tokenize, reduction, n_gram, sigma)
+        self.variant, self.reduction = variant, reduction
         self.n_gram, self.sigma = n_gram, float(sigma)
         for name in _STATES:
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
     def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
         """Add ``B`` candidates and their reference sets (see :func:`cider_score`)."""
-        values = _cider_update(preds, target, self.tokenize, self.device)
+        values = _cider_update(preds, target, self.tokenizer, self.device)
         for name, value in zip(_STATES, values):
             getattr(self, name).append(value)
 
@@ -390,7 +380,7 @@ class CIDErScore(Metric):
     def _signature_fields(self) -> dict[str, Any]:
         return {
             "variant": self.variant,
-            "tok": self.tokenize,
+            "tok": self.tokenizer.name,
             "n": self.n_gram,
             "sigma": self.sigma if self.variant == "cider-d" else None,
             "idf": "corpus",

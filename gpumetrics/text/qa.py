@@ -18,9 +18,6 @@ answers from one ``scatter_reduce``.
 
 from __future__ import annotations
 
-import functools
-import re
-import string
 from typing import Any, Callable, Optional, Sequence
 
 import torch
@@ -31,84 +28,18 @@ from gpumetrics.core import (
     single_threaded,
 )
 from gpumetrics.kernels.multiset import multiset_intersection_size
-from gpumetrics.kernels.ragged import expand_segments, flatten_lists, segment_ids
+from gpumetrics.kernels.ragged import expand_segments, segment_ids
+from gpumetrics.text.tokenize import dense_ids, encode_token_lists, get_tokenizer
+from gpumetrics.text.tokenize.answers import Tokens, choice_letter, squad_tokens
 
 F1_PRESETS = ("squad", "aij2022")
 EXACT_MATCH_PRESETS = ("squad", "aij2022", "raw")
 REDUCTIONS = ("mean", "sum", "none")
 
-_DROP_PUNCTUATION = str.maketrans("", "", string.punctuation)
-_DROP_PUNCTUATION_KEEP_HYPHEN = str.maketrans("", "", string.punctuation.replace("-", ""))
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_CHOICE_LETTER = re.compile(r"[a-e]")
 _AIJ_F1_FALLBACK_BELOW = 0.5  # the fallback applies when F1 <= this
-_CACHE_SIZE = 1 << 18
-
-Tokens = tuple[str, ...]
 
 
 # ---------------------------------------------------------------------------------------------------- normalisation
-@functools.lru_cache(maxsize=_CACHE_SIZE)
-def squad_tokens(text: str) -> Tokens:
-    """SQuAD v2.0 ``normalize_answer(text).split()``.
-
-    Example:
-        >>> squad_tokens("The Eiffel-Tower, in Paris!")
-        ('eiffeltower', 'in', 'paris')
-    """
-    return tuple(_ARTICLES.sub(" ", text.lower().translate(_DROP_PUNCTUATION)).split())
-
-
-@functools.lru_cache(maxsize=1)
-def _morph_analyzer() -> Any:
-    try:
-        import pymorphy3
-    except ImportError as error:  # pragma: no cover - exercised only without the text extra
-        raise ImportError("preset 'aij2022' needs pymorphy3: pip install 'gpumetrics[text]'") from error
-    return pymorphy3.MorphAnalyzer(lang="ru")
-
-
-@functools.lru_cache(maxsize=_CACHE_SIZE)
-def russian_lemma(token: str) -> str:
-    """pymorphy3's most probable normal form of one lowercase token (cached).
-
-    A token holding a character that UTF-8 cannot encode (a lone surrogate such as ``"\\ud800"``) cannot be in the
-    dictionary, whose keys are UTF-8 bytes; it is returned unchanged, as pymorphy3 returns tokens it has no analysis
-    for (latin words, numbers), so the text is scored token by token like any other instead of raising.
-
-    Example:
-        >>> russian_lemma("кошки"), russian_lemma("кошки\\udc00")
-        ('кошка', 'кошки\\udc00')
-    """
-    try:
-        return _morph_analyzer().parse(token)[0].normal_form
-    except UnicodeEncodeError:  # the dictionary encodes keys as UTF-8; lone surrogates cannot be
-        return token
-
-
-@functools.lru_cache(maxsize=_CACHE_SIZE)
-def aij2022_tokens(text: str, keep_hyphen: bool = False) -> Tokens:
-    """AIJ-2022 normalisation: lowercase, ASCII punctuation removed (``-`` kept if asked), lemmas.
-
-    Example:
-        >>> aij2022_tokens("Кошки, бежали!")
-        ('кошка', 'бежать')
-    """
-    table = _DROP_PUNCTUATION_KEEP_HYPHEN if keep_hyphen else _DROP_PUNCTUATION
-    return tuple(russian_lemma(token) for token in text.lower().translate(table).split())
-
-
-def choice_letter(text: str) -> Optional[str]:
-    """The first latin letter ``a``–``e`` of the lowercased text, or None (AIJ multiple-choice fallback).
-
-    Example:
-        >>> choice_letter("Ответ: B) 12"), choice_letter("12")
-        ('b', None)
-    """
-    found = _CHOICE_LETTER.search(text.lower())
-    return found.group(0) if found else None
-
-
 def _squad_gold_tokens(golds: Sequence[str]) -> list[Tokens]:
     """SQuAD v2 keeps only gold answers that normalise to something, or ``""`` when none does."""
     tokens = [squad_tokens(gold) for gold in golds]
@@ -117,13 +48,6 @@ def _squad_gold_tokens(golds: Sequence[str]) -> list[Tokens]:
 
 
 # ---------------------------------------------------------------------------------------------------- tensor scoring
-class _Vocabulary(dict):
-    """token → consecutive id, grown on demand."""
-
-    def ids(self, tokens: Sequence[str]) -> list[int]:
-        return [self.setdefault(token, len(self)) for token in tokens]
-
-
 def _f1_from_counts(common: Tensor, pred_len: Tensor, gold_len: Tensor) -> Tensor:
     """Token F1 per pair (float64) with SQuAD's empty rule: empty vs empty → 1, empty vs non-empty → 0."""
     common, pred_len, gold_len = common.double(), pred_len.double(), gold_len.double()
@@ -143,11 +67,13 @@ def best_token_f1(pred_tokens: Sequence[Tokens], gold_tokens: Sequence[Sequence[
     Returns:
         ``DoubleTensor[B]``.
     """
-    vocab = _Vocabulary()
-    pred_ids, pred_len = flatten_lists([vocab.ids(tokens) for tokens in pred_tokens], device)
     flat_golds = [tokens for golds in gold_tokens for tokens in golds]
-    gold_ids, gold_len = flatten_lists([vocab.ids(tokens) for tokens in flat_golds], device)
-    n_pairs = len(flat_golds)
+    host = encode_token_lists([*pred_tokens, *flat_golds])  # one vocabulary for predictions and gold answers
+    n_preds, n_pairs = len(pred_tokens), len(flat_golds)
+    n_pred_tokens = int(host.lengths[:n_preds].sum())
+    batch = host.to(device)
+    pred_ids, gold_ids = batch.ids[:n_pred_tokens], batch.ids[n_pred_tokens:]
+    pred_len, gold_len = batch.lengths[:n_preds], batch.lengths[n_preds:]
     golds_per_sample = torch.tensor([len(golds) for golds in gold_tokens], dtype=torch.long, device=device)
     pair_sample = segment_ids(golds_per_sample, n_pairs)
 
@@ -165,11 +91,8 @@ def best_exact_match(pred_keys: Sequence[Any], gold_keys: Sequence[Sequence[Any]
     Returns:
         ``DoubleTensor[B]``.
     """
-    vocab: dict = {}
-    pred_ids = torch.tensor([vocab.setdefault(k, len(vocab)) for k in pred_keys], dtype=torch.long, device=device)
-    gold_ids = torch.tensor(
-        [vocab.setdefault(k, len(vocab)) for golds in gold_keys for k in golds], dtype=torch.long, device=device
-    )
+    ids = torch.from_numpy(dense_ids([*pred_keys, *(key for golds in gold_keys for key in golds)])[0]).to(device)
+    pred_ids, gold_ids = ids[: len(pred_keys)], ids[len(pred_keys):]
     golds_per_sample = torch.tensor([len(golds) for golds in gold_keys], dtype=torch.long, device=device)
     pair_sample = segment_ids(golds_per_sample, gold_ids.numel())
     hits = (pred_ids[pair_sample] == gold_ids).double()
@@ -208,12 +131,13 @@ def _check_pairs(preds: Any, target: Any) -> tuple[list[str], list[list[str]]]:
 def _token_f1_update(preds: Any, target: Any, preset: str, device: torch.device) -> Tensor:
     """Per-sample token F1 (max over gold answers): ``DoubleTensor[B]``."""
     pred_list, gold_lists = _check_pairs(preds, target)
+    tokens = get_tokenizer(preset).tokenize  # "squad" or "aij2022" (hyphens dropped)
     if preset == "squad":
-        return best_token_f1([squad_tokens(p) for p in pred_list], [_squad_gold_tokens(g) for g in gold_lists], device)
-    gold_tokens = [[aij2022_tokens(g) for g in golds] for golds in gold_lists]
-    scores = best_token_f1([aij2022_tokens(p) for p in pred_list], gold_tokens, device)
+        return best_token_f1([tokens(p) for p in pred_list], [_squad_gold_tokens(g) for g in gold_lists], device)
+    gold_tokens = [[tokens(g) for g in golds] for golds in gold_lists]
+    scores = best_token_f1([tokens(p) for p in pred_list], gold_tokens, device)
     return _rescore_with_choice_letter(
-        scores, pred_list, gold_tokens, scores <= _AIJ_F1_FALLBACK_BELOW, aij2022_tokens, best_token_f1
+        scores, pred_list, gold_tokens, scores <= _AIJ_F1_FALLBACK_BELOW, tokens, best_token_f1
     )
 
 
@@ -224,10 +148,7 @@ def _exact_match_update(preds: Any, target: Any, preset: str, device: torch.devi
         return best_exact_match(pred_list, gold_lists, device)
     if preset == "squad":
         return best_exact_match([squad_tokens(p) for p in pred_list], [_squad_gold_tokens(g) for g in gold_lists], device)
-
-    def key(text: str) -> Tokens:
-        return aij2022_tokens(text, keep_hyphen=True)
-
+    key = get_tokenizer("aij2022", keep_hyphen=True).tokenize
     gold_keys = [[key(g) for g in golds] for golds in gold_lists]
     scores = best_exact_match([key(p) for p in pred_list], gold_keys, device)
     return _rescore_with_choice_letter(scores, pred_list, gold_keys, scores == 0, key, best_exact_match)

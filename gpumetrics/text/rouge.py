@@ -8,8 +8,8 @@ reference of highest F-measure (first one on ties), as ``score_multi`` does.
 ``rougeW`` is the weighted-LCS ROUGE of Lin (2004) §3.3 with ``f(k) = k**rouge_w_weight`` (1.2 by default):
 ``R = (WLCS / f(len_ref)) ** (1/w)``, ``P = (WLCS / f(len_pred)) ** (1/w)``, ``F = 2PR / (P + R)``.
 
-Only tokenisation is Python (``gpumetrics.text.tokenizers``); n-gram overlaps (packed or ``unique``-compacted
-n-gram ids + ``unique``/``bincount``), LCS (bit-parallel), the backtracked LCS unions of ROUGE-Lsum and the
+Only tokenisation is Python (:class:`gpumetrics.text.tokenize.RougeTokenizer`); n-gram overlaps (n-gram ids of
+the shared ladder + multiset intersections), LCS (bit-parallel), the backtracked LCS unions of ROUGE-Lsum and the
 weighted LCS are tensor work over all (sample, reference) pairs at once, on the metric's device.
 """
 
@@ -28,9 +28,9 @@ from gpumetrics.core import (
 )
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
-from gpumetrics.kernels.ngrams import NgramLadder, TokenBatch, ngram_totals
+from gpumetrics.kernels.ngrams import NgramLadder, ngram_totals
 from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_ids, segment_products, segment_starts
-from gpumetrics.text.tokenizers import ROUGE_TOKENIZERS, rouge_tokenize_corpus
+from gpumetrics.text.tokenize import RougeTokenizer
 
 DEFAULT_ROUGE_KEYS = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 REDUCTIONS = ("mean", "none")
@@ -55,15 +55,15 @@ def _check_keys(rouge_keys: Any) -> tuple[str, ...]:
     return tuple(keys)
 
 
-def _check_options(rouge_keys: Any, tokenizer: Any, use_stemmer: Any, rouge_w_weight: Any, reduction: Any) -> tuple:
+def _check_options(
+    rouge_keys: Any, tokenizer: Any, use_stemmer: Any, rouge_w_weight: Any, reduction: Any
+) -> tuple[tuple[str, ...], RougeTokenizer]:
     keys = _check_keys(rouge_keys)
-    check_choice(tokenizer, "tokenizer", ROUGE_TOKENIZERS)
-    if not isinstance(use_stemmer, bool):
-        raise TypeError(f"`use_stemmer` must be a bool, got {type(use_stemmer).__name__}")
+    tokens = RougeTokenizer(tokenizer, use_stemmer)  # checks `tokenizer` and `use_stemmer`
     if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) or not rouge_w_weight > 1:
         raise ValueError(f"`rouge_w_weight` must be a number > 1, got {rouge_w_weight!r}")
     check_choice(reduction, "reduction", REDUCTIONS)
-    return keys
+    return keys, tokens
 
 
 def result_names(rouge_keys: Sequence[str]) -> list[str]:
@@ -120,8 +120,7 @@ def _rouge_update(
     preds: Any,
     target: Any,
     rouge_keys: Sequence[str],
-    tokenizer: str,
-    use_stemmer: bool,
+    tokenizer: RougeTokenizer,
     rouge_w_weight: float,
     device: torch.device,
 ) -> Tensor:
@@ -139,7 +138,7 @@ def _rouge_update(
     chunk = _CPU_CHUNK_SAMPLES if device.type == "cpu" else _DEVICE_CHUNK_SAMPLES
     parts = [
         _rouge_chunk(pred_list[start : start + chunk], target_lists[start : start + chunk], rouge_keys, tokenizer,
-                     use_stemmer, rouge_w_weight, device)
+                     rouge_w_weight, device)
         for start in range(0, n_samples, chunk)
     ]
     return parts[0] if len(parts) == 1 else torch.cat(parts)
@@ -149,8 +148,7 @@ def _rouge_chunk(
     pred_list: list[str],
     target_lists: list[list[str]],
     rouge_keys: Sequence[str],
-    tokenizer: str,
-    use_stemmer: bool,
+    tokenizer: RougeTokenizer,
     rouge_w_weight: float,
     device: torch.device,
 ) -> Tensor:
@@ -161,23 +159,23 @@ def _rouge_chunk(
     n_pairs = len(flat_targets)
     pair_sample = segment_ids(refs_per_sample, n_pairs)
 
-    corpus = rouge_tokenize_corpus(pred_list + flat_targets, tokenizer, use_stemmer)
-    ids = torch.from_numpy(corpus.ids).to(device)
-    text_len = torch.from_numpy(corpus.text_lengths).to(device)
-    n_pred_tokens = int(corpus.text_lengths[:n_samples].sum())
+    tokens, line_lengths, lines_per_text = tokenizer.encode_with_lines(pred_list + flat_targets)
+    text_lengths = tokens.lengths  # host int64[N]: sizes read without a device sync
+    batch = tokens._replace(vocab_size=max(tokens.vocab_size, 1)).to(device)
+    ids, text_len = batch.ids, batch.lengths
+    n_pred_tokens = int(text_lengths[:n_samples].sum())
     pred_flat, target_flat = ids[:n_pred_tokens], ids[n_pred_tokens:]
     pred_len, target_len = text_len[:n_samples], text_len[n_samples:]
-    vocab_size = max(corpus.vocab_size, 1)
     pair_pred_len = pred_len[pair_sample]
 
     needs_padded = "rougeL" in rouge_keys or "rougeW" in rouge_keys
     if needs_padded:
-        widths = corpus.text_lengths[:n_samples].max(initial=0), corpus.text_lengths[n_samples:].max(initial=0)
+        widths = text_lengths[:n_samples].max(initial=0), text_lengths[n_samples:].max(initial=0)
         pred_padded = pad_segments(pred_flat, pred_len, -1, int(widths[0]))[pair_sample]
         target_padded = pad_segments(target_flat, target_len, -2, int(widths[1]))
 
     orders = [int(match.group(1)) for match in map(_ROUGE_N.match, rouge_keys) if match]
-    levels = NgramLadder(TokenBatch(ids, text_len, vocab_size)).levels(max(orders)) if orders else []
+    levels = NgramLadder(batch).levels(max(orders)) if orders else []
     results = []
     for key in rouge_keys:
         match = _ROUGE_N.match(key)
@@ -186,7 +184,7 @@ def _rouge_chunk(
             grams = levels[n - 1].gram  # ids comparable across all texts of the chunk, predictions first
             counts = ngram_totals(text_len, n)[:, n - 1]
             pred_counts, target_counts = counts[:n_samples], counts[n_samples:]
-            n_pred_grams = int(np.clip(corpus.text_lengths[:n_samples] - (n - 1), 0, None).sum())  # host lengths
+            n_pred_grams = int(np.clip(text_lengths[:n_samples] - (n - 1), 0, None).sum())  # host lengths
             pred_grams, target_grams = grams[:n_pred_grams], grams[n_pred_grams:]
             left, left_pair = expand_segments(pred_grams, pred_counts, pair_sample)
             target_pair = segment_ids(target_counts, target_grams.numel())
@@ -200,9 +198,8 @@ def _rouge_chunk(
         elif key == "rougeW":
             results.append(_rouge_w(target_padded, target_len, pred_padded, pair_pred_len, rouge_w_weight))
         else:  # rougeLsum
-            lines, line_len = torch.from_numpy(corpus.lines_per_text).to(device), torch.from_numpy(corpus.line_lengths)
-            n_pred_lines = int(corpus.lines_per_text[:n_samples].sum())
-            line_len = line_len.to(device)
+            lines, line_len = torch.from_numpy(lines_per_text).to(device), torch.from_numpy(line_lengths).to(device)
+            n_pred_lines = int(lines_per_text[:n_samples].sum())
             hits = _summary_lcs_hits(
                 pred_flat, line_len[:n_pred_lines], lines[:n_samples],
                 target_flat, line_len[n_pred_lines:], lines[n_samples:],
@@ -313,7 +310,7 @@ def rouge_score(
             ``"rougeW"``.
         use_stemmer: Porter-stem ASCII tokens longer than 3 characters (rouge-score's ``use_stemmer``).
         tokenizer: ``"rouge-score"`` (ASCII ``[a-z0-9]`` tokens, exactly rouge-score) or ``"unicode"`` (letters of
-            every script; CJK characters one by one), see :func:`gpumetrics.text.tokenizers.rouge_tokenize`.
+            every script; CJK characters one by one), see :class:`gpumetrics.text.tokenize.RougeTokenizer`.
         rouge_w_weight: exponent of ROUGE-W's weighting ``f(k) = k**w``.
         reduction: ``"mean"`` (average over samples → scalars) or ``"none"`` (``DoubleTensor[B]`` per key).
         device: where counting runs (default CPU).
@@ -332,9 +329,9 @@ def rouge_score(
         {'rouge1_precision': 0.6, 'rouge1_recall': 0.5, 'rouge1_fmeasure': 0.5455,
          'rougeL_precision': 0.6, 'rougeL_recall': 0.5, 'rougeL_fmeasure': 0.5455}
     """
-    keys = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction)
+    keys, tokens = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction)
     device = check_device(device, "device")
-    scores = _rouge_update(preds, target, keys, tokenizer, use_stemmer, float(rouge_w_weight), device)
+    scores = _rouge_update(preds, target, keys, tokens, float(rouge_w_weight), device)
     if reduction == "none":
         return _rouge_per_sample(scores, keys)
     return _rouge_compute(scores.sum(0), torch.tensor(scores.shape[0], device=device), keys)
@@ -384,10 +381,8 @@ class ROUGEScore(Metric):
         reduction: str = "mean",
         **kwargs: Any,
     ) -> None:
-        self.rouge_keys = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction)
+        self.rouge_keys, self.tokenizer = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction)
         super().__init__(**kwargs)
-        self.use_stemmer = use_stemmer
-        self.tokenizer = tokenizer
         self.rouge_w_weight = float(rouge_w_weight)
         self.reduction = reduction
         n_keys = len(self.rouge_keys)
@@ -400,7 +395,7 @@ class ROUGEScore(Metric):
     def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
         """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` strings or lists of strings."""
         scores = _rouge_update(
-            preds, target, self.rouge_keys, self.tokenizer, self.use_stemmer, self.rouge_w_weight, self.device
+            preds, target, self.rouge_keys, self.tokenizer, self.rouge_w_weight, self.device
         )
         if self.reduction == "none":
             self.sample_scores.append(scores)
@@ -419,11 +414,7 @@ class ROUGEScore(Metric):
         return _rouge_compute(self.score_sum, self.total, self.rouge_keys)
 
     def _signature_fields(self) -> dict[str, Any]:
-        fields: dict[str, Any] = {
-            "keys": ",".join(self.rouge_keys),
-            "tokenizer": self.tokenizer,
-            "stemmer": "porter" if self.use_stemmer else "no",
-        }
+        fields: dict[str, Any] = {"keys": ",".join(self.rouge_keys), **self.tokenizer.signature()}
         if "rougeW" in self.rouge_keys:
             fields["w"] = self.rouge_w_weight
         return fields

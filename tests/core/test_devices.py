@@ -115,14 +115,14 @@ def test_every_function_with_a_device_argument_checks_it(machine):
 
 def test_kernel_entry_points_check_their_device(machine):
     from gpumetrics.kernels.levenshtein import encode_chars, encode_words, levenshtein_strings
-    from gpumetrics.kernels.ngrams import encode_tokens
+    from gpumetrics.text.tokenize import encode_tokens
 
     machine(cuda=0)
     calls = [
         lambda device: levenshtein_strings(["ab"], ["b"], backend="torch", device=device),
         lambda device: encode_chars(["ab"], device=device),
         lambda device: encode_words([["a"]], {}, device=device),
-        lambda device: encode_tokens(["a"], [1], device=device),
+        lambda device: encode_tokens(["a"], [1]).to(device),
     ]
     for call in calls:
         assert _first(call(None)).device.type == "cpu"

@@ -151,7 +151,7 @@ BUDGETS = {
     "EditDistance(torch)": 34,  # lengths read once, common-affix strip, one read per step block of the bit kernel
     "BLEUScore": 16, "BLEUScore(nltk)": 16,  # per n-gram order: unique + the pruned positions (nonzero)
     "ROUGEScore": 19,  # ROUGE-N uniques, ROUGE-Lsum line layout (empty-line drop, union LCS mask)
-    "CIDErScore": 1,  # the batch's token count splits the codes; scoring happens in compute
+    "CIDErScore": 0,  # predictions and references are encoded apart (no split to size); scoring is in compute
     "OCREndToEnd": 9, "OCREndToEnd(icdar15)": 36,  # candidate pairs; icdar15: its greedy loop over GT positions
     "ZeroShotDetectionF1": 7,  # box checks once per batch, candidate pairs, greedy rounds
     "FrechetInceptionDistance": 0, "KernelInceptionDistance": 0, "CLIPScore": 0, "ImageGenerationScore": 0,

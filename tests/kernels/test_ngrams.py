@@ -12,11 +12,15 @@ from gpumetrics.kernels.ngrams import (
     NgramLadder,
     TokenBatch,
     clipped_ngram_matches,
-    encode_token_lists,
-    encode_tokens,
     ngram_occurrences,
     ngram_totals,
 )
+from gpumetrics.text.tokenize import encode_tokens
+
+
+def encode_token_lists(segments: list[list[str]]) -> TokenBatch:
+    """The tokenizers' vocabulary builder, on the CPU as the kernels take it."""
+    return encode_tokens([t for tokens in segments for t in tokens], [len(tokens) for tokens in segments]).to("cpu")
 
 
 def counter(tokens: list[str], n: int) -> Counter:
@@ -120,7 +124,7 @@ def test_totals_and_empty_inputs() -> None:
 
 
 def test_encode_tokens_and_option_checks() -> None:
-    batch = encode_tokens(["b", "a", "b"], [2, 1])
+    batch = encode_tokens(["b", "a", "b"], [2, 1]).to("cpu")
     assert batch.ids.tolist() == [0, 1, 0] and batch.vocab_size == 2
     with pytest.raises(ValueError, match="lengths"):
         encode_tokens(["a"], [2])

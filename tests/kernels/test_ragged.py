@@ -8,7 +8,6 @@ import torch
 
 from gpumetrics.kernels.ragged import (
     expand_segments,
-    flatten_lists,
     offsets_in_segment,
     pad_segments,
     scatter_any,
@@ -16,6 +15,12 @@ from gpumetrics.kernels.ragged import (
     segment_products,
     segment_starts,
 )
+
+
+def flatten_lists(lists: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """A list of int lists as ``(values: LongTensor[T], lengths: LongTensor[S])``."""
+    lengths = torch.tensor([len(items) for items in lists], dtype=torch.long)
+    return torch.tensor([value for items in lists for value in items], dtype=torch.long), lengths
 
 
 def random_lists(seed: int, count: int = 30) -> list[list[int]]:

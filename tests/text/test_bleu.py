@@ -16,12 +16,8 @@ from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
 import gpumetrics
 from gpumetrics.functional import bleu_score
 from gpumetrics.tasks import get_metric
-from gpumetrics.text.tokenizers import (
-    is_sacrebleu_chinese_char,
-    sacrebleu_encode_flat,
-    sacrebleu_tokenize,
-    sacrebleu_tokenize_batch,
-)
+from gpumetrics.text.tokenize import SacreBleuTokenizer, get_tokenizer
+from gpumetrics.text.tokenize.sacrebleu import SEPARATOR_CANDIDATES, is_sacrebleu_chinese_char
 from tests.helpers.harness import assert_close, check_metric
 from tests.helpers.text_data import WORDS, qa_batch
 
@@ -35,6 +31,10 @@ EDGE_LINES = [
     "x y  z\t\tw", "It's 3 o'clock, isn't it?", "e.g. U.S.A. etc.",
 ]
 SOUP = list(".,-5a 猫!«»—\t\n&;<>$€°") + ["&amp;", "<skipped>", "\u3000", "\u2003", "1,000", "Ёж"]
+
+
+def sacrebleu_tokenize_batch(lines: list[str], tokenize: str = "13a", lowercase: bool = False) -> list[list[str]]:
+    return get_tokenizer(tokenize, lowercase=lowercase).tokenize_batch(lines)
 
 
 def random_lines(seed: int, count: int) -> list[str]:
@@ -85,13 +85,13 @@ def test_tokenizers_equal_sacrebleu(tokenize: str) -> None:
     for lowercase in (False, True):
         expected = [reference((line.lower() if lowercase else line).rstrip()).split() for line in lines]
         assert sacrebleu_tokenize_batch(lines, tokenize, lowercase) == expected
-        # the id form BLEU counts with: same lengths, equal tokens <-> equal ids
-        ids, lengths, vocab_size = sacrebleu_encode_flat(lines, tokenize, lowercase)
+        # the id form BLEU counts with: same lengths, equal tokens <-> equal ids, the vocabulary names the ids
+        batch = get_tokenizer(tokenize, lowercase=lowercase).encode(lines)
         flat = [token for tokens in expected for token in tokens]
-        assert lengths == [len(tokens) for tokens in expected] and len(ids) == len(flat)
-        pairs = set(zip(flat, ids.tolist()))
-        assert len(pairs) == len({t for t, _ in pairs}) == len({i for _, i in pairs}) == vocab_size
-    assert sacrebleu_tokenize(lines[0], tokenize) == reference(lines[0].rstrip()).split()
+        assert batch.lengths.tolist() == [len(tokens) for tokens in expected] and len(batch.ids) == len(flat)
+        assert [batch.vocabulary[i] for i in batch.ids.tolist()] == flat
+        assert len(set(batch.vocabulary)) == batch.vocab_size
+    assert get_tokenizer(tokenize).tokenize(lines[0]) == reference(lines[0].rstrip()).split()
 
 
 def test_chinese_ranges_equal_sacrebleu() -> None:
@@ -103,7 +103,7 @@ def test_chinese_ranges_equal_sacrebleu() -> None:
 
 def test_unknown_tokenizer() -> None:
     with pytest.raises(ValueError, match="`tokenize`"):
-        sacrebleu_tokenize_batch(["a"], "moses")
+        SacreBleuTokenizer("moses")
 
 
 # ------------------------------------------------------------------------------------------------ sacrebleu mode
@@ -387,17 +387,15 @@ def test_wide_random_parity_every_option() -> None:
 def test_13a_when_every_separator_candidate_occurs() -> None:
     """Regression: when the batch holds every control character the fast path could use to join lines, the
     line-by-line fallback skipped 13a's unescaping, ``<skipped>`` removal and ``-\\n`` joining."""
-    from gpumetrics.text.tokenizers import _SEPARATOR_CANDIDATES
-
-    lines = ["a.b " + "".join(_SEPARATOR_CANDIDATES) + " x,y&amp;", "", "Hello, \x01world!",
+    lines = ["a.b " + "".join(SEPARATOR_CANDIDATES) + " x,y&amp;", "", "Hello, \x01world!",
              "a-\nb <skipped>&QUOT;q&quot; &lt;5&gt;"]
     reference = _get_tokenizer("13a")()
     for lowercase in (False, True):
         expected = [reference((line.lower() if lowercase else line).rstrip()).split() for line in lines]
         assert sacrebleu_tokenize_batch(lines, "13a", lowercase) == expected
-        ids, lengths, vocab_size = sacrebleu_encode_flat(lines, "13a", lowercase)
-        assert lengths == [len(tokens) for tokens in expected]
-        assert vocab_size == len({token for tokens in expected for token in tokens})
+        batch = get_tokenizer("13a", lowercase=lowercase).encode(lines)
+        assert batch.lengths.tolist() == [len(tokens) for tokens in expected]
+        assert batch.vocab_size == len({token for tokens in expected for token in tokens})
         preds, target = lines, [[line, lines[-1]] for line in reversed(lines)]
         assert_close(bleu_score(preds, target, lowercase=lowercase),
                      sacrebleu_corpus(preds, target, lowercase=lowercase), 1e-9)

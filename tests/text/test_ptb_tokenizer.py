@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpumetrics.text.tokenizers import PTB_PUNCTUATIONS, ptb_tokenize, ptb_tokenize_batch
+from gpumetrics.text.tokenize.ptb import PTB_PUNCTUATIONS, ptb_tokenize, ptb_tokenize_batch
 
 import pycocoevalcap  # noqa: F401  (the reference is a test dependency: never skipped)
 
@@ -247,7 +247,7 @@ def test_punctuation_list_and_lowercase_brackets():
 def test_fast_path_equals_full_lexer(monkeypatch):
     import re
 
-    from gpumetrics.text import tokenizers
+    from gpumetrics.text.tokenize import ptb
 
     rng = random.Random(7)
     words = "a A I the The dog Dog etc Mr St no No gonna cannot x Wash wash in 5 1990s a1 x86 10".split()
@@ -258,5 +258,5 @@ def test_fast_path_equals_full_lexer(monkeypatch):
     captions += [c.replace(" ", ", ", 1) for c in captions[:500]]
     following = ["The x", "dog", ""]
     fast = [[ptb_tokenize(c, f) for f in following] for c in captions]
-    monkeypatch.setattr(tokenizers, "_PTB_SIMPLE", re.compile(r"(?!)"))  # never take the fast path
+    monkeypatch.setattr(ptb, "_PTB_SIMPLE", re.compile(r"(?!)"))  # never take the fast path
     assert fast == [[ptb_tokenize(c, f) for f in following] for c in captions]

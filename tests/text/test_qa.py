@@ -6,7 +6,7 @@ from torchmetrics.functional.text import squad as torchmetrics_squad
 
 import gpumetrics
 from gpumetrics.functional import exact_match, string_accuracy, token_f1
-from gpumetrics.text.qa import squad_tokens
+from gpumetrics.text.tokenize.answers import squad_tokens
 from tests.helpers import qa_reference as ref
 from tests.helpers.harness import assert_close, check_metric
 from tests.helpers.text_data import qa_batch, qa_batches

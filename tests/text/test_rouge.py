@@ -13,7 +13,7 @@ from torchmetrics.text import ROUGEScore as TorchmetricsROUGEScore
 import gpumetrics
 from gpumetrics.functional import rouge_score
 from gpumetrics.tasks import get_metric
-from gpumetrics.text.tokenizers import rouge_tokenize, rouge_tokenize_corpus
+from gpumetrics.text.tokenize import get_tokenizer
 from tests.helpers.harness import assert_close, check_metric
 from tests.helpers.text_data import WORDS as UNICODE_WORDS
 
@@ -69,7 +69,7 @@ class _UnicodeTokenizer(rs_tokenizers.Tokenizer):
         self.use_stemmer = use_stemmer
 
     def tokenize(self, text):
-        return rouge_tokenize(text, "unicode", self.use_stemmer)
+        return get_tokenizer("unicode", use_stemmer=self.use_stemmer).tokenize(text)
 
 
 def rouge_score_reference(keys, use_stemmer=False, tokenizer="rouge-score", per_sample=False):
@@ -118,10 +118,10 @@ def rouge_w_reference(weight=1.2, tokenizer="rouge-score", use_stemmer=False):
         inverse = lambda v: v ** (1.0 / weight)  # noqa: E731
         totals = {"rougeW_precision": 0.0, "rougeW_recall": 0.0, "rougeW_fmeasure": 0.0}
         for pred, refs in zip(preds, target):
-            y = rouge_tokenize(pred, tokenizer, use_stemmer)
+            y = get_tokenizer(tokenizer, use_stemmer=use_stemmer).tokenize(pred)
             best = None
             for ref in [refs] if isinstance(refs, str) else refs:
-                x = rouge_tokenize(ref, tokenizer, use_stemmer)
+                x = get_tokenizer(tokenizer, use_stemmer=use_stemmer).tokenize(ref)
                 if not x or not y:
                     p = r = 0.0
                 else:
@@ -231,14 +231,16 @@ def test_tokenizers_equal_rouge_score_default_tokenizer():
     texts += ["", "\x00", "K\u212a İstanbul", "a\x00b", "ÀB12cd_ef", "x" * 40 + " " + "y" * 13, "\n\n", "a\ud800b"]
     for stem in (False, True):
         expected = [rs_tokenizers.DefaultTokenizer(stem).tokenize(text) for text in texts]
-        assert [rouge_tokenize(text, use_stemmer=stem) for text in texts] == expected
-        corpus = rouge_tokenize_corpus(texts, use_stemmer=stem)
+        tokenizer = get_tokenizer("rouge-score", use_stemmer=stem)
+        assert [tokenizer.tokenize(text) for text in texts] == expected
+        batch, line_lengths, lines_per_text = tokenizer.encode_with_lines(texts)
         flat = [t for toks in expected for t in toks]
-        pairs = set(zip(corpus.ids.tolist(), flat))  # equal ids ⇔ equal tokens
-        assert len(pairs) == len({i for i, _ in pairs}) == len(set(flat)) == corpus.vocab_size
-        assert corpus.text_lengths.tolist() == [len(toks) for toks in expected]
+        pairs = set(zip(batch.ids.tolist(), flat))  # equal ids ⇔ equal tokens
+        assert len(pairs) == len({i for i, _ in pairs}) == len(set(flat)) == batch.vocab_size
+        assert batch.lengths.tolist() == [len(toks) for toks in expected]
         lines = [rs_tokenizers.DefaultTokenizer(stem).tokenize(line) for text in texts for line in text.split("\n")]
-        assert corpus.line_lengths.tolist() == [len(toks) for toks in lines]
+        assert line_lengths.tolist() == [len(toks) for toks in lines]
+        assert lines_per_text.tolist() == [text.count("\n") + 1 for text in texts]
 
 
 def test_unicode_tokenizer_scores_cyrillic_and_cjk_and_equals_default_on_ascii():
@@ -248,7 +250,7 @@ def test_unicode_tokenizer_scores_cyrillic_and_cjk_and_equals_default_on_ascii()
     assert default["rouge1_fmeasure"].tolist() == [0.0, 0.0]  # rouge-score drops every non-ASCII letter
     assert_close(unicode["rouge1_precision"], [0.75, 4 / 7])
     assert_close(unicode["rouge1_recall"], [0.75, 1.0])
-    assert rouge_tokenize("हिन्दी naïve e\u0301", "unicode") == ["हिन्दी", "naïve", "é"]
+    assert get_tokenizer("unicode").tokenize("हिन्दी naïve e\u0301") == ["हिन्दी", "naïve", "é"]
     preds, target = make_batch(random.Random(13), 80)
     assert_close(rouge_score(preds, target, tokenizer="unicode"), rouge_score(preds, target))
 

@@ -1,4 +1,4 @@
-"""Character tables of the PTB tokenizer port (gpumetrics.text.tokenizers), measured on pycocoevalcap's Java tool.
+"""Character tables of the PTB tokenizer port (gpumetrics.text.tokenize.ptb), measured on pycocoevalcap's Java tool.
 
 Stanford CoreNLP 3.4.1's lexer classifies characters with its own (old) Unicode tables, not Python's. These sets were
 obtained black-box: every BMP code point ``c`` was fed to the Java tool as ``"a c b"`` and ``"acb"`` and the output

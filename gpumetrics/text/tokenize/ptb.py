@@ -1,0 +1,474 @@
+"""The PTB tokenizer as pycocoevalcap applies it — used by gpumetrics/text/cider.py.
+
+pycocoevalcap runs Stanford CoreNLP 3.4.1's `PTBTokenizer -preserveLines -lowerCase` (Java) on every caption and
+drops the tokens of its punctuation list. This is an independent Python port of the behaviour that matters after
+that removal, written from black-box probes of the Java tool and from the rules and word lists of its lexer
+(CoreNLP 3.4.1 PTBLexer.flex), re-expressed as Python regexes: the JFlex longest match is emulated where it
+matters (the `longest` rules at a word or number start). tests/text/test_ptb_tokenizer.py compares them.
+The Java tool lowercases *after* tokenising, so the case-sensitive rules (abbreviations) look at the original text;
+its "-LRB-" style bracket tokens come out lowercased and therefore survive pycocoevalcap's (upper-case) list.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from typing import Sequence
+
+from gpumetrics.text.tokenize import ptb_tables
+from gpumetrics.text.tokenize.base import Tokenizer
+
+PTB_PUNCTUATIONS = frozenset(
+    ["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"]
+)
+
+# Abbreviations whose period stays on the word: the word lists of the Java lexer's (case-insensitive) ABBREV1 and
+# ABBREV2 rules, in lower case. ABBREV1 words also split their period off before one glued letter ("Inc.s" → "Inc."
+# "s": the rule's two characters of trailing context outmatch the longer word "Inc.s"); ABBREV2 ones do not.
+_PTB_ABBREV1 = frozenset(
+    """jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thurs fri ala ariz calif colo conn ct dak
+    fla ga ind kan kans ky md mich minn mo mont neb nev okla penn tenn va vt wis wisc wyo inc co cos corp pty ptys pte
+    ptes ppty pptys ppte pptes ltd plc rt bancorp bhd assn univ intl sys tel est ext sq jr sr bros ed.d ph.d blvd rd
+    esq etc al seq bldg""".split()
+)
+_PTB_ABBREV2 = frozenset(
+    """mr mrs ms dr drs prof profs sen sens rep reps atty attys lt col gen messrs gov govs adm rev maj sgt cpl pvt capt
+    st ste ave pres lieut hon brig cmdr comdr pfc spc supt supts det mt ft adj adv asst assoc ens insp mlle mme msgr
+    sfc vs alex wm jos cie a.k.a cf treas ph invt elec natl mfg mtg dept""".split()
+)
+_PTB_ABBREVIATIONS = _PTB_ABBREV1 | _PTB_ABBREV2
+# Words whose following period stays attached only before a number ("Fig. 3", "pp.5"; "fig." alone loses it).
+_PTB_BEFORE_NUMBER = frozenset("no nos ca fig figs prop art bldg pp op".split())
+# Abbreviations whose first letter must be a capital (the rest in any case): "Wash." but "wash."
+_PTB_CAPITALISED_ABBREVIATIONS = frozenset("Az Ark Del Ill La Mass Miss Ore Pa Tex Wash".split())
+_PTB_SPLIT_BEFORE_LETTER = _PTB_ABBREV1
+# A one-letter word's period is split off (sentence end) when one of these capitalised words follows (probed).
+_PTB_SENTENCE_STARTS = frozenset(
+    """The A An He She It In But We They This That There These At As So If When While After Then Now Her Their Our
+    You What However Many Some One Such Since Yet Here Last Other More Once Earlier According About Additionally
+    Mr. Ms.""".split()
+)
+_PTB_SPLIT_WORDS = {"cannot": ("can", "not"), "gonna": ("gon", "na"), "gotta": ("got", "ta"),
+                    "wanna": ("wan", "na"), "gimme": ("gim", "me"), "lemme": ("lem", "me")}
+_PTB_CONTRACTIONS = ("n't", "'s", "'re", "'ve", "'ll", "'d", "'m")
+_PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
+# Characters the Java tool rewrites (quotes become PTB quotes, which the punctuation list removes).
+_PTB_CHAR_MAP = {
+    "€": "$", "\x80": "$", "¤": "$", "₠": "$", "£": "#", "¢": "cents",  # currency signs, one token each
+    "½": "1/2", "¼": "1/4", "¾": "3/4", "⅓": "1/3", "⅔": "2/3",
+    "—": "--", "–": "--", "―": "--", "…": "...", "\u058a": "-", "\u2010": "-", "\u2011": "-",
+    '"': "''", "“": "``", "”": "''", "«": "``", "»": "''", "‹": "`", "›": "'", "‘": "`", "’": "'", "‛": "`",
+    "\x91": "`", "\x92": "'", "\x93": "``", "\x94": "''",  # cp1252 quotes read as Unicode code points
+}
+# The Java tool's quote rewriting (its "latexQuotes"), for quote tokens and for the quote in "’s", "n‘t".
+# Two adjacent quote characters of this set are one token, each character rewritten ("‘“" → "```").
+_PTB_LATEX_QUOTES = str.maketrans({"‘": "`", "‹": "`", "‛": "`", "’": "'", "›": "'", "“": "``", "«": "``", "”": "''",
+                                   "»": "''", "\x91": "`", "\x92": "'", "\x93": "``", "\x94": "''"})
+# The lexer's apostrophes (APOS), and the characters it also accepts inside a word (APOSETCETERA).
+_PTB_APOS = "'’\x92"
+_PTB_APOS_ETC = "'’\x92`‘\x91‛"
+_PTB_REDAUX = re.compile(f"[{re.escape(_PTB_APOS)}](?i:[msd]|re|ve|ll)")
+_PTB_NT = re.compile(f"[Nn][{re.escape(_PTB_APOS_ETC)}][Tt]")
+_PTB_ASCII_SPACE = frozenset(("", " ", "\t", "\n", "\r", "\f"))
+_PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
+_PTB_WORD = re.compile(r"[A-Za-z0-9]+")
+# Characters deleted by the Java tool are spaces for the port's lexer: still a token boundary (U+201B and the cp1252
+# quotes U+0091-U+0094 alone are quotes that the punctuation list removes; the lexer's apostrophe rules read them).
+_PTB_TRANSLATION = str.maketrans(
+    {code: " " for code in ptb_tables.DELETED if code not in (0x201B, 0x91, 0x92, 0x93, 0x94)}
+)
+_PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;": ""}
+# URLs and e-mail addresses run over Unicode spaces (CIDEr's whitespace split cuts the token there later) and over
+# the Java tool's deleted characters (spaces for the port's lexer), so they are re-read from the original text.
+_PTB_URL = r"(?i:https?)://[^ \t\n\r\f()<>{}|\"]*[^ \t\n\r\f()<>{}|\".,!?-]"
+_PTB_EMAIL = (
+    '(?:<|(?i:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@'
+    '(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+>?'
+)
+# A web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a"); the Java class's ",-_"
+# range bars digits and capitals from the domain.
+_PTB_LIKELY_URL = (
+    r'(?:www\.(?:[^ \t\n\r\f"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^ \t\n\r\f"`\'<>|.!?(){}$\x2c-\x5f]+\.)+'
+    r'(?:com|net|org|edu))(?:/[^ \t\n\r\f"<>|()]+[^ \t\n\r\f"<>|.!?(){},-])?'
+)
+# An SGML/XML tag as the Java lexer's SGML rule reads one: <!...> / <?...>, a name with attributes (quoted values may
+# hold spaces; the Java tool turns them into NBSP, which CIDEr's whitespace split undoes), or a closing tag.
+_PTB_SGML = (
+    r"<(?:[!?][A-Za-z-][^>\r\n]*"
+    r"|[A-Za-z][A-Za-z0-9_:.-]*(?: +[A-Za-z][A-Za-z0-9_:.-]*(?: *= *(?:'[^']*'|\"[^\"]*\"))?)* */?"
+    r"|/[A-Za-z][A-Za-z0-9_:.-]*) *>"
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str, int], ...], dict[str, re.Pattern]]:
+    def char_class(codes: Sequence[int]) -> str:
+        ranges: list[tuple[int, int]] = []
+        for code in codes:
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+        return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if a != b else "") for a, b in ranges)
+
+    # the Java lexer sees UTF-16 units: supplementary characters are untokenisable; its word characters are
+    # Python's \w and combining marks, corrected by the probed tables, and the soft hyphen (a letter for the Java
+    # lexer, dropped from word and number tokens afterwards: "so\u00adft" → "soft", "No.\u00ad!" → "No.")
+    # (and the vulgar fractions, one token each: "a½b" → "a" "1/2" "b")
+    not_word = char_class(sorted(ptb_tables.NOT_WORD | {0xBC, 0xBD, 0xBE, 0x2153, 0x2154}))
+    extra = char_class(sorted(
+        code for code in range(0x10000)
+        if (unicodedata.category(chr(code))[0] == "M" or code in ptb_tables.WORD_EXTRA or code == 0xAD)
+        and code not in ptb_tables.NOT_WORD and not 0xD800 <= code <= 0xDFFF
+    ))
+    alnum = f"(?:[^\\W_\U00010000-\U0010ffff{not_word}]|[{extra}])"
+    letter = f"(?:[^\\W\\d_\U00010000-\U0010ffff{not_word}]|[{extra}])"
+    etc, apos, hyphen = re.escape(_PTB_APOS_ETC), re.escape(_PTB_APOS), "[-\u058a\u2010\u2011]"
+    # the apostrophe rules use Java's [:letter:] / [:digit:], without combining marks ("O'e\u0301x" → "O" "éx")
+    jalnum = f"[^\\W_\U00010000-\U0010ffff{not_word}]"
+    jletter = f"[^\\W\\d_\U00010000-\U0010ffff{not_word}]"
+    clitic = f"(?i:re|ve|ll)(?!{jletter})"
+    # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
+    joiner = f"(?:[-/_\u058a\u2010\u2011](?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
+    word = f"(?:{alnum}+(?:{joiner}{alnum}+)*)"
+    token = re.compile(
+        "|".join(
+            [
+                # URL and e-mail run over Unicode spaces other than these (the token is split there later)
+                f"(?P<url>{_PTB_URL})",
+                f"(?P<email>{_PTB_EMAIL})",
+                # S&P-500, S&Ls; capitals joined by & + (&amp; read as &): "AT&T", "A+B"
+                r"(?P<amp>(?i:S(?:&|&amp;)(?:P-500|Ls))|[A-Z]+(?:(?:(?i:&amp;)|[+&])[A-Z]+)+)",
+                # bracket names, phone numbers starting with ( or +
+                r"(?P<tbspec>-(?i:RRB|LRB|RCB|LCB|RSB|LSB)-)",
+                r"(?P<phone>\([0-9]{2,3}\)[ \xa0]?[0-9]{3,4}[- \xa0]?[0-9]{3,5}"
+                r"|\+\+?(?:(?:[0-9]{2,4}[- \xa0])?[0-9]{2,4}[- \xa0][0-9]{3,4}[- \xa0]?[0-9]{3,5}"
+                r"|(?:[0-9]{2,4}\.)?[0-9]{2,4}\.[0-9]{3,4}\.[0-9]{3,5}))",
+                r"(?P<entity>&(?i:amp|lt|gt|quot|nbsp);)",
+                f"(?P<tag>{_PTB_SGML})",
+                "(?P<quotes>[`‘’“”«»‹›„‚‛‟\x91-\x94]{2})",
+                # Asian emoticons: "^_^", "(x.x)", "(^-^)"; one starting with x unless a word goes on ("x_xa")
+                r"(?P<asian>\([-^x=~<>'][_.]?[-^x=~<>']\)|\([\^x=~<>']-[\^x=~<>'`]\)|[-^=~<>']_[-^x=~<>']"
+                r"|x_[-^x=~<>'](?![^\W_]|[-_\u058a\u2010\u2011][^\W_]))",
+                r"(?P<number>[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*)",
+                # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
+                r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|{]|:3)(?=[^A-Za-z0-9]))",  # not at the input's end
+                # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
+                # ASCII 'n is a token before a space or the end only ("'n#" → "'" "n")
+                r"(?P<lead>['’\x92](?i:em|cause|till?)|[’\x92](?i:n[’\x92]?)"
+                r"|'(?i:n(?:['’\x92]|(?=[\s\xa0]|\Z))|t(?=is|was)))",
+                # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
+                r"(?P<year>['’\x92](?:[2-9]0[sS]|\d\d(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))",
+                # also after a space ("x 's y"), in any case ("IT'S")
+                r"(?P<clitic>[’\x92](?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
+                # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
+                # a web address starting with a symbol ("*www.x.org", "·x.com"); at a word start the longest
+                # rule decides
+                f"(?P<likely>(?!{alnum})(?=\\S){_PTB_LIKELY_URL})",
+                f"(?P<handle>@[A-Za-z_][A-Za-z_0-9]*|#{letter}+)",
+                r"(?P<hashes>##+|@@+|__+)",
+                # words that keep their apostrophe: [DdOoLl]' + 2 characters (o'clock, L'Amour, o'neil-smith), one
+                # capital (not I, Y) or n + ' + 2 letters (J'aime, B'Gosh, n'ts), qu'il, c'mon, ma'am, ne'er; a
+                # bare clitic after one letter is split ("D'll" → "D" "'ll": the Java rule for it comes first)
+                f"(?P<apos>(?:[DdOoLl][{etc}](?!{clitic}){jalnum}{jalnum}+"
+                f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*"
+                f"|[A-HJ-XZn][{etc}](?!{clitic}){jletter}{jletter}+"
+                f"|[Qq]u['’\x92]{letter}{alnum}*|[Cc]'(?i:mon)|[Mm][Aa]['’\x92][Aa][Mm]{letter}*"
+                f"|[NnEeOo]e?['’\x92]er{letter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
+                f"|(?i:cap[{apos}]n|c[{apos}]est)"
+                f"|(?:(?i:dunkin|somethin)[{apos}](?![Tt])|(?i:ol)[{apos}])(?!(?i:re|ve|ll|[msd]))))",
+                # l' d' j' before anything, y' before a letter, not before a clitic: a token ("j'" "ai", "y'" "all")
+                f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?i:re|ve|ll|[msd])))",
+                # the word before n't cannot end in n ("Mann't" → "Mann" "'" "t")
+                f"(?P<nt>[A-Za-z\xad]*[A-MO-Za-mo-z]\xad*[Nn][{etc}][Tt]{jletter}*)",
+                f"(?P<word>{word})",
+                r"(?P<dots>\.{3,}|…)",
+                r"(?P<duck><<|>>)",
+                r"(?P<dashes>--+)",
+                r"(?P<stars>\*+)",
+                r"(?P<bang>[!?]+)",
+                r"(?P<other>[^\s\u200b\U00010000-\U0010ffff])",
+            ]
+        )
+    )
+    acronym = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # a. / u.s / e.g (then followed by a period)
+    # The Java lexer takes the longest of these at a word or number start (JFlex longest match).
+    plain = jalnum  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
+    # Each entry: (pattern, kind, length of the Java rule's trailing context, which counts in the longest match).
+    longest = tuple((re.compile(pattern), kind, context) for pattern, kind, context in (
+        (r"[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*", "number", 0),
+        (f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*", "word", 0),  # word with inner . ! ?
+        (f"{plain}+(?:(?:{hyphen}|_){plain}+)*", "word", 0),  # hyphenated / underscored
+        # ... with [DdOoLl]' parts ("black_O'Malley")
+        (f"(?:[DdOoLl][{etc}](?!{clitic}){jalnum})?{jalnum}+"
+         f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*", "thing", 0),
+        # 1.5-inch, a,b-c, pro-a.m. (ASCII only)
+        (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:{hyphen}(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0),
+        # slashes: ASCII, at most two
+        ("[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing", 0),
+        (r"\d+-\d+/\d+", "number", 0),  # fraction 2-1/2
+        # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
+        (f"{jletter}+[aeiouyAEIOUY][{etc}](?!(?i:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{jletter}*", "thing", 0),
+        # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
+        # (runs over Unicode spaces like the URL rule; the Java class's ",-_" range bars digits and capitals)
+        (_PTB_LIKELY_URL, "thing", 0),
+        (r"[A-Z]+\$", "thing", 0),  # currency prefix "US$" (ASCII capitals only)
+        (r"(?i:pro-|anti-)", "thing", 0),  # "pro- and anti-abortion"
+        # fraction (a whole part after a space stays: CIDEr's whitespace split cuts it), phone number
+        (r"(?:\d{1,4}[- \xa0])?\d{1,4}(?:\\?/|\u2044)\d{1,4}", "number", 0),
+        (r"(?:[0-9]{2,4}[- \xa0])?[0-9]{2,4}[- \xa0][0-9]{3,4}[- \xa0]?[0-9]{3,5}"
+         r"|(?:[0-9]{2,4}\.)?[0-9]{2,4}\.[0-9]{3,4}\.[0-9]{3,5}", "thing", 0),
+        (r"(?i:c\+\+|[cf]#)", "thing", 0),
+        # file name with a known extension ("3.x", "a.jpg"), then a space, line end or . ? ! ,
+        (f"{alnum}+(?:\\.{alnum}+)*\\.(?i:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
+         f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?=[\\s.?!,])", "thing", 1),
+    ))
+    raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL)}
+    return token, acronym, longest, raw
+
+
+def _ptb_split_word(word: str, out: list[str]) -> None:
+    """Split contractions and fused words off one word token (``don't`` → ``do n't``; ``gonna`` → ``gon na``)."""
+    lowered = word.lower()
+    if lowered in _PTB_SPLIT_WORDS:
+        first, _ = _PTB_SPLIT_WORDS[lowered]
+        out.append(word[: len(first)])
+        out.append(word[len(first):])
+        return
+    if lowered.startswith("y'") or lowered.startswith("y’"):  # y'all → y' all
+        out.append(word[:2].replace("’", "'"))
+        word, lowered = word[2:], lowered[2:]
+    if "'" not in word and "’" not in word:
+        out.append(word)
+        return
+    if "'n'" in lowered:  # rock'n'roll → rock 'n' roll
+        head, _, tail = word.partition(word[lowered.index("'n'"): lowered.index("'n'") + 3])
+        _ptb_split_word(head, out)
+        out.append("'n'")
+        _ptb_split_word(tail, out)
+        return
+    suffixes: list[str] = []
+    normalised = lowered.replace("’", "'")
+    while True:
+        for suffix in _PTB_CONTRACTIONS:
+            if normalised.endswith(suffix) and len(normalised) > len(suffix):
+                cut = len(word) - len(suffix)
+                suffixes.append(word[cut:].replace("’", "'"))
+                word, normalised = word[:cut], normalised[:cut]
+                break
+        else:
+            break
+    out.append(word)
+    out.extend(reversed(suffixes))
+
+
+def ptb_tokenize(text: str, following: str = "") -> list[str]:
+    """Tokens of one caption as pycocoevalcap's ``PTBTokenizer`` gives them (lowercased, punctuation removed).
+
+    A Python port of Stanford CoreNLP 3.4.1 ``PTBTokenizer -preserveLines -lowerCase`` followed by pycocoevalcap's
+    removal of ``PTB_PUNCTUATIONS``: contractions are split (``don't`` → ``do n't``, ``cannot`` → ``can not``),
+    punctuation is separated from words except in known abbreviations (``mr.``, ``etc.``), acronyms (``u.s.``),
+    numbers (``1,000``, ``3.14``) and URLs; brackets become ``-lrb-`` … (which pycocoevalcap keeps, its list being
+    upper-case), ``€``/``£`` become ``$``/``#``, and characters outside the BMP (emoji) are dropped as the Java tool
+    does. ``tests/text/test_ptb_tokenizer.py`` compares it with the Java tool (CoreNLP's own tokenizer test inputs,
+    seeded random captions, every BMP character).
+
+    Args:
+        text: one caption.
+        following: the caption that follows in pycocoevalcap's one-caption-per-line input. The Java lexer looks
+            past the line end: a final one-letter word + period (``"... of a."``) loses its period when the next
+            line starts with a sentence-start word (``The``, ``A``, ``There`` …). Empty: the end of the input (no
+            line break after it; a blank next caption is followed by its own line break: ``"\\nThe x"``).
+
+    Returns:
+        ``list[str]`` of tokens.
+
+    Example:
+        >>> ptb_tokenize("A man's dog doesn't like cats (or birds), Mr. Smith.")
+        ['a', 'man', "'s", 'dog', 'does', "n't", 'like', 'cats', '-lrb-', 'or', 'birds', '-rrb-', 'mr.', 'smith']
+    """
+    if _PTB_SIMPLE.fullmatch(text):  # fast path: ASCII words, single spaces, commas, one final . , ! or ?
+        words = _PTB_WORD.findall(text)
+        last = words[-1]
+        if not (text[-1] == "." and (len(last) == 1 or last.lower() in _PTB_ABBREVIATIONS
+                                     or last.lower() in _PTB_BEFORE_NUMBER
+                                     or last[:1] + last[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS)):
+            lowered = [word.lower() for word in words]
+            if _PTB_SPLIT_WORDS.keys().isdisjoint(lowered):
+                return lowered
+    token_re, acronym_re, longest_res, raw_res = _ptb_patterns()
+    # pycocoevalcap ends every caption but the last with a line break, which the rules' trailing contexts can see
+    line_end = "\n" if following else ""
+    original = text + line_end
+    text = original.translate(_PTB_TRANSLATION)
+    rewritten = text != original
+    tokens: list[str] = []
+    position = 0
+    while True:
+        match = token_re.search(text, position)
+        if match is None:
+            break
+        position = match.end()
+        kind = match.lastgroup
+        value = match.group()
+        if kind == "word" and not rewritten and value.isascii() and value.isalnum() and value[0].isalpha() and (
+            text[position: position + 1] in _PTB_ASCII_SPACE
+        ):  # a plain word before a space (or the end): no longer rule can match, the word rule wins the tie
+            kind, end = "word", position
+        elif kind in ("word", "number"):
+            start = match.start()
+            longest, kind, end = max(  # ties: word, then thing, then number
+                (m.end() + context, rule_kind, m.end())
+                for m, rule_kind, context in ((p.match(text, start), k, c) for p, k, c in longest_res) if m
+            )
+            value, position = text[start:end], end
+            if "\xad" in value and kind != "thing":  # words, numbers, hyphenated words drop their soft hyphens
+                value = value.replace("\xad", "")
+            raw = _ptb_reread(original, start, raw_res["likely"]) if rewritten else None
+            if raw and (raw[1], "thing") >= (longest, kind):  # the web address read over deleted characters wins
+                tokens.append(raw[0])
+                position = raw[1]
+                continue
+            # "dog.," keeps its period (not a number with . , : or a sign: "12:55.;" → "12:55" ".")
+            if text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":") and (
+                kind != "number" or value.isdigit()
+            ):
+                tokens.append(value + ".")
+                position = end + 1
+                continue
+            if kind == "word" and value[-2:-1] == "." and value[-1].isascii() and not _PTB_REDAUX.match(text, end) and (
+                value[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
+                or value[:1] + value[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS
+            ):  # "Inc.s" → "Inc." "s", but "etc.I'm" → "etc.I" "'m" (the word + clitic is the longer match)
+                value, end, position = value[:-1], end - 1, end - 1
+                tokens.append(value)
+                continue
+        if kind == "word":
+            if text.startswith(".", end) and (
+                (acronym_re.fullmatch(value) and not (len(value) == 1 and _sentence_start_follows(text, end + 1, following)))
+                or value.lower() in _PTB_ABBREVIATIONS
+                or value[:1] + value[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS
+                or (value.lower() in _PTB_BEFORE_NUMBER and (  # the line break is the space before the next caption
+                    re.match(r"\. ?\d", text[end: end + 3])
+                    or (text[end + 1:] == line_end and following[:1].isdigit())))
+            ):
+                tokens.append(value + ".")
+                position = end + 1
+            else:
+                _ptb_split_word(value, tokens)
+        elif kind == "nt":
+            cut = _PTB_NT.search(value).start()
+            tokens.append(value[:cut].replace("\xad", ""))
+            # "n't" has its quote rewritten ("n‘t" → "n`t"); a longer tail ("n'ts") is a word kept as it is
+            tokens.append(value[cut:].translate(_PTB_LATEX_QUOTES) if len(value) - cut == 3 else value[cut:])
+        elif kind in ("url", "email", "likely"):
+            raw = _ptb_reread(original, match.start(), raw_res[kind]) if rewritten else None
+            if raw:
+                value, position = raw
+            tokens.append(value)
+        elif kind == "amp":
+            tokens.append(re.sub("(?i:&amp;)", "&", value))
+        elif kind in ("number", "thing", "tag", "year", "handle", "lead", "apos", "apos2", "tbspec"):
+            tokens.append(value)
+        elif kind in ("clitic", "quotes"):
+            tokens.append(value.translate(_PTB_LATEX_QUOTES))
+        elif kind == "entity":
+            tokens.append(_PTB_ENTITIES[value.lower()])
+        elif kind in ("smiley", "asian", "phone"):
+            tokens.append(value.replace("(", "-LRB-").replace(")", "-RRB-"))
+        elif kind == "other":
+            tokens.append(_PTB_BRACKETS.get(value) or _PTB_CHAR_MAP.get(value, value))
+        elif kind == "dots":
+            tokens.append("...")
+        elif kind == "dashes" and len(value) <= 4:
+            tokens.append("--")  # probed: runs of 2-4 hyphens are one "--", longer runs stay as they are
+        else:  # dashes, bang, stars, hashes, << >>: punctuation runs kept whole
+            tokens.append(value)
+    # pycocoevalcap filters whole tokens, then CIDEr splits its string on any whitespace
+    lower = _ptb_lower if "Σ" in text else str.lower
+    return [piece for token in map(lower, tokens) if token not in PTB_PUNCTUATIONS for piece in token.split()]
+
+
+# Java's final-sigma rule looks for a cased letter after the Σ up to the next boundary of java.text.BreakIterator's
+# word instance: letters (not CJK) join over - ' " . (and _), digits over , ' " . ("ΣΟΦΟΣ1990s" → "σοφοσ1990s"
+# where Python writes "σοφος1990s"; "ΑΣ1-Β" → "ας1-β").
+_PTB_JAVA_WORD_REST = re.compile(
+    r"(?:[^\W\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\d"
+    r"|[-\u00ad\u2010-\u2015\u2027'\".](?<=[^\W\d].)(?=[^\W\d])"
+    r"|[,'\".\u066b](?<=\d.)(?=\d))*"
+)
+
+
+def _ptb_lower(token: str) -> str:
+    """``token.lower()`` with the Java tool's choice between final ``ς`` and ``σ``."""
+    lowered = []
+    for index, char in enumerate(token):
+        if char == "Σ" and token[: index + 1].lower().endswith("ς"):  # Python: a final sigma
+            rest = _PTB_JAVA_WORD_REST.match(token, index + 1).group()
+            lowered.append("σ" if any(c.islower() or c.isupper() for c in rest) else "ς")
+        else:
+            lowered.append(char.lower())
+    return "".join(lowered)
+
+
+def _ptb_reread(original: str, start: int, pattern: re.Pattern) -> tuple[str, int] | None:
+    """Match a URL / e-mail ``pattern`` at ``start`` on the original text, where the Java tool's deleted characters
+    are still there (its URL and e-mail rules run over them: "a@b\u0378c.com" is one token). Returns the token and
+    where lexing goes on (deletion keeps every position), or None where the pattern does not match there."""
+    match = pattern.match(original, start)
+    return None if match is None else (match.group(), match.end())
+
+
+def _sentence_start_follows(text: str, start: int, following: str) -> bool:
+    """Whether whitespace then a sentence-start word follow ``text[start:]`` (continuing into the next line)."""
+    rest = text[start:]
+    if not rest.strip():
+        rest = " " + following  # the line break, then the next caption
+    match = re.match(rf"\s+(M(?i:[rs])\.|[A-Za-z]+|{_PTB_SGML})(?!\S)", rest)
+    word = match and match.group(1)  # first letter as listed, the rest in any case ("THE", "MR.")
+    return bool(word and (word[0] + word[1:].lower() in _PTB_SENTENCE_STARTS or word[0] == "<"))
+
+
+def ptb_tokenize_batch(texts: Sequence[str]) -> list[list[str]]:
+    """:func:`ptb_tokenize` of each text, in order, as pycocoevalcap tokenises one list of captions (one per line;
+    each caption sees the start of the next one; newlines inside a caption count as spaces).
+
+    Example:
+        >>> ptb_tokenize_batch(["Two dogs.", "A CAT, sleeping!"])
+        [['two', 'dogs'], ['a', 'cat', 'sleeping']]
+    """
+    texts = list(texts)
+    # what the Java lexer sees after each caption's line break: the next caption, or for a blank one, its line break
+    # and what follows (bounded: only the start of the next words matters)
+    following = [""] * len(texts)
+    for i in range(len(texts) - 2, -1, -1):
+        after = texts[i + 1]
+        following[i] = after if after.strip() else (after + "\n" + following[i + 1])[:64]
+    return [ptb_tokenize(text, after) for text, after in zip(texts, following)]
+
+
+
+
+class PTBTokenizer(Tokenizer):
+    """pycocoevalcap's ``PTBTokenizer`` (lowercased, punctuation removed), see :func:`ptb_tokenize`.
+
+    :meth:`encode` and :meth:`tokenize_batch` tokenise their lines as one pycocoevalcap call: a caption sees the
+    start of the next one (:func:`ptb_tokenize_batch`), so they can differ from :meth:`tokenize` line by line where
+    a caption ends in a one-letter word and a period.
+
+    Example:
+        >>> batch = PTBTokenizer().encode(["Two dogs.", "A CAT, sleeping!", "two CATS"])
+        >>> batch.ids.tolist(), batch.lengths.tolist(), batch.vocabulary
+        ([0, 1, 2, 3, 4, 0, 5], [2, 3, 2], ['two', 'dogs', 'a', 'cat', 'sleeping', 'cats'])
+    """
+
+    name = "ptb"
+
+    def tokenize(self, line: str) -> list[str]:
+        """Tokens of one caption, alone in its pycocoevalcap call."""
+        return ptb_tokenize(line)
+
+    def tokenize_batch(self, lines: Sequence[str]) -> list[list[str]]:
+        """Tokens of each caption, as one pycocoevalcap call."""
+        return ptb_tokenize_batch(lines)
