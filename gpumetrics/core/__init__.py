@@ -1,4 +1,6 @@
-"""Core of gpumetrics: the Metric base, its DDP reducer, signatures and input checks. Imports nothing of ours."""
+"""Core of gpumetrics: the Metric base, its DDP reducer, the per-sample score base, signatures and input checks.
+
+Imports nothing of ours."""
 
 from gpumetrics.core.checks import (
     as_reference_lists,
@@ -12,11 +14,14 @@ from gpumetrics.core.checks import (
 from gpumetrics.core.gcpause import gc_paused, paused_gc
 from gpumetrics.core.distributed import replicated
 from gpumetrics.core.metric import Metric
+from gpumetrics.core.per_sample import REDUCTIONS, PerSampleScore, mean_score, reduce_scores
 from gpumetrics.core.threads import intra_op_threads, single_threaded
 from gpumetrics.core.signature import format_signature, library_version
 
 __all__ = [
     "Metric",
+    "PerSampleScore",
+    "REDUCTIONS",
     "as_reference_lists",
     "as_text_list",
     "available_devices",
@@ -27,8 +32,10 @@ __all__ = [
     "gc_paused",
     "intra_op_threads",
     "library_version",
+    "mean_score",
     "parse_device",
     "paused_gc",
+    "reduce_scores",
     "replicated",
     "single_threaded",
 ]
