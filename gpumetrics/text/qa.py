@@ -24,8 +24,8 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import (
-    Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
-    single_threaded,
+    REDUCTIONS, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length,
+    gc_paused, reduce_scores, single_threaded,
 )
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.kernels.ragged import expand_segments, segment_ids
@@ -34,7 +34,6 @@ from gpumetrics.text.tokenize.answers import Tokens, choice_letter, squad_tokens
 
 F1_PRESETS = ("squad", "aij2022")
 EXACT_MATCH_PRESETS = ("squad", "aij2022", "raw")
-REDUCTIONS = ("mean", "sum", "none")
 
 _AIJ_F1_FALLBACK_BELOW = 0.5  # the fallback applies when F1 <= this
 
@@ -154,20 +153,6 @@ def _exact_match_update(preds: Any, target: Any, preset: str, device: torch.devi
     return _rescore_with_choice_letter(scores, pred_list, gold_keys, scores == 0, key, best_exact_match)
 
 
-def _mean_compute(score_sum: Tensor, total: Tensor) -> Tensor:
-    """Mean of per-sample scores; 0.0 when nothing was scored (never NaN)."""
-    return torch.where(total > 0, score_sum / total.clamp_min(1), torch.zeros_like(score_sum))
-
-
-def _reduce(scores: Tensor, reduction: str) -> Tensor:
-    check_choice(reduction, "reduction", REDUCTIONS)
-    if reduction == "none":
-        return scores
-    if reduction == "sum":
-        return scores.sum()
-    return _mean_compute(scores.sum(), torch.tensor(scores.numel(), device=scores.device))
-
-
 def _default_device(device: Optional[torch.device | str]) -> torch.device:
     return check_device(device, "device")
 
@@ -203,7 +188,8 @@ def token_f1(
         tensor(0.9000, dtype=torch.float64)
     """
     check_choice(preset, "preset", F1_PRESETS)
-    return _reduce(_token_f1_update(preds, target, preset, _default_device(device)), reduction)
+    check_choice(reduction, "reduction", REDUCTIONS)
+    return reduce_scores(_token_f1_update(preds, target, preset, _default_device(device)), reduction)
 
 
 @gc_paused
@@ -232,7 +218,8 @@ def exact_match(
         tensor(0.5000, dtype=torch.float64)
     """
     check_choice(preset, "preset", EXACT_MATCH_PRESETS)
-    return _reduce(_exact_match_update(preds, target, preset, _default_device(device)), reduction)
+    check_choice(reduction, "reduction", REDUCTIONS)
+    return reduce_scores(_exact_match_update(preds, target, preset, _default_device(device)), reduction)
 
 
 @gc_paused
@@ -258,11 +245,13 @@ def string_accuracy(
         >>> string_accuracy(["Привет", "мир "], ["Привет", "мир"])
         tensor(0.5000, dtype=torch.float64)
     """
-    return _reduce(_exact_match_update(preds, target, "raw", _default_device(device)), reduction)
+    check_choice(reduction, "reduction", REDUCTIONS)
+    return reduce_scores(_exact_match_update(preds, target, "raw", _default_device(device)), reduction)
 
 
-class _PresetMeanScore(Metric):
-    """Shared room of the QA modules: a named preset, float64 sum of per-sample scores and the sample count.
+class _PresetScore(PerSampleScore):
+    """Shared room of the QA modules: a named preset on :class:`~gpumetrics.core.PerSampleScore` (states
+    ``score_sum`` float64, ``count``, and ``scores`` for ``reduction="none"``).
 
     Subclasses set ``presets`` (the first is the default) and ``per_sample`` — the ``_x_update`` their function
     shares: ``(preds, target, preset, device) -> DoubleTensor[B]``.
@@ -275,33 +264,30 @@ class _PresetMeanScore(Metric):
     presets: tuple[str, ...] = ()
     per_sample: Callable[[Any, Any, str, torch.device], Tensor]
 
-    def __init__(self, preset: Optional[str] = None, **kwargs: Any) -> None:
+    def __init__(self, preset: Optional[str] = None, reduction: str = "mean", **kwargs: Any) -> None:
         preset = self.presets[0] if preset is None else preset
         check_choice(preset, "preset", self.presets)
-        super().__init__(**kwargs)
+        super().__init__(reduction=reduction, **kwargs)
         self.preset = preset
-        self.add_state("score_sum", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
-        self.add_state("total", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
 
     def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
         """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` strings or lists of strings."""
-        scores = type(self).per_sample(preds, target, self.preset, self.device)
-        self.score_sum += scores.sum()
-        self.total += scores.numel()
+        self._accumulate(type(self).per_sample(preds, target, self.preset, self.device))
 
     def compute(self) -> Tensor:
-        """Mean per-sample score, ``DoubleTensor[]``; 0.0 before any sample."""
-        return _mean_compute(self.score_sum, self.total)
+        """Mean per-sample score ``DoubleTensor[]`` (0.0 before any sample), their sum, or ``DoubleTensor[N]``."""
+        return super().compute()
 
     def _signature_fields(self) -> dict[str, Any]:
         return {"preset": self.preset}
 
 
-class TokenF1(_PresetMeanScore):
+class TokenF1(_PresetScore):
     """Token F1 accumulated over batches; see :func:`token_f1`.
 
     Args:
         preset: ``"squad"`` (default) or ``"aij2022"``.
+        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]``), as :func:`token_f1`.
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -320,11 +306,12 @@ class TokenF1(_PresetMeanScore):
     per_sample = staticmethod(_token_f1_update)
 
 
-class ExactMatch(_PresetMeanScore):
+class ExactMatch(_PresetScore):
     """Exact match accumulated over batches; see :func:`exact_match`.
 
     Args:
         preset: ``"squad"`` (default), ``"aij2022"`` or ``"raw"``.
+        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]`` of 0/1).
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -340,8 +327,13 @@ class ExactMatch(_PresetMeanScore):
     per_sample = staticmethod(_exact_match_update)
 
 
-class StringAccuracy(_PresetMeanScore):
+class StringAccuracy(_PresetScore):
     """Raw string accuracy accumulated over batches; see :func:`string_accuracy`.
+
+    Args:
+        preset: only ``"raw"``.
+        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]`` of 0/1).
+        kwargs: ``torchmetrics.Metric`` options.
 
     Example:
         >>> metric = StringAccuracy()
