@@ -43,6 +43,7 @@ from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.core.checks import check_choice
 from gpumetrics.core.metric import Metric
+from gpumetrics.core.signature import format_signature
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -173,6 +174,14 @@ class PerSampleScore(Metric):
         if self.reduction == "sum":
             return self.score_sum
         return mean_score(self.score_sum, self.count)
+
+    def signature(self) -> str:
+        """As :meth:`Metric.signature`, with ``reduction:<r>`` added when it is not ``"mean"`` and the metric does
+        not name it itself (a sum or the per-sample scores are not comparable with a mean)."""
+        fields = dict(self._signature_fields())
+        if "reduction" not in fields and self.reduction != "mean":
+            fields["reduction"] = self.reduction
+        return format_signature(self.signature_name or type(self).__name__, fields)
 
     def _wrap_compute(self, compute: Callable) -> Callable:
         # the one place of the one-sample rule: torchmetrics squeezes a one-element result to 0-d; undo it

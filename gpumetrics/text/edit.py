@@ -27,23 +27,22 @@ Conventions:
 
 from __future__ import annotations
 
-import functools
 import re
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from gpumetrics.core import (
-    Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+    REDUCTIONS, Metric, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device,
+    check_same_length, gc_paused, reduce_scores,
 )
 from gpumetrics.kernels.levenshtein import BACKENDS, levenshtein_strings
 
 UNITS = ("char", "word")
 CER_TRANSFORMS = ("none", "jiwer")
 WER_TRANSFORMS = ("whitespace", "jiwer")
-REDUCTIONS = ("mean", "sum", "none")
 NED_PRESETS = ("default", "aij2022")
 
 __all__ = [
@@ -145,14 +144,6 @@ def _edit_distance_update(
     return _pair_distances(preds, target, unit, backend, device, lengths=False)[0]
 
 
-def _edit_distance_compute(total: Tensor, count: Tensor, distances: Optional[Tensor], reduction: str) -> Tensor:
-    if reduction == "none":
-        return distances
-    if reduction == "sum":
-        return total
-    return total.double() / count.clamp(min=1).double()
-
-
 @gc_paused
 def edit_distance(
     preds: Any,
@@ -186,17 +177,15 @@ def edit_distance(
         tensor(1., dtype=torch.float64)
     """
     _check_options(unit, backend, reduction)
-    distances = _edit_distance_update(preds, target, unit, backend, device)
-    if reduction == "none":
-        return distances
-    count = torch.tensor(distances.numel(), device=distances.device)
-    return _edit_distance_compute(distances.sum(), count, distances, reduction)
+    return reduce_scores(_edit_distance_update(preds, target, unit, backend, device), reduction)
 
 
-class EditDistance(Metric):
+class EditDistance(PerSampleScore):
     """Levenshtein distance accumulated over batches; see :func:`edit_distance`.
 
-    States: ``total`` (sum of distances) and ``count`` (pairs), or the per-pair ``distances`` for ``reduction="none"``.
+    States (:class:`~gpumetrics.core.PerSampleScore`, integer scores): ``score_sum`` (int64 sum of distances),
+    ``count`` (pairs), and the per-pair ``scores`` (``LongTensor``) for ``reduction="none"``, which keeps ``[N]``
+    even for one pair.
 
     Args:
         unit: ``"char"`` or ``"word"``.
@@ -214,43 +203,16 @@ class EditDistance(Metric):
 
     signature_name = "edit_distance"
     higher_is_better = False
+    score_dtype = torch.long
 
     def __init__(self, unit: str = "char", backend: str = "auto", reduction: str = "mean", **kwargs: Any) -> None:
-        _check_options(unit, backend, reduction)
-        super().__init__(**kwargs)
-        self.unit, self.backend, self.reduction = unit, backend, reduction
-        self.add_state("total", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
-        self.add_state("count", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
-        if reduction == "none":
-            self.add_state("distances", [], dist_reduce_fx="cat")
+        _check_options(unit, backend)
+        super().__init__(reduction=reduction, **kwargs)
+        self.unit, self.backend = unit, backend
 
     def update(self, preds: Any, target: Any) -> None:
         """Add a batch: ``preds``, ``target`` — ``B`` strings each."""
-        distances = _edit_distance_update(preds, target, self.unit, self.backend, self.device)
-        self.total += distances.sum()
-        self.count += distances.numel()
-        if self.reduction == "none":
-            self.distances.append(distances)
-
-    def compute(self) -> Tensor:
-        distances = None
-        if self.reduction == "none":
-            parts = self.distances if isinstance(self.distances, list) else [self.distances]
-            distances = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.long, device=self.device)
-        return _edit_distance_compute(self.total, self.count, distances, self.reduction)
-
-    def _wrap_compute(self, compute: Callable) -> Callable:
-        # torchmetrics squeezes one-element results to scalars; reduction="none" keeps LongTensor[B] even for B = 1
-        wrapped = super()._wrap_compute(compute)
-
-        @functools.wraps(compute)
-        def keep_batch_shape(*args: Any, **kwargs: Any) -> Any:
-            value = wrapped(*args, **kwargs)
-            if getattr(self, "reduction", None) == "none" and isinstance(value, Tensor) and value.dim() == 0:
-                value = value.reshape(1)
-            return value
-
-        return keep_batch_shape
+        self._accumulate(_edit_distance_update(preds, target, self.unit, self.backend, self.device))
 
     def _signature_fields(self) -> dict[str, Any]:
         return {"unit": self.unit, "reduction": self.reduction}
@@ -293,10 +255,10 @@ def _error_rate_update(
     return (best // span).sum(), (span - 1 - best % span).sum()
 
 
-def _error_rate_compute(errors: Tensor, total: Tensor) -> Tensor:
+def _error_rate_compute(errors: Tensor, ref_length: Tensor) -> Tensor:
     """Σ edits / Σ reference length; the edit count itself when the references are all empty (jiwer)."""
-    errors, total = errors.double(), total.double()
-    return torch.where(total > 0, errors / total.clamp(min=1), errors)
+    errors, ref_length = errors.double(), ref_length.double()
+    return torch.where(ref_length > 0, errors / ref_length.clamp(min=1), errors)
 
 
 @gc_paused
@@ -379,6 +341,9 @@ def word_error_rate(
 
 
 class _ErrorRate(Metric):
+    """CER / WER: a corpus ratio (Σ edits / Σ reference length, as jiwer), not a mean of per-sample scores, so it
+    keeps its own two int64 sums ``errors`` and ``ref_length`` instead of :class:`~gpumetrics.core.PerSampleScore`."""
+
     unit = "char"
     transforms: tuple[str, ...] = CER_TRANSFORMS
 
@@ -389,16 +354,16 @@ class _ErrorRate(Metric):
         super().__init__(**kwargs)
         self.backend, self.transform = backend, transform
         self.add_state("errors", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
-        self.add_state("total", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+        self.add_state("ref_length", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
 
     def update(self, preds: Any, target: Any) -> None:
         """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` references or lists of references."""
-        errors, total = _error_rate_update(preds, target, self.unit, self.backend, self.device, self.transform)
+        errors, ref_length = _error_rate_update(preds, target, self.unit, self.backend, self.device, self.transform)
         self.errors += errors
-        self.total += total
+        self.ref_length += ref_length
 
     def compute(self) -> Tensor:
-        return _error_rate_compute(self.errors, self.total)
+        return _error_rate_compute(self.errors, self.ref_length)
 
 
 class CharErrorRate(_ErrorRate):
@@ -473,10 +438,6 @@ def _normalized_edit_similarity_update(
     return best.scatter_reduce(0, sample, similarity, reduce="amax", include_self=False)
 
 
-def _normalized_edit_similarity_compute(total: Tensor, count: Tensor) -> Tensor:
-    return total.double() / count.clamp(min=1).double()
-
-
 @gc_paused
 def normalized_edit_similarity(
     preds: Any,
@@ -484,6 +445,7 @@ def normalized_edit_similarity(
     preset: str = "default",
     backend: str = "auto",
     device: Optional[torch.device | str] = None,
+    reduction: str = "mean",
 ) -> Tensor:
     """1 − NED: mean over samples of ``1 − lev(pred, gold) / max(len(pred), len(gold))``, max over gold strings.
 
@@ -493,9 +455,10 @@ def normalized_edit_similarity(
         preset: ``"default"`` (both empty → 1) or ``"aij2022"`` (either empty → 0).
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
         device: where the result lives and the tensor kernel runs.
+        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (per-sample ``DoubleTensor[B]``).
 
     Returns:
-        ``Tensor[]`` float64 in [0, 1] (0 for an empty batch).
+        ``Tensor[]`` float64 in [0, 1] (0 for an empty batch), or ``[B]`` for ``reduction="none"``.
 
     Raises:
         TypeError: non-string inputs.
@@ -508,19 +471,20 @@ def normalized_edit_similarity(
         tensor(0.2778, dtype=torch.float64)
     """
     check_choice(preset, "preset", NED_PRESETS)
-    _check_options(backend=backend)
-    scores = _normalized_edit_similarity_update(preds, target, preset, backend, device)
-    return _normalized_edit_similarity_compute(scores.sum(), torch.tensor(scores.numel(), device=scores.device))
+    _check_options(backend=backend, reduction=reduction)
+    return reduce_scores(_normalized_edit_similarity_update(preds, target, preset, backend, device), reduction)
 
 
-class NormalizedEditSimilarity(Metric):
+class NormalizedEditSimilarity(PerSampleScore):
     """1 − NED accumulated over batches; see :func:`normalized_edit_similarity`.
 
-    States: ``total`` (float64 sum of per-sample scores) and ``count``.
+    States (:class:`~gpumetrics.core.PerSampleScore`): ``score_sum`` (float64 sum of per-sample scores), ``count``,
+    and ``scores`` for ``reduction="none"``.
 
     Args:
         preset: ``"default"`` or ``"aij2022"``.
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
+        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -534,22 +498,15 @@ class NormalizedEditSimilarity(Metric):
     signature_name = "normalized_edit_similarity"
     higher_is_better = True
 
-    def __init__(self, preset: str = "default", backend: str = "auto", **kwargs: Any) -> None:
+    def __init__(self, preset: str = "default", backend: str = "auto", reduction: str = "mean", **kwargs: Any) -> None:
         check_choice(preset, "preset", NED_PRESETS)
         _check_options(backend=backend)
-        super().__init__(**kwargs)
+        super().__init__(reduction=reduction, **kwargs)
         self.preset, self.backend = preset, backend
-        self.add_state("total", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
-        self.add_state("count", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
 
     def update(self, preds: Any, target: Any) -> None:
         """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` gold strings or lists of gold strings."""
-        scores = _normalized_edit_similarity_update(preds, target, self.preset, self.backend, self.device)
-        self.total += scores.sum()
-        self.count += scores.numel()
-
-    def compute(self) -> Tensor:
-        return _normalized_edit_similarity_compute(self.total, self.count)
+        self._accumulate(_normalized_edit_similarity_update(preds, target, self.preset, self.backend, self.device))
 
     def _signature_fields(self) -> dict[str, Any]:
         return {"preset": self.preset, "unit": "codepoint"}
