@@ -23,8 +23,8 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import (
-    Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
-    single_threaded,
+    REDUCTIONS, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length,
+    gc_paused, reduce_scores, single_threaded,
 )
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
@@ -33,7 +33,6 @@ from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_ids
 from gpumetrics.text.tokenize import RougeTokenizer
 
 DEFAULT_ROUGE_KEYS = ("rouge1", "rouge2", "rougeL", "rougeLsum")
-REDUCTIONS = ("mean", "none")
 _ROUGE_N = re.compile(r"rouge([1-9])$")
 _STATS = ("precision", "recall", "fmeasure")
 _CPU_CHUNK_SAMPLES = 2048
@@ -277,15 +276,11 @@ def _valid_mask(lengths: Tensor, width: int) -> Tensor:
     return torch.arange(width, device=lengths.device) < lengths.unsqueeze(1)
 
 
-def _rouge_compute(score_sum: Tensor, count: Tensor, rouge_keys: Sequence[str]) -> dict[str, Tensor]:
-    """Mean over samples of every score (``score_sum: DoubleTensor[K, 3]``), 0.0 when no sample was seen."""
-    mean = torch.where(count > 0, score_sum / count.clamp_min(1), torch.zeros_like(score_sum))
-    return {name: mean.reshape(-1)[i] for i, name in enumerate(result_names(rouge_keys))}
-
-
-def _rouge_per_sample(scores: Tensor, rouge_keys: Sequence[str]) -> dict[str, Tensor]:
-    flat = scores.reshape(scores.shape[0], len(rouge_keys) * len(_STATS))
-    return {name: flat[:, i] for i, name in enumerate(result_names(rouge_keys))}
+def _rouge_compute(reduced: Tensor, rouge_keys: Sequence[str]) -> dict[str, Tensor]:
+    """Reduced scores ``DoubleTensor[..., K, 3]`` (``[K, 3]`` mean or sum, ``[N, K, 3]`` per sample) → one entry per
+    result name, ``DoubleTensor[...]`` each."""
+    flat = reduced.reshape(*reduced.shape[:-2], len(rouge_keys) * len(_STATS))
+    return {name: flat[..., i] for i, name in enumerate(result_names(rouge_keys))}
 
 
 # ---------------------------------------------------------------------------------------------------- public API
@@ -312,7 +307,8 @@ def rouge_score(
         tokenizer: ``"rouge-score"`` (ASCII ``[a-z0-9]`` tokens, exactly rouge-score) or ``"unicode"`` (letters of
             every script; CJK characters one by one), see :class:`gpumetrics.text.tokenize.RougeTokenizer`.
         rouge_w_weight: exponent of ROUGE-W's weighting ``f(k) = k**w``.
-        reduction: ``"mean"`` (average over samples → scalars) or ``"none"`` (``DoubleTensor[B]`` per key).
+        reduction: ``"mean"`` (average over samples → scalars), ``"sum"`` (sum over samples) or ``"none"``
+            (``DoubleTensor[B]`` per key).
         device: where counting runs (default CPU).
 
     Returns:
@@ -332,27 +328,22 @@ def rouge_score(
     keys, tokens = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction)
     device = check_device(device, "device")
     scores = _rouge_update(preds, target, keys, tokens, float(rouge_w_weight), device)
-    if reduction == "none":
-        return _rouge_per_sample(scores, keys)
-    return _rouge_compute(scores.sum(0), torch.tensor(scores.shape[0], device=device), keys)
+    return _rouge_compute(reduce_scores(scores, reduction), keys)
 
 
-def _as_list(state: Any) -> list[Tensor]:
-    return list(state) if isinstance(state, list) else [state]
-
-
-class ROUGEScore(Metric):
+class ROUGEScore(PerSampleScore):
     """ROUGE accumulated over batches; see :func:`rouge_score`.
 
-    States: the float64 sum over samples of (precision, recall, F) per key and the sample count (DDP: one
-    all-reduce each); with ``reduction="none"`` the per-sample scores themselves (gathered in rank order).
+    States (:class:`~gpumetrics.core.PerSampleScore` with ``score_shape=(K, 3)``): ``score_sum``, the float64 sum
+    over samples of (precision, recall, F) per key, and the sample ``count`` (DDP: one all-reduce each); with
+    ``reduction="none"`` also the per-sample ``scores`` (gathered in rank order). Every key is reduced the same way.
 
     Args:
         rouge_keys: ROUGE keys, as in :func:`rouge_score`.
         use_stemmer: Porter stemming of ASCII tokens longer than 3 characters.
         tokenizer: ``"rouge-score"`` or ``"unicode"``.
         rouge_w_weight: ROUGE-W exponent.
-        reduction: ``"mean"`` or ``"none"``.
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -382,36 +373,18 @@ class ROUGEScore(Metric):
         **kwargs: Any,
     ) -> None:
         self.rouge_keys, self.tokenizer = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction)
-        super().__init__(**kwargs)
+        super().__init__(reduction=reduction, score_shape=(len(self.rouge_keys), len(_STATS)), **kwargs)
         self.rouge_w_weight = float(rouge_w_weight)
-        self.reduction = reduction
-        n_keys = len(self.rouge_keys)
-        if reduction == "none":
-            self.add_state("sample_scores", [], dist_reduce_fx="cat")
-        else:
-            self.add_state("score_sum", torch.zeros(n_keys, 3, dtype=torch.float64), dist_reduce_fx="sum")
-            self.add_state("total", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
 
     def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
         """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` strings or lists of strings."""
-        scores = _rouge_update(
-            preds, target, self.rouge_keys, self.tokenizer, self.rouge_w_weight, self.device
-        )
-        if self.reduction == "none":
-            self.sample_scores.append(scores)
-        else:
-            self.score_sum += scores.sum(0)
-            self.total += scores.shape[0]
+        scores = _rouge_update(preds, target, self.rouge_keys, self.tokenizer, self.rouge_w_weight, self.device)
+        self._accumulate(scores)
 
     def compute(self) -> dict[str, Tensor]:
-        """Mean scores (``DoubleTensor[]`` each), or per-sample ``DoubleTensor[N]`` with ``reduction="none"``
-        (torchmetrics squeezes a single sample's ``[1]`` to ``[]``)."""
-        if self.reduction == "none":
-            n_keys = len(self.rouge_keys)
-            parts = [p.reshape(-1, n_keys, 3) for p in _as_list(self.sample_scores)]
-            scores = torch.cat(parts) if parts else torch.zeros(0, n_keys, 3, dtype=torch.float64, device=self.device)
-            return _rouge_per_sample(scores, self.rouge_keys)
-        return _rouge_compute(self.score_sum, self.total, self.rouge_keys)
+        """Mean or summed scores (``DoubleTensor[]`` each; 0 before any sample), or per-sample ``DoubleTensor[N]``
+        with ``reduction="none"`` (``[1]`` for one sample, see :mod:`gpumetrics.core.per_sample`)."""
+        return _rouge_compute(super().compute(), self.rouge_keys)
 
     def _signature_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {"keys": ",".join(self.rouge_keys), **self.tokenizer.signature()}

@@ -151,8 +151,8 @@ def test_default_keys_match_rouge_score_module_functional_ddp():
 @pytest.mark.ddp
 def test_per_sample_scores_unicode_tokenizer_stemmer_rouge_w_and_ddp():
     keys = ("rouge1", "rouge3", "rougeL", "rougeLsum")
-    # no single-sample batch here: torchmetrics squeezes a 1-element result of forward/compute to a scalar
-    batches = make_batches(1, [6, 0, 17, 9], ASCII_WORDS + UNICODE_WORDS)
+    # a single-sample batch: forward keeps [1] per key (the per-sample rule of core.per_sample)
+    batches = make_batches(1, [6, 0, 1, 17, 9], ASCII_WORDS + UNICODE_WORDS)
     kwargs = {"rouge_keys": keys, "tokenizer": "unicode", "use_stemmer": True, "reduction": "none"}
     reference = rouge_score_reference(keys, use_stemmer=True, tokenizer="unicode", per_sample=True)
     check_metric(gpumetrics.ROUGEScore, rouge_score, reference, batches, kwargs)
@@ -302,7 +302,7 @@ def test_bad_inputs_name_the_argument():
     with pytest.raises(ValueError, match="`tokenizer`"):
         rouge_score(["a"], ["a"], tokenizer="13a")
     with pytest.raises(ValueError, match="`reduction`"):
-        gpumetrics.ROUGEScore(reduction="sum")
+        gpumetrics.ROUGEScore(reduction="max")
     with pytest.raises(TypeError, match="`use_stemmer`"):
         rouge_score(["a"], ["a"], use_stemmer="yes")
     with pytest.raises(ValueError, match="`rouge_w_weight`"):
