@@ -20,7 +20,8 @@ both modes. An empty hypothesis contributes no n-gram and length 0 (score 0, nev
 
 Counting: tokens → ids → exact n-gram ids → clipped matches against the per-sample maximum reference counts with one
 sort (:mod:`gpumetrics.kernels.ngrams`). States are sums of matches / totals / lengths (DDP = one all-reduce each);
-``reduction="none"`` keeps per-sample scores (gathered at ``compute``).
+sentence level (``reduction="mean"|"sum"|"none"``) is :class:`~gpumetrics.core.PerSampleScore`'s reduction of the
+per-sample scores (``"none"`` keeps them, gathered at ``compute``).
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from torch import Tensor
 from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.core import (
-    Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
-    single_threaded,
+    PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+    reduce_scores, single_threaded,
 )
 from gpumetrics.kernels.ngrams import clipped_ngram_matches, ngram_totals
 from gpumetrics.kernels.ragged import segment_ids, segment_starts
@@ -45,7 +46,7 @@ from gpumetrics.text.tokenize import SacreBleuTokenizer
 BLEU_MODES = ("sacrebleu", "nltk")
 SACREBLEU_SMOOTHING = ("exp", "floor", "add-k", "none")
 NLTK_SMOOTHING = tuple(f"method{k}" for k in range(8))
-BLEU_REDUCTIONS = ("corpus", "mean", "none")
+BLEU_REDUCTIONS = ("corpus", "mean", "sum", "none")
 _SACREBLEU_SMOOTH_DEFAULTS = {"floor": 0.1, "add-k": 1.0}
 # nltk SmoothingFunction() defaults (Chen & Cherry 2014): epsilon (method1), alpha (method6), k (method4).
 _NLTK_EPSILON, _NLTK_ALPHA, _NLTK_K = 0.1, 5.0, 5.0
@@ -358,12 +359,12 @@ def bleu_score(
             weights for NLTK; uniform only for sacrebleu.
         lowercase: lowercase before tokenising.
         effective_order: sacrebleu only: leave out orders without any n-gram (recommended at sentence level).
-        reduction: ``"corpus"`` — one corpus BLEU; ``"mean"`` — mean sentence BLEU; ``"none"`` — sentence BLEU per
-            sample.
+        reduction: ``"corpus"`` — one corpus BLEU; ``"mean"`` — mean sentence BLEU (0 for no sample); ``"sum"`` —
+            their sum; ``"none"`` — sentence BLEU per sample (``[B]``, also for one sample).
         device: device of the counting tensors and of the result.
 
     Returns:
-        ``DoubleTensor[]`` (``corpus``, ``mean``) or ``DoubleTensor[B]`` (``none``).
+        ``DoubleTensor[]`` (``corpus``, ``mean``, ``sum``) or ``DoubleTensor[B]`` (``none``).
 
     Raises:
         TypeError: ``preds`` / ``target`` are not strings / sequences of strings.
@@ -379,22 +380,20 @@ def bleu_score(
     """
     config = _bleu_config(mode, tokenize, smooth, smooth_value, weights, lowercase, effective_order, reduction)
     stats = _bleu_update(preds, target, config, check_device(device, "device"))
-    if reduction == "none":
-        return _sentence_scores(stats, config)
-    if reduction == "mean":
-        scores = _sentence_scores(stats, config)
-        return scores.mean() if scores.numel() else scores.new_zeros(())
+    if reduction != "corpus":
+        return reduce_scores(_sentence_scores(stats, config), reduction)
     sums = _corpus_statistics(stats, config)
     return _bleu_compute(sums["matches"], sums["totals"], sums["hyp_len"], sums["ref_len"], _last_row(sums["last"]),
                          config)
 
 
-class BLEUScore(Metric):
+class BLEUScore(PerSampleScore):
     """BLEU accumulated over batches (see :func:`bleu_score` for the options and the reference tools).
 
     States: clipped matches and n-gram totals per order, hypothesis and closest-reference lengths (float64 sums, one
-    all-reduce each under DDP); the last sample's statistics for NLTK's smoothing methods 5–7; per-sample scores for
-    ``reduction="none"`` (``cat``), their sum and count for ``"mean"``.
+    all-reduce each under DDP) and the last sample's statistics for NLTK's smoothing methods 5–7 for
+    ``reduction="corpus"``; sentence level (``"mean"``, ``"sum"``, ``"none"``) accumulates sentence BLEU through
+    :class:`~gpumetrics.core.PerSampleScore` (``score_sum``, ``count``, and ``scores`` for ``"none"``).
 
     Example:
         >>> metric = BLEUScore()
@@ -408,6 +407,7 @@ class BLEUScore(Metric):
 
     signature_name = "bleu"
     kernel_threads = 1
+    reductions = BLEU_REDUCTIONS
     higher_is_better = True
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0
@@ -424,9 +424,9 @@ class BLEUScore(Metric):
         reduction: str = "corpus",
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
         self.config = _bleu_config(mode, tokenize, smooth, smooth_value, weights, lowercase, effective_order,
                                    reduction)
+        super().__init__(reduction=reduction, **kwargs)
         orders = self.config.counted_orders
         zeros = torch.zeros(orders, dtype=torch.float64)
         self.add_state("matches", zeros.clone(), dist_reduce_fx="sum")
@@ -434,9 +434,6 @@ class BLEUScore(Metric):
         self.add_state("hyp_len", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("ref_len", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("last", [], dist_reduce_fx="cat")
-        self.add_state("score_sum", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
-        self.add_state("count", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
-        self.add_state("scores", [], dist_reduce_fx="cat")
 
     def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
         """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` strings or lists of reference strings."""
@@ -450,20 +447,13 @@ class BLEUScore(Metric):
             if sums["last"].numel():
                 self.last.append(sums["last"])
             return
-        scores = _sentence_scores(stats, self.config)
-        if self.config.reduction == "mean":
-            self.score_sum += scores.sum()
-            self.count += scores.numel()
-        else:
-            self.scores.append(scores)
+        self._accumulate(_sentence_scores(stats, self.config))
 
     def compute(self) -> Tensor:
-        """Corpus BLEU ``DoubleTensor[]`` (``mean``: mean sentence BLEU; ``none``: ``DoubleTensor[B]``); 0 before data."""
-        if self.config.reduction == "none":
-            return dim_zero_cat(self.scores) if self.scores else torch.zeros(0, dtype=torch.float64,
-                                                                             device=self.device)
-        if self.config.reduction == "mean":
-            return self.score_sum / self.count if self.count > 0 else self.score_sum.clone()
+        """Corpus BLEU ``DoubleTensor[]`` (``mean``/``sum``: of sentence BLEU; ``none``: ``DoubleTensor[N]``); 0 before
+        data."""
+        if self.config.reduction != "corpus":
+            return super().compute()
         last = dim_zero_cat(self.last) if isinstance(self.last, list) and self.last else self.last
         last = last if isinstance(last, Tensor) else torch.zeros(0, 3, dtype=torch.float64, device=self.device)
         return _bleu_compute(self.matches, self.totals, self.hyp_len, self.ref_len, _last_row(last.reshape(-1, 3)),

@@ -288,7 +288,7 @@ def test_empty_hypotheses_score_zero_not_nan() -> None:
         (["a"], [["a"]], {"mode": "nltk", "smooth_value": 0.2}, ValueError, "`smooth_value`"),
         (["a"], [["a"]], {"smooth": "exp", "smooth_value": 0.2}, ValueError, "`smooth_value`"),
         (["a"], [["a"]], {"smooth": "floor", "smooth_value": float("nan")}, ValueError, "`smooth_value`"),
-        (["a"], [["a"]], {"reduction": "sum"}, ValueError, "`reduction`"),
+        (["a"], [["a"]], {"reduction": "max"}, ValueError, "`reduction`"),
         (["a"], [["a"]], {"lowercase": "yes"}, TypeError, "`lowercase`"),
     ],
 )
