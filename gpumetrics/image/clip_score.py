@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from gpumetrics.core import Metric
+from gpumetrics.core import REDUCTIONS, PerSampleScore, reduce_scores
 from gpumetrics.core.checks import as_text_list, check_choice, check_same_length
 from gpumetrics.image.inception import check_image_layout, check_images
 from gpumetrics.image.weights import gpumetrics_home
@@ -325,8 +325,8 @@ def _preprocessed(images: Any, preprocess: "_Preprocess", device: torch.device) 
     return torch.stack(rows)  # type: ignore[arg-type]
 
 
-def _clip_score_update(images: Any, captions: Any, encoder: nn.Module, scale: float) -> tuple[Tensor, Tensor]:
-    """Per-batch ``(Σ max(scale·cos, 0), count)`` in float64 / int64, one encoder call for the batch."""
+def _clip_score_update(images: Any, captions: Any, encoder: nn.Module, scale: float) -> Tensor:
+    """Per-pair ``max(scale·cos, 0)``, ``DoubleTensor[B]``, one encoder call for the batch."""
     captions = as_text_list(captions, "captions")
     device = next(encoder.parameters()).device
     pixels = _preprocessed(images, encoder.preprocess, device)
@@ -334,14 +334,10 @@ def _clip_score_update(images: Any, captions: Any, encoder: nn.Module, scale: fl
     with torch.no_grad():
         image, text = encoder(pixels, captions)
     cosine = F.cosine_similarity(image.double(), text.double(), dim=-1)
-    scores = (scale * cosine).clamp(min=0)
-    return scores.sum(), torch.tensor(scores.shape[0], device=scores.device)
+    return (scale * cosine).clamp(min=0)
 
 
-def _clip_score_compute(total: Tensor, count: Tensor) -> Tensor:
-    if int(count) == 0:
-        raise ValueError("CLIP score needs at least one image–caption pair: call update(images, captions) first")
-    return total / count
+_EMPTY = "CLIP score needs at least one image–caption pair: call update(images, captions) first"
 
 
 def clip_score(
@@ -353,6 +349,7 @@ def clip_score(
     scale: float = 100.0,
     seed: int = 0,
     download: bool = False,
+    reduction: str = "mean",
 ) -> Tensor:
     """CLIP score of image–caption pairs (the model is built once per argument set and cached).
 
@@ -360,10 +357,13 @@ def clip_score(
         images: ``Tensor[B, 3, H, W]``, one ``Tensor[3, H, W]``, or a list of ``Tensor[3, H, W]`` of any sizes;
             float in [0, 1] or an integer dtype holding 0..255 (1 channel is repeated to RGB).
         captions: ``B`` strings (one string for one image).
-        backend, model_name, pretrained, scale, seed, download: see ``CLIPScore``.
+        backend, model_name, pretrained, scale, seed, download, reduction: see ``CLIPScore``.
 
     Returns:
-        0-d float64 tensor: mean of ``max(scale · cos, 0)``.
+        0-d float64 tensor: mean (or sum) of ``max(scale · cos, 0)``; ``DoubleTensor[B]`` for ``reduction="none"``.
+
+    Raises:
+        ValueError: no image–caption pair (for every reduction), or an unknown option.
 
     Example:
         >>> import gpumetrics.image.clip_score as cs, json, os, tempfile
@@ -376,13 +376,14 @@ def clip_score(
         >>> 0 <= float(value) <= 1
         True
     """
+    check_choice(reduction, "reduction", REDUCTIONS)
     encoder = _cached_backend(backend, os.fspath(model_name), pretrained, seed, download)
-    total, count = _clip_score_update(images, captions, encoder, _check_scale(scale))
-    return _clip_score_compute(total, count)
+    return reduce_scores(_clip_score_update(images, captions, encoder, _check_scale(scale)), reduction, _EMPTY)
 
 
-class CLIPScore(Metric):
-    """CLIP score accumulated over batches: float64 sum of per-pair scores and a count (all-reduced under DDP).
+class CLIPScore(PerSampleScore):
+    """CLIP score accumulated over batches (:class:`~gpumetrics.core.PerSampleScore`): float64 sum of per-pair
+    scores and a count (all-reduced under DDP), and the per-pair ``scores`` for ``reduction="none"``.
 
     Args:
         backend: ``"hf"`` (transformers ``CLIPModel``) or ``"open_clip"``.
@@ -394,10 +395,13 @@ class CLIPScore(Metric):
         download: allow fetching the model from the network (Hugging Face hub, open_clip's URLs). Default False:
             the model loads from a local directory / file, ``$GPUMETRICS_HOME/<model_name>`` (hf) or the Hugging
             Face / open_clip cache without any network call, else a ``FileNotFoundError`` says where to put it.
+        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]``, in update order).
         kwargs: torchmetrics ``Metric`` options.
 
     Raises:
         FileNotFoundError: no local or cached copy of the model and ``download=False`` (at once, no retries).
+        ValueError: ``compute()`` before any image–caption pair (every reduction: a CLIP score of 0 would pass for
+            a real value).
 
     Example:
         >>> import json, os, tempfile
@@ -417,9 +421,7 @@ class CLIPScore(Metric):
     is_differentiable = False
     full_state_update = False
     signature_name = "clip_score"
-
-    score_sum: Tensor
-    count: Tensor
+    empty_error = _EMPTY
 
     def __init__(
         self,
@@ -429,14 +431,13 @@ class CLIPScore(Metric):
         scale: float = 100.0,
         seed: int = 0,
         download: bool = False,
+        reduction: str = "mean",
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(reduction=reduction, **kwargs)
         self.scale = _check_scale(scale)
         self.encoder = _build_backend(backend, model_name, pretrained, seed, download)
         self.backend, self.model_name, self.pretrained, self.seed = backend, os.fspath(model_name), pretrained, seed
-        self.add_state("score_sum", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
-        self.add_state("count", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
 
     def _signature_fields(self) -> dict[str, Any]:
         name = Path(self.model_name).stem if self.model_name.endswith(".json") else self.model_name
@@ -452,10 +453,8 @@ class CLIPScore(Metric):
     def update(self, images: Tensor, captions: Union[str, Sequence[str]]) -> None:
         """Add pairs: ``images`` as in :func:`clip_score` (``Tensor[B, 3, H, W]``, one image, or a list of images of
         any sizes; float in [0, 1] or integers 0..255) and ``B`` captions."""
-        total, count = _clip_score_update(images, captions, self.encoder, self.scale)
-        self.score_sum += total.to(self.score_sum.device)
-        self.count += count.to(self.count.device)
+        self._accumulate(_clip_score_update(images, captions, self.encoder, self.scale))
 
     def compute(self) -> Tensor:
-        """Mean of ``max(scale · cos, 0)``: 0-d float64 tensor."""
-        return _clip_score_compute(self.score_sum, self.count)
+        """Mean (or sum) of ``max(scale · cos, 0)``: 0-d float64 tensor; ``DoubleTensor[N]`` for ``"none"``."""
+        return super().compute()
