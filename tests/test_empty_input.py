@@ -72,16 +72,19 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
         cases.setdefault(cls_name, []).append((label, build, empty_update, expected))
 
     for cls, options in [
-        (gpumetrics.TokenF1, [{"preset": "squad"}, {"preset": "aij2022"}]),
-        (gpumetrics.ExactMatch, [{"preset": "squad"}, {"preset": "aij2022"}, {"preset": "raw"}]),
-        (gpumetrics.StringAccuracy, [{}]),
+        (gpumetrics.TokenF1, [{"preset": "squad"}, {"preset": "aij2022"}, {"reduction": "sum"},
+                              {"reduction": "none"}]),
+        (gpumetrics.ExactMatch, [{"preset": "squad"}, {"preset": "aij2022"}, {"preset": "raw"},
+                                 {"preset": "raw", "reduction": "none"}]),
+        (gpumetrics.StringAccuracy, [{}, {"reduction": "sum"}, {"reduction": "none"}]),
         (gpumetrics.EditDistance, [{"reduction": "mean"}, {"reduction": "sum"}, {"reduction": "none"}]),
         (gpumetrics.CharErrorRate, [{}, {"transform": "jiwer"}]),
         (gpumetrics.WordErrorRate, [{}, {"transform": "jiwer"}]),
-        (gpumetrics.NormalizedEditSimilarity, [{"preset": "default"}, {"preset": "aij2022"}]),
+        (gpumetrics.NormalizedEditSimilarity, [{"preset": "default"}, {"preset": "aij2022"}, {"reduction": "sum"},
+                                               {"reduction": "none"}]),
         (gpumetrics.BLEUScore, [{"mode": mode, "reduction": reduction}
-                                for mode in ("sacrebleu", "nltk") for reduction in ("corpus", "mean", "none")]),
-        (gpumetrics.ROUGEScore, [{"reduction": "mean"}, {"reduction": "none"},
+                                for mode in ("sacrebleu", "nltk") for reduction in ("corpus", "mean", "sum", "none")]),
+        (gpumetrics.ROUGEScore, [{"reduction": "mean"}, {"reduction": "sum"}, {"reduction": "none"},
                                  {"rouge_keys": ("rouge1", "rougeW"), "reduction": "none"}]),
         (gpumetrics.CIDErScore, [{"variant": "cider-d"}, {"variant": "cider"},
                                  {"variant": "cider", "reduction": "none"}]),
@@ -117,8 +120,11 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
         _images_empty, (ValueError, fid_message))
     add("KernelInceptionDistance", "", lambda _: gpumetrics.KernelInceptionDistance(feature=64, weights="random"),
         _images_empty, (ValueError, "KID needs real and generated features"))
-    add("CLIPScore", "", lambda tmp: gpumetrics.CLIPScore("open_clip", _tiny_clip_config(tmp), pretrained="random"),
-        lambda m: m.update(torch.zeros(0, 3, 32, 32), []), (ValueError, "CLIP score needs at least one"))
+    for reduction in ("mean", "sum", "none"):  # undefined without a pair, whatever the reduction
+        add("CLIPScore", repr({"reduction": reduction}),
+            lambda tmp, r=reduction: gpumetrics.CLIPScore("open_clip", _tiny_clip_config(tmp), pretrained="random",
+                                                          reduction=r),
+            lambda m: m.update(torch.zeros(0, 3, 32, 32), []), (ValueError, "CLIP score needs at least one"))
     add("ImageGenerationScore", "", _image_generation, None, (ValueError, fid_message))
     return cases
 
