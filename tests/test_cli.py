@@ -206,6 +206,7 @@ def test_config_errors_name_the_task(tmp_path, capsys):
         (dict(metric="no_such_metric"), "unknown metric 'no_such_metric'; known:"),
         (dict(options={"preset": "nope"}), "tasks[0] (T): invalid options"),
         (dict(options={"bogus": 1}), "invalid options"),
+        (dict(options={"reduction": "none"}), "tasks[0] (T): a task reports one score; `reduction: none`"),
         (dict(device="tpu"), "must be a torch device such as 'cpu', 'cuda', 'cuda:1' or 'mps', got 'tpu'"),
         (dict(batch_size=0), "`batch_size` must be a positive integer"),
         (dict(suite="no_such_suite"), "unknown suite 'no_such_suite'"),

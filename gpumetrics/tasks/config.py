@@ -110,6 +110,9 @@ def _resolve_path_options(base: Path, entry: TaskMetric, options: dict) -> dict:
 
 def _check_options(entry: TaskMetric, options: dict, where: str) -> None:
     """Reject a wrong option here, naming the task, not mid-evaluation; model weights are not loaded."""
+    if options.get("reduction") == "none":
+        raise ConfigError(f"{where}: a task reports one score; `reduction: none` (per-sample scores) cannot be one — "
+                          "use mean or sum")
     try:
         entry.check(options)
     except (TypeError, ValueError, FileNotFoundError) as err:
