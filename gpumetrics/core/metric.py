@@ -71,10 +71,21 @@ class Metric(torchmetrics.Metric):
     kernel_threads: ClassVar[Optional[int]] = None
 
     def _wrap_update(self, update: Callable) -> Callable:
-        return super()._wrap_update(self._with_kernel_threads(gc_paused(update)))
+        # the thread setting encloses torchmetrics' bookkeeping too: every op of update/compute runs under it
+        return self._with_kernel_threads(super()._wrap_update(gc_paused(update)))
 
     def _wrap_compute(self, compute: Callable) -> Callable:
-        return super()._wrap_compute(self._with_kernel_threads(compute))
+        wrapped = super()._wrap_compute(compute)  # torchmetrics: sync, cache, squeeze of one-element results
+
+        @functools.wraps(compute)
+        def finished(*args: Any, **kwargs: Any) -> Any:
+            return self._finish_compute(wrapped(*args, **kwargs))
+
+        return self._with_kernel_threads(finished)
+
+    def _finish_compute(self, value: Any) -> Any:
+        """Hook on every ``compute()`` result, after torchmetrics' wrapper (identity here)."""
+        return value
 
     def _with_kernel_threads(self, fn: Callable) -> Callable:
         if self.kernel_threads is None:

@@ -33,9 +33,8 @@ per-sample means and keep their own states.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
-from typing import Any, Callable, ClassVar, Optional, Sequence
+from typing import Any, ClassVar, Optional, Sequence
 
 import torch
 from torch import Tensor
@@ -183,18 +182,9 @@ class PerSampleScore(Metric):
             fields["reduction"] = self.reduction
         return format_signature(self.signature_name or type(self).__name__, fields)
 
-    def _wrap_compute(self, compute: Callable) -> Callable:
-        # the one place of the one-sample rule: torchmetrics squeezes a one-element result to 0-d; undo it
-        wrapped = super()._wrap_compute(compute)
-
-        @functools.wraps(compute)
-        def keep_shape(*args: Any, **kwargs: Any) -> Any:
-            return self._restore_shape(wrapped(*args, **kwargs))
-
-        return keep_shape
-
-    def _restore_shape(self, value: Any) -> Any:
-        """Undo torchmetrics' squeeze: ``none`` → ``[1, *S]`` (``[1]`` for each entry of a mapping), else ``[*S]``."""
+    def _finish_compute(self, value: Any) -> Any:
+        """The one place of the one-sample rule, undoing torchmetrics' squeeze: ``none`` → ``[1, *S]`` (``[1]`` for each
+        entry of a mapping), else ``[*S]``."""
         reduction = getattr(self, "reduction", None)
         if reduction not in REDUCTIONS:
             return value  # e.g. BLEU's corpus mode: a scalar by definition

@@ -4,8 +4,11 @@ The text metrics' kernels (``unique``, ``sort``, ``bincount``, scatter over 10�
 torch's intra-op threads on CPU (measured: the same time ±5 % on 1 or 2 threads), but each parallel region ends in a
 barrier. When other processes keep the cores busy, every barrier waits for a descheduled thread: BLEU and ROUGE ran
 2.5–3.3× slower beside two busy processes on 2 cores, against 1.4–1.5× for the single-threaded reference tools and
-for the same kernels on one thread. So text metrics set ``Metric.kernel_threads = 1`` and their functional forms use
-:func:`single_threaded`; the previous setting is restored on exit. On CUDA the setting only touches host-side work.
+for the same kernels on one thread; the edit-distance tensor kernel and the OCR / zero-shot matching loops (many small
+ops per step) ran 4–26× slower. So the text and detection-matching metrics (BLEU, ROUGE, CIDEr, QA, edit distance,
+CER/WER, 1 − NED, OCR end-to-end, zero-shot F1) set ``Metric.kernel_threads = 1`` and their functional forms use
+:func:`single_threaded`; the previous setting is restored on exit. Large dense kernels (FID/KID statistics, paired
+IoU) keep torch's threads. rapidfuzz runs on one thread for the same reason (see ``kernels/levenshtein.py``). On CUDA the setting only touches host-side work.
 ``torch.set_num_threads`` is process-wide: another Python thread running torch ops meanwhile also runs on one thread.
 """
 

@@ -26,7 +26,7 @@ from typing import Any, Optional, Sequence
 import torch
 from torch import Tensor
 
-from gpumetrics.core import Metric, check_choice
+from gpumetrics.core import Metric, check_choice, single_threaded
 from gpumetrics.detection.iou import flatten_quads
 from gpumetrics.kernels.iou import (
     block_overlap_pairs, normalize_quads, paired_intersection_areas, quad_areas, work_dtype,
@@ -240,6 +240,7 @@ def _ocr_e2e_compute(counts: Tensor, matching: str, per_image_counts: Optional[T
     return result
 
 
+@single_threaded
 def ocr_end_to_end(
     pred_polys: Sequence[Tensor],
     pred_texts: Sequence[Sequence[str]],
@@ -311,6 +312,7 @@ class OCREndToEnd(Metric):
     """
 
     signature_name = "ocr_e2e"
+    kernel_threads = 1
     higher_is_better = True
 
     def __init__(

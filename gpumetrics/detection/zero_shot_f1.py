@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import Tensor
 
-from gpumetrics.core import Metric, check_choice
+from gpumetrics.core import Metric, check_choice, single_threaded
 from gpumetrics.kernels.iou import MAX_COORDINATE, block_pairs, box_iou_paired
 from gpumetrics.kernels.ragged import scatter_any, segment_ids
 
@@ -173,6 +173,7 @@ def _zsd_compute(stats: Tensor) -> dict[str, Tensor]:
     return {"precision": precision, "recall": recall, "f1": f1, "tp": stats[0], "fp": stats[1], "fn": stats[2]}
 
 
+@single_threaded
 def zero_shot_detection_f1(
     preds: Sequence[Mapping[Any, Tensor]],
     target: Sequence[Mapping[Any, Tensor]],
@@ -224,6 +225,7 @@ class ZeroShotDetectionF1(Metric):
     """
 
     signature_name = "zero_shot_detection_f1"
+    kernel_threads = 1
     higher_is_better = True
 
     def __init__(self, preset: str = "aij2021", iou_threshold: float = 0.5, **kwargs: Any) -> None:

@@ -60,7 +60,6 @@ BACKENDS = ("auto", "torch", "rapidfuzz")
 _WORD = 64
 _STEP_BLOCK = 64  # steps whose match masks are gathered at once
 _DEFAULT_MAX_ELEMENTS = 1 << 24  # int64 values in one chunk's largest buffers (~128 MB)
-_PARALLEL_CHARACTERS = 2_000_000  # rapidfuzz threads pay off from about this much text (see levenshtein_strings)
 _RAPIDFUZZ_CHUNK = 16_384  # pairs checked and scored together
 
 _M1 = 0x5555555555555555
@@ -431,15 +430,6 @@ def _all_strings(items: Sequence) -> bool:
     return operator.countOf(map(type, items), str) == len(items) or all(map(isinstance, items, repeat(str)))
 
 
-def _sampled_characters(items: Sequence) -> int:
-    """Estimated total length of ``items`` from at most 64 evenly spaced ones (O(1) reads)."""
-    if not items:
-        return 0
-    step = max(1, len(items) // 64)
-    sample = items[::step]
-    return sum(len(item) for item in sample if isinstance(item, str)) * len(items) // len(sample)
-
-
 def levenshtein_strings(
     a: Sequence,
     b: Sequence,
@@ -477,12 +467,11 @@ def levenshtein_strings(
         if not _has_rapidfuzz():
             raise ValueError("`backend='rapidfuzz'` needs the rapidfuzz package: pip install rapidfuzz")
         from rapidfuzz.distance import Levenshtein
-        from rapidfuzz.process import cpdist
 
         result = np.empty(len(a), dtype=np.int64)
-        # rapidfuzz's own threads only for long work: on short pairs they lose what they gain to thread start-up and to
-        # torch's OpenMP threads still spinning after a preceding parallel op
-        threaded = check is not None and _sampled_characters(a) >= _PARALLEL_CHARACTERS
+        # One thread, the scorer mapped at C level (no per-pair Python frame, no copy of the strings as cpdist makes).
+        # rapidfuzz's own threads won 1.3-1.8x on an idle machine but lost 3.7x beside busy processes, and lost
+        # after any parallel torch op (its OpenMP threads still spin): the "speed under load" rule of core/threads.py.
         # Chunks keep each string in cache between the type check and the distance (one memory pass, like a loop).
         for start in range(0, len(a), _RAPIDFUZZ_CHUNK):
             chunk_a, chunk_b = a[start : start + _RAPIDFUZZ_CHUNK], b[start : start + _RAPIDFUZZ_CHUNK]
@@ -490,12 +479,9 @@ def levenshtein_strings(
             if check is not None and not (_all_strings(chunk_a) and _all_strings(chunk_b)):
                 check(a, b)  # raises the descriptive error
                 raise TypeError("`a` and `b` must hold strings")
-            if threaded:
-                distances = cpdist(chunk_a, chunk_b, scorer=Levenshtein.distance, dtype=np.int64,
-                                   workers=torch.get_num_threads())
-            else:  # the scorer mapped at C level: no per-pair Python frame, and no cpdist copy of the strings
-                distances = np.fromiter(map(Levenshtein.distance, chunk_a, chunk_b), dtype=np.int64, count=len(chunk_a))
-            result[start : start + len(chunk_a)] = distances
+            result[start : start + len(chunk_a)] = np.fromiter(
+                map(Levenshtein.distance, chunk_a, chunk_b), dtype=np.int64, count=len(chunk_a)
+            )
         return torch.from_numpy(result).to(device)
     if check is not None:
         check(a, b)

@@ -5,8 +5,8 @@ All four share one step: the Levenshtein distance of every (prediction, referenc
 
 * ``"torch"`` — the batched bit-parallel tensor kernel on the metric's device (the module's ``device``, or the
   function's ``device`` argument);
-* ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` over the pairs on CPU (``process.cpdist`` for strings,
-  on as many threads as torch's intra-op threads from about 2 million characters on), result moved to the device;
+* ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` mapped over the pairs on one CPU thread, result moved
+  to the device;
 * ``"auto"`` (default) — the tensor kernel when the device is not the CPU, rapidfuzz on CPU.
 
 Units: ``"char"`` compares Unicode code points of the raw strings (a combining mark is its own symbol, as in
@@ -36,7 +36,7 @@ from torch import Tensor
 
 from gpumetrics.core import (
     REDUCTIONS, Metric, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device,
-    check_same_length, gc_paused, reduce_scores,
+    check_same_length, gc_paused, reduce_scores, single_threaded,
 )
 from gpumetrics.kernels.levenshtein import BACKENDS, levenshtein_strings
 
@@ -144,6 +144,7 @@ def _edit_distance_update(
     return _pair_distances(preds, target, unit, backend, device, lengths=False)[0]
 
 
+@single_threaded
 @gc_paused
 def edit_distance(
     preds: Any,
@@ -202,6 +203,7 @@ class EditDistance(PerSampleScore):
     """
 
     signature_name = "edit_distance"
+    kernel_threads = 1
     higher_is_better = False
     score_dtype = torch.long
 
@@ -261,6 +263,7 @@ def _error_rate_compute(errors: Tensor, ref_length: Tensor) -> Tensor:
     return torch.where(ref_length > 0, errors / ref_length.clamp(min=1), errors)
 
 
+@single_threaded
 @gc_paused
 def char_error_rate(
     preds: Any,
@@ -300,6 +303,7 @@ def char_error_rate(
     return _error_rate_compute(*_error_rate_update(preds, target, "char", backend, device, transform))
 
 
+@single_threaded
 @gc_paused
 def word_error_rate(
     preds: Any,
@@ -344,6 +348,7 @@ class _ErrorRate(Metric):
     """CER / WER: a corpus ratio (Σ edits / Σ reference length, as jiwer), not a mean of per-sample scores, so it
     keeps its own two int64 sums ``errors`` and ``ref_length`` instead of :class:`~gpumetrics.core.PerSampleScore`."""
 
+    kernel_threads = 1
     unit = "char"
     transforms: tuple[str, ...] = CER_TRANSFORMS
 
@@ -438,6 +443,7 @@ def _normalized_edit_similarity_update(
     return best.scatter_reduce(0, sample, similarity, reduce="amax", include_self=False)
 
 
+@single_threaded
 @gc_paused
 def normalized_edit_similarity(
     preds: Any,
@@ -496,6 +502,7 @@ class NormalizedEditSimilarity(PerSampleScore):
     """
 
     signature_name = "normalized_edit_similarity"
+    kernel_threads = 1
     higher_is_better = True
 
     def __init__(self, preset: str = "default", backend: str = "auto", reduction: str = "mean", **kwargs: Any) -> None:

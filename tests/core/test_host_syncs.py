@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import gpumetrics
 import gpumetrics.classification as C
@@ -220,3 +221,34 @@ def test_counter_counts_each_kind_and_not_sized_ops() -> None:
         t.cumsum(0)
     assert counter.total == 0
     assert torch.Tensor.tolist is not None and "tolist" not in vars(SyncCounter)  # patches undone
+
+
+#: modules whose kernels run on one intra-op thread (core/threads.py: many small ops, measured 4-26x slower beside
+#: busy processes on two threads); the image models and torchmetrics' classification keep torch's setting
+SINGLE_THREADED = {name for name in BUDGETS if not name.startswith(
+    ("FrechetInception", "KernelInception", "CLIPScore", "ImageGeneration", "Binary", "Multiclass", "Multilabel"))}
+
+
+class _ThreadsSeen(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: set[int] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.threads.add(torch.get_num_threads())
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("name", sorted(SINGLE_THREADED))
+def test_text_and_matching_kernels_run_on_one_thread(cases, name) -> None:
+    make, batch = cases[name]
+    metric, samples, before = make(), batch(B), torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with _ThreadsSeen() as seen:
+            metric.update(*samples)
+            metric.compute()
+        assert seen.threads == {1}, f"{name} ran ops on {sorted(seen.threads)} threads"
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
