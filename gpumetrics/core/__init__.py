@@ -14,7 +14,7 @@ from gpumetrics.core.checks import (
 from gpumetrics.core.gcpause import gc_paused, paused_gc
 from gpumetrics.core.distributed import replicated
 from gpumetrics.core.metric import Metric
-from gpumetrics.core.per_sample import REDUCTIONS, PerSampleScore, mean_score, reduce_scores
+from gpumetrics.core.per_sample import REDUCTIONS, PerSampleScore, keep_sample_dim, mean_score, reduce_scores
 from gpumetrics.core.threads import intra_op_threads, single_threaded
 from gpumetrics.core.signature import format_signature, library_version
 
@@ -35,6 +35,7 @@ __all__ = [
     "mean_score",
     "parse_device",
     "paused_gc",
+    "keep_sample_dim",
     "reduce_scores",
     "replicated",
     "single_threaded",

@@ -183,15 +183,25 @@ class PerSampleScore(Metric):
         return format_signature(self.signature_name or type(self).__name__, fields)
 
     def _finish_compute(self, value: Any) -> Any:
-        """The one place of the one-sample rule, undoing torchmetrics' squeeze: ``none`` → ``[1, *S]`` (``[1]`` for each
-        entry of a mapping), else ``[*S]``."""
-        reduction = getattr(self, "reduction", None)
-        if reduction not in REDUCTIONS:
-            return value  # e.g. BLEU's corpus mode: a scalar by definition
-        if isinstance(value, Tensor):
-            if value.numel() != 1:
-                return value
-            return value.reshape((1, *self.score_shape) if reduction == "none" else self.score_shape)
-        if isinstance(value, Mapping) and reduction == "none":
-            return {key: v.reshape(1) if isinstance(v, Tensor) and v.dim() == 0 else v for key, v in value.items()}
+        return keep_sample_dim(value, getattr(self, "reduction", None), self.score_shape)
+
+
+def keep_sample_dim(value: Any, reduction: Optional[str], score_shape: Sequence[int] = ()) -> Any:
+    """The one place of the one-sample rule, undoing torchmetrics' squeeze of a module's ``compute()`` result:
+    ``none`` → ``[1, *S]`` (``[1]`` for each entry of a mapping), ``mean``/``sum`` → ``[*S]``; other reductions (BLEU's
+    corpus score) are left alone. Modules outside :class:`PerSampleScore` with per-sample output (CIDEr) call it from
+    their ``_finish_compute``.
+
+    Example:
+        >>> keep_sample_dim(torch.tensor(0.5), "none"), keep_sample_dim(torch.tensor(0.5), "mean")
+        (tensor([0.5000]), tensor(0.5000))
+    """
+    if reduction not in REDUCTIONS:
         return value
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            return value
+        return value.reshape((1, *score_shape) if reduction == "none" else tuple(score_shape))
+    if isinstance(value, Mapping) and reduction == "none":
+        return {key: v.reshape(1) if isinstance(v, Tensor) and v.dim() == 0 else v for key, v in value.items()}
+    return value

@@ -41,8 +41,8 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import (
-    Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
-    single_threaded,
+    REDUCTIONS, Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+    keep_sample_dim, reduce_scores, single_threaded,
 )
 from gpumetrics.kernels.ngrams import TokenBatch, ngram_occurrences
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
@@ -50,7 +50,6 @@ from gpumetrics.text.tokenize import Tokenizer, get_tokenizer
 
 VARIANTS = ("cider-d", "cider")
 TOKENIZERS = ("ptb", "none")
-REDUCTIONS = ("mean", "sum", "none")
 _STATES = ("hyp_codes", "hyp_lengths", "ref_codes", "ref_lengths", "ref_counts", "long_codes", "long_checks")
 
 
@@ -210,11 +209,7 @@ def _cider_compute(
         per_sample = summed.mean(dim=1) / ref_counts.to(torch.float64)
         if variant == "cider-d":
             per_sample = per_sample * 10.0
-    if reduction == "none":
-        return per_sample
-    if reduction == "sum":
-        return per_sample.sum()
-    return per_sample.mean() if n_samples else torch.zeros((), dtype=torch.float64, device=device)
+    return reduce_scores(per_sample, reduction)
 
 
 # ------------------------------------------------------------------------------------------------ update
@@ -376,6 +371,9 @@ class CIDErScore(Metric):
             self.sigma,
             self.reduction,
         )
+
+    def _finish_compute(self, value: Any) -> Any:
+        return keep_sample_dim(value, self.reduction)  # reduction="none" keeps [N] even for one sample
 
     def _signature_fields(self) -> dict[str, Any]:
         return {

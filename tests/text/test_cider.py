@@ -210,3 +210,14 @@ def test_signature_and_device_argument():
     assert metric.signature().startswith("cider|variant:cider|tok:none|n:4|idf:corpus|")
     value = cider_score(["a b"], [["a b"]], device="cpu")
     assert value.dtype == torch.float64 and value.device.type == "cpu"
+
+
+def test_one_sample_keeps_its_dimension_for_reduction_none():
+    preds, target = ["a cat on a mat"], [["a cat is on the mat", "there is a cat"]]
+    metric = CIDErScore(tokenize="none", reduction="none")
+    metric.update(preds, target)
+    module, function = metric.compute(), cider_score(preds, target, tokenize="none", reduction="none")
+    assert module.shape == function.shape == (1,) and torch.equal(module, function)
+    mean = CIDErScore(tokenize="none")
+    mean.update(preds, target)
+    assert mean.compute().shape == () and float(mean.compute()) == float(function[0])
