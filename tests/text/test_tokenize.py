@@ -26,6 +26,7 @@ CONFIGURATIONS = [
     *[(name, {"lowercase": lower}) for name in ("13a", "intl", "char", "zh", "none") for lower in (False, True)],
     *[(name, {"use_stemmer": stem}) for name in ("rouge-score", "unicode") for stem in (False, True)],
     ("ptb", {}),
+    ("meteor-1.5", {}),
     ("squad", {}),
     *[("aij2022", {"keep_hyphen": keep}) for keep in (False, True)],
 ]
@@ -40,7 +41,7 @@ SIGNATURES = [
     ("13a", {}, {"tok": "13a", "case": "mixed"}), ("zh", {"lowercase": True}, {"tok": "zh", "case": "lc"}),
     ("rouge-score", {}, {"tokenizer": "rouge-score", "stemmer": "no"}),
     ("unicode", {"use_stemmer": True}, {"tokenizer": "unicode", "stemmer": "porter"}),
-    ("ptb", {}, {"tok": "ptb"}), ("squad", {}, {"tok": "squad"}),
+    ("ptb", {}, {"tok": "ptb"}), ("squad", {}, {"tok": "squad"}), ("meteor-1.5", {}, {"tok": "meteor-1.5-norm"}),
     ("aij2022", {"keep_hyphen": True}, {"tok": "aij2022", "hyphen": "kept"}),
 ]
 

@@ -1,8 +1,8 @@
 """Tokenizers of the text metrics as objects, chosen once by name: ``get_tokenizer("13a", lowercase=True)``.
 
 One module per family of reference tools — :mod:`.sacrebleu` (13a, intl, char, zh, none), :mod:`.rouge`
-(rouge-score, unicode), :mod:`.ptb` (pycocoevalcap's PTB tokenizer), :mod:`.answers` (SQuAD / AIJ-2022 answer
-normalisers) — each reproducing its tool exactly (the tests compare against the tool itself). Every tokenizer
+(rouge-score, unicode), :mod:`.ptb` (pycocoevalcap's PTB tokenizer), :mod:`.meteor` (METEOR 1.5's ``-norm``),
+:mod:`.answers` (SQuAD / AIJ-2022 answer normalisers) — each reproducing its tool exactly (the tests compare against the tool itself). Every tokenizer
 exposes ``name``, ``tokenize(line)``, ``tokenize_batch(lines)``, ``encode(lines) -> TokenBatch`` (dense ``int64``
 ids by first appearance + tokens per line, built by the one vocabulary builder :func:`~.base.dense_ids`) and
 ``signature()``, its part of a metric signature.
@@ -24,6 +24,7 @@ from typing import Any, Callable
 from gpumetrics.kernels.ngrams import TokenBatch
 from gpumetrics.text.tokenize.answers import Aij2022Normalizer, SquadNormalizer
 from gpumetrics.text.tokenize.base import Tokenizer, dense_ids, encode_token_lists, encode_tokens
+from gpumetrics.text.tokenize.meteor import MeteorTokenizer
 from gpumetrics.text.tokenize.ptb import PTBTokenizer
 from gpumetrics.text.tokenize.rouge import ROUGE_TOKENIZERS, RougeTokenizer
 from gpumetrics.text.tokenize.sacrebleu import SACREBLEU_TOKENIZERS, SacreBleuTokenizer
@@ -33,6 +34,7 @@ _REGISTRY: dict[str, tuple[Callable[..., Tokenizer], tuple[str, ...]]] = {
     **{name: (functools.partial(SacreBleuTokenizer, name), ("lowercase",)) for name in SACREBLEU_TOKENIZERS},
     **{name: (functools.partial(RougeTokenizer, name), ("use_stemmer",)) for name in ROUGE_TOKENIZERS},
     "ptb": (PTBTokenizer, ()),
+    "meteor-1.5": (MeteorTokenizer, ()),
     "squad": (SquadNormalizer, ()),
     "aij2022": (Aij2022Normalizer, ("keep_hyphen",)),
 }
@@ -44,8 +46,8 @@ def get_tokenizer(name: str, **options: Any) -> Tokenizer:
 
     Args:
         name: one of ``TOKENIZERS``: ``"13a"``, ``"intl"``, ``"char"``, ``"zh"``, ``"none"`` (sacrebleu; option
-            ``lowercase``), ``"rouge-score"``, ``"unicode"`` (option ``use_stemmer``), ``"ptb"``, ``"squad"``,
-            ``"aij2022"`` (option ``keep_hyphen``).
+            ``lowercase``), ``"rouge-score"``, ``"unicode"`` (option ``use_stemmer``), ``"ptb"``, ``"meteor-1.5"``,
+            ``"squad"``, ``"aij2022"`` (option ``keep_hyphen``).
         options: the tokenizer's keyword options.
 
     Raises:
@@ -88,5 +90,5 @@ _INSTANCES: dict[tuple, Tokenizer] = {}
 
 __all__ = [
     "TOKENIZERS", "get_tokenizer", "Tokenizer", "TokenBatch", "dense_ids", "encode_tokens", "encode_token_lists",
-    "SacreBleuTokenizer", "RougeTokenizer", "PTBTokenizer", "SquadNormalizer", "Aij2022Normalizer",
+    "SacreBleuTokenizer", "RougeTokenizer", "PTBTokenizer", "MeteorTokenizer", "SquadNormalizer", "Aij2022Normalizer",
 ]
