@@ -9,6 +9,7 @@ Config records: predictions ``{"id": …, "prediction": "generated/0001.png"}``,
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 from pathlib import Path
@@ -76,8 +77,8 @@ class ImageGenerationScore(Metric):
         allow_outside_root: bool = False,
         **kwargs: Any,
     ) -> None:
-        self.check_options(real, image_root, fid_feature, inception_weights, resize, clip_backend, clip_model,
-                           clip_pretrained, batch_size, allow_outside_root)
+        self._check(real, image_root, fid_feature, inception_weights, resize, clip_backend, clip_model, clip_pretrained,
+                    batch_size, allow_outside_root)
         super().__init__(**kwargs)
         self.allow_outside_root = allow_outside_root
         self.real = Path(real)
@@ -88,20 +89,20 @@ class ImageGenerationScore(Metric):
         )
         self.clip = CLIPScore(clip_backend, clip_model, clip_pretrained, scale=1.0)
 
+    @classmethod
+    def check_options(cls, **options: Any) -> None:
+        """Check the options as ``__init__`` does, without building Inception or CLIP (config validation): the
+        names and defaults are ``__init__``'s own; ``torchmetrics`` keyword options are not task options."""
+        bound = inspect.signature(cls.__init__).bind(None, **options)
+        extra = bound.arguments.pop("kwargs", {})
+        if extra:
+            raise TypeError(f"unexpected option(s) {', '.join(map(repr, sorted(extra)))}")
+        bound.apply_defaults()
+        cls._check(**{name: value for name, value in bound.arguments.items() if name not in ("self", "kwargs")})
+
     @staticmethod
-    def check_options(
-        real: str,
-        image_root: str = ".",
-        fid_feature: int = 2048,
-        inception_weights: Optional[str] = None,
-        resize: str = "pytorch-fid",
-        clip_backend: str = "hf",
-        clip_model: str = "openai/clip-vit-base-patch32",
-        clip_pretrained: Optional[str] = None,
-        batch_size: int = 32,
-        allow_outside_root: bool = False,
-    ) -> None:
-        """Check the options as ``__init__`` does, without building Inception or CLIP (config validation)."""
+    def _check(real: Any, image_root: Any, fid_feature: Any, inception_weights: Any, resize: Any, clip_backend: Any,
+               clip_model: Any, clip_pretrained: Any, batch_size: Any, allow_outside_root: Any) -> None:
         if not isinstance(allow_outside_root, bool):
             raise TypeError(f"`allow_outside_root` must be a bool, got {type(allow_outside_root).__name__}")
         if not isinstance(real, (str, os.PathLike)) or not Path(real).exists():
