@@ -45,3 +45,21 @@ def atomic_write(path: Union[str, Path], mode: str = "w", encoding: str = "utf-8
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
         raise
+
+
+def cache_dir(name: str) -> Path:
+    """A folder for derived data that can be rebuilt (``$GPUMETRICS_HOME/<name>``, else the XDG cache), created.
+
+    Example:
+        >>> import os, tempfile
+        >>> saved = os.environ.get("GPUMETRICS_HOME")
+        >>> os.environ["GPUMETRICS_HOME"] = tempfile.mkdtemp()
+        >>> cache_dir("meteor").name
+        'meteor'
+        >>> _ = os.environ.pop("GPUMETRICS_HOME") if saved is None else os.environ.update(GPUMETRICS_HOME=saved)
+    """
+    home = os.environ.get("GPUMETRICS_HOME")
+    root = Path(home).expanduser() if home else Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "gpumetrics"
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -52,3 +52,58 @@ def qa_batch(rng: random.Random, size: int, max_refs: int = 4) -> tuple[list[str
 def qa_batches(seed: int, sizes: list[int], max_refs: int = 4) -> list[tuple[list[str], list[list[str]]]]:
     rng = random.Random(seed)
     return [qa_batch(rng, size, max_refs) for size in sizes]
+
+
+# ---------------------------------------------------------------------------------------------------- captions
+CAPTION_SUBJECTS = [
+    "a man", "A man", "a person", "the guy", "a woman", "two men", "a group of people", "some kids", "a child",
+    "a little girl", "a young boy", "the player", "a skier", "a dog", "two dogs", "a black cat", "cats", "a horse",
+    "an elephant", "a giraffe", "the bird", "a baseball player", "a tennis player", "people", "a couple", "a lady",
+]
+CAPTION_VERBS = [
+    "is riding", "rides", "riding", "rode", "is sitting on", "sits on", "sitting on", "is standing next to",
+    "stands by", "is holding", "holds", "holding", "is eating", "eats", "eating", "is playing with", "plays with",
+    "playing", "is looking at", "looks at", "watching", "is walking along", "walks down", "walking on", "jumps over",
+    "is jumping over", "is flying over", "flies above", "is laying on", "lies on", "is swinging", "throws", "catches",
+]
+CAPTION_OBJECTS = [
+    "a horse", "the horse", "horses", "a bench", "the beach", "the shore", "a surfboard", "a skateboard",
+    "a pizza", "a slice of pizza", "a sandwich", "the street", "a road", "a frisbee", "the ball", "a tennis racket",
+    "a bat", "the snow", "a hill", "a table", "a plate of food", "the grass", "a field", "the water", "a kite",
+    "a couch", "a bed", "the sky", "a clock tower", "a red bus", "a train", "the train tracks", "a wave",
+]
+CAPTION_TAILS = [
+    "", "", "", ".", " .", " in the park", " near the ocean", " on a sunny day", " at night", " in the city",
+    " with a smile", " next to a building", ", while others watch", " in front of a crowd", " on top of a hill",
+    " during the game", " together", " outside", " in the rain", " by the water", " with 2 friends", " at 3 pm",
+]
+CAPTION_ODDITIES = [
+    "well-known", "x-ray", "don't", "it's", "man's", "U.S.", "e.g.", "Mr. Smith", "1,000", "3.5", "10-year-old",
+    "black-and-white", "...", "!", "?", "(", ")", '"', "''", "`", "’s", "naïve", "café", "—", "–", "Straße", "ёж",
+    "|||", "a  b", "\t", "ELEPHANT", "Giraffes", "RIDING",
+]
+
+
+def random_caption(rng: random.Random) -> str:
+    """A COCO-like caption: subject, verb, object, tail, sometimes an odd token (punctuation, digits, case …)."""
+    words = f"{rng.choice(CAPTION_SUBJECTS)} {rng.choice(CAPTION_VERBS)} {rng.choice(CAPTION_OBJECTS)}{rng.choice(CAPTION_TAILS)}"
+    if rng.random() < 0.3:
+        parts = words.split(" ")
+        parts.insert(rng.randrange(len(parts) + 1), rng.choice(CAPTION_ODDITIES))
+        words = " ".join(parts)
+    if rng.random() < 0.15:
+        words = words.upper() if rng.random() < 0.3 else words.capitalize()
+    if rng.random() < 0.05:
+        words = rng.choice(["", " ", ".", words + " " + words, words.replace(" ", "")])
+    return words
+
+
+def caption_batch(rng: random.Random, size: int, references: int = 5) -> tuple[list[str], list[list[str]]]:
+    """``size`` hypotheses with ``references`` references each (sometimes 1..references)."""
+    preds, target = [], []
+    for _ in range(size):
+        count = references if rng.random() < 0.9 else rng.randint(1, references)
+        refs = [random_caption(rng) for _ in range(count)]
+        preds.append(refs[0] if rng.random() < 0.05 else random_caption(rng))
+        target.append(refs)
+    return preds, target

@@ -34,7 +34,7 @@ _REGISTRY: dict[str, tuple[Callable[..., Tokenizer], tuple[str, ...]]] = {
     **{name: (functools.partial(SacreBleuTokenizer, name), ("lowercase",)) for name in SACREBLEU_TOKENIZERS},
     **{name: (functools.partial(RougeTokenizer, name), ("use_stemmer",)) for name in ROUGE_TOKENIZERS},
     "ptb": (PTBTokenizer, ()),
-    "meteor-1.5": (MeteorTokenizer, ()),
+    "meteor-1.5": (MeteorTokenizer, ("language",)),
     "squad": (SquadNormalizer, ()),
     "aij2022": (Aij2022Normalizer, ("keep_hyphen",)),
 }
@@ -46,7 +46,7 @@ def get_tokenizer(name: str, **options: Any) -> Tokenizer:
 
     Args:
         name: one of ``TOKENIZERS``: ``"13a"``, ``"intl"``, ``"char"``, ``"zh"``, ``"none"`` (sacrebleu; option
-            ``lowercase``), ``"rouge-score"``, ``"unicode"`` (option ``use_stemmer``), ``"ptb"``, ``"meteor-1.5"``,
+            ``lowercase``), ``"rouge-score"``, ``"unicode"`` (option ``use_stemmer``), ``"ptb"``, ``"meteor-1.5"`` (option ``language``),
             ``"squad"``, ``"aij2022"`` (option ``keep_hyphen``).
         options: the tokenizer's keyword options.
 

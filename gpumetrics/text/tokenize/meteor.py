@@ -111,8 +111,14 @@ def _words_with_periods(words: list[str], prefixes: dict[str, str]) -> str:
     return " ".join(out) + " " if out else ""
 
 
-def meteor_normalize(line: str) -> str:
-    """The jar's English ``-norm`` normalisation of one segment, punctuation kept (before lower-casing).
+_LANGUAGES = {"en": "english", "ru": "russian"}
+
+
+def meteor_normalize(line: str, language: str = "en") -> str:
+    """The jar's ``-norm`` normalisation of one segment, punctuation kept (before lower-casing).
+
+    ``language="en"`` splits English contractions to the right (``man 's``); ``"ru"`` (any non-English, non-French
+    language of the jar) splits every apostrophe off on both sides, and reads ``nonbreaking/russian.prefixes``.
 
     Example:
         >>> meteor_normalize("It's the U.S.A. -- e.g. Mr. Smith's 3,000 cats...")
@@ -129,10 +135,13 @@ def meteor_normalize(line: str) -> str:
     text = _DOUBLE_QUOTES.sub(' " ', text)
     text = text.replace("\u2013", "-").replace("--", "-")
     text = _DASH_BETWEEN.sub(r"\1 \2", text)
-    for pattern, replacement in _CONTRACTIONS:
-        text = pattern.sub(replacement, text)
+    if language == "en":
+        for pattern, replacement in _CONTRACTIONS:
+            text = pattern.sub(replacement, text)
+    else:
+        text = text.replace("'", " ' ")
     words = [word for word in _TOKEN_DELIMITERS.split(text) if word]
-    text = _words_with_periods(words, nonbreaking_prefixes("english"))
+    text = _words_with_periods(words, nonbreaking_prefixes(_LANGUAGES[language]))
     while "DOTDOTMULTI" in text:
         text = text.replace("DOTDOTMULTI", "DOTMULTI.")
     text = text.replace("DOTMULTI", ".")
@@ -140,7 +149,10 @@ def meteor_normalize(line: str) -> str:
 
 
 class MeteorTokenizer(Tokenizer):
-    """METEOR 1.5 ``-l en -norm`` words: :func:`meteor_normalize`, lower-cased, split as the jar splits.
+    """METEOR 1.5 ``-l <language> -norm`` words: :func:`meteor_normalize`, lower-cased, split as the jar splits.
+
+    Args:
+        language: ``"en"`` (default) or ``"ru"``.
 
     Example:
         >>> MeteorTokenizer().tokenize("A man's hat.")
@@ -149,8 +161,13 @@ class MeteorTokenizer(Tokenizer):
 
     name = "meteor-1.5"
 
+    def __init__(self, language: str = "en") -> None:
+        if language not in _LANGUAGES:
+            raise ValueError(f"`language` must be one of {', '.join(map(repr, _LANGUAGES))}; got {language!r}")
+        self.language = language
+
     def tokenize(self, line: str) -> list[str]:
-        return [word for word in _TOKEN_DELIMITERS.split(meteor_normalize(line).lower()) if word]
+        return [word for word in _TOKEN_DELIMITERS.split(meteor_normalize(line, self.language).lower()) if word]
 
     def signature(self) -> dict[str, str]:
-        return {"tok": "meteor-1.5-norm"}
+        return {"tok": "meteor-1.5-norm"} if self.language == "en" else {"tok": f"meteor-1.5-norm-{self.language}"}

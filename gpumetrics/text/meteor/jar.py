@@ -1,0 +1,417 @@
+"""``mode="meteor-1.5"``: the METEOR 1.5 jar as pycocoevalcap runs it (``-l en -norm``, task ``rank``), on tensors.
+
+Per (hypothesis, reference) pair — all pairs of a batch at once:
+
+1. words: the jar's ``-norm`` normaliser and lower-casing (:class:`~gpumetrics.text.tokenize.meteor.MeteorTokenizer`);
+   a word's identity is Java's 32-bit ``String.hashCode`` (two different words with one hash match "exactly", as in
+   the jar); identical word sequences use the exact matcher only;
+2. candidate matches, in the jar's order at every reference position: exact (equal words), stem (equal Snowball
+   stems, different words), synonym (a shared WordNet synset, different words), paraphrase (phrase pairs of the
+   table, the reference's phrases first, then the hypothesis's) — all pairs of words at once from one Cartesian
+   product per pair; paraphrases from one walk of the table's trie per sentence and two sorted joins;
+3. the alignment: :func:`gpumetrics.kernels.alignment.beam_align` (fixed one-to-one matches, beam 40, the jar's
+   ranking and its integer/distance quirks);
+4. statistics (the jar's 23 numbers: lengths, function words, per-stage content/function matches on each side,
+   chunks, matched words) and the score ``Fmean · (1 − γ·frag^β)``; the best reference is the first one with the
+   highest score;
+5. the corpus score (pycocoevalcap's number) from the **sums** of the statistics, where a segment that matched
+   completely in one chunk adds no chunk — as the jar's ``EVAL`` does.
+
+pycocoevalcap's wrapper removes ``|||`` from a hypothesis and collapses double spaces; a reference containing
+``|||`` reaches the jar as several references. Both are reproduced. Where the wrapper breaks (a newline in a caption
+ends its protocol line and hangs it), this implementation treats the newline as a space.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from gpumetrics.kernels.alignment import Matches, beam_align
+from gpumetrics.kernels.ragged import expand_segments, segment_ids, segment_products, segment_starts
+from gpumetrics.text.meteor import tables
+from gpumetrics.text.tokenize import get_tokenizer
+from gpumetrics.text.tokenize.base import encode_token_lists
+
+#: per language: (alpha, beta, gamma, delta), module weights (scoring), modules
+PARAMETERS = {
+    "en": ((0.85, 0.20, 0.60, 0.75), (1.0, 0.6, 0.8, 0.6), ("exact", "stem", "synonym", "paraphrase")),
+    "ru": ((0.75, 1.40, 0.70, 0.50), (1.0, 0.5), ("exact", "stem")),
+}
+_SEARCH_WEIGHTS = {"exact": 1.0, "stem": 0.5, "synonym": 0.5, "paraphrase": 0.5}
+MAX_MODULES = 4
+STATS = 4 + 4 * MAX_MODULES + 3  # the jar's statistics line
+_CHUNKS, _TEST_WORDS, _REF_WORDS = 20, 21, 22
+BEAM = 40
+
+
+class Sentences(NamedTuple):
+    """Words of hypotheses (line 1) and references (line 2) as vocabulary ids, and the per-word facts."""
+
+    hyp_words: Tensor  # int64[T1] vocabulary ids, hypotheses concatenated
+    hyp_lengths: Tensor  # int64[B]
+    ref_words: Tensor  # int64[T2], references concatenated (reference p belongs to pair p)
+    ref_lengths: Tensor  # int64[P]
+    owner: Tensor  # int64[P] hypothesis of each pair
+    word_hash: Tensor  # int64[V] Java hash of each vocabulary word
+    stem_hash: Tensor  # int64[V]
+    function: Tensor  # bool[V]
+    table_id: Tensor  # int64[V] paraphrase-table id (-1: none)
+    synonym_keys: Tensor  # int64[K] sorted a·V + b for vocabulary words a ≠ b sharing a synset
+
+
+def split_references(target: Sequence[Sequence[str]]) -> list[list[str]]:
+    """References as the jar receives them from pycocoevalcap: ``|||`` inside a reference separates references."""
+    return [[part for reference in references for part in reference.split("|||")] for references in target]
+
+
+def clean_hypothesis(text: str) -> str:
+    """pycocoevalcap's hypothesis cleaning: ``|||`` removed, then double spaces collapsed once."""
+    return text.replace("|||", "").replace("  ", " ")
+
+
+@functools.lru_cache(maxsize=2)
+def _word_table(language: str) -> tables.WordTable:
+    return tables.WordTable(language)
+
+
+def encode(preds: Sequence[str], target: Sequence[Sequence[str]], language: str, device: torch.device) -> Sentences:
+    """Tokenise, build the batch vocabulary and look up every per-word fact (host work, once per distinct word)."""
+    tokenizer = get_tokenizer("meteor-1.5", language=language)
+    references = split_references(target)
+    hyp_tokens = tokenizer.tokenize_batch([clean_hypothesis(text) for text in preds])
+    ref_tokens = tokenizer.tokenize_batch([text for refs in references for text in refs])
+    batch = encode_token_lists(hyp_tokens + ref_tokens)
+    vocabulary = batch.vocabulary
+    words = _word_table(language)
+    function = tables.function_words(language)
+    _, parameters_modules = PARAMETERS[language][1:], PARAMETERS[language][2]
+    table_id = tables.paraphrase_table().ids(vocabulary) if "paraphrase" in parameters_modules else np.full(len(vocabulary), -1)
+    synonym_keys = _synonym_keys(vocabulary) if "synonym" in parameters_modules else np.zeros(0, dtype=np.int64)
+    n_hyp_tokens = int(sum(map(len, hyp_tokens)))
+
+    def tensor(values, dtype=torch.long) -> Tensor:
+        return torch.as_tensor(np.asarray(values), dtype=dtype).to(device)
+
+    return Sentences(
+        hyp_words=tensor(batch.ids[:n_hyp_tokens]),
+        hyp_lengths=tensor(batch.lengths[: len(hyp_tokens)]),
+        ref_words=tensor(batch.ids[n_hyp_tokens:]),
+        ref_lengths=tensor(batch.lengths[len(hyp_tokens) :]),
+        owner=tensor(np.repeat(np.arange(len(references)), [len(refs) for refs in references])),
+        word_hash=tensor(words.hashes(vocabulary)),
+        stem_hash=tensor(words.stem_hashes(vocabulary)) if "stem" in parameters_modules else tensor(words.hashes(vocabulary)),
+        function=tensor([word in function for word in vocabulary], torch.bool),
+        table_id=tensor(table_id),
+        synonym_keys=tensor(synonym_keys),
+    )
+
+
+def _synonym_keys(vocabulary: Sequence[str]) -> np.ndarray:
+    """Sorted ``a · V + b`` for every ordered pair of distinct vocabulary words that share a synset."""
+    table = tables.synonym_table()
+    sets = [table.synsets(word) for word in vocabulary]
+    counts = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
+    if counts.sum() == 0:
+        return np.zeros(0, dtype=np.int64)
+    word = np.repeat(np.arange(len(sets)), counts)
+    synset = np.fromiter((s for group in sets for s in group), dtype=np.int64, count=int(counts.sum()))
+    order = np.argsort(synset, kind="stable")
+    word, synset = word[order], synset[order]
+    _, group_sizes = np.unique(synset, return_counts=True)
+    group, a, b = (x.numpy() for x in segment_products(torch.from_numpy(group_sizes), torch.from_numpy(group_sizes)))
+    first = np.cumsum(group_sizes) - group_sizes
+    left, right = word[first[group] + a], word[first[group] + b]
+    keep = left != right
+    return np.unique(left[keep] * len(vocabulary) + right[keep])
+
+
+# ---------------------------------------------------------------------------------------------------- matchers
+class _Candidates(NamedTuple):
+    """Candidate matches before ordering; ``order`` holds the jar's order keys (most significant first)."""
+
+    pair: Tensor
+    start: Tensor
+    length: Tensor
+    match_start: Tensor
+    match_length: Tensor
+    module: Tensor
+    order: tuple[Tensor, ...]
+
+
+def _lexsort(keys: Sequence[Tensor]) -> Tensor:
+    """Stable order by ``keys[0]``, then ``keys[1]`` …: successive stable sorts from the least significant key."""
+    order = torch.arange(keys[0].numel(), device=keys[0].device)
+    for key in reversed(keys):
+        order = order[torch.sort(key[order], stable=True).indices]
+    return order
+
+
+def _word_matches(s: Sentences, modules: Sequence[str], identical: Tensor) -> _Candidates:
+    """Exact, stem and synonym candidates: every (hypothesis word, reference word) of every pair, tested at once."""
+    len1 = s.hyp_lengths[s.owner]
+    pair, i, j = segment_products(len1, s.ref_lengths)
+    a = s.hyp_words[segment_starts(s.hyp_lengths)[s.owner[pair]] + i]
+    b = s.ref_words[segment_starts(s.ref_lengths)[pair] + j]
+    same = s.word_hash[a] == s.word_hash[b]
+    tests = {"exact": same}
+    others = ~same & ~identical[pair]
+    if "stem" in modules:
+        tests["stem"] = others & (s.stem_hash[a] == s.stem_hash[b])
+    if "synonym" in modules:
+        vocab = s.word_hash.numel()
+        tests["synonym"] = others & torch.isin(a * vocab + b, s.synonym_keys)
+    found = [(modules.index(name), torch.nonzero(hit).squeeze(1)) for name, hit in tests.items()]
+    index = torch.cat([hits for _, hits in found])
+    module = torch.cat([torch.full_like(hits, number) for number, hits in found])
+    ones = torch.ones_like(index)
+    zeros = torch.zeros_like(index)
+    return _Candidates(pair[index], j[index], ones, i[index], ones, module, (i[index], zeros, zeros))
+
+
+class _Grams(NamedTuple):
+    """Every word sequence of the sentences that is a node of the paraphrase trie (phrase or phrase prefix)."""
+
+    sentence: Tensor
+    position: Tensor
+    length: Tensor
+    node: Tensor
+
+
+def _trie_walk(words: Tensor, lengths: Tensor, trie: tables.ParaphraseTrie) -> _Grams:
+    """Walk the trie from every word position of every sentence (one vectorised step per phrase length)."""
+    device = words.device
+    sentence = segment_ids(lengths, words.numel())
+    end = (segment_starts(lengths) + lengths)[sentence]
+    vocab = trie.vocabulary_size
+    start = torch.arange(words.numel(), device=device)
+    node = torch.zeros_like(start)
+    found: list[tuple[Tensor, int, Tensor]] = []
+    for length in range(1, int(trie.depth.max()) + 1):
+        inside = start + length - 1 < end
+        start, node, end = start[inside], node[inside], end[inside]
+        word = words[start + length - 1]
+        key = node * vocab + word
+        index = torch.searchsorted(trie.edge_keys, key).clamp_max(max(trie.edge_keys.numel() - 1, 0))
+        hit = (word >= 0) & (trie.edge_keys[index] == key)
+        start, node, end = start[hit], index[hit] + 1, end[hit]
+        if start.numel() == 0:
+            break
+        found.append((start, length, node))
+    if not found:
+        empty = torch.zeros(0, dtype=torch.long, device=device)
+        return _Grams(empty, empty, empty, empty)
+    start = torch.cat([f[0] for f in found])
+    node = torch.cat([f[2] for f in found])
+    length = torch.cat([torch.full_like(f[0], f[1]) for f in found])
+    owner = sentence[start]
+    return _Grams(owner, start - segment_starts(lengths)[owner], length, node)
+
+
+class _Emits(NamedTuple):
+    """Table entries whose reference-side phrase occurs in a sentence: (sentence, position, length, entry, para)."""
+
+    sentence: Tensor
+    position: Tensor
+    length: Tensor
+    entry: Tensor
+    para_node: Tensor
+    para_length: Tensor
+
+
+def _emits(grams: _Grams, trie: tables.ParaphraseTrie) -> _Emits:
+    """Expand every gram into the table entries whose reference-side phrase it is (file order within a gram)."""
+    counts = trie.emit_first[grams.node + 1] - trie.emit_first[grams.node]
+    gram = segment_ids(counts)
+    entry = trie.emit_first[grams.node][gram] + torch.arange(gram.numel(), device=gram.device) - segment_starts(counts)[gram]
+    return _Emits(
+        grams.sentence[gram], grams.position[gram], grams.length[gram], entry, trie.emit_node[entry], trie.emit_length[entry]
+    )
+
+
+def _occurrences(queries: Tensor, grams_key: Tensor, grams_position: Tensor) -> tuple[Tensor, Tensor]:
+    """For each query key, every gram with that key: ``(query index, gram position)`` (``grams_key`` sorted)."""
+    first = torch.searchsorted(grams_key, queries)
+    found = torch.searchsorted(grams_key, queries, right=True) - first
+    query = segment_ids(found)
+    k = torch.arange(query.numel(), device=queries.device) - segment_starts(found)[query]
+    return query, grams_position[first[query] + k]
+
+
+def _sorted_grams(grams: _Grams, nodes: int) -> tuple[Tensor, Tensor]:
+    """Gram keys ``sentence · N + node`` sorted (positions ascending within a key) and their positions."""
+    key = grams.sentence * nodes + grams.node
+    order = _lexsort((key, grams.position))
+    return key[order], grams.position[order]
+
+
+def _paraphrase_matches(s: Sentences, identical: Tensor, module: int, device: torch.device) -> _Candidates:
+    """Paraphrase candidates of both directions, with the jar's order keys.
+
+    Direction 1 (appended first by the jar): a reference phrase at ``j`` (its trie paths by length, then entry)
+    whose paraphrase occurs in the hypothesis at ``i`` (every ``i``); direction 2: a hypothesis phrase at ``i``
+    whose paraphrase occurs in the reference at ``j``, ordered by ``i``, then length, then entry.
+    """
+    trie = tables.paraphrase_table().trie(device)
+    nodes, entries = trie.depth.numel(), trie.emit_node.numel()
+    hyp_grams = _trie_walk(s.table_id[s.hyp_words], s.hyp_lengths, trie)
+    ref_grams = _trie_walk(s.table_id[s.ref_words], s.ref_lengths, trie)
+
+    ref_emits = _emits(ref_grams, trie)  # sentence = pair
+    ref_emits = _Emits(*(x[~identical[ref_emits.sentence]] for x in ref_emits))
+    hyp_key, hyp_position = _sorted_grams(hyp_grams, nodes)
+    query, i = _occurrences(s.owner[ref_emits.sentence] * nodes + ref_emits.para_node, hyp_key, hyp_position)
+    e = _Emits(*(x[query] for x in ref_emits))
+    rank = e.length * entries + e.entry
+    first = _Candidates(e.sentence, e.position, e.length, i, e.para_length, torch.full_like(i, module), (torch.zeros_like(i), rank, i))
+
+    hyp_emits = _emits(hyp_grams, trie)  # sentence = hypothesis: repeat for each of its pairs
+    refs_per_hyp = torch.bincount(s.owner, minlength=s.hyp_lengths.numel())
+    per_emit = refs_per_hyp[hyp_emits.sentence]
+    emit_index = segment_ids(per_emit)
+    pair = segment_starts(refs_per_hyp)[hyp_emits.sentence[emit_index]] + (
+        torch.arange(emit_index.numel(), device=device) - segment_starts(per_emit)[emit_index]
+    )
+    keep = ~identical[pair]
+    emit_index, pair = emit_index[keep], pair[keep]
+    ref_key, ref_position = _sorted_grams(ref_grams, nodes)
+    query, j = _occurrences(pair * nodes + hyp_emits.para_node[emit_index], ref_key, ref_position)
+    e = _Emits(*(x[emit_index[query]] for x in hyp_emits))
+    rank = e.length * entries + e.entry
+    second = _Candidates(pair[query], j, e.para_length, e.position, e.length, torch.full_like(j, module), (torch.ones_like(j), e.position, rank))
+    return _concat((first, second))
+
+
+def _concat(parts: Sequence[_Candidates]) -> _Candidates:
+    fields = [torch.cat([getattr(part, name) for part in parts]) for name in _Candidates._fields[:-1]]
+    order = tuple(torch.cat([part.order[k] for part in parts]) for k in range(3))
+    return _Candidates(*fields, order)
+
+
+# ---------------------------------------------------------------------------------------------------- statistics
+def _identical(s: Sentences) -> Tensor:
+    """``BoolTensor[P]``: the hypothesis and the reference have the same word hashes (the jar's shortcut)."""
+    len1 = s.hyp_lengths[s.owner]
+    pair = segment_ids(s.ref_lengths, s.ref_words.numel())
+    k = torch.arange(pair.numel(), device=pair.device) - segment_starts(s.ref_lengths)[pair]
+    inside = k < len1[pair]
+    hyp_position = (segment_starts(s.hyp_lengths)[s.owner[pair]] + k).clamp_max(max(s.hyp_words.numel() - 1, 0))
+    differs = ~inside
+    if s.hyp_words.numel():
+        differs = differs | (s.word_hash[s.hyp_words[hyp_position]] != s.word_hash[s.ref_words])
+    mismatches = torch.zeros_like(len1).index_add_(0, pair, differs.long())
+    return (len1 == s.ref_lengths) & (mismatches == 0)
+
+
+def candidate_matches(s: Sentences, modules: Sequence[str]) -> tuple[Matches, Tensor]:
+    """Every candidate of every pair in the jar's order, and each one's module index."""
+    identical = _identical(s)
+    parts = [_word_matches(s, modules, identical)]
+    if "paraphrase" in modules:
+        parts.append(_paraphrase_matches(s, identical, modules.index("paraphrase"), s.hyp_words.device))
+    c = _concat(parts)
+    order = _lexsort((c.pair, c.start, c.module, *c.order))
+    weights = torch.tensor([_SEARCH_WEIGHTS[name] for name in modules], dtype=torch.float64, device=c.pair.device)
+    c = _Candidates(*(x[order] for x in c[:-1]), ())
+    w = weights[c.module]
+    weight_sum = torch.floor(c.match_length * w).long() + torch.floor(c.length * w).long()
+    return Matches(c.pair, c.start, c.length, c.match_start, c.match_length, weight_sum), c.module
+
+
+def pair_statistics(s: Sentences, language: str) -> Tensor:
+    """The jar's 23 statistics of every (hypothesis, reference) pair: ``float64[P, 23]``."""
+    modules = PARAMETERS[language][2]
+    matches, module = candidate_matches(s, modules)
+    len1 = s.hyp_lengths[s.owner]
+    alignment = beam_align(matches, len1, s.ref_lengths, BEAM)
+    pairs = s.owner.numel()
+    device = s.owner.device
+    stats = torch.zeros(pairs, STATS, dtype=torch.float64, device=device)
+    hyp_function = s.function[s.hyp_words].long()
+    ref_function = s.function[s.ref_words].long()
+    hyp_start, ref_start = segment_starts(s.hyp_lengths), segment_starts(s.ref_lengths)
+    stats[:, 0] = len1.double()
+    stats[:, 1] = s.ref_lengths.double()
+    hyp_function_count = torch.zeros_like(s.hyp_lengths).index_add_(0, segment_ids(s.hyp_lengths, s.hyp_words.numel()), hyp_function)
+    stats[:, 2] = hyp_function_count[s.owner].double()
+    stats[:, 3] = torch.zeros_like(s.ref_lengths).index_add_(0, segment_ids(s.ref_lengths, s.ref_words.numel()), ref_function).double()
+
+    chosen = torch.nonzero(alignment.chosen).squeeze(1)
+    pair, mod = matches.pair[chosen], module[chosen]
+    cum1 = torch.cat((hyp_function.new_zeros(1), torch.cumsum(hyp_function, 0)))
+    cum2 = torch.cat((ref_function.new_zeros(1), torch.cumsum(ref_function, 0)))
+    first1 = hyp_start[s.owner[pair]] + matches.match_start[chosen]
+    first2 = ref_start[pair] + matches.start[chosen]
+    function1 = cum1[first1 + matches.match_length[chosen]] - cum1[first1]
+    function2 = cum2[first2 + matches.length[chosen]] - cum2[first2]
+    content1, content2 = matches.match_length[chosen] - function1, matches.length[chosen] - function2
+    flat = stats.view(-1)
+    for column, values in enumerate((content1, content2, function1, function2)):
+        flat.index_add_(0, pair * STATS + 4 + 4 * mod + column, values.double())
+    stats[:, _CHUNKS] = alignment.chunks.double()
+    stats[:, _TEST_WORDS].index_add_(0, pair, matches.match_length[chosen].double())
+    stats[:, _REF_WORDS].index_add_(0, pair, matches.length[chosen].double())
+    return stats
+
+
+def scores_from_statistics(stats: Tensor, language: str) -> Tensor:
+    """The jar's ``computeMetrics``: ``float64[N]`` scores of ``float64[N, 23]`` statistics, its operation order."""
+    (alpha, beta, gamma, delta), weights, _ = PARAMETERS[language]
+    test_length, ref_length, test_function, ref_function = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
+    stage = stats[:, 4 : 4 + 4 * MAX_MODULES].view(-1, MAX_MODULES, 4)
+    test_weighted_length = delta * (test_length - test_function) + (1.0 - delta) * test_function
+    ref_weighted_length = delta * (ref_length - ref_function) + (1.0 - delta) * ref_function
+    test_matches = torch.zeros_like(test_length)
+    ref_matches = torch.zeros_like(test_length)
+    for i, weight in enumerate(weights):
+        test_matches = test_matches + stage[:, i, 0] * weight * delta
+    for i, weight in enumerate(weights):
+        ref_matches = ref_matches + stage[:, i, 1] * weight * delta
+    for i, weight in enumerate(weights):
+        test_matches = test_matches + stage[:, i, 2] * weight * (1.0 - delta)
+    for i, weight in enumerate(weights):
+        ref_matches = ref_matches + stage[:, i, 3] * weight * (1.0 - delta)
+    precision = test_matches / test_weighted_length
+    recall = ref_matches / ref_weighted_length
+    f_mean = 1.0 / (((1.0 - alpha) / precision) + (alpha / recall))
+    test_total = stage[:, :, 0].sum(1) + stage[:, :, 2].sum(1)
+    ref_total = stage[:, :, 1].sum(1) + stage[:, :, 3].sum(1)
+    chunks = stats[:, _CHUNKS]
+    perfect = (test_total == test_length) & (ref_total == ref_length) & (chunks == 1)
+    fragmentation = torch.where(perfect, 0.0, chunks / ((stats[:, _TEST_WORDS] + stats[:, _REF_WORDS]) / 2))
+    score = f_mean * (1.0 - gamma * torch.pow(fragmentation, beta))
+    return torch.where(torch.isnan(score), 0.0, score).clamp_min(0.0)
+
+
+def perfect_segments(stats: Tensor) -> Tensor:
+    """``BoolTensor[N]``: every word of both sides matched, in one chunk (the jar's corpus sum skips its chunk)."""
+    stage = stats[:, 4 : 4 + 4 * MAX_MODULES].view(-1, MAX_MODULES, 4)
+    test_total = stage[:, :, 0].sum(1) + stage[:, :, 2].sum(1)
+    ref_total = stage[:, :, 1].sum(1) + stage[:, :, 3].sum(1)
+    return (test_total == stats[:, 0]) & (ref_total == stats[:, 1]) & (stats[:, _CHUNKS] == 1)
+
+
+def corpus_contribution(stats: Tensor) -> Tensor:
+    """``float64[23]``: the statistics summed as the jar's ``EVAL`` adds them (no chunk from perfect segments)."""
+    counted = stats.clone()
+    counted[:, _CHUNKS] = torch.where(perfect_segments(stats), 0.0, stats[:, _CHUNKS])
+    return counted.sum(0)
+
+
+def sentence_statistics(
+    preds: Sequence[str], target: Sequence[Sequence[str]], language: str, device: torch.device
+) -> tuple[Tensor, Tensor]:
+    """Per hypothesis: the statistics of its best reference ``float64[B, 23]`` and its score ``float64[B]``."""
+    s = encode(preds, target, language, device)
+    stats = pair_statistics(s, language)
+    scores = scores_from_statistics(stats, language)
+    samples = s.hyp_lengths.numel()
+    best_score = torch.full((samples,), -1.0, dtype=torch.float64, device=device).scatter_reduce(0, s.owner, scores, "amax")
+    is_best = scores == best_score[s.owner]
+    candidates = torch.where(is_best, torch.arange(scores.numel(), device=device), scores.numel())
+    best = torch.full((samples,), scores.numel(), dtype=torch.long, device=device).scatter_reduce(0, s.owner, candidates, "amin")
+    return stats[best], scores[best]
