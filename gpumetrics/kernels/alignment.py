@@ -17,10 +17,12 @@ Reproduced as the jar computes it, quirks included: the weighted-match counter a
 match is added to the *parent* before the next sibling is copied (child ``k`` carries the distances of the free
 siblings before it, the skip child carries all of them).
 
-Tensor layout: the paths of all pairs are rows of flat tensors (``pair``, used-word bitsets ``int64[R, W]``, counters);
-one step per line-2 position expands every live row (children in Java's insertion order, placed by arithmetic, not
-sorted), then one stable sort by (pair, rank key) and a per-pair cut at ``beam``. The chosen matches are recovered
-by back-pointers. Host synchronisations: a few per line-2 position (row counts), none per pair.
+Tensor layout: only pairs with a free (non-fixed) candidate are searched; the others take their fixed matches. The
+paths of all searched pairs are rows of three flat tensors (``pair``, the used-word bitset ``int64[R, W]`` of both
+lines, five counters ``int64[R, 5]``); one step per line-2 position expands every live row (children placed in
+Java's insertion order by arithmetic, not sorted), then two stable sorts rank them and a per-pair cut keeps
+``beam``. The chosen matches are recovered by back-pointers; chunks are counted on them as the jar's final count
+does. Host synchronisations: a few per line-2 position (row counts), none per pair.
 """
 
 from __future__ import annotations
@@ -65,94 +67,108 @@ class Alignment(NamedTuple):
     chunks: Tensor
 
 
-def _span_items(start: Tensor, length: Tensor, offset: Tensor) -> tuple[Tensor, Tensor]:
-    """Every word of every span: ``(span index, flat word position = offset + start + k)``."""
-    span = segment_ids(length)
-    k = torch.arange(span.numel(), device=start.device) - segment_starts(length)[span]
-    return span, offset[span] + start[span] + k
-
-
 def _span_bits(start: Tensor, length: Tensor, words: int) -> Tensor:
     """``int64[M, words]`` bitset of each span's positions (bit ``q % 64`` of word ``q // 64``)."""
     span = segment_ids(length)
     position = start[span] + torch.arange(span.numel(), device=start.device) - segment_starts(length)[span]
     bits = torch.zeros(start.numel() * words, dtype=torch.long, device=start.device)
     # distinct bits of one span never carry, so a sum is an OR (two's complement wraps bit 63 correctly)
-    bits.index_add_(0, span * words + torch.div(position, _BITS, rounding_mode="floor"), torch.ones_like(position) << (position % _BITS))
+    word = span * words + torch.div(position, _BITS, rounding_mode="floor")
+    bits.index_add_(0, word, torch.ones_like(position) << (position % _BITS))
     return bits.view(start.numel(), words)
 
 
-def _coverage(offset: Tensor, start: Tensor, length: Tensor, size: int) -> tuple[Tensor, Tensor]:
-    """Candidates covering each flat word position, and the span items (span, position) used to compute it."""
-    span, position = _span_items(start, length, offset)
-    coverage = torch.zeros(size, dtype=torch.long, device=start.device).index_add_(0, position, torch.ones_like(position))
-    return coverage, torch.stack((span, position))
-
-
-def _fixed_matches(matches: Matches, len1: Tensor, len2: Tensor) -> Tensor:
+def _fixed_matches(m: Matches, len1: Tensor, len2: Tensor) -> Tensor:
     """``BoolTensor[M]``: the only candidate at its line-2 start, and every word it touches covered once."""
+    device = m.pair.device
     offset1, offset2 = segment_starts(len1), segment_starts(len2)
-    size1, size2 = int(len1.sum()), int(len2.sum())
-    m = matches
-    cover1, items1 = _coverage(offset1[m.pair], m.match_start, m.match_length, size1)
-    cover2, items2 = _coverage(offset2[m.pair], m.start, m.length, size2)
-    at_start = torch.zeros(size2, dtype=torch.long, device=m.pair.device)
-    at_start.index_add_(0, offset2[m.pair] + m.start, torch.ones_like(m.start))
-    shared = torch.zeros(m.pair.numel(), dtype=torch.long, device=m.pair.device)
-    shared.index_add_(0, items1[0], (cover1[items1[1]] != 1).long())
-    shared.index_add_(0, items2[0], (cover2[items2[1]] != 1).long())
-    return (at_start[offset2[m.pair] + m.start] == 1) & (shared == 0)
+    flat2 = offset2[m.pair] + m.start
+    at_start = torch.zeros(int(len2.sum()), dtype=torch.long, device=device).index_add_(0, flat2, torch.ones_like(flat2))
+    shared = torch.zeros(m.pair.numel(), dtype=torch.long, device=device)
+    for offset, start, length, size in ((offset1, m.match_start, m.match_length, len1), (offset2, m.start, m.length, len2)):
+        span = segment_ids(length)
+        position = offset[m.pair][span] + start[span] + torch.arange(span.numel(), device=device) - segment_starts(length)[span]
+        coverage = torch.zeros(int(size.sum()), dtype=torch.long, device=device).index_add_(0, position, torch.ones_like(position))
+        shared.index_add_(0, span, (coverage[position] != 1).long())
+    return (at_start[flat2] == 1) & (shared == 0)
 
 
-def _bit_at(bits: Tensor, position: int) -> Tensor:
-    return ((bits[:, position // _BITS] >> (position % _BITS)) & 1).bool()
+def count_chunks(m: Matches, chosen: Tensor, pairs: int) -> Tensor:
+    """``LongTensor[P]``: runs of chosen matches adjacent in line 2 and contiguous in line 1 (the jar's count)."""
+    index = torch.nonzero(chosen).squeeze(1)  # already in (pair, start) order
+    pair, start, match_start = m.pair[index], m.start[index], m.match_start[index]
+    new_chunk = torch.ones_like(pair, dtype=torch.bool)
+    if index.numel() > 1:
+        previous_end2 = start[:-1] + m.length[index[:-1]]
+        previous_end1 = match_start[:-1] + m.match_length[index[:-1]]
+        new_chunk[1:] = (pair[1:] != pair[:-1]) | (start[1:] != previous_end2) | (match_start[1:] != previous_end1)
+    return torch.zeros(pairs, dtype=torch.long, device=chosen.device).index_add_(0, pair, new_chunk.long())
+
+
+# the counters of a path
+_SCORE, _CHUNKS, _IDX, _LAST, _DISTANCE = range(5)
 
 
 class _Rows(NamedTuple):
-    """Live partial alignments, one row each (all ``[R]`` or ``[R, W]``)."""
+    """Live partial alignments, one row each.
+
+    Attributes:
+        pair: ``LongTensor[R]``.
+        bits: ``LongTensor[R, W1 + W2]`` used words of line 1, then of line 2.
+        state: ``LongTensor[R, 5]``: weighted matches of both lines (the jar's matches1 + matches2), chunks, the next
+            line-2 position the path expects, the line-1 end of the open chunk (-1: none), distance.
+    """
 
     pair: Tensor
-    used1: Tensor
-    used2: Tensor
-    score: Tensor  # weighted matches of both lines (the jar's matches1 + matches2)
-    chunks: Tensor
-    idx: Tensor  # next line-2 position this path expects
-    last_end: Tensor  # line-1 end of the open chunk, -1 when none
-    distance: Tensor
+    bits: Tensor
+    state: Tensor
 
     def take(self, index: Tensor) -> "_Rows":
-        return _Rows(*(field[index] for field in self))
+        return _Rows(self.pair[index], self.bits[index], self.state[index])
 
 
-def _apply(rows: _Rows, m: Matches, chosen: Tensor, mask1: Tensor, mask2: Tensor) -> _Rows:
-    """Rows after taking match ``chosen[r]`` (counters only; the caller sets the distance)."""
-    opens_chunk = (rows.last_end != -1) & (m.match_start[chosen] != rows.last_end)
-    return rows._replace(
-        used1=rows.used1 | mask1[chosen],
-        used2=rows.used2 | mask2[chosen],
-        score=rows.score + m.weight_sum[chosen],
-        chunks=rows.chunks + opens_chunk.long(),
-        idx=m.start[chosen] + m.length[chosen],
-        last_end=m.match_start[chosen] + m.match_length[chosen],
-    )
+class _Search(NamedTuple):
+    """Per-match data the search reads (matches of the searched pairs only, pairs renumbered)."""
+
+    matches: Matches
+    mask: Tensor  # int64[M, W1 + W2]
+    fixed_at: Tensor  # int64[Σ len2]: the fixed match at each line-2 position, -1 if none
+    offset2: Tensor  # int64[P]
+    free_ids: Tensor  # free candidates grouped by line-2 position (CSR with the two below)
+    free_count: Tensor
+    free_first: Tensor
+    words1: int
+
+
+def _take_match(rows: _Rows, s: _Search, match: Tensor) -> _Rows:
+    """Rows after taking ``match[r]`` (the distance is the caller's: the jar adds it to a different path)."""
+    m = s.matches
+    state = rows.state.clone()
+    last = state[:, _LAST]
+    state[:, _CHUNKS] += ((last != -1) & (m.match_start[match] != last)).long()
+    state[:, _SCORE] += m.weight_sum[match]
+    state[:, _IDX] = m.start[match] + m.length[match]
+    state[:, _LAST] = m.match_start[match] + m.match_length[match]
+    return _Rows(rows.pair, rows.bits | s.mask[match], state)
 
 
 def _rank_order(rows: _Rows) -> Tensor:
     """Stable order by (pair, more score, fewer chunks, smaller distance): the jar's comparator, ties kept."""
-    key_low = rows.chunks * (int(rows.distance.max()) + 1) + rows.distance if rows.pair.numel() else rows.distance
-    order = torch.sort(key_low, stable=True).indices
-    key_high = rows.pair[order] * (int(rows.score.max()) + 1) + (rows.score.max() - rows.score[order])
-    return order[torch.sort(key_high, stable=True).indices]
+    state = rows.state
+    if rows.pair.numel() == 0:
+        return rows.pair
+    distance, score = state[:, _DISTANCE], state[:, _SCORE]
+    order = torch.sort(state[:, _CHUNKS] * (int(distance.max()) + 1) + distance, stable=True).indices
+    top = int(score.max())
+    return order[torch.sort(rows.pair[order] * (top + 1) + (top - score[order]), stable=True).indices]
 
 
-def _keep_beam(rows: _Rows, order: Tensor, beam: int) -> Tensor:
-    """Indices (in ``order``) of the first ``beam`` rows of each pair."""
-    pair = rows.pair[order]
+def _group_rank(pair: Tensor) -> Tensor:
+    """Rank of every item inside its run of equal ``pair`` values."""
     first = torch.ones_like(pair, dtype=torch.bool)
     first[1:] = pair[1:] != pair[:-1]
-    group_start = torch.cummax(torch.where(first, torch.arange(pair.numel(), device=pair.device), 0), 0).values
-    rank = torch.arange(pair.numel(), device=pair.device) - group_start
-    return order[rank < beam]
+    position = torch.arange(pair.numel(), device=pair.device)
+    return position - torch.cummax(torch.where(first, position, 0), 0).values
 
 
 def beam_align(matches: Matches, len1: Tensor, len2: Tensor, beam: int = 40) -> Alignment:
@@ -175,152 +191,146 @@ def beam_align(matches: Matches, len1: Tensor, len2: Tensor, beam: int = 40) -> 
         >>> result.chosen.tolist(), result.chunks.tolist()
         ([False, True, True], [1])
     """
-    device = len1.device
-    pairs, total = len1.numel(), matches.pair.numel()
-    words1 = max(1, -(-int(len1.max()) // _BITS)) if pairs else 1
-    words2 = max(1, -(-int(len2.max()) // _BITS)) if pairs else 1
-    mask1 = _span_bits(matches.match_start, matches.match_length, words1)
-    mask2 = _span_bits(matches.start, matches.length, words2)
+    if beam < 1:
+        raise ValueError(f"`beam` must be >= 1, got {beam}")
+    pairs = len1.numel()
     fixed = _fixed_matches(matches, len1, len2)
+    searched = torch.zeros(pairs, dtype=torch.bool, device=len1.device)
+    searched[matches.pair[~fixed]] = True
+    chosen = fixed & ~searched[matches.pair]
+    in_search = torch.nonzero(searched[matches.pair]).squeeze(1)
+    if in_search.numel():
+        chosen[in_search[_search(matches, fixed, in_search, searched, len1, len2, beam)]] = True
+    return Alignment(chosen, count_chunks(matches, chosen, pairs))
+
+
+def _search(matches: Matches, fixed: Tensor, in_search: Tensor, searched: Tensor, len1: Tensor, len2: Tensor, beam: int) -> Tensor:
+    """The beam search over the pairs that have free candidates: the chosen entries of ``in_search``."""
+    device = len1.device
+    pair_ids = torch.nonzero(searched).squeeze(1)
+    renumber = torch.cumsum(searched.long(), 0) - 1
+    m = Matches(renumber[matches.pair[in_search]], *(field[in_search] for field in matches[1:]))
+    fixed = fixed[in_search]
+    len1, len2 = len1[pair_ids], len2[pair_ids]
+    pairs = pair_ids.numel()
+    words1 = max(1, -(-int(len1.max()) // _BITS))
+    words2 = max(1, -(-int(len2.max()) // _BITS))
+    mask = torch.cat((_span_bits(m.match_start, m.match_length, words1), _span_bits(m.start, m.length, words2)), 1)
     offset2 = segment_starts(len2)
+    flat2 = offset2[m.pair] + m.start
     size2 = int(len2.sum())
-
-    # the fixed match at each line-2 position (-1: none) and the free candidates starting there (CSR)
+    fixed_ids, free_ids = torch.nonzero(fixed).squeeze(1), torch.nonzero(~fixed).squeeze(1)
     fixed_at = torch.full((size2,), -1, dtype=torch.long, device=device)
-    fixed_ids = torch.nonzero(fixed).squeeze(1)
-    fixed_at[offset2[matches.pair[fixed_ids]] + matches.start[fixed_ids]] = fixed_ids
-    free_ids = torch.nonzero(~fixed).squeeze(1)
-    free_count = torch.zeros(size2, dtype=torch.long, device=device)
-    free_count.index_add_(0, offset2[matches.pair[free_ids]] + matches.start[free_ids], torch.ones_like(free_ids))
-    free_first = segment_starts(free_count)
+    fixed_at[flat2[fixed_ids]] = fixed_ids
+    free_count = torch.zeros(size2, dtype=torch.long, device=device).index_add_(0, flat2[free_ids], torch.ones_like(free_ids))
+    s = _Search(m, mask, fixed_at, offset2, free_ids, free_count, segment_starts(free_count), words1)
 
-    def or_by_pair(mask: Tensor, words: int) -> Tensor:
-        out = torch.zeros(pairs, words, dtype=torch.long, device=device)
-        return out.index_add_(0, matches.pair[fixed_ids], mask[fixed_ids])  # fixed spans are disjoint
-
-    zeros = torch.zeros(pairs, dtype=torch.long, device=device)
-    rows = _Rows(
-        torch.arange(pairs, device=device), or_by_pair(mask1, words1), or_by_pair(mask2, words2),
-        zeros, zeros, zeros, zeros - 1, zeros,
-    )
+    # fixed spans are disjoint, so a sum of their bits is their OR
+    bits = torch.zeros(pairs, mask.shape[1], dtype=torch.long, device=device).index_add_(0, m.pair[fixed_ids], mask[fixed_ids])
+    state = torch.zeros(pairs, 5, dtype=torch.long, device=device)
+    state[:, _LAST] = -1
+    rows = _Rows(torch.arange(pairs, device=device), bits, state)
     parents: list[Tensor] = []
     taken: list[Tensor] = []
     final_row = torch.zeros(pairs, dtype=torch.long, device=device)
-    chunks = torch.zeros(pairs, dtype=torch.long, device=device)
-    max_len2 = int(len2.max()) if pairs else 0
-    for position in range(max_len2 + 1):
+    longest = int(len2.max())
+    for position in range(longest + 1):
         ends = len2[rows.pair] == position
         if bool(ends.any()):
             done = torch.nonzero(ends).squeeze(1)
             closing = rows.take(done)
-            closing = closing._replace(chunks=closing.chunks + (closing.last_end != -1).long())
+            closing.state[:, _CHUNKS] += (closing.state[:, _LAST] != -1).long()
             order = _rank_order(closing)
-            best = order[_first_of_pair(closing.pair[order])]
+            best = order[_group_rank(closing.pair[order]) == 0]
             final_row[closing.pair[best]] = done[best]
-            chunks[closing.pair[best]] = closing.chunks[best]
-        if position == max_len2:
+        if position == longest:
             break
         live = torch.nonzero(~ends).squeeze(1)
-        rows, parent, match = _step(rows.take(live), position, matches, mask1, mask2, fixed_at, offset2, free_ids, free_count, free_first)
-        order = _keep_beam(rows, _rank_order(rows), beam)
+        rows, parent, match = _step(rows.take(live), position, s)
+        order = _rank_order(rows)
+        order = order[_group_rank(rows.pair[order]) < beam]
         rows = rows.take(order)
         parents.append(live[parent[order]])
         taken.append(match[order])
 
-    chosen = torch.zeros(total, dtype=torch.bool, device=device)
-    current = final_row.clone()
-    # back-pointers: after step t the rows live at time t + 1; a pair that ended at time e starts at final_row
-    for time in range(max_len2, 0, -1):
+    chosen = torch.zeros(m.pair.numel(), dtype=torch.bool, device=device)
+    current = final_row
+    # after step t the rows live at time t + 1; a pair that ended at time e starts from final_row at e
+    for time in range(longest, 0, -1):
         walking = torch.nonzero(len2 >= time).squeeze(1)
-        if walking.numel() == 0:
-            continue
         row = current[walking]
         match = taken[time - 1][row]
         chosen[match[match >= 0]] = True
+        current = current.clone()
         current[walking] = parents[time - 1][row]
-    return Alignment(chosen, chunks)
+    return chosen
 
 
-def _first_of_pair(pair: Tensor) -> Tensor:
-    first = torch.ones_like(pair, dtype=torch.bool)
-    first[1:] = pair[1:] != pair[:-1]
-    return torch.nonzero(first).squeeze(1)
-
-
-def _step(
-    rows: _Rows, position: int, m: Matches, mask1: Tensor, mask2: Tensor, fixed_at: Tensor, offset2: Tensor,
-    free_ids: Tensor, free_count: Tensor, free_first: Tensor,
-) -> tuple[_Rows, Tensor, Tensor]:
+def _step(rows: _Rows, position: int, s: _Search) -> tuple[_Rows, Tensor, Tensor]:
     """Expand every row at line-2 ``position``: ``(children, parent row of each, match taken or -1)``.
 
     Children of one parent are laid out as the jar appends them: its free candidates that fit (candidate order),
     then the skip child; a parent whose position is in use has one child (continue, or take the fixed match).
     """
     device = rows.pair.device
+    m = s.matches
     count = rows.pair.numel()
-    flat = offset2[rows.pair] + position
-    in_use = _bit_at(rows.used2, position)
-    fixed_here = fixed_at[flat]
-    takes_fixed = in_use & (position >= rows.idx)
+    flat = s.offset2[rows.pair] + position
+    column = s.words1 + position // _BITS
+    in_use = ((rows.bits[:, column] >> (position % _BITS)) & 1).bool()
+    fixed_here = s.fixed_at[flat]
+    takes_fixed = in_use & (position >= rows.state[:, _IDX])
     dropped = takes_fixed & (fixed_here < 0)  # the jar drops such a path (cannot happen with consistent input)
 
-    n_candidates = torch.where(in_use, 0, free_count[flat])
+    n_candidates = torch.where(in_use, 0, s.free_count[flat])
     first_candidate = segment_starts(n_candidates)
     owner = segment_ids(n_candidates)
     k = torch.arange(owner.numel(), device=device) - first_candidate[owner]
-    candidate = free_ids[free_first[flat[owner]] + k]
-    fits = ((rows.used1[owner] & mask1[candidate]) == 0).all(1) & ((rows.used2[owner] & mask2[candidate]) == 0).all(1)
+    candidate = s.free_ids[s.free_first[flat[owner]] + k]
+    fits = ((rows.bits[owner] & s.mask[candidate]) == 0).all(1)
     step = (m.start[candidate] - m.match_start[candidate]).abs() * fits
+    fits_long = fits.long()
     before = torch.cumsum(step, 0) - step
-    before_in_row = before - before[first_candidate[owner]] if owner.numel() else before
+    rank = torch.cumsum(fits_long, 0) - fits_long
+    if owner.numel():
+        before = before - before[first_candidate[owner]]
+        rank = rank - rank[first_candidate[owner]]
     step_total = torch.zeros(count, dtype=torch.long, device=device).index_add_(0, owner, step)
-    fitting = torch.zeros(count, dtype=torch.long, device=device).index_add_(0, owner, fits.long())
+    fitting = torch.zeros(count, dtype=torch.long, device=device).index_add_(0, owner, fits_long)
+    base = segment_starts(torch.where(in_use, (~dropped).long(), fitting + 1))
 
-    n_children = torch.where(in_use, (~dropped).long(), fitting + 1)
-    base = segment_starts(n_children)
-    rank_in_row = torch.cumsum(fits.long(), 0) - fits.long()
-    rank_in_row = rank_in_row - rank_in_row[first_candidate[owner]] if owner.numel() else rank_in_row
-
-    # children that take a free candidate
+    # children that take a free candidate: the parent's distance grew by the free siblings before them
     keep = torch.nonzero(fits).squeeze(1)
     parent_c, match_c = owner[keep], candidate[keep]
-    taking = _apply(rows.take(parent_c), m, match_c, mask1, mask2)
-    taking = taking._replace(distance=rows.distance[parent_c] + before_in_row[keep])
-    slot_c = base[parent_c] + rank_in_row[keep]
+    taking = _take_match(rows.take(parent_c), s, match_c)
+    taking.state[:, _DISTANCE] += before[keep]
+    slot_c = base[parent_c] + rank[keep]
 
-    # one more child per parent: skip, continue, or the fixed match
+    # one more child per parent: skip (carrying every free sibling's distance), continue, or the fixed match
     single = torch.nonzero(~dropped).squeeze(1)
-    parent_s = single
     plain = rows.take(single)
-    fixed_match = fixed_here[single].clamp_min(0)
-    with_fixed = _apply(plain, m, fixed_match, mask1, mask2)
-    with_fixed = with_fixed._replace(
-        distance=plain.distance + (m.start[fixed_match] - m.match_start[fixed_match]).abs()
-    )
-    skipped = plain._replace(
-        chunks=plain.chunks + (plain.last_end != -1).long(),
-        last_end=torch.full_like(plain.last_end, -1),
-        idx=plain.idx + 1,
-        distance=plain.distance + step_total[single],
-    )
     use_fixed, use_skip = takes_fixed[single], ~in_use[single]
-    other = _Rows(*(
-        torch.where(_expand_as(use_fixed, p), w, torch.where(_expand_as(use_skip, p), s, p))
-        for p, w, s in zip(plain, with_fixed, skipped)
-    ))
+    fixed_match = fixed_here[single].clamp_min(0)
+    with_fixed = _take_match(plain, s, fixed_match)
+    with_fixed.state[:, _DISTANCE] += (m.start[fixed_match] - m.match_start[fixed_match]).abs()
+    skipped = plain.state.clone()
+    skipped[:, _CHUNKS] += (skipped[:, _LAST] != -1).long()
+    skipped[:, _LAST] = -1
+    skipped[:, _IDX] += 1
+    skipped[:, _DISTANCE] += step_total[single]
+    other_state = torch.where(use_fixed[:, None], with_fixed.state, torch.where(use_skip[:, None], skipped, plain.state))
+    other_bits = torch.where(use_fixed[:, None], with_fixed.bits, plain.bits)
     match_s = torch.where(use_fixed, fixed_here[single], -1)
     slot_s = base[single] + torch.where(use_skip, fitting[single], 0)
 
-    total = int(n_children.sum())
     slots = torch.cat((slot_c, slot_s))
-    children = _Rows(*(
-        torch.empty((total, *a.shape[1:]), dtype=a.dtype, device=device).index_copy_(0, slots, torch.cat((a, b)))
-        for a, b in zip(taking, other)
-    ))
-    parent = torch.empty(total, dtype=torch.long, device=device).index_copy_(0, slots, torch.cat((parent_c, parent_s)))
-    match = torch.empty(total, dtype=torch.long, device=device).index_copy_(0, slots, torch.cat((match_c, match_s)))
+    total = slots.numel()
+    order = torch.empty_like(slots).index_copy_(0, slots, torch.arange(total, device=device))
+    children = _Rows(
+        torch.cat((taking.pair, plain.pair))[order],
+        torch.cat((taking.bits, other_bits))[order],
+        torch.cat((taking.state, other_state))[order],
+    )
+    parent = torch.cat((parent_c, single))[order]
+    match = torch.cat((match_c, match_s))[order]
     return children, parent, match
-
-
-def _expand_as(flag: Tensor, like: Tensor) -> Tensor:
-    return flag.view(-1, *([1] * (like.dim() - 1)))

@@ -183,28 +183,29 @@ class _Grams(NamedTuple):
 
 
 def _trie_walk(words: Tensor, lengths: Tensor, trie: tables.ParaphraseTrie) -> _Grams:
-    """Walk the trie from every word position of every sentence (one vectorised step per phrase length)."""
+    """Walk the trie from every word position of every sentence (one vectorised step per phrase length).
+
+    ``words`` are paraphrase-table ids (-1: a word outside the table, which ends every walk through it).
+    """
     device = words.device
     sentence = segment_ids(lengths, words.numel())
     end = (segment_starts(lengths) + lengths)[sentence]
-    vocab = trie.vocabulary_size
-    start = torch.arange(words.numel(), device=device)
-    node = torch.zeros_like(start)
-    found: list[tuple[Tensor, int, Tensor]] = []
-    for length in range(1, int(trie.depth.max()) + 1):
+    start = torch.nonzero(words >= 0).squeeze(1)
+    node = trie.root_child[words[start]]
+    hit = node > 0
+    start, node, end = start[hit], node[hit], end[start[hit]]
+    found = [(start, 1, node)]
+    for length in range(2, int(trie.depth.max()) + 1):
         inside = start + length - 1 < end
         start, node, end = start[inside], node[inside], end[inside]
         word = words[start + length - 1]
-        key = node * vocab + word
-        index = torch.searchsorted(trie.edge_keys, key).clamp_max(max(trie.edge_keys.numel() - 1, 0))
+        key = node * trie.vocabulary_size + word
+        index = torch.searchsorted(trie.edge_keys, key).clamp_max(trie.edge_keys.numel() - 1)
         hit = (word >= 0) & (trie.edge_keys[index] == key)
         start, node, end = start[hit], index[hit] + 1, end[hit]
         if start.numel() == 0:
             break
         found.append((start, length, node))
-    if not found:
-        empty = torch.zeros(0, dtype=torch.long, device=device)
-        return _Grams(empty, empty, empty, empty)
     start = torch.cat([f[0] for f in found])
     node = torch.cat([f[2] for f in found])
     length = torch.cat([torch.full_like(f[0], f[1]) for f in found])
@@ -212,25 +213,17 @@ def _trie_walk(words: Tensor, lengths: Tensor, trie: tables.ParaphraseTrie) -> _
     return _Grams(owner, start - segment_starts(lengths)[owner], length, node)
 
 
-class _Emits(NamedTuple):
-    """Table entries whose reference-side phrase occurs in a sentence: (sentence, position, length, entry, para)."""
+def _emitted(grams: _Grams, trie: tables.ParaphraseTrie, wanted: Tensor) -> tuple[Tensor, Tensor]:
+    """Every (gram, table entry) whose reference-side phrase is the gram and whose paraphrase is ``wanted``.
 
-    sentence: Tensor
-    position: Tensor
-    length: Tensor
-    entry: Tensor
-    para_node: Tensor
-    para_length: Tensor
-
-
-def _emits(grams: _Grams, trie: tables.ParaphraseTrie) -> _Emits:
-    """Expand every gram into the table entries whose reference-side phrase it is (file order within a gram)."""
-    counts = trie.emit_first[grams.node + 1] - trie.emit_first[grams.node]
+    Returns ``(gram index, entry)`` in gram order, entries of one gram in file order (the jar's trie order).
+    """
+    first = trie.emit_first[grams.node]
+    counts = trie.emit_first[grams.node + 1] - first
     gram = segment_ids(counts)
-    entry = trie.emit_first[grams.node][gram] + torch.arange(gram.numel(), device=gram.device) - segment_starts(counts)[gram]
-    return _Emits(
-        grams.sentence[gram], grams.position[gram], grams.length[gram], entry, trie.emit_node[entry], trie.emit_length[entry]
-    )
+    entry = first[gram] + torch.arange(gram.numel(), device=gram.device) - segment_starts(counts)[gram]
+    keep = wanted[trie.emit_node[entry]]
+    return gram[keep], entry[keep]
 
 
 def _occurrences(queries: Tensor, grams_key: Tensor, grams_position: Tensor) -> tuple[Tensor, Tensor]:
@@ -254,36 +247,46 @@ def _paraphrase_matches(s: Sentences, identical: Tensor, module: int, device: to
 
     Direction 1 (appended first by the jar): a reference phrase at ``j`` (its trie paths by length, then entry)
     whose paraphrase occurs in the hypothesis at ``i`` (every ``i``); direction 2: a hypothesis phrase at ``i``
-    whose paraphrase occurs in the reference at ``j``, ordered by ``i``, then length, then entry.
+    whose paraphrase occurs in the reference at ``j``, ordered by ``i``, then length, then entry. Entries whose
+    paraphrase occurs in no sentence of the other side are dropped before any per-pair work.
     """
     trie = tables.paraphrase_table().trie(device)
     nodes, entries = trie.depth.numel(), trie.emit_node.numel()
     hyp_grams = _trie_walk(s.table_id[s.hyp_words], s.hyp_lengths, trie)
     ref_grams = _trie_walk(s.table_id[s.ref_words], s.ref_lengths, trie)
+    in_hyps = torch.zeros(nodes, dtype=torch.bool, device=device).index_fill_(0, hyp_grams.node, True)
+    in_refs = torch.zeros(nodes, dtype=torch.bool, device=device).index_fill_(0, ref_grams.node, True)
 
-    ref_emits = _emits(ref_grams, trie)  # sentence = pair
-    ref_emits = _Emits(*(x[~identical[ref_emits.sentence]] for x in ref_emits))
+    gram, entry = _emitted(ref_grams, trie, in_hyps)  # a reference is its pair
     hyp_key, hyp_position = _sorted_grams(hyp_grams, nodes)
-    query, i = _occurrences(s.owner[ref_emits.sentence] * nodes + ref_emits.para_node, hyp_key, hyp_position)
-    e = _Emits(*(x[query] for x in ref_emits))
-    rank = e.length * entries + e.entry
-    first = _Candidates(e.sentence, e.position, e.length, i, e.para_length, torch.full_like(i, module), (torch.zeros_like(i), rank, i))
-
-    hyp_emits = _emits(hyp_grams, trie)  # sentence = hypothesis: repeat for each of its pairs
-    refs_per_hyp = torch.bincount(s.owner, minlength=s.hyp_lengths.numel())
-    per_emit = refs_per_hyp[hyp_emits.sentence]
-    emit_index = segment_ids(per_emit)
-    pair = segment_starts(refs_per_hyp)[hyp_emits.sentence[emit_index]] + (
-        torch.arange(emit_index.numel(), device=device) - segment_starts(per_emit)[emit_index]
+    query, i = _occurrences(s.owner[ref_grams.sentence[gram]] * nodes + trie.emit_node[entry], hyp_key, hyp_position)
+    gram, entry = gram[query], entry[query]
+    length = ref_grams.length[gram]
+    rank = length * entries + entry
+    first = _Candidates(
+        ref_grams.sentence[gram], ref_grams.position[gram], length, i, trie.emit_length[entry],
+        torch.full_like(i, module), (torch.zeros_like(i), rank, i),
     )
-    keep = ~identical[pair]
-    emit_index, pair = emit_index[keep], pair[keep]
+
+    gram, entry = _emitted(hyp_grams, trie, in_refs)  # a hypothesis: repeat for each of its pairs
+    refs_per_hyp = torch.bincount(s.owner, minlength=s.hyp_lengths.numel())
+    per_emit = refs_per_hyp[hyp_grams.sentence[gram]]
+    emit = segment_ids(per_emit)
+    pair = segment_starts(refs_per_hyp)[hyp_grams.sentence[gram[emit]]] + (
+        torch.arange(emit.numel(), device=device) - segment_starts(per_emit)[emit]
+    )
     ref_key, ref_position = _sorted_grams(ref_grams, nodes)
-    query, j = _occurrences(pair * nodes + hyp_emits.para_node[emit_index], ref_key, ref_position)
-    e = _Emits(*(x[emit_index[query]] for x in hyp_emits))
-    rank = e.length * entries + e.entry
-    second = _Candidates(pair[query], j, e.para_length, e.position, e.length, torch.full_like(j, module), (torch.ones_like(j), e.position, rank))
-    return _concat((first, second))
+    query, j = _occurrences(pair * nodes + trie.emit_node[entry[emit]], ref_key, ref_position)
+    gram, entry, pair = gram[emit[query]], entry[emit[query]], pair[query]
+    length = hyp_grams.length[gram]
+    position = hyp_grams.position[gram]
+    second = _Candidates(
+        pair, j, trie.emit_length[entry], position, length, torch.full_like(j, module),
+        (torch.ones_like(j), position, length * entries + entry),
+    )
+    both = _concat((first, second))
+    keep = torch.nonzero(~identical[both.pair]).squeeze(1)
+    return _Candidates(*(x[keep] for x in both[:-1]), tuple(x[keep] for x in both.order))
 
 
 def _concat(parts: Sequence[_Candidates]) -> _Candidates:

@@ -176,6 +176,7 @@ class ParaphraseTrie(NamedTuple):
     """The paraphrase table as arrays (see the module docstring); tensors on one device."""
 
     vocabulary_size: int
+    root_child: Tensor  # int64[V] the node of each one-word phrase (-1: none), edge_keys' first level as a table
     edge_keys: Tensor  # int64[N-1]
     depth: Tensor  # int64[N]
     emit_first: Tensor  # int64[N+1]
@@ -225,9 +226,13 @@ def paraphrase_table() -> ParaphraseTable:
             np.savez(handle, **arrays)
     with np.load(cached) as arrays:
         vocabulary = bytes(arrays["vocabulary"]).decode("utf-8").split("\n")
-        trie = ParaphraseTrie(
-            len(vocabulary), *(torch.from_numpy(arrays[name].astype(np.int64)) for name in ParaphraseTrie._fields[1:])
+        edge_keys, depth, emit_first, emit_node, emit_length = (
+            torch.from_numpy(arrays[name].astype(np.int64)) for name in ParaphraseTrie._fields[2:]
         )
+    first_level = int((depth == 1).sum())
+    root_child = torch.full((len(vocabulary),), -1, dtype=torch.long)
+    root_child[edge_keys[:first_level]] = torch.arange(1, first_level + 1)
+    trie = ParaphraseTrie(len(vocabulary), root_child, edge_keys, depth, emit_first, emit_node, emit_length)
     return ParaphraseTable(vocabulary, trie)
 
 

@@ -124,28 +124,40 @@ def meteor_normalize(line: str, language: str = "en") -> str:
         >>> meteor_normalize("It's the U.S.A. -- e.g. Mr. Smith's 3,000 cats...")
         "It 's the USA - eg Mr. Smith 's 3,000 cats ..."
     """
+    # each rewrite is skipped when its pattern cannot match (same result, most captions skip most of them)
     text = _SEPARATE_OTHER.sub(r" \1 ", f" {line} ")
-    text = _MULTI_DOT.sub(r" DOTMULTI\1", text)
+    if ".." in text:
+        text = _MULTI_DOT.sub(r" DOTMULTI\1", text)
     while "DOTMULTI." in text:
         text = _MULTI_DOT_NEXT.sub(r"DOTDOTMULTI \1", text)
         text = text.replace("DOTMULTI.", "DOTDOTMULTI")
-    for comma in _COMMA:
-        text = comma.sub(r"\1 , \2", text)
-    text = _SINGLE_QUOTES.sub("'", text)
-    text = _DOUBLE_QUOTES.sub(' " ', text)
-    text = text.replace("\u2013", "-").replace("--", "-")
-    text = _DASH_BETWEEN.sub(r"\1 \2", text)
-    if language == "en":
-        for pattern, replacement in _CONTRACTIONS:
-            text = pattern.sub(replacement, text)
-    else:
-        text = text.replace("'", " ' ")
+    if "," in text:
+        for comma in _COMMA:
+            text = comma.sub(r"\1 , \2", text)
+    if not text.isascii() or "`" in text:
+        text = _SINGLE_QUOTES.sub("'", text)
+    if not text.isascii() or "''" in text:
+        text = _DOUBLE_QUOTES.sub(' " ', text)
+    if "-" in text or "\u2013" in text:
+        text = text.replace("\u2013", "-").replace("--", "-")
+        text = _DASH_BETWEEN.sub(r"\1 \2", text)
+    if "'" in text:
+        if language == "en":
+            for pattern, replacement in _CONTRACTIONS:
+                text = pattern.sub(replacement, text)
+        else:
+            text = text.replace("'", " ' ")
     words = [word for word in _TOKEN_DELIMITERS.split(text) if word]
-    text = _words_with_periods(words, nonbreaking_prefixes(_LANGUAGES[language]))
+    if "." in text:
+        text = _words_with_periods(words, nonbreaking_prefixes(_LANGUAGES[language]))
+    else:
+        text = " ".join(words) + " " if words else ""
     while "DOTDOTMULTI" in text:
         text = text.replace("DOTDOTMULTI", "DOTMULTI.")
     text = text.replace("DOTMULTI", ".")
-    return _java_trim(_UNICODE_SPACES.sub(" ", text))
+    if not text.isascii():  # ASCII text has no Unicode spaces and, after the join above, no double spaces
+        text = _UNICODE_SPACES.sub(" ", text)
+    return _java_trim(text)
 
 
 class MeteorTokenizer(Tokenizer):
