@@ -108,3 +108,8 @@ def test_bad_inputs_name_the_argument(scores_fn):
         scores_fn(["a", "b"], ["a"], synonyms=NoSynonyms())
     with pytest.raises(TypeError, match="`synonyms`"):
         scores_fn(["a"], ["a"], synonyms=3)
+
+
+def test_empty_batches():
+    for scores_fn in (aij2022_caption_scores, aij2022_vqa_scores):
+        assert scores_fn([], [], synonyms=NoSynonyms()).shape == (0,)

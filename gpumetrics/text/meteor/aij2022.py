@@ -123,7 +123,7 @@ def _razdel() -> Callable[[str], Any]:
     try:
         import razdel
     except ImportError as error:
-        raise ImportError("mode 'aij2022-caption' needs razdel: pip install razdel (or 'gpumetrics[text]')") from error
+        raise ImportError("mode 'aij2022-caption' needs razdel: pip install razdel") from error
     return razdel.tokenize
 
 
@@ -297,7 +297,8 @@ def aij2022_vqa_scores(preds: Any, target: Any, *, synonyms: Any = None, device:
 
     Example:
         >>> from gpumetrics.text.meteor.synonyms import NoSynonyms
-        >>> aij2022_vqa_scores(["three cats", "Два", "кошка"], ["4", ["2", "два"], "кошки"], synonyms=NoSynonyms())
+        >>> aij2022_vqa_scores(["three cats", "Два", "кошка"], ["4", ["2", "два"], "кошки"],
+        ...                    synonyms=NoSynonyms())
         tensor([0.7500, 1.0000, 1.0000], dtype=torch.float64)
     """
     device = check_device(device)
@@ -309,5 +310,6 @@ def aij2022_vqa_scores(preds: Any, target: Any, *, synonyms: Any = None, device:
     )
     if numeric:
         numeric_scores = [_numeric_score(pair_hyps[k], pair_golds[k][0]) for k in numeric]
-        scores[torch.tensor(numeric, device=device)] = torch.tensor(numeric_scores, dtype=torch.float64, device=device)
+        numeric_index = torch.tensor(numeric, device=device)
+        scores[numeric_index] = torch.tensor(numeric_scores, dtype=torch.float64, device=device)
     return best_per_sample(scores, torch.tensor(pair_sample, dtype=torch.long, device=device), n_samples, floor=0.0)

@@ -85,7 +85,7 @@ def cached_stemmer(stemmer: Any, name: str = "stemmer") -> Stem:
         return porter_stem
     stem = getattr(stemmer, "stem", stemmer)
     if not callable(stem):
-        raise TypeError(f"`{name}` must have a stem(word) method or be a callable word → stem, got {_describe(stemmer)}")
+        raise TypeError(f"`{name}` must have a stem(word) method or be a callable, got {_describe(stemmer)}")
     return functools.lru_cache(maxsize=_CACHE_SIZE)(stem)
 
 
@@ -322,7 +322,7 @@ def _string_references(refs: Any, name: str) -> list[Tokens]:
     if isinstance(refs, str):
         return [_lowered(refs.split())]
     if not _is_sequence(refs):
-        raise TypeError(f"`{name}` must be a string or a list of strings (hypotheses are strings), got {_describe(refs)}")
+        raise TypeError(f"`{name}` must be a string or a list of strings (as hypotheses), got {_describe(refs)}")
     out = []
     for j, ref in enumerate(refs):
         if not isinstance(ref, str):
@@ -392,7 +392,7 @@ def nltk_meteor_scores(
         ...                    synonyms=NoSynonyms())
         tensor([0.6250], dtype=torch.float64)
     """
-    alpha, beta, gamma = (check_parameter(value, name) for value, name in ((alpha, "alpha"), (beta, "beta"), (gamma, "gamma")))
+    alpha, beta, gamma = check_parameter(alpha, "alpha"), check_parameter(beta, "beta"), check_parameter(gamma, "gamma")
     device = check_device(device)
     stem = cached_stemmer(stemmer)
     provider = WordNetSynonyms() if synonyms is None else as_synonym_provider(synonyms)

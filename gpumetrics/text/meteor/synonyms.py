@@ -3,14 +3,12 @@
 The NLTK-style aligner's third stage asks, for each still unaligned hypothesis word, for the set of words it may be
 aligned with; a provider answers that question, once per distinct word (answers are cached per provider object).
 
-| provider               | synonyms of a word                                                                  | used by            |
-|------------------------|--------------------------------------------------------------------------------------|--------------------|
-| ``WordNetSynonyms``    | lemma names of every WordNet synset of the word, names holding ``_`` dropped         | ``nltk``           |
-| ``RuWordNetSynonyms``  | titles of the hypernym synsets of the word's RuWordNet senses + names of the senses  | ``aij2022-*``      |
-|                        | derived from them (both lower-cased), as the AIJ-2022 scripts compute them          |                    |
-| ``TSVSynonyms(path)``  | the synonyms listed for the word in a ``word<TAB>synonym[<TAB>synonym…]`` file       | any                |
-| ``DictSynonyms(map)``  | ``map[word]``                                                                         | tests, any         |
-| ``NoSynonyms()``       | nothing: the synonym stage aligns no word                                            | any                |
+* ``WordNetSynonyms`` (mode ``nltk``): lemma names of every WordNet synset of the word, names with ``_`` dropped;
+* ``RuWordNetSynonyms`` (modes ``aij2022-*``): titles of the hypernym synsets of the word's RuWordNet senses and names
+  of the senses derived from them, lower-cased, as the AIJ-2022 scripts compute them;
+* ``TSVSynonyms(path)``: the synonyms listed for the word in a ``word<TAB>synonym[<TAB>synonym…]`` file;
+* ``DictSynonyms(mapping)``: ``mapping[word]`` (tests, small custom lists);
+* ``NoSynonyms()``: nothing, the synonym stage aligns no word.
 
 Conventions:
 
@@ -105,7 +103,9 @@ class DictSynonyms(SynonymProvider):
     def __init__(self, mapping: Mapping[str, Iterable[str]]) -> None:
         super().__init__()
         if not isinstance(mapping, Mapping):
-            raise TypeError(f"`mapping` must be a mapping of words to iterables of synonyms, got {type(mapping).__name__}")
+            raise TypeError(
+                f"`mapping` must be a mapping of words to iterables of synonyms, got {type(mapping).__name__}"
+            )
         self._mapping: dict[str, frozenset[str]] = {}
         for word, synonyms in mapping.items():
             if not isinstance(word, str) or isinstance(synonyms, str):
@@ -242,7 +242,8 @@ class RuWordNetSynonyms(SynonymProvider):
         self._wordnet: Any = None
         if source is None or isinstance(source, (str, os.PathLike)):
             self.path = _ruwordnet_database(source)
-            self._database = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            self._database = sqlite3.connect(uri, uri=True, check_same_thread=False)
         elif callable(getattr(source, "get_senses", None)):
             self._wordnet = source
         else:
@@ -255,7 +256,8 @@ class RuWordNetSynonyms(SynonymProvider):
         if self._wordnet is not None:
             return _senses_synonyms(self._wordnet.get_senses(word))
         key = (word.upper().strip(),)
-        rows = [*self._database.execute(self._HYPERNYM_TITLES, key), *self._database.execute(self._DERIVATION_NAMES, key)]
+        rows = [*self._database.execute(self._HYPERNYM_TITLES, key)]
+        rows += self._database.execute(self._DERIVATION_NAMES, key)
         return {text.lower() for (text,) in rows if text is not None}
 
 
