@@ -34,11 +34,11 @@ def _random_lines(count: int, seed: int) -> list[str]:
     return lines
 
 
-def _jar_normalize(lines: list[str]) -> list[str]:
+def _jar_normalize(lines: list[str], language: str = "en") -> list[str]:
     """The jar's normaliser, one call for every line (UTF-8 in and out)."""
     env = {**os.environ, "LC_ALL": "C.UTF-8"}
     command = ["java", "-Dfile.encoding=UTF-8", "-Dsun.stdout.encoding=UTF-8", "-Dstdout.encoding=UTF-8",
-               "-cp", str(meteor_jar()), "edu.cmu.meteor.util.Normalizer", "en", "true"]
+               "-cp", str(meteor_jar()), "edu.cmu.meteor.util.Normalizer", language, "true"]
     result = subprocess.run(command, input="\n".join(lines) + "\n", capture_output=True, text=True,
                             encoding="utf-8", env=env, check=True, timeout=120)
     out = result.stdout.split("\n")
@@ -76,3 +76,21 @@ def test_tokenizer_lowercases_and_splits_as_the_scorer_does(jar_outputs):
 def test_prefix_list_is_read_from_the_installed_jar():
     prefixes = nonbreaking_prefixes("english")
     assert prefixes["Mr"] == "any" and prefixes["No"] == "numeric-only" and len(prefixes) > 50
+
+
+RUSSIAN = [
+    "Кошка", "сидит", "на", "окне", "т.е.", "т.д.", "г.", "ул.", "им.", "А.", "Б.", "п.", "стр.", "5", "кот's", "д'Артаньян",
+    "'цитата'", "«ёлка»", "—", "...", "1,5", "а,б", "рис.", "см.", "Москва.", "США.", "x-ray", "ёж", "ЁЖ.",
+]
+
+
+def test_russian_normalisation_equals_the_jar():
+    rng = random.Random(13)
+    lines = [" ".join(rng.choices(RUSSIAN + FRAGMENTS[:40], k=rng.randint(0, 10))) for _ in range(800)]
+    expected = _jar_normalize(lines, "ru")
+    mismatches = [(line, want, meteor_normalize(line, "ru")) for line, want in zip(lines, expected)
+                  if meteor_normalize(line, "ru") != want]
+    assert not mismatches, f"{len(mismatches)} of {len(lines)} differ, e.g. {mismatches[:3]}"
+    assert get_tokenizer("meteor-1.5", language="ru").signature() == {"tok": "meteor-1.5-norm-ru"}
+    with pytest.raises(ValueError, match="language"):
+        get_tokenizer("meteor-1.5", language="xx")

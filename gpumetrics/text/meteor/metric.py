@@ -16,7 +16,7 @@ mode                          equal to                                          
 1.0 / 0.5), modules exact + stem (Snowball Russian) and the jar's **Russian** function-word list. The jar itself,
 run as ``-l ru -norm -m "exact stem"``, keeps the *English* function-word list (its configuration sets the word
 file before reading ``-l``) and needs ``-m`` because it has no Russian paraphrase table; our numbers equal the jar
-given ``-w function/russian.words`` as well.
+given ``-s function/russian.words`` as well.
 """
 
 from __future__ import annotations
