@@ -145,22 +145,29 @@ def _take_match(rows: _Rows, s: _Search, match: Tensor) -> _Rows:
     m = s.matches
     state = rows.state.clone()
     last = state[:, _LAST]
-    state[:, _CHUNKS] += ((last != -1) & (m.match_start[match] != last)).long()
-    state[:, _SCORE] += m.weight_sum[match]
-    state[:, _IDX] = m.start[match] + m.length[match]
-    state[:, _LAST] = m.match_start[match] + m.match_length[match]
+    state[:, _CHUNKS] += ((last != -1) & (m.match_start[match] != last)).to(state.dtype)
+    state[:, _SCORE] += m.weight_sum[match].to(state.dtype)
+    state[:, _IDX] = (m.start[match] + m.length[match]).to(state.dtype)
+    state[:, _LAST] = (m.match_start[match] + m.match_length[match]).to(state.dtype)
     return _Rows(rows.pair, rows.bits | s.mask[match], state)
 
 
 def _rank_order(rows: _Rows) -> Tensor:
-    """Stable order by (pair, more score, fewer chunks, smaller distance): the jar's comparator, ties kept."""
+    """Stable order by (pair, more score, fewer chunks, smaller distance): the jar's comparator, ties kept.
+
+    One sort of a packed ``int64`` key when the four ranges fit in 62 bits (always, for sentences of ordinary
+    length); otherwise two stable sorts.
+    """
     state = rows.state
     if rows.pair.numel() == 0:
         return rows.pair
-    distance, score = state[:, _DISTANCE], state[:, _SCORE]
-    order = torch.sort(state[:, _CHUNKS] * (int(distance.max()) + 1) + distance, stable=True).indices
-    top = int(score.max())
-    return order[torch.sort(rows.pair[order] * (top + 1) + (top - score[order]), stable=True).indices]
+    distance, score, chunks = state[:, _DISTANCE].long(), state[:, _SCORE].long(), state[:, _CHUNKS].long()
+    top_pair, top_score, top_chunks, top_distance = (int(x) for x in torch.stack((rows.pair.max(), score.max(), chunks.max(), distance.max())).tolist())
+    if (top_pair + 1) * (top_score + 1) * (top_chunks + 1) * (top_distance + 1) < 1 << 62:
+        key = ((rows.pair * (top_score + 1) + (top_score - score)) * (top_chunks + 1) + chunks) * (top_distance + 1) + distance
+        return torch.sort(key, stable=True).indices
+    order = torch.sort(chunks * (top_distance + 1) + distance, stable=True).indices
+    return order[torch.sort(rows.pair[order] * (top_score + 1) + (top_score - score[order]), stable=True).indices]
 
 
 def _group_rank(pair: Tensor) -> Tensor:
@@ -227,7 +234,7 @@ def _search(matches: Matches, fixed: Tensor, in_search: Tensor, searched: Tensor
 
     # fixed spans are disjoint, so a sum of their bits is their OR
     bits = torch.zeros(pairs, mask.shape[1], dtype=torch.long, device=device).index_add_(0, m.pair[fixed_ids], mask[fixed_ids])
-    state = torch.zeros(pairs, 5, dtype=torch.long, device=device)
+    state = torch.zeros(pairs, 5, dtype=torch.int32, device=device)  # counters stay far below 2^31
     state[:, _LAST] = -1
     rows = _Rows(torch.arange(pairs, device=device), bits, state)
     parents: list[Tensor] = []
@@ -239,7 +246,7 @@ def _search(matches: Matches, fixed: Tensor, in_search: Tensor, searched: Tensor
         if bool(ends.any()):
             done = torch.nonzero(ends).squeeze(1)
             closing = rows.take(done)
-            closing.state[:, _CHUNKS] += (closing.state[:, _LAST] != -1).long()
+            closing.state[:, _CHUNKS] += (closing.state[:, _LAST] != -1).to(closing.state.dtype)
             order = _rank_order(closing)
             best = order[_group_rank(closing.pair[order]) == 0]
             final_row[closing.pair[best]] = done[best]
@@ -279,7 +286,7 @@ def _step(rows: _Rows, position: int, s: _Search) -> tuple[_Rows, Tensor, Tensor
     column = s.words1 + position // _BITS
     in_use = ((rows.bits[:, column] >> (position % _BITS)) & 1).bool()
     fixed_here = s.fixed_at[flat]
-    takes_fixed = in_use & (position >= rows.state[:, _IDX])
+    takes_fixed = in_use & (rows.state[:, _IDX] <= position)
     dropped = takes_fixed & (fixed_here < 0)  # the jar drops such a path (cannot happen with consistent input)
 
     n_candidates = torch.where(in_use, 0, s.free_count[flat])
@@ -303,24 +310,33 @@ def _step(rows: _Rows, position: int, s: _Search) -> tuple[_Rows, Tensor, Tensor
     keep = torch.nonzero(fits).squeeze(1)
     parent_c, match_c = owner[keep], candidate[keep]
     taking = _take_match(rows.take(parent_c), s, match_c)
-    taking.state[:, _DISTANCE] += before[keep]
+    taking.state[:, _DISTANCE] += before[keep].to(taking.state.dtype)
     slot_c = base[parent_c] + rank[keep]
 
     # one more child per parent: skip (carrying every free sibling's distance), continue, or the fixed match
-    single = torch.nonzero(~dropped).squeeze(1)
-    plain = rows.take(single)
-    use_fixed, use_skip = takes_fixed[single], ~in_use[single]
-    fixed_match = fixed_here[single].clamp_min(0)
-    with_fixed = _take_match(plain, s, fixed_match)
-    with_fixed.state[:, _DISTANCE] += (m.start[fixed_match] - m.match_start[fixed_match]).abs()
-    skipped = plain.state.clone()
-    skipped[:, _CHUNKS] += (skipped[:, _LAST] != -1).long()
-    skipped[:, _LAST] = -1
-    skipped[:, _IDX] += 1
-    skipped[:, _DISTANCE] += step_total[single]
-    other_state = torch.where(use_fixed[:, None], with_fixed.state, torch.where(use_skip[:, None], skipped, plain.state))
-    other_bits = torch.where(use_fixed[:, None], with_fixed.bits, plain.bits)
-    match_s = torch.where(use_fixed, fixed_here[single], -1)
+    if bool(dropped.any()):
+        single = torch.nonzero(~dropped).squeeze(1)
+        plain = rows.take(single)
+    else:
+        single, plain = torch.arange(count, device=device), rows
+    use_skip = ~in_use[single]
+    state = plain.state.clone()
+    closes = use_skip & (state[:, _LAST] != -1)
+    state[:, _CHUNKS] += closes.to(state.dtype)
+    state[:, _LAST].masked_fill_(use_skip, -1)
+    state[:, _IDX] += use_skip.to(state.dtype)
+    state[:, _DISTANCE] += step_total[single].to(state.dtype)
+    bits = plain.bits
+    fixed_rows = torch.nonzero(takes_fixed[single]).squeeze(1)
+    match_s = torch.full_like(single, -1)
+    if fixed_rows.numel():
+        fixed_match = fixed_here[single[fixed_rows]]
+        with_fixed = _take_match(plain.take(fixed_rows), s, fixed_match)
+        with_fixed.state[:, _DISTANCE] += (m.start[fixed_match] - m.match_start[fixed_match]).abs().to(state.dtype)
+        state[fixed_rows] = with_fixed.state
+        bits = bits.index_copy(0, fixed_rows, with_fixed.bits)
+        match_s[fixed_rows] = fixed_match
+    other_state, other_bits = state, bits
     slot_s = base[single] + torch.where(use_skip, fitting[single], 0)
 
     slots = torch.cat((slot_c, slot_s))

@@ -151,26 +151,93 @@ def _lexsort(keys: Sequence[Tensor]) -> Tensor:
     return order
 
 
-def _word_matches(s: Sentences, modules: Sequence[str], identical: Tensor) -> _Candidates:
-    """Exact, stem and synonym candidates: every (hypothesis word, reference word) of every pair, tested at once."""
+def _equal_keys(key1: Tensor, key2: Tensor) -> tuple[Tensor, Tensor]:
+    """Every ``(k1, k2)`` with ``key1[k1] == key2[k2]`` (a sort join: both sides sorted, one searchsorted)."""
+    sorted1, order1 = torch.sort(key1)
+    sorted2, order2 = torch.sort(key2)
+    first = torch.searchsorted(sorted2, sorted1)
+    count = torch.searchsorted(sorted2, sorted1, right=True) - first
+    query = segment_ids(count)
+    k = torch.arange(query.numel(), device=key1.device) - segment_starts(count)[query]
+    return order1[query], order2[first[query] + k]
+
+
+def _dense_classes(values: Tensor) -> tuple[Tensor, int]:
+    uniques, classes = torch.unique(values, return_inverse=True)
+    return classes, uniques.numel()
+
+
+class _Occurrences(NamedTuple):
+    """The words of each pair's two lines, one row per word: ``(pair, position, vocabulary id)`` each side."""
+
+    pair1: Tensor
+    position1: Tensor
+    word1: Tensor
+    pair2: Tensor
+    position2: Tensor
+    word2: Tensor
+
+
+def _occurrences_by_pair(s: Sentences) -> _Occurrences:
     len1 = s.hyp_lengths[s.owner]
-    pair, i, j = segment_products(len1, s.ref_lengths)
-    a = s.hyp_words[segment_starts(s.hyp_lengths)[s.owner[pair]] + i]
-    b = s.ref_words[segment_starts(s.ref_lengths)[pair] + j]
-    same = s.word_hash[a] == s.word_hash[b]
-    tests = {"exact": same}
-    others = ~same & ~identical[pair]
+    pair1 = segment_ids(len1)
+    position1 = torch.arange(pair1.numel(), device=pair1.device) - segment_starts(len1)[pair1]
+    word1 = s.hyp_words[segment_starts(s.hyp_lengths)[s.owner[pair1]] + position1]
+    pair2 = segment_ids(s.ref_lengths, s.ref_words.numel())
+    position2 = torch.arange(pair2.numel(), device=pair2.device) - segment_starts(s.ref_lengths)[pair2]
+    return _Occurrences(pair1, position1, word1, pair2, position2, s.ref_words)
+
+
+def _word_matches(s: Sentences, modules: Sequence[str], identical: Tensor) -> _Candidates:
+    """Exact, stem and synonym candidates of every pair (each word of line 1 against each word of line 2).
+
+    Exact and stem matches share one sort join on ``(pair, stem class)`` (equal words have equal stems); words
+    whose Java hashes collide with different stems get a second join on ``(pair, hash class)``. Synonyms: only
+    words that have a synonym in the batch are paired up (per pair, every such line-1 word × line-2 word) and
+    tested against the batch's synonym pairs.
+    """
+    o = _occurrences_by_pair(s)
+    stem_class, stem_classes = _dense_classes(s.stem_hash)
+    hash_class, hash_classes = _dense_classes(s.word_hash)
+    r1, r2 = _equal_keys(o.pair1 * stem_classes + stem_class[o.word1], o.pair2 * stem_classes + stem_class[o.word2])
+    lowest = torch.full((hash_classes,), stem_classes, device=stem_class.device).scatter_reduce(0, hash_class, stem_class, "amin")
+    mixed = torch.zeros(hash_classes, dtype=torch.bool, device=stem_class.device).index_fill_(
+        0, hash_class[stem_class != lowest[hash_class]], True
+    )
+    if bool(mixed.any()):  # different words with one Java hash and different stems: still an exact match
+        word_mixed = mixed[hash_class]
+        k1 = torch.nonzero(word_mixed[o.word1]).squeeze(1)
+        k2 = torch.nonzero(word_mixed[o.word2]).squeeze(1)
+        e1, e2 = _equal_keys(o.pair1[k1] * hash_classes + hash_class[o.word1[k1]], o.pair2[k2] * hash_classes + hash_class[o.word2[k2]])
+        extra = stem_class[o.word1[k1[e1]]] != stem_class[o.word2[k2[e2]]]
+        r1, r2 = torch.cat((r1, k1[e1][extra])), torch.cat((r2, k2[e2][extra]))
+    pair, i, j = o.pair1[r1], o.position1[r1], o.position2[r2]
+    same = s.word_hash[o.word1[r1]] == s.word_hash[o.word2[r2]]
+    found = [(modules.index("exact"), pair, i, j, same)]
     if "stem" in modules:
-        tests["stem"] = others & (s.stem_hash[a] == s.stem_hash[b])
-    if "synonym" in modules:
+        found.append((modules.index("stem"), pair, i, j, ~same & ~identical[pair]))
+    if "synonym" in modules and s.synonym_keys.numel():
         vocab = s.word_hash.numel()
-        tests["synonym"] = others & torch.isin(a * vocab + b, s.synonym_keys)
-    found = [(modules.index(name), torch.nonzero(hit).squeeze(1)) for name, hit in tests.items()]
-    index = torch.cat([hits for _, hits in found])
-    module = torch.cat([torch.full_like(hits, number) for number, hits in found])
-    ones = torch.ones_like(index)
-    zeros = torch.zeros_like(index)
-    return _Candidates(pair[index], j[index], ones, i[index], ones, module, (i[index], zeros, zeros))
+        partner = torch.zeros(vocab, dtype=torch.bool, device=pair.device)
+        partner[torch.div(s.synonym_keys, vocab, rounding_mode="floor")] = True
+        k1 = torch.nonzero(partner[o.word1]).squeeze(1)
+        k2 = torch.nonzero(partner[o.word2]).squeeze(1)
+        pairs = identical.numel()
+        count1 = torch.bincount(o.pair1[k1], minlength=pairs)
+        count2 = torch.bincount(o.pair2[k2], minlength=pairs)
+        pair_s, x, y = segment_products(count1, count2)
+        k1 = k1[segment_starts(count1)[pair_s] + x]
+        k2 = k2[segment_starts(count2)[pair_s] + y]
+        a, b = o.word1[k1], o.word2[k2]
+        synonym = torch.isin(a * vocab + b, s.synonym_keys) & (s.word_hash[a] != s.word_hash[b]) & ~identical[pair_s]
+        found.append((modules.index("synonym"), pair_s, o.position1[k1], o.position2[k2], synonym))
+    parts = []
+    for module, pair, i, j, keep in found:
+        index = torch.nonzero(keep).squeeze(1)
+        ones = torch.ones_like(index)
+        zeros = torch.zeros_like(index)
+        parts.append(_Candidates(pair[index], j[index], ones, i[index], ones, ones * module, (i[index], zeros, zeros)))
+    return _concat(parts)
 
 
 class _Grams(NamedTuple):
@@ -216,14 +283,21 @@ def _trie_walk(words: Tensor, lengths: Tensor, trie: tables.ParaphraseTrie) -> _
 def _emitted(grams: _Grams, trie: tables.ParaphraseTrie, wanted: Tensor) -> tuple[Tensor, Tensor]:
     """Every (gram, table entry) whose reference-side phrase is the gram and whose paraphrase is ``wanted``.
 
+    Entries are expanded and filtered once per distinct node, then handed to every gram of that node.
     Returns ``(gram index, entry)`` in gram order, entries of one gram in file order (the jar's trie order).
     """
-    first = trie.emit_first[grams.node]
-    counts = trie.emit_first[grams.node + 1] - first
-    gram = segment_ids(counts)
-    entry = first[gram] + torch.arange(gram.numel(), device=gram.device) - segment_starts(counts)[gram]
+    nodes, inverse = torch.unique(grams.node, return_inverse=True)
+    first = trie.emit_first[nodes]
+    counts = trie.emit_first[nodes + 1] - first
+    owner = segment_ids(counts)
+    entry = first[owner] + torch.arange(owner.numel(), device=owner.device) - segment_starts(counts)[owner]
     keep = wanted[trie.emit_node[entry]]
-    return gram[keep], entry[keep]
+    owner, entry = owner[keep], entry[keep]
+    kept = torch.bincount(owner, minlength=nodes.numel())
+    per_gram = kept[inverse]
+    gram = segment_ids(per_gram)
+    k = torch.arange(gram.numel(), device=gram.device) - segment_starts(per_gram)[gram]
+    return gram, entry[segment_starts(kept)[inverse[gram]] + k]
 
 
 def _occurrences(queries: Tensor, grams_key: Tensor, grams_position: Tensor) -> tuple[Tensor, Tensor]:

@@ -94,13 +94,19 @@ def nonbreaking_prefixes(language: str = "english") -> dict[str, str]:
     return prefixes
 
 
+_AT_MOST_SPACE = "".join(map(chr, range(0x21)))  # what Java's String.trim() removes at both ends
+_PERIOD_ENDED_WORD = re.compile(r"[^ \t\n\r\f]\.(?:[ \t\n\r\f]|$)")  # a word of 2+ characters ending in "."
+
+
 def _java_trim(text: str) -> str:
-    start, end = 0, len(text)
-    while start < end and text[start] <= " ":
-        start += 1
-    while end > start and text[end - 1] <= " ":
-        end -= 1
-    return text[start:end]
+    return text.strip(_AT_MOST_SPACE)
+
+
+def _split_words(text: str) -> list[str]:
+    """``java.util.StringTokenizer``'s words (delimiters space, tab, newline, CR, form feed)."""
+    if "\t" in text or "\n" in text or "\r" in text or "\f" in text:
+        return [word for word in _TOKEN_DELIMITERS.split(text) if word]
+    return [word for word in text.split(" ") if word]
 
 
 def _words_with_periods(words: list[str], prefixes: dict[str, str]) -> str:
@@ -160,8 +166,8 @@ def meteor_normalize(line: str, language: str = "en") -> str:
                 text = pattern.sub(replacement, text)
         else:
             text = text.replace("'", " ' ")
-    words = [word for word in _TOKEN_DELIMITERS.split(text) if word]
-    if "." in text:
+    words = _split_words(text)
+    if _PERIOD_ENDED_WORD.search(text):
         text = _words_with_periods(words, nonbreaking_prefixes(_LANGUAGES[language]))
     else:
         text = " ".join(words) + " " if words else ""
@@ -192,7 +198,8 @@ class MeteorTokenizer(Tokenizer):
         self.language = language
 
     def tokenize(self, line: str) -> list[str]:
-        return [word for word in _TOKEN_DELIMITERS.split(meteor_normalize(line, self.language).lower()) if word]
+        # a normalised line is words joined by single spaces (its words hold no StringTokenizer delimiter)
+        return [word for word in meteor_normalize(line, self.language).lower().split(" ") if word]
 
     def signature(self) -> dict[str, str]:
         return {"tok": "meteor-1.5-norm"} if self.language == "en" else {"tok": f"meteor-1.5-norm-{self.language}"}
