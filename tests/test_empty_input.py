@@ -21,6 +21,7 @@ import pytest
 import torch
 
 import gpumetrics
+from gpumetrics.text.meteor.synonyms import NoSynonyms
 from gpumetrics import classification
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -88,6 +89,10 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
                                  {"rouge_keys": ("rouge1", "rougeW"), "reduction": "none"}]),
         (gpumetrics.CIDErScore, [{"variant": "cider-d"}, {"variant": "cider"},
                                  {"variant": "cider", "reduction": "none"}]),
+        (gpumetrics.METEORScore, [{"reduction": reduction} for reduction in ("corpus", "mean", "sum", "none")]
+         + [{"language": "ru"}]
+         + [{"mode": mode, "synonyms": NoSynonyms(), "reduction": reduction}
+            for mode in ("nltk", "aij2022-caption", "aij2022-vqa") for reduction in ("corpus", "none")]),
     ]:
         for kwargs in options:
             expected = EMPTY if kwargs.get("reduction") == "none" else ZERO

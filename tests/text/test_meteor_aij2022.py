@@ -113,3 +113,20 @@ def test_bad_inputs_name_the_argument(scores_fn):
 def test_empty_batches():
     for scores_fn in (aij2022_caption_scores, aij2022_vqa_scores):
         assert scores_fn([], [], synonyms=NoSynonyms()).shape == (0,)
+
+
+# ---------------------------------------------------------------------------------------------------- module, DDP
+@pytest.mark.parametrize("task, ddp", [pytest.param("caption", True, marks=pytest.mark.ddp), ("vqa", False)])
+def test_module_equals_the_official_mean(task, ddp):
+    from gpumetrics import METEORScore
+    from gpumetrics.functional import meteor_score
+    from tests.helpers.harness import check_metric
+
+    data = GOLDEN[task]
+    n = len(data["preds"])
+    cuts = [0, n // 3, n // 3 + 1, 2 * n // 3, n]
+    batches = [(data["preds"][a:b], data["target"][a:b]) for a, b in zip(cuts, cuts[1:])]
+    check_metric(
+        METEORScore, meteor_score, lambda preds, target: data["mean"], batches,
+        metric_kwargs={"mode": f"aij2022-{task}", "synonyms": _provider()}, check_forward=False, ddp=ddp,
+    )

@@ -276,3 +276,24 @@ def test_missing_data_messages_say_what_to_install():
         assert "pip install ruwordnet" in str(error)
     except FileNotFoundError as error:
         assert "ruwordnet download" in str(error)
+
+
+# ---------------------------------------------------------------------------------------------------- module, DDP
+@pytest.mark.ddp
+def test_module_equals_nltk_with_ddp():
+    from gpumetrics import METEORScore
+    from gpumetrics.functional import meteor_score
+    from tests.helpers.harness import check_metric
+
+    rng = random.Random(11)
+    fake = _fake_wordnet(rng)
+    batches = [_random_batch(rng, n) for n in (9, 1, 14, 5)]
+    check_metric(
+        METEORScore, meteor_score, lambda hyps, refs: _nltk_scores(hyps, refs, wordnet=fake), batches,
+        metric_kwargs={"mode": "nltk", "synonyms": _equivalent_dict(fake), "reduction": "none"}, check_forward=False,
+    )
+    check_metric(  # corpus = mean of sentence scores, with parameters handed through the module
+        METEORScore, meteor_score, lambda hyps, refs: _nltk_scores(hyps, refs, wordnet=fake, alpha=0.8, gamma=0.4).mean(),
+        batches, metric_kwargs={"mode": "nltk", "synonyms": _equivalent_dict(fake), "alpha": 0.8, "gamma": 0.4},
+        check_forward=False, ddp=False,
+    )
