@@ -250,3 +250,32 @@ def test_cuda_equals_cpu():
 def test_large_random_corpus_equals_pycocoevalcap():
     preds, target = caption_batch(random.Random(7), 6000)
     _check_against_jar(preds, target)
+
+
+def test_command_line_task(tmp_path: Path, capsys):
+    import json
+
+    from gpumetrics import cli
+
+    preds, target = caption_batch(random.Random(8), 12)
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps({"id": i, "prediction": p}) + "\n" for i, p in enumerate(preds)))
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps({"id": i, "references": t}) + "\n" for i, t in enumerate(target)))
+    (tmp_path / "syn.tsv").write_text("man\tperson\n", encoding="utf-8")
+    tasks = [
+        {"name": "jar", "metric": "meteor", "predictions": "p.jsonl", "references": "r.jsonl"},
+        {"name": "nltk", "metric": "meteor", "options": {"mode": "nltk", "synonyms": "syn.tsv"},
+         "predictions": "p.jsonl", "references": "r.jsonl"},
+    ]
+    (tmp_path / "c.yaml").write_text(json.dumps({"tasks": tasks}))
+    assert cli.main(["evaluate", str(tmp_path / "c.yaml"), "--output", str(tmp_path / "out.json")]) == 0, capsys.readouterr().err
+    report = {task["name"]: task["score"] for task in json.loads((tmp_path / "out.json").read_text())["tasks"]}
+    assert report["jar"] == pytest.approx(meteor_score(preds, target).item(), abs=1e-12)
+    expected = meteor_score(preds, target, mode="nltk", synonyms=str(tmp_path / "syn.tsv")).item()
+    assert report["nltk"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_tables_are_loaded_once_per_process():
+    assert tables.paraphrase_table() is tables.paraphrase_table()
+    table = tables.paraphrase_table()
+    assert table.trie(torch.device("cpu")) is table.trie(torch.device("cpu"))
+    assert tables.synonym_table() is tables.synonym_table()
