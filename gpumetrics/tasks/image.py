@@ -41,6 +41,40 @@ def image_generation_score(clip: Union[float, Tensor], fid: Union[float, Tensor]
     return 0.5 * (clip + (200 - fid.clamp(max=200)) / 200)
 
 
+def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_size: Any) -> None:
+    """The options every task metric on image files shares: ``image_root`` a path, ``allow_outside_root`` a bool,
+    ``batch_size`` a positive int. Raises ``TypeError``/``ValueError`` naming the option."""
+    if not isinstance(allow_outside_root, bool):
+        raise TypeError(f"`allow_outside_root` must be a bool, got {type(allow_outside_root).__name__}")
+    if not isinstance(image_root, (str, os.PathLike)):
+        raise TypeError(f"`image_root` must be a path, got {type(image_root).__name__}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}")
+
+
+def image_paths_under_root(
+    names: Sequence[str], image_root: Union[str, Path], allow_outside_root: bool = False, name: str = "images"
+) -> list[Path]:
+    """``image_root / name`` for each name; every file must exist and, unless ``allow_outside_root``, lie inside
+    ``image_root`` once resolved (``..``, absolute paths and symlinks pointing elsewhere are refused), so that a
+    submission cannot point its images at files outside the folder it was given.
+
+    Raises:
+        ValueError: naming ``name[index]``: the file does not exist, or it leaves ``image_root``.
+    """
+    paths = [Path(image_root) / p for p in names]
+    root = Path(image_root).resolve()
+    for index, path in enumerate(paths):
+        if not path.is_file():
+            raise ValueError(f"`{name}[{index}]`: file '{path}' does not exist")
+        if not allow_outside_root and not path.resolve().is_relative_to(root):
+            raise ValueError(
+                f"`{name}[{index}]`: '{names[index]}' leaves image_root '{root}' (resolves to '{path.resolve()}'); "
+                "images must lie inside image_root — set `allow_outside_root: true` to accept it"
+            )
+    return paths
+
+
 class ImageGenerationScore(Metric):
     """S_ImageGeneration over generated image files and their captions.
 
@@ -103,14 +137,9 @@ class ImageGenerationScore(Metric):
     @staticmethod
     def _check(real: Any, image_root: Any, fid_feature: Any, inception_weights: Any, resize: Any, clip_backend: Any,
                clip_model: Any, clip_pretrained: Any, batch_size: Any, allow_outside_root: Any) -> None:
-        if not isinstance(allow_outside_root, bool):
-            raise TypeError(f"`allow_outside_root` must be a bool, got {type(allow_outside_root).__name__}")
+        check_image_file_options(image_root, allow_outside_root, batch_size)
         if not isinstance(real, (str, os.PathLike)) or not Path(real).exists():
             raise ValueError(f"`real` must be a folder of images or an .npz statistics file; '{real}' does not exist")
-        if not isinstance(image_root, (str, os.PathLike)):
-            raise TypeError(f"`image_root` must be a path, got {type(image_root).__name__}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}")
         check_extractor_options(fid_feature, inception_weights, resize)
         check_clip_options(clip_backend, clip_model, clip_pretrained)
 
@@ -142,18 +171,9 @@ class ImageGenerationScore(Metric):
     def update(self, images: Sequence[str], captions: Union[str, Sequence[str]]) -> None:
         """Add generated images (file paths, relative to ``image_root``) with their captions."""
         names = as_text_list(images, "images")
-        paths = [self.image_root / p for p in names]
         captions = as_text_list(captions, "captions")
-        check_same_length(paths, "images", captions, "captions")
-        root = self.image_root.resolve()
-        for index, path in enumerate(paths):
-            if not path.is_file():
-                raise ValueError(f"`images[{index}]`: file '{path}' does not exist")
-            if not self.allow_outside_root and not path.resolve().is_relative_to(root):
-                raise ValueError(
-                    f"`images[{index}]`: '{names[index]}' leaves image_root '{root}' (resolves to '{path.resolve()}'); "
-                    "prediction images must lie inside image_root — set `allow_outside_root: true` to accept it"
-                )
+        check_same_length(names, "images", captions, "captions")
+        paths = image_paths_under_root(names, self.image_root, self.allow_outside_root)
         device = self.fid.real_sum.device
         for indices, batch in same_size_batches(paths, self.batch_size):
             batch = batch.to(device)

@@ -1,19 +1,20 @@
 """The AIJ challenge suites (docs/metrics.md §8): fixed tasks, fixed metric options, overall = sum of task scores.
 
-Only tasks whose metric gpumetrics implements are listed; the descriptions name the ones still missing, so a
-suite score is never silently computed over fewer tasks than the challenge had.
+Only tasks whose metric gpumetrics implements are listed; a description names the challenge's tasks still missing
+("not yet available: …"), so a suite score is never silently computed over fewer tasks than the challenge had.
 """
 
 from gpumetrics.tasks.registry import Suite, SuiteTask, register_suite
 
 register_suite(Suite(
     name="aij2022",
-    description="AIJ-2022 Fusion Brain: sum of task scores, each in [0, 1]; "
-                "not yet available: ImageCaptioning and VisualQA (METEOR)",
+    description="AIJ-2022 Fusion Brain: sum of the six task scores, each in [0, 1] (all available)",
     tasks=[
         SuiteTask("TextQA", "token_f1", {"preset": "aij2022"}),
         SuiteTask("MathQA", "exact_match", {"preset": "aij2022"}),
         SuiteTask("ImageGeneration", "s_image_generation"),
+        SuiteTask("ImageCaptioning", "s_image_captioning"),
+        SuiteTask("VisualQA", "s_visual_qa"),
         SuiteTask("TRitW", "ned_aij2022"),
     ],
 ))
