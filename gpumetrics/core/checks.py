@@ -11,12 +11,14 @@ from torch import Tensor
 from gpumetrics.core.gcpause import gc_paused
 
 
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
+    """Type and shortened repr of a bad argument, for error messages (``"int 3"``)."""
     text = repr(value)
     return f"{type(value).__name__} {text[:60]}{'…' if len(text) > 60 else ''}"
 
 
-def _is_sequence(value: Any) -> bool:
+def is_sequence(value: Any) -> bool:
+    """A list-like container of items (not a string, bytes, tensor or mapping)."""
     if type(value) in (list, tuple):  # fast path: the abc check costs ~30 µs per call
         return True
     return value is not None and not isinstance(value, (str, bytes, Tensor, dict)) and isinstance(value, Sequence)
@@ -41,12 +43,12 @@ def as_text_list(value: Any, name: str) -> list[str]:
     """
     if isinstance(value, str):
         return [value]
-    if not _is_sequence(value):
-        raise TypeError(f"`{name}` must be a string or a sequence of strings, got {_describe(value)}")
+    if not is_sequence(value):
+        raise TypeError(f"`{name}` must be a string or a sequence of strings, got {describe_value(value)}")
     items = list(value)
     for i, item in enumerate(items):
         if not isinstance(item, str):
-            raise TypeError(f"`{name}[{i}]` must be a string, got {_describe(item)}")
+            raise TypeError(f"`{name}[{i}]` must be a string, got {describe_value(item)}")
     return items
 
 
@@ -75,8 +77,8 @@ def as_reference_lists(value: Any, name: str, allow_empty: bool = False) -> list
     """
     if isinstance(value, str):
         return [[value]]
-    if not _is_sequence(value):
-        raise TypeError(f"`{name}` must be a sequence of strings or of lists of strings, got {_describe(value)}")
+    if not is_sequence(value):
+        raise TypeError(f"`{name}` must be a sequence of strings or of lists of strings, got {describe_value(value)}")
     # fast path, C-level type scans: exact str / list / tuple items of exact str; anything else (subclasses, other
     # sequences, errors) takes the item-by-item loop below, which also words the error
     outer = set(map(type, value))
@@ -91,12 +93,12 @@ def as_reference_lists(value: Any, name: str, allow_empty: bool = False) -> list
         if isinstance(item, str):
             refs.append([item])
             continue
-        if not _is_sequence(item):
-            raise TypeError(f"`{name}[{i}]` must be a string or a list of strings, got {_describe(item)}")
+        if not is_sequence(item):
+            raise TypeError(f"`{name}[{i}]` must be a string or a list of strings, got {describe_value(item)}")
         group = list(item)
         for j, ref in enumerate(group):
             if not isinstance(ref, str):
-                raise TypeError(f"`{name}[{i}][{j}]` must be a string, got {_describe(ref)}")
+                raise TypeError(f"`{name}[{i}][{j}]` must be a string, got {describe_value(ref)}")
         if not group and not allow_empty:
             raise ValueError(f"`{name}[{i}]` holds no reference; every sample needs at least one")
         refs.append(group)
@@ -190,7 +192,7 @@ def parse_device(device: Union[str, int, torch.device], name: str = "device") ->
     elif isinstance(device, bool) or not isinstance(device, (str, int)):
         raise TypeError(
             f"`{name}` must be a device name such as 'cpu' or 'cuda:0', a torch.device or a CUDA index, "
-            f"got {_describe(device)}"
+            f"got {describe_value(device)}"
         )
     else:
         try:

@@ -37,7 +37,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import check_device, check_same_length
-from gpumetrics.core.checks import _describe, _is_sequence
+from gpumetrics.core.checks import describe_value, is_sequence
 from gpumetrics.text.meteor.synonyms import SynonymProvider, WordNetSynonyms, as_synonym_provider
 
 __all__ = [
@@ -85,7 +85,7 @@ def cached_stemmer(stemmer: Any, name: str = "stemmer") -> Stem:
         return porter_stem
     stem = getattr(stemmer, "stem", stemmer)
     if not callable(stem):
-        raise TypeError(f"`{name}` must have a stem(word) method or be a callable, got {_describe(stemmer)}")
+        raise TypeError(f"`{name}` must have a stem(word) method or be a callable, got {describe_value(stemmer)}")
     return functools.lru_cache(maxsize=_CACHE_SIZE)(stem)
 
 
@@ -263,19 +263,19 @@ def meteor_pair_scores(
 def check_parameter(value: Any, name: str) -> float:
     """A finite real METEOR parameter as float, or ``TypeError``/``ValueError`` naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"`{name}` must be a real number, got {_describe(value)}")
+        raise TypeError(f"`{name}` must be a real number, got {describe_value(value)}")
     if not math.isfinite(value):
         raise ValueError(f"`{name}` must be finite, got {value}")
     return float(value)
 
 
 def _as_tokens(value: Any, name: str) -> Tokens:
-    if not _is_sequence(value):
-        raise TypeError(f"`{name}` must be a list of string tokens, got {_describe(value)}")
+    if not is_sequence(value):
+        raise TypeError(f"`{name}` must be a list of string tokens, got {describe_value(value)}")
     tokens = tuple(value)
     for k, token in enumerate(tokens):
         if not isinstance(token, str):
-            raise TypeError(f"`{name}[{k}]` must be a string token, got {_describe(token)}")
+            raise TypeError(f"`{name}[{k}]` must be a string token, got {describe_value(token)}")
     return tokens
 
 
@@ -300,14 +300,14 @@ def as_token_batch(hypotheses: Any, references: Any) -> tuple[list[Tokens], list
     """
     if isinstance(hypotheses, str):
         hypotheses = [hypotheses]
-    if not _is_sequence(hypotheses):
-        raise TypeError(f"`hypotheses` must be a list of strings or of token lists, got {_describe(hypotheses)}")
+    if not is_sequence(hypotheses):
+        raise TypeError(f"`hypotheses` must be a list of strings or of token lists, got {describe_value(hypotheses)}")
     hypotheses = list(hypotheses)
     strings = all(isinstance(hyp, str) for hyp in hypotheses)
     if isinstance(references, str):
         references = [references]
-    if not _is_sequence(references):
-        raise TypeError(f"`references` must be a list with one item per hypothesis, got {_describe(references)}")
+    if not is_sequence(references):
+        raise TypeError(f"`references` must be a list with one item per hypothesis, got {describe_value(references)}")
     references = list(references)
     check_same_length(hypotheses, "hypotheses", references, "references")
     if strings:
@@ -321,12 +321,12 @@ def as_token_batch(hypotheses: Any, references: Any) -> tuple[list[Tokens], list
 def _string_references(refs: Any, name: str) -> list[Tokens]:
     if isinstance(refs, str):
         return [_lowered(refs.split())]
-    if not _is_sequence(refs):
-        raise TypeError(f"`{name}` must be a string or a list of strings (as hypotheses), got {_describe(refs)}")
+    if not is_sequence(refs):
+        raise TypeError(f"`{name}` must be a string or a list of strings (as hypotheses), got {describe_value(refs)}")
     out = []
     for j, ref in enumerate(refs):
         if not isinstance(ref, str):
-            raise TypeError(f"`{name}[{j}]` must be a string (hypotheses are strings), got {_describe(ref)}")
+            raise TypeError(f"`{name}[{j}]` must be a string (hypotheses are strings), got {describe_value(ref)}")
         out.append(_lowered(ref.split()))
     if not out:
         raise ValueError(f"`{name}` holds no reference; every hypothesis needs at least one")
@@ -334,8 +334,8 @@ def _string_references(refs: Any, name: str) -> list[Tokens]:
 
 
 def _token_references(refs: Any, name: str) -> list[Tokens]:
-    if not _is_sequence(refs):
-        raise TypeError(f"`{name}` must be a list of token lists (hypotheses are token lists), got {_describe(refs)}")
+    if not is_sequence(refs):
+        raise TypeError(f"`{name}` must be a list of token lists (hypotheses are token lists), got {describe_value(refs)}")
     out = [_lowered(_as_tokens(ref, f"{name}[{j}]")) for j, ref in enumerate(refs)]
     if not out:
         raise ValueError(f"`{name}` holds no reference; every hypothesis needs at least one")
