@@ -454,7 +454,10 @@ def scores_from_statistics(stats: Tensor, language: str) -> Tensor:
         ref_matches = ref_matches + stage[:, i, 3] * weight * (1.0 - delta)
     precision = test_matches / test_weighted_length
     recall = ref_matches / ref_weighted_length
-    f_mean = 1.0 / (((1.0 - alpha) / precision) + (alpha / recall))
+    # scalar / tensor is reciprocal-then-multiply in torch (two roundings); the jar divides once, and a one-ulp
+    # difference can swap two references of equal score (and their statistics): divide tensor by tensor
+    one, weight_p, weight_r = (torch.full_like(precision, value) for value in (1.0, 1.0 - alpha, alpha))
+    f_mean = one / ((weight_p / precision) + (weight_r / recall))
     test_total = stage[:, :, 0].sum(1) + stage[:, :, 2].sum(1)
     ref_total = stage[:, :, 1].sum(1) + stage[:, :, 3].sum(1)
     chunks = stats[:, _CHUNKS]
