@@ -24,11 +24,13 @@ defines S_VisualQA with the CLIP term, which is what is computed here.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import inspect
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import torch
 import torchmetrics
@@ -121,8 +123,12 @@ class CaptionImageScore(Metric):
 
     higher_is_better = True
     full_state_update = False
-    variant: ClassVar[str] = ""
     signature_name = "meteor_clip"
+
+    @property
+    @abstractmethod
+    def variant(self) -> str:
+        """``"caption"`` or ``"vqa"``: a subclass sets it (a class attribute), so this base is abstract."""
 
     def __init__(
         self,

@@ -22,6 +22,7 @@ import gpumetrics
 import gpumetrics.classification as C
 from gpumetrics.core import Metric
 from gpumetrics.image.fid import FrechetInceptionDistance
+from gpumetrics.tasks.captioning import ImageCaptioningScore, VisualQAScore
 from gpumetrics.tasks.image import ImageGenerationScore
 from tests.helpers.ddp import record_collectives, run_ddp_function
 from tests.helpers.harness import assert_close, check_checkpoint, checkpoint_round_trip
@@ -122,6 +123,21 @@ def _image_task(tmp_path_factory, real_npz: bool) -> tuple[Callable[[], Any], li
     return lambda: ImageGenerationScore(**options), batches
 
 
+def _caption_task(tmp_path_factory, cls) -> tuple[Callable[[], Any], list[tuple]]:
+    root = tmp_path_factory.mktemp("ckpt_caption")
+    pixels = torch.randint(0, 256, (4, 20, 24, 3), dtype=torch.uint8, generator=torch.Generator().manual_seed(3))
+    for i in range(4):
+        Image.fromarray(pixels[i].numpy()).save(root / f"{i}.png")
+    config = root / "tiny-clip.json"
+    config.write_text(json.dumps(TINY_OPEN_CLIP))
+    options = {"image_root": str(root), "synonyms": {"кот": ["кошка"]}, "clip_backend": "open_clip",
+               "clip_model": str(config), "clip_pretrained": "random", "batch_size": 2}
+    preds = ["кошка спит", "2 собаки", "кот", ""]
+    golds = [["кот спит"], ["две собаки", "2"], ["кошка"], ["пусто"]]
+    batches = [([f"{i}.png" for i in range(a, b)], preds[a:b], golds[a:b]) for a, b in ((0, 2), (2, 3), (3, 4))]
+    return lambda: cls(**options), batches
+
+
 # class → (factory(tmp_path_factory) → (make_metric, batches, update or None))
 CASES: dict[type, list[Callable]] = {
     gpumetrics.TokenF1: [lambda t: (lambda: gpumetrics.TokenF1(preset="squad"), _text(), None)],
@@ -151,6 +167,11 @@ CASES: dict[type, list[Callable]] = {
         # document frequency over the whole corpus: the first half's codes must survive the checkpoint
         lambda t: (lambda: gpumetrics.CIDErScore(variant="cider", tokenize="ptb", reduction="none"), _text(), None),
     ],
+    gpumetrics.METEORScore: [
+        lambda t: (gpumetrics.METEORScore, _text(), None),  # the jar's corpus statistics (a sum state)
+        lambda t: (lambda: gpumetrics.METEORScore(reduction="none"), _text(), None),
+        lambda t: (lambda: gpumetrics.METEORScore(mode="nltk", synonyms={"cat": ["kitty"]}), _text(), None),
+    ],
     gpumetrics.OCREndToEnd: [
         lambda t: (gpumetrics.OCREndToEnd, _ocr_batches(), None),
         lambda t: (lambda: gpumetrics.OCREndToEnd(matching="icdar15"), _ocr_batches(), None),
@@ -175,6 +196,8 @@ CASES: dict[type, list[Callable]] = {
         lambda t: (*_image_task(t, real_npz=False), None),
         lambda t: (*_image_task(t, real_npz=True), None),
     ],
+    ImageCaptioningScore: [lambda t: (*_caption_task(t, ImageCaptioningScore), None)],
+    VisualQAScore: [lambda t: (*_caption_task(t, VisualQAScore), None)],
     C.BinaryPrecision: [lambda t: (C.BinaryPrecision, _labels("binary"), None)],
     C.BinaryRecall: [lambda t: (C.BinaryRecall, _labels("binary"), None)],
     C.BinaryF1Score: [lambda t: (lambda: C.BinaryF1Score(multidim_average="global"), _labels("binary"), None)],
