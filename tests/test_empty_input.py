@@ -21,6 +21,7 @@ import pytest
 import torch
 
 import gpumetrics
+import gpumetrics.tasks.captioning
 from gpumetrics.text.meteor.synonyms import NoSynonyms
 from gpumetrics import classification
 
@@ -131,6 +132,10 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
                                                           reduction=r),
             lambda m: m.update(torch.zeros(0, 3, 32, 32), []), (ValueError, "CLIP score needs at least one"))
     add("ImageGenerationScore", "", _image_generation, None, (ValueError, fid_message))
+    for task in ("ImageCaptioningScore", "VisualQAScore"):  # their CLIP term is undefined without a pair
+        add(task, "", lambda tmp, t=task: getattr(gpumetrics.tasks.captioning, t)(
+            str(tmp), {}, "open_clip", _tiny_clip_config(tmp), "random"), None,
+            (ValueError, "CLIP score needs at least one"))
     return cases
 
 

@@ -102,7 +102,7 @@ def test_every_function_with_a_device_argument_checks_it(machine):
     names = _functions_with_a_device_argument()
     assert names == sorted([
         "token_f1", "exact_match", "string_accuracy", "edit_distance", "char_error_rate", "word_error_rate",
-        "normalized_edit_similarity", "bleu_score", "rouge_score", "cider_score",
+        "normalized_edit_similarity", "bleu_score", "rouge_score", "cider_score", "meteor_score",
     ])  # a new one joins this list and the loop below
     for name in names:
         fn = getattr(F, name)

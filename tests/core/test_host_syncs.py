@@ -22,6 +22,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import gpumetrics
 import gpumetrics.classification as C
+from gpumetrics.tasks.captioning import ImageCaptioningScore, VisualQAScore
 from gpumetrics.tasks.image import ImageGenerationScore
 from tests.helpers.syncs import SyncCounter
 from tests.test_empty_input import _module_classes
@@ -111,6 +112,22 @@ def _image_task(tmp: Path) -> tuple[Callable[[], Any], Callable[[int], tuple]]:
     return lambda: ImageGenerationScore(**options), lambda n: ([f"{i}.png" for i in range(n)], ["a cat"] * n)
 
 
+def _warm_meteor() -> Any:
+    from gpumetrics.text.meteor import tables
+
+    tables.paraphrase_table()  # loaded once per process (one sync then), not per update
+    return gpumetrics.METEORScore()
+
+
+def _caption_task(tmp: Path, cls: type) -> tuple[Callable[[], Any], Callable[[int], tuple]]:
+    pixels = torch.randint(0, 256, (4 * B, 20, 24, 3), dtype=torch.uint8, generator=torch.Generator().manual_seed(1))
+    for i in range(4 * B):
+        Image.fromarray(pixels[i].numpy()).save(tmp / f"c{i}.png")
+    options = {"image_root": str(tmp), "synonyms": {"cat": ["dog"]}, "clip_backend": "open_clip",
+               "clip_model": _clip_config(tmp), "clip_pretrained": "random"}
+    return lambda: cls(**options), lambda n: ([f"c{i}.png" for i in range(n)], *_text(n))
+
+
 def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tuple]]]:
     """name → (make_metric, batch(n) → update arguments)."""
     cases = {
@@ -136,6 +153,10 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
         "CLIPScore": (lambda: gpumetrics.CLIPScore("open_clip", _clip_config(tmp), pretrained="random"),
                       lambda n: (_images(n), ["a cat on a mat"] * n)),
         "ImageGenerationScore": _image_task(tmp),
+        "METEORScore": (_warm_meteor, _text),
+        "METEORScore(nltk)": (lambda: gpumetrics.METEORScore(mode="nltk", synonyms={"cat": ["dog"]}), _text),
+        "ImageCaptioningScore": _caption_task(tmp, ImageCaptioningScore),
+        "VisualQAScore": _caption_task(tmp, VisualQAScore),
     }
     for kind, extra in (("Binary", {}), ("Multiclass", {"num_classes": 4}), ("Multilabel", {"num_labels": 3})):
         for stat in ("Precision", "Recall", "F1Score"):
@@ -156,6 +177,10 @@ BUDGETS = {
     "OCREndToEnd": 9, "OCREndToEnd(icdar15)": 36,  # candidate pairs; icdar15: its greedy loop over GT positions
     "ZeroShotDetectionF1": 7,  # box checks once per batch, candidate pairs, greedy rounds
     "FrechetInceptionDistance": 0, "KernelInceptionDistance": 0, "CLIPScore": 0, "ImageGenerationScore": 0,
+    # METEOR 1.5: sizes of the matcher joins, then per reference position of the beam search a few (row counts and
+    # the ranges of the packed ranking key): grows with the longest reference of the batch, not with the batch size
+    "METEORScore": 131,
+    "METEORScore(nltk)": 0, "ImageCaptioningScore": 0, "VisualQAScore": 0,  # NLTK-style alignment is host work
     # torchmetrics' input validation (unique of the targets, bounds) and its per-update shape checks
     **{f"{kind}{stat}": 4 for kind in ("Binary", "Multilabel") for stat in ("Precision", "Recall", "F1Score")},
     **{f"Multiclass{stat}": 1 for stat in ("Precision", "Recall", "F1Score")},
@@ -226,7 +251,8 @@ def test_counter_counts_each_kind_and_not_sized_ops() -> None:
 #: modules whose kernels run on one intra-op thread (core/threads.py: many small ops, measured 4-26x slower beside
 #: busy processes on two threads); the image models and torchmetrics' classification keep torch's setting
 SINGLE_THREADED = {name for name in BUDGETS if not name.startswith(
-    ("FrechetInception", "KernelInception", "CLIPScore", "ImageGeneration", "Binary", "Multiclass", "Multilabel"))}
+    ("FrechetInception", "KernelInception", "CLIPScore", "ImageGeneration", "ImageCaptioning", "VisualQA", "Binary",
+     "Multiclass", "Multilabel"))}
 
 
 class _ThreadsSeen(TorchDispatchMode):
