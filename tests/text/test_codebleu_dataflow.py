@@ -299,6 +299,31 @@ SNIPPETS: dict[str, list[str]] = {
 }
 
 
+def _node_types(lang: str, code: str) -> set[str]:
+    _, root, _ = _parse(lang, code)
+    seen, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if node.child_count:
+            seen.add(node.type)
+        stack.extend(node.children)
+    return seen
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_snippets_cover_every_role_the_grammar_has(lang):
+    """Each node type a table names, that the grammar can produce, occurs (with children) in the snippets."""
+    from gpumetrics.text.codebleu.dataflow_tables import DATAFLOW_TABLES
+
+    t = DATAFLOW_TABLES[lang]
+    roles = t.definition | t.assignment | t.increment | t.if_types | t.for_types | t.iter_for_types
+    roles |= t.enhanced_for_types | t.while_types | t.do_first
+    grammar = codebleu_utils.get_tree_sitter_language(lang)
+    producible = {r for r in roles if grammar.id_for_node_kind(r, True)}
+    seen = set().union(*(_node_types(lang, code) for code in SNIPPETS[lang]))
+    assert producible - seen == set()
+
+
 # ----------------------------------------------------------------------------------------------- derived programs
 def _truncations(code: str, pieces: int = 6) -> list[str]:
     """Prefixes of a program cut at even steps: most leave tree-sitter ERROR / MISSING nodes."""
@@ -372,6 +397,89 @@ def test_reference_raises_where_a_node_is_missing(lang, code):
     _, root, index_to_code = _parse(lang, code)
     with pytest.raises(DataflowError, match="missing"):
         dataflow_edges(root, index_to_code, lang)
+
+
+# ----------------------------------------------------------------------------------------------- synthetic trees
+class _FakeNode:
+    """The part of ``tree_sitter.Node`` both walkers read: type, children, points, fields."""
+
+    def __init__(self, type_, children=(), fields=None, col=0, text=""):
+        self.type = type_
+        self.children = list(children)
+        self.child_count = len(self.children)
+        self.fields = fields or {}
+        self.start_point, self.end_point = (0, col), (0, col + max(1, len(text)))
+
+    def child_by_field_name(self, name):
+        return self.fields.get(name)
+
+
+_FIELDS = ("name", "value", "left", "right", "body", "pattern", "default_value", "update")
+_NAMES = ("x", "y", "z", "w", "v")
+
+
+def _role_types(lang: str) -> list[str]:
+    from gpumetrics.text.codebleu.dataflow_tables import DATAFLOW_TABLES
+
+    t = DATAFLOW_TABLES[lang]
+    roles = t.definition | t.assignment | t.increment | t.if_types | t.if_branch_types | t.for_types
+    roles |= t.iter_for_types | t.enhanced_for_types | t.while_types | t.do_first
+    extra = {t.for_marker} if t.for_marker else set()
+    return sorted(roles | extra | {"block", "expression", "variable_name", "else_clause", "comment", "string"})
+
+
+def _random_tree(lang: str, rng: random.Random, index_to_code: dict, depth: int = 0) -> _FakeNode:
+    """A random tree over the table's node types, every field pointing at a random child (or absent).
+
+    Every node gets its own span; the nodes codebleu counts as tokens get their ``index_to_code`` entry.
+    """
+    if depth >= 5 or rng.random() < 0.3:
+        kind = rng.random()
+        if kind < 0.55:
+            type_, text = "identifier", rng.choice(_NAMES)
+        elif kind < 0.7:
+            type_, text = rng.choice(["integer", "name"]), rng.choice(_NAMES + ("1", "2"))
+        elif kind < 0.85:
+            type_ = text = rng.choice(["=", "else", "if", ",", ";", "("])
+        else:
+            type_, text = rng.choice(["string", "comment", "block"]), '"s"'
+        children = []
+    else:
+        type_, text = rng.choice(_role_types(lang)), '"s"'
+        children = [_random_tree(lang, rng, index_to_code, depth + 1) for _ in range(rng.randint(1, 4))]
+        if rng.random() < 0.2:
+            children.insert(rng.randrange(len(children) + 1), _random_comma(index_to_code))
+    fields = {name: rng.choice(children) for name in _FIELDS if children and rng.random() < 0.75}
+    node = _FakeNode(type_, children, fields, col=10 * len(index_to_code) + 10_000 * depth + rng.randrange(9), text=text)
+    if (not children or type_ in ("string", "string_literal", "character_literal")) and type_ != "comment":
+        node.start_point, node.end_point = (0, 10 * len(index_to_code)), (0, 10 * len(index_to_code) + 1)
+        index_to_code[(node.start_point, node.end_point)] = (len(index_to_code), text)
+    return node
+
+
+def _random_comma(index_to_code: dict) -> _FakeNode:
+    node = _FakeNode(",", text=",")
+    node.start_point, node.end_point = (0, 10 * len(index_to_code)), (0, 10 * len(index_to_code) + 1)
+    index_to_code[(node.start_point, node.end_point)] = (len(index_to_code), ",")
+    return node
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_synthetic_trees(lang):
+    """Random trees mixing every role of the language's table with random field wiring, missing fields included:
+    same edges as the reference, or both raise."""
+    rng = random.Random(LANGUAGES.index(lang))
+    outcomes = {"ok": 0, "raises": 0}
+    for _ in range(250):
+        index_to_code: dict = {}
+        root = _random_tree(lang, rng, index_to_code)
+        ref_kind, ref = _outcome(dfg_function[lang], root, index_to_code, {})
+        got_kind, got = _outcome(dataflow_edges, root, index_to_code, lang)
+        assert (got_kind, got) == (ref_kind, ref[0] if ref_kind == "ok" else "DataflowError") or (
+            got_kind == ref_kind == "raises" and got == "DataflowError"
+        )
+        outcomes[ref_kind] += 1
+    assert outcomes["ok"] > 50 and outcomes["raises"] > 10, outcomes
 
 
 # ----------------------------------------------------------------------------------------------- HumanEval (python)
