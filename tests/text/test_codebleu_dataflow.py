@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("tree_sitter")
 codebleu_utils = pytest.importorskip("codebleu.utils")
 from codebleu.dataflow_match import dfg_function  # noqa: E402
-from codebleu.parser import index_to_code_token, tree_to_token_index  # noqa: E402
+from codebleu.parser import index_to_code_token, remove_comments_and_docstrings, tree_to_token_index  # noqa: E402
 from tree_sitter import Parser  # noqa: E402
 
 from gpumetrics.text.codebleu.dataflow import DATAFLOW_LANGUAGES, DataflowError, dataflow_edges  # noqa: E402
@@ -74,7 +74,8 @@ SNIPPETS: dict[str, list[str]] = {
         "a, b = b, a\na, b = c\n(a, b), c = (1, 2), 3\n[p, q] = r\nx = y = z\n",
         "x += 1\nx -= y\nx *= x\ny //= 2\ns: int = 3\nt: str\n",
         "def f(a, b=1, *args, c=2, d: int = 3, **kw):\n    return a + b + c + d\n",
-        "def outer(n):\n    def inner(m=n):\n        return m + n\n    g = lambda k, j=2: k + n + j\n    return inner, g\n",
+        "def outer(n):\n    def inner(m=n):\n        return m + n\n"
+        "    g = lambda k, j=2: k + n + j\n    return inner, g\n",
         "if a:\n    x = 1\nelif b:\n    x = 2\nelif c:\n    y = x\nelse:\n    x = 3\nprint(x, y)\n",
         "if a:\n    x = 1\nprint(x)\nif b:\n    x = 2\nelse:\n    pass\nz = x\n",
         "for i in range(10):\n    s = s + i\nfor k, v in d.items():\n    out[k] = v\nfor a, b in x, y:\n    pass\n",
@@ -87,15 +88,18 @@ SNIPPETS: dict[str, list[str]] = {
         "try:\n    x = f()\nexcept ValueError as e:\n    x = e\nexcept Exception:\n    raise\nelse:\n    y = x\n"
         "finally:\n    z = 1\n",
         "with open(p) as fh, open(q) as gh:\n    data = fh.read() + gh.read()\n",
-        "match cmd:\n    case [x, y]:\n        z = x + y\n    case {'k': v}:\n        z = v\n    case _:\n        z = 0\n",
+        "match cmd:\n    case [x, y]:\n        z = x + y\n    case {'k': v}:\n        z = v\n"
+        "    case _:\n        z = 0\n",
         "import os\nfrom a.b import c as d\nglobal g\nnonlocal_ = 1\ndel x\nassert x > 0, 'msg'\n",
         "s = 'abc' + \"d\" + f'{x}{y!r}'\nb = b'xy'\nr = r'\\d+'\nm = '''multi\nline'''\nn = x if y else z\n",
-        "async def f(x):\n    await g(x)\n    async for i in h():\n        y = i\n    async with l as m:\n        z = m\n",
+        "async def f(x):\n    await g(x)\n    async for i in h():\n        y = i\n"
+        "    async with l as m:\n        z = m\n",
         "x = (y := 10) + y\nprint(*args, **kwargs)\na[i] = b[j]\na.b.c = d.e\nx, *rest = items\n",
         "def gen(n):\n    i = 0\n    while i < n:\n        yield i\n        i += 1\n    return\n",
         "# comment only\n",
         "x = 1  # trailing comment\n'''docstring'''\ny = x\n",
-        "def f(a, b):\n    if a > b:\n        if b > 0:\n            c = a\n        else:\n            c = b\n    else:\n        c = a + b\n"
+        "def f(a, b):\n    if a > b:\n        if b > 0:\n            c = a\n        else:\n            c = b\n"
+        "    else:\n        c = a + b\n"
         "    return c\n",
         "données = 1\nπ = données * 3.14\n变量 = π + données\n",
         "lambda: 0\nf = lambda *a, **k: (a, k)\nx = [lambda y=i: y for i in range(3)]\n",
@@ -268,7 +272,8 @@ SNIPPETS: dict[str, list[str]] = {
         "for i in 0..n\n  s = s + i\nend\nfor a, b in pairs do\n  t = a + b\nend\n",
         "while n > 0\n  n = n - 1\nend\nuntil m\n  m += 1\nend\nn -= 1 while n > 5\nm += 1 until m > 9\n",
         "xs.each do |x|\n  total += x\nend\nys = xs.map { |y| y * 2 }\nl = ->(q) { q + 1 }\npr = proc { |r| r }\n",
-        "class A < B\n  attr_accessor :x\n  def initialize(x)\n    @x = x\n  end\n  def self.s(y = 1)\n    y\n  end\nend\n"
+        "class A < B\n  attr_accessor :x\n  def initialize(x)\n    @x = x\n  end\n"
+        "  def self.s(y = 1)\n    y\n  end\nend\n"
         "module M\n  C = 1\nend\n",
         "begin\n  x = g\nrescue StandardError => e\n  x = e\nelse\n  y = x\nensure\n  z = 1\nend\n",
         "s = \"a #{x} b\" + 'c' + :sym.to_s\nh = { a: 1, 'b' => 2 }\nr = /ab+/\nx = a ? b : c\n",
@@ -343,10 +348,19 @@ def _corruptions(code: str, rng: random.Random, count: int = 3) -> list[str]:
     return out
 
 
+def _stripped(code: str, lang: str) -> str:
+    """What codebleu's data-flow match parses: the program less comments (and Python docstrings), if that works."""
+    try:
+        return remove_comments_and_docstrings(code, lang)
+    except Exception:  # noqa: BLE001 - codebleu falls back to the raw program on any error
+        return code
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_hand_written_snippets(lang):
     for code in SNIPPETS[lang]:
         assert _assert_same(lang, code) == "ok", f"the reference fails on a hand-written {lang} program:\n{code}"
+        _assert_same(lang, _stripped(code, lang))
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -450,7 +464,8 @@ def _random_tree(lang: str, rng: random.Random, index_to_code: dict, depth: int 
         if rng.random() < 0.2:
             children.insert(rng.randrange(len(children) + 1), _random_comma(index_to_code))
     fields = {name: rng.choice(children) for name in _FIELDS if children and rng.random() < 0.75}
-    node = _FakeNode(type_, children, fields, col=10 * len(index_to_code) + 10_000 * depth + rng.randrange(9), text=text)
+    col = 10 * len(index_to_code) + 10_000 * depth + rng.randrange(9)  # spans of inner nodes: unique, unused
+    node = _FakeNode(type_, children, fields, col=col, text=text)
     if (not children or type_ in ("string", "string_literal", "character_literal")) and type_ != "comment":
         node.start_point, node.end_point = (0, 10 * len(index_to_code)), (0, 10 * len(index_to_code) + 1)
         index_to_code[(node.start_point, node.end_point)] = (len(index_to_code), text)
@@ -513,6 +528,7 @@ def test_human_eval_canonical_solutions():
     assert len(programs) == 164
     for code in programs:
         assert _assert_same("python", code) == "ok"
+        assert _assert_same("python", _stripped(code, "python")) == "ok"
 
 
 def test_human_eval_random_edits():
@@ -561,7 +577,37 @@ def test_deeper_than_the_reference_recursion_limit(lang):
     assert dataflow_edges(root, index_to_code, lang) == ref
 
 
+def test_very_deep_tree_needs_no_recursion_limit():
+    """20000 nested parentheses: far past Python's default recursion limit, walked at the default limit."""
+    depth = 20_000
+    code = "x = " + "(" * depth + "y" + ")" * depth + "\nz = x\n"
+    tree = _parser("python").parse(code.encode())
+    root = tree.root_node
+    # the token map by an explicit stack (codebleu's tree_to_token_index recurses); same order, same texts
+    spans, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if (node.child_count == 0 or node.type in ("string_literal", "string", "character_literal")) and (
+            node.type != "comment"
+        ):
+            spans.append((node.start_point, node.end_point))
+        else:
+            stack.extend(reversed(node.children))
+    lines = code.split("\n")
+    index_to_code = {span: (i, index_to_code_token(span, lines)) for i, span in enumerate(spans)}
+    edges = dataflow_edges(root, index_to_code, "python")
+    x_def, y_idx = index_to_code[spans[0]][0], depth + 2
+    assert edges[0] == ("x", x_def, "computedFrom", ["y"], [y_idx])
+    assert edges[-1][:3] == ("x", len(spans) - 1, "comesFrom") and edges[-1][4] == [x_def]
+
+
 # ----------------------------------------------------------------------------------------------- interface
+@pytest.mark.parametrize("root", [None, "x = 1", 3])
+def test_bad_root_node(root):
+    with pytest.raises(ValueError, match="`root_node` must be a tree-sitter Node"):
+        dataflow_edges(root, {}, "python")
+
+
 @pytest.mark.parametrize("bad", ["Python", "typescript", "csharp", "", None, 3])
 def test_unknown_language(bad):
     _, root, index_to_code = _parse("python", "x = 1")

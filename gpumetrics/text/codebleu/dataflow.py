@@ -254,8 +254,8 @@ class _Walk:
         return (yield from self._pairs(sides[0], sides[1], states))
 
     def _increment(self, node: Node, states: States) -> Generator:
+        yield from ()  # a frame like every role, but it walks no child: its own tokens only
         return self._product(node, node, states)
-        yield  # a generator like the other roles (never reached)
 
     def _if(self, node: Node, states: States) -> Generator:
         table = self.table
@@ -375,4 +375,6 @@ def dataflow_edges(root_node: Node, index_to_code: IndexToCode, lang: str) -> li
     table = DATAFLOW_TABLES.get(lang) if isinstance(lang, str) else None
     if table is None:
         raise ValueError(f"`lang` must be one of {', '.join(DATAFLOW_LANGUAGES)}; got {lang!r}")
+    if root_node is None or not hasattr(root_node, "children"):
+        raise ValueError(f"`root_node` must be a tree-sitter Node; got {type(root_node).__name__}")
     return _Walk(table, index_to_code).run(root_node)
