@@ -201,6 +201,11 @@ SNIPPETS: dict[str, list[str]] = {
         "<?php $s = \"a $x b\" . 'c' . <<<EOT\nhello $y\nEOT;\n$données = 1; $π = $données * 2;",
         "<?php // comment\n/* block */ $x = 1; # hash\n$x = $x + 1;",
         "<html><?php echo $x; ?></html><?php $y = $x ?: 2; $z = $a ? $b : $c;",
+        "<?php namespace N; use A\\B; interface I { public function m(int $a = 3): int; } trait T { "
+        "public $p = 1; } enum E: string { case A = 'a'; }",
+        "<?php function g(array $xs) { $s = 0; foreach ($xs as $x) { if ($x < 0) continue; $s += $x; } "
+        "return $s; } $r = match ($v) { 1, 2 => 'a', default => 'b' };",
+        "<?php $i = 10; while ($i--): $j = $i * 2; endwhile; for ($k = 0; $k < 3; ++$k): $t = $k; endfor;",
     ],
     "c": [
         "int x = 1; int y = 2; void f() { x = y * x; }",
@@ -219,6 +224,13 @@ SNIPPETS: dict[str, list[str]] = {
         "void f() { goto end; end: x = a[0] ? a[1] : a[2]; }",
         "// comment\n/* block */ int f() { int x = 1; // trailing\n x = x + 1; return x; }",
         "void f() { int données = 1; }",
+        "int g(int n) { int s = 0, i; for (i = 0; i < n; ++i) { if (i % 2) continue; s = s + i; } return s; }",
+        "void f(int *a, int n) { int i = n; while (i--) { a[i] = a[i] * 2; if (a[i] > 9) { a[i] = 9; } "
+        "else a[i]++; } }",
+        "enum C { R, G = 2 }; union U { int i; float f; }; void f(void) { union U u; u.i = R + G; "
+        "int (*cb)(void) = 0; cb = &g; }",
+        "int fib(int n) { if (n < 2) return n; int a = 0, b = 1, t; do { t = a + b; a = b; b = t; } "
+        "while (--n > 1); return b; }",
     ],
     "cpp": [
         "int x = 1; int y = 2; void f() { x = y * x; }",
@@ -238,6 +250,13 @@ SNIPPETS: dict[str, list[str]] = {
         "std::string s = \"abc\"; char c = 'x'; auto r = R\"(raw)\"; int* p = new int[3]; delete[] p;",
         "// comment\n/* block */ int f() { int x = 1; // trailing\n x = x + 1; return x; }",
         "void f() { int données = 1; }",
+        "struct S { int v = 0; S() = default; S& operator+=(const S& o) { v += o.v; return *this; } };",
+        "int g(std::vector<int>& xs) { int s = 0; for (const auto& [k, v] : m) { s += v; } "
+        "std::for_each(xs.begin(), xs.end(), [&s](int x) { s += x; }); return s; }",
+        "void f(int n) { if (int k = n * 2; k > 3) { n = k; } else { n = -k; } auto t = std::make_tuple(n, 1); "
+        "auto [p, q] = t; }",
+        "class B { public: virtual ~B() {} virtual int f(int x) = 0; }; class D : public B { "
+        "int f(int x) override { int y = x; y <<= 1; return y; } };",
     ],
     "go": [
         "package main\nvar x = 1\nvar y, z int = 2, 3\nfunc f() { x = y * x }\n",
@@ -260,6 +279,14 @@ SNIPPETS: dict[str, list[str]] = {
         "package main\nfunc f() {\n\tdonnées := 1\n\tπ := données * 2\n\t_ = π\n}\n",
         "package main\nfunc f(n int) {\n\tfor i := 0; i < n; i++ {\n\t\tfor j := 0; j < i; j++ {\n"
         "\t\t\tif i > j {\n\t\t\t\tt = i\n\t\t\t} else {\n\t\t\t\tt = j\n\t\t\t}\n\t\t}\n\t}\n}\n",
+        "package main\nfunc f(xs []int) (s int) {\n\tfor _, x := range xs {\n\t\tif x < 0 {\n\t\t\tcontinue\n"
+        "\t\t}\n\t\ts += x\n\t}\n\treturn\n}\n",
+        "package main\nfunc f() {\n\tvar a [3]int\n\tvar p *int = &a[0]\n\t*p = 4\n\tx, y := 1, 2\n"
+        "\tx, y = y, x\n\tselect {\n\tcase v := <-ch:\n\t\tx = v\n\tdefault:\n\t\ty = 0\n\t}\n}\n",
+        "package main\ntype I interface {\n\tM(int) int\n}\nfunc g(i I) int {\n\tdefer func() {\n"
+        "\t\tif r := recover(); r != nil {\n\t\t\tpanic(r)\n\t\t}\n\t}()\n\treturn i.M(3)\n}\n",
+        "package main\nfunc f(n int) int {\n\tfor i := 0; i < n; {\n\t\ti++\n\t}\n\tfor i := range n {\n"
+        "\t\tn -= i\n\t}\n\tgoto L\nL:\n\treturn n\n}\n",
     ],
     "ruby": [
         "x = 1\ny = x + 2\nx = y * x\n",
@@ -300,6 +327,12 @@ SNIPPETS: dict[str, list[str]] = {
         "fn f() { let données = 1; let π = données * 2; }",
         "pub fn g<T: Clone>(v: &[T]) -> Vec<T> { let mut out = Vec::new(); for e in v { out.push(e.clone()); } "
         "out }",
+        "fn f(v: &mut [i32]) { let mut i = 0; while i < v.len() { v[i] *= 2; i += 1; } let s: i32 = "
+        "v.iter().map(|x| x + 1).sum(); }",
+        "enum E { A(i32), B { x: i32 } } fn f(e: E) -> i32 { let r = match e { E::A(a) if a > 0 => a, "
+        "E::A(_) => 0, E::B { x } => x }; r }",
+        "fn f() -> Result<i32, String> { let v = g()?; let w = 'outer: loop { break 'outer v + 1; }; "
+        "unsafe { h(w); } Ok(w) }",
     ],
 }
 
@@ -566,7 +599,6 @@ def test_deep_nesting_300(lang):
 def test_deeper_than_the_reference_recursion_limit(lang):
     """2000 levels: codebleu needs a raised recursion limit; ours is iterative and gives the same edges."""
     code = DEEP_PROGRAMS[lang](2000)
-    _, root, index_to_code_default = None, None, None
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 60_000))
     try:
