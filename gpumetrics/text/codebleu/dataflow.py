@@ -15,14 +15,17 @@ How the reference behaves, and so how this walker behaves:
   :class:`~.dataflow_tables.DataflowTable`); every other node walks its children in order (``do_first`` children
   first).
 - Loops are walked twice (a second iteration sees the first one's definitions); the edges of a loop are then merged
-  per ``(name, idx, relation)``: parent names ``list(set(a + b))``, parent indices ``sorted(set(a + b))``. Nested
+  per ``(name, idx, relation)``: parent names ``list(set(a + b))``, parent indices ``sorted(set(a + b))``. The
+  order of those names is Python's set order (it varies with ``PYTHONHASHSEED``); the same sets are built from the
+  same lists in the same sequence as the reference, so the order is the reference's in the same process. Nested
   loops are walked ``2 ** depth`` times, as in the reference.
 - The edges of the whole program are stably sorted by token index. The reference sorts at every node; a stable sort
   of sorted runs equals a stable sort of their concatenation, so sorting once at the end gives the same order.
 
-Where the reference raises (it dereferences a node that error recovery left out, e.g. a Python ``for`` without its
-iterable), :func:`dataflow_edges` raises :class:`DataflowError`; codebleu's ``get_data_flow`` turns that into an
-empty data flow, and so should a caller that wants its numbers.
+Where the reference raises because it dereferences a node the tree lacks, :func:`dataflow_edges` raises
+:class:`DataflowError`; codebleu's ``get_data_flow`` turns that into an empty data flow, and so should a caller that
+wants its numbers. This happens on valid programs too: PHP ``foreach ($a as $k => $v)``, ``foreach ($a as &$v)`` and
+``foreach ($this->items as $v)`` (codebleu looks for two ``variable_name`` children), besides error-recovered trees.
 
 The walker keeps an explicit stack (one suspended generator per open node), so tree depth is bounded by memory, not
 by Python's recursion limit. The reference recurses (about two frames per tree level) and fails with
@@ -258,6 +261,7 @@ class _Walk:
         return self._product(node, node, states)
 
     def _if(self, node: Node, states: States) -> Generator:
+        """Children in order; alternatives start from the states before the node; result: union of the outcomes."""
         table = self.table
         branch_types, sticky = table.if_branch_types, table.if_sticky
         current = dict(states)
@@ -287,6 +291,7 @@ class _Walk:
         return {name: sorted(set(indices)) for name, indices in union.items()}
 
     def _for(self, node: Node, states: States) -> Generator:
+        """C-style loop: all children, then (second iteration) the marker's field and the children after the marker."""
         start = len(self.edges)
         children = node.children
         for child in children:
@@ -306,6 +311,7 @@ class _Walk:
         return states
 
     def _iter_for(self, node: Node, states: States) -> Generator:
+        """``for x in y`` (Python, Ruby): twice (pairwise assignment of the loop variables, body)."""
         start = len(self.edges)
         parts, body_required = self.table.iter_for_parts, self.table.iter_for_body_required
         for _ in range(2):
@@ -317,6 +323,7 @@ class _Walk:
         return states
 
     def _enhanced_for(self, node: Node, states: States) -> Generator:
+        """For-each (Java, C#, PHP): twice (iterable, loop variable *computedFrom* the iterable's tokens, body)."""
         start = len(self.edges)
         parts = self.table.enhanced_for_parts
         for _ in range(2):
@@ -328,6 +335,7 @@ class _Walk:
         return states
 
     def _while(self, node: Node, states: States) -> Generator:
+        """All children, twice."""
         start = len(self.edges)
         children = node.children
         for _ in range(2):
