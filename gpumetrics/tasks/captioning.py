@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from abc import abstractmethod
 
-import inspect
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,7 +40,7 @@ from gpumetrics.core.checks import as_reference_lists, as_text_list, check_same_
 from gpumetrics.image.clip_score import CLIPScore, check_clip_options
 from gpumetrics.image.io import same_size_batches
 from gpumetrics.tasks.image import check_image_file_options, image_paths_under_root
-from gpumetrics.tasks.registry import TaskMetric, register_metric
+from gpumetrics.tasks.registry import TaskMetric, init_options, register_metric
 from gpumetrics.text.meteor import METEORScore
 from gpumetrics.text.meteor.synonyms import DictSynonyms, RuWordNetSynonyms, SynonymProvider, as_synonym_provider
 
@@ -155,14 +154,8 @@ class CaptionImageScore(Metric):
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
-        """Check the options as ``__init__`` does, without building CLIP or opening RuWordNet (config validation):
-        the names and defaults are ``__init__``'s own; ``torchmetrics`` keyword options are not task options."""
-        bound = inspect.signature(cls.__init__).bind(None, **options)
-        extra = bound.arguments.pop("kwargs", {})
-        if extra:
-            raise TypeError(f"unexpected option(s) {', '.join(map(repr, sorted(extra)))}")
-        bound.apply_defaults()
-        cls._check(**{name: value for name, value in bound.arguments.items() if name not in ("self", "kwargs")})
+        """Check the options as ``__init__`` does (its own names and defaults), without building CLIP or opening RuWordNet."""
+        cls._check(**init_options(cls, options))
 
     @staticmethod
     def _check(image_root: Any, synonyms: Any, clip_backend: Any, clip_model: Any, clip_pretrained: Any,
@@ -296,26 +289,17 @@ def caption_update_args(predictions: list[Any], references: list[Any]) -> tuple:
     return images, preds, target
 
 
-register_metric(TaskMetric(
-    name="s_image_captioning",
-    factory=ImageCaptioningScore,
-    check_options=ImageCaptioningScore.check_options,
-    path_options={"image_root": ".", "synonyms": None},
-    description="AIJ-2022 S_ImageCaptioning = ½(METEOR aij2022-caption + CLIP cosine of image and predicted caption) "
-                "— docs/metrics.md §2",
-    empty_prediction=None,
-    update_args=caption_update_args,
-    primary="score",
-))
-
-register_metric(TaskMetric(
-    name="s_visual_qa",
-    factory=VisualQAScore,
-    check_options=VisualQAScore.check_options,
-    path_options={"image_root": ".", "synonyms": None},
-    description="AIJ-2022 S_VisualQA = ½(METEOR aij2022-vqa + CLIP cosine of image and predicted answer) "
-                "— docs/metrics.md §2",
-    empty_prediction=None,
-    update_args=caption_update_args,
-    primary="score",
-))
+for _name, _cls, _what in (("s_image_captioning", ImageCaptioningScore, "S_ImageCaptioning"),
+                           ("s_visual_qa", VisualQAScore, "S_VisualQA")):
+    register_metric(TaskMetric(
+        name=_name,
+        factory=_cls,
+        check_options=_cls.check_options,
+        path_options={"image_root": ".", "synonyms": None},
+        description=f"AIJ-2022 {_what} = ½(METEOR {METEOR_MODES[_cls.variant]} + CLIP cosine of the image and the "
+                    "predicted text) — docs/metrics.md §2",
+        empty_prediction=None,
+        update_args=caption_update_args,
+        primary="score",
+    ))
+del _name, _cls, _what

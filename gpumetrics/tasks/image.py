@@ -9,7 +9,6 @@ Config records: predictions ``{"id": …, "prediction": "generated/0001.png"}``,
 
 from __future__ import annotations
 
-import inspect
 import os
 import warnings
 from pathlib import Path
@@ -24,7 +23,7 @@ from gpumetrics.image.clip_score import CLIPScore, check_clip_options
 from gpumetrics.image.features import check_extractor_options
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.image.io import list_images, same_size_batches
-from gpumetrics.tasks.registry import TaskMetric, register_metric
+from gpumetrics.tasks.registry import TaskMetric, init_options, register_metric
 
 
 def image_generation_score(clip: Union[float, Tensor], fid: Union[float, Tensor]) -> Tensor:
@@ -125,14 +124,8 @@ class ImageGenerationScore(Metric):
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
-        """Check the options as ``__init__`` does, without building Inception or CLIP (config validation): the
-        names and defaults are ``__init__``'s own; ``torchmetrics`` keyword options are not task options."""
-        bound = inspect.signature(cls.__init__).bind(None, **options)
-        extra = bound.arguments.pop("kwargs", {})
-        if extra:
-            raise TypeError(f"unexpected option(s) {', '.join(map(repr, sorted(extra)))}")
-        bound.apply_defaults()
-        cls._check(**{name: value for name, value in bound.arguments.items() if name not in ("self", "kwargs")})
+        """Check the options as ``__init__`` does (its own names and defaults), without building Inception or CLIP."""
+        cls._check(**init_options(cls, options))
 
     @staticmethod
     def _check(real: Any, image_root: Any, fid_feature: Any, inception_weights: Any, resize: Any, clip_backend: Any,

@@ -8,9 +8,31 @@ Metric files never import this module; ``gpumetrics/tasks/*.py`` register entrie
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any, Callable, Optional, Sequence
 
 from gpumetrics.core import Metric
+
+
+def init_options(cls: type, options: dict) -> dict[str, Any]:
+    """``options`` bound to ``cls.__init__``'s own parameters and defaults (``self`` and ``**kwargs`` left out): how
+    a task metric that loads models checks its options without building itself.
+
+    Raises:
+        TypeError: an option ``__init__`` does not name (torchmetrics keyword options are not task options).
+
+    Example:
+        >>> class Task:
+        ...     def __init__(self, size: int = 2, **kwargs): ...
+        >>> init_options(Task, {})
+        {'size': 2}
+    """
+    bound = inspect.signature(cls.__init__).bind(None, **options)
+    extra = bound.arguments.pop("kwargs", {})
+    if extra:
+        raise TypeError(f"unexpected option(s) {', '.join(map(repr, sorted(extra)))}")
+    bound.apply_defaults()
+    return {name: value for name, value in bound.arguments.items() if name not in ("self", "kwargs")}
 
 
 def text_update_args(predictions: list[Any], references: list[list[Any]]) -> tuple:
