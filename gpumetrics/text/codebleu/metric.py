@@ -17,8 +17,9 @@ implies, quirks included:
 3. **Weighted n-gram match** is not a precision but a *recall* summed over references: for each reference, its
    n-grams clipped by the hypothesis counts, over its own n-gram count (``max(1, ·)`` per reference); unigrams are
    weighted (keyword 1, other tokens 0.2, keywords from codebleu's lists, :mod:`.keywords`), higher orders not;
-   then BLEU's method-1 smoothing and brevity penalty (hypothesis vs closest reference length). A reference of
-   four non-keyword tokens has a unigram denominator of ``max(1, 0.8) = 1``.
+   then BLEU's method-1 smoothing and a brevity penalty whose "closest reference length" is **2 per sample**
+   (codebleu takes ``len()`` of its ``[tokens, weights]`` pairs), so it is 1 unless the candidates average fewer
+   than 2 tokens. A reference of four non-keyword tokens has a unigram denominator of ``max(1, 0.8) = 1``.
 4. **AST match** counts the reference subtrees that occur anywhere among the candidate's (list membership, no
    clipping: one candidate subtree can match many equal reference subtrees), over the number of reference
    subtrees; a subtree is a node with children written as its S-expression (types and field names, no leaf text).
@@ -47,19 +48,19 @@ comments / docstrings           stripped; candidate re-stripped per ref     stri
 data-flow 0 in ``codebleu``     counts as 1                                  counts as 0
 ==============================  ==========================================  ==========================================
 
-Worked example (one sample, Python, weights 0.25 each)::
+Worked example (one sample, Python, weights 0.25 each; whitespace tokens, ``def`` and ``return`` are keywords)::
 
-    hypothesis  "def add(a, b):\\n    return a + b"
-    reference   "def sum(first, second):\\n    return second + first"
+    hypothesis  "def add(a, b):\n    return a + b"        tokens: def add(a, b): return a + b
+    reference   "def sum(first, second):\n    return second + first"
 
-    part                   codebleu-0.7                       paper
-    BLEU                   0.1495 (2 of 7 unigrams, ε for     0 (no bigram match)
-                           the 3 empty orders, BP e^(1-7/7))
-    weighted n-gram        0.3143 (recall: (1+1+0.2+…)/…)     0.4286 (precision: (1+1+0.2+0.2)/(1+1+…))
-    AST match              1.0 (all 10 reference subtrees     1.0
-                           occur in the hypothesis)
-    data-flow match        0.0 → counted as 1 in CodeBLEU     0.0
-    CodeBLEU               0.6159                             0.3571
+    part             codebleu-0.7                                  paper
+    BLEU             3/7 unigrams, no bigram: p = (3/7, .1/6,       (3/7, 0/6, 0/5, 0/4): 0
+                     .1/5, .1/4), BP 1 → 0.0435
+    weighted n-gram  recall (1+1+0.2)/(1+1+5·0.2) = 0.7333 for      precision (1+1+0.2)/(1+1+5·0.2)
+                     unigrams, then (.1/6, .1/5, .1/4) → 0.0497     = 0.7333, BP 1 → 0.7333
+    AST match        6/6 reference subtrees → 1.0                  6/6 clipped → 1.0
+    data-flow        4/4 normalised edges → 1.0                    1.0
+    CodeBLEU         .25·(0.0435 + 0.0497 + 1 + 1) = 0.5233        .25·(0 + 0.7333 + 1 + 1) = 0.6833
 
 (the numbers are checked by ``tests/text/test_codebleu.py::test_docstring_worked_example``).
 
@@ -302,8 +303,9 @@ def _component_scores(stats: Tensor, config: _CodeBLEUConfig) -> Tensor:
                                                               stats[:, ngram.PRECISION_TOTAL])
     else:
         fifths = torch.tensor([5.0, 1.0, 1.0, 1.0], dtype=torch.float64, device=stats.device)
+        # codebleu measures each "reference" [tokens, weights] with len(): 2, whatever the length
         weighted = _bleu(stats[:, ngram.RECALL_MATCHES] / fifths, stats[:, ngram.RECALL_TOTALS] / fifths,
-                         hyp_len, ref_len, smooth=True)
+                         hyp_len, 2.0 * stats[:, SAMPLES], smooth=True)
     syntax = _ratio(stats[:, SYNTAX_MATCHES], stats[:, SYNTAX_TOTAL])
     dataflow = _ratio(stats[:, DATAFLOW_MATCHES], stats[:, DATAFLOW_TOTAL])
     alpha, beta, gamma, theta = config.weights
@@ -367,7 +369,7 @@ def codebleu_score(
         >>> preds = ["def add(a, b):\\n    return a + b"]
         >>> target = [["def sum(first, second):\\n    return second + first"]]
         >>> {key: round(value.item(), 4) for key, value in codebleu_score(preds, target, lang="python").items()}
-        {'codebleu': 0.6159, 'ngram_match_score': 0.1495, 'weighted_ngram_match_score': 0.3143, 'syntax_match_score': 1.0, 'dataflow_match_score': 0.0}
+        {'codebleu': 0.5233, 'ngram_match_score': 0.0435, 'weighted_ngram_match_score': 0.0497, 'syntax_match_score': 1.0, 'dataflow_match_score': 1.0}
     """
     config = _CodeBLEUConfig(lang, weights, mode, preset, tokenizer, detokenize, reduction)
     stats = _codebleu_update(preds, target, config, check_device(device, "device"))
@@ -386,7 +388,7 @@ class CodeBLEUScore(PerSampleScore):
         >>> metric = CodeBLEUScore(lang="python")
         >>> metric.update(["def add(a, b):\\n    return a + b"], [["def sum(first, second):\\n    return second + first"]])
         >>> round(metric.compute()["codebleu"].item(), 4)
-        0.6159
+        0.5233
         >>> metric.signature()[:47]
         'codebleu|mode:codebleu-0.7|lang:python|tok:spli'
     """
