@@ -14,7 +14,7 @@ Rooms (one job each):
                   ``aij2021``.
 """
 
-from gpumetrics.text.codebleu.metric import KEYS, MODES, PRESETS, CodeBLEUScore, codebleu_score
+from gpumetrics.text.codebleu.metric import KEYS, MODES, PRESETS, CodeBLEUScore, clear_caches, codebleu_score
 from gpumetrics.text.codebleu.parsing import LANGUAGES
 
-__all__ = ["KEYS", "LANGUAGES", "MODES", "PRESETS", "CodeBLEUScore", "codebleu_score"]
+__all__ = ["KEYS", "LANGUAGES", "MODES", "PRESETS", "CodeBLEUScore", "clear_caches", "codebleu_score"]

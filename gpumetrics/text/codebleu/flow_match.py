@@ -114,7 +114,8 @@ def dataflow_matches(
     sizes = torch.tensor([len(c) for c in candidates], dtype=torch.long, device=device)
     cand_pair = torch.repeat_interleave(torch.arange(pairs, device=device), sizes)
     ref_pair = torch.repeat_interleave(torch.arange(pairs, device=device), totals)
-    cand_ids = torch.as_tensor(np.concatenate(candidates), device=device)
-    ref_ids = torch.as_tensor(np.concatenate(references), device=device)
-    matches = multiset_intersection_size(ref_ids, ref_pair, cand_ids, cand_pair, pairs, id_bound=len(_EDGE_IDS) + 1)
+    cand_host, ref_host = np.concatenate(candidates).astype(np.int64), np.concatenate(references).astype(np.int64)
+    bound = int(max(cand_host.max(initial=0), ref_host.max(initial=0))) + 1
+    cand_ids, ref_ids = torch.as_tensor(cand_host, device=device), torch.as_tensor(ref_host, device=device)
+    matches = multiset_intersection_size(ref_ids, ref_pair, cand_ids, cand_pair, pairs, id_bound=bound)
     return matches, totals

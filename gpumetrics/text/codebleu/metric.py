@@ -193,6 +193,12 @@ def _program(code: str, lang: str) -> tuple[np.ndarray, np.ndarray]:
     return subtree_ids(root), edge_ids(root, index_to_code(root, code), lang)
 
 
+def clear_caches() -> None:
+    """Forget the per-process caches of comment-stripped texts and of parsed programs (subtree and data-flow ids)."""
+    _stripped.cache_clear()
+    _program.cache_clear()
+
+
 def detokenize_python(text: str) -> str:
     """Python source from TransCoder tokens: a line per ``NEW_LINE``, 4 spaces per ``INDENT`` level (``DEDENT``
     closes one), tokens joined by a space, ``▁`` → space, ``STRNEWLINE`` → newline, ``TABSYMBOL`` → tab.

@@ -47,11 +47,6 @@ def subtree_ids(root: Any) -> np.ndarray:
     return np.asarray(ids, dtype=np.int64)
 
 
-def subtree_vocabulary_size() -> int:
-    """Number of distinct subtrees seen by this process (an upper bound of every id)."""
-    return len(_SUBTREE_IDS)
-
-
 def syntax_matches(
     candidates: Sequence[np.ndarray], references: Sequence[np.ndarray], clipped: bool, device: torch.device
 ) -> tuple[Tensor, Tensor]:
@@ -70,12 +65,12 @@ def syntax_matches(
     totals = torch.tensor([len(r) for r in references], dtype=torch.long, device=device)
     if pairs == 0:
         return torch.zeros(0, dtype=torch.long, device=device), totals
-    cand_ids = torch.as_tensor(np.concatenate(candidates), device=device)
-    ref_ids = torch.as_tensor(np.concatenate(references), device=device)
+    cand_host, ref_host = np.concatenate(candidates).astype(np.int64), np.concatenate(references).astype(np.int64)
+    cand_ids, ref_ids = torch.as_tensor(cand_host, device=device), torch.as_tensor(ref_host, device=device)
     cand_pair = torch.repeat_interleave(torch.arange(pairs, device=device),
                                         torch.tensor([len(c) for c in candidates], device=device))
     ref_pair = torch.repeat_interleave(torch.arange(pairs, device=device), totals)
-    span = subtree_vocabulary_size() + 1
+    span = int(max(cand_host.max(initial=0), ref_host.max(initial=0))) + 1
     if clipped:
         return multiset_intersection_size(ref_ids, ref_pair, cand_ids, cand_pair, pairs, id_bound=span), totals
     found = torch.isin(ref_pair * span + ref_ids, cand_pair * span + cand_ids)
