@@ -254,7 +254,8 @@ def test_module_corpus_ddp():
 def test_module_sentence_scores_paper_ddp():
     rng = random.Random(6)
     pairs = [(edit_snippet(code, rng), code) for code in SNIPPETS["c_sharp"] * 4]
-    pairs = [(pred, code) for pred, code in pairs if _hash_seed_free(parsing.strip_comments(pred, "c_sharp"), "c_sharp")]
+    pairs = [(pred, code) for pred, code in pairs
+             if _hash_seed_free(parsing.strip_comments(pred, "c_sharp"), "c_sharp")]
     preds, codes = [p for p, _ in pairs], [c for _, c in pairs]
     assert len(preds) >= 6
     with warnings.catch_warnings():

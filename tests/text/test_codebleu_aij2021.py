@@ -112,6 +112,7 @@ def test_preset_differs_from_codebleu_07_where_the_script_does():
 
 
 def test_detokenize_python():
-    text = "def f ( x ) : NEW_LINE INDENT if x : NEW_LINE INDENT return ' a▁b ' NEW_LINE DEDENT return 0 NEW_LINE DEDENT"
+    text = ("def f ( x ) : NEW_LINE INDENT if x : NEW_LINE INDENT return ' a▁b ' NEW_LINE DEDENT return 0 "
+            "NEW_LINE DEDENT")
     assert detokenize_python(text) == "def f ( x ) :\n    if x :\n        return ' a b '\n    return 0"
     assert detokenize_python("") == ""

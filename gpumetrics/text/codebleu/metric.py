@@ -1,9 +1,10 @@
 """CodeBLEU as a function and a module (docs/metrics.md §4): ``mode="codebleu-0.7"`` (default), ``mode="paper"``,
 ``preset="aij2021"``.
 
-``CodeBLEU = α·BLEU + β·weighted n-gram match + γ·AST match + δ·data-flow match`` (``weights=(α, β, γ, δ)``), every
-part a corpus-level ratio of summed statistics. The result is a dict of ``DoubleTensor``: ``codebleu``,
-``ngram_match_score``, ``weighted_ngram_match_score``, ``syntax_match_score``, ``dataflow_match_score``.
+``CodeBLEU = α·BLEU + β·weighted n-gram match + γ·AST match + δ·data-flow match``
+(``weights=(α, β, γ, δ)``), every part a corpus-level ratio of summed statistics. The result is a dict of
+``DoubleTensor``: ``codebleu``, ``ngram_match_score``, ``weighted_ngram_match_score``, ``syntax_match_score``,
+``dataflow_match_score``.
 
 **mode="codebleu-0.7"** equals ``codebleu.calc_codebleu(references, predictions, lang, weights, tokenizer)`` of the
 ``codebleu`` package 0.7.0 (note its argument order: references first; a sample's references may be a string or a
@@ -41,17 +42,18 @@ implies, quirks included:
 
 **mode="paper"** is the formula of Ren et al. 2020 (arXiv:2009.10297, §3) as we read it:
 
-==============================  ==========================================  ==========================================
-part                            codebleu-0.7                                paper
-==============================  ==========================================  ==========================================
-BLEU                            method-1 smoothing (0 matches → 0.1)         Papineni's: an order without match → 0
-weighted n-gram (eq. 2–3)       recall, per reference, orders 1–4           precision of hypothesis unigrams (N = 1),
-                                (order 1 weighted), method 1, BP             weights 5:1, clipped by max over refs, BP
-AST match (eq. 4)               reference subtrees found in the candidate   candidate subtrees matching the
-                                (membership, unclipped)                     reference, clipped
-comments / docstrings           stripped; candidate re-stripped per ref     stripped once
-data-flow 0 in ``codebleu``     counts as 1                                  counts as 0
-==============================  ==========================================  ==========================================
+=========================  ============================================  ============================================
+part                       codebleu-0.7                                  paper
+=========================  ============================================  ============================================
+BLEU                       method-1 smoothing (no match → 0.1 matches)   Papineni's: an order without match → 0
+weighted n-gram (eq. 2–3)  recall per reference, orders 1–4 (order 1     precision of the hypothesis unigrams
+                           weighted), method 1, BP with length 2         (N = 1), weights 5:1, clipped by the max
+                                                                         over references, BP
+AST match (eq. 4)          reference subtrees found anywhere in the      candidate subtrees matching the
+                           candidate (membership, unclipped)             reference's, clipped
+comments / docstrings      stripped; the candidate again per reference   stripped once
+data-flow 0 in the total   counts as 1                                   counts as 0
+=========================  ============================================  ============================================
 
 Worked example (one sample, Python, weights 0.25 each; whitespace tokens, ``def`` and ``return`` are keywords)::
 
@@ -379,8 +381,10 @@ def codebleu_score(
     Example:
         >>> preds = ["def add(a, b):\\n    return a + b"]
         >>> target = [["def sum(first, second):\\n    return second + first"]]
-        >>> {key: round(value.item(), 4) for key, value in codebleu_score(preds, target, lang="python").items()}
-        {'codebleu': 0.5233, 'ngram_match_score': 0.0435, 'weighted_ngram_match_score': 0.0497, 'syntax_match_score': 1.0, 'dataflow_match_score': 1.0}
+        >>> scores = codebleu_score(preds, target, lang="python")
+        >>> {key: round(value.item(), 4) for key, value in scores.items()}  # doctest: +NORMALIZE_WHITESPACE
+        {'codebleu': 0.5233, 'ngram_match_score': 0.0435, 'weighted_ngram_match_score': 0.0497,
+         'syntax_match_score': 1.0, 'dataflow_match_score': 1.0}
     """
     config = _CodeBLEUConfig(lang, weights, mode, preset, tokenizer, detokenize, reduction)
     stats = _codebleu_update(preds, target, config, check_device(device, "device"))
@@ -397,7 +401,8 @@ class CodeBLEUScore(PerSampleScore):
 
     Example:
         >>> metric = CodeBLEUScore(lang="python")
-        >>> metric.update(["def add(a, b):\\n    return a + b"], [["def sum(first, second):\\n    return second + first"]])
+        >>> metric.update(["def add(a, b):\\n    return a + b"],
+        ...               [["def sum(first, second):\\n    return second + first"]])
         >>> round(metric.compute()["codebleu"].item(), 4)
         0.5233
         >>> metric.signature()[:47]
