@@ -3,13 +3,14 @@
 
 The words are those of codebleu 0.7.0's ``keywords/<lang>.txt`` files (a keyword is a whitespace token equal to one
 of them; case matters), kept here as data so that codebleu is no run-time dependency; a test checks them against the
-installed files. ``AIJ2021_PYTHON`` is the 35-word list of the AIJ-2021 Code2code script (Python 3.9's
-``keyword.kwlist``: codebleu 0.7 added the soft keywords ``match``, ``case`` and ``type``).
+installed files. ``AIJ2021_PYTHON`` is the 35-word list of the AIJ-2021 Code2code script (Python 3.7–3.11's
+``keyword.kwlist``; codebleu 0.7 added the soft keywords ``match``, ``case`` and ``type``).
 """
 
 from __future__ import annotations
 
 import types
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
