@@ -94,6 +94,9 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
          + [{"language": "ru"}]
          + [{"mode": mode, "synonyms": NoSynonyms(), "reduction": reduction}
             for mode in ("nltk", "aij2022-caption", "aij2022-vqa") for reduction in ("corpus", "none")]),
+        (gpumetrics.CodeBLEUScore, [{"lang": "python", "mode": mode, "reduction": reduction}
+                                    for mode in ("codebleu-0.7", "paper") for reduction in ("corpus", "mean", "none")]
+         + [{"preset": "aij2021"}]),
     ]:
         for kwargs in options:
             expected = EMPTY if kwargs.get("reduction") == "none" else ZERO

@@ -10,6 +10,7 @@ from gpumetrics.tasks import edit  # noqa: F401  (registers ned_aij2022, normali
 from gpumetrics.tasks import ngram_cider  # noqa: F401  (registers cider)
 from gpumetrics.tasks import ngram_bleu  # noqa: F401  (registers bleu)
 from gpumetrics.tasks import meteor  # noqa: F401  (registers meteor)
+from gpumetrics.tasks import codebleu  # noqa: F401  (registers codebleu)
 from gpumetrics.tasks import image  # noqa: F401  (registers s_image_generation)
 from gpumetrics.tasks import captioning  # noqa: F401  (registers s_image_captioning, s_visual_qa)
 from gpumetrics.tasks import suites  # noqa: F401  (registers aij2022, aij2021; keep last)

@@ -21,9 +21,10 @@ register_suite(Suite(
 
 register_suite(Suite(
     name="aij2021",
-    description="AIJ-2021 Fusion Brain: HTR (string accuracy), zero-shot detection (F1), VQA (accuracy); "
-                "not yet available: Code2code (CodeBLEU)",
+    description="AIJ-2021 Fusion Brain: sum of the four task scores — Code2code (CodeBLEU, preset aij2021), HTR "
+                "(string accuracy), zero-shot detection (F1), VQA (accuracy); all available",
     tasks=[
+        SuiteTask("Code2code", "codebleu", {"preset": "aij2021"}),
         SuiteTask("HTR", "string_accuracy"),
         SuiteTask("ZeroShotDetection", "zero_shot_detection_f1", {"preset": "aij2021"}),
         SuiteTask("VQA", "exact_match", {"preset": "raw"}),

@@ -9,6 +9,12 @@ Rooms (one job each):
 - ``dataflow``  — data-flow edges of a parsed program, one generic walker driven by per-language node tables:
                   ``dataflow_edges(root, index_to_code, lang) -> list[(name, token index, relation, [parent names],
                   [parent token indices])]``, equal to codebleu 0.7's ``DFG_<lang>(root, index_to_code, {})[0]``;
+- ``flow_match`` — the data-flow graph codebleu compares (filtered, merged, normalised edges) and its match;
 - ``metric``    — the public ``codebleu_score`` / ``CodeBLEUScore``, modes ``codebleu-0.7`` / ``paper``, preset
                   ``aij2021``.
 """
+
+from gpumetrics.text.codebleu.metric import KEYS, MODES, PRESETS, CodeBLEUScore, clear_caches, codebleu_score
+from gpumetrics.text.codebleu.parsing import LANGUAGES
+
+__all__ = ["KEYS", "LANGUAGES", "MODES", "PRESETS", "CodeBLEUScore", "clear_caches", "codebleu_score"]

@@ -1,0 +1,121 @@
+"""Semantic (data-flow) match: the data-flow graph codebleu compares, as ids, and the clipped match of pairs.
+
+From the edges of :func:`gpumetrics.text.codebleu.dataflow.dataflow_edges` (``(name, token, relation, [parent
+names], [parent tokens])``; an extraction error counts as no edge, as in codebleu) the graph is built as codebleu 0.7's
+``get_data_flow`` builds it:
+
+1. edges sorted by token (stable);
+2. only the variables that take part in a flow are kept: a token is kept if it has a parent or is a parent;
+3. edges of the same token are merged into one: the last edge's name and relation, parents ``list(set(a + b))`` —
+   **Python's set order**, which for strings depends on the process's hash seed (``PYTHONHASHSEED``): codebleu's
+   data-flow score can change from one process to the next when a token has merged parents with several names;
+   within a process we reproduce it exactly, by the same construction;
+4. names normalised program-wide by first appearance (parents before the variable itself): ``var_0``, ``var_1`` …
+
+An edge is then ``(variable, relation, parents)`` with normalised names, interned to an id. The match of a pair is
+the size of the multiset intersection of the candidate's and the reference's edges (codebleu removes each matched
+candidate edge from its list, which is the same count); the total is the reference's number of edges.
+
+C and C++ use the C# walker on their own trees, as codebleu does (its ``dfg_function`` maps them so).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from gpumetrics.kernels.multiset import multiset_intersection_size
+
+#: the walker each language's data flow is read with
+WALKER = {"c": "c_sharp", "cpp": "c_sharp"}
+
+_EDGE_IDS: dict[tuple, int] = {}
+
+
+@functools.lru_cache(maxsize=1)
+def _extractor() -> Callable[[Any, dict, str], list]:
+    # imported on first use: the extraction room is independent of the matching
+    from gpumetrics.text.codebleu.dataflow import dataflow_edges
+
+    return dataflow_edges
+
+
+def dataflow_graph(root: Any, index_to_code: dict, lang: str) -> list[tuple[str, int, str, list, list]]:
+    """codebleu's filtered and merged data-flow graph of a parsed program (steps 1–3 of the module doc)."""
+    try:
+        edges = _extractor()(root, index_to_code, WALKER.get(lang, lang))
+    except ImportError:
+        raise
+    except Exception:  # codebleu: DFG = [] when its walker fails
+        edges = []
+    edges = sorted(edges, key=lambda edge: edge[1])
+    linked = set()
+    for edge in edges:
+        if edge[4]:
+            linked.add(edge[1])
+        linked.update(edge[4])
+    merged: dict[int, tuple] = {}
+    for edge in edges:
+        if edge[1] not in linked:
+            continue
+        before = merged.get(edge[1])
+        if before is None:
+            merged[edge[1]] = edge
+        else:
+            merged[edge[1]] = (edge[0], edge[1], edge[2], list(set(before[3] + edge[3])),
+                               list(set(before[4] + edge[4])))
+    return list(merged.values())
+
+
+def normalized_edges(graph: Sequence[tuple]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """Step 4: ``(variable, relation, parents)`` with names renamed ``var_<k>`` by first appearance."""
+    names: dict[str, str] = {}
+
+    def rename(name: str) -> str:
+        if name not in names:
+            names[name] = f"var_{len(names)}"
+        return names[name]
+
+    result = []
+    for name, _, relation, parents, _ in graph:
+        parents = tuple(rename(parent) for parent in parents)
+        result.append((rename(name), relation, parents))
+    return result
+
+
+def edge_ids(root: Any, index_to_code: dict, lang: str) -> np.ndarray:
+    """``int64[E]`` ids of the normalised data-flow edges of a parsed program."""
+    intern = _EDGE_IDS.setdefault
+    return np.asarray([intern(edge, len(_EDGE_IDS)) for edge in normalized_edges(dataflow_graph(root, index_to_code,
+                                                                                                lang))],
+                      dtype=np.int64)
+
+
+def dataflow_matches(
+    candidates: Sequence[np.ndarray], references: Sequence[np.ndarray], device: torch.device
+) -> tuple[Tensor, Tensor]:
+    """Clipped edge matches and reference edge totals of P (candidate, reference) pairs.
+
+    Returns:
+        ``(matches LongTensor[P], totals LongTensor[P])``.
+
+    Example:
+        >>> dataflow_matches([np.array([0, 0, 1])], [np.array([0, 2])], torch.device("cpu"))
+        (tensor([1]), tensor([2]))
+    """
+    pairs = len(candidates)
+    totals = torch.tensor([len(r) for r in references], dtype=torch.long, device=device)
+    if pairs == 0:
+        return torch.zeros(0, dtype=torch.long, device=device), totals
+    sizes = torch.tensor([len(c) for c in candidates], dtype=torch.long, device=device)
+    cand_pair = torch.repeat_interleave(torch.arange(pairs, device=device), sizes)
+    ref_pair = torch.repeat_interleave(torch.arange(pairs, device=device), totals)
+    cand_host, ref_host = np.concatenate(candidates).astype(np.int64), np.concatenate(references).astype(np.int64)
+    bound = int(max(cand_host.max(initial=0), ref_host.max(initial=0))) + 1
+    cand_ids, ref_ids = torch.as_tensor(cand_host, device=device), torch.as_tensor(ref_host, device=device)
+    matches = multiset_intersection_size(ref_ids, ref_pair, cand_ids, cand_pair, pairs, id_bound=bound)
+    return matches, totals
