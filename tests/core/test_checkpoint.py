@@ -42,6 +42,13 @@ def _text(single_ref: bool = False) -> list[tuple]:
     return [(TEXT_PREDS[i:j], refs[i:j]) for i, j in ((0, 2), (2, 3), (3, 6))]
 
 
+def _code() -> list[tuple]:
+    preds = ["def f(a):\n    b = a + 1\n    return b\n", "x = 1\n", "", "for i in range(3):\n    print(i)\n"]
+    refs = [["def f(x):\n    y = x + 1\n    return y\n"], ["x = 2\ny = x\n", "x = 1\n"], ["pass\n"],
+            ["for j in range(3):\n    print(j)\n"]]
+    return [(preds[i:j], refs[i:j]) for i, j in ((0, 2), (2, 3), (3, 4))]
+
+
 def _images(n: int, seed: int, size: tuple = (3, 24, 20)) -> torch.Tensor:
     return torch.rand(n, *size, generator=torch.Generator().manual_seed(seed))
 
@@ -171,6 +178,10 @@ CASES: dict[type, list[Callable]] = {
         lambda t: (gpumetrics.METEORScore, _text(), None),  # the jar's corpus statistics (a sum state)
         lambda t: (lambda: gpumetrics.METEORScore(reduction="none"), _text(), None),
         lambda t: (lambda: gpumetrics.METEORScore(mode="nltk", synonyms={"cat": ["kitty"]}), _text(), None),
+    ],
+    gpumetrics.CodeBLEUScore: [
+        lambda t: (lambda: gpumetrics.CodeBLEUScore(lang="python"), _code(), None),  # 25 summed statistics
+        lambda t: (lambda: gpumetrics.CodeBLEUScore(lang="python", reduction="none"), _code(), None),
     ],
     gpumetrics.OCREndToEnd: [
         lambda t: (gpumetrics.OCREndToEnd, _ocr_batches(), None),

@@ -6,6 +6,8 @@ Availability is monkeypatched (no CUDA / 2 GPUs / MPS), so these run on any mach
 
 from __future__ import annotations
 
+import functools
+
 import inspect
 from pathlib import Path
 
@@ -102,10 +104,11 @@ def test_every_function_with_a_device_argument_checks_it(machine):
     names = _functions_with_a_device_argument()
     assert names == sorted([
         "token_f1", "exact_match", "string_accuracy", "edit_distance", "char_error_rate", "word_error_rate",
-        "normalized_edit_similarity", "bleu_score", "rouge_score", "cider_score", "meteor_score",
+        "normalized_edit_similarity", "bleu_score", "rouge_score", "cider_score", "meteor_score", "codebleu_score",
     ])  # a new one joins this list and the loop below
+    required = {"codebleu_score": {"lang": "python"}}  # options without a default
     for name in names:
-        fn = getattr(F, name)
+        fn = functools.partial(getattr(F, name), **required.get(name, {}))
         assert fn(["a b"], ["a b"], device="cpu") is not None
         for bad, message in (("tpu", "must be a torch device"), ("cuda", "CUDA is not available"),
                              ("mps", "MPS is not available")):

@@ -112,6 +112,11 @@ def _image_task(tmp: Path) -> tuple[Callable[[], Any], Callable[[int], tuple]]:
     return lambda: ImageGenerationScore(**options), lambda n: ([f"{i}.png" for i in range(n)], ["a cat"] * n)
 
 
+def _code(n: int) -> tuple:
+    programs = ["def f(a):\n    b = a + 1\n    return b\n", "x = [i * 2 for i in range(3)]\n", "y = 1\n", ""]
+    return [programs[i % B] for i in range(n)], [[programs[(i + 1) % B], programs[i % B]] for i in range(n)]
+
+
 def _warm_meteor() -> Any:
     from gpumetrics.text.meteor import tables
 
@@ -154,6 +159,7 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
                       lambda n: (_images(n), ["a cat on a mat"] * n)),
         "ImageGenerationScore": _image_task(tmp),
         "METEORScore": (_warm_meteor, _text),
+        "CodeBLEUScore": (lambda: gpumetrics.CodeBLEUScore(lang="python"), _code),
         "METEORScore(nltk)": (lambda: gpumetrics.METEORScore(mode="nltk", synonyms={"cat": ["dog"]}), _text),
         "ImageCaptioningScore": _caption_task(tmp, ImageCaptioningScore),
         "VisualQAScore": _caption_task(tmp, VisualQAScore),
@@ -180,6 +186,7 @@ BUDGETS = {
     # METEOR 1.5: sizes of the matcher joins, then per reference position of the beam search a few (row counts and
     # the ranges of the packed ranking key): grows with the longest reference of the batch, not with the batch size
     "METEORScore": 131,
+    "CodeBLEUScore": 53,  # n-gram orders (unique + pruned positions), AST subtree and data-flow keys, per batch
     "METEORScore(nltk)": 0, "ImageCaptioningScore": 0, "VisualQAScore": 0,  # NLTK-style alignment is host work
     # torchmetrics' input validation (unique of the targets, bounds) and its per-update shape checks
     **{f"{kind}{stat}": 4 for kind in ("Binary", "Multilabel") for stat in ("Precision", "Recall", "F1Score")},

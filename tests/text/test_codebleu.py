@@ -1,9 +1,8 @@
 """CodeBLEU against ``codebleu.calc_codebleu`` 0.7.0 (mode "codebleu-0.7", every key to 1e-9), the paper mode's
 formula on hand-checked cases, the module under the harness (forward, merge_state, state_dict, pickle, DDP), bad input.
 
-Data flow: until ``gpumetrics/text/codebleu/dataflow.py`` lands (parallel branch), every test here that computes a
-score reads data flow through ``tests/text/codebleu_fallback.py`` (codebleu's own DFG functions) — that is, all of
-them except the keyword, comment-stripping, token-index, n-gram-statistics and bad-input tests.
+Data flow is ours (``gpumetrics/text/codebleu/dataflow.py``, one walker over per-language tables); codebleu's own DFG
+functions are only the oracle (tests/text/test_codebleu_dataflow.py compares the edges directly).
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from gpumetrics.text.codebleu.keywords import KEYWORDS
 from gpumetrics.text.codebleu.ngram import ngram_statistics
 from tests.helpers.harness import assert_close, check_metric
 from tests.text.codebleu_data import SNIPPETS, edit_program, edit_snippet, humaneval_solutions
-from tests.text.codebleu_fallback import USING_FALLBACK, FallbackCodeBLEUScore
 
 codebleu = pytest.importorskip("codebleu")
 
@@ -41,12 +39,6 @@ def _quiet(function, *args, **kwargs):
         return function(*args, **kwargs)
 
 
-def test_fallback_state_is_reported():
-    # informative: True while dataflow.py has not landed (the tests then read data flow through codebleu's DFG)
-    assert USING_FALLBACK in (True, False)
-
-
-# ------------------------------------------------------------------------------------------------ rooms
 def test_keywords_equal_codebleu_files():
     from pathlib import Path
 
@@ -218,13 +210,12 @@ def _hash_seed_free(code: str, lang: str) -> bool:
     """No data-flow token of the program has parents of two different names (the walker and the merge list them in
     Python's set order of strings, which follows ``PYTHONHASHSEED``): its edges are then the same in every process,
     spawned DDP workers included."""
-    from gpumetrics.text.codebleu.dataflow import dataflow_edges
-    from gpumetrics.text.codebleu.flow_match import WALKER
+    from gpumetrics.text.codebleu.dataflow import DataflowError, dataflow_edges
 
     root = parsing.parse(code, lang)
     try:
-        edges = dataflow_edges(root, parsing.index_to_code(root, code), WALKER.get(lang, lang))
-    except Exception:
+        edges = dataflow_edges(root, parsing.index_to_code(root, code), lang)
+    except DataflowError:
         return True
     names: dict[int, set] = {}
     for edge in edges:
@@ -246,7 +237,7 @@ def test_module_corpus_ddp():
     target = [[code, code.replace("    ", "  ")] if i % 3 == 0 else code for i, code in enumerate(solutions)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_metric(FallbackCodeBLEUScore, codebleu_score, lambda p, t: reference(p, t, "python"),
+        check_metric(gpumetrics.CodeBLEUScore, codebleu_score, lambda p, t: reference(p, t, "python"),
                      _batches(preds, target, [1, 17, 22]), metric_kwargs={"lang": "python"})
 
 
@@ -260,7 +251,7 @@ def test_module_sentence_scores_paper_ddp():
     assert len(preds) >= 6
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_metric(FallbackCodeBLEUScore, codebleu_score, None, _batches(preds, codes, [2, len(preds) - 2]),
+        check_metric(gpumetrics.CodeBLEUScore, codebleu_score, None, _batches(preds, codes, [2, len(preds) - 2]),
                      metric_kwargs={"lang": "c_sharp", "mode": "paper", "reduction": "none"})
 
 

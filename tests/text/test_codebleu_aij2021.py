@@ -36,7 +36,6 @@ from pathlib import Path
 
 import pytest
 
-import tests.text.codebleu_fallback  # noqa: F401  (data flow until dataflow.py lands)
 from gpumetrics.functional import codebleu_score
 from gpumetrics.text.codebleu.metric import detokenize_python
 

@@ -21,36 +21,23 @@ C and C++ use the C# walker on their own trees, as codebleu does (its ``dfg_func
 
 from __future__ import annotations
 
-import functools
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from gpumetrics.kernels.multiset import multiset_intersection_size
-
-#: the walker each language's data flow is read with
-WALKER = {"c": "c_sharp", "cpp": "c_sharp"}
+from gpumetrics.text.codebleu.dataflow import DataflowError, dataflow_edges
 
 _EDGE_IDS: dict[tuple, int] = {}
-
-
-@functools.lru_cache(maxsize=1)
-def _extractor() -> Callable[[Any, dict, str], list]:
-    # imported on first use: the extraction room is independent of the matching
-    from gpumetrics.text.codebleu.dataflow import dataflow_edges
-
-    return dataflow_edges
 
 
 def dataflow_graph(root: Any, index_to_code: dict, lang: str) -> list[tuple[str, int, str, list, list]]:
     """codebleu's filtered and merged data-flow graph of a parsed program (steps 1–3 of the module doc)."""
     try:
-        edges = _extractor()(root, index_to_code, WALKER.get(lang, lang))
-    except ImportError:
-        raise
-    except Exception:  # codebleu: DFG = [] when its walker fails
+        edges = dataflow_edges(root, index_to_code, lang)  # c / cpp: the C# rules, as codebleu 0.7 (dataflow tables)
+    except DataflowError:  # programs on which codebleu's walker fails: it counts no data flow
         edges = []
     edges = sorted(edges, key=lambda edge: edge[1])
     linked = set()
