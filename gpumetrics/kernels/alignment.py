@@ -131,7 +131,8 @@ class _Search(NamedTuple):
     """Per-match data the search reads (matches of the searched pairs only, pairs renumbered)."""
 
     matches: Matches
-    mask: Tensor  # int64[M, W1 + W2]
+    touch_col: Tensor  # int64[M, 4]: the bitset words a match's spans touch (line 1 first/last, line 2 first/last)
+    touch_bits: Tensor  # int64[M, 4]: the span's bits in each of those words
     fixed_at: Tensor  # int64[Σ len2]: the fixed match at each line-2 position, -1 if none
     offset2: Tensor  # int64[P]
     free_ids: Tensor  # free candidates grouped by line-2 position (CSR with the two below)
@@ -141,7 +142,10 @@ class _Search(NamedTuple):
 
 
 def _take_match(rows: _Rows, s: _Search, match: Tensor) -> _Rows:
-    """Rows after taking ``match[r]`` (the distance is the caller's: the jar adds it to a different path)."""
+    """Rows after taking ``match[r]`` (the distance is the caller's: the jar adds it to a different path).
+
+    ``rows`` must be the caller's own copy (a ``take``): its bitsets are updated in place.
+    """
     m = s.matches
     state = rows.state.clone()
     last = state[:, _LAST]
@@ -149,7 +153,11 @@ def _take_match(rows: _Rows, s: _Search, match: Tensor) -> _Rows:
     state[:, _SCORE] += m.weight_sum[match].to(state.dtype)
     state[:, _IDX] = (m.start[match] + m.length[match]).to(state.dtype)
     state[:, _LAST] = (m.match_start[match] + m.match_length[match]).to(state.dtype)
-    return _Rows(rows.pair, rows.bits | s.mask[match], state)
+    columns = s.touch_col[match]
+    bits = rows.bits
+    # a span within one word lists that word twice with the same bits, so both writes agree
+    bits.scatter_(1, columns, bits.gather(1, columns) | s.touch_bits[match])
+    return _Rows(rows.pair, bits, state)
 
 
 def _rank_order(rows: _Rows) -> Tensor:
@@ -223,6 +231,13 @@ def _search(matches: Matches, fixed: Tensor, in_search: Tensor, searched: Tensor
     words1 = max(1, -(-int(len1.max()) // _BITS))
     words2 = max(1, -(-int(len2.max()) // _BITS))
     mask = torch.cat((_span_bits(m.match_start, m.match_length, words1), _span_bits(m.start, m.length, words2)), 1)
+    touch_col = torch.stack((
+        torch.div(m.match_start, _BITS, rounding_mode="floor"),
+        torch.div(m.match_start + m.match_length - 1, _BITS, rounding_mode="floor"),
+        words1 + torch.div(m.start, _BITS, rounding_mode="floor"),
+        words1 + torch.div(m.start + m.length - 1, _BITS, rounding_mode="floor"),
+    ), 1)
+    touch_bits = mask.gather(1, touch_col)
     offset2 = segment_starts(len2)
     flat2 = offset2[m.pair] + m.start
     size2 = int(len2.sum())
@@ -230,7 +245,7 @@ def _search(matches: Matches, fixed: Tensor, in_search: Tensor, searched: Tensor
     fixed_at = torch.full((size2,), -1, dtype=torch.long, device=device)
     fixed_at[flat2[fixed_ids]] = fixed_ids
     free_count = torch.zeros(size2, dtype=torch.long, device=device).index_add_(0, flat2[free_ids], torch.ones_like(free_ids))
-    s = _Search(m, mask, fixed_at, offset2, free_ids, free_count, segment_starts(free_count), words1)
+    s = _Search(m, touch_col, touch_bits, fixed_at, offset2, free_ids, free_count, segment_starts(free_count), words1)
 
     # fixed spans are disjoint, so a sum of their bits is their OR
     bits = torch.zeros(pairs, mask.shape[1], dtype=torch.long, device=device).index_add_(0, m.pair[fixed_ids], mask[fixed_ids])
@@ -294,7 +309,7 @@ def _step(rows: _Rows, position: int, s: _Search) -> tuple[_Rows, Tensor, Tensor
     owner = segment_ids(n_candidates)
     k = torch.arange(owner.numel(), device=device) - first_candidate[owner]
     candidate = s.free_ids[s.free_first[flat[owner]] + k]
-    fits = ((rows.bits[owner] & s.mask[candidate]) == 0).all(1)
+    fits = ((rows.bits[owner.unsqueeze(1), s.touch_col[candidate]] & s.touch_bits[candidate]) == 0).all(1)
     step = (m.start[candidate] - m.match_start[candidate]).abs() * fits
     fits_long = fits.long()
     before = torch.cumsum(step, 0) - step
