@@ -99,3 +99,33 @@ def meteor_nltk_case(size: int, device: str) -> Contenders:
         check=lambda ours, anchor: max(abs(a - b) for a, b in zip(ours.tolist(), anchor)) < 1e-9,
         note="pre-tokenised captions, 5 refs, the same fake WordNet (30% of words with one 3-word synset) on both sides",
     )
+
+
+@register("meteor_1.5_long", sizes=(40,), quick_sizes=(8,), repeats=2)
+def meteor_jar_long_case(size: int, device: str) -> Contenders:
+    """Very uneven lengths: 100–700-word hypotheses, a shuffled copy and the first half as references."""
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    from tests.helpers.text_data import random_caption
+
+    rng = random.Random(size)
+    preds, target = [], []
+    for _ in range(size):
+        words = [rng.choice(random_caption(rng).split() or ["x"]) for _ in range(rng.choice([100, 300, 700]))]
+        preds.append(" ".join(words))
+        target.append([" ".join(rng.sample(words, len(words))), " ".join(words[: len(words) // 2])])
+    gts, res = {i: refs for i, refs in enumerate(target)}, {i: [p] for i, p in enumerate(preds)}
+    tables.paraphrase_table()
+
+    def anchor() -> float:
+        meteor = Meteor()
+        score = float(meteor.compute_score(gts, res)[0])
+        del meteor
+        return score
+
+    return Contenders(
+        ours={"meteor_score (table load included)": _cold(lambda: meteor_score(preds, target, device=device).item())},
+        anchors={"pycocoevalcap Meteor (JVM start + jar)": anchor},
+        check=lambda ours, anchor: abs(ours - anchor) < 1e-9,
+        note="long texts with many repeated words (beam search over up to 700 reference positions)",
+    )
