@@ -26,11 +26,10 @@ def _cold(fn):
     return run
 
 
-@register("meteor_1.5", sizes=(5_000, 40_000), quick_sizes=(500,), repeats=2)
-def meteor_jar_case(size: int, device: str) -> Contenders:
+def _against_the_jar(preds: list[str], target: list[list[str]], device: str, note: str) -> Contenders:
+    """meteor_score (tables reloaded each repeat) against pycocoevalcap's Meteor (a new JVM each repeat)."""
     from pycocoevalcap.meteor.meteor import Meteor
 
-    preds, target = caption_batch(random.Random(size), size, _N_REFS)
     gts, res = {i: refs for i, refs in enumerate(target)}, {i: [p] for i, p in enumerate(preds)}
     tables.paraphrase_table()  # the disk cache exists before timing (built once per installation)
 
@@ -44,7 +43,16 @@ def meteor_jar_case(size: int, device: str) -> Contenders:
         ours={"meteor_score (table load included)": _cold(lambda: meteor_score(preds, target, device=device).item())},
         anchors={"pycocoevalcap Meteor (JVM start + jar)": anchor},
         check=lambda ours, anchor: abs(ours - anchor) < 1e-9,
-        note=f"COCO-like raw captions, {_N_REFS} references each (a few 1–4); -norm tokenisation included on both sides",
+        note=note,
+    )
+
+
+@register("meteor_1.5", sizes=(5_000, 40_000), quick_sizes=(500,), repeats=2)
+def meteor_jar_case(size: int, device: str) -> Contenders:
+    preds, target = caption_batch(random.Random(size), size, _N_REFS)
+    return _against_the_jar(
+        preds, target, device,
+        f"COCO-like raw captions, {_N_REFS} references each (a few 1–4); -norm tokenisation included on both sides",
     )
 
 
@@ -104,8 +112,6 @@ def meteor_nltk_case(size: int, device: str) -> Contenders:
 @register("meteor_1.5_long", sizes=(40,), quick_sizes=(8,), repeats=2)
 def meteor_jar_long_case(size: int, device: str) -> Contenders:
     """Very uneven lengths: 100–700-word hypotheses, a shuffled copy and the first half as references."""
-    from pycocoevalcap.meteor.meteor import Meteor
-
     from tests.helpers.text_data import random_caption
 
     rng = random.Random(size)
@@ -114,18 +120,6 @@ def meteor_jar_long_case(size: int, device: str) -> Contenders:
         words = [rng.choice(random_caption(rng).split() or ["x"]) for _ in range(rng.choice([100, 300, 700]))]
         preds.append(" ".join(words))
         target.append([" ".join(rng.sample(words, len(words))), " ".join(words[: len(words) // 2])])
-    gts, res = {i: refs for i, refs in enumerate(target)}, {i: [p] for i, p in enumerate(preds)}
-    tables.paraphrase_table()
-
-    def anchor() -> float:
-        meteor = Meteor()
-        score = float(meteor.compute_score(gts, res)[0])
-        del meteor
-        return score
-
-    return Contenders(
-        ours={"meteor_score (table load included)": _cold(lambda: meteor_score(preds, target, device=device).item())},
-        anchors={"pycocoevalcap Meteor (JVM start + jar)": anchor},
-        check=lambda ours, anchor: abs(ours - anchor) < 1e-9,
-        note="long texts with many repeated words (beam search over up to 700 reference positions)",
+    return _against_the_jar(
+        preds, target, device, "long texts with many repeated words (beam search over up to 700 reference positions)"
     )

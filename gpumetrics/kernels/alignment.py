@@ -32,7 +32,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from gpumetrics.kernels.ragged import segment_ids, segment_starts
+from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
 
 _BITS = 64
 
@@ -70,7 +70,7 @@ class Alignment(NamedTuple):
 def _span_bits(start: Tensor, length: Tensor, words: int) -> Tensor:
     """``int64[M, words]`` bitset of each span's positions (bit ``q % 64`` of word ``q // 64``)."""
     span = segment_ids(length)
-    position = start[span] + torch.arange(span.numel(), device=start.device) - segment_starts(length)[span]
+    position = start[span] + offsets_in_segment(length, span)
     bits = torch.zeros(start.numel() * words, dtype=torch.long, device=start.device)
     # distinct bits of one span never carry, so a sum is an OR (two's complement wraps bit 63 correctly)
     word = span * words + torch.div(position, _BITS, rounding_mode="floor")
@@ -87,7 +87,7 @@ def _fixed_matches(m: Matches, len1: Tensor, len2: Tensor) -> Tensor:
     shared = torch.zeros(m.pair.numel(), dtype=torch.long, device=device)
     for offset, start, length, size in ((offset1, m.match_start, m.match_length, len1), (offset2, m.start, m.length, len2)):
         span = segment_ids(length)
-        position = offset[m.pair][span] + start[span] + torch.arange(span.numel(), device=device) - segment_starts(length)[span]
+        position = offset[m.pair][span] + start[span] + offsets_in_segment(length, span)
         coverage = torch.zeros(int(size.sum()), dtype=torch.long, device=device).index_add_(0, position, torch.ones_like(position))
         shared.index_add_(0, span, (coverage[position] != 1).long())
     return (at_start[flat2] == 1) & (shared == 0)
@@ -307,7 +307,7 @@ def _step(rows: _Rows, position: int, s: _Search) -> tuple[_Rows, Tensor, Tensor
     n_candidates = torch.where(in_use, 0, s.free_count[flat])
     first_candidate = segment_starts(n_candidates)
     owner = segment_ids(n_candidates)
-    k = torch.arange(owner.numel(), device=device) - first_candidate[owner]
+    k = offsets_in_segment(n_candidates, owner)
     candidate = s.free_ids[s.free_first[flat[owner]] + k]
     fits = ((rows.bits[owner.unsqueeze(1), s.touch_col[candidate]] & s.touch_bits[candidate]) == 0).all(1)
     step = (m.start[candidate] - m.match_start[candidate]).abs() * fits

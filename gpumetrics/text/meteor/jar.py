@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.kernels.alignment import Matches, beam_align
-from gpumetrics.kernels.ragged import expand_segments, segment_ids, segment_products, segment_starts
+from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_products, segment_starts
 from gpumetrics.text.meteor import tables
 from gpumetrics.text.tokenize import get_tokenizer
 from gpumetrics.text.tokenize.base import encode_token_lists
@@ -89,9 +89,9 @@ def encode(preds: Sequence[str], target: Sequence[Sequence[str]], language: str,
     vocabulary = batch.vocabulary
     words = _word_table(language)
     function = tables.function_words(language)
-    _, parameters_modules = PARAMETERS[language][1:], PARAMETERS[language][2]
-    table_id = tables.paraphrase_table().ids(vocabulary) if "paraphrase" in parameters_modules else np.full(len(vocabulary), -1)
-    synonym_keys = _synonym_keys(vocabulary) if "synonym" in parameters_modules else np.zeros(0, dtype=np.int64)
+    modules = PARAMETERS[language][2]
+    table_id = tables.paraphrase_table().ids(vocabulary) if "paraphrase" in modules else np.full(len(vocabulary), -1)
+    synonym_keys = _synonym_keys(vocabulary) if "synonym" in modules else np.zeros(0, dtype=np.int64)
     n_hyp_tokens = int(sum(map(len, hyp_tokens)))
 
     def tensor(values, dtype=torch.long) -> Tensor:
@@ -104,7 +104,7 @@ def encode(preds: Sequence[str], target: Sequence[Sequence[str]], language: str,
         ref_lengths=tensor(batch.lengths[len(hyp_tokens) :]),
         owner=tensor(np.repeat(np.arange(len(references)), [len(refs) for refs in references])),
         word_hash=tensor(words.hashes(vocabulary)),
-        stem_hash=tensor(words.stem_hashes(vocabulary)) if "stem" in parameters_modules else tensor(words.hashes(vocabulary)),
+        stem_hash=tensor(words.stem_hashes(vocabulary)) if "stem" in modules else tensor(words.hashes(vocabulary)),
         function=tensor([word in function for word in vocabulary], torch.bool),
         table_id=tensor(table_id),
         synonym_keys=tensor(synonym_keys),
@@ -158,7 +158,7 @@ def _equal_keys(key1: Tensor, key2: Tensor) -> tuple[Tensor, Tensor]:
     first = torch.searchsorted(sorted2, sorted1)
     count = torch.searchsorted(sorted2, sorted1, right=True) - first
     query = segment_ids(count)
-    k = torch.arange(query.numel(), device=key1.device) - segment_starts(count)[query]
+    k = offsets_in_segment(count, query)
     return order1[query], order2[first[query] + k]
 
 
@@ -181,10 +181,10 @@ class _Occurrences(NamedTuple):
 def _occurrences_by_pair(s: Sentences) -> _Occurrences:
     len1 = s.hyp_lengths[s.owner]
     pair1 = segment_ids(len1)
-    position1 = torch.arange(pair1.numel(), device=pair1.device) - segment_starts(len1)[pair1]
+    position1 = offsets_in_segment(len1, pair1)
     word1 = s.hyp_words[segment_starts(s.hyp_lengths)[s.owner[pair1]] + position1]
     pair2 = segment_ids(s.ref_lengths, s.ref_words.numel())
-    position2 = torch.arange(pair2.numel(), device=pair2.device) - segment_starts(s.ref_lengths)[pair2]
+    position2 = offsets_in_segment(s.ref_lengths, pair2)
     return _Occurrences(pair1, position1, word1, pair2, position2, s.ref_words)
 
 
@@ -290,13 +290,13 @@ def _emitted(grams: _Grams, trie: tables.ParaphraseTrie, wanted: Tensor) -> tupl
     first = trie.emit_first[nodes]
     counts = trie.emit_first[nodes + 1] - first
     owner = segment_ids(counts)
-    entry = first[owner] + torch.arange(owner.numel(), device=owner.device) - segment_starts(counts)[owner]
+    entry = first[owner] + offsets_in_segment(counts, owner)
     keep = wanted[trie.emit_node[entry]]
     owner, entry = owner[keep], entry[keep]
     kept = torch.bincount(owner, minlength=nodes.numel())
     per_gram = kept[inverse]
     gram = segment_ids(per_gram)
-    k = torch.arange(gram.numel(), device=gram.device) - segment_starts(per_gram)[gram]
+    k = offsets_in_segment(per_gram, gram)
     return gram, entry[segment_starts(kept)[inverse[gram]] + k]
 
 
@@ -305,7 +305,7 @@ def _occurrences(queries: Tensor, grams_key: Tensor, grams_position: Tensor) -> 
     first = torch.searchsorted(grams_key, queries)
     found = torch.searchsorted(grams_key, queries, right=True) - first
     query = segment_ids(found)
-    k = torch.arange(query.numel(), device=queries.device) - segment_starts(found)[query]
+    k = offsets_in_segment(found, query)
     return query, grams_position[first[query] + k]
 
 
@@ -347,7 +347,7 @@ def _paraphrase_matches(s: Sentences, identical: Tensor, module: int, device: to
     per_emit = refs_per_hyp[hyp_grams.sentence[gram]]
     emit = segment_ids(per_emit)
     pair = segment_starts(refs_per_hyp)[hyp_grams.sentence[gram[emit]]] + (
-        torch.arange(emit.numel(), device=device) - segment_starts(per_emit)[emit]
+        offsets_in_segment(per_emit, emit)
     )
     ref_key, ref_position = _sorted_grams(ref_grams, nodes)
     query, j = _occurrences(pair * nodes + trie.emit_node[entry[emit]], ref_key, ref_position)
@@ -374,7 +374,7 @@ def _identical(s: Sentences) -> Tensor:
     """``BoolTensor[P]``: the hypothesis and the reference have the same word hashes (the jar's shortcut)."""
     len1 = s.hyp_lengths[s.owner]
     pair = segment_ids(s.ref_lengths, s.ref_words.numel())
-    k = torch.arange(pair.numel(), device=pair.device) - segment_starts(s.ref_lengths)[pair]
+    k = offsets_in_segment(s.ref_lengths, pair)
     inside = k < len1[pair]
     hyp_position = (segment_starts(s.hyp_lengths)[s.owner[pair]] + k).clamp_max(max(s.hyp_words.numel() - 1, 0))
     differs = ~inside
