@@ -131,15 +131,17 @@ class _Walk:
         ):
             roles.update(dict.fromkeys(types, role))
         self.roles = roles
+        # plain functions, not bound methods: a dict of bound methods on self is a reference cycle, which would keep
+        # every walk (and its token table) alive until the cyclic collector runs
         self.handlers = {
-            _DEFINITION: self._definition,
-            _ASSIGNMENT: self._pairwise_assignment if table.assignment_style == "pairwise" else self._assignment,
-            _INCREMENT: self._increment,
-            _IF: self._if,
-            _FOR: self._for,
-            _ITER_FOR: self._iter_for,
-            _ENHANCED_FOR: self._enhanced_for,
-            _WHILE: self._while,
+            _DEFINITION: _Walk._definition,
+            _ASSIGNMENT: _Walk._pairwise_assignment if table.assignment_style == "pairwise" else _Walk._assignment,
+            _INCREMENT: _Walk._increment,
+            _IF: _Walk._if,
+            _FOR: _Walk._for,
+            _ITER_FOR: _Walk._iter_for,
+            _ENHANCED_FOR: _Walk._enhanced_for,
+            _WHILE: _Walk._while,
         }
 
     # ------------------------------------------------------------------------------------------------- driver
@@ -172,7 +174,7 @@ class _Walk:
         role = self.roles.get(node.type)
         if role is None:
             return self._plain(node, states)
-        return self.handlers[role](node, states)
+        return self.handlers[role](self, node, states)
 
     def _token(self, node: Node, states: States) -> States:
         idx, code = self.index_to_code[(node.start_point, node.end_point)]
