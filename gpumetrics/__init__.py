@@ -34,6 +34,9 @@ from gpumetrics.classification import (
     MultilabelF1Score, MultilabelPrecision, MultilabelRecall,
 )
 
+# --- retrieval: ranking metrics with trec_eval / ranx conventions (docs/metrics.md §6)
+from gpumetrics.retrieval import RankingMetrics
+
 __version__ = library_version()
 
 __all__ = [
@@ -46,4 +49,5 @@ __all__ = [
     "BinaryPrecision", "BinaryRecall", "BinaryF1Score",
     "MulticlassPrecision", "MulticlassRecall", "MulticlassF1Score",
     "MultilabelPrecision", "MultilabelRecall", "MultilabelF1Score",
+    "RankingMetrics",
 ]

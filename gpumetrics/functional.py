@@ -31,6 +31,9 @@ from gpumetrics.classification import (
     multilabel_f1_score, multilabel_precision, multilabel_recall,
 )
 
+# --- retrieval: P@k, R@k, MAP, NDCG, MRR … with trec_eval / ranx conventions (docs/metrics.md §6)
+from gpumetrics.retrieval.ranking import ranking_metrics
+
 __all__ = [
     "token_f1", "exact_match", "string_accuracy",
     "edit_distance", "char_error_rate", "word_error_rate", "normalized_edit_similarity",
@@ -40,4 +43,5 @@ __all__ = [
     "binary_precision", "binary_recall", "binary_f1_score",
     "multiclass_precision", "multiclass_recall", "multiclass_f1_score",
     "multilabel_precision", "multilabel_recall", "multilabel_f1_score",
+    "ranking_metrics",
 ]

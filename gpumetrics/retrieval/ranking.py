@@ -1,0 +1,453 @@
+"""Ranking metrics — P@k, R@k, Hit@k, MRR, AP / MAP, R-precision, DCG / NDCG — with trec_eval and ranx conventions.
+
+All queries of a batch are scored at once: one padded ``[Q, D]`` ranking per batch (or flat torchmetrics-style
+``(scores, relevance, query_ids)`` triples, grouped and padded on the device), three stable sorts per batch, then
+cumulative sums along the document axis. No loop over queries, one host synchronisation per batch (the input checks).
+
+Conventions (every one a named option; the defaults are trec_eval's):
+
+* **Relevant** means ``relevance >= relevance_level`` (trec_eval's ``-l``, default 1; ranx counts the same for integer
+  labels). NDCG gains are the graded labels themselves: every positive label counts as a gain, also one below
+  ``relevance_level`` (trec_eval's rule; ranx drops labels below its level, which differs only for levels above 1).
+* **Ties** (equal scores) — ``"trec_eval"``: by document id, *descending* (trec_eval compares docnos as strings; pass
+  ``doc_ids`` that order as your docnos do — without them the column position is the id); ``"ranx"``: input order
+  (what ranx's ``Run`` gives for short lists; for tied groups of 16 or more documents numba's quicksort leaves ranx's
+  order implementation-defined, and a plain ``dict`` run is sorted the other way round); ``"optimistic"`` /
+  ``"pessimistic"``: relevant (higher graded) documents first / last; ``"average"``: the expected value over every
+  order of the tied documents (sklearn ``ndcg_score`` and torchmetrics' NDCG; defined for the metrics linear in the
+  ranking: DCG, NDCG, precision, recall, R-precision, hits).
+* **Cut-offs** — ``@k`` looks at the first ``k`` ranked documents; P@k divides by ``k`` even when fewer were retrieved
+  (both tools); AP@k divides by the number of relevant documents, not by ``min(k, R)`` (trec_eval ``map_cut``, ranx).
+  Without ``@k`` a metric uses the whole list; ``precision`` without ``k`` divides by the list length (ranx).
+* **Ideal DCG** is computed from *all* judged documents of the query, cut at ``k``. A padded row may not contain every
+  relevant document (the retriever missed some): pass ``qrels`` — the labels of all judged documents of each query —
+  and recall, AP, R-precision and the ideal DCG use it, as trec_eval and ranx do with their qrels files.
+* **Gain** — ``"linear"`` (rel; trec_eval ``ndcg``, ranx ``ndcg``, sklearn, torchmetrics) or ``"exponential"``
+  (2^rel − 1; ranx ``ndcg_burges``, the Burges et al. formulation). The names ``ndcg_burges`` / ``dcg_burges`` always
+  use the exponential gain.
+* **Queries with no relevant document** — ``empty="zero"`` (every metric 0 for that query, counted in the mean: what
+  trec_eval, ranx, sklearn and torchmetrics' default ``empty_target_action="neg"`` do), ``"one"``, ``"skip"`` (left
+  out of the mean) or ``"error"``. A query whose run is empty but which has relevant documents (in ``qrels``) scores 0,
+  as ranx's ``make_comparable`` and trec_eval's ``-c`` do.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Optional, Sequence, Union
+
+import torch
+from torch import Tensor
+
+from gpumetrics.core import Metric, check_choice
+from gpumetrics.core.checks import describe_value, is_sequence
+from gpumetrics.kernels.ragged import offsets_in_segment
+
+__all__ = ["RankingMetrics", "ranking_metrics", "TIES", "GAINS", "EMPTY", "METRIC_NAMES"]
+
+TIES = ("trec_eval", "ranx", "optimistic", "pessimistic", "average")
+GAINS = ("linear", "exponential")
+EMPTY = ("zero", "one", "skip", "error")
+REDUCTIONS = ("mean", "none")
+
+#: metric name (ranx spelling) → whether it takes ``@k``
+METRIC_NAMES = {
+    "precision": True, "recall": True, "f1": True, "hits": True, "hit_rate": True, "mrr": True, "map": True,
+    "ndcg": True, "ndcg_burges": True, "dcg": True, "dcg_burges": True, "r_precision": False,
+}
+_ALIASES = {"p": "precision", "r": "recall", "hit": "hit_rate", "success": "hit_rate", "ap": "map",
+            "rprec": "r_precision", "recip_rank": "mrr"}
+_GAIN_METRICS = {"ndcg", "dcg", "ndcg_burges", "dcg_burges"}
+_LINEAR = {"precision", "recall", "hits", "ndcg", "ndcg_burges", "dcg", "dcg_burges", "r_precision"}
+_NAME = re.compile(r"^([a-z][a-z0-9_]*)(?:@(\d+))?$")
+
+
+def _parse_metrics(metrics: Any, ties: str) -> list[tuple[str, str, Optional[int]]]:
+    """``["ndcg@10", "map"]`` → ``[("ndcg@10", "ndcg", 10), ("map", "map", None)]``; errors name ``metrics``."""
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if not is_sequence(metrics) or not metrics:
+        raise TypeError(f"`metrics` must be a metric name or a non-empty list of names, got {describe_value(metrics)}")
+    parsed = []
+    for name in metrics:
+        match = _NAME.match(name.lower().replace("-", "_")) if isinstance(name, str) else None
+        base = _ALIASES.get(match.group(1), match.group(1)) if match else None
+        if base not in METRIC_NAMES:
+            known = ", ".join(METRIC_NAMES)
+            raise ValueError(f"`metrics` holds {name!r}; expected one of {known}, optionally with @k (e.g. 'ndcg@10')")
+        k = int(match.group(2)) if match.group(2) is not None else None
+        if k is not None and (k < 1 or not METRIC_NAMES[base]):
+            raise ValueError(f"`metrics` holds {name!r}: " + ("k must be ≥ 1" if k < 1 else f"{base} takes no @k"))
+        if ties == "average" and base not in _LINEAR:
+            raise ValueError(f"`metrics` holds {name!r}, which ties='average' does not define (only "
+                             f"{', '.join(sorted(_LINEAR))}: the metrics linear in the ranking)")
+        parsed.append((name, base, k))
+    return parsed
+
+
+def _check_options(ties: Any, gain: Any, empty: Any, relevance_level: Any) -> None:
+    check_choice(ties, "ties", TIES)
+    check_choice(gain, "gain", GAINS)
+    check_choice(empty, "empty", EMPTY)
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)) or relevance_level <= 0:
+        raise ValueError(f"`relevance_level` must be a positive number, got {describe_value(relevance_level)}")
+
+
+def _as_tensor(value: Any, name: str, device: Optional[torch.device] = None) -> Tensor:
+    if isinstance(value, Tensor):
+        return value if device is None else value.to(device)
+    if is_sequence(value):
+        try:
+            return torch.as_tensor(value, device=device)
+        except (TypeError, ValueError, RuntimeError):
+            pass
+    raise TypeError(f"`{name}` must be a tensor (or a nested list of numbers), got {describe_value(value)}")
+
+
+def _flat_to_padded(
+    scores: Tensor, relevance: Tensor, query_ids: Tensor, doc_ids: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor, Optional[Tensor]]:
+    """Group flat ``[N]`` triples by query (queries in sorted id order, documents in input order) into ``[Q, D]``."""
+    if query_ids.dim() != 1 or query_ids.shape != scores.shape or query_ids.is_floating_point():
+        raise ValueError(f"`query_ids` must be an integer tensor of shape {tuple(scores.shape)} like `scores`, got "
+                         f"{query_ids.dtype} {tuple(query_ids.shape)}")
+    _, inverse, counts = torch.unique(query_ids, return_inverse=True, return_counts=True)
+    order = torch.sort(inverse, stable=True).indices
+    width = int(counts.max()) if counts.numel() else 0  # one host sync: the padded width
+    row = inverse[order]
+    col = offsets_in_segment(counts, row)
+    shape = (counts.numel(), width)
+
+    def pad(values: Tensor, fill: float) -> Tensor:
+        out = values.new_full(shape, fill)
+        out[row, col] = values[order]
+        return out
+
+    mask = torch.zeros(shape, dtype=torch.bool, device=scores.device)
+    mask[row, col] = True
+    return pad(scores, 0), pad(relevance, 0), mask, None if doc_ids is None else pad(doc_ids, 0)
+
+
+def _prepare(
+    scores: Any, relevance: Any, mask: Any, query_ids: Any, doc_ids: Any, qrels: Any
+) -> tuple[Tensor, Tensor, Tensor, Optional[Tensor], Optional[Tensor]]:
+    """Checked padded ``scores, relevance, mask, doc_ids, qrels``; shapes only (values are checked in one sync)."""
+    scores = _as_tensor(scores, "scores")
+    device = scores.device
+    relevance = _as_tensor(relevance, "relevance", device)
+    if not scores.is_floating_point():
+        scores = scores.double()
+    if relevance.dtype == torch.bool:
+        relevance = relevance.long()
+    if doc_ids is not None:
+        doc_ids = _as_tensor(doc_ids, "doc_ids", device)
+        if doc_ids.is_floating_point() or doc_ids.dtype == torch.bool:
+            raise TypeError(f"`doc_ids` must hold integer ids, got dtype {doc_ids.dtype}")
+        if doc_ids.shape != scores.shape:
+            raise ValueError(f"`doc_ids` must have the shape of `scores` {tuple(scores.shape)}, got {tuple(doc_ids.shape)}")
+    if relevance.shape != scores.shape:
+        raise ValueError(f"`relevance` must have the shape of `scores` {tuple(scores.shape)}, got {tuple(relevance.shape)}")
+    if query_ids is not None:
+        if mask is not None:
+            raise ValueError("`mask` is for padded [Q, D] inputs; flat inputs with `query_ids` need none")
+        if qrels is not None:
+            raise ValueError("`qrels` is for padded [Q, D] inputs; with flat inputs every judged document is a row")
+        if scores.dim() != 1:
+            raise ValueError(f"with `query_ids`, `scores` must be flat [N], got shape {tuple(scores.shape)}")
+        query_ids = _as_tensor(query_ids, "query_ids", device)
+        scores, relevance, mask, doc_ids = _flat_to_padded(scores, relevance, query_ids, doc_ids)
+    else:
+        if scores.dim() == 1:
+            scores, relevance = scores[None], relevance[None]
+            doc_ids = None if doc_ids is None else doc_ids[None]
+            mask = None if mask is None else _as_tensor(mask, "mask", device)[None]
+        if scores.dim() != 2:
+            raise ValueError(f"`scores` must be [Q, D] (or flat [N] with `query_ids`), got shape {tuple(scores.shape)}")
+        if mask is None:
+            mask = torch.ones(scores.shape, dtype=torch.bool, device=device)
+        else:
+            mask = _as_tensor(mask, "mask", device)
+            if mask.dtype != torch.bool or mask.shape != scores.shape:
+                raise ValueError(f"`mask` must be a bool tensor of shape {tuple(scores.shape)}, got {mask.dtype} "
+                                 f"{tuple(mask.shape)}")
+    if qrels is not None:
+        qrels = _as_tensor(qrels, "qrels", device)
+        if qrels.dim() == 1 and scores.shape[0] == 1:
+            qrels = qrels[None]
+        if qrels.dim() != 2 or qrels.shape[0] != scores.shape[0]:
+            raise ValueError(f"`qrels` must be [Q, J] with Q = {scores.shape[0]} queries, got {tuple(qrels.shape)}")
+        if qrels.dtype == torch.bool:
+            qrels = qrels.long()
+    return scores, relevance, mask, doc_ids, qrels
+
+
+def _check_values(scores: Tensor, relevance: Tensor, mask: Tensor, qrels: Optional[Tensor], empty_query: Tensor,
+                  empty: str) -> None:
+    """One host synchronisation for every value check of a batch."""
+    flags = [torch.isnan(scores).logical_and(mask).any(), (relevance < 0).logical_and(mask).any(),
+             torch.isnan(relevance.double()).logical_and(mask).any()]
+    if qrels is not None:
+        flags.append((qrels < 0).any() | torch.isnan(qrels.double()).any())
+    flags.append(empty_query.any() if empty == "error" else torch.zeros((), dtype=torch.bool, device=scores.device))
+    bad = torch.stack(flags).tolist()
+    if bad[0]:
+        raise ValueError("`scores` holds NaN")
+    if bad[1] or bad[2]:
+        raise ValueError("`relevance` must hold non-negative labels (no NaN)")
+    if qrels is not None and bad[3]:
+        raise ValueError("`qrels` must hold non-negative labels (no NaN)")
+    if bad[-1]:
+        raise ValueError("`relevance` has a query with no relevant document and empty='error' "
+                         "(choose empty='zero', 'one' or 'skip' to score such queries)")
+
+
+def _rank(scores: Tensor, relevance: Tensor, mask: Tensor, doc_ids: Optional[Tensor], ties: str) -> Tensor:
+    """``LongTensor[Q, D]``: column of the document at each rank (ranked documents first, padding last)."""
+    q, d = scores.shape
+    order = torch.arange(d, device=scores.device).expand(q, d)
+    if ties == "trec_eval":
+        ids = doc_ids if doc_ids is not None else order
+        order = torch.sort(ids, dim=1, descending=True, stable=True).indices
+    elif ties in ("optimistic", "pessimistic"):
+        order = torch.sort(relevance, dim=1, descending=ties == "optimistic", stable=True).indices
+    key = scores.gather(1, order)
+    order = order.gather(1, torch.sort(key, dim=1, descending=True, stable=True).indices)
+    ranked = mask.gather(1, order)
+    return order.gather(1, torch.sort(ranked.to(torch.uint8), dim=1, descending=True, stable=True).indices)
+
+
+def _tie_average(values: Tensor, sorted_scores: Tensor, ranked: Tensor) -> Tensor:
+    """Replace every ranked value by the mean over its tie group (equal consecutive scores)."""
+    q, d = values.shape
+    if d == 0:
+        return values
+    new_group = torch.ones_like(ranked)
+    new_group[:, 1:] = sorted_scores[:, 1:] != sorted_scores[:, :-1]
+    group = torch.cumsum(new_group.long(), 1) - 1 + torch.arange(q, device=values.device)[:, None] * d
+    group = group.reshape(-1)
+    total = torch.zeros(q * d, dtype=values.dtype, device=values.device).index_add_(0, group, values.reshape(-1))
+    count = torch.zeros(q * d, dtype=values.dtype, device=values.device).index_add_(0, group, ranked.reshape(-1).to(values.dtype))
+    return torch.where(ranked, (total / count.clamp_min(1))[group].reshape(q, d), values.new_zeros(()))
+
+
+def _gain(labels: Tensor, exponential: bool) -> Tensor:
+    labels = labels.clamp_min(0)
+    return torch.pow(2.0, labels) - 1 if exponential else labels
+
+
+def _at(cumulative: Tensor, k: Tensor) -> Tensor:
+    """``cumulative[:, k - 1]`` with k clamped into ``1..D`` (0 when ``k`` is 0 or D is 0)."""
+    q, d = cumulative.shape
+    if d == 0:
+        return cumulative.new_zeros(q)
+    index = (k.clamp(1, d) - 1).reshape(q, 1)
+    return torch.where(k > 0, cumulative.gather(1, index)[:, 0], cumulative.new_zeros(()))
+
+
+def _ranking_update(
+    scores: Any, relevance: Any, metrics: Sequence[tuple[str, str, Optional[int]]], mask: Any = None,
+    query_ids: Any = None, doc_ids: Any = None, qrels: Any = None, ties: str = "trec_eval", gain: str = "linear",
+    empty: str = "zero", relevance_level: float = 1,
+) -> tuple[Tensor, Tensor]:
+    """Per-query values ``DoubleTensor[M, Q]`` and ``BoolTensor[M, Q]`` (the query counts in that metric's mean)."""
+    scores, relevance, mask, doc_ids, qrels = _prepare(scores, relevance, mask, query_ids, doc_ids, qrels)
+    q, d = scores.shape
+    device = scores.device
+    labels = relevance.double().masked_fill(~mask, 0)
+    judged = labels if qrels is None else qrels.double()
+    num_relevant = (judged >= relevance_level).sum(1).double()
+    empty_query = num_relevant == 0
+    # DCG / NDCG: a query is empty when no label is positive (trec_eval's rule, which differs for levels above 1)
+    no_gain = (judged <= 0).all(1) if any(base in _GAIN_METRICS for _, base, _ in metrics) else None
+    empty_query = torch.stack([no_gain if base in _GAIN_METRICS else empty_query for _, base, _ in metrics])
+    _check_values(scores, relevance, mask, qrels, empty_query, empty)
+
+    order = _rank(scores, labels, mask, doc_ids, ties)
+    ranked = mask.gather(1, order)
+    list_length = ranked.sum(1).double()
+    sorted_labels = labels.gather(1, order)
+    hit = ((sorted_labels >= relevance_level) & ranked).double()
+    need_gain = {base for _, base, _ in metrics} & _GAIN_METRICS
+    gains = {}
+    for exponential in {base.endswith("_burges") or gain == "exponential" for base in need_gain}:
+        gains[exponential] = _gain(sorted_labels, exponential) * ranked
+    if ties == "average":
+        sorted_scores = scores.gather(1, order)
+        hit = _tie_average(hit, sorted_scores, ranked)
+        gains = {e: _tie_average(g, sorted_scores, ranked) for e, g in gains.items()}
+
+    position = torch.arange(1, d + 1, device=device, dtype=torch.float64)
+    discount = 1.0 / torch.log2(position + 1)
+    cumulative_hits = torch.cumsum(hit, 1)
+    safe_relevant = num_relevant.clamp_min(1)
+    ideal_sorted = {}
+    results = []
+    for name, base, k in metrics:
+        cut = torch.full((q,), d if k is None else k, device=device, dtype=torch.long)
+        within = position[None, :] <= (d if k is None else k)
+        if base in ("precision", "f1", "recall", "hits", "hit_rate"):
+            hits = _at(cumulative_hits, cut)
+            denominator = list_length if k is None else torch.full_like(hits, float(k))
+            precision = hits / denominator.clamp_min(1)
+            recall = hits / safe_relevant
+            value = {"precision": precision, "recall": recall, "hits": hits, "hit_rate": (hits > 0).double(),
+                     "f1": 2 * precision * recall / (precision + recall).masked_fill(precision + recall == 0, 1)}[base]
+        elif base == "r_precision":
+            value = _at(cumulative_hits, num_relevant.long()) / safe_relevant
+        elif base == "mrr":
+            value = (hit * within / position).amax(1) if d else hit.new_zeros(q)
+        elif base == "map":
+            value = (hit * within * cumulative_hits / position).sum(1) / safe_relevant
+        else:
+            exponential = base.endswith("_burges") or gain == "exponential"
+            dcg = (gains[exponential] * within * discount).sum(1)
+            if base.startswith("dcg"):
+                value = dcg
+            else:
+                if exponential not in ideal_sorted:
+                    ideal_sorted[exponential] = torch.sort(_gain(judged, exponential), dim=1, descending=True).values
+                ideal_gains = ideal_sorted[exponential]
+                j = ideal_gains.shape[1]
+                ideal_within = torch.arange(1, j + 1, device=device) <= (j if k is None else k)
+                ideal_discount = 1.0 / torch.log2(torch.arange(2, j + 2, device=device, dtype=torch.float64))
+                ideal = (ideal_gains * ideal_within * ideal_discount).sum(1)
+                value = torch.where(ideal > 0, dcg / ideal.clamp_min(1e-300), dcg.new_zeros(()))
+        results.append(value)
+    values = torch.stack(results) if results else scores.new_zeros((0, q), dtype=torch.float64)
+    if empty == "one":
+        values = values.masked_fill(empty_query, 1.0)
+    else:
+        values = values.masked_fill(empty_query, 0.0)
+    counted = ~empty_query if empty == "skip" else torch.ones_like(empty_query)
+    return values, counted
+
+
+def _ranking_compute(sums: Tensor, count: Tensor, names: Sequence[str]) -> dict[str, Tensor]:
+    mean = torch.where(count > 0, sums / count.clamp_min(1), torch.zeros_like(sums))
+    return {name: mean[i] for i, name in enumerate(names)}
+
+
+def ranking_metrics(
+    scores: Any,
+    relevance: Any,
+    metrics: Union[str, Sequence[str]] = ("ndcg@10", "map", "mrr"),
+    *,
+    mask: Any = None,
+    query_ids: Any = None,
+    doc_ids: Any = None,
+    qrels: Any = None,
+    ties: str = "trec_eval",
+    gain: str = "linear",
+    empty: str = "zero",
+    relevance_level: float = 1,
+    reduction: str = "mean",
+) -> dict[str, Tensor]:
+    """Ranking metrics of Q queries at once: means over queries, keyed by the ranx-style names asked for.
+
+    Args:
+        scores: ``Tensor[Q, D]`` retrieval scores (higher ranks first), or flat ``Tensor[N]`` with ``query_ids``.
+        relevance: ``Tensor[Q, D]`` (or ``[N]``) graded labels ≥ 0 of the scored documents (bool or 0/1 for binary).
+        metrics: names such as ``"ndcg@10"``, ``"ndcg_burges@5"``, ``"dcg@3"``, ``"map"``, ``"map@100"``, ``"mrr"``,
+            ``"mrr@10"``, ``"precision@5"``, ``"recall@10"``, ``"f1@5"``, ``"hits@5"``, ``"hit_rate@1"``,
+            ``"r_precision"`` (aliases: ``p@k``, ``r@k``, ``hit@k``, ``success@k``, ``ap``, ``rprec``, ``recip_rank``).
+        mask: ``BoolTensor[Q, D]``, True where a column holds a ranked document (padding False; its values are ignored).
+        query_ids: ``LongTensor[N]`` query of every flat entry (torchmetrics' ``indexes``); queries come out in sorted
+            id order, each query's documents in input order.
+        doc_ids: ``LongTensor[Q, D]`` (or ``[N]``) document ids for ``ties="trec_eval"`` (larger id first among equal
+            scores); the column position when omitted.
+        qrels: ``Tensor[Q, J]`` labels of *every* judged document of each query, retrieved or not (0-padded): the
+            number of relevant documents (recall, AP, R-precision, empty queries) and the ideal DCG come from it.
+        ties: ``"trec_eval"``, ``"ranx"``, ``"optimistic"``, ``"pessimistic"`` or ``"average"`` (module docstring).
+        gain: NDCG / DCG gain, ``"linear"`` or ``"exponential"`` (2^rel − 1).
+        empty: queries with no relevant document score ``"zero"``, ``"one"``, are ``"skip"``-ped, or ``"error"``.
+        relevance_level: a document is relevant when its label is ≥ this (trec_eval's ``-l``).
+        reduction: ``"mean"`` over queries, or ``"none"``: ``DoubleTensor[Q]`` per metric (skipped queries NaN).
+
+    Returns:
+        ``dict[str, DoubleTensor[]]`` (``[Q]`` for ``reduction="none"``), keyed by the names in ``metrics``.
+
+    Raises:
+        ValueError: unknown metric name or option, shapes that do not match, NaN scores, negative labels, or an
+            empty query with ``empty="error"``.
+        TypeError: an input is not a tensor.
+
+    Example:
+        >>> scores = torch.tensor([[0.9, 0.8, 0.7, 0.1], [0.5, 0.5, 0.2, 0.0]])
+        >>> relevance = torch.tensor([[0, 2, 1, 0], [1, 0, 0, 0]])
+        >>> out = ranking_metrics(scores, relevance, ["ndcg@3", "map", "mrr", "precision@2"])
+        >>> {name: round(value.item(), 4) for name, value in out.items()}
+        {'ndcg@3': 0.6503, 'map': 0.5417, 'mrr': 0.5, 'precision@2': 0.5}
+    """
+    _check_options(ties, gain, empty, relevance_level)
+    check_choice(reduction, "reduction", REDUCTIONS)
+    parsed = _parse_metrics(metrics, ties)
+    values, counted = _ranking_update(scores, relevance, parsed, mask, query_ids, doc_ids, qrels, ties, gain, empty,
+                                      relevance_level)
+    names = [name for name, _, _ in parsed]
+    if reduction == "none":
+        values = values.masked_fill(~counted, math.nan)
+        return {name: values[i] for i, name in enumerate(names)}
+    return _ranking_compute((values * counted).sum(1), counted.sum(1).double(), names)
+
+
+class RankingMetrics(Metric):
+    """Ranking metrics accumulated over batches of queries; see :func:`ranking_metrics` for every option.
+
+    States are additive: ``sums: DoubleTensor[M]`` (per-query values summed) and ``count: DoubleTensor[M]`` (queries
+    counted per metric: ``empty="skip"`` leaves out different queries for NDCG and for binary metrics when
+    ``relevance_level`` is above 1), one all-reduce each under DDP. Every query must arrive whole in one ``update`` (its documents in one
+    row, or all its flat entries in one call): metrics of a query split across two updates are not defined.
+
+    Args:
+        metrics: metric names (``"ndcg@10"``, ``"map"``, ``"mrr"`` …).
+        ties, gain, empty, relevance_level: as in :func:`ranking_metrics`.
+        kwargs: ``torchmetrics.Metric`` options.
+
+    Example:
+        >>> metric = RankingMetrics(["ndcg@3", "mrr"])
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.7, 0.1]]), torch.tensor([[0, 2, 1, 0]]))
+        >>> metric.update(torch.tensor([[0.5, 0.5, 0.2, 0.0]]), torch.tensor([[1, 0, 0, 0]]))
+        >>> {name: round(value.item(), 4) for name, value in metric.compute().items()}
+        {'ndcg@3': 0.6503, 'mrr': 0.5}
+        >>> metric.signature()[:50]
+        'ranking|metrics:ndcg@3,mrr|ties:trec_eval|gain:lin'
+    """
+
+    signature_name = "ranking"
+    higher_is_better = True
+
+    def __init__(
+        self,
+        metrics: Union[str, Sequence[str]] = ("ndcg@10", "map", "mrr"),
+        ties: str = "trec_eval",
+        gain: str = "linear",
+        empty: str = "zero",
+        relevance_level: float = 1,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        _check_options(ties, gain, empty, relevance_level)
+        self.parsed = _parse_metrics(metrics, ties)
+        self.names = [name for name, _, _ in self.parsed]
+        self.ties, self.gain, self.empty, self.relevance_level = ties, gain, empty, relevance_level
+        self.add_state("sums", default=torch.zeros(len(self.parsed), dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("count", default=torch.zeros(len(self.parsed), dtype=torch.float64), dist_reduce_fx="sum")
+
+    def update(self, scores: Any, relevance: Any, mask: Any = None, doc_ids: Any = None, qrels: Any = None,
+               query_ids: Any = None) -> None:
+        """Add Q whole queries: padded ``[Q, D]`` (+ ``mask``) or flat ``[N]`` with ``query_ids``."""
+        if isinstance(scores, Tensor) and scores.device != self.device:
+            scores = scores.to(self.device)
+        values, counted = _ranking_update(scores, relevance, self.parsed, mask, query_ids, doc_ids, qrels, self.ties,
+                                          self.gain, self.empty, self.relevance_level)
+        self.sums += (values * counted).sum(1).to(self.sums)
+        self.count += counted.sum(1).to(self.count)
+
+    def compute(self) -> dict[str, Tensor]:
+        """``dict[str, DoubleTensor[]]``: the mean over counted queries (0 when none was)."""
+        return _ranking_compute(self.sums, self.count, self.names)
+
+    def _signature_fields(self) -> dict[str, Any]:
+        return {"metrics": ",".join(self.names), "ties": self.ties, "gain": self.gain, "empty": self.empty,
+                "level": self.relevance_level}

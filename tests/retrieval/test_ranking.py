@@ -1,0 +1,279 @@
+"""Ranking metrics vs pytrec_eval (trec_eval), ranx, sklearn ``ndcg_score`` and torchmetrics retrieval, to 1e-9."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from gpumetrics import RankingMetrics
+from gpumetrics.functional import ranking_metrics
+from tests.helpers.harness import assert_close, check_metric
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+ranx = pytest.importorskip("ranx")
+
+warnings.filterwarnings("ignore", category=UserWarning, module="ranx")  # numba's threading-layer notes
+
+
+def random_run(seed: int, q: int, d: int, levels: int = 4, tie_values: int = 5, extra: int = 3,
+               min_length: int = 1) -> dict:
+    """Padded run with ties (scores from ``tie_values`` values), graded labels, ragged lengths, empty queries, and
+    judged relevant documents the run missed (``qrels`` = the row's labels + ``extra`` unretrieved judgments)."""
+    g = torch.Generator().manual_seed(seed)
+    scores = torch.randint(0, tie_values, (q, d), generator=g).double() / tie_values
+    relevance = torch.randint(0, levels, (q, d), generator=g) * (torch.rand(q, d, generator=g) < 0.4)
+    lengths = torch.randint(min_length, d + 1, (q,), generator=g)
+    mask = torch.arange(d)[None, :] < lengths[:, None]
+    relevance[q // 3] = 0  # an empty query (nothing relevant in the run; qrels may still add some)
+    relevance = relevance * mask
+    missed = torch.randint(0, levels, (q, extra), generator=g) * (torch.rand(q, extra, generator=g) < 0.5)
+    missed[q // 3] = 0
+    doc_ids = torch.stack([torch.randperm(d + extra, generator=g)[:d] for _ in range(q)])
+    return {"scores": scores, "relevance": relevance, "mask": mask, "doc_ids": doc_ids,
+            "qrels": torch.cat([relevance, missed], 1), "missed": missed}
+
+
+def to_dicts(run: dict, with_missed: bool = True) -> tuple[dict, dict]:
+    """trec-style qrels / run dicts (docnos zero-padded, so string order = numeric order of ``doc_ids``)."""
+    qrels, trec_run = {}, {}
+    scores, relevance, mask, doc_ids = run["scores"], run["relevance"], run["mask"], run["doc_ids"]
+    for i in range(scores.shape[0]):
+        docs = {f"d{int(doc_ids[i, j]):05d}": float(scores[i, j]) for j in range(scores.shape[1]) if mask[i, j]}
+        judged = {f"d{int(doc_ids[i, j]):05d}": int(relevance[i, j]) for j in range(scores.shape[1]) if mask[i, j]}
+        used = set(doc_ids[i].tolist())
+        free = [x for x in range(scores.shape[1] + run["missed"].shape[1] + 100) if x not in used]
+        if with_missed:
+            for j, label in enumerate(run["missed"][i].tolist()):
+                judged[f"d{free[j]:05d}"] = int(label)
+        trec_run[f"q{i:04d}"], qrels[f"q{i:04d}"] = docs, judged
+    return qrels, trec_run
+
+
+TREC = {  # our name → trec_eval measure
+    "map": "map", "map@5": "map_cut_5", "ndcg": "ndcg", "ndcg@3": "ndcg_cut_3", "ndcg@10": "ndcg_cut_10",
+    "ndcg@100": "ndcg_cut_100", "mrr": "recip_rank", "precision@1": "P_1", "precision@5": "P_5",
+    "precision@30": "P_30", "recall@5": "recall_5", "recall@30": "recall_30", "r_precision": "Rprec",
+    "hit_rate@1": "success_1", "hit_rate@5": "success_5",
+}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_trec_eval_parity_per_query(seed):
+    run = random_run(seed, q=40, d=12 + seed * 3)
+    qrels, trec_run = to_dicts(run)
+    measures = {"map_cut.5", "ndcg_cut.3,10,100", "P.1,5,30", "recall.5,30", "success.1,5", "map", "ndcg",
+                "recip_rank", "Rprec"}
+    expected = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(trec_run)
+    ours = ranking_metrics(run["scores"], run["relevance"], list(TREC), mask=run["mask"], doc_ids=run["doc_ids"],
+                           qrels=run["qrels"], reduction="none")
+    for name, measure in TREC.items():
+        reference = torch.tensor([expected[f"q{i:04d}"][measure] for i in range(40)], dtype=torch.float64)
+        assert_close(ours[name], reference, 1e-9, what=f"{name} vs trec_eval {measure}")
+    mean = ranking_metrics(run["scores"], run["relevance"], list(TREC), mask=run["mask"], doc_ids=run["doc_ids"],
+                           qrels=run["qrels"])
+    for name, measure in TREC.items():
+        assert abs(float(mean[name]) - np.mean([v[measure] for v in expected.values()])) < 1e-9
+
+
+def test_trec_eval_relevance_level_and_string_docnos():
+    run = random_run(3, q=30, d=15, levels=5)
+    qrels, trec_run = to_dicts(run)
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut.10", "recip_rank", "P.5"}, relevance_level=2
+                                              ).evaluate(trec_run)
+    ours = ranking_metrics(run["scores"], run["relevance"], ["map", "ndcg@10", "mrr", "precision@5"],
+                           mask=run["mask"], doc_ids=run["doc_ids"], qrels=run["qrels"], relevance_level=2,
+                           reduction="none")
+    for name, measure in {"map": "map", "ndcg@10": "ndcg_cut_10", "mrr": "recip_rank", "precision@5": "P_5"}.items():
+        reference = torch.tensor([expected[f"q{i:04d}"][measure] for i in range(30)], dtype=torch.float64)
+        assert_close(ours[name], reference, 1e-9, what=name)
+
+
+RANX = ["ndcg", "ndcg@3", "ndcg@10", "ndcg_burges@5", "map", "map@5", "mrr", "mrr@3",
+        "precision", "precision@5", "precision@30", "recall", "recall@5", "f1@5", "hits@5", "hit_rate@2",
+        "r-precision"]
+
+
+def _ranx_per_query(qrels: dict, run, metrics: list[str]) -> dict:
+    out = ranx.evaluate(ranx.Qrels(qrels) if isinstance(qrels, dict) else qrels, run, metrics, return_mean=False,
+                        save_results_in_run=False)
+    return out if len(metrics) > 1 else {metrics[0]: out}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ranx_parity_with_ties(seed):
+    # ranx's Run keeps tied documents in input order for short lists (numba's insertion sort): D ≤ 15
+    run = random_run(100 + seed, q=30, d=6 + seed, min_length=1)
+    qrels, ranx_run = to_dicts(run)
+    expected = _ranx_per_query(qrels, ranx.Run(ranx_run), RANX)
+    ours = ranking_metrics(run["scores"], run["relevance"], RANX, mask=run["mask"], qrels=run["qrels"], ties="ranx",
+                           reduction="none")
+    for name in RANX:
+        assert_close(ours[name], torch.from_numpy(np.asarray(expected[name], dtype=np.float64)), 1e-9, what=name)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ranx_parity_long_lists(seed):
+    """100 documents: distinct scores through ranx's Run; tied scores through ranx's own pre-sorted input path."""
+    run = random_run(200 + seed, q=25, d=100, tie_values=10_000_000, extra=5)
+    qrels, ranx_run = to_dicts(run)
+    expected = _ranx_per_query(qrels, ranx.Run(ranx_run), RANX)
+    ours = ranking_metrics(run["scores"], run["relevance"], RANX, mask=run["mask"], qrels=run["qrels"], ties="ranx",
+                           reduction="none")
+    for name in RANX:
+        assert_close(ours[name], torch.from_numpy(np.asarray(expected[name], dtype=np.float64)), 1e-9, what=name)
+
+    from numba.typed import List as TypedList
+
+    tied = random_run(300 + seed, q=25, d=100, tie_values=4, extra=5)
+    run_rows, qrel_rows = TypedList(), TypedList()
+    order = torch.sort(tied["scores"], dim=1, descending=True, stable=True).indices
+    for i in range(25):
+        ranked = [int(j) for j in order[i] if tied["mask"][i, j]]
+        run_rows.append(np.array([[float(j), float(tied["scores"][i, j])] for j in ranked], dtype=np.float64))
+        judged = [(float(j), float(tied["relevance"][i, j])) for j in range(100) if tied["relevance"][i, j] > 0]
+        judged += [(1000.0 + j, float(label)) for j, label in enumerate(tied["missed"][i].tolist()) if label > 0]
+        judged.sort(key=lambda pair: -pair[1])
+        qrel_rows.append(np.array(judged or [[-1.0, 0.0]], dtype=np.float64))
+    expected = ranx.evaluate(qrel_rows, run_rows, RANX, return_mean=False)
+    ours = ranking_metrics(tied["scores"], tied["relevance"], RANX, mask=tied["mask"], qrels=tied["qrels"],
+                           ties="ranx", reduction="none")
+    for name in RANX:
+        assert_close(ours[name], torch.from_numpy(np.asarray(expected[name], dtype=np.float64)), 1e-9, what=name)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sklearn_ndcg_with_tie_averaging(seed):
+    from sklearn.metrics import ndcg_score
+
+    g = torch.Generator().manual_seed(seed)
+    q, d = 20, 3 + seed * 4
+    scores = torch.randint(0, 4, (q, d), generator=g).double()
+    relevance = torch.randint(0, 4, (q, d), generator=g) * (torch.rand(q, d, generator=g) < 0.5)
+    relevance[0] = 0
+    for k in (1, 3, d, d + 5):
+        ours = ranking_metrics(scores, relevance, [f"ndcg@{k}"], ties="average", reduction="none")[f"ndcg@{k}"]
+        reference = [ndcg_score(relevance[i:i + 1].numpy(), scores[i:i + 1].numpy(), k=k) for i in range(q)]
+        assert_close(ours, reference, 1e-9, what=f"ndcg@{k} vs sklearn")
+        mean = ranking_metrics(scores, relevance, [f"ndcg@{k}"], ties="average")[f"ndcg@{k}"]
+        assert abs(float(mean) - ndcg_score(relevance.numpy(), scores.numpy(), k=k)) < 1e-9
+
+
+@pytest.mark.parametrize("empty, action", [("zero", "neg"), ("one", "pos"), ("skip", "skip")])
+def test_torchmetrics_retrieval_flat_inputs(empty, action):
+    from torchmetrics import retrieval as R
+
+    g = torch.Generator().manual_seed(7)
+    n = 400
+    query_ids = torch.randint(0, 40, (n,), generator=g) * 3
+    scores = torch.rand(n, generator=g, dtype=torch.float64)  # distinct: torchmetrics' argsort breaks ties its own way
+    target = (torch.rand(n, generator=g) < 0.25).long()
+    target[query_ids == query_ids[0]] = 0
+    cases = {
+        "map": R.RetrievalMAP, "map@5": lambda **o: R.RetrievalMAP(top_k=5, **o), "mrr": R.RetrievalMRR,
+        "precision@3": lambda **o: R.RetrievalPrecision(top_k=3, **o),
+        "precision@50": lambda **o: R.RetrievalPrecision(top_k=50, **o),
+        "recall@4": lambda **o: R.RetrievalRecall(top_k=4, **o), "hit_rate@2": lambda **o: R.RetrievalHitRate(top_k=2, **o),
+        "ndcg@5": lambda **o: R.RetrievalNormalizedDCG(top_k=5, **o), "ndcg": R.RetrievalNormalizedDCG,
+        "r_precision": R.RetrievalRPrecision,
+    }
+    ours = ranking_metrics(scores, target, list(cases), query_ids=query_ids, ties="ranx", empty=empty)
+    for name, make in cases.items():
+        reference = make(empty_target_action=action)(scores, target, indexes=query_ids)
+        if name == "map@5":  # torchmetrics divides AP@k by min(k, R) where trec_eval and ranx divide by R
+            continue
+        assert abs(float(ours[name]) - float(reference)) < 1e-6, name  # torchmetrics computes in float32
+
+
+def test_edge_cases():
+    scores = torch.tensor([[0.3, 0.2, 0.1]])
+    relevance = torch.tensor([[0, 0, 1]])
+    out = ranking_metrics(scores, relevance, ["precision@10", "recall@1000", "mrr@2", "ndcg@1000000", "r_precision",
+                                              "hits@100"])
+    assert float(out["precision@10"]) == pytest.approx(0.1)  # P@k divides by k beyond the list
+    assert float(out["recall@1000"]) == 1.0 and float(out["mrr@2"]) == 0.0 and float(out["hits@100"]) == 1.0
+    assert float(out["ndcg@1000000"]) == pytest.approx(0.5) and float(out["r_precision"]) == 0.0
+    # a query whose run is empty (mask all False) but that has judged relevant documents scores 0
+    out = ranking_metrics(torch.zeros(2, 3), torch.zeros(2, 3, dtype=torch.long), ["map", "ndcg@3", "precision"],
+                          mask=torch.tensor([[False] * 3, [True, False, False]]), qrels=torch.tensor([[1, 2], [0, 1]]))
+    assert all(float(v) == 0.0 for v in out.values())
+    # empty conventions
+    scores, relevance = torch.tensor([[0.5, 0.4], [0.9, 0.1]]), torch.tensor([[0, 1], [0, 0]])
+    assert float(ranking_metrics(scores, relevance, "mrr", empty="zero")["mrr"]) == 0.25
+    assert float(ranking_metrics(scores, relevance, "mrr", empty="one")["mrr"]) == 0.75
+    assert float(ranking_metrics(scores, relevance, "mrr", empty="skip")["mrr"]) == 0.5
+    assert math.isnan(float(ranking_metrics(scores, relevance, "mrr", empty="skip", reduction="none")["mrr"][1]))
+    with pytest.raises(ValueError, match="empty='error'"):
+        ranking_metrics(scores, relevance, "mrr", empty="error")
+    # tie conventions on one query: three tied documents, the middle one relevant
+    scores, relevance = torch.tensor([[1.0, 1.0, 1.0]]), torch.tensor([[0, 1, 0]])
+    mrr = {t: float(ranking_metrics(scores, relevance, "mrr", ties=t)["mrr"])
+           for t in ("trec_eval", "ranx", "optimistic", "pessimistic")}
+    assert mrr == {"trec_eval": 0.5, "ranx": 0.5, "optimistic": 1.0, "pessimistic": 1 / 3}
+    ids = torch.tensor([[5, 9, 1]])
+    assert float(ranking_metrics(scores, relevance, "mrr", doc_ids=ids)["mrr"]) == 1.0  # id 9 first
+    assert float(ranking_metrics(scores, relevance, "precision@1", ties="average")["precision@1"]) == pytest.approx(1 / 3)
+    # exponential gain
+    out = ranking_metrics(torch.tensor([[0.9, 0.1]]), torch.tensor([[1, 3]]), ["ndcg", "ndcg_burges"], gain="linear")
+    assert float(out["ndcg"]) == pytest.approx((1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3)))
+    assert float(out["ndcg_burges"]) == pytest.approx((1 + 7 / math.log2(3)) / (7 + 1 / math.log2(3)))
+    assert float(ranking_metrics(torch.tensor([[0.9, 0.1]]), torch.tensor([[1, 3]]), "ndcg", gain="exponential")
+                 ["ndcg"]) == float(out["ndcg_burges"])
+    # a single flat query, bool labels
+    out = ranking_metrics(torch.tensor([0.2, 0.9]), torch.tensor([True, False]), "mrr", query_ids=torch.tensor([4, 4]))
+    assert float(out["mrr"]) == 0.5
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 4), "map"), "`relevance` must have the shape"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "nope@3"), "`metrics` holds 'nope@3'"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "ndcg@0"), "k must be ≥ 1"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "r_precision@3"), "takes no @k"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", ties="random"), "`ties` must be one of"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", gain="log"), "`gain` must be one of"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", empty="nan"), "`empty` must be one of"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "mrr", ties="average"), "ties='average'"),
+    (lambda: ranking_metrics(torch.full((1, 2), math.nan), torch.ones(1, 2), "map"), "`scores` holds NaN"),
+    (lambda: ranking_metrics(torch.rand(1, 2), -torch.ones(1, 2), "map"), "`relevance` must hold non-negative"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", mask=torch.ones(2, 3)), "`mask` must be a bool"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", qrels=torch.ones(3, 1)), "`qrels` must be"),
+    (lambda: ranking_metrics(torch.rand(4), torch.zeros(4), "map", query_ids=torch.zeros(3, dtype=torch.long)),
+     "`query_ids` must be"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", doc_ids=torch.rand(2, 3)), "`doc_ids`"),
+    (lambda: ranking_metrics("abc", torch.zeros(2, 3), "map"), "`scores` must be a tensor"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", relevance_level=0), "`relevance_level`"),
+    (lambda: RankingMetrics(metrics=[]), "`metrics` must be"),
+])
+def test_bad_input_names_the_argument(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def test_module_ddp_checkpoint_and_functional_agree():
+    run = random_run(11, q=30, d=10)
+    batches = [(run["scores"][a:b], run["relevance"][a:b], run["mask"][a:b], run["doc_ids"][a:b],
+                run["qrels"][a:b]) for a, b in ((0, 7), (7, 8), (8, 30))]
+    metrics = ["ndcg@5", "map", "mrr", "precision@3", "recall@10", "r_precision"]
+
+    def functional(scores, relevance, mask, doc_ids, qrels, **options):
+        return ranking_metrics(scores, relevance, mask=mask, doc_ids=doc_ids, qrels=qrels, **options)
+
+    joined_qrels, joined_run = to_dicts(run)
+    expected = pytrec_eval.RelevanceEvaluator(joined_qrels, {"ndcg_cut.5", "map", "recip_rank", "P.3", "recall.10", "Rprec"}
+                                              ).evaluate(joined_run)
+
+    def reference(*_):
+        names = {"ndcg@5": "ndcg_cut_5", "map": "map", "mrr": "recip_rank", "precision@3": "P_3",
+                 "recall@10": "recall_10", "r_precision": "Rprec"}
+        return {ours: float(np.mean([v[theirs] for v in expected.values()])) for ours, theirs in names.items()}
+
+    for empty in ("zero", "skip"):
+        check_metric(RankingMetrics, functional, reference if empty == "zero" else None, batches,
+                     {"metrics": metrics, "empty": empty}, check_forward=False, ddp=empty == "zero")
+    empty_metric = RankingMetrics(metrics)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert all(float(v) == 0.0 for v in empty_metric.compute().values())
