@@ -124,6 +124,12 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
                     lambda _, c=multilabel, a=average, z=zero_division: c(num_labels=3, average=a, zero_division=z),
                     _labels((0, 3)), (ZERO_DIVISION, zero_division))
 
+    for empty in ("zero", "one", "skip", "error"):  # no query scored: 0 whatever the empty-query rule
+        add("RankingMetrics", f"empty={empty}", lambda _, e=empty: gpumetrics.RankingMetrics(["ndcg@10", "map"], empty=e),
+            lambda m: m.update(torch.zeros(0, 5), torch.zeros(0, 5)), ZERO)
+    add("RankingMetrics", "flat", lambda _: gpumetrics.RankingMetrics(["mrr"]),
+        lambda m: m.update(torch.zeros(0), torch.zeros(0), query_ids=torch.zeros(0, dtype=torch.long)), ZERO)
+
     fid_message = "FID needs at least 2"
     add("FrechetInceptionDistance", "", lambda _: gpumetrics.FrechetInceptionDistance(feature=64, weights="random"),
         _images_empty, (ValueError, fid_message))

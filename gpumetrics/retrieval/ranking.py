@@ -164,9 +164,7 @@ def _prepare(
             mask = None if mask is None else _as_tensor(mask, "mask", device)[None]
         if scores.dim() != 2:
             raise ValueError(f"`scores` must be [Q, D] (or flat [N] with `query_ids`), got shape {tuple(scores.shape)}")
-        if mask is None:
-            mask = torch.ones(scores.shape, dtype=torch.bool, device=device)
-        else:
+        if mask is not None:
             mask = _as_tensor(mask, "mask", device)
             if mask.dtype != torch.bool or mask.shape != scores.shape:
                 raise ValueError(f"`mask` must be a bool tensor of shape {tuple(scores.shape)}, got {mask.dtype} "
@@ -182,57 +180,68 @@ def _prepare(
     return scores, relevance, mask, doc_ids, qrels
 
 
-def _check_values(scores: Tensor, relevance: Tensor, mask: Tensor, qrels: Optional[Tensor], empty_query: Tensor,
-                  empty: str) -> None:
-    """One host synchronisation for every value check of a batch."""
-    flags = [torch.isnan(scores).logical_and(mask).any(), (relevance < 0).logical_and(mask).any(),
-             torch.isnan(relevance.double()).logical_and(mask).any()]
-    if qrels is not None:
-        flags.append((qrels < 0).any() | torch.isnan(qrels.double()).any())
-    flags.append(empty_query.any() if empty == "error" else torch.zeros((), dtype=torch.bool, device=scores.device))
-    bad = torch.stack(flags).tolist()
-    if bad[0]:
-        raise ValueError("`scores` holds NaN")
-    if bad[1] or bad[2]:
-        raise ValueError("`relevance` must hold non-negative labels (no NaN)")
-    if qrels is not None and bad[3]:
-        raise ValueError("`qrels` must hold non-negative labels (no NaN)")
-    if bad[-1]:
-        raise ValueError("`relevance` has a query with no relevant document and empty='error' "
-                         "(choose empty='zero', 'one' or 'skip' to score such queries)")
+def _check_values(scores: Tensor, labels: Tensor, mask: Optional[Tensor], qrels: Optional[Tensor],
+                  empty_query: Tensor, empty: str) -> None:
+    """One host synchronisation for every value check of a batch (``labels``: padding already zeroed)."""
+    nan_scores = torch.isnan(scores)
+    checks = [((nan_scores if mask is None else nan_scores.logical_and(mask)).any(), "`scores` holds NaN")]
+    for name, values in (("relevance", labels), ("qrels", qrels)):
+        if values is not None and values.numel():
+            bad = values.amin() < 0
+            if values.is_floating_point():
+                bad = bad | torch.isnan(values).any()
+            checks.append((bad, f"`{name}` must hold non-negative labels (no NaN)"))
+    if empty == "error" and empty_query.numel():
+        checks.append((empty_query.any(), "`relevance` has a query with no relevant document and empty='error' "
+                                          "(choose empty='zero', 'one' or 'skip' to score such queries)"))
+    for flag, (_, message) in zip(torch.stack([flag for flag, _ in checks]).tolist(), checks):
+        if flag:
+            raise ValueError(message)
 
 
-def _rank(scores: Tensor, relevance: Tensor, mask: Tensor, doc_ids: Optional[Tensor], ties: str) -> Tensor:
-    """``LongTensor[Q, D]``: column of the document at each rank (ranked documents first, padding last)."""
+def _rank(scores: Tensor, labels: Tensor, mask: Optional[Tensor], doc_ids: Optional[Tensor], ties: str) -> Tensor:
+    """``LongTensor[Q, D]``: column of the document at each rank (ranked documents first, padding last).
+
+    Stable sorts from the last tie-break key to the first; the usual cases take a single sort (trec_eval without
+    ``doc_ids`` sorts the reversed row; ranx sorts the row as it is)."""
     q, d = scores.shape
-    order = torch.arange(d, device=scores.device).expand(q, d)
-    if ties == "trec_eval":
-        ids = doc_ids if doc_ids is not None else order
-        order = torch.sort(ids, dim=1, descending=True, stable=True).indices
-    elif ties in ("optimistic", "pessimistic"):
-        order = torch.sort(relevance, dim=1, descending=ties == "optimistic", stable=True).indices
-    key = scores.gather(1, order)
-    order = order.gather(1, torch.sort(key, dim=1, descending=True, stable=True).indices)
+    if ties == "trec_eval" and doc_ids is None:
+        # ids are the column positions, larger first: sort the reversed row, then map positions back
+        order = (d - 1) - torch.sort(scores.flip(1), dim=1, descending=True, stable=True).indices
+    elif ties in ("ranx", "average"):
+        order = torch.sort(scores, dim=1, descending=True, stable=True).indices
+    else:
+        if ties == "trec_eval":
+            order = torch.sort(doc_ids, dim=1, descending=True, stable=True).indices
+        else:
+            order = torch.sort(labels, dim=1, descending=ties == "optimistic", stable=True).indices
+        key = scores.gather(1, order)
+        order = order.gather(1, torch.sort(key, dim=1, descending=True, stable=True).indices)
+    if mask is None:
+        return order
     ranked = mask.gather(1, order)
     return order.gather(1, torch.sort(ranked.to(torch.uint8), dim=1, descending=True, stable=True).indices)
 
 
-def _tie_average(values: Tensor, sorted_scores: Tensor, ranked: Tensor) -> Tensor:
+def _tie_average(values: Tensor, sorted_scores: Tensor, ranked: Optional[Tensor]) -> Tensor:
     """Replace every ranked value by the mean over its tie group (equal consecutive scores)."""
     q, d = values.shape
     if d == 0:
         return values
+    if ranked is None:
+        ranked = torch.ones_like(values, dtype=torch.bool)
     new_group = torch.ones_like(ranked)
     new_group[:, 1:] = sorted_scores[:, 1:] != sorted_scores[:, :-1]
     group = torch.cumsum(new_group.long(), 1) - 1 + torch.arange(q, device=values.device)[:, None] * d
     group = group.reshape(-1)
-    total = torch.zeros(q * d, dtype=values.dtype, device=values.device).index_add_(0, group, values.reshape(-1))
-    count = torch.zeros(q * d, dtype=values.dtype, device=values.device).index_add_(0, group, ranked.reshape(-1).to(values.dtype))
+    zeros = torch.zeros(q * d, dtype=values.dtype, device=values.device)
+    total = zeros.index_add(0, group, values.reshape(-1))
+    count = zeros.index_add(0, group, ranked.reshape(-1).to(values.dtype))
     return torch.where(ranked, (total / count.clamp_min(1))[group].reshape(q, d), values.new_zeros(()))
 
 
 def _gain(labels: Tensor, exponential: bool) -> Tensor:
-    labels = labels.clamp_min(0)
+    labels = labels.double().clamp_min(0)
     return torch.pow(2.0, labels) - 1 if exponential else labels
 
 
@@ -250,77 +259,100 @@ def _ranking_update(
     query_ids: Any = None, doc_ids: Any = None, qrels: Any = None, ties: str = "trec_eval", gain: str = "linear",
     empty: str = "zero", relevance_level: float = 1,
 ) -> tuple[Tensor, Tensor]:
-    """Per-query values ``DoubleTensor[M, Q]`` and ``BoolTensor[M, Q]`` (the query counts in that metric's mean)."""
+    """Per-query values ``DoubleTensor[M, Q]`` and ``BoolTensor[M, Q]`` (the query counts in that metric's mean).
+
+    Only what the asked metrics need is computed: columns past the largest cut-off are not read unless a metric
+    takes the whole list, and the ideal DCG takes the top k of the judged labels (``topk``), not a full sort."""
     scores, relevance, mask, doc_ids, qrels = _prepare(scores, relevance, mask, query_ids, doc_ids, qrels)
     q, d = scores.shape
     device = scores.device
-    labels = relevance.double().masked_fill(~mask, 0)
-    judged = labels if qrels is None else qrels.double()
-    num_relevant = (judged >= relevance_level).sum(1).double()
-    empty_query = num_relevant == 0
+    labels = relevance if mask is None else relevance.masked_fill(~mask, 0)
+    judged = labels if qrels is None else qrels
+    num_relevant = (judged >= relevance_level).sum(1)
+    bases = {base for _, base, _ in metrics}
     # DCG / NDCG: a query is empty when no label is positive (trec_eval's rule, which differs for levels above 1)
-    no_gain = (judged <= 0).all(1) if any(base in _GAIN_METRICS for _, base, _ in metrics) else None
-    empty_query = torch.stack([no_gain if base in _GAIN_METRICS else empty_query for _, base, _ in metrics])
-    _check_values(scores, relevance, mask, qrels, empty_query, empty)
+    no_gain = (judged.amax(1) <= 0) if bases & _GAIN_METRICS and judged.shape[1] else None
+    if no_gain is None and bases & _GAIN_METRICS:
+        no_gain = torch.ones(q, dtype=torch.bool, device=device)
+    empty_query = torch.stack([no_gain if base in _GAIN_METRICS else num_relevant == 0 for _, base, _ in metrics])
+    _check_values(scores, labels, mask, qrels, empty_query, empty)
 
-    order = _rank(scores, labels, mask, doc_ids, ties)
-    ranked = mask.gather(1, order)
-    list_length = ranked.sum(1).double()
+    # a metric that reads the whole list, or tie groups that may reach past the largest cut-off
+    whole = ties == "average" or any(k is None or base == "r_precision" for _, base, k in metrics)
+    width = d if whole else min(d, max(k for _, _, k in metrics))
+    order = _rank(scores, labels, mask, doc_ids, ties)[:, :width]
+    ranked = None if mask is None else mask.gather(1, order)
+    list_length = torch.full((q,), float(d), dtype=torch.float64, device=device) if mask is None \
+        else mask.sum(1).double()
     sorted_labels = labels.gather(1, order)
-    hit = ((sorted_labels >= relevance_level) & ranked).double()
-    need_gain = {base for _, base, _ in metrics} & _GAIN_METRICS
+    hit = sorted_labels >= relevance_level
+    if ranked is not None:
+        hit &= ranked
+    hit = hit.double()
     gains = {}
-    for exponential in {base.endswith("_burges") or gain == "exponential" for base in need_gain}:
-        gains[exponential] = _gain(sorted_labels, exponential) * ranked
+    for exponential in {base.endswith("_burges") or gain == "exponential" for base in bases & _GAIN_METRICS}:
+        gains[exponential] = _gain(sorted_labels, exponential)
+        if ranked is not None:
+            gains[exponential] = gains[exponential] * ranked
     if ties == "average":
         sorted_scores = scores.gather(1, order)
         hit = _tie_average(hit, sorted_scores, ranked)
         gains = {e: _tie_average(g, sorted_scores, ranked) for e, g in gains.items()}
 
-    position = torch.arange(1, d + 1, device=device, dtype=torch.float64)
-    discount = 1.0 / torch.log2(position + 1)
-    cumulative_hits = torch.cumsum(hit, 1)
-    safe_relevant = num_relevant.clamp_min(1)
-    ideal_sorted = {}
+    position = torch.arange(1, width + 1, device=device, dtype=torch.float64)
+    need_cumulative = bases & {"precision", "f1", "recall", "hits", "hit_rate", "r_precision", "map"}
+    cumulative_hits = torch.cumsum(hit, 1) if need_cumulative else None
+    safe_relevant = num_relevant.clamp_min(1).double()
+    ideal_cache: dict = {}
     results = []
     for name, base, k in metrics:
-        cut = torch.full((q,), d if k is None else k, device=device, dtype=torch.long)
-        within = position[None, :] <= (d if k is None else k)
+        cut = width if k is None else min(k, width)
         if base in ("precision", "f1", "recall", "hits", "hit_rate"):
-            hits = _at(cumulative_hits, cut)
+            hits = cumulative_hits[:, cut - 1] if cut else hit.new_zeros(q)
             denominator = list_length if k is None else torch.full_like(hits, float(k))
             precision = hits / denominator.clamp_min(1)
             recall = hits / safe_relevant
             value = {"precision": precision, "recall": recall, "hits": hits, "hit_rate": (hits > 0).double(),
                      "f1": 2 * precision * recall / (precision + recall).masked_fill(precision + recall == 0, 1)}[base]
         elif base == "r_precision":
-            value = _at(cumulative_hits, num_relevant.long()) / safe_relevant
+            value = _at(cumulative_hits, num_relevant) / safe_relevant
         elif base == "mrr":
-            value = (hit * within / position).amax(1) if d else hit.new_zeros(q)
+            if cut:
+                first = hit[:, :cut].argmax(1)  # first maximum: the first relevant document, if any
+                value = hit[:, :cut].gather(1, first[:, None])[:, 0] / (first + 1).double()
+            else:
+                value = hit.new_zeros(q)
         elif base == "map":
-            value = (hit * within * cumulative_hits / position).sum(1) / safe_relevant
+            value = (hit[:, :cut] * cumulative_hits[:, :cut] / position[:cut]).sum(1) / safe_relevant
         else:
             exponential = base.endswith("_burges") or gain == "exponential"
-            dcg = (gains[exponential] * within * discount).sum(1)
+            discount = 1.0 / torch.log2(position[:cut] + 1)
+            dcg = (gains[exponential][:, :cut] * discount).sum(1)
             if base.startswith("dcg"):
                 value = dcg
             else:
-                if exponential not in ideal_sorted:
-                    ideal_sorted[exponential] = torch.sort(_gain(judged, exponential), dim=1, descending=True).values
-                ideal_gains = ideal_sorted[exponential]
-                j = ideal_gains.shape[1]
-                ideal_within = torch.arange(1, j + 1, device=device) <= (j if k is None else k)
-                ideal_discount = 1.0 / torch.log2(torch.arange(2, j + 2, device=device, dtype=torch.float64))
-                ideal = (ideal_gains * ideal_within * ideal_discount).sum(1)
+                ideal = _ideal_dcg(judged, exponential, k, ideal_cache)
                 value = torch.where(ideal > 0, dcg / ideal.clamp_min(1e-300), dcg.new_zeros(()))
         results.append(value)
-    values = torch.stack(results) if results else scores.new_zeros((0, q), dtype=torch.float64)
-    if empty == "one":
-        values = values.masked_fill(empty_query, 1.0)
-    else:
-        values = values.masked_fill(empty_query, 0.0)
+    values = torch.stack(results)
+    values = values.masked_fill(empty_query, 1.0 if empty == "one" else 0.0)
     counted = ~empty_query if empty == "skip" else torch.ones_like(empty_query)
     return values, counted
+
+
+def _ideal_dcg(judged: Tensor, exponential: bool, k: Optional[int], cache: dict) -> Tensor:
+    """Ideal DCG@k of every query from all its judged labels (``topk`` of the largest k, or a full sort)."""
+    j = judged.shape[1]
+    top = j if k is None else min(k, j)
+    key = (exponential, top)
+    if key not in cache:
+        if j == 0:
+            cache[key] = judged.new_zeros(judged.shape[0], dtype=torch.float64)
+        else:
+            best = torch.topk(judged, top, dim=1).values if top < j else torch.sort(judged, dim=1, descending=True).values
+            discount = 1.0 / torch.log2(torch.arange(2, top + 2, device=judged.device, dtype=torch.float64))
+            cache[key] = (_gain(best, exponential) * discount).sum(1)
+    return cache[key]
 
 
 def _ranking_compute(sums: Tensor, count: Tensor, names: Sequence[str]) -> dict[str, Tensor]:
@@ -416,6 +448,7 @@ class RankingMetrics(Metric):
 
     signature_name = "ranking"
     higher_is_better = True
+    kernel_threads = 1  # sorts and cumulative sums of [Q, D] (core/threads.py)
 
     def __init__(
         self,

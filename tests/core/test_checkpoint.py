@@ -78,6 +78,13 @@ def _zsd_batches() -> list[tuple]:
     return out
 
 
+def _ranking() -> list[tuple]:
+    g = torch.Generator().manual_seed(5)
+    scores, relevance = torch.randint(0, 4, (9, 6), generator=g).double(), torch.randint(0, 3, (9, 6), generator=g)
+    relevance[4] = 0  # an empty query
+    return [(scores[i:j], relevance[i:j]) for i, j in ((0, 2), (2, 5), (5, 9))]
+
+
 def _labels(kind: str) -> list[tuple]:
     g = torch.Generator().manual_seed(0)
     if kind == "binary":
@@ -209,6 +216,11 @@ CASES: dict[type, list[Callable]] = {
     ],
     ImageCaptioningScore: [lambda t: (*_caption_task(t, ImageCaptioningScore), None)],
     VisualQAScore: [lambda t: (*_caption_task(t, VisualQAScore), None)],
+    gpumetrics.RankingMetrics: [
+        lambda t: (lambda: gpumetrics.RankingMetrics(["ndcg@3", "map", "mrr", "precision@2"]), _ranking(), None),
+        lambda t: (lambda: gpumetrics.RankingMetrics(["ndcg@3", "recall@2"], empty="skip", ties="ranx"), _ranking(),
+                   None),
+    ],
     C.BinaryPrecision: [lambda t: (C.BinaryPrecision, _labels("binary"), None)],
     C.BinaryRecall: [lambda t: (C.BinaryRecall, _labels("binary"), None)],
     C.BinaryF1Score: [lambda t: (lambda: C.BinaryF1Score(multidim_average="global"), _labels("binary"), None)],

@@ -95,6 +95,18 @@ def _labels(kind: str, n: int) -> tuple:
     return torch.rand(n, 3, generator=g), torch.randint(0, 2, (n, 3), generator=g)
 
 
+def _ranking(n: int) -> tuple:
+    """``n`` queries × 8 documents, every B queries the same (tiling repeats the pattern)."""
+    g = torch.Generator().manual_seed(0)
+    scores, relevance = torch.randint(0, 4, (B, 8), generator=g).double(), torch.randint(0, 3, (B, 8), generator=g)
+    return scores.repeat(n // B, 1), relevance.repeat(n // B, 1)
+
+
+def _ranking_flat(n: int) -> tuple:
+    scores, relevance = _ranking(n)
+    return scores.reshape(-1), relevance.reshape(-1), None, None, None, torch.arange(n).repeat_interleave(8)
+
+
 def _clip_config(tmp: Path) -> str:
     path = tmp / "tiny-clip.json"
     path.write_text(json.dumps(TINY_OPEN_CLIP))
@@ -164,6 +176,8 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
         "ImageCaptioningScore": _caption_task(tmp, ImageCaptioningScore),
         "VisualQAScore": _caption_task(tmp, VisualQAScore),
     }
+    cases["RankingMetrics"] = (lambda: gpumetrics.RankingMetrics(["ndcg@10", "map", "mrr", "recall@5"]), _ranking)
+    cases["RankingMetrics(flat)"] = (lambda: gpumetrics.RankingMetrics(["ndcg@10", "map"]), _ranking_flat)
     for kind, extra in (("Binary", {}), ("Multiclass", {"num_classes": 4}), ("Multilabel", {"num_labels": 3})):
         for stat in ("Precision", "Recall", "F1Score"):
             cls = getattr(C, f"{kind}{stat}")
@@ -191,6 +205,8 @@ BUDGETS = {
     # torchmetrics' input validation (unique of the targets, bounds) and its per-update shape checks
     **{f"{kind}{stat}": 4 for kind in ("Binary", "Multilabel") for stat in ("Precision", "Recall", "F1Score")},
     **{f"Multiclass{stat}": 1 for stat in ("Precision", "Recall", "F1Score")},
+    # ranking: one read of every value check of the batch; flat inputs add the grouping (unique, padded width)
+    "RankingMetrics": 1, "RankingMetrics(flat)": 3,
 }
 
 
