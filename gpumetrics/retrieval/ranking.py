@@ -129,6 +129,22 @@ def _flat_to_padded(
     return pad(scores, 0), pad(relevance, 0), mask, None if doc_ids is None else pad(doc_ids, 0)
 
 
+def _holds_strings(value: Any) -> bool:
+    first = value
+    while is_sequence(first) and len(first):
+        first = first[0]
+    return isinstance(first, str)
+
+
+def _string_ids(doc_ids: Sequence) -> list:
+    """Docnos (``[N]`` or ``[Q][D]`` strings) → their ranks in trec_eval's ``strcmp`` order (code-point order)."""
+    nested = is_sequence(doc_ids[0])
+    rows = [list(row) for row in doc_ids] if nested else [list(doc_ids)]
+    rank = {docno: i for i, docno in enumerate(sorted({docno for row in rows for docno in row}))}
+    ranks = [[rank[docno] for docno in row] for row in rows]
+    return ranks if nested else ranks[0]
+
+
 def _prepare(
     scores: Any, relevance: Any, mask: Any, query_ids: Any, doc_ids: Any, qrels: Any
 ) -> tuple[Tensor, Tensor, Tensor, Optional[Tensor], Optional[Tensor]]:
@@ -141,6 +157,7 @@ def _prepare(
     if relevance.dtype == torch.bool:
         relevance = relevance.long()
     if doc_ids is not None:
+        doc_ids = _string_ids(doc_ids) if _holds_strings(doc_ids) else doc_ids
         doc_ids = _as_tensor(doc_ids, "doc_ids", device)
         if doc_ids.is_floating_point() or doc_ids.dtype == torch.bool:
             raise TypeError(f"`doc_ids` must hold integer ids, got dtype {doc_ids.dtype}")
@@ -387,7 +404,8 @@ def ranking_metrics(
         query_ids: ``LongTensor[N]`` query of every flat entry (torchmetrics' ``indexes``); queries come out in sorted
             id order, each query's documents in input order.
         doc_ids: ``LongTensor[Q, D]`` (or ``[N]``) document ids for ``ties="trec_eval"`` (larger id first among equal
-            scores); the column position when omitted.
+            scores), or the docno strings themselves (``list[list[str]]``, compared as trec_eval's ``strcmp``); the
+            column position when omitted.
         qrels: ``Tensor[Q, J]`` labels of *every* judged document of each query, retrieved or not (0-padded): the
             number of relevant documents (recall, AP, R-precision, empty queries) and the ideal DCG come from it.
         ties: ``"trec_eval"``, ``"ranx"``, ``"optimistic"``, ``"pessimistic"`` or ``"average"`` (module docstring).

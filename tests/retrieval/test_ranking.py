@@ -84,8 +84,16 @@ def test_trec_eval_relevance_level_and_string_docnos():
     qrels, trec_run = to_dicts(run)
     expected = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut.10", "recip_rank", "P.5"}, relevance_level=2
                                               ).evaluate(trec_run)
+    docnos = [[f"d{int(i)}" for i in row] for row in run["doc_ids"]]  # not zero-padded: "d10" < "d9"
+    qrels, trec_run = {}, {}
+    for i, row in enumerate(docnos):
+        trec_run[f"q{i:04d}"] = {docnos[i][j]: float(run["scores"][i, j]) for j in range(15) if run["mask"][i, j]}
+        qrels[f"q{i:04d}"] = {docnos[i][j]: int(run["relevance"][i, j]) for j in range(15) if run["mask"][i, j]}
+        qrels[f"q{i:04d}"].update({f"x{j}": int(label) for j, label in enumerate(run["missed"][i].tolist())})
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut.10", "recip_rank", "P.5"}, relevance_level=2
+                                              ).evaluate(trec_run)
     ours = ranking_metrics(run["scores"], run["relevance"], ["map", "ndcg@10", "mrr", "precision@5"],
-                           mask=run["mask"], doc_ids=run["doc_ids"], qrels=run["qrels"], relevance_level=2,
+                           mask=run["mask"], doc_ids=docnos, qrels=run["qrels"], relevance_level=2,
                            reduction="none")
     for name, measure in {"map": "map", "ndcg@10": "ndcg_cut_10", "mrr": "recip_rank", "precision@5": "P_5"}.items():
         reference = torch.tensor([expected[f"q{i:04d}"][measure] for i in range(30)], dtype=torch.float64)
