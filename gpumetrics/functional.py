@@ -34,6 +34,9 @@ from gpumetrics.classification import (
 # --- retrieval: P@k, R@k, MAP, NDCG, MRR … with trec_eval / ranx conventions (docs/metrics.md §6)
 from gpumetrics.retrieval.ranking import ranking_metrics
 
+# --- attribution: Shapley values of batched games; corpus BLEU per segment (docs/metrics.md §7)
+from gpumetrics.attribution.shapley import corpus_bleu_shapley, marginal_contributions, shapley_values
+
 __all__ = [
     "token_f1", "exact_match", "string_accuracy",
     "edit_distance", "char_error_rate", "word_error_rate", "normalized_edit_similarity",
@@ -44,4 +47,5 @@ __all__ = [
     "multiclass_precision", "multiclass_recall", "multiclass_f1_score",
     "multilabel_precision", "multilabel_recall", "multilabel_f1_score",
     "ranking_metrics",
+    "shapley_values", "marginal_contributions", "corpus_bleu_shapley",
 ]

@@ -105,15 +105,19 @@ def test_every_function_with_a_device_argument_checks_it(machine):
     assert names == sorted([
         "token_f1", "exact_match", "string_accuracy", "edit_distance", "char_error_rate", "word_error_rate",
         "normalized_edit_similarity", "bleu_score", "rouge_score", "cider_score", "meteor_score", "codebleu_score",
+        "shapley_values", "marginal_contributions", "corpus_bleu_shapley",
     ])  # a new one joins this list and the loop below
     required = {"codebleu_score": {"lang": "python"}}  # options without a default
+    game = lambda coalitions: coalitions.sum(1)  # noqa: E731
+    arguments = {"shapley_values": (game, 3), "marginal_contributions": (game, 3, 0)}  # not (preds, target)
     for name in names:
         fn = functools.partial(getattr(F, name), **required.get(name, {}))
-        assert fn(["a b"], ["a b"], device="cpu") is not None
+        args = arguments.get(name, (["a b"], ["a b"]))
+        assert fn(*args, device="cpu") is not None
         for bad, message in (("tpu", "must be a torch device"), ("cuda", "CUDA is not available"),
                              ("mps", "MPS is not available")):
             with pytest.raises(ValueError, match=rf"`device`.*{message}.*available(: | here: )cpu"):
-                fn(["a b"], ["a b"], device=bad)
+                fn(*args, device=bad)
 
 
 def test_kernel_entry_points_check_their_device(machine):
