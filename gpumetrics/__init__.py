@@ -22,6 +22,7 @@ from gpumetrics.text.rouge import ROUGEScore
 from gpumetrics.text.cider import CIDErScore
 from gpumetrics.text.meteor import METEORScore
 from gpumetrics.text.codebleu import CodeBLEUScore
+from gpumetrics.text.wmd import WordMoversDistance
 
 # --- detection and OCR: OCR end-to-end, zero-shot detection F1 (docs/metrics.md §5)
 from gpumetrics.detection.ocr_e2e import OCREndToEnd
@@ -44,7 +45,7 @@ __all__ = [
     "TokenF1", "ExactMatch", "StringAccuracy",
     "EditDistance", "CharErrorRate", "WordErrorRate", "NormalizedEditSimilarity",
     "FrechetInceptionDistance", "FIDInceptionV3", "KernelInceptionDistance", "CLIPScore",
-    "BLEUScore", "ROUGEScore", "CIDErScore", "METEORScore", "CodeBLEUScore",
+    "BLEUScore", "ROUGEScore", "CIDErScore", "METEORScore", "CodeBLEUScore", "WordMoversDistance",
     "OCREndToEnd", "ZeroShotDetectionF1",
     "BinaryPrecision", "BinaryRecall", "BinaryF1Score",
     "MulticlassPrecision", "MulticlassRecall", "MulticlassF1Score",

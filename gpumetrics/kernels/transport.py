@@ -1,0 +1,94 @@
+"""Optimal transport between batches of small discrete distributions: exact EMD (POT's network simplex, float64, per
+pair on the CPU) and entropic Sinkhorn (log-domain, all pairs at once on the device).
+
+Inputs are padded: ``a: [B, N]``, ``b: [B, M]`` non-negative weights (padding weight 0) and ``cost: [B, N, M]``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+
+def emd_batch(a: Tensor, b: Tensor, cost: Tensor) -> Tensor:
+    """Exact optimal transport cost of every pair with POT's ``ot.emd2`` (network simplex, float64).
+
+    One linear program per pair on the CPU (an exact LP does not batch); padding (weight 0) is dropped first.
+
+    Args:
+        a: ``Tensor[B, N]``, b: ``Tensor[B, M]`` weights of equal total per pair; cost: ``Tensor[B, N, M]``.
+
+    Returns:
+        ``DoubleTensor[B]`` on the device of ``cost``.
+
+    Example:
+        >>> emd_batch(torch.tensor([[0.5, 0.5]]), torch.tensor([[1.0]]), torch.tensor([[[1.0], [3.0]]]))
+        tensor([2.], dtype=torch.float64)
+    """
+    import numpy as np
+    from ot import emd2
+
+    a_host, b_host = a.double().cpu().numpy(), b.double().cpu().numpy()
+    cost_host = cost.double().cpu().numpy()
+    out = np.empty(a_host.shape[0], dtype=np.float64)
+    for i in range(a_host.shape[0]):  # exact LPs, one per pair
+        rows, cols = a_host[i] > 0, b_host[i] > 0
+        out[i] = emd2(a_host[i][rows], b_host[i][cols], np.ascontiguousarray(cost_host[i][np.ix_(rows, cols)]))
+    return torch.from_numpy(out).to(cost.device)
+
+
+def sinkhorn_batch(a: Tensor, b: Tensor, cost: Tensor, reg: float = 0.01, max_iter: int = 1000,
+                   tol: float = 1e-6, check_every: int = 10) -> Tensor:
+    """Entropic optimal transport of every pair at once: ``Σ P ⊙ cost`` of the Sinkhorn plan.
+
+    Minimises ⟨P, C⟩ − reg·H(P) subject to the marginals; ``reg`` is in the units of the cost, so smaller is closer
+    to the exact EMD and needs more iterations. Runs the multiplicative (kernel) iteration ``u = a / K v``,
+    ``v = b / Kᵀ u`` with batched matrix products while ``exp(−max C / reg)`` is representable in float64, and the
+    log-domain iteration otherwise. Iterates until the largest violation of the first marginal is below ``tol``
+    (checked every ``check_every`` iterations: one host sync each) or ``max_iter``.
+
+    Args:
+        a: ``Tensor[B, N]``, b: ``Tensor[B, M]`` weights (padding 0); cost: ``Tensor[B, N, M]``.
+        reg: entropic regularisation ε > 0.
+        max_iter, tol, check_every: stopping rule.
+
+    Returns:
+        ``DoubleTensor[B]`` — the transport cost of the regularised plan.
+
+    Example:
+        >>> round(float(sinkhorn_batch(torch.tensor([[0.5, 0.5]]), torch.tensor([[1.0]]),
+        ...                            torch.tensor([[[1.0], [3.0]]]))[0]), 6)
+        2.0
+    """
+    a, b, cost = a.double(), b.double(), cost.double()
+    if a.shape[0] == 0:
+        return cost.new_zeros(0)
+    if float(cost.max()) / reg < 600:  # one sync: which iteration is safe
+        kernel = torch.exp(-cost / reg) * (a > 0)[:, :, None] * (b > 0)[:, None, :]
+        u, v = torch.ones_like(a), torch.ones_like(b)
+        for iteration in range(max_iter):
+            u = a / (kernel @ v[:, :, None])[:, :, 0].clamp_min(1e-300)
+            v = b / (u[:, None, :] @ kernel)[:, 0, :].clamp_min(1e-300)
+            if (iteration + 1) % check_every == 0:
+                if float((u * (kernel @ v[:, :, None])[:, :, 0] - a).abs().max()) < tol:
+                    break
+        plan = u[:, :, None] * kernel * v[:, None, :]
+        return (plan * cost).sum((1, 2))
+    log_a = torch.where(a > 0, torch.log(a.clamp_min(1e-300)), -math.inf)
+    log_b = torch.where(b > 0, torch.log(b.clamp_min(1e-300)), -math.inf)
+    scaled = -cost / reg  # [B, N, M]
+    # padding carries potential −inf, so it neither sends nor receives mass
+    f = torch.where(a > 0, 0.0, -math.inf).double()
+    g = torch.where(b > 0, 0.0, -math.inf).double()
+    for iteration in range(max_iter):
+        # f_i = ε log a_i − ε logsumexp_j((g_j − C_ij)/ε); the same for g
+        f = reg * (log_a - torch.logsumexp(scaled + (g / reg)[:, None, :], dim=2))
+        g = reg * (log_b - torch.logsumexp(scaled + (f / reg)[:, :, None], dim=1))
+        if (iteration + 1) % check_every == 0:
+            plan = torch.exp(scaled + (f / reg)[:, :, None] + (g / reg)[:, None, :])
+            if float((plan.sum(2) - a).abs().max()) < tol:
+                break
+    plan = torch.exp(scaled + (f / reg)[:, :, None] + (g / reg)[:, None, :])
+    return (plan * cost).sum((1, 2))
