@@ -124,6 +124,11 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
                     lambda _, c=multilabel, a=average, z=zero_division: c(num_labels=3, average=a, zero_division=z),
                     _labels((0, 3)), (ZERO_DIVISION, zero_division))
 
+    vectors = {"a": [1.0, 0.0], "b": [0.0, 1.0]}
+    for reduction in ("mean", "sum", "none"):
+        add("WordMoversDistance", repr({"reduction": reduction}),
+            lambda _, r=reduction: gpumetrics.WordMoversDistance(vectors, reduction=r), _text_empty,
+            EMPTY if reduction == "none" else ZERO)
     for empty in ("zero", "one", "skip", "error"):  # no query scored: 0 whatever the empty-query rule
         add("RankingMetrics", f"empty={empty}", lambda _, e=empty: gpumetrics.RankingMetrics(["ndcg@10", "map"], empty=e),
             lambda m: m.update(torch.zeros(0, 5), torch.zeros(0, 5)), ZERO)

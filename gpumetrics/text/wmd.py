@@ -272,6 +272,7 @@ class WordMoversDistance(PerSampleScore):
 
     signature_name = "wmd"
     higher_is_better = False
+    kernel_threads = 1  # small per-pair tensors (core/threads.py)
 
     def __init__(self, embeddings: Any, method: str = "emd", stop_words: Optional[Iterable[str]] = None,
                  normalize: bool = True, reg: float = 0.01, max_iter: int = 1000, tol: float = 1e-6,

@@ -37,6 +37,17 @@ TEXT_REFS = [["the cat is on the mat", "a cat sat"], ["the dog barked"], ["ко�
              ["hello there world"], ["the end", "a"]]
 
 
+WMD_VECTORS = {w: [float(len(w)), float(sum(map(ord, w)) % 7), 1.0] for w in
+               " ".join(TEXT_PREDS + [r for refs in TEXT_REFS for r in refs]).split()}
+
+
+def _wmd_pairs() -> list[tuple]:
+    """Text pairs without an empty document (an empty one scores inf, and inf ≠ inf for the comparison)."""
+    keep = [i for i, p in enumerate(TEXT_PREDS) if p]
+    preds, refs = [TEXT_PREDS[i] for i in keep], [TEXT_REFS[i][0] for i in keep]
+    return [(preds[i:j], refs[i:j]) for i, j in ((0, 2), (2, 3), (3, 5))]
+
+
 def _text(single_ref: bool = False) -> list[tuple]:
     refs = [r[0] for r in TEXT_REFS] if single_ref else TEXT_REFS
     return [(TEXT_PREDS[i:j], refs[i:j]) for i, j in ((0, 2), (2, 3), (3, 6))]
@@ -216,6 +227,11 @@ CASES: dict[type, list[Callable]] = {
     ],
     ImageCaptioningScore: [lambda t: (*_caption_task(t, ImageCaptioningScore), None)],
     VisualQAScore: [lambda t: (*_caption_task(t, VisualQAScore), None)],
+    gpumetrics.WordMoversDistance: [
+        lambda t: (lambda: gpumetrics.WordMoversDistance(WMD_VECTORS), _wmd_pairs(), None),
+        lambda t: (lambda: gpumetrics.WordMoversDistance(WMD_VECTORS, "sinkhorn", reduction="none"), _wmd_pairs(),
+                   None),
+    ],
     gpumetrics.RankingMetrics: [
         lambda t: (lambda: gpumetrics.RankingMetrics(["ndcg@3", "map", "mrr", "precision@2"]), _ranking(), None),
         lambda t: (lambda: gpumetrics.RankingMetrics(["ndcg@3", "recall@2"], empty="skip", ties="ranx"), _ranking(),

@@ -176,6 +176,10 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
         "ImageCaptioningScore": _caption_task(tmp, ImageCaptioningScore),
         "VisualQAScore": _caption_task(tmp, VisualQAScore),
     }
+    vectors = {w: [float(len(w)), float(sum(map(ord, w)) % 7), 1.0] for w in _WORDS}
+    cases["WordMoversDistance"] = (lambda: gpumetrics.WordMoversDistance(vectors), lambda n: _text(n, single_ref=True))
+    cases["WordMoversDistance(sinkhorn)"] = (lambda: gpumetrics.WordMoversDistance(vectors, "sinkhorn", max_iter=40),
+                                             lambda n: _text(n, single_ref=True))
     cases["RankingMetrics"] = (lambda: gpumetrics.RankingMetrics(["ndcg@10", "map", "mrr", "recall@5"]), _ranking)
     cases["RankingMetrics(flat)"] = (lambda: gpumetrics.RankingMetrics(["ndcg@10", "map"]), _ranking_flat)
     for kind, extra in (("Binary", {}), ("Multiclass", {"num_classes": 4}), ("Multilabel", {"num_labels": 3})):
@@ -207,6 +211,10 @@ BUDGETS = {
     **{f"Multiclass{stat}": 1 for stat in ("Precision", "Recall", "F1Score")},
     # ranking: one read of every value check of the batch; flat inputs add the grouping (unique, padded width)
     "RankingMetrics": 1, "RankingMetrics(flat)": 3,
+    # WMD: bags of words are built from host token lists as CPU tensors (unique, repeat_interleave: counted, no
+    # device involved), padded widths, the edge-case masks read once; exact EMD copies the batch to the CPU once and
+    # solves each pair there; Sinkhorn: its kernel-or-log choice and one convergence read every 10 iterations
+    "WordMoversDistance": 17, "WordMoversDistance(sinkhorn)": 16,
 }
 
 
