@@ -36,7 +36,9 @@ from gpumetrics.classification import (
 from gpumetrics.retrieval.ranking import ranking_metrics
 
 # --- attribution: Shapley values of batched games; corpus BLEU per segment (docs/metrics.md §7)
-from gpumetrics.attribution.shapley import corpus_bleu_shapley, marginal_contributions, shapley_values
+from gpumetrics.attribution.shapley import (
+    corpus_bleu_shapley, corpus_cider_shapley, marginal_contributions, shapley_values,
+)
 
 __all__ = [
     "token_f1", "exact_match", "string_accuracy",
@@ -48,5 +50,5 @@ __all__ = [
     "multiclass_precision", "multiclass_recall", "multiclass_f1_score",
     "multilabel_precision", "multilabel_recall", "multilabel_f1_score",
     "ranking_metrics",
-    "shapley_values", "marginal_contributions", "corpus_bleu_shapley",
+    "shapley_values", "marginal_contributions", "corpus_bleu_shapley", "corpus_cider_shapley",
 ]

@@ -105,7 +105,8 @@ def test_every_function_with_a_device_argument_checks_it(machine):
     assert names == sorted([
         "token_f1", "exact_match", "string_accuracy", "edit_distance", "char_error_rate", "word_error_rate",
         "normalized_edit_similarity", "bleu_score", "rouge_score", "cider_score", "meteor_score", "codebleu_score",
-        "shapley_values", "marginal_contributions", "corpus_bleu_shapley", "word_movers_distance",
+        "shapley_values", "marginal_contributions", "corpus_bleu_shapley", "corpus_cider_shapley",
+        "word_movers_distance",
     ])  # a new one joins this list and the loop below
     required = {"codebleu_score": {"lang": "python"},  # options without a default
                 "word_movers_distance": {"embeddings": {"a": [1.0, 0.0], "b": [0.0, 1.0]}}}
