@@ -28,7 +28,11 @@ def emd_batch(a: Tensor, b: Tensor, cost: Tensor) -> Tensor:
         tensor([2.], dtype=torch.float64)
     """
     import numpy as np
-    from ot import emd2
+
+    try:
+        from ot import emd2
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise ImportError("exact EMD needs POT: pip install 'gpumetrics[wmd]' (or method='sinkhorn')") from error
 
     a_host, b_host = a.double().cpu().numpy(), b.double().cpu().numpy()
     cost_host = cost.double().cpu().numpy()

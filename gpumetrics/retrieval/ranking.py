@@ -395,7 +395,8 @@ def ranking_metrics(
     """Ranking metrics of Q queries at once: means over queries, keyed by the ranx-style names asked for.
 
     Args:
-        scores: ``Tensor[Q, D]`` retrieval scores (higher ranks first), or flat ``Tensor[N]`` with ``query_ids``.
+        scores: ``Tensor[Q, D]`` retrieval scores (higher ranks first), or flat ``Tensor[N]`` with ``query_ids``
+            (a 1-D tensor without ``query_ids`` is one query).
         relevance: ``Tensor[Q, D]`` (or ``[N]``) graded labels ≥ 0 of the scored documents (bool or 0/1 for binary).
         metrics: names such as ``"ndcg@10"``, ``"ndcg_burges@5"``, ``"dcg@3"``, ``"map"``, ``"map@100"``, ``"mrr"``,
             ``"mrr@10"``, ``"precision@5"``, ``"recall@10"``, ``"f1@5"``, ``"hits@5"``, ``"hit_rate@1"``,

@@ -234,3 +234,12 @@ def test_corpus_cider_shapley_sampling_equals_pycocoevalcap_on_the_same_permutat
             previous = current
     phi = corpus_cider_shapley(preds, refs, num_permutations=m, seed=4, tokenize="none")
     assert_close(phi.values, contributions.mean(0), 1e-9)
+
+
+@pytest.mark.parametrize("name", ["shapley_corpus_bleu", "shapley_corpus_cider"])
+def test_benchmark_case_runs_at_a_tiny_size(name):
+    from benchmarks.__main__ import CASES, load_cases, run_case
+
+    load_cases()
+    rows = run_case(CASES[name], 8, "cpu", repeats=1)  # raises when gpumetrics and the anchor disagree
+    assert rows and all(row["ours_s"] > 0 for row in rows)

@@ -285,3 +285,12 @@ def test_module_ddp_checkpoint_and_functional_agree():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert all(float(v) == 0.0 for v in empty_metric.compute().values())
+
+
+@pytest.mark.parametrize("name", ["ranking_ndcg_map_mrr"])
+def test_benchmark_case_runs_at_a_tiny_size(name):
+    from benchmarks.__main__ import CASES, load_cases, run_case
+
+    load_cases()
+    rows = run_case(CASES[name], 40, "cpu", repeats=1)  # raises when gpumetrics and the anchor disagree
+    assert rows and all(row["ours_s"] > 0 for row in rows)

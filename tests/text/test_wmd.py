@@ -151,3 +151,12 @@ def test_module_equals_function_ddp_and_checkpoint(kv, sentences):
         check_metric(WordMoversDistance, word_movers_distance, lambda p, t: _gensim(kv, p, t).mean() if reduction ==
                      "mean" else _gensim(kv, p, t), batches, {"embeddings": table, "reduction": reduction},
                      ddp=reduction == "mean")
+
+
+@pytest.mark.parametrize("name", ["wmd_emd", "wmd_sinkhorn"])
+def test_benchmark_case_runs_at_a_tiny_size(name):
+    from benchmarks.__main__ import CASES, load_cases, run_case
+
+    load_cases()
+    rows = run_case(CASES[name], 30, "cpu", repeats=1)  # raises when gpumetrics and the anchor disagree
+    assert rows and all(row["ours_s"] > 0 for row in rows)
