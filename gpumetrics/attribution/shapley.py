@@ -285,30 +285,18 @@ def corpus_bleu_shapley(
         >>> [round(v, 4) for v in phi.values.tolist()], round(float(phi.values.sum()), 6)
         ([0.4665, -0.0367, -0.0229], 0.406807)
     """
-    from gpumetrics.text.bleu import _bleu_config, _bleu_update, _scores
+    from gpumetrics.text.bleu import corpus_bleu_value_function
 
-    if bleu_options.get("mode", "sacrebleu") != "sacrebleu" or "reduction" in bleu_options:
+    if "reduction" in bleu_options or bleu_options.get("mode", "sacrebleu") != "sacrebleu":
         raise ValueError("`bleu_options` may not set `mode` (only sacrebleu's corpus BLEU is a game over segment "
                          "statistics here) nor `reduction`")
     bleu_options.pop("mode", None)
-    config = _bleu_config("sacrebleu", bleu_options.pop("tokenize", None), bleu_options.pop("smooth", None),
-                          bleu_options.pop("smooth_value", None), bleu_options.pop("weights", None),
-                          bleu_options.pop("lowercase", False), bleu_options.pop("effective_order", False), "corpus")
-    if bleu_options:
-        raise TypeError(f"unknown `bleu_options`: {', '.join(sorted(bleu_options))}")
+    unknown = set(bleu_options) - {"tokenize", "smooth", "smooth_value", "weights", "lowercase", "effective_order"}
+    if unknown:
+        raise TypeError(f"unknown `bleu_options`: {', '.join(sorted(unknown))}")
     device = check_device(device, "device")
-    stats = _bleu_update(preds, target, config, device)
-    orders = config.max_order
-    table = torch.cat([stats["matches"][:, :orders], stats["totals"][:, :orders], stats["hyp_len"][:, None],
-                       stats["ref_len"][:, None]], 1).double()  # [B, 2·orders + 2]
-    last = torch.zeros(3, dtype=torch.float64, device=device)
-
-    def corpus_bleu(coalitions: Tensor) -> Tensor:
-        sums = coalitions.double() @ table
-        return _scores(sums[:, :orders], sums[:, orders:2 * orders], sums[:, -2], sums[:, -1],
-                       last.expand(sums.shape[0], 3), config)
-
-    return shapley_values(corpus_bleu, len(table), method, num_permutations=num_permutations, seed=seed,
+    corpus_bleu, n_segments = corpus_bleu_value_function(preds, target, device=device, **bleu_options)
+    return shapley_values(corpus_bleu, n_segments, method, num_permutations=num_permutations, seed=seed,
                           batch_size=batch_size, device=device)
 
 
@@ -350,76 +338,10 @@ def corpus_cider_shapley(
         >>> [round(v, 4) for v in phi.values.tolist()], round(float(phi.values.sum()), 6)
         ([0.9409, 0.789, 0.337], 2.066961)
     """
-    from gpumetrics.text.cider import _bits as _cider_bits
-    from gpumetrics.text.cider import _check_options as _cider_options
-    from gpumetrics.text.cider import _cider_update
-    from gpumetrics.kernels.ngrams import TokenBatch, ngram_occurrences
-    from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
+    from gpumetrics.text.cider import corpus_cider_value_function
 
-    tokenizer = _cider_options("cider-d", tokenize, "mean", n_gram, sigma)
     device = check_device(device, "device")
-    hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, _, _ = _cider_update(preds, target, tokenizer, device)
-    n_samples, n_refs = hyp_lengths.numel(), ref_lengths.numel()
-    lengths = torch.cat([hyp_lengths, ref_lengths])
-    codes = torch.cat([hyp_codes, ref_codes])
-    sample_of_ref = segment_ids(ref_counts, n_refs)
-    first_ref = segment_starts(ref_counts)
-    slot_of_ref = offsets_in_segment(ref_counts, sample_of_ref) + 1
-    sample_of_sentence = torch.cat([torch.arange(n_samples, device=device), sample_of_ref])
-    slot_of_sentence = torch.cat([torch.zeros(n_samples, dtype=torch.long, device=device), slot_of_ref])
-    vocabulary, ids = torch.unique(codes, return_inverse=True)
-    occ_sentence, occ_gram, distinct = ngram_occurrences(TokenBatch(ids, lengths, vocabulary.numel()), n_gram)
-    n_grams = sum(distinct)
-    order_of_gram = segment_ids(torch.tensor(distinct, device=device), n_grams)
-    slot_bits, gram_bits = _cider_bits(int(ref_counts.max()) + 1), _cider_bits(max(n_grams, 1))
-    # one entry per (sample, n-gram, slot): slot 0 = the candidate, j = its j-th reference; tf = occurrences
-    prefix = (sample_of_sentence << (gram_bits + slot_bits)) | slot_of_sentence
-    key = torch.sort(prefix[occ_sentence] | (occ_gram << slot_bits)).values
-    entry, tf = torch.unique_consecutive(key, return_counts=True)
-    slot = entry & ((1 << slot_bits) - 1)
-    group = entry >> slot_bits
-    gram = group & ((1 << gram_bits) - 1)
-    sample = group >> gram_bits
-    is_ref = slot > 0
-    closes = torch.ones_like(is_ref)
-    closes[:-1] = group[1:] != group[:-1]
-    presence = closes & is_ref  # (sample, n-gram) holds a reference: counts once in df
-    present_sample, present_gram = sample[presence], gram[presence]
-    sentence = torch.where(is_ref, n_samples + first_ref[sample] + slot - 1, sample)
-    norm_slot = sentence * n_gram + order_of_gram[gram]
-    position = torch.arange(entry.numel(), device=device)
-    opens = torch.ones_like(is_ref)
-    opens[1:] = closes[:-1]
-    run_start = torch.cummax(torch.where(opens, position, 0), dim=0).values
-    has_hyp = slot[run_start] == 0
-    ref_slot = torch.where(is_ref, (sentence - n_samples) * n_gram + order_of_gram[gram], 0)
-    tf = tf.double()
-    bigrams = (lengths - 1).clamp(min=0) if n_gram >= 2 else torch.zeros_like(lengths)
-    delta = (bigrams[:n_samples][sample_of_ref] - bigrams[n_samples:]).double()
-    penalty = torch.exp(-(delta * delta) / (2.0 * float(sigma) ** 2))
-
-    def cider(coalitions: Tensor) -> Tensor:
-        c = coalitions.shape[0]
-        members = coalitions.double()
-        size = members.sum(1)
-        df = torch.zeros(c, max(n_grams, 1), dtype=torch.float64, device=device)
-        df.index_add_(1, present_gram, members[:, present_sample])
-        idf = torch.log(size.clamp_min(1))[:, None] - torch.log(df.clamp_min(1.0))  # [C, G]
-        value = tf * idf[:, gram]  # [C, E]
-        norm = torch.zeros(c, lengths.numel() * n_gram, dtype=torch.float64, device=device)
-        norm = norm.index_add_(1, norm_slot, value * value).sqrt_().view(c, -1, n_gram)
-        hyp_value = torch.where(has_hyp, value[:, run_start], 0.0)
-        product = torch.where(is_ref, torch.minimum(hyp_value, value) * value, 0.0)
-        dot = torch.zeros(c, n_refs * n_gram, dtype=torch.float64, device=device)
-        dot = dot.index_add_(1, ref_slot, product).view(c, -1, n_gram)
-        hyp_norm, ref_norm = norm[:, :n_samples][:, sample_of_ref], norm[:, n_samples:]
-        nonzero = (hyp_norm != 0) & (ref_norm != 0)
-        cosine = torch.where(nonzero, dot / torch.where(nonzero, hyp_norm * ref_norm, 1.0), dot)
-        cosine = cosine * penalty[None, :, None]
-        summed = torch.zeros(c, n_samples, n_gram, dtype=torch.float64, device=device).index_add_(1, sample_of_ref,
-                                                                                                   cosine)
-        per_sample = summed.mean(2) / ref_counts.double() * 10.0  # [C, B], each within its coalition's corpus
-        return (per_sample * members).sum(1) / size.clamp_min(1)
-
+    cider, n_samples = corpus_cider_value_function(preds, target, tokenize=tokenize, n_gram=n_gram, sigma=sigma,
+                                                   device=device)
     return shapley_values(cider, n_samples, method, num_permutations=num_permutations, seed=seed,
                           batch_size=batch_size, device=device)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import torch
 from torch import Tensor
@@ -385,6 +385,55 @@ def bleu_score(
     sums = _corpus_statistics(stats, config)
     return _bleu_compute(sums["matches"], sums["totals"], sums["hyp_len"], sums["ref_len"], _last_row(sums["last"]),
                          config)
+
+
+def corpus_bleu_value_function(
+    preds: str | Sequence[str],
+    target: str | Sequence[str | Sequence[str]],
+    tokenize: Optional[str] = None,
+    smooth: Optional[str] = None,
+    smooth_value: Optional[float] = None,
+    weights: Optional[Sequence[float]] = None,
+    lowercase: bool = False,
+    effective_order: bool = False,
+    device: torch.device | str | None = None,
+) -> tuple[Callable[[Tensor], Tensor], int]:
+    """Corpus BLEU (sacrebleu mode) of any subsets of a corpus, as a batched value function (Shapley attribution).
+
+    Each segment's sufficient statistics are counted once; ``value_fn(coalitions: BoolTensor[C, B])`` sums them per
+    coalition with one matrix product and applies sacrebleu's formula to the C rows: ``DoubleTensor[C]``, the corpus
+    BLEU of the segments in each coalition (0 for the empty one).
+
+    Args:
+        preds, target: as in :func:`bleu_score`.
+        tokenize, smooth, smooth_value, weights, lowercase, effective_order, device: ``mode="sacrebleu"`` options of
+            :func:`bleu_score`.
+
+    Returns:
+        ``(value_fn, B)``.
+
+    Example:
+        >>> preds = ["the cat sat on the mat today", "a dog barked at the postman"]
+        >>> target = ["the cat sat on the mat", "a dog barked at the old postman"]
+        >>> value_fn, n = corpus_bleu_value_function(preds, target)
+        >>> coalitions = torch.tensor([[True, True], [True, False], [False, False]])
+        >>> [round(v, 6) for v in value_fn(coalitions).tolist()], round(bleu_score(preds, target).item(), 6)
+        ([0.804829, 0.809107, 0.0], 0.804829)
+    """
+    config = _bleu_config("sacrebleu", tokenize, smooth, smooth_value, weights, lowercase, effective_order, "corpus")
+    device = check_device(device, "device")
+    stats = _bleu_update(preds, target, config, device)
+    orders = config.max_order
+    table = torch.cat([stats["matches"][:, :orders], stats["totals"][:, :orders], stats["hyp_len"][:, None],
+                       stats["ref_len"][:, None]], 1).double()  # [B, 2·orders + 2]
+    last = torch.zeros(3, dtype=torch.float64, device=device)
+
+    def value_fn(coalitions: Tensor) -> Tensor:
+        sums = coalitions.to(device=table.device, dtype=torch.float64) @ table
+        return _scores(sums[:, :orders], sums[:, orders:2 * orders], sums[:, -2], sums[:, -1],
+                       last.expand(sums.shape[0], 3), config)
+
+    return value_fn, table.shape[0]
 
 
 class BLEUScore(PerSampleScore):

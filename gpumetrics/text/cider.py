@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import torch
 from torch import Tensor
@@ -210,6 +210,105 @@ def _cider_compute(
         if variant == "cider-d":
             per_sample = per_sample * 10.0
     return reduce_scores(per_sample, reduction)
+
+
+def corpus_cider_value_function(
+    preds: str | Sequence[str],
+    target: str | Sequence[str | Sequence[str]],
+    tokenize: str = "ptb",
+    n_gram: int = 4,
+    sigma: float = 6.0,
+    device: torch.device | str | None = None,
+) -> tuple[Callable[[Tensor], Tensor], int]:
+    """CIDEr-D (pycocoevalcap) of any subsets of a corpus, as a batched value function (Shapley attribution).
+
+    pycocoevalcap computes document frequencies over whatever corpus it is given, so the CIDEr-D of a subset S uses
+    the IDF of S's references. n-grams are counted once (the sort of :func:`_cider_compute`); for
+    ``coalitions: BoolTensor[C, B]`` the document frequencies are one scatter over the (sample, n-gram) presence
+    list and every TF-IDF norm, clipped dot product and length penalty is a ``[C, n-gram entries]`` operation, so
+    memory grows with C × entries. ``value_fn`` returns ``DoubleTensor[C]``, the mean CIDEr-D over each coalition's
+    samples (0 for the empty one).
+
+    Args:
+        preds, target: as in :func:`cider_score`.
+        tokenize, n_gram, sigma, device: as in :func:`cider_score` (``variant="cider-d"``).
+
+    Returns:
+        ``(value_fn, B)``.
+
+    Example:
+        >>> preds, target = ["a cat sits", "a dog runs"], [["a cat sits down"], ["the dog runs"]]
+        >>> value_fn, n = corpus_cider_value_function(preds, target, tokenize="none")
+        >>> values = value_fn(torch.tensor([[True, True], [True, False]]))
+        >>> round(values[0].item(), 6) == round(cider_score(preds, target, tokenize="none").item(), 6), values[1].item()
+        (True, 0.0)
+    """
+    tokenizer = _check_options("cider-d", tokenize, "mean", n_gram, sigma)
+    device = check_device(device, "device")
+    hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, _, _ = _cider_update(preds, target, tokenizer, device)
+    n_samples, n_refs = hyp_lengths.numel(), ref_lengths.numel()
+    lengths = torch.cat([hyp_lengths, ref_lengths])
+    codes = torch.cat([hyp_codes, ref_codes])
+    sample_of_ref = segment_ids(ref_counts, n_refs)
+    first_ref = segment_starts(ref_counts)
+    slot_of_ref = offsets_in_segment(ref_counts, sample_of_ref) + 1
+    sample_of_sentence = torch.cat([torch.arange(n_samples, device=device), sample_of_ref])
+    slot_of_sentence = torch.cat([torch.zeros(n_samples, dtype=torch.long, device=device), slot_of_ref])
+    vocabulary, ids = torch.unique(codes, return_inverse=True)
+    occ_sentence, occ_gram, distinct = ngram_occurrences(TokenBatch(ids, lengths, vocabulary.numel()), n_gram)
+    n_grams = sum(distinct)
+    order_of_gram = segment_ids(torch.tensor(distinct, device=device), n_grams)
+    slot_bits, gram_bits = _bits(int(ref_counts.max()) + 1), _bits(max(n_grams, 1))
+    # one entry per (sample, n-gram, slot): slot 0 = the candidate, j = its j-th reference; tf = occurrences
+    prefix = (sample_of_sentence << (gram_bits + slot_bits)) | slot_of_sentence
+    key = torch.sort(prefix[occ_sentence] | (occ_gram << slot_bits)).values
+    entry, tf = torch.unique_consecutive(key, return_counts=True)
+    slot = entry & ((1 << slot_bits) - 1)
+    group = entry >> slot_bits
+    gram = group & ((1 << gram_bits) - 1)
+    sample = group >> gram_bits
+    is_ref = slot > 0
+    closes = torch.ones_like(is_ref)
+    closes[:-1] = group[1:] != group[:-1]
+    presence = closes & is_ref  # (sample, n-gram) holds a reference: counts once in df
+    present_sample, present_gram = sample[presence], gram[presence]
+    sentence = torch.where(is_ref, n_samples + first_ref[sample] + slot - 1, sample)
+    norm_slot = sentence * n_gram + order_of_gram[gram]
+    position = torch.arange(entry.numel(), device=device)
+    opens = torch.ones_like(is_ref)
+    opens[1:] = closes[:-1]
+    run_start = torch.cummax(torch.where(opens, position, 0), dim=0).values
+    has_hyp = slot[run_start] == 0
+    ref_slot = torch.where(is_ref, (sentence - n_samples) * n_gram + order_of_gram[gram], 0)
+    tf = tf.double()
+    bigrams = (lengths - 1).clamp(min=0) if n_gram >= 2 else torch.zeros_like(lengths)
+    delta = (bigrams[:n_samples][sample_of_ref] - bigrams[n_samples:]).double()
+    penalty = torch.exp(-(delta * delta) / (2.0 * float(sigma) ** 2))
+
+    def value_fn(coalitions: Tensor) -> Tensor:
+        c = coalitions.shape[0]
+        members = coalitions.to(device=device, dtype=torch.float64)
+        size = members.sum(1)
+        df = torch.zeros(c, max(n_grams, 1), dtype=torch.float64, device=device)
+        df.index_add_(1, present_gram, members[:, present_sample])
+        idf = torch.log(size.clamp_min(1))[:, None] - torch.log(df.clamp_min(1.0))  # [C, G]
+        value = tf * idf[:, gram]  # [C, E]
+        norm = torch.zeros(c, lengths.numel() * n_gram, dtype=torch.float64, device=device)
+        norm = norm.index_add_(1, norm_slot, value * value).sqrt_().view(c, -1, n_gram)
+        hyp_value = torch.where(has_hyp, value[:, run_start], 0.0)
+        product = torch.where(is_ref, torch.minimum(hyp_value, value) * value, 0.0)
+        dot = torch.zeros(c, n_refs * n_gram, dtype=torch.float64, device=device)
+        dot = dot.index_add_(1, ref_slot, product).view(c, -1, n_gram)
+        hyp_norm, ref_norm = norm[:, :n_samples][:, sample_of_ref], norm[:, n_samples:]
+        nonzero = (hyp_norm != 0) & (ref_norm != 0)
+        cosine = torch.where(nonzero, dot / torch.where(nonzero, hyp_norm * ref_norm, 1.0), dot)
+        cosine = cosine * penalty[None, :, None]
+        summed = torch.zeros(c, n_samples, n_gram, dtype=torch.float64, device=device).index_add_(1, sample_of_ref,
+                                                                                                   cosine)
+        per_sample = summed.mean(2) / ref_counts.double() * 10.0  # [C, B], each within its coalition's corpus
+        return (per_sample * members).sum(1) / size.clamp_min(1)
+
+    return value_fn, n_samples
 
 
 # ------------------------------------------------------------------------------------------------ update
