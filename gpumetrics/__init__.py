@@ -7,7 +7,7 @@ from gpumetrics.core import Metric
 from gpumetrics.core.signature import library_version
 
 # --- text: question answering and strings; edit distance, CER, WER, 1 − NED (docs/metrics.md §1)
-from gpumetrics.text.qa import ExactMatch, StringAccuracy, TokenF1
+from gpumetrics.text.qa import ExactMatch, StringAccuracy, TokenF1, VQAAccuracy
 from gpumetrics.text.edit import CharErrorRate, EditDistance, NormalizedEditSimilarity, WordErrorRate
 
 # --- image generation: FID, KID, CLIP score (docs/metrics.md §2)
@@ -38,7 +38,7 @@ __version__ = library_version()
 
 __all__ = [
     "Metric",
-    "TokenF1", "ExactMatch", "StringAccuracy",
+    "TokenF1", "ExactMatch", "StringAccuracy", "VQAAccuracy",
     "EditDistance", "CharErrorRate", "WordErrorRate", "NormalizedEditSimilarity",
     "FrechetInceptionDistance", "FIDInceptionV3", "KernelInceptionDistance", "CLIPScore",
     "BLEUScore", "ROUGEScore", "CIDErScore", "METEORScore", "CodeBLEUScore",

@@ -4,7 +4,7 @@ Each function is ``_x_compute(_x_update(...))`` of the module of the same metric
 """
 
 # --- text: question answering and strings; edit distance, CER, WER, 1 − NED (docs/metrics.md §1)
-from gpumetrics.text.qa import exact_match, string_accuracy, token_f1
+from gpumetrics.text.qa import exact_match, string_accuracy, token_f1, vqa_accuracy
 from gpumetrics.text.edit import char_error_rate, edit_distance, normalized_edit_similarity, word_error_rate
 
 # --- image generation: Fréchet distance, KID, CLIP score (docs/metrics.md §2)
@@ -32,7 +32,7 @@ from gpumetrics.classification import (
 )
 
 __all__ = [
-    "token_f1", "exact_match", "string_accuracy",
+    "token_f1", "exact_match", "string_accuracy", "vqa_accuracy",
     "edit_distance", "char_error_rate", "word_error_rate", "normalized_edit_similarity",
     "frechet_distance", "feature_statistics", "kernel_inception_distance", "clip_score",
     "bleu_score", "rouge_score", "cider_score", "meteor_score", "codebleu_score",

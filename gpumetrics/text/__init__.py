@@ -11,11 +11,11 @@ from gpumetrics.text.cider import CIDErScore
 from gpumetrics.text.codebleu import CodeBLEUScore
 from gpumetrics.text.meteor import METEORScore
 from gpumetrics.text.edit import CharErrorRate, EditDistance, NormalizedEditSimilarity, WordErrorRate
-from gpumetrics.text.qa import ExactMatch, StringAccuracy, TokenF1
+from gpumetrics.text.qa import ExactMatch, StringAccuracy, TokenF1, VQAAccuracy
 from gpumetrics.text.rouge import ROUGEScore
 
 __all__ = [
-    "TokenF1", "ExactMatch", "StringAccuracy",
+    "TokenF1", "ExactMatch", "StringAccuracy", "VQAAccuracy",
     "EditDistance", "CharErrorRate", "WordErrorRate", "NormalizedEditSimilarity",
     "BLEUScore", "ROUGEScore", "CIDErScore", "METEORScore", "CodeBLEUScore",
 ]
