@@ -55,15 +55,25 @@ class JoinedData:
         predictions: N predictions; a missing one is the task metric's empty prediction.
         references: N lists of references.
         missing: ids of the references that had no prediction (scored as the empty prediction).
+        missing_score: ``None``: ``predictions`` holds the empty prediction for the missing ids; a number: the
+            missing ids are left out of ``predictions``/``references``/``ids`` and each counts as this score in the
+            task's mean (the AIJ-2022 scripts' "missing prediction → 0"; see :mod:`gpumetrics.tasks.formats`).
     """
 
     ids: list[str]
     predictions: list[Any]
     references: list[list[Any]]
     missing: list[str]
+    missing_score: Optional[float] = None
 
     def __len__(self) -> int:
+        """Samples the metric is fed (missing ids with a ``missing_score`` are not among them)."""
         return len(self.ids)
+
+    @property
+    def total(self) -> int:
+        """Samples of the task: the references file's records."""
+        return len(self.ids) + (len(self.missing) if self.missing_score is not None else 0)
 
     def batches(self, batch_size: int) -> Iterator[tuple[list[Any], list[list[Any]]]]:
         """Yield ``(predictions, references)`` slices of at most ``batch_size`` samples."""
@@ -216,6 +226,33 @@ def read_records(path: Path | str, value_key: str) -> list[Record]:
         first_line[record_id] = line
         records.append(Record(record_id, value, line))
     return records
+
+
+def read_id_object(path: Path | str) -> list[Record]:
+    """The records of a file in the organisers' layout: one JSON object ``{id: value, …}`` (the AIJ formats).
+
+    Raises:
+        DataError: the file is missing, malformed, not a JSON object, or repeats an id (named with its line).
+
+    Example:
+        >>> import tempfile, os
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        ...     _ = f.write('{"0.png": "a",\n "1.png": "b"}')
+        >>> [(r.id, r.value, r.line) for r in read_id_object(f.name)]
+        [('0.png', 'a', 1), ('1.png', 'b', 2)]
+        >>> os.remove(f.name)
+    """
+    path = Path(path)
+    try:
+        head = path.read_text(encoding="utf-8-sig").lstrip()[:1]
+    except FileNotFoundError:
+        raise DataError(path, None, "file not found") from None
+    except UnicodeDecodeError:
+        head = ""  # read_records names the line
+    if head and head != "{":
+        raise DataError(path, 1, "the official format is one JSON object {id: value, …}, got "
+                                 f"{'an array' if head == '[' else 'another JSON value'}")
+    return read_records(path, "value")
 
 
 def _check_text_values(path: Path, records: list[Record], is_references: bool) -> list[Any]:

@@ -81,11 +81,19 @@ class TaskMetric:
 
 @dataclasses.dataclass(frozen=True)
 class SuiteTask:
-    """One task of a suite: a display name, its metric and fixed options."""
+    """One task of a suite: a display name, its metric, fixed options and the official file format.
+
+    Attributes:
+        format: name of the reader in :mod:`gpumetrics.tasks.formats` for the organisers' two files (``None``: the
+            generic ``{"id", "prediction"}`` / ``{"id", "references"}`` records).
+        user_options: options a config may set (model paths, real images, …); every other option is fixed.
+    """
 
     name: str
     metric: str
     options: dict = dataclasses.field(default_factory=dict)
+    format: Optional[str] = None
+    user_options: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,6 +104,7 @@ class Suite:
     description: str
     tasks: Sequence[SuiteTask]
     combine: Callable[[dict[str, float]], float] = lambda scores: float(sum(scores.values()))
+    hidden: tuple[str, ...] = ()  # slots whose score S ∈ [0, 1] the config supplies (`score:`), e.g. hidden tasks
 
 
 METRICS: dict[str, TaskMetric] = {}

@@ -134,13 +134,19 @@ def evaluate_task(
         DataError: malformed / unjoinable data (names file and line).
     """
     start = time.perf_counter()
-    data = join_by_id(task.predictions, task.references, task.metric.empty_prediction)
+    if task.score is not None:
+        return _supplied_result(task)
+    options = task.options
+    if task.format is not None:
+        data, options = task.format.read(task.predictions, task.references, dict(task.options))
+    else:
+        data = join_by_id(task.predictions, task.references, task.metric.empty_prediction)
     loaded = time.perf_counter()
-    metric = task.metric.build(task.options).to(device)
+    metric = task.metric.build(options).to(device)
     total = len(data)
-    if total == 0:
+    if data.total == 0:
         raise DataError(task.references, None, f"task {task.name!r}: the references file holds no records")
-    if task.metric.empty_prediction is None and data.missing:
+    if task.metric.empty_prediction is None and data.missing and data.missing_score is None:
         shown = ", ".join(repr(i) for i in data.missing[:5]) + (", …" if len(data.missing) > 5 else "")
         raise DataError(
             task.predictions, None,
@@ -161,7 +167,14 @@ def evaluate_task(
         done += len(predictions)
         if progress is not None:
             progress(task.name, done, total)
-    score, details = _primary_score(metric.compute(), task.metric.primary, task.metric.name)
+    if total:
+        score, details = _primary_score(metric.compute(), task.metric.primary, task.metric.name)
+    else:  # every prediction missing, each scored missing_score
+        score, details = 0.0, {}
+    if data.missing_score is not None and data.missing:
+        # the official scripts' mean over all references, a missing prediction counting missing_score
+        details = {**details, "mean_over_predicted": score}
+        score = (score * total + data.missing_score * len(data.missing)) / data.total
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     finished = time.perf_counter()
@@ -173,7 +186,7 @@ def evaluate_task(
         score=score,
         higher_is_better=getattr(metric, "higher_is_better", None),
         signature=signature,
-        n=total,
+        n=data.total,
         missing=len(data.missing),
         missing_ids=data.missing[:MAX_LISTED_MISSING],
         details=details,
@@ -181,6 +194,15 @@ def evaluate_task(
         references=str(task.references),
         load_seconds=loaded - start,
         eval_seconds=finished - loaded,
+    )
+
+
+def _supplied_result(task: TaskConfig) -> TaskResult:
+    """The result of a hidden-task slot: the score the config supplies."""
+    return TaskResult(
+        name=task.name, metric="supplied", options={}, score=float(task.score), higher_is_better=True,
+        signature="supplied", n=0, missing=0, missing_ids=[], details={}, predictions="", references="",
+        load_seconds=0.0, eval_seconds=0.0,
     )
 
 
@@ -214,6 +236,7 @@ def evaluate(
             "score": float(config.suite.combine(scores)),
             "tasks": scores,
             "missing_tasks": [task.name for task in config.suite.tasks if task.name not in scores],
+            "hidden_not_supplied": [name for name in config.suite.hidden if name not in scores],
         }
     return Report(
         config=str(config.path),
