@@ -1,0 +1,296 @@
+"""Random test data in the organisers' AIJ file formats, and the golden numbers of their scripts on it.
+
+Two steps (run from the repository root):
+
+1. ``python tests/data/aij/generate.py data`` — writes ``tests/data/aij/{2021,2022}/<task>/{true,pred}.json``
+   from fixed seeds (deterministic; the files are committed).
+2. ``python tests/data/aij/generate.py golden --official2021 DIR --official2022 DIR --python PY`` — runs the
+   organisers' evaluation code (``evaluation/`` of ai-forever/fusion_brain_aij2021 and ai-forever/fbc2_aij2022, NOT
+   part of this repository) with interpreter ``PY`` on those files and writes ``golden.json``: per task the official
+   number, printed with ``repr`` (full precision), and the command that produced it.
+
+The data aims at the quirks: missing predictions, the first text element of a 2022 prediction (after an image),
+upper-case and lower-case choice letters, Russian number words, hyphens, VQA punctuation / articles / contractions /
+number words in both languages, zsOD duplicates, ``[[]]``, labels the ground truth does not query, and IoU exactly 0.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# ---------------------------------------------------------------------------------------------------- vocabulary
+RU_WORDS = ["кошка", "кошки", "кошку", "собака", "собаки", "дом", "дома", "красный", "красная", "синий", "бежать",
+            "бежали", "Москва", "Москвы", "город", "года", "году", "река", "реки", "Пушкин", "Пушкина", "книга",
+            "книги", "стол", "на", "в", "и", "ответ", "Ответ", "вариант"]
+RU_NUMBERS = ["ноль", "нисколько", "никакой", "никаких", "один", "одна", "одного", "два", "две", "двух", "три", "трёх",
+              "трех", "четыре", "пять", "пяти", "шесть", "семь", "восемь", "девять", "десять", "десяти", "одиннадцать"]
+EN_WORDS = ["dog", "dogs", "cat", "red", "blue", "table", "water", "body", "of", "yes", "no", "man", "laser", "green"]
+EN_NUMBERS = ["none", "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"]
+CONTRACTIONS = ["dont", "cant", "isnt", "im", "Im", "youre", "thats", "whats", "wont", "oclock", "yall"]
+PUNCT = list(";/[]\"{}()=+\\_-><@`,?!.:'*#$%&")
+
+
+def _phrase(r: random.Random, words: list[str], numbers: list[str], max_len: int = 4) -> str:
+    out = []
+    for _ in range(r.randint(1, max_len)):
+        out.append(r.choice(numbers) if r.random() < 0.3 else r.choice(words))
+        if r.random() < 0.15:
+            out[-1] += r.choice(PUNCT)
+    return " ".join(out)
+
+
+def _perturb(r: random.Random, text: str) -> str:
+    choice = r.random()
+    if choice < 0.25:
+        return text
+    if choice < 0.4:
+        return text.upper() if r.random() < 0.5 else text.capitalize()
+    if choice < 0.55:
+        return text + r.choice(["!", ".", "?", " .", ", ", "..."])
+    if choice < 0.7:
+        words = text.split()
+        r.shuffle(words)
+        return " ".join(words)
+    if choice < 0.85:
+        return text + " " + r.choice(RU_WORDS + RU_NUMBERS)
+    return _phrase(r, RU_WORDS, RU_NUMBERS)
+
+
+def _dump(path: Path, value: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------------- AIJ-2021
+def htr(r: random.Random, n: int = 300) -> tuple[dict, dict]:
+    true, pred = {}, {}
+    for i in range(n):
+        gold = r.choice(["", ".", "!", "...", "'re"] + EN_WORDS + RU_WORDS) if r.random() < 0.3 else _phrase(r, EN_WORDS + RU_WORDS, EN_NUMBERS, 2)
+        true[f"{i}.png"] = gold
+        roll = r.random()
+        if roll < 0.15:
+            continue  # missing prediction: the script scores ""
+        pred[f"{i}.png"] = gold if roll < 0.55 else (gold.lower() if roll < 0.7 else _perturb(r, gold))
+    return true, pred
+
+
+def _box(r: random.Random) -> list[int]:
+    return [r.randint(0, 60), r.randint(0, 60), r.randint(1, 30), r.randint(1, 30)]
+
+
+def zsod(r: random.Random, n: int = 200) -> tuple[dict, dict]:
+    labels = ["it's raining hard", "plush ostrich on the shelf", "two green eyes", "кошка на столе", "a blue t-shirt",
+              "猫", "red car"]
+    true, pred = {}, {}
+    for i in range(n):
+        image = f"{i}.jpg"
+        gt, pr = {}, {}
+        for label in r.sample(labels, r.randint(1, 4)):
+            gt[label] = [_box(r) for _ in range(r.choice([0, 0, 1, 1, 2, 3]))]
+            boxes = []
+            for _ in range(r.choice([0, 1, 1, 2, 3, 4])):
+                if gt[label] and r.random() < 0.6:
+                    x, y, w, h = r.choice(gt[label])
+                    if r.random() < 0.2:
+                        boxes.append([x, y, w, h // 2 if h % 2 == 0 else h])  # IoU exactly 0.5 when h is even
+                    else:
+                        boxes.append([x + r.randint(-4, 4), y + r.randint(-4, 4), max(1, w + r.randint(-3, 3)), h])
+                else:
+                    boxes.append(_box(r))
+                if r.random() < 0.2:
+                    boxes.append(list(boxes[-1]))  # a consecutive duplicate
+            if not boxes and r.random() < 0.3:
+                boxes = [[]]  # "[[]]" means no box
+            pr[label] = boxes
+        if r.random() < 0.2:
+            pr[r.choice([l for l in labels if l not in gt] or ["other"])] = [_box(r)]  # not queried: ignored
+        keys = list(pr)
+        r.shuffle(keys)
+        true[image], pred[image] = gt, {k: pr[k] for k in keys}
+    return true, pred
+
+
+def _vqa_prediction(r: random.Random, gold: str, lang: str) -> str:
+    roll = r.random()
+    if lang == "ru":
+        if gold.isdigit() and roll < 0.5:
+            return r.choice([w for w in RU_NUMBERS if w not in ("одиннадцать",)]) + r.choice(["", ".", "!", " "])
+        options = [gold, gold.upper(), gold + ".", gold + "?", " " + gold + "\n", gold + " ,", "(" + gold + ")",
+                   _perturb(r, gold), gold.replace("а", "ы"), gold + " " + r.choice(RU_WORDS)]
+        return r.choice(options)
+    if gold.isdigit() and roll < 0.5:
+        return r.choice(["", "the ", "a "]) + r.choice(EN_NUMBERS) + r.choice(["", ".", "!", "\t"])
+    options = [gold, gold.capitalize(), "the " + gold, "a " + gold + ".", "An " + gold, gold + "!", gold + " ?",
+               gold.replace(" ", "-"), gold.replace(" ", "/"), gold + "." * r.randint(30, 34), "..." + gold,
+               "1,000 " + gold + "-x", "3.5 " + gold, r.choice(CONTRACTIONS), gold + " " + r.choice(CONTRACTIONS)]
+    return r.choice(options)
+
+
+def vqa(r: random.Random, n: int = 300) -> tuple[dict, dict]:
+    true, pred = {}, {}
+    for i in range(n):
+        lang = r.choice(["en", "ru"])
+        if r.random() < 0.3:
+            gold = str(r.randint(0, 12))
+        elif lang == "en":
+            gold = r.choice(EN_WORDS + ["body of water", "don't", "can't", "i'm", "that's", "o'clock", "3.5 dogs",
+                                        "1000 dogs-x", "1,000 dogs x"])
+        else:
+            gold = r.choice(["кошка", "собака", "дом", "красный", "бежать", "река", "да", "нет", "3 кошка", "книга"])
+        true[str(i)] = {"answer": gold, "question_id": 100000 + i, "lang": lang}
+        pred[str(i)] = _vqa_prediction(r, gold, lang)
+    return true, pred
+
+
+# ---------------------------------------------------------------------------------------------------- AIJ-2022
+def _text_prediction(r: random.Random, answer: str) -> list[dict]:
+    elements = [{"type": "text", "content": answer}]
+    roll = r.random()
+    if roll < 0.2:
+        elements = [{"type": "image", "content": "images/out.png"}] + elements  # the first *text* element answers
+    elif roll < 0.35:
+        elements.append({"type": "text", "content": "второй текст"})
+    return elements
+
+
+def _qa(r: random.Random, n: int, letters: bool, hyphens: bool) -> tuple[dict, dict]:
+    true, pred = {}, {}
+    for i in range(n):
+        golds = []
+        for _ in range(r.choice([1, 1, 2, 3])):
+            if letters and r.random() < 0.3:
+                golds.append(r.choice("abcdeABCDE") + r.choice(["", "", ")", " 12", " три"]))
+            elif hyphens and r.random() < 0.3:
+                golds.append(f"{r.randint(-9, 9)}-{r.choice(RU_NUMBERS)}" if r.random() < 0.5 else f"x-{r.randint(0, 5)}")
+            else:
+                golds.append(_phrase(r, RU_WORDS, RU_NUMBERS))
+        key = str(i)
+        true[key] = [{"type": "text", "content": golds}]
+        roll = r.random()
+        if roll < 0.1:
+            continue  # missing prediction: 0 in the mean
+        base = r.choice(golds)
+        if roll < 0.4:
+            answer = _perturb(r, base)
+        elif roll < 0.55:
+            answer = r.choice(["Ответ: ", "вариант ", "Answer: ", "ответ - ", ""]) + r.choice("abcdeABCDEfx") + r.choice(["", ")", " 7"])
+        elif roll < 0.7:
+            answer = " ".join(str(RU_NUMBERS.index(w) if w in RU_NUMBERS[:3] and r.random() < 0.5 else w) for w in base.split())
+        else:
+            answer = _phrase(r, RU_WORDS, RU_NUMBERS)
+        pred[key] = _text_prediction(r, answer)
+    return true, pred
+
+
+def tritw(r: random.Random, n: int = 300) -> tuple[dict, dict]:
+    true, pred = {}, {}
+    alphabet = "АБВГДЕЖЗИКЛМНОПРСТУФабвгдежзиклмнопрстуф0123456789 .-ABCabc"
+    for i in range(n):
+        golds = ["".join(r.choice(alphabet) for _ in range(r.randint(0 if r.random() < 0.05 else 1, 12)))
+                 for _ in range(r.choice([1, 1, 2]))]
+        key = str(i)
+        true[key] = [{"type": "text", "content": golds}]
+        if r.random() < 0.1:
+            continue
+        text = list(r.choice(golds))
+        for _ in range(r.randint(0, 3)):
+            op = r.random()
+            position = r.randint(0, len(text))
+            if op < 0.33:
+                text.insert(position, r.choice(alphabet))
+            elif text and op < 0.66:
+                del text[min(position, len(text) - 1)]
+            elif text:
+                text[min(position, len(text) - 1)] = r.choice(alphabet)
+        answer = "".join(text) if r.random() > 0.05 else ""
+        pred[key] = _text_prediction(r, answer)
+    return true, pred
+
+
+TASKS = {
+    ("2021", "htr"): lambda: htr(random.Random(2021_1)),
+    ("2021", "zsod"): lambda: zsod(random.Random(2021_2)),
+    ("2021", "vqa"): lambda: vqa(random.Random(2021_3)),
+    ("2022", "textqa"): lambda: _qa(random.Random(2022_1), 300, letters=True, hyphens=False),
+    ("2022", "mathqa"): lambda: _qa(random.Random(2022_2), 300, letters=True, hyphens=True),
+    ("2022", "tritw"): lambda: tritw(random.Random(2022_3)),
+}
+
+
+def write_data() -> None:
+    for (year, task), make in TASKS.items():
+        true, pred = make()
+        _dump(HERE / year / task / "true.json", true)
+        _dump(HERE / year / task / "pred.json", pred)
+
+
+# ---------------------------------------------------------------------------------------------------- golden
+#: how each official number is produced: (folder under evaluation/, Python snippet run there with the script's own
+#: modules; TRUE / PRED are the file paths). Scripts whose `evaluate()` asserts equal id sets are called one level
+#: down (their scoring function) where the data has missing predictions, so that the skip → 0 rule is exercised.
+RUNS = {
+    ("2021", "htr"): ("HTR_string_accuracy", "import evaluate; print(repr(evaluate.evaluate(PRED, TRUE)))"),
+    ("2021", "zsod"): ("zsOD_F1", "import evaluate, json; print(repr(evaluate.evaluate(json.load(open(TRUE)), "
+                                  "json.load(open(PRED)))))"),
+    ("2021", "vqa"): ("VQA_accuracy", "import json; from vqaEval import VQAEval; t = json.load(open(TRUE)); "
+                                      "p = json.load(open(PRED)); e = VQAEval(t, p, n=17); e.evaluate(set(t), t, p); "
+                                      "print(repr(e.accuracy['overall']))"),
+    ("2022", "textqa"): ("textqa", "import json; from metric.calculate_f1 import get_f1; "
+                                   "print(repr(get_f1(json.load(open(TRUE)), json.load(open(PRED)))))"),
+    ("2022", "mathqa"): ("mathqa", "import json; from metric.calculate_exact_score import get_exact; "
+                                   "print(repr(get_exact(json.load(open(TRUE)), json.load(open(PRED)))))"),
+    ("2022", "tritw"): ("text_recognition", "import json; from metric.calculate_NED import get_NED; "
+                                            "print(repr(get_NED(json.load(open(TRUE)), json.load(open(PRED)))))"),
+}
+
+
+#: the shipped AIJ-2022 examples (configs/aij2022.yaml) scored by the same official functions
+EXAMPLES = HERE.parents[2] / "examples" / "aij2022"
+EXAMPLE_FILES = {task: (EXAMPLES / folder / f"{folder}_gt.json", EXAMPLES / folder / f"{folder}_pred.json")
+                 for task, folder in (("textqa", "textqa"), ("mathqa", "mathqa"), ("tritw", "text_recognition"))}
+
+
+def _files(year: str, task: str) -> tuple[Path, Path]:
+    if year == "examples":
+        return EXAMPLE_FILES[task]
+    return HERE / year / task / "true.json", HERE / year / task / "pred.json"
+
+
+def write_golden(official: dict[str, Path], python: str) -> None:
+    golden = {}
+    runs = {**RUNS, **{("examples", task): RUNS[("2022", task)] for task in EXAMPLE_FILES}}
+    for (year, task), (folder, snippet) in runs.items():
+        true, pred = _files(year, task)
+        code = f"TRUE, PRED = {str(true)!r}, {str(pred)!r}\n{snippet}"
+        done = subprocess.run([python, "-c", code], cwd=official["2022" if year == "examples" else year] / folder, capture_output=True, text=True,
+                              check=True)
+        value = float(done.stdout.strip().splitlines()[-1])
+        golden[f"{year}/{task}"] = {"official": value, "script": f"evaluation/{folder}", "call": snippet}
+        print(year, task, value)
+    _dump(HERE / "golden.json", golden)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="step", required=True)
+    sub.add_parser("data")
+    gold = sub.add_parser("golden")
+    gold.add_argument("--official2021", type=Path, required=True, help="evaluation/ of fusion_brain_aij2021")
+    gold.add_argument("--official2022", type=Path, required=True, help="evaluation/ of fbc2_aij2022")
+    gold.add_argument("--python", default=sys.executable, help="interpreter with the scripts' requirements")
+    args = parser.parse_args(argv)
+    if args.step == "data":
+        write_data()
+    else:
+        write_golden({"2021": args.official2021, "2022": args.official2022}, args.python)
+
+
+if __name__ == "__main__":
+    main()
