@@ -292,7 +292,7 @@ def caption_update_args(predictions: list[Any], references: list[Any]) -> tuple:
                 f'references {index} must be one object {{"image": path, "answers": [gold, …]}}, got {ref!r:.80}'
             )
         image, answers = ref.get("image"), ref.get("answers")
-        if image is not None and (not isinstance(image, str) or not image):
+        if "image" not in ref or (image is not None and (not isinstance(image, str) or not image)):
             raise ValueError(f"references {index}: `image` must be a non-empty path string (or null), got {image!r:.80}")
         if isinstance(answers, str):
             answers = [answers]

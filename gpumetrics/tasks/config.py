@@ -204,6 +204,9 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
         options = item.get("options") or {}
         if not isinstance(options, dict):
             raise ConfigError(f"{where}: `options` must be a mapping, got {type(options).__name__}")
+        if suite is not None and name not in suite_tasks and name not in suite.hidden:
+            known = ", ".join([*suite_tasks, *suite.hidden])
+            raise ConfigError(f"{where}: suite {suite.name!r} has no task {name!r}; its tasks: {known}")
         if suite is not None and name in suite.hidden:
             tasks.append(_hidden_task(item, name, where))
             continue
@@ -215,9 +218,6 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
         file_format = None
         format_options: dict = {}
         if suite is not None:
-            if name not in suite_tasks:
-                known = ", ".join([*suite_tasks, *suite.hidden])
-                raise ConfigError(f"{where}: suite {suite.name!r} has no task {name!r}; its tasks: {known}")
             fixed = suite_tasks[name]
             if metric_name is not None and metric_name != fixed.metric:
                 raise ConfigError(f"{where}: suite {suite.name!r} scores {name!r} with {fixed.metric!r}, not {metric_name!r}")

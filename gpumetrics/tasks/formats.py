@@ -286,8 +286,7 @@ def read_aij2022_captioning(predictions: Path, references: Path, options: dict) 
                  missing="error")
     data.references = [{"image": p["image"], "answers": golds} for p, golds in zip(data.predictions, data.references)]
     data.predictions = [p["text"] for p in data.predictions]
-    options.setdefault("image_root", os.fspath(inputs.parent))
-    options.setdefault("missing_image", "zero")
+    options.update(image_root=os.fspath(inputs.parent), missing_image="zero")  # paths are relative to the input file
     return data, options
 
 
@@ -313,6 +312,5 @@ def read_aij2022_generation(predictions: Path, references: Path, options: dict) 
     data = _join(predictions, references, preds, refs, image, lambda r: [_generation_caption(references, r)],
                  missing="error")
     options = dict(options)
-    options.setdefault("image_root", os.fspath(predictions.parent))
-    options.setdefault("missing_image", "zero")
+    options.update(image_root=os.fspath(predictions.parent), missing_image="zero")  # relative to the predictions file
     return data, options
