@@ -102,6 +102,9 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
             expected = EMPTY if kwargs.get("reduction") == "none" else ZERO
             add(cls.__name__, repr(kwargs), lambda _, cls=cls, kwargs=kwargs: cls(**kwargs), _text_empty, expected)
 
+    for kwargs in ({}, {"reduction": "none"}):
+        add("VQAAccuracy", repr(kwargs), lambda _, kwargs=kwargs: gpumetrics.VQAAccuracy(**kwargs),
+            lambda m: m.update([], [], []), EMPTY if kwargs else ZERO)
     for matching in ("many-to-many", "icdar15"):
         add("OCREndToEnd", matching, lambda _, m=matching: gpumetrics.OCREndToEnd(matching=m),
             lambda m: m.update([], [], [], []), ZERO)
