@@ -73,6 +73,20 @@ def test_aij2021_vqa_normalises_the_prediction_only(tmp_path):
     assert _run(tmp_path, "aij2021", "VQA", true, pred).score == pytest.approx(2 / 3)
 
 
+def test_aij2022_visual_qa_is_the_official_meteor(tmp_path):
+    from gpumetrics.functional import meteor_score
+
+    synonyms = tmp_path / "syn.tsv"
+    synonyms.write_text("кот\tкошк\n", encoding="utf-8")
+    golds = {"a": ["2"], "b": ["кот", "кошка"], "c": ["красный"]}
+    answers = {"a": "две", "b": "кошки", "c": "синий"}
+    true = {k: _text(v) for k, v in golds.items()}
+    pred = {k: [{"type": "image", "content": "q.png"}, *_text(v)] for k, v in answers.items()}
+    result = _run(tmp_path, "aij2022", "VisualQA", true, pred, synonyms=str(synonyms))
+    expected = meteor_score(list(answers.values()), list(golds.values()), mode="aij2022-vqa", synonyms=str(synonyms))
+    assert result.score == pytest.approx(float(expected), abs=1e-15) and result.metric == "meteor"
+
+
 # ---------------------------------------------------------------------------------------------------- wrong files
 WRONG = [
     # (suite, task, true, pred, message regex) — the message names the file, the line and the id

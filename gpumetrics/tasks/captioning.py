@@ -43,7 +43,7 @@ from torch import Tensor
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_reference_lists, as_text_list, check_same_length
-from gpumetrics.image.clip_score import CLIPScore, check_clip_options
+from gpumetrics.image.clip_score import check_clip_options
 from gpumetrics.image.io import same_size_batches
 from gpumetrics.tasks.image import (
     add_failed_clip_samples, build_task_clip, check_image_file_options, image_paths_under_root, split_missing_images,

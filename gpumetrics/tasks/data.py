@@ -237,7 +237,7 @@ def read_id_object(path: Path | str) -> list[Record]:
     Example:
         >>> import tempfile, os
         >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        ...     _ = f.write('{"0.png": "a",\n "1.png": "b"}')
+        ...     _ = f.write('{"0.png": "a",\\n "1.png": "b"}')
         >>> [(r.id, r.value, r.line) for r in read_id_object(f.name)]
         [('0.png', 'a', 1), ('1.png', 'b', 2)]
         >>> os.remove(f.name)

@@ -158,6 +158,7 @@ def _read_both(predictions: Path, references: Path) -> tuple[list[Record], list[
 # ---------------------------------------------------------------------------------------------------- AIJ-2021
 @_register("aij2021-htr", "AIJ-2021 HTR: {id: text} files; a missing prediction is \"\"")
 def read_aij2021_htr(predictions: Path, references: Path, options: dict) -> tuple[JoinedData, dict]:
+    """Read AIJ-2021 HTR files: N predicted strings (a missing one is ``""``) and N ``[gold]``."""
     preds, refs = _read_both(predictions, references)
     data = _join(predictions, references, preds, refs, lambda r: _string(predictions, r, "prediction"),
                  lambda r: [_string(references, r, "gold text")], missing="empty")
@@ -166,6 +167,7 @@ def read_aij2021_htr(predictions: Path, references: Path, options: dict) -> tupl
 
 @_register("aij2021-c2c", "AIJ-2021 Code2code: {id: code} files; every id needs a prediction")
 def read_aij2021_c2c(predictions: Path, references: Path, options: dict) -> tuple[JoinedData, dict]:
+    """Read AIJ-2021 Code2code files: N predicted and N ``[gold]`` code strings; every id needs a prediction."""
     preds, refs = _read_both(predictions, references)
     data = _join(predictions, references, preds, refs, lambda r: _string(predictions, r, "prediction"),
                  lambda r: [_string(references, r, "gold code")], missing="error")
@@ -197,6 +199,8 @@ def _label_boxes(path: Path, record: Record) -> dict[str, list]:
 @_register("aij2021-zsod", "AIJ-2021 zero-shot detection: {image: {label: [[x, y, w, h], …]}}; the gold labels are "
                            "the queries, each needs a predicted list")
 def read_aij2021_zsod(predictions: Path, references: Path, options: dict) -> tuple[JoinedData, dict]:
+    """Read AIJ-2021 zero-shot detection files: N dicts label → boxes and N ``[gold dict]``; every image and every
+    queried label needs a prediction."""
     preds, refs = _read_both(predictions, references)
     data = _join(predictions, references, preds, refs, lambda r: _label_boxes(predictions, r),
                  lambda r: [_label_boxes(references, r)], missing="error")
@@ -219,13 +223,16 @@ def _vqa_gold(path: Path, record: Record) -> dict:
         raise DataError(path, record.line, f"id {record.id!r}: \"answer\" must be a string or a non-empty list of "
                                            f"strings, got {value['answer']!r:.60}")
     if value["lang"] not in ("en", "ru"):
-        raise DataError(path, record.line, f"id {record.id!r}: \"lang\" must be \"en\" or \"ru\", got {value['lang']!r}")
+        raise DataError(path, record.line,
+                        f"id {record.id!r}: \"lang\" must be \"en\" or \"ru\", got {value['lang']!r}")
     return {"answers": answers, "lang": value["lang"]}
 
 
 @_register("aij2021-vqa", "AIJ-2021 VQA: gold {id: {answer, lang, question_id}}, predictions {id: answer}; every "
                           "id needs a prediction")
 def read_aij2021_vqa(predictions: Path, references: Path, options: dict) -> tuple[JoinedData, dict]:
+    """Read AIJ-2021 VQA files: N predicted answers and N ``[{"answers": [...], "lang": ...}]``; every id needs a
+    prediction."""
     preds, refs = _read_both(predictions, references)
     data = _join(predictions, references, preds, refs, lambda r: _string(predictions, r, "prediction"),
                  lambda r: [_vqa_gold(references, r)], missing="error")
@@ -233,9 +240,22 @@ def read_aij2021_vqa(predictions: Path, references: Path, options: dict) -> tupl
 
 
 # ---------------------------------------------------------------------------------------------------- AIJ-2022
-@_register("aij2022-text", "AIJ-2022 text answers (TextQA, MathQA, TRitW): {id: [{type, content}, …]}; the first text "
+@_register("aij2022-text", "AIJ-2022 TextQA, MathQA, TRitW: {id: [{type, content}, …]}; the first text "
                            "element answers; a missing prediction scores 0")
 def read_aij2022_text(predictions: Path, references: Path, options: dict) -> tuple[JoinedData, dict]:
+    """Read an AIJ-2022 text task: ``predictions`` (N texts, missing ids left out) and ``references`` (N lists of
+    gold answers), ``missing_score=0``; ``options`` come back unchanged.
+
+    Example:
+        >>> import json, pathlib, tempfile
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> gold = {"0": [{"type": "text", "content": ["три"]}], "1": [{"type": "text", "content": ["x"]}]}
+        >>> pred = {"0": [{"type": "image", "content": "a.png"}, {"type": "text", "content": "3"}]}
+        >>> _ = (d / "gt.json").write_text(json.dumps(gold)); _ = (d / "pred.json").write_text(json.dumps(pred))
+        >>> data, _ = read_aij2022_text(d / "pred.json", d / "gt.json", {})
+        >>> data.predictions, data.references, data.missing, data.total
+        (['3'], [['три']], ['1'], 2)
+    """
     preds, refs = _read_both(predictions, references)
     data = _join(predictions, references, preds, refs, lambda r: _first_text(predictions, r),
                  lambda r: _gold_answers(references, r), missing="zero")
@@ -244,6 +264,7 @@ def read_aij2022_text(predictions: Path, references: Path, options: dict) -> tup
 
 @_register("aij2022-vqa", "AIJ-2022 VisualQA: as aij2022-text, every id needs a prediction")
 def read_aij2022_vqa(predictions: Path, references: Path, options: dict) -> tuple[JoinedData, dict]:
+    """Read AIJ-2022 VisualQA files as :func:`read_aij2022_text`, but every id needs a prediction."""
     preds, refs = _read_both(predictions, references)
     data = _join(predictions, references, preds, refs, lambda r: _first_text(predictions, r),
                  lambda r: _gold_answers(references, r), missing="error")
@@ -261,6 +282,9 @@ def _image_after_text(path: Path, record: Record, index: int = 1) -> Optional[st
 @_register("aij2022-captioning", "AIJ-2022 ImageCaptioning: gold/pred as aij2022-text; the image of each id is the "
                                  "second element of the `inputs` file", path_options=("inputs",))
 def read_aij2022_captioning(predictions: Path, references: Path, options: dict) -> tuple[JoinedData, dict]:
+    """Read AIJ-2022 ImageCaptioning files: N predicted captions and N ``{"image": path or None, "answers": [...]}``
+    (image from the ``inputs`` file; None when the prediction's first element is not text); sets ``image_root`` (the
+    input file's folder) and ``missing_image="zero"``."""
     options = dict(options)
     inputs = options.pop("inputs", None)
     if not inputs:
@@ -303,6 +327,8 @@ def _generation_caption(path: Path, record: Record) -> str:
 @_register("aij2022-generation", "AIJ-2022 ImageGeneration: gold = the input file (captions), predictions name the "
                                  "generated image as their second element, relative to the predictions file")
 def read_aij2022_generation(predictions: Path, references: Path, options: dict) -> tuple[JoinedData, dict]:
+    """Read AIJ-2022 ImageGeneration files: N image paths (None without an image element) and N ``[caption]``; sets
+    ``image_root`` (the predictions file's folder) and ``missing_image="zero"``."""
     preds, refs = _read_both(predictions, references)
 
     def image(record: Record) -> Optional[str]:
