@@ -137,6 +137,10 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
             lambda tmp, r=reduction: gpumetrics.CLIPScore("open_clip", _tiny_clip_config(tmp), pretrained="random",
                                                           reduction=r),
             lambda m: m.update(torch.zeros(0, 3, 32, 32), []), (ValueError, "CLIP score needs at least one"))
+    for reduction in ("mean", "none"):  # as CLIPScore
+        add("RawCosineCLIPScore", repr({"reduction": reduction}), lambda tmp, r=reduction: gpumetrics.tasks.image.RawCosineCLIPScore(
+            "open_clip", _tiny_clip_config(tmp), pretrained="random", reduction=r),
+            lambda m: m.update(torch.zeros(0, 3, 32, 32), []), (ValueError, "CLIP score needs at least one"))
     add("ImageGenerationScore", "", _image_generation, None, (ValueError, fid_message))
     for task in ("ImageCaptioningScore", "VisualQAScore"):  # their CLIP term is undefined without a pair
         add(task, "", lambda tmp, t=task: getattr(gpumetrics.tasks.captioning, t)(

@@ -16,9 +16,10 @@ these metrics have no empty answer, and a missing one is a ``DataError`` naming 
 likewise refuse a submission that does not answer every id).
 
 Differences from the organisers' scripts (``fbc2_aij2022/evaluation/{captioning,vqa}``), named so that numbers are
-not compared blindly: their CLIP term is ruCLIP ``ruclip-vit-large-patch14-336`` without the clamp at 0; here the
-CLIP model is the ``clip_*`` options' (``clip_backend: ruclip`` with a local checkpoint folder once that backend is
-available — :func:`~gpumetrics.tasks.image.build_task_clip`; hf or open_clip otherwise; the signature names it).
+not compared blindly: their CLIP term is ruCLIP ``ruclip-vit-large-patch14-336`` without the clamp at 0
+(``clip_clamp=False`` here, which the ``aij2022`` suite sets); here the CLIP model is the ``clip_*`` options'
+(``clip_backend: ruclip`` with a local checkpoint folder once that backend is available —
+:func:`~gpumetrics.tasks.image.build_task_clip`; hf or open_clip otherwise; the signature names it).
 With ``missing_image="zero"`` (what the ``aij2022`` suite sets) a sample without an image scores CLIP 0 as in their
 ``try/except``; an image file that cannot be decoded is an error here. Their VQA script prints METEOR only, and the
 ``aij2022`` suite scores VisualQA that way (the ``meteor`` task metric, mode ``aij2022-vqa``); ``s_visual_qa`` is the
@@ -121,6 +122,8 @@ class CaptionImageScore(Metric):
             elsewhere). Default False: such a path is a ``ValueError``.
         missing_image: ``"error"`` (default): an absent image file is a ``ValueError``; ``"zero"`` (the AIJ-2022
             script's ruCLIP ``try/except``): a sample without an image (``None`` or no such file) scores CLIP 0.
+        clip_clamp: clamp each sample's cosine at 0 (default, ``CLIPScore``); False: the raw cosine, as the AIJ-2022
+            scripts (the ``aij2022`` suite).
         kwargs: torchmetrics ``Metric`` options.
 
     States: those of the child metrics ``meteor`` (:class:`~gpumetrics.METEORScore`, per-sample sum and count) and
@@ -149,12 +152,13 @@ class CaptionImageScore(Metric):
         batch_size: int = 32,
         allow_outside_root: bool = False,
         missing_image: str = "error",
+        clip_clamp: bool = True,
         **kwargs: Any,
     ) -> None:
         if self.variant not in METEOR_MODES:
             raise TypeError(f"{type(self).__name__} has no variant; use ImageCaptioningScore or VisualQAScore")
         self._check(image_root, synonyms, clip_backend, clip_model, clip_pretrained, batch_size, allow_outside_root,
-                    missing_image)
+                    missing_image, clip_clamp)
         super().__init__(**kwargs)
         self.image_root = Path(image_root)
         self.allow_outside_root = allow_outside_root
@@ -163,7 +167,7 @@ class CaptionImageScore(Metric):
         # resolved once (before CLIP loads, so that a missing RuWordNet fails first): one provider and one cache
         provider = _default_synonyms() if synonyms is None else as_synonym_provider(synonyms, "synonyms")
         self.meteor = METEORScore(mode=METEOR_MODES[self.variant], reduction="corpus", synonyms=provider)
-        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained)
+        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp)
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
@@ -172,8 +176,10 @@ class CaptionImageScore(Metric):
 
     @staticmethod
     def _check(image_root: Any, synonyms: Any, clip_backend: Any, clip_model: Any, clip_pretrained: Any,
-               batch_size: Any, allow_outside_root: Any, missing_image: Any = "error") -> None:
+               batch_size: Any, allow_outside_root: Any, missing_image: Any = "error", clip_clamp: Any = True) -> None:
         check_image_file_options(image_root, allow_outside_root, batch_size, missing_image)
+        if not isinstance(clip_clamp, bool):
+            raise TypeError(f"`clip_clamp` must be a bool, got {type(clip_clamp).__name__}")
         _check_synonyms(synonyms)
         check_clip_options(clip_backend, clip_model, clip_pretrained)
 

@@ -12,10 +12,9 @@ import torch
 from PIL import Image
 
 from gpumetrics.functional import meteor_score
-from gpumetrics.image.clip_score import clip_score
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.tasks.config import parse_config
-from gpumetrics.tasks.image import image_generation_score
+from gpumetrics.tasks.image import RawCosineCLIPScore, image_generation_score
 from gpumetrics.tasks.runner import evaluate
 from tests.image.test_clip_score import TINY_OPEN_CLIP
 
@@ -44,8 +43,11 @@ def clip_options(tmp_path):
 
 
 def _clip(images, texts, options):
-    return clip_score(images, texts, options["clip_backend"], options["clip_model"], options["clip_pretrained"],
-                      scale=1.0, reduction="none")
+    """The per-sample raw cosine (the organisers' ruCLIP term is not clamped at 0)."""
+    metric = RawCosineCLIPScore(options["clip_backend"], options["clip_model"], options["clip_pretrained"], scale=1.0,
+                                reduction="none")
+    metric.update(images, texts)
+    return metric.compute()
 
 
 def test_image_captioning_from_the_official_files(tmp_path, clip_options):
@@ -72,7 +74,7 @@ def test_image_captioning_from_the_official_files(tmp_path, clip_options):
     assert result.details["meteor"] == pytest.approx(meteor, abs=1e-12)
     assert result.details["clip"] == pytest.approx(clip, abs=1e-6)
     assert result.score == pytest.approx((meteor + clip) / 2, abs=1e-6)
-    assert "missing_image:clip0" in result.signature
+    assert "missing_image:clip0" in result.signature and "clamp:none" in result.signature
 
 
 def test_image_generation_from_the_official_files(tmp_path, clip_options, inception_file):
