@@ -261,6 +261,12 @@ def pil_bilinear_resize(images: Tensor, size: tuple[int, int]) -> Tensor:
 
     Returns:
         ``Tensor[N, C, height, width]``: float64 holding integers 0..255 for integer input, float64 otherwise.
+
+    The pass order is Pillow's C ``ImagingResampleInner``: horizontal first (Pillow 9, as in the 2022 AIJ runs).
+    Newer Pillow versions go vertical first in some cases (``Image.resize`` of images over 100× taller than wide that
+    shrink in height; the Pillow 13.0 build here also for some resizes that scale the two axes differently), where a
+    few values then differ by 1. A square → square resize, the only one ruclip's transform makes, is unaffected
+    (tested against the installed Pillow).
     """
     exact = not images.is_floating_point()
     height, width = size
