@@ -247,3 +247,25 @@ def test_dtype_follows_the_model_and_texts_are_one_call(folder):
         pixels = metric.encoder.preprocess(images)
         assert metric.encoder.model.encode_image(pixels).dtype == torch.float64
     assert torch.allclose(metric.compute(), reference.compute(), atol=1e-5)
+
+
+def test_clip_score_command_with_ruclip(tmp_path, capsys, folder):
+    from PIL import Image
+
+    from gpumetrics.cli.main import main
+
+    (tmp_path / "images").mkdir()
+    images = _images(3, seed=11, size=(3, 30, 41))
+    for i, image in enumerate(images):
+        Image.fromarray(image.permute(1, 2, 0).numpy()).save(tmp_path / "images" / f"{i}.png")
+    (tmp_path / "captions.jsonl").write_text(
+        "\n".join(json.dumps({"image": f"{i}.png", "caption": c}, ensure_ascii=False) for i, c in enumerate(CAPTIONS[:3]))
+    )
+    args = ["clip-score", "--images", str(tmp_path / "images"), "--captions", str(tmp_path / "captions.jsonl"),
+            "--backend", "ruclip", "--model", str(folder), "--scale", "1", "--no-clamp", "--templates", "ruclip",
+            "--json"]
+    assert main(args) == 0
+    result = json.loads(capsys.readouterr().out)
+    expected = clip_score(images, CAPTIONS[:3], "ruclip", folder, scale=1, clamp=False, templates="ruclip")
+    assert result["clip_score"] == pytest.approx(float(expected), abs=1e-6) and result["n"] == 3
+    assert "|backend:ruclip|model:tiny-ruclip|" in result["signature"] and "|clamp:none|templates:ruclip6" in result["signature"]
