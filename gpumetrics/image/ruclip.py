@@ -1,4 +1,4 @@
-"""ruCLIP (ai-forever / sberbank-ai ``ru-clip``, PyPI ``ruclip`` 0.0.2) in plain torch: model, tokenizer, preprocessing.
+r"""ruCLIP (ai-forever / sberbank-ai ``ru-clip``, PyPI ``ruclip`` 0.0.2) in plain torch: model, tokenizer, preprocessing.
 
 A ruCLIP checkpoint is a folder (``ruclip-vit-large-patch14-336`` is the one AIJ-2022 scores with)::
 
@@ -25,6 +25,25 @@ Where the folder is found, in order (no download: ruclip's own ``load`` fetches 
 do): ``model_name`` as a folder (or a ``config.json`` in one) → ``$GPUMETRICS_HOME/<model_name>`` → ruclip's cache
 ``/tmp/ruclip/<model_name>`` → the Hugging Face cache of ``ai-forever/<model_name>`` or ``sberbank-ai/<model_name>``
 → a ``FileNotFoundError`` saying where to put the three files.
+
+Example:
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> from gpumetrics import CLIPScore
+    >>> folder = Path(tempfile.mkdtemp()) / "tiny-ruclip"
+    >>> folder.mkdir()
+    >>> _ = (folder / "config.json").write_text(json.dumps({"embed_dim": 8, "image_resolution": 32,
+    ...     "vision_layers": 1, "vision_width": 64, "vision_patch_size": 16, "context_length": 16, "vocab_size": 64,
+    ...     "transformer_width": 32, "transformer_heads": 2, "transformer_layers": 1}))
+    >>> # a YouTokenToMe model: "▁" and 7 Cyrillic letters (ids 4-11), one merge rule, then unk pad bos eos ids
+    >>> letters = "\n".join(f"{ord(c)} {4 + i}" for i, c in enumerate("\u2581котпёса"))
+    >>> _ = (folder / "bpe.model").write_text(f"8 1\n{letters}\n5 6 12\n1 0 2 3\n")
+    >>> metric = CLIPScore("ruclip", folder, pretrained="random", scale=1, clamp=False, templates="ruclip")
+    >>> metric.update(torch.randint(0, 256, (2, 3, 40, 30), dtype=torch.uint8), ["Кот", "пёс на фото"])
+    >>> -1 <= float(metric.compute()) <= 1
+    True
+    >>> metric.signature().split("|")[1:4]
+    ['backend:ruclip', 'model:tiny-ruclip', 'weights:random']
 """
 
 from __future__ import annotations
