@@ -67,14 +67,21 @@ def test_features_equal_ruclip_model_py(folder, state):
     scale = max(float(image_ref.abs().max()), float(text_ref.abs().max()))
     for a, b in ((image, image_ref), (text, text_ref), (text_short, text_ref), (text_trimmed, text_ref[1:2])):
         assert float((a - b).abs().max()) <= 1e-5 * scale
-    # float64 copy: same features to float32 accuracy (ruclip's own layer norms cast to float32, so no float64 oracle)
+    # float64: ruclip's LayerNorm casts its input to float32, so its float64 twin (that cast removed, nothing else
+    # changed) is the oracle; the features then agree to float64 rounding
+    module = ruclip_reference("model")
+    module.LayerNorm.forward = torch.nn.LayerNorm.forward
+    reference64 = module.CLIP(**TINY_RUCLIP).double().eval()
+    reference64.load_state_dict(state)
     ours64 = RuCLIP(TINY_RUCLIP).double().eval()
     ours64.load_state_dict(state)
     with torch.no_grad():
-        image64, text64 = ours64.encode_image(pixels), ours64.encode_text(tokens)
+        image64, text64 = ours64.encode_image(pixels.double()), ours64.encode_text(tokens)
+        image64_ref, text64_ref = reference64.encode_image(pixels.double()), reference64.encode_text(tokens)
     assert image64.dtype == text64.dtype == torch.float64
+    assert float((image64 - image64_ref).abs().max()) <= 1e-12 * scale
+    assert float((text64 - text64_ref).abs().max()) <= 1e-12 * scale
     assert float((image64 - image_ref.double()).abs().max()) <= 1e-4 * scale
-    assert float((text64 - text_ref.double()).abs().max()) <= 1e-4 * scale
 
 
 def test_token_ids_and_pixels_equal_ruclip_processor(folder):
