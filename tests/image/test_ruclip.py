@@ -276,3 +276,25 @@ def test_clip_score_command_with_ruclip(tmp_path, capsys, folder):
     expected = clip_score(images, CAPTIONS[:3], "ruclip", folder, scale=1, clamp=False, templates="ruclip")
     assert result["clip_score"] == pytest.approx(float(expected), abs=1e-6) and result["n"] == 3
     assert "|backend:ruclip|model:tiny-ruclip|" in result["signature"] and "|clamp:none|templates:ruclip6" in result["signature"]
+
+
+def test_name_found_in_ruclips_cache_and_the_hugging_face_cache(tmp_path, monkeypatch, state):
+    import huggingface_hub.constants as hf_constants
+
+    import gpumetrics.image.ruclip as ruclip_module
+
+    monkeypatch.delenv("GPUMETRICS_HOME", raising=False)
+    hub = tmp_path / "hub"
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    monkeypatch.setattr(hf_constants, "HF_HUB_CACHE", str(hub))
+    monkeypatch.setattr(ruclip_module, "RUCLIP_CACHE", tmp_path / "ruclip-cache")
+    with pytest.raises(FileNotFoundError, match="ruclip-cache/ruclip-tiny.*ai-forever/ruclip-tiny"):
+        load_ruclip("ruclip-tiny")
+    snapshot = hub / "models--ai-forever--ruclip-tiny" / "snapshots" / "abc123"
+    save_ruclip_folder(snapshot, TINY_RUCLIP, state)
+    (hub / "models--ai-forever--ruclip-tiny" / "refs").mkdir()
+    (hub / "models--ai-forever--ruclip-tiny" / "refs" / "main").write_text("abc123")
+    assert ruclip_module.find_folder("ruclip-tiny", ["config.json", "bpe.model", "pytorch_model.bin"]) == snapshot
+    assert ruclip_module.find_folder("ai-forever/ruclip-tiny", ["config.json"]) == snapshot
+    cached = save_ruclip_folder(tmp_path / "ruclip-cache" / "ruclip-tiny", TINY_RUCLIP, state)
+    assert ruclip_module.find_folder("ruclip-tiny", ["config.json", "bpe.model", "pytorch_model.bin"]) == cached
