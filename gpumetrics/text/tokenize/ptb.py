@@ -469,6 +469,29 @@ def coco_tokenized_captions(texts: Sequence[str]) -> list[str]:
     return [" ".join(tokens) for tokens in ptb_tokenize_batch(texts, split_spaces=False)]
 
 
+def coco_ptb_strings(preds: Sequence[str], target: Sequence[Sequence[str]]) -> tuple[list[str], list[list[str]]]:
+    """What ``COCOEvalCap`` hands its scorers: the references of all samples tokenised as one pycocoevalcap
+    ``PTBTokenizer`` call (sample after sample), the predictions as another (:func:`coco_tokenized_captions`).
+
+    Args:
+        preds: ``B`` captions.
+        target: ``B`` lists of reference captions.
+
+    Returns:
+        ``(preds, target)`` as tokenised strings, same structure.
+
+    Example:
+        >>> coco_ptb_strings(["A dog."], [["The dog!", "A DOG runs"]])
+        (['a dog'], [['the dog', 'a dog runs']])
+    """
+    references = coco_tokenized_captions([ref for refs in target for ref in refs])
+    grouped, start = [], 0
+    for refs in target:
+        grouped.append(references[start : start + len(refs)])
+        start += len(refs)
+    return coco_tokenized_captions(preds), grouped
+
+
 
 
 class PTBTokenizer(Tokenizer):
