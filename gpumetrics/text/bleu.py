@@ -252,8 +252,9 @@ def coco_bleu_scores(matches: Tensor, totals: Tensor, hyp_len: Tensor, ref_len: 
         doubles agree to the last bits).
 
     Example:
-        >>> coco_bleu_scores(torch.tensor([[3.0, 1.0]]), torch.tensor([[4.0, 3.0]]), torch.tensor([4.0]), torch.tensor([5.0]))
-        tensor([[0.5841, 0.3372]], dtype=torch.float64)
+        >>> stats = torch.tensor([[3.0, 1.0, 4.0, 3.0, 4.0, 5.0]], dtype=torch.float64)  # matches, n-grams, c, r
+        >>> coco_bleu_scores(stats[:, 0:2], stats[:, 2:4], stats[:, 4], stats[:, 5])  # c < r: brevity penalty
+        tensor([[0.5841, 0.3894]], dtype=torch.float64)
     """
     product = torch.ones_like(hyp_len)
     columns = []

@@ -413,8 +413,8 @@ def rouge_score(
         {'rouge1_precision': 0.6, 'rouge1_recall': 0.5, 'rouge1_fmeasure': 0.5455,
          'rougeL_precision': 0.6, 'rougeL_recall': 0.5, 'rougeL_fmeasure': 0.5455}
         >>> coco = rouge_score(["A cat on the mat."], [["The cat is on the mat.", "a cat"]], mode="coco")
-        >>> {k: round(v.item(), 4) for k, v in coco.items()}  # P from "a cat", R from the other reference
-        {'rougeL_precision': 1.0, 'rougeL_recall': 0.8, 'rougeL_fmeasure': 0.8798}
+        >>> {k: round(v.item(), 4) for k, v in coco.items()}  # P from the first reference, R from "a cat"
+        {'rougeL_precision': 0.8, 'rougeL_recall': 1.0, 'rougeL_fmeasure': 0.9071}
     """
     keys, tokens = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction, mode)
     device = check_device(device, "device")

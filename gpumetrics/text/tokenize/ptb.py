@@ -463,8 +463,8 @@ def coco_tokenized_captions(texts: Sequence[str]) -> list[str]:
     strings themselves (BLEU, CIDEr: any whitespace; ROUGE-L: ``" "``; METEOR: the jar's ``-norm``).
 
     Example:
-        >>> coco_tokenized_captions(["A man, 2 1/2 dogs.", "Nothing!!"])
-        ['a man 2\xa01/2 dogs', 'nothing']
+        >>> coco_tokenized_captions(["A man, 2 1/2 dogs.", "Nothing!"])
+        ['a man 2\\xa01/2 dogs', 'nothing']
     """
     return [" ".join(tokens) for tokens in ptb_tokenize_batch(texts, split_spaces=False)]
 
