@@ -111,7 +111,7 @@ def test_table_equals_cocoevalcap(oracle, name):
 def test_module_in_batches_equals_cocoevalcap(oracle):
     data, scores, _ = oracle["random"]
     metric = COCOCaptionScores()
-    # batch borders after captions that cannot see past their line end (the PTB look-ahead is per call)
+    # one PTB call per batch and side (a caption ending "… a." sees the next one only within its batch)
     for start in range(0, len(data.ids), 64):
         metric.update(data.predictions[start : start + 64], data.references[start : start + 64])
     values = metric.compute()
