@@ -268,6 +268,29 @@ def coco_bleu_scores(matches: Tensor, totals: Tensor, hyp_len: Tensor, ref_len: 
     return torch.where(short[:, None], bleu * penalty[:, None], bleu)
 
 
+def coco_bleu_statistics(
+    preds: Sequence[str], target: Sequence[Sequence[str]], device: torch.device | str | None = None, max_order: int = 4
+) -> dict[str, Tensor]:
+    """Per-sample statistics of pycocoevalcap's ``Bleu`` on already tokenised strings (whitespace split), for
+    callers that combine them themselves (the COCO caption table); :func:`coco_bleu_scores` turns them into scores.
+
+    Args:
+        preds: ``B`` tokenised captions; target: ``B`` lists of tokenised references.
+        device: where counting runs.
+        max_order: N.
+
+    Returns:
+        ``matches: LongTensor[B, N]``, ``totals: LongTensor[B, N]``, ``hyp_len: LongTensor[B]``, ``ref_len:
+        LongTensor[B]`` (closest reference length, ties to the shorter).
+
+    Example:
+        >>> coco_bleu_statistics(["a cat sat"], [["a cat", "the cat sat down"]], max_order=2)["matches"]
+        tensor([[3, 2]])
+    """
+    config = _bleu_config("coco", "none", None, None, (1.0 / max_order,) * max_order, False, False, "corpus")
+    return _bleu_update(preds, target, config, check_device(device, "device"))
+
+
 def _nltk_scores(
     matches: Tensor,
     denominators: Tensor,

@@ -252,6 +252,35 @@ def _cider_update(
     )
 
 
+def cider_token_codes(
+    preds: Sequence[str], target: Sequence[Sequence[str]], tokenize: str = "ptb", device: torch.device | str | None = None
+) -> tuple[Tensor, ...]:
+    """The token codes of a batch that :class:`CIDErScore` keeps (its ``CIDER_STATES``, in order), for callers that
+    gather a corpus themselves (the COCO caption table); :func:`cider_from_codes` scores them.
+
+    Example:
+        >>> codes = cider_token_codes(["a dog"], [["a dog", "dogs"]], tokenize="none")
+        >>> [c.tolist() for c in codes[1:2] + codes[3:5]]  # hyp_lengths, ref_lengths, ref_counts
+        [[2], [2, 1], [2]]
+    """
+    tokenizer = _check_options("cider-d", tokenize, "mean", 4, 6.0)
+    return _cider_update(preds, target, tokenizer, check_device(device, "device"))
+
+
+def cider_from_codes(
+    codes: Sequence[Tensor], variant: str = "cider-d", n_gram: int = 4, sigma: float = 6.0, reduction: str = "mean"
+) -> Tensor:
+    """Scores of a corpus from its token codes (``CIDER_STATES`` order), after the collision check.
+
+    Example:
+        >>> cider_from_codes(cider_token_codes(["a dog"], [["a dog", "dogs"]], tokenize="none"), reduction="none")
+        tensor([0.], dtype=torch.float64)
+    """
+    _check_options(variant, "none", reduction, n_gram, sigma)
+    _check_no_collision(codes[5], codes[6])
+    return _cider_compute(*codes[:5], variant, n_gram, float(sigma), reduction)
+
+
 # ------------------------------------------------------------------------------------------------ public API
 @gc_paused
 @single_threaded

@@ -43,12 +43,10 @@ from gpumetrics.core import (
     Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
     keep_sample_dim, single_threaded,
 )
-from gpumetrics.text.bleu import _bleu_config, _bleu_update, coco_bleu_scores
-from gpumetrics.text.cider import CIDER_STATES, _check_no_collision, _cider_compute, _cider_update, cat_state
-from gpumetrics.text.cider import _check_options as _cider_options
+from gpumetrics.text.bleu import coco_bleu_scores, coco_bleu_statistics
+from gpumetrics.text.cider import CIDER_STATES, cat_state, cider_from_codes, cider_token_codes
 from gpumetrics.text.meteor import jar
-from gpumetrics.text.meteor.metric import _meteor_compute, _meteor_update, _METEORConfig
-from gpumetrics.text.rouge import COCO_BETA, COCOWords, _rouge_update
+from gpumetrics.text.rouge import COCO_BETA, coco_rouge_l
 from gpumetrics.text.tokenize.ptb import coco_ptb_strings
 
 COCO_KEYS = ("Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "METEOR", "ROUGE_L", "CIDEr")
@@ -63,26 +61,6 @@ _ROUGE, _COUNT = 2 * _ORDERS + 2 + jar.STATS, 2 * _ORDERS + 3 + jar.STATS
 _SUMS = _COUNT + 1
 
 
-class _Scorers:
-    """The four scorers' checked configurations, fixed by ``COCOEvalCap`` (all on already tokenised strings)."""
-
-    def __init__(self) -> None:
-        self.bleu = _bleu_config("coco", "none", None, None, (1 / _ORDERS,) * _ORDERS, False, False, "corpus")
-        self.meteor = _METEORConfig("meteor-1.5", "en", "corpus", None, None, None, None, None)
-        self.rouge = COCOWords(ptb=False)
-        self.cider = _cider_options("cider-d", "none", "none", 4, 6.0)
-
-
-_SCORERS: Optional[_Scorers] = None
-
-
-def _scorers() -> _Scorers:
-    global _SCORERS
-    if _SCORERS is None:
-        _SCORERS = _Scorers()
-    return _SCORERS
-
-
 def _check_options(tokenize: Any, reduction: Any) -> None:
     check_choice(tokenize, "tokenize", COCO_TOKENIZERS)
     check_choice(reduction, "reduction", COCO_REDUCTIONS)
@@ -94,18 +72,18 @@ def _coco_caption_update(preds: Any, target: Any, tokenize: str, device: torch.d
     Returns:
         ``sums: DoubleTensor[S]`` (the additive statistics of the batch, layout ``_SUMS``), ``per_image:
         DoubleTensor[B, 6]`` (Bleu_1..4, METEOR, ROUGE_L of each image) and ``cider``: the CIDEr token-code tuple
-        of :func:`~gpumetrics.text.cider._cider_update`.
+        of :func:`~gpumetrics.text.cider.cider_token_codes`.
     """
     hyps = as_text_list(preds, "preds")
     refs = as_reference_lists(target, "target")
     check_same_length(hyps, "preds", refs, "target")
     if tokenize == "ptb":
         hyps, refs = coco_ptb_strings(hyps, refs)
-    scorers = _scorers()
-    bleu = _bleu_update(hyps, refs, scorers.bleu, device)
-    meteor_scores, meteor_stats = _meteor_update(hyps, refs, scorers.meteor, device)
-    rouge = _rouge_update(hyps, refs, ("rougeL",), scorers.rouge, COCO_BETA, device)[:, 0, 2]
-    cider = _cider_update(hyps, refs, scorers.cider, device)
+    # every scorer reads the tokenised strings as pycocoevalcap's does (whitespace, " ", the jar's -norm)
+    bleu = coco_bleu_statistics(hyps, refs, device, _ORDERS)
+    meteor_stats, meteor_scores = jar.sentence_statistics(hyps, refs, "en", device)
+    rouge = coco_rouge_l(hyps, refs, ptb=False, device=device)[:, 2]
+    cider = cider_token_codes(hyps, refs, tokenize="none", device=device)
 
     matches, totals = bleu["matches"].double(), bleu["totals"].double()
     hyp_len, ref_len = bleu["hyp_len"].double(), bleu["ref_len"].double()
@@ -130,8 +108,7 @@ def _coco_caption_compute(sums: Tensor, cider: Sequence[Tensor], per_image: Opti
     Returns:
         ``COCO_KEYS`` → ``DoubleTensor[]`` (corpus) or ``DoubleTensor[N]`` (per image).
     """
-    _check_no_collision(cider[5], cider[6])
-    per_image_cider = _cider_compute(*cider[:5], "cider-d", 4, 6.0, "none")
+    per_image_cider = cider_from_codes(cider, "cider-d", 4, 6.0, "none")
     if per_image is not None:
         columns = torch.cat([per_image, per_image_cider[:, None].to(per_image)], dim=1)
         return {key: columns[:, i] for i, key in enumerate(COCO_KEYS)}
@@ -142,7 +119,7 @@ def _coco_caption_compute(sums: Tensor, cider: Sequence[Tensor], per_image: Opti
     cider_mean = per_image_cider.sum() / images if images else torch.zeros((), dtype=torch.float64, device=sums.device)
     values = [
         *(torch.where(count > 0, b, 0.0) for b in bleu),  # no image: 0 (pycocoevalcap's formula also gives 0)
-        _meteor_compute(sums[_METEOR].contiguous(), "en"),
+        jar.scores_from_statistics(sums[_METEOR].reshape(1, -1), "en")[0],
         torch.where(count > 0, sums[_ROUGE] / count.clamp_min(1), 0.0),
         cider_mean.to(sums),
     ]

@@ -290,6 +290,26 @@ def _coco_rouge_chunk(pred_words: list[list[str]], target_words: list[list[list[
     return torch.stack([best_p, best_r, torch.where(both, combined, 0.0)], 1).unsqueeze(1)
 
 
+def coco_rouge_l(
+    preds: Sequence[str], target: Sequence[Sequence[str]], ptb: bool = False, device: torch.device | str | None = None
+) -> Tensor:
+    """pycocoevalcap ``Rouge`` per sample (the ``mode="coco"`` scores of :func:`rouge_score` with ``reduction="none"``).
+
+    Args:
+        preds: ``B`` captions; target: ``B`` lists of references.
+        ptb: tokenise with pycocoevalcap's PTB tokenizer first (else the strings are split on ``" "`` as given).
+        device: where the LCS runs.
+
+    Returns:
+        ``DoubleTensor[B, 3]``: best precision, best recall, ``(1 + β²)PR / (R + β²P)`` (β = 1.2).
+
+    Example:
+        >>> coco_rouge_l(["a cat"], [["a cat", "a black cat on a mat"]])
+        tensor([[1., 1., 1.]], dtype=torch.float64)
+    """
+    return _rouge_update(preds, target, ("rougeL",), COCOWords(ptb), COCO_BETA, check_device(device, "device"))[:, 0]
+
+
 def _rouge_w(target: Tensor, target_len: Tensor, pred: Tensor, pred_len: Tensor, weight: float) -> Tensor:
     wlcs = weighted_lcs(target, target_len, pred, pred_len, weight)
     empty = (target_len == 0) | (pred_len == 0)
