@@ -35,6 +35,7 @@ def test_config_prints_the_cocoevalcap_table(tmp_path, capsys):
         assert key in out and f"{COCOEVALCAP_EXAMPLE[key]:.4f}" in out
     task = json.loads(report.read_text(encoding="utf-8"))["tasks"][0]
     assert task["metric"] == "coco_caption" and task["counts"]["n"] == 11  # image 112 has no result: not evaluated
+    assert task["counts"]["not_evaluated"] == 1 and task["counts"]["missing_predictions"] == 0
     assert task["score"] == pytest.approx(COCOEVALCAP_EXAMPLE["CIDEr"], abs=1e-9)
     assert list(task["details"]) == list(COCO_KEYS)
     for key, value in COCOEVALCAP_EXAMPLE.items():
@@ -45,6 +46,7 @@ def test_reader_follows_cocoevalcap_image_order():
     data = read_coco(EXAMPLE / "results_example.json", EXAMPLE / "captions_example.json")
     annotations = json.loads((EXAMPLE / "captions_example.json").read_text(encoding="utf-8"))
     assert data.ids == [str(image["id"]) for image in annotations["images"]][:11] and data.missing == []
+    assert data.not_evaluated == ["112"]
     assert data.references[0] == [a["caption"] for a in annotations["annotations"] if a["image_id"] == 101]
     values = coco_caption_scores(data.predictions, data.references)
     assert all(abs(values[key].item() - COCOEVALCAP_EXAMPLE[key]) <= 1e-9 for key in COCO_KEYS)

@@ -55,12 +55,15 @@ class JoinedData:
         predictions: N predictions; a missing one is the task metric's empty prediction.
         references: N lists of references.
         missing: ids of the references that had no prediction (scored as the empty prediction).
+        not_evaluated: ids left out of the evaluation (``format: coco``: images of the annotations without a result,
+            which ``COCOEvalCap`` does not score either).
     """
 
     ids: list[str]
     predictions: list[Any]
     references: list[list[Any]]
     missing: list[str]
+    not_evaluated: list[str] = dataclasses.field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -327,7 +330,8 @@ def read_coco(results_path: Path | str, annotations_path: Path | str) -> JoinedD
 
     Returns:
         :class:`JoinedData` with the image ids (as strings), result captions and reference lists; ``missing`` is
-        empty (an image without a result is not evaluated, it is not scored as an empty caption).
+        empty (an image without a result is not evaluated, it is not scored as an empty caption: it is listed in
+        ``not_evaluated``).
 
     Raises:
         DataError: naming the file, the line (results) or the ``annotations[k]`` entry, and the image id: a
@@ -342,8 +346,8 @@ def read_coco(results_path: Path | str, annotations_path: Path | str) -> JoinedD
         ...     {"image_id": 7, "caption": "a dog runs"}, {"image_id": 3, "caption": "a cat"},
         ...     {"image_id": 7, "caption": "dog"}]}))
         >>> data = read_coco(d / "r.json", d / "a.json")
-        >>> data.ids, data.predictions, data.references
-        (['7'], ['a dog'], [['a dog runs', 'dog']])
+        >>> data.ids, data.predictions, data.references, data.not_evaluated
+        (['7'], ['a dog'], [['a dog runs', 'dog']], ['3'])
     """
     results_path, annotations_path = Path(results_path), Path(annotations_path)
     text, items = _read_json_items(annotations_path)
@@ -403,4 +407,6 @@ def read_coco(results_path: Path | str, annotations_path: Path | str) -> JoinedD
     if not results:
         raise DataError(results_path, None, "the results file holds no result")
     ids = [image for image in dict.fromkeys(order) if image in results]
-    return JoinedData(ids=ids, predictions=[results[i] for i in ids], references=[references[i] for i in ids], missing=[])
+    left_out = [image for image in dict.fromkeys(order) if image not in results]
+    return JoinedData(ids=ids, predictions=[results[i] for i in ids], references=[references[i] for i in ids], missing=[],
+                      not_evaluated=left_out)

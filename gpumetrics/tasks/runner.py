@@ -42,6 +42,7 @@ class TaskResult:
     references: str
     load_seconds: float
     eval_seconds: float
+    not_evaluated: int = 0
 
     def to_dict(self) -> dict:
         return {
@@ -56,6 +57,7 @@ class TaskResult:
                 "missing_predictions": self.missing,
                 "missing_ids": self.missing_ids,
                 "missing_ids_truncated": self.missing > len(self.missing_ids),
+                "not_evaluated": self.not_evaluated,  # format coco: annotated images without a result
             },
             "details": self.details,
             "files": {"predictions": self.predictions, "references": self.references},
@@ -185,6 +187,7 @@ def evaluate_task(
         references=str(task.references),
         load_seconds=loaded - start,
         eval_seconds=finished - loaded,
+        not_evaluated=len(data.not_evaluated),
     )
 
 
