@@ -229,3 +229,16 @@ def test_signatures_name_the_modes():
     assert COCOCaptionScores().signature().startswith("coco_caption|tok:ptb|bleu:coco|meteor:meteor-1.5|rouge:coco")
     assert BLEUScore(mode="coco").signature().startswith("bleu|mode:coco|tok:ptb|smooth:coco|order:4")
     assert ROUGEScore(mode="coco", tokenizer="none").signature().startswith("rouge|mode:coco|keys:rougeL|tokenizer:none")
+
+
+@pytest.mark.slow
+def test_large_random_set_equals_cocoevalcap(tmp_path):
+    # 2,000 images (≈ 8,000 references): every key and every per-image value
+    annotations, results = write_coco_files(tmp_path, 2000, seed=2024, skip_results=100)
+    data = read_coco(results, annotations)
+    scores, per_image = run_cocoevalcap(annotations, results)
+    ours = coco_caption_scores(data.predictions, data.references)
+    every = coco_caption_scores(data.predictions, data.references, reduction="none")
+    for key in COCO_KEYS:
+        assert abs(ours[key].item() - scores[key]) <= 1e-9, key
+        assert_close(every[key], _per_image(per_image, data, key), 1e-9, what=f"per-image {key}")
