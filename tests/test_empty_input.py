@@ -85,9 +85,12 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
         (gpumetrics.NormalizedEditSimilarity, [{"preset": "default"}, {"preset": "aij2022"}, {"reduction": "sum"},
                                                {"reduction": "none"}]),
         (gpumetrics.BLEUScore, [{"mode": mode, "reduction": reduction}
-                                for mode in ("sacrebleu", "nltk") for reduction in ("corpus", "mean", "sum", "none")]),
+                                for mode in ("sacrebleu", "nltk", "coco")
+                                for reduction in ("corpus", "mean", "sum", "none")]),
         (gpumetrics.ROUGEScore, [{"reduction": "mean"}, {"reduction": "sum"}, {"reduction": "none"},
-                                 {"rouge_keys": ("rouge1", "rougeW"), "reduction": "none"}]),
+                                 {"rouge_keys": ("rouge1", "rougeW"), "reduction": "none"},
+                                 {"mode": "coco"}, {"mode": "coco", "reduction": "none"}]),
+        (gpumetrics.COCOCaptionScores, [{}, {"tokenize": "none"}, {"reduction": "none"}]),
         (gpumetrics.CIDErScore, [{"variant": "cider-d"}, {"variant": "cider"},
                                  {"variant": "cider", "reduction": "none"}]),
         (gpumetrics.METEORScore, [{"reduction": reduction} for reduction in ("corpus", "mean", "sum", "none")]

@@ -12,6 +12,8 @@ A config is a YAML (or JSON) mapping::
         options: {preset: squad}    # keyword arguments of the metric (fixed by the suite when there is one)
         predictions: ../examples/textqa/predictions.jsonl
         references: ../examples/textqa/references.jsonl
+        format: records             # optional: records (default; joined by id) or coco (COCO caption files:
+                                    # predictions = results [{image_id, caption}], references = captions_*.json)
 
 Relative paths — data files and a metric's path options (e.g. ``real`` and ``image_root`` of
 ``s_image_generation``) — are resolved against the directory of the config file, never the working directory. Every error is a :class:`ConfigError`
@@ -32,7 +34,10 @@ from gpumetrics.tasks.registry import METRICS, SUITES, Suite, TaskMetric
 
 DEFAULT_BATCH_SIZE = 1024
 _TOP_KEYS = {"name", "suite", "batch_size", "device", "tasks"}
-_TASK_KEYS = {"name", "metric", "options", "predictions", "references"}
+_TASK_KEYS = {"name", "metric", "options", "predictions", "references", "format"}
+#: data layouts a task can read: ``records`` (:func:`~gpumetrics.tasks.data.join_by_id`) and ``coco``
+#: (:func:`~gpumetrics.tasks.data.read_coco`: a COCO results file and a ``captions_*.json`` annotations file)
+DATA_FORMATS = ("records", "coco")
 
 
 class ConfigError(ValueError):
@@ -48,6 +53,7 @@ class TaskConfig:
     options: dict
     predictions: Path
     references: Path
+    format: str = "records"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,6 +200,9 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
         if metric_name not in METRICS:
             raise ConfigError(f"{where}: unknown metric {metric_name!r}; known: {', '.join(sorted(METRICS))}")
         entry = METRICS[metric_name]
+        data_format = item.get("format", "records")
+        if data_format not in DATA_FORMATS:
+            raise ConfigError(f"{where}: `format` must be one of {', '.join(DATA_FORMATS)}, got {data_format!r}")
         options = _resolve_path_options(base, entry, options)
         _check_options(entry, options, where)
         tasks.append(
@@ -203,6 +212,7 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
                 options=options,
                 predictions=_resolve(base, item.get("predictions"), where, "predictions"),
                 references=_resolve(base, item.get("references"), where, "references"),
+                format=data_format,
             )
         )
     name = raw.get("name", path.stem)
