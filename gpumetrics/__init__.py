@@ -16,12 +16,13 @@ from gpumetrics.image.inception import FIDInceptionV3
 from gpumetrics.image.kid import KernelInceptionDistance
 from gpumetrics.image.clip_score import CLIPScore
 
-# --- text: BLEU, ROUGE, CIDEr-D / CIDEr, METEOR, CodeBLEU (docs/metrics.md §4)
+# --- text: BLEU, ROUGE, CIDEr-D / CIDEr, METEOR, CodeBLEU, the COCO caption table (docs/metrics.md §4)
 from gpumetrics.text.bleu import BLEUScore
 from gpumetrics.text.rouge import ROUGEScore
 from gpumetrics.text.cider import CIDErScore
 from gpumetrics.text.meteor import METEORScore
 from gpumetrics.text.codebleu import CodeBLEUScore
+from gpumetrics.text.coco import COCOCaptionScores
 
 # --- detection and OCR: OCR end-to-end, zero-shot detection F1 (docs/metrics.md §5)
 from gpumetrics.detection.ocr_e2e import OCREndToEnd
@@ -41,7 +42,7 @@ __all__ = [
     "TokenF1", "ExactMatch", "StringAccuracy", "VQAAccuracy",
     "EditDistance", "CharErrorRate", "WordErrorRate", "NormalizedEditSimilarity",
     "FrechetInceptionDistance", "FIDInceptionV3", "KernelInceptionDistance", "CLIPScore",
-    "BLEUScore", "ROUGEScore", "CIDErScore", "METEORScore", "CodeBLEUScore",
+    "BLEUScore", "ROUGEScore", "CIDErScore", "METEORScore", "CodeBLEUScore", "COCOCaptionScores",
     "OCREndToEnd", "ZeroShotDetectionF1",
     "BinaryPrecision", "BinaryRecall", "BinaryF1Score",
     "MulticlassPrecision", "MulticlassRecall", "MulticlassF1Score",

@@ -124,7 +124,7 @@ def test_an_array_of_records_is_not_the_official_layout(tmp_path):
 
 
 def test_every_format_is_documented():
-    assert set(FORMATS) == {"aij2021-htr", "aij2021-c2c", "aij2021-zsod", "aij2021-vqa", "aij2022-text", "aij2022-vqa",
+    assert set(FORMATS) == {"coco", "aij2021-htr", "aij2021-c2c", "aij2021-zsod", "aij2021-vqa", "aij2022-text", "aij2022-vqa",
                             "aij2022-captioning", "aij2022-generation"}
     with pytest.raises(ValueError, match="unknown format 'x'; known: aij2021-c2c"):
         get_format("x")
@@ -140,7 +140,7 @@ def test_suite_config_takes_the_files_hidden_scores_and_only_the_user_options(tm
         return parse_config({"suite": "aij2022", "tasks": list(tasks)}, tmp_path / "c.yaml")
 
     config = parse({"name": "TextQA", **files}, {"name": "Hidden3", "score": 1})
-    assert [t.score for t in config.tasks] == [None, 1.0] and config.tasks[0].format.name == "aij2022-text"
+    assert [t.score for t in config.tasks] == [None, 1.0] and config.tasks[0].format == "aij2022-text"
     report = evaluate(config, device="cpu")
     assert report.suite["score"] == 2.0
     with pytest.raises(ConfigError, match=r"Hidden3\).*number in \[0, 1\]"):
@@ -155,3 +155,5 @@ def test_suite_config_takes_the_files_hidden_scores_and_only_the_user_options(tm
         parse({"name": "ImageCaptioning", "options": {"image_root": "."}, **files})
     with pytest.raises(ConfigError, match="has no task 'Hidden7'; its tasks: .*Hidden6"):
         parse({"name": "Hidden7", "score": 0.5})
+    with pytest.raises(ConfigError, match="reads 'TextQA' in format 'aij2022-text', not 'records'"):
+        parse({"name": "TextQA", "format": "records", **files})

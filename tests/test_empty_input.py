@@ -85,9 +85,12 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
         (gpumetrics.NormalizedEditSimilarity, [{"preset": "default"}, {"preset": "aij2022"}, {"reduction": "sum"},
                                                {"reduction": "none"}]),
         (gpumetrics.BLEUScore, [{"mode": mode, "reduction": reduction}
-                                for mode in ("sacrebleu", "nltk") for reduction in ("corpus", "mean", "sum", "none")]),
+                                for mode in ("sacrebleu", "nltk", "coco")
+                                for reduction in ("corpus", "mean", "sum", "none")]),
         (gpumetrics.ROUGEScore, [{"reduction": "mean"}, {"reduction": "sum"}, {"reduction": "none"},
-                                 {"rouge_keys": ("rouge1", "rougeW"), "reduction": "none"}]),
+                                 {"rouge_keys": ("rouge1", "rougeW"), "reduction": "none"},
+                                 {"mode": "coco"}, {"mode": "coco", "reduction": "none"}]),
+        (gpumetrics.COCOCaptionScores, [{}, {"tokenize": "none"}, {"reduction": "none"}]),
         (gpumetrics.CIDErScore, [{"variant": "cider-d"}, {"variant": "cider"},
                                  {"variant": "cider", "reduction": "none"}]),
         (gpumetrics.METEORScore, [{"reduction": reduction} for reduction in ("corpus", "mean", "sum", "none")]
@@ -136,10 +139,6 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
         add("CLIPScore", repr({"reduction": reduction}),
             lambda tmp, r=reduction: gpumetrics.CLIPScore("open_clip", _tiny_clip_config(tmp), pretrained="random",
                                                           reduction=r),
-            lambda m: m.update(torch.zeros(0, 3, 32, 32), []), (ValueError, "CLIP score needs at least one"))
-    for reduction in ("mean", "none"):  # as CLIPScore
-        add("RawCosineCLIPScore", repr({"reduction": reduction}), lambda tmp, r=reduction: gpumetrics.tasks.image.RawCosineCLIPScore(
-            "open_clip", _tiny_clip_config(tmp), pretrained="random", reduction=r),
             lambda m: m.update(torch.zeros(0, 3, 32, 32), []), (ValueError, "CLIP score needs at least one"))
     add("ImageGenerationScore", "", _image_generation, None, (ValueError, fid_message))
     for task in ("ImageCaptioningScore", "VisualQAScore"):  # their CLIP term is undefined without a pair

@@ -122,8 +122,8 @@ class CaptionImageScore(Metric):
             elsewhere). Default False: such a path is a ``ValueError``.
         missing_image: ``"error"`` (default): an absent image file is a ``ValueError``; ``"zero"`` (the AIJ-2022
             script's ruCLIP ``try/except``): a sample without an image (``None`` or no such file) scores CLIP 0.
-        clip_clamp: clamp each sample's cosine at 0 (default, ``CLIPScore``); False: the raw cosine, as the AIJ-2022
-            scripts (the ``aij2022`` suite).
+        clip_clamp, clip_templates: ``CLIPScore``'s ``clamp`` (default True: each cosine clamped at 0) and
+            ``templates`` (default None); the ``aij2022`` suite sets False and ``"ruclip"``, as the organisers' term.
         kwargs: torchmetrics ``Metric`` options.
 
     States: those of the child metrics ``meteor`` (:class:`~gpumetrics.METEORScore`, per-sample sum and count) and
@@ -153,12 +153,13 @@ class CaptionImageScore(Metric):
         allow_outside_root: bool = False,
         missing_image: str = "error",
         clip_clamp: bool = True,
+        clip_templates: Optional[Any] = None,
         **kwargs: Any,
     ) -> None:
         if self.variant not in METEOR_MODES:
             raise TypeError(f"{type(self).__name__} has no variant; use ImageCaptioningScore or VisualQAScore")
         self._check(image_root, synonyms, clip_backend, clip_model, clip_pretrained, batch_size, allow_outside_root,
-                    missing_image, clip_clamp)
+                    missing_image, clip_clamp, clip_templates)
         super().__init__(**kwargs)
         self.image_root = Path(image_root)
         self.allow_outside_root = allow_outside_root
@@ -167,7 +168,7 @@ class CaptionImageScore(Metric):
         # resolved once (before CLIP loads, so that a missing RuWordNet fails first): one provider and one cache
         provider = _default_synonyms() if synonyms is None else as_synonym_provider(synonyms, "synonyms")
         self.meteor = METEORScore(mode=METEOR_MODES[self.variant], reduction="corpus", synonyms=provider)
-        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp)
+        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates)
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
@@ -176,7 +177,8 @@ class CaptionImageScore(Metric):
 
     @staticmethod
     def _check(image_root: Any, synonyms: Any, clip_backend: Any, clip_model: Any, clip_pretrained: Any,
-               batch_size: Any, allow_outside_root: Any, missing_image: Any = "error", clip_clamp: Any = True) -> None:
+               batch_size: Any, allow_outside_root: Any, missing_image: Any = "error", clip_clamp: Any = True,
+               clip_templates: Any = None) -> None:
         check_image_file_options(image_root, allow_outside_root, batch_size, missing_image)
         if not isinstance(clip_clamp, bool):
             raise TypeError(f"`clip_clamp` must be a bool, got {type(clip_clamp).__name__}")

@@ -12,6 +12,8 @@ A config is a YAML (or JSON) mapping::
         options: {preset: squad}    # keyword arguments of the metric (fixed by the suite when there is one)
         predictions: ../examples/textqa/predictions.jsonl
         references: ../examples/textqa/references.jsonl
+        format: records             # optional: records (default; joined by id) or coco (COCO caption files:
+                                    # predictions = results [{image_id, caption}], references = captions_*.json)
 
 With a suite, a task gives only its two official files (the suite fixes the metric, its options and the file format,
 :mod:`gpumetrics.tasks.formats`) plus the options the suite leaves to the config (``user_options``: model and image
@@ -37,12 +39,16 @@ from typing import Any, Optional
 import yaml
 
 from gpumetrics.core import parse_device
-from gpumetrics.tasks.formats import FORMATS, Format
+from gpumetrics.tasks.formats import FORMATS
 from gpumetrics.tasks.registry import METRICS, SUITES, Suite, TaskMetric
 
 DEFAULT_BATCH_SIZE = 1024
 _TOP_KEYS = {"name", "suite", "batch_size", "device", "tasks"}
-_TASK_KEYS = {"name", "metric", "options", "predictions", "references", "score"}
+_TASK_KEYS = {"name", "metric", "options", "predictions", "references", "format", "score"}
+#: data layouts a task outside a suite can read: ``records`` (:func:`~gpumetrics.tasks.data.join_by_id`) and ``coco``
+#: (:func:`~gpumetrics.tasks.data.read_coco`: a COCO results file and a ``captions_*.json`` annotations file); a
+#: suite task reads its official format (:mod:`gpumetrics.tasks.formats`, where ``coco`` is registered too)
+DATA_FORMATS = ("records", "coco")
 
 
 class ConfigError(ValueError):
@@ -53,8 +59,9 @@ class ConfigError(ValueError):
 class TaskConfig:
     """One task of a config, validated: its metric entry, options and existing data files.
 
-    ``format``: the official file format of a suite task (``None``: generic records); ``score``: the supplied score
-    of a suite's hidden-task slot (then ``metric`` is None and there are no files).
+    ``format``: ``"records"`` (joined by id), or the name of a reader in :mod:`gpumetrics.tasks.formats` (``coco``,
+    a suite task's official format); ``score``: the supplied score of a suite's hidden-task slot (then ``metric`` is
+    None and there are no files).
     """
 
     name: str
@@ -62,7 +69,7 @@ class TaskConfig:
     options: dict
     predictions: Optional[Path]
     references: Optional[Path]
-    format: Optional[Format] = None
+    format: str = "records"
     score: Optional[float] = None
 
 
@@ -215,8 +222,10 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
                               + (f" ({', '.join(suite.hidden)})" if suite is not None and suite.hidden else ""))
 
         metric_name = item.get("metric")
-        file_format = None
+        data_format = item.get("format", "records")
         format_options: dict = {}
+        if suite is None and data_format not in DATA_FORMATS:
+            raise ConfigError(f"{where}: `format` must be one of {', '.join(DATA_FORMATS)}, got {data_format!r}")
         if suite is not None:
             fixed = suite_tasks[name]
             if metric_name is not None and metric_name != fixed.metric:
@@ -229,9 +238,13 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
                                   f"cannot set {conflicts!r}")
             metric_name = fixed.metric
             options = {**fixed.options, **{k: v for k, v in options.items() if k in fixed.user_options}}
+            official = fixed.format or "records"
+            if "format" in item and data_format != official:
+                raise ConfigError(f"{where}: suite {suite.name!r} reads {name!r} in format {official!r}, not "
+                                  f"{data_format!r} (leave `format` out)")
+            data_format = official
             if fixed.format is not None:
-                file_format = FORMATS[fixed.format]
-                format_options = {k: options.pop(k) for k in file_format.path_options if k in options}
+                format_options = {k: options.pop(k) for k in FORMATS[fixed.format].path_options if k in options}
                 format_options = {k: os.fspath(_resolve(base, v, where, k)) for k, v in format_options.items()}
         if not isinstance(metric_name, str):
             raise ConfigError(f"{where}: `metric` must name a registered metric (see `gpumetrics list`)")
@@ -247,7 +260,7 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
                 options={**options, **format_options},
                 predictions=_resolve(base, item.get("predictions"), where, "predictions"),
                 references=_resolve(base, item.get("references"), where, "references"),
-                format=file_format,
+                format=data_format,
             )
         )
     name = raw.get("name", path.stem)

@@ -5,6 +5,9 @@ A suite task names its format (``SuiteTask.format``); a config then gives the tw
 the files as the official script would use them and raises :class:`~gpumetrics.tasks.data.DataError` naming the file,
 the line of the record and its id where the script would assert, crash, or silently score a malformed record.
 
+``coco`` (COCO results + ``captions_*.json``, :func:`~gpumetrics.tasks.data.read_coco`) is registered here too, so
+that every reader of a config's ``format`` is in one place. The organisers' formats:
+
 =====================  ================================================  ==========================================
 format                 files (one JSON object ``{id: value}`` each)      a reference without prediction
 =====================  ================================================  ==========================================
@@ -39,7 +42,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from gpumetrics.tasks.data import DataError, JoinedData, Record, read_id_object
+from gpumetrics.tasks.data import DataError, JoinedData, Record, read_coco, read_id_object
 
 #: ``read(predictions, references, options) -> (JoinedData, options)``; the returned options are the metric's
 #: (a format may derive one, e.g. ``image_root`` from the predictions file's folder).
@@ -153,6 +156,14 @@ def _read_both(predictions: Path, references: Path) -> tuple[list[Record], list[
     if not refs:
         raise DataError(references, None, "the gold file holds no records")
     return read_id_object(predictions), refs
+
+
+# ---------------------------------------------------------------------------------------------------- COCO
+@_register("coco", "COCO captions: predictions = a results file [{image_id, caption}], references = captions_*.json; "
+                   "only the images of the results are evaluated (COCOEvalCap)")
+def read_coco_captions(predictions: Path, references: Path, options: dict) -> tuple[JoinedData, dict]:
+    """:func:`~gpumetrics.tasks.data.read_coco` as a format (``format: coco`` of a config)."""
+    return read_coco(predictions, references), options
 
 
 # ---------------------------------------------------------------------------------------------------- AIJ-2021

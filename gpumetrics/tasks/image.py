@@ -20,7 +20,7 @@ from torch import Tensor
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_text_list, check_same_length
-from gpumetrics.image.clip_score import CLIPScore, _preprocessed, check_clip_options
+from gpumetrics.image.clip_score import CLIPScore, check_clip_options
 from gpumetrics.image.features import check_extractor_options
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.image.io import list_images, same_size_batches
@@ -44,45 +44,17 @@ def image_generation_score(clip: Union[float, Tensor], fid: Union[float, Tensor]
 MISSING_IMAGE = ("error", "zero")
 
 
-class RawCosineCLIPScore(CLIPScore):
-    """:class:`~gpumetrics.CLIPScore` whose per-sample score is the cosine itself, *not* clamped at 0 — the AIJ-2022
-    scripts' ``image_latents @ text_latents.T`` of normalised latents (options, states and DDP as ``CLIPScore``).
+def build_task_clip(
+    backend: str, model: str, pretrained: Optional[str], clamp: bool = True, templates: Optional[Any] = None
+) -> CLIPScore:
+    """The CLIP term of the AIJ-2022 image tasks: ``CLIPScore`` with ``scale=1``, ``clamp`` and ``templates``.
 
-    Example:
-        >>> import json, os, tempfile
-        >>> config = os.path.join(tempfile.mkdtemp(), "tiny-clip.json")
-        >>> json.dump({"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16,
-        ...            "head_width": 16}, "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32,
-        ...            "heads": 2, "layers": 1}}, open(config, "w"))
-        >>> metric = RawCosineCLIPScore("open_clip", config, pretrained="random", scale=1.0)
-        >>> metric.update(torch.rand(4, 3, 32, 32), ["a", "b", "c", "d"])
-        >>> -1 <= float(metric.compute()) <= 1, "clamp:none" in metric.signature()
-        (True, True)
+    The organisers' term (what the ``aij2022`` suite sets) is ruCLIP ``ruclip-vit-large-patch14-336`` —
+    ``backend="ruclip"`` with ``model`` = a local checkpoint folder — unclamped (``clamp=False``), the text feature
+    averaged over ruclip ``Predictor``'s prompt templates (``templates="ruclip"``). hf / open_clip models take the
+    same options (the tests use random-weight ones).
     """
-
-    def update(self, images: Any, captions: Union[str, Sequence[str]]) -> None:
-        """Add pairs: ``images`` (``Tensor[B, 3, H, W]`` or a list of ``Tensor[3, H, W]``) and ``B`` captions."""
-        captions = as_text_list(captions, "captions")
-        pixels = _preprocessed(images, self.encoder.preprocess, next(self.encoder.parameters()).device)
-        check_same_length(range(pixels.shape[0]), "images", captions, "captions")
-        with torch.no_grad():
-            image, text = self.encoder(pixels, captions)
-        self._accumulate(self.scale * torch.nn.functional.cosine_similarity(image.double(), text.double(), dim=-1))
-
-    def _signature_fields(self) -> dict[str, Any]:
-        return {**super()._signature_fields(), "clamp": "none"}
-
-
-def build_task_clip(backend: str, model: str, pretrained: Optional[str], clamp: bool = True) -> CLIPScore:
-    """The CLIP term of the AIJ-2022 image tasks: cosine (``scale=1``), clamped at 0 per sample unless ``clamp=False``
-    (:class:`RawCosineCLIPScore`, what the organisers' scripts compute and the ``aij2022`` suite sets).
-
-    ruCLIP wiring (the one ruclip-specific spot): the organisers score with ``ruclip-vit-large-patch14-336``;
-    ``backend="ruclip"`` with ``model`` = a local checkpoint folder selects it once ``CLIPScore`` has that backend
-    (built separately, in ``gpumetrics/image/clip_score.py``); until it lands, the hf / open_clip backends exercise
-    this plumbing and ``"ruclip"`` is refused by ``check_clip_options``.
-    """
-    return (CLIPScore if clamp else RawCosineCLIPScore)(backend, model, pretrained, scale=1.0)
+    return CLIPScore(backend, model, pretrained, scale=1.0, clamp=clamp, templates=templates)
 
 
 def add_failed_clip_samples(clip: CLIPScore, count: int) -> None:
@@ -168,8 +140,8 @@ class ImageGenerationScore(Metric):
         batch_size: images read per model call.
         missing_image: ``"error"`` (default): an absent image file is a ``ValueError``; ``"zero"`` (the AIJ-2022
             script): a sample without an image (``None`` or no such file) scores CLIP 0 and is left out of FID.
-        clip_clamp: clamp each sample's cosine at 0 (default, ``CLIPScore``); False: the raw cosine, as the AIJ-2022
-            script (the ``aij2022`` suite).
+        clip_clamp, clip_templates: ``CLIPScore``'s ``clamp`` (default True: each cosine clamped at 0) and
+            ``templates`` (default None); the ``aij2022`` suite sets False and ``"ruclip"``, as the organisers' term.
 
     ``compute()`` returns ``{"score": S, "clip": CLIP, "fid": FID}``.
     """
@@ -192,10 +164,11 @@ class ImageGenerationScore(Metric):
         allow_outside_root: bool = False,
         missing_image: str = "error",
         clip_clamp: bool = True,
+        clip_templates: Optional[Any] = None,
         **kwargs: Any,
     ) -> None:
         self._check(real, image_root, fid_feature, inception_weights, resize, clip_backend, clip_model, clip_pretrained,
-                    batch_size, allow_outside_root, missing_image, clip_clamp)
+                    batch_size, allow_outside_root, missing_image, clip_clamp, clip_templates)
         super().__init__(**kwargs)
         self.allow_outside_root = allow_outside_root
         self.missing_image = missing_image
@@ -205,7 +178,7 @@ class ImageGenerationScore(Metric):
         self.fid = FrechetInceptionDistance(
             feature=fid_feature, weights=inception_weights, resize=resize, reset_real_features=False
         )
-        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp)
+        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates)
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
@@ -215,7 +188,8 @@ class ImageGenerationScore(Metric):
     @staticmethod
     def _check(real: Any, image_root: Any, fid_feature: Any, inception_weights: Any, resize: Any, clip_backend: Any,
                clip_model: Any, clip_pretrained: Any, batch_size: Any, allow_outside_root: Any,
-               missing_image: Any = "error", clip_clamp: Any = True) -> None:
+               missing_image: Any = "error", clip_clamp: Any = True,
+               clip_templates: Any = None) -> None:
         check_image_file_options(image_root, allow_outside_root, batch_size, missing_image)
         if not isinstance(clip_clamp, bool):
             raise TypeError(f"`clip_clamp` must be a bool, got {type(clip_clamp).__name__}")

@@ -30,8 +30,9 @@ def short_signature(signature: str, width: int = SIGNATURE_WIDTH) -> str:
 
 
 def results_table(report: Report) -> Table:
-    """One row per task (task, metric, score with ↑/↓ for the better direction, n, missing, short signature), then the
-    suite's combined score."""
+    """One row per task (task, metric, score with ↑/↓ for the better direction, n, missing, short signature) — and
+    one row per key under it for metrics with ``table_keys`` (the COCO caption table) —, then the suite's combined
+    score."""
     title = f"gpumetrics · {report.name} · {report.device}"
     table = Table(title=title, title_justify="left", caption="↑ higher is better · ↓ lower is better", caption_justify="left")
     table.add_column("task", style="bold")
@@ -43,6 +44,10 @@ def results_table(report: Report) -> Table:
     for task in report.tasks:
         missing = f"[yellow]{task.missing}[/yellow]" if task.missing else "0"
         table.add_row(task.name, task.metric, f"{task.score:.4f} {DIRECTION_MARKS[task.higher_is_better]}".rstrip(), str(task.n), missing, short_signature(task.signature))
+        entry = METRICS.get(task.metric)
+        for key in entry.table_keys if entry is not None else ():
+            if isinstance(task.details.get(key), (int, float)):
+                table.add_row(f"  {key}", "", f"{task.details[key]:.4f}", "", "", "")
     if report.suite is not None:
         suite = report.suite
         note = f"missing tasks: {', '.join(suite['missing_tasks'])}" if suite["missing_tasks"] else ""

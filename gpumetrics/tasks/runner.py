@@ -14,6 +14,7 @@ from gpumetrics.core import check_device
 from gpumetrics.core.signature import library_version
 from gpumetrics.tasks.config import ConfigError, EvalConfig, TaskConfig
 from gpumetrics.tasks.data import DataError, join_by_id
+from gpumetrics.tasks.formats import get_format
 
 #: ``progress(task_name, samples_done, samples_total)`` — called once before the first batch and after each batch.
 ProgressFn = Callable[[str, int, int], None]
@@ -42,6 +43,7 @@ class TaskResult:
     references: str
     load_seconds: float
     eval_seconds: float
+    not_evaluated: int = 0
 
     def to_dict(self) -> dict:
         return {
@@ -56,6 +58,7 @@ class TaskResult:
                 "missing_predictions": self.missing,
                 "missing_ids": self.missing_ids,
                 "missing_ids_truncated": self.missing > len(self.missing_ids),
+                "not_evaluated": self.not_evaluated,  # format coco: annotated images without a result
             },
             "details": self.details,
             "files": {"predictions": self.predictions, "references": self.references},
@@ -128,7 +131,8 @@ def resolve_device(device: Optional[str], name: str = "--device", where: Optiona
 def evaluate_task(
     task: TaskConfig, device: torch.device, batch_size: int, progress: Optional[ProgressFn] = None
 ) -> TaskResult:
-    """Join one task's files and score them with its metric, ``batch_size`` samples per ``update``.
+    """Join one task's files (``format`` records: by id; coco: COCO results + annotations) and score them with its
+    metric, ``batch_size`` samples per ``update``.
 
     Raises:
         DataError: malformed / unjoinable data (names file and line).
@@ -137,8 +141,8 @@ def evaluate_task(
     if task.score is not None:
         return _supplied_result(task)
     options = task.options
-    if task.format is not None:
-        data, options = task.format.read(task.predictions, task.references, dict(task.options))
+    if task.format != "records":  # coco (only the images of the results file), a suite task's official format
+        data, options = get_format(task.format).read(task.predictions, task.references, dict(task.options))
     else:
         data = join_by_id(task.predictions, task.references, task.metric.empty_prediction)
     loaded = time.perf_counter()
@@ -194,6 +198,7 @@ def evaluate_task(
         references=str(task.references),
         load_seconds=loaded - start,
         eval_seconds=finished - loaded,
+        not_evaluated=len(data.not_evaluated),
     )
 
 

@@ -9,7 +9,8 @@ the task's input file, the CLIP checkpoint). Hidden-task slots take a score ``S_
 
 from gpumetrics.tasks.registry import Suite, SuiteTask, register_suite
 
-#: The image tasks score the raw cosine (``clip_clamp: False``) as the organisers' ruCLIP term does.
+#: The organisers' ruCLIP term: the raw cosine (no clamp), text features averaged over ruclip Predictor's templates.
+_ORGANISERS_CLIP = {"clip_clamp": False, "clip_templates": "ruclip"}
 #: Options of the image tasks a config sets: the CLIP model (backend "ruclip" + a local checkpoint folder for the
 #: official numbers), the Inception weights, batch size, and the data the official scripts take as arguments
 _CLIP_OPTIONS = ("clip_backend", "clip_model", "clip_pretrained", "batch_size")
@@ -20,9 +21,9 @@ register_suite(Suite(
     tasks=[
         SuiteTask("TextQA", "token_f1", {"preset": "aij2022"}, format="aij2022-text"),
         SuiteTask("MathQA", "exact_match", {"preset": "aij2022"}, format="aij2022-text"),
-        SuiteTask("ImageGeneration", "s_image_generation", {"clip_clamp": False}, format="aij2022-generation",
+        SuiteTask("ImageGeneration", "s_image_generation", _ORGANISERS_CLIP, format="aij2022-generation",
                   user_options=("real", "fid_feature", "inception_weights", *_CLIP_OPTIONS)),
-        SuiteTask("ImageCaptioning", "s_image_captioning", {"clip_clamp": False}, format="aij2022-captioning",
+        SuiteTask("ImageCaptioning", "s_image_captioning", _ORGANISERS_CLIP, format="aij2022-captioning",
                   user_options=("inputs", "synonyms", *_CLIP_OPTIONS)),
         SuiteTask("VisualQA", "meteor", {"mode": "aij2022-vqa"}, format="aij2022-vqa", user_options=("synonyms",)),
         SuiteTask("TRitW", "ned_aij2022", format="aij2022-text"),

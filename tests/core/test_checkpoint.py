@@ -179,6 +179,11 @@ CASES: dict[type, list[Callable]] = {
         lambda t: (lambda: gpumetrics.METEORScore(reduction="none"), _text(), None),
         lambda t: (lambda: gpumetrics.METEORScore(mode="nltk", synonyms={"cat": ["kitty"]}), _text(), None),
     ],
+    gpumetrics.COCOCaptionScores: [
+        # one summed state (BLEU, METEOR, ROUGE-L, count) + CIDEr's token codes (document frequency over the corpus)
+        lambda t: (gpumetrics.COCOCaptionScores, _text(), None),
+        lambda t: (lambda: gpumetrics.COCOCaptionScores(tokenize="none", reduction="none"), _text(), None),
+    ],
     gpumetrics.CodeBLEUScore: [
         lambda t: (lambda: gpumetrics.CodeBLEUScore(lang="python"), _code(), None),  # 25 summed statistics
         lambda t: (lambda: gpumetrics.CodeBLEUScore(lang="python", reduction="none"), _code(), None),

@@ -159,6 +159,7 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
                       lambda n: (_images(n), ["a cat on a mat"] * n)),
         "ImageGenerationScore": _image_task(tmp),
         "METEORScore": (_warm_meteor, _text),
+        "COCOCaptionScores": (lambda: (_warm_meteor(), gpumetrics.COCOCaptionScores())[1], _text),
         "CodeBLEUScore": (lambda: gpumetrics.CodeBLEUScore(lang="python"), _code),
         "METEORScore(nltk)": (lambda: gpumetrics.METEORScore(mode="nltk", synonyms={"cat": ["dog"]}), _text),
         "ImageCaptioningScore": _caption_task(tmp, ImageCaptioningScore),
@@ -186,6 +187,8 @@ BUDGETS = {
     # METEOR 1.5: sizes of the matcher joins, then per reference position of the beam search a few (row counts and
     # the ranges of the packed ranking key): grows with the longest reference of the batch, not with the batch size
     "METEORScore": 131,
+    # the METEOR 1.5 statistics (see above; PTB-tokenised text is shorter), BLEU's orders, the ROUGE-L LCS sizes
+    "COCOCaptionScores": 126,
     "CodeBLEUScore": 53,  # n-gram orders (unique + pruned positions), AST subtree and data-flow keys, per batch
     "METEORScore(nltk)": 0, "ImageCaptioningScore": 0, "VisualQAScore": 0,  # NLTK-style alignment is host work
     # torchmetrics' input validation (unique of the targets, bounds) and its per-update shape checks

@@ -14,7 +14,8 @@ from PIL import Image
 from gpumetrics.functional import meteor_score
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.tasks.config import parse_config
-from gpumetrics.tasks.image import RawCosineCLIPScore, image_generation_score
+from gpumetrics.image.clip_score import CLIPScore
+from gpumetrics.tasks.image import image_generation_score
 from gpumetrics.tasks.runner import evaluate
 from tests.image.test_clip_score import TINY_OPEN_CLIP
 
@@ -43,9 +44,9 @@ def clip_options(tmp_path):
 
 
 def _clip(images, texts, options):
-    """The per-sample raw cosine (the organisers' ruCLIP term is not clamped at 0)."""
-    metric = RawCosineCLIPScore(options["clip_backend"], options["clip_model"], options["clip_pretrained"], scale=1.0,
-                                reduction="none")
+    """The organisers' per-sample term: raw cosine (no clamp at 0), text averaged over ruclip's prompt templates."""
+    metric = CLIPScore(options["clip_backend"], options["clip_model"], options["clip_pretrained"], scale=1.0,
+                       reduction="none", clamp=False, templates="ruclip")
     metric.update(images, texts)
     return metric.compute()
 

@@ -102,7 +102,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import (
-    PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
+    PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length,
     reduce_scores, single_threaded,
 )
 from gpumetrics.core.checks import describe_value
@@ -339,7 +339,6 @@ def _codebleu_compute(statistics: Tensor, config: _CodeBLEUConfig) -> dict[str, 
     return _as_dict(_component_scores(statistics[None], config)[0])
 
 
-@gc_paused
 @single_threaded
 def codebleu_score(
     preds: Any,

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gpumetrics.kernels.ngrams import NgramLadder, clipped_ngram_matches, ngram_totals
+from gpumetrics.kernels.ngrams import NgramLadder, ngram_totals
 from gpumetrics.kernels.ragged import segment_ids, segment_starts
 from gpumetrics.text.tokenize.base import encode_token_lists
 
@@ -89,7 +89,6 @@ def ngram_statistics(
     lengths = batch.lengths
 
     # BLEU
-    out[:, BLEU_MATCHES] = clipped_ngram_matches(batch, sample, is_hyp, size, ORDER).double()
     hyp_len = lengths[starts]
     out[:, BLEU_TOTALS] = ngram_totals(hyp_len, ORDER).clamp_min(1).double()
     out[:, HYP_LEN] = hyp_len.double()
@@ -108,27 +107,31 @@ def ngram_statistics(
         0, ref_sample, ref_totals).double()
     out[:, PRECISION_TOTAL] = segment_fifths[starts].double()
 
-    recall, precision = _weighted_matches(batch, token_segment, sample, is_hyp, token_fifths, size)
+    clipped, recall, precision = _clipped_matches(batch, token_segment, sample, is_hyp, token_fifths, size)
+    out[:, BLEU_MATCHES] = clipped.double()
     out[:, RECALL_MATCHES] = recall.double()
     out[:, PRECISION_MATCHES] = precision.double()
     return out
 
 
-def _weighted_matches(
+def _clipped_matches(
     batch, token_segment: Tensor, sample: Tensor, is_hyp: Tensor, token_fifths: Tensor, size: int
-) -> tuple[Tensor, Tensor]:
-    """``(recall LongTensor[B, 4], precision LongTensor[B])``: codebleu's per-reference clipped counts summed over
-    references (order 1 weighted), and the paper's weighted clipped unigram matches (max over references).
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``(bleu LongTensor[B, 4], recall LongTensor[B, 4], precision LongTensor[B])`` from one climb of the ladder:
+    BLEU's clipped matches ``Σ_g min(c_hyp(g), max_r c_r(g))`` (what
+    :func:`~gpumetrics.kernels.ngrams.clipped_ngram_matches` counts), codebleu's per-reference clipped counts summed
+    over references (order 1 weighted), and the paper's weighted clipped unigram matches (max over references).
 
     Orders climb as in :func:`~gpumetrics.kernels.ngrams.clipped_ngram_matches`: an n-gram can count only if it
     occurs in the hypothesis and in some reference of its sample, so order n+1 extends only occurrences whose
     n-grams at p and p+1 do (an (n+1)-gram that can count keeps every occurrence, hence exact counts)."""
     device = batch.ids.device
+    bleu = torch.zeros(ORDER, size, dtype=torch.long, device=device)
     recall = torch.zeros(ORDER, size, dtype=torch.long, device=device)
     precision = torch.zeros(size, dtype=torch.long, device=device)
     total = batch.ids.numel()
     if total == 0:
-        return recall.t().contiguous(), precision
+        return bleu.t().contiguous(), recall.t().contiguous(), precision
     segments = batch.lengths.numel()
     ladder = NgramLadder(batch)
     token_hyp = is_hyp[token_segment]
@@ -146,19 +149,20 @@ def _weighted_matches(
         clipped = torch.minimum(pair_count, hyp_count[pair_gram])
         ref_max = torch.zeros(grams, dtype=torch.long, device=device).scatter_reduce_(
             0, pair_gram, pair_count, reduce="amax")
+        matched = torch.minimum(hyp_count, ref_max)
+        bleu[n - 1].index_add_(0, level.group, matched)
         if n == 1:
             gram_fifths = torch.zeros(grams, dtype=torch.long, device=device).scatter_(
                 0, level.gram, token_fifths[level.position])
             clipped = clipped * gram_fifths[pair_gram]
-            weighted = torch.minimum(hyp_count, ref_max) * gram_fifths
-            precision.index_add_(0, level.group, weighted)
+            precision.index_add_(0, level.group, matched * gram_fifths)
         recall[n - 1].index_add_(0, sample[pairs % segments], clipped)
         if n == ORDER:
             break
-        hit = ((hyp_count > 0) & (ref_max > 0))[level.gram]
+        hit = (matched > 0)[level.gram]
         present.zero_()
         present[level.position] = hit
         level = ladder.extend(level, hit & present[level.position + 1])
         if level.position.numel() == 0:
             break
-    return recall.t().contiguous(), precision
+    return bleu.t().contiguous(), recall.t().contiguous(), precision
