@@ -104,3 +104,39 @@ def test_image_generation_from_the_official_files(tmp_path, clip_options, incept
     assert result.details["clip"] == pytest.approx(clip, abs=1e-6)
     assert result.details["fid"] == pytest.approx(expected_fid, rel=1e-9)
     assert result.score == pytest.approx(float(image_generation_score(clip, expected_fid)), abs=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------------- ruCLIP term
+DATA = Path(__file__).resolve().parents[1] / "data" / "aij" / "2022"
+GOLDEN = json.loads((DATA.parent / "golden.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def tiny_ruclip(tmp_path_factory):
+    """The tiny random ruCLIP the golden numbers were produced with (needs the ruclip wheel: skipped without)."""
+    from tests.helpers.ruclip_models import TINY_RUCLIP, random_ruclip_state, save_ruclip_folder
+
+    state = random_ruclip_state(TINY_RUCLIP, seed=0)
+    return str(save_ruclip_folder(tmp_path_factory.mktemp("ruclip") / "tiny-ruclip", TINY_RUCLIP, state))
+
+
+def test_ruclip_term_equals_the_organisers_functions(tmp_path, tiny_ruclip):
+    """The organisers' calc_ruclip_metric (captioning and generation), run unchanged with ruclip 0.0.2's own model
+    and Predictor on the same tiny random weights (tests/data/aij/generate.py golden-ruclip): which image and which
+    text each sample scores, failed samples = 0, no clamp, six prompt templates. The models run in float32: 2e-6."""
+    synonyms = tmp_path / "syn.tsv"
+    synonyms.write_text("кот\tкошк\n", encoding="utf-8")
+    clip = {"clip_backend": "ruclip", "clip_model": tiny_ruclip}
+    tasks = [
+        {"name": "ImageCaptioning", "references": str(DATA / "captioning" / "captioning_gt.json"),
+         "predictions": str(DATA / "captioning" / "captioning_pred.json"),
+         "options": {"inputs": str(DATA / "captioning" / "captioning_input.json"), "synonyms": str(synonyms), **clip}},
+        {"name": "ImageGeneration", "references": str(DATA / "generation" / "generation_input.json"),
+         "predictions": str(DATA / "generation" / "generation_pred.json"),
+         "options": {"real": str(DATA / "captioning" / "images"), "inception_weights": "random", "fid_feature": 64,
+                     **clip}},
+    ]
+    report = evaluate(parse_config({"suite": "aij2022", "tasks": tasks}, tmp_path / "c.yaml"), device="cpu")
+    scores = {task.name: task.details["clip"] for task in report.tasks}
+    assert scores["ImageCaptioning"] == pytest.approx(GOLDEN["2022/captioning/ruclip"]["official"], abs=2e-6)
+    assert scores["ImageGeneration"] == pytest.approx(GOLDEN["2022/generation/ruclip"]["official"], abs=2e-6)

@@ -4,6 +4,9 @@ Two steps (run from the repository root):
 
 1. ``python tests/data/aij/generate.py data`` — writes ``tests/data/aij/{2021,2022}/<task>/{true,pred}.json``
    from fixed seeds (deterministic; the files are committed).
+   The AIJ-2022 image tasks get ``2022/captioning/`` and ``2022/generation/`` (small PNGs and the three / two JSON
+   files in the organisers' layout, with a missing image file, a prediction whose first element is an image, an
+   input without image, a prediction without image).
 2. ``python tests/data/aij/generate.py golden --official2021 DIR --official2022 DIR --python PY`` — runs the
    organisers' evaluation code (``evaluation/`` of ai-forever/fusion_brain_aij2021 and ai-forever/fbc2_aij2022, NOT
    part of this repository) with interpreter ``PY`` on those files and writes ``golden.json``: per task the official
@@ -224,11 +227,63 @@ TASKS = {
 }
 
 
+CAPTIONS = ["красная машина у дома", "кот спит на диване", "две собаки играют", "синяя река и лес", "ёж под деревом",
+            "Город ночью", "a cat 🙂", "пустая комната"]
+
+
+def _png(path: Path, seed: int) -> None:
+    from PIL import Image
+
+    r = random.Random(seed)
+    width, height = r.randint(24, 60), r.randint(24, 60)
+    pixels = bytes(r.randrange(256) for _ in range(width * height * 3))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.frombytes("RGB", (width, height), pixels).save(path)
+
+
+def image_tasks() -> None:
+    """2022/captioning (input, gold, pred + images/) and 2022/generation (input, pred + output_pr_images/)."""
+    r = random.Random(2022_4)
+    folder = HERE / "2022" / "captioning"
+    inputs, gold, pred = {}, {}, {}
+    for i in range(8):
+        key = str(i)
+        if i != 5:
+            _png(folder / "images" / f"{i}.png", seed=100 + i)
+        instruction = {"type": "text", "content": "Опиши изображение"}
+        inputs[key] = [instruction] if i == 6 else [instruction, {"type": "image", "content": f"images/{i}.png"}]
+        gold[key] = [{"type": "text", "content": [CAPTIONS[i], r.choice(CAPTIONS)]}]
+        answer = {"type": "text", "content": r.choice([CAPTIONS[i], r.choice(CAPTIONS), CAPTIONS[i].upper()])}
+        pred[key] = [{"type": "image", "content": "x.png"}, answer] if i == 3 else [answer]
+    # 5: image file missing, 6: input without image, 3: the prediction's first element is an image — ruCLIP term 0
+    _dump(folder / "captioning_input.json", inputs)
+    _dump(folder / "captioning_gt.json", gold)
+    _dump(folder / "captioning_pred.json", pred)
+
+    folder = HERE / "2022" / "generation"
+    inputs, pred = {}, {}
+    for i in range(8):
+        key = str(i)
+        caption = CAPTIONS[i]
+        inputs[key] = ([{"type": "text", "content": "Сгенерируй изображение"}, {"type": "text", "content": caption}]
+                       if i % 3 == 0 else [{"type": "text", "content": f"Нарисуй картинку. {caption}. Подробно"}])
+        if i == 4:
+            pred[key] = [{"type": "text", "content": "нет картинки"}]  # no image element: ruCLIP term 0
+            continue
+        if i != 6:  # 6: the named file is missing
+            _png(folder / "output_pr_images" / f"{i}.png", seed=200 + i)
+        pred[key] = [{"type": "text", "content": ""},
+                     {"type": "image", "content": f"/submission/somewhere/output_pr_images/{i}.png"}]
+    _dump(folder / "generation_input.json", inputs)
+    _dump(folder / "generation_pred.json", pred)
+
+
 def write_data() -> None:
     for (year, task), make in TASKS.items():
         true, pred = make()
         _dump(HERE / year / task / "true.json", true)
         _dump(HERE / year / task / "pred.json", pred)
+    image_tasks()
 
 
 # ---------------------------------------------------------------------------------------------------- golden
@@ -277,6 +332,58 @@ def write_golden(official: dict[str, Path], python: str) -> None:
     _dump(HERE / "golden.json", golden)
 
 
+RUCLIP_SNIPPETS = {
+    # the organisers' functions, imported from their files unchanged; `ruclip` is a stand-in module whose `load`
+    # returns ruclip 0.0.2's own CLIP (from its wheel) with the tests' tiny random weights, and whose `Predictor` is
+    # ruclip's Predictor on the CPU (their module hard-codes device "cuda")
+    "2022/captioning/ruclip": ("captioning/metrics/ruclip_score.py",
+                               "calc_ruclip_metric(read('captioning_pred.json'), read('captioning_input.json'), "
+                               "str(DATA) + '/')"),
+    "2022/generation/ruclip": ("generation/metrics/ruclip.py",
+                               "calc_ruclip_metric(read('generation_input.json'), read('generation_pred.json'), "
+                               "str(DATA) + '/')"),
+}
+
+
+def write_ruclip_golden(official: Path) -> None:
+    """Run the organisers' ruCLIP functions on 2022/{captioning,generation} with the tiny random ruCLIP of
+    ``tests.helpers.ruclip_models`` (seed 0) — the same model the tests give our ``clip_backend: ruclip``."""
+    import importlib.util
+    import tempfile
+    import types
+
+    import numpy as np
+
+    sys.path.insert(0, str(HERE.parents[2]))
+    from tests.helpers.ruclip_models import TINY_RUCLIP, random_ruclip_state, ruclip_reference, save_ruclip_folder
+
+    state = random_ruclip_state(TINY_RUCLIP, seed=0)
+    folder = save_ruclip_folder(Path(tempfile.mkdtemp()) / "tiny-ruclip", TINY_RUCLIP, state)
+    model = ruclip_reference("model").CLIP(**TINY_RUCLIP)
+    model.load_state_dict(state)
+    model.eval()
+    processor = ruclip_reference("processor").RuCLIPProcessor.from_pretrained(str(folder))
+    predictor_class = ruclip_reference("predictor").Predictor
+
+    stub = types.ModuleType("ruclip")
+    stub.load = lambda name, device=None: (model, processor)
+    stub.Predictor = lambda clip, proc, device, bs=8, quiet=False: predictor_class(clip, proc, "cpu", bs=bs, quiet=quiet)
+    sys.modules["ruclip"] = stub
+    sys.modules.setdefault("cv2", types.ModuleType("cv2"))  # imported, unused
+    golden = json.loads((HERE / "golden.json").read_text(encoding="utf-8"))
+    for key, (path, call) in RUCLIP_SNIPPETS.items():
+        spec = importlib.util.spec_from_file_location(f"official_{key.replace('/', '_')}", official / path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        data = HERE / key.rsplit("/", 1)[0]
+        read = lambda name, data=data: json.loads((data / name).read_text(encoding="utf-8"))  # noqa: E731
+        value = float(eval(call, {"calc_ruclip_metric": module.calc_ruclip_metric, "read": read, "DATA": data, "np": np}))
+        golden[key] = {"official": value, "script": f"evaluation/{path}", "call": call,
+                       "model": "tests.helpers.ruclip_models: TINY_RUCLIP, random_ruclip_state(seed=0)"}
+        print(key, value)
+    _dump(HERE / "golden.json", golden)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="step", required=True)
@@ -285,9 +392,14 @@ def main(argv: list[str] | None = None) -> None:
     gold.add_argument("--official2021", type=Path, required=True, help="evaluation/ of fusion_brain_aij2021")
     gold.add_argument("--official2022", type=Path, required=True, help="evaluation/ of fbc2_aij2022")
     gold.add_argument("--python", default=sys.executable, help="interpreter with the scripts' requirements")
+    ruclip = sub.add_parser("golden-ruclip", help="the ruCLIP term of the AIJ-2022 image tasks (needs the ruclip "
+                                                  "wheel and youtokentome, see tests/helpers/ruclip_models.py)")
+    ruclip.add_argument("--official2022", type=Path, required=True, help="evaluation/ of fbc2_aij2022")
     args = parser.parse_args(argv)
     if args.step == "data":
         write_data()
+    elif args.step == "golden-ruclip":
+        write_ruclip_golden(args.official2022)
     else:
         write_golden({"2021": args.official2021, "2022": args.official2022}, args.python)
 
