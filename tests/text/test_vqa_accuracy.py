@@ -66,3 +66,24 @@ def test_bad_input_names_the_argument():
         vqa_accuracy([1], ["a"])
     with pytest.raises(ValueError, match="reduction"):
         vqa_accuracy(["a"], ["a"], reduction="max")
+
+
+@pytest.mark.ddp
+def test_module_functional_official_and_ddp():
+    """Module == functional == the official script's number (golden, tests/data/aij) on the random AIJ-2021 VQA
+    files; merge_state, state_dict and 2-process DDP (uneven split) as every metric."""
+    import json
+    from pathlib import Path
+
+    from tests.helpers.harness import check_metric
+
+    data = Path(__file__).resolve().parents[1] / "data" / "aij"
+    truth = json.loads((data / "2021" / "vqa" / "true.json").read_text(encoding="utf-8"))
+    preds = json.loads((data / "2021" / "vqa" / "pred.json").read_text(encoding="utf-8"))
+    official = json.loads((data / "golden.json").read_text(encoding="utf-8"))["2021/vqa"]["official"]
+    keys = list(truth)
+    rows = ([preds[k] for k in keys], [truth[k]["answer"] for k in keys], [truth[k]["lang"] for k in keys])
+    cuts = [0, 120, 121, 300]
+    batches = [tuple(column[a:b] for column in rows) for a, b in zip(cuts, cuts[1:])]
+    check_metric(VQAAccuracy, vqa_accuracy, lambda *_: torch.tensor(official, dtype=torch.float64), batches,
+                 atol=1e-12)
