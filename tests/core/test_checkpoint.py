@@ -150,6 +150,8 @@ CASES: dict[type, list[Callable]] = {
     gpumetrics.TokenF1: [lambda t: (lambda: gpumetrics.TokenF1(preset="squad"), _text(), None)],
     gpumetrics.ExactMatch: [lambda t: (lambda: gpumetrics.ExactMatch(preset="raw"), _text(), None)],
     gpumetrics.StringAccuracy: [lambda t: (gpumetrics.StringAccuracy, _text(single_ref=True), None)],
+    gpumetrics.VQAAccuracy: [lambda t: (gpumetrics.VQAAccuracy, [(*batch, ["en", "ru", "en"][: len(batch[0])])
+                                                                 for batch in _text(single_ref=True)], None)],
     gpumetrics.EditDistance: [
         lambda t: (lambda: gpumetrics.EditDistance(reduction="mean"), _text(single_ref=True), None),
         lambda t: (lambda: gpumetrics.EditDistance(reduction="none"), _text(single_ref=True), None),

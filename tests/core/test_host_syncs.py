@@ -139,6 +139,7 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
         "TokenF1": (lambda: gpumetrics.TokenF1(preset="squad"), _text),
         "ExactMatch": (lambda: gpumetrics.ExactMatch(preset="squad"), _text),
         "StringAccuracy": (gpumetrics.StringAccuracy, lambda n: _text(n, single_ref=True)),
+        "VQAAccuracy": (gpumetrics.VQAAccuracy, lambda n: (*_text(n, single_ref=True), ["en", "ru"] * (n // 2))),
         "EditDistance": (gpumetrics.EditDistance, lambda n: _text(n, single_ref=True)),
         "EditDistance(torch)": (lambda: gpumetrics.EditDistance(backend="torch"), _strings),
         "CharErrorRate": (gpumetrics.CharErrorRate, lambda n: _text(n, single_ref=True)),
@@ -175,7 +176,7 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
 #: metric → most host syncs one ``update`` may make (measured; the same for B and 4·B samples). CPU-only backends
 #: (rapidfuzz for edit distance / CER / WER on CPU) make none; on a GPU ``backend="auto"`` is the tensor kernel.
 BUDGETS = {
-    "TokenF1": 3, "ExactMatch": 0, "StringAccuracy": 0,  # token F1: multiset keys (unique, its size, expand)
+    "TokenF1": 3, "ExactMatch": 0, "StringAccuracy": 0, "VQAAccuracy": 0,  # token F1: multiset keys (unique, its size, expand)
     "EditDistance": 0, "CharErrorRate": 0, "WordErrorRate": 0, "NormalizedEditSimilarity": 0,
     "EditDistance(torch)": 34,  # lengths read once, common-affix strip, one read per step block of the bit kernel
     "BLEUScore": 16, "BLEUScore(nltk)": 16,  # per n-gram order: unique + the pruned positions (nonzero)
