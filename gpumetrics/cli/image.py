@@ -176,7 +176,7 @@ def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     parser.add_argument("path_b", metavar="PATH_B", nargs="?", help="folder of generated images or .npz statistics")
     parser.add_argument("--weights", help="Inception weight file (default: the pinned pytorch-fid weights)")
     parser.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048), help="feature size")
-    parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean"), help="resize mode")
+    parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean", "aij2022"), help="resize mode")
     parser.add_argument("--batch-size", type=positive_int, default=50, help="images per forward (default 50)")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, mps … (must exist here)")
     parser.add_argument(

@@ -21,7 +21,7 @@ register_suite(Suite(
     tasks=[
         SuiteTask("TextQA", "token_f1", {"preset": "aij2022"}, format="aij2022-text"),
         SuiteTask("MathQA", "exact_match", {"preset": "aij2022"}, format="aij2022-text"),
-        SuiteTask("ImageGeneration", "s_image_generation", _ORGANISERS_CLIP, format="aij2022-generation",
+        SuiteTask("ImageGeneration", "s_image_generation", {**_ORGANISERS_CLIP, "resize": "aij2022"}, format="aij2022-generation",
                   user_options=("real", "fid_feature", "inception_weights", *_CLIP_OPTIONS)),
         SuiteTask("ImageCaptioning", "s_image_captioning", _ORGANISERS_CLIP, format="aij2022-captioning",
                   user_options=("inputs", "synonyms", *_CLIP_OPTIONS)),

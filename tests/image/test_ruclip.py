@@ -12,7 +12,8 @@ import torch
 import torch.nn.functional as F
 
 from gpumetrics.image.clip_score import RUCLIP_TEMPLATES, CLIPScore, clip_score
-from gpumetrics.image.ruclip import RuCLIP, RuCLIPPreprocess, load_ruclip, pil_bilinear_resize
+from gpumetrics.image.resize import pil_bilinear_resize
+from gpumetrics.image.ruclip import RuCLIP, RuCLIPPreprocess, load_ruclip
 from tests.helpers.ruclip_models import (
     CYRILLIC, TINY_RUCLIP, random_ruclip_state, ruclip_reference, save_ruclip_folder,
 )

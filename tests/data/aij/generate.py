@@ -278,12 +278,36 @@ def image_tasks() -> None:
     _dump(folder / "generation_pred.json", pred)
 
 
+def _smooth_png(path: Path, r: random.Random) -> None:
+    """A small image of random size (16..40 px a side): a random colour gradient plus noise (compresses well)."""
+    from PIL import Image
+
+    width, height = r.randint(16, 40), r.randint(16, 40)
+    corners = [[r.randrange(256) for _ in range(3)] for _ in range(2)]
+    pixels = bytearray()
+    for y in range(height):
+        for x in range(width):
+            t = (x + y) / (width + height - 2)
+            pixels.extend(min(255, max(0, round(a + (b - a) * t) + r.randint(-12, 12))) for a, b in zip(*corners))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.frombytes("RGB", (width, height), bytes(pixels)).save(path)
+
+
+def fid_images(count: int = 70) -> None:
+    """2022/generation_fid/{real,fake}: ``count`` images each, for the organisers' FID (their 256×256 PIL resize)."""
+    r = random.Random(2022_5)
+    for side in ("real", "fake"):
+        for i in range(count):
+            _smooth_png(HERE / "2022" / "generation_fid" / side / f"{i:03d}.png", r)
+
+
 def write_data() -> None:
     for (year, task), make in TASKS.items():
         true, pred = make()
         _dump(HERE / year / task / "true.json", true)
         _dump(HERE / year / task / "pred.json", pred)
     image_tasks()
+    fid_images()
 
 
 # ---------------------------------------------------------------------------------------------------- golden
@@ -384,6 +408,34 @@ def write_ruclip_golden(official: Path) -> None:
     _dump(HERE / "golden.json", golden)
 
 
+def write_fid_golden(official: Path) -> None:
+    """Run the organisers' ``calculate_fid_given_paths`` (fbc2_aij2022 ``evaluation/generation/metrics/fid.py``,
+    imported unchanged) on 2022/generation_fid with pytorch-fid's Inception carrying gpumetrics' random weights
+    (``random_fid_inception_state_dict(seed=0)``, the weights of ``weights="random"``) — their file downloads the
+    real weights, which cannot be fetched offline — for ``dims`` 64 (70 images a side keep the covariance full rank).
+    """
+    import types
+
+    sys.path.insert(0, str(HERE.parents[2]))
+    from gpumetrics.image.inception import random_fid_inception_state_dict
+
+    sys.modules.setdefault("cv2", types.ModuleType("cv2"))  # imported, unused
+    sys.path.insert(0, str(official / "generation"))
+    import metrics.fid as fid_module
+    import metrics.inception as inception_module
+
+    inception_module.load_state_dict_from_url = lambda *args, **kwargs: random_fid_inception_state_dict(seed=0)
+    data = HERE / "2022" / "generation_fid"
+    value = float(fid_module.calculate_fid_given_paths(str(data / "real"), str(data / "fake"), 20, "cpu", 64, 0))
+    golden = json.loads((HERE / "golden.json").read_text(encoding="utf-8"))
+    golden["2022/generation/fid"] = {
+        "official": value, "script": "evaluation/generation/metrics/fid.py",
+        "call": "calculate_fid_given_paths('generation_fid/real', 'generation_fid/fake', 20, 'cpu', 64, 0)",
+        "model": "gpumetrics.image.inception.random_fid_inception_state_dict(seed=0)"}
+    print("2022/generation/fid", value)
+    _dump(HERE / "golden.json", golden)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="step", required=True)
@@ -395,9 +447,13 @@ def main(argv: list[str] | None = None) -> None:
     ruclip = sub.add_parser("golden-ruclip", help="the ruCLIP term of the AIJ-2022 image tasks (needs the ruclip "
                                                   "wheel and youtokentome, see tests/helpers/ruclip_models.py)")
     ruclip.add_argument("--official2022", type=Path, required=True, help="evaluation/ of fbc2_aij2022")
+    fid = sub.add_parser("golden-fid", help="the FID term of the AIJ-2022 ImageGeneration task")
+    fid.add_argument("--official2022", type=Path, required=True, help="evaluation/ of fbc2_aij2022")
     args = parser.parse_args(argv)
     if args.step == "data":
         write_data()
+    elif args.step == "golden-fid":
+        write_fid_golden(args.official2022)
     elif args.step == "golden-ruclip":
         write_ruclip_golden(args.official2022)
     else:
