@@ -18,9 +18,17 @@ $(VENV)/.installed: $(VENV)/.torch pyproject.toml
 	$(BIN)/pip install -q -e ".[all]"
 	touch $@
 
+# test oracles pip cannot resolve as dependencies: youtokentome (no wheel for Python 3.11: built from source with
+# Cython < 3) and the ruclip 0.0.2 wheel (downloaded, never installed: its package no longer imports; the ruCLIP
+# tests read its model/processor/predictor files from the wheel in $(VENV)/oracles)
 $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 	$(BIN)/pip install -q -e ".[test,bench]"
+	$(BIN)/pip install -q 'cython<3' setuptools wheel
+	$(BIN)/pip install -q --no-build-isolation youtokentome==1.0.6
+	$(BIN)/pip download -q --no-deps ruclip==0.0.2 -d $(VENV)/oracles
 	touch $@
+
+install-test: $(VENV)/.installed-test
 
 venv: $(VENV)/.installed
 

@@ -7,7 +7,7 @@ from gpumetrics.core import Metric
 from gpumetrics.core.signature import library_version
 
 # --- text: question answering and strings; edit distance, CER, WER, 1 − NED (docs/metrics.md §1)
-from gpumetrics.text.qa import ExactMatch, StringAccuracy, TokenF1
+from gpumetrics.text.qa import ExactMatch, StringAccuracy, TokenF1, VQAAccuracy
 from gpumetrics.text.edit import CharErrorRate, EditDistance, NormalizedEditSimilarity, WordErrorRate
 
 # --- image generation: FID, KID, CLIP score (docs/metrics.md §2)
@@ -16,12 +16,13 @@ from gpumetrics.image.inception import FIDInceptionV3
 from gpumetrics.image.kid import KernelInceptionDistance
 from gpumetrics.image.clip_score import CLIPScore
 
-# --- text: BLEU, ROUGE, CIDEr-D / CIDEr, METEOR, CodeBLEU (docs/metrics.md §4)
+# --- text: BLEU, ROUGE, CIDEr-D / CIDEr, METEOR, CodeBLEU, the COCO caption table (docs/metrics.md §4)
 from gpumetrics.text.bleu import BLEUScore
 from gpumetrics.text.rouge import ROUGEScore
 from gpumetrics.text.cider import CIDErScore
 from gpumetrics.text.meteor import METEORScore
 from gpumetrics.text.codebleu import CodeBLEUScore
+from gpumetrics.text.coco import COCOCaptionScores
 from gpumetrics.text.wmd import WordMoversDistance
 
 # --- detection and OCR: OCR end-to-end, zero-shot detection F1 (docs/metrics.md §5)
@@ -42,10 +43,11 @@ __version__ = library_version()
 
 __all__ = [
     "Metric",
-    "TokenF1", "ExactMatch", "StringAccuracy",
+    "TokenF1", "ExactMatch", "StringAccuracy", "VQAAccuracy",
     "EditDistance", "CharErrorRate", "WordErrorRate", "NormalizedEditSimilarity",
     "FrechetInceptionDistance", "FIDInceptionV3", "KernelInceptionDistance", "CLIPScore",
     "BLEUScore", "ROUGEScore", "CIDErScore", "METEORScore", "CodeBLEUScore", "WordMoversDistance",
+    "COCOCaptionScores",
     "OCREndToEnd", "ZeroShotDetectionF1",
     "BinaryPrecision", "BinaryRecall", "BinaryF1Score",
     "MulticlassPrecision", "MulticlassRecall", "MulticlassF1Score",

@@ -4,7 +4,7 @@ Each function is ``_x_compute(_x_update(...))`` of the module of the same metric
 """
 
 # --- text: question answering and strings; edit distance, CER, WER, 1 − NED (docs/metrics.md §1)
-from gpumetrics.text.qa import exact_match, string_accuracy, token_f1
+from gpumetrics.text.qa import exact_match, string_accuracy, token_f1, vqa_accuracy
 from gpumetrics.text.edit import char_error_rate, edit_distance, normalized_edit_similarity, word_error_rate
 
 # --- image generation: Fréchet distance, KID, CLIP score (docs/metrics.md §2)
@@ -12,12 +12,13 @@ from gpumetrics.image.fid import feature_statistics, frechet_distance
 from gpumetrics.image.kid import kernel_inception_distance
 from gpumetrics.image.clip_score import clip_score
 
-# --- text: BLEU, ROUGE, CIDEr-D / CIDEr, METEOR, CodeBLEU (docs/metrics.md §4)
+# --- text: BLEU, ROUGE, CIDEr-D / CIDEr, METEOR, CodeBLEU, the COCO caption table (docs/metrics.md §4)
 from gpumetrics.text.bleu import bleu_score
 from gpumetrics.text.rouge import rouge_score
 from gpumetrics.text.cider import cider_score
 from gpumetrics.text.meteor import meteor_score
 from gpumetrics.text.codebleu import codebleu_score
+from gpumetrics.text.coco import coco_caption_scores
 from gpumetrics.text.wmd import word_movers_distance
 
 # --- detection and OCR: IoU kernels, OCR end-to-end, zero-shot detection F1 (docs/metrics.md §5)
@@ -41,10 +42,11 @@ from gpumetrics.attribution.shapley import (
 )
 
 __all__ = [
-    "token_f1", "exact_match", "string_accuracy",
+    "token_f1", "exact_match", "string_accuracy", "vqa_accuracy",
     "edit_distance", "char_error_rate", "word_error_rate", "normalized_edit_similarity",
     "frechet_distance", "feature_statistics", "kernel_inception_distance", "clip_score",
     "bleu_score", "rouge_score", "cider_score", "meteor_score", "codebleu_score", "word_movers_distance",
+    "coco_caption_scores",
     "box_iou", "box_iou_paired", "polygon_iou", "polygon_iou_paired", "ocr_end_to_end", "zero_shot_detection_f1",
     "binary_precision", "binary_recall", "binary_f1_score",
     "multiclass_precision", "multiclass_recall", "multiclass_f1_score",

@@ -261,7 +261,7 @@ def test_suite_takes_metric_and_options_and_sums(tmp_path, capsys, monkeypatch):
     f1 = float(F.token_f1(["the Cat", "dog"], ["cat", "a dog"], preset="squad"))
     em = float(F.exact_match(["the Cat", "dog"], ["cat", "a dog"], preset="raw"))
     assert report["suite"] == {"name": "toy_suite", "score": pytest.approx(f1 + em), "tasks": {"QA": f1, "EM": em},
-                               "missing_tasks": ["Hidden"]}
+                               "missing_tasks": ["Hidden"], "hidden_not_supplied": []}
     assert "suite toy_suite" in out and "Hidden" in out
     config["tasks"][1]["options"] = {"preset": "squad"}
     path.write_text(json.dumps(config), encoding="utf-8")
@@ -375,55 +375,58 @@ def _tritw_reference(prediction, golds):
 
 
 def test_wide_random_suites_join_and_sum_like_the_spec(tmp_path, capsys):
-    """Seeded JSONL / JSON-array / id-object files: int and string ids mixed across files, shuffled order, missing
-    and empty predictions, one or several golds (or a bare string), Unicode; every task score against the spec's
-    per-sample formula on an independent id join, the suite score = their sum."""
+    """Seeded files in the organisers' layouts (one JSON object per file, shuffled order, missing and empty
+    predictions, an image element before the text answer, one or several golds, Unicode); every task score against
+    the spec's per-sample formula on an independent id join (AIJ-2022: a missing prediction scores 0; AIJ-2021 HTR:
+    it is ""), the suite score = their sum."""
     import random
 
     rng = random.Random(11)
     pool = ["Москва", "москва!", "Paris", "", " ", "1961", "в 1961 году", "B) 42", "c", "猫", "🐶 dog", "e\u0301te\u0301",
-            "a\u00a0b", "x\u2028y", "tab\there", "-5", "the Cat", "ответ: d", "\u200b"]
-    layouts = {"jsonl": ".jsonl", "array": ".json", "object": ".json"}
+            "a\u00a0b", "x\u2028y", "tab\there", "-5", "the Cat", "ответ: d", "\u200b", "три кошки", "3 кошки"]
 
-    def write(path, records, layout, key):
-        if layout == "jsonl":
-            _write(path, [json.dumps(r, ensure_ascii=rng.random() < 0.5) for r in records])
-        else:
-            data = records if layout == "array" else {str(r["id"]): r[key] for r in records}
-            path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    def per_sample(name, p, g):
+        if name == "TextQA":
+            return F.token_f1(p, g, preset="aij2022", reduction="none").tolist()
+        if name == "MathQA":
+            return F.exact_match(p, g, preset="aij2022", reduction="none").tolist()
+        return [_tritw_reference(x, y) for x, y in zip(p, g)]
 
-    formulas = {
-        "TextQA": lambda p, g, present: float(F.token_f1(p, g, preset="aij2022")),
-        "MathQA": lambda p, g, present: float(F.exact_match(p, g, preset="aij2022")),
-        "TRitW": lambda p, g, present: sum(_tritw_reference(x, y) if k else 0.0 for x, y, k in zip(p, g, present)) / len(p),
-        "HTR": lambda p, g, present: sum(x in y for x, y in zip(p, g)) / len(p),
-        "VQA": lambda p, g, present: sum(x in y for x, y in zip(p, g)) / len(p),
-    }
+    def dump(path, value):
+        items = list(value.items())
+        rng.shuffle(items)
+        path.write_text(json.dumps(dict(items), ensure_ascii=rng.random() < 0.5), encoding="utf-8")
+
     for round_ in range(4):
         suite = ("aij2022", "aij2021")[round_ % 2]
         names = ["TextQA", "MathQA", "TRitW"] if suite == "aij2022" else ["HTR", "VQA"]
         tasks, expected = [], {}
         for name in names:
-            ids = list(range(rng.choice([1, 4, 13])))
-            rng.shuffle(ids)
-            refs = [{"id": i if rng.random() < 0.5 else str(i),
-                     "references": [rng.choice(pool) for _ in range(rng.choice([1, 1, 2, 3]))]} for i in ids]
-            for r in refs:
-                if len(r["references"]) == 1 and rng.random() < 0.3:
-                    r["references"] = r["references"][0]
-            preds = [{"id": i if rng.random() < 0.5 else str(i), "prediction": rng.choice(pool)}
-                     for i in ids if rng.random() > 0.15]
-            rng.shuffle(preds)
-            p_layout, r_layout = rng.choice(list(layouts)), rng.choice(list(layouts))
-            p_path = tmp_path / f"{round_}_{name}_p{layouts[p_layout]}"
-            r_path = tmp_path / f"{round_}_{name}_r{layouts[r_layout]}"
-            write(p_path, preds, p_layout, "prediction")
-            write(r_path, refs, r_layout, "references")
+            ids = [str(i) for i in range(rng.choice([1, 4, 13]))]
+            present = {i for i in ids if name == "VQA" or rng.random() > 0.15}
+            preds = {i: rng.choice(pool) for i in present}
+            if suite == "aij2022":
+                golds = {i: [rng.choice(pool) for _ in range(rng.choice([1, 1, 2, 3]))] for i in ids}
+                refs = {i: [{"type": "text", "content": golds[i]}] for i in ids}
+                pred_file = {i: ([{"type": "image", "content": "x.png"}] if rng.random() < 0.3 else [])
+                             + [{"type": "text", "content": p}] for i, p in preds.items()}
+                scored = [i for i in ids if i in present]
+                scores = per_sample(name, [preds[i] for i in scored], [golds[i] for i in scored]) if scored else []
+                expected[name] = sum(scores) / len(ids)
+            elif name == "HTR":
+                refs = {i: rng.choice(pool) for i in ids}
+                pred_file = preds
+                expected[name] = sum(preds.get(i, "") == refs[i] for i in ids) / len(ids)
+            else:
+                refs = {i: {"answer": rng.choice(pool), "lang": rng.choice(["en", "ru"]), "question_id": n}
+                        for n, i in enumerate(ids)}
+                pred_file = preds
+                expected[name] = float(F.vqa_accuracy([preds[i] for i in ids], [refs[i]["answer"] for i in ids],
+                                                      [refs[i]["lang"] for i in ids]))
+            p_path, r_path = tmp_path / f"{round_}_{name}_p.json", tmp_path / f"{round_}_{name}_r.json"
+            dump(p_path, pred_file)
+            dump(r_path, refs)
             tasks.append({"name": name, "predictions": p_path.name, "references": r_path.name})
-            by_id = {str(p["id"]): p["prediction"] for p in preds}
-            golds = [[r["references"]] if isinstance(r["references"], str) else r["references"] for r in refs]
-            present = [str(r["id"]) in by_id for r in refs]
-            expected[name] = formulas[name]([by_id.get(str(r["id"]), "") for r in refs], golds, present)
         config = tmp_path / f"suite{round_}.yaml"
         config.write_text(json.dumps({"suite": suite, "batch_size": rng.choice([1, 3, 64]), "tasks": tasks}), encoding="utf-8")
         out_path = tmp_path / f"out{round_}.json"

@@ -67,7 +67,7 @@ def test_readme_yaml_config_runs_relative_to_its_folder(tmp_path, monkeypatch):
     from gpumetrics.tasks.config import load_config
     from gpumetrics.tasks.runner import evaluate
 
-    (block,) = readme_blocks("yaml")
+    block = readme_blocks("yaml")[0]  # the second one is the suite example (test below)
     config = yaml.safe_load(block)
     assert config["tasks"]
     (tmp_path / "examples").symlink_to(ROOT / "examples")
@@ -78,6 +78,22 @@ def test_readme_yaml_config_runs_relative_to_its_folder(tmp_path, monkeypatch):
     report = evaluate(load_config(path))
     assert [task.name for task in report.tasks] == [task["name"] for task in config["tasks"]]
     assert all(0 <= task.score <= 1 for task in report.tasks)
+
+
+def test_readme_suite_example_names_suite_tasks_and_settable_options():
+    from gpumetrics.tasks import SUITES
+
+    blocks = readme_blocks("yaml")
+    assert len(blocks) == 2
+    config = yaml.safe_load(blocks[1])
+    suite = SUITES[config["suite"]]
+    tasks = {task.name: task for task in suite.tasks}
+    for item in config["tasks"]:
+        if item["name"] in suite.hidden:
+            assert set(item) == {"name", "score"}
+            continue
+        assert set(item) - {"options"} == {"name", "references", "predictions"}
+        assert set(item.get("options", {})) <= set(tasks[item["name"]].user_options)
 
 
 def test_readme_bash_lines_are_all_run_or_listed():
@@ -153,12 +169,23 @@ def test_examples_readme_table_matches_the_data():
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     table_lines = [line for line in text.splitlines() if line.startswith("|")]
     assert len(table_lines) == len(rows) + 2, "every table row sits in the one table (header + separator + rows)"
-    folders = sorted(p.name for p in (ROOT / "examples").iterdir() if p.is_dir())
+    # aij2022/ holds textqa/, mathqa/ and tritw/ again, in the organisers' layout (checked below)
+    folders = sorted(p.name for p in (ROOT / "examples").iterdir() if p.is_dir() and p.name != "aij2022")
     assert sorted(row.split("`")[1].rstrip("/") for row in rows) == folders
+    for task, folder in (("textqa", "textqa"), ("mathqa", "mathqa"), ("tritw", "text_recognition")):
+        official = ROOT / "examples" / "aij2022" / folder
+        assert _ids(official / f"{folder}_gt.json") == [str(i) for i in _ids(ROOT / "examples" / task / "references.jsonl")]
+        assert sorted(_ids(official / f"{folder}_pred.json")) == sorted(
+            str(i) for i in _ids(ROOT / "examples" / task / "predictions.jsonl"))
     for row in rows:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         folder, records, missing = ROOT / "examples" / cells[0].strip("`/"), int(cells[2]), int(cells[3])
-        refs, preds = _ids(next(folder.glob("references.*"))), _ids(next(folder.glob("predictions.*")))
+        if list(folder.glob("captions_*.json")):  # COCO layout: images of the annotations, results by image_id
+            annotations = json.loads(next(folder.glob("captions_*.json")).read_text(encoding="utf-8"))
+            refs = [image["id"] for image in annotations["images"]]
+            preds = [r["image_id"] for r in json.loads(next(folder.glob("results_*.json")).read_text(encoding="utf-8"))]
+        else:
+            refs, preds = _ids(next(folder.glob("references.*"))), _ids(next(folder.glob("predictions.*")))
         assert len(refs) == records, folder
         assert len(set(refs) - set(preds)) == missing, folder
 

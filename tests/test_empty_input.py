@@ -85,9 +85,12 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
         (gpumetrics.NormalizedEditSimilarity, [{"preset": "default"}, {"preset": "aij2022"}, {"reduction": "sum"},
                                                {"reduction": "none"}]),
         (gpumetrics.BLEUScore, [{"mode": mode, "reduction": reduction}
-                                for mode in ("sacrebleu", "nltk") for reduction in ("corpus", "mean", "sum", "none")]),
+                                for mode in ("sacrebleu", "nltk", "coco")
+                                for reduction in ("corpus", "mean", "sum", "none")]),
         (gpumetrics.ROUGEScore, [{"reduction": "mean"}, {"reduction": "sum"}, {"reduction": "none"},
-                                 {"rouge_keys": ("rouge1", "rougeW"), "reduction": "none"}]),
+                                 {"rouge_keys": ("rouge1", "rougeW"), "reduction": "none"},
+                                 {"mode": "coco"}, {"mode": "coco", "reduction": "none"}]),
+        (gpumetrics.COCOCaptionScores, [{}, {"tokenize": "none"}, {"reduction": "none"}]),
         (gpumetrics.CIDErScore, [{"variant": "cider-d"}, {"variant": "cider"},
                                  {"variant": "cider", "reduction": "none"}]),
         (gpumetrics.METEORScore, [{"reduction": reduction} for reduction in ("corpus", "mean", "sum", "none")]
@@ -102,6 +105,9 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
             expected = EMPTY if kwargs.get("reduction") == "none" else ZERO
             add(cls.__name__, repr(kwargs), lambda _, cls=cls, kwargs=kwargs: cls(**kwargs), _text_empty, expected)
 
+    for kwargs in ({}, {"reduction": "none"}):
+        add("VQAAccuracy", repr(kwargs), lambda _, kwargs=kwargs: gpumetrics.VQAAccuracy(**kwargs),
+            lambda m: m.update([], [], []), EMPTY if kwargs else ZERO)
     for matching in ("many-to-many", "icdar15"):
         add("OCREndToEnd", matching, lambda _, m=matching: gpumetrics.OCREndToEnd(matching=m),
             lambda m: m.update([], [], [], []), ZERO)

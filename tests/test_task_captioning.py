@@ -209,14 +209,16 @@ def test_options_are_checked_without_loading_a_model(tmp_path, monkeypatch):
             for value, named in cases:
                 with pytest.raises(ConfigError, match=rf"tasks\[0\] \(T\).*{named}"):
                     parse(metric, {key: value})
-    # the aij2022 suite scores both tasks with its fixed (default) options, validated without a model
+    # the aij2022 suite: ImageCaptioning with its fixed options, VisualQA as the official script (METEOR only); the
+    # synonyms are one of the options a config may set, a metric option is not
     config = parse_config({"suite": "aij2022", "tasks": [
         {"name": "ImageCaptioning", "predictions": "p.jsonl", "references": "r.jsonl"},
-        {"name": "VisualQA", "predictions": "p.jsonl", "references": "r.jsonl"},
+        {"name": "VisualQA", "predictions": "p.jsonl", "references": "r.jsonl", "options": {"synonyms": "syn.tsv"}},
     ]}, tmp_path / "suite.yaml")
-    assert [task.metric.name for task in config.tasks] == ["s_image_captioning", "s_visual_qa"]
+    assert [task.metric.name for task in config.tasks] == ["s_image_captioning", "meteor"]
+    assert config.tasks[1].options == {"mode": "aij2022-vqa", "synonyms": str(tmp_path / "syn.tsv")}
     with pytest.raises(ConfigError, match="options of suite 'aij2022' are fixed"):
-        parse(None, {"synonyms": "syn.tsv"}, "VisualQA", suite="aij2022")
+        parse(None, {"mode": "nltk"}, "VisualQA", suite="aij2022")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ruwordnet") is not None, reason="RuWordNet is installed here")

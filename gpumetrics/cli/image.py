@@ -4,9 +4,9 @@
 
     gpumetrics fid PATH_A [PATH_B] [--weights FILE] [--dims 2048] [--resize pytorch-fid|clean] [--batch-size 50]
                    [--device cpu|cuda] [--save-stats [FILE]] [--download] [--json]
-    gpumetrics clip-score --images DIR --captions FILE.jsonl [--backend hf|open_clip] [--model NAME|DIR]
-                          [--pretrained TAG|FILE|random] [--scale 100] [--batch-size 32] [--device cpu] [--download]
-                          [--json]
+    gpumetrics clip-score --images DIR --captions FILE.jsonl [--backend hf|open_clip|ruclip] [--model NAME|DIR]
+                          [--pretrained TAG|FILE|random] [--scale 100] [--no-clamp] [--templates ruclip]
+                          [--batch-size 32] [--device cpu] [--download] [--json]
 
 ``fid`` takes folders of images or pytorch-fid ``.npz`` statistics, like ``python -m pytorch_fid``;
 ``--save-stats FILE`` also writes the statistics of the folder PATH_A to FILE (only that, without PATH_B), and a bare
@@ -158,7 +158,8 @@ def run_clip_score(args: argparse.Namespace) -> int:
             raise ValueError(f"--pretrained '{pretrained}': the hf backend takes a model directory written by "
                              "save_pretrained (weights, tokenizer, preprocessor_config.json)")
         model, pretrained = pretrained, None
-    metric = CLIPScore(args.backend, model, pretrained, scale=args.scale, download=args.download).to(device)
+    metric = CLIPScore(args.backend, model, pretrained, scale=args.scale, download=args.download,
+                       clamp=not args.no_clamp, templates=args.templates).to(device)
     for indices, images in same_size_batches(paths, args.batch_size):
         metric.update(images.to(device), [records[i][1] for i in indices])
     _print({"clip_score": float(metric.compute()), "n": len(records), "signature": metric.signature()}, args.json)
@@ -175,7 +176,7 @@ def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     parser.add_argument("path_b", metavar="PATH_B", nargs="?", help="folder of generated images or .npz statistics")
     parser.add_argument("--weights", help="Inception weight file (default: the pinned pytorch-fid weights)")
     parser.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048), help="feature size")
-    parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean"), help="resize mode")
+    parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean", "aij2022"), help="resize mode")
     parser.add_argument("--batch-size", type=positive_int, default=50, help="images per forward (default 50)")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, mps … (must exist here)")
     parser.add_argument(
@@ -197,13 +198,18 @@ def add_clip_score_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     )
     parser.add_argument("--images", required=True, help="folder holding the image files the records name")
     parser.add_argument("--captions", required=True, help='JSON Lines of {"image": "<file>", "caption": "<text>"}')
-    parser.add_argument("--backend", default="hf", choices=("hf", "open_clip"))
-    parser.add_argument("--model", default="openai/clip-vit-base-patch32", help="hf id/dir or open_clip arch/config")
+    parser.add_argument("--backend", default="hf", choices=("hf", "open_clip", "ruclip"))
+    parser.add_argument("--model", default="openai/clip-vit-base-patch32",
+                        help="hf id/dir, open_clip arch/config, or a ruCLIP checkpoint folder / name")
     parser.add_argument(
         "--pretrained", default=None, metavar="PATH",
-        help="hf: a local model directory (replaces --model); open_clip: a tag or checkpoint file; 'random' for tests",
+        help="hf: a local model directory (replaces --model); open_clip: a tag or checkpoint file; ruclip: a "
+        "state_dict file (default: the folder's pytorch_model.bin); 'random' for tests",
     )
     parser.add_argument("--scale", type=float, default=100.0, help="100 (torchmetrics), 1 (raw cosine), 2.5 (paper)")
+    parser.add_argument("--no-clamp", action="store_true", help="keep negative cosines (AIJ-2022's ruCLIP term)")
+    parser.add_argument("--templates", default=None, choices=("ruclip",),
+                        help="average the text features over ruclip Predictor's six prompts (AIJ-2022)")
     parser.add_argument("--download", action="store_true", help="allow downloading the model if not found locally")
     parser.add_argument("--batch-size", type=positive_int, default=32)
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, mps … (must exist here)")

@@ -1,12 +1,13 @@
 """Zero-shot object detection F1 (AIJ 2021, sub-task 3; docs/metrics.md §5).
 
-Per image, per queried class (the union of the prediction's and the ground truth's labels), boxes ``[x, y, w, h]``:
+Per image, per queried class, boxes ``[x, y, w, h]``:
 
-* preset ``"aij2021"`` — class absent from the ground truth (or with no box) but predicted → every predicted box is
-  FP; no predicted box for a present class → every ground-truth box is FN; otherwise FN = max(0, #gt − #pred) (raw
+* preset ``"aij2021"`` (the official ``zsOD_F1/evaluate.py``) — the queried classes are the ground truth's labels
+  only: a predicted label the ground truth does not list is ignored. A queried class with no ground-truth box but
+  predicted → every predicted box is FP; no predicted box for a present class → every ground-truth box is FN; otherwise FN = max(0, #gt − #pred) (raw
   list lengths), and each predicted box is TP if its IoU with any ground-truth box of that class is ≥ the threshold,
   else FP, where a box identical to the one just before it in the list is skipped (consecutive duplicates count once);
-* preset ``"strict"`` — one-to-one matching, greedy by decreasing IoU (ties: earlier prediction, then earlier ground
+* preset ``"strict"`` — the queried classes are the union of both dicts' labels; one-to-one matching, greedy by decreasing IoU (ties: earlier prediction, then earlier ground
   truth) among pairs with IoU ≥ threshold; TP = matches, FP = #pred − TP, FN = #gt − TP.
 
 A ground-truth class missing from the prediction dict counts as predicted empty. TP/FP/FN are micro-summed over
@@ -99,7 +100,7 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
         raise ValueError(f"`preds` and `target` must have the same number of samples, got {len(preds)} and {len(target)}")
     groups = []
     for i, (p, t) in enumerate(zip(preds, target)):
-        labels = list(p) + [label for label in t if label not in p]
+        labels = list(t) if preset == "aij2021" else list(p) + [label for label in t if label not in p]
         groups.extend((i, label) for label in labels)
     pb, cp = _flatten(preds, "preds", groups)
     gb, cg = _flatten(target, "target", groups)
@@ -187,7 +188,8 @@ def zero_shot_detection_f1(
             lists is accepted too; an empty list means "queried, nothing found").
         target: per image, a dict ``label → Tensor[K, 4]`` of ground-truth ``[x, y, w, h]`` boxes; a label absent
             or with no box is a negative query.
-        preset: ``"aij2021"`` (AIJ 2021 rules, any-overlap TP) or ``"strict"`` (greedy one-to-one by IoU).
+        preset: ``"aij2021"`` (AIJ 2021 rules: the ground truth's labels only, any-overlap TP) or ``"strict"``
+            (union of labels, greedy one-to-one by IoU).
         iou_threshold: a prediction hits a ground-truth box when IoU ≥ this value.
 
     Returns:
@@ -198,10 +200,13 @@ def zero_shot_detection_f1(
         coordinates, a negative ``w`` or ``h``, different numbers of images, unknown preset.
 
     Example:
-        >>> preds = [{"cat": torch.tensor([[0., 0., 10., 10.], [0., 0., 10., 10.]]), "dog": torch.tensor([[5., 5., 2., 2.]])}]
-        >>> target = [{"cat": torch.tensor([[1., 1., 10., 10.], [50., 50., 5., 5.]])}]
-        >>> {k: float(v) for k, v in zero_shot_detection_f1(preds, target).items()}
+        >>> box = torch.tensor([[5., 5., 2., 2.]])
+        >>> preds = [{"cat": torch.tensor([[0., 0., 10., 10.], [0., 0., 10., 10.]]), "dog": box, "bird": box}]
+        >>> target = [{"cat": torch.tensor([[1., 1., 10., 10.], [50., 50., 5., 5.]]), "dog": torch.zeros(0, 4)}]
+        >>> {k: float(v) for k, v in zero_shot_detection_f1(preds, target).items()}  # "bird" is not queried
         {'precision': 0.5, 'recall': 1.0, 'f1': 0.6666666666666666, 'tp': 1.0, 'fp': 1.0, 'fn': 0.0}
+        >>> float(zero_shot_detection_f1(preds, target, preset="strict")["fp"])  # union of labels, one-to-one
+        3.0
     """
     return _zsd_compute(_zsd_update(preds, target, preset, iou_threshold))
 
@@ -219,7 +224,7 @@ class ZeroShotDetectionF1(Metric):
     Example:
         >>> metric = ZeroShotDetectionF1()
         >>> metric.update([{"cat": torch.tensor([[0., 0., 4., 4.]])}], [{"cat": torch.tensor([[0., 0., 4., 4.]])}])
-        >>> metric.update([{"cat": torch.tensor([[0., 0., 4., 4.]])}], [{}])
+        >>> metric.update([{"cat": torch.tensor([[0., 0., 4., 4.]])}], [{"cat": torch.zeros(0, 4)}])
         >>> float(metric.compute()["f1"])
         0.6666666666666666
     """

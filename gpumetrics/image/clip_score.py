@@ -1,7 +1,8 @@
 """CLIP score (docs/metrics.md §2): mean over image–caption pairs of ``max(scale · cos(image_emb, text_emb), 0)``.
 
 ``scale`` is 100 (torchmetrics), 1 (raw cosine — the AIJ-2022 image-generation task) or 2.5 (the CLIPScore paper)
-and is part of the signature. Two backends:
+and is part of the signature, as is ``clamp`` (``False``: the raw ``scale · cos``, negative values kept). Three
+backends:
 
 * ``"hf"`` — a transformers ``CLIPModel``; ``model_name`` is a hub id or a local directory holding the model, its
   tokenizer and ``preprocessor_config.json`` (as ``save_pretrained`` writes them). Same model and processor as
@@ -9,6 +10,13 @@ and is part of the signature. Two backends:
 * ``"open_clip"`` — ``open_clip.create_model(model_name, pretrained=...)``; ``model_name`` is an open_clip
   architecture (``ViT-B-32``…) or the path of a model-config JSON; ``pretrained`` a tag (``openai``,
   ``laion2b_s34b_b79k``…) or a checkpoint file.
+* ``"ruclip"`` — ruCLIP (ai-forever ``ru-clip``) ported to plain torch in :mod:`gpumetrics.image.ruclip` (its
+  YouTokenToMe BPE read without youtokentome); ``model_name`` is a local checkpoint folder (``config.json``,
+  ``pytorch_model.bin``, ``bpe.model``) or its name under ``$GPUMETRICS_HOME``; never downloaded. Its preprocessing
+  is ruclip's: central square crop, Pillow-exact bilinear resize (integer images give ruclip's pixels exactly).
+  The AIJ-2022 ruCLIP term is ``clip_score(..., backend="ruclip", model_name="ruclip-vit-large-patch14-336",
+  scale=1, clamp=False, templates="ruclip")``: the official scripts average the text features over ruclip
+  ``Predictor``'s six prompt templates and do not clamp.
 
 ``pretrained="random"`` builds the exact architecture with random weights (seeded) — for tests only; the signature
 then says ``weights:random``. Preprocessing always comes from the model's own configuration (hf
@@ -45,8 +53,18 @@ from gpumetrics.core.checks import as_text_list, check_choice, check_same_length
 from gpumetrics.image.inception import check_image_layout, check_images
 from gpumetrics.image.weights import gpumetrics_home
 
-BACKENDS = ("hf", "open_clip")
+BACKENDS = ("hf", "open_clip", "ruclip")
 RANDOM = "random"
+RUCLIP_TEMPLATES = (
+    "{}",
+    "фото, на котором изображено {}",
+    "изображение с {}",
+    "картинка с {}",
+    "фото с {}",
+    "на фото видно {}",
+)
+"""ruclip's ``Predictor`` prompt templates (ruclip 0.0.2), the ones the AIJ-2022 scripts' ``get_text_latents`` uses."""
+TEMPLATE_PRESETS = {"ruclip": RUCLIP_TEMPLATES}
 
 
 class _Preprocess:
@@ -254,6 +272,35 @@ class _OpenCLIPBackend(nn.Module):
         return self.model.encode_image(pixels), self.model.encode_text(tokens)
 
 
+class _RuCLIPBackend(nn.Module):
+    """ruCLIP (:mod:`gpumetrics.image.ruclip`): our torch port of ruclip's model, its YouTokenToMe BPE, its image
+    transform; loaded from a local folder only."""
+
+    def __init__(self, model_name: str, pretrained: Optional[str], seed: int, download: bool = False) -> None:
+        super().__init__()
+        from gpumetrics.image import ruclip
+
+        if download:
+            raise ValueError("`download=True` is not available for the ruclip backend: place the checkpoint folder "
+                             "locally (config.json, pytorch_model.bin, bpe.model) and pass its path as `model_name`")
+        self.model, self.tokenizer, config, self.weights_tag = ruclip.load_ruclip(model_name, pretrained, seed)
+        self.context_length = config["context_length"]
+        self.preprocess = ruclip.RuCLIPPreprocess(
+            config["image_resolution"], config.get("mean") or ruclip.OPENAI_MEAN, config.get("std") or ruclip.OPENAI_STD
+        )
+
+    def tokenize(self, captions: list[str], device: torch.device) -> tuple[Tensor, Tensor]:
+        """``(LongTensor[B, L] ids padded with 0, LongTensor[B] lengths)``: ruclip's processor ids, padded to the
+        longest caption of the batch rather than to the context (the causal text encoder gives the same features)."""
+        from gpumetrics.image import ruclip
+
+        return ruclip.pad_ids(ruclip.ruclip_token_ids(self.tokenizer, captions, self.context_length), device)
+
+    def forward(self, pixels: Tensor, captions: list[str]) -> tuple[Tensor, Tensor]:
+        tokens, lengths = self.tokenize(captions, pixels.device)
+        return self.model.encode_image(pixels), self.model.encode_text(tokens, lengths)
+
+
 def check_clip_options(backend: Any, model_name: Any, pretrained: Any, seed: Any = 0, download: Any = False) -> None:
     """Every check of the CLIP options that needs no model (values and types); whether the model files are found is
     known when the encoder is built. Raises ``ValueError`` or ``TypeError`` naming the argument."""
@@ -268,19 +315,48 @@ def check_clip_options(backend: Any, model_name: Any, pretrained: Any, seed: Any
         raise TypeError(f"`pretrained` must be a tag, a path, 'random' or None, got {type(pretrained).__name__}")
     if backend == "open_clip" and pretrained is None:
         raise ValueError("the open_clip backend needs `pretrained`: a tag (e.g. 'openai'), a file, or 'random'")
+    if backend == "ruclip" and download:
+        raise ValueError("`download=True` is not available for the ruclip backend (it loads from a local folder only)")
 
 
 def _build_backend(
     backend: str, model_name: str, pretrained: Optional[str], seed: int, download: bool = False
 ) -> nn.Module:
     check_clip_options(backend, model_name, pretrained, seed, download)
-    cls = _HFBackend if backend == "hf" else _OpenCLIPBackend
+    cls = {"hf": _HFBackend, "open_clip": _OpenCLIPBackend, "ruclip": _RuCLIPBackend}[backend]
     return cls(os.fspath(model_name), None if pretrained is None else os.fspath(pretrained), seed, download)
 
 
 @functools.lru_cache(maxsize=4)
 def _cached_backend(backend: str, model_name: str, pretrained: Optional[str], seed: int, download: bool) -> nn.Module:
     return _build_backend(backend, model_name, pretrained, seed, download)
+
+
+def _check_templates(templates: Any) -> Optional[tuple[str, ...]]:
+    """None, a preset name (``"ruclip"``) or a non-empty sequence of format strings with one ``{}`` each."""
+    if templates is None:
+        return None
+    if isinstance(templates, str):
+        if templates not in TEMPLATE_PRESETS:
+            raise ValueError(f"`templates` must be None, one of {sorted(TEMPLATE_PRESETS)} or a list of format "
+                             f"strings with one '{{}}', got {templates!r}")
+        return TEMPLATE_PRESETS[templates]
+    if not isinstance(templates, (list, tuple)) or not templates:
+        raise ValueError(f"`templates` must be None, a preset name or a non-empty list of strings, got {templates!r}")
+    for template in templates:
+        if not isinstance(template, str) or template.count("{}") != 1:
+            raise ValueError(f"`templates` entries must be strings with exactly one '{{}}', got {template!r}")
+        try:
+            template.format("x")
+        except (IndexError, KeyError, ValueError) as error:
+            raise ValueError(f"`templates` entry {template!r} is not a format string with one '{{}}': {error}") from None
+    return tuple(templates)
+
+
+def _check_clamp(clamp: Any) -> bool:
+    if not isinstance(clamp, bool):
+        raise TypeError(f"`clamp` must be a bool, got {type(clamp).__name__}")
+    return clamp
 
 
 def _check_scale(scale: Any) -> float:
@@ -325,16 +401,24 @@ def _preprocessed(images: Any, preprocess: "_Preprocess", device: torch.device) 
     return torch.stack(rows)  # type: ignore[arg-type]
 
 
-def _clip_score_update(images: Any, captions: Any, encoder: nn.Module, scale: float) -> Tensor:
-    """Per-pair ``max(scale·cos, 0)``, ``DoubleTensor[B]``, one encoder call for the batch."""
+def _clip_score_update(
+    images: Any, captions: Any, encoder: nn.Module, scale: float, clamp: bool = True,
+    templates: Optional[Sequence[str]] = None,
+) -> Tensor:
+    """Per-pair ``max(scale·cos, 0)`` (``scale·cos`` without ``clamp``), ``DoubleTensor[B]``, one encoder call for
+    the batch. With ``templates`` (T of them) the text feature of a caption is the mean of the (unnormalised) features
+    of ``template.format(caption.lower().strip())`` over the templates — ruclip's ``Predictor.get_text_latents``."""
     captions = as_text_list(captions, "captions")
     device = next(encoder.parameters()).device
     pixels = _preprocessed(images, encoder.preprocess, device)
     check_same_length(range(pixels.shape[0]), "images", captions, "captions")
+    texts = captions if templates is None else [t.format(c.lower().strip()) for t in templates for c in captions]
     with torch.no_grad():
-        image, text = encoder(pixels, captions)
+        image, text = encoder(pixels, texts)
+    if templates is not None:
+        text = text.view(len(templates), len(captions), -1).mean(dim=0)
     cosine = F.cosine_similarity(image.double(), text.double(), dim=-1)
-    return (scale * cosine).clamp(min=0)
+    return (scale * cosine).clamp(min=0) if clamp else scale * cosine
 
 
 _EMPTY = "CLIP score needs at least one image–caption pair: call update(images, captions) first"
@@ -350,6 +434,8 @@ def clip_score(
     seed: int = 0,
     download: bool = False,
     reduction: str = "mean",
+    clamp: bool = True,
+    templates: Optional[Union[str, Sequence[str]]] = None,
 ) -> Tensor:
     """CLIP score of image–caption pairs (the model is built once per argument set and cached).
 
@@ -357,10 +443,11 @@ def clip_score(
         images: ``Tensor[B, 3, H, W]``, one ``Tensor[3, H, W]``, or a list of ``Tensor[3, H, W]`` of any sizes;
             float in [0, 1] or an integer dtype holding 0..255 (1 channel is repeated to RGB).
         captions: ``B`` strings (one string for one image).
-        backend, model_name, pretrained, scale, seed, download, reduction: see ``CLIPScore``.
+        backend, model_name, pretrained, scale, seed, download, reduction, clamp, templates: see ``CLIPScore``.
 
     Returns:
-        0-d float64 tensor: mean (or sum) of ``max(scale · cos, 0)``; ``DoubleTensor[B]`` for ``reduction="none"``.
+        0-d float64 tensor: mean (or sum) of ``max(scale · cos, 0)`` (``scale · cos`` with ``clamp=False``);
+        ``DoubleTensor[B]`` for ``reduction="none"``.
 
     Raises:
         ValueError: no image–caption pair (for every reduction), or an unknown option.
@@ -377,8 +464,9 @@ def clip_score(
         True
     """
     check_choice(reduction, "reduction", REDUCTIONS)
+    scale, clamp, templates = _check_scale(scale), _check_clamp(clamp), _check_templates(templates)
     encoder = _cached_backend(backend, os.fspath(model_name), pretrained, seed, download)
-    return reduce_scores(_clip_score_update(images, captions, encoder, _check_scale(scale)), reduction, _EMPTY)
+    return reduce_scores(_clip_score_update(images, captions, encoder, scale, clamp, templates), reduction, _EMPTY)
 
 
 class CLIPScore(PerSampleScore):
@@ -386,16 +474,28 @@ class CLIPScore(PerSampleScore):
     scores and a count (all-reduced under DDP), and the per-pair ``scores`` for ``reduction="none"``.
 
     Args:
-        backend: ``"hf"`` (transformers ``CLIPModel``) or ``"open_clip"``.
-        model_name: hf hub id / local directory, or open_clip architecture / config-JSON path.
+        backend: ``"hf"`` (transformers ``CLIPModel``), ``"open_clip"`` or ``"ruclip"`` (ruCLIP,
+            :mod:`gpumetrics.image.ruclip`).
+        model_name: hf hub id / local directory, open_clip architecture / config-JSON path, or ruclip: a ruCLIP
+            checkpoint folder (``config.json``, ``pytorch_model.bin``, ``bpe.model``) or its name
+            (``ruclip-vit-large-patch14-336``) found under ``$GPUMETRICS_HOME`` / ruclip's ``/tmp/ruclip`` cache / the
+            Hugging Face cache.
         pretrained: hf: None (weights of ``model_name``) or ``"random"``; open_clip: a tag, a checkpoint file, or
-            ``"random"``. ``"random"`` is for tests only and the signature says so.
+            ``"random"``; ruclip: None (the folder's ``pytorch_model.bin``), a state_dict file, or ``"random"`` (the
+            folder then needs only ``config.json`` and ``bpe.model``). ``"random"`` is for tests only and the
+            signature says so.
         scale: 100 (torchmetrics), 1 (raw cosine, AIJ-2022) or 2.5 (CLIPScore paper); any positive number.
         seed: seed of ``pretrained="random"``.
         download: allow fetching the model from the network (Hugging Face hub, open_clip's URLs). Default False:
             the model loads from a local directory / file, ``$GPUMETRICS_HOME/<model_name>`` (hf) or the Hugging
             Face / open_clip cache without any network call, else a ``FileNotFoundError`` says where to put it.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]``, in update order).
+        clamp: ``max(·, 0)`` of each pair (default, the CLIPScore paper, torchmetrics). ``False`` keeps negative
+            cosines: the AIJ-2022 ruCLIP term (``scale=1, clamp=False, templates="ruclip"``).
+        templates: None (the caption itself), ``"ruclip"`` (ruclip ``Predictor``'s six Russian prompts) or a list
+            of format strings with one ``{}``: the text feature is then the mean of the unnormalised features of
+            ``template.format(caption.lower().strip())`` over the templates (ruclip's ``get_text_latents``); one
+            text-encoder call of ``T·B`` texts per batch.
         kwargs: torchmetrics ``Metric`` options.
 
     Raises:
@@ -432,29 +532,42 @@ class CLIPScore(PerSampleScore):
         seed: int = 0,
         download: bool = False,
         reduction: str = "mean",
+        clamp: bool = True,
+        templates: Optional[Union[str, Sequence[str]]] = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(reduction=reduction, **kwargs)
-        self.scale = _check_scale(scale)
+        self.scale, self.clamp = _check_scale(scale), _check_clamp(clamp)
+        self.templates_name = templates if isinstance(templates, str) or templates is None else "custom"
+        self.templates = _check_templates(templates)
         self.encoder = _build_backend(backend, model_name, pretrained, seed, download)
         self.backend, self.model_name, self.pretrained, self.seed = backend, os.fspath(model_name), pretrained, seed
 
     def _signature_fields(self) -> dict[str, Any]:
         name = Path(self.model_name).stem if self.model_name.endswith(".json") else self.model_name
+        if self.backend == "ruclip":  # a folder: its name; a config.json: its folder's name
+            path = Path(self.model_name)
+            name = path.parent.name if path.name == "config.json" else path.name
         if self.pretrained == RANDOM:
             weights = RANDOM if self.seed == 0 else f"random(seed={self.seed})"
+        elif self.backend == "ruclip":
+            weights = self.encoder.weights_tag
         else:
             weights = self.pretrained or "hub"
-        return {
+        fields = {
             "backend": self.backend, "model": name, "weights": weights, "scale": f"{self.scale:g}",
-            "preprocess": self.encoder.preprocess.describe(), "clamp": "per-sample",
+            "preprocess": self.encoder.preprocess.describe(), "clamp": "per-sample" if self.clamp else "none",
         }
+        if self.templates is not None:
+            fields["templates"] = f"{self.templates_name}{len(self.templates)}"
+        return fields
 
     def update(self, images: Tensor, captions: Union[str, Sequence[str]]) -> None:
         """Add pairs: ``images`` as in :func:`clip_score` (``Tensor[B, 3, H, W]``, one image, or a list of images of
         any sizes; float in [0, 1] or integers 0..255) and ``B`` captions."""
-        self._accumulate(_clip_score_update(images, captions, self.encoder, self.scale))
+        self._accumulate(_clip_score_update(images, captions, self.encoder, self.scale, self.clamp, self.templates))
 
     def compute(self) -> Tensor:
-        """Mean (or sum) of ``max(scale · cos, 0)``: 0-d float64 tensor; ``DoubleTensor[N]`` for ``"none"``."""
+        """Mean (or sum) of ``max(scale · cos, 0)`` (``scale · cos`` with ``clamp=False``): 0-d float64 tensor;
+        ``DoubleTensor[N]`` for ``"none"``."""
         return super().compute()

@@ -235,7 +235,8 @@ class FrechetInceptionDistance(RealFakeFeatureMetric):
         weights: Inception weights — ``None`` (pinned pytorch-fid file: path → ``$GPUMETRICS_HOME`` / torch hub
             cache → download → ``FileNotFoundError``), a file path, a ``state_dict``, or ``"random"`` (tests only;
             the signature says so). Ignored for a custom ``feature`` module.
-        resize: ``"pytorch-fid"`` (default) or ``"clean"`` (clean-fid's PIL-bicubic resize).
+        resize: ``"pytorch-fid"`` (default), ``"clean"`` (clean-fid's PIL-bicubic resize) or ``"aij2022"`` (the
+            AIJ-2022 organisers' PIL resize to 256×256 first); see :mod:`gpumetrics.image.inception`.
         reset_real_features: when False, ``reset()`` keeps the real statistics (and loaded real stats).
         download: allow downloading the pinned weights (default: only when ``$GPUMETRICS_DOWNLOAD=1``).
         speed_mode: ``None`` (default) — the exact pytorch-fid parity path. Opt-in, NOT parity:

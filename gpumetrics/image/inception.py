@@ -12,7 +12,12 @@ Resize modes (recorded in every signature, never changed silently):
 * ``"clean"`` — clean-fid's resize: PIL bicubic (``Image.resize(..., BICUBIC)`` of each channel as a 32-bit float
   image of 0..255 values, which antialiases when shrinking), clipped to [0, 255]. Computed on the device with
   ``F.interpolate(mode="bicubic", antialias=True)`` — the same separable a=-0.5 kernel as PIL — in float64;
-  it agrees with PIL to ~1e-4 of a grey level (tested).
+  it agrees with PIL to ~1e-4 of a grey level (tested);
+* ``"aij2022"`` — the AIJ-2022 organisers' FID (``fbc2_aij2022/evaluation/generation``): each image first goes
+  through ``torchvision.transforms.Resize((256, 256))`` on the PIL image — Pillow bilinear with antialiasing, on
+  8-bit pixels (:func:`gpumetrics.image.resize.pil_bilinear_resize`, exact) — then ``ToTensor`` and pytorch-fid's
+  bilinear resize to 299×299. Float images are quantised to 8 bits first (``round(255 x)``), as a PIL image holds
+  them; for images read from files nothing changes.
 
 Then, in both modes, images are mapped from [0, 1] to [-1, 1] (``2x - 1``) as pytorch-fid does.
 
@@ -45,9 +50,11 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from gpumetrics.core.checks import check_choice
+from gpumetrics.image.resize import pil_bilinear_resize
 from gpumetrics.image.weights import FID_INCEPTION, RANDOM, load_weights
 
-RESIZE_MODES = ("pytorch-fid", "clean")
+RESIZE_MODES = ("pytorch-fid", "clean", "aij2022")
+AIJ2022_PRE_SIZE = 256  # the AIJ-2022 organisers resize to 256 x 256 (PIL) before pytorch-fid does to 299
 SPEED_MODES = ("channels_last", "bf16", "fp16", "compile")
 _AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 FEATURE_DIMS = (64, 192, 768, 2048)
@@ -136,7 +143,8 @@ def resize_images(images: Tensor, mode: str = "pytorch-fid", size: int = INPUT_S
 
     Args:
         images: ``Tensor[B, C, H, W]`` float in [0, 1].
-        mode: ``"pytorch-fid"`` (bilinear, no antialias) or ``"clean"`` (PIL-bicubic equivalent, clipped).
+        mode: ``"pytorch-fid"`` (bilinear, no antialias), ``"clean"`` (PIL-bicubic equivalent, clipped) or
+            ``"aij2022"`` (8-bit PIL bilinear to 256×256, then ``"pytorch-fid"``).
         size: output side.
 
     Returns:
@@ -147,6 +155,11 @@ def resize_images(images: Tensor, mode: str = "pytorch-fid", size: int = INPUT_S
         torch.Size([2, 3, 299, 299])
     """
     check_choice(mode, "resize", RESIZE_MODES)
+    if mode == "aij2022":
+        eight_bit = torch.round(images.double() * 255.0).clamp_(0, 255).to(torch.uint8)
+        pixels = pil_bilinear_resize(eight_bit, (AIJ2022_PRE_SIZE, AIJ2022_PRE_SIZE))
+        images = pixels.to(torch.uint8).float() / 255.0  # ToTensor: uint8 -> float32, divided by 255 in float32
+        mode = "pytorch-fid"
     if mode == "pytorch-fid":
         return F.interpolate(images, size=(size, size), mode="bilinear", align_corners=False)
     # clean-fid resizes 0..255 values in a float image, then clips to [0, 255]

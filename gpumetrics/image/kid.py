@@ -219,7 +219,7 @@ class KernelInceptionDistance(RealFakeFeatureMetric):
     Args:
         feature: 64, 192, 768 or 2048 (pytorch-fid Inception), or an ``nn.Module`` with an integer ``dims``.
         weights: Inception weights as in ``FrechetInceptionDistance`` (``"random"`` for tests only).
-        resize: ``"pytorch-fid"`` (default) or ``"clean"``.
+        resize: ``"pytorch-fid"`` (default), ``"clean"`` or ``"aij2022"`` (see :mod:`gpumetrics.image.inception`).
         subsets, subset_size, degree, gamma, coef, seed, canonical_order: see ``kernel_inception_distance``.
         reset_real_features: when False, ``reset()`` keeps the real features.
         download: allow downloading the pinned weights (default: only when ``$GPUMETRICS_DOWNLOAD=1``).

@@ -13,6 +13,7 @@ from gpumetrics.tasks import meteor  # noqa: F401  (registers meteor)
 from gpumetrics.tasks import codebleu  # noqa: F401  (registers codebleu)
 from gpumetrics.tasks import image  # noqa: F401  (registers s_image_generation)
 from gpumetrics.tasks import captioning  # noqa: F401  (registers s_image_captioning, s_visual_qa)
+from gpumetrics.tasks import coco  # noqa: F401  (registers coco_caption)
 from gpumetrics.tasks import suites  # noqa: F401  (registers aij2022, aij2021; keep last)
 from gpumetrics.tasks.registry import METRICS, SUITES, get_metric, get_suite
 

@@ -16,10 +16,17 @@ these metrics have no empty answer, and a missing one is a ``DataError`` naming 
 likewise refuse a submission that does not answer every id).
 
 Differences from the organisers' scripts (``fbc2_aij2022/evaluation/{captioning,vqa}``), named so that numbers are
-not compared blindly: their CLIP term is ruCLIP ``ruclip-vit-large-patch14-336`` without the clamp at 0, and an
-image that fails to load scores 0 there; here the CLIP model is the ``clip_*`` options' (hf or open_clip; the
-signature names it) and an unreadable image is an error. Their VQA script prints METEOR only; the task description
-defines S_VisualQA with the CLIP term, which is what is computed here.
+not compared blindly: their CLIP term is ruCLIP ``ruclip-vit-large-patch14-336`` without the clamp at 0
+(``clip_clamp=False`` here, which the ``aij2022`` suite sets); here the CLIP model is the ``clip_*`` options'
+(``clip_backend: ruclip`` with a local checkpoint folder once that backend is available —
+:func:`~gpumetrics.tasks.image.build_task_clip`; hf or open_clip otherwise; the signature names it).
+With ``missing_image="zero"`` (what the ``aij2022`` suite sets) a sample without an image scores CLIP 0 as in their
+``try/except``; an image file that cannot be decoded is an error here. Their VQA script prints METEOR only, and the
+``aij2022`` suite scores VisualQA that way (the ``meteor`` task metric, mode ``aij2022-vqa``); ``s_visual_qa`` is the
+task description's ½ (METEOR + CLIP) for configs that want it.
+
+The AIJ-2022 suite reads the organisers' files (formats ``aij2022-captioning``, ``aij2022-vqa`` of
+:mod:`gpumetrics.tasks.formats`) into these records.
 """
 
 from __future__ import annotations
@@ -37,9 +44,11 @@ from torch import Tensor
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_reference_lists, as_text_list, check_same_length
-from gpumetrics.image.clip_score import CLIPScore, check_clip_options
+from gpumetrics.image.clip_score import check_clip_options
 from gpumetrics.image.io import same_size_batches
-from gpumetrics.tasks.image import check_image_file_options, image_paths_under_root
+from gpumetrics.tasks.image import (
+    add_failed_clip_samples, build_task_clip, check_image_file_options, image_paths_under_root, split_missing_images,
+)
 from gpumetrics.tasks.registry import TaskMetric, init_options, register_metric
 from gpumetrics.text.meteor import METEORScore
 from gpumetrics.text.meteor.synonyms import DictSynonyms, RuWordNetSynonyms, SynonymProvider, as_synonym_provider
@@ -111,6 +120,10 @@ class CaptionImageScore(Metric):
         batch_size: images read per CLIP model call.
         allow_outside_root: accept image paths that leave ``image_root`` (``..``, absolute paths, symlinks pointing
             elsewhere). Default False: such a path is a ``ValueError``.
+        missing_image: ``"error"`` (default): an absent image file is a ``ValueError``; ``"zero"`` (the AIJ-2022
+            script's ruCLIP ``try/except``): a sample without an image (``None`` or no such file) scores CLIP 0.
+        clip_clamp, clip_templates: ``CLIPScore``'s ``clamp`` (default True: each cosine clamped at 0) and
+            ``templates`` (default None); the ``aij2022`` suite sets False and ``"ruclip"``, as the organisers' term.
         kwargs: torchmetrics ``Metric`` options.
 
     States: those of the child metrics ``meteor`` (:class:`~gpumetrics.METEORScore`, per-sample sum and count) and
@@ -138,19 +151,24 @@ class CaptionImageScore(Metric):
         clip_pretrained: Optional[str] = None,
         batch_size: int = 32,
         allow_outside_root: bool = False,
+        missing_image: str = "error",
+        clip_clamp: bool = True,
+        clip_templates: Optional[Any] = None,
         **kwargs: Any,
     ) -> None:
         if self.variant not in METEOR_MODES:
             raise TypeError(f"{type(self).__name__} has no variant; use ImageCaptioningScore or VisualQAScore")
-        self._check(image_root, synonyms, clip_backend, clip_model, clip_pretrained, batch_size, allow_outside_root)
+        self._check(image_root, synonyms, clip_backend, clip_model, clip_pretrained, batch_size, allow_outside_root,
+                    missing_image, clip_clamp, clip_templates)
         super().__init__(**kwargs)
         self.image_root = Path(image_root)
         self.allow_outside_root = allow_outside_root
+        self.missing_image = missing_image
         self.batch_size = batch_size
         # resolved once (before CLIP loads, so that a missing RuWordNet fails first): one provider and one cache
         provider = _default_synonyms() if synonyms is None else as_synonym_provider(synonyms, "synonyms")
         self.meteor = METEORScore(mode=METEOR_MODES[self.variant], reduction="corpus", synonyms=provider)
-        self.clip = CLIPScore(clip_backend, clip_model, clip_pretrained, scale=1.0)
+        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates)
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
@@ -159,8 +177,11 @@ class CaptionImageScore(Metric):
 
     @staticmethod
     def _check(image_root: Any, synonyms: Any, clip_backend: Any, clip_model: Any, clip_pretrained: Any,
-               batch_size: Any, allow_outside_root: Any) -> None:
-        check_image_file_options(image_root, allow_outside_root, batch_size)
+               batch_size: Any, allow_outside_root: Any, missing_image: Any = "error", clip_clamp: Any = True,
+               clip_templates: Any = None) -> None:
+        check_image_file_options(image_root, allow_outside_root, batch_size, missing_image)
+        if not isinstance(clip_clamp, bool):
+            raise TypeError(f"`clip_clamp` must be a bool, got {type(clip_clamp).__name__}")
         _check_synonyms(synonyms)
         check_clip_options(clip_backend, clip_model, clip_pretrained)
 
@@ -168,15 +189,18 @@ class CaptionImageScore(Metric):
         fields = {"meteor": self.meteor.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0]}
         if self.allow_outside_root:
             fields["images"] = "outside-root-allowed"
+        if self.missing_image == "zero":
+            fields["missing_image"] = "clip0"
         return fields
 
     def update(
-        self, images: Sequence[str], preds: Union[str, Sequence[str]], target: Union[str, Sequence[Any]]
+        self, images: Sequence[Optional[str]], preds: Union[str, Sequence[str]], target: Union[str, Sequence[Any]]
     ) -> None:
         """Add ``B`` samples.
 
         Args:
-            images: ``B`` image file paths, relative to ``image_root``.
+            images: ``B`` image file paths, relative to ``image_root`` (``None``: no image, with
+                ``missing_image="zero"``).
             preds: ``B`` predicted texts (the caption / the answer).
             target: ``B`` items, each the gold answer(s) of a sample: a string or a non-empty list of strings.
 
@@ -185,15 +209,16 @@ class CaptionImageScore(Metric):
                 without gold answer, a missing image file or one outside ``image_root``. Everything is checked
                 before any state changes; an image file that cannot be decoded fails mid-batch.
         """
-        names = as_text_list(images, "images")
         preds = as_text_list(preds, "preds")
         target = as_reference_lists(target, "target")
-        check_same_length(names, "images", preds, "preds")
+        check_same_length(images, "images", preds, "preds")
         check_same_length(preds, "preds", target, "target")
+        kept, names = split_missing_images(images, self.image_root, self.missing_image)
         paths = image_paths_under_root(names, self.image_root, self.allow_outside_root)
         device = self.clip.score_sum.device
         for indices, batch in same_size_batches(paths, self.batch_size):
-            self.clip.update(batch.to(device), [preds[i] for i in indices])
+            self.clip.update(batch.to(device), [preds[kept[i]] for i in indices])
+        add_failed_clip_samples(self.clip, len(preds) - len(kept))
         self.meteor.update(preds, target)
 
     def compute(self) -> dict[str, Tensor]:
@@ -275,8 +300,8 @@ def caption_update_args(predictions: list[Any], references: list[Any]) -> tuple:
                 f'references {index} must be one object {{"image": path, "answers": [gold, …]}}, got {ref!r:.80}'
             )
         image, answers = ref.get("image"), ref.get("answers")
-        if not isinstance(image, str) or not image:
-            raise ValueError(f"references {index}: `image` must be a non-empty path string, got {image!r:.80}")
+        if "image" not in ref or (image is not None and (not isinstance(image, str) or not image)):
+            raise ValueError(f"references {index}: `image` must be a non-empty path string (or null), got {image!r:.80}")
         if isinstance(answers, str):
             answers = [answers]
         if not isinstance(answers, list) or not answers or not all(isinstance(a, str) for a in answers):

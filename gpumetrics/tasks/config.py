@@ -12,6 +12,17 @@ A config is a YAML (or JSON) mapping::
         options: {preset: squad}    # keyword arguments of the metric (fixed by the suite when there is one)
         predictions: ../examples/textqa/predictions.jsonl
         references: ../examples/textqa/references.jsonl
+        format: records             # optional: records (default; joined by id) or coco (COCO caption files:
+                                    # predictions = results [{image_id, caption}], references = captions_*.json)
+
+With a suite, a task gives only its two official files (the suite fixes the metric, its options and the file format,
+:mod:`gpumetrics.tasks.formats`) plus the options the suite leaves to the config (``user_options``: model and image
+paths); a hidden-task slot of the suite gives ``score: S`` (a number in [0, 1]) instead of files::
+
+    suite: aij2022
+    tasks:
+      - {name: TextQA, references: textqa_gt.json, predictions: textqa_pred.json}
+      - {name: Hidden1, score: 0.42}
 
 Relative paths — data files and a metric's path options (e.g. ``real`` and ``image_root`` of
 ``s_image_generation``) — are resolved against the directory of the config file, never the working directory. Every error is a :class:`ConfigError`
@@ -28,11 +39,16 @@ from typing import Any, Optional
 import yaml
 
 from gpumetrics.core import parse_device
+from gpumetrics.tasks.formats import FORMATS
 from gpumetrics.tasks.registry import METRICS, SUITES, Suite, TaskMetric
 
 DEFAULT_BATCH_SIZE = 1024
 _TOP_KEYS = {"name", "suite", "batch_size", "device", "tasks"}
-_TASK_KEYS = {"name", "metric", "options", "predictions", "references"}
+_TASK_KEYS = {"name", "metric", "options", "predictions", "references", "format", "score"}
+#: data layouts a task outside a suite can read: ``records`` (:func:`~gpumetrics.tasks.data.join_by_id`) and ``coco``
+#: (:func:`~gpumetrics.tasks.data.read_coco`: a COCO results file and a ``captions_*.json`` annotations file); a
+#: suite task reads its official format (:mod:`gpumetrics.tasks.formats`, where ``coco`` is registered too)
+DATA_FORMATS = ("records", "coco")
 
 
 class ConfigError(ValueError):
@@ -41,13 +57,20 @@ class ConfigError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class TaskConfig:
-    """One task of a config, validated: its metric entry, options and existing data files."""
+    """One task of a config, validated: its metric entry, options and existing data files.
+
+    ``format``: ``"records"`` (joined by id), or the name of a reader in :mod:`gpumetrics.tasks.formats` (``coco``,
+    a suite task's official format); ``score``: the supplied score of a suite's hidden-task slot (then ``metric`` is
+    None and there are no files).
+    """
 
     name: str
-    metric: TaskMetric
+    metric: Optional[TaskMetric]
     options: dict
-    predictions: Path
-    references: Path
+    predictions: Optional[Path]
+    references: Optional[Path]
+    format: str = "records"
+    score: Optional[float] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,6 +142,17 @@ def _check_options(entry: TaskMetric, options: dict, where: str) -> None:
         raise ConfigError(f"{where}: invalid options {options!r} for metric {entry.name!r}: {err}") from None
 
 
+def _hidden_task(item: dict, name: str, where: str) -> TaskConfig:
+    """A hidden-task slot: only ``name`` and ``score`` (a number in [0, 1])."""
+    extra = sorted(set(item) - {"name", "score"})
+    if extra:
+        raise ConfigError(f"{where}: a hidden-task slot takes only `score` (S ∈ [0, 1]); remove {', '.join(extra)}")
+    score = item.get("score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
+        raise ConfigError(f"{where}: `score` of a hidden task must be a number in [0, 1], got {score!r}")
+    return TaskConfig(name=name, metric=None, options={}, predictions=None, references=None, score=float(score))
+
+
 def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
     """Validate a config mapping already loaded from YAML/JSON.
 
@@ -177,18 +211,41 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
         options = item.get("options") or {}
         if not isinstance(options, dict):
             raise ConfigError(f"{where}: `options` must be a mapping, got {type(options).__name__}")
+        if suite is not None and name not in suite_tasks and name not in suite.hidden:
+            known = ", ".join([*suite_tasks, *suite.hidden])
+            raise ConfigError(f"{where}: suite {suite.name!r} has no task {name!r}; its tasks: {known}")
+        if suite is not None and name in suite.hidden:
+            tasks.append(_hidden_task(item, name, where))
+            continue
+        if "score" in item:
+            raise ConfigError(f"{where}: `score` is for the hidden-task slots of a suite"
+                              + (f" ({', '.join(suite.hidden)})" if suite is not None and suite.hidden else ""))
 
         metric_name = item.get("metric")
+        data_format = item.get("format", "records")
+        format_options: dict = {}
+        if suite is None and data_format not in DATA_FORMATS:
+            raise ConfigError(f"{where}: `format` must be one of {', '.join(DATA_FORMATS)}, got {data_format!r}")
         if suite is not None:
-            if name not in suite_tasks:
-                raise ConfigError(f"{where}: suite {suite.name!r} has no task {name!r}; its tasks: {', '.join(suite_tasks)}")
             fixed = suite_tasks[name]
             if metric_name is not None and metric_name != fixed.metric:
                 raise ConfigError(f"{where}: suite {suite.name!r} scores {name!r} with {fixed.metric!r}, not {metric_name!r}")
-            conflicts = {k: v for k, v in options.items() if k not in fixed.options or fixed.options[k] != v}
+            conflicts = {k: v for k, v in options.items()
+                         if k not in fixed.user_options and (k not in fixed.options or fixed.options[k] != v)}
             if conflicts:
-                raise ConfigError(f"{where}: options of suite {suite.name!r} are fixed to {fixed.options!r}; cannot set {conflicts!r}")
-            metric_name, options = fixed.metric, dict(fixed.options)
+                settable = f"; a config may set only {', '.join(fixed.user_options)}" if fixed.user_options else ""
+                raise ConfigError(f"{where}: options of suite {suite.name!r} are fixed to {fixed.options!r}{settable}; "
+                                  f"cannot set {conflicts!r}")
+            metric_name = fixed.metric
+            options = {**fixed.options, **{k: v for k, v in options.items() if k in fixed.user_options}}
+            official = fixed.format or "records"
+            if "format" in item and data_format != official:
+                raise ConfigError(f"{where}: suite {suite.name!r} reads {name!r} in format {official!r}, not "
+                                  f"{data_format!r} (leave `format` out)")
+            data_format = official
+            if fixed.format is not None:
+                format_options = {k: options.pop(k) for k in FORMATS[fixed.format].path_options if k in options}
+                format_options = {k: os.fspath(_resolve(base, v, where, k)) for k, v in format_options.items()}
         if not isinstance(metric_name, str):
             raise ConfigError(f"{where}: `metric` must name a registered metric (see `gpumetrics list`)")
         if metric_name not in METRICS:
@@ -200,9 +257,10 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
             TaskConfig(
                 name=name,
                 metric=entry,
-                options=options,
+                options={**options, **format_options},
                 predictions=_resolve(base, item.get("predictions"), where, "predictions"),
                 references=_resolve(base, item.get("references"), where, "references"),
+                format=data_format,
             )
         )
     name = raw.get("name", path.stem)

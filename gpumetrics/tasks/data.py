@@ -55,15 +55,28 @@ class JoinedData:
         predictions: N predictions; a missing one is the task metric's empty prediction.
         references: N lists of references.
         missing: ids of the references that had no prediction (scored as the empty prediction).
+        missing_score: ``None``: ``predictions`` holds the empty prediction for the missing ids; a number: the
+            missing ids are left out of ``predictions``/``references``/``ids`` and each counts as this score in the
+            task's mean (the AIJ-2022 scripts' "missing prediction → 0"; see :mod:`gpumetrics.tasks.formats`).
+        not_evaluated: ids left out of the evaluation (``format: coco``: images of the annotations without a result,
+            which ``COCOEvalCap`` does not score either).
     """
 
     ids: list[str]
     predictions: list[Any]
     references: list[list[Any]]
     missing: list[str]
+    missing_score: Optional[float] = None
+    not_evaluated: list[str] = dataclasses.field(default_factory=list)
 
     def __len__(self) -> int:
+        """Samples the metric is fed (missing ids with a ``missing_score`` are not among them)."""
         return len(self.ids)
+
+    @property
+    def total(self) -> int:
+        """Samples of the task: the references file's records."""
+        return len(self.ids) + (len(self.missing) if self.missing_score is not None else 0)
 
     def batches(self, batch_size: int) -> Iterator[tuple[list[Any], list[list[Any]]]]:
         """Yield ``(predictions, references)`` slices of at most ``batch_size`` samples."""
@@ -218,6 +231,33 @@ def read_records(path: Path | str, value_key: str) -> list[Record]:
     return records
 
 
+def read_id_object(path: Path | str) -> list[Record]:
+    """The records of a file in the organisers' layout: one JSON object ``{id: value, …}`` (the AIJ formats).
+
+    Raises:
+        DataError: the file is missing, malformed, not a JSON object, or repeats an id (named with its line).
+
+    Example:
+        >>> import tempfile, os
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        ...     _ = f.write('{"0.png": "a",\\n "1.png": "b"}')
+        >>> [(r.id, r.value, r.line) for r in read_id_object(f.name)]
+        [('0.png', 'a', 1), ('1.png', 'b', 2)]
+        >>> os.remove(f.name)
+    """
+    path = Path(path)
+    try:
+        head = path.read_text(encoding="utf-8-sig").lstrip()[:1]
+    except FileNotFoundError:
+        raise DataError(path, None, "file not found") from None
+    except UnicodeDecodeError:
+        head = ""  # read_records names the line
+    if head and head != "{":
+        raise DataError(path, 1, "the official format is one JSON object {id: value, …}, got "
+                                 f"{'an array' if head == '[' else 'another JSON value'}")
+    return read_records(path, "value")
+
+
 def _check_text_values(path: Path, records: list[Record], is_references: bool) -> list[Any]:
     values = []
     for record in records:
@@ -287,3 +327,123 @@ def join_by_id(
     missing = [i for i in ids if i not in by_id]
     predictions = [by_id.get(i, empty_prediction) for i in ids]
     return JoinedData(ids=ids, predictions=predictions, references=ref_values, missing=missing)
+
+
+# ---------------------------------------------------------------------------------------------------- COCO files
+COCO_FORMAT_NOTE = (
+    "COCO caption files: results `[{\"image_id\": …, \"caption\": \"…\"}, …]`, annotations "
+    "`{\"images\": [{\"id\": …}, …], \"annotations\": [{\"image_id\": …, \"caption\": \"…\"}, …]}`"
+)
+
+
+def _read_json_items(path: Path) -> tuple[str, Iterator[tuple[Optional[str], Any, int]]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DataError(path, None, "file not found") from None
+    except UnicodeDecodeError as err:
+        raise DataError(path, _line_of(err.object.decode("utf-8", "replace"), err.start), "not valid UTF-8") from None
+    return text, _iter_json_items(path, text)
+
+
+def _coco_image_id(value: Any, path: Path, line: Optional[int], where: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise DataError(path, line, f"{where}: `image_id` must be an integer or a string, got {type(value).__name__} {value!r:.40}")
+    return str(value)
+
+
+@gc_paused
+def read_coco(results_path: Path | str, annotations_path: Path | str) -> JoinedData:
+    """Read a COCO caption results file and a ``captions_*.json`` annotations file, as ``COCOEvalCap`` pairs them.
+
+    As pycocoevalcap's example does (``params['image_id'] = cocoRes.getImgIds()``), only the images that have a
+    result are evaluated, in the order of the annotations' ``images`` list (of first appearance in ``annotations``
+    when the file has no ``images``); each image's references are all its annotation captions, in file order.
+
+    Args:
+        results_path: JSON array of ``{"image_id": …, "caption": "…"}`` (other keys ignored), one per image.
+        annotations_path: JSON object with ``annotations`` (``{"image_id", "caption"}`` records, several per image)
+            and optionally ``images`` (``{"id": …}`` records).
+
+    Returns:
+        :class:`JoinedData` with the image ids (as strings), result captions and reference lists; ``missing`` is
+        empty (an image without a result is not evaluated, it is not scored as an empty caption: it is listed in
+        ``not_evaluated``).
+
+    Raises:
+        DataError: naming the file, the line (results) or the ``annotations[k]`` entry, and the image id: a
+            malformed file, a caption that is not a string, a result for an image the annotations do not list, a
+            second result for one image, an image with a result but no reference caption, no result at all.
+
+    Example:
+        >>> import tempfile, os, pathlib, json
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "r.json").write_text(json.dumps([{"image_id": 7, "caption": "a dog"}]))
+        >>> _ = (d / "a.json").write_text(json.dumps({"images": [{"id": 3}, {"id": 7}], "annotations": [
+        ...     {"image_id": 7, "caption": "a dog runs"}, {"image_id": 3, "caption": "a cat"},
+        ...     {"image_id": 7, "caption": "dog"}]}))
+        >>> data = read_coco(d / "r.json", d / "a.json")
+        >>> data.ids, data.predictions, data.references, data.not_evaluated
+        (['7'], ['a dog'], [['a dog runs', 'dog']], ['3'])
+    """
+    results_path, annotations_path = Path(results_path), Path(annotations_path)
+    text, items = _read_json_items(annotations_path)
+    sections: dict[str, tuple[Any, int]] = {}
+    first = _skip_ws(text, 0)
+    if first < len(text) and text[first] != "{":
+        raise DataError(annotations_path, _line_of(text, first), f"an annotations file is a JSON object; {COCO_FORMAT_NOTE}")
+    for key, value, line in items:
+        sections[key] = (value, line)
+    if "annotations" not in sections or not isinstance(sections["annotations"][0], list):
+        raise DataError(annotations_path, None, f"no `annotations` list; {COCO_FORMAT_NOTE}")
+    annotations, annotations_line = sections["annotations"]
+    references: dict[str, list[str]] = {}
+    for index, record in enumerate(annotations):
+        where = f"annotations[{index}]"
+        if not isinstance(record, dict) or "image_id" not in record or "caption" not in record:
+            raise DataError(annotations_path, annotations_line, f"{where} must be an object with `image_id` and `caption`, got {record!r:.80}")
+        image = _coco_image_id(record["image_id"], annotations_path, annotations_line, where)
+        if not isinstance(record["caption"], str):
+            raise DataError(annotations_path, annotations_line, f"{where} (image_id {image}): `caption` must be a string, "
+                            f"got {type(record['caption']).__name__} {record['caption']!r:.40}")
+        references.setdefault(image, []).append(record["caption"])
+    order = list(references)
+    listed: Optional[set[str]] = None
+    if "images" in sections:
+        images, images_line = sections["images"]
+        if not isinstance(images, list):
+            raise DataError(annotations_path, images_line, f"`images` must be a list of {{\"id\": …}} records; {COCO_FORMAT_NOTE}")
+        order = []
+        for index, record in enumerate(images):
+            if not isinstance(record, dict) or "id" not in record:
+                raise DataError(annotations_path, images_line, f"images[{index}] must be an object with an `id`, got {record!r:.80}")
+            order.append(_coco_image_id(record["id"], annotations_path, images_line, f"images[{index}]"))
+        listed = set(order)
+
+    text, items = _read_json_items(results_path)
+    first = _skip_ws(text, 0)
+    if first < len(text) and text[first] != "[":
+        raise DataError(results_path, _line_of(text, first), f"a results file is a JSON array; {COCO_FORMAT_NOTE}")
+    results: dict[str, str] = {}
+    result_line: dict[str, int] = {}
+    for _, record, line in items:
+        if not isinstance(record, dict) or "image_id" not in record or "caption" not in record:
+            raise DataError(results_path, line, f"a result must be an object with `image_id` and `caption`, got {record!r:.80}")
+        image = _coco_image_id(record["image_id"], results_path, line, "result")
+        if not isinstance(record["caption"], str):
+            raise DataError(results_path, line, f"image_id {image}: `caption` must be a string, got "
+                            f"{type(record['caption']).__name__} {record['caption']!r:.40}")
+        if (listed is not None and image not in listed) or (listed is None and image not in references):
+            raise DataError(results_path, line, f"result for unknown image_id {image}: {annotations_path} does not list it")
+        if image not in references:
+            raise DataError(results_path, line, f"image_id {image} has no reference caption in {annotations_path}")
+        if image in results:
+            raise DataError(results_path, line, f"second result for image_id {image} (first on line {result_line[image]}); "
+                            "COCOEvalCap scores one caption per image")
+        results[image], result_line[image] = record["caption"], line
+    if not results:
+        raise DataError(results_path, None, "the results file holds no result")
+    ids = [image for image in dict.fromkeys(order) if image in results]
+    left_out = [image for image in dict.fromkeys(order) if image not in results]
+    return JoinedData(ids=ids, predictions=[results[i] for i in ids], references=[references[i] for i in ids], missing=[],
+                      not_evaluated=left_out)

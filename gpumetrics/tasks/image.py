@@ -4,7 +4,8 @@ CLIP is the raw cosine (``scale=1``) between each generated image and its captio
 images with a real set given as a folder of images or a pytorch-fid ``.npz`` statistics file.
 
 Config records: predictions ``{"id": …, "prediction": "generated/0001.png"}``, references
-``{"id": …, "references": ["the caption"]}``; image paths are relative to the ``image_root`` option.
+``{"id": …, "references": ["the caption"]}``; image paths are relative to the ``image_root`` option. The AIJ-2022
+suite reads the organisers' files instead (format ``aij2022-generation``, :mod:`gpumetrics.tasks.formats`).
 """
 
 from __future__ import annotations
@@ -40,9 +41,35 @@ def image_generation_score(clip: Union[float, Tensor], fid: Union[float, Tensor]
     return 0.5 * (clip + (200 - fid.clamp(max=200)) / 200)
 
 
-def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_size: Any) -> None:
+MISSING_IMAGE = ("error", "zero")
+
+
+def build_task_clip(
+    backend: str, model: str, pretrained: Optional[str], clamp: bool = True, templates: Optional[Any] = None
+) -> CLIPScore:
+    """The CLIP term of the AIJ-2022 image tasks: ``CLIPScore`` with ``scale=1``, ``clamp`` and ``templates``.
+
+    The organisers' term (what the ``aij2022`` suite sets) is ruCLIP ``ruclip-vit-large-patch14-336`` —
+    ``backend="ruclip"`` with ``model`` = a local checkpoint folder — unclamped (``clamp=False``), the text feature
+    averaged over ruclip ``Predictor``'s prompt templates (``templates="ruclip"``). hf / open_clip models take the
+    same options (the tests use random-weight ones).
+    """
+    return CLIPScore(backend, model, pretrained, scale=1.0, clamp=clamp, templates=templates)
+
+
+def add_failed_clip_samples(clip: CLIPScore, count: int) -> None:
+    """Count ``count`` samples whose CLIP term failed (no image, no text) as 0 in the CLIP mean — the AIJ-2022
+    scripts' ``except: scores.append(0.0)``."""
+    if count:
+        clip._accumulate(torch.zeros(count, dtype=torch.float64))
+
+
+def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_size: Any, missing_image: Any = "error") -> None:
     """The options every task metric on image files shares: ``image_root`` a path, ``allow_outside_root`` a bool,
-    ``batch_size`` a positive int. Raises ``TypeError``/``ValueError`` naming the option."""
+    ``batch_size`` a positive int, ``missing_image`` ``"error"`` or ``"zero"``. Raises ``TypeError``/``ValueError``
+    naming the option."""
+    if missing_image not in MISSING_IMAGE:
+        raise ValueError(f"`missing_image` must be one of {', '.join(MISSING_IMAGE)}, got {missing_image!r}")
     if not isinstance(allow_outside_root, bool):
         raise TypeError(f"`allow_outside_root` must be a bool, got {type(allow_outside_root).__name__}")
     if not isinstance(image_root, (str, os.PathLike)):
@@ -74,6 +101,29 @@ def image_paths_under_root(
     return paths
 
 
+def split_missing_images(
+    names: Sequence[Any], image_root: Union[str, Path], missing_image: str, name: str = "images"
+) -> tuple[list[int], list[str]]:
+    """Indices and names of the samples whose image is given (a string) and, with ``missing_image="zero"``, exists
+    under ``image_root``; the others are *failed* samples whose CLIP term scores 0 (the AIJ-2022 scripts' ruCLIP
+    ``try/except``). With ``"error"`` every name must be a string (an absent file is reported later, by
+    :func:`image_paths_under_root`).
+
+    Raises:
+        TypeError: ``missing_image="error"`` and ``name[index]`` is not a string.
+
+    Example:
+        >>> split_missing_images(["a.png", None], ".", "zero")
+        ([], [])
+    """
+    if isinstance(names, str) or not isinstance(names, Sequence):
+        raise TypeError(f"`{name}` must be a sequence of image paths, got {type(names).__name__}")
+    if missing_image == "error":
+        return list(range(len(names))), as_text_list(list(names), name)
+    kept = [i for i, n in enumerate(names) if isinstance(n, str) and n and (Path(image_root) / n).is_file()]
+    return kept, [names[i] for i in kept]
+
+
 class ImageGenerationScore(Metric):
     """S_ImageGeneration over generated image files and their captions.
 
@@ -88,6 +138,10 @@ class ImageGenerationScore(Metric):
         clip_backend, clip_model, clip_pretrained: ``CLIPScore`` options (``backend``, ``model_name``,
             ``pretrained``); the CLIP score is the raw cosine (``scale=1``).
         batch_size: images read per model call.
+        missing_image: ``"error"`` (default): an absent image file is a ``ValueError``; ``"zero"`` (the AIJ-2022
+            script): a sample without an image (``None`` or no such file) scores CLIP 0 and is left out of FID.
+        clip_clamp, clip_templates: ``CLIPScore``'s ``clamp`` (default True: each cosine clamped at 0) and
+            ``templates`` (default None); the ``aij2022`` suite sets False and ``"ruclip"``, as the organisers' term.
 
     ``compute()`` returns ``{"score": S, "clip": CLIP, "fid": FID}``.
     """
@@ -108,19 +162,23 @@ class ImageGenerationScore(Metric):
         clip_pretrained: Optional[str] = None,
         batch_size: int = 32,
         allow_outside_root: bool = False,
+        missing_image: str = "error",
+        clip_clamp: bool = True,
+        clip_templates: Optional[Any] = None,
         **kwargs: Any,
     ) -> None:
         self._check(real, image_root, fid_feature, inception_weights, resize, clip_backend, clip_model, clip_pretrained,
-                    batch_size, allow_outside_root)
+                    batch_size, allow_outside_root, missing_image, clip_clamp, clip_templates)
         super().__init__(**kwargs)
         self.allow_outside_root = allow_outside_root
+        self.missing_image = missing_image
         self.real = Path(real)
         self.image_root = Path(image_root)
         self.batch_size = batch_size
         self.fid = FrechetInceptionDistance(
             feature=fid_feature, weights=inception_weights, resize=resize, reset_real_features=False
         )
-        self.clip = CLIPScore(clip_backend, clip_model, clip_pretrained, scale=1.0)
+        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates)
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
@@ -129,8 +187,12 @@ class ImageGenerationScore(Metric):
 
     @staticmethod
     def _check(real: Any, image_root: Any, fid_feature: Any, inception_weights: Any, resize: Any, clip_backend: Any,
-               clip_model: Any, clip_pretrained: Any, batch_size: Any, allow_outside_root: Any) -> None:
-        check_image_file_options(image_root, allow_outside_root, batch_size)
+               clip_model: Any, clip_pretrained: Any, batch_size: Any, allow_outside_root: Any,
+               missing_image: Any = "error", clip_clamp: Any = True,
+               clip_templates: Any = None) -> None:
+        check_image_file_options(image_root, allow_outside_root, batch_size, missing_image)
+        if not isinstance(clip_clamp, bool):
+            raise TypeError(f"`clip_clamp` must be a bool, got {type(clip_clamp).__name__}")
         if not isinstance(real, (str, os.PathLike)) or not Path(real).exists():
             raise ValueError(f"`real` must be a folder of images or an .npz statistics file; '{real}' does not exist")
         check_extractor_options(fid_feature, inception_weights, resize)
@@ -145,6 +207,8 @@ class ImageGenerationScore(Metric):
         fields = {"fid": self.fid.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0]}
         if self.allow_outside_root:
             fields["images"] = "outside-root-allowed"
+        if self.missing_image == "zero":
+            fields["missing_image"] = "clip0"
         return fields
 
     def _load_real(self) -> None:
@@ -161,17 +225,19 @@ class ImageGenerationScore(Metric):
             for _, images in same_size_batches(files, self.batch_size):
                 self.fid.update(images.to(device), real=True)
 
-    def update(self, images: Sequence[str], captions: Union[str, Sequence[str]]) -> None:
-        """Add generated images (file paths, relative to ``image_root``) with their captions."""
-        names = as_text_list(images, "images")
+    def update(self, images: Sequence[Optional[str]], captions: Union[str, Sequence[str]]) -> None:
+        """Add ``B`` generated images (file paths, relative to ``image_root``; ``None`` for none with
+        ``missing_image="zero"``) with their ``B`` captions."""
         captions = as_text_list(captions, "captions")
-        check_same_length(names, "images", captions, "captions")
+        check_same_length(images, "images", captions, "captions")
+        kept, names = split_missing_images(images, self.image_root, self.missing_image)
         paths = image_paths_under_root(names, self.image_root, self.allow_outside_root)
         device = self.fid.real_sum.device
         for indices, batch in same_size_batches(paths, self.batch_size):
             batch = batch.to(device)
             self.fid.update(batch, real=False)
-            self.clip.update(batch, [captions[i] for i in indices])
+            self.clip.update(batch, [captions[kept[i]] for i in indices])
+        add_failed_clip_samples(self.clip, len(captions) - len(kept))
 
     def compute(self) -> dict[str, Tensor]:
         """``{"score", "clip", "fid"}`` as 0-d float64 tensors."""

@@ -6,6 +6,7 @@ from gpumetrics.text.bleu import BLEUScore
 register_metric(TaskMetric(
     name="bleu",
     factory=BLEUScore,
-    description="BLEU in [0, 1]: sacrebleu corpus_bleu (13a/intl/char/zh/none) or NLTK corpus_bleu — docs/metrics.md §4",
+    description="BLEU in [0, 1]: sacrebleu corpus_bleu (13a/intl/char/zh/none), NLTK corpus_bleu or pycocoevalcap Bleu "
+                "(mode coco, tokenize ptb|none) — docs/metrics.md §4",
     empty_prediction="",
 ))

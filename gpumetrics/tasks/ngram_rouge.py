@@ -8,7 +8,8 @@ register_metric(TaskMetric(
     factory=ROUGEScore,
     description=(
         "ROUGE-N/L/Lsum (rouge-score parity) and ROUGE-W; options rouge_keys, use_stemmer, tokenizer "
-        "(rouge-score|unicode); best reference per key; primary score rougeL_fmeasure — docs/metrics.md §4"
+        "(rouge-score|unicode); best reference per key; mode coco: pycocoevalcap Rouge (best P and R apart, β=1.2, "
+        "tokenizer ptb|none); primary score rougeL_fmeasure — docs/metrics.md §4"
     ),
     empty_prediction="",
     primary="rougeL_fmeasure",

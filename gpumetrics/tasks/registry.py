@@ -54,6 +54,8 @@ class TaskMetric:
         primary: key of the score to report when ``compute()`` returns a dict.
         path_options: options that are file-system paths, with their default (``None``: no default). A config
             resolves their relative values — and the defaults — against the config file's folder.
+        table_keys: keys of a dict result that the results table shows one row each, under the task (the
+            COCO caption table); the JSON report holds every key in ``details`` anyway.
         check_options: ``check_options(**options)`` raising ``TypeError``/``ValueError``/``FileNotFoundError`` for
             bad options without building the metric — set by metrics that load models; ``None``: :meth:`check`
             builds the metric once (model-free metrics construct in microseconds).
@@ -67,6 +69,7 @@ class TaskMetric:
     primary: Optional[str] = None
     path_options: dict = dataclasses.field(default_factory=dict)
     check_options: Optional[Callable[..., None]] = None
+    table_keys: Sequence[str] = ()
 
     def build(self, options: Optional[dict] = None) -> Metric:
         return self.factory(**(options or {}))
@@ -81,11 +84,19 @@ class TaskMetric:
 
 @dataclasses.dataclass(frozen=True)
 class SuiteTask:
-    """One task of a suite: a display name, its metric and fixed options."""
+    """One task of a suite: a display name, its metric, fixed options and the official file format.
+
+    Attributes:
+        format: name of the reader in :mod:`gpumetrics.tasks.formats` for the organisers' two files (``None``: the
+            generic ``{"id", "prediction"}`` / ``{"id", "references"}`` records).
+        user_options: options a config may set (model paths, real images, …); every other option is fixed.
+    """
 
     name: str
     metric: str
     options: dict = dataclasses.field(default_factory=dict)
+    format: Optional[str] = None
+    user_options: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,6 +107,7 @@ class Suite:
     description: str
     tasks: Sequence[SuiteTask]
     combine: Callable[[dict[str, float]], float] = lambda scores: float(sum(scores.values()))
+    hidden: tuple[str, ...] = ()  # slots whose score S ∈ [0, 1] the config supplies (`score:`), e.g. hidden tasks
 
 
 METRICS: dict[str, TaskMetric] = {}

@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.table import Table
 
 from gpumetrics.core.files import atomic_write
+from gpumetrics.tasks.formats import FORMATS
 from gpumetrics.tasks.registry import METRICS, SUITES
 from gpumetrics.tasks.runner import Report
 
@@ -29,8 +30,9 @@ def short_signature(signature: str, width: int = SIGNATURE_WIDTH) -> str:
 
 
 def results_table(report: Report) -> Table:
-    """One row per task (task, metric, score with ↑/↓ for the better direction, n, missing, short signature), then the
-    suite's combined score."""
+    """One row per task (task, metric, score with ↑/↓ for the better direction, n, missing, short signature) — and
+    one row per key under it for metrics with ``table_keys`` (the COCO caption table) —, then the suite's combined
+    score."""
     title = f"gpumetrics · {report.name} · {report.device}"
     table = Table(title=title, title_justify="left", caption="↑ higher is better · ↓ lower is better", caption_justify="left")
     table.add_column("task", style="bold")
@@ -42,6 +44,10 @@ def results_table(report: Report) -> Table:
     for task in report.tasks:
         missing = f"[yellow]{task.missing}[/yellow]" if task.missing else "0"
         table.add_row(task.name, task.metric, f"{task.score:.4f} {DIRECTION_MARKS[task.higher_is_better]}".rstrip(), str(task.n), missing, short_signature(task.signature))
+        entry = METRICS.get(task.metric)
+        for key in entry.table_keys if entry is not None else ():
+            if isinstance(task.details.get(key), (int, float)):
+                table.add_row(f"  {key}", "", f"{task.details[key]:.4f}", "", "", "")
     if report.suite is not None:
         suite = report.suite
         note = f"missing tasks: {', '.join(suite['missing_tasks'])}" if suite["missing_tasks"] else ""
@@ -60,7 +66,7 @@ def write_json_report(report: Report, path: Path | str) -> Path:
 
 
 def registry_listing() -> dict:
-    """Registered task metrics and suites as plain data (``gpumetrics list --json``)."""
+    """Registered task metrics, suites and official file formats as plain data (``gpumetrics list --json``)."""
     return {
         "metrics": {
             name: {
@@ -73,15 +79,18 @@ def registry_listing() -> dict:
         "suites": {
             name: {
                 "description": suite.description,
-                "tasks": [{"name": t.name, "metric": t.metric, "options": t.options} for t in suite.tasks],
+                "tasks": [{"name": t.name, "metric": t.metric, "options": t.options, "format": t.format,
+                           "user_options": list(t.user_options)} for t in suite.tasks],
+                "hidden": list(suite.hidden),
             }
             for name, suite in sorted(SUITES.items())
         },
+        "formats": {name: fmt.description for name, fmt in sorted(FORMATS.items())},
     }
 
 
 def registry_tables() -> list[Table]:
-    """Rich tables of the registered task metrics and suites (``gpumetrics list``)."""
+    """Rich tables of the registered task metrics, suites and official file formats (``gpumetrics list``)."""
     metrics = Table(title="task metrics", title_justify="left")
     metrics.add_column("metric", style="bold")
     metrics.add_column("missing prediction scored as")
@@ -93,8 +102,15 @@ def registry_tables() -> list[Table]:
     suites.add_column("tasks (metric)", overflow="fold")
     suites.add_column("description", overflow="fold")
     for name, suite in sorted(SUITES.items()):
-        tasks = ", ".join(f"{t.name} ({t.metric})" for t in suite.tasks)
+        tasks = ", ".join(f"{t.name} ({t.metric}" + (f", format {t.format})" if t.format else ")") for t in suite.tasks)
+        if suite.hidden:
+            tasks += f"; hidden-task slots {suite.hidden[0]}…{suite.hidden[-1]} (score: S)"
         suites.add_row(name, tasks, suite.description)
     if not SUITES:
         suites.add_row("—", "no suite registered", "")
-    return [metrics, suites]
+    formats = Table(title="official file formats of the suite tasks", title_justify="left")
+    formats.add_column("format", style="bold")
+    formats.add_column("files", overflow="fold")
+    for name, fmt in sorted(FORMATS.items()):
+        formats.add_row(name, fmt.description)
+    return [metrics, suites, formats]

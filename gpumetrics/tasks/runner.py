@@ -14,6 +14,7 @@ from gpumetrics.core import check_device
 from gpumetrics.core.signature import library_version
 from gpumetrics.tasks.config import ConfigError, EvalConfig, TaskConfig
 from gpumetrics.tasks.data import DataError, join_by_id
+from gpumetrics.tasks.formats import get_format
 
 #: ``progress(task_name, samples_done, samples_total)`` — called once before the first batch and after each batch.
 ProgressFn = Callable[[str, int, int], None]
@@ -42,6 +43,7 @@ class TaskResult:
     references: str
     load_seconds: float
     eval_seconds: float
+    not_evaluated: int = 0
 
     def to_dict(self) -> dict:
         return {
@@ -56,6 +58,7 @@ class TaskResult:
                 "missing_predictions": self.missing,
                 "missing_ids": self.missing_ids,
                 "missing_ids_truncated": self.missing > len(self.missing_ids),
+                "not_evaluated": self.not_evaluated,  # format coco: annotated images without a result
             },
             "details": self.details,
             "files": {"predictions": self.predictions, "references": self.references},
@@ -128,19 +131,26 @@ def resolve_device(device: Optional[str], name: str = "--device", where: Optiona
 def evaluate_task(
     task: TaskConfig, device: torch.device, batch_size: int, progress: Optional[ProgressFn] = None
 ) -> TaskResult:
-    """Join one task's files and score them with its metric, ``batch_size`` samples per ``update``.
+    """Join one task's files (``format`` records: by id; coco: COCO results + annotations) and score them with its
+    metric, ``batch_size`` samples per ``update``.
 
     Raises:
         DataError: malformed / unjoinable data (names file and line).
     """
     start = time.perf_counter()
-    data = join_by_id(task.predictions, task.references, task.metric.empty_prediction)
+    if task.score is not None:
+        return _supplied_result(task)
+    options = task.options
+    if task.format != "records":  # coco (only the images of the results file), a suite task's official format
+        data, options = get_format(task.format).read(task.predictions, task.references, dict(task.options))
+    else:
+        data = join_by_id(task.predictions, task.references, task.metric.empty_prediction)
     loaded = time.perf_counter()
-    metric = task.metric.build(task.options).to(device)
+    metric = task.metric.build(options).to(device)
     total = len(data)
-    if total == 0:
+    if data.total == 0:
         raise DataError(task.references, None, f"task {task.name!r}: the references file holds no records")
-    if task.metric.empty_prediction is None and data.missing:
+    if task.metric.empty_prediction is None and data.missing and data.missing_score is None:
         shown = ", ".join(repr(i) for i in data.missing[:5]) + (", …" if len(data.missing) > 5 else "")
         raise DataError(
             task.predictions, None,
@@ -161,7 +171,14 @@ def evaluate_task(
         done += len(predictions)
         if progress is not None:
             progress(task.name, done, total)
-    score, details = _primary_score(metric.compute(), task.metric.primary, task.metric.name)
+    if total:
+        score, details = _primary_score(metric.compute(), task.metric.primary, task.metric.name)
+    else:  # every prediction missing, each scored missing_score
+        score, details = 0.0, {}
+    if data.missing_score is not None and data.missing:
+        # the official scripts' mean over all references, a missing prediction counting missing_score
+        details = {**details, "mean_over_predicted": score}
+        score = (score * total + data.missing_score * len(data.missing)) / data.total
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     finished = time.perf_counter()
@@ -173,7 +190,7 @@ def evaluate_task(
         score=score,
         higher_is_better=getattr(metric, "higher_is_better", None),
         signature=signature,
-        n=total,
+        n=data.total,
         missing=len(data.missing),
         missing_ids=data.missing[:MAX_LISTED_MISSING],
         details=details,
@@ -181,6 +198,16 @@ def evaluate_task(
         references=str(task.references),
         load_seconds=loaded - start,
         eval_seconds=finished - loaded,
+        not_evaluated=len(data.not_evaluated),
+    )
+
+
+def _supplied_result(task: TaskConfig) -> TaskResult:
+    """The result of a hidden-task slot: the score the config supplies."""
+    return TaskResult(
+        name=task.name, metric="supplied", options={}, score=float(task.score), higher_is_better=True,
+        signature="supplied", n=0, missing=0, missing_ids=[], details={}, predictions="", references="",
+        load_seconds=0.0, eval_seconds=0.0,
     )
 
 
@@ -214,6 +241,7 @@ def evaluate(
             "score": float(config.suite.combine(scores)),
             "tasks": scores,
             "missing_tasks": [task.name for task in config.suite.tasks if task.name not in scores],
+            "hidden_not_supplied": [name for name in config.suite.hidden if name not in scores],
         }
     return Report(
         config=str(config.path),

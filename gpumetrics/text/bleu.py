@@ -13,6 +13,15 @@
   sample's hypothesis and references (a quirk of its loop); that is reproduced, the last sample being the last one
   given to ``update`` (under DDP: of the highest rank that saw data — set ``smooth`` to another method if the order
   of samples across ranks is arbitrary).
+* ``mode="coco"`` equals pycocoevalcap's ``Bleu(n).compute_score(gts, res)`` (its ``bleu_scorer``, as ``COCOEvalCap``
+  prints ``Bleu_n``), ``n = len(weights)`` (uniform weights only; ``Bleu_k`` for k < n is the same number as the
+  ``k``-th value of ``Bleu(n)``): every order's precision is ``(matches + 1e-15) / (n-grams + 1e-9)`` — never 0, so
+  no smoothing option —, BLEU-n is the n-th root of the product of the precisions of orders 1..n, the brevity
+  penalty ``exp(1 − r/c)`` applies when ``(c + 1e-15) / (r + 1e-9) < 1`` with r the closest reference length (ties
+  to the shorter); the corpus score uses the summed statistics, sentence level (``reduction="none"``) equals its
+  per-image list. ``tokenize="ptb"`` (default) first tokenises as ``COCOEvalCap`` does (pycocoevalcap's PTB
+  tokenizer: predictions in one call, references in another, :func:`~gpumetrics.text.tokenize.ptb.
+  coco_tokenized_captions`); ``tokenize="none"`` splits on whitespace as the scorer does on pre-tokenised text.
 
 ``target[i]`` holds the references of ``preds[i]`` (a string or a list; their number may differ per sample; an
 empty reference string is a reference of length 0). The closest reference length breaks ties to the shorter one in
@@ -42,8 +51,11 @@ from gpumetrics.core import (
 from gpumetrics.kernels.ngrams import clipped_ngram_matches, ngram_totals
 from gpumetrics.kernels.ragged import segment_ids, segment_starts
 from gpumetrics.text.tokenize import SacreBleuTokenizer
+from gpumetrics.text.tokenize.ptb import coco_ptb_strings
 
-BLEU_MODES = ("sacrebleu", "nltk")
+BLEU_MODES = ("sacrebleu", "nltk", "coco")
+COCO_TOKENIZERS = ("ptb", "none")
+_COCO_TINY, _COCO_SMALL = 1e-15, 1e-9  # pycocoevalcap bleu_scorer: added to matches / to n-gram counts
 SACREBLEU_SMOOTHING = ("exp", "floor", "add-k", "none")
 NLTK_SMOOTHING = tuple(f"method{k}" for k in range(8))
 BLEU_REDUCTIONS = ("corpus", "mean", "sum", "none")
@@ -62,6 +74,7 @@ class _BLEUConfig:
     weights: tuple[float, ...]
     effective_order: bool
     reduction: str
+    coco_ptb: bool = False  # mode "coco", tokenize "ptb": texts go through pycocoevalcap's PTB tokenizer first
 
     @property
     def max_order(self) -> int:
@@ -87,6 +100,15 @@ def _bleu_config(
 ) -> _BLEUConfig:
     check_choice(mode, "mode", BLEU_MODES)
     check_choice(reduction, "reduction", BLEU_REDUCTIONS)
+    if mode == "coco":
+        tokenize = "ptb" if tokenize is None else tokenize
+        check_choice(tokenize, "tokenize", COCO_TOKENIZERS)
+        for name, value, default in (("smooth", smooth, None), ("smooth_value", smooth_value, None),
+                                     ("lowercase", lowercase, False), ("effective_order", effective_order, False)):
+            if value != default:
+                raise ValueError(f"`{name}` is not an option of mode='coco' (pycocoevalcap's Bleu has none), got {value!r}")
+        coco_ptb = tokenize == "ptb"
+        tokenize = "none"  # after the PTB tokenizer: pycocoevalcap splits its strings on whitespace
     tokenize = ("13a" if mode == "sacrebleu" else "none") if tokenize is None else tokenize
     tokenizer = SacreBleuTokenizer(tokenize, lowercase)  # checks `tokenize` and `lowercase`
     if not isinstance(effective_order, bool):
@@ -101,6 +123,11 @@ def _bleu_config(
     if any(not math.isfinite(w) or w < 0 for w in weights):
         raise ValueError(f"`weights` must be finite and non-negative, got {weights!r}")
     weights = tuple(float(w) for w in weights)
+    if mode == "coco":
+        n = len(weights)
+        if any(abs(w - 1.0 / n) > 1e-12 for w in weights):
+            raise ValueError(f"`weights` must be uniform (1/n each) in mode='coco', got {weights!r}")
+        return _BLEUConfig(mode, tokenizer, "coco", None, weights, False, reduction, coco_ptb)
     if mode == "sacrebleu":
         smooth = "exp" if smooth is None else smooth
         check_choice(smooth, "smooth", SACREBLEU_SMOOTHING)
@@ -143,6 +170,8 @@ def _bleu_update(
     preds = as_text_list(preds, "preds")
     target = as_reference_lists(target, "target")
     check_same_length(preds, "preds", target, "target")
+    if config.coco_ptb:
+        preds, target = coco_ptb_strings(preds, target)
     n_refs = [len(refs) for refs in target]
     # Lines grouped by sample (the hypothesis, then its references), tokenised in one call (one shared memo).
     lines = []
@@ -209,6 +238,57 @@ def _sacrebleu_scores(
     bp = torch.where(hyp_len < ref_len, torch.where(hyp_len > 0, torch.exp(1.0 - ratio), 0.0), 1.0)
     score = bp * torch.exp(log_mean) / 100.0
     return torch.where(any_match, score, torch.zeros_like(score))
+
+
+def coco_bleu_scores(matches: Tensor, totals: Tensor, hyp_len: Tensor, ref_len: Tensor) -> Tensor:
+    """pycocoevalcap's ``bleu_scorer`` for R rows of statistics at once: BLEU-1 … BLEU-N (cumulative).
+
+    Args:
+        matches, totals: ``DoubleTensor[R, N]`` clipped matches and hypothesis n-grams per order; hyp_len, ref_len:
+            ``DoubleTensor[R]`` hypothesis and (closest) reference lengths.
+
+    Returns:
+        ``DoubleTensor[R, N]``: column k-1 is BLEU-k (the same operations in the same order as the scorer, so the
+        doubles agree to the last bits).
+
+    Example:
+        >>> stats = torch.tensor([[3.0, 1.0, 4.0, 3.0, 4.0, 5.0]], dtype=torch.float64)  # matches, n-grams, c, r
+        >>> coco_bleu_scores(stats[:, 0:2], stats[:, 2:4], stats[:, 4], stats[:, 5])  # c < r: brevity penalty
+        tensor([[0.5841, 0.3894]], dtype=torch.float64)
+    """
+    product = torch.ones_like(hyp_len)
+    columns = []
+    for k in range(matches.shape[1]):  # orders, not samples
+        product = product * ((matches[:, k] + _COCO_TINY) / (totals[:, k] + _COCO_SMALL))
+        columns.append(torch.pow(product, 1.0 / (k + 1)))
+    bleu = torch.stack(columns, dim=1) if columns else matches.new_zeros(matches.shape)
+    ratio = (hyp_len + _COCO_TINY) / (ref_len + _COCO_SMALL)
+    short = ratio < 1
+    penalty = torch.exp(1.0 - 1.0 / torch.where(short, ratio, 1.0))
+    return torch.where(short[:, None], bleu * penalty[:, None], bleu)
+
+
+def coco_bleu_statistics(
+    preds: Sequence[str], target: Sequence[Sequence[str]], device: torch.device | str | None = None, max_order: int = 4
+) -> dict[str, Tensor]:
+    """Per-sample statistics of pycocoevalcap's ``Bleu`` on already tokenised strings (whitespace split), for
+    callers that combine them themselves (the COCO caption table); :func:`coco_bleu_scores` turns them into scores.
+
+    Args:
+        preds: ``B`` tokenised captions; target: ``B`` lists of tokenised references.
+        device: where counting runs.
+        max_order: N.
+
+    Returns:
+        ``matches: LongTensor[B, N]``, ``totals: LongTensor[B, N]``, ``hyp_len: LongTensor[B]``, ``ref_len:
+        LongTensor[B]`` (closest reference length, ties to the shorter).
+
+    Example:
+        >>> coco_bleu_statistics(["a cat sat"], [["a cat", "the cat sat down"]], max_order=2)["matches"]
+        tensor([[3, 2]])
+    """
+    config = _bleu_config("coco", "none", None, None, (1.0 / max_order,) * max_order, False, False, "corpus")
+    return _bleu_update(preds, target, config, check_device(device, "device"))
 
 
 def _nltk_scores(
@@ -286,6 +366,9 @@ def _scores(
     """Scores of R rows of summed statistics; ``totals`` are raw n-gram counts for sacrebleu, NLTK denominators."""
     matches, totals = matches.double(), totals.double()
     hyp_len, ref_len = hyp_len.double(), ref_len.double()
+    if config.mode == "coco":
+        orders = config.max_order
+        return coco_bleu_scores(matches[:, :orders], totals[:, :orders], hyp_len, ref_len)[:, -1]
     if config.mode == "sacrebleu":
         return _sacrebleu_scores(matches[:, : config.max_order], totals[:, : config.max_order], hyp_len, ref_len,
                                  config)
@@ -295,7 +378,7 @@ def _scores(
 
 def _sentence_scores(stats: dict[str, Tensor], config: _BLEUConfig) -> Tensor:
     """Per-sample BLEU, ``DoubleTensor[B]``."""
-    totals = stats["totals"] if config.mode == "sacrebleu" else stats["totals"].clamp_min(1)
+    totals = stats["totals"] if config.mode != "nltk" else stats["totals"].clamp_min(1)
     five = min(4, totals.shape[1] - 1)  # the 5-gram column read by NLTK's methods 5 and 7
     last = torch.stack([stats["hyp_len"], stats["matches"][:, five], totals[:, five]], dim=1)
     return _scores(stats["matches"], totals, stats["hyp_len"], stats["ref_len"], last, config)
@@ -310,7 +393,7 @@ def _bleu_compute(
 
 def _corpus_statistics(stats: dict[str, Tensor], config: _BLEUConfig) -> dict[str, Tensor]:
     """Batch sums of the per-sample statistics (what the module accumulates)."""
-    totals = stats["totals"] if config.mode == "sacrebleu" else stats["totals"].clamp_min(1)
+    totals = stats["totals"] if config.mode != "nltk" else stats["totals"].clamp_min(1)
     if stats["hyp_len"].numel():
         five = min(4, totals.shape[1] - 1)
         last = torch.stack([stats["hyp_len"][-1], stats["matches"][-1, five], totals[-1, five]]).double()[None]
@@ -349,9 +432,11 @@ def bleu_score(
     Args:
         preds: ``B`` hypothesis strings.
         target: ``B`` items, each the reference string(s) of the corresponding hypothesis (1 or more, any number).
-        mode: ``"sacrebleu"`` (sacrebleu 2.x ``corpus_bleu``) or ``"nltk"`` (NLTK ``corpus_bleu``).
+        mode: ``"sacrebleu"`` (sacrebleu 2.x ``corpus_bleu``), ``"nltk"`` (NLTK ``corpus_bleu``) or ``"coco"``
+            (pycocoevalcap ``Bleu``, as ``COCOEvalCap`` prints it; BLEU-n with n = ``len(weights)``).
         tokenize: ``"13a"``, ``"intl"``, ``"char"``, ``"zh"`` or ``"none"`` (whitespace); default ``"13a"`` for
-            sacrebleu, ``"none"`` for NLTK.
+            sacrebleu, ``"none"`` for NLTK. ``mode="coco"``: ``"ptb"`` (default, pycocoevalcap's PTB tokenizer)
+            or ``"none"`` (whitespace, the scorer on pre-tokenised text).
         smooth: sacrebleu: ``"exp"`` (default), ``"floor"``, ``"add-k"``, ``"none"``; NLTK: ``"method0"`` (default)
             … ``"method7"``.
         smooth_value: sacrebleu's value for ``floor`` (default 0.1) and ``add-k`` (default 1).
@@ -377,6 +462,8 @@ def bleu_score(
         0.764706
         >>> bleu_score(preds, target, mode="nltk", weights=(0.5, 0.5), smooth="method1", reduction="none")
         tensor([0.9129, 0.4137], dtype=torch.float64)
+        >>> round(bleu_score(["A cat sat on the mat."], [["The cat sat on the mat."]], mode="coco").item(), 6)
+        0.759836
     """
     config = _bleu_config(mode, tokenize, smooth, smooth_value, weights, lowercase, effective_order, reduction)
     stats = _bleu_update(preds, target, config, check_device(device, "device"))
@@ -515,11 +602,11 @@ class BLEUScore(PerSampleScore):
         tokenizer = config.tokenizer.signature()
         return {
             "mode": config.mode,
-            "tok": tokenizer["tok"],
+            "tok": "ptb" if config.coco_ptb else tokenizer["tok"],
             "smooth": smooth,
             "order": config.max_order,
             "weights": None if uniform and abs(sum(config.weights) - 1) < 1e-12 else ",".join(map(str, config.weights)),
-            "case": tokenizer["case"],
+            "case": None if config.mode == "coco" else tokenizer["case"],
             "eff": config.effective_order if config.mode == "sacrebleu" else None,
             "reduction": config.reduction,
         }

@@ -50,7 +50,23 @@ from gpumetrics.text.tokenize import Tokenizer, get_tokenizer
 
 VARIANTS = ("cider-d", "cider")
 TOKENIZERS = ("ptb", "none")
-_STATES = ("hyp_codes", "hyp_lengths", "ref_codes", "ref_lengths", "ref_counts", "long_codes", "long_checks")
+#: the module's ``cat`` states, in the order :func:`_cider_update` returns them (shared with ``COCOCaptionScores``)
+CIDER_STATES = ("hyp_codes", "hyp_lengths", "ref_codes", "ref_lengths", "ref_counts", "long_codes", "long_checks")
+
+
+def cat_state(value: Tensor | list[Tensor], device: torch.device, dtype: torch.dtype = torch.long) -> Tensor:
+    """A ``cat`` state as one tensor: the appended tensors (or the synchronised tensor) concatenated along dim 0;
+    an empty ``dtype`` tensor before any update.
+
+    Example:
+        >>> cat_state([torch.tensor([1, 2]), torch.tensor([3])], torch.device("cpu")), cat_state([], torch.device("cpu"))
+        (tensor([1, 2, 3]), tensor([], dtype=torch.int64))
+    """
+    if isinstance(value, Tensor):
+        return value.to(dtype)
+    if not value:
+        return torch.zeros(0, dtype=dtype, device=device)
+    return torch.cat([v.reshape(-1, *v.shape[1:]) if v.dim() else v.reshape(1) for v in value]).to(dtype)
 
 
 # ---------------------------------------------------------------------------------------------------- options
@@ -335,6 +351,35 @@ def _cider_update(
     )
 
 
+def cider_token_codes(
+    preds: Sequence[str], target: Sequence[Sequence[str]], tokenize: str = "ptb", device: torch.device | str | None = None
+) -> tuple[Tensor, ...]:
+    """The token codes of a batch that :class:`CIDErScore` keeps (its ``CIDER_STATES``, in order), for callers that
+    gather a corpus themselves (the COCO caption table); :func:`cider_from_codes` scores them.
+
+    Example:
+        >>> codes = cider_token_codes(["a dog"], [["a dog", "dogs"]], tokenize="none")
+        >>> [c.tolist() for c in codes[1:2] + codes[3:5]]  # hyp_lengths, ref_lengths, ref_counts
+        [[2], [2, 1], [2]]
+    """
+    tokenizer = _check_options("cider-d", tokenize, "mean", 4, 6.0)
+    return _cider_update(preds, target, tokenizer, check_device(device, "device"))
+
+
+def cider_from_codes(
+    codes: Sequence[Tensor], variant: str = "cider-d", n_gram: int = 4, sigma: float = 6.0, reduction: str = "mean"
+) -> Tensor:
+    """Scores of a corpus from its token codes (``CIDER_STATES`` order), after the collision check.
+
+    Example:
+        >>> cider_from_codes(cider_token_codes(["a dog"], [["a dog", "dogs"]], tokenize="none"), reduction="none")
+        tensor([0.], dtype=torch.float64)
+    """
+    _check_options(variant, "none", reduction, n_gram, sigma)
+    _check_no_collision(codes[5], codes[6])
+    return _cider_compute(*codes[:5], variant, n_gram, float(sigma), reduction)
+
+
 # ------------------------------------------------------------------------------------------------ public API
 @gc_paused
 @single_threaded
@@ -439,22 +484,17 @@ class CIDErScore(Metric):
         self.tokenizer = _check_options(variant, tokenize, reduction, n_gram, sigma)
         self.variant, self.reduction = variant, reduction
         self.n_gram, self.sigma = n_gram, float(sigma)
-        for name in _STATES:
+        for name in CIDER_STATES:
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
     def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
         """Add ``B`` candidates and their reference sets (see :func:`cider_score`)."""
         values = _cider_update(preds, target, self.tokenizer, self.device)
-        for name, value in zip(_STATES, values):
+        for name, value in zip(CIDER_STATES, values):
             getattr(self, name).append(value)
 
     def _state(self, name: str) -> Tensor:
-        value = getattr(self, name)
-        if isinstance(value, Tensor):
-            return value.long()
-        if not value:
-            return torch.zeros(0, dtype=torch.long, device=self.device)
-        return torch.cat([v.reshape(-1) for v in value]).long()
+        return cat_state(getattr(self, name), self.device)
 
     def compute(self) -> Tensor:
         """Corpus score (``DoubleTensor[]``) or per-sample scores (``DoubleTensor[B]``), as ``reduction`` says."""

@@ -1,4 +1,4 @@
-"""Question-answering and string metrics (docs/metrics.md §1): token F1, exact match, string accuracy.
+"""Question-answering and string metrics (docs/metrics.md §1): token F1, exact match, string accuracy, VQA accuracy.
 
 Presets:
 
@@ -6,10 +6,14 @@ Presets:
   ``a|an|the`` removed, whitespace split. Gold answers that normalise to nothing are dropped unless every gold
   answer does (then the gold is ``""``). Empty vs empty scores 1, empty vs non-empty 0. Max over gold answers.
 * ``aij2022`` — the AIJ-2022 TextQA/MathQA scripts: lowercase, ASCII punctuation removed (``-`` kept for exact
-  match), no article removal, each token lemmatised with pymorphy3's Russian dictionary. When the best score is
-  ≤ 0.5 (F1) or 0 (EM) and the lowercased prediction contains a latin letter ``a``–``e``, the prediction is replaced
-  by the first such letter and rescored (multiple-choice answers such as "Ответ: b"); the rescored value is final.
+  match), no article removal, each token lemmatised with pymorphy3's Russian dictionary and number words mapped to
+  digits (``три`` → ``3``). When the best score is ≤ 0.5 (F1) or 0 (EM) and the *raw* prediction contains one of
+  ``a b c d e`` (lower case), the prediction is replaced by the first such letter and rescored (multiple-choice
+  answers such as "Ответ: b"); the rescored value is final.
 * ``raw`` (exact match only) — plain string equality, as string accuracy.
+
+VQA accuracy (AIJ-2021 ``vqaEval.py``) compares the *normalised* prediction
+(:func:`~gpumetrics.text.tokenize.answers.vqa_eval_answer`, per question language) with the raw gold answers.
 
 Tokenisation is Python (cached per distinct string); counting is tensor work on the metric's device: tokens become
 ids, common-token counts come from one ``unique``/``bincount`` over all (sample, gold) pairs, the max over gold
@@ -30,7 +34,7 @@ from gpumetrics.core import (
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.kernels.ragged import expand_segments, segment_ids
 from gpumetrics.text.tokenize import dense_ids, encode_token_lists, get_tokenizer
-from gpumetrics.text.tokenize.answers import Tokens, choice_letter, squad_tokens
+from gpumetrics.text.tokenize.answers import VQA_LANGUAGES, Tokens, choice_letter, squad_tokens, vqa_eval_answer
 
 F1_PRESETS = ("squad", "aij2022")
 EXACT_MATCH_PRESETS = ("squad", "aij2022", "raw")
@@ -153,6 +157,23 @@ def _exact_match_update(preds: Any, target: Any, preset: str, device: torch.devi
     return _rescore_with_choice_letter(scores, pred_list, gold_keys, scores == 0, key, best_exact_match)
 
 
+def _languages(lang: Any, n: int) -> list[str]:
+    """``lang`` as ``n`` language codes: one code for every sample or a sequence of ``n`` codes."""
+    langs = [lang] * n if isinstance(lang, str) else as_text_list(lang, "lang")
+    check_same_length(langs, "lang", range(n), "preds")
+    for index, code in enumerate(langs):
+        if code not in VQA_LANGUAGES:
+            raise ValueError(f"`lang[{index}]` must be one of {', '.join(VQA_LANGUAGES)}, got {code!r}")
+    return langs
+
+
+def _vqa_accuracy_update(preds: Any, target: Any, lang: Any, device: torch.device) -> Tensor:
+    """Per-question VQA accuracy (1 when the normalised prediction equals a raw gold answer): ``DoubleTensor[B]``."""
+    pred_list, gold_lists = _check_pairs(preds, target)
+    langs = _languages(lang, len(pred_list))
+    return best_exact_match([vqa_eval_answer(p, code) for p, code in zip(pred_list, langs)], gold_lists, device)
+
+
 def _default_device(device: Optional[torch.device | str]) -> torch.device:
     return check_device(device, "device")
 
@@ -247,6 +268,40 @@ def string_accuracy(
     """
     check_choice(reduction, "reduction", REDUCTIONS)
     return reduce_scores(_exact_match_update(preds, target, "raw", _default_device(device)), reduction)
+
+
+@gc_paused
+@single_threaded
+def vqa_accuracy(
+    preds: str | Sequence[str],
+    target: str | Sequence[str | Sequence[str]],
+    lang: str | Sequence[str] = "en",
+    reduction: str = "mean",
+    device: Optional[torch.device | str] = None,
+) -> Tensor:
+    """AIJ-2021 VQA accuracy (the official ``vqaEval.py``): share of questions whose normalised prediction equals
+    one of its gold answers as written (docs/metrics.md §1).
+
+    Args:
+        preds: ``B`` predicted answers.
+        target: ``B`` gold answers, each a string or a list of strings (compared raw, not normalised).
+        lang: ``"en"`` or ``"ru"`` for every question, or ``B`` such codes (how the prediction is normalised).
+        reduction: ``"mean"``, ``"sum"`` or ``"none"`` (``DoubleTensor[B]`` of 0/1).
+        device: where counting runs (default CPU).
+
+    Returns:
+        ``DoubleTensor[]`` in [0, 1] (or ``[B]``). The script prints the mean rounded to 3 decimals; this is the
+        unrounded mean.
+
+    Raises:
+        TypeError: non-string answers or languages. ValueError: length mismatch, an unknown language code.
+
+    Example:
+        >>> vqa_accuracy(["Two.", "Три", "a dog"], ["2", "3", "a dog"], ["en", "ru", "en"], reduction="none")
+        tensor([1., 1., 0.], dtype=torch.float64)
+    """
+    check_choice(reduction, "reduction", REDUCTIONS)
+    return reduce_scores(_vqa_accuracy_update(preds, target, lang, _default_device(device)), reduction)
 
 
 class _PresetScore(PerSampleScore):
@@ -346,3 +401,30 @@ class StringAccuracy(_PresetScore):
     kernel_threads = 1
     presets = ("raw",)
     per_sample = staticmethod(_exact_match_update)
+
+
+class VQAAccuracy(_PresetScore):
+    """AIJ-2021 VQA accuracy accumulated over batches; see :func:`vqa_accuracy`.
+
+    Args:
+        preset: only ``"aij2021"`` (the official ``vqaEval.py``).
+        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]`` of 0/1).
+        kwargs: ``torchmetrics.Metric`` options.
+
+    Example:
+        >>> metric = VQAAccuracy()
+        >>> metric.update(["Two.", "да"], ["2", "да"], lang=["en", "ru"])
+        >>> metric.update(["The cat"], ["the cat"], lang="en")
+        >>> metric.compute()
+        tensor(0.6667, dtype=torch.float64)
+    """
+
+    signature_name = "vqa_accuracy"
+    kernel_threads = 1
+    presets = ("aij2021",)
+
+    def update(  # type: ignore[override]
+        self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]], lang: str | Sequence[str] = "en"
+    ) -> None:
+        """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` strings or lists; ``lang`` — a code or ``B``."""
+        self._accumulate(_vqa_accuracy_update(preds, target, lang, self.device))

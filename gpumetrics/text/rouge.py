@@ -8,6 +8,16 @@ reference of highest F-measure (first one on ties), as ``score_multi`` does.
 ``rougeW`` is the weighted-LCS ROUGE of Lin (2004) §3.3 with ``f(k) = k**rouge_w_weight`` (1.2 by default):
 ``R = (WLCS / f(len_ref)) ** (1/w)``, ``P = (WLCS / f(len_pred)) ** (1/w)``, ``F = 2PR / (P + R)``.
 
+``mode="coco"`` equals pycocoevalcap's ``Rouge().compute_score(gts, res)`` (the ``ROUGE_L`` of ``COCOEvalCap``): only
+the key ``rougeL``; words are the caption split on single spaces (``" "``, so an empty caption is one empty word,
+which matches an empty reference); the LCS of the caption with *each* reference gives a precision (LCS / caption
+words) and a recall (LCS / reference words); the best precision and the best recall are taken **separately** over
+the references — possibly from two different references — and combined as ``F = (1 + β²)·P·R / (R + β²·P)`` with
+β = 1.2 (0 when P or R is 0). ``rougeL_precision`` / ``rougeL_recall`` are those two maxima, ``rougeL_fmeasure`` the
+combined score (the per-image value; the corpus score is its mean). ``tokenizer="ptb"`` (default) first tokenises
+as ``COCOEvalCap`` does (pycocoevalcap's PTB tokenizer, predictions and references as two calls), ``"none"``
+splits the given strings as they are. Same LCS kernel as ROUGE-L (:func:`gpumetrics.kernels.lcs.lcs_length`).
+
 Only tokenisation is Python (:class:`gpumetrics.text.tokenize.RougeTokenizer`); n-gram overlaps (n-gram ids of
 the shared ladder + multiset intersections), LCS (bit-parallel), the backtracked LCS unions of ROUGE-Lsum and the
 weighted LCS are tensor work over all (sample, reference) pairs at once, on the metric's device.
@@ -30,9 +40,13 @@ from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.kernels.ngrams import NgramLadder, ngram_totals
 from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_ids, segment_products, segment_starts
-from gpumetrics.text.tokenize import RougeTokenizer
+from gpumetrics.text.tokenize import RougeTokenizer, encode_token_lists
+from gpumetrics.text.tokenize.ptb import coco_ptb_strings
 
 DEFAULT_ROUGE_KEYS = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+ROUGE_MODES = ("rouge-score", "coco")
+COCO_TOKENIZERS = ("ptb", "none")
+COCO_BETA = 1.2  # pycocoevalcap Rouge's β
 _ROUGE_N = re.compile(r"rouge([1-9])$")
 _STATS = ("precision", "recall", "fmeasure")
 _CPU_CHUNK_SAMPLES = 2048
@@ -54,11 +68,40 @@ def _check_keys(rouge_keys: Any) -> tuple[str, ...]:
     return tuple(keys)
 
 
+class COCOWords:
+    """``mode="coco"``'s words: pycocoevalcap ``Rouge`` splits each (PTB-tokenised) caption on ``" "``.
+
+    Args:
+        ptb: tokenise with pycocoevalcap's PTB tokenizer first (predictions and references as two calls).
+    """
+
+    def __init__(self, ptb: bool) -> None:
+        self.ptb = ptb
+
+    def words(self, texts: Sequence[str]) -> list[list[str]]:
+        """``text.split(" ")`` of each text (``""`` is one empty word)."""
+        return [text.split(" ") for text in texts]
+
+    def signature(self) -> dict[str, Any]:
+        return {"tokenizer": "ptb" if self.ptb else "none"}
+
+
 def _check_options(
-    rouge_keys: Any, tokenizer: Any, use_stemmer: Any, rouge_w_weight: Any, reduction: Any
-) -> tuple[tuple[str, ...], RougeTokenizer]:
-    keys = _check_keys(rouge_keys)
-    tokens = RougeTokenizer(tokenizer, use_stemmer)  # checks `tokenizer` and `use_stemmer`
+    rouge_keys: Any, tokenizer: Any, use_stemmer: Any, rouge_w_weight: Any, reduction: Any, mode: Any = "rouge-score"
+) -> tuple[tuple[str, ...], RougeTokenizer | COCOWords]:
+    check_choice(mode, "mode", ROUGE_MODES)
+    if mode == "coco":
+        keys = ("rougeL",) if rouge_keys is None else _check_keys(rouge_keys)
+        if keys != ("rougeL",):
+            raise ValueError(f"`rouge_keys` must be ('rougeL',) in mode='coco' (pycocoevalcap's ROUGE_L), got {rouge_keys!r}")
+        tokenizer = "ptb" if tokenizer is None else tokenizer
+        check_choice(tokenizer, "tokenizer", COCO_TOKENIZERS)
+        if use_stemmer is not False:
+            raise ValueError(f"`use_stemmer` is not an option of mode='coco', got {use_stemmer!r}")
+        check_choice(reduction, "reduction", REDUCTIONS)
+        return keys, COCOWords(tokenizer == "ptb")
+    keys = _check_keys(DEFAULT_ROUGE_KEYS if rouge_keys is None else rouge_keys)
+    tokens = RougeTokenizer("rouge-score" if tokenizer is None else tokenizer, use_stemmer)  # checks both
     if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) or not rouge_w_weight > 1:
         raise ValueError(f"`rouge_w_weight` must be a number > 1, got {rouge_w_weight!r}")
     check_choice(reduction, "reduction", REDUCTIONS)
@@ -119,11 +162,12 @@ def _rouge_update(
     preds: Any,
     target: Any,
     rouge_keys: Sequence[str],
-    tokenizer: RougeTokenizer,
+    tokenizer: RougeTokenizer | COCOWords,
     rouge_w_weight: float,
     device: torch.device,
 ) -> Tensor:
-    """Per-sample ROUGE scores: ``DoubleTensor[B, K, 3]`` (precision, recall, F per key, best reference).
+    """Per-sample ROUGE scores: ``DoubleTensor[B, K, 3]`` (precision, recall, F per key, best reference; ``coco``:
+    best precision, best recall, their β-combination).
 
     Samples are scored in chunks (independent of each other): on CPU a chunk of ~2k samples keeps the working set
     in cache, which is faster than one pass over a large batch; on CUDA chunks are large.
@@ -135,6 +179,15 @@ def _rouge_update(
     if n_samples == 0:
         return torch.zeros(0, n_keys, 3, dtype=torch.float64, device=device)
     chunk = _CPU_CHUNK_SAMPLES if device.type == "cpu" else _DEVICE_CHUNK_SAMPLES
+    if isinstance(tokenizer, COCOWords):
+        if tokenizer.ptb:
+            pred_list, target_lists = coco_ptb_strings(pred_list, target_lists)
+        parts = [
+            _coco_rouge_chunk(tokenizer.words(pred_list[start : start + chunk]),
+                              [tokenizer.words(refs) for refs in target_lists[start : start + chunk]], device)
+            for start in range(0, n_samples, chunk)
+        ]
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
     parts = [
         _rouge_chunk(pred_list[start : start + chunk], target_lists[start : start + chunk], rouge_keys, tokenizer,
                      rouge_w_weight, device)
@@ -206,6 +259,55 @@ def _rouge_chunk(
             )
             results.append(_scores(hits, pair_pred_len, target_len))
     return _best_per_sample(torch.stack(results, 1), pair_sample, n_samples)
+
+
+def _coco_rouge_chunk(pred_words: list[list[str]], target_words: list[list[list[str]]], device: torch.device) -> Tensor:
+    """pycocoevalcap ``Rouge`` of ``B`` captions (word lists) against their references: ``DoubleTensor[B, 1, 3]``
+    (best precision, best recall, ``(1 + β²)PR / (R + β²P)``), every (caption, reference) LCS at once."""
+    n_samples = len(pred_words)
+    flat_targets = [words for refs in target_words for words in refs]
+    n_pairs = len(flat_targets)
+    refs_per_sample = torch.tensor([len(refs) for refs in target_words], dtype=torch.long, device=device)
+    pair_sample = segment_ids(refs_per_sample, n_pairs)
+    tokens = encode_token_lists(pred_words + flat_targets)
+    host_lengths = tokens.lengths
+    batch = tokens._replace(vocab_size=max(tokens.vocab_size, 1)).to(device)
+    n_pred_tokens = int(host_lengths[:n_samples].sum())
+    pred_len, target_len = batch.lengths[:n_samples], batch.lengths[n_samples:]
+    widths = int(host_lengths[:n_samples].max(initial=0)), int(host_lengths[n_samples:].max(initial=0))
+    pred_padded = pad_segments(batch.ids[:n_pred_tokens], pred_len, -1, widths[0])[pair_sample]
+    target_padded = pad_segments(batch.ids[n_pred_tokens:], target_len, -2, widths[1])
+    pair_pred_len = pred_len[pair_sample]
+    hits = lcs_length(target_padded, target_len, pred_padded, pair_pred_len).double()
+    precision = hits / pair_pred_len.clamp_min(1).double()
+    recall = hits / target_len.clamp_min(1).double()
+    zeros = torch.zeros(n_samples, dtype=torch.float64, device=device)
+    best_p = zeros.scatter_reduce(0, pair_sample, precision, reduce="amax")
+    best_r = zeros.scatter_reduce(0, pair_sample, recall, reduce="amax")
+    beta2 = COCO_BETA**2
+    both = (best_p != 0) & (best_r != 0)
+    combined = (1 + beta2) * best_p * best_r / torch.where(both, best_r + beta2 * best_p, 1.0)
+    return torch.stack([best_p, best_r, torch.where(both, combined, 0.0)], 1).unsqueeze(1)
+
+
+def coco_rouge_l(
+    preds: Sequence[str], target: Sequence[Sequence[str]], ptb: bool = False, device: torch.device | str | None = None
+) -> Tensor:
+    """pycocoevalcap ``Rouge`` per sample (the ``mode="coco"`` scores of :func:`rouge_score` with ``reduction="none"``).
+
+    Args:
+        preds: ``B`` captions; target: ``B`` lists of references.
+        ptb: tokenise with pycocoevalcap's PTB tokenizer first (else the strings are split on ``" "`` as given).
+        device: where the LCS runs.
+
+    Returns:
+        ``DoubleTensor[B, 3]``: best precision, best recall, ``(1 + β²)PR / (R + β²P)`` (β = 1.2).
+
+    Example:
+        >>> coco_rouge_l(["a cat"], [["a cat", "a black cat on a mat"]])
+        tensor([[1., 1., 1.]], dtype=torch.float64)
+    """
+    return _rouge_update(preds, target, ("rougeL",), COCOWords(ptb), COCO_BETA, check_device(device, "device"))[:, 0]
 
 
 def _rouge_w(target: Tensor, target_len: Tensor, pred: Tensor, pred_len: Tensor, weight: float) -> Tensor:
@@ -289,11 +391,12 @@ def _rouge_compute(reduced: Tensor, rouge_keys: Sequence[str]) -> dict[str, Tens
 def rouge_score(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
-    rouge_keys: str | Sequence[str] = DEFAULT_ROUGE_KEYS,
+    rouge_keys: Optional[str | Sequence[str]] = None,
     use_stemmer: bool = False,
-    tokenizer: str = "rouge-score",
+    tokenizer: Optional[str] = None,
     rouge_w_weight: float = 1.2,
     reduction: str = "mean",
+    mode: str = "rouge-score",
     device: Optional[torch.device | str] = None,
 ) -> dict[str, Tensor]:
     """ROUGE scores of predictions against one or several references (docs/metrics.md §4).
@@ -302,13 +405,18 @@ def rouge_score(
         preds: ``B`` predicted texts.
         target: ``B`` references, each a string or a list of strings (the best-F reference counts, per key).
         rouge_keys: any of ``"rouge1"``…``"rouge9"``, ``"rougeL"``, ``"rougeLsum"`` (lines split on ``"\\n"``),
-            ``"rougeW"``.
+            ``"rougeW"``; default ``("rouge1", "rouge2", "rougeL", "rougeLsum")`` (``mode="coco"``: ``("rougeL",)``,
+            the only key it has).
         use_stemmer: Porter-stem ASCII tokens longer than 3 characters (rouge-score's ``use_stemmer``).
-        tokenizer: ``"rouge-score"`` (ASCII ``[a-z0-9]`` tokens, exactly rouge-score) or ``"unicode"`` (letters of
-            every script; CJK characters one by one), see :class:`gpumetrics.text.tokenize.RougeTokenizer`.
+        tokenizer: ``"rouge-score"`` (default; ASCII ``[a-z0-9]`` tokens, exactly rouge-score) or ``"unicode"``
+            (letters of every script; CJK characters one by one), see :class:`gpumetrics.text.tokenize.RougeTokenizer`;
+            ``mode="coco"``: ``"ptb"`` (default, pycocoevalcap's PTB tokenizer first) or ``"none"`` (split on
+            ``" "`` as given).
         rouge_w_weight: exponent of ROUGE-W's weighting ``f(k) = k**w``.
         reduction: ``"mean"`` (average over samples → scalars), ``"sum"`` (sum over samples) or ``"none"``
             (``DoubleTensor[B]`` per key).
+        mode: ``"rouge-score"`` (google-research rouge-score; best-F reference per key) or ``"coco"``
+            (pycocoevalcap ``Rouge``: best precision and best recall over the references, F with β = 1.2).
         device: where counting runs (default CPU).
 
     Returns:
@@ -324,8 +432,11 @@ def rouge_score(
         >>> {k: round(v.item(), 4) for k, v in scores.items()}  # doctest: +NORMALIZE_WHITESPACE
         {'rouge1_precision': 0.6, 'rouge1_recall': 0.5, 'rouge1_fmeasure': 0.5455,
          'rougeL_precision': 0.6, 'rougeL_recall': 0.5, 'rougeL_fmeasure': 0.5455}
+        >>> coco = rouge_score(["A cat on the mat."], [["The cat is on the mat.", "a cat"]], mode="coco")
+        >>> {k: round(v.item(), 4) for k, v in coco.items()}  # P from the first reference, R from "a cat"
+        {'rougeL_precision': 0.8, 'rougeL_recall': 1.0, 'rougeL_fmeasure': 0.9071}
     """
-    keys, tokens = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction)
+    keys, tokens = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction, mode)
     device = check_device(device, "device")
     scores = _rouge_update(preds, target, keys, tokens, float(rouge_w_weight), device)
     return _rouge_compute(reduce_scores(scores, reduction), keys)
@@ -341,9 +452,10 @@ class ROUGEScore(PerSampleScore):
     Args:
         rouge_keys: ROUGE keys, as in :func:`rouge_score`.
         use_stemmer: Porter stemming of ASCII tokens longer than 3 characters.
-        tokenizer: ``"rouge-score"`` or ``"unicode"``.
+        tokenizer: ``"rouge-score"`` or ``"unicode"`` (``mode="coco"``: ``"ptb"`` or ``"none"``).
         rouge_w_weight: ROUGE-W exponent.
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        mode: ``"rouge-score"`` or ``"coco"`` (pycocoevalcap ``Rouge``), as in :func:`rouge_score`.
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -365,14 +477,18 @@ class ROUGEScore(PerSampleScore):
 
     def __init__(
         self,
-        rouge_keys: str | Sequence[str] = DEFAULT_ROUGE_KEYS,
+        rouge_keys: Optional[str | Sequence[str]] = None,
         use_stemmer: bool = False,
-        tokenizer: str = "rouge-score",
+        tokenizer: Optional[str] = None,
         rouge_w_weight: float = 1.2,
         reduction: str = "mean",
+        mode: str = "rouge-score",
         **kwargs: Any,
     ) -> None:
-        self.rouge_keys, self.tokenizer = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction)
+        self.rouge_keys, self.tokenizer = _check_options(
+            rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction, mode
+        )
+        self.mode = mode
         super().__init__(reduction=reduction, score_shape=(len(self.rouge_keys), len(_STATS)), **kwargs)
         self.rouge_w_weight = float(rouge_w_weight)
 
@@ -387,6 +503,8 @@ class ROUGEScore(PerSampleScore):
         return _rouge_compute(super().compute(), self.rouge_keys)
 
     def _signature_fields(self) -> dict[str, Any]:
+        if self.mode == "coco":
+            return {"mode": "coco", "keys": "rougeL", **self.tokenizer.signature(), "beta": COCO_BETA}
         fields: dict[str, Any] = {"keys": ",".join(self.rouge_keys), **self.tokenizer.signature()}
         if "rougeW" in self.rouge_keys:
             fields["w"] = self.rouge_w_weight

@@ -168,6 +168,8 @@ CASES: dict[type, list[Callable]] = {
     gpumetrics.TokenF1: [lambda t: (lambda: gpumetrics.TokenF1(preset="squad"), _text(), None)],
     gpumetrics.ExactMatch: [lambda t: (lambda: gpumetrics.ExactMatch(preset="raw"), _text(), None)],
     gpumetrics.StringAccuracy: [lambda t: (gpumetrics.StringAccuracy, _text(single_ref=True), None)],
+    gpumetrics.VQAAccuracy: [lambda t: (gpumetrics.VQAAccuracy, [(*batch, ["en", "ru", "en"][: len(batch[0])])
+                                                                 for batch in _text(single_ref=True)], None)],
     gpumetrics.EditDistance: [
         lambda t: (lambda: gpumetrics.EditDistance(reduction="mean"), _text(single_ref=True), None),
         lambda t: (lambda: gpumetrics.EditDistance(reduction="none"), _text(single_ref=True), None),
@@ -196,6 +198,11 @@ CASES: dict[type, list[Callable]] = {
         lambda t: (gpumetrics.METEORScore, _text(), None),  # the jar's corpus statistics (a sum state)
         lambda t: (lambda: gpumetrics.METEORScore(reduction="none"), _text(), None),
         lambda t: (lambda: gpumetrics.METEORScore(mode="nltk", synonyms={"cat": ["kitty"]}), _text(), None),
+    ],
+    gpumetrics.COCOCaptionScores: [
+        # one summed state (BLEU, METEOR, ROUGE-L, count) + CIDEr's token codes (document frequency over the corpus)
+        lambda t: (gpumetrics.COCOCaptionScores, _text(), None),
+        lambda t: (lambda: gpumetrics.COCOCaptionScores(tokenize="none", reduction="none"), _text(), None),
     ],
     gpumetrics.CodeBLEUScore: [
         lambda t: (lambda: gpumetrics.CodeBLEUScore(lang="python"), _code(), None),  # 25 summed statistics

@@ -105,6 +105,7 @@ def test_every_function_with_a_device_argument_checks_it(machine):
     assert names == sorted([
         "token_f1", "exact_match", "string_accuracy", "edit_distance", "char_error_rate", "word_error_rate",
         "normalized_edit_similarity", "bleu_score", "rouge_score", "cider_score", "meteor_score", "codebleu_score",
+        "coco_caption_scores", "vqa_accuracy",
         "shapley_values", "marginal_contributions", "corpus_bleu_shapley", "corpus_cider_shapley",
         "word_movers_distance",
     ])  # a new one joins this list and the loop below

@@ -151,6 +151,7 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
         "TokenF1": (lambda: gpumetrics.TokenF1(preset="squad"), _text),
         "ExactMatch": (lambda: gpumetrics.ExactMatch(preset="squad"), _text),
         "StringAccuracy": (gpumetrics.StringAccuracy, lambda n: _text(n, single_ref=True)),
+        "VQAAccuracy": (gpumetrics.VQAAccuracy, lambda n: (*_text(n, single_ref=True), ["en", "ru"] * (n // 2))),
         "EditDistance": (gpumetrics.EditDistance, lambda n: _text(n, single_ref=True)),
         "EditDistance(torch)": (lambda: gpumetrics.EditDistance(backend="torch"), _strings),
         "CharErrorRate": (gpumetrics.CharErrorRate, lambda n: _text(n, single_ref=True)),
@@ -171,6 +172,7 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
                       lambda n: (_images(n), ["a cat on a mat"] * n)),
         "ImageGenerationScore": _image_task(tmp),
         "METEORScore": (_warm_meteor, _text),
+        "COCOCaptionScores": (lambda: (_warm_meteor(), gpumetrics.COCOCaptionScores())[1], _text),
         "CodeBLEUScore": (lambda: gpumetrics.CodeBLEUScore(lang="python"), _code),
         "METEORScore(nltk)": (lambda: gpumetrics.METEORScore(mode="nltk", synonyms={"cat": ["dog"]}), _text),
         "ImageCaptioningScore": _caption_task(tmp, ImageCaptioningScore),
@@ -192,7 +194,7 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
 #: metric → most host syncs one ``update`` may make (measured; the same for B and 4·B samples). CPU-only backends
 #: (rapidfuzz for edit distance / CER / WER on CPU) make none; on a GPU ``backend="auto"`` is the tensor kernel.
 BUDGETS = {
-    "TokenF1": 3, "ExactMatch": 0, "StringAccuracy": 0,  # token F1: multiset keys (unique, its size, expand)
+    "TokenF1": 3, "ExactMatch": 0, "StringAccuracy": 0, "VQAAccuracy": 0,  # token F1: multiset keys (unique, its size, expand)
     "EditDistance": 0, "CharErrorRate": 0, "WordErrorRate": 0, "NormalizedEditSimilarity": 0,
     "EditDistance(torch)": 34,  # lengths read once, common-affix strip, one read per step block of the bit kernel
     "BLEUScore": 16, "BLEUScore(nltk)": 16,  # per n-gram order: unique + the pruned positions (nonzero)
@@ -204,6 +206,8 @@ BUDGETS = {
     # METEOR 1.5: sizes of the matcher joins, then per reference position of the beam search a few (row counts and
     # the ranges of the packed ranking key): grows with the longest reference of the batch, not with the batch size
     "METEORScore": 131,
+    # the METEOR 1.5 statistics (see above; PTB-tokenised text is shorter), BLEU's orders, the ROUGE-L LCS sizes
+    "COCOCaptionScores": 126,
     "CodeBLEUScore": 53,  # n-gram orders (unique + pruned positions), AST subtree and data-flow keys, per batch
     "METEORScore(nltk)": 0, "ImageCaptioningScore": 0, "VisualQAScore": 0,  # NLTK-style alignment is host work
     # torchmetrics' input validation (unique of the targets, bounds) and its per-update shape checks

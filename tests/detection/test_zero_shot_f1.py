@@ -35,7 +35,7 @@ def aij2021_reference(preds, target, thr=0.5):
     tp = fp = fn = 0
     for pred, gt in zip(preds, target):
         pred, gt = _lists(pred), _lists(gt)
-        for label in set(pred) | set(gt):
+        for label in gt:  # the queried labels: the ground truth's (a predicted label it does not list is ignored)
             p, g = pred.get(label, []), gt.get(label, [])
             if not g:
                 fp += len(p)
@@ -121,7 +121,8 @@ def test_aij2021_rules_one_by_one():
                                      [{k: torch.tensor(v).reshape(-1, 4) for k, v in gt.items()}])
         return int(out["tp"]), int(out["fp"]), int(out["fn"])
 
-    assert score({"a": box + far}, {}) == (0, 2, 0)  # class absent from GT: every box FP
+    assert score({"a": box + far}, {"a": []}) == (0, 2, 0)  # queried class without GT box: every box FP
+    assert score({"a": box + far}, {}) == (0, 0, 0)  # label the GT does not query: ignored
     assert score({"a": []}, {"a": box + far}) == (0, 0, 2)  # empty prediction: every GT box FN
     assert score({}, {"a": box}) == (0, 0, 1)  # class not in the prediction dict: as empty
     assert score({"a": box}, {"a": box + far}) == (1, 0, 1)  # FN = #gt − #pred

@@ -3,7 +3,8 @@
 The SQuAD v2.0 official evaluation script is not packaged on PyPI; this is a direct transcription of its formula
 (``normalize_answer``, ``compute_f1`` with ``collections.Counter``, ``compute_exact``, dropping gold answers that
 normalise to nothing) written for the tests — it shares no code with gpumetrics. The AIJ-2022 oracle follows
-docs/metrics.md §1 with pymorphy3 called directly.
+docs/metrics.md §1 with pymorphy3 called directly (lemmas through the number-word table, the choice letter searched
+in the raw prediction).
 """
 
 from __future__ import annotations
@@ -72,7 +73,13 @@ def _lemmas(text: str, keep_hyphen: bool) -> list[str]:
         _morph = pymorphy3.MorphAnalyzer(lang="ru")
     drop = set(string.punctuation) - ({"-"} if keep_hyphen else set())
     cleaned = "".join(ch for ch in text.lower() if ch not in drop)
-    return [_morph.parse(word)[0].normal_form if _utf8_encodable(word) else word for word in cleaned.split()]
+    lemmas = [_morph.parse(word)[0].normal_form if _utf8_encodable(word) else word for word in cleaned.split()]
+    return [_NUMBER_WORDS.get(lemma, lemma) for lemma in lemmas]
+
+
+#: the organisers' manualMap_ru (AIJ-2022 calculate_f1.py / calculate_exact_score.py)
+_NUMBER_WORDS = {"ноль": "0", "нисколько": "0", "никакой": "0", "один": "1", "два": "2", "три": "3", "четыре": "4",
+                 "пять": "5", "шесть": "6", "семь": "7", "восемь": "8", "девять": "9", "десять": "10"}
 
 
 def _utf8_encodable(word: str) -> bool:
@@ -85,7 +92,7 @@ def _utf8_encodable(word: str) -> bool:
 
 
 def _first_letter(text: str):
-    for ch in text.lower():
+    for ch in text:  # re.search('[abcde]', prediction) on the raw prediction
         if ch in "abcde":
             return ch
     return None

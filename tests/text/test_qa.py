@@ -163,3 +163,12 @@ def test_aij2022_random_unicode_with_surrogates_matches_the_oracle():
     assert_close(token_f1(preds, target, preset="aij2022"), ref.aij2022_f1(preds, target), what="aij f1")
     assert_close(exact_match(preds, target, preset="aij2022"), ref.aij2022_exact(preds, target), what="aij em")
     assert_close(token_f1(preds, target), ref.squad_f1(preds, target), what="squad f1")  # squad already coped
+
+
+def test_aij2022_number_words_and_raw_choice_letter_as_the_organisers():
+    """Issue 14: the organisers map number-word lemmas to digits and search [abcde] in the raw prediction."""
+    assert token_f1(["3 кошки"], ["три кошки"], preset="aij2022").item() == 1.0
+    assert exact_match(["трёх"], ["3"], preset="aij2022").item() == 1.0
+    assert exact_match(["никакого"], ["0"], preset="aij2022").item() == 1.0
+    assert exact_match(["Ответ: B"], ["b"], preset="aij2022").item() == 0.0  # "B" is no choice letter
+    assert exact_match(["Ответ: b"], ["b"], preset="aij2022").item() == 1.0

@@ -108,7 +108,8 @@ def _merge_loop_edges(edges: list[DataflowEdge], start: int) -> None:
 
 
 class _Walk:
-    """One walk of one tree. Each role is a generator: ``states = yield child, states`` walks a child subtree.
+    """One walk of one tree. Each role is a generator: ``states = yield child, states`` walks a child subtree; plain
+    nodes walk their children in order (``do_first`` children first).
 
     A generator owns the ``states`` dict it receives and may change it; it returns the states after its node.
     """
@@ -146,39 +147,54 @@ class _Walk:
 
     # ------------------------------------------------------------------------------------------------- driver
     def run(self, root: Node) -> list[DataflowEdge]:
-        """Walk the tree from ``root`` with empty states; return the edges sorted by token index."""
-        stack: list[Generator] = []
-        reply = self._enter(root, {}, stack)  # states after a finished subtree, or None to start a new frame
+        """Walk the tree from ``root`` with empty states; return the edges sorted by token index.
+
+        A frame is either a role's generator (``send`` the states after the child it asked for) or, for a *plain*
+        node (no role: it only threads the states through its children in order), the list of its children still
+        to walk, last first — most nodes are plain, and a list costs less than a generator.
+        """
+        stack: list = []
+        reply = self._enter(root, {}, stack)  # states after the last walked subtree (None: prime a new generator)
         while stack:
-            try:
-                child, states = stack[-1].send(reply)
-            except StopIteration as done:
-                stack.pop()
-                reply = done.value
-                continue
+            frame = stack[-1]
+            if frame.__class__ is list:
+                if not frame:  # a plain node is done: its states go up as they are
+                    stack.pop()
+                    continue
+                child, states = frame.pop(), reply
+            else:
+                try:
+                    child, states = frame.send(reply)
+                except StopIteration as done:
+                    stack.pop()
+                    reply = done.value
+                    continue
             reply = self._enter(child, states, stack)
         edges = self.edges
         edges.sort(key=_BY_INDEX)
         return edges
 
-    def _enter(self, node: Optional[Node], states: States, stack: list[Generator]) -> Optional[States]:
-        """Walk a token at once (its states are returned); push a frame for any other node (returns None)."""
+    def _enter(self, node: Optional[Node], states: States, stack: list) -> Optional[States]:
+        """Walk a token at once; push a frame for any other node. Returns the states to hand on (None for a new
+        role generator, which is primed with None)."""
         if node is None:
             raise DataflowError("a node the reference walks is missing from the tree")
-        if _is_token(node):
-            return self._token(node, states)
-        stack.append(self._frame(node, states))
-        return None
-
-    def _frame(self, node: Node, states: States) -> Generator:
-        role = self.roles.get(node.type)
-        if role is None:
-            return self._plain(node, states)
-        return self.handlers[role](self, node, states)
-
-    def _token(self, node: Node, states: States) -> States:
-        idx, code = self.index_to_code[(node.start_point, node.end_point)]
         node_type = node.type
+        if (node.child_count == 0 or node_type in _TOKEN_TYPES) and node_type != "comment":  # :func:`_is_token`
+            return self._token(node, node_type, states)
+        role = self.roles.get(node_type)
+        if role is not None:
+            stack.append(self.handlers[role](self, node, states))
+            return None
+        children = node.children  # tree-sitter caches this list on the node: never change it in place
+        do_first = self.table.do_first
+        if do_first:
+            children = [c for c in children if c.type in do_first] + [c for c in children if c.type not in do_first]
+        stack.append(children[::-1])
+        return states
+
+    def _token(self, node: Node, node_type: str, states: States) -> States:
+        idx, code = self.index_to_code[(node.start_point, node.end_point)]
         if node_type == code:
             return states
         known = states.get(code)
@@ -191,21 +207,6 @@ class _Walk:
         return states
 
     # -------------------------------------------------------------------------------------------------- roles
-    def _plain(self, node: Node, states: States) -> Generator:
-        children = node.children
-        do_first = self.table.do_first
-        if do_first:
-            for child in children:
-                if child.type in do_first:
-                    states = yield child, states
-            for child in children:
-                if child.type not in do_first:
-                    states = yield child, states
-        else:
-            for child in children:
-                states = yield child, states
-        return states
-
     def _definition(self, node: Node, states: States) -> Generator:
         name, value = self.table.definition_parts(node)
         names = _variable_tokens(name, self.index_to_code)

@@ -144,20 +144,14 @@ def token_spans(root: Any) -> list[tuple[Point, Point]]:
     stack = [root]
     while stack:
         node = stack.pop()
-        children = node.children
-        if (not children or node.type in _ATOMIC) and node.type != "comment":
+        if not node.child_count:
+            if node.type != "comment":
+                spans.append((node.start_point, node.end_point))
+        elif node.type in _ATOMIC:
             spans.append((node.start_point, node.end_point))
-        else:  # an inner node, or a comment (whose own children, if any, still count)
-            stack.extend(reversed(children))
+        else:  # an inner node, or a comment with children (which still count)
+            stack.extend(node.children[::-1])
     return spans
-
-
-def _cut(span: tuple[Point, Point], lines: list[str]) -> str:
-    (start_row, start_col), (end_row, end_col) = span
-    if start_row == end_row:
-        return lines[start_row][start_col:end_col]
-    middle = "".join(lines[start_row + 1:end_row])
-    return lines[start_row][start_col:] + middle + lines[end_row][:end_col]
 
 
 def index_to_code(root: Any, code: str) -> dict[tuple[Point, Point], tuple[int, str]]:
@@ -167,4 +161,12 @@ def index_to_code(root: Any, code: str) -> dict[tuple[Point, Point], tuple[int, 
     are joined without their newlines, as codebleu joins them.
     """
     lines = code.split("\n")
-    return {span: (number, _cut(span, lines)) for number, span in enumerate(token_spans(root))}
+    table = {}
+    for number, span in enumerate(token_spans(root)):
+        (start_row, start_col), (end_row, end_col) = span
+        if start_row == end_row:
+            table[span] = (number, lines[start_row][start_col:end_col])
+        else:
+            middle = "".join(lines[start_row + 1:end_row])
+            table[span] = (number, lines[start_row][start_col:] + middle + lines[end_row][:end_col])
+    return table

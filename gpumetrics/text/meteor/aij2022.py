@@ -46,7 +46,7 @@ from gpumetrics.text.meteor.nltk_style import (
     Tokens, best_per_sample, cached_stemmer, flatten_pairs, meteor_pair_scores, porter_stem,
 )
 from gpumetrics.text.meteor.synonyms import RuWordNetSynonyms, SynonymProvider, as_synonym_provider
-from gpumetrics.text.tokenize.answers import russian_lemma
+from gpumetrics.text.tokenize.answers import russian_number_lemma
 
 __all__ = ["aij2022_caption_scores", "aij2022_vqa_scores", "words_to_digits", "caption_tokens", "vqa_tokens"]
 
@@ -163,16 +163,11 @@ def caption_tokens(text: str, is_prediction: bool) -> Tokens:
 
 # ---------------------------------------------------------------------------------------------------- VQA
 _ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
-_RUSSIAN_NUMBERS = {
-    "ноль": "0", "нисколько": "0", "никакой": "0", "один": "1", "два": "2", "три": "3", "четыре": "4", "пять": "5",
-    "шесть": "6", "семь": "7", "восемь": "8", "девять": "9", "десять": "10",
-}
 
 
 def _vqa_answer(text: str) -> str:
     """Their ``get_lemma(remove_punc(text))``: the normal form of the whole answer, Russian numbers as digits."""
-    lemma = russian_lemma(text.translate(_ASCII_PUNCTUATION).lower())
-    return _RUSSIAN_NUMBERS.get(lemma, lemma)
+    return russian_number_lemma(text.translate(_ASCII_PUNCTUATION).lower())
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)

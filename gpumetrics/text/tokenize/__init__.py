@@ -5,7 +5,8 @@ One module per family of reference tools — :mod:`.sacrebleu` (13a, intl, char,
 :mod:`.answers` (SQuAD / AIJ-2022 answer normalisers) — each reproducing its tool exactly (the tests compare against the tool itself). Every tokenizer
 exposes ``name``, ``tokenize(line)``, ``tokenize_batch(lines)``, ``encode(lines) -> TokenBatch`` (dense ``int64``
 ids by first appearance + tokens per line, built by the one vocabulary builder :func:`~.base.dense_ids`) and
-``signature()``, its part of a metric signature.
+``signature()``, its part of a metric signature. Apart from these, :mod:`.yttm` reads YouTokenToMe BPE model files
+(ruCLIP's ``bpe.model``) and encodes text to youtokentome's ids (a model vocabulary, not a metric tokenizer).
 
 Example:
     >>> tokenizer = get_tokenizer("13a", lowercase=True)

@@ -263,7 +263,7 @@ def _ptb_split_word(word: str, out: list[str]) -> None:
     out.extend(reversed(suffixes))
 
 
-def ptb_tokenize(text: str, following: str = "") -> list[str]:
+def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> list[str]:
     """Tokens of one caption as pycocoevalcap's ``PTBTokenizer`` gives them (lowercased, punctuation removed).
 
     A Python port of Stanford CoreNLP 3.4.1 ``PTBTokenizer -preserveLines -lowerCase`` followed by pycocoevalcap's
@@ -280,6 +280,10 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             past the line end: a final one-letter word + period (``"... of a."``) loses its period when the next
             line starts with a sentence-start word (``The``, ``A``, ``There`` …). Empty: the end of the input (no
             line break after it; a blank next caption is followed by its own line break: ``"\\nThe x"``).
+        split_spaces: split tokens that hold a space (phone numbers, fractions ``"2 1/2"``, web addresses read over
+            a no-break space) as pycocoevalcap's BLEU and CIDEr do (``str.split()`` of its string); ``False`` keeps
+            them whole with the Java tool's no-break space (U+00A0) inside, as its tokenised string holds them
+            (ROUGE-L splits that string on ``" "`` only, METEOR reads it as it is).
 
     Returns:
         ``list[str]`` of tokens.
@@ -387,6 +391,9 @@ def ptb_tokenize(text: str, following: str = "") -> list[str]:
             tokens.append(value)
     # pycocoevalcap filters whole tokens, then CIDEr splits its string on any whitespace
     lower = _ptb_lower if "Σ" in text else str.lower
+    if not split_spaces:  # the Java tool writes the spaces inside a token as U+00A0
+        return [token.replace(" ", "\xa0") for token in map(lower, tokens)
+                if token not in PTB_PUNCTUATIONS and not token.isspace() and token]
     return [piece for token in map(lower, tokens) if token not in PTB_PUNCTUATIONS for piece in token.split()]
 
 
@@ -430,7 +437,7 @@ def _sentence_start_follows(text: str, start: int, following: str) -> bool:
     return bool(word and (word[0] + word[1:].lower() in _PTB_SENTENCE_STARTS or word[0] == "<"))
 
 
-def ptb_tokenize_batch(texts: Sequence[str]) -> list[list[str]]:
+def ptb_tokenize_batch(texts: Sequence[str], split_spaces: bool = True) -> list[list[str]]:
     """:func:`ptb_tokenize` of each text, in order, as pycocoevalcap tokenises one list of captions (one per line;
     each caption sees the start of the next one; newlines inside a caption count as spaces).
 
@@ -445,7 +452,44 @@ def ptb_tokenize_batch(texts: Sequence[str]) -> list[list[str]]:
     for i in range(len(texts) - 2, -1, -1):
         after = texts[i + 1]
         following[i] = after if after.strip() else (after + "\n" + following[i + 1])[:64]
-    return [ptb_tokenize(text, after) for text, after in zip(texts, following)]
+    return [ptb_tokenize(text, after, split_spaces) for text, after in zip(texts, following)]
+
+
+def coco_tokenized_captions(texts: Sequence[str]) -> list[str]:
+    """The strings pycocoevalcap's ``PTBTokenizer.tokenize`` returns for one call over ``texts``: each caption's
+    tokens (lowercased, punctuation removed) joined by single spaces, a token holding a space keeping it as U+00A0.
+
+    ``COCOEvalCap`` tokenises all references in one call and all results in another; its scorers then split these
+    strings themselves (BLEU, CIDEr: any whitespace; ROUGE-L: ``" "``; METEOR: the jar's ``-norm``).
+
+    Example:
+        >>> coco_tokenized_captions(["A man, 2 1/2 dogs.", "Nothing!"])
+        ['a man 2\\xa01/2 dogs', 'nothing']
+    """
+    return [" ".join(tokens) for tokens in ptb_tokenize_batch(texts, split_spaces=False)]
+
+
+def coco_ptb_strings(preds: Sequence[str], target: Sequence[Sequence[str]]) -> tuple[list[str], list[list[str]]]:
+    """What ``COCOEvalCap`` hands its scorers: the references of all samples tokenised as one pycocoevalcap
+    ``PTBTokenizer`` call (sample after sample), the predictions as another (:func:`coco_tokenized_captions`).
+
+    Args:
+        preds: ``B`` captions.
+        target: ``B`` lists of reference captions.
+
+    Returns:
+        ``(preds, target)`` as tokenised strings, same structure.
+
+    Example:
+        >>> coco_ptb_strings(["A dog."], [["The dog!", "A DOG runs"]])
+        (['a dog'], [['the dog', 'a dog runs']])
+    """
+    references = coco_tokenized_captions([ref for refs in target for ref in refs])
+    grouped, start = [], 0
+    for refs in target:
+        grouped.append(references[start : start + len(refs)])
+        start += len(refs)
+    return coco_tokenized_captions(preds), grouped
 
 
 
