@@ -294,3 +294,31 @@ def test_benchmark_case_runs_at_a_tiny_size(name):
     load_cases()
     rows = run_case(CASES[name], 40, "cpu", repeats=1)  # raises when gpumetrics and the anchor disagree
     assert rows and all(row["ours_s"] > 0 for row in rows)
+
+
+def test_queries_absent_from_the_run_and_ir_measures():
+    """A judged query the run lacks scores 0 and counts in the mean: ranx's make_comparable, ir_measures' default."""
+    import ir_measures
+
+    run = random_run(21, q=12, d=9)
+    run["mask"][3] = False  # query 3: judged (qrels hold relevant documents) but nothing retrieved
+    run["relevance"][3] = 0
+    run["qrels"][3, -1] = 2
+    run["missed"][3, -1] = 2
+    qrels, trec_run = to_dicts(run)
+    del trec_run["q0003"]
+    names = ["ndcg@5", "map", "mrr", "recall@5"]
+    ours = ranking_metrics(run["scores"], run["relevance"], names, mask=run["mask"], qrels=run["qrels"],
+                           ties="ranx")
+    ranx_run = ranx.Run(trec_run).make_comparable(ranx.Qrels(qrels))
+    expected = ranx.evaluate(ranx.Qrels(qrels), ranx_run, names, save_results_in_run=False)
+    for name in names:
+        assert abs(float(ours[name]) - float(expected[name])) < 1e-9, name
+    measures = {"ndcg@5": ir_measures.nDCG @ 5, "map": ir_measures.AP, "mrr": ir_measures.RR,
+                "recall@5": ir_measures.R @ 5}
+    # ir_measures (pytrec_eval underneath) also averages over every judged query, the missing one scoring 0
+    ours = ranking_metrics(run["scores"], run["relevance"], names, mask=run["mask"], doc_ids=run["doc_ids"],
+                           qrels=run["qrels"])
+    aggregate = ir_measures.calc_aggregate(list(measures.values()), qrels, trec_run)
+    for name, measure in measures.items():
+        assert abs(float(ours[name]) - aggregate[measure]) < 1e-9, name
