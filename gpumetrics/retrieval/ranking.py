@@ -1,8 +1,9 @@
 """Ranking metrics — P@k, R@k, Hit@k, MRR, AP / MAP, R-precision, DCG / NDCG — with trec_eval and ranx conventions.
 
 All queries of a batch are scored at once: one padded ``[Q, D]`` ranking per batch (or flat torchmetrics-style
-``(scores, relevance, query_ids)`` triples, grouped and padded on the device), three stable sorts per batch, then
-cumulative sums along the document axis. No loop over queries, one host synchronisation per batch (the input checks).
+``(scores, relevance, query_ids)`` triples, grouped and padded on the device), one stable sort per batch (up to three
+with ``doc_ids`` or a ``mask``), then cumulative sums along the document axis. No loop over queries, one host
+synchronisation per batch (the input checks; two more to group flat inputs).
 
 Conventions (every one a named option; the defaults are trec_eval's):
 
