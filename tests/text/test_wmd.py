@@ -160,3 +160,13 @@ def test_benchmark_case_runs_at_a_tiny_size(name):
     load_cases()
     rows = run_case(CASES[name], 30, "cpu", repeats=1)  # raises when gpumetrics and the anchor disagree
     assert rows and all(row["ours_s"] > 0 for row in rows)
+
+
+def test_sinkhorn_log_domain_for_small_reg(kv, sentences):
+    """reg small enough that exp(−C/reg) underflows: the log-domain iteration takes over."""
+    preds, target = _pairs(sentences, 12, 8)
+    exact = word_movers_distance(preds, target, kv)
+    approx = word_movers_distance(preds, target, kv, "sinkhorn", reg=0.001, max_iter=3000)
+    finite = torch.isfinite(exact)
+    assert torch.equal(torch.isfinite(approx), finite)
+    assert float((approx[finite] - exact[finite]).abs().max()) < 2e-3
