@@ -22,6 +22,7 @@ Embeddings: a ``{word: vector}`` mapping, a gensim ``KeyedVectors`` (or a model 
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
@@ -235,13 +236,11 @@ def _wmd_update(preds: Any, target: Any, table: WordEmbeddings, method: str, sto
     empty = (tokens_p == 0) | (tokens_t == 0)
     union = torch.cat([ids_p, ids_t], 1)
     one_word = (union == union[:, :1]) | (union < 0)
-    single = one_word.all(1).cpu() & ~empty  # one and the same word on both sides: 0 (gensim)
-    all_zero = (cost.sum((1, 2)).abs() < 1e-8).cpu() & ~empty & ~single  # gensim: inf (POT stalls)
-    solve = ~(empty | single | all_zero)
-    out = torch.zeros(size, dtype=torch.float64, device=device)
-    out[(empty | all_zero).to(device)] = float("inf")
-    if bool(solve.any()):
-        rows = solve.nonzero()[:, 0].to(device)
+    single = one_word.all(1) & ~empty  # one and the same word on both sides: 0 (gensim)
+    all_zero = (cost.sum((1, 2)).abs() < 1e-8) & ~empty & ~single  # gensim: inf (POT stalls on an all-zero cost)
+    out = torch.where(empty | all_zero, math.inf, 0.0).to(torch.float64)
+    rows = (~(empty | single | all_zero)).nonzero()[:, 0]  # the pairs to solve (one host sync)
+    if rows.numel():
         if method == "emd":
             out[rows] = emd_batch(a[rows], b[rows], cost[rows]).to(device)
         else:
