@@ -39,6 +39,7 @@ from operator import itemgetter
 from typing import Any, Generator, Hashable, Mapping, Optional
 
 from gpumetrics.text.codebleu.dataflow_tables import DATAFLOW_LANGUAGES, DATAFLOW_TABLES, DataflowTable
+from gpumetrics.text.codebleu.parsing import TokenTable
 
 __all__ = ["DataflowError", "DataflowEdge", "dataflow_edges", "DATAFLOW_LANGUAGES"]
 
@@ -74,12 +75,14 @@ def _variable_tokens(node: Optional[Node], index_to_code: IndexToCode) -> list[t
     """
     if node is None:
         raise DataflowError("a node the reference reads is missing from the tree")
+    by_bytes = isinstance(index_to_code, TokenTable)
     found = []
     stack = [node]
     while stack:
         current = stack.pop()
         if _is_token(current):
-            entry = index_to_code[(current.start_point, current.end_point)]
+            entry = index_to_code[(current.start_byte, current.end_byte) if by_bytes else
+                                  (current.start_point, current.end_point)]
             if current.type != entry[1]:
                 found.append(entry)
         else:
@@ -117,6 +120,7 @@ class _Walk:
     def __init__(self, table: DataflowTable, index_to_code: IndexToCode) -> None:
         self.table = table
         self.index_to_code = index_to_code
+        self.by_bytes = isinstance(index_to_code, TokenTable)
         self.edges: list[DataflowEdge] = []
         roles: dict[str, int] = {}
         # lowest precedence first, so a type listed under two roles gets the earlier one of the reference's chain
@@ -194,7 +198,8 @@ class _Walk:
         return states
 
     def _token(self, node: Node, node_type: str, states: States) -> States:
-        idx, code = self.index_to_code[(node.start_point, node.end_point)]
+        idx, code = self.index_to_code[(node.start_byte, node.end_byte) if self.by_bytes else
+                                       (node.start_point, node.end_point)]
         if node_type == code:
             return states
         known = states.get(code)
@@ -355,7 +360,8 @@ def dataflow_edges(root_node: Node, index_to_code: IndexToCode, lang: str) -> li
         root_node: root ``tree_sitter.Node`` of the program, parsed with ``lang``'s grammar (tree-sitter 0.22).
         index_to_code: codebleu's token map ``(start_point, end_point) -> (token index, token text)`` over the leaf
             tokens of the tree (string / character literals count as one token, comments are left out) — the map
-            ``codebleu.dataflow_match.get_data_flow`` builds.
+            ``codebleu.dataflow_match.get_data_flow`` builds — or the same keyed by byte offsets
+            (:class:`~gpumetrics.text.codebleu.parsing.TokenTable`, faster to read).
         lang: one of ``python, java, javascript, c_sharp, php, c, cpp, go, ruby, rust``. ``c`` and ``cpp`` follow
             codebleu 0.7, which reads C / C++ trees with its C# rules.
 

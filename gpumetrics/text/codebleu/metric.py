@@ -103,13 +103,13 @@ from torch import Tensor
 
 from gpumetrics.core import (
     PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length,
-    reduce_scores, single_threaded,
+    gc_paused, reduce_scores, single_threaded,
 )
 from gpumetrics.core.checks import describe_value
 from gpumetrics.text.codebleu import ngram
 from gpumetrics.text.codebleu.flow_match import dataflow_matches, edge_ids
 from gpumetrics.text.codebleu.keywords import AIJ2021_PYTHON, KEYWORDS
-from gpumetrics.text.codebleu.parsing import LANGUAGES, index_to_code, parse, strip_comments
+from gpumetrics.text.codebleu.parsing import LANGUAGES, parse, strip_comments, token_table
 from gpumetrics.text.codebleu.syntax import subtree_ids, syntax_matches
 
 MODES = ("codebleu-0.7", "paper")
@@ -192,7 +192,7 @@ def _stripped(code: str, lang: str) -> str:
 def _program(code: str, lang: str) -> tuple[np.ndarray, np.ndarray]:
     """Subtree ids and data-flow edge ids of one program (cached per ``(lang, text)``)."""
     root = parse(code, lang)
-    return subtree_ids(root), edge_ids(root, index_to_code(root, code), lang)
+    return subtree_ids(root), edge_ids(root, token_table(root, code), lang)
 
 
 def clear_caches() -> None:
@@ -339,6 +339,7 @@ def _codebleu_compute(statistics: Tensor, config: _CodeBLEUConfig) -> dict[str, 
     return _as_dict(_component_scores(statistics[None], config)[0])
 
 
+@gc_paused
 @single_threaded
 def codebleu_score(
     preds: Any,

@@ -137,21 +137,33 @@ _ATOMIC = ("string_literal", "string", "character_literal")
 Point = tuple[int, int]
 
 
-def token_spans(root: Any) -> list[tuple[Point, Point]]:
-    """``(start_point, end_point)`` of each leaf in source order; a string / character literal is one leaf (its
-    inner nodes are not visited) and a comment leaf is left out."""
-    spans: list[tuple[Point, Point]] = []
+def token_leaves(root: Any) -> list[Any]:
+    """The leaf nodes in source order: a string / character literal is one leaf (its inner nodes are not visited),
+    a comment leaf is left out."""
+    leaves: list[Any] = []
     stack = [root]
     while stack:
         node = stack.pop()
         if not node.child_count:
             if node.type != "comment":
-                spans.append((node.start_point, node.end_point))
+                leaves.append(node)
         elif node.type in _ATOMIC:
-            spans.append((node.start_point, node.end_point))
+            leaves.append(node)
         else:  # an inner node, or a comment with children (which still count)
             stack.extend(node.children[::-1])
-    return spans
+    return leaves
+
+
+def token_spans(root: Any) -> list[tuple[Point, Point]]:
+    """``(start_point, end_point)`` of each leaf of :func:`token_leaves`."""
+    return [(node.start_point, node.end_point) for node in token_leaves(root)]
+
+
+def _token_text(start: Point, end: Point, lines: list[str]) -> str:
+    (start_row, start_col), (end_row, end_col) = start, end
+    if start_row == end_row:
+        return lines[start_row][start_col:end_col]
+    return lines[start_row][start_col:] + "".join(lines[start_row + 1:end_row]) + lines[end_row][:end_col]
 
 
 def index_to_code(root: Any, code: str) -> dict[tuple[Point, Point], tuple[int, str]]:
@@ -162,11 +174,22 @@ def index_to_code(root: Any, code: str) -> dict[tuple[Point, Point], tuple[int, 
     """
     lines = code.split("\n")
     table = {}
-    for number, span in enumerate(token_spans(root)):
-        (start_row, start_col), (end_row, end_col) = span
-        if start_row == end_row:
-            table[span] = (number, lines[start_row][start_col:end_col])
-        else:
-            middle = "".join(lines[start_row + 1:end_row])
-            table[span] = (number, lines[start_row][start_col:] + middle + lines[end_row][:end_col])
+    for number, node in enumerate(token_leaves(root)):
+        start, end = node.start_point, node.end_point
+        table[(start, end)] = (number, _token_text(start, end, lines))
+    return table
+
+
+class TokenTable(dict):
+    """:func:`index_to_code`'s table keyed by ``(start_byte, end_byte)`` instead of points — the same entries (byte
+    offsets and points name the same positions of one source), read about 5× faster from a node (a point is a new
+    Python object per access). :func:`~gpumetrics.text.codebleu.dataflow.dataflow_edges` accepts either."""
+
+
+def token_table(root: Any, code: str) -> TokenTable:
+    """:func:`index_to_code` keyed by byte offsets (see :class:`TokenTable`)."""
+    lines = code.split("\n")
+    table = TokenTable()
+    for number, node in enumerate(token_leaves(root)):
+        table[(node.start_byte, node.end_byte)] = (number, _token_text(node.start_point, node.end_point, lines))
     return table

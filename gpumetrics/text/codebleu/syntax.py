@@ -43,7 +43,7 @@ def subtree_ids(root: Any) -> np.ndarray:
     while stack:
         node = stack.pop()
         ids.append(intern(str(node), len(_SUBTREE_IDS)))
-        stack.extend(child for child in node.children if child.child_count)  # a count: no child list built
+        stack.extend([child for child in node.children if child.child_count])
     return np.asarray(ids, dtype=np.int64)
 
 
