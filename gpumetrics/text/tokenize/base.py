@@ -83,8 +83,12 @@ class Tokenizer:
         raise NotImplementedError
 
     def tokenize_batch(self, lines: Sequence[str]) -> list[Sequence[str]]:
-        """Tokens of each line, in order."""
-        return [self.tokenize(line) for line in lines]
+        """Tokens of each line, in order; each distinct line is tokenised once and equal lines share one token list
+        (read it, do not change it)."""
+        distinct: dict[str, Sequence[str]] = dict.fromkeys(lines)  # type: ignore[assignment]
+        for line in distinct:
+            distinct[line] = self.tokenize(line)
+        return [distinct[line] for line in lines]
 
     def encode(self, lines: Sequence[str]) -> TokenBatch:
         """The tokens of ``S`` lines as a host :class:`TokenBatch`: ``ids: int64[T]`` (equal tokens, equal ids),

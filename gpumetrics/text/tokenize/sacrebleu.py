@@ -206,6 +206,15 @@ def _encode_chunks_flat(lines: list[str], separator: str, rule: Callable[[str], 
     return TokenBatch(flat_ids[source], np.diff(line_ends, prepend=0), len(vocabulary), vocabulary)
 
 
+def _unchanged(text: str) -> str:
+    return text
+
+
+#: tokenizers whose tokens never cross a whitespace chunk: (rule rewriting a spaced chunk, line preprocessing), so
+#: :func:`_encode_chunks_flat` can number each distinct chunk once
+_CHUNK_RULES = {"13a": (_thirteen_a_rule, _thirteen_a_line), "none": (_unchanged, _unchanged)}
+
+
 def _thirteen_a_lists(lines: list[str]) -> list[list[str]]:
     tokens, lengths = _tokenize_chunks_flat(lines, _thirteen_a_rule, _thirteen_a_line)
     it = iter(tokens)
@@ -288,10 +297,10 @@ class SacreBleuTokenizer(Tokenizer):
         """Ids of the tokens of each line; for ``13a`` assigned per distinct whitespace chunk, with no Python step
         per token (see :class:`Tokenizer.encode` for the fields)."""
         lines = self._prepare(lines)
-        if self.name == "13a" and lines:
+        if self.name in _CHUNK_RULES and lines:
             separator = _line_separator(lines)
             if separator is not None:
-                return _encode_chunks_flat(lines, separator, _thirteen_a_rule, _thirteen_a_line)
+                return _encode_chunks_flat(lines, separator, *_CHUNK_RULES[self.name])
         return encode_token_lists(self._token_lists(lines))
 
     def signature(self) -> dict[str, Any]:
