@@ -2,6 +2,16 @@
 
 Grammars come from the per-language wheels of the ``gpumetrics[code]`` extra (``tree-sitter-python`` …, pinned to
 the versions that reproduce codebleu 0.7.0); a missing one raises an :class:`ImportError` that says what to install.
+Or from a compiled grammar library given by path (:func:`load_grammar`, CodeBLEU's ``grammar`` option) that exports
+``tree_sitter_<lang>`` — the AIJ-2021 organisers' ``my-languages.so`` for their Code2code number.
+
+One parser abstraction serves both py-tree-sitter API generations: :class:`_Binding` is the only code that knows
+which one is installed (0.22: ``Language(pointer)``, ``parser.language = …``, ``str(node)``; 0.2.x–0.21:
+``Language(path, name)``, ``parser.set_language``, ``node.sexp()``); the token index here, the subtrees of
+:mod:`.syntax` and the data-flow walker of :mod:`.dataflow` read the trees of either through the same node
+attributes. Before a grammar is handed to the binding its language ABI (the first ``uint32`` of the ``TSLanguage``
+struct, read with :mod:`ctypes`) is checked against the ABIs the binding loads (0.22.3: 13–14; 0.2.0: 9–12,
+measured); a mismatch is a ``ValueError`` that names the py-tree-sitter that loads it.
 
 What codebleu 0.7 does before it compares trees and data flow, reproduced here:
 
