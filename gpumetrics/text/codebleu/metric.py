@@ -88,9 +88,10 @@ py-tree-sitter is 0.2.0 (``pip install tree_sitter==0.2.0``; gpumetrics without 
 ``grammar="path/to/my-languages.so"``: the same walkers then read the trees of that grammar, subtrees written with
 ``node.sexp()`` as the script writes them, and every part equals the script's to 1e-9 (golden values of the sample
 files and of random Code2code files in ``tests/text/test_codebleu_aij2021.py`` and ``tests/data/aij/golden.json``).
-Loading that file with py-tree-sitter 0.22 raises a ``ValueError`` that says so. Two behaviours of the script are
-not reproduced: it recurses (a tree deeper than about 990 levels makes it count no data flow for that program),
-and its data-flow part depends on ``PYTHONHASHSEED`` as codebleu's does (item 7).
+Loading that file with py-tree-sitter 0.22 raises a ``ValueError`` that says so. Like codebleu's, the script's
+data-flow part depends on ``PYTHONHASHSEED`` (item 7; reproduced within a process: compare under one seed). Not
+reproduced: the script recurses, so a tree too deep for Python's recursion limit (about 1,000 frames) makes it count
+no data flow for that program; we count it.
 
 ``reduction``: ``"corpus"`` (default, the reference tools' number), or sentence level — each sample's CodeBLEU
 dict from its own statistics — ``"mean"``, ``"sum"``, ``"none"`` (``[B]`` per key).
