@@ -237,7 +237,7 @@ def test_suite_option_grammar_resolves_against_the_config_and_is_checked_there(t
     expected = float(codebleu_score(preds, target, preset="aij2021")["codebleu"])
     assert evaluate(parsed, device="cpu").tasks[0].score == pytest.approx(expected, abs=1e-12)
     _fake_grammar(tmp_path, 11)
-    with pytest.raises(ConfigError, match="tasks\[0\].*ABI 11; the installed py-tree-sitter 0.22.3"):
+    with pytest.raises(ConfigError, match=r"tasks\[0\].*ABI 11; the installed py-tree-sitter 0.22.3"):
         config("abi11.so")
     with pytest.raises(ConfigError, match="`grammar` file not found"):
         config("nothing.so")
