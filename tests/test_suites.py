@@ -77,8 +77,9 @@ def test_aij2022_config_equals_the_official_scripts_and_sums_with_hidden_tasks()
 
 
 #: what the official scripts print on their own sample files (run unchanged, see tests/data/aij/generate.py);
-#: Code2code: the 2021 grammar's AST/data-flow numbers, not reproducible with tree-sitter 0.22 (see
-#: tests/text/test_codebleu_aij2021.py) — our number is pinned beside it.
+#: Code2code: the 2021 grammar's AST/data-flow numbers, which py-tree-sitter 0.22.3 cannot load: with the pinned wheel
+#: our number is pinned beside it; with py-tree-sitter 0.2.0 and option `grammar` (their my-languages.so) it equals
+#: the official one (tests/text/test_codebleu_aij2021.py, run where both are available).
 OFFICIAL_SAMPLES = {"HTR": 0.5, "ZeroShotDetection": 0.09523809523809522, "VQA": 0.16666666666666666}
 OFFICIAL_VQA_PRINTED = 0.167  # vqaEval rounds the mean to 3 decimals
 CODE2CODE = {"official": 0.08587211336633069, "ours": 0.30178892656950973}

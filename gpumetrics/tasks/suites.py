@@ -4,7 +4,8 @@ overall = sum of task scores.
 A config names, per task, the organisers' two files — ``references`` (the gold file) and ``predictions`` (the
 participant's file) — and nothing else; the format (:mod:`gpumetrics.tasks.formats`) and the options are the
 suite's. Image tasks also take the paths the official scripts take as arguments (``user_options``: the real images,
-the task's input file, the CLIP checkpoint). Hidden-task slots take a score ``S_k ∈ [0, 1]`` from the config.
+the task's input file, the CLIP checkpoint); Code2code takes ``grammar``, the path of the organisers' grammar
+library (``my-languages.so``), which gives the official number where py-tree-sitter 0.2.0 is installed. Hidden-task slots take a score ``S_k ∈ [0, 1]`` from the config.
 """
 
 from gpumetrics.tasks.registry import Suite, SuiteTask, register_suite
@@ -36,7 +37,8 @@ register_suite(Suite(
     description="AIJ-2021 Fusion Brain: sum of the four task scores — Code2code (CodeBLEU, preset aij2021), HTR "
                 "(string accuracy), zero-shot detection (F1), VQA (vqaEval accuracy); all available",
     tasks=[
-        SuiteTask("Code2code", "codebleu", {"preset": "aij2021"}, format="aij2021-c2c"),
+        # grammar: the organisers' my-languages.so, for the official number (needs py-tree-sitter 0.2.0)
+        SuiteTask("Code2code", "codebleu", {"preset": "aij2021"}, format="aij2021-c2c", user_options=("grammar",)),
         SuiteTask("HTR", "string_accuracy", format="aij2021-htr"),
         SuiteTask("ZeroShotDetection", "zero_shot_detection_f1", {"preset": "aij2021"}, format="aij2021-zsod"),
         SuiteTask("VQA", "vqa_accuracy", format="aij2021-vqa"),

@@ -328,7 +328,7 @@ def test_bad_tokenizer_output():
 def test_missing_grammar_says_what_to_install(monkeypatch):
     import builtins
 
-    parsing.grammar.cache_clear()
+    parsing.load_grammar.cache_clear()
     real_import = builtins.__import__
 
     def fake_import(name, *args, **kwargs):
@@ -342,5 +342,4 @@ def test_missing_grammar_says_what_to_install(monkeypatch):
         with pytest.raises(ImportError, match=r"tree-sitter-ruby: pip install 'gpumetrics\[code\]'"):
             parsing.grammar("ruby")
     finally:
-        parsing.grammar.cache_clear()
-        parsing.parser.cache_clear()
+        parsing.load_grammar.cache_clear()

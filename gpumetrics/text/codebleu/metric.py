@@ -77,9 +77,21 @@ Worked example (one sample, Python, weights 0.25 each; whitespace tokens, ``def`
 (no ``match``/``case``/``type``); the raw string (not stripped, comments kept) is parsed as it is — a one-line token
 stream that tree-sitter mostly reads as an error tree; no ``or 1``: the data-flow score enters as it is. With
 ``detokenize=True`` the tokens are turned back into Python source (one line per ``NEW_LINE``, four spaces per
-``INDENT`` level, ``▁`` → space) before parsing — a better-founded score that is *not* the official number. The
-official script ran tree-sitter 0.2.0 with a 2021 Python grammar; the golden values of its sample files and our
-numbers are in ``tests/text/test_codebleu_aij2021.py``.
+``INDENT`` level, ``▁`` → space) before parsing — a better-founded score that is *not* the official number.
+
+The official script parses with py-tree-sitter 0.2.0 and the organisers' prebuilt ``my-languages.so`` (a 2021
+Python grammar of language ABI 11, which py-tree-sitter 0.22 cannot load). What the error recovery of a grammar
+makes of the token stream decides the AST and data-flow parts, so with the ``gpumetrics[code]`` wheel
+(tree-sitter-python 0.21.0) those two parts — and the total — differ from the official ones (0.3018 against 0.0859
+on the organisers' sample files). **The official number** needs their grammar: in an environment whose
+py-tree-sitter is 0.2.0 (``pip install tree_sitter==0.2.0``; gpumetrics without the ``[code]`` extra), pass
+``grammar="path/to/my-languages.so"``: the same walkers then read the trees of that grammar, subtrees written with
+``node.sexp()`` as the script writes them, and every part equals the script's to 1e-9 (golden values of the sample
+files and of random Code2code files in ``tests/text/test_codebleu_aij2021.py`` and ``tests/data/aij/golden.json``).
+Loading that file with py-tree-sitter 0.22 raises a ``ValueError`` that says so. Like codebleu's, the script's
+data-flow part depends on ``PYTHONHASHSEED`` (item 7; reproduced within a process: compare under one seed). Not
+reproduced: the script recurses, so a tree too deep for Python's recursion limit (about 1,000 frames) makes it count
+no data flow for that program; we count it.
 
 ``reduction``: ``"corpus"`` (default, the reference tools' number), or sentence level — each sample's CodeBLEU
 dict from its own statistics — ``"mean"``, ``"sum"``, ``"none"`` (``[B]`` per key).
@@ -93,8 +105,11 @@ per ``(lang, text)``.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
+import os
 import warnings
+from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -109,7 +124,7 @@ from gpumetrics.core.checks import describe_value
 from gpumetrics.text.codebleu import ngram
 from gpumetrics.text.codebleu.flow_match import dataflow_matches, edge_ids
 from gpumetrics.text.codebleu.keywords import AIJ2021_PYTHON, KEYWORDS
-from gpumetrics.text.codebleu.parsing import LANGUAGES, parse, strip_comments, token_table
+from gpumetrics.text.codebleu.parsing import LANGUAGES, binding, load_grammar, parse, strip_comments, token_table
 from gpumetrics.text.codebleu.syntax import subtree_ids, syntax_matches
 
 MODES = ("codebleu-0.7", "paper")
@@ -132,7 +147,8 @@ class _CodeBLEUConfig:
     """Checked options of one CodeBLEU set-up (built once per function call or module)."""
 
     def __init__(
-        self, lang: Any, weights: Any, mode: Any, preset: Any, tokenizer: Any, detokenize: Any, reduction: Any
+        self, lang: Any, weights: Any, mode: Any, preset: Any, tokenizer: Any, detokenize: Any, reduction: Any,
+        grammar: Any = None,
     ) -> None:
         check_choice(mode, "mode", MODES)
         check_choice(preset, "preset", PRESETS)
@@ -166,6 +182,11 @@ class _CodeBLEUConfig:
         self.tokenizer: Optional[Callable[[str], Sequence[str]]] = tokenizer
         self.detokenize = detokenize
         self.keywords = AIJ2021_PYTHON if preset == "aij2021" else KEYWORDS[lang]
+        self.grammar: Optional[str] = _grammar_path(grammar)
+        self.grammar_digest = ""
+        if self.grammar is not None:
+            load_grammar(lang, self.grammar)  # fails here, naming `grammar`, when the binding cannot load it
+            self.grammar_digest = hashlib.sha256(Path(self.grammar).read_bytes()).hexdigest()[:12]
 
     @property
     def flavour(self) -> str:
@@ -178,8 +199,25 @@ class _CodeBLEUConfig:
         fields["tok"] = "split" if self.tokenizer is None else "custom"
         if self.detokenize:
             fields["detok"] = "transcoder"
+        if self.grammar is not None:
+            loaded = load_grammar(self.lang, self.grammar)
+            fields["grammar"] = f"{self.grammar_digest}.abi{loaded.abi}"
+            fields["tree_sitter"] = binding().version
         fields["reduction"] = self.reduction
         return fields
+
+
+def _grammar_path(grammar: Any) -> Optional[str]:
+    """The absolute path of the ``grammar`` option (a file), or None."""
+    if grammar is None:
+        return None
+    if not isinstance(grammar, (str, os.PathLike)) or isinstance(grammar, bytes):
+        raise TypeError(f"`grammar` must be the path of a compiled tree-sitter grammar library (str or PathLike) or "
+                        f"None, got {describe_value(grammar)}")
+    path = Path(grammar).expanduser()
+    if not path.is_file():
+        raise ValueError(f"`grammar` file not found: {os.fspath(path)!r}")
+    return os.fspath(path.resolve())
 
 
 # ---------------------------------------------------------------------------------------------------- per program
@@ -189,9 +227,9 @@ def _stripped(code: str, lang: str) -> str:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _program(code: str, lang: str) -> tuple[np.ndarray, np.ndarray]:
-    """Subtree ids and data-flow edge ids of one program (cached per ``(lang, text)``)."""
-    root = parse(code, lang)
+def _program(code: str, lang: str, library: Optional[str] = None) -> tuple[np.ndarray, np.ndarray]:
+    """Subtree ids and data-flow edge ids of one program (cached per ``(lang, grammar library, text)``)."""
+    root = parse(code, lang, library)
     return subtree_ids(root), edge_ids(root, token_table(root, code), lang)
 
 
@@ -274,8 +312,8 @@ def _codebleu_update(preds: Any, target: Any, config: _CodeBLEUConfig, device: t
                 cand_texts.append(cand)
                 ref_texts.append(_stripped(ref, lang))
         pair_sample.extend([index] * len(refs))
-    cands = [_program(text, lang) for text in cand_texts]
-    refs_parsed = [_program(text, lang) for text in ref_texts]
+    cands = [_program(text, lang, config.grammar) for text in cand_texts]
+    refs_parsed = [_program(text, lang, config.grammar) for text in ref_texts]
     pair_sample_t = torch.tensor(pair_sample, dtype=torch.long, device=device)
     syn_m, syn_t = syntax_matches([c[0] for c in cands], [r[0] for r in refs_parsed], flavour == "paper", device)
     df_m, df_t = dataflow_matches([c[1] for c in cands], [r[1] for r in refs_parsed], device)
@@ -352,6 +390,7 @@ def codebleu_score(
     reduction: str = "corpus",
     device: torch.device | str | None = None,
     detokenize: bool = False,
+    grammar: str | os.PathLike | None = None,
 ) -> dict[str, Tensor]:
     """CodeBLEU of candidate programs against their references (see the module docstring for modes and quirks).
 
@@ -367,6 +406,9 @@ def codebleu_score(
         reduction: ``"corpus"`` (default), ``"mean"``, ``"sum"`` or ``"none"`` (sentence-level dicts).
         device: where the statistics are counted and the result lives.
         detokenize: ``preset="aij2021"`` only: parse the TransCoder tokens turned back into Python source.
+        grammar: path of a compiled tree-sitter grammar library exporting ``tree_sitter_<lang>`` to parse with
+            instead of the ``gpumetrics[code]`` wheel — with ``preset="aij2021"``, the organisers'
+            ``my-languages.so`` (loadable by py-tree-sitter 0.2.0 only) gives the official Code2code number.
 
     Returns:
         ``{"codebleu", "ngram_match_score", "weighted_ngram_match_score", "syntax_match_score",
@@ -377,6 +419,8 @@ def codebleu_score(
         ValueError: different numbers of candidates and references, a sample without reference, an unknown
             ``lang`` / ``mode`` / ``preset`` / ``reduction``, options that do not go together.
         ImportError: tree-sitter or the language's grammar is not installed (``pip install 'gpumetrics[code]'``).
+        ValueError: ``grammar`` is not a file, not a grammar library of ``lang``, or of a language ABI the installed
+            py-tree-sitter cannot load (the message says which py-tree-sitter can).
 
     Example:
         >>> preds = ["def add(a, b):\\n    return a + b"]
@@ -386,7 +430,7 @@ def codebleu_score(
         {'codebleu': 0.5233, 'ngram_match_score': 0.0435, 'weighted_ngram_match_score': 0.0497,
          'syntax_match_score': 1.0, 'dataflow_match_score': 1.0}
     """
-    config = _CodeBLEUConfig(lang, weights, mode, preset, tokenizer, detokenize, reduction)
+    config = _CodeBLEUConfig(lang, weights, mode, preset, tokenizer, detokenize, reduction, grammar)
     stats = _codebleu_update(preds, target, config, check_device(device, "device"))
     if reduction == "corpus":
         return _codebleu_compute(stats.sum(0), config)
@@ -425,9 +469,10 @@ class CodeBLEUScore(PerSampleScore):
         tokenizer: Optional[Callable[[str], Sequence[str]]] = None,
         reduction: str = "corpus",
         detokenize: bool = False,
+        grammar: str | os.PathLike | None = None,
         **kwargs: Any,
     ) -> None:
-        self.config = _CodeBLEUConfig(lang, weights, mode, preset, tokenizer, detokenize, reduction)
+        self.config = _CodeBLEUConfig(lang, weights, mode, preset, tokenizer, detokenize, reduction, grammar)
         super().__init__(reduction=reduction, score_shape=(len(KEYS),), **kwargs)
         self.add_state("statistics", torch.zeros(STATISTICS, dtype=torch.float64), dist_reduce_fx="sum")
 

