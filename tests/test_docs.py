@@ -25,6 +25,10 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 NOT_RUN = {
     "make demo": "builds the venv and runs configs/demo.yaml; test_cli.py runs that config through the same CLI",
     "make test": "the command that runs this test",
+    "python -m venv c2c && . c2c/bin/activate": "a second environment for py-tree-sitter 0.2.0 (Code2code with the "
+                                                 "organisers' grammar); tests/text/test_codebleu_aij2021.py runs it",
+    "pip install 'gpumetrics[text]'": "installs the package (that environment)",
+    "pip install tree_sitter==0.2.0": "builds the old binding; tests/text/test_codebleu_aij2021.py builds it in CI",
 }
 
 
