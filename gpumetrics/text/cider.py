@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 import torch
 from torch import Tensor
@@ -134,6 +134,58 @@ def _bits(n: int) -> int:
     return max(int(n - 1).bit_length(), 1)
 
 
+class _Entries(NamedTuple):
+    """The sorted (sample, n-gram, slot) entries of a corpus (see :func:`_count_entries`); ``E`` entries."""
+
+    tf: Tensor  # LongTensor[E] occurrences of the entry's n-gram in its sentence
+    slot: Tensor  # LongTensor[E] 0 = the candidate, j = its j-th reference
+    gram: Tensor  # LongTensor[E] corpus n-gram id
+    sample: Tensor  # LongTensor[E]
+    is_ref: Tensor  # BoolTensor[E]
+    closes: Tensor  # BoolTensor[E] last entry of its (sample, n-gram) run
+    sentence: Tensor  # LongTensor[E] candidates 0..B-1, then references B..B+R-1
+    order: Tensor  # LongTensor[E] n-gram order - 1
+    n_grams: int
+    lengths: Tensor  # LongTensor[B + R] words per sentence
+    sample_of_ref: Tensor  # LongTensor[R]
+
+
+def _count_entries(hyp_codes: Tensor, hyp_lengths: Tensor, ref_codes: Tensor, ref_lengths: Tensor, ref_counts: Tensor,
+                   n_gram: int) -> _Entries:
+    """One sort counts every n-gram: each occurrence gets the key ``(sample, n-gram, slot)`` packed into int64; runs
+    of equal keys are term frequencies, and each ``(sample, n-gram)`` run has the candidate's entry first."""
+    device = hyp_lengths.device
+    n_samples, n_refs = hyp_lengths.numel(), ref_lengths.numel()
+    lengths = torch.cat([hyp_lengths, ref_lengths])
+    codes = torch.cat([hyp_codes, ref_codes])
+    sample_of_ref = segment_ids(ref_counts, n_refs)
+    first_ref = segment_starts(ref_counts)
+    slot_of_ref = offsets_in_segment(ref_counts, sample_of_ref) + 1
+    sample_of_sentence = torch.cat([torch.arange(n_samples, device=device), sample_of_ref])
+    slot_of_sentence = torch.cat([torch.zeros(n_samples, dtype=torch.long, device=device), slot_of_ref])
+    # rank-independent token codes → dense ids of this (gathered) corpus
+    vocabulary, ids = torch.unique(codes, return_inverse=True)
+    occ_sentence, occ_gram, distinct = ngram_occurrences(TokenBatch(ids, lengths, vocabulary.numel()), n_gram)
+    n_grams = sum(distinct)
+    order_of_gram = segment_ids(torch.tensor(distinct, device=device), n_grams)
+    slot_bits, gram_bits = _bits(int(ref_counts.max().item()) + 1), _bits(max(n_grams, 1))
+    if _bits(n_samples) + gram_bits + slot_bits > 63:
+        raise RuntimeError(f"CIDEr: corpus too large to pack (samples={n_samples}, n-grams={n_grams})")
+    prefix = (sample_of_sentence << (gram_bits + slot_bits)) | slot_of_sentence
+    key = torch.sort(prefix[occ_sentence] | (occ_gram << slot_bits)).values
+    entry, tf = torch.unique_consecutive(key, return_counts=True)
+    slot = entry & ((1 << slot_bits) - 1)
+    group = entry >> slot_bits  # sample · 2^gram_bits + n-gram
+    gram = group & ((1 << gram_bits) - 1)
+    sample = group >> gram_bits
+    is_ref = slot > 0
+    closes = torch.ones_like(is_ref)
+    closes[:-1] = group[1:] != group[:-1]
+    sentence = torch.where(is_ref, n_samples + first_ref[sample] + slot - 1, sample)
+    return _Entries(tf, slot, gram, sample, is_ref, closes, sentence, order_of_gram[gram], n_grams, lengths,
+                    sample_of_ref)
+
+
 def _cider_compute(
     hyp_codes: Tensor,
     hyp_lengths: Tensor,
@@ -162,46 +214,22 @@ def _cider_compute(
     device = hyp_lengths.device
     n_samples, n_refs = hyp_lengths.numel(), ref_lengths.numel()
     per_sample = torch.zeros(n_samples, dtype=torch.float64, device=device)
-    codes = torch.cat([hyp_codes, ref_codes])
-    if n_samples and codes.numel():
-        lengths = torch.cat([hyp_lengths, ref_lengths])
-        sample_of_ref = segment_ids(ref_counts, n_refs)
-        first_ref = segment_starts(ref_counts)
-        slot_of_ref = offsets_in_segment(ref_counts, sample_of_ref) + 1
-        sample_of_sentence = torch.cat([torch.arange(n_samples, device=device), sample_of_ref])
-        slot_of_sentence = torch.cat([torch.zeros(n_samples, dtype=torch.long, device=device), slot_of_ref])
-        # rank-independent token codes → dense ids of this (gathered) corpus
-        vocabulary, ids = torch.unique(codes, return_inverse=True)
-        occ_sentence, occ_gram, distinct = ngram_occurrences(TokenBatch(ids, lengths, vocabulary.numel()), n_gram)
-        n_grams = sum(distinct)
-        order_of_gram = segment_ids(torch.tensor(distinct, device=device), n_grams)
-        slot_bits, gram_bits = _bits(int(ref_counts.max().item()) + 1), _bits(n_grams)
-        if _bits(n_samples) + gram_bits + slot_bits > 63:
-            raise RuntimeError(f"CIDEr: corpus too large to pack (samples={n_samples}, n-grams={n_grams})")
-        prefix = (sample_of_sentence << (gram_bits + slot_bits)) | slot_of_sentence
-        key = torch.sort(prefix[occ_sentence] | (occ_gram << slot_bits)).values
-        entry, tf = torch.unique_consecutive(key, return_counts=True)
-        slot = entry & ((1 << slot_bits) - 1)
-        group = entry >> slot_bits  # sample · 2^gram_bits + n-gram
-        gram = group & ((1 << gram_bits) - 1)
-        sample = group >> gram_bits
-        is_ref = slot > 0
+    if n_samples and hyp_codes.numel() + ref_codes.numel():
+        counted = _count_entries(hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, n_gram)
+        tf, slot, gram, is_ref, closes = counted.tf, counted.slot, counted.gram, counted.is_ref, counted.closes
+        sentence, order, lengths = counted.sentence, counted.order, counted.lengths
+        sample_of_ref = counted.sample_of_ref
 
         # document frequency: (sample, n-gram) runs that hold a reference entry, i.e. whose last entry is one
-        closes = torch.ones_like(is_ref)
-        closes[:-1] = group[1:] != group[:-1]
-        df = torch.bincount(gram, weights=(closes & is_ref).to(torch.float64), minlength=n_grams)
+        df = torch.bincount(gram, weights=(closes & is_ref).to(torch.float64), minlength=counted.n_grams)
         idf = math.log(float(n_samples)) - torch.log(torch.clamp(df, min=1.0))
         value = tf.to(torch.float64) * idf[gram]
 
-        # sentence index of each entry: candidates 0..B-1, then references
-        sentence = torch.where(is_ref, n_samples + first_ref[sample] + slot - 1, sample)
-        order = order_of_gram[gram]
         norm = torch.zeros(lengths.numel() * n_gram, dtype=torch.float64, device=device)
         norm = norm.index_add_(0, sentence * n_gram + order, value * value).sqrt_().view(-1, n_gram)
 
         # the candidate's entry, when present, opens its (sample, n-gram) run
-        position = torch.arange(entry.numel(), device=device)
+        position = torch.arange(tf.numel(), device=device)
         opens = torch.ones_like(is_ref)
         opens[1:] = closes[:-1]
         run_start = torch.cummax(torch.where(opens, position, 0), dim=0).values
@@ -263,39 +291,19 @@ def corpus_cider_value_function(
     device = check_device(device, "device")
     hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, _, _ = _cider_update(preds, target, tokenizer, device)
     n_samples, n_refs = hyp_lengths.numel(), ref_lengths.numel()
-    lengths = torch.cat([hyp_lengths, ref_lengths])
-    codes = torch.cat([hyp_codes, ref_codes])
-    sample_of_ref = segment_ids(ref_counts, n_refs)
-    first_ref = segment_starts(ref_counts)
-    slot_of_ref = offsets_in_segment(ref_counts, sample_of_ref) + 1
-    sample_of_sentence = torch.cat([torch.arange(n_samples, device=device), sample_of_ref])
-    slot_of_sentence = torch.cat([torch.zeros(n_samples, dtype=torch.long, device=device), slot_of_ref])
-    vocabulary, ids = torch.unique(codes, return_inverse=True)
-    occ_sentence, occ_gram, distinct = ngram_occurrences(TokenBatch(ids, lengths, vocabulary.numel()), n_gram)
-    n_grams = sum(distinct)
-    order_of_gram = segment_ids(torch.tensor(distinct, device=device), n_grams)
-    slot_bits, gram_bits = _bits(int(ref_counts.max()) + 1), _bits(max(n_grams, 1))
-    # one entry per (sample, n-gram, slot): slot 0 = the candidate, j = its j-th reference; tf = occurrences
-    prefix = (sample_of_sentence << (gram_bits + slot_bits)) | slot_of_sentence
-    key = torch.sort(prefix[occ_sentence] | (occ_gram << slot_bits)).values
-    entry, tf = torch.unique_consecutive(key, return_counts=True)
-    slot = entry & ((1 << slot_bits) - 1)
-    group = entry >> slot_bits
-    gram = group & ((1 << gram_bits) - 1)
-    sample = group >> gram_bits
-    is_ref = slot > 0
-    closes = torch.ones_like(is_ref)
-    closes[:-1] = group[1:] != group[:-1]
+    counted = _count_entries(hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, n_gram)
+    tf, slot, gram, sample, is_ref = counted.tf, counted.slot, counted.gram, counted.sample, counted.is_ref
+    closes, sentence, n_grams = counted.closes, counted.sentence, counted.n_grams
+    lengths, sample_of_ref = counted.lengths, counted.sample_of_ref
     presence = closes & is_ref  # (sample, n-gram) holds a reference: counts once in df
     present_sample, present_gram = sample[presence], gram[presence]
-    sentence = torch.where(is_ref, n_samples + first_ref[sample] + slot - 1, sample)
-    norm_slot = sentence * n_gram + order_of_gram[gram]
-    position = torch.arange(entry.numel(), device=device)
+    norm_slot = sentence * n_gram + counted.order
+    position = torch.arange(tf.numel(), device=device)
     opens = torch.ones_like(is_ref)
     opens[1:] = closes[:-1]
     run_start = torch.cummax(torch.where(opens, position, 0), dim=0).values
     has_hyp = slot[run_start] == 0
-    ref_slot = torch.where(is_ref, (sentence - n_samples) * n_gram + order_of_gram[gram], 0)
+    ref_slot = torch.where(is_ref, (sentence - n_samples) * n_gram + counted.order, 0)
     tf = tf.double()
     bigrams = (lengths - 1).clamp(min=0) if n_gram >= 2 else torch.zeros_like(lengths)
     delta = (bigrams[:n_samples][sample_of_ref] - bigrams[n_samples:]).double()
