@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from typing import Sequence
+from typing import Any, Sequence
 
 from gpumetrics.text.tokenize import ptb_tables
 from gpumetrics.text.tokenize.base import Tokenizer
@@ -452,7 +452,18 @@ def ptb_tokenize_batch(texts: Sequence[str], split_spaces: bool = True) -> list[
     for i in range(len(texts) - 2, -1, -1):
         after = texts[i + 1]
         following[i] = after if after.strip() else (after + "\n" + following[i + 1])[:64]
-    return [ptb_tokenize(text, after, split_spaces) for text, after in zip(texts, following)]
+    # the next caption is read only past a final "." (see ptb_tokenize): a caption whose last visible character is
+    # an ASCII letter or digit depends on it only through the line break, so its repeats are tokenised once
+    tokenized: dict[tuple[str, Any], list[str]] = {}
+    result = []
+    for text, after in zip(texts, following):
+        tail = text.rstrip()[-1:]
+        key = (text, bool(after)) if tail.isascii() and tail.isalnum() else (text, after)
+        tokens = tokenized.get(key)
+        if tokens is None:
+            tokens = tokenized[key] = ptb_tokenize(text, after, split_spaces)
+        result.append(list(tokens))
+    return result
 
 
 def coco_tokenized_captions(texts: Sequence[str]) -> list[str]:
