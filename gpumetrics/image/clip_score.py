@@ -301,10 +301,13 @@ class _RuCLIPBackend(nn.Module):
         return self.model.encode_image(pixels), self.model.encode_text(tokens, lengths)
 
 
-def check_clip_options(backend: Any, model_name: Any, pretrained: Any, seed: Any = 0, download: Any = False) -> None:
+def check_clip_options(
+    backend: Any, model_name: Any, pretrained: Any, seed: Any = 0, download: Any = False, templates: Any = None
+) -> None:
     """Every check of the CLIP options that needs no model (values and types); whether the model files are found is
     known when the encoder is built. Raises ``ValueError`` or ``TypeError`` naming the argument."""
     check_choice(backend, "backend", BACKENDS)
+    _check_templates(templates)
     if not isinstance(download, bool):
         raise TypeError(f"`download` must be a bool, got {type(download).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int):

@@ -44,10 +44,10 @@ from torch import Tensor
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_reference_lists, as_text_list, check_same_length
-from gpumetrics.image.clip_score import check_clip_options
 from gpumetrics.image.io import same_size_batches
 from gpumetrics.tasks.image import (
-    add_failed_clip_samples, build_task_clip, check_image_file_options, image_paths_under_root, split_missing_images,
+    add_failed_clip_samples, build_task_clip, check_image_file_options, check_task_clip_options, image_paths_under_root,
+    split_missing_images,
 )
 from gpumetrics.tasks.registry import TaskMetric, init_options, register_metric
 from gpumetrics.text.meteor import METEORScore
@@ -180,10 +180,8 @@ class CaptionImageScore(Metric):
                batch_size: Any, allow_outside_root: Any, missing_image: Any = "error", clip_clamp: Any = True,
                clip_templates: Any = None) -> None:
         check_image_file_options(image_root, allow_outside_root, batch_size, missing_image)
-        if not isinstance(clip_clamp, bool):
-            raise TypeError(f"`clip_clamp` must be a bool, got {type(clip_clamp).__name__}")
         _check_synonyms(synonyms)
-        check_clip_options(clip_backend, clip_model, clip_pretrained)
+        check_task_clip_options(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates)
 
     def _signature_fields(self) -> dict[str, Any]:
         fields = {"meteor": self.meteor.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0]}

@@ -57,6 +57,13 @@ def build_task_clip(
     return CLIPScore(backend, model, pretrained, scale=1.0, clamp=clamp, templates=templates)
 
 
+def check_task_clip_options(backend: Any, model: Any, pretrained: Any, clamp: Any, templates: Any) -> None:
+    """The checks of :func:`build_task_clip`'s options that need no model (the image tasks' ``clip_*`` options)."""
+    if not isinstance(clamp, bool):
+        raise TypeError(f"`clip_clamp` must be a bool, got {type(clamp).__name__}")
+    check_clip_options(backend, model, pretrained, templates=templates)
+
+
 def add_failed_clip_samples(clip: CLIPScore, count: int) -> None:
     """Count ``count`` samples whose CLIP term failed (no image, no text) as 0 in the CLIP mean — the AIJ-2022
     scripts' ``except: scores.append(0.0)``."""
@@ -191,12 +198,10 @@ class ImageGenerationScore(Metric):
                missing_image: Any = "error", clip_clamp: Any = True,
                clip_templates: Any = None) -> None:
         check_image_file_options(image_root, allow_outside_root, batch_size, missing_image)
-        if not isinstance(clip_clamp, bool):
-            raise TypeError(f"`clip_clamp` must be a bool, got {type(clip_clamp).__name__}")
         if not isinstance(real, (str, os.PathLike)) or not Path(real).exists():
             raise ValueError(f"`real` must be a folder of images or an .npz statistics file; '{real}' does not exist")
         check_extractor_options(fid_feature, inception_weights, resize)
-        check_clip_options(clip_backend, clip_model, clip_pretrained)
+        check_task_clip_options(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates)
 
     @property
     def _real_loaded(self) -> bool:
