@@ -15,7 +15,8 @@ from gpumetrics import functional as F
 from gpumetrics import cli
 from gpumetrics.tasks import registry
 from gpumetrics.tasks.config import ConfigError, load_config, parse_config
-from gpumetrics.tasks.data import DataError, join_by_id, read_records
+from gpumetrics.tasks.data import DataError, read_records
+from gpumetrics.tasks.join import join_by_id
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "configs" / "demo.yaml"
@@ -483,7 +484,9 @@ def test_failed_report_write_keeps_the_previous_report(tmp_path, capsys, monkeyp
     assert code == 2 and err.count("\n") == 1
     assert err.startswith("gpumetrics evaluate: error: ") and "No space left on device" in err
     assert report.read_bytes() == previous
-    assert sorted(p.name for p in report.parent.iterdir()) == ["report.json"]  # no temp file left behind
+    assert not [p for p in report.parent.rglob("*.tmp")]  # no temp file left behind
+    # what a failed run leaves: the report of the previous run and the checkpoints of this one, for --resume
+    assert sorted(p.name for p in report.parent.iterdir()) in (["report.checkpoint", "report.json"], ["report.json"])
 
 
 def test_interrupt_is_one_line_exit_130_and_keeps_the_report(tmp_path, capsys, monkeypatch):
@@ -496,7 +499,7 @@ def test_interrupt_is_one_line_exit_130_and_keeps_the_report(tmp_path, capsys, m
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(runner, "evaluate_task", interrupted)
+    monkeypatch.setattr(runner._Run, "evaluate_task", interrupted)
     code, _, err = _run(["evaluate", config, "--output", report], capsys)
     assert code == 130 and err == "gpumetrics evaluate: interrupted\n"
     assert report.read_bytes() == previous

@@ -4,13 +4,62 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional
 
 from gpumetrics.cli.options import console, positive_int
 
+AUTO_PROGRESS_AFTER_S = 1.0  # --progress auto: a phase shorter than this shows no bar
+
+
+def _progress_bars(mode: str, stream):
+    """Rich bars on ``stream`` (stderr) for the phases of a run; ``(bars, progress_fn)``.
+
+    ``mode="auto"``: only on a terminal, and a phase gets a bar once it has run for a second (short phases stay
+    silent); ``"on"``: every phase, at once; ``"off"``: none.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    show = mode == "on" or (mode == "auto" and stream.is_terminal)
+    bars = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=stream, transient=True, disable=not show,
+    )
+    ids: dict[str, int] = {}
+    first_seen: dict[str, float] = {}
+
+    def progress(label: str, done: int, total: int) -> None:
+        if label not in ids:
+            now = time.monotonic()
+            if mode != "on" and now - first_seen.setdefault(label, now) < AUTO_PROGRESS_AFTER_S:
+                return
+            ids[label] = bars.add_task(label, total=total)
+        bars.update(ids[label], completed=done, total=total)
+
+    return bars, progress
+
+
+def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
+    """Join the process group when started by ``torchrun`` (``WORLD_SIZE`` > 1): gloo on CPU, NCCL on CUDA, each
+    process on ``cuda:LOCAL_RANK``. Returns the device to use and whether this call initialised the group."""
+    import torch.distributed as dist
+
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or dist.is_initialized():
+        return device, False
+    if device is not None and device.startswith("cuda"):
+        device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}" if device == "cuda" else device
+        dist.init_process_group("nccl")
+    else:
+        dist.init_process_group("gloo")
+    return device, True
+
 
 def _evaluate(args: argparse.Namespace) -> int:
+    import torch.distributed as dist
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from gpumetrics.tasks.config import load_config
     from gpumetrics.tasks.report import results_table, write_json_report
@@ -18,28 +67,31 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     out, err = console(), Console(stderr=True)
     config = load_config(args.config)
-    show = args.progress == "on" or (args.progress == "auto" and err.is_terminal)
-    batch_size = args.batch_size or config.batch_size
-    bars = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=err, transient=True, disable=not show,
-    )
-    ids: dict[str, int] = {}
-
-    def progress(task: str, done: int, total: int) -> None:
-        # Only tasks that take more than one batch get a bar ("long runs"); --progress on shows every task.
-        if task not in ids:
-            if args.progress == "auto" and total <= batch_size:
-                return
-            ids[task] = bars.add_task(task, total=total)
-        bars.update(ids[task], completed=done)
-
-    with bars:
-        report = evaluate(config, device=args.device, batch_size=args.batch_size, progress=progress)
-    out.print(results_table(report))
-    if args.output:
-        path = write_json_report(report, args.output)
-        out.print(f"report written to {path}")
+    device, owns_group = _distributed(args.device or config.device)
+    try:
+        rank = dist.get_rank() if dist.is_initialized() else 0
+        checkpoint_dir = args.checkpoint_dir
+        if checkpoint_dir is None and args.output and not args.no_checkpoint:
+            checkpoint_dir = Path(args.output).with_suffix(".checkpoint")
+        bars, progress = _progress_bars(args.progress if rank == 0 else "off", err)
+        with bars:
+            report = evaluate(
+                config, device=device, batch_size=args.batch_size, progress=progress,
+                checkpoint_dir=None if args.no_checkpoint else checkpoint_dir, checkpoint_every=args.checkpoint_every,
+                resume=args.resume, argv=[a for a in sys.argv if a != "--resume"],
+            )
+        if rank == 0:
+            out.print(results_table(report))
+            if args.output:
+                path = write_json_report(report, args.output)
+                out.print(f"report written to {path}")
+        if dist.is_initialized():
+            dist.barrier()  # the report is written: every process may drop its checkpoint
+        if report.checkpoint is not None:
+            report.checkpoint.remove()
+    finally:
+        if owns_group:
+            dist.destroy_process_group()
     return 0
 
 
@@ -70,7 +122,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--batch-size", type=positive_int, help="samples per metric update (default: config or 1024)")
     evaluate.add_argument(
         "--progress", choices=("auto", "on", "off"), default="auto",
-        help="progress bars on stderr: auto = on a terminal, for tasks longer than one batch",
+        help="progress bars on stderr (reading files, scoring): auto = on a terminal, for phases longer than a second",
+    )
+    evaluate.add_argument(
+        "--checkpoint-dir",
+        help="save resumable checkpoints here (default: beside --output, REPORT.checkpoint/); removed when the run ends",
+    )
+    evaluate.add_argument("--no-checkpoint", action="store_true", help="write no checkpoints")
+    evaluate.add_argument(
+        "--checkpoint-every", type=positive_int, default=100, metavar="N",
+        help="batches between two checkpoints (default 100; one is also written after every task)",
+    )
+    evaluate.add_argument(
+        "--resume", action="store_true",
+        help="continue from the checkpoint of an interrupted run with the same config, files and options",
     )
     evaluate.set_defaults(handler=_evaluate)
 

@@ -45,7 +45,7 @@ from gpumetrics.tasks.registry import METRICS, SUITES, Suite, TaskMetric
 DEFAULT_BATCH_SIZE = 1024
 _TOP_KEYS = {"name", "suite", "batch_size", "device", "tasks"}
 _TASK_KEYS = {"name", "metric", "options", "predictions", "references", "format", "score"}
-#: data layouts a task outside a suite can read: ``records`` (:func:`~gpumetrics.tasks.data.join_by_id`) and ``coco``
+#: data layouts a task outside a suite can read: ``records`` (:class:`~gpumetrics.tasks.join.IndexedJoin`) and ``coco``
 #: (:func:`~gpumetrics.tasks.data.read_coco`: a COCO results file and a ``captions_*.json`` annotations file); a
 #: suite task reads its official format (:mod:`gpumetrics.tasks.formats`, where ``coco`` is registered too)
 DATA_FORMATS = ("records", "coco")

@@ -1,4 +1,5 @@
-"""Prediction and reference files of a task: reading JSON / JSONL records and joining them by id.
+"""Prediction and reference files of a task: reading JSON / JSONL records (joining them by id:
+:mod:`gpumetrics.tasks.join`).
 
 A predictions file holds records ``{"id": …, "prediction": …}``, a references file ``{"id": …, "references": […]}``
 (a single string is accepted as one reference). Either file may be
@@ -46,6 +47,18 @@ class Record:
     line: int
 
 
+@dataclasses.dataclass(frozen=True)
+class Batch:
+    """Consecutive samples of a task: ``ids[i]``, ``predictions[i]`` and ``references[i]`` (a list) belong together."""
+
+    ids: list[str]
+    predictions: list[Any]
+    references: list[list[Any]]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
 @dataclasses.dataclass
 class JoinedData:
     """References with their predictions, in the order of the references file.
@@ -78,10 +91,24 @@ class JoinedData:
         """Samples of the task: the references file's records."""
         return len(self.ids) + (len(self.missing) if self.missing_score is not None else 0)
 
-    def batches(self, batch_size: int) -> Iterator[tuple[list[Any], list[list[Any]]]]:
-        """Yield ``(predictions, references)`` slices of at most ``batch_size`` samples."""
-        for start in range(0, len(self.ids), batch_size):
-            yield self.predictions[start : start + batch_size], self.references[start : start + batch_size]
+    @property
+    def missing_ids(self) -> list[str]:
+        return self.missing
+
+    @property
+    def missing_count(self) -> int:
+        return len(self.missing)
+
+    @property
+    def not_evaluated_count(self) -> int:
+        return len(self.not_evaluated)
+
+    def batches(self, batch_size: int, start: int = 0, stop: Optional[int] = None) -> Iterator[Batch]:
+        """Yield the samples ``start … stop - 1`` (default: all) in :class:`Batch` es of at most ``batch_size``."""
+        stop = len(self.ids) if stop is None else min(stop, len(self.ids))
+        for begin in range(start, stop, batch_size):
+            end = min(begin + batch_size, stop)
+            yield Batch(self.ids[begin:end], self.predictions[begin:end], self.references[begin:end])
 
 
 def _line_of(text: str, index: int) -> int:
@@ -174,6 +201,16 @@ def _as_id(value: Any, path: Path, line: int) -> str:
     return str(value)
 
 
+def record_id_and_value(path: Path, line: int, item: Any, value_key: str) -> tuple[str, Any]:
+    """``(id, value)`` of a decoded record ``{"id": …, value_key: …}``; DataError naming ``path:line`` otherwise."""
+    if not isinstance(item, dict):
+        raise DataError(path, line, f"a record must be a JSON object, got {type(item).__name__}")
+    for needed in ("id", value_key):
+        if needed not in item:
+            raise DataError(path, line, f"record has no {needed!r} key (keys: {', '.join(map(repr, item)) or 'none'})")
+    return _as_id(item["id"], path, line), item[value_key]
+
+
 @gc_paused  # a data file becomes one small object per record: the collector's scans would dominate
 def read_records(path: Path | str, value_key: str) -> list[Record]:
     """Read the records of a predictions (``value_key="prediction"``) or references (``"references"``) file.
@@ -218,12 +255,7 @@ def read_records(path: Path | str, value_key: str) -> list[Record]:
         if key is not None:  # object layout: id → value
             record_id, value = key, item
         else:
-            if not isinstance(item, dict):
-                raise DataError(path, line, f"a record must be a JSON object, got {type(item).__name__}")
-            for needed in ("id", value_key):
-                if needed not in item:
-                    raise DataError(path, line, f"record has no {needed!r} key (keys: {', '.join(map(repr, item)) or 'none'})")
-            record_id, value = _as_id(item["id"], path, line), item[value_key]
+            record_id, value = record_id_and_value(path, line, item, value_key)
         if record_id in first_line:
             raise DataError(path, line, f"duplicate id {record_id!r} (first seen on line {first_line[record_id]})")
         first_line[record_id] = line
@@ -258,75 +290,21 @@ def read_id_object(path: Path | str) -> list[Record]:
     return read_records(path, "value")
 
 
-def _check_text_values(path: Path, records: list[Record], is_references: bool) -> list[Any]:
-    values = []
-    for record in records:
-        value = record.value
-        if is_references:
-            if isinstance(value, str):
-                value = [value]
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise DataError(path, record.line, f"id {record.id!r}: `references` must be a list of strings, got {value!r:.80}")
-            if not value:
-                raise DataError(path, record.line, f"id {record.id!r}: `references` is empty; give at least one reference")
-        elif not isinstance(value, str):
-            raise DataError(path, record.line, f"id {record.id!r}: `prediction` must be a string, got {type(value).__name__} {value!r:.60}")
-        values.append(value)
-    return values
+def check_text_value(path: Path, record_id: str, line: int, value: Any, is_references: bool) -> Any:
+    """A prediction must be a string; references a non-empty list of strings (one string is one reference).
 
-
-def join_by_id(
-    predictions_path: Path | str,
-    references_path: Path | str,
-    empty_prediction: Any = "",
-) -> JoinedData:
-    """Read both files and join them by id, in the order of the references.
-
-    Args:
-        predictions_path: predictions file (records ``{"id", "prediction"}``).
-        references_path: references file (records ``{"id", "references"}``).
-        empty_prediction: what a reference without a prediction is scored as (the task metric's documented empty
-            answer); such ids are listed in ``JoinedData.missing``. When it is a string, predictions must be
-            strings and references lists of strings.
-
-    Returns:
-        :class:`JoinedData`.
-
-    Raises:
-        DataError: any error of :func:`read_records`, a wrongly typed value, or a prediction whose id has no
-            reference (named with its file and line).
-
-    Example:
-        >>> import tempfile, os, pathlib
-        >>> d = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = (d / "p.jsonl").write_text('{"id": "a", "prediction": "x"}\\n')
-        >>> _ = (d / "r.json").write_text('[{"id": "a", "references": ["x"]}, {"id": "b", "references": ["y"]}]')
-        >>> data = join_by_id(d / "p.jsonl", d / "r.json")
-        >>> data.predictions, data.references, data.missing
-        (['x', ''], [['x'], ['y']], ['b'])
+    Returns the value, references as a list. Raises DataError naming ``path:line`` and the id.
     """
-    predictions_path, references_path = Path(predictions_path), Path(references_path)
-    pred_records = read_records(predictions_path, PREDICTION_KEY)
-    ref_records = read_records(references_path, REFERENCES_KEY)
-    textual = isinstance(empty_prediction, str)
-    if textual:
-        pred_values = _check_text_values(predictions_path, pred_records, is_references=False)
-        ref_values = _check_text_values(references_path, ref_records, is_references=True)
-    else:
-        pred_values = [r.value for r in pred_records]
-        ref_values = [r.value if isinstance(r.value, list) else [r.value] for r in ref_records]
-
-    reference_ids = {record.id for record in ref_records}
-    for record in pred_records:
-        if record.id not in reference_ids:
-            raise DataError(
-                predictions_path, record.line, f"unknown id {record.id!r}: no record with this id in {references_path}"
-            )
-    by_id = {record.id: value for record, value in zip(pred_records, pred_values)}
-    ids = [record.id for record in ref_records]
-    missing = [i for i in ids if i not in by_id]
-    predictions = [by_id.get(i, empty_prediction) for i in ids]
-    return JoinedData(ids=ids, predictions=predictions, references=ref_values, missing=missing)
+    if is_references:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise DataError(path, line, f"id {record_id!r}: `references` must be a list of strings, got {value!r:.80}")
+        if not value:
+            raise DataError(path, line, f"id {record_id!r}: `references` is empty; give at least one reference")
+    elif not isinstance(value, str):
+        raise DataError(path, line, f"id {record_id!r}: `prediction` must be a string, got {type(value).__name__} {value!r:.60}")
+    return value
 
 
 # ---------------------------------------------------------------------------------------------------- COCO files

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from gpumetrics.tasks.registry import TaskMetric, register_metric
+from gpumetrics.tasks.registry import TaskMetric, per_sample_of, register_metric
 from gpumetrics.text.qa import ExactMatch, StringAccuracy, TokenF1, VQAAccuracy
 
 
@@ -27,24 +27,28 @@ def vqa_update_args(predictions: list[Any], references: list[Any]) -> tuple:
 register_metric(TaskMetric(
     name="token_f1",
     factory=TokenF1,
+    per_sample=per_sample_of(TokenF1),
     description="token F1, max over gold answers (presets: squad, aij2022) — docs/metrics.md §1 TextQA",
     empty_prediction="",
 ))
 register_metric(TaskMetric(
     name="exact_match",
     factory=ExactMatch,
+    per_sample=per_sample_of(ExactMatch),
     description="exact match of normalised answers (presets: squad, aij2022, raw) — docs/metrics.md §1 MathQA",
     empty_prediction="",
 ))
 register_metric(TaskMetric(
     name="string_accuracy",
     factory=StringAccuracy,
+    per_sample=per_sample_of(StringAccuracy),
     description="share of predictions equal to the gold string — docs/metrics.md §1 HTR",
     empty_prediction="",
 ))
 register_metric(TaskMetric(
     name="vqa_accuracy",
     factory=VQAAccuracy,
+    per_sample=per_sample_of(VQAAccuracy),
     description="AIJ-2021 VQA accuracy: the prediction normalised as vqaEval.py (per question lang en|ru) equals a "
                 "raw gold answer — docs/metrics.md §1",
     empty_prediction=None,

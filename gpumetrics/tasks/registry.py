@@ -40,6 +40,25 @@ def text_update_args(predictions: list[Any], references: list[list[Any]]) -> tup
     return predictions, references
 
 
+def per_sample_of(factory: Callable[..., Metric], key: Optional[str] = None) -> Callable[[dict, Any], Callable[..., Any]]:
+    """``TaskMetric.per_sample`` of a metric that takes ``reduction="none"``: a second instance of it, reset for
+    every batch, never synchronised across processes (each rank scores its own samples); ``key``: the entry of a
+    dict result (ROUGE's primary key)."""
+
+    def build(options: dict, device: Any) -> Callable[..., Any]:
+        metric = factory(**{**options, "reduction": "none"}, sync_on_compute=False).to(device)
+
+        def score(*update_args: Any) -> Any:
+            metric.reset()
+            metric.update(*update_args)
+            result = metric.compute()
+            return result[key] if key is not None else result
+
+        return score
+
+    return build
+
+
 @dataclasses.dataclass(frozen=True)
 class TaskMetric:
     """How a config's ``metric: NAME`` becomes a metric module and its update arguments.
@@ -59,6 +78,9 @@ class TaskMetric:
         check_options: ``check_options(**options)`` raising ``TypeError``/``ValueError``/``FileNotFoundError`` for
             bad options without building the metric — set by metrics that load models; ``None``: :meth:`check`
             builds the metric once (model-free metrics construct in microseconds).
+        per_sample: ``per_sample(options, device) -> score`` with ``score(*update_args) -> Tensor[B]``, the score of
+            each sample of a batch (for the report's histograms and worst examples); ``None``: the metric has no
+            meaningful per-sample score (corpus statistics such as CIDEr's document frequency, FID).
     """
 
     name: str
@@ -70,6 +92,7 @@ class TaskMetric:
     path_options: dict = dataclasses.field(default_factory=dict)
     check_options: Optional[Callable[..., None]] = None
     table_keys: Sequence[str] = ()
+    per_sample: Optional[Callable[[dict, Any], Callable[..., Any]]] = None
 
     def build(self, options: Optional[dict] = None) -> Metric:
         return self.factory(**(options or {}))

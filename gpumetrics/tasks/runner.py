@@ -4,21 +4,31 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import platform
+import socket
 import time
-from typing import Any, Callable, Optional
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
 
 import torch
+import torch.distributed as dist
+import torchmetrics
 from torch import Tensor
 
-from gpumetrics.core import check_device
+from gpumetrics.core import Metric, check_device
 from gpumetrics.core.signature import library_version
+from gpumetrics.tasks.checkpoint import RunCheckpoint, run_fingerprint
 from gpumetrics.tasks.config import ConfigError, EvalConfig, TaskConfig
-from gpumetrics.tasks.data import DataError, join_by_id
+from gpumetrics.tasks.data import DataError
 from gpumetrics.tasks.formats import get_format
+from gpumetrics.tasks.join import IndexedJoin
+from gpumetrics.tasks.samples import SampleSummary
 
-#: ``progress(task_name, samples_done, samples_total)`` — called once before the first batch and after each batch.
+#: ``progress(label, done, total)`` — a task's samples (label: the task name; called before the first batch and after
+#: each one) or a file's bytes while it is read (label: "task: reading predictions" …).
 ProgressFn = Callable[[str, int, int], None]
 MAX_LISTED_MISSING = 100
+DEFAULT_CHECKPOINT_EVERY = 100  # batches
 
 
 class TaskError(ValueError):
@@ -44,9 +54,10 @@ class TaskResult:
     load_seconds: float
     eval_seconds: float
     not_evaluated: int = 0
+    samples: Optional[dict] = None  # SampleSummary.to_dict(): histogram and worst samples, when collected
 
     def to_dict(self) -> dict:
-        return {
+        entry = {
             "name": self.name,
             "metric": self.metric,
             "options": self.options,
@@ -64,6 +75,9 @@ class TaskResult:
             "files": {"predictions": self.predictions, "references": self.references},
             "timing": {"load_seconds": round(self.load_seconds, 6), "eval_seconds": round(self.eval_seconds, 6)},
         }
+        if self.samples is not None:
+            entry["samples"] = self.samples
+        return entry
 
 
 @dataclasses.dataclass
@@ -78,6 +92,9 @@ class Report:
     suite: Optional[dict]
     started: str
     total_seconds: float
+    run: dict = dataclasses.field(default_factory=dict)  # world_size, argv, host, python, platform
+    resumed: bool = False  # continued from a checkpoint (a fact about the timing; the numbers are the same)
+    checkpoint: Optional[RunCheckpoint] = None  # removed by whoever writes the report (the run is then complete)
 
     def to_dict(self) -> dict:
         return {
@@ -89,8 +106,9 @@ class Report:
             "batch_size": self.batch_size,
             "started": self.started,
             "suite": self.suite,
+            "run": self.run,
             "tasks": [task.to_dict() for task in self.tasks],
-            "timing": {"total_seconds": round(self.total_seconds, 6)},
+            "timing": {"total_seconds": round(self.total_seconds, 6), "resumed": self.resumed},
         }
 
 
@@ -128,78 +146,171 @@ def resolve_device(device: Optional[str], name: str = "--device", where: Optiona
         raise ConfigError(f"{where}: {error}" if where else str(error)) from None
 
 
+def shard_bounds(total: int, rank: int, world_size: int) -> tuple[int, int]:
+    """The samples ``[start, stop)`` of process ``rank`` of ``world_size``: contiguous, no padding, no duplicates.
+
+    Example:
+        >>> [shard_bounds(5, r, 2) for r in range(2)], shard_bounds(1, 1, 2)
+        ([(0, 2), (2, 5)], (0, 1))
+    """
+    return total * rank // world_size, total * (rank + 1) // world_size
+
+
+def _metric_states(metric: Metric) -> dict:
+    """The state dict entries that are metric states (not model weights: a CLIP or Inception model inside a task
+    metric stays out of the checkpoint)."""
+    names = {"_update_count"}
+    for prefix, module in metric.named_modules():
+        if isinstance(module, torchmetrics.Metric):
+            names |= {f"{prefix}.{name}" if prefix else name for name in [*module._defaults, "_update_count"]}
+    metric.persistent(True)
+    try:
+        return {key: value for key, value in metric.state_dict().items() if key in names}
+    finally:
+        metric.persistent(False)
+
+
+@dataclasses.dataclass
+class _Run:
+    """What every task of one ``evaluate`` call shares: the device, batching, this process's place among the
+    processes, the checkpoint and the per-sample summaries."""
+
+    device: torch.device
+    batch_size: int
+    progress: Optional[ProgressFn] = None
+    rank: int = 0
+    world_size: int = 1
+    checkpoint: Optional[RunCheckpoint] = None
+    checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY
+    samples: bool = False
+    finished: list = dataclasses.field(default_factory=list)  # TaskResult of the tasks done
+    started: str = ""
+
+    def save(self, task_index: int, done: int = 0, metric: Optional[Metric] = None,
+             summary: Optional[SampleSummary] = None, seconds: tuple[float, float] = (0.0, 0.0)) -> None:
+        if self.checkpoint is None:
+            return
+        self.checkpoint.save({
+            "started": self.started,
+            "finished": [dataclasses.asdict(result) for result in self.finished],
+            "task": task_index,
+            "done": done,
+            "metric": _metric_states(metric) if metric is not None else None,
+            "samples": summary.state() if summary is not None else None,
+            "seconds": seconds,
+        })
+
+    def _open(self, task: TaskConfig) -> tuple[Any, dict]:
+        if task.format != "records":  # coco (only the images of the results file), a suite task's official format
+            return get_format(task.format).read(task.predictions, task.references, dict(task.options))
+        join = IndexedJoin(task.predictions, task.references, task.metric.empty_prediction, self.progress, f"{task.name}: ")
+        return join, task.options
+
+    def evaluate_task(self, index: int, task: TaskConfig, resume: Optional[dict] = None) -> TaskResult:
+        """Score task ``index`` of the config on this process's shard, from ``resume`` (a checkpoint) if given."""
+        start = time.perf_counter()
+        if task.score is not None:
+            return _supplied_result(task)
+        data, options = self._open(task)
+        loaded = time.perf_counter()
+        metric = task.metric.build(options).to(self.device)
+        total = len(data)
+        if data.total == 0:
+            raise DataError(task.references, None, f"task {task.name!r}: the references file holds no records")
+        if task.metric.empty_prediction is None and data.missing_count and data.missing_score is None:
+            shown = ", ".join(repr(i) for i in data.missing_ids[:5]) + (", …" if data.missing_count > 5 else "")
+            raise DataError(
+                task.predictions, None,
+                f"task {task.name!r}: {data.missing_count} of {total} references have no prediction (ids {shown}); "
+                f"metric {task.metric.name!r} has no empty answer to score them with, so every id needs a prediction",
+            )
+        summary = scorer = None
+        if self.samples and task.metric.per_sample is not None:
+            summary = SampleSummary(task.metric.name, getattr(metric, "higher_is_better", None))
+            scorer = task.metric.per_sample(options, self.device)
+        first, stop = shard_bounds(total, self.rank, self.world_size)
+        done, earlier = 0, (0.0, 0.0)
+        if resume is not None:
+            metric.load_state_dict(resume["metric"], strict=False)
+            done, earlier = resume["done"], tuple(resume["seconds"])
+            if summary is not None:
+                summary.load(resume["samples"])
+        if self.progress is not None:
+            self.progress(task.name, done, stop - first)
+        batches_since_save = 0
+        for batch in data.batches(self.batch_size, first + done, stop):
+            try:
+                arguments = task.metric.update_args(batch.predictions, batch.references)
+                metric.update(*arguments)
+                if scorer is not None:
+                    summary.add(batch, scorer(*arguments), first + done)
+            except (TypeError, ValueError) as err:
+                raise TaskError(
+                    f"task {task.name!r}: metric {task.metric.name!r} rejected the batch of samples "
+                    f"{first + done}..{first + done + len(batch) - 1} (first id {batch.ids[0]!r}) of {task.references}: {err}"
+                ) from err
+            done += len(batch)
+            batches_since_save += 1
+            if self.progress is not None:
+                self.progress(task.name, done, stop - first)
+            if batches_since_save == self.checkpoint_every and first + done < stop:
+                now = time.perf_counter()
+                self.save(index, done, metric, summary, (earlier[0] + loaded - start, earlier[1] + now - loaded))
+                batches_since_save = 0
+        if total:
+            score, details = _primary_score(metric.compute(), task.metric.primary, task.metric.name)
+        else:  # every prediction missing, each scored missing_score
+            score, details = 0.0, {}
+        if data.missing_score is not None and data.missing_count:
+            # the official scripts' mean over all references, a missing prediction counting missing_score
+            details = {**details, "mean_over_predicted": score}
+            score = (score * total + data.missing_score * data.missing_count) / data.total
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        finished = time.perf_counter()
+        signature = metric.signature() if hasattr(metric, "signature") else type(metric).__name__
+        return TaskResult(
+            name=task.name,
+            metric=task.metric.name,
+            options=dict(task.options),
+            score=score,
+            higher_is_better=getattr(metric, "higher_is_better", None),
+            signature=signature,
+            n=data.total,
+            missing=data.missing_count,
+            missing_ids=data.missing_ids[:MAX_LISTED_MISSING],
+            details=details,
+            predictions=str(task.predictions),
+            references=str(task.references),
+            load_seconds=earlier[0] + loaded - start,
+            eval_seconds=earlier[1] + finished - loaded,
+            not_evaluated=data.not_evaluated_count,
+            samples=self._gathered(summary),
+        )
+
+    def _gathered(self, summary: Optional[SampleSummary]) -> Optional[dict]:
+        """The task's summary over every process (all of them call this: it is a collective when there are several)."""
+        if summary is None:
+            return None
+        if self.world_size > 1:
+            states: list = [None] * self.world_size
+            dist.all_gather_object(states, summary.state())
+            summary.load(states[0])
+            for state in states[1:]:
+                summary.merge(state)
+        return summary.to_dict()
+
+
 def evaluate_task(
     task: TaskConfig, device: torch.device, batch_size: int, progress: Optional[ProgressFn] = None
 ) -> TaskResult:
-    """Join one task's files (``format`` records: by id; coco: COCO results + annotations) and score them with its
-    metric, ``batch_size`` samples per ``update``.
+    """Join one task's files (``format`` records: by id, :class:`~gpumetrics.tasks.join.IndexedJoin`; coco and the
+    suites' formats: their readers) and score them with its metric, ``batch_size`` samples per ``update``.
 
     Raises:
         DataError: malformed / unjoinable data (names file and line).
     """
-    start = time.perf_counter()
-    if task.score is not None:
-        return _supplied_result(task)
-    options = task.options
-    if task.format != "records":  # coco (only the images of the results file), a suite task's official format
-        data, options = get_format(task.format).read(task.predictions, task.references, dict(task.options))
-    else:
-        data = join_by_id(task.predictions, task.references, task.metric.empty_prediction)
-    loaded = time.perf_counter()
-    metric = task.metric.build(options).to(device)
-    total = len(data)
-    if data.total == 0:
-        raise DataError(task.references, None, f"task {task.name!r}: the references file holds no records")
-    if task.metric.empty_prediction is None and data.missing and data.missing_score is None:
-        shown = ", ".join(repr(i) for i in data.missing[:5]) + (", …" if len(data.missing) > 5 else "")
-        raise DataError(
-            task.predictions, None,
-            f"task {task.name!r}: {len(data.missing)} of {total} references have no prediction (ids {shown}); "
-            f"metric {task.metric.name!r} has no empty answer to score them with, so every id needs a prediction",
-        )
-    if progress is not None:
-        progress(task.name, 0, total)
-    done = 0
-    for predictions, references in data.batches(batch_size):
-        try:
-            metric.update(*task.metric.update_args(predictions, references))
-        except (TypeError, ValueError) as err:
-            raise TaskError(
-                f"task {task.name!r}: metric {task.metric.name!r} rejected the batch of samples "
-                f"{done}..{done + len(predictions) - 1} (first id {data.ids[done]!r}) of {task.references}: {err}"
-            ) from err
-        done += len(predictions)
-        if progress is not None:
-            progress(task.name, done, total)
-    if total:
-        score, details = _primary_score(metric.compute(), task.metric.primary, task.metric.name)
-    else:  # every prediction missing, each scored missing_score
-        score, details = 0.0, {}
-    if data.missing_score is not None and data.missing:
-        # the official scripts' mean over all references, a missing prediction counting missing_score
-        details = {**details, "mean_over_predicted": score}
-        score = (score * total + data.missing_score * len(data.missing)) / data.total
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    finished = time.perf_counter()
-    signature = metric.signature() if hasattr(metric, "signature") else type(metric).__name__
-    return TaskResult(
-        name=task.name,
-        metric=task.metric.name,
-        options=dict(task.options),
-        score=score,
-        higher_is_better=getattr(metric, "higher_is_better", None),
-        signature=signature,
-        n=data.total,
-        missing=len(data.missing),
-        missing_ids=data.missing[:MAX_LISTED_MISSING],
-        details=details,
-        predictions=str(task.predictions),
-        references=str(task.references),
-        load_seconds=loaded - start,
-        eval_seconds=finished - loaded,
-        not_evaluated=len(data.not_evaluated),
-    )
+    return _Run(device, batch_size, progress).evaluate_task(0, task)
 
 
 def _supplied_result(task: TaskConfig) -> TaskResult:
@@ -211,19 +322,49 @@ def _supplied_result(task: TaskConfig) -> TaskResult:
     )
 
 
+def _run_metadata(world_size: int, argv: Optional[Sequence[str]]) -> dict:
+    return {
+        "world_size": world_size,
+        "argv": list(argv) if argv is not None else [],
+        "host": socket.gethostname(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
 def evaluate(
     config: EvalConfig,
     device: Optional[str] = None,
     batch_size: Optional[int] = None,
     progress: Optional[ProgressFn] = None,
+    *,
+    checkpoint_dir: Optional[Path | str] = None,
+    checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
+    resume: bool = False,
+    samples: bool = False,
+    argv: Optional[Sequence[str]] = None,
 ) -> Report:
     """Score every task of ``config``; ``device``/``batch_size`` override the config's values when given.
+
+    Under ``torch.distributed`` (``torchrun``: the process group is initialised), every process scores its
+    contiguous shard of each task (:func:`shard_bounds`) and the metrics' DDP reducer combines the states at
+    ``compute()``; every process returns the same report.
+
+    Args:
+        checkpoint_dir: save a checkpoint there (one file per process) every ``checkpoint_every`` batches and after
+            every task; removed when the run finishes. ``None``: no checkpoints.
+        resume: continue from the checkpoint in ``checkpoint_dir`` if there is one (else start from the beginning).
+        samples: collect per-sample scores (histograms, worst examples; ``TaskResult.samples``) for metrics that
+            have them — costs a second, per-sample scoring of every batch.
+        argv: the command line, recorded in the report's run metadata.
 
     Returns:
         :class:`Report`; ``report.suite`` holds ``{"name", "score", "tasks", "missing_tasks"}`` when the config
         names a suite (the combined score is over the tasks present; missing tasks are listed).
+
+    Raises:
+        ConfigError: a bad option, or a checkpoint written by another run (named).
     """
-    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     start = time.perf_counter()
     if device:
         torch_device = resolve_device(device, "--device")
@@ -232,7 +373,28 @@ def evaluate(
     size = batch_size if batch_size is not None else config.batch_size
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise ConfigError(f"--batch-size must be a positive integer, got {size!r}")
-    results = [evaluate_task(task, torch_device, size, progress) for task in config.tasks]
+    if isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, int) or checkpoint_every < 1:
+        raise ConfigError(f"--checkpoint-every must be a positive integer, got {checkpoint_every!r}")
+    if resume and checkpoint_dir is None:
+        raise ConfigError("--resume needs a checkpoint folder: give --checkpoint-dir (or --output, beside which it is kept)")
+    rank, world_size = (dist.get_rank(), dist.get_world_size()) if dist.is_available() and dist.is_initialized() else (0, 1)
+    run = _Run(torch_device, size, progress, rank, world_size, checkpoint_every=checkpoint_every, samples=samples,
+               started=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    saved = None
+    if checkpoint_dir is not None:
+        run.checkpoint = RunCheckpoint(checkpoint_dir, rank, world_size,
+                                       run_fingerprint(config, size, world_size, torch_device, samples))
+        saved = run.checkpoint.load() if resume else None
+    first_task = 0
+    if saved is not None:
+        run.started = saved["started"]
+        run.finished = [TaskResult(**result) for result in saved["finished"]]
+        first_task = saved["task"]
+    for index in range(first_task, len(config.tasks)):
+        position = saved if saved is not None and index == saved["task"] and saved["metric"] is not None else None
+        run.finished.append(run.evaluate_task(index, config.tasks[index], position))
+        run.save(index + 1)
+    results = run.finished
     suite = None
     if config.suite is not None:
         scores = {result.name: result.score for result in results}
@@ -250,6 +412,9 @@ def evaluate(
         batch_size=size,
         tasks=results,
         suite=suite,
-        started=started,
+        started=run.started,
         total_seconds=time.perf_counter() - start,
+        run=_run_metadata(world_size, argv),
+        resumed=saved is not None,
+        checkpoint=run.checkpoint,
     )

@@ -221,7 +221,7 @@ class EditDistance(PerSampleScore):
 
 
 # ------------------------------------------------------------------------------------------------------ CER and WER
-def _error_rate_update(
+def error_rate_pairs(
     preds: Any,
     target: Any,
     unit: str,
@@ -229,7 +229,7 @@ def _error_rate_update(
     device: Optional[torch.device | str] = None,
     transform: str = "none",
 ) -> tuple[Tensor, Tensor]:
-    """Pooled ``(edits, reference length)`` of a batch, int64 scalars.
+    """Per-sample ``(edits, reference length)`` of a batch, ``LongTensor[B]`` each.
 
     A sample with several references contributes its best reference: the fewest edits, and among those the longest
     reference (the lowest rate). The choice depends only on the references' contents, never on their order.
@@ -237,7 +237,7 @@ def _error_rate_update(
     if type(target) is list and set(map(type, target)) == {str}:  # one reference per sample (the common case)
         preds, target = _as_lists(preds, target)
         distances, _, target_lengths = _pair_distances(preds, target, unit, backend, device, transform=transform)
-        return distances.sum(), target_lengths.sum()
+        return distances, target_lengths
     preds = preds if type(preds) is list else as_text_list(preds, "preds")
     references = as_reference_lists(target, "target")
     check_same_length(preds, "preds", references, "target")
@@ -247,18 +247,32 @@ def _error_rate_update(
     flat_refs = [ref for group in references for ref in group]
     distances, _, ref_lengths = _pair_distances(flat_preds, flat_refs, unit, backend, device, transform=transform)
     if distances.numel() == 0:
-        return distances.sum(), ref_lengths.sum()
+        return distances, ref_lengths
     # one key per (sample, reference) ordered by (edits, −length): the per-sample minimum is the best reference
     span = ref_lengths.max() + 1
     keys = distances * span + (span - 1 - ref_lengths)
     sample = torch.from_numpy(np.repeat(np.arange(len(preds)), counts)).to(keys.device)
     best = torch.zeros(len(preds), dtype=torch.long, device=keys.device)
     best = best.scatter_reduce(0, sample, keys, reduce="amin", include_self=False)
-    return (best // span).sum(), (span - 1 - best % span).sum()
+    return best // span, span - 1 - best % span
 
 
-def _error_rate_compute(errors: Tensor, ref_length: Tensor) -> Tensor:
-    """Σ edits / Σ reference length; the edit count itself when the references are all empty (jiwer)."""
+def _error_rate_update(
+    preds: Any,
+    target: Any,
+    unit: str,
+    backend: str,
+    device: Optional[torch.device | str] = None,
+    transform: str = "none",
+) -> tuple[Tensor, Tensor]:
+    """Pooled ``(edits, reference length)`` of a batch, int64 scalars (:func:`error_rate_pairs` summed)."""
+    edits, lengths = error_rate_pairs(preds, target, unit, backend, device, transform)
+    return edits.sum(), lengths.sum()
+
+
+def error_rate_compute(errors: Tensor, ref_length: Tensor) -> Tensor:
+    """Σ edits / Σ reference length; the edit count itself when the references are all empty (jiwer). Elementwise:
+    per-sample ``[B]`` tensors give per-sample rates."""
     errors, ref_length = errors.double(), ref_length.double()
     return torch.where(ref_length > 0, errors / ref_length.clamp(min=1), errors)
 
@@ -300,7 +314,7 @@ def char_error_rate(
     """
     _check_options(backend=backend)
     check_choice(transform, "transform", CER_TRANSFORMS)
-    return _error_rate_compute(*_error_rate_update(preds, target, "char", backend, device, transform))
+    return error_rate_compute(*_error_rate_update(preds, target, "char", backend, device, transform))
 
 
 @single_threaded
@@ -341,7 +355,7 @@ def word_error_rate(
     """
     _check_options(backend=backend)
     check_choice(transform, "transform", WER_TRANSFORMS)
-    return _error_rate_compute(*_error_rate_update(preds, target, "word", backend, device, transform))
+    return error_rate_compute(*_error_rate_update(preds, target, "word", backend, device, transform))
 
 
 class _ErrorRate(Metric):
@@ -368,7 +382,7 @@ class _ErrorRate(Metric):
         self.ref_length += ref_length
 
     def compute(self) -> Tensor:
-        return _error_rate_compute(self.errors, self.ref_length)
+        return error_rate_compute(self.errors, self.ref_length)
 
 
 class CharErrorRate(_ErrorRate):
