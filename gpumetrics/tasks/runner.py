@@ -7,6 +7,7 @@ import datetime
 import platform
 import socket
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -258,7 +259,9 @@ class _Run:
                 self.save(index, done, metric, summary, (earlier[0] + loaded - start, earlier[1] + now - loaded))
                 batches_since_save = 0
         if total:
-            score, details = _primary_score(metric.compute(), task.metric.primary, task.metric.name)
+            with warnings.catch_warnings():  # a process whose shard is empty (fewer samples than processes)
+                warnings.filterwarnings("ignore", message=".*was called before the ``update`` method.*")
+                score, details = _primary_score(metric.compute(), task.metric.primary, task.metric.name)
         else:  # every prediction missing, each scored missing_score
             score, details = 0.0, {}
         if data.missing_score is not None and data.missing_count:
