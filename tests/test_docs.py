@@ -164,8 +164,9 @@ def test_readme_bash_lines_run(readme_sandbox, capsys):
             captured = capsys.readouterr()
             assert code == 0, f"README line failed: {line}\n{captured.err}"
             ran.append(args[0])
-    assert {"list", "evaluate", "fid", "clip-score"} <= set(ran)
+    assert {"list", "evaluate", "report", "fid", "clip-score"} <= set(ran)
     assert (readme_sandbox / "real.npz").is_file() and (readme_sandbox / "report.json").is_file()
+    assert "</html>" in (readme_sandbox / "report.html").read_text(encoding="utf-8")
 
 
 def test_examples_readme_table_matches_the_data():

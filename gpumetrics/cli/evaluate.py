@@ -1,4 +1,5 @@
-"""``gpumetrics evaluate CONFIG.yaml`` and ``gpumetrics list``: configs → registry → metrics → report."""
+"""``gpumetrics evaluate CONFIG.yaml``, ``gpumetrics report REPORT.json`` and ``gpumetrics list``: configs →
+registry → metrics → report (a table, JSON, HTML)."""
 
 from __future__ import annotations
 
@@ -78,13 +79,18 @@ def _evaluate(args: argparse.Namespace) -> int:
             report = evaluate(
                 config, device=device, batch_size=args.batch_size, progress=progress,
                 checkpoint_dir=None if args.no_checkpoint else checkpoint_dir, checkpoint_every=args.checkpoint_every,
-                resume=args.resume, argv=[a for a in sys.argv if a != "--resume"],
+                resume=args.resume, samples=bool(args.html), argv=[a for a in sys.argv if a != "--resume"],
             )
         if rank == 0:
             out.print(results_table(report))
             if args.output:
                 path = write_json_report(report, args.output)
                 out.print(f"report written to {path}")
+            if args.html:
+                from gpumetrics.tasks.html import write_html_report
+
+                path = write_html_report(report.to_dict(), args.html)
+                out.print(f"HTML report written to {path}")
         if dist.is_initialized():
             dist.barrier()  # the report is written: every process may drop its checkpoint
         if report.checkpoint is not None:
@@ -92,6 +98,22 @@ def _evaluate(args: argparse.Namespace) -> int:
     finally:
         if owns_group:
             dist.destroy_process_group()
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gpumetrics.tasks.html import write_html_report
+
+    try:
+        report = json.loads(Path(args.report).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{args.report}: not a JSON file ({err})") from None
+    if not isinstance(report, dict) or not isinstance(report.get("tasks"), list):
+        raise ValueError(f"{args.report}: not a gpumetrics JSON report (expected an object with a 'tasks' list)")
+    path = write_html_report(report, args.html)
+    console().print(f"HTML report written to {path}")
     return 0
 
 
@@ -108,7 +130,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """The ``evaluate`` and ``list`` subcommands."""
+    """The ``evaluate``, ``report`` and ``list`` subcommands."""
     evaluate = subparsers.add_parser(
         "evaluate",
         help="score prediction files against reference files as described by a YAML config",
@@ -137,7 +159,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--resume", action="store_true",
         help="continue from the checkpoint of an interrupted run with the same config, files and options",
     )
+    evaluate.add_argument("--html", help="write a self-contained HTML page of the report here")
     evaluate.set_defaults(handler=_evaluate)
+
+    report = subparsers.add_parser(
+        "report", help="render a saved JSON report as HTML",
+        description="Render the JSON report of `gpumetrics evaluate --output` as one self-contained HTML page.",
+    )
+    report.add_argument("report", help="a JSON report written by `gpumetrics evaluate --output`")
+    report.add_argument("--html", required=True, help="the HTML page to write")
+    report.set_defaults(handler=_report)
 
     listing = subparsers.add_parser("list", help="list the task metrics and suites configs can name")
     listing.add_argument("--json", action="store_true", help="print machine-readable JSON")
