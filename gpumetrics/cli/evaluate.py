@@ -6,35 +6,17 @@ import argparse
 import json
 
 from gpumetrics.cli.options import console, positive_int
+from gpumetrics.cli.progress import add_progress_argument, progress_bars
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
     from gpumetrics.tasks.config import load_config
     from gpumetrics.tasks.report import results_table, write_json_report
     from gpumetrics.tasks.runner import evaluate
 
-    out, err = console(), Console(stderr=True)
+    out = console()
     config = load_config(args.config)
-    show = args.progress == "on" or (args.progress == "auto" and err.is_terminal)
-    batch_size = args.batch_size or config.batch_size
-    bars = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=err, transient=True, disable=not show,
-    )
-    ids: dict[str, int] = {}
-
-    def progress(task: str, done: int, total: int) -> None:
-        # Only tasks that take more than one batch get a bar ("long runs"); --progress on shows every task.
-        if task not in ids:
-            if args.progress == "auto" and total <= batch_size:
-                return
-            ids[task] = bars.add_task(task, total=total)
-        bars.update(ids[task], completed=done)
-
-    with bars:
+    with progress_bars(args.progress) as progress:
         report = evaluate(config, device=args.device, batch_size=args.batch_size, progress=progress)
     out.print(results_table(report))
     if args.output:
@@ -68,10 +50,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--device", help="cpu (default), cuda, cuda:N, mps … (must exist here); overrides the config's `device`"
     )
     evaluate.add_argument("--batch-size", type=positive_int, help="samples per metric update (default: config or 1024)")
-    evaluate.add_argument(
-        "--progress", choices=("auto", "on", "off"), default="auto",
-        help="progress bars on stderr: auto = on a terminal, for tasks longer than one batch",
-    )
+    add_progress_argument(evaluate)
     evaluate.set_defaults(handler=_evaluate)
 
     listing = subparsers.add_parser("list", help="list the task metrics and suites configs can name")

@@ -157,6 +157,11 @@ def evaluate_task(
             f"task {task.name!r}: {len(data.missing)} of {total} references have no prediction (ids {shown}); "
             f"metric {task.metric.name!r} has no empty answer to score them with, so every id needs a prediction",
         )
+    load_real = getattr(metric, "load_real", None)
+    if load_real is not None and total:
+        # a metric with a reference set of its own (the real images of s_image_generation) reads it first, so that
+        # this long pass has its own progress bar instead of hiding in compute()
+        load_real(None if progress is None else lambda phase, done, of: progress(f"{task.name}: {phase}", done, of))
     if progress is not None:
         progress(task.name, 0, total)
     done = 0
