@@ -124,6 +124,7 @@ def readme_sandbox(tmp_path, monkeypatch):
     Hugging Face CLIP in ``clip-vit-base-patch32/``."""
     from PIL import Image
 
+    from gpumetrics.image import feature_cache
     from gpumetrics.image import weights as weights_mod
     from gpumetrics.image.inception import random_fid_inception_state_dict
     from tests.helpers.clip_models import TINY_CLIP, save_random_hf_clip
@@ -147,6 +148,7 @@ def readme_sandbox(tmp_path, monkeypatch):
         entry, sha256=weights_mod.file_sha256(weights_file), size_bytes=weights_file.stat().st_size
     )
     monkeypatch.setitem(weights_mod.WEIGHTS, entry.name, pinned)
+    monkeypatch.setattr(feature_cache, "default_cache_dir", lambda: tmp_path / "feature-cache")
     (tmp_path / "clip-vit-base-patch32").mkdir()
     save_random_hf_clip(tmp_path / "clip-vit-base-patch32", TINY_CLIP)
     monkeypatch.chdir(tmp_path)

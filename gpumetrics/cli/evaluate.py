@@ -7,41 +7,11 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Optional
 
 from gpumetrics.cli.options import console, positive_int
-
-AUTO_PROGRESS_AFTER_S = 1.0  # --progress auto: a phase shorter than this shows no bar
-
-
-def _progress_bars(mode: str, stream):
-    """Rich bars on ``stream`` (stderr) for the phases of a run; ``(bars, progress_fn)``.
-
-    ``mode="auto"``: only on a terminal, and a phase gets a bar once it has run for a second (short phases stay
-    silent); ``"on"``: every phase, at once; ``"off"``: none.
-    """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    show = mode == "on" or (mode == "auto" and stream.is_terminal)
-    bars = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=stream, transient=True, disable=not show,
-    )
-    ids: dict[str, int] = {}
-    first_seen: dict[str, float] = {}
-
-    def progress(label: str, done: int, total: int) -> None:
-        if label not in ids:
-            now = time.monotonic()
-            if mode != "on" and now - first_seen.setdefault(label, now) < AUTO_PROGRESS_AFTER_S:
-                return
-            ids[label] = bars.add_task(label, total=total)
-        bars.update(ids[label], completed=done, total=total)
-
-    return bars, progress
-
+from gpumetrics.cli.progress import add_progress_argument, progress_bars
 
 def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
     """Join the process group when started by ``torchrun`` (``WORLD_SIZE`` > 1): gloo on CPU, NCCL on CUDA, each
@@ -60,13 +30,12 @@ def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
 
 def _evaluate(args: argparse.Namespace) -> int:
     import torch.distributed as dist
-    from rich.console import Console
 
     from gpumetrics.tasks.config import load_config
     from gpumetrics.tasks.report import results_table, write_json_report
     from gpumetrics.tasks.runner import evaluate
 
-    out, err = console(), Console(stderr=True)
+    out = console()
     config = load_config(args.config)
     device, owns_group = _distributed(args.device or config.device)
     try:
@@ -74,8 +43,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         checkpoint_dir = args.checkpoint_dir
         if checkpoint_dir is None and args.output and not args.no_checkpoint:
             checkpoint_dir = Path(args.output).with_suffix(".checkpoint")
-        bars, progress = _progress_bars(args.progress if rank == 0 else "off", err)
-        with bars:
+        with progress_bars(args.progress if rank == 0 else "off") as progress:
             report = evaluate(
                 config, device=device, batch_size=args.batch_size, progress=progress,
                 checkpoint_dir=None if args.no_checkpoint else checkpoint_dir, checkpoint_every=args.checkpoint_every,
@@ -102,8 +70,6 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from gpumetrics.tasks.html import write_html_report
 
     try:
@@ -142,10 +108,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--device", help="cpu (default), cuda, cuda:N, mps … (must exist here); overrides the config's `device`"
     )
     evaluate.add_argument("--batch-size", type=positive_int, help="samples per metric update (default: config or 1024)")
-    evaluate.add_argument(
-        "--progress", choices=("auto", "on", "off"), default="auto",
-        help="progress bars on stderr (reading files, scoring): auto = on a terminal, for phases longer than a second",
-    )
+    add_progress_argument(evaluate)
     evaluate.add_argument(
         "--checkpoint-dir",
         help="save resumable checkpoints here (default: beside --output, REPORT.checkpoint/); removed when the run ends",

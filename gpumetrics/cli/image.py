@@ -3,14 +3,17 @@
 ::
 
     gpumetrics fid PATH_A [PATH_B] [--weights FILE] [--dims 2048] [--resize pytorch-fid|clean] [--batch-size 50]
-                   [--device cpu|cuda] [--save-stats [FILE]] [--download] [--json]
+                   [--device cpu|cuda] [--save-stats [FILE]] [--download] [--json] [--cache-dir DIR | --no-cache]
+                   [--progress auto|on|off]
     gpumetrics clip-score --images DIR --captions FILE.jsonl [--backend hf|open_clip|ruclip] [--model NAME|DIR]
                           [--pretrained TAG|FILE|random] [--scale 100] [--no-clamp] [--templates ruclip]
                           [--batch-size 32] [--device cpu] [--download] [--json]
 
 ``fid`` takes folders of images or pytorch-fid ``.npz`` statistics, like ``python -m pytorch_fid``;
 ``--save-stats FILE`` also writes the statistics of the folder PATH_A to FILE (only that, without PATH_B), and a bare
-``--save-stats`` keeps pytorch-fid's form (PATH_A's statistics written to PATH_B). ``clip-score`` reads
+``--save-stats`` keeps pytorch-fid's form (PATH_A's statistics written to PATH_B). The FID states of a folder PATH_A
+are cached (:mod:`gpumetrics.image.feature_cache`): a second run on the same reference images skips Inception for
+them. ``clip-score`` reads
 ``{"image": "file name in DIR", "caption": "…"}`` records (JSON Lines). Heavy imports happen inside the handlers.
 """
 
@@ -21,6 +24,7 @@ import json
 from pathlib import Path
 
 from gpumetrics.cli.options import positive_int
+from gpumetrics.cli.progress import add_progress_argument, progress_bars
 
 
 def _device(name: str):
@@ -37,20 +41,23 @@ def _print(result: dict, as_json: bool) -> None:
             print(f"{key}: {value}")
 
 
-def _fid_stats(metric, path: Path, real: bool, batch_size: int, device) -> None:
-    from gpumetrics.image.io import list_images, same_size_batches
+def _fid_stats(metric, path: Path, real: bool, batch_size: int, device, cache, progress) -> None:
+    """One side of ``metric`` from a folder (through ``cache`` when given) or an ``.npz``."""
+    from gpumetrics.image.image_files import add_image_files
+    from gpumetrics.image.io import list_images
 
     if path.suffix == ".npz":
         metric.load_stats(path, real=real)
         return
-    for _, images in same_size_batches(list_images(path), batch_size):
-        metric.update(images.to(device), real=real)
+    add_image_files(metric, list_images(path), real, batch_size, device, cache=cache, root=path, progress=progress,
+                    phase=f"{'real' if real else 'generated'} images ({path.name})")
 
 
 def run_fid(args: argparse.Namespace) -> int:
     """Handler of ``gpumetrics fid``."""
     import warnings
 
+    from gpumetrics.image.feature_cache import FeatureCache
     from gpumetrics.image.fid import FrechetInceptionDistance
 
     device = _device(args.device)  # options first: a bad --device fails before any file is read
@@ -80,16 +87,18 @@ def run_fid(args: argparse.Namespace) -> int:
         ).to(device)
     except FileNotFoundError as err:
         raise ValueError(str(err)) from None
-    with warnings.catch_warnings(record=True) as caught:
+    cache = None if args.no_cache else FeatureCache(args.cache_dir)  # the reference side only: PATH_A
+    with warnings.catch_warnings(record=True) as caught, progress_bars(args.progress) as progress:
         warnings.simplefilter("always")
-        _fid_stats(metric, first, True, args.batch_size, device)
+        _fid_stats(metric, first, True, args.batch_size, device, cache, progress)
         if save is not None:
             metric.save_stats(save, real=True)
-            if second is None:
-                _print({"saved": str(save), "signature": metric.signature()}, args.json)
-                return 0
-        _fid_stats(metric, second, False, args.batch_size, device)
-        value = float(metric.compute())
+        if second is not None:
+            _fid_stats(metric, second, False, args.batch_size, device, None, progress)
+            value = float(metric.compute())
+    if second is None:
+        _print({"saved": str(save), "signature": metric.signature()}, args.json)
+        return 0
     result = {"fid": value, "signature": metric.signature()}
     if save is not None:
         result["saved"] = str(save)
@@ -186,6 +195,14 @@ def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     )
     parser.add_argument("--download", action="store_true", help="allow downloading the pinned weights if not found")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--cache-dir", metavar="DIR",
+        help="cache of PATH_A's FID states, keyed by its files' contents and the extractor "
+        "(default: $GPUMETRICS_HOME/features, else ~/.cache/gpumetrics/features)",
+    )
+    cache.add_argument("--no-cache", action="store_true", help="neither read nor write the feature cache")
+    add_progress_argument(parser)
     parser.set_defaults(handler=run_fid)
     return parser
 

@@ -11,7 +11,9 @@ from copy import deepcopy
 from typing import Any, Optional, Union
 
 import numpy as np
+import torch
 from torch import Tensor, nn
+from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import check_choice
@@ -148,6 +150,74 @@ class RealFakeFeatureMetric(Metric):
     @abstractmethod
     def _add(self, features: Tensor, side: str) -> None:
         """Add ``features: Tensor[B, d]`` to the ``side`` ("real" or "fake") states."""
+
+    def side_states(self, side: str) -> dict[str, Tensor]:
+        """The states of one side (``"real"`` or ``"fake"``: every state named ``<side>_*``), list states
+        concatenated into one ``Tensor[n, d]``: what :func:`restore_side_states` needs to skip that side's pass.
+
+        Raises:
+            ValueError: a list state of ``side`` is empty (nothing to store).
+        """
+        states = {}
+        for name in self.side_state_names(side):
+            value = getattr(self, name)
+            if isinstance(value, list):
+                if not value:
+                    raise ValueError(f"`side` {side!r}: state {name!r} holds no features yet")
+                value = dim_zero_cat(value)
+            states[name] = value
+        return states
+
+    def restore_side_states(self, side: str, states: dict[str, Tensor]) -> None:
+        """Set one side's states to ``states`` (from :meth:`side_states`), as if its images had been added.
+
+        Everything is checked before anything is set, so a rejected ``states`` leaves the metric as it was.
+
+        Raises:
+            ValueError: ``states`` does not hold exactly this side's states with their dtypes and shapes, or the
+                side already holds samples.
+        """
+        names = self.side_state_names(side)
+        if not isinstance(states, dict) or sorted(states) != names:
+            got = sorted(states) if isinstance(states, dict) else type(states).__name__
+            raise ValueError(f"`states` must hold the states {names}, got {got}")
+        if not self.side_is_empty(side):
+            raise ValueError(f"the {side} side already holds samples; states can only be restored into an empty side")
+        for name in names:
+            value, default = states[name], self._defaults[name]
+            if isinstance(default, list):
+                ok = isinstance(value, Tensor) and value.ndim == 2 and value.shape[1] == self.dims
+                ok = ok and value.shape[0] > 0 and value.is_floating_point()
+            else:
+                ok = isinstance(value, Tensor) and value.dtype == default.dtype and value.shape == default.shape
+            if not ok:
+                shape = tuple(value.shape) if isinstance(value, Tensor) else type(value).__name__
+                raise ValueError(f"`states[{name!r}]` does not fit this metric (got {shape})")
+        for name in names:
+            current = getattr(self, name)
+            if isinstance(current, list):
+                setattr(self, name, [states[name].to(self.device)])
+            else:
+                setattr(self, name, states[name].to(current.device))
+        # the same bookkeeping torchmetrics' wrapped ``update`` does (cache invalidation, update count)
+        self._computed = None
+        self._update_count += 1
+
+    def side_is_empty(self, side: str) -> bool:
+        """Whether every state of ``side`` still holds its default (no sample added, no statistics loaded)."""
+        for name in self.side_state_names(side):
+            value, default = getattr(self, name), self._defaults[name]
+            if isinstance(default, list):
+                if value:
+                    return False
+            elif value.shape != default.shape or not torch.equal(value, default.to(value.device)):
+                return False
+        return True
+
+    def side_state_names(self, side: str) -> list[str]:
+        """Names of the states of ``side`` (``"real"`` or ``"fake"``), sorted."""
+        check_choice(side, "side", ("real", "fake"))
+        return sorted(name for name in self._defaults if name.startswith(f"{side}_"))
 
     def forward(self, *args: Any, **kwargs: Any) -> None:
         """Accumulate like ``update`` and return None (a per-batch value of one side is undefined)."""

@@ -21,8 +21,10 @@ from torch import Tensor
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_text_list, check_same_length
 from gpumetrics.image.clip_score import CLIPScore, check_clip_options
+from gpumetrics.image.feature_cache import FeatureCache, ProgressFn
 from gpumetrics.image.features import check_extractor_options
 from gpumetrics.image.fid import FrechetInceptionDistance
+from gpumetrics.image.image_files import add_image_files
 from gpumetrics.image.io import list_images, same_size_batches
 from gpumetrics.tasks.registry import TaskMetric, init_options, register_metric
 
@@ -149,6 +151,10 @@ class ImageGenerationScore(Metric):
             script): a sample without an image (``None`` or no such file) scores CLIP 0 and is left out of FID.
         clip_clamp, clip_templates: ``CLIPScore``'s ``clamp`` (default True: each cosine clamped at 0) and
             ``templates`` (default None); the ``aij2022`` suite sets False and ``"ruclip"``, as the organisers' term.
+        cache_dir: folder of the reference feature cache (:mod:`gpumetrics.image.feature_cache`); default None:
+            ``$GPUMETRICS_HOME/features``, else ``~/.cache/gpumetrics/features``. A folder of real images is read
+            through Inception once per content, extractor and batch size; later runs read its FID states from there.
+        no_cache: True: neither read nor write the cache (an ``.npz`` ``real`` never uses it).
 
     ``compute()`` returns ``{"score": S, "clip": CLIP, "fid": FID}``.
     """
@@ -172,16 +178,19 @@ class ImageGenerationScore(Metric):
         missing_image: str = "error",
         clip_clamp: bool = True,
         clip_templates: Optional[Any] = None,
+        cache_dir: Optional[str] = None,
+        no_cache: bool = False,
         **kwargs: Any,
     ) -> None:
         self._check(real, image_root, fid_feature, inception_weights, resize, clip_backend, clip_model, clip_pretrained,
-                    batch_size, allow_outside_root, missing_image, clip_clamp, clip_templates)
+                    batch_size, allow_outside_root, missing_image, clip_clamp, clip_templates, cache_dir, no_cache)
         super().__init__(**kwargs)
         self.allow_outside_root = allow_outside_root
         self.missing_image = missing_image
         self.real = Path(real)
         self.image_root = Path(image_root)
         self.batch_size = batch_size
+        self.cache = None if no_cache else FeatureCache(cache_dir)
         self.fid = FrechetInceptionDistance(
             feature=fid_feature, weights=inception_weights, resize=resize, reset_real_features=False
         )
@@ -196,8 +205,12 @@ class ImageGenerationScore(Metric):
     def _check(real: Any, image_root: Any, fid_feature: Any, inception_weights: Any, resize: Any, clip_backend: Any,
                clip_model: Any, clip_pretrained: Any, batch_size: Any, allow_outside_root: Any,
                missing_image: Any = "error", clip_clamp: Any = True,
-               clip_templates: Any = None) -> None:
+               clip_templates: Any = None, cache_dir: Any = None, no_cache: Any = False) -> None:
         check_image_file_options(image_root, allow_outside_root, batch_size, missing_image)
+        if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+            raise TypeError(f"`cache_dir` must be a path or None, got {type(cache_dir).__name__}")
+        if not isinstance(no_cache, bool):
+            raise TypeError(f"`no_cache` must be a bool, got {type(no_cache).__name__}")
         if not isinstance(real, (str, os.PathLike)) or not Path(real).exists():
             raise ValueError(f"`real` must be a folder of images or an .npz statistics file; '{real}' does not exist")
         check_extractor_options(fid_feature, inception_weights, resize)
@@ -216,19 +229,24 @@ class ImageGenerationScore(Metric):
             fields["missing_image"] = "clip0"
         return fields
 
-    def _load_real(self) -> None:
+    def load_real(self, progress: Optional[ProgressFn] = None) -> None:
+        """Read the real set into the FID states now (``compute()`` does it otherwise), once.
+
+        A folder goes through Inception — or, when the cache holds this content and extractor, not at all
+        (``cache_dir`` / ``no_cache``); ``progress(phase, done, total)`` reports the hashing and the extraction.
+        """
         if self._real_loaded:
             return
         if self.real.suffix == ".npz":
             self.fid.load_stats(self.real, real=True)
-        else:
-            device = self.fid.real_sum.device
-            files = list_images(self.real)
-            if torch.distributed.is_available() and torch.distributed.is_initialized():
-                # each rank reads its share: the FID sum states are all-reduced, so every file counts once
-                files = files[torch.distributed.get_rank() :: torch.distributed.get_world_size()]
-            for _, images in same_size_batches(files, self.batch_size):
-                self.fid.update(images.to(device), real=True)
+            return
+        files = list_images(self.real)
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            # each rank reads its share: the FID sum states are all-reduced, so every file counts once (and each
+            # rank caches its own share: the key holds the files it read)
+            files = files[torch.distributed.get_rank() :: torch.distributed.get_world_size()]
+        add_image_files(self.fid, files, True, self.batch_size, self.fid.real_sum.device, cache=self.cache,
+                        root=self.real, progress=progress, phase="real images")
 
     def update(self, images: Sequence[Optional[str]], captions: Union[str, Sequence[str]]) -> None:
         """Add ``B`` generated images (file paths, relative to ``image_root``; ``None`` for none with
@@ -246,7 +264,7 @@ class ImageGenerationScore(Metric):
 
     def compute(self) -> dict[str, Tensor]:
         """``{"score", "clip", "fid"}`` as 0-d float64 tensors."""
-        self._load_real()
+        self.load_real()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # small sets: the rank-deficiency warning is noise here
             fid = self.fid.compute()
@@ -268,7 +286,7 @@ register_metric(TaskMetric(
     name="s_image_generation",
     factory=ImageGenerationScore,
     check_options=ImageGenerationScore.check_options,
-    path_options={"real": None, "image_root": ".", "inception_weights": None},
+    path_options={"real": None, "image_root": ".", "inception_weights": None, "cache_dir": None},
     description="AIJ-2022 S_ImageGeneration = ½(CLIP cosine + (200 − min(200, FID))/200) — docs/metrics.md §2",
     empty_prediction=None,
     update_args=_image_generation_update_args,

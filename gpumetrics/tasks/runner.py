@@ -236,6 +236,12 @@ class _Run:
             done, earlier = resume["done"], tuple(resume["seconds"])
             if summary is not None:
                 summary.load(resume["samples"])
+        load_real = getattr(metric, "load_real", None)
+        if load_real is not None and total:
+            # a metric with a reference set of its own (the real images of s_image_generation) reads it first, so
+            # that this long pass has its own progress bar instead of hiding in compute(); a restored state has it
+            progress = self.progress
+            load_real(None if progress is None else lambda phase, n, of: progress(f"{task.name}: {phase}", n, of))
         if self.progress is not None:
             self.progress(task.name, done, stop - first)
         batches_since_save = 0

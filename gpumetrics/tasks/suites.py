@@ -23,7 +23,7 @@ register_suite(Suite(
         SuiteTask("TextQA", "token_f1", {"preset": "aij2022"}, format="aij2022-text"),
         SuiteTask("MathQA", "exact_match", {"preset": "aij2022"}, format="aij2022-text"),
         SuiteTask("ImageGeneration", "s_image_generation", {**_ORGANISERS_CLIP, "resize": "aij2022"}, format="aij2022-generation",
-                  user_options=("real", "fid_feature", "inception_weights", *_CLIP_OPTIONS)),
+                  user_options=("real", "fid_feature", "inception_weights", "cache_dir", "no_cache", *_CLIP_OPTIONS)),
         SuiteTask("ImageCaptioning", "s_image_captioning", _ORGANISERS_CLIP, format="aij2022-captioning",
                   user_options=("inputs", "synonyms", *_CLIP_OPTIONS)),
         SuiteTask("VisualQA", "meteor", {"mode": "aij2022-vqa"}, format="aij2022-vqa", user_options=("synonyms",)),

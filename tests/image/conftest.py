@@ -18,3 +18,29 @@ def inception_file(inception_state, tmp_path_factory):
     path = tmp_path_factory.mktemp("weights") / "random_fid_inception.pth"
     torch.save(inception_state, path)
     return path
+
+
+@pytest.fixture(autouse=True)
+def feature_cache_dir(tmp_path_factory, monkeypatch):
+    """The default feature cache of every image test: a fresh folder per test, never the user's ~/.cache."""
+    from gpumetrics.image import feature_cache
+
+    folder = tmp_path_factory.mktemp("feature-cache")
+    monkeypatch.setattr(feature_cache, "default_cache_dir", lambda: folder)
+    return folder
+
+
+@pytest.fixture
+def extracted(monkeypatch):
+    """The batch sizes every ``FIDInceptionV3`` forward is called with, in order (the cache tests count them)."""
+    from gpumetrics.image.inception import FIDInceptionV3
+
+    calls = []
+    original = FIDInceptionV3.forward
+
+    def counting(self, images):
+        calls.append(images.shape[0])
+        return original(self, images)
+
+    monkeypatch.setattr(FIDInceptionV3, "forward", counting)
+    return calls

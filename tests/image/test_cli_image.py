@@ -112,3 +112,44 @@ def test_fid_save_stats_only_and_pytorch_fid_form_agree(tmp_path, capsys, incept
         assert np.array_equal(a["mu"], b["mu"]) and np.array_equal(a["sigma"], b["sigma"])
     assert main(["fid", str(tmp_path / "real"), *common]) == 2
     assert "PATH_B is required" in capsys.readouterr().err
+
+
+def test_fid_command_caches_the_real_folder_only(tmp_path, capsys, inception_file, extracted):
+    _images(tmp_path / "real", 0), _images(tmp_path / "fake", 1)
+    common = ["--weights", str(inception_file), "--dims", "64", "--batch-size", "3", "--json"]
+    folders = [str(tmp_path / "real"), str(tmp_path / "fake")]
+    runs = []
+    for cache in (["--cache-dir", str(tmp_path / "cache")],) * 2 + (["--no-cache"],):
+        extracted.clear()
+        assert main(["fid", *folders, *common, *cache]) == 0
+        captured = capsys.readouterr()
+        assert captured.err == ""  # not a terminal: no bar
+        runs.append((json.loads(captured.out)["fid"], list(extracted)))
+    assert runs[0][1] == [3, 1, 3, 1] and runs[1][1] == [3, 1] and runs[2][1] == [3, 1, 3, 1]  # real, then fake
+    assert runs[0][0] == runs[1][0] == runs[2][0]
+    assert len(list((tmp_path / "cache").iterdir())) == 1
+    extracted.clear()
+    assert main(["fid", folders[0], "--save-stats", str(tmp_path / "real.npz"), *common,
+                 "--cache-dir", str(tmp_path / "cache")]) == 0
+    assert extracted == [] and json.loads(capsys.readouterr().out)["saved"] == str(tmp_path / "real.npz")
+    with pytest.raises(SystemExit):
+        main(["fid", *folders, "--cache-dir", str(tmp_path / "cache"), "--no-cache"])
+
+
+def test_progress_bars_show_on_a_terminal_only_for_long_phases():
+    import io
+
+    from rich.console import Console
+
+    from gpumetrics.cli.progress import progress_bars
+
+    def drawn(mode, terminal, steps):
+        stream = io.StringIO()
+        with progress_bars(mode, Console(file=stream, force_terminal=terminal, width=100)) as progress:
+            for done in steps:
+                progress("real images", done, 4)
+        return "real images" in stream.getvalue()
+
+    assert drawn("auto", True, [0, 2, 4]) and drawn("on", True, [0, 4])
+    assert not drawn("auto", True, [0, 4])  # one batch: no bar
+    assert not drawn("auto", False, [0, 2, 4]) and not drawn("off", True, [0, 2, 4])

@@ -153,3 +153,59 @@ def test_config_validation_loads_no_model(tmp_path, inception_file, monkeypatch)
     for key, (value, named) in bad.items():
         with pytest.raises(ConfigError, match=rf"tasks\[0\] \(G\).*{named}"):
             parse({**good, key: value})
+
+
+def test_the_real_folder_is_cached_and_its_pass_reported(tmp_path, inception_file, extracted, feature_cache_dir):
+    generator = torch.Generator().manual_seed(3)
+    _save(tmp_path / "real", torch.randint(0, 256, (4, 3, 30, 40), dtype=torch.uint8, generator=generator))
+    names = _save(tmp_path / "gen", torch.randint(0, 256, (2, 3, 30, 40), dtype=torch.uint8, generator=generator))
+    entry = get_metric("s_image_generation")
+    options = {**_tiny_task_options(tmp_path, inception_file), "real": str(tmp_path / "real"),
+               "image_root": str(tmp_path), "cache_dir": str(tmp_path / "cache")}
+
+    def run(**changes):
+        extracted.clear()
+        reports = []
+        metric = entry.build({**options, **changes})
+        metric.load_real(progress=lambda *report: reports.append(report))
+        reference_calls = list(extracted)
+        metric.update(names, ["a", "b"])
+        metric.load_real()  # once: compute() does not read the folder again
+        return metric.compute(), reference_calls, reports
+
+    first, calls, reports = run()
+    assert calls == [3, 1] and ("real images", 4, 4) in reports and ("hashing real images", 4, 4) in reports
+    second, calls, reports = run()
+    assert calls == [] and [r for r in reports if r[0] == "real images"] == []
+    assert len(list((tmp_path / "cache").iterdir())) == 1
+    uncached, calls, _ = run(no_cache=True, cache_dir=str(tmp_path / "unused"))
+    assert calls == [3, 1] and not (tmp_path / "unused").exists()
+    for key in ("fid", "score"):
+        assert first[key].item() == second[key].item() == uncached[key].item()
+    assert list(feature_cache_dir.iterdir()) == []
+    run(cache_dir=None)  # unset: the default folder
+    assert len(list(feature_cache_dir.iterdir())) == 1
+    with pytest.raises(TypeError, match="`no_cache`"):
+        entry.check({**options, "no_cache": "yes"})
+    with pytest.raises(TypeError, match="`cache_dir`"):
+        entry.check({**options, "cache_dir": 3})
+
+
+def test_evaluate_reads_the_real_folder_first_and_reports_it(tmp_path, inception_file):
+    from gpumetrics.tasks.config import load_config
+    from gpumetrics.tasks.runner import evaluate
+
+    generator = torch.Generator().manual_seed(4)
+    _save(tmp_path / "real", torch.randint(0, 256, (4, 3, 30, 40), dtype=torch.uint8, generator=generator))
+    names = _save(tmp_path / "gen", torch.randint(0, 256, (2, 3, 30, 40), dtype=torch.uint8, generator=generator))
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps({"id": i, "prediction": n}) + "\n" for i, n in enumerate(names)))
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps({"id": i, "references": ["x"]}) + "\n" for i in range(2)))
+    options = {**_tiny_task_options(tmp_path, inception_file), "real": "real", "cache_dir": "cache"}
+    config = tmp_path / "gen.yaml"
+    config.write_text(json.dumps({"tasks": [{"name": "G", "metric": "s_image_generation", "options": options,
+                                             "predictions": "p.jsonl", "references": "r.jsonl"}]}))
+    reports = []
+    evaluate(load_config(config), progress=lambda *report: reports.append(report))
+    phases = list(dict.fromkeys(phase for phase, _, _ in reports))
+    assert phases == ["G: hashing real images", "G: real images", "G"]
+    assert ("G: real images", 4, 4) in reports and len(list((tmp_path / "cache").iterdir())) == 1  # config-relative

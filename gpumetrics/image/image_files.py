@@ -1,0 +1,74 @@
+"""Image files into one side of FID / KID: the one loop the CLI and the tasks share (read in batches, extract,
+report progress), which consults a :class:`~gpumetrics.image.feature_cache.FeatureCache` when given one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+import torch
+
+from gpumetrics.image.feature_cache import FeatureCache, ProgressFn, reference_key, warn_unusable
+from gpumetrics.image.features import RealFakeFeatureMetric, side_of
+from gpumetrics.image.io import same_size_batches
+
+
+def add_image_files(
+    metric: RealFakeFeatureMetric,
+    files: Sequence[Union[str, Path]],
+    real: bool,
+    batch_size: int,
+    device: Union[str, torch.device],
+    cache: Optional[FeatureCache] = None,
+    root: Optional[Union[str, Path]] = None,
+    progress: Optional[ProgressFn] = None,
+    phase: str = "images",
+) -> None:
+    """Add the features of ``files`` to the ``real`` (or generated) side of ``metric``.
+
+    Files are read in chunks of ``batch_size`` (``same_size_batches``), moved to ``device`` and passed through the
+    metric's extractor. With a ``cache``, the side's states are looked up under
+    :func:`~gpumetrics.image.feature_cache.reference_key` first — a hit sets them without running the extractor,
+    to the bit what the pass would give — and stored after a pass. A custom feature module is never cached.
+
+    Args:
+        metric: a FID / KID metric; with a ``cache`` its ``real`` side must be empty.
+        files: image paths, read in this order.
+        real: which side.
+        batch_size: images per extractor call.
+        device: where the images go (the metric's device).
+        cache: the cache to consult, or None.
+        root: the folder the cache key takes the files' relative paths from (required with ``cache``).
+        progress: ``progress(phase, done, total)`` after each batch (and once at 0) — ``"hashing <phase>"`` while the
+            cache key is computed, then ``phase`` while images are extracted.
+        phase: the name of the extraction in ``progress``.
+
+    Raises:
+        ValueError: ``cache`` without ``root``, or with a side that already holds samples.
+    """
+    side = side_of(real)
+    key = None
+    if cache is not None and files:
+        if root is None:
+            raise ValueError("`root` is required with `cache`: the key holds the files' paths relative to it")
+        if not metric.side_is_empty(side):
+            raise ValueError(f"`cache` needs an empty {side} side: it stores and restores the whole side")
+        key = reference_key(metric, side, files, root, batch_size, device, progress, f"hashing {phase}")
+    if key is not None:
+        states = cache.load(key)
+        if states is not None:
+            try:
+                metric.restore_side_states(side, states)
+                return
+            except ValueError as err:
+                warn_unusable(cache.path(key), err)
+    if progress is not None:
+        progress(phase, 0, len(files))
+    done = 0
+    for indices, images in same_size_batches(files, batch_size):
+        metric.update(images.to(device), real=real)
+        done += len(indices)
+        if progress is not None:
+            progress(phase, done, len(files))
+    if key is not None:
+        cache.store(key, metric.side_states(side))
