@@ -207,5 +207,5 @@ def test_evaluate_reads_the_real_folder_first_and_reports_it(tmp_path, inception
     reports = []
     evaluate(load_config(config), progress=lambda *report: reports.append(report))
     phases = list(dict.fromkeys(phase for phase, _, _ in reports))
-    assert phases == ["G: hashing real images", "G: real images", "G"]
+    assert phases == ["G: reading predictions", "G: reading references", "G: hashing real images", "G: real images", "G"]
     assert ("G: real images", 4, 4) in reports and len(list((tmp_path / "cache").iterdir())) == 1  # config-relative
