@@ -28,13 +28,14 @@ from typing import Any, Callable, Iterator, Optional
 
 import torch
 
-from benchmarks import ddp_sync
+from benchmarks import cli_scale, ddp_sync
 from benchmarks.registry import CASES, Case
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "latest.json"
 TABLE = ROOT / "BENCHMARKS.md"
 DDP_SYNC = "fid_ddp_sync"  # not a timed pair of callables: real gloo ranks, see benchmarks/ddp_sync.py
+CLI_SCALE = "cli_scale"  # whole `gpumetrics evaluate` processes on 1M samples (benchmarks/cli_scale.py); --only only
 FORMAT = 2  # latest.json layout; 1 (no "format" key) had one "machine" string and no spread, see migrate()
 CHILD_MARK = "@@benchmarks-child-rows@@ "
 SLOWDOWN_GOAL = 2.0  # --contended: a metric may slow at most this much under load (issue 11, item 7)
@@ -356,6 +357,7 @@ def render_markdown(payload: dict) -> str:
     lines += _matrix_tables(payload)
     lines += _contended_tables(payload)
     lines += ddp_sync.render(payload.get(DDP_SYNC, []))
+    lines += cli_scale.render(payload.get(CLI_SCALE, []))
     return "\n".join(lines) + "\n"
 
 
@@ -367,11 +369,11 @@ def _child(args: argparse.Namespace) -> int:
 
 
 def _select(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[Case]:
-    known = set(CASES) | {DDP_SYNC}
+    known = set(CASES) | {DDP_SYNC, CLI_SCALE}
     unknown = set(args.only or []) - known
     if unknown:
         parser.error(f"unknown case(s) {sorted(unknown)}; known: see --list")
-    names = set(args.only or []) - {DDP_SYNC}
+    names = set(args.only or []) - {DDP_SYNC, CLI_SCALE}
     if args.matrix:
         names |= {name for name, case in CASES.items()
                   if case.group == "matrix" and (args.matrix == "full" or case.params.get("core"))}
@@ -418,6 +420,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 print(f"{name}: sizes {list(case.sizes)} (quick {list(case.quick_sizes)})")
         matrix = [c for c in CASES.values() if c.group == "matrix"]
         print(f"{DDP_SYNC}: world sizes {list(ddp_sync.WORLD_SIZES)}, d = 2048 (quick 256)")
+        print(f"{CLI_SCALE}: sizes {list(cli_scale.SIZES)} (quick {list(cli_scale.QUICK_SIZES)}); only with --only")
         print(f"data matrix: {sum(bool(c.params.get('core')) for c in matrix)} core cells, {len(matrix)} in the full "
               "product (--list --matrix lists them)")
         return 0
@@ -455,6 +458,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     if not args.contended and (args.only is None and not args.matrix or DDP_SYNC in (args.only or [])):
         print(f"[bench] {DDP_SYNC} (spawns gloo ranks)", flush=True)
         sync_rows = ddp_sync.measure(dims=256 if args.quick else 2048)
+    scale_rows = None
+    if CLI_SCALE in (args.only or []):
+        print(f"[bench] {CLI_SCALE} (whole gpumetrics evaluate processes)", flush=True)
+        scale_rows = cli_scale.measure(cli_scale.QUICK_SIZES if args.quick else cli_scale.SIZES)
 
     # read the previous results only now, so a concurrent run of other cases is not overwritten
     previous = migrate(json.loads(args.results.read_text()) if args.results.exists() else {"format": FORMAT})
@@ -472,6 +479,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         "rows": kept(previous["rows"], not args.contended) + new_rows,
         "contended": kept(previous["contended"], args.contended) + new_contended,
         DDP_SYNC: sync_rows if sync_rows is not None else previous.get(DDP_SYNC, []),
+        CLI_SCALE: scale_rows if scale_rows is not None else previous.get(CLI_SCALE, []),
     }
     if failures:
         payload["failures"] = failures

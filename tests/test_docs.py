@@ -29,6 +29,8 @@ NOT_RUN = {
                                                  "organisers' grammar); tests/text/test_codebleu_aij2021.py runs it",
     "pip install 'gpumetrics[text]'": "installs the package (that environment)",
     "pip install tree_sitter==0.2.0": "builds the old binding; tests/text/test_codebleu_aij2021.py builds it in CI",
+    "torchrun --nproc_per_node=2 -m gpumetrics evaluate configs/demo.yaml --output report.json":
+        "2 processes; tests/test_scale.py::test_torchrun_two_processes_equal_one runs the same command",
 }
 
 
