@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import io
+import html
 import json
 import os
 import re
@@ -76,7 +77,7 @@ def sample_report(task_count: int = 14) -> dict:
         "tasks": tasks,
         "timing": {"total_seconds": 1.5},
         "run": {"world_size": 2, "argv": ["gpumetrics", "evaluate", "configs/demo.yaml", "--html", "a b.html"],
-                "host": "node-1", "python": "3.11.2", "platform": "Linux-6.1-x86_64", "resumed": False},
+                "host": "node-1", "python": "3.11.2", "platform": "Linux-6.1-x86_64"},
     }
 
 
@@ -178,6 +179,15 @@ def test_evaluate_html_and_report_subcommand(tmp_path, capsys):
     report = json.loads(json_path.read_text(encoding="utf-8"))
     for task in report["tasks"]:
         assert f"<h2>{task['name']}</h2>" in page and task["signature"] in page
+        # --html collects the per-sample summaries: every demo task but CIDEr (corpus document frequency) has them
+        if task["metric"] == "cider":
+            assert "samples" not in task and "Per-sample scores are not available for metric cider" in page
+            continue
+        samples = task["samples"]
+        assert sum(samples["histogram"]["counts"]) + samples["histogram"]["below"] + samples["histogram"]["above"] \
+            + samples["histogram"]["nan"] == task["counts"]["n"]
+        assert 0 < len(samples["worst"]) <= 10
+        assert html.escape(samples["worst"][0]["id"]) in page
     again = tmp_path / "again.html"
     assert cli.main(["report", str(json_path), "--html", str(again)]) == 0
     assert again.read_text(encoding="utf-8") == page  # the page is a function of the JSON report alone

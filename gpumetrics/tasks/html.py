@@ -20,7 +20,7 @@ TEXT_LIMIT = 300
 HISTOGRAM_WIDTH, HISTOGRAM_HEIGHT, HISTOGRAM_MARGIN = 480, 140, 24
 DIRECTION_WORDS = {True: "higher is better", False: "lower is better", None: "no better direction"}
 RUN_LABELS = {"world_size": "processes", "argv": "command", "host": "host", "python": "python",
-              "platform": "platform", "resumed": "resumed"}
+              "platform": "platform"}
 
 # "default-src 'none'" makes the browser itself refuse any fetch and any script, should one ever slip through.
 HEAD = """<!DOCTYPE html>
@@ -179,9 +179,10 @@ def _header(report: dict) -> str:
         ("config", "config"), ("device", "device"), ("started", "started"), ("batch_size", "batch size"),
         ("gpumetrics_version", "gpumetrics"), ("torch_version", "torch"),
     ) if report.get(key) is not None]
-    total = (report.get("timing") or {}).get("total_seconds")
+    timing = report.get("timing") or {}
+    total = timing.get("total_seconds")
     if isinstance(total, (int, float)):
-        items.append(("total time", f"{total:.2f} s"))
+        items.append(("total time", f"{total:.2f} s" + (" (resumed from a checkpoint)" if timing.get("resumed") else "")))
     run = report.get("run")
     for key, value in (run.items() if isinstance(run, dict) else ()):
         if key == "argv" and isinstance(value, list):
