@@ -47,7 +47,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             report = evaluate(
                 config, device=device, batch_size=args.batch_size, progress=progress,
                 checkpoint_dir=None if args.no_checkpoint else checkpoint_dir, checkpoint_every=args.checkpoint_every,
-                resume=args.resume, samples=bool(args.html), argv=[a for a in sys.argv if a != "--resume"],
+                resume=args.resume, samples=bool(args.html),
+                argv=["gpumetrics", *(a for a in sys.argv[1:] if a != "--resume")],  # as typed, whatever the launcher
             )
         if rank == 0:
             out.print(results_table(report))
