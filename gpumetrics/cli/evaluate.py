@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -48,7 +47,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                 config, device=device, batch_size=args.batch_size, progress=progress,
                 checkpoint_dir=None if args.no_checkpoint else checkpoint_dir, checkpoint_every=args.checkpoint_every,
                 resume=args.resume, samples=bool(args.html),
-                argv=["gpumetrics", *(a for a in sys.argv[1:] if a != "--resume")],  # as typed, whatever the launcher
+                argv=[a for a in args.argv if a != "--resume"],
             )
         if rank == 0:
             out.print(results_table(report))

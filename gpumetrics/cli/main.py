@@ -64,6 +64,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = ["gpumetrics", *(sys.argv[1:] if argv is None else map(str, argv))]  # recorded in reports
     try:
         return int(args.handler(args) or 0)
     except BrokenPipeError:  # `gpumetrics list --json | head`
