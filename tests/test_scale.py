@@ -314,3 +314,48 @@ def test_torchrun_two_processes_equal_one(tmp_path):
         for key, value in a["details"].items():
             if isinstance(value, float):
                 assert b["details"][key] == pytest.approx(value, abs=1e-12, rel=1e-12)
+
+
+def _interrupt_at(task: str, samples: int):
+    def progress(label: str, done: int, total: int) -> None:
+        if label == task and done >= samples:
+            raise KeyboardInterrupt
+
+    return progress
+
+
+def _resume_with_a_lagging_rank(rank: int, config_path: str, folder: str) -> tuple[dict, dict, bool]:
+    """Per rank: the uninterrupted report, and the report resumed after rank 1 lost its last checkpoints."""
+    import shutil
+
+    import torch.distributed as dist
+
+    config = load_config(config_path)
+    whole = evaluate(config).to_dict()
+    checkpoints, early = Path(folder) / "ck", Path(folder) / "early"
+    with pytest.raises(KeyboardInterrupt):  # both processes stop in the same task, no collective pending
+        evaluate(config, progress=_interrupt_at("bleu", 48), checkpoint_dir=checkpoints, checkpoint_every=1)
+    dist.barrier()
+    if rank == 0:
+        shutil.copytree(checkpoints, early)
+    dist.barrier()
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(config, progress=_interrupt_at("token_f1", 48), checkpoint_dir=checkpoints, checkpoint_every=1,
+                 resume=True)
+    dist.barrier()
+    if rank == 1:  # as if rank 1 had been killed before its checkpoints of the later tasks reached the disk
+        shutil.copy(early / "rank1-of2.pt", checkpoints / "rank1-of2.pt")
+    dist.barrier()
+    resumed = evaluate(config, checkpoint_dir=checkpoints, resume=True)
+    return _comparable(whole), _comparable(resumed.to_dict()), resumed.resumed
+
+
+@pytest.mark.ddp
+def test_processes_resume_from_the_furthest_one_when_their_checkpoints_differ(tmp_path):
+    from tests.helpers.ddp import run_ddp_function
+
+    config = _config(tmp_path, n=240)
+    results = run_ddp_function(_resume_with_a_lagging_rank, str(config), str(tmp_path))
+    for whole, resumed, was_resumed in results:
+        assert was_resumed and resumed == whole
+        assert whole["run"]["world_size"] == 2

@@ -331,6 +331,21 @@ def _supplied_result(task: TaskConfig) -> TaskResult:
     )
 
 
+def _agreed_position(saved: Optional[dict], world_size: int) -> Optional[dict]:
+    """The checkpoint position every process resumes from (a collective).
+
+    Each process saves on its own; a kill can land after one process saved "task i finished" and before another
+    did. A finished task's result is the same on every process (its ``compute()`` was collective), so the processes
+    behind adopt the finished results of the one furthest ahead and start its current task afresh on their shard.
+    """
+    positions: list = [None] * world_size
+    dist.all_gather_object(positions, None if saved is None else (saved["task"], saved["finished"], saved["started"]))
+    ahead = max((p for p in positions if p is not None), key=lambda p: p[0], default=None)
+    if ahead is None or (saved is not None and saved["task"] == ahead[0]):
+        return saved
+    return {"task": ahead[0], "finished": ahead[1], "started": ahead[2], "metric": None}
+
+
 def _run_metadata(world_size: int, argv: Optional[Sequence[str]]) -> dict:
     return {
         "world_size": world_size,
@@ -394,6 +409,8 @@ def evaluate(
         run.checkpoint = RunCheckpoint(checkpoint_dir, rank, world_size,
                                        run_fingerprint(config, size, world_size, torch_device, samples))
         saved = run.checkpoint.load() if resume else None
+        if resume and world_size > 1:
+            saved = _agreed_position(saved, world_size)
     first_task = 0
     if saved is not None:
         run.started = saved["started"]
