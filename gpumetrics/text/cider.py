@@ -359,19 +359,30 @@ def _cider_update(
     )
 
 
-def cider_token_codes(
-    preds: Sequence[str], target: Sequence[Sequence[str]], tokenize: str = "ptb", device: torch.device | str | None = None
-) -> tuple[Tensor, ...]:
+def cider_token_codes(words: TokenBatch, ref_counts: Tensor, device: torch.device | str | None = None) -> tuple[Tensor, ...]:
     """The token codes of a batch that :class:`CIDErScore` keeps (its ``CIDER_STATES``, in order), for callers that
-    gather a corpus themselves (the COCO caption table); :func:`cider_from_codes` scores them.
+    tokenise and gather a corpus themselves (the COCO caption table); :func:`cider_from_codes` scores them.
+
+    Args:
+        words: the whitespace-split words of ``B`` captions, then of their references (sample after sample), on the
+            host.
+        ref_counts: ``LongTensor[B]`` references of each sample.
+        device: where the codes go.
 
     Example:
-        >>> codes = cider_token_codes(["a dog"], [["a dog", "dogs"]], tokenize="none")
+        >>> from gpumetrics.text.tokenize.base import encode_split
+        >>> codes = cider_token_codes(encode_split(["a dog", "a dog", "dogs"]), torch.tensor([2]))
         >>> [c.tolist() for c in codes[1:2] + codes[3:5]]  # hyp_lengths, ref_lengths, ref_counts
         [[2], [2, 1], [2]]
     """
-    tokenizer = _check_options("cider-d", tokenize, "mean", 4, 6.0)
-    return _cider_update(preds, target, tokenizer, check_device(device, "device"))
+    device = check_device(device, "device")
+    codes, lengths, long_codes, long_checks = _encode(words, device)
+    samples = ref_counts.numel()
+    hyp_tokens = int(words.lengths[:samples].sum())
+    return (
+        codes[:hyp_tokens].clone(), lengths[:samples].clone(), codes[hyp_tokens:].clone(), lengths[samples:].clone(),
+        ref_counts.to(device), long_codes, long_checks,
+    )
 
 
 def cider_from_codes(
@@ -380,7 +391,8 @@ def cider_from_codes(
     """Scores of a corpus from its token codes (``CIDER_STATES`` order), after the collision check.
 
     Example:
-        >>> cider_from_codes(cider_token_codes(["a dog"], [["a dog", "dogs"]], tokenize="none"), reduction="none")
+        >>> from gpumetrics.text.tokenize.base import encode_split
+        >>> cider_from_codes(cider_token_codes(encode_split(["a dog", "a dog", "dogs"]), torch.tensor([2])), reduction="none")
         tensor([0.], dtype=torch.float64)
     """
     _check_options(variant, "none", reduction, n_gram, sigma)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -47,6 +48,7 @@ from gpumetrics.text.bleu import coco_bleu_scores, coco_bleu_statistics
 from gpumetrics.text.cider import CIDER_STATES, cat_state, cider_from_codes, cider_token_codes
 from gpumetrics.text.meteor import jar
 from gpumetrics.text.rouge import COCO_BETA, coco_rouge_l
+from gpumetrics.text.tokenize.base import encode_split, whitespace_words
 from gpumetrics.text.tokenize.ptb import coco_ptb_strings
 
 COCO_KEYS = ("Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "METEOR", "ROUGE_L", "CIDEr")
@@ -79,11 +81,20 @@ def _coco_caption_update(preds: Any, target: Any, tokenize: str, device: torch.d
     check_same_length(hyps, "preds", refs, "target")
     if tokenize == "ptb":
         hyps, refs = coco_ptb_strings(hyps, refs)
-    # every scorer reads the tokenised strings as pycocoevalcap's does (whitespace, " ", the jar's -norm)
-    bleu = coco_bleu_statistics(hyps, refs, device, _ORDERS)
-    meteor_stats, meteor_scores = jar.sentence_statistics(hyps, refs, "en", device)
-    rouge = coco_rouge_l(hyps, refs, ptb=False, device=device)[:, 2]
-    cider = cider_token_codes(hyps, refs, tokenize="none", device=device)
+    # every scorer reads the tokenised strings as pycocoevalcap's does (whitespace, " ", the jar's -norm), from one
+    # shared encoding of the captions, then of the references
+    lines = hyps + [ref for group in refs for ref in group]
+    host_ref_counts = np.fromiter(map(len, refs), dtype=np.int64, count=len(refs))
+    ref_counts = torch.from_numpy(host_ref_counts).to(device)
+    pieces = encode_split(lines, " ")
+    words = whitespace_words(pieces)
+    bleu = coco_bleu_statistics(words, ref_counts, device, _ORDERS)
+    meteor_words = jar.words_of_pieces(pieces, lines, host_ref_counts, "en")
+    sentences = (jar.encode(hyps, refs, "en", device) if meteor_words is None
+                 else jar.sentences(meteor_words, host_ref_counts, "en", device))
+    meteor_stats, meteor_scores = jar.best_reference_statistics(sentences, "en")
+    rouge = coco_rouge_l(pieces, ref_counts, device)[:, 2]
+    cider = cider_token_codes(words, ref_counts, device)
 
     matches, totals = bleu["matches"].double(), bleu["totals"].double()
     hyp_len, ref_len = bleu["hyp_len"].double(), bleu["ref_len"].double()

@@ -25,13 +25,16 @@ ends its protocol line and hangs it), this implementation treats the newline as 
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple, Sequence
+import itertools
+import re
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from gpumetrics.kernels.alignment import Matches, beam_align
+from gpumetrics.kernels.ngrams import TokenBatch
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_products, segment_starts
 from gpumetrics.text.meteor import tables
 from gpumetrics.text.tokenize import get_tokenizer
@@ -85,26 +88,78 @@ def encode(preds: Sequence[str], target: Sequence[Sequence[str]], language: str,
     references = split_references(target)
     hyp_tokens = tokenizer.tokenize_batch([clean_hypothesis(text) for text in preds])
     ref_tokens = tokenizer.tokenize_batch([text for refs in references for text in refs])
-    batch = encode_token_lists(hyp_tokens + ref_tokens)
-    vocabulary = batch.vocabulary
-    words = _word_table(language)
+    ref_counts = np.fromiter(map(len, references), dtype=np.int64, count=len(references))
+    return sentences(encode_token_lists(hyp_tokens + ref_tokens), ref_counts, language, device)
+
+
+_PLAIN_PIECE = re.compile("[a-z0-9]*")  # a piece that the -norm and lower-casing leave as it is
+
+
+def words_of_pieces(pieces: TokenBatch, lines: Sequence[str], ref_counts: np.ndarray, language: str) -> Optional[TokenBatch]:
+    """The jar's words of ``B`` hypotheses then their references, from the ``" "``-split ``pieces`` of those
+    ``lines`` (one shared vocabulary): a line of lower-case ASCII letters, digits and spaces normalises to its
+    non-empty pieces, only the other lines are normalised. ``None`` where a reference holds ``|||`` (more
+    references reach the jar): then :func:`encode` the strings."""
+    samples = ref_counts.size
+    if any("|||" in line for line in lines[samples:]):
+        return None
+    vocabulary = pieces.vocabulary
+    plain = np.fromiter((_PLAIN_PIECE.fullmatch(piece) is not None for piece in vocabulary), dtype=bool,
+                        count=len(vocabulary))
+    ids, lengths = pieces.ids, pieces.lengths
+    line_of_piece = np.repeat(np.arange(lengths.size), lengths)
+    plain_line = np.bincount(line_of_piece, weights=~plain[ids], minlength=lengths.size) == 0
+    other = np.flatnonzero(~plain_line)
+    empty = vocabulary.index("") if "" in vocabulary else -1
+    kept = plain_line[line_of_piece] & (ids != empty)
+    kept_length = np.bincount(line_of_piece[kept], minlength=lengths.size)
+    tokenizer = get_tokenizer("meteor-1.5", language=language)
+    other_tokens = tokenizer.tokenize_batch(
+        [clean_hypothesis(lines[line]) if line < samples else lines[line] for line in other.tolist()]
+    )
+    extended = dict(zip(vocabulary, range(len(vocabulary))))
+    for token in itertools.chain.from_iterable(other_tokens):
+        extended.setdefault(token, len(extended))
+    other_ids = np.fromiter(map(extended.__getitem__, itertools.chain.from_iterable(other_tokens)), dtype=np.int64)
+    other_length = np.zeros(lengths.size, dtype=np.int64)
+    other_length[other] = np.fromiter(map(len, other_tokens), dtype=np.int64, count=other.size)
+    # line l takes its plain pieces (pool[: kept]) or its normalised words (pool[kept :]), lines in order
+    pool = np.concatenate((ids[kept], other_ids))
+    source_start = np.where(plain_line, np.cumsum(kept_length) - kept_length,
+                            int(kept.sum()) + np.cumsum(other_length) - other_length)
+    length = np.where(plain_line, kept_length, other_length)
+    ends = np.cumsum(length)
+    words = pool[np.repeat(source_start - (ends - length), length) + np.arange(int(ends[-1]) if ends.size else 0)]
+    # the facts of :func:`sentences` are looked up for the words that occur only
+    used = np.bincount(words, minlength=len(extended)) > 0
+    renumber = np.cumsum(used) - 1
+    vocabulary = list(itertools.compress(extended, used))
+    return TokenBatch(renumber[words], length, len(vocabulary), vocabulary)
+
+
+def sentences(words: TokenBatch, ref_counts: np.ndarray, language: str, device: torch.device) -> Sentences:
+    """:class:`Sentences` of the jar's words (host batch) of ``B`` hypotheses, then of their references (sample after
+    sample, ``ref_counts: int64[B]`` each)."""
+    vocabulary = words.vocabulary
+    samples = ref_counts.size
+    table = _word_table(language)
     function = tables.function_words(language)
     modules = PARAMETERS[language][2]
     table_id = tables.paraphrase_table().ids(vocabulary) if "paraphrase" in modules else np.full(len(vocabulary), -1)
     synonym_keys = _synonym_keys(vocabulary) if "synonym" in modules else np.zeros(0, dtype=np.int64)
-    n_hyp_tokens = int(sum(map(len, hyp_tokens)))
+    hyp_tokens = int(words.lengths[:samples].sum())
 
     def tensor(values, dtype=torch.long) -> Tensor:
         return torch.as_tensor(np.asarray(values), dtype=dtype).to(device)
 
     return Sentences(
-        hyp_words=tensor(batch.ids[:n_hyp_tokens]),
-        hyp_lengths=tensor(batch.lengths[: len(hyp_tokens)]),
-        ref_words=tensor(batch.ids[n_hyp_tokens:]),
-        ref_lengths=tensor(batch.lengths[len(hyp_tokens) :]),
-        owner=tensor(np.repeat(np.arange(len(references)), [len(refs) for refs in references])),
-        word_hash=tensor(words.hashes(vocabulary)),
-        stem_hash=tensor(words.stem_hashes(vocabulary)) if "stem" in modules else tensor(words.hashes(vocabulary)),
+        hyp_words=tensor(words.ids[:hyp_tokens]),
+        hyp_lengths=tensor(words.lengths[:samples]),
+        ref_words=tensor(words.ids[hyp_tokens:]),
+        ref_lengths=tensor(words.lengths[samples:]),
+        owner=tensor(np.repeat(np.arange(samples), ref_counts)),
+        word_hash=tensor(table.hashes(vocabulary)),
+        stem_hash=tensor(table.stem_hashes(vocabulary)) if "stem" in modules else tensor(table.hashes(vocabulary)),
         function=tensor([word in function for word in vocabulary], torch.bool),
         table_id=tensor(table_id),
         synonym_keys=tensor(synonym_keys),
@@ -486,7 +541,12 @@ def sentence_statistics(
     preds: Sequence[str], target: Sequence[Sequence[str]], language: str, device: torch.device
 ) -> tuple[Tensor, Tensor]:
     """Per hypothesis: the statistics of its best reference ``float64[B, 23]`` and its score ``float64[B]``."""
-    s = encode(preds, target, language, device)
+    return best_reference_statistics(encode(preds, target, language, device), language)
+
+
+def best_reference_statistics(s: Sentences, language: str) -> tuple[Tensor, Tensor]:
+    """:func:`sentence_statistics` of encoded sentences."""
+    device = s.owner.device
     stats = pair_statistics(s, language)
     scores = scores_from_statistics(stats, language)
     samples = s.hyp_lengths.numel()
