@@ -181,19 +181,20 @@ def _bleu_update(
     batch = config.tokenizer.encode(lines).to(device)
     per_sample = torch.tensor(n_refs, dtype=torch.long, device=batch.ids.device) + 1
     sample = segment_ids(per_sample, len(lines))
+    hyp_lines = segment_starts(per_sample)
     is_hyp = torch.zeros(len(lines), dtype=torch.bool, device=batch.ids.device)
-    is_hyp[segment_starts(per_sample)] = True
-    return _bleu_statistics(batch, sample, is_hyp, len(preds), config.counted_orders)
+    is_hyp[hyp_lines] = True
+    return _bleu_statistics(batch, sample, is_hyp, hyp_lines, config.counted_orders)
 
 
-def _bleu_statistics(batch: TokenBatch, sample: Tensor, is_hyp: Tensor, size: int, orders: int) -> dict[str, Tensor]:
+def _bleu_statistics(batch: TokenBatch, sample: Tensor, is_hyp: Tensor, hyp_lines: Tensor, orders: int) -> dict[str, Tensor]:
     """:func:`_bleu_update`'s statistics of ``S`` tokenised lines (device ``batch``) in any order: ``sample:
-    LongTensor[S]`` the sample of each line, ``is_hyp: BoolTensor[S]`` its one hypothesis line (the rest references).
+    LongTensor[S]`` the sample of each line, ``is_hyp: BoolTensor[S]`` its hypothesis lines (the rest references),
+    ``hyp_lines: LongTensor[B]`` the hypothesis line of each sample.
     """
+    size = hyp_lines.numel()
     matches = clipped_ngram_matches(batch, sample, is_hyp, size, orders)
-    hyp_len = torch.zeros(size, dtype=torch.long, device=batch.ids.device).index_copy_(
-        0, sample[is_hyp], batch.lengths[is_hyp]
-    )
+    hyp_len = batch.lengths[hyp_lines]
     totals = ngram_totals(hyp_len, orders)
     # Closest reference length, ties to the shorter: minimise |r - h| * span + r.
     ref_lengths = batch.lengths[~is_hyp]
@@ -304,7 +305,7 @@ def coco_bleu_statistics(
     sample = torch.cat((samples, segment_ids(ref_counts, batch.lengths.numel() - size)))
     is_hyp = sample < 0
     is_hyp[:size] = True
-    return _bleu_statistics(batch, sample, is_hyp, size, max_order)
+    return _bleu_statistics(batch, sample, is_hyp, samples, max_order)
 
 
 def _nltk_scores(

@@ -93,7 +93,7 @@ def _coco_caption_update(preds: Any, target: Any, tokenize: str, device: torch.d
     sentences = (jar.encode(hyps, refs, "en", device) if meteor_words is None
                  else jar.sentences(meteor_words, host_ref_counts, "en", device))
     meteor_stats, meteor_scores = jar.best_reference_statistics(sentences, "en")
-    rouge = coco_rouge_l(pieces, ref_counts, device)[:, 2]
+    rouge = coco_rouge_l(pieces, host_ref_counts, device)[:, 2]
     cider = cider_token_codes(words, ref_counts, device)
 
     matches, totals = bleu["matches"].double(), bleu["totals"].double()

@@ -305,24 +305,24 @@ def _coco_rouge_l(words: TokenBatch, ref_counts: np.ndarray, device: torch.devic
     return torch.cat(parts)
 
 
-def coco_rouge_l(words: TokenBatch, ref_counts: Tensor, device: torch.device | str | None = None) -> Tensor:
+def coco_rouge_l(words: TokenBatch, ref_counts: np.ndarray, device: torch.device | str | None = None) -> Tensor:
     """pycocoevalcap ``Rouge`` per sample (the ``mode="coco"`` scores of :func:`rouge_score` with ``reduction="none"``)
     on already tokenised captions.
 
     Args:
         words: the ``" "``-split words (:meth:`COCOWords.encode`) of ``B`` captions, then of their references
             (sample after sample), on the host.
-        ref_counts: ``LongTensor[B]`` references of each sample.
+        ref_counts: ``int64[B]`` references of each sample (host).
         device: where the LCS runs.
 
     Returns:
         ``DoubleTensor[B, 3]``: best precision, best recall, ``(1 + β²)PR / (R + β²P)`` (β = 1.2).
 
     Example:
-        >>> coco_rouge_l(COCOWords(ptb=False).encode(["a cat", "a cat", "a black cat on a mat"]), torch.tensor([2]))
+        >>> coco_rouge_l(COCOWords(ptb=False).encode(["a cat", "a cat", "a black cat on a mat"]), np.array([2]))
         tensor([[1., 1., 1.]], dtype=torch.float64)
     """
-    return _coco_rouge_l(words, ref_counts.cpu().numpy(), check_device(device, "device"))
+    return _coco_rouge_l(words, np.asarray(ref_counts, dtype=np.int64), check_device(device, "device"))
 
 
 def _rouge_w(target: Tensor, target_len: Tensor, pred: Tensor, pred_len: Tensor, weight: float) -> Tensor:
