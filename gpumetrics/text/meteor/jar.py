@@ -202,7 +202,7 @@ def _lexsort(keys: Sequence[Tensor]) -> Tensor:
     """Stable order by ``keys[0]``, then ``keys[1]`` …: successive stable sorts from the least significant key."""
     order = torch.arange(keys[0].numel(), device=keys[0].device)
     for key in reversed(keys):
-        order = order[torch.sort(key[order], stable=True).indices]
+        order = order.index_select(0, torch.sort(key.index_select(0, order), stable=True).indices)
     return order
 
 
@@ -237,7 +237,7 @@ def _occurrences_by_pair(s: Sentences) -> _Occurrences:
     len1 = s.hyp_lengths[s.owner]
     pair1 = segment_ids(len1)
     position1 = offsets_in_segment(len1, pair1)
-    word1 = s.hyp_words[segment_starts(s.hyp_lengths)[s.owner[pair1]] + position1]
+    word1 = s.hyp_words.index_select(0, segment_starts(s.hyp_lengths)[s.owner].index_select(0, pair1) + position1)
     pair2 = segment_ids(s.ref_lengths, s.ref_words.numel())
     position2 = offsets_in_segment(s.ref_lengths, pair2)
     return _Occurrences(pair1, position1, word1, pair2, position2, s.ref_words)
@@ -254,7 +254,8 @@ def _word_matches(s: Sentences, modules: Sequence[str], identical: Tensor) -> _C
     o = _occurrences_by_pair(s)
     stem_class, stem_classes = _dense_classes(s.stem_hash)
     hash_class, hash_classes = _dense_classes(s.word_hash)
-    r1, r2 = _equal_keys(o.pair1 * stem_classes + stem_class[o.word1], o.pair2 * stem_classes + stem_class[o.word2])
+    r1, r2 = _equal_keys(o.pair1 * stem_classes + stem_class.index_select(0, o.word1),
+                         o.pair2 * stem_classes + stem_class.index_select(0, o.word2))
     lowest = torch.full((hash_classes,), stem_classes, device=stem_class.device).scatter_reduce(0, hash_class, stem_class, "amin")
     mixed = torch.zeros(hash_classes, dtype=torch.bool, device=stem_class.device).index_fill_(
         0, hash_class[stem_class != lowest[hash_class]], True
@@ -313,14 +314,15 @@ def _trie_walk(words: Tensor, lengths: Tensor, trie: tables.ParaphraseTrie) -> _
     sentence = segment_ids(lengths, words.numel())
     end = (segment_starts(lengths) + lengths)[sentence]
     start = torch.nonzero(words >= 0).squeeze(1)
-    node = trie.root_child[words[start]]
+    node = trie.root_child.index_select(0, words.index_select(0, start))
     hit = node > 0
-    start, node, end = start[hit], node[hit], end[start[hit]]
+    start, node = start[hit], node[hit]
+    end = end.index_select(0, start)
     found = [(start, 1, node)]
     for length in range(2, int(trie.depth.max()) + 1):
         inside = start + length - 1 < end
         start, node, end = start[inside], node[inside], end[inside]
-        word = words[start + length - 1]
+        word = words.index_select(0, start + length - 1)
         key = node * trie.vocabulary_size + word
         index = torch.searchsorted(trie.edge_keys, key).clamp_max(trie.edge_keys.numel() - 1)
         hit = (word >= 0) & (trie.edge_keys[index] == key)
@@ -331,8 +333,8 @@ def _trie_walk(words: Tensor, lengths: Tensor, trie: tables.ParaphraseTrie) -> _
     start = torch.cat([f[0] for f in found])
     node = torch.cat([f[2] for f in found])
     length = torch.cat([torch.full_like(f[0], f[1]) for f in found])
-    owner = sentence[start]
-    return _Grams(owner, start - segment_starts(lengths)[owner], length, node)
+    owner = sentence.index_select(0, start)
+    return _Grams(owner, start - segment_starts(lengths).index_select(0, owner), length, node)
 
 
 def _emitted(grams: _Grams, trie: tables.ParaphraseTrie, wanted: Tensor) -> tuple[Tensor, Tensor]:
@@ -349,7 +351,7 @@ def _emitted(grams: _Grams, trie: tables.ParaphraseTrie, wanted: Tensor) -> tupl
     keep = wanted[trie.emit_node[entry]]
     owner, entry = owner[keep], entry[keep]
     kept = torch.bincount(owner, minlength=nodes.numel())
-    per_gram = kept[inverse]
+    per_gram = kept.index_select(0, inverse)
     gram = segment_ids(per_gram)
     k = offsets_in_segment(per_gram, gram)
     return gram, entry[segment_starts(kept)[inverse[gram]] + k]
@@ -368,7 +370,7 @@ def _sorted_grams(grams: _Grams, nodes: int) -> tuple[Tensor, Tensor]:
     """Gram keys ``sentence · N + node`` sorted (positions ascending within a key) and their positions."""
     key = grams.sentence * nodes + grams.node
     order = _lexsort((key, grams.position))
-    return key[order], grams.position[order]
+    return key.index_select(0, order), grams.position.index_select(0, order)
 
 
 def _paraphrase_matches(s: Sentences, identical: Tensor, module: int, device: torch.device) -> _Candidates:
@@ -431,10 +433,11 @@ def _identical(s: Sentences) -> Tensor:
     pair = segment_ids(s.ref_lengths, s.ref_words.numel())
     k = offsets_in_segment(s.ref_lengths, pair)
     inside = k < len1[pair]
-    hyp_position = (segment_starts(s.hyp_lengths)[s.owner[pair]] + k).clamp_max(max(s.hyp_words.numel() - 1, 0))
+    hyp_position = (segment_starts(s.hyp_lengths)[s.owner].index_select(0, pair) + k).clamp_max(max(s.hyp_words.numel() - 1, 0))
     differs = ~inside
     if s.hyp_words.numel():
-        differs = differs | (s.word_hash[s.hyp_words[hyp_position]] != s.word_hash[s.ref_words])
+        hyp_hash = s.word_hash.index_select(0, s.hyp_words.index_select(0, hyp_position))
+        differs = differs | (hyp_hash != s.word_hash.index_select(0, s.ref_words))
     mismatches = torch.zeros_like(len1).index_add_(0, pair, differs.long())
     return (len1 == s.ref_lengths) & (mismatches == 0)
 
@@ -448,7 +451,7 @@ def candidate_matches(s: Sentences, modules: Sequence[str]) -> tuple[Matches, Te
     c = _concat(parts)
     order = _lexsort((c.pair, c.start, c.module, *c.order))
     weights = torch.tensor([_SEARCH_WEIGHTS[name] for name in modules], dtype=torch.float64, device=c.pair.device)
-    c = _Candidates(*(x[order] for x in c[:-1]), ())
+    c = _Candidates(*(x.index_select(0, order) for x in c[:-1]), ())
     w = weights[c.module]
     weight_sum = torch.floor(c.match_length * w).long() + torch.floor(c.length * w).long()
     return Matches(c.pair, c.start, c.length, c.match_start, c.match_length, weight_sum), c.module
