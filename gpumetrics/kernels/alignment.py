@@ -124,7 +124,7 @@ class _Rows(NamedTuple):
     state: Tensor
 
     def take(self, index: Tensor) -> "_Rows":
-        return _Rows(self.pair.index_select(0, index), self.bits.index_select(0, index), self.state.index_select(0, index))
+        return _Rows(*(field.index_select(0, index) for field in self))
 
 
 class _Search(NamedTuple):

@@ -187,7 +187,9 @@ def _bleu_update(
     return _bleu_statistics(batch, sample, is_hyp, hyp_lines, config.counted_orders)
 
 
-def _bleu_statistics(batch: TokenBatch, sample: Tensor, is_hyp: Tensor, hyp_lines: Tensor, orders: int) -> dict[str, Tensor]:
+def _bleu_statistics(
+    batch: TokenBatch, sample: Tensor, is_hyp: Tensor, hyp_lines: Tensor, orders: int
+) -> dict[str, Tensor]:
     """:func:`_bleu_update`'s statistics of ``S`` tokenised lines (device ``batch``) in any order: ``sample:
     LongTensor[S]`` the sample of each line, ``is_hyp: BoolTensor[S]`` its hypothesis lines (the rest references),
     ``hyp_lines: LongTensor[B]`` the hypothesis line of each sample.

@@ -182,8 +182,8 @@ def _count_entries(hyp_codes: Tensor, hyp_lengths: Tensor, ref_codes: Tensor, re
     closes = torch.ones_like(is_ref)
     closes[:-1] = group[1:] != group[:-1]
     sentence = torch.where(is_ref, n_samples + first_ref.index_select(0, sample) + slot - 1, sample)
-    return _Entries(tf, slot, gram, sample, is_ref, closes, sentence, order_of_gram.index_select(0, gram), n_grams, lengths,
-                    sample_of_ref)
+    return _Entries(tf, slot, gram, sample, is_ref, closes, sentence, order_of_gram.index_select(0, gram), n_grams,
+                    lengths, sample_of_ref)
 
 
 def _cider_compute(
@@ -359,7 +359,9 @@ def _cider_update(
     )
 
 
-def cider_token_codes(words: TokenBatch, ref_counts: Tensor, device: torch.device | str | None = None) -> tuple[Tensor, ...]:
+def cider_token_codes(
+    words: TokenBatch, ref_counts: Tensor, device: torch.device | str | None = None
+) -> tuple[Tensor, ...]:
     """The token codes of a batch that :class:`CIDErScore` keeps (its ``CIDER_STATES``, in order), for callers that
     tokenise and gather a corpus themselves (the COCO caption table); :func:`cider_from_codes` scores them.
 
@@ -392,7 +394,8 @@ def cider_from_codes(
 
     Example:
         >>> from gpumetrics.text.tokenize.base import encode_split
-        >>> cider_from_codes(cider_token_codes(encode_split(["a dog", "a dog", "dogs"]), torch.tensor([2])), reduction="none")
+        >>> codes = cider_token_codes(encode_split(["a dog", "a dog", "dogs"]), torch.tensor([2]))
+        >>> cider_from_codes(codes, reduction="none")
         tensor([0.], dtype=torch.float64)
     """
     _check_options(variant, "none", reduction, n_gram, sigma)

@@ -17,10 +17,14 @@ key          computed as (each equal to pycocoevalcap's scorer on the same token
 
 Tokenisation (``tokenize="ptb"``, default) is done once, as ``COCOEvalCap`` does it: the references of all images
 in one pycocoevalcap ``PTBTokenizer`` call, the results in another (:func:`~gpumetrics.text.tokenize.ptb.
-coco_ptb_strings`, a Java-free port); each scorer then splits those strings its own way (BLEU and CIDEr on any
-whitespace, ROUGE-L on ``" "``, METEOR through the jar's ``-norm``). ``tokenize="none"`` takes the strings as
-already tokenised (pycocoevalcap's scorers called directly). SPICE is not computed: it needs the Stanford CoreNLP
-models and a Java scene-graph parser (pycocoevalcap downloads them on first use), so it cannot run offline.
+coco_ptb_strings`, a Java-free port); each scorer then reads those strings its own way (BLEU and CIDEr split on any
+whitespace, ROUGE-L on ``" "``, METEOR through the jar's ``-norm``), all from one shared encoding: the ``" "``-split
+pieces of every caption (:func:`~gpumetrics.text.tokenize.base.encode_split`), re-split per distinct piece for BLEU
+and CIDEr only where a piece is empty or holds other whitespace (a no-break space), and given to METEOR as they are
+where a caption is plain lower-case ASCII (:func:`~gpumetrics.text.meteor.jar.words_of_pieces`; other captions are
+normalised). ``tokenize="none"`` takes the strings as already tokenised (pycocoevalcap's scorers called directly).
+SPICE is not computed: it needs the Stanford CoreNLP models and a Java scene-graph parser (pycocoevalcap downloads
+them on first use), so it cannot run offline.
 
 ``target[i]`` holds the reference captions of image ``i`` (any number ≥ 1, varying). ``COCOEvalCap`` scores the images
 of the results file only (``params['image_id'] = cocoRes.getImgIds()``); pass exactly those images here (the CLI's

@@ -95,7 +95,9 @@ def encode(preds: Sequence[str], target: Sequence[Sequence[str]], language: str,
 _PLAIN_PIECE = re.compile("[a-z0-9]*")  # a piece that the -norm and lower-casing leave as it is
 
 
-def words_of_pieces(pieces: TokenBatch, lines: Sequence[str], ref_counts: np.ndarray, language: str) -> Optional[TokenBatch]:
+def words_of_pieces(
+    pieces: TokenBatch, lines: Sequence[str], ref_counts: np.ndarray, language: str
+) -> Optional[TokenBatch]:
     """The jar's words of ``B`` hypotheses then their references, from the ``" "``-split ``pieces`` of those
     ``lines`` (one shared vocabulary): a line of lower-case ASCII letters, digits and spaces normalises to its
     non-empty pieces, only the other lines are normalised. ``None`` where a reference holds ``|||`` (more
@@ -433,7 +435,8 @@ def _identical(s: Sentences) -> Tensor:
     pair = segment_ids(s.ref_lengths, s.ref_words.numel())
     k = offsets_in_segment(s.ref_lengths, pair)
     inside = k < len1[pair]
-    hyp_position = (segment_starts(s.hyp_lengths)[s.owner].index_select(0, pair) + k).clamp_max(max(s.hyp_words.numel() - 1, 0))
+    hyp_position = segment_starts(s.hyp_lengths)[s.owner].index_select(0, pair) + k
+    hyp_position = hyp_position.clamp_max(max(s.hyp_words.numel() - 1, 0))
     differs = ~inside
     if s.hyp_words.numel():
         hyp_hash = s.word_hash.index_select(0, s.hyp_words.index_select(0, hyp_position))

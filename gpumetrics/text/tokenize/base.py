@@ -102,7 +102,8 @@ def retokenize(batch: TokenBatch, split: Callable[[str], Sequence[str]]) -> Toke
     ends = np.cumsum(token_sizes)
     starts = ends - token_sizes
     # piece k of token t sits at piece_ids[first piece of t's entry + k]
-    source = np.repeat((np.cumsum(sizes) - sizes)[ids] - starts, token_sizes) + np.arange(int(ends[-1]) if ends.size else 0)
+    total = int(ends[-1]) if ends.size else 0
+    source = np.repeat((np.cumsum(sizes) - sizes)[ids] - starts, token_sizes) + np.arange(total)
     line_bounds = np.concatenate(([0], np.cumsum(batch.lengths, dtype=np.int64)))
     lengths = np.diff(np.concatenate(([0], ends))[line_bounds])
     return TokenBatch(piece_ids[source], lengths, len(vocabulary), vocabulary)
