@@ -87,7 +87,7 @@ def _fixed_matches(m: Matches, len1: Tensor, len2: Tensor) -> Tensor:
     shared = torch.zeros(m.pair.numel(), dtype=torch.long, device=device)
     for offset, start, length, size in ((offset1, m.match_start, m.match_length, len1), (offset2, m.start, m.length, len2)):
         span = segment_ids(length)
-        position = offset[m.pair][span] + start[span] + offsets_in_segment(length, span)
+        position = offset[m.pair].index_select(0, span) + start.index_select(0, span) + offsets_in_segment(length, span)
         coverage = torch.zeros(int(size.sum()), dtype=torch.long, device=device).index_add_(0, position, torch.ones_like(position))
         shared.index_add_(0, span, (coverage[position] != 1).long())
     return (at_start[flat2] == 1) & (shared == 0)
@@ -124,7 +124,7 @@ class _Rows(NamedTuple):
     state: Tensor
 
     def take(self, index: Tensor) -> "_Rows":
-        return _Rows(self.pair[index], self.bits[index], self.state[index])
+        return _Rows(*(field.index_select(0, index) for field in self))
 
 
 class _Search(NamedTuple):
@@ -144,19 +144,20 @@ class _Search(NamedTuple):
 def _take_match(rows: _Rows, s: _Search, match: Tensor) -> _Rows:
     """Rows after taking ``match[r]`` (the distance is the caller's: the jar adds it to a different path).
 
-    ``rows`` must be the caller's own copy (a ``take``): its bitsets are updated in place.
+    ``rows`` must be the caller's own copy (a ``take``): its bitsets and counters are updated in place.
     """
     m = s.matches
-    state = rows.state.clone()
+    state = rows.state
     last = state[:, _LAST]
-    state[:, _CHUNKS] += ((last != -1) & (m.match_start[match] != last)).to(state.dtype)
-    state[:, _SCORE] += m.weight_sum[match].to(state.dtype)
-    state[:, _IDX] = (m.start[match] + m.length[match]).to(state.dtype)
-    state[:, _LAST] = (m.match_start[match] + m.match_length[match]).to(state.dtype)
-    columns = s.touch_col[match]
+    match_start = m.match_start.index_select(0, match)
+    state[:, _CHUNKS] += ((last != -1) & (match_start != last)).to(state.dtype)
+    state[:, _SCORE] += m.weight_sum.index_select(0, match).to(state.dtype)
+    state[:, _IDX] = (m.start.index_select(0, match) + m.length.index_select(0, match)).to(state.dtype)
+    state[:, _LAST] = (match_start + m.match_length.index_select(0, match)).to(state.dtype)
+    columns = s.touch_col.index_select(0, match)
     bits = rows.bits
     # a span within one word lists that word twice with the same bits, so both writes agree
-    bits.scatter_(1, columns, bits.gather(1, columns) | s.touch_bits[match])
+    bits.scatter_(1, columns, bits.gather(1, columns) | s.touch_bits.index_select(0, match))
     return _Rows(rows.pair, bits, state)
 
 
@@ -257,8 +258,9 @@ def _search(matches: Matches, fixed: Tensor, in_search: Tensor, searched: Tensor
     final_row = torch.zeros(pairs, dtype=torch.long, device=device)
     longest = int(len2.max())
     for position in range(longest + 1):
-        ends = len2[rows.pair] == position
-        if bool(ends.any()):
+        ends = len2.index_select(0, rows.pair) == position
+        some_end = bool(ends.any())
+        if some_end:
             done = torch.nonzero(ends).squeeze(1)
             closing = rows.take(done)
             closing.state[:, _CHUNKS] += (closing.state[:, _LAST] != -1).to(closing.state.dtype)
@@ -267,13 +269,17 @@ def _search(matches: Matches, fixed: Tensor, in_search: Tensor, searched: Tensor
             final_row[closing.pair[best]] = done[best]
         if position == longest:
             break
-        live = torch.nonzero(~ends).squeeze(1)
-        rows, parent, match = _step(rows.take(live), position, s)
+        if some_end:
+            live = torch.nonzero(~ends).squeeze(1)
+            rows, parent, match = _step(rows.take(live), position, s)
+            parent = live.index_select(0, parent)
+        else:  # _step does not change its rows
+            rows, parent, match = _step(rows, position, s)
         order = _rank_order(rows)
-        order = order[_group_rank(rows.pair[order]) < beam]
+        order = order[_group_rank(rows.pair.index_select(0, order)) < beam]
         rows = rows.take(order)
-        parents.append(live[parent[order]])
-        taken.append(match[order])
+        parents.append(parent.index_select(0, order))
+        taken.append(match.index_select(0, order))
 
     chosen = torch.zeros(m.pair.numel(), dtype=torch.bool, device=device)
     current = final_row
@@ -293,75 +299,79 @@ def _step(rows: _Rows, position: int, s: _Search) -> tuple[_Rows, Tensor, Tensor
 
     Children of one parent are laid out as the jar appends them: its free candidates that fit (candidate order),
     then the skip child; a parent whose position is in use has one child (continue, or take the fixed match).
+    Gathers are ``index_select`` (several times faster than advanced indexing on CPU; every index is valid).
     """
     device = rows.pair.device
     m = s.matches
     count = rows.pair.numel()
-    flat = s.offset2[rows.pair] + position
+    flat = s.offset2.index_select(0, rows.pair) + position
     column = s.words1 + position // _BITS
     in_use = ((rows.bits[:, column] >> (position % _BITS)) & 1).bool()
-    fixed_here = s.fixed_at[flat]
+    fixed_here = s.fixed_at.index_select(0, flat)
     takes_fixed = in_use & (rows.state[:, _IDX] <= position)
     dropped = takes_fixed & (fixed_here < 0)  # the jar drops such a path (cannot happen with consistent input)
 
-    n_candidates = torch.where(in_use, 0, s.free_count[flat])
+    n_candidates = torch.where(in_use, 0, s.free_count.index_select(0, flat))
     first_candidate = segment_starts(n_candidates)
     owner = segment_ids(n_candidates)
-    k = offsets_in_segment(n_candidates, owner)
-    candidate = s.free_ids[s.free_first[flat[owner]] + k]
-    fits = ((rows.bits[owner.unsqueeze(1), s.touch_col[candidate]] & s.touch_bits[candidate]) == 0).all(1)
-    step = (m.start[candidate] - m.match_start[candidate]).abs() * fits
+    k = torch.arange(owner.numel(), device=device) - first_candidate.index_select(0, owner)
+    candidate = s.free_ids.index_select(0, s.free_first.index_select(0, flat.index_select(0, owner)) + k)
+    touch_col = s.touch_col.index_select(0, candidate)
+    used_bits = rows.bits.index_select(0, owner).gather(1, touch_col)
+    fits = ((used_bits & s.touch_bits.index_select(0, candidate)) == 0).all(1)
+    step = (m.start.index_select(0, candidate) - m.match_start.index_select(0, candidate)).abs() * fits
     fits_long = fits.long()
     before = torch.cumsum(step, 0) - step
     rank = torch.cumsum(fits_long, 0) - fits_long
     if owner.numel():
-        before = before - before[first_candidate[owner]]
-        rank = rank - rank[first_candidate[owner]]
+        first_of_owner = first_candidate.index_select(0, owner)
+        before = before - before.index_select(0, first_of_owner)
+        rank = rank - rank.index_select(0, first_of_owner)
     step_total = torch.zeros(count, dtype=torch.long, device=device).index_add_(0, owner, step)
     fitting = torch.zeros(count, dtype=torch.long, device=device).index_add_(0, owner, fits_long)
     base = segment_starts(torch.where(in_use, (~dropped).long(), fitting + 1))
 
     # children that take a free candidate: the parent's distance grew by the free siblings before them
     keep = torch.nonzero(fits).squeeze(1)
-    parent_c, match_c = owner[keep], candidate[keep]
+    parent_c, match_c = owner.index_select(0, keep), candidate.index_select(0, keep)
     taking = _take_match(rows.take(parent_c), s, match_c)
-    taking.state[:, _DISTANCE] += before[keep].to(taking.state.dtype)
-    slot_c = base[parent_c] + rank[keep]
+    taking.state[:, _DISTANCE] += before.index_select(0, keep).to(taking.state.dtype)
+    slot_c = base.index_select(0, parent_c) + rank.index_select(0, keep)
 
     # one more child per parent: skip (carrying every free sibling's distance), continue, or the fixed match
     if bool(dropped.any()):
         single = torch.nonzero(~dropped).squeeze(1)
         plain = rows.take(single)
+        use_skip, skip_distance = ~in_use.index_select(0, single), step_total.index_select(0, single)
+        fixed_rows = torch.nonzero(takes_fixed.index_select(0, single)).squeeze(1)
+        base_s, fitting_s = base.index_select(0, single), fitting.index_select(0, single)
     else:
         single, plain = torch.arange(count, device=device), rows
-    use_skip = ~in_use[single]
+        use_skip, skip_distance = ~in_use, step_total
+        fixed_rows = torch.nonzero(takes_fixed).squeeze(1)
+        base_s, fitting_s = base, fitting
     state = plain.state.clone()
     closes = use_skip & (state[:, _LAST] != -1)
     state[:, _CHUNKS] += closes.to(state.dtype)
     state[:, _LAST].masked_fill_(use_skip, -1)
     state[:, _IDX] += use_skip.to(state.dtype)
-    state[:, _DISTANCE] += step_total[single].to(state.dtype)
+    state[:, _DISTANCE] += skip_distance.to(state.dtype)
     bits = plain.bits
-    fixed_rows = torch.nonzero(takes_fixed[single]).squeeze(1)
     match_s = torch.full_like(single, -1)
     if fixed_rows.numel():
-        fixed_match = fixed_here[single[fixed_rows]]
+        fixed_match = fixed_here.index_select(0, single.index_select(0, fixed_rows))
         with_fixed = _take_match(plain.take(fixed_rows), s, fixed_match)
-        with_fixed.state[:, _DISTANCE] += (m.start[fixed_match] - m.match_start[fixed_match]).abs().to(state.dtype)
-        state[fixed_rows] = with_fixed.state
+        fixed_distance = (m.start.index_select(0, fixed_match) - m.match_start.index_select(0, fixed_match)).abs()
+        with_fixed.state[:, _DISTANCE] += fixed_distance.to(state.dtype)
+        state.index_copy_(0, fixed_rows, with_fixed.state)
         bits = bits.index_copy(0, fixed_rows, with_fixed.bits)
-        match_s[fixed_rows] = fixed_match
-    other_state, other_bits = state, bits
-    slot_s = base[single] + torch.where(use_skip, fitting[single], 0)
+        match_s.index_copy_(0, fixed_rows, fixed_match)
+    slot_s = base_s + torch.where(use_skip, fitting_s, 0)
+    total = slot_c.numel() + slot_s.numel()
 
-    slots = torch.cat((slot_c, slot_s))
-    total = slots.numel()
-    order = torch.empty_like(slots).index_copy_(0, slots, torch.arange(total, device=device))
-    children = _Rows(
-        torch.cat((taking.pair, plain.pair))[order],
-        torch.cat((taking.bits, other_bits))[order],
-        torch.cat((taking.state, other_state))[order],
-    )
-    parent = torch.cat((parent_c, single))[order]
-    match = torch.cat((match_c, match_s))[order]
-    return children, parent, match
+    def placed(taking_child: Tensor, other_child: Tensor) -> Tensor:
+        out = taking_child.new_empty((total, *taking_child.shape[1:]))
+        return out.index_copy_(0, slot_c, taking_child).index_copy_(0, slot_s, other_child)
+
+    children = _Rows(placed(taking.pair, plain.pair), placed(taking.bits, bits), placed(taking.state, state))
+    return children, placed(parent_c, single), placed(match_c, match_s)

@@ -104,7 +104,7 @@ class NgramLadder:
         self.vocab = vocab
         self.segment = segment_ids(batch.lengths, total)
         #: tokens from each position to the end of its segment
-        self.remaining = (segment_starts(batch.lengths) + batch.lengths)[self.segment] - torch.arange(
+        self.remaining = (segment_starts(batch.lengths) + batch.lengths).index_select(0, self.segment) - torch.arange(
             total, device=batch.ids.device
         )
 
@@ -130,12 +130,12 @@ class NgramLadder:
             keep: optional ``BoolTensor[M]``: extend only these occurrences of ``level``.
         """
         n = level.order
-        select = self.remaining[level.position] > n
+        select = self.remaining.index_select(0, level.position) > n
         if keep is not None:
             select &= keep
         chosen = torch.nonzero(select).squeeze(1)
-        position = level.position[chosen]
-        key = level.gram[chosen] * self.vocab + self.batch.ids[position + n]
+        position = level.position.index_select(0, chosen)
+        key = level.gram.index_select(0, chosen) * self.vocab + self.batch.ids.index_select(0, position + n)
         uniques, gram = torch.unique(key, sorted=False, return_inverse=True)
         return NgramLevel(n + 1, position, gram, level.group[torch.div(uniques, self.vocab, rounding_mode="floor")])
 
@@ -166,7 +166,7 @@ def ngram_occurrences(batch: TokenBatch, max_order: int) -> tuple[Tensor, Tensor
     ladder = NgramLadder(batch)
     segments, grams, distinct, offset = [], [], [], 0
     for level in ladder.levels(max_order):
-        segments.append(ladder.segment[level.position])
+        segments.append(ladder.segment.index_select(0, level.position))
         grams.append(level.gram + offset)
         distinct.append(level.distinct)
         offset += level.distinct
@@ -224,7 +224,7 @@ def clipped_ngram_matches(
         hyp_count = torch.bincount(level.gram, weights=hyp.to(torch.float64), minlength=groups).long()
         if several_refs:  # max over the references of each sample: count (n-gram, segment) pairs first
             ref = ~hyp
-            pair = level.gram[ref] * num_segments + token_segment[level.position[ref]]
+            pair = level.gram[ref] * num_segments + token_segment.index_select(0, level.position[ref])
             pairs, pair_count = torch.unique(pair, sorted=False, return_counts=True)
             ref_max = torch.zeros(groups, dtype=torch.long, device=device).scatter_reduce_(
                 0, torch.div(pairs, num_segments, rounding_mode="floor"), pair_count, reduce="amax"

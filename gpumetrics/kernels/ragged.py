@@ -52,7 +52,7 @@ def offsets_in_segment(lengths: Tensor, segment: Optional[Tensor] = None) -> Ten
     """
     if segment is None:
         segment = segment_ids(lengths)
-    return torch.arange(segment.numel(), device=lengths.device) - segment_starts(lengths)[segment]
+    return torch.arange(segment.numel(), device=lengths.device) - segment_starts(lengths).index_select(0, segment)
 
 
 def expand_segments(values: Tensor, lengths: Tensor, owner: Tensor, total: Optional[int] = None) -> tuple[Tensor, Tensor]:

@@ -48,7 +48,7 @@ from gpumetrics.core import (
     PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
     reduce_scores, single_threaded,
 )
-from gpumetrics.kernels.ngrams import clipped_ngram_matches, ngram_totals
+from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
 from gpumetrics.kernels.ragged import segment_ids, segment_starts
 from gpumetrics.text.tokenize import SacreBleuTokenizer
 from gpumetrics.text.tokenize.ptb import coco_ptb_strings
@@ -178,21 +178,30 @@ def _bleu_update(
     for hyp, refs in zip(preds, target):
         lines.append(hyp)
         lines.extend(refs)
-    size = len(preds)
     batch = config.tokenizer.encode(lines).to(device)
     per_sample = torch.tensor(n_refs, dtype=torch.long, device=batch.ids.device) + 1
     sample = segment_ids(per_sample, len(lines))
-    starts = segment_starts(per_sample)
+    hyp_lines = segment_starts(per_sample)
     is_hyp = torch.zeros(len(lines), dtype=torch.bool, device=batch.ids.device)
-    is_hyp[starts] = True
-    orders = config.counted_orders
+    is_hyp[hyp_lines] = True
+    return _bleu_statistics(batch, sample, is_hyp, hyp_lines, config.counted_orders)
+
+
+def _bleu_statistics(
+    batch: TokenBatch, sample: Tensor, is_hyp: Tensor, hyp_lines: Tensor, orders: int
+) -> dict[str, Tensor]:
+    """:func:`_bleu_update`'s statistics of ``S`` tokenised lines (device ``batch``) in any order: ``sample:
+    LongTensor[S]`` the sample of each line, ``is_hyp: BoolTensor[S]`` its hypothesis lines (the rest references),
+    ``hyp_lines: LongTensor[B]`` the hypothesis line of each sample.
+    """
+    size = hyp_lines.numel()
     matches = clipped_ngram_matches(batch, sample, is_hyp, size, orders)
-    hyp_len = batch.lengths[starts]
+    hyp_len = batch.lengths[hyp_lines]
     totals = ngram_totals(hyp_len, orders)
     # Closest reference length, ties to the shorter: minimise |r - h| * span + r.
     ref_lengths = batch.lengths[~is_hyp]
     ref_sample = sample[~is_hyp]
-    span = int(batch.lengths.max()) + 1 if len(lines) else 1
+    span = int(batch.lengths.max()) + 1 if batch.lengths.numel() else 1
     key = (ref_lengths - hyp_len[ref_sample]).abs() * span + ref_lengths
     best = torch.full((size,), torch.iinfo(torch.long).max, dtype=torch.long, device=batch.ids.device)
     best = best.scatter_reduce(0, ref_sample, key, reduce="amin")
@@ -269,13 +278,14 @@ def coco_bleu_scores(matches: Tensor, totals: Tensor, hyp_len: Tensor, ref_len: 
 
 
 def coco_bleu_statistics(
-    preds: Sequence[str], target: Sequence[Sequence[str]], device: torch.device | str | None = None, max_order: int = 4
+    words: TokenBatch, ref_counts: Tensor, device: torch.device | str | None = None, max_order: int = 4
 ) -> dict[str, Tensor]:
-    """Per-sample statistics of pycocoevalcap's ``Bleu`` on already tokenised strings (whitespace split), for
-    callers that combine them themselves (the COCO caption table); :func:`coco_bleu_scores` turns them into scores.
+    """Per-sample statistics of pycocoevalcap's ``Bleu`` on already tokenised captions, for callers that combine
+    them themselves (the COCO caption table); :func:`coco_bleu_scores` turns them into scores.
 
     Args:
-        preds: ``B`` tokenised captions; target: ``B`` lists of tokenised references.
+        words: the whitespace-split words of ``B`` captions, then of their references (sample after sample).
+        ref_counts: ``LongTensor[B]`` references of each sample.
         device: where counting runs.
         max_order: N.
 
@@ -284,11 +294,20 @@ def coco_bleu_statistics(
         LongTensor[B]`` (closest reference length, ties to the shorter).
 
     Example:
-        >>> coco_bleu_statistics(["a cat sat"], [["a cat", "the cat sat down"]], max_order=2)["matches"]
+        >>> from gpumetrics.text.tokenize.base import encode_split
+        >>> words = encode_split(["a cat sat", "a cat", "the cat sat down"])
+        >>> coco_bleu_statistics(words, torch.tensor([2]), max_order=2)["matches"]
         tensor([[3, 2]])
     """
-    config = _bleu_config("coco", "none", None, None, (1.0 / max_order,) * max_order, False, False, "corpus")
-    return _bleu_update(preds, target, config, check_device(device, "device"))
+    device = check_device(device, "device")
+    batch = words.to(device)
+    ref_counts = ref_counts.to(device)
+    size = ref_counts.numel()
+    samples = torch.arange(size, device=device)
+    sample = torch.cat((samples, segment_ids(ref_counts, batch.lengths.numel() - size)))
+    is_hyp = sample < 0
+    is_hyp[:size] = True
+    return _bleu_statistics(batch, sample, is_hyp, samples, max_order)
 
 
 def _nltk_scores(

@@ -172,7 +172,7 @@ def _count_entries(hyp_codes: Tensor, hyp_lengths: Tensor, ref_codes: Tensor, re
     if _bits(n_samples) + gram_bits + slot_bits > 63:
         raise RuntimeError(f"CIDEr: corpus too large to pack (samples={n_samples}, n-grams={n_grams})")
     prefix = (sample_of_sentence << (gram_bits + slot_bits)) | slot_of_sentence
-    key = torch.sort(prefix[occ_sentence] | (occ_gram << slot_bits)).values
+    key = torch.sort(prefix.index_select(0, occ_sentence) | (occ_gram << slot_bits)).values
     entry, tf = torch.unique_consecutive(key, return_counts=True)
     slot = entry & ((1 << slot_bits) - 1)
     group = entry >> slot_bits  # sample · 2^gram_bits + n-gram
@@ -181,9 +181,9 @@ def _count_entries(hyp_codes: Tensor, hyp_lengths: Tensor, ref_codes: Tensor, re
     is_ref = slot > 0
     closes = torch.ones_like(is_ref)
     closes[:-1] = group[1:] != group[:-1]
-    sentence = torch.where(is_ref, n_samples + first_ref[sample] + slot - 1, sample)
-    return _Entries(tf, slot, gram, sample, is_ref, closes, sentence, order_of_gram[gram], n_grams, lengths,
-                    sample_of_ref)
+    sentence = torch.where(is_ref, n_samples + first_ref.index_select(0, sample) + slot - 1, sample)
+    return _Entries(tf, slot, gram, sample, is_ref, closes, sentence, order_of_gram.index_select(0, gram), n_grams,
+                    lengths, sample_of_ref)
 
 
 def _cider_compute(
@@ -223,7 +223,7 @@ def _cider_compute(
         # document frequency: (sample, n-gram) runs that hold a reference entry, i.e. whose last entry is one
         df = torch.bincount(gram, weights=(closes & is_ref).to(torch.float64), minlength=counted.n_grams)
         idf = math.log(float(n_samples)) - torch.log(torch.clamp(df, min=1.0))
-        value = tf.to(torch.float64) * idf[gram]
+        value = tf.to(torch.float64) * idf.index_select(0, gram)
 
         norm = torch.zeros(lengths.numel() * n_gram, dtype=torch.float64, device=device)
         norm = norm.index_add_(0, sentence * n_gram + order, value * value).sqrt_().view(-1, n_gram)
@@ -233,7 +233,7 @@ def _cider_compute(
         opens = torch.ones_like(is_ref)
         opens[1:] = closes[:-1]
         run_start = torch.cummax(torch.where(opens, position, 0), dim=0).values
-        hyp_value = torch.where(slot[run_start] == 0, value[run_start], 0.0)
+        hyp_value = torch.where(slot.index_select(0, run_start) == 0, value.index_select(0, run_start), 0.0)
         product = (torch.minimum(hyp_value, value) if variant == "cider-d" else hyp_value) * value
         product = torch.where(is_ref, product, 0.0)  # candidate entries add 0 (to slot 0), no masked copies
         ref_slot = torch.where(is_ref, (sentence - n_samples) * n_gram + order, 0)
@@ -360,18 +360,31 @@ def _cider_update(
 
 
 def cider_token_codes(
-    preds: Sequence[str], target: Sequence[Sequence[str]], tokenize: str = "ptb", device: torch.device | str | None = None
+    words: TokenBatch, ref_counts: Tensor, device: torch.device | str | None = None
 ) -> tuple[Tensor, ...]:
     """The token codes of a batch that :class:`CIDErScore` keeps (its ``CIDER_STATES``, in order), for callers that
-    gather a corpus themselves (the COCO caption table); :func:`cider_from_codes` scores them.
+    tokenise and gather a corpus themselves (the COCO caption table); :func:`cider_from_codes` scores them.
+
+    Args:
+        words: the whitespace-split words of ``B`` captions, then of their references (sample after sample), on the
+            host.
+        ref_counts: ``LongTensor[B]`` references of each sample.
+        device: where the codes go.
 
     Example:
-        >>> codes = cider_token_codes(["a dog"], [["a dog", "dogs"]], tokenize="none")
+        >>> from gpumetrics.text.tokenize.base import encode_split
+        >>> codes = cider_token_codes(encode_split(["a dog", "a dog", "dogs"]), torch.tensor([2]))
         >>> [c.tolist() for c in codes[1:2] + codes[3:5]]  # hyp_lengths, ref_lengths, ref_counts
         [[2], [2, 1], [2]]
     """
-    tokenizer = _check_options("cider-d", tokenize, "mean", 4, 6.0)
-    return _cider_update(preds, target, tokenizer, check_device(device, "device"))
+    device = check_device(device, "device")
+    codes, lengths, long_codes, long_checks = _encode(words, device)
+    samples = ref_counts.numel()
+    hyp_tokens = int(words.lengths[:samples].sum())
+    return (
+        codes[:hyp_tokens].clone(), lengths[:samples].clone(), codes[hyp_tokens:].clone(), lengths[samples:].clone(),
+        ref_counts.to(device), long_codes, long_checks,
+    )
 
 
 def cider_from_codes(
@@ -380,7 +393,9 @@ def cider_from_codes(
     """Scores of a corpus from its token codes (``CIDER_STATES`` order), after the collision check.
 
     Example:
-        >>> cider_from_codes(cider_token_codes(["a dog"], [["a dog", "dogs"]], tokenize="none"), reduction="none")
+        >>> from gpumetrics.text.tokenize.base import encode_split
+        >>> codes = cider_token_codes(encode_split(["a dog", "a dog", "dogs"]), torch.tensor([2]))
+        >>> cider_from_codes(codes, reduction="none")
         tensor([0.], dtype=torch.float64)
     """
     _check_options(variant, "none", reduction, n_gram, sigma)

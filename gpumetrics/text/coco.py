@@ -17,10 +17,14 @@ key          computed as (each equal to pycocoevalcap's scorer on the same token
 
 Tokenisation (``tokenize="ptb"``, default) is done once, as ``COCOEvalCap`` does it: the references of all images
 in one pycocoevalcap ``PTBTokenizer`` call, the results in another (:func:`~gpumetrics.text.tokenize.ptb.
-coco_ptb_strings`, a Java-free port); each scorer then splits those strings its own way (BLEU and CIDEr on any
-whitespace, ROUGE-L on ``" "``, METEOR through the jar's ``-norm``). ``tokenize="none"`` takes the strings as
-already tokenised (pycocoevalcap's scorers called directly). SPICE is not computed: it needs the Stanford CoreNLP
-models and a Java scene-graph parser (pycocoevalcap downloads them on first use), so it cannot run offline.
+coco_ptb_strings`, a Java-free port); each scorer then reads those strings its own way (BLEU and CIDEr split on any
+whitespace, ROUGE-L on ``" "``, METEOR through the jar's ``-norm``), all from one shared encoding: the ``" "``-split
+pieces of every caption (:func:`~gpumetrics.text.tokenize.base.encode_split`), re-split per distinct piece for BLEU
+and CIDEr only where a piece is empty or holds other whitespace (a no-break space), and given to METEOR as they are
+where a caption is plain lower-case ASCII (:func:`~gpumetrics.text.meteor.jar.words_of_pieces`; other captions are
+normalised). ``tokenize="none"`` takes the strings as already tokenised (pycocoevalcap's scorers called directly).
+SPICE is not computed: it needs the Stanford CoreNLP models and a Java scene-graph parser (pycocoevalcap downloads
+them on first use), so it cannot run offline.
 
 ``target[i]`` holds the reference captions of image ``i`` (any number ≥ 1, varying). ``COCOEvalCap`` scores the images
 of the results file only (``params['image_id'] = cocoRes.getImgIds()``); pass exactly those images here (the CLI's
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -47,6 +52,7 @@ from gpumetrics.text.bleu import coco_bleu_scores, coco_bleu_statistics
 from gpumetrics.text.cider import CIDER_STATES, cat_state, cider_from_codes, cider_token_codes
 from gpumetrics.text.meteor import jar
 from gpumetrics.text.rouge import COCO_BETA, coco_rouge_l
+from gpumetrics.text.tokenize.base import encode_split, whitespace_words
 from gpumetrics.text.tokenize.ptb import coco_ptb_strings
 
 COCO_KEYS = ("Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "METEOR", "ROUGE_L", "CIDEr")
@@ -79,11 +85,20 @@ def _coco_caption_update(preds: Any, target: Any, tokenize: str, device: torch.d
     check_same_length(hyps, "preds", refs, "target")
     if tokenize == "ptb":
         hyps, refs = coco_ptb_strings(hyps, refs)
-    # every scorer reads the tokenised strings as pycocoevalcap's does (whitespace, " ", the jar's -norm)
-    bleu = coco_bleu_statistics(hyps, refs, device, _ORDERS)
-    meteor_stats, meteor_scores = jar.sentence_statistics(hyps, refs, "en", device)
-    rouge = coco_rouge_l(hyps, refs, ptb=False, device=device)[:, 2]
-    cider = cider_token_codes(hyps, refs, tokenize="none", device=device)
+    # every scorer reads the tokenised strings as pycocoevalcap's does (whitespace, " ", the jar's -norm), from one
+    # shared encoding of the captions, then of the references
+    lines = hyps + [ref for group in refs for ref in group]
+    host_ref_counts = np.fromiter(map(len, refs), dtype=np.int64, count=len(refs))
+    ref_counts = torch.from_numpy(host_ref_counts).to(device)
+    pieces = encode_split(lines, " ")
+    words = whitespace_words(pieces)
+    bleu = coco_bleu_statistics(words, ref_counts, device, _ORDERS)
+    meteor_words = jar.words_of_pieces(pieces, lines, host_ref_counts, "en")
+    sentences = (jar.encode(hyps, refs, "en", device) if meteor_words is None
+                 else jar.sentences(meteor_words, host_ref_counts, "en", device))
+    meteor_stats, meteor_scores = jar.best_reference_statistics(sentences, "en")
+    rouge = coco_rouge_l(pieces, host_ref_counts, device)[:, 2]
+    cider = cider_token_codes(words, ref_counts, device)
 
     matches, totals = bleu["matches"].double(), bleu["totals"].double()
     hyp_len, ref_len = bleu["hyp_len"].double(), bleu["ref_len"].double()

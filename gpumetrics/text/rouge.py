@@ -38,9 +38,10 @@ from gpumetrics.core import (
 )
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
-from gpumetrics.kernels.ngrams import NgramLadder, ngram_totals
+from gpumetrics.kernels.ngrams import NgramLadder, TokenBatch, ngram_totals
 from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_ids, segment_products, segment_starts
-from gpumetrics.text.tokenize import RougeTokenizer, encode_token_lists
+from gpumetrics.text.tokenize import RougeTokenizer
+from gpumetrics.text.tokenize.base import encode_split
 from gpumetrics.text.tokenize.ptb import coco_ptb_strings
 
 DEFAULT_ROUGE_KEYS = ("rouge1", "rouge2", "rougeL", "rougeLsum")
@@ -78,9 +79,9 @@ class COCOWords:
     def __init__(self, ptb: bool) -> None:
         self.ptb = ptb
 
-    def words(self, texts: Sequence[str]) -> list[list[str]]:
-        """``text.split(" ")`` of each text (``""`` is one empty word)."""
-        return [text.split(" ") for text in texts]
+    def encode(self, texts: Sequence[str]) -> TokenBatch:
+        """The words ``text.split(" ")`` of each text (``""`` is one empty word) as a host batch."""
+        return encode_split(texts, " ")
 
     def signature(self) -> dict[str, Any]:
         return {"tokenizer": "ptb" if self.ptb else "none"}
@@ -182,12 +183,9 @@ def _rouge_update(
     if isinstance(tokenizer, COCOWords):
         if tokenizer.ptb:
             pred_list, target_lists = coco_ptb_strings(pred_list, target_lists)
-        parts = [
-            _coco_rouge_chunk(tokenizer.words(pred_list[start : start + chunk]),
-                              [tokenizer.words(refs) for refs in target_lists[start : start + chunk]], device)
-            for start in range(0, n_samples, chunk)
-        ]
-        return parts[0] if len(parts) == 1 else torch.cat(parts)
+        words = tokenizer.encode(pred_list + [ref for refs in target_lists for ref in refs])
+        ref_counts = np.fromiter(map(len, target_lists), dtype=np.int64, count=n_samples)
+        return _coco_rouge_l(words, ref_counts, device).unsqueeze(1)
     parts = [
         _rouge_chunk(pred_list[start : start + chunk], target_lists[start : start + chunk], rouge_keys, tokenizer,
                      rouge_w_weight, device)
@@ -261,17 +259,16 @@ def _rouge_chunk(
     return _best_per_sample(torch.stack(results, 1), pair_sample, n_samples)
 
 
-def _coco_rouge_chunk(pred_words: list[list[str]], target_words: list[list[list[str]]], device: torch.device) -> Tensor:
-    """pycocoevalcap ``Rouge`` of ``B`` captions (word lists) against their references: ``DoubleTensor[B, 1, 3]``
-    (best precision, best recall, ``(1 + β²)PR / (R + β²P)``), every (caption, reference) LCS at once."""
-    n_samples = len(pred_words)
-    flat_targets = [words for refs in target_words for words in refs]
-    n_pairs = len(flat_targets)
-    refs_per_sample = torch.tensor([len(refs) for refs in target_words], dtype=torch.long, device=device)
+def _coco_rouge_chunk(words: TokenBatch, refs_per_sample: Tensor, device: torch.device) -> Tensor:
+    """pycocoevalcap ``Rouge`` of ``B`` captions against their references: ``DoubleTensor[B, 3]`` (best precision,
+    best recall, ``(1 + β²)PR / (R + β²P)``), every (caption, reference) LCS at once.
+
+    ``words`` (host) holds the ``B`` captions' words, then their references' (sample after sample)."""
+    n_samples = refs_per_sample.numel()
+    n_pairs = int(words.lengths.size) - n_samples
     pair_sample = segment_ids(refs_per_sample, n_pairs)
-    tokens = encode_token_lists(pred_words + flat_targets)
-    host_lengths = tokens.lengths
-    batch = tokens._replace(vocab_size=max(tokens.vocab_size, 1)).to(device)
+    host_lengths = words.lengths
+    batch = words._replace(vocab_size=max(words.vocab_size, 1)).to(device)
     n_pred_tokens = int(host_lengths[:n_samples].sum())
     pred_len, target_len = batch.lengths[:n_samples], batch.lengths[n_samples:]
     widths = int(host_lengths[:n_samples].max(initial=0)), int(host_lengths[n_samples:].max(initial=0))
@@ -287,27 +284,45 @@ def _coco_rouge_chunk(pred_words: list[list[str]], target_words: list[list[list[
     beta2 = COCO_BETA**2
     both = (best_p != 0) & (best_r != 0)
     combined = (1 + beta2) * best_p * best_r / torch.where(both, best_r + beta2 * best_p, 1.0)
-    return torch.stack([best_p, best_r, torch.where(both, combined, 0.0)], 1).unsqueeze(1)
+    return torch.stack([best_p, best_r, torch.where(both, combined, 0.0)], 1)
 
 
-def coco_rouge_l(
-    preds: Sequence[str], target: Sequence[Sequence[str]], ptb: bool = False, device: torch.device | str | None = None
-) -> Tensor:
-    """pycocoevalcap ``Rouge`` per sample (the ``mode="coco"`` scores of :func:`rouge_score` with ``reduction="none"``).
+def _coco_rouge_l(words: TokenBatch, ref_counts: np.ndarray, device: torch.device) -> Tensor:
+    """:func:`_coco_rouge_chunk` in chunks of samples (see :func:`_rouge_update`): ``DoubleTensor[B, 3]``."""
+    n_samples = ref_counts.size
+    chunk = _CPU_CHUNK_SAMPLES if device.type == "cpu" else _DEVICE_CHUNK_SAMPLES
+    if n_samples <= chunk:
+        return _coco_rouge_chunk(words, torch.from_numpy(ref_counts).to(device), device)
+    line_start = np.concatenate(([0], np.cumsum(words.lengths)))
+    ref_start = n_samples + np.concatenate(([0], np.cumsum(ref_counts)))
+    parts = []
+    for start in range(0, n_samples, chunk):
+        end = min(start + chunk, n_samples)
+        lines = np.r_[start:end, ref_start[start] : ref_start[end]]
+        tokens = np.r_[line_start[start] : line_start[end], line_start[ref_start[start]] : line_start[ref_start[end]]]
+        part = words._replace(ids=words.ids[tokens], lengths=words.lengths[lines])
+        parts.append(_coco_rouge_chunk(part, torch.from_numpy(ref_counts[start:end]).to(device), device))
+    return torch.cat(parts)
+
+
+def coco_rouge_l(words: TokenBatch, ref_counts: np.ndarray, device: torch.device | str | None = None) -> Tensor:
+    """pycocoevalcap ``Rouge`` per sample (the ``mode="coco"`` scores of :func:`rouge_score` with ``reduction="none"``)
+    on already tokenised captions.
 
     Args:
-        preds: ``B`` captions; target: ``B`` lists of references.
-        ptb: tokenise with pycocoevalcap's PTB tokenizer first (else the strings are split on ``" "`` as given).
+        words: the ``" "``-split words (:meth:`COCOWords.encode`) of ``B`` captions, then of their references
+            (sample after sample), on the host.
+        ref_counts: ``int64[B]`` references of each sample (host).
         device: where the LCS runs.
 
     Returns:
         ``DoubleTensor[B, 3]``: best precision, best recall, ``(1 + β²)PR / (R + β²P)`` (β = 1.2).
 
     Example:
-        >>> coco_rouge_l(["a cat"], [["a cat", "a black cat on a mat"]])
+        >>> coco_rouge_l(COCOWords(ptb=False).encode(["a cat", "a cat", "a black cat on a mat"]), np.array([2]))
         tensor([[1., 1., 1.]], dtype=torch.float64)
     """
-    return _rouge_update(preds, target, ("rougeL",), COCOWords(ptb), COCO_BETA, check_device(device, "device"))[:, 0]
+    return _coco_rouge_l(words, np.asarray(ref_counts, dtype=np.int64), check_device(device, "device"))
 
 
 def _rouge_w(target: Tensor, target_len: Tensor, pred: Tensor, pred_len: Tensor, weight: float) -> Tensor:

@@ -25,13 +25,16 @@ ends its protocol line and hangs it), this implementation treats the newline as 
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple, Sequence
+import itertools
+import re
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from gpumetrics.kernels.alignment import Matches, beam_align
+from gpumetrics.kernels.ngrams import TokenBatch
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_products, segment_starts
 from gpumetrics.text.meteor import tables
 from gpumetrics.text.tokenize import get_tokenizer
@@ -85,26 +88,80 @@ def encode(preds: Sequence[str], target: Sequence[Sequence[str]], language: str,
     references = split_references(target)
     hyp_tokens = tokenizer.tokenize_batch([clean_hypothesis(text) for text in preds])
     ref_tokens = tokenizer.tokenize_batch([text for refs in references for text in refs])
-    batch = encode_token_lists(hyp_tokens + ref_tokens)
-    vocabulary = batch.vocabulary
-    words = _word_table(language)
+    ref_counts = np.fromiter(map(len, references), dtype=np.int64, count=len(references))
+    return sentences(encode_token_lists(hyp_tokens + ref_tokens), ref_counts, language, device)
+
+
+_PLAIN_PIECE = re.compile("[a-z0-9]*")  # a piece that the -norm and lower-casing leave as it is
+
+
+def words_of_pieces(
+    pieces: TokenBatch, lines: Sequence[str], ref_counts: np.ndarray, language: str
+) -> Optional[TokenBatch]:
+    """The jar's words of ``B`` hypotheses then their references, from the ``" "``-split ``pieces`` of those
+    ``lines`` (one shared vocabulary): a line of lower-case ASCII letters, digits and spaces normalises to its
+    non-empty pieces, only the other lines are normalised. ``None`` where a reference holds ``|||`` (more
+    references reach the jar): then :func:`encode` the strings."""
+    samples = ref_counts.size
+    if any("|||" in line for line in lines[samples:]):
+        return None
+    vocabulary = pieces.vocabulary
+    plain = np.fromiter((_PLAIN_PIECE.fullmatch(piece) is not None for piece in vocabulary), dtype=bool,
+                        count=len(vocabulary))
+    ids, lengths = pieces.ids, pieces.lengths
+    line_of_piece = np.repeat(np.arange(lengths.size), lengths)
+    plain_line = np.bincount(line_of_piece, weights=~plain[ids], minlength=lengths.size) == 0
+    other = np.flatnonzero(~plain_line)
+    empty = vocabulary.index("") if "" in vocabulary else -1
+    kept = plain_line[line_of_piece] & (ids != empty)
+    kept_length = np.bincount(line_of_piece[kept], minlength=lengths.size)
+    tokenizer = get_tokenizer("meteor-1.5", language=language)
+    other_tokens = tokenizer.tokenize_batch(
+        [clean_hypothesis(lines[line]) if line < samples else lines[line] for line in other.tolist()]
+    )
+    extended = dict(zip(vocabulary, range(len(vocabulary))))
+    for token in itertools.chain.from_iterable(other_tokens):
+        extended.setdefault(token, len(extended))
+    other_ids = np.fromiter(map(extended.__getitem__, itertools.chain.from_iterable(other_tokens)), dtype=np.int64)
+    other_length = np.zeros(lengths.size, dtype=np.int64)
+    other_length[other] = np.fromiter(map(len, other_tokens), dtype=np.int64, count=other.size)
+    # line l takes its plain pieces (pool[: kept]) or its normalised words (pool[kept :]), lines in order
+    pool = np.concatenate((ids[kept], other_ids))
+    source_start = np.where(plain_line, np.cumsum(kept_length) - kept_length,
+                            int(kept.sum()) + np.cumsum(other_length) - other_length)
+    length = np.where(plain_line, kept_length, other_length)
+    ends = np.cumsum(length)
+    words = pool[np.repeat(source_start - (ends - length), length) + np.arange(int(ends[-1]) if ends.size else 0)]
+    # the facts of :func:`sentences` are looked up for the words that occur only
+    used = np.bincount(words, minlength=len(extended)) > 0
+    renumber = np.cumsum(used) - 1
+    vocabulary = list(itertools.compress(extended, used))
+    return TokenBatch(renumber[words], length, len(vocabulary), vocabulary)
+
+
+def sentences(words: TokenBatch, ref_counts: np.ndarray, language: str, device: torch.device) -> Sentences:
+    """:class:`Sentences` of the jar's words (host batch) of ``B`` hypotheses, then of their references (sample after
+    sample, ``ref_counts: int64[B]`` each)."""
+    vocabulary = words.vocabulary
+    samples = ref_counts.size
+    table = _word_table(language)
     function = tables.function_words(language)
     modules = PARAMETERS[language][2]
     table_id = tables.paraphrase_table().ids(vocabulary) if "paraphrase" in modules else np.full(len(vocabulary), -1)
     synonym_keys = _synonym_keys(vocabulary) if "synonym" in modules else np.zeros(0, dtype=np.int64)
-    n_hyp_tokens = int(sum(map(len, hyp_tokens)))
+    hyp_tokens = int(words.lengths[:samples].sum())
 
     def tensor(values, dtype=torch.long) -> Tensor:
         return torch.as_tensor(np.asarray(values), dtype=dtype).to(device)
 
     return Sentences(
-        hyp_words=tensor(batch.ids[:n_hyp_tokens]),
-        hyp_lengths=tensor(batch.lengths[: len(hyp_tokens)]),
-        ref_words=tensor(batch.ids[n_hyp_tokens:]),
-        ref_lengths=tensor(batch.lengths[len(hyp_tokens) :]),
-        owner=tensor(np.repeat(np.arange(len(references)), [len(refs) for refs in references])),
-        word_hash=tensor(words.hashes(vocabulary)),
-        stem_hash=tensor(words.stem_hashes(vocabulary)) if "stem" in modules else tensor(words.hashes(vocabulary)),
+        hyp_words=tensor(words.ids[:hyp_tokens]),
+        hyp_lengths=tensor(words.lengths[:samples]),
+        ref_words=tensor(words.ids[hyp_tokens:]),
+        ref_lengths=tensor(words.lengths[samples:]),
+        owner=tensor(np.repeat(np.arange(samples), ref_counts)),
+        word_hash=tensor(table.hashes(vocabulary)),
+        stem_hash=tensor(table.stem_hashes(vocabulary)) if "stem" in modules else tensor(table.hashes(vocabulary)),
         function=tensor([word in function for word in vocabulary], torch.bool),
         table_id=tensor(table_id),
         synonym_keys=tensor(synonym_keys),
@@ -147,7 +204,7 @@ def _lexsort(keys: Sequence[Tensor]) -> Tensor:
     """Stable order by ``keys[0]``, then ``keys[1]`` …: successive stable sorts from the least significant key."""
     order = torch.arange(keys[0].numel(), device=keys[0].device)
     for key in reversed(keys):
-        order = order[torch.sort(key[order], stable=True).indices]
+        order = order.index_select(0, torch.sort(key.index_select(0, order), stable=True).indices)
     return order
 
 
@@ -182,7 +239,7 @@ def _occurrences_by_pair(s: Sentences) -> _Occurrences:
     len1 = s.hyp_lengths[s.owner]
     pair1 = segment_ids(len1)
     position1 = offsets_in_segment(len1, pair1)
-    word1 = s.hyp_words[segment_starts(s.hyp_lengths)[s.owner[pair1]] + position1]
+    word1 = s.hyp_words.index_select(0, segment_starts(s.hyp_lengths)[s.owner].index_select(0, pair1) + position1)
     pair2 = segment_ids(s.ref_lengths, s.ref_words.numel())
     position2 = offsets_in_segment(s.ref_lengths, pair2)
     return _Occurrences(pair1, position1, word1, pair2, position2, s.ref_words)
@@ -199,7 +256,8 @@ def _word_matches(s: Sentences, modules: Sequence[str], identical: Tensor) -> _C
     o = _occurrences_by_pair(s)
     stem_class, stem_classes = _dense_classes(s.stem_hash)
     hash_class, hash_classes = _dense_classes(s.word_hash)
-    r1, r2 = _equal_keys(o.pair1 * stem_classes + stem_class[o.word1], o.pair2 * stem_classes + stem_class[o.word2])
+    r1, r2 = _equal_keys(o.pair1 * stem_classes + stem_class.index_select(0, o.word1),
+                         o.pair2 * stem_classes + stem_class.index_select(0, o.word2))
     lowest = torch.full((hash_classes,), stem_classes, device=stem_class.device).scatter_reduce(0, hash_class, stem_class, "amin")
     mixed = torch.zeros(hash_classes, dtype=torch.bool, device=stem_class.device).index_fill_(
         0, hash_class[stem_class != lowest[hash_class]], True
@@ -258,14 +316,15 @@ def _trie_walk(words: Tensor, lengths: Tensor, trie: tables.ParaphraseTrie) -> _
     sentence = segment_ids(lengths, words.numel())
     end = (segment_starts(lengths) + lengths)[sentence]
     start = torch.nonzero(words >= 0).squeeze(1)
-    node = trie.root_child[words[start]]
+    node = trie.root_child.index_select(0, words.index_select(0, start))
     hit = node > 0
-    start, node, end = start[hit], node[hit], end[start[hit]]
+    start, node = start[hit], node[hit]
+    end = end.index_select(0, start)
     found = [(start, 1, node)]
     for length in range(2, int(trie.depth.max()) + 1):
         inside = start + length - 1 < end
         start, node, end = start[inside], node[inside], end[inside]
-        word = words[start + length - 1]
+        word = words.index_select(0, start + length - 1)
         key = node * trie.vocabulary_size + word
         index = torch.searchsorted(trie.edge_keys, key).clamp_max(trie.edge_keys.numel() - 1)
         hit = (word >= 0) & (trie.edge_keys[index] == key)
@@ -276,8 +335,8 @@ def _trie_walk(words: Tensor, lengths: Tensor, trie: tables.ParaphraseTrie) -> _
     start = torch.cat([f[0] for f in found])
     node = torch.cat([f[2] for f in found])
     length = torch.cat([torch.full_like(f[0], f[1]) for f in found])
-    owner = sentence[start]
-    return _Grams(owner, start - segment_starts(lengths)[owner], length, node)
+    owner = sentence.index_select(0, start)
+    return _Grams(owner, start - segment_starts(lengths).index_select(0, owner), length, node)
 
 
 def _emitted(grams: _Grams, trie: tables.ParaphraseTrie, wanted: Tensor) -> tuple[Tensor, Tensor]:
@@ -294,7 +353,7 @@ def _emitted(grams: _Grams, trie: tables.ParaphraseTrie, wanted: Tensor) -> tupl
     keep = wanted[trie.emit_node[entry]]
     owner, entry = owner[keep], entry[keep]
     kept = torch.bincount(owner, minlength=nodes.numel())
-    per_gram = kept[inverse]
+    per_gram = kept.index_select(0, inverse)
     gram = segment_ids(per_gram)
     k = offsets_in_segment(per_gram, gram)
     return gram, entry[segment_starts(kept)[inverse[gram]] + k]
@@ -313,7 +372,7 @@ def _sorted_grams(grams: _Grams, nodes: int) -> tuple[Tensor, Tensor]:
     """Gram keys ``sentence · N + node`` sorted (positions ascending within a key) and their positions."""
     key = grams.sentence * nodes + grams.node
     order = _lexsort((key, grams.position))
-    return key[order], grams.position[order]
+    return key.index_select(0, order), grams.position.index_select(0, order)
 
 
 def _paraphrase_matches(s: Sentences, identical: Tensor, module: int, device: torch.device) -> _Candidates:
@@ -376,10 +435,12 @@ def _identical(s: Sentences) -> Tensor:
     pair = segment_ids(s.ref_lengths, s.ref_words.numel())
     k = offsets_in_segment(s.ref_lengths, pair)
     inside = k < len1[pair]
-    hyp_position = (segment_starts(s.hyp_lengths)[s.owner[pair]] + k).clamp_max(max(s.hyp_words.numel() - 1, 0))
+    hyp_position = segment_starts(s.hyp_lengths)[s.owner].index_select(0, pair) + k
+    hyp_position = hyp_position.clamp_max(max(s.hyp_words.numel() - 1, 0))
     differs = ~inside
     if s.hyp_words.numel():
-        differs = differs | (s.word_hash[s.hyp_words[hyp_position]] != s.word_hash[s.ref_words])
+        hyp_hash = s.word_hash.index_select(0, s.hyp_words.index_select(0, hyp_position))
+        differs = differs | (hyp_hash != s.word_hash.index_select(0, s.ref_words))
     mismatches = torch.zeros_like(len1).index_add_(0, pair, differs.long())
     return (len1 == s.ref_lengths) & (mismatches == 0)
 
@@ -393,7 +454,7 @@ def candidate_matches(s: Sentences, modules: Sequence[str]) -> tuple[Matches, Te
     c = _concat(parts)
     order = _lexsort((c.pair, c.start, c.module, *c.order))
     weights = torch.tensor([_SEARCH_WEIGHTS[name] for name in modules], dtype=torch.float64, device=c.pair.device)
-    c = _Candidates(*(x[order] for x in c[:-1]), ())
+    c = _Candidates(*(x.index_select(0, order) for x in c[:-1]), ())
     w = weights[c.module]
     weight_sum = torch.floor(c.match_length * w).long() + torch.floor(c.length * w).long()
     return Matches(c.pair, c.start, c.length, c.match_start, c.match_length, weight_sum), c.module
@@ -486,7 +547,12 @@ def sentence_statistics(
     preds: Sequence[str], target: Sequence[Sequence[str]], language: str, device: torch.device
 ) -> tuple[Tensor, Tensor]:
     """Per hypothesis: the statistics of its best reference ``float64[B, 23]`` and its score ``float64[B]``."""
-    s = encode(preds, target, language, device)
+    return best_reference_statistics(encode(preds, target, language, device), language)
+
+
+def best_reference_statistics(s: Sentences, language: str) -> tuple[Tensor, Tensor]:
+    """:func:`sentence_statistics` of encoded sentences."""
+    device = s.owner.device
     stats = pair_statistics(s, language)
     scores = scores_from_statistics(stats, language)
     samples = s.hyp_lengths.numel()

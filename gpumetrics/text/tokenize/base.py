@@ -9,7 +9,8 @@ metric moves it to its device (``batch.to(device)``) and counts on tensors.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Hashable, Sequence
+import re
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -66,6 +67,63 @@ def encode_token_lists(token_lists: Sequence[Sequence[str]]) -> TokenBatch:
         [0, 1, 1]
     """
     return encode_tokens(list(itertools.chain.from_iterable(token_lists)), [len(tokens) for tokens in token_lists])
+
+
+def encode_split(lines: Sequence[str], separator: str = " ") -> TokenBatch:
+    """:func:`encode_tokens` of ``line.split(separator)`` for every line (``""`` is one empty token), with one join
+    and one split of the whole batch instead of one split per line.
+
+    Example:
+        >>> batch = encode_split(["a b", "", "b  a"])
+        >>> batch.ids.tolist(), batch.lengths.tolist(), batch.vocabulary
+        ([0, 1, 2, 1, 2, 0], [2, 1, 3], ['a', 'b', ''])
+    """
+    if not lines:
+        return encode_tokens([], [])
+    # a line holds one more piece than separators, so the joined split is the per-line splits concatenated
+    lengths = np.fromiter(map(str.count, lines, itertools.repeat(separator)), dtype=np.int64, count=len(lines)) + 1
+    return encode_tokens(separator.join(lines).split(separator), lengths)
+
+
+def retokenize(batch: TokenBatch, split: Callable[[str], Sequence[str]]) -> TokenBatch:
+    """Each token of ``batch`` replaced by the tokens ``split`` gives its vocabulary entry (0, 1 or more), with array
+    operations over the corpus: ``split`` runs once per distinct token, not once per occurrence.
+
+    Example:
+        >>> batch = retokenize(encode_split(["a-b c", "c"]), lambda token: token.split("-"))
+        >>> batch.ids.tolist(), batch.lengths.tolist(), batch.vocabulary
+        ([0, 1, 2, 2], [3, 1], ['a', 'b', 'c'])
+    """
+    pieces = [split(token) for token in batch.vocabulary]
+    sizes = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+    piece_ids, vocabulary = dense_ids(list(itertools.chain.from_iterable(pieces)))
+    ids = np.asarray(batch.ids, dtype=np.int64)
+    token_sizes = sizes[ids]
+    ends = np.cumsum(token_sizes)
+    starts = ends - token_sizes
+    # piece k of token t sits at piece_ids[first piece of t's entry + k]
+    total = int(ends[-1]) if ends.size else 0
+    source = np.repeat((np.cumsum(sizes) - sizes)[ids] - starts, token_sizes) + np.arange(total)
+    line_bounds = np.concatenate(([0], np.cumsum(batch.lengths, dtype=np.int64)))
+    lengths = np.diff(np.concatenate(([0], ends))[line_bounds])
+    return TokenBatch(piece_ids[source], lengths, len(vocabulary), vocabulary)
+
+
+_WHITESPACE = re.compile(r"\s")  # exactly the characters str.split() splits on
+
+
+def whitespace_words(pieces: TokenBatch) -> TokenBatch:
+    """The words ``line.split()`` of each line from its ``line.split(" ")`` pieces (:func:`encode_split`): the same
+    batch unless a piece is empty or holds other whitespace (a no-break space, a tab), which is split once per
+    distinct piece.
+
+    Example:
+        >>> whitespace_words(encode_split(["a  b\xa0c"])).vocabulary
+        ['a', 'b', 'c']
+    """
+    if "" in pieces.vocabulary or _WHITESPACE.search("".join(pieces.vocabulary)):
+        return retokenize(pieces, str.split)
+    return pieces
 
 
 class Tokenizer:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from typing import Any, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from gpumetrics.text.tokenize import ptb_tables
 from gpumetrics.text.tokenize.base import Tokenizer
@@ -263,6 +263,19 @@ def _ptb_split_word(word: str, out: list[str]) -> None:
     out.extend(reversed(suffixes))
 
 
+def _ptb_simple_tokens(text: str) -> Optional[list[str]]:
+    """The tokens of a caption of ASCII words, single spaces, commas and one final ``.`` ``,`` ``!`` or ``?`` that no
+    rule of the lexer rewrites (they never depend on the next caption); ``None`` for any other caption."""
+    if _PTB_SIMPLE.fullmatch(text):
+        lowered = _PTB_WORD.findall(text.lower())  # ASCII: lower-casing keeps every position
+        last = lowered[-1]
+        if not (text[-1] == "." and (len(last) == 1 or last in _PTB_ABBREVIATIONS or last in _PTB_BEFORE_NUMBER
+                                     or text[-1 - len(last)] + last[1:] in _PTB_CAPITALISED_ABBREVIATIONS)):
+            if _PTB_SPLIT_WORDS.keys().isdisjoint(lowered):
+                return lowered
+    return None
+
+
 def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> list[str]:
     """Tokens of one caption as pycocoevalcap's ``PTBTokenizer`` gives them (lowercased, punctuation removed).
 
@@ -292,15 +305,9 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         >>> ptb_tokenize("A man's dog doesn't like cats (or birds), Mr. Smith.")
         ['a', 'man', "'s", 'dog', 'does', "n't", 'like', 'cats', '-lrb-', 'or', 'birds', '-rrb-', 'mr.', 'smith']
     """
-    if _PTB_SIMPLE.fullmatch(text):  # fast path: ASCII words, single spaces, commas, one final . , ! or ?
-        words = _PTB_WORD.findall(text)
-        last = words[-1]
-        if not (text[-1] == "." and (len(last) == 1 or last.lower() in _PTB_ABBREVIATIONS
-                                     or last.lower() in _PTB_BEFORE_NUMBER
-                                     or last[:1] + last[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS)):
-            lowered = [word.lower() for word in words]
-            if _PTB_SPLIT_WORDS.keys().isdisjoint(lowered):
-                return lowered
+    simple = _ptb_simple_tokens(text)
+    if simple is not None:
+        return simple
     token_re, acronym_re, longest_res, raw_res = _ptb_patterns()
     # pycocoevalcap ends every caption but the last with a line break, which the rules' trailing contexts can see
     line_end = "\n" if following else ""
@@ -445,24 +452,48 @@ def ptb_tokenize_batch(texts: Sequence[str], split_spaces: bool = True) -> list[
         >>> ptb_tokenize_batch(["Two dogs.", "A CAT, sleeping!"])
         [['two', 'dogs'], ['a', 'cat', 'sleeping']]
     """
+    return [list(tokens) for tokens in _ptb_tokenized(texts, split_spaces, tuple)]
+
+
+def _following(texts: Sequence[str], index: int) -> str:
+    """What the Java lexer sees after caption ``index``'s line break: the next caption, or for a blank one, its line
+    break and what follows (bounded: only the start of the next words matters); ``""`` after the last caption."""
+    seen = ""
+    for after_index in range(index + 1, len(texts)):
+        after = texts[after_index]
+        if after.strip():
+            return after if not seen else (seen + after)[:64]
+        seen += after + "\n"
+        if len(seen) >= 64:
+            break
+    return seen[:64]
+
+
+def _ptb_tokenized(texts: Sequence[str], split_spaces: bool, finish: Callable[[list[str]], Any]) -> list:
+    """``finish(ptb_tokenize(...))`` of each text of one pycocoevalcap call, computed once per distinct caption and
+    what the lexer can read of the next one (``finish``'s value is shared by the repeats: make it immutable)."""
     texts = list(texts)
-    # what the Java lexer sees after each caption's line break: the next caption, or for a blank one, its line break
-    # and what follows (bounded: only the start of the next words matters)
-    following = [""] * len(texts)
-    for i in range(len(texts) - 2, -1, -1):
-        after = texts[i + 1]
-        following[i] = after if after.strip() else (after + "\n" + following[i + 1])[:64]
-    # the next caption is read only past a final "." (see ptb_tokenize): a caption whose last visible character is
-    # an ASCII letter or digit depends on it only through the line break, so its repeats are tokenised once
-    tokenized: dict[tuple[str, Any], list[str]] = {}
+    last = len(texts) - 1
+    # a simple caption never reads the next one; the next caption is read only past a final "." (see
+    # ptb_tokenize), so a caption whose last visible character is an ASCII letter or digit depends on it only
+    # through the line break (there is one after every caption but the last)
+    by_text: dict[str, Any] = {}
+    by_context: dict[tuple[str, Any], Any] = {}
     result = []
-    for text, after in zip(texts, following):
-        tail = text.rstrip()[-1:]
-        key = (text, bool(after)) if tail.isascii() and tail.isalnum() else (text, after)
-        tokens = tokenized.get(key)
-        if tokens is None:
-            tokens = tokenized[key] = ptb_tokenize(text, after, split_spaces)
-        result.append(list(tokens))
+    for index, text in enumerate(texts):
+        value = by_text.get(text)
+        if value is None:
+            simple = _ptb_simple_tokens(text)
+            if simple is not None:
+                value = by_text[text] = finish(simple)
+            else:
+                tail = text.rstrip()[-1:]
+                following = _following(texts, index)
+                key = (text, index < last) if tail.isascii() and tail.isalnum() else (text, following)
+                value = by_context.get(key)
+                if value is None:
+                    value = by_context[key] = finish(ptb_tokenize(text, following, split_spaces))
+        result.append(value)
     return result
 
 
@@ -477,7 +508,7 @@ def coco_tokenized_captions(texts: Sequence[str]) -> list[str]:
         >>> coco_tokenized_captions(["A man, 2 1/2 dogs.", "Nothing!"])
         ['a man 2\\xa01/2 dogs', 'nothing']
     """
-    return [" ".join(tokens) for tokens in ptb_tokenize_batch(texts, split_spaces=False)]
+    return _ptb_tokenized(texts, False, " ".join)
 
 
 def coco_ptb_strings(preds: Sequence[str], target: Sequence[Sequence[str]]) -> tuple[list[str], list[list[str]]]:

@@ -19,7 +19,7 @@ import numpy as np
 
 from gpumetrics.core import check_choice
 from gpumetrics.kernels.ngrams import TokenBatch
-from gpumetrics.text.tokenize.base import Tokenizer, dense_ids, encode_token_lists
+from gpumetrics.text.tokenize.base import Tokenizer, dense_ids, encode_token_lists, retokenize
 
 SACREBLEU_TOKENIZERS = ("13a", "intl", "char", "zh", "none")
 
@@ -180,30 +180,13 @@ def _intl_rule(text: str) -> str:
 
 def _encode_chunks_flat(lines: list[str], separator: str, rule: Callable[[str], str],
                         preprocess: Callable[[str], str]) -> TokenBatch:
-    """:func:`_tokenize_chunks_flat` straight to ids: each distinct chunk is rewritten and its tokens numbered once,
-    and the corpus' id sequence is gathered from the chunks with array operations (no Python step per token)."""
+    """:func:`_tokenize_chunks_flat` straight to ids: the corpus' whitespace chunks are numbered, then each distinct
+    chunk is rewritten once and its tokens spliced in with array operations (:func:`retokenize`)."""
     text = preprocess(f" {separator} ".join(lines) + f" {separator}")
-    chunks = text.split()
-    distinct = dict.fromkeys(chunks)
-    chunk_index = dict(zip(distinct, range(len(distinct))))
-    flat: list[str] = []
-    sizes = np.zeros(len(distinct), dtype=np.int64)
-    for index, chunk in enumerate(distinct):
-        if chunk == separator:  # marks a line end, holds no token
-            continue
-        tokens = rule(f" {chunk} ").split()
-        flat.extend(tokens)
-        sizes[index] = len(tokens)
-    flat_ids, vocabulary = dense_ids(flat)
-    offsets = np.cumsum(sizes) - sizes
-    chunk_ids = np.fromiter(map(chunk_index.__getitem__, chunks), dtype=np.int64, count=len(chunks))
-    chunk_sizes = sizes[chunk_ids]
-    ends = np.cumsum(chunk_sizes)
-    total = int(ends[-1]) if ends.size else 0
-    # token t of the corpus is token (t - first token of its chunk) of its distinct chunk
-    source = np.repeat(offsets[chunk_ids] - (ends - chunk_sizes), chunk_sizes) + np.arange(total, dtype=np.int64)
-    line_ends = ends[chunk_ids == chunk_index[separator]]
-    return TokenBatch(flat_ids[source], np.diff(line_ends, prepend=0), len(vocabulary), vocabulary)
+    chunk_ids, chunks = dense_ids(text.split())
+    line_ends = np.flatnonzero(chunk_ids == chunks.index(separator)) + 1  # a line's chunks end with a separator
+    by_line = TokenBatch(chunk_ids, np.diff(line_ends, prepend=0), len(chunks), chunks)
+    return retokenize(by_line, lambda chunk: () if chunk == separator else rule(f" {chunk} ").split())
 
 
 def _unchanged(text: str) -> str:
