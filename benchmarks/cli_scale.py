@@ -17,7 +17,6 @@ import random
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 SIZES = (100_000, 1_000_000)
@@ -57,18 +56,28 @@ def _write_data(folder: Path, metric: str, size: int, seed: int = 0) -> tuple[Pa
     return predictions, references
 
 
+# Peak RSS is read with wait4 by a small intermediate process: Linux starts a forked child's high-water mark at its
+# parent's RSS (the mm is copied, then exec keeps the old mm's mark), so the benchmark process — torch imported, data
+# generated — would put its own size into every row. A child of a small process starts small.
+_MEASURE = """
+import json, os, subprocess, sys, time
+start = time.perf_counter()
+process = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+_, status, usage = os.wait4(process.pid, 0)
+print(json.dumps({"wall": time.perf_counter() - start, "maxrss_kb": usage.ru_maxrss,
+                  "code": os.waitstatus_to_exitcode(status), "stderr": process.stderr.read().decode()[-2000:]}))
+"""
+
+
 def _run(arguments: list[str]) -> tuple[float, int]:
     """Wall seconds and peak RSS bytes of one Python process run with ``arguments``."""
     environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, *arguments], env=environment, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise RuntimeError(f"{arguments} failed: {process.stderr.read().decode()[-2000:]}")
-    return wall, usage.ru_maxrss * 1024  # Linux reports kilobytes
+    done = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, *arguments], env=environment,
+                          capture_output=True, text=True, check=True)
+    measured = json.loads(done.stdout)
+    if measured["code"] != 0:
+        raise RuntimeError(f"{arguments} failed: {measured['stderr']}")
+    return measured["wall"], measured["maxrss_kb"] * 1024  # Linux reports kilobytes
 
 
 def _run_cli(config: Path, report: Path) -> tuple[float, int]:
