@@ -35,7 +35,7 @@ def compare(before: Path, after: Path, device: str = "cpu", drop: float = 0.9) -
     changes = [(new[key]["ratio"] / old[key]["ratio"], key) for key in keys]
     dropped = sum(change < drop for change, _ in changes)
     lines = [
-        f"| case | size | gpumetrics | anchor | ratio before | ratio after | after / before |",
+        "| case | size | gpumetrics | anchor | ratio before | ratio after | after / before |",
         "|---|---:|---|---|---:|---:|---:|",
     ]
     for change, key in sorted(changes, key=lambda item: (item[0] >= drop, item[1])):

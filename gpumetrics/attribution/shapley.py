@@ -18,7 +18,7 @@ sufficient statistics with one matrix product and scoring all coalitions of a ba
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, NamedTuple, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
 from torch import Tensor

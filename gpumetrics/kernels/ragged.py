@@ -8,7 +8,7 @@ it is already known on the host; otherwise the helper reads it, which is one hos
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
 import torch
 from torch import Tensor

@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import re
 import string
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
 import torch
 from torch import Tensor

@@ -312,7 +312,6 @@ def _trie_walk(words: Tensor, lengths: Tensor, trie: tables.ParaphraseTrie) -> _
 
     ``words`` are paraphrase-table ids (-1: a word outside the table, which ends every walk through it).
     """
-    device = words.device
     sentence = segment_ids(lengths, words.numel())
     end = (segment_starts(lengths) + lengths)[sentence]
     start = torch.nonzero(words >= 0).squeeze(1)

@@ -21,7 +21,7 @@ given ``-s function/russian.words`` as well.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 import torch
 from torch import Tensor
