@@ -50,6 +50,23 @@ def _write_task(folder: Path, name: str, n: int, seed: int, suffix: str = ".json
     return pred_path, ref_path
 
 
+CAPTION_WORDS = "a man dog the U.S. Mr. St. A. B. p.m. etc. cat on in sits runs , ! . The He It".split()
+
+
+def _write_captions(folder: Path, name: str, n: int, seed: int) -> tuple[Path, Path]:
+    """COCO-like captions full of endings the PTB lexer reads past ("… U.S.", "… B.") before sentence starts."""
+    rng = random.Random(seed)
+
+    def caption() -> str:
+        return " ".join(rng.choice(CAPTION_WORDS) for _ in range(rng.randint(1, 7))) + rng.choice(["", ".", " ."])
+
+    pred_path, ref_path = folder / f"{name}_pred.jsonl", folder / f"{name}_ref.jsonl"
+    pred_path.write_text("".join(json.dumps({"id": i, "prediction": caption()}) + "\n" for i in range(n)))
+    ref_path.write_text("".join(json.dumps({"id": i, "references": [caption() for _ in range(rng.randint(1, 3))]})
+                                + "\n" for i in range(n)))
+    return pred_path, ref_path
+
+
 def _naive_join(pred_path: Path, ref_path: Path) -> tuple[list, list, list]:
     def records(path: Path) -> list:
         text = path.read_text(encoding="utf-8-sig")
@@ -190,6 +207,8 @@ def _config(folder: Path, n: int = 240, seed: int = 0) -> Path:
     for k, metric in enumerate(("cer", "bleu", "rouge", "token_f1")):
         pred_path, ref_path = _write_task(folder, metric, n + k, seed + k, ".json" if metric == "rouge" else ".jsonl")
         tasks.append(f"  - name: {metric}\n    metric: {metric}\n    predictions: {pred_path.name}\n    references: {ref_path.name}\n")
+    pred_path, ref_path = _write_captions(folder, "captions", n // 2 + 1, seed)
+    tasks.append(f"  - name: captions\n    metric: cider\n    predictions: {pred_path.name}\n    references: {ref_path.name}\n")
     tasks.append(f"  - name: one\n    metric: cer\n    predictions: {_write_task(folder, 'one', 1, 9, missing=0)[0].name}\n"
                  f"    references: one_ref.jsonl\n")
     path = folder / "run.yaml"
@@ -211,10 +230,12 @@ def test_resume_after_an_interrupt_at_any_batch_gives_the_same_report(tmp_path):
     config = load_config(_config(tmp_path))
     whole = evaluate(config, samples=True).to_dict()
     assert {t["name"]: "samples" in t for t in whole["tasks"]} == {"cer": True, "bleu": True, "rouge": True,
-                                                                    "token_f1": True, "one": True}
+                                                                    "token_f1": True, "captions": False, "one": True}
     assert whole["tasks"][0]["samples"]["higher_is_better"] is False  # CER: the highest rates are the worst
-    calls = 16 + 17 + 17 + 17 + 2  # progress calls: one per task and one per batch (240…243 samples, 16 a batch; 1)
-    for stop_after in (1, 2, 3, 16, 17, 18, 40, 62, calls - 1, calls):
+    counted = []
+    evaluate(config, progress=lambda label, done, total: counted.append(label) if "reading" not in label else None)
+    calls = len(counted)  # one per task and one per batch
+    for stop_after in sorted({1, 2, 3, 16, 17, 18, 40, calls // 2, calls - 3, calls - 1, calls}):
         folder = tmp_path / f"ck{stop_after}"
         seen = []
 
@@ -359,3 +380,37 @@ def test_processes_resume_from_the_furthest_one_when_their_checkpoints_differ(tm
     for whole, resumed, was_resumed in results:
         assert was_resumed and resumed == whole
         assert whole["run"]["world_size"] == 2
+
+
+def test_ptb_tasks_cut_batches_where_one_call_over_the_file_tokenises_the_same(tmp_path, monkeypatch):
+    from gpumetrics import functional as F
+    from gpumetrics.tasks import runner
+
+    pred_path, ref_path = _write_captions(tmp_path, "c", 120, 11)
+    ids, predictions, references = _naive_join(pred_path, ref_path)
+    config = tmp_path / "c.yaml"
+    config.write_text(f"name: c\ntasks:\n  - name: cider\n    metric: cider\n    predictions: {pred_path.name}\n"
+                      f"    references: {ref_path.name}\n  - name: bleu\n    metric: bleu\n    options: {{mode: coco}}\n"
+                      f"    predictions: {pred_path.name}\n    references: {ref_path.name}\n")
+    whole = {"cider": float(F.cider_score(predictions, references)),
+             "bleu": float(F.bleu_score(predictions, references, mode="coco"))}
+    for batch_size in (1, 2, 5, 64):
+        scores = {t.name: t.score for t in evaluate(load_config(config), batch_size=batch_size).tasks}
+        assert scores == pytest.approx(whole, abs=1e-12, rel=1e-12)
+    monkeypatch.setattr(runner, "cut_where_safe", lambda batches, reads_next, limit: batches)
+    scores = {t.name: t.score for t in evaluate(load_config(config), batch_size=5).tasks}
+    assert scores["cider"] != pytest.approx(whole["cider"], abs=1e-9)  # the data does cross batch boundaries
+
+
+def test_cut_where_safe_keeps_every_sample_once_in_order():
+    from gpumetrics.tasks.data import Batch
+    from gpumetrics.tasks.runner import cut_where_safe
+
+    rng = random.Random(3)
+    ids = [str(i) for i in range(200)]
+    unsafe = {i for i in ids if rng.random() < 0.6}
+    batches = [Batch(ids[a:a + 7], ids[a:a + 7], [[i] for i in ids[a:a + 7]]) for a in range(0, 200, 7)]
+    for limit in (7, 14, 1000):
+        cut = list(cut_where_safe(batches, lambda p, r: p in unsafe, limit))
+        assert sum((b.ids for b in cut), []) == ids
+        assert all(b.ids[-1] not in unsafe or len(b) >= limit or b is cut[-1] for b in cut)

@@ -88,9 +88,9 @@ class RunCheckpoint:
     def remove(self) -> None:
         """Delete this process's checkpoint (the run finished and its report is written), and the folder if empty."""
         self.path.unlink(missing_ok=True)
-        for stale in self.directory.glob(f".{self.path.name}.*.tmp"):  # a write that kill -9 cut short
-            stale.unlink(missing_ok=True)
-        try:
+        try:  # other processes remove theirs at the same time: the folder may be gone, or not yet empty
+            for stale in self.directory.glob(f".{self.path.name}.*.tmp"):  # a write that kill -9 cut short
+                stale.unlink(missing_ok=True)
             self.directory.rmdir()
-        except OSError:  # other ranks' files, or the user's own files
+        except OSError:  # gone already, other processes' files, or the user's own files
             pass

@@ -9,7 +9,7 @@ import socket
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import torch
 import torch.distributed as dist
@@ -20,16 +20,18 @@ from gpumetrics.core import Metric, check_device
 from gpumetrics.core.signature import library_version
 from gpumetrics.tasks.checkpoint import RunCheckpoint, run_fingerprint
 from gpumetrics.tasks.config import ConfigError, EvalConfig, TaskConfig
-from gpumetrics.tasks.data import DataError
+from gpumetrics.tasks.data import Batch, DataError
 from gpumetrics.tasks.formats import get_format
 from gpumetrics.tasks.join import IndexedJoin
 from gpumetrics.tasks.samples import SampleSummary
+from gpumetrics.text.tokenize.ptb import ptb_sample_reads_next
 
 #: ``progress(label, done, total)`` — a task's samples (label: the task name; called before the first batch and after
 #: each one) or a file's bytes while it is read (label: "task: reading predictions" …).
 ProgressFn = Callable[[str, int, int], None]
 MAX_LISTED_MISSING = 100
 DEFAULT_CHECKPOINT_EVERY = 100  # batches
+SAFE_CUT_LIMIT = 16  # batches a PTB-tokenising task's batch may grow to while it looks for a safe cut
 
 
 class TaskError(ValueError):
@@ -157,6 +159,46 @@ def shard_bounds(total: int, rank: int, world_size: int) -> tuple[int, int]:
     return total * rank // world_size, total * (rank + 1) // world_size
 
 
+def cut_where_safe(batches: Iterable[Batch], reads_next: Callable[[Any, list], bool], limit: int) -> Iterator[Batch]:
+    """Re-cut ``batches`` so that each ends after a sample whose tokens cannot depend on the next sample (PTB: see
+    ``Metric.ptb_reads_next_sample``); the samples after a batch's last safe cut go to the front of the next one.
+    A batch is cut anyway once it holds ``limit`` samples without a safe cut (a run of such samples).
+
+    Example:
+        >>> from gpumetrics.tasks.data import Batch
+        >>> cut = cut_where_safe([Batch(["a", "b"], ["x.", "U.S."], [["r"], ["r"]]), Batch(["c"], ["y"], [["r"]])],
+        ...                      lambda p, r: p == "U.S.", limit=10)
+        >>> [b.ids for b in cut]
+        [['a'], ['b', 'c']]
+    """
+    carried: Optional[Batch] = None
+    for batch in batches:
+        if carried is not None:
+            batch = Batch(carried.ids + batch.ids, carried.predictions + batch.predictions,
+                          carried.references + batch.references)
+        end = len(batch)
+        while end > 0 and reads_next(batch.predictions[end - 1], batch.references[end - 1]) and len(batch) < limit:
+            end -= 1
+        end = end if end > 0 or len(batch) < limit else len(batch)
+        if end:
+            yield Batch(batch.ids[:end], batch.predictions[:end], batch.references[:end])
+        carried = Batch(batch.ids[end:], batch.predictions[end:], batch.references[end:]) if end < len(batch) else None
+    if carried is not None:
+        yield carried
+
+
+def _safe_bound(data: Any, bound: int, limit: int) -> int:
+    """The first position at or after ``bound`` (at most ``limit`` later) where the samples before it do not read
+    the next one (``ptb_sample_reads_next``); every process computes the same bounds."""
+    total, start = len(data), bound
+    while 0 < bound < total and bound - start < limit:
+        (sample,) = data.batches(1, bound - 1, bound)
+        if not ptb_sample_reads_next(sample.predictions[0], sample.references[0]):
+            break
+        bound += 1
+    return bound
+
+
 def _metric_states(metric: Metric) -> dict:
     """The state dict entries that are metric states (not model weights: a CLIP or Inception model inside a task
     metric stays out of the checkpoint)."""
@@ -230,6 +272,8 @@ class _Run:
             summary = SampleSummary(task.metric.name, getattr(metric, "higher_is_better", None))
             scorer = task.metric.per_sample(options, self.device)
         first, stop = shard_bounds(total, self.rank, self.world_size)
+        if getattr(metric, "ptb_reads_next_sample", False) and self.world_size > 1:  # shards end where batches may (cut_where_safe)
+            first, stop = (_safe_bound(data, bound, SAFE_CUT_LIMIT * self.batch_size) for bound in (first, stop))
         done, earlier = 0, (0.0, 0.0)
         if resume is not None:
             metric.load_state_dict(resume["metric"], strict=False)
@@ -245,7 +289,10 @@ class _Run:
         if self.progress is not None:
             self.progress(task.name, done, stop - first)
         batches_since_save = 0
-        for batch in data.batches(self.batch_size, first + done, stop):
+        batches: Iterable[Batch] = data.batches(self.batch_size, first + done, stop)
+        if getattr(metric, "ptb_reads_next_sample", False):  # cut only where one PTB call over everything tokenises the same
+            batches = cut_where_safe(batches, ptb_sample_reads_next, SAFE_CUT_LIMIT * self.batch_size)
+        for batch in batches:
             try:
                 arguments = task.metric.update_args(batch.predictions, batch.references)
                 metric.update(*arguments)

@@ -590,6 +590,10 @@ class BLEUScore(PerSampleScore):
         self.add_state("ref_len", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("last", [], dist_reduce_fx="cat")
 
+    @property
+    def ptb_reads_next_sample(self) -> bool:
+        return self.config.coco_ptb
+
     def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
         """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` strings or lists of reference strings."""
         stats = _bleu_update(preds, target, self.config, self.device)

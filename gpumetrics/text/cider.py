@@ -46,7 +46,7 @@ from gpumetrics.core import (
 )
 from gpumetrics.kernels.ngrams import TokenBatch, ngram_occurrences
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
-from gpumetrics.text.tokenize import Tokenizer, get_tokenizer
+from gpumetrics.text.tokenize import PTBTokenizer, Tokenizer, get_tokenizer
 
 VARIANTS = ("cider-d", "cider")
 TOKENIZERS = ("ptb", "none")
@@ -509,6 +509,10 @@ class CIDErScore(Metric):
         self.n_gram, self.sigma = n_gram, float(sigma)
         for name in CIDER_STATES:
             self.add_state(name, default=[], dist_reduce_fx="cat")
+
+    @property
+    def ptb_reads_next_sample(self) -> bool:
+        return isinstance(self.tokenizer, PTBTokenizer)
 
     def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
         """Add ``B`` candidates and their reference sets (see :func:`cider_score`)."""

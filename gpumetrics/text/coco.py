@@ -220,6 +220,10 @@ class COCOCaptionScores(Metric):
         if reduction == "none":
             self.add_state("per_image", default=[], dist_reduce_fx="cat")
 
+    @property
+    def ptb_reads_next_sample(self) -> bool:
+        return self.tokenize == "ptb"
+
     def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
         """Add ``B`` images: ``preds`` — ``B`` captions; ``target`` — ``B`` reference captions or lists of them."""
         batch = _coco_caption_update(preds, target, self.tokenize, self.device)

@@ -507,6 +507,10 @@ class ROUGEScore(PerSampleScore):
         super().__init__(reduction=reduction, score_shape=(len(self.rouge_keys), len(_STATS)), **kwargs)
         self.rouge_w_weight = float(rouge_w_weight)
 
+    @property
+    def ptb_reads_next_sample(self) -> bool:
+        return isinstance(self.tokenizer, COCOWords) and self.tokenizer.ptb
+
     def update(self, preds: str | Sequence[str], target: str | Sequence[str | Sequence[str]]) -> None:
         """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` strings or lists of strings."""
         scores = _rouge_update(preds, target, self.rouge_keys, self.tokenizer, self.rouge_w_weight, self.device)

@@ -497,6 +497,22 @@ def _ptb_tokenized(texts: Sequence[str], split_spaces: bool, finish: Callable[[l
     return result
 
 
+def ptb_sample_reads_next(prediction: Any, references: Sequence[Any]) -> bool:
+    """Whether a sample's tokens, in pycocoevalcap's two PTB calls (predictions, then all references one after the
+    other), can depend on the next sample: its prediction or its last reference is not a caption that no lexer rule
+    reads past (conservative: any caption but plain ASCII words with ``,`` and a final ``.``/``!``/``?`` that ends
+    no abbreviation). Cutting a stream of samples only after samples where this is ``False`` tokenises every caption
+    as one call over the whole stream does.
+
+    Example:
+        >>> ptb_sample_reads_next("a dog runs.", ["a dog", "the dog runs"]), ptb_sample_reads_next("the U.S.", ["x"])
+        (False, True)
+    """
+    last_reference = references[-1] if len(references) else ""
+    return not isinstance(prediction, str) or _ptb_simple_tokens(prediction) is None or (
+        not isinstance(last_reference, str) or _ptb_simple_tokens(last_reference) is None)
+
+
 def coco_tokenized_captions(texts: Sequence[str]) -> list[str]:
     """The strings pycocoevalcap's ``PTBTokenizer.tokenize`` returns for one call over ``texts``: each caption's
     tokens (lowercased, punctuation removed) joined by single spaces, a token holding a space keeping it as U+00A0.
