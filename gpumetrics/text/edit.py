@@ -257,19 +257,6 @@ def error_rate_pairs(
     return best // span, span - 1 - best % span
 
 
-def _error_rate_update(
-    preds: Any,
-    target: Any,
-    unit: str,
-    backend: str,
-    device: Optional[torch.device | str] = None,
-    transform: str = "none",
-) -> tuple[Tensor, Tensor]:
-    """Pooled ``(edits, reference length)`` of a batch, int64 scalars (:func:`error_rate_pairs` summed)."""
-    edits, lengths = error_rate_pairs(preds, target, unit, backend, device, transform)
-    return edits.sum(), lengths.sum()
-
-
 def error_rate_compute(errors: Tensor, ref_length: Tensor) -> Tensor:
     """Σ edits / Σ reference length; the edit count itself when the references are all empty (jiwer). Elementwise:
     per-sample ``[B]`` tensors give per-sample rates."""
@@ -314,7 +301,8 @@ def char_error_rate(
     """
     _check_options(backend=backend)
     check_choice(transform, "transform", CER_TRANSFORMS)
-    return error_rate_compute(*_error_rate_update(preds, target, "char", backend, device, transform))
+    edits, lengths = error_rate_pairs(preds, target, "char", backend, device, transform)
+    return error_rate_compute(edits.sum(), lengths.sum())
 
 
 @single_threaded
@@ -355,7 +343,8 @@ def word_error_rate(
     """
     _check_options(backend=backend)
     check_choice(transform, "transform", WER_TRANSFORMS)
-    return error_rate_compute(*_error_rate_update(preds, target, "word", backend, device, transform))
+    edits, lengths = error_rate_pairs(preds, target, "word", backend, device, transform)
+    return error_rate_compute(edits.sum(), lengths.sum())
 
 
 class _ErrorRate(Metric):
@@ -377,9 +366,9 @@ class _ErrorRate(Metric):
 
     def update(self, preds: Any, target: Any) -> None:
         """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` references or lists of references."""
-        errors, ref_length = _error_rate_update(preds, target, self.unit, self.backend, self.device, self.transform)
-        self.errors += errors
-        self.ref_length += ref_length
+        edits, lengths = error_rate_pairs(preds, target, self.unit, self.backend, self.device, self.transform)
+        self.errors += edits.sum()
+        self.ref_length += lengths.sum()
 
     def compute(self) -> Tensor:
         return error_rate_compute(self.errors, self.ref_length)

@@ -6,22 +6,16 @@ import json
 
 import numpy as np
 import pytest
-import torch
-from PIL import Image
 
 from gpumetrics.cli import main
 from gpumetrics.image.clip_score import clip_score
 from gpumetrics.image.fid import FrechetInceptionDistance
+from tests.helpers.image_files import save_random_images
 from tests.image.test_clip_score import TINY_OPEN_CLIP
 
 
 def _images(folder, seed, n=4):
-    folder.mkdir()
-    generator = torch.Generator().manual_seed(seed)
-    images = torch.randint(0, 256, (n, 3, 24, 30), dtype=torch.uint8, generator=generator)
-    for i, image in enumerate(images):
-        Image.fromarray(image.permute(1, 2, 0).numpy()).save(folder / f"{i}.png")
-    return images
+    return save_random_images(folder, seed, n, (24, 30), "png")
 
 
 def test_fid_command_folders_stats_and_npz(tmp_path, capsys, inception_file):

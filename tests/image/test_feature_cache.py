@@ -7,7 +7,6 @@ import os
 
 import pytest
 import torch
-from PIL import Image
 from torch import nn
 
 from gpumetrics.image.feature_cache import FeatureCache, image_set_digest, reference_key
@@ -15,18 +14,14 @@ from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.image.image_files import add_image_files
 from gpumetrics.image.io import list_images
 from gpumetrics.image.kid import KernelInceptionDistance
+from tests.helpers.image_files import save_random_images
 
 CPU = torch.device("cpu")
 
 
 def save_images(folder, seed, n=5, suffix="bmp"):
     """``n`` random 20×26 images; BMP by default, so one pixel can change without changing the file size."""
-    folder.mkdir()
-    generator = torch.Generator().manual_seed(seed)
-    images = torch.randint(0, 256, (n, 3, 20, 26), dtype=torch.uint8, generator=generator)
-    for i, image in enumerate(images):
-        Image.fromarray(image.permute(1, 2, 0).numpy()).save(folder / f"{i}.{suffix}")
-    return images
+    return save_random_images(folder, seed, n, (20, 26), suffix)
 
 
 def fid(state, **options):
