@@ -317,12 +317,12 @@ def _free_port() -> int:
 def test_torchrun_two_processes_equal_one(tmp_path):
     config = _config(tmp_path, n=101)
     single = tmp_path / "single.json"
-    assert _cli("evaluate", str(config), "--output", str(single)).wait(timeout=300) == 0
+    assert _cli("evaluate", str(config), "--output", str(single), "--html", str(tmp_path / "single.html")).wait(timeout=300) == 0
     shared = tmp_path / "ddp.json"
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", f"--master_port={_free_port()}", "-m", "gpumetrics",
-         "evaluate", str(config), "--output", str(shared)],
+         "evaluate", str(config), "--output", str(shared), "--html", str(tmp_path / "ddp.html")],
         env=environment, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -332,6 +332,7 @@ def test_torchrun_two_processes_equal_one(tmp_path):
     for a, b in zip(one["tasks"], two["tasks"]):
         assert a["name"] == b["name"] and a["counts"] == b["counts"] and a["signature"] == b["signature"]
         assert b["score"] == pytest.approx(a["score"], abs=1e-12, rel=1e-12)
+        assert a.get("samples") == b.get("samples")  # histograms and worst samples merge exactly across processes
         for key, value in a["details"].items():
             if isinstance(value, float):
                 assert b["details"][key] == pytest.approx(value, abs=1e-12, rel=1e-12)
