@@ -20,7 +20,12 @@ def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or dist.is_initialized():
         return device, False
     if device is not None and device.startswith("cuda"):
+        import torch
+
         device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}" if device == "cuda" else device
+        if not torch.cuda.is_available():  # the device check names the problem (no CUDA here)
+            return device, False
+        torch.cuda.set_device(device)  # NCCL's object collectives and barrier use the current device
         dist.init_process_group("nccl")
     else:
         dist.init_process_group("gloo")
