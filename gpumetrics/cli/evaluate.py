@@ -22,9 +22,9 @@ def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
     if device is not None and device.startswith("cuda"):
         import torch
 
-        device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}" if device == "cuda" else device
         if not torch.cuda.is_available():  # the device check names the problem (no CUDA here)
             return device, False
+        device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}" if device == "cuda" else device
         torch.cuda.set_device(device)  # NCCL's object collectives and barrier use the current device
         dist.init_process_group("nccl")
     else:
