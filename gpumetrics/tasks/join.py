@@ -237,6 +237,7 @@ class IndexedJoin:
         self._match = _as_array(torch.where(hit, found, torch.full_like(found, -1)))
         absent = torch.nonzero(~hit).flatten()
         self.missing_count = int(absent.numel())
+        self._max_listed = max_listed
         self.missing_ids = [self._reference_id(int(p)) for p in absent[:max_listed]]
 
     def _reference_id(self, position: int) -> str:
@@ -262,7 +263,7 @@ class IndexedJoin:
             position += 1  # another id with the same 64-bit hash
         if first >= 0:  # a hash collision hid a missing prediction from the index
             self.missing_count += 1
-            if len(self.missing_ids) < 100:
+            if len(self.missing_ids) < self._max_listed:
                 self.missing_ids.append(reference_id)
         if self.empty_prediction is None:
             raise DataError(self._predictions.path, None, f"no prediction for id {reference_id!r}")
