@@ -57,7 +57,7 @@ def ranking_case(size: int, device: str) -> Contenders:
     ranx_qrels, ranx_run = Qrels(qrels), Run(run)
 
     def ours() -> dict:
-        out = ranking_metrics(scores, relevance, list(NAMES), qrels=qrels_tensor)
+        out = ranking_metrics(scores, relevance, metrics=list(NAMES), qrels=qrels_tensor)
         return {name: float(value) for name, value in out.items()}
 
     def ranx_eval() -> dict:
@@ -90,7 +90,7 @@ def ranking_case(size: int, device: str) -> Contenders:
         }
 
     return Contenders(
-        ours={"ranking_metrics(ndcg@10, map, mrr)": ours},
+        ours={"ranking_metrics(ndcg@10, map, metrics=mrr)": ours},
         anchors={
             "ranx 0.3 evaluate (numba, compiled)": ranx_eval,
             "pytrec_eval (trec_eval 9)": trec_eval,
