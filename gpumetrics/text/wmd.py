@@ -60,8 +60,8 @@ class WordEmbeddings:
 
     Every component must be finite in float32 (checked once, here): a NaN, an infinity or a value beyond float32's
     range (±3.4e38, e.g. ``1e200``) raises ``ValueError`` naming the words, where it would otherwise turn distances
-    into 0 or NaN. A vector whose float32 norm is 0 or overflows cannot be normalised: ``unit_ok: BoolTensor[V]``
-    marks the others, and scoring a document holding such a word with ``normalize=True`` raises ``ValueError``.
+    into 0 or NaN. A vector whose float32 norm is 0 or overflows cannot be normalised: scoring a document holding
+    such a word with ``normalize=True`` raises ``ValueError`` (:meth:`check_normalizable`).
     A word listed twice keeps its first vector (gensim's rule)."""
 
     def __init__(self, words: Sequence[str], vectors: np.ndarray, norms: Optional[np.ndarray] = None) -> None:
@@ -86,7 +86,7 @@ class WordEmbeddings:
             normed = vectors / norms[:, None]
         self.vectors = torch.from_numpy(vectors)
         self.normed = torch.from_numpy(np.ascontiguousarray(normed, dtype=np.float32))
-        self.unit_ok = torch.from_numpy(np.isfinite(normed).all(1) & (norms > 0))
+        self._no_unit = frozenset(np.flatnonzero(~(np.isfinite(normed).all(1) & (norms > 0))).tolist())
         self._words = list(words)
 
     def __len__(self) -> int:
@@ -96,10 +96,13 @@ class WordEmbeddings:
         return word in self.index
 
     def check_normalizable(self, ids: Tensor) -> None:
-        """``ValueError`` naming the words of ``ids: LongTensor[T]`` (CPU) whose vector has no unit length."""
-        bad = ids[~self.unit_ok[ids]]
-        if bad.numel():
-            words = [self._words[i] for i in torch.unique(bad).tolist()]
+        """``ValueError`` naming the words of ``ids: LongTensor[T]`` (CPU) whose vector has no unit length; free (no
+        tensor work) when every vector of the table has one."""
+        if not self._no_unit:
+            return
+        bad = sorted(self._no_unit.intersection(ids.tolist()))
+        if bad:
+            words = [self._words[i] for i in bad]
             raise ValueError(f"`embeddings`: the vector of {_listed(words)} has norm 0 (or one beyond float32's range) "
                              "and cannot be L2-normalised; pass normalize=False or drop the word (stop_words)")
 
@@ -382,7 +385,7 @@ class WordMoversDistance(PerSampleScore):
     higher_is_better = False
     kernel_threads = 1  # small per-pair tensors (core/threads.py)
 
-    def __init__(self, embeddings: Any, *, method: str = "emd", stop_words: Optional[Iterable[str]] = None,
+    def __init__(self, embeddings: Any, method: str = "emd", *, stop_words: Optional[Iterable[str]] = None,
                  normalize: bool = True, reg: float = 0.01, max_iter: int = 1000, tol: float = 1e-6,
                  unicode_errors: str = "strict", reduction: str = "mean", **kwargs: Any) -> None:
         super().__init__(reduction, **kwargs)
