@@ -86,7 +86,8 @@ class WordEmbeddings:
             normed = vectors / norms[:, None]
         self.vectors = torch.from_numpy(vectors)
         self.normed = torch.from_numpy(np.ascontiguousarray(normed, dtype=np.float32))
-        self._no_unit = frozenset(np.flatnonzero(~(np.isfinite(normed).all(1) & (norms > 0))).tolist())
+        usable = np.isfinite(normed).all(1) & np.isfinite(norms) & (norms > 0)
+        self._no_unit = frozenset(np.flatnonzero(~usable).tolist())
         self._words = list(words)
 
     def __len__(self) -> int:
@@ -103,8 +104,10 @@ class WordEmbeddings:
         bad = sorted(self._no_unit.intersection(ids.tolist()))
         if bad:
             words = [self._words[i] for i in bad]
-            raise ValueError(f"`embeddings`: the vector of {_listed(words)} has norm 0 (or one beyond float32's range) "
-                             "and cannot be L2-normalised; pass normalize=False or drop the word (stop_words)")
+            many = len(words) > 1
+            raise ValueError(f"`embeddings`: the vector{'s' if many else ''} of {_listed(words)} {'have' if many else 'has'}"
+                             " norm 0 (or a float32 norm that overflows, ≥ 3.4e38) and cannot be L2-normalised; pass "
+                             "normalize=False or drop the word (stop_words)")
 
 
 def _read_text_vectors(path: str, unicode_errors: str = "strict") -> WordEmbeddings:

@@ -261,6 +261,11 @@ def test_zero_vector_cannot_be_normalised():
         with pytest.raises(ValueError, match="the vector of 'zero' has norm 0.*normalize=False"):
             word_movers_distance(["a zero"], ["b"], embeddings=table, method=method)
     assert math.isclose(float(word_movers_distance(["zero"], ["a"], embeddings=table, normalize=False)), 1.0)
+    huge = load_embeddings({"x": [1e30, 0.0], "y": [0.0, 1e30], "a": [1.0, 0.0]})  # float32 norm overflows to inf
+    with pytest.raises(ValueError, match="the vectors of 'x', 'y' have norm 0 .*overflows"):
+        word_movers_distance(["x a"], ["y"], embeddings=huge)  # before: every unit vector 0, the distance inf
+    assert math.isclose(float(word_movers_distance(["x"], ["y"], embeddings=huge, normalize=False)), math.sqrt(2) * 1e30,
+                        rel_tol=1e-6)
 
 
 def test_function_and_module_share_defaults():
