@@ -381,7 +381,7 @@ def test_module_ddp_checkpoint_and_functional_agree():
         assert all(float(v) == 0.0 for v in empty_metric.compute().values())
 
 
-@pytest.mark.parametrize("name", ["ranking_ndcg_map_mrr"])
+@pytest.mark.parametrize("name", ["ranking_ndcg_map_mrr", "ranking_ranx_ties"])
 def test_benchmark_case_runs_at_a_tiny_size(name):
     from benchmarks.__main__ import CASES, load_cases, run_case
 
