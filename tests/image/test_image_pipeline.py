@@ -91,6 +91,7 @@ def test_device_decoder_reads_jpegs_close_to_pil(tmp_path):
         assert float((image.float() - pil.float()).abs().mean()) <= 4.0
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (nvJPEG)")
 def test_nvjpeg_decodes_on_the_gpu(tmp_path):
     folder = tmp_path / "jpegs"
