@@ -51,22 +51,32 @@ def list_images(folder: Union[str, Path]) -> list[Path]:
     return files
 
 
+def _read_rgb(path: Union[str, Path]) -> np.ndarray:
+    """``uint8[H, W, 3]``: ``PIL.Image.open(path).convert("RGB")``, as pytorch-fid; errors name the file."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as image:
+            return np.asarray(image.convert("RGB"))
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
+        if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
+            raise
+        raise ValueError(f"image file '{path}' cannot be decoded: {err}") from None
+
+
+def _batch(arrays: Sequence[np.ndarray]) -> Tensor:
+    """``uint8[b, 3, H, W]`` from ``b`` ``uint8[H, W, 3]`` arrays. numpy stacks and transposes: torch's uint8 copies
+    of permuted views run single-threaded-slow and, on two threads beside busy processes, 30–50× slower still."""
+    return torch.from_numpy(np.ascontiguousarray(np.stack(arrays).transpose(0, 3, 1, 2)))
+
+
 def read_image(path: Union[str, Path]) -> Tensor:
     """One image file as ``Tensor[3, H, W]`` uint8 RGB (``PIL.Image.open(path).convert("RGB")``, as pytorch-fid).
 
     Raises:
         ValueError: the file is not an image PIL can decode (truncated, corrupt, another format), naming the file.
     """
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(path) as image:
-            array = np.asarray(image.convert("RGB"))
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
-        if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
-            raise
-        raise ValueError(f"image file '{path}' cannot be decoded: {err}") from None
-    return torch.from_numpy(array.copy()).permute(2, 0, 1)
+    return _batch([_read_rgb(path)])[0]
 
 
 def default_workers() -> int:
@@ -89,8 +99,9 @@ def check_workers(workers: object, name: str = "workers") -> Optional[int]:
 
 
 class _Chunks(torch.utils.data.Dataset):
-    """Chunk ``k`` of ``paths`` (``batch_size`` files): ``[(index, Tensor[3, H, W] uint8 | Tensor[n] uint8 bytes)]``
-    — raw bytes for the files the main process decodes on the GPU."""
+    """Chunk ``k`` of ``paths`` (``batch_size`` files), decoded where the loader runs it (a worker process):
+    ``(groups, raw)`` — ``groups``: ``[(indices, Tensor[b, 3, H, W] uint8)]`` per image size in order of first
+    appearance; ``raw``: ``[(index, Tensor[n] uint8)]``, the bytes of the JPEGs the main process decodes on the GPU."""
 
     def __init__(self, paths: Sequence[Union[str, Path]], batch_size: int, raw_jpegs: bool) -> None:
         self.paths, self.batch_size, self.raw_jpegs = list(paths), batch_size, raw_jpegs
@@ -98,36 +109,42 @@ class _Chunks(torch.utils.data.Dataset):
     def __len__(self) -> int:
         return math.ceil(len(self.paths) / self.batch_size)
 
-    def __getitem__(self, chunk: int) -> list[tuple[int, Tensor, bool]]:
+    def __getitem__(self, chunk: int) -> tuple[list[tuple[list[int], Tensor]], list[tuple[int, Tensor]]]:
         start = chunk * self.batch_size
-        items = []
+        groups: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}
+        raw = []
         for index, path in enumerate(self.paths[start : start + self.batch_size], start):
             if self.raw_jpegs and str(path).lower().endswith(JPEG_EXTENSIONS):
-                items.append((index, torch.frombuffer(bytearray(Path(path).read_bytes()), dtype=torch.uint8), True))
+                raw.append((index, torch.frombuffer(bytearray(Path(path).read_bytes()), dtype=torch.uint8)))
             else:
-                items.append((index, read_image(path), False))
-        return items
+                array = _read_rgb(path)
+                groups.setdefault(array.shape[:2], []).append((index, array))
+        stacked = [([i for i, _ in items], _batch([a for _, a in items])) for items in groups.values()]
+        return stacked, raw
 
 
-def _as_is(items: list) -> list:
-    """The DataLoader's collate function: a chunk is already a batch (a module-level function, so it pickles)."""
-    return items
+def _as_is(chunk: tuple) -> tuple:
+    """The DataLoader's collate function: a chunk is already batched (a module-level function, so it pickles)."""
+    return chunk
 
 
-def _decode_jpegs_on(device: torch.device, paths: Sequence[Union[str, Path]], items: list) -> None:
-    """Replace the raw JPEG bytes of ``items`` by ``Tensor[3, H, W]`` uint8 RGB decoded on ``device``, in place."""
+def _decode_jpegs_on(
+    device: torch.device, paths: Sequence[Union[str, Path]], raw: list[tuple[int, Tensor]]
+) -> list[tuple[list[int], Tensor]]:
+    """``raw`` JPEG bytes decoded on ``device``: ``[(indices, Tensor[b, 3, H, W] uint8)]`` per image size."""
     from torchvision.io import ImageReadMode, decode_jpeg
 
-    positions = [k for k, (_, _, raw) in enumerate(items) if raw]
-    if not positions:
-        return
+    if not raw:
+        return []
     try:
-        decoded = decode_jpeg([items[k][1] for k in positions], mode=ImageReadMode.RGB, device=device)
+        decoded = decode_jpeg([data for _, data in raw], mode=ImageReadMode.RGB, device=device)
     except RuntimeError as err:
-        names = ", ".join(f"'{paths[items[k][0]]}'" for k in positions[:3])
+        names = ", ".join(f"'{paths[index]}'" for index, _ in raw[:3])
         raise ValueError(f"decode='nvjpeg' cannot decode a JPEG among {names}…: {err}") from None
-    for k, image in zip(positions, decoded):
-        items[k] = (items[k][0], image, False)
+    groups: dict[tuple[int, int], list[tuple[int, Tensor]]] = {}
+    for (index, _), image in zip(raw, decoded):
+        groups.setdefault(tuple(image.shape[1:]), []).append((index, image))
+    return [([i for i, _ in items], torch.stack([image for _, image in items])) for items in groups.values()]
 
 
 def same_size_batches(
@@ -179,14 +196,9 @@ def same_size_batches(
         pin_memory=target is not None and target.type == "cuda", prefetch_factor=2 if workers else None,
         collate_fn=_as_is,
     )
-    for items in loader:
+    for groups, raw in loader:
         if target is not None:
-            # raw JPEG bytes stay on the host: nvJPEG reads them from there
-            items = [(index, image if raw else image.to(target, non_blocking=True), raw) for index, image, raw in items]
+            groups = [(indices, images.to(target, non_blocking=True)) for indices, images in groups]
         if decode == "nvjpeg":
-            _decode_jpegs_on(target, paths, items)
-        groups: dict[tuple[int, int], list[tuple[int, Tensor]]] = {}
-        for index, image, _ in items:
-            groups.setdefault(tuple(image.shape[1:]), []).append((index, image))
-        for group in groups.values():
-            yield [i for i, _ in group], torch.stack([image for _, image in group])
+            groups += _decode_jpegs_on(target, paths, raw)
+        yield from groups

@@ -82,13 +82,15 @@ def test_device_decoder_reads_jpegs_close_to_pil(tmp_path):
     Image.new("L", (9, 7), 128).save(folder / "gray.jpg")
     Image.new("RGB", (5, 6), (1, 2, 3)).save(folder / "x.png")
     paths = list_images(folder)
-    items = _Chunks(paths, 10, raw_jpegs=True)[0]
-    assert [raw for _, _, raw in items] == [True, True, True, True, False]
-    _decode_jpegs_on(torch.device("cpu"), paths, items)
-    for index, image, raw in items:
-        pil = read_image(paths[index])
-        assert not raw and image.shape == pil.shape and image.dtype == torch.uint8
-        assert float((image.float() - pil.float()).abs().mean()) <= 4.0
+    groups, raw = _Chunks(paths, 10, raw_jpegs=True)[0]
+    assert [i for i, _ in raw] == [0, 1, 2, 3] and [indices for indices, _ in groups] == [[4]]
+    groups += _decode_jpegs_on(torch.device("cpu"), paths, raw)
+    assert sorted(i for indices, _ in groups for i in indices) == list(range(5))
+    for indices, images in groups:
+        for image, index in zip(images, indices):
+            pil = read_image(paths[index])
+            assert image.shape == pil.shape and image.dtype == torch.uint8
+            assert float((image.float() - pil.float()).abs().mean()) <= 4.0
 
 
 @pytest.mark.cuda
