@@ -83,7 +83,7 @@ FUNCTIONAL_CASES: dict[str, Callable[[str], Any]] = {
     "meteor_score": lambda d: F.meteor_score(*TEXT, device=d),
     "codebleu_score": lambda d: F.codebleu_score(["def f(a):\n    return a + 1\n"], [["def g(b):\n    return b + 1\n"]],
                                                  "python", device=d),
-    "word_movers_distance": lambda d: F.word_movers_distance(*FLAT_TEXT, _vectors(), device=d),
+    "word_movers_distance": lambda d: F.word_movers_distance(*FLAT_TEXT, embeddings=_vectors(), device=d),
     "coco_caption_scores": lambda d: F.coco_caption_scores(*TEXT, device=d),
     "box_iou": lambda d: F.box_iou(_boxes(5, 1).to(d), _boxes(4, 2).to(d)),
     "box_iou_paired": lambda d: F.box_iou_paired(_boxes(5, 1).to(d), _boxes(5, 2).to(d)),
@@ -99,7 +99,7 @@ FUNCTIONAL_CASES: dict[str, Callable[[str], Any]] = {
        for kind in ("binary", "multiclass", "multilabel") for stat in ("precision", "recall", "f1_score")},
     "ranking_metrics": lambda d: F.ranking_metrics(
         torch.tensor([[3.0, 1.0, 2.0, 2.0], [0.5, 0.1, 0.9, 0.2]], dtype=torch.float64).to(d),
-        torch.tensor([[1, 0, 2, 0], [0, 0, 1, 1]]).to(d), ["ndcg@3", "map", "mrr"]),
+        torch.tensor([[1, 0, 2, 0], [0, 0, 1, 1]]).to(d), metrics=["ndcg@3", "map", "mrr"]),
     "shapley_values": lambda d: F.shapley_values(lambda s: s.double().sum(-1) ** 2, 4, device=d),
     "marginal_contributions": lambda d: F.marginal_contributions(lambda s: s.double().sum(-1) ** 2, 4, 2, device=d),
     "corpus_bleu_shapley": lambda d: F.corpus_bleu_shapley(*FLAT_TEXT, device=d),
