@@ -268,7 +268,12 @@ class FIDInceptionV3(nn.Module):
             state, tag = weights, "state_dict"
         else:
             state, tag = load_weights(FID_INCEPTION.name, weights, download)
-        net.load_state_dict(state, assign=True)
+        try:
+            net.load_state_dict(state, assign=True)
+        except RuntimeError as err:  # missing / unexpected keys, wrong shapes: another network's weights
+            detail = " ".join(str(err).split())
+            raise ValueError(f"`weights` ({tag}) are not pytorch-fid's Inception-v3 state_dict: "
+                             f"{detail[:200]}{'…' if len(detail) > 200 else ''}") from None
         self.weights_tag = tag
         last = self.BLOCK_INDEX_BY_DIM[dims]
         blocks = [
