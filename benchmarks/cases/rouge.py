@@ -62,7 +62,7 @@ def rouge_case(size: int, device: str) -> Contenders:
     preds, refs = summary_pairs(size, size)
     return Contenders(
         ours={
-            "rouge_score(rouge1, rouge2, rougeL)": (lambda: _means(rouge_score(preds, refs, KEYS, device=device), KEYS)
+            "rouge_score(rouge1, rouge2, rougeL)": (lambda: _means(rouge_score(preds, refs, rouge_keys=KEYS, device=device), KEYS)
             )
         },
         anchors={
@@ -79,7 +79,7 @@ def rouge_lsum_case(size: int, device: str) -> Contenders:
     preds, refs = summary_pairs(size + 1, size)
     keys = ("rougeLsum",)
     return Contenders(
-        ours={"rouge_score(rougeLsum)": (lambda: _means(rouge_score(preds, refs, keys, device=device), keys))},
+        ours={"rouge_score(rougeLsum)": (lambda: _means(rouge_score(preds, refs, rouge_keys=keys, device=device), keys))},
         anchors={"rouge-score 0.1.2 RougeScorer.score": lambda: _rouge_score_means(preds, refs, keys)},
         check=_same,
         note="sentences on separate lines (rouge-score split_summaries=False); torchmetrics needs nltk punkt, not timed",
