@@ -41,7 +41,7 @@ def _valid(lengths: Tensor, width: int) -> Tensor:
 
 
 def _match_chunks(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor, n_words: int):
-    """Yield ``(start, M)`` with ``M: LongTensor[C, P, W]`` the match bit-vectors of columns ``start…start+C`` of
+    """Yield ``M: LongTensor[C, P, W]``, the match bit-vectors of columns ``start…start+C`` of
     ``b``: limb ``w`` of ``M[j, p]`` holds bit ``i - 62w`` set iff ``a[p, i] == b[p, start + j]`` (valid ``i``).
 
     Per chunk, the chunk's values of ``b`` are sorted per pair; every position of ``a`` finds its value's first slot
@@ -67,7 +67,7 @@ def _match_chunks(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor, n_
         vectors.scatter_add_(1, found * n_words + word, torch.where(hit, bits, 0))
         columns = vectors.view(n_pairs, size, n_words).gather(1, slot.unsqueeze(-1).expand(-1, -1, n_words))
         columns = torch.where(b_valid[:, start : start + size].unsqueeze(-1), columns, 0)
-        yield start, columns.transpose(0, 1).contiguous()
+        yield columns.transpose(0, 1).contiguous()
 
 
 def _bit_parallel(
@@ -88,23 +88,26 @@ def _bit_parallel(
         rows[0] = state
     limb_numbers = torch.arange(1, n_words + 1, device=device)  # limb w is number w + 1; 0 stands for "none"
     carry_in = torch.zeros(n_pairs, n_words, dtype=torch.long, device=device)
-    for start, matches in _match_chunks(a, a_lengths, b, b_lengths, n_words):
-        for j in range(matches.shape[0]):
-            match = state & matches[j]  # U = V & M
+    generated = torch.zeros(n_pairs, n_words + 1, dtype=torch.long, device=device)  # column 0: "none" generates 0
+    step = 0
+    for matches in _match_chunks(a, a_lengths, b, b_lengths, n_words):
+        for match in matches.unbind(0):
+            match = state & match  # U = V & M
             kept = state ^ match  # V - U (U ⊆ V: no borrow)
             total = state + match  # V + U, limb by limb: < 2**63
             if n_words == 1:
-                state = (total & _WORD_MASK) | kept
+                state = total.bitwise_and_(_WORD_MASK).bitwise_or_(kept)
             else:
                 # carry-lookahead: a limb generates a carry (total ≥ 2**62) or propagates one (low bits all ones);
                 # the carry out of limb w is what the last non-propagating limb at or below w generated
-                low = total & _WORD_MASK
+                torch.bitwise_right_shift(total, _WORD_BITS, out=generated[:, 1:])
+                low = total.bitwise_and_(_WORD_MASK)
                 last = torch.cummax((low != _WORD_MASK) * limb_numbers, dim=1).values  # 0: every limb propagates
-                generated = torch.nn.functional.pad(torch.bitwise_right_shift(total, _WORD_BITS), (1, 0))
-                carry_in[:, 1:] = generated.gather(1, last[:, :-1])
-                state = ((low + carry_in) & _WORD_MASK) | kept
+                torch.gather(generated, 1, last[:, :-1], out=carry_in[:, 1:])
+                state = low.add_(carry_in).bitwise_and_(_WORD_MASK).bitwise_or_(kept)
+            step += 1
             if rows is not None:
-                rows[start + j + 1] = state
+                rows[step] = state
     return state
 
 
