@@ -6,9 +6,10 @@ same code on CPU and CUDA):
 
 * :func:`lcs_length` — bit-parallel LCS (Allison–Dix 1986, Crochemore et al. 2001, Hyyrö 2004):
   ``O(n·⌈m/62⌉)`` word operations per pair. The longer side is packed into 62-bit limbs of an ``int64`` (so a limb
-  sum never overflows and carries are explicit); one step per token of the shorter side updates
-  ``V ← (V + (V & M)) | (V & ~M)``, the multi-limb addition carrying through a parallel carry-lookahead
-  (``cummax`` over the limbs), so one step is a fixed number of tensor ops whatever the length.
+  sum never overflows and carries are explicit); each token of the shorter side updates
+  ``V ← (V + (V & M)) | (V & ~M)``. The limbs run as a wavefront (limb ``w`` handles token ``t - w`` at step ``t``
+  and passes its carry to limb ``w + 1`` for the next step), so a step is 7 element-wise tensor ops over all limbs
+  of all pairs, whatever the length, and ``min(La, Lb) + ⌈max(La, Lb)/62⌉ - 1`` steps finish.
 * :func:`lcs_backtrack_mask` — the LCS that rouge-score's ``_backtrack_norec`` reads out (needed for ROUGE-Lsum's
   union), walked back over the stored bit rows of the same kernel (``n·m/62`` bits per pair, not a DP table).
 * :func:`lcs_table` — the full DP table, row by row (a row is a ``cummax``); a reference for tests, no metric uses it.
@@ -24,7 +25,7 @@ from torch import Tensor
 
 _WORD_BITS = 62
 _WORD_MASK = (1 << _WORD_BITS) - 1
-_MATCH_BYTES_PER_CHUNK = 1 << 25  # bounds the match vectors built at once (a chunk of columns of b)
+_MATCH_BYTES_PER_CHUNK = 1 << 25  # bounds the match vectors built at once (a chunk of wavefront steps)
 _ROW_BYTES_PER_CHUNK = 1 << 27  # bounds the stored bit rows of lcs_backtrack_mask (a chunk of pairs)
 _EXIT_CHECK_STEPS = 1024  # the backtracking walk checks for its end (one host sync) every so many steps
 
@@ -41,33 +42,48 @@ def _valid(lengths: Tensor, width: int) -> Tensor:
 
 
 def _match_chunks(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor, n_words: int):
-    """Yield ``M: LongTensor[C, P, W]``, the match bit-vectors of columns ``start…start+C`` of
-    ``b``: limb ``w`` of ``M[j, p]`` holds bit ``i - 62w`` set iff ``a[p, i] == b[p, start + j]`` (valid ``i``).
+    """Yield ``M: LongTensor[C, P, W]``, the match bit-vectors of the next ``C`` steps of :func:`_bit_parallel`'s
+    wavefront **in reverse order** (``M[C - 1]`` first): at step ``t`` limb ``w`` works on column ``j = t - w`` of
+    ``b``, and limb ``w`` of its vector holds bit ``i - 62w`` set iff ``a[p, i] == b[p, j]`` (valid ``i``; 0 when
+    ``j`` is not a valid column of pair ``p``).
 
-    Per chunk, the chunk's values of ``b`` are sorted per pair; every position of ``a`` finds its value's first slot
-    there (``searchsorted``) and adds its bit to that slot's vector (``scatter_add``: the bits are distinct, so the
-    sum is the OR); each column then gathers its value's vector. Work ``O(P·(La + C·W))`` per chunk, memory
-    ``O(P·C·W)`` bounded by ``_MATCH_BYTES_PER_CHUNK``; no host sync.
+    Per chunk, the values of ``b`` in the chunk's window of columns are sorted per pair; every position of ``a`` finds
+    its value's first slot there (``searchsorted``) and adds its bit to that slot's vector (``scatter_add``: the bits
+    are distinct, so the sum is the OR); each (step, limb) then gathers limb ``w`` of its column's vector. Work
+    ``O(P·(La + (C + W)·W))`` per chunk, memory ``O(P·(C + W)·W)`` with ``P·C·W`` int64 bounded by
+    ``_MATCH_BYTES_PER_CHUNK``; no host sync.
     """
     n_pairs, width_a, width_b = a.shape[0], a.shape[1], b.shape[1]
     device = a.device
-    chunk = max(1, min(width_b, _MATCH_BYTES_PER_CHUNK // (8 * n_pairs * n_words)))
+    steps = width_b + n_words - 1
+    chunk = max(1, min(steps, _MATCH_BYTES_PER_CHUNK // (8 * n_pairs * n_words)))
     position = torch.arange(width_a, device=device)
     bits = torch.bitwise_left_shift(torch.ones_like(position), position % _WORD_BITS) * _valid(a_lengths, width_a)
     word = torch.div(position, _WORD_BITS, rounding_mode="floor")
-    b_valid = _valid(b_lengths, width_b)
-    for start in range(0, width_b, chunk):
-        values = b[:, start : start + chunk].contiguous()
-        size = values.shape[1]
+    limbs = torch.arange(n_words, device=device)
+    pairs = torch.arange(n_pairs, device=device)
+    a = a.contiguous()
+    for first in range(0, steps, chunk):
+        size = min(chunk, steps - first)
+        low, high = max(0, first - n_words + 1), min(width_b, first + size)  # the columns these steps reach
+        values = b[:, low:high].contiguous()
+        window = values.shape[1]
         ordered = torch.sort(values, dim=1).values
-        slot = torch.searchsorted(ordered, values, side="left")  # [P, C]: a value's first slot in `ordered`
-        found = torch.searchsorted(ordered, a.contiguous(), side="left").clamp_max(size - 1)  # [P, La]
+        slot = torch.searchsorted(ordered, values, side="left")  # [P, S]: a value's first slot in `ordered`
+        found = torch.searchsorted(ordered, a, side="left").clamp_max(window - 1)  # [P, La]
         hit = ordered.gather(1, found) == a
-        vectors = torch.zeros(n_pairs, size * n_words, dtype=torch.long, device=device)
-        vectors.scatter_add_(1, found * n_words + word, torch.where(hit, bits, 0))
-        columns = vectors.view(n_pairs, size, n_words).gather(1, slot.unsqueeze(-1).expand(-1, -1, n_words))
-        columns = torch.where(b_valid[:, start : start + size].unsqueeze(-1), columns, 0)
-        yield columns.transpose(0, 1).contiguous()
+        vectors = torch.zeros(n_pairs, window + 1, n_words, dtype=torch.long, device=device)  # slot S: no match
+        vectors.view(n_pairs, -1).scatter_add_(1, found * n_words + word, torch.where(hit, bits, 0))
+        # slot of every column the chunk reaches, k = 0 … C+W-2 for column first-(W-1)+k; S where no valid column
+        column = first - (n_words - 1) + torch.arange(size + n_words - 1, device=device)
+        reached = (column >= 0) & (column < b_lengths.unsqueeze(1))
+        slots = torch.where(reached, slot[:, (column - low).clamp(0, window - 1)], window)
+        offsets = ((pairs * (window + 1)).unsqueeze(1) + slots) * n_words  # [P, C + W - 1]
+        # step t, limb w reads column k = t - w + W - 1: with k reversed and steps reversed (t' = C-1-t) that is
+        # k' = t' + w, a sliding window — a strided view, no index tensor built per (step, limb) beyond one add
+        reversed_offsets = offsets.flip(1).contiguous()
+        index = reversed_offsets.as_strided((size, n_pairs, n_words), (1, reversed_offsets.stride(0), 1)) + limbs
+        yield vectors.view(-1)[index]  # [C, P, W], steps in reverse order
 
 
 def _bit_parallel(
@@ -76,9 +92,14 @@ def _bit_parallel(
     """The bit-vector ``V`` after all of ``b``: ``LongTensor[P, W]`` (``W = ⌈La/62⌉`` limbs, low limb first).
 
     Bit ``i`` of ``V`` after ``j`` tokens of ``b`` is 0 iff ``LCS(a[:i+1], b[:j]) = LCS(a[:i], b[:j]) + 1``, so the
-    LCS of the pair is the number of zero bits among its first ``len_a``. A padded column of ``b`` matches nothing,
-    which leaves ``V`` unchanged. With ``rows`` (``LongTensor[Lb + 1, P, W]``), ``rows[j]`` receives ``V`` after
-    ``j`` tokens.
+    LCS of the pair is the number of zero bits among its first ``len_a``. One token updates
+    ``V ← (V + (V & M)) | (V & ~M)``. The limbs run as a wavefront: at step ``t`` limb ``w`` processes token
+    ``t - w``, adding the carry that limb ``w - 1`` produced on that token at step ``t - 1`` — so a step is a few
+    element-wise ops over all limbs, and ``Lb + W - 1`` steps finish every limb. A column that is padding (or before
+    the start / past the end) matches nothing, which leaves its limb unchanged and produces no carry.
+
+    With ``rows`` (``LongTensor[Lb + W, P, W]``), ``rows[t]`` receives the state after ``t`` steps, so limb ``w``
+    of ``V`` after ``j`` tokens is ``rows[j + w][:, w]``.
     """
     n_pairs, width_a = a.shape[0], a.shape[1]
     device = a.device
@@ -86,25 +107,17 @@ def _bit_parallel(
     state = torch.full((n_pairs, n_words), _WORD_MASK, dtype=torch.long, device=device)
     if rows is not None:
         rows[0] = state
-    limb_numbers = torch.arange(1, n_words + 1, device=device)  # limb w is number w + 1; 0 stands for "none"
-    carry_in = torch.zeros(n_pairs, n_words, dtype=torch.long, device=device)
-    generated = torch.zeros(n_pairs, n_words + 1, dtype=torch.long, device=device)  # column 0: "none" generates 0
+    carry = torch.zeros(n_pairs, n_words, dtype=torch.long, device=device)  # limb 0 never receives one
     step = 0
     for matches in _match_chunks(a, a_lengths, b, b_lengths, n_words):
-        for match in matches.unbind(0):
+        for match in reversed(matches.unbind(0)):
             match = state & match  # U = V & M
             kept = state ^ match  # V - U (U ⊆ V: no borrow)
             total = state + match  # V + U, limb by limb: < 2**63
-            if n_words == 1:
-                state = total.bitwise_and_(_WORD_MASK).bitwise_or_(kept)
-            else:
-                # carry-lookahead: a limb generates a carry (total ≥ 2**62) or propagates one (low bits all ones);
-                # the carry out of limb w is what the last non-propagating limb at or below w generated
-                torch.bitwise_right_shift(total, _WORD_BITS, out=generated[:, 1:])
-                low = total.bitwise_and_(_WORD_MASK)
-                last = torch.cummax((low != _WORD_MASK) * limb_numbers, dim=1).values  # 0: every limb propagates
-                torch.gather(generated, 1, last[:, :-1], out=carry_in[:, 1:])
-                state = low.add_(carry_in).bitwise_and_(_WORD_MASK).bitwise_or_(kept)
+            if n_words > 1:
+                total.add_(carry)  # still < 2**63
+                torch.bitwise_right_shift(total[:, :-1], _WORD_BITS, out=carry[:, 1:])  # for the next limb, next step
+            state = total.bitwise_and_(_WORD_MASK).bitwise_or_(kept)
             step += 1
             if rows is not None:
                 rows[step] = state
@@ -125,8 +138,8 @@ def _popcount(x: Tensor) -> Tensor:
 def lcs_length(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> Tensor:
     """Length of the longest common subsequence of each pair, bit-parallel.
 
-    ``O(⌈max(La, Lb)/62⌉)`` word operations per pair and step, ``min(La, Lb)`` steps (the longer side is packed into
-    bit-vectors, the shorter one walked), each a fixed number of tensor ops over all pairs; memory
+    ``O(⌈max(La, Lb)/62⌉)`` word operations per pair and step, ``min(La, Lb) + ⌈max(La, Lb)/62⌉ - 1`` steps (the
+    longer side is packed into bit-vectors, the shorter one walked), each 7 tensor ops over all pairs; memory
     ``O(P·⌈max(La, Lb)/62⌉)`` plus the bounded match vectors. No host sync.
 
     Args:
@@ -196,7 +209,7 @@ def _backtrack_chunk(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor)
     n_pairs, width_a, width_b = a.shape[0], a.shape[1], b.shape[1]
     device = a.device
     n_words = (width_a + _WORD_BITS - 1) // _WORD_BITS
-    rows = torch.empty(width_b + 1, n_pairs, n_words, dtype=torch.long, device=device)
+    rows = torch.empty(width_b + n_words, n_pairs, n_words, dtype=torch.long, device=device)
     _bit_parallel(a, a_lengths, b, b_lengths, rows)
     rows = rows.reshape(-1)
     pairs = torch.arange(n_pairs, device=device)
@@ -211,7 +224,8 @@ def _backtrack_chunk(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor)
             break  # long walks only: one host sync every _EXIT_CHECK_STEPS steps
         im1, jm1 = (i - 1).clamp_min(0), (j - 1).clamp_min(0)
         match = active & (a_flat[a_base + im1] == b_flat[b_base + jm1])
-        limb = rows[(j * n_pairs + pairs) * n_words + torch.div(im1, _WORD_BITS, rounding_mode="floor")]
+        word = torch.div(im1, _WORD_BITS, rounding_mode="floor")
+        limb = rows[((j + word) * n_pairs + pairs) * n_words + word]  # limb `word` of V after j tokens of b
         up_is_lower = (torch.bitwise_right_shift(limb, im1 % _WORD_BITS) & 1) == 0
         go_left = active & ~match & up_is_lower
         mask[torch.where(match, pairs * (width_a + 1) + im1, no_op)] = True
@@ -226,7 +240,7 @@ def lcs_backtrack_mask(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tenso
     The read-out walks back from ``(len_a, len_b)``: on equal tokens it takes both, else it moves along ``b`` when
     ``T[i][j-1] > T[i-1][j]`` and along ``a`` otherwise. ROUGE-Lsum's union LCS depends on exactly this choice.
     The walk reads one bit per step from the rows of the bit-parallel kernel (:func:`lcs_length`'s), stored for
-    every token of ``b``: ``(Lb + 1)·⌈La/62⌉`` int64 per pair, pairs in chunks of ``_ROW_BYTES_PER_CHUNK``
+    every step: ``(Lb + ⌈La/62⌉)·⌈La/62⌉`` int64 per pair, pairs in chunks of ``_ROW_BYTES_PER_CHUNK``
     (a single pair larger than that still runs, in one chunk). Time ``O(Lb·⌈La/62⌉ + La + Lb)`` per pair.
 
     Args:
@@ -248,7 +262,7 @@ def lcs_backtrack_mask(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tenso
         return torch.zeros(n_pairs, width_a, dtype=torch.bool, device=a.device)
     a, b, a_lengths, b_lengths = a.long(), b.long(), a_lengths.long(), b_lengths.long()
     n_words = (width_a + _WORD_BITS - 1) // _WORD_BITS
-    chunk = max(1, _ROW_BYTES_PER_CHUNK // (8 * (width_b + 1) * n_words))
+    chunk = max(1, _ROW_BYTES_PER_CHUNK // (8 * (width_b + n_words) * n_words))
     parts = []
     for start in range(0, n_pairs, chunk):
         part = slice(start, start + chunk)

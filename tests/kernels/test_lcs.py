@@ -113,6 +113,19 @@ def test_backtrack_over_bit_rows_equals_rouge_score_read_out_on_long_pairs():
         assert [i for i in range(len(x)) if mask[p, i]] == (lcs_ind(x, y) if x and y else [])
 
 
+def test_many_limbs_in_small_chunks_of_steps_and_pairs(monkeypatch):
+    """Chunks of a few wavefront steps (the window of columns a chunk reaches spans several chunks) and of pairs."""
+    a, b = _random_pairs(12, 9, [0, 1, 70, 130, 250], [0, 2, 64, 190, 300])
+    (ta, la), (tb, lb) = _pad(a, 1), _pad(b, 2)
+    expected = [_dp_lcs(x, y) for x, y in zip(a, b)]
+    monkeypatch.setattr("gpumetrics.kernels.lcs._MATCH_BYTES_PER_CHUNK", 8 * 9 * 5 * 3)  # 3 steps of 5 limbs
+    monkeypatch.setattr("gpumetrics.kernels.lcs._ROW_BYTES_PER_CHUNK", 8 * 300 * 5 * 2)  # ~2 pairs
+    assert lcs_length(ta, la, tb, lb).tolist() == expected
+    mask = lcs_backtrack_mask(ta, la, tb, lb)
+    for p, (x, y) in enumerate(zip(a, b)):
+        assert [i for i in range(len(x)) if mask[p, i]] == (lcs_ind(x, y) if x and y else [])
+
+
 def test_empty_batches_and_bad_shapes():
     empty = torch.zeros(0, 0, dtype=torch.long)
     none = torch.zeros(0, dtype=torch.long)
