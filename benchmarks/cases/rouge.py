@@ -62,7 +62,8 @@ def rouge_case(size: int, device: str) -> Contenders:
     preds, refs = summary_pairs(size, size)
     return Contenders(
         ours={
-            "rouge_score(rouge1, rouge2, rougeL)": (lambda: _means(rouge_score(preds, refs, rouge_keys=KEYS, device=device), KEYS)
+            "rouge_score(rouge1, rouge2, rougeL)": (
+                lambda: _means(rouge_score(preds, refs, rouge_keys=KEYS, device=device), KEYS)
             )
         },
         anchors={
@@ -79,14 +80,16 @@ def rouge_lsum_case(size: int, device: str) -> Contenders:
     preds, refs = summary_pairs(size + 1, size)
     keys = ("rougeLsum",)
     return Contenders(
-        ours={"rouge_score(rougeLsum)": (lambda: _means(rouge_score(preds, refs, rouge_keys=keys, device=device), keys))},
+        ours={
+            "rouge_score(rougeLsum)": lambda: _means(rouge_score(preds, refs, rouge_keys=keys, device=device), keys)
+        },
         anchors={"rouge-score 0.1.2 RougeScorer.score": lambda: _rouge_score_means(preds, refs, keys)},
         check=_same,
         note="sentences on separate lines (rouge-score split_summaries=False); torchmetrics needs nltk punkt, not timed",
     )
 
 
-_ROUGE_SCORE_MAX_TOKENS = 5_000  # rouge-score's pure-Python LCS table: 2k tokens ~seconds, 20k ~4·10⁸ cells (minutes, GBs)
+_ROUGE_SCORE_MAX_TOKENS = 5_000  # rouge-score's pure-Python LCS table: 2k tokens ~2 s, 20k 4·10⁸ cells (minutes, GBs)
 
 
 def long_pair(seed: int, n_tokens: int) -> tuple[list[str], list[str]]:

@@ -186,6 +186,11 @@ def test_long_texts_cross_lcs_word_boundaries():
     assert_close(rouge_score(preds, target, rouge_keys=keys), rouge_score_reference(keys)(preds, target))
 
 
+def _as_lines(rng: random.Random, tokens: list[str], lines: int) -> str:
+    cuts = sorted(rng.sample(range(1, len(tokens)), lines - 1))
+    return "\n".join(" ".join(tokens[i:j]) for i, j in zip([0] + cuts, cuts + [None]))
+
+
 def _long_text_pairs(seed: int, n_tokens: int, n_pairs: int, vocabulary: int, lines: int = 1):
     """Long predictions that are perturbed copies (drops, insertions) of their long references."""
     rng = random.Random(seed)
@@ -196,10 +201,8 @@ def _long_text_pairs(seed: int, n_tokens: int, n_pairs: int, vocabulary: int, li
         pred = [w for w in ref if rng.random() < 0.8]
         for _ in range(len(ref) // 10):
             pred.insert(rng.randrange(len(pred) + 1), rng.choice(words))
-        cut_ref, cut_pred = sorted(rng.sample(range(1, len(ref)), lines - 1)), sorted(rng.sample(range(1, len(pred)), lines - 1))
-        join = lambda tokens, cuts: "\n".join(" ".join(tokens[i:j]) for i, j in zip([0] + cuts, cuts + [None]))  # noqa: E731
-        preds.append(join(pred, cut_pred))
-        target.append(join(ref, cut_ref))
+        preds.append(_as_lines(rng, pred, lines))
+        target.append(_as_lines(rng, ref, lines))
     return preds, target
 
 
