@@ -138,3 +138,12 @@ def test_empty_batches_and_bad_shapes():
     with pytest.raises(ValueError, match="`a_lengths`"):
         lcs_length(torch.zeros(2, 3, dtype=torch.long), torch.zeros(3), torch.zeros(2, 3, dtype=torch.long),
                    torch.zeros(2))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_equals_cpu():
+    a, b = _random_pairs(21, 30, [0, 1, 63, 130, 700], [0, 5, 62, 129, 500])
+    (ta, la), (tb, lb) = _pad(a, 0), _pad(b, 0)
+    on_cuda = [t.cuda() for t in (ta, la, tb, lb)]
+    assert torch.equal(lcs_length(*on_cuda).cpu(), lcs_length(ta, la, tb, lb))
+    assert torch.equal(lcs_backtrack_mask(*on_cuda).cpu(), lcs_backtrack_mask(ta, la, tb, lb))
