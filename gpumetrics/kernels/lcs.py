@@ -76,7 +76,7 @@ def _match_chunks(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor, n_
         vectors.view(n_pairs, -1).scatter_add_(1, found * n_words + word, torch.where(hit, bits, 0))
         # slot of every column the chunk reaches, k = 0 … C+W-2 for column first-(W-1)+k; S where no valid column
         column = first - (n_words - 1) + torch.arange(size + n_words - 1, device=device)
-        reached = (column >= 0) & (column < b_lengths.unsqueeze(1))
+        reached = (column >= 0) & (column < width_b) & (column < b_lengths.unsqueeze(1))
         slots = torch.where(reached, slot[:, (column - low).clamp(0, window - 1)], window)
         offsets = ((pairs * (window + 1)).unsqueeze(1) + slots) * n_words  # [P, C + W - 1]
         # step t, limb w reads column k = t - w + W - 1: with k reversed and steps reversed (t' = C-1-t) that is
