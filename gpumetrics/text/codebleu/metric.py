@@ -233,6 +233,21 @@ def _program(code: str, lang: str, library: Optional[str] = None) -> tuple[np.nd
     return subtree_ids(root), edge_ids(root, token_table(root, code), lang)
 
 
+def _programs(texts: Sequence[str], pair_sample: Sequence[int], name: str,
+              config: _CodeBLEUConfig) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_program` of each text; a text that is not UTF-8 (a lone surrogate) is a ``ValueError`` naming its
+    sample — tree-sitter reads UTF-8 bytes, and codebleu 0.7 fails there with a ``UnicodeEncodeError``."""
+    result = []
+    for text, index in zip(texts, pair_sample):
+        try:
+            result.append(_program(text, config.lang, config.grammar))
+        except UnicodeEncodeError as error:
+            raise ValueError(
+                f"`{name}[{index}]` holds {error.object[error.start:error.end]!r} ({error.reason}), which UTF-8 "
+                "cannot encode; CodeBLEU parses programs as UTF-8 bytes") from None
+    return result
+
+
 def clear_caches() -> None:
     """Forget the per-process caches of comment-stripped texts and of parsed programs (subtree and data-flow ids)."""
     _stripped.cache_clear()
@@ -312,8 +327,8 @@ def _codebleu_update(preds: Any, target: Any, config: _CodeBLEUConfig, device: t
                 cand_texts.append(cand)
                 ref_texts.append(_stripped(ref, lang))
         pair_sample.extend([index] * len(refs))
-    cands = [_program(text, lang, config.grammar) for text in cand_texts]
-    refs_parsed = [_program(text, lang, config.grammar) for text in ref_texts]
+    cands = _programs(cand_texts, pair_sample, "preds", config)
+    refs_parsed = _programs(ref_texts, pair_sample, "target", config)
     pair_sample_t = torch.tensor(pair_sample, dtype=torch.long, device=device)
     syn_m, syn_t = syntax_matches([c[0] for c in cands], [r[0] for r in refs_parsed], flavour == "paper", device)
     df_m, df_t = dataflow_matches([c[1] for c in cands], [r[1] for r in refs_parsed], device)
