@@ -37,7 +37,7 @@ def reference(preds, target, lang):
 def ours(preds, target, lang, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return codebleu_score(preds, target, lang=lang, **options)
+        return codebleu_score(preds, target, language=lang, **options)
 
 
 def _close(got, expected, what):
@@ -78,7 +78,7 @@ def test_issue_forms_per_sample_and_corpus_equal_codebleu():
 def test_issue_forms_module_accumulates_without_abort():
     target = [_function(form) for form in ISSUE_FORMS]
     preds = [code.replace("x", "q") for code in target]
-    metric = CodeBLEUScore(lang="python")
+    metric = CodeBLEUScore(language="python")
     for start in range(0, len(target), 4):
         metric.update(preds[start:start + 4], target[start:start + 4])
     with warnings.catch_warnings():

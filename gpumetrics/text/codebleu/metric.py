@@ -8,10 +8,10 @@
 
 **mode="codebleu-0.7"** equals ``codebleu.calc_codebleu(references, predictions, lang, weights, tokenizer)`` of the
 ``codebleu`` package 0.7.0 (note its argument order: references first; a sample's references may be a string or a
-list) to 1e-9 on every key, with tree-sitter 0.22.3 and the grammar wheels pinned by ``gpumetrics[code]``. What that
+list; its ``lang`` and ``tokenizer`` are our ``language`` and ``tokenize``) to 1e-9 on every key, with tree-sitter 0.22.3 and the grammar wheels pinned by ``gpumetrics[code]``. What that
 implies, quirks included:
 
-1. **Inputs** are ``strip()``-ed; the n-gram parts use ``text.split()`` (or ``tokenizer``) — whitespace tokens, so
+1. **Inputs** are ``strip()``-ed; the n-gram parts use ``text.split()`` (or ``tokenize``) — whitespace tokens, so
    ``f(x)`` is one token.
 2. **BLEU** is NLTK's corpus BLEU (4-grams, uniform weights) with Chen & Cherry's method 1: an order with no match
    counts 0.1 matches; no unigram match at all gives 0.
@@ -161,14 +161,14 @@ class _CodeBLEUConfig:
             if lang is None:
                 lang = "python"
             if lang != "python":
-                raise ValueError(f"preset='aij2021' scores Python (the Code2code task); got lang={lang!r}")
+                raise ValueError(f"preset='aij2021' scores Python (the Code2code task); got language={lang!r}")
             if tokenizer is not None:
-                raise ValueError("preset='aij2021' splits on whitespace; `tokenizer` cannot be set")
+                raise ValueError("preset='aij2021' splits on whitespace; `tokenize` cannot be set")
         elif detokenize:
             raise ValueError("`detokenize` applies to preset='aij2021' only (TransCoder-tokenised Python)")
         if lang is None:
-            raise ValueError(f"`lang` is required: one of {', '.join(repr(x) for x in LANGUAGES)}")
-        check_choice(lang, "lang", LANGUAGES)
+            raise ValueError(f"`language` is required: one of {', '.join(repr(x) for x in LANGUAGES)}")
+        check_choice(lang, "language", LANGUAGES)
         if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence):
             raise TypeError(f"`weights` must be a sequence of 4 numbers, got {describe_value(weights)}")
         if len(weights) != 4 or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights):
@@ -176,7 +176,7 @@ class _CodeBLEUConfig:
         if not all(math.isfinite(w) for w in weights):
             raise ValueError(f"`weights` must be finite, got {weights!r}")
         if tokenizer is not None and not callable(tokenizer):
-            raise TypeError(f"`tokenizer` must be a callable str -> list[str] or None, got {describe_value(tokenizer)}")
+            raise TypeError(f"`tokenize` must be a callable str -> list[str] or None, got {describe_value(tokenizer)}")
         self.lang, self.mode, self.preset, self.reduction = lang, mode, preset, reduction
         self.weights = tuple(float(w) for w in weights)
         self.tokenizer: Optional[Callable[[str], Sequence[str]]] = tokenizer
@@ -289,7 +289,7 @@ def _tokens(texts: Sequence[str], tokenizer: Optional[Callable]) -> list[Sequenc
     for text in texts:
         tokens = tokenizer(text)
         if isinstance(tokens, str) or not isinstance(tokens, Sequence) or not all(isinstance(t, str) for t in tokens):
-            raise TypeError(f"`tokenizer` must return a list of strings, got {describe_value(tokens)}")
+            raise TypeError(f"`tokenize` must return a list of strings, got {describe_value(tokens)}")
         result.append(tokens)
     return result
 
@@ -397,33 +397,34 @@ def _codebleu_compute(statistics: Tensor, config: _CodeBLEUConfig) -> dict[str, 
 def codebleu_score(
     preds: Any,
     target: Any,
-    lang: Optional[str] = None,
+    *,
+    language: Optional[str] = None,
     weights: Sequence[float] = (0.25, 0.25, 0.25, 0.25),
     mode: str = "codebleu-0.7",
     preset: Optional[str] = None,
-    tokenizer: Optional[Callable[[str], Sequence[str]]] = None,
-    reduction: str = "corpus",
-    device: torch.device | str | None = None,
+    tokenize: Optional[Callable[[str], Sequence[str]]] = None,
     detokenize: bool = False,
     grammar: str | os.PathLike | None = None,
+    reduction: str = "corpus",
+    device: torch.device | str | None = None,
 ) -> dict[str, Tensor]:
     """CodeBLEU of candidate programs against their references (see the module docstring for modes and quirks).
 
     Args:
         preds: ``B`` candidate programs (strings).
         target: ``B`` items, each the reference program(s) of the corresponding candidate (a string or a list).
-        lang: ``"python"``, ``"java"``, ``"javascript"``, ``"c_sharp"``, ``"php"``, ``"c"``, ``"cpp"``, ``"go"``,
-            ``"ruby"`` or ``"rust"``; required (``preset="aij2021"`` implies ``"python"``).
+        language: ``"python"``, ``"java"``, ``"javascript"``, ``"c_sharp"``, ``"php"``, ``"c"``, ``"cpp"``, ``"go"``,
+            ``"ruby"`` or ``"rust"``; required (``preset="aij2021"`` implies ``"python"``). codebleu calls it ``lang``.
         weights: ``(α, β, γ, δ)`` of n-gram, weighted n-gram, AST and data-flow match.
         mode: ``"codebleu-0.7"`` (the ``codebleu`` package 0.7.0) or ``"paper"`` (Ren et al. 2020).
         preset: ``"aij2021"``: the AIJ-2021 Code2code script (Python, TransCoder tokens); replaces ``mode``.
-        tokenizer: ``str -> list[str]`` for the n-gram parts (default ``str.split``), as codebleu's argument.
-        reduction: ``"corpus"`` (default), ``"mean"``, ``"sum"`` or ``"none"`` (sentence-level dicts).
-        device: where the statistics are counted and the result lives.
+        tokenize: ``str -> list[str]`` for the n-gram parts (default ``str.split``), codebleu's ``tokenizer``.
         detokenize: ``preset="aij2021"`` only: parse the TransCoder tokens turned back into Python source.
-        grammar: path of a compiled tree-sitter grammar library exporting ``tree_sitter_<lang>`` to parse with
+        grammar: path of a compiled tree-sitter grammar library exporting ``tree_sitter_<language>`` to parse with
             instead of the ``gpumetrics[code]`` wheel — with ``preset="aij2021"``, the organisers'
             ``my-languages.so`` (loadable by py-tree-sitter 0.2.0 only) gives the official Code2code number.
+        reduction: ``"corpus"`` (default), ``"mean"``, ``"sum"`` or ``"none"`` (sentence-level dicts).
+        device: where the statistics are counted and the result lives.
 
     Returns:
         ``{"codebleu", "ngram_match_score", "weighted_ngram_match_score", "syntax_match_score",
@@ -432,20 +433,21 @@ def codebleu_score(
     Raises:
         TypeError: ``preds`` / ``target`` are not strings / sequences of strings, or bad option types.
         ValueError: different numbers of candidates and references, a sample without reference, an unknown
-            ``lang`` / ``mode`` / ``preset`` / ``reduction``, options that do not go together.
+            ``language`` / ``mode`` / ``preset`` / ``reduction``, options that do not go together; a program that
+            UTF-8 cannot encode (a lone surrogate), naming the sample.
         ImportError: tree-sitter or the language's grammar is not installed (``pip install 'gpumetrics[code]'``).
-        ValueError: ``grammar`` is not a file, not a grammar library of ``lang``, or of a language ABI the installed
+        ValueError: ``grammar`` is not a file, not a grammar library of ``language``, or of a language ABI the installed
             py-tree-sitter cannot load (the message says which py-tree-sitter can).
 
     Example:
         >>> preds = ["def add(a, b):\\n    return a + b"]
         >>> target = [["def sum(first, second):\\n    return second + first"]]
-        >>> scores = codebleu_score(preds, target, lang="python")
+        >>> scores = codebleu_score(preds, target, language="python")
         >>> {key: round(value.item(), 4) for key, value in scores.items()}  # doctest: +NORMALIZE_WHITESPACE
         {'codebleu': 0.5233, 'ngram_match_score': 0.0435, 'weighted_ngram_match_score': 0.0497,
          'syntax_match_score': 1.0, 'dataflow_match_score': 1.0}
     """
-    config = _CodeBLEUConfig(lang, weights, mode, preset, tokenizer, detokenize, reduction, grammar)
+    config = _CodeBLEUConfig(language, weights, mode, preset, tokenize, detokenize, reduction, grammar)
     stats = _codebleu_update(preds, target, config, check_device(device, "device"))
     if reduction == "corpus":
         return _codebleu_compute(stats.sum(0), config)
@@ -459,7 +461,7 @@ class CodeBLEUScore(PerSampleScore):
     sentence level: the per-sample score vectors through :class:`~gpumetrics.core.PerSampleScore`.
 
     Example:
-        >>> metric = CodeBLEUScore(lang="python")
+        >>> metric = CodeBLEUScore(language="python")
         >>> metric.update(["def add(a, b):\\n    return a + b"],
         ...               [["def sum(first, second):\\n    return second + first"]])
         >>> round(metric.compute()["codebleu"].item(), 4)
@@ -477,17 +479,18 @@ class CodeBLEUScore(PerSampleScore):
 
     def __init__(
         self,
-        lang: Optional[str] = None,
+        *,
+        language: Optional[str] = None,
         weights: Sequence[float] = (0.25, 0.25, 0.25, 0.25),
         mode: str = "codebleu-0.7",
         preset: Optional[str] = None,
-        tokenizer: Optional[Callable[[str], Sequence[str]]] = None,
-        reduction: str = "corpus",
+        tokenize: Optional[Callable[[str], Sequence[str]]] = None,
         detokenize: bool = False,
         grammar: str | os.PathLike | None = None,
+        reduction: str = "corpus",
         **kwargs: Any,
     ) -> None:
-        self.config = _CodeBLEUConfig(lang, weights, mode, preset, tokenizer, detokenize, reduction, grammar)
+        self.config = _CodeBLEUConfig(language, weights, mode, preset, tokenize, detokenize, reduction, grammar)
         super().__init__(reduction=reduction, score_shape=(len(KEYS),), **kwargs)
         self.add_state("statistics", torch.zeros(STATISTICS, dtype=torch.float64), dist_reduce_fx="sum")
 
