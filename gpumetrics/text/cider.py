@@ -505,6 +505,9 @@ class CIDErScore(Metric):
         reduction: str = "mean",
         **kwargs: Any,
     ) -> None:
+        if "variant" in kwargs:  # torchmetrics would not name the new option
+            raise TypeError(f"{type(self).__name__} got an unexpected keyword argument 'variant': the option is now "
+                            "`mode`")
         super().__init__(**kwargs)
         self.tokenizer = _check_options(mode, tokenize, reduction, n_gram, sigma)
         self.mode, self.reduction = mode, reduction

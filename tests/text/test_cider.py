@@ -186,6 +186,9 @@ def test_bad_inputs_name_the_argument():
         cider_score(["a"], [[None]])
     with pytest.raises(ValueError, match="`mode`"):
         cider_score(["a"], [["a"]], mode="cider-x")
+    for call in (cider_score, lambda *args, **kwargs: CIDErScore(**kwargs)):  # renamed `mode` (0.x API)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'variant'"):
+            call(["a"], [["a"]], variant="cider")
     with pytest.raises(ValueError, match="`tokenize`"):
         CIDErScore(tokenize="13a")
     with pytest.raises(ValueError, match="`reduction`"):

@@ -287,7 +287,7 @@ def test_task_metric_and_suite():
 # ------------------------------------------------------------------------------------------------ bad input
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"language": "cobol"}, ValueError, "`language` must be one of"),
-    ({}, ValueError, "`lang` is required"),
+    ({}, ValueError, "`language` is required"),
     ({"language": "python", "mode": "codebleu"}, ValueError, "`mode` must be one of"),
     ({"language": "python", "preset": "aij2022"}, ValueError, "`preset` must be one of"),
     ({"language": "python", "reduction": "max"}, ValueError, "`reduction` must be one of"),
@@ -299,6 +299,8 @@ def test_task_metric_and_suite():
     ({"preset": "aij2021", "mode": "paper"}, ValueError, "leave `mode`"),
     ({"language": "python", "detokenize": True}, ValueError, "`detokenize` applies to preset='aij2021'"),
     ({"preset": "aij2021", "detokenize": "yes"}, TypeError, "`detokenize` must be a bool"),
+    ({"lang": "python"}, TypeError, "unexpected keyword argument 'lang'"),  # renamed `language` (0.x API)
+    ({"language": "python", "tokenizer": str.split}, TypeError, "unexpected keyword argument 'tokenizer'"),
 ])
 def test_bad_options(kwargs, error, message):
     with pytest.raises(error, match=message):
@@ -321,7 +323,7 @@ def test_bad_inputs(preds, target, error, message):
 
 
 def test_bad_tokenizer_output():
-    with pytest.raises(TypeError, match="`tokenizer` must return a list of strings"):
+    with pytest.raises(TypeError, match="`tokenize` must return a list of strings"):
         codebleu_score(["x = 1"], ["x = 1"], language="python", tokenize=lambda text: 3)
 
 

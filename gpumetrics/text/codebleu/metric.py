@@ -207,6 +207,16 @@ class _CodeBLEUConfig:
         return fields
 
 
+def check_renamed(kwargs: dict[str, Any], owner: str, renamed: dict[str, str]) -> None:
+    """A ``TypeError`` for an option passed under its name before the 0.x API renames (``lang`` → ``language``).
+
+    A class hands its other keyword arguments to ``torchmetrics.Metric``, which would not name the new option.
+    """
+    for old, new in renamed.items():
+        if old in kwargs:
+            raise TypeError(f"{owner} got an unexpected keyword argument {old!r}: the option is now `{new}`")
+
+
 def _grammar_path(grammar: Any) -> Optional[str]:
     """The absolute path of the ``grammar`` option (a file), or None."""
     if grammar is None:
@@ -490,6 +500,7 @@ class CodeBLEUScore(PerSampleScore):
         reduction: str = "corpus",
         **kwargs: Any,
     ) -> None:
+        check_renamed(kwargs, type(self).__name__, {"lang": "language", "tokenizer": "tokenize"})
         self.config = _CodeBLEUConfig(language, weights, mode, preset, tokenize, detokenize, reduction, grammar)
         super().__init__(reduction=reduction, score_shape=(len(KEYS),), **kwargs)
         self.add_state("statistics", torch.zeros(STATISTICS, dtype=torch.float64), dist_reduce_fx="sum")
