@@ -8,8 +8,8 @@
 
 **mode="codebleu-0.7"** equals ``codebleu.calc_codebleu(references, predictions, lang, weights, tokenizer)`` of the
 ``codebleu`` package 0.7.0 (note its argument order: references first; a sample's references may be a string or a
-list; its ``lang`` and ``tokenizer`` are our ``language`` and ``tokenize``) to 1e-9 on every key, with tree-sitter 0.22.3 and the grammar wheels pinned by ``gpumetrics[code]``. What that
-implies, quirks included:
+list; its ``lang`` and ``tokenizer`` are our ``language`` and ``tokenize``) to 1e-9 on every key, with tree-sitter
+0.22.3 and the grammar wheels pinned by ``gpumetrics[code]``. What that implies, quirks included:
 
 1. **Inputs** are ``strip()``-ed; the n-gram parts use ``text.split()`` (or ``tokenize``) — whitespace tokens, so
    ``f(x)`` is one token.
@@ -39,6 +39,14 @@ implies, quirks included:
    to get exactly the single-process number of that seed. Byte columns read from ``str`` lines (a token after
    non-ASCII text is cut shifted) are reproduced too; see :mod:`.flow_match` and :mod:`.parsing`.
 8. An empty batch gives 0 on every key (codebleu divides by zero).
+9. **A program whose data-flow walk fails has no data flow**, as codebleu's ``get_data_flow`` (``except Exception``)
+   has none; its sample is still scored and the corpus call goes on. codebleu's walker fails on valid code: a Python
+   or Ruby assignment whose right side is a string literal with as many parts as the left side has elements —
+   ``x.s = 'H'``, ``self.mode = 'r'``, ``x.s = b'H'`` / ``f'H'``, ``x.s: str = 'H'`` (``x . s`` is paired with
+   ``' H '``, whose parts are no tokens) — and PHP ``foreach`` forms; about 0.6 % of standard-library functions.
+   Comment stripping that fails leaves the program as it is (codebleu: ``except Exception: pass``). A program that
+   UTF-8 cannot encode (a lone surrogate) cannot be parsed: a ``ValueError`` names the sample (codebleu raises
+   ``UnicodeEncodeError`` for the whole call).
 
 **mode="paper"** is the formula of Ren et al. 2020 (arXiv:2009.10297, §3) as we read it:
 
