@@ -82,7 +82,7 @@ FUNCTIONAL_CASES: dict[str, Callable[[str], Any]] = {
     "cider_score": lambda d: F.cider_score(*TEXT, device=d),
     "meteor_score": lambda d: F.meteor_score(*TEXT, device=d),
     "codebleu_score": lambda d: F.codebleu_score(["def f(a):\n    return a + 1\n"], [["def g(b):\n    return b + 1\n"]],
-                                                 "python", device=d),
+                                                 language="python", device=d),
     "word_movers_distance": lambda d: F.word_movers_distance(*FLAT_TEXT, embeddings=_vectors(), device=d),
     "coco_caption_scores": lambda d: F.coco_caption_scores(*TEXT, device=d),
     "box_iou": lambda d: F.box_iou(_boxes(5, 1).to(d), _boxes(4, 2).to(d)),
