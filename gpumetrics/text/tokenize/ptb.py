@@ -68,7 +68,7 @@ _PTB_LATEX_QUOTES = str.maketrans({"‘": "`", "‹": "`", "‛": "`", "’": "'
 # The lexer's apostrophes (APOS), and the characters it also accepts inside a word (APOSETCETERA).
 _PTB_APOS = "'’\x92"
 _PTB_APOS_ETC = "'’\x92`‘\x91‛"
-_PTB_REDAUX = re.compile(f"[{re.escape(_PTB_APOS)}](?i:[msd]|re|ve|ll)")
+_PTB_REDAUX = re.compile(f"[{re.escape(_PTB_APOS)}](?ai:[msd]|re|ve|ll)")
 _PTB_NT = re.compile(f"[Nn][{re.escape(_PTB_APOS_ETC)}][Tt]")
 _PTB_ASCII_SPACE = frozenset(("", " ", "\t", "\n", "\r", "\f"))
 _PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
@@ -79,11 +79,20 @@ _PTB_TRANSLATION = str.maketrans(
     {code: " " for code in ptb_tables.DELETED if code not in (0x201B, 0x91, 0x92, 0x93, 0x94)}
 )
 _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;": ""}
+# Entities that the Java lexer reads as one character (%caseless): SPLET "&eacute;" is a letter of its words
+# ("caf&eacute;s"), SPPUNC "&#8230;" / "&odq;" a token of its own, SPMDASH "&mdash;" a dash ("--"), APOS "&apos;" an
+# apostrophe (rewritten to "'" where the quote rules rewrite quotes). The port lexes them as one stand-in character
+# of the same class and writes the entity back into the token (lowercased, as the Java tool writes it).
+_PTB_SPLET_STAND_INS = "\ua000-\ua014"  # 21 Yi syllables (15 SPLET entities, lowercased)
+_PTB_ENTITY_CHARS = re.compile(
+    "&(?:(?P<letter>(?ai:[aeiou](?:acute|grave|uml)))|(?P<symbol>(?ai:HT|TL|UR|LR|QC|QL|QR|odq|cdq)|#[0-9]+)"
+    "|(?P<dash>(?ai:MD|mdash|ndash))|(?P<apostrophe>apos)|(?P<symbol2>(?ai:apos)));"
+)
 # URLs and e-mail addresses run over Unicode spaces (CIDEr's whitespace split cuts the token there later) and over
 # the Java tool's deleted characters (spaces for the port's lexer), so they are re-read from the original text.
-_PTB_URL = r"(?i:https?)://[^ \t\n\r\f()<>{}|\"]*[^ \t\n\r\f()<>{}|\".,!?-]"
+_PTB_URL = r"(?ai:https?)://[^ \t\n\r\f()<>{}|\"]+[^ \t\n\r\f()<>{}|\".,!?-]"
 _PTB_EMAIL = (
-    '(?:<|(?i:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@'
+    '(?:<|(?ai:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@'
     '(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+>?'
 )
 # A web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a"); the Java class's ",-_"
@@ -126,26 +135,26 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     letter = f"(?:[^\\W\\d_\U00010000-\U0010ffff{not_word}]|[{extra}])"
     etc, apos, hyphen = re.escape(_PTB_APOS_ETC), re.escape(_PTB_APOS), "[-\u058a\u2010\u2011]"
     # the apostrophe rules use Java's [:letter:] / [:digit:], without combining marks ("O'e\u0301x" → "O" "éx")
-    jalnum = f"[^\\W_\U00010000-\U0010ffff{not_word}]"
-    jletter = f"[^\\W\\d_\U00010000-\U0010ffff{not_word}]"
-    clitic = f"(?i:re|ve|ll)(?!{jletter})"
+    # (the stand-ins of SPLET entities, "&eacute;", are LETTERs of WORD but not [:letter:]: "5&eacute;" → "5" …)
+    jalnum = f"[^\\W_\U00010000-\U0010ffff{not_word}{_PTB_SPLET_STAND_INS}]"
+    jletter = f"[^\\W\\d_\U00010000-\U0010ffff{not_word}{_PTB_SPLET_STAND_INS}]"
+    clitic = f"(?ai:re|ve|ll)(?!{jletter})"
     # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
     joiner = f"(?:[-/_\u058a\u2010\u2011](?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
     word = f"(?:{alnum}+(?:{joiner}{alnum}+)*)"
-    token = re.compile(
-        "|".join(
+    alternatives = (
             [
                 # URL and e-mail run over Unicode spaces other than these (the token is split there later)
                 f"(?P<url>{_PTB_URL})",
                 f"(?P<email>{_PTB_EMAIL})",
                 # S&P-500, S&Ls; capitals joined by & + (&amp; read as &): "AT&T", "A+B"
-                r"(?P<amp>(?i:S(?:&|&amp;)(?:P-500|Ls))|[A-Z]+(?:(?:(?i:&amp;)|[+&])[A-Z]+)+)",
+                r"(?P<amp>(?ai:S(?:&|&amp;)(?:P-500|Ls))|[A-Z]+(?:(?:(?ai:&amp;)|[+&])[A-Z]+)+)",
                 # bracket names, phone numbers starting with ( or +
-                r"(?P<tbspec>-(?i:RRB|LRB|RCB|LCB|RSB|LSB)-)",
+                r"(?P<tbspec>-(?ai:RRB|LRB|RCB|LCB|RSB|LSB)-)",
                 r"(?P<phone>\([0-9]{2,3}\)[ \xa0]?[0-9]{3,4}[- \xa0]?[0-9]{3,5}"
                 r"|\+\+?(?:(?:[0-9]{2,4}[- \xa0])?[0-9]{2,4}[- \xa0][0-9]{3,4}[- \xa0]?[0-9]{3,5}"
                 r"|(?:[0-9]{2,4}\.)?[0-9]{2,4}\.[0-9]{3,4}\.[0-9]{3,5}))",
-                r"(?P<entity>&(?i:amp|lt|gt|quot|nbsp);)",
+                r"(?P<entity>&(?ai:amp|lt|gt|quot|nbsp);)",
                 f"(?P<tag>{_PTB_SGML})",
                 "(?P<quotes>[`‘’“”«»‹›„‚‛‟\x91-\x94]{2})",
                 # Asian emoticons: "^_^", "(x.x)", "(^-^)"; one starting with x unless a word goes on ("x_xa")
@@ -153,15 +162,16 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"|x_[-^x=~<>'](?![^\W_]|[-_\u058a\u2010\u2011][^\W_]))",
                 r"(?P<number>[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*)",
                 # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
-                r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|{]|:3)(?=[^A-Za-z0-9]))",  # not at the input's end
+                # (SMILEY's classes are as written: "DPdpO", no lower-case "o" mouth: ":d" but ":o" → ":" "o")
+                r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DdOPp\[\\\]|{]|:3)(?=[^A-Za-z0-9]))",  # not at the input's end
                 # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
                 # ASCII 'n is a token before a space or the end only ("'n#" → "'" "n")
-                r"(?P<lead>['’\x92](?i:em|cause|till?)|[’\x92](?i:n[’\x92]?)"
-                r"|'(?i:n(?:['’\x92]|(?=[\s\xa0]|\Z))|t(?=is|was)))",
+                r"(?P<lead>['’\x92](?ai:em|cause|till?)|[’\x92](?ai:n[’\x92]?)"
+                r"|'(?ai:n)(?:['’\x92]|(?=[\s\xa0]|\Z))|'(?ai:t(?=is|was)))",
                 # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
                 r"(?P<year>['’\x92](?:[2-9]0[sS]|\d\d(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
-                r"(?P<clitic>[’\x92](?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
+                r"(?P<clitic>[’\x92](?ai:re|ve|ll|s|d|m)|'(?ai:s|re|ve|ll|d|m)(?![A-Za-z]))",
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
                 # a web address starting with a symbol ("*www.x.org", "·x.com"); at a word start the longest
                 # rule decides
@@ -174,24 +184,26 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 f"(?P<apos>(?:[DdOoLl][{etc}](?!{clitic}){jalnum}{jalnum}+"
                 f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*"
                 f"|[A-HJ-XZn][{etc}](?!{clitic}){jletter}{jletter}+"
-                f"|[Qq]u['’\x92]{letter}{alnum}*|[Cc]'(?i:mon)|[Mm][Aa]['’\x92][Aa][Mm]{letter}*"
-                f"|[NnEeOo]e?['’\x92]er{letter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
-                f"|(?i:cap[{apos}]n|c[{apos}]est)"
-                f"|(?:(?i:dunkin|somethin)[{apos}](?![Tt])|(?i:ol)[{apos}])(?!(?i:re|ve|ll|[msd]))))",
+                f"|[Qq]u['’\x92]{letter}{alnum}*|[Cc]'(?ai:mon)|[Mm][Aa]['’\x92][Aa][Mm]{letter}*"
+                f"|[NnEeOo]e?['’\x92]er{letter}*|(?ai:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
+                f"|(?ai:cap[{apos}]n|c[{apos}]est)"
+                f"|(?:(?ai:dunkin|somethin)[{apos}](?![Tt])|(?ai:ol)[{apos}])(?!(?ai:re|ve|ll|[msd]))))",
                 # l' d' j' before anything, y' before a letter, not before a clitic: a token ("j'" "ai", "y'" "all")
-                f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?i:re|ve|ll|[msd])))",
+                f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?ai:re|ve|ll|[msd])))",
                 # the word before n't cannot end in n ("Mann't" → "Mann" "'" "t")
                 f"(?P<nt>[A-Za-z\xad]*[A-MO-Za-mo-z]\xad*[Nn][{etc}][Tt]{jletter}*)",
                 f"(?P<word>{word})",
                 r"(?P<dots>\.{3,}|…)",
                 r"(?P<duck><<|>>)",
                 r"(?P<dashes>--+)",
-                r"(?P<stars>\*+)",
+                r"(?P<stars>\*+|(?:\\\*){1,3})",  # ASTS: escaped stars too ("\*\*")
                 r"(?P<bang>[!?]+)",
                 r"(?P<other>[^\s\u200b\U00010000-\U0010ffff])",
             ]
-        )
     )
+    token = re.compile("|".join(alternatives))
+    # the same without the SGML rule, for a tag that holds a character the Java tool deletes ("<a 《》>")
+    token_without_tag = re.compile("|".join(a for a in alternatives if not a.startswith("(?P<tag>")))
     acronym = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # a. / u.s / e.g (then followed by a period)
     # The Java lexer takes the longest of these at a word or number start (JFlex longest match).
     plain = jalnum  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
@@ -206,25 +218,26 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         # 1.5-inch, a,b-c, pro-a.m. (ASCII only)
         (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:{hyphen}(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0),
         # slashes: ASCII, at most two
-        ("[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing", 0),
-        (r"\d+-\d+/\d+", "number", 0),  # fraction 2-1/2
+        (r"[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing", 0),  # THING3
+        (r"\d{1,2}[-/]\d{1,2}[-/]\d{2,4}", "number", 0),  # DATE: "06/20-5918383" → "06/20-5918" "383"
         # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
-        (f"{jletter}+[aeiouyAEIOUY][{etc}](?!(?i:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{jletter}*", "thing", 0),
+        (f"{jletter}+[aeiouyAEIOUY][{etc}](?!(?ai:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{jletter}*", "thing", 0),
         # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
         # (runs over Unicode spaces like the URL rule; the Java class's ",-_" range bars digits and capitals)
         (_PTB_LIKELY_URL, "thing", 0),
         (r"[A-Z]+\$", "thing", 0),  # currency prefix "US$" (ASCII capitals only)
-        (r"(?i:pro-|anti-)", "thing", 0),  # "pro- and anti-abortion"
+        (r"(?ai:pro-|anti-)", "thing", 0),  # "pro- and anti-abortion"
         # fraction (a whole part after a space stays: CIDEr's whitespace split cuts it), phone number
         (r"(?:\d{1,4}[- \xa0])?\d{1,4}(?:\\?/|\u2044)\d{1,4}", "number", 0),
         (r"(?:[0-9]{2,4}[- \xa0])?[0-9]{2,4}[- \xa0][0-9]{3,4}[- \xa0]?[0-9]{3,5}"
          r"|(?:[0-9]{2,4}\.)?[0-9]{2,4}\.[0-9]{3,4}\.[0-9]{3,5}", "thing", 0),
-        (r"(?i:c\+\+|[cf]#)", "thing", 0),
+        (r"(?ai:c\+\+|[cf]#)", "thing", 0),
         # file name with a known extension ("3.x", "a.jpg"), then a space, line end or . ? ! ,
-        (f"{alnum}+(?:\\.{alnum}+)*\\.(?i:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
+        (f"{alnum}+(?:\\.{alnum}+)*\\.(?ai:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
          f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?=[\\s.?!,])", "thing", 1),
     ))
-    raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL)}
+    raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL),
+           "tag": re.compile(_PTB_SGML), "without_tag": token_without_tag}
     return token, acronym, longest, raw
 
 
@@ -309,6 +322,10 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     if simple is not None:
         return simple
     token_re, acronym_re, longest_res, raw_res = _ptb_patterns()
+    restore: dict[str, str] = {}
+    dashes: set[str] = set()
+    if "&" in text:
+        text = _ptb_entity_chars(text, restore, dashes)
     # pycocoevalcap ends every caption but the last with a line break, which the rules' trailing contexts can see
     line_end = "\n" if following else ""
     original = text + line_end
@@ -322,6 +339,16 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             break
         position = match.end()
         kind = match.lastgroup
+        if kind == "tag" and rewritten:
+            # the SGML rule reads the original text: a deleted character inside a tag name or attribute list
+            # (not inside a quoted value or a <!...> body) is no space for it
+            tag = raw_res["tag"].match(original, match.start())
+            if tag is None:
+                match = raw_res["without_tag"].match(text, match.start())
+                kind = match.lastgroup
+            else:
+                match = tag
+            position = match.end()
         value = match.group()
         if kind == "word" and not rewritten and value.isascii() and value.isalnum() and value[0].isalpha() and (
             text[position: position + 1] in _PTB_ASCII_SPACE
@@ -373,19 +400,32 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             tokens.append(value[:cut].replace("\xad", ""))
             # "n't" has its quote rewritten ("n‘t" → "n`t"); a longer tail ("n'ts") is a word kept as it is
             tokens.append(value[cut:].translate(_PTB_LATEX_QUOTES) if len(value) - cut == 3 else value[cut:])
-        elif kind in ("url", "email", "likely"):
+        elif kind in ("url", "email"):
+            # FULLURL and EMAIL: the longer match wins, FULLURL on a tie ("http://@x," is an e-mail address);
+            # both read the original text (they run over the deleted characters)
+            source = original if rewritten else text
+            longer = None
+            for name in ("url", "email"):
+                candidate = raw_res[name].match(source, match.start())
+                if candidate and (longer is None or candidate.end() > longer.end()):
+                    longer = candidate
+            if longer:
+                value, position = longer.group(), longer.end()
+            tokens.append(value)
+        elif kind == "likely":
             raw = _ptb_reread(original, match.start(), raw_res[kind]) if rewritten else None
             if raw:
                 value, position = raw
             tokens.append(value)
         elif kind == "amp":
-            tokens.append(re.sub("(?i:&amp;)", "&", value))
+            tokens.append(re.sub("(?ai:&amp;)", "&", value))
         elif kind in ("number", "thing", "tag", "year", "handle", "lead", "apos", "apos2", "tbspec"):
             tokens.append(value)
         elif kind in ("clitic", "quotes"):
             tokens.append(value.translate(_PTB_LATEX_QUOTES))
         elif kind == "entity":
-            tokens.append(_PTB_ENTITIES[value.lower()])
+            # the quote rewriting is case-sensitive: "&QUOT;" stays as it is
+            tokens.append(value if value.lower() == "&quot;" and value != "&quot;" else _PTB_ENTITIES[value.lower()])
         elif kind in ("smiley", "asian", "phone"):
             tokens.append(value.replace("(", "-LRB-").replace(")", "-RRB-"))
         elif kind == "other":
@@ -396,6 +436,9 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             tokens.append("--")  # probed: runs of 2-4 hyphens are one "--", longer runs stay as they are
         else:  # dashes, bang, stars, hashes, << >>: punctuation runs kept whole
             tokens.append(value)
+    if restore:
+        table = str.maketrans(restore)
+        tokens = ["--" if token in dashes else token.translate(table) for token in tokens]
     # pycocoevalcap filters whole tokens, then CIDEr splits its string on any whitespace
     lower = _ptb_lower if "Σ" in text else str.lower
     if not split_spaces:  # the Java tool writes the spaces inside a token as U+00A0
@@ -412,6 +455,31 @@ _PTB_JAVA_WORD_REST = re.compile(
     r"|[-\u00ad\u2010-\u2015\u2027'\".](?<=[^\W\d].)(?=[^\W\d])"
     r"|[,'\".\u066b](?<=\d.)(?=\d))*"
 )
+
+
+def _ptb_entity_chars(text: str, restore: dict[str, str], dashes: set[str]) -> str:
+    """``text`` with each entity the Java lexer reads as one character (see ``_PTB_ENTITY_CHARS``) replaced by a
+    stand-in character of the same lexer class that ``text`` does not hold: a letter (Yi syllables) for SPLET, a
+    symbol (supplemental math operators) for SPPUNC / SPMDASH, U+0092 (a cp1252 apostrophe, rewritten to "'" by
+    the quote rules as "&apos;" is) for "&apos;". Fills ``restore`` (stand-in → entity text) and ``dashes``."""
+    allocated: dict[str, str] = {}
+    pools = {"letter": iter(range(0xA000, 0xA015)), "symbol": iter(range(0x2A00, 0x2B00))}
+
+    def stand_in(match: re.Match) -> str:
+        kind, entity = match.lastgroup, match.group()
+        if kind == "apostrophe" and "\x92" not in text:
+            restore["\x92"] = entity
+            return "\x92"
+        key = entity.lower()
+        if key not in allocated:
+            pool = pools["letter" if kind == "letter" else "symbol"]
+            char = next(c for c in map(chr, pool) if c not in text)
+            allocated[key], restore[char] = char, key
+            if kind == "dash":
+                dashes.add(char)
+        return allocated[key]
+
+    return _PTB_ENTITY_CHARS.sub(stand_in, text)
 
 
 def _ptb_lower(token: str) -> str:
@@ -439,7 +507,7 @@ def _sentence_start_follows(text: str, start: int, following: str) -> bool:
     rest = text[start:]
     if not rest.strip():
         rest = " " + following  # the line break, then the next caption
-    match = re.match(rf"\s+(M(?i:[rs])\.|[A-Za-z]+|{_PTB_SGML})(?!\S)", rest)
+    match = re.match(rf"\s+(M(?ai:[rs])\.|[A-Za-z]+|{_PTB_SGML})(?!\S)", rest)
     word = match and match.group(1)  # first letter as listed, the rest in any case ("THE", "MR.")
     return bool(word and (word[0] + word[1:].lower() in _PTB_SENTENCE_STARTS or word[0] == "<"))
 
