@@ -60,14 +60,16 @@ _PTB_CHAR_MAP = {
     "—": "--", "–": "--", "―": "--", "…": "...", "\u058a": "-", "\u2010": "-", "\u2011": "-",
     '"': "''", "“": "``", "”": "''", "«": "``", "»": "''", "‹": "`", "›": "'", "‘": "`", "’": "'", "‛": "`",
     "\x91": "`", "\x92": "'", "\x93": "``", "\x94": "''",  # cp1252 quotes read as Unicode code points
+    "\u2aff": "'",  # the stand-in of "&apos;" (see _PTB_ENTITY_CHARS)
 }
 # The Java tool's quote rewriting (its "latexQuotes"), for quote tokens and for the quote in "’s", "n‘t".
 # Two adjacent quote characters of this set are one token, each character rewritten ("‘“" → "```").
 _PTB_LATEX_QUOTES = str.maketrans({"‘": "`", "‹": "`", "‛": "`", "’": "'", "›": "'", "“": "``", "«": "``", "”": "''",
-                                   "»": "''", "\x91": "`", "\x92": "'", "\x93": "``", "\x94": "''"})
+                                   "»": "''", "\x91": "`", "\x92": "'", "\x93": "``", "\x94": "''",
+                                   "\u2aff": "'"})
 # The lexer's apostrophes (APOS), and the characters it also accepts inside a word (APOSETCETERA).
-_PTB_APOS = "'’\x92"
-_PTB_APOS_ETC = "'’\x92`‘\x91‛"
+_PTB_APOS = "'’\x92\u2afe\u2aff"  # (U+2AFE, U+2AFF: the stand-ins of "&APOS;", "&apos;", APOS of the lexer)
+_PTB_APOS_ETC = "'’\x92\u2afe\u2aff`‘\x91‛"
 _PTB_REDAUX = re.compile(f"[{re.escape(_PTB_APOS)}](?ai:[msd]|re|ve|ll)")
 _PTB_NT = re.compile(f"[Nn][{re.escape(_PTB_APOS_ETC)}][Tt]")
 _PTB_ASCII_SPACE = frozenset(("", " ", "\t", "\n", "\r", "\f"))
@@ -83,14 +85,16 @@ _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;
 # ("caf&eacute;s"), SPPUNC "&#8230;" / "&odq;" a token of its own, SPMDASH "&mdash;" a dash ("--"), APOS "&apos;" an
 # apostrophe (rewritten to "'" where the quote rules rewrite quotes). The port lexes them as one stand-in character
 # of the same class and writes the entity back into the token (lowercased, as the Java tool writes it).
+_PTB_THINGA_BEFORE = re.compile(r"[A-Z]+(?:(?:[+&]|&amp;)[A-Z]+)+\Z")
 _PTB_SPLET_STAND_INS = "\ua000-\ua014"  # 21 Yi syllables (15 SPLET entities, lowercased)
 _PTB_ENTITY_CHARS = re.compile(
     "&(?:(?P<letter>(?ai:[aeiou](?:acute|grave|uml)))|(?P<symbol>(?ai:HT|TL|UR|LR|QC|QL|QR|odq|cdq)|#[0-9]+)"
-    "|(?P<dash>(?ai:MD|mdash|ndash))|(?P<apostrophe>apos)|(?P<symbol2>(?ai:apos)));"
+    "|(?P<dash>(?ai:MD|mdash|ndash))|(?P<apostrophe>apos)|(?P<raw_apostrophe>(?ai:apos)));"
 )
 # URLs and e-mail addresses run over Unicode spaces (CIDEr's whitespace split cuts the token there later) and over
 # the Java tool's deleted characters (spaces for the port's lexer), so they are re-read from the original text.
-_PTB_URL = r"(?ai:https?)://[^ \t\n\r\f()<>{}|\"]+[^ \t\n\r\f()<>{}|\".,!?-]"
+_PTB_URL = (r"(?ai:https?)://(?:[^ \t\n\r\f()<>{}|\"]+[^ \t\n\r\f()<>{}|\".,!?-]"
+            r"|[^ \t\n\r\f()<>{}|\"]*[\u2a00-\u2aff\ua000-\ua014])")  # (an entity's stand-in: 2+ characters)
 _PTB_EMAIL = (
     '(?:<|(?ai:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@'
     '(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+>?'
@@ -98,7 +102,7 @@ _PTB_EMAIL = (
 # A web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a"); the Java class's ",-_"
 # range bars digits and capitals from the domain.
 _PTB_LIKELY_URL = (
-    r'(?:www\.(?:[^ \t\n\r\f"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^ \t\n\r\f"`\'<>|.!?(){}$\x2c-\x5f]+\.)+'
+    r'(?:www\.(?:[^ \t\n\r\f"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^ \t\n\r\f"`\'<>|.!?(){}$\x2c-\x5f\u2a00-\u2aff\ua000-\ua014]+\.)+'
     r'(?:com|net|org|edu))(?:/[^ \t\n\r\f"<>|()]+[^ \t\n\r\f"<>|.!?(){},-])?'
 )
 # An SGML/XML tag as the Java lexer's SGML rule reads one: <!...> / <?...>, a name with attributes (quoted values may
@@ -156,7 +160,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"|(?:[0-9]{2,4}\.)?[0-9]{2,4}\.[0-9]{3,4}\.[0-9]{3,5}))",
                 r"(?P<entity>&(?ai:amp|lt|gt|quot|nbsp);)",
                 f"(?P<tag>{_PTB_SGML})",
-                "(?P<quotes>[`‘’“”«»‹›„‚‛‟\x91-\x94]{2})",
+                "(?P<quotes>''|[`‘’“”«»‹›„‚‛‟\x91-\x94]{2})",  # QUOTES: also ASCII "''" ("''s" → "''" "s")
                 # Asian emoticons: "^_^", "(x.x)", "(^-^)"; one starting with x unless a word goes on ("x_xa")
                 r"(?P<asian>\([-^x=~<>'][_.]?[-^x=~<>']\)|\([\^x=~<>']-[\^x=~<>'`]\)|[-^=~<>']_[-^x=~<>']"
                 r"|x_[-^x=~<>'](?![^\W_]|[-_\u058a\u2010\u2011][^\W_]))",
@@ -166,12 +170,12 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DdOPp\[\\\]|{]|:3)(?=[^A-Za-z0-9]))",  # not at the input's end
                 # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
                 # ASCII 'n is a token before a space or the end only ("'n#" → "'" "n")
-                r"(?P<lead>['’\x92](?ai:em|cause|till?)|[’\x92](?ai:n[’\x92]?)"
-                r"|'(?ai:n)(?:['’\x92]|(?=[\s\xa0]|\Z))|'(?ai:t(?=is|was)))",
+                r"(?P<lead>['’\x92\u2afe\u2aff](?ai:em|cause|till?)|[’\x92\u2afe\u2aff](?ai:n['’\x92\u2afe\u2aff]?)"
+                r"|'(?ai:n)(?:['’\x92\u2afe\u2aff]|(?=[\s\xa0]|\Z))|'(?ai:t(?=is|was)))",
                 # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
-                r"(?P<year>['’\x92](?:[2-9]0[sS]|\d\d(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))",
+                r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sS]|\d\d(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
-                r"(?P<clitic>[’\x92](?ai:re|ve|ll|s|d|m)|'(?ai:s|re|ve|ll|d|m)(?![A-Za-z]))",
+                r"(?P<clitic>[’\x92\u2afe\u2aff](?ai:re|ve|ll|s|d|m)|'(?ai:s|re|ve|ll|d|m)(?![A-Za-z]))",
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
                 # a web address starting with a symbol ("*www.x.org", "·x.com"); at a word start the longest
                 # rule decides
@@ -184,8 +188,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 f"(?P<apos>(?:[DdOoLl][{etc}](?!{clitic}){jalnum}{jalnum}+"
                 f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*"
                 f"|[A-HJ-XZn][{etc}](?!{clitic}){jletter}{jletter}+"
-                f"|[Qq]u['’\x92]{letter}{alnum}*|[Cc]'(?ai:mon)|[Mm][Aa]['’\x92][Aa][Mm]{letter}*"
-                f"|[NnEeOo]e?['’\x92]er{letter}*|(?ai:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
+                f"|[Qq]u['’\x92\u2afe\u2aff]{letter}{alnum}*|[Cc]'(?ai:mon)|[Mm][Aa]['’\x92\u2afe\u2aff][Aa][Mm]{letter}*"
+                f"|[NnEeOo]e?['’\x92\u2afe\u2aff]er{letter}*|(?ai:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
                 f"|(?ai:cap[{apos}]n|c[{apos}]est)"
                 f"|(?:(?ai:dunkin|somethin)[{apos}](?![Tt])|(?ai:ol)[{apos}])(?!(?ai:re|ve|ll|[msd]))))",
                 # l' d' j' before anything, y' before a letter, not before a clitic: a token ("j'" "ai", "y'" "all")
@@ -198,6 +202,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"(?P<dashes>--+)",
                 r"(?P<stars>\*+|(?:\\\*){1,3})",  # ASTS: escaped stars too ("\*\*")
                 r"(?P<bang>[!?]+)",
+                # SUBSUPNUM: runs of superscript or subscript digits, with a sign ("²²", "⁺²", "₂₃")
+                r"(?P<subsup>[\u207a\u207b\u208a\u208b]?(?:[\u2070\xb9\xb2\xb3\u2074-\u2079]+|[\u2080-\u2089]+))",
                 r"(?P<other>[^\s\u200b\U00010000-\U0010ffff])",
             ]
     )
@@ -227,6 +233,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         (_PTB_LIKELY_URL, "thing", 0),
         (r"[A-Z]+\$", "thing", 0),  # currency prefix "US$" (ASCII capitals only)
         (r"(?ai:pro-|anti-)", "thing", 0),  # "pro- and anti-abortion"
+        (f"[Nn][{etc}][Tt]", "sredaux", 0),  # SREDAUX: "n't" alone ("n'ts" is an APOWORD, longer)
         # fraction (a whole part after a space stays: CIDEr's whitespace split cuts it), phone number
         (r"(?:\d{1,4}[- \xa0])?\d{1,4}(?:\\?/|\u2044)\d{1,4}", "number", 0),
         (r"(?:[0-9]{2,4}[- \xa0])?[0-9]{2,4}[- \xa0][0-9]{3,4}[- \xa0]?[0-9]{3,5}"
@@ -337,6 +344,14 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         match = token_re.search(text, position)
         if match is None:
             break
+        if rewritten and match.start() > position:
+            # a character the Java tool deletes is no space for LIKELYURL, which can start with it ("《www.x.com")
+            starts = [p for p in range(position, match.start()) if text[p] == " " and not original[p].isspace()]
+            likely = starts and raw_res["likely"].match(original, starts[0])
+            if likely:
+                tokens.append(likely.group())
+                position = likely.end()
+                continue
         position = match.end()
         kind = match.lastgroup
         if kind == "tag" and rewritten:
@@ -349,6 +364,19 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             else:
                 match = tag
             position = match.end()
+        if rewritten and kind not in ("url", "email"):
+            # FULLURL and EMAIL read the original text, over the deleted characters ("a@《b", "http://《x"): where
+            # they are longer there than the token found here, JFlex's longest match takes them
+            longer = max((m for m in (raw_res[name].match(original, match.start()) for name in ("url", "email")) if m),
+                         key=lambda m: m.end(), default=None)
+            if longer and longer.end() > match.end() and not longer.group().isspace():
+                kind = "url" if raw_res["url"].match(original, match.start()) else "email"
+        if kind not in ("word", "number", "url", "email", "likely", "tag"):
+            # JFlex takes the longest match: a web address without a scheme outruns a quote pair, a clitic ...
+            # ("‘‘x.org/ab")
+            likely = raw_res["likely"].match(original if rewritten else text, match.start())
+            if likely and likely.end() > match.end():
+                match, kind, position = likely, "likely", likely.end()
         value = match.group()
         if kind == "word" and not rewritten and value.isascii() and value.isalnum() and value[0].isalpha() and (
             text[position: position + 1] in _PTB_ASCII_SPACE
@@ -369,7 +397,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 position = raw[1]
                 continue
             # "dog.," keeps its period (not a number with . , : or a sign: "12:55.;" → "12:55" ".")
-            if text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":") and (
+            if text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":") and kind != "sredaux" and (
                 kind != "number" or value.isdigit()
             ):
                 tokens.append(value + ".")
@@ -419,9 +447,9 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             tokens.append(value)
         elif kind == "amp":
             tokens.append(re.sub("(?ai:&amp;)", "&", value))
-        elif kind in ("number", "thing", "tag", "year", "handle", "lead", "apos", "apos2", "tbspec"):
+        elif kind in ("number", "thing", "tag", "year", "handle", "lead", "apos", "apos2", "tbspec", "subsup"):
             tokens.append(value)
-        elif kind in ("clitic", "quotes"):
+        elif kind in ("clitic", "quotes", "sredaux"):
             tokens.append(value.translate(_PTB_LATEX_QUOTES))
         elif kind == "entity":
             # the quote rewriting is case-sensitive: "&QUOT;" stays as it is
@@ -460,16 +488,21 @@ _PTB_JAVA_WORD_REST = re.compile(
 def _ptb_entity_chars(text: str, restore: dict[str, str], dashes: set[str]) -> str:
     """``text`` with each entity the Java lexer reads as one character (see ``_PTB_ENTITY_CHARS``) replaced by a
     stand-in character of the same lexer class that ``text`` does not hold: a letter (Yi syllables) for SPLET, a
-    symbol (supplemental math operators) for SPPUNC / SPMDASH, U+0092 (a cp1252 apostrophe, rewritten to "'" by
-    the quote rules as "&apos;" is) for "&apos;". Fills ``restore`` (stand-in → entity text) and ``dashes``."""
+    symbol (supplemental math operators) for SPPUNC / SPMDASH, U+2AFF (in the port's apostrophe classes, rewritten
+    to "'" by the quote rules as "&apos;" is, but no member of the QUOTES pairs) for "&apos;", U+2AFE for the same
+    entity in other cases ("&APOS;": an apostrophe for the rules, which the case-sensitive quote rewriting keeps). Fills ``restore`` (stand-in → entity text) and ``dashes``."""
     allocated: dict[str, str] = {}
-    pools = {"letter": iter(range(0xA000, 0xA015)), "symbol": iter(range(0x2A00, 0x2B00))}
+    pools = {"letter": iter(range(0xA000, 0xA015)), "symbol": iter(range(0x2A00, 0x2AFE))}
 
     def stand_in(match: re.Match) -> str:
         kind, entity = match.lastgroup, match.group()
-        if kind == "apostrophe" and "\x92" not in text:
-            restore["\x92"] = entity
-            return "\x92"
+        if entity[1:2].isupper() and _PTB_THINGA_BEFORE.search(text, 0, match.start()):
+            return entity  # THINGA joins capitals over its "&": "AT&T&Uuml;" → "AT&T&U" "uml" ";"
+        if kind in ("apostrophe", "raw_apostrophe"):
+            char = "\u2aff" if kind == "apostrophe" else "\u2afe"
+            if char not in text:
+                restore[char] = "&apos;"
+                return char
         key = entity.lower()
         if key not in allocated:
             pool = pools["letter" if kind == "letter" else "symbol"]

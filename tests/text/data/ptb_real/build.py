@@ -127,6 +127,26 @@ def family_lines() -> list[str]:
     out += ["我们的猫在窗户上睡觉。「猫」、『犬』（いぬ）！ＡＢＣ１２３", "Кошка сидит на окне, а собака — во дворе.",
             "Ἐν ἀρχῇ ἦν ὁ λόγος. ΣΟΦΟΣ σοφός", "مرحبا بالعالم، كيف حالك؟", "こんにちは、世界！「テスト」です。",
             "Съешь же ещё этих мягких французских булок, да выпей чаю.", "한국어 문장입니다. 《책》 〈장〉"]
+    # the families glued together at random (seeded): fragments of every rule family, half of them glued
+    fragments = [
+        "&#8230;", "&#39;", "&eacute;", "&Uuml;", "&apos;", "&APOS;", "&amp;", "&lt;", "&gt;", "&quot;", "&QUOT;",
+        "&mdash;", "&ndash;", "&odq;", "&nbsp;", "&copy;", "&#x27;", "&MD;", "\\*", "\\/", "\\", "\\\\", "`", "``",
+        "'", "''", '"', "@", ",", "http://", "https://x.org/a#h", "www.x.com", "x.org/ab", "http://x.org/a",
+        "a@b.com", "06/20", "-5918383", "12-25-2003", "1/2", "2 1/2", "555-1234", "<b>", "</b>", "<a href='x'>",
+        "<《》>", "《", "》", "ſ", "þ", "æ", "œ", "猫", "жук", "é", "ß", "dog", "The", "a", "5", "1,000", "3.5", "x",
+        "Mr.", "U.S.", "'s", "n't", "don't", "o'clock", "(", ")", "[", "]", "{", "}", "-", "--", ".", "!", "?", ";",
+        ":", "*", "#", "#tag", "@user", "$", "%", "+", "=", "_", "~", "^", "|", "’", "‘", "“", "”", "«", "»", "…",
+        "—", "–", "€", "£", "½", "²", "'90s", ":)", ":d", "^_^", "C++", "AT&T", "&",
+    ]
+    for _ in range(6000):
+        parts: list[str] = []
+        for _ in range(rng.randint(1, 10)):
+            piece = rng.choice(fragments)
+            if parts and rng.random() < 0.5:
+                parts[-1] += piece
+            else:
+                parts.append(piece)
+        out.append(" ".join(parts))
     return out
 
 
