@@ -33,7 +33,7 @@ METADATA = {
     "narwhals": "MIT", "ranx": "MIT", "jiwer": "Apache-2.0", "tree_sitter-": "MIT", "pandas": "BSD-3-Clause",
     "numpy": "BSD-3-Clause", "idna": "BSD-3-Clause", "attrs": "MIT", "cramjam": "MIT", "smart_open": "MIT",
 }
-LICENSES = ["Apache-2.0", "BSD", "Artistic", "MPL-2.0", "GPL-3", "LGPL-2.1", "CC0-1.0"]
+LICENSES = ["Apache-2.0", "BSD", "MPL-2.0", "CC0-1.0"]  # (not GPL / LGPL / Artistic: verbatim copies only)
 # pycocoevalcap writes one caption per line ('\n' replaced by ' '); the Java lexer also ends a line at these
 _LINE_BREAKS = re.compile("[\r\x0b\x0c\x85\u2028\u2029]")
 
