@@ -4,9 +4,15 @@ pycocoevalcap runs Stanford CoreNLP 3.4.1's `PTBTokenizer -preserveLines -lowerC
 drops the tokens of its punctuation list. This is an independent Python port of the behaviour that matters after
 that removal, written from black-box probes of the Java tool and from the rules and word lists of its lexer
 (CoreNLP 3.4.1 PTBLexer.flex), re-expressed as Python regexes: the JFlex longest match is emulated where it
-matters (the `longest` rules at a word or number start). tests/text/test_ptb_tokenizer.py compares them.
+matters (the `longest` rules at a word or number start, FULLURL / EMAIL / LIKELYURL against whatever token starts
+where they start). tests/text/test_ptb_tokenizer.py compares them on probes, CoreNLP's own tokenizer test inputs,
+random captions and every BMP character; tests/text/test_ptb_real_corpus.py on 39,120 lines of real text and 8,999
+lines of the lexer's rule families (0 differences).
 The Java tool lowercases *after* tokenising, so the case-sensitive rules (abbreviations) look at the original text;
 its "-LRB-" style bracket tokens come out lowercased and therefore survive pycocoevalcap's (upper-case) list.
+The lexer is %caseless for its literal strings only (ASCII: "'ſ" is no "'s"; its character classes are as written).
+Entities that it reads as one character ("&eacute;" a letter, "&#8230;" a token, "&mdash;" a dash, "&apos;" an
+apostrophe) are lexed as one stand-in character of the same class and written back into the token.
 """
 
 from __future__ import annotations
