@@ -76,7 +76,9 @@ _PTB_LATEX_QUOTES = str.maketrans({"‘": "`", "‹": "`", "‛": "`", "’": "'
 # The lexer's apostrophes (APOS), and the characters it also accepts inside a word (APOSETCETERA).
 _PTB_APOS = "'’\x92\u2afe\u2aff"  # (U+2AFE, U+2AFF: the stand-ins of "&APOS;", "&apos;", APOS of the lexer)
 _PTB_APOS_ETC = "'’\x92\u2afe\u2aff`‘\x91‛"
-_PTB_REDAUX = re.compile(f"[{re.escape(_PTB_APOS)}](?ai:[msd]|re|ve|ll)")
+# %caseless makes the lexer's literal strings caseless (Unicode: "ſ&Ls" is "S&Ls"), not its character classes
+# ("[msdMSD]": "'ſ" is no clitic)
+_PTB_REDAUX = re.compile(f"[{re.escape(_PTB_APOS)}](?:[msdMSD]|(?i:re|ve|ll))")
 _PTB_NT = re.compile(f"[Nn][{re.escape(_PTB_APOS_ETC)}][Tt]")
 _PTB_ASCII_SPACE = frozenset(("", " ", "\t", "\n", "\r", "\f"))
 _PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
@@ -91,18 +93,21 @@ _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;
 # ("caf&eacute;s"), SPPUNC "&#8230;" / "&odq;" a token of its own, SPMDASH "&mdash;" a dash ("--"), APOS "&apos;" an
 # apostrophe (rewritten to "'" where the quote rules rewrite quotes). The port lexes them as one stand-in character
 # of the same class and writes the entity back into the token (lowercased, as the Java tool writes it).
-_PTB_THINGA_BEFORE = re.compile(r"[A-Z]+(?:(?:[+&]|&amp;)[A-Z]+)+\Z")
+# THINGA joins capitals over an entity's "&" where WORD is shorter: "AT&T&Uuml;" → "AT&T&U" "uml", "K&MD;" → "K&MD"
+_PTB_THINGA_ENTITY = re.compile(r"&([A-Z]+)([A-Za-z]*)(.*)")
+_PTB_FILENAME_AFTER = frozenset(" \t\n\r\f\x0b\x85\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+                                "\u200a\u2028\u2029\u3000.?!,")  # FILENAME/({SPACENL}|[.?!,])
 _PTB_SPLET_STAND_INS = "\ua000-\ua014"  # 21 Yi syllables (15 SPLET entities, lowercased)
 _PTB_ENTITY_CHARS = re.compile(
-    "&(?:(?P<letter>(?ai:[aeiou](?:acute|grave|uml)))|(?P<symbol>(?ai:HT|TL|UR|LR|QC|QL|QR|odq|cdq)|#[0-9]+)"
-    "|(?P<dash>(?ai:MD|mdash|ndash))|(?P<apostrophe>apos)|(?P<raw_apostrophe>(?ai:apos)));"
+    "&(?:(?P<letter>[aeiouAEIOU](?i:acute|grave|uml))|(?P<symbol>(?i:HT|TL|UR|LR|QC|QL|QR|odq|cdq)|#[0-9]+)"
+    "|(?P<dash>(?i:MD|mdash|ndash))|(?P<apostrophe>apos)|(?P<raw_apostrophe>(?i:apos)));"
 )
 # URLs and e-mail addresses run over Unicode spaces (CIDEr's whitespace split cuts the token there later) and over
 # the Java tool's deleted characters (spaces for the port's lexer), so they are re-read from the original text.
-_PTB_URL = (r"(?ai:https?)://(?:[^ \t\n\r\f()<>{}|\"]+[^ \t\n\r\f()<>{}|\".,!?-]"
+_PTB_URL = (r"(?i:https?)://(?:[^ \t\n\r\f()<>{}|\"]+[^ \t\n\r\f()<>{}|\".,!?-]"
             r"|[^ \t\n\r\f()<>{}|\"]*[\u2a00-\u2aff\ua000-\ua014])")  # (an entity's stand-in: 2+ characters)
 _PTB_EMAIL = (
-    '(?:<|(?ai:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@'
+    '(?:<|(?i:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@'
     '(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+>?'
 )
 # A web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a"); the Java class's ",-_"
@@ -148,7 +153,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     # (the stand-ins of SPLET entities, "&eacute;", are LETTERs of WORD but not [:letter:]: "5&eacute;" → "5" …)
     jalnum = f"[^\\W_\U00010000-\U0010ffff{not_word}{_PTB_SPLET_STAND_INS}]"
     jletter = f"[^\\W\\d_\U00010000-\U0010ffff{not_word}{_PTB_SPLET_STAND_INS}]"
-    clitic = f"(?ai:re|ve|ll)(?!{jletter})"
+    clitic = f"(?i:re|ve|ll)(?!{jletter})"
     # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
     joiner = f"(?:[-/_\u058a\u2010\u2011](?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
     word = f"(?:{alnum}+(?:{joiner}{alnum}+)*)"
@@ -158,13 +163,13 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 f"(?P<url>{_PTB_URL})",
                 f"(?P<email>{_PTB_EMAIL})",
                 # S&P-500, S&Ls; capitals joined by & + (&amp; read as &): "AT&T", "A+B"
-                r"(?P<amp>(?ai:S(?:&|&amp;)(?:P-500|Ls))|[A-Z]+(?:(?:(?ai:&amp;)|[+&])[A-Z]+)+)",
+                r"(?P<amp>(?i:S(?:&|&amp;)(?:P-500|Ls))|[A-Z]+(?:(?:(?i:&amp;)|[+&])[A-Z]+)+)",
                 # bracket names, phone numbers starting with ( or +
-                r"(?P<tbspec>-(?ai:RRB|LRB|RCB|LCB|RSB|LSB)-)",
+                r"(?P<tbspec>-(?i:RRB|LRB|RCB|LCB|RSB|LSB)-)",
                 r"(?P<phone>\([0-9]{2,3}\)[ \xa0]?[0-9]{3,4}[- \xa0]?[0-9]{3,5}"
                 r"|\+\+?(?:(?:[0-9]{2,4}[- \xa0])?[0-9]{2,4}[- \xa0][0-9]{3,4}[- \xa0]?[0-9]{3,5}"
                 r"|(?:[0-9]{2,4}\.)?[0-9]{2,4}\.[0-9]{3,4}\.[0-9]{3,5}))",
-                r"(?P<entity>&(?ai:amp|lt|gt|quot|nbsp);)",
+                r"(?P<entity>&(?i:amp|lt|gt|quot|nbsp);)",
                 f"(?P<tag>{_PTB_SGML})",
                 "(?P<quotes>''|[`‘’“”«»‹›„‚‛‟\x91-\x94]{2})",  # QUOTES: also ASCII "''" ("''s" → "''" "s")
                 # Asian emoticons: "^_^", "(x.x)", "(^-^)"; one starting with x unless a word goes on ("x_xa")
@@ -176,16 +181,16 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DdOPp\[\\\]|{]|:3)(?=[^A-Za-z0-9]))",  # not at the input's end
                 # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
                 # ASCII 'n is a token before a space or the end only ("'n#" → "'" "n")
-                r"(?P<lead>['’\x92\u2afe\u2aff](?ai:em|cause|till?)|[’\x92\u2afe\u2aff](?ai:n['’\x92\u2afe\u2aff]?)"
-                r"|'(?ai:n)(?:['’\x92\u2afe\u2aff]|(?=[\s\xa0]|\Z))|'(?ai:t(?=is|was)))",
+                r"(?P<lead>['’\x92\u2afe\u2aff](?i:em|cause|till?)|[’\x92\u2afe\u2aff](?i:n['’\x92\u2afe\u2aff]?)"
+                r"|'(?i:n)(?:['’\x92\u2afe\u2aff]|(?=[\s\xa0]|\Z))|'(?i:t(?=is|was)))",
                 # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
                 r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sS]|\d\d(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
-                r"(?P<clitic>[’\x92\u2afe\u2aff](?ai:re|ve|ll|s|d|m)|'(?ai:s|re|ve|ll|d|m)(?![A-Za-z]))",
+                r"(?P<clitic>[’\x92\u2afe\u2aff](?:[msdMSD]|(?i:re|ve|ll))|'(?:[msdMSD]|(?i:re|ve|ll))(?![A-Za-z]))",
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
                 # a web address starting with a symbol ("*www.x.org", "·x.com"); at a word start the longest
                 # rule decides
-                f"(?P<likely>(?!{alnum})(?=\\S){_PTB_LIKELY_URL})",
+                f"(?P<likely>(?!{alnum})(?![ \\t\\n\\r\\f]){_PTB_LIKELY_URL})",  # also from U+3000 …
                 f"(?P<handle>@[A-Za-z_][A-Za-z_0-9]*|#{letter}+)",
                 r"(?P<hashes>##+|@@+|__+)",
                 # words that keep their apostrophe: [DdOoLl]' + 2 characters (o'clock, L'Amour, o'neil-smith), one
@@ -194,12 +199,12 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 f"(?P<apos>(?:[DdOoLl][{etc}](?!{clitic}){jalnum}{jalnum}+"
                 f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*"
                 f"|[A-HJ-XZn][{etc}](?!{clitic}){jletter}{jletter}+"
-                f"|[Qq]u['’\x92\u2afe\u2aff]{letter}{alnum}*|[Cc]'(?ai:mon)|[Mm][Aa]['’\x92\u2afe\u2aff][Aa][Mm]{letter}*"
-                f"|[NnEeOo]e?['’\x92\u2afe\u2aff]er{letter}*|(?ai:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
-                f"|(?ai:cap[{apos}]n|c[{apos}]est)"
-                f"|(?:(?ai:dunkin|somethin)[{apos}](?![Tt])|(?ai:ol)[{apos}])(?!(?ai:re|ve|ll|[msd]))))",
+                f"|[Qq]u['’\x92\u2afe\u2aff]{letter}{alnum}*|[Cc]'(?i:mon)|[Mm][Aa]['’\x92\u2afe\u2aff][Aa][Mm]{letter}*"
+                f"|[NnEeOo]e?['’\x92\u2afe\u2aff]er{letter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
+                f"|(?i:cap[{apos}]n|c[{apos}]est)"
+                f"|(?:(?i:dunkin|somethin)[{apos}](?![Tt])|(?i:ol)[{apos}])(?!(?:[msdMSD]|(?i:re|ve|ll)))))",
                 # l' d' j' before anything, y' before a letter, not before a clitic: a token ("j'" "ai", "y'" "all")
-                f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?ai:re|ve|ll|[msd])))",
+                f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?:[msdMSD]|(?i:re|ve|ll))))",
                 # the word before n't cannot end in n ("Mann't" → "Mann" "'" "t")
                 f"(?P<nt>[A-Za-z\xad]*[A-MO-Za-mo-z]\xad*[Nn][{etc}][Tt]{jletter}*)",
                 f"(?P<word>{word})",
@@ -230,23 +235,23 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         # 1.5-inch, a,b-c, pro-a.m. (ASCII only)
         (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:{hyphen}(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0),
         # slashes: ASCII, at most two
-        (r"[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing", 0),  # THING3
+        (r"[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing3", 0),  # THING3
         (r"\d{1,2}[-/]\d{1,2}[-/]\d{2,4}", "number", 0),  # DATE: "06/20-5918383" → "06/20-5918" "383"
         # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
-        (f"{jletter}+[aeiouyAEIOUY][{etc}](?!(?ai:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{jletter}*", "thing", 0),
+        (f"{jletter}+[aeiouyAEIOUY][{etc}](?!(?:[msdMSD]|(?i:re|ve|ll))(?![A-Za-z]))[aeiouA-Z]{jletter}*", "thing", 0),
         # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
         # (runs over Unicode spaces like the URL rule; the Java class's ",-_" range bars digits and capitals)
         (_PTB_LIKELY_URL, "thing", 0),
         (r"[A-Z]+\$", "thing", 0),  # currency prefix "US$" (ASCII capitals only)
-        (r"(?ai:pro-|anti-)", "thing", 0),  # "pro- and anti-abortion"
+        (r"(?i:pro-|anti-)", "thing", 0),  # "pro- and anti-abortion"
         (f"[Nn][{etc}][Tt]", "sredaux", 0),  # SREDAUX: "n't" alone ("n'ts" is an APOWORD, longer)
         # fraction (a whole part after a space stays: CIDEr's whitespace split cuts it), phone number
         (r"(?:\d{1,4}[- \xa0])?\d{1,4}(?:\\?/|\u2044)\d{1,4}", "number", 0),
         (r"(?:[0-9]{2,4}[- \xa0])?[0-9]{2,4}[- \xa0][0-9]{3,4}[- \xa0]?[0-9]{3,5}"
          r"|(?:[0-9]{2,4}\.)?[0-9]{2,4}\.[0-9]{3,4}\.[0-9]{3,5}", "thing", 0),
-        (r"(?ai:c\+\+|[cf]#)", "thing", 0),
+        (r"(?i:c\+\+|[cf]#)", "thing", 0),
         # file name with a known extension ("3.x", "a.jpg"), then a space, line end or . ? ! ,
-        (f"{alnum}+(?:\\.{alnum}+)*\\.(?ai:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
+        (f"{alnum}+(?:\\.{alnum}+)*\\.(?i:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
          f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?=[\\s.?!,])", "thing", 1),
     ))
     raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL),
@@ -392,7 +397,15 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             start = match.start()
             longest, kind, end = max(  # ties: word, then thing, then number
                 (m.end() + context, rule_kind, m.end())
-                for m, rule_kind, context in ((p.match(text, start), k, c) for p, k, c in longest_res) if m
+                for m, rule_kind, context in ((p.match(text, start), k, c) for p, k, c in longest_res)
+                # a trailing context reads the original text: a deleted character is no space for it ("3.xⅫ")
+                if m and not (context and rewritten and original[m.end(): m.end() + 1] not in _PTB_FILENAME_AFTER)
+                # FILENAME + its context ties with ABBREV2 (an acronym and its period), an earlier rule: "b.c." stays
+                and not (context and text[m.end(): m.end() + 1] == "." and acronym_re.fullmatch(m.group()))
+                # ... and ABBREV1/[^][^] ("etc.x " → "etc." "x")
+                and not (context and m.group()[-2:-1] == "." and (
+                    m.group()[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
+                    or m.group()[:1] + m.group()[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS))
             )
             value, position = text[start:end], end
             if "\xad" in value and kind != "thing":  # words, numbers, hyphenated words drop their soft hyphens
@@ -402,19 +415,30 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 tokens.append(raw[0])
                 position = raw[1]
                 continue
-            # "dog.," keeps its period (not a number with . , : or a sign: "12:55.;" → "12:55" ".")
-            if text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":") and kind != "sredaux" and (
+            # "dog.," keeps its period (INSENTP: , ; : and the ideographic comma "、") (not a number with . , : or a sign: "12:55.;" → "12:55" ".")
+            if text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":", "\u3001") and kind not in ("sredaux", "thing3") and (
                 kind != "number" or value.isdigit()
             ):
                 tokens.append(value + ".")
                 position = end + 1
                 continue
-            if kind == "word" and value[-2:-1] == "." and value[-1].isascii() and not _PTB_REDAUX.match(text, end) and (
+            if kind == "word" and value[-2:-1] == "." and end < len(text) and value[-1] not in restore and not _PTB_REDAUX.match(text, end) and (
                 value[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
                 or value[:1] + value[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS
             ):  # "Inc.s" → "Inc." "s", but "etc.I'm" → "etc.I" "'m" (the word + clitic is the longer match)
                 value, end, position = value[:-1], end - 1, end - 1
                 tokens.append(value)
+                continue
+        if kind in ("word", "amp") and restore and text[position: position + 1] in restore and (
+            kind == "amp" or value.isascii() and value.isupper() and value.isalpha()
+        ):
+            entity = _PTB_THINGA_ENTITY.fullmatch(restore[text[position]])
+            if entity and not "\ua000" <= text[position] <= "\ua014" or kind == "amp" and entity:
+                # THINGA: capitals joined over the entity's "&" (not for a word that runs on through a letter entity)
+                tokens.append(re.sub("(?i:&amp;)", "&", value) + "&" + entity.group(1))
+                rest = entity.group(2) + entity.group(3)  # lexed in context: "K&MD;(" → "K&MD" ";(" (a smiley)
+                text = text[:position] + rest + text[position + 1:]
+                original = original[:position] + rest + original[position + 1:]
                 continue
         if kind == "word":
             if text.startswith(".", end) and (
@@ -423,10 +447,12 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 or value[:1] + value[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS
                 or (value.lower() in _PTB_BEFORE_NUMBER and (  # the line break is the space before the next caption
                     re.match(r"\. ?\d", text[end: end + 3])
-                    or (text[end + 1:] == line_end and following[:1].isdigit())))
+                    or (text[end + 1:] == line_end and following[:1].isdecimal())))
             ):
                 tokens.append(value + ".")
                 position = end + 1
+            elif value.lower() in _PTB_SPLIT_WORDS and _PTB_REDAUX.match(text, end):
+                tokens.append(value)  # {WORD}/{REDAUX} outmatches "gonna" / "cannot": "gonna's" → "gonna" "'s"
             else:
                 _ptb_split_word(value, tokens)
         elif kind == "nt":
@@ -452,8 +478,8 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 value, position = raw
             tokens.append(value)
         elif kind == "amp":
-            tokens.append(re.sub("(?ai:&amp;)", "&", value))
-        elif kind in ("number", "thing", "tag", "year", "handle", "lead", "apos", "apos2", "tbspec", "subsup"):
+            tokens.append(re.sub("(?i:&amp;)", "&", value))
+        elif kind in ("number", "thing", "thing3", "tag", "year", "handle", "lead", "apos", "apos2", "tbspec", "subsup"):
             tokens.append(value)
         elif kind in ("clitic", "quotes", "sredaux"):
             tokens.append(value.translate(_PTB_LATEX_QUOTES))
@@ -471,11 +497,13 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         else:  # dashes, bang, stars, hashes, << >>: punctuation runs kept whole
             tokens.append(value)
     if restore:
-        table = str.maketrans(restore)
+        table = str.maketrans({char: entity.lower() for char, entity in restore.items()})
         tokens = ["--" if token in dashes else token.translate(table) for token in tokens]
     # pycocoevalcap filters whole tokens, then CIDEr splits its string on any whitespace
     lower = _ptb_lower if "Σ" in text else str.lower
     if not split_spaces:  # the Java tool writes the spaces inside a token as U+00A0
+        if tokens:  # pycocoevalcap strips the end of each output line ("x.org/ab\u3000" at the end)
+            tokens[-1] = tokens[-1].rstrip()
         return [token.replace(" ", "\xa0") for token in map(lower, tokens)
                 if token not in PTB_PUNCTUATIONS and not token.isspace() and token]
     return [piece for token in map(lower, tokens) if token not in PTB_PUNCTUATIONS for piece in token.split()]
@@ -502,14 +530,12 @@ def _ptb_entity_chars(text: str, restore: dict[str, str], dashes: set[str]) -> s
 
     def stand_in(match: re.Match) -> str:
         kind, entity = match.lastgroup, match.group()
-        if entity[1:2].isupper() and _PTB_THINGA_BEFORE.search(text, 0, match.start()):
-            return entity  # THINGA joins capitals over its "&": "AT&T&Uuml;" → "AT&T&U" "uml" ";"
         if kind in ("apostrophe", "raw_apostrophe"):
             char = "\u2aff" if kind == "apostrophe" else "\u2afe"
             if char not in text:
-                restore[char] = "&apos;"
+                restore.setdefault(char, entity)
                 return char
-        key = entity.lower()
+        key = entity  # (exact: THINGA reads the entity's capitals)
         if key not in allocated:
             pool = pools["letter" if kind == "letter" else "symbol"]
             char = next(c for c in map(chr, pool) if c not in text)
@@ -546,7 +572,7 @@ def _sentence_start_follows(text: str, start: int, following: str) -> bool:
     rest = text[start:]
     if not rest.strip():
         rest = " " + following  # the line break, then the next caption
-    match = re.match(rf"\s+(M(?ai:[rs])\.|[A-Za-z]+|{_PTB_SGML})(?!\S)", rest)
+    match = re.match(rf"\s+(M(?i:[rs])\.|[A-Za-z]+|{_PTB_SGML})(?!\S)", rest)
     word = match and match.group(1)  # first letter as listed, the rest in any case ("THE", "MR.")
     return bool(word and (word[0] + word[1:].lower() in _PTB_SENTENCE_STARTS or word[0] == "<"))
 
