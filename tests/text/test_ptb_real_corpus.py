@@ -1,7 +1,7 @@
 """The PTB tokenizer port on real text: a committed corpus with pycocoevalcap's Java output as golden values.
 
 ``tests/text/data/ptb_real/`` holds 39,120 lines of real text (Python documentation and docstrings, package READMEs,
-licence texts; see its README.md) and 8,999 template lines of the lexer's rule families (entities, backslash escapes,
+licence texts; see its README.md) and 12,999 template lines of the lexer's rule families (entities, backslash escapes,
 URLs beside quotes / ``@`` / commas, digit groups, SGML tags with non-ASCII content, historical letters, glued
 fragments), each with the string pycocoevalcap's ``PTBTokenizer.tokenize`` returned for it when the whole file was
 one call (CoreNLP 3.4.1 ``PTBTokenizer -preserveLines -lowerCase`` + its punctuation removal). The default test

@@ -158,6 +158,11 @@ _EXACT = [
     "x `https://x.org/a#h'`, x 06/20-5918383 608769-63380/412048.570 41730-0957/628597 12/25-2003",
     "x <《》> <a 《》> <!x=《y》> <a a='《'> «《x.org/ab 《www.x.com 555-1234》a@b.com= http://《€ a@《b",
     "x 'ſ ’ſ 'K 'İ n't n't« ’n't ''s ''90s ²² ⁺² ₂₃ :d} =d :o :O) x",
+    # ... literal strings caseless in Unicode ("ſ&Ls" is TBSPEC's "S&Ls"), THINGA over an entity's "&", INSENTP "、",
+    # {WORD}/{REDAUX} over "gonna", ABBREV1 before any letter, FILENAME's ties, trailing contexts on the original text
+    "x ſ&lsquo; K&MD;( 'tilK&MD; &eacute;K&MD; AT&T&HT;x gonna's cannot's etc.é etc.猫 Fig.、 e.g.Mr.、 b.c. y",
+    "x ,etc.x y 3.xⅫ &Ouml;Ⅻfoo.py 1/2Fig.; @usera.b.c. 5》06/20/2003 ΣΟΦΟΣǅ Fig.\u300050% \u3000www.x.com",
+    "\u3000x.org/ab x.org/ab\u3000",
     # blank captions: the lexer sees through their line breaks ("the a." + blank line + "The x" is a sentence end)
     "the a.", "", "The x", "the b.", "   ", "The y", "x ca.", "", "5 dogs", "x 3.x", "", "end '90",
 ]

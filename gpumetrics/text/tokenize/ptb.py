@@ -6,7 +6,7 @@ that removal, written from black-box probes of the Java tool and from the rules 
 (CoreNLP 3.4.1 PTBLexer.flex), re-expressed as Python regexes: the JFlex longest match is emulated where it
 matters (the `longest` rules at a word or number start, FULLURL / EMAIL / LIKELYURL against whatever token starts
 where they start). tests/text/test_ptb_tokenizer.py compares them on probes, CoreNLP's own tokenizer test inputs,
-random captions and every BMP character; tests/text/test_ptb_real_corpus.py on 39,120 lines of real text and 8,999
+random captions and every BMP character; tests/text/test_ptb_real_corpus.py on 39,120 lines of real text and 12,999
 lines of the lexer's rule families (0 differences).
 The Java tool lowercases *after* tokenising, so the case-sensitive rules (abbreviations) look at the original text;
 its "-LRB-" style bracket tokens come out lowercased and therefore survive pycocoevalcap's (upper-case) list.
@@ -190,7 +190,9 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
                 # a web address starting with a symbol ("*www.x.org", "·x.com"); at a word start the longest
                 # rule decides
-                f"(?P<likely>(?!{alnum})(?![ \\t\\n\\r\\f]){_PTB_LIKELY_URL})",  # also from U+3000 …
+                # (also from U+3000 …, unless a run of SPACE characters (the whitespace rule) reaches it)
+                f"(?P<likely>(?!{alnum})(?![ \\t\\n\\r\\f])"
+                f"(?!(?<=[ \\t\\xa0\\u2000-\\u200a\\u3000])[\\xa0\\u2000-\\u200a\\u3000]){_PTB_LIKELY_URL})",
                 f"(?P<handle>@[A-Za-z_][A-Za-z_0-9]*|#{letter}+)",
                 r"(?P<hashes>##+|@@+|__+)",
                 # words that keep their apostrophe: [DdOoLl]' + 2 characters (o'clock, L'Amour, o'neil-smith), one
@@ -396,16 +398,18 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         elif kind in ("word", "number"):
             start = match.start()
             longest, kind, end = max(  # ties: word, then thing, then number
-                (m.end() + context, rule_kind, m.end())
+                ((m.end() + context, rule_kind, m.end())
                 for m, rule_kind, context in ((p.match(text, start), k, c) for p, k, c in longest_res)
                 # a trailing context reads the original text: a deleted character is no space for it ("3.xⅫ")
-                if m and not (context and rewritten and original[m.end(): m.end() + 1] not in _PTB_FILENAME_AFTER)
+                if m and not (rewritten and original[start: m.end()] != text[start: m.end()])  # no deleted character
+                and not (context and rewritten and original[m.end(): m.end() + 1] not in _PTB_FILENAME_AFTER)
                 # FILENAME + its context ties with ABBREV2 (an acronym and its period), an earlier rule: "b.c." stays
                 and not (context and text[m.end(): m.end() + 1] == "." and acronym_re.fullmatch(m.group()))
                 # ... and ABBREV1/[^][^] ("etc.x " → "etc." "x")
                 and not (context and m.group()[-2:-1] == "." and (
                     m.group()[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
-                    or m.group()[:1] + m.group()[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS))
+                    or m.group()[:1] + m.group()[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS))),
+                default=(match.end(), kind, match.end()),
             )
             value, position = text[start:end], end
             if "\xad" in value and kind != "thing":  # words, numbers, hyphenated words drop their soft hyphens
@@ -446,7 +450,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 or value.lower() in _PTB_ABBREVIATIONS
                 or value[:1] + value[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS
                 or (value.lower() in _PTB_BEFORE_NUMBER and (  # the line break is the space before the next caption
-                    re.match(r"\. ?\d", text[end: end + 3])
+                    re.match(r"\.[ \t\xa0\u2000-\u200a\u3000]?\d", text[end: end + 3])  # ABBREV3/{SPACENL}?[:digit:]
                     or (text[end + 1:] == line_end and following[:1].isdecimal())))
             ):
                 tokens.append(value + ".")
@@ -553,7 +557,7 @@ def _ptb_lower(token: str) -> str:
     for index, char in enumerate(token):
         if char == "Σ" and token[: index + 1].lower().endswith("ς"):  # Python: a final sigma
             rest = _PTB_JAVA_WORD_REST.match(token, index + 1).group()
-            lowered.append("σ" if any(c.islower() or c.isupper() for c in rest) else "ς")
+            lowered.append("σ" if any(c.islower() or c.isupper() or c.istitle() for c in rest) else "ς")
         else:
             lowered.append(char.lower())
     return "".join(lowered)
