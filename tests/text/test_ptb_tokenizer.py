@@ -148,6 +148,21 @@ _EXACT = [
     "x A+B AT&amp;T AT&AMP;T at&t 1,000AT&T AT&Tx ABC&DEFghi S&P x 3\\/4 3\u20444 2-1/2 2\u00a03/16",
     "x 1/2/2003 12-25-2003",
     "x (555) 123-4567 (55)1234567 +1 555 123 4567 ++44 20 1234 5678 555.123.4567 12.345.6789 10 100 1000 200 2 dogs",
+    # issue 28's real-text patterns and their families (CoreNLP 3.4.1 PTBLexer.flex rules): SPPUNC / SPLET / SPMDASH /
+    # APOS entities, ASTS escaped stars, THING3 with \/, FULLURL needing 2+ characters and losing to a longer EMAIL,
+    # DATE, SGML over deleted characters, ASCII-only %caseless ("'ſ" is no "'s"), SREDAUX, QUOTES "''", SUBSUPNUM
+    "x &#8230; a&#39;b &#x27; &HT; &odq; &Eacute;t&eacute; 5&eacute; &mdash; a&ndash;b &QUOT;x o&apos;clock &apos;dog",
+    "x &APOS;x &Apos;em &apos;n' »&apos; AT&T&Uuml; X&Eacute;Y http://&#8230; &#39;x.org/ab &Uuml;x.org/ab=",
+    "512 \\* 1024 a\\*b \\*\\*\\* \\** a\\/b x\\/y\\/z",
+    "see `http://` and http://`x, `http:// y http://@ http://@x, http://@! http://x.org@x, http://x y",
+    "x `https://x.org/a#h'`, x 06/20-5918383 608769-63380/412048.570 41730-0957/628597 12/25-2003",
+    "x <《》> <a 《》> <!x=《y》> <a a='《'> «《x.org/ab 《www.x.com 555-1234》a@b.com= http://《€ a@《b",
+    "x 'ſ ’ſ 'K 'İ n't n't« ’n't ''s ''90s ²² ⁺² ₂₃ :d} =d :o :O) x",
+    # ... literal strings caseless in Unicode ("ſ&Ls" is TBSPEC's "S&Ls"), THINGA over an entity's "&", INSENTP "、",
+    # {WORD}/{REDAUX} over "gonna", ABBREV1 before any letter, FILENAME's ties, trailing contexts on the original text
+    "x ſ&lsquo; K&MD;( 'tilK&MD; &eacute;K&MD; AT&T&HT;x gonna's cannot's etc.é etc.猫 Fig.、 e.g.Mr.、 b.c. y",
+    "x ,etc.x y 3.xⅫ &Ouml;Ⅻfoo.py 1/2Fig.; @usera.b.c. 5》06/20/2003 ΣΟΦΟΣǅ Fig.\u300050% \u3000www.x.com",
+    "\u3000x.org/ab x.org/ab\u3000",
     # blank captions: the lexer sees through their line breaks ("the a." + blank line + "The x" is a sentence end)
     "the a.", "", "The x", "the b.", "   ", "The y", "x ca.", "", "5 dogs", "x 3.x", "", "end '90",
 ]

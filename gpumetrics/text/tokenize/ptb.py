@@ -4,9 +4,15 @@ pycocoevalcap runs Stanford CoreNLP 3.4.1's `PTBTokenizer -preserveLines -lowerC
 drops the tokens of its punctuation list. This is an independent Python port of the behaviour that matters after
 that removal, written from black-box probes of the Java tool and from the rules and word lists of its lexer
 (CoreNLP 3.4.1 PTBLexer.flex), re-expressed as Python regexes: the JFlex longest match is emulated where it
-matters (the `longest` rules at a word or number start). tests/text/test_ptb_tokenizer.py compares them.
+matters (the `longest` rules at a word or number start, FULLURL / EMAIL / LIKELYURL against whatever token starts
+where they start). tests/text/test_ptb_tokenizer.py compares them on probes, CoreNLP's own tokenizer test inputs,
+random captions and every BMP character; tests/text/test_ptb_real_corpus.py on 39,120 lines of real text and 12,999
+lines of the lexer's rule families (0 differences).
 The Java tool lowercases *after* tokenising, so the case-sensitive rules (abbreviations) look at the original text;
 its "-LRB-" style bracket tokens come out lowercased and therefore survive pycocoevalcap's (upper-case) list.
+The lexer is %caseless for its literal strings only (ASCII: "'ſ" is no "'s"; its character classes are as written).
+Entities that it reads as one character ("&eacute;" a letter, "&#8230;" a token, "&mdash;" a dash, "&apos;" an
+apostrophe) are lexed as one stand-in character of the same class and written back into the token.
 """
 
 from __future__ import annotations
@@ -60,15 +66,19 @@ _PTB_CHAR_MAP = {
     "—": "--", "–": "--", "―": "--", "…": "...", "\u058a": "-", "\u2010": "-", "\u2011": "-",
     '"': "''", "“": "``", "”": "''", "«": "``", "»": "''", "‹": "`", "›": "'", "‘": "`", "’": "'", "‛": "`",
     "\x91": "`", "\x92": "'", "\x93": "``", "\x94": "''",  # cp1252 quotes read as Unicode code points
+    "\u2aff": "'",  # the stand-in of "&apos;" (see _PTB_ENTITY_CHARS)
 }
 # The Java tool's quote rewriting (its "latexQuotes"), for quote tokens and for the quote in "’s", "n‘t".
 # Two adjacent quote characters of this set are one token, each character rewritten ("‘“" → "```").
 _PTB_LATEX_QUOTES = str.maketrans({"‘": "`", "‹": "`", "‛": "`", "’": "'", "›": "'", "“": "``", "«": "``", "”": "''",
-                                   "»": "''", "\x91": "`", "\x92": "'", "\x93": "``", "\x94": "''"})
+                                   "»": "''", "\x91": "`", "\x92": "'", "\x93": "``", "\x94": "''",
+                                   "\u2aff": "'"})
 # The lexer's apostrophes (APOS), and the characters it also accepts inside a word (APOSETCETERA).
-_PTB_APOS = "'’\x92"
-_PTB_APOS_ETC = "'’\x92`‘\x91‛"
-_PTB_REDAUX = re.compile(f"[{re.escape(_PTB_APOS)}](?i:[msd]|re|ve|ll)")
+_PTB_APOS = "'’\x92\u2afe\u2aff"  # (U+2AFE, U+2AFF: the stand-ins of "&APOS;", "&apos;", APOS of the lexer)
+_PTB_APOS_ETC = "'’\x92\u2afe\u2aff`‘\x91‛"
+# %caseless makes the lexer's literal strings caseless (Unicode: "ſ&Ls" is "S&Ls"), not its character classes
+# ("[msdMSD]": "'ſ" is no clitic)
+_PTB_REDAUX = re.compile(f"[{re.escape(_PTB_APOS)}](?:[msdMSD]|(?i:re|ve|ll))")
 _PTB_NT = re.compile(f"[Nn][{re.escape(_PTB_APOS_ETC)}][Tt]")
 _PTB_ASCII_SPACE = frozenset(("", " ", "\t", "\n", "\r", "\f"))
 _PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
@@ -79,9 +89,23 @@ _PTB_TRANSLATION = str.maketrans(
     {code: " " for code in ptb_tables.DELETED if code not in (0x201B, 0x91, 0x92, 0x93, 0x94)}
 )
 _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;": ""}
+# Entities that the Java lexer reads as one character (%caseless): SPLET "&eacute;" is a letter of its words
+# ("caf&eacute;s"), SPPUNC "&#8230;" / "&odq;" a token of its own, SPMDASH "&mdash;" a dash ("--"), APOS "&apos;" an
+# apostrophe (rewritten to "'" where the quote rules rewrite quotes). The port lexes them as one stand-in character
+# of the same class and writes the entity back into the token (lowercased, as the Java tool writes it).
+# THINGA joins capitals over an entity's "&" where WORD is shorter: "AT&T&Uuml;" → "AT&T&U" "uml", "K&MD;" → "K&MD"
+_PTB_THINGA_ENTITY = re.compile(r"&([A-Z]+)([A-Za-z]*)(.*)")
+_PTB_FILENAME_AFTER = frozenset(" \t\n\r\f\x0b\x85\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+                                "\u200a\u2028\u2029\u3000.?!,")  # FILENAME/({SPACENL}|[.?!,])
+_PTB_SPLET_STAND_INS = "\ua000-\ua014"  # 21 Yi syllables (15 SPLET entities, lowercased)
+_PTB_ENTITY_CHARS = re.compile(
+    "&(?:(?P<letter>[aeiouAEIOU](?i:acute|grave|uml))|(?P<symbol>(?i:HT|TL|UR|LR|QC|QL|QR|odq|cdq)|#[0-9]+)"
+    "|(?P<dash>(?i:MD|mdash|ndash))|(?P<apostrophe>apos)|(?P<raw_apostrophe>(?i:apos)));"
+)
 # URLs and e-mail addresses run over Unicode spaces (CIDEr's whitespace split cuts the token there later) and over
 # the Java tool's deleted characters (spaces for the port's lexer), so they are re-read from the original text.
-_PTB_URL = r"(?i:https?)://[^ \t\n\r\f()<>{}|\"]*[^ \t\n\r\f()<>{}|\".,!?-]"
+_PTB_URL = (r"(?i:https?)://(?:[^ \t\n\r\f()<>{}|\"]+[^ \t\n\r\f()<>{}|\".,!?-]"
+            r"|[^ \t\n\r\f()<>{}|\"]*[\u2a00-\u2aff\ua000-\ua014])")  # (an entity's stand-in: 2+ characters)
 _PTB_EMAIL = (
     '(?:<|(?i:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@'
     '(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+>?'
@@ -89,7 +113,7 @@ _PTB_EMAIL = (
 # A web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a"); the Java class's ",-_"
 # range bars digits and capitals from the domain.
 _PTB_LIKELY_URL = (
-    r'(?:www\.(?:[^ \t\n\r\f"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^ \t\n\r\f"`\'<>|.!?(){}$\x2c-\x5f]+\.)+'
+    r'(?:www\.(?:[^ \t\n\r\f"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^ \t\n\r\f"`\'<>|.!?(){}$\x2c-\x5f\u2a00-\u2aff\ua000-\ua014]+\.)+'
     r'(?:com|net|org|edu))(?:/[^ \t\n\r\f"<>|()]+[^ \t\n\r\f"<>|.!?(){},-])?'
 )
 # An SGML/XML tag as the Java lexer's SGML rule reads one: <!...> / <?...>, a name with attributes (quoted values may
@@ -126,14 +150,14 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     letter = f"(?:[^\\W\\d_\U00010000-\U0010ffff{not_word}]|[{extra}])"
     etc, apos, hyphen = re.escape(_PTB_APOS_ETC), re.escape(_PTB_APOS), "[-\u058a\u2010\u2011]"
     # the apostrophe rules use Java's [:letter:] / [:digit:], without combining marks ("O'e\u0301x" → "O" "éx")
-    jalnum = f"[^\\W_\U00010000-\U0010ffff{not_word}]"
-    jletter = f"[^\\W\\d_\U00010000-\U0010ffff{not_word}]"
+    # (the stand-ins of SPLET entities, "&eacute;", are LETTERs of WORD but not [:letter:]: "5&eacute;" → "5" …)
+    jalnum = f"[^\\W_\U00010000-\U0010ffff{not_word}{_PTB_SPLET_STAND_INS}]"
+    jletter = f"[^\\W\\d_\U00010000-\U0010ffff{not_word}{_PTB_SPLET_STAND_INS}]"
     clitic = f"(?i:re|ve|ll)(?!{jletter})"
     # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
     joiner = f"(?:[-/_\u058a\u2010\u2011](?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
     word = f"(?:{alnum}+(?:{joiner}{alnum}+)*)"
-    token = re.compile(
-        "|".join(
+    alternatives = (
             [
                 # URL and e-mail run over Unicode spaces other than these (the token is split there later)
                 f"(?P<url>{_PTB_URL})",
@@ -147,25 +171,28 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"|(?:[0-9]{2,4}\.)?[0-9]{2,4}\.[0-9]{3,4}\.[0-9]{3,5}))",
                 r"(?P<entity>&(?i:amp|lt|gt|quot|nbsp);)",
                 f"(?P<tag>{_PTB_SGML})",
-                "(?P<quotes>[`‘’“”«»‹›„‚‛‟\x91-\x94]{2})",
+                "(?P<quotes>''|[`‘’“”«»‹›„‚‛‟\x91-\x94]{2})",  # QUOTES: also ASCII "''" ("''s" → "''" "s")
                 # Asian emoticons: "^_^", "(x.x)", "(^-^)"; one starting with x unless a word goes on ("x_xa")
                 r"(?P<asian>\([-^x=~<>'][_.]?[-^x=~<>']\)|\([\^x=~<>']-[\^x=~<>'`]\)|[-^=~<>']_[-^x=~<>']"
                 r"|x_[-^x=~<>'](?![^\W_]|[-_\u058a\u2010\u2011][^\W_]))",
                 r"(?P<number>[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*)",
                 # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
-                r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DOP\[\\\]p|{]|:3)(?=[^A-Za-z0-9]))",  # not at the input's end
+                # (SMILEY's classes are as written: "DPdpO", no lower-case "o" mouth: ":d" but ":o" → ":" "o")
+                r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DdOPp\[\\\]|{]|:3)(?=[^A-Za-z0-9]))",  # not at the input's end
                 # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
                 # ASCII 'n is a token before a space or the end only ("'n#" → "'" "n")
-                r"(?P<lead>['’\x92](?i:em|cause|till?)|[’\x92](?i:n[’\x92]?)"
-                r"|'(?i:n(?:['’\x92]|(?=[\s\xa0]|\Z))|t(?=is|was)))",
+                r"(?P<lead>['’\x92\u2afe\u2aff](?i:em|cause|till?)|[’\x92\u2afe\u2aff](?i:n['’\x92\u2afe\u2aff]?)"
+                r"|'(?i:n)(?:['’\x92\u2afe\u2aff]|(?=[\s\xa0]|\Z))|'(?i:t(?=is|was)))",
                 # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
-                r"(?P<year>['’\x92](?:[2-9]0[sS]|\d\d(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))",
+                r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sS]|\d\d(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
-                r"(?P<clitic>[’\x92](?i:re|ve|ll|s|d|m)|'(?i:s|re|ve|ll|d|m)(?![A-Za-z]))",
+                r"(?P<clitic>[’\x92\u2afe\u2aff](?:[msdMSD]|(?i:re|ve|ll))|'(?:[msdMSD]|(?i:re|ve|ll))(?![A-Za-z]))",
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
                 # a web address starting with a symbol ("*www.x.org", "·x.com"); at a word start the longest
                 # rule decides
-                f"(?P<likely>(?!{alnum})(?=\\S){_PTB_LIKELY_URL})",
+                # (also from U+3000 …, unless a run of SPACE characters (the whitespace rule) reaches it)
+                f"(?P<likely>(?!{alnum})(?![ \\t\\n\\r\\f])"
+                f"(?!(?<=[ \\t\\xa0\\u2000-\\u200a\\u3000])[\\xa0\\u2000-\\u200a\\u3000]){_PTB_LIKELY_URL})",
                 f"(?P<handle>@[A-Za-z_][A-Za-z_0-9]*|#{letter}+)",
                 r"(?P<hashes>##+|@@+|__+)",
                 # words that keep their apostrophe: [DdOoLl]' + 2 characters (o'clock, L'Amour, o'neil-smith), one
@@ -174,24 +201,28 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 f"(?P<apos>(?:[DdOoLl][{etc}](?!{clitic}){jalnum}{jalnum}+"
                 f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*"
                 f"|[A-HJ-XZn][{etc}](?!{clitic}){jletter}{jletter}+"
-                f"|[Qq]u['’\x92]{letter}{alnum}*|[Cc]'(?i:mon)|[Mm][Aa]['’\x92][Aa][Mm]{letter}*"
-                f"|[NnEeOo]e?['’\x92]er{letter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
+                f"|[Qq]u['’\x92\u2afe\u2aff]{letter}{alnum}*|[Cc]'(?i:mon)|[Mm][Aa]['’\x92\u2afe\u2aff][Aa][Mm]{letter}*"
+                f"|[NnEeOo]e?['’\x92\u2afe\u2aff]er{letter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
                 f"|(?i:cap[{apos}]n|c[{apos}]est)"
-                f"|(?:(?i:dunkin|somethin)[{apos}](?![Tt])|(?i:ol)[{apos}])(?!(?i:re|ve|ll|[msd]))))",
+                f"|(?:(?i:dunkin|somethin)[{apos}](?![Tt])|(?i:ol)[{apos}])(?!(?:[msdMSD]|(?i:re|ve|ll)))))",
                 # l' d' j' before anything, y' before a letter, not before a clitic: a token ("j'" "ai", "y'" "all")
-                f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?i:re|ve|ll|[msd])))",
+                f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?:[msdMSD]|(?i:re|ve|ll))))",
                 # the word before n't cannot end in n ("Mann't" → "Mann" "'" "t")
                 f"(?P<nt>[A-Za-z\xad]*[A-MO-Za-mo-z]\xad*[Nn][{etc}][Tt]{jletter}*)",
                 f"(?P<word>{word})",
                 r"(?P<dots>\.{3,}|…)",
                 r"(?P<duck><<|>>)",
                 r"(?P<dashes>--+)",
-                r"(?P<stars>\*+)",
+                r"(?P<stars>\*+|(?:\\\*){1,3})",  # ASTS: escaped stars too ("\*\*")
                 r"(?P<bang>[!?]+)",
+                # SUBSUPNUM: runs of superscript or subscript digits, with a sign ("²²", "⁺²", "₂₃")
+                r"(?P<subsup>[\u207a\u207b\u208a\u208b]?(?:[\u2070\xb9\xb2\xb3\u2074-\u2079]+|[\u2080-\u2089]+))",
                 r"(?P<other>[^\s\u200b\U00010000-\U0010ffff])",
             ]
-        )
     )
+    token = re.compile("|".join(alternatives))
+    # the same without the SGML rule, for a tag that holds a character the Java tool deletes ("<a 《》>")
+    token_without_tag = re.compile("|".join(a for a in alternatives if not a.startswith("(?P<tag>")))
     acronym = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # a. / u.s / e.g (then followed by a period)
     # The Java lexer takes the longest of these at a word or number start (JFlex longest match).
     plain = jalnum  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
@@ -206,15 +237,16 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         # 1.5-inch, a,b-c, pro-a.m. (ASCII only)
         (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:{hyphen}(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0),
         # slashes: ASCII, at most two
-        ("[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing", 0),
-        (r"\d+-\d+/\d+", "number", 0),  # fraction 2-1/2
+        (r"[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing3", 0),  # THING3
+        (r"\d{1,2}[-/]\d{1,2}[-/]\d{2,4}", "number", 0),  # DATE: "06/20-5918383" → "06/20-5918" "383"
         # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
-        (f"{jletter}+[aeiouyAEIOUY][{etc}](?!(?i:s|re|ve|ll|d|m)(?![A-Za-z]))[aeiouA-Z]{jletter}*", "thing", 0),
+        (f"{jletter}+[aeiouyAEIOUY][{etc}](?!(?:[msdMSD]|(?i:re|ve|ll))(?![A-Za-z]))[aeiouA-Z]{jletter}*", "thing", 0),
         # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
         # (runs over Unicode spaces like the URL rule; the Java class's ",-_" range bars digits and capitals)
         (_PTB_LIKELY_URL, "thing", 0),
         (r"[A-Z]+\$", "thing", 0),  # currency prefix "US$" (ASCII capitals only)
         (r"(?i:pro-|anti-)", "thing", 0),  # "pro- and anti-abortion"
+        (f"[Nn][{etc}][Tt]", "sredaux", 0),  # SREDAUX: "n't" alone ("n'ts" is an APOWORD, longer)
         # fraction (a whole part after a space stays: CIDEr's whitespace split cuts it), phone number
         (r"(?:\d{1,4}[- \xa0])?\d{1,4}(?:\\?/|\u2044)\d{1,4}", "number", 0),
         (r"(?:[0-9]{2,4}[- \xa0])?[0-9]{2,4}[- \xa0][0-9]{3,4}[- \xa0]?[0-9]{3,5}"
@@ -224,7 +256,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         (f"{alnum}+(?:\\.{alnum}+)*\\.(?i:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
          f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?=[\\s.?!,])", "thing", 1),
     ))
-    raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL)}
+    raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL),
+           "tag": re.compile(_PTB_SGML), "without_tag": token_without_tag}
     return token, acronym, longest, raw
 
 
@@ -309,6 +342,10 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     if simple is not None:
         return simple
     token_re, acronym_re, longest_res, raw_res = _ptb_patterns()
+    restore: dict[str, str] = {}
+    dashes: set[str] = set()
+    if "&" in text:
+        text = _ptb_entity_chars(text, restore, dashes)
     # pycocoevalcap ends every caption but the last with a line break, which the rules' trailing contexts can see
     line_end = "\n" if following else ""
     original = text + line_end
@@ -320,8 +357,39 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         match = token_re.search(text, position)
         if match is None:
             break
+        if rewritten and match.start() > position:
+            # a character the Java tool deletes is no space for LIKELYURL, which can start with it ("《www.x.com")
+            starts = [p for p in range(position, match.start()) if text[p] == " " and not original[p].isspace()]
+            likely = starts and raw_res["likely"].match(original, starts[0])
+            if likely:
+                tokens.append(likely.group())
+                position = likely.end()
+                continue
         position = match.end()
         kind = match.lastgroup
+        if kind == "tag" and rewritten:
+            # the SGML rule reads the original text: a deleted character inside a tag name or attribute list
+            # (not inside a quoted value or a <!...> body) is no space for it
+            tag = raw_res["tag"].match(original, match.start())
+            if tag is None:
+                match = raw_res["without_tag"].match(text, match.start())
+                kind = match.lastgroup
+            else:
+                match = tag
+            position = match.end()
+        if rewritten and kind not in ("url", "email"):
+            # FULLURL and EMAIL read the original text, over the deleted characters ("a@《b", "http://《x"): where
+            # they are longer there than the token found here, JFlex's longest match takes them
+            longer = max((m for m in (raw_res[name].match(original, match.start()) for name in ("url", "email")) if m),
+                         key=lambda m: m.end(), default=None)
+            if longer and longer.end() > match.end() and not longer.group().isspace():
+                kind = "url" if raw_res["url"].match(original, match.start()) else "email"
+        if kind not in ("word", "number", "url", "email", "likely", "tag"):
+            # JFlex takes the longest match: a web address without a scheme outruns a quote pair, a clitic ...
+            # ("‘‘x.org/ab")
+            likely = raw_res["likely"].match(original if rewritten else text, match.start())
+            if likely and likely.end() > match.end():
+                match, kind, position = likely, "likely", likely.end()
         value = match.group()
         if kind == "word" and not rewritten and value.isascii() and value.isalnum() and value[0].isalpha() and (
             text[position: position + 1] in _PTB_ASCII_SPACE
@@ -330,8 +398,18 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         elif kind in ("word", "number"):
             start = match.start()
             longest, kind, end = max(  # ties: word, then thing, then number
-                (m.end() + context, rule_kind, m.end())
-                for m, rule_kind, context in ((p.match(text, start), k, c) for p, k, c in longest_res) if m
+                ((m.end() + context, rule_kind, m.end())
+                for m, rule_kind, context in ((p.match(text, start), k, c) for p, k, c in longest_res)
+                # a trailing context reads the original text: a deleted character is no space for it ("3.xⅫ")
+                if m and not (rewritten and original[start: m.end()] != text[start: m.end()])  # no deleted character
+                and not (context and rewritten and original[m.end(): m.end() + 1] not in _PTB_FILENAME_AFTER)
+                # FILENAME + its context ties with ABBREV2 (an acronym and its period), an earlier rule: "b.c." stays
+                and not (context and text[m.end(): m.end() + 1] == "." and acronym_re.fullmatch(m.group()))
+                # ... and ABBREV1/[^][^] ("etc.x " → "etc." "x")
+                and not (context and m.group()[-2:-1] == "." and (
+                    m.group()[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
+                    or m.group()[:1] + m.group()[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS))),
+                default=(match.end(), kind, match.end()),
             )
             value, position = text[start:end], end
             if "\xad" in value and kind != "thing":  # words, numbers, hyphenated words drop their soft hyphens
@@ -341,19 +419,30 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 tokens.append(raw[0])
                 position = raw[1]
                 continue
-            # "dog.," keeps its period (not a number with . , : or a sign: "12:55.;" → "12:55" ".")
-            if text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":") and (
+            # "dog.," keeps its period (INSENTP: , ; : and the ideographic comma "、") (not a number with . , : or a sign: "12:55.;" → "12:55" ".")
+            if text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":", "\u3001") and kind not in ("sredaux", "thing3") and (
                 kind != "number" or value.isdigit()
             ):
                 tokens.append(value + ".")
                 position = end + 1
                 continue
-            if kind == "word" and value[-2:-1] == "." and value[-1].isascii() and not _PTB_REDAUX.match(text, end) and (
+            if kind == "word" and value[-2:-1] == "." and end < len(text) and value[-1] not in restore and not _PTB_REDAUX.match(text, end) and (
                 value[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
                 or value[:1] + value[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS
             ):  # "Inc.s" → "Inc." "s", but "etc.I'm" → "etc.I" "'m" (the word + clitic is the longer match)
                 value, end, position = value[:-1], end - 1, end - 1
                 tokens.append(value)
+                continue
+        if kind in ("word", "amp") and restore and text[position: position + 1] in restore and (
+            kind == "amp" or value.isascii() and value.isupper() and value.isalpha()
+        ):
+            entity = _PTB_THINGA_ENTITY.fullmatch(restore[text[position]])
+            if entity and not "\ua000" <= text[position] <= "\ua014" or kind == "amp" and entity:
+                # THINGA: capitals joined over the entity's "&" (not for a word that runs on through a letter entity)
+                tokens.append(re.sub("(?i:&amp;)", "&", value) + "&" + entity.group(1))
+                rest = entity.group(2) + entity.group(3)  # lexed in context: "K&MD;(" → "K&MD" ";(" (a smiley)
+                text = text[:position] + rest + text[position + 1:]
+                original = original[:position] + rest + original[position + 1:]
                 continue
         if kind == "word":
             if text.startswith(".", end) and (
@@ -361,11 +450,13 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 or value.lower() in _PTB_ABBREVIATIONS
                 or value[:1] + value[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS
                 or (value.lower() in _PTB_BEFORE_NUMBER and (  # the line break is the space before the next caption
-                    re.match(r"\. ?\d", text[end: end + 3])
-                    or (text[end + 1:] == line_end and following[:1].isdigit())))
+                    re.match(r"\.[ \t\xa0\u2000-\u200a\u3000]?\d", text[end: end + 3])  # ABBREV3/{SPACENL}?[:digit:]
+                    or (text[end + 1:] == line_end and following[:1].isdecimal())))
             ):
                 tokens.append(value + ".")
                 position = end + 1
+            elif value.lower() in _PTB_SPLIT_WORDS and _PTB_REDAUX.match(text, end):
+                tokens.append(value)  # {WORD}/{REDAUX} outmatches "gonna" / "cannot": "gonna's" → "gonna" "'s"
             else:
                 _ptb_split_word(value, tokens)
         elif kind == "nt":
@@ -373,19 +464,32 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             tokens.append(value[:cut].replace("\xad", ""))
             # "n't" has its quote rewritten ("n‘t" → "n`t"); a longer tail ("n'ts") is a word kept as it is
             tokens.append(value[cut:].translate(_PTB_LATEX_QUOTES) if len(value) - cut == 3 else value[cut:])
-        elif kind in ("url", "email", "likely"):
+        elif kind in ("url", "email"):
+            # FULLURL and EMAIL: the longer match wins, FULLURL on a tie ("http://@x," is an e-mail address);
+            # both read the original text (they run over the deleted characters)
+            source = original if rewritten else text
+            longer = None
+            for name in ("url", "email"):
+                candidate = raw_res[name].match(source, match.start())
+                if candidate and (longer is None or candidate.end() > longer.end()):
+                    longer = candidate
+            if longer:
+                value, position = longer.group(), longer.end()
+            tokens.append(value)
+        elif kind == "likely":
             raw = _ptb_reread(original, match.start(), raw_res[kind]) if rewritten else None
             if raw:
                 value, position = raw
             tokens.append(value)
         elif kind == "amp":
             tokens.append(re.sub("(?i:&amp;)", "&", value))
-        elif kind in ("number", "thing", "tag", "year", "handle", "lead", "apos", "apos2", "tbspec"):
+        elif kind in ("number", "thing", "thing3", "tag", "year", "handle", "lead", "apos", "apos2", "tbspec", "subsup"):
             tokens.append(value)
-        elif kind in ("clitic", "quotes"):
+        elif kind in ("clitic", "quotes", "sredaux"):
             tokens.append(value.translate(_PTB_LATEX_QUOTES))
         elif kind == "entity":
-            tokens.append(_PTB_ENTITIES[value.lower()])
+            # the quote rewriting is case-sensitive: "&QUOT;" stays as it is
+            tokens.append(value if value.lower() == "&quot;" and value != "&quot;" else _PTB_ENTITIES[value.lower()])
         elif kind in ("smiley", "asian", "phone"):
             tokens.append(value.replace("(", "-LRB-").replace(")", "-RRB-"))
         elif kind == "other":
@@ -396,9 +500,14 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             tokens.append("--")  # probed: runs of 2-4 hyphens are one "--", longer runs stay as they are
         else:  # dashes, bang, stars, hashes, << >>: punctuation runs kept whole
             tokens.append(value)
+    if restore:
+        table = str.maketrans({char: entity.lower() for char, entity in restore.items()})
+        tokens = ["--" if token in dashes else token.translate(table) for token in tokens]
     # pycocoevalcap filters whole tokens, then CIDEr splits its string on any whitespace
     lower = _ptb_lower if "Σ" in text else str.lower
     if not split_spaces:  # the Java tool writes the spaces inside a token as U+00A0
+        if tokens:  # pycocoevalcap strips the end of each output line ("x.org/ab\u3000" at the end)
+            tokens[-1] = tokens[-1].rstrip()
         return [token.replace(" ", "\xa0") for token in map(lower, tokens)
                 if token not in PTB_PUNCTUATIONS and not token.isspace() and token]
     return [piece for token in map(lower, tokens) if token not in PTB_PUNCTUATIONS for piece in token.split()]
@@ -414,13 +523,41 @@ _PTB_JAVA_WORD_REST = re.compile(
 )
 
 
+def _ptb_entity_chars(text: str, restore: dict[str, str], dashes: set[str]) -> str:
+    """``text`` with each entity the Java lexer reads as one character (see ``_PTB_ENTITY_CHARS``) replaced by a
+    stand-in character of the same lexer class that ``text`` does not hold: a letter (Yi syllables) for SPLET, a
+    symbol (supplemental math operators) for SPPUNC / SPMDASH, U+2AFF (in the port's apostrophe classes, rewritten
+    to "'" by the quote rules as "&apos;" is, but no member of the QUOTES pairs) for "&apos;", U+2AFE for the same
+    entity in other cases ("&APOS;": an apostrophe for the rules, which the case-sensitive quote rewriting keeps). Fills ``restore`` (stand-in → entity text) and ``dashes``."""
+    allocated: dict[str, str] = {}
+    pools = {"letter": iter(range(0xA000, 0xA015)), "symbol": iter(range(0x2A00, 0x2AFE))}
+
+    def stand_in(match: re.Match) -> str:
+        kind, entity = match.lastgroup, match.group()
+        if kind in ("apostrophe", "raw_apostrophe"):
+            char = "\u2aff" if kind == "apostrophe" else "\u2afe"
+            if char not in text:
+                restore.setdefault(char, entity)
+                return char
+        key = entity  # (exact: THINGA reads the entity's capitals)
+        if key not in allocated:
+            pool = pools["letter" if kind == "letter" else "symbol"]
+            char = next(c for c in map(chr, pool) if c not in text)
+            allocated[key], restore[char] = char, key
+            if kind == "dash":
+                dashes.add(char)
+        return allocated[key]
+
+    return _PTB_ENTITY_CHARS.sub(stand_in, text)
+
+
 def _ptb_lower(token: str) -> str:
     """``token.lower()`` with the Java tool's choice between final ``ς`` and ``σ``."""
     lowered = []
     for index, char in enumerate(token):
         if char == "Σ" and token[: index + 1].lower().endswith("ς"):  # Python: a final sigma
             rest = _PTB_JAVA_WORD_REST.match(token, index + 1).group()
-            lowered.append("σ" if any(c.islower() or c.isupper() for c in rest) else "ς")
+            lowered.append("σ" if any(c.islower() or c.isupper() or c.istitle() for c in rest) else "ς")
         else:
             lowered.append(char.lower())
     return "".join(lowered)
