@@ -38,7 +38,7 @@ from gpumetrics.kernels.ngrams import TokenBatch
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_products, segment_starts
 from gpumetrics.text.meteor import tables
 from gpumetrics.text.tokenize import get_tokenizer
-from gpumetrics.text.tokenize.base import encode_token_lists
+from gpumetrics.text.tokenize.base import dense_ids, encode_token_lists
 
 #: per language: (alpha, beta, gamma, delta), module weights (scoring), modules
 PARAMETERS = {
@@ -119,10 +119,9 @@ def words_of_pieces(
     other_tokens = tokenizer.tokenize_batch(
         [clean_hypothesis(lines[line]) if line < samples else lines[line] for line in other.tolist()]
     )
-    extended = dict(zip(vocabulary, range(len(vocabulary))))
-    for token in itertools.chain.from_iterable(other_tokens):
-        extended.setdefault(token, len(extended))
-    other_ids = np.fromiter(map(extended.__getitem__, itertools.chain.from_iterable(other_tokens)), dtype=np.int64)
+    # the pieces' vocabulary keeps its ids (its entries are distinct), new words follow by first appearance
+    extended_ids, extended = dense_ids([*vocabulary, *itertools.chain.from_iterable(other_tokens)])
+    other_ids = extended_ids[len(vocabulary) :]
     other_length = np.zeros(lengths.size, dtype=np.int64)
     other_length[other] = np.fromiter(map(len, other_tokens), dtype=np.int64, count=other.size)
     # line l takes its plain pieces (pool[: kept]) or its normalised words (pool[kept :]), lines in order
