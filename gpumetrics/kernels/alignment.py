@@ -19,10 +19,17 @@ siblings before it, the skip child carries all of them).
 
 Tensor layout: only pairs with a free (non-fixed) candidate are searched; the others take their fixed matches. The
 paths of all searched pairs are rows of three flat tensors (``pair``, the used-word bitset ``int64[R, W]`` of both
-lines, five counters ``int64[R, 5]``); one step per line-2 position expands every live row (children placed in
-Java's insertion order by arithmetic, not sorted), then two stable sorts rank them and a per-pair cut keeps
-``beam``. The chosen matches are recovered by back-pointers; chunks are counted on them as the jar's final count
-does. Host synchronisations: a few per line-2 position (row counts), none per pair.
+lines, five counters ``int32[R, 5]``); one step per line-2 position expands every live row into children that
+carry counters only (placed in Java's insertion order by arithmetic, not sorted; a candidate's fit is read from
+the four bitset words its spans touch), one stable sort ranks them, a per-pair cut keeps ``beam``, and only the
+kept children get bitsets (the parent's, OR the match's words). The chosen matches are recovered by
+back-pointers; chunks are counted on them as the jar's final count does. Host synchronisations: a few per line-2
+position (row counts), none per pair.
+
+Memory is linear in the candidates ``M`` (a few int64 per candidate: no per-candidate bitset), plus per step the
+children of the live paths and ``beam`` bitsets per pair (``(len1 + len2) / 64`` words each), plus ``beam``
+back-pointers per pair and line-2 position (``gpumetrics.text.meteor.jar.pair_bytes`` estimates it). Work per step is linear in the
+children: ``O(beam · M)`` for a pair, where the jar also copies ``O(len1 + len2)`` words per child.
 """
 
 from __future__ import annotations
@@ -199,38 +206,12 @@ def _group_rank(pair: Tensor) -> Tensor:
     return position - torch.cummax(torch.where(first, position, 0), 0).values
 
 
-#: bytes the search holds per candidate match (its fields, bitset columns and bits, CSR, the renumbered copies)
-SEARCH_BYTES_PER_MATCH = 224
-#: bytes per (path, candidate) combination of one step (children before the cut: about 25 int64 temporaries)
-SEARCH_BYTES_PER_CHILD = 200
-
-
-def search_bytes(matches: Matches, len1: Tensor, len2: Tensor, beam: int = 40) -> Tensor:
-    """``LongTensor[P]``: an upper estimate of the memory :func:`beam_align` needs for each pair alone.
-
-    The candidates (:data:`SEARCH_BYTES_PER_MATCH` each), the children of one step (``beam`` paths times the most
-    candidates starting at one line-2 position, plus one), the ``beam`` bitsets of ``len1 + len2`` bits (three
-    copies) and the back-pointers (``beam · len2`` entries). Pairs are independent, so a batch needs at most the sum.
-    """
-    pairs = len1.numel()
-    device = len1.device
-    count = torch.bincount(matches.pair, minlength=pairs)
-    offset2 = segment_starts(len2)
-    per_start = torch.bincount(offset2.index_select(0, matches.pair) + matches.start, minlength=int(len2.sum()))
-    widest = torch.zeros(pairs, dtype=torch.long, device=device)
-    if per_start.numel():
-        widest.scatter_reduce_(0, segment_ids(len2, per_start.numel()), per_start, "amax")
-    words = torch.div(len1 + _BITS - 1, _BITS, rounding_mode="floor") + torch.div(len2 + _BITS - 1, _BITS, rounding_mode="floor")
-    return (count * SEARCH_BYTES_PER_MATCH + beam * (widest + 1) * SEARCH_BYTES_PER_CHILD
-            + beam * (3 * 8 * words + 64) + beam * (len2 + 1) * 16)
-
-
 def beam_align(matches: Matches, len1: Tensor, len2: Tensor, beam: int = 40) -> Alignment:
     """The jar's best alignment of every pair (see the module docstring).
 
     Memory: ``O(M + beam · (widest step + P · (len1 + len2) / 64 + Σ len2))`` — linear in the candidates (which
     the jar holds too); bitsets are materialised only for the ``beam`` paths kept per pair, never per candidate.
-    :func:`search_bytes` estimates it per pair, so a caller can align a batch in groups under a budget.
+    Pairs are independent: a caller can align a batch in groups of pairs under a memory budget.
 
     Args:
         matches: M candidates of P pairs, sorted by pair, then line-2 start, then candidate order.
@@ -266,11 +247,14 @@ def _search(matches: Matches, fixed: Tensor, in_search: Tensor, searched: Tensor
     """The beam search over the pairs that have free candidates: the chosen entries of ``in_search``."""
     device = len1.device
     pair_ids = torch.nonzero(searched).squeeze(1)
-    renumber = torch.cumsum(searched.long(), 0) - 1
-    m = Matches(renumber[matches.pair[in_search]], *(field[in_search] for field in matches[1:]))
-    fixed = fixed[in_search]
-    len1, len2 = len1[pair_ids], len2[pair_ids]
-    pairs = pair_ids.numel()
+    if in_search.numel() == matches.pair.numel():  # every pair is searched (long texts): no copy of the matches
+        m, pairs = matches, len1.numel()
+    else:
+        renumber = torch.cumsum(searched.long(), 0) - 1
+        m = Matches(renumber[matches.pair[in_search]], *(field[in_search] for field in matches[1:]))
+        fixed = fixed[in_search]
+        len1, len2 = len1[pair_ids], len2[pair_ids]
+        pairs = pair_ids.numel()
     words1 = max(1, -(-int(len1.max()) // _BITS))
     words2 = max(1, -(-int(len2.max()) // _BITS))
     col1, bits1 = _touch(m.match_start, m.match_length, 0)

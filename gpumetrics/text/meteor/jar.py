@@ -462,7 +462,7 @@ def candidate_matches(s: Sentences, modules: Sequence[str]) -> tuple[Matches, Te
 
 
 #: default ``memory_budget`` of METEOR 1.5 (bytes): the working memory of candidate generation and alignment
-DEFAULT_MEMORY_BUDGET = 1 << 30
+DEFAULT_MEMORY_BUDGET = 2 << 30  # the heap pycocoevalcap gives the jar (-Xmx2G)
 #: bytes per exact/stem candidate match through generation and alignment (measured ≈ 380 on CPU, long pairs)
 BYTES_PER_CANDIDATE = 400
 #: bytes per word of a pair's two lines (occurrences, trie walk, paraphrase joins, statistics)

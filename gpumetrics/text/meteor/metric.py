@@ -144,10 +144,10 @@ def meteor_score(
         stemmer: ``nltk`` mode only: ``stem(word)`` object or callable (default NLTK's Porter stemmer).
         synonyms: NLTK-style modes only: a :class:`~gpumetrics.text.meteor.synonyms.SynonymProvider`, a mapping
             ``word → synonyms`` or a TSV path; default WordNet (``nltk``) / RuWordNet (``aij2022-*``).
-        memory_budget: ``meteor-1.5`` only: bytes of working memory for candidate matching and alignment (default
-            1 GiB, :data:`~gpumetrics.text.meteor.jar.DEFAULT_MEMORY_BUDGET`). A batch over it is scored in groups
-            of pairs that fit (same scores); one (hypothesis, reference) pair must fit alone — its candidate
-            matches grow with the product of the two lengths (about 400 bytes each) — else ``ValueError``.
+        memory_budget: ``meteor-1.5`` only: bytes of working memory for candidate matching and alignment
+            (default 2 GiB, the heap pycocoevalcap gives the jar). A batch over it is scored in groups of pairs
+            that fit (same scores); one (hypothesis, reference) pair must fit alone — its candidate matches grow
+            with the product of the two lengths, about 400 bytes each — else ``ValueError``.
         device: where the statistics are computed and the result lives.
 
     Returns:
