@@ -123,3 +123,16 @@ def meteor_jar_long_case(size: int, device: str) -> Contenders:
     return _against_the_jar(
         preds, target, device, "long texts with many repeated words (beam search over up to 700 reference positions)"
     )
+
+
+@register("meteor_1.5_long_pair", sizes=(1_000, 5_000, 10_000), quick_sizes=(300,), unit="words", repeats=1)
+def meteor_jar_long_pair_case(size: int, device: str) -> Contenders:
+    """One pair of ``size`` words each side (concatenated captions: a few hundred distinct words, each repeated), two
+    references (another text, a shuffled copy): candidates grow with size², the jar's path copies with size³."""
+    from tests.text.test_meteor_long import long_pairs
+
+    preds, target = long_pairs(size, size)
+    return _against_the_jar(
+        preds, target, device,
+        "one long pair, repeated vocabulary; memory_budget at its default (the pair fits); the jar takes minutes",
+    )

@@ -19,10 +19,17 @@ siblings before it, the skip child carries all of them).
 
 Tensor layout: only pairs with a free (non-fixed) candidate are searched; the others take their fixed matches. The
 paths of all searched pairs are rows of three flat tensors (``pair``, the used-word bitset ``int64[R, W]`` of both
-lines, five counters ``int64[R, 5]``); one step per line-2 position expands every live row (children placed in
-Java's insertion order by arithmetic, not sorted), then two stable sorts rank them and a per-pair cut keeps
-``beam``. The chosen matches are recovered by back-pointers; chunks are counted on them as the jar's final count
-does. Host synchronisations: a few per line-2 position (row counts), none per pair.
+lines, five counters ``int32[R, 5]``); one step per line-2 position expands every live row into children that
+carry counters only (placed in Java's insertion order by arithmetic, not sorted; a candidate's fit is read from
+the four bitset words its spans touch), one stable sort ranks them, a per-pair cut keeps ``beam``, and only the
+kept children get bitsets (the parent's, OR the match's words). The chosen matches are recovered by
+back-pointers; chunks are counted on them as the jar's final count does. Host synchronisations: a few per line-2
+position (row counts), none per pair.
+
+Memory is linear in the candidates ``M`` (a few int64 per candidate: no per-candidate bitset), plus per step the
+children of the live paths and ``beam`` bitsets per pair (``(len1 + len2) / 64`` words each), plus ``beam``
+back-pointers per pair and line-2 position (``gpumetrics.text.meteor.jar.pair_bytes`` estimates it). Work per step is linear in the
+children: ``O(beam · M)`` for a pair, where the jar also copies ``O(len1 + len2)`` words per child.
 """
 
 from __future__ import annotations
@@ -67,15 +74,35 @@ class Alignment(NamedTuple):
     chunks: Tensor
 
 
-def _span_bits(start: Tensor, length: Tensor, words: int) -> Tensor:
-    """``int64[M, words]`` bitset of each span's positions (bit ``q % 64`` of word ``q // 64``)."""
+def _low_bits(count: Tensor) -> Tensor:
+    """``int64`` with the lowest ``count`` bits set (``0 <= count <= 64``; two's complement wraps bit 63)."""
+    return torch.where(count >= _BITS, -1, (torch.ones_like(count) << count.clamp_max(_BITS - 1)) - 1)
+
+
+def _touch(start: Tensor, length: Tensor, column_offset: int) -> tuple[Tensor, Tensor]:
+    """The bitset words a span's first and last positions fall in (``+ column_offset``) and the span's bits in each.
+
+    A span of at most 65 positions lies in those two words (spans are single words or paraphrase phrases); a span
+    inside one word lists it twice with the same bits. ``(columns int64[M, 2], bits int64[M, 2])``.
+    """
+    end = start + length
+    first = torch.div(start, _BITS, rounding_mode="floor")
+    last = torch.div(end - 1, _BITS, rounding_mode="floor")
+    bits = []
+    for column in (first, last):
+        base = column * _BITS
+        low, high = (start - base).clamp(0, _BITS), (end - base).clamp(0, _BITS)
+        bits.append(_low_bits(high) & ~_low_bits(low))
+    return torch.stack((first, last), 1) + column_offset, torch.stack(bits, 1)
+
+
+def _span_bits_into(bits: Tensor, row: Tensor, start: Tensor, length: Tensor, column_offset: int) -> None:
+    """OR the positions of disjoint spans into ``bits[row[k]]`` (words ``column_offset + q // 64``), in place."""
     span = segment_ids(length)
-    position = start[span] + offsets_in_segment(length, span)
-    bits = torch.zeros(start.numel() * words, dtype=torch.long, device=start.device)
-    # distinct bits of one span never carry, so a sum is an OR (two's complement wraps bit 63 correctly)
-    word = span * words + torch.div(position, _BITS, rounding_mode="floor")
-    bits.index_add_(0, word, torch.ones_like(position) << (position % _BITS))
-    return bits.view(start.numel(), words)
+    position = start.index_select(0, span) + offsets_in_segment(length, span)
+    word = row.index_select(0, span) * bits.shape[1] + column_offset + torch.div(position, _BITS, rounding_mode="floor")
+    # disjoint spans set distinct bits, so a sum is an OR (two's complement wraps bit 63 correctly)
+    bits.view(-1).index_add_(0, word, torch.ones_like(position) << (position % _BITS))
 
 
 def _fixed_matches(m: Matches, len1: Tensor, len2: Tensor) -> Tensor:
@@ -115,7 +142,7 @@ class _Rows(NamedTuple):
     Attributes:
         pair: ``LongTensor[R]``.
         bits: ``LongTensor[R, W1 + W2]`` used words of line 1, then of line 2.
-        state: ``LongTensor[R, 5]``: weighted matches of both lines (the jar's matches1 + matches2), chunks, the next
+        state: ``IntTensor[R, 5]``: weighted matches of both lines (the jar's matches1 + matches2), chunks, the next
             line-2 position the path expects, the line-1 end of the open chunk (-1: none), distance.
     """
 
@@ -141,42 +168,34 @@ class _Search(NamedTuple):
     words1: int
 
 
-def _take_match(rows: _Rows, s: _Search, match: Tensor) -> _Rows:
-    """Rows after taking ``match[r]`` (the distance is the caller's: the jar adds it to a different path).
-
-    ``rows`` must be the caller's own copy (a ``take``): its bitsets and counters are updated in place.
-    """
+def _take_state(state: Tensor, s: _Search, match: Tensor) -> Tensor:
+    """Counters after taking ``match[r]``, updated in place on the caller's own copy ``state`` (the distance is the
+    caller's: the jar adds it to a different path)."""
     m = s.matches
-    state = rows.state
     last = state[:, _LAST]
     match_start = m.match_start.index_select(0, match)
     state[:, _CHUNKS] += ((last != -1) & (match_start != last)).to(state.dtype)
     state[:, _SCORE] += m.weight_sum.index_select(0, match).to(state.dtype)
     state[:, _IDX] = (m.start.index_select(0, match) + m.length.index_select(0, match)).to(state.dtype)
     state[:, _LAST] = (match_start + m.match_length.index_select(0, match)).to(state.dtype)
-    columns = s.touch_col.index_select(0, match)
-    bits = rows.bits
-    # a span within one word lists that word twice with the same bits, so both writes agree
-    bits.scatter_(1, columns, bits.gather(1, columns) | s.touch_bits.index_select(0, match))
-    return _Rows(rows.pair, bits, state)
+    return state
 
 
-def _rank_order(rows: _Rows) -> Tensor:
+def _rank_order(pair: Tensor, state: Tensor) -> Tensor:
     """Stable order by (pair, more score, fewer chunks, smaller distance): the jar's comparator, ties kept.
 
     One sort of a packed ``int64`` key when the four ranges fit in 62 bits (always, for sentences of ordinary
     length); otherwise two stable sorts.
     """
-    state = rows.state
-    if rows.pair.numel() == 0:
-        return rows.pair
+    if pair.numel() == 0:
+        return pair
     distance, score, chunks = state[:, _DISTANCE].long(), state[:, _SCORE].long(), state[:, _CHUNKS].long()
-    top_pair, top_score, top_chunks, top_distance = (int(x) for x in torch.stack((rows.pair.max(), score.max(), chunks.max(), distance.max())).tolist())
+    top_pair, top_score, top_chunks, top_distance = (int(x) for x in torch.stack((pair.max(), score.max(), chunks.max(), distance.max())).tolist())
     if (top_pair + 1) * (top_score + 1) * (top_chunks + 1) * (top_distance + 1) < 1 << 62:
-        key = ((rows.pair * (top_score + 1) + (top_score - score)) * (top_chunks + 1) + chunks) * (top_distance + 1) + distance
+        key = ((pair * (top_score + 1) + (top_score - score)) * (top_chunks + 1) + chunks) * (top_distance + 1) + distance
         return torch.sort(key, stable=True).indices
     order = torch.sort(chunks * (top_distance + 1) + distance, stable=True).indices
-    return order[torch.sort(rows.pair[order] * (top_score + 1) + (top_score - score[order]), stable=True).indices]
+    return order[torch.sort(pair[order] * (top_score + 1) + (top_score - score[order]), stable=True).indices]
 
 
 def _group_rank(pair: Tensor) -> Tensor:
@@ -189,6 +208,10 @@ def _group_rank(pair: Tensor) -> Tensor:
 
 def beam_align(matches: Matches, len1: Tensor, len2: Tensor, beam: int = 40) -> Alignment:
     """The jar's best alignment of every pair (see the module docstring).
+
+    Memory: ``O(M + beam · (widest step + P · (len1 + len2) / 64 + Σ len2))`` — linear in the candidates (which
+    the jar holds too); bitsets are materialised only for the ``beam`` paths kept per pair, never per candidate.
+    Pairs are independent: a caller can align a batch in groups of pairs under a memory budget.
 
     Args:
         matches: M candidates of P pairs, sorted by pair, then line-2 start, then candidate order.
@@ -224,21 +247,20 @@ def _search(matches: Matches, fixed: Tensor, in_search: Tensor, searched: Tensor
     """The beam search over the pairs that have free candidates: the chosen entries of ``in_search``."""
     device = len1.device
     pair_ids = torch.nonzero(searched).squeeze(1)
-    renumber = torch.cumsum(searched.long(), 0) - 1
-    m = Matches(renumber[matches.pair[in_search]], *(field[in_search] for field in matches[1:]))
-    fixed = fixed[in_search]
-    len1, len2 = len1[pair_ids], len2[pair_ids]
-    pairs = pair_ids.numel()
+    if in_search.numel() == matches.pair.numel():  # every pair is searched (long texts): no copy of the matches
+        m, pairs = matches, len1.numel()
+    else:
+        renumber = torch.cumsum(searched.long(), 0) - 1
+        m = Matches(renumber[matches.pair[in_search]], *(field[in_search] for field in matches[1:]))
+        fixed = fixed[in_search]
+        len1, len2 = len1[pair_ids], len2[pair_ids]
+        pairs = pair_ids.numel()
     words1 = max(1, -(-int(len1.max()) // _BITS))
     words2 = max(1, -(-int(len2.max()) // _BITS))
-    mask = torch.cat((_span_bits(m.match_start, m.match_length, words1), _span_bits(m.start, m.length, words2)), 1)
-    touch_col = torch.stack((
-        torch.div(m.match_start, _BITS, rounding_mode="floor"),
-        torch.div(m.match_start + m.match_length - 1, _BITS, rounding_mode="floor"),
-        words1 + torch.div(m.start, _BITS, rounding_mode="floor"),
-        words1 + torch.div(m.start + m.length - 1, _BITS, rounding_mode="floor"),
-    ), 1)
-    touch_bits = mask.gather(1, touch_col)
+    col1, bits1 = _touch(m.match_start, m.match_length, 0)
+    col2, bits2 = _touch(m.start, m.length, words1)
+    touch_col, touch_bits = torch.cat((col1, col2), 1), torch.cat((bits1, bits2), 1)
+    del col1, bits1, col2, bits2
     offset2 = segment_starts(len2)
     flat2 = offset2[m.pair] + m.start
     size2 = int(len2.sum())
@@ -246,10 +268,14 @@ def _search(matches: Matches, fixed: Tensor, in_search: Tensor, searched: Tensor
     fixed_at = torch.full((size2,), -1, dtype=torch.long, device=device)
     fixed_at[flat2[fixed_ids]] = fixed_ids
     free_count = torch.zeros(size2, dtype=torch.long, device=device).index_add_(0, flat2[free_ids], torch.ones_like(free_ids))
+    del flat2
     s = _Search(m, touch_col, touch_bits, fixed_at, offset2, free_ids, free_count, segment_starts(free_count), words1)
 
-    # fixed spans are disjoint, so a sum of their bits is their OR
-    bits = torch.zeros(pairs, mask.shape[1], dtype=torch.long, device=device).index_add_(0, m.pair[fixed_ids], mask[fixed_ids])
+    # the fixed matches' words are in use from the start (fixed spans are disjoint)
+    bits = torch.zeros(pairs, words1 + words2, dtype=torch.long, device=device)
+    fixed_pair = m.pair.index_select(0, fixed_ids)
+    _span_bits_into(bits, fixed_pair, m.match_start.index_select(0, fixed_ids), m.match_length.index_select(0, fixed_ids), 0)
+    _span_bits_into(bits, fixed_pair, m.start.index_select(0, fixed_ids), m.length.index_select(0, fixed_ids), words1)
     state = torch.zeros(pairs, 5, dtype=torch.int32, device=device)  # counters stay far below 2^31
     state[:, _LAST] = -1
     rows = _Rows(torch.arange(pairs, device=device), bits, state)
@@ -262,24 +288,24 @@ def _search(matches: Matches, fixed: Tensor, in_search: Tensor, searched: Tensor
         some_end = bool(ends.any())
         if some_end:
             done = torch.nonzero(ends).squeeze(1)
-            closing = rows.take(done)
-            closing.state[:, _CHUNKS] += (closing.state[:, _LAST] != -1).to(closing.state.dtype)
-            order = _rank_order(closing)
-            best = order[_group_rank(closing.pair[order]) == 0]
-            final_row[closing.pair[best]] = done[best]
+            closing = rows.state.index_select(0, done)
+            closing[:, _CHUNKS] += (closing[:, _LAST] != -1).to(closing.dtype)
+            closing_pair = rows.pair.index_select(0, done)
+            order = _rank_order(closing_pair, closing)
+            best = order[_group_rank(closing_pair[order]) == 0]
+            final_row[closing_pair[best]] = done[best]
         if position == longest:
             break
         if some_end:
             live = torch.nonzero(~ends).squeeze(1)
-            rows, parent, match = _step(rows.take(live), position, s)
-            parent = live.index_select(0, parent)
-        else:  # _step does not change its rows
-            rows, parent, match = _step(rows, position, s)
-        order = _rank_order(rows)
-        order = order[_group_rank(rows.pair.index_select(0, order)) < beam]
-        rows = rows.take(order)
-        parents.append(parent.index_select(0, order))
-        taken.append(match.index_select(0, order))
+            rows = rows.take(live)
+        pair, state, parent, match = _step(rows, position, s)
+        order = _rank_order(pair, state)
+        order = order[_group_rank(pair.index_select(0, order)) < beam]
+        parent, match = parent.index_select(0, order), match.index_select(0, order)
+        rows = _Rows(pair.index_select(0, order), _child_bits(rows.bits, parent, match, s), state.index_select(0, order))
+        parents.append(live.index_select(0, parent) if some_end else parent)
+        taken.append(match)
 
     chosen = torch.zeros(m.pair.numel(), dtype=torch.bool, device=device)
     current = final_row
@@ -294,16 +320,34 @@ def _search(matches: Matches, fixed: Tensor, in_search: Tensor, searched: Tensor
     return chosen
 
 
-def _step(rows: _Rows, position: int, s: _Search) -> tuple[_Rows, Tensor, Tensor]:
-    """Expand every row at line-2 ``position``: ``(children, parent row of each, match taken or -1)``.
+def _child_bits(bits: Tensor, parent: Tensor, match: Tensor, s: _Search) -> Tensor:
+    """``int64[R, W]`` used words of the kept children: the parent's, with the words of the match taken (if any).
+
+    A fixed match's words are set from the start, so OR-ing them again changes nothing.
+    """
+    child = bits.index_select(0, parent)
+    took = torch.nonzero(match >= 0).squeeze(1)
+    if took.numel():
+        taken = match.index_select(0, took)
+        flat = (took.unsqueeze(1) * child.shape[1] + s.touch_col.index_select(0, taken)).view(-1)
+        values = child.view(-1).index_select(0, flat) | s.touch_bits.index_select(0, taken).view(-1)
+        # a span within one word lists that word twice with the same bits, so both writes agree
+        child.view(-1).index_copy_(0, flat, values)
+    return child
+
+
+def _step(rows: _Rows, position: int, s: _Search) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Expand every row at line-2 ``position``: ``(pair, counters, parent row, match taken or -1)`` of the children.
 
     Children of one parent are laid out as the jar appends them: its free candidates that fit (candidate order),
     then the skip child; a parent whose position is in use has one child (continue, or take the fixed match).
+    Children carry counters only: the caller ranks and cuts them, then builds the bitsets of the kept ones.
     Gathers are ``index_select`` (several times faster than advanced indexing on CPU; every index is valid).
     """
     device = rows.pair.device
     m = s.matches
     count = rows.pair.numel()
+    width = rows.bits.shape[1]
     flat = s.offset2.index_select(0, rows.pair) + position
     column = s.words1 + position // _BITS
     in_use = ((rows.bits[:, column] >> (position % _BITS)) & 1).bool()
@@ -316,9 +360,13 @@ def _step(rows: _Rows, position: int, s: _Search) -> tuple[_Rows, Tensor, Tensor
     owner = segment_ids(n_candidates)
     k = torch.arange(owner.numel(), device=device) - first_candidate.index_select(0, owner)
     candidate = s.free_ids.index_select(0, s.free_first.index_select(0, flat.index_select(0, owner)) + k)
-    touch_col = s.touch_col.index_select(0, candidate)
-    used_bits = rows.bits.index_select(0, owner).gather(1, touch_col)
+    del k
+    # the four touched words of each (row, candidate), read straight from the rows' bitsets
+    cell = (owner.unsqueeze(1) * width + s.touch_col.index_select(0, candidate)).view(-1)
+    used_bits = rows.bits.view(-1).index_select(0, cell).view(-1, 4)
+    del cell
     fits = ((used_bits & s.touch_bits.index_select(0, candidate)) == 0).all(1)
+    del used_bits
     step = (m.start.index_select(0, candidate) - m.match_start.index_select(0, candidate)).abs() * fits
     fits_long = fits.long()
     before = torch.cumsum(step, 0) - step
@@ -334,37 +382,36 @@ def _step(rows: _Rows, position: int, s: _Search) -> tuple[_Rows, Tensor, Tensor
     # children that take a free candidate: the parent's distance grew by the free siblings before them
     keep = torch.nonzero(fits).squeeze(1)
     parent_c, match_c = owner.index_select(0, keep), candidate.index_select(0, keep)
-    taking = _take_match(rows.take(parent_c), s, match_c)
-    taking.state[:, _DISTANCE] += before.index_select(0, keep).to(taking.state.dtype)
+    state_c = _take_state(rows.state.index_select(0, parent_c), s, match_c)
+    state_c[:, _DISTANCE] += before.index_select(0, keep).to(state_c.dtype)
     slot_c = base.index_select(0, parent_c) + rank.index_select(0, keep)
+    del owner, candidate, step, before, rank, fits, fits_long, keep
 
     # one more child per parent: skip (carrying every free sibling's distance), continue, or the fixed match
     if bool(dropped.any()):
         single = torch.nonzero(~dropped).squeeze(1)
-        plain = rows.take(single)
+        state = rows.state.index_select(0, single)
         use_skip, skip_distance = ~in_use.index_select(0, single), step_total.index_select(0, single)
         fixed_rows = torch.nonzero(takes_fixed.index_select(0, single)).squeeze(1)
         base_s, fitting_s = base.index_select(0, single), fitting.index_select(0, single)
     else:
-        single, plain = torch.arange(count, device=device), rows
+        single, state = torch.arange(count, device=device), rows.state.clone()
         use_skip, skip_distance = ~in_use, step_total
         fixed_rows = torch.nonzero(takes_fixed).squeeze(1)
         base_s, fitting_s = base, fitting
-    state = plain.state.clone()
+    match_s = torch.full_like(single, -1)
+    if fixed_rows.numel():
+        fixed_match = fixed_here.index_select(0, single.index_select(0, fixed_rows))
+        with_fixed = _take_state(state.index_select(0, fixed_rows), s, fixed_match)
+        fixed_distance = (m.start.index_select(0, fixed_match) - m.match_start.index_select(0, fixed_match)).abs()
+        with_fixed[:, _DISTANCE] += fixed_distance.to(state.dtype)
     closes = use_skip & (state[:, _LAST] != -1)
     state[:, _CHUNKS] += closes.to(state.dtype)
     state[:, _LAST].masked_fill_(use_skip, -1)
     state[:, _IDX] += use_skip.to(state.dtype)
     state[:, _DISTANCE] += skip_distance.to(state.dtype)
-    bits = plain.bits
-    match_s = torch.full_like(single, -1)
     if fixed_rows.numel():
-        fixed_match = fixed_here.index_select(0, single.index_select(0, fixed_rows))
-        with_fixed = _take_match(plain.take(fixed_rows), s, fixed_match)
-        fixed_distance = (m.start.index_select(0, fixed_match) - m.match_start.index_select(0, fixed_match)).abs()
-        with_fixed.state[:, _DISTANCE] += fixed_distance.to(state.dtype)
-        state.index_copy_(0, fixed_rows, with_fixed.state)
-        bits = bits.index_copy(0, fixed_rows, with_fixed.bits)
+        state.index_copy_(0, fixed_rows, with_fixed)
         match_s.index_copy_(0, fixed_rows, fixed_match)
     slot_s = base_s + torch.where(use_skip, fitting_s, 0)
     total = slot_c.numel() + slot_s.numel()
@@ -373,5 +420,6 @@ def _step(rows: _Rows, position: int, s: _Search) -> tuple[_Rows, Tensor, Tensor
         out = taking_child.new_empty((total, *taking_child.shape[1:]))
         return out.index_copy_(0, slot_c, taking_child).index_copy_(0, slot_s, other_child)
 
-    children = _Rows(placed(taking.pair, plain.pair), placed(taking.bits, bits), placed(taking.state, state))
-    return children, placed(parent_c, single), placed(match_c, match_s)
+    pair = rows.pair
+    return (placed(pair.index_select(0, parent_c), pair.index_select(0, single)), placed(state_c, state),
+            placed(parent_c, single), placed(match_c, match_s))

@@ -204,10 +204,11 @@ BUDGETS = {
     "ZeroShotDetectionF1": 7,  # box checks once per batch, candidate pairs, greedy rounds
     "FrechetInceptionDistance": 0, "KernelInceptionDistance": 0, "CLIPScore": 0, "ImageGenerationScore": 0,
     # METEOR 1.5: sizes of the matcher joins, then per reference position of the beam search a few (row counts and
-    # the ranges of the packed ranking key): grows with the longest reference of the batch, not with the batch size
-    "METEORScore": 131,
+    # the ranges of the packed ranking key): grows with the longest reference of the batch, not with the batch size;
+    # one more for the memory_budget decision (the batch's estimated bytes, read once)
+    "METEORScore": 132,
     # the METEOR 1.5 statistics (see above; PTB-tokenised text is shorter), BLEU's orders, the ROUGE-L LCS sizes
-    "COCOCaptionScores": 126,
+    "COCOCaptionScores": 128,
     "CodeBLEUScore": 53,  # n-gram orders (unique + pruned positions), AST subtree and data-flow keys, per batch
     "METEORScore(nltk)": 0, "ImageCaptioningScore": 0, "VisualQAScore": 0,  # NLTK-style alignment is host work
     # torchmetrics' input validation (unique of the targets, bounds) and its per-update shape checks

@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from typing import NamedTuple, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 import numpy as np
 import torch
@@ -38,7 +38,7 @@ from gpumetrics.kernels.ngrams import TokenBatch
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_products, segment_starts
 from gpumetrics.text.meteor import tables
 from gpumetrics.text.tokenize import get_tokenizer
-from gpumetrics.text.tokenize.base import encode_token_lists
+from gpumetrics.text.tokenize.base import dense_ids, encode_token_lists
 
 #: per language: (alpha, beta, gamma, delta), module weights (scoring), modules
 PARAMETERS = {
@@ -119,10 +119,9 @@ def words_of_pieces(
     other_tokens = tokenizer.tokenize_batch(
         [clean_hypothesis(lines[line]) if line < samples else lines[line] for line in other.tolist()]
     )
-    extended = dict(zip(vocabulary, range(len(vocabulary))))
-    for token in itertools.chain.from_iterable(other_tokens):
-        extended.setdefault(token, len(extended))
-    other_ids = np.fromiter(map(extended.__getitem__, itertools.chain.from_iterable(other_tokens)), dtype=np.int64)
+    # the pieces' vocabulary keeps its ids (its entries are distinct), new words follow by first appearance
+    extended_ids, extended = dense_ids([*vocabulary, *itertools.chain.from_iterable(other_tokens)])
+    other_ids = extended_ids[len(vocabulary) :]
     other_length = np.zeros(lengths.size, dtype=np.int64)
     other_length[other] = np.fromiter(map(len, other_tokens), dtype=np.int64, count=other.size)
     # line l takes its plain pieces (pool[: kept]) or its normalised words (pool[kept :]), lines in order
@@ -249,9 +248,9 @@ def _word_matches(s: Sentences, modules: Sequence[str], identical: Tensor) -> _C
     """Exact, stem and synonym candidates of every pair (each word of line 1 against each word of line 2).
 
     Exact and stem matches share one sort join on ``(pair, stem class)`` (equal words have equal stems); words
-    whose Java hashes collide with different stems get a second join on ``(pair, hash class)``. Synonyms: only
-    words that have a synonym in the batch are paired up (per pair, every such line-1 word × line-2 word) and
-    tested against the batch's synonym pairs.
+    whose Java hashes collide with different stems get a second join on ``(pair, hash class)``. Synonyms: each
+    line-1 word is expanded to its synonyms in the batch vocabulary, then one sort join on ``(pair, word)`` with
+    line 2 — memory linear in the partners and the matches, not in line 1 × line 2.
     """
     o = _occurrences_by_pair(s)
     stem_class, stem_classes = _dense_classes(s.stem_hash)
@@ -275,20 +274,23 @@ def _word_matches(s: Sentences, modules: Sequence[str], identical: Tensor) -> _C
     if "stem" in modules:
         found.append((modules.index("stem"), pair, i, j, ~same & ~identical[pair]))
     if "synonym" in modules and s.synonym_keys.numel():
+        # every line-1 word expanded to its synonym partners b (the keys are sorted: grouped by a), then one sort
+        # join of (pair, b) with the line-2 words: linear in the partners and the matches, never line 1 × line 2
         vocab = s.word_hash.numel()
-        partner = torch.zeros(vocab, dtype=torch.bool, device=pair.device)
-        partner[torch.div(s.synonym_keys, vocab, rounding_mode="floor")] = True
-        k1 = torch.nonzero(partner[o.word1]).squeeze(1)
-        k2 = torch.nonzero(partner[o.word2]).squeeze(1)
-        pairs = identical.numel()
-        count1 = torch.bincount(o.pair1[k1], minlength=pairs)
-        count2 = torch.bincount(o.pair2[k2], minlength=pairs)
-        pair_s, x, y = segment_products(count1, count2)
-        k1 = k1[segment_starts(count1)[pair_s] + x]
-        k2 = k2[segment_starts(count2)[pair_s] + y]
-        a, b = o.word1[k1], o.word2[k2]
-        synonym = torch.isin(a * vocab + b, s.synonym_keys) & (s.word_hash[a] != s.word_hash[b]) & ~identical[pair_s]
-        found.append((modules.index("synonym"), pair_s, o.position1[k1], o.position2[k2], synonym))
+        partners = torch.bincount(torch.div(s.synonym_keys, vocab, rounding_mode="floor"), minlength=vocab)
+        first_partner = segment_starts(partners)
+        k1 = torch.nonzero(partners.index_select(0, o.word1)).squeeze(1)
+        fanout = partners.index_select(0, o.word1.index_select(0, k1))
+        source = segment_ids(fanout)
+        q1 = k1.index_select(0, source)
+        b = s.synonym_keys.index_select(
+            0, first_partner.index_select(0, o.word1.index_select(0, q1)) + offsets_in_segment(fanout, source)
+        ) % vocab
+        e1, r2 = _equal_keys(o.pair1.index_select(0, q1) * vocab + b, o.pair2 * vocab + o.word2)
+        r1 = q1.index_select(0, e1)
+        pair_s, a, b = o.pair1[r1], o.word1[r1], o.word2[r2]
+        synonym = (s.word_hash[a] != s.word_hash[b]) & ~identical[pair_s]
+        found.append((modules.index("synonym"), pair_s, o.position1[r1], o.position2[r2], synonym))
     parts = []
     for module, pair, i, j, keep in found:
         index = torch.nonzero(keep).squeeze(1)
@@ -459,8 +461,95 @@ def candidate_matches(s: Sentences, modules: Sequence[str]) -> tuple[Matches, Te
     return Matches(c.pair, c.start, c.length, c.match_start, c.match_length, weight_sum), c.module
 
 
-def pair_statistics(s: Sentences, language: str) -> Tensor:
-    """The jar's 23 statistics of every (hypothesis, reference) pair: ``float64[P, 23]``."""
+#: default ``memory_budget`` of METEOR 1.5 (bytes): the working memory of candidate generation and alignment
+DEFAULT_MEMORY_BUDGET = 2 << 30  # the heap pycocoevalcap gives the jar (-Xmx2G)
+#: bytes per exact/stem candidate match through generation and alignment (measured ≈ 380 on CPU, long pairs)
+BYTES_PER_CANDIDATE = 400
+#: bytes per word of a pair's two lines (occurrences, trie walk, paraphrase joins, statistics)
+BYTES_PER_WORD = 400
+
+
+def check_memory_budget(memory_budget: Any) -> int:
+    """``memory_budget`` as a positive ``int`` of bytes (``None``: :data:`DEFAULT_MEMORY_BUDGET`)."""
+    if memory_budget is None:
+        return DEFAULT_MEMORY_BUDGET
+    if isinstance(memory_budget, bool) or not isinstance(memory_budget, (int, np.integer)):
+        raise TypeError(f"`memory_budget` must be an int number of bytes, got {type(memory_budget).__name__}")
+    if memory_budget <= 0:
+        raise ValueError(f"`memory_budget` must be a positive number of bytes, got {memory_budget}")
+    return int(memory_budget)
+
+
+def pair_bytes(s: Sentences) -> Tensor:
+    """``LongTensor[P]``: the working memory one pair needs, estimated before any candidate is built.
+
+    Its exact and stem candidates (every line-1 word × every line-2 word of its stem class: counted by one sort
+    join, not built), :data:`BYTES_PER_CANDIDATE` each, plus :data:`BYTES_PER_WORD` per word of both lines and the
+    beam's bitsets and back-pointers. Synonym and paraphrase candidates are not counted (they are few beside the
+    exact ones on long texts, where the estimate matters).
+    """
+    o = _occurrences_by_pair(s)
+    stem_class, classes = _dense_classes(s.stem_hash)
+    key1 = o.pair1 * classes + stem_class.index_select(0, o.word1)
+    key2 = torch.sort(o.pair2 * classes + stem_class.index_select(0, o.word2)).values
+    count = torch.searchsorted(key2, key1, right=True) - torch.searchsorted(key2, key1)
+    candidates = torch.zeros_like(s.ref_lengths).index_add_(0, o.pair1, count)
+    len1, len2 = s.hyp_lengths.index_select(0, s.owner), s.ref_lengths
+    words = torch.div(len1 + 63, 64, rounding_mode="floor") + torch.div(len2 + 63, 64, rounding_mode="floor")
+    return candidates * BYTES_PER_CANDIDATE + (len1 + len2) * BYTES_PER_WORD + BEAM * (24 * words + 16 * len2) + 4096
+
+
+def _pair_range(s: Sentences, first: int, end: int) -> Sentences:
+    """The pairs ``[first, end)`` (their hypotheses renumbered from 0); the vocabulary and its facts are shared."""
+    owner = s.owner[first:end]
+    low, high = int(owner[0]), int(owner[-1]) + 1
+    hyp_start, ref_start = segment_starts(s.hyp_lengths), segment_starts(s.ref_lengths)
+    hyp_end = int(hyp_start[high - 1] + s.hyp_lengths[high - 1])
+    ref_end = int(ref_start[end - 1] + s.ref_lengths[end - 1])
+    return s._replace(
+        hyp_words=s.hyp_words[int(hyp_start[low]) : hyp_end], hyp_lengths=s.hyp_lengths[low:high],
+        ref_words=s.ref_words[int(ref_start[first]) : ref_end], ref_lengths=s.ref_lengths[first:end],
+        owner=owner - low,
+    )
+
+
+def pair_statistics(s: Sentences, language: str, memory_budget: Optional[int] = None) -> Tensor:
+    """The jar's 23 statistics of every (hypothesis, reference) pair: ``float64[P, 23]``.
+
+    Pairs are aligned independently, so a batch whose estimated working memory (:func:`pair_bytes`) exceeds
+    ``memory_budget`` (bytes, default :data:`DEFAULT_MEMORY_BUDGET`) is scored in consecutive groups of pairs that
+    fit it, with the same statistics. One pair must fit on its own (its candidate matches are aligned at once, as
+    the jar holds them at once): a pair over the budget is a ``ValueError`` naming it and the budget it needs.
+    """
+    budget = check_memory_budget(memory_budget)
+    pairs = s.owner.numel()
+    if pairs == 0:
+        return _pair_statistics(s, language)
+    need = pair_bytes(s)
+    if int(need.sum()) <= budget:
+        return _pair_statistics(s, language)
+    need = need.cpu().numpy()
+    worst = int(need.argmax())
+    if need[worst] > budget:
+        sample = int(s.owner[worst])
+        reference = worst - int(torch.searchsorted(s.owner, s.owner[worst]))
+        raise ValueError(
+            f"METEOR 1.5: sample {sample} with its reference {reference} ({int(s.hyp_lengths[sample])} and "
+            f"{int(s.ref_lengths[worst])} words) needs about {need[worst] / 2**20:,.0f} MiB to align, over "
+            f"`memory_budget`={budget} bytes ({budget / 2**20:,.0f} MiB); pass memory_budget={int(need[worst])} "
+            "or more (its exact and stem candidate matches grow with the product of the two lengths)"
+        )
+    ends = np.cumsum(need)
+    groups, first = [], 0
+    while first < pairs:
+        end = max(int(np.searchsorted(ends, (ends[first - 1] if first else 0) + budget, side="right")), first + 1)
+        groups.append(_pair_statistics(_pair_range(s, first, end), language))
+        first = end
+    return torch.cat(groups)
+
+
+def _pair_statistics(s: Sentences, language: str) -> Tensor:
+    """:func:`pair_statistics` of one group of pairs, all at once."""
     modules = PARAMETERS[language][2]
     matches, module = candidate_matches(s, modules)
     len1 = s.hyp_lengths[s.owner]
@@ -543,16 +632,18 @@ def corpus_contribution(stats: Tensor) -> Tensor:
 
 
 def sentence_statistics(
-    preds: Sequence[str], target: Sequence[Sequence[str]], language: str, device: torch.device
+    preds: Sequence[str], target: Sequence[Sequence[str]], language: str, device: torch.device,
+    memory_budget: Optional[int] = None,
 ) -> tuple[Tensor, Tensor]:
-    """Per hypothesis: the statistics of its best reference ``float64[B, 23]`` and its score ``float64[B]``."""
-    return best_reference_statistics(encode(preds, target, language, device), language)
+    """Per hypothesis: the statistics of its best reference ``float64[B, 23]`` and its score ``float64[B]``
+    (``memory_budget``: see :func:`pair_statistics`)."""
+    return best_reference_statistics(encode(preds, target, language, device), language, memory_budget)
 
 
-def best_reference_statistics(s: Sentences, language: str) -> tuple[Tensor, Tensor]:
+def best_reference_statistics(s: Sentences, language: str, memory_budget: Optional[int] = None) -> tuple[Tensor, Tensor]:
     """:func:`sentence_statistics` of encoded sentences."""
     device = s.owner.device
-    stats = pair_statistics(s, language)
+    stats = pair_statistics(s, language, memory_budget)
     scores = scores_from_statistics(stats, language)
     samples = s.hyp_lengths.numel()
     best_score = torch.full((samples,), -1.0, dtype=torch.float64, device=device).scatter_reduce(0, s.owner, scores, "amax")

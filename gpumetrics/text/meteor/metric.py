@@ -42,7 +42,8 @@ class _METEORConfig:
     """Checked options of one METEOR set-up (built once per function call or module)."""
 
     def __init__(
-        self, mode: Any, language: Any, reduction: Any, alpha: Any, beta: Any, gamma: Any, stemmer: Any, synonyms: Any
+        self, mode: Any, language: Any, reduction: Any, alpha: Any, beta: Any, gamma: Any, stemmer: Any, synonyms: Any,
+        memory_budget: Any = None,
     ) -> None:
         check_choice(mode, "mode", MODES)
         check_choice(language, "language", LANGUAGES)
@@ -57,6 +58,9 @@ class _METEORConfig:
         if synonyms is not None and mode == "meteor-1.5":
             raise ValueError("`synonyms`: METEOR 1.5 uses the jar's WordNet; providers are for the NLTK-style modes")
         self.options = {name: value for name, value in nltk_options.items() if value is not None}
+        if memory_budget is not None and mode != "meteor-1.5":
+            raise ValueError(f"`memory_budget`: an option of mode='meteor-1.5' only (mode is {mode!r})")
+        self.memory_budget = jar.check_memory_budget(memory_budget)
         if mode != "meteor-1.5":
             from gpumetrics.text.meteor.synonyms import as_synonym_provider
 
@@ -93,7 +97,7 @@ def _meteor_update(preds: Any, target: Any, config: _METEORConfig, device: torch
         hypotheses = as_text_list(preds, "preds")
         references = as_reference_lists(target, "target")
         check_same_length(hypotheses, "preds", references, "target")
-        return tuple(reversed(jar.sentence_statistics(hypotheses, references, config.language, device)))
+        return tuple(reversed(jar.sentence_statistics(hypotheses, references, config.language, device, config.memory_budget)))
     if config.mode == "nltk":
         from gpumetrics.text.meteor.nltk_style import nltk_meteor_scores
 
@@ -124,6 +128,7 @@ def meteor_score(
     gamma: Optional[float] = None,
     stemmer: Any = None,
     synonyms: Any = None,
+    memory_budget: Optional[int] = None,
     device: torch.device | str | None = None,
 ) -> Tensor:
     """METEOR of hypotheses against their references, in [0, 1] (see the module docstring for the modes).
@@ -139,6 +144,10 @@ def meteor_score(
         stemmer: ``nltk`` mode only: ``stem(word)`` object or callable (default NLTK's Porter stemmer).
         synonyms: NLTK-style modes only: a :class:`~gpumetrics.text.meteor.synonyms.SynonymProvider`, a mapping
             ``word → synonyms`` or a TSV path; default WordNet (``nltk``) / RuWordNet (``aij2022-*``).
+        memory_budget: ``meteor-1.5`` only: bytes of working memory for candidate matching and alignment
+            (default 2 GiB, the heap pycocoevalcap gives the jar). A batch over it is scored in groups of pairs
+            that fit (same scores); one (hypothesis, reference) pair must fit alone — its candidate matches grow
+            with the product of the two lengths, about 400 bytes each — else ``ValueError``.
         device: where the statistics are computed and the result lives.
 
     Returns:
@@ -147,7 +156,8 @@ def meteor_score(
     Raises:
         TypeError: malformed ``preds`` / ``target`` / options (the message names the argument).
         ValueError: different numbers of hypotheses and references, a sample without reference (``meteor-1.5``,
-            ``nltk``), unknown or inapplicable options.
+            ``nltk``), unknown or inapplicable options, a (hypothesis, reference) pair that needs more than
+            ``memory_budget`` (the message names it and the budget it needs).
 
     Example:
         >>> preds = ["a man is riding a horse on the beach ."]
@@ -155,7 +165,7 @@ def meteor_score(
         >>> round(meteor_score(preds, target).item(), 6)
         0.48282
     """
-    config = _METEORConfig(mode, language, reduction, alpha, beta, gamma, stemmer, synonyms)
+    config = _METEORConfig(mode, language, reduction, alpha, beta, gamma, stemmer, synonyms, memory_budget)
     scores, statistics = _meteor_update(preds, target, config, check_device(device, "device"))
     if config.corpus_statistics:
         return _meteor_compute(jar.corpus_contribution(statistics), language)
@@ -197,9 +207,10 @@ class METEORScore(PerSampleScore):
         gamma: Optional[float] = None,
         stemmer: Any = None,
         synonyms: Any = None,
+        memory_budget: Optional[int] = None,
         **kwargs: Any,
     ) -> None:
-        self.config = _METEORConfig(mode, language, reduction, alpha, beta, gamma, stemmer, synonyms)
+        self.config = _METEORConfig(mode, language, reduction, alpha, beta, gamma, stemmer, synonyms, memory_budget)
         super().__init__(reduction=reduction, **kwargs)
         self.add_state("statistics", torch.zeros(jar.STATS, dtype=torch.float64), dist_reduce_fx="sum")
 

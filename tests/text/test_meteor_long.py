@@ -1,0 +1,151 @@
+"""METEOR 1.5 on long texts (issue 28 item 9): equal to the jar, and memory bounded by ``memory_budget``.
+
+Long pairs of repeated vocabulary are the hard case: every word matches hundreds of words of the other side, so
+the candidate matches grow with the product of the lengths (the jar holds them all too) and each beam step expands
+40 paths × hundreds of candidates. The alignment kernel keeps memory linear in the candidates (no per-candidate
+bitsets) and ``memory_budget`` scores a batch in groups of pairs that fit it."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from gpumetrics import METEORScore
+from gpumetrics.functional import meteor_score
+from gpumetrics.text.meteor import jar, tables
+from tests.helpers.harness import assert_close
+from tests.helpers.meteor_jar import pycocoevalcap_meteor
+from tests.helpers.text_data import random_caption
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tables():
+    tables.paraphrase_table()
+
+
+def long_text(rng: random.Random, words: int) -> str:
+    """``words`` words of concatenated COCO-like captions (a vocabulary of a few hundred words, heavily repeated)."""
+    out: list[str] = []
+    while len(out) < words:
+        out += random_caption(rng).replace("|||", "").split()
+    return " ".join(out[:words])
+
+
+def long_pairs(seed: int, words: int, count: int = 1) -> tuple[list[str], list[list[str]]]:
+    rng = random.Random(seed)
+    preds = [long_text(rng, words) for _ in range(count)]
+    return preds, [[long_text(rng, words), " ".join(rng.sample(p.split(), len(p.split())))] for p in preds]
+
+
+def _check_against_jar(preds, target, **options):
+    corpus, segments = pycocoevalcap_meteor(preds, target)
+    assert_close(meteor_score(preds, target, reduction="none", **options), segments, what="segment scores")
+    assert_close(meteor_score(preds, target, **options), corpus, what="corpus score")
+
+
+def test_long_pairs_equal_the_jar():
+    # 300–400 words against a different text and a shuffled copy: 100+ candidates per reference word
+    preds, target = long_pairs(0, 350, count=2)
+    _check_against_jar(preds, target)
+
+
+@pytest.mark.slow
+def test_very_long_pair_equals_the_jar():
+    # 1,500 words each side, ≈ 2·10^5 candidate matches per reference (the jar takes minutes: O(n) copies per path)
+    preds, target = long_pairs(1, 1500)
+    _check_against_jar(preds, target)
+
+
+def test_memory_budget_groups_pairs_without_changing_a_score(monkeypatch):
+    preds, target = long_pairs(2, 120, count=6)
+    expected_none = meteor_score(preds, target, reduction="none")
+    expected_corpus = meteor_score(preds, target)
+    need = jar.pair_bytes(jar.encode(preds, target, "en", torch.device("cpu")))
+    budget = int(need.max()) + 1  # every group holds one or two pairs
+    groups: list[int] = []
+    inner = jar._pair_statistics
+
+    def counted(s, language):
+        groups.append(int(jar.pair_bytes(s).sum()))
+        return inner(s, language)
+
+    monkeypatch.setattr(jar, "_pair_statistics", counted)
+    assert torch.equal(meteor_score(preds, target, reduction="none", memory_budget=budget), expected_none)
+    assert len(groups) > 1 and max(groups) <= budget
+    assert torch.equal(meteor_score(preds, target, memory_budget=budget), expected_corpus)
+    metric = METEORScore(memory_budget=budget)
+    metric.update(preds[:4], target[:4])
+    metric.update(preds[4:], target[4:])
+    assert torch.equal(metric.compute(), expected_corpus)
+
+
+def test_a_pair_over_the_budget_is_a_clear_error():
+    preds, target = long_pairs(3, 400)
+    need = int(jar.pair_bytes(jar.encode(preds, target, "en", torch.device("cpu"))).max())
+    with pytest.raises(ValueError, match=r"sample 0 with its reference \d .*memory_budget.*pass memory_budget=\d+"):
+        meteor_score(preds, target, memory_budget=need // 2)
+    meteor_score(preds, target, memory_budget=need)  # the amount the message asks for is enough
+
+
+@pytest.mark.parametrize(
+    "value, error", [(0, ValueError), (-5, ValueError), (1.5, TypeError), ("1GiB", TypeError), (True, TypeError)]
+)
+def test_bad_memory_budget(value, error):
+    with pytest.raises(error, match="memory_budget"):
+        meteor_score(["a"], [["a"]], memory_budget=value)
+    with pytest.raises(error, match="memory_budget"):
+        METEORScore(memory_budget=value)
+
+
+def test_memory_budget_is_a_meteor_1_5_option():
+    with pytest.raises(ValueError, match="memory_budget"):
+        meteor_score(["a"], [["a"]], mode="nltk", memory_budget=1 << 30)
+
+
+_PEAK = textwrap.dedent(
+    """
+    import json, random, resource, sys
+    import torch
+    from gpumetrics.functional import meteor_score
+    from gpumetrics.text.meteor import tables
+    from tests.text.test_meteor_long import long_pairs
+    torch.set_num_threads(1)
+    tables.paraphrase_table(); tables.synonym_table()
+    meteor_score(*long_pairs(9, 60, count=2))  # warm: every table and code path loaded
+    preds, target = long_pairs(4, 900, count=4)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    score = meteor_score(preds, target, reduction="none", memory_budget=int(sys.argv[1])).tolist()
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"grew_mib": (after - before) / 1024, "scores": score}))
+    """
+)
+
+
+def _peak_growth(budget: int) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", _PEAK, str(budget)], cwd=ROOT, capture_output=True, text=True, check=True,
+        env={"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB is Linux's")
+def test_peak_memory_follows_the_budget():
+    # four pairs of 900 words (two references each): ≈ 4 × 2 × 9·10^4 candidates. Unbounded, they are matched and
+    # aligned at once; under a 48 MiB budget one or two pairs at a time. The peak resident memory grows accordingly
+    # (the old kernel, with a bitset per candidate, needed several times the unbounded figure here)
+    small = _peak_growth(48 << 20)
+    large = _peak_growth(1 << 40)
+    assert small["scores"] == large["scores"]
+    assert small["grew_mib"] < 48 * 2, small
+    assert small["grew_mib"] < large["grew_mib"] / 2, (small, large)
