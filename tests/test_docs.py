@@ -70,8 +70,8 @@ def test_readme_python_blocks_run(tmp_path, monkeypatch):
 
 
 def test_readme_yaml_config_runs_relative_to_its_folder(tmp_path, monkeypatch):
-    from gpumetrics.tasks.config import load_config
-    from gpumetrics.tasks.runner import evaluate
+    from gpumetrics.harness.config import load_config
+    from gpumetrics.harness.runner import evaluate
 
     block = readme_blocks("yaml")[0]  # the second one is the suite example (test below)
     config = yaml.safe_load(block)
@@ -87,7 +87,7 @@ def test_readme_yaml_config_runs_relative_to_its_folder(tmp_path, monkeypatch):
 
 
 def test_readme_suite_example_names_suite_tasks_and_settable_options():
-    from gpumetrics.tasks import SUITES
+    from gpumetrics.suites import SUITES
 
     blocks = readme_blocks("yaml")
     assert len(blocks) == 2

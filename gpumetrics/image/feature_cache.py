@@ -28,11 +28,11 @@ import torch
 from torch import Tensor, nn
 
 from gpumetrics.core.files import atomic_write, cache_dir
+from gpumetrics.core.progress import ProgressFn  # noqa: F401  (re-exported: image_files takes it from here)
 from gpumetrics.core.signature import library_version
 from gpumetrics.image.inception import FIDInceptionV3
 
 #: ``progress(phase, done, total)``, as the CLI's bars take it.
-ProgressFn = Callable[[str, int, int], None]
 CACHE_FORMAT = 1
 _CHUNK = 1 << 20
 
