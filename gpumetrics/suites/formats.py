@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from gpumetrics.harness.records import DataError, JoinedData, Record, join_records, read_id_object
-from gpumetrics.harness.registry import register_format
+from gpumetrics.harness.registry import FORMATS, Format, get_format, register_format  # noqa: F401  (the format registry)
 
 def _string(path: Path, record: Record, what: str = "value") -> str:
     if not isinstance(record.value, str):
