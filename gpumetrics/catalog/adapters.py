@@ -85,3 +85,73 @@ def zero_shot_update_args(predictions: list[Any], references: list[list[Any]]) -
     preds = [_box_dict(p, f"prediction {i}") for i, p in enumerate(predictions)]
     target = [_box_dict(single_reference(refs), f"references {i}") for i, refs in enumerate(references)]
     return preds, target
+
+
+def label_update_args(predictions: list[Any], references: list[Any]) -> tuple:
+    """Records → ``update(preds: LongTensor[B], target: LongTensor[B])``: each prediction is a class index, each
+    reference one class index (``"references": 2`` or ``[2]``).
+
+    Raises:
+        TypeError: a label that is not an integer (named by its index in the batch).
+    """
+    target = [single_reference(refs) for refs in references]
+    for what, values in (("prediction", predictions), ("references", target)):
+        for index, value in enumerate(values):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{what} {index} must be an integer class index, got {value!r:.40}")
+    return torch.tensor(predictions, dtype=torch.long), torch.tensor(target, dtype=torch.long)
+
+
+def _doc_scores(value: Any, what: str) -> dict:
+    if not isinstance(value, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values()):
+        raise TypeError(f"{what} must be a JSON object document id → number, got {value!r:.80}")
+    return value
+
+
+def ranking_update_args(predictions: list[Any], references: list[Any]) -> tuple:
+    """Records of queries → ``update(scores, relevance, mask, doc_ids, qrels)``: each prediction is the run of one
+    query ``{doc_id: score}``, each reference its qrels ``{doc_id: relevance label}`` (trec_eval's run and qrels
+    files, one query a record). Unjudged retrieved documents have relevance 0; ties break by document id as
+    trec_eval does (``doc_ids`` are the docno strings).
+    """
+    runs = [_doc_scores(p, f"prediction {i}") for i, p in enumerate(predictions)]
+    judged = [_doc_scores(single_reference(r), f"references {i}") for i, r in enumerate(references)]
+    width = max([len(run) for run in runs] + [1])
+    depth = max([len(q) for q in judged] + [1])
+    scores = torch.zeros(len(runs), width, dtype=torch.float64)
+    relevance = torch.zeros(len(runs), width, dtype=torch.float64)
+    mask = torch.zeros(len(runs), width, dtype=torch.bool)
+    qrels = torch.zeros(len(runs), depth, dtype=torch.float64)
+    doc_ids = []
+    for row, (run, labels) in enumerate(zip(runs, judged)):
+        names = list(run)
+        scores[row, : len(names)] = torch.tensor([float(run[n]) for n in names], dtype=torch.float64)
+        relevance[row, : len(names)] = torch.tensor([float(labels.get(n, 0)) for n in names], dtype=torch.float64)
+        mask[row, : len(names)] = True
+        qrels[row, : len(labels)] = torch.tensor([float(v) for v in labels.values()], dtype=torch.float64)
+        doc_ids.append(names + [""] * (width - len(names)))
+    return scores, relevance, mask, doc_ids, qrels
+
+
+def _text_regions(value: Any, what: str) -> tuple:
+    """``[{"points": [x1, y1, …] or [x0, y0, x1, y1], "text": "…"}, …]`` → ``(Tensor[K, 8 | 4], [text, …])``."""
+    if not isinstance(value, list) or not all(isinstance(r, dict) and "points" in r and isinstance(r.get("text"), str)
+                                              for r in value):
+        raise TypeError(f'{what} must be a list of {{"points": [...], "text": "..."}} regions, got {value!r:.80}')
+    if not value:
+        return torch.zeros(0, 8, dtype=torch.float64), []
+    try:
+        polys = torch.tensor([r["points"] for r in value], dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"{what}: every region's points must be 8 numbers (a quadrilateral) or 4 (xyxy), "
+                         "the same for all regions of an image") from None
+    return polys.reshape(len(value), -1), [r["text"] for r in value]
+
+
+def ocr_update_args(predictions: list[Any], references: list[Any]) -> tuple:
+    """Records of images → ``update(pred_polys, pred_texts, gt_polys, gt_texts)``: each prediction and each reference
+    is the image's list of ``{"points", "text"}`` regions (``"###"`` marks a don't-care ground-truth region)."""
+    preds = [_text_regions(p, f"prediction {i}") for i, p in enumerate(predictions)]
+    gts = [_text_regions(r[0] if isinstance(r, list) and len(r) == 1 and isinstance(r[0], list) else r,
+                         f"references {i}") for i, r in enumerate(references)]
+    return [p for p, _ in preds], [t for _, t in preds], [p for p, _ in gts], [t for _, t in gts]

@@ -8,12 +8,24 @@ that need them. The AIJ suites' composite metrics are registered by :mod:`gpumet
 
 from __future__ import annotations
 
-from gpumetrics.catalog.adapters import error_rate_per_sample, ptb_safe_cut, vqa_update_args, zero_shot_update_args
-from gpumetrics.harness.registry import TaskMetric, per_sample_of
+from gpumetrics.catalog.adapters import (
+    error_rate_per_sample,
+    label_update_args,
+    ocr_update_args,
+    ptb_safe_cut,
+    ranking_update_args,
+    vqa_update_args,
+    zero_shot_update_args,
+)
+from gpumetrics.harness.registry import REQUIRED, TaskMetric, per_sample_of
 
 _QA = "gpumetrics.text.qa"
 _EDIT = "gpumetrics.text.edit"
 _NED_AIJ2022 = "gpumetrics.catalog.factories:ned_aij2022"
+_PRF = "gpumetrics.classification"
+#: options of the multiclass precision / recall / F1 modules (``num_classes`` has no default: a config sets it)
+_PRF_OPTIONS = {"num_classes": REQUIRED, "top_k": 1, "average": "macro", "multidim_average": "global",
+                "ignore_index": None, "validate_args": True, "zero_division": 0}
 
 ENTRIES: tuple[TaskMetric, ...] = (
     # ------------------------------------------------------------------------------------ question answering, strings
@@ -133,4 +145,30 @@ ENTRIES: tuple[TaskMetric, ...] = (
         empty_prediction={}, update_args=zero_shot_update_args, primary="f1",
         options={"preset": "aij2021", "iou_threshold": 0.5},
     ),
+    TaskMetric(
+        name="ocr_e2e", factory="gpumetrics.detection.ocr_e2e:OCREndToEnd",
+        description="OCR end-to-end detection + recognition P/R/F1 (many-to-many or ICDAR-15 matching, IoU > 0.5, "
+                    "'###' don't care); records: per image a list of {points, text} regions; primary e2e_f1 — "
+                    "docs/metrics.md §5",
+        empty_prediction=[], update_args=ocr_update_args, primary="e2e_f1",
+        options={"matching": "many-to-many", "iou_threshold": 0.5, "dont_care": "###", "case_sensitive": None},
+    ),
+    # ------------------------------------------------------------------------------------ retrieval
+    TaskMetric(
+        name="ranking", factory="gpumetrics.retrieval.ranking:RankingMetrics",
+        description="ranking metrics (ndcg@k, map, mrr, precision@k, recall@k …; trec_eval / ranx conventions) of "
+                    "one query a record: prediction {doc_id: score} (the run), references {doc_id: label} (the "
+                    "qrels); primary: the first of `metrics` — docs/metrics.md §6",
+        empty_prediction={}, update_args=ranking_update_args,
+        options={"metrics": ("ndcg@10", "map", "mrr"), "ties": "trec_eval", "gain": "linear", "empty": "zero",
+                 "relevance_level": 1},
+    ),
+    # ------------------------------------------------------------------------------------ classification
+    *(TaskMetric(
+        name=name, factory=f"{_PRF}:Multiclass{cls}",
+        description=f"multiclass {what} (torchmetrics parity; average macro|micro|weighted) of label records: "
+                    "prediction and reference are class indices; option num_classes — docs/metrics.md §7",
+        empty_prediction=None, update_args=label_update_args, options=dict(_PRF_OPTIONS),
+    ) for name, cls, what in (("f1", "F1Score", "F1"), ("precision", "Precision", "precision"),
+                              ("recall", "Recall", "recall"))),
 )

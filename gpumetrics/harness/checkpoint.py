@@ -11,14 +11,13 @@ type, per-sample collection, gpumetrics version) must match, else the error name
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any, Optional
 
 import torch
 
-from gpumetrics.core.files import atomic_write
+from gpumetrics.core.files import atomic_write, file_sha256
 from gpumetrics.core.signature import library_version
 from gpumetrics.harness.config import ConfigError, EvalConfig
 
@@ -28,7 +27,7 @@ FORMAT_VERSION = 1
 def run_fingerprint(config: EvalConfig, batch_size: int, world_size: int, device: torch.device, samples: bool) -> dict:
     """What a checkpoint must agree with to be resumed, as ``{what: value}`` (an error can name the difference)."""
     fingerprint: dict[str, Any] = {
-        "config file": hashlib.sha256(Path(config.path).read_bytes()).hexdigest(),
+        "config file": file_sha256(config.path),
         "batch size": batch_size,
         "world size": world_size,
         "device type": device.type,

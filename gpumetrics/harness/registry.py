@@ -22,6 +22,9 @@ from typing import Any, Callable, Optional, Sequence, Union
 from gpumetrics.core import Metric
 from gpumetrics.core.progress import ProgressFn
 
+#: ``TaskMetric.options`` value of an option without a default (a config must set it)
+REQUIRED = inspect.Parameter.empty
+
 #: modules that register the built-in entries, imported on the first lookup (catalog first: suites name its entries)
 BUILTIN_PROVIDERS = ("gpumetrics.catalog", "gpumetrics.suites")
 _loaded = False

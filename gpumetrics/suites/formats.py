@@ -35,11 +35,10 @@ DataError (the scripts assert equal id sets or ignore it).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from gpumetrics.harness.records import DataError, JoinedData, Record, join_records, read_id_object
 from gpumetrics.harness.registry import FORMATS, Format, get_format, register_format  # noqa: F401  (the format registry)

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import Metric
-from gpumetrics.core.checks import as_text_list, check_same_length
+from gpumetrics.core.checks import as_text_list, check_positive_int, check_same_length
 from gpumetrics.image.clip_score import CLIPScore, check_clip_options
 from gpumetrics.core.progress import ProgressFn
 from gpumetrics.image.feature_cache import FeatureCache
@@ -84,8 +84,7 @@ def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_siz
         raise TypeError(f"`allow_outside_root` must be a bool, got {type(allow_outside_root).__name__}")
     if not isinstance(image_root, (str, os.PathLike)):
         raise TypeError(f"`image_root` must be a path, got {type(image_root).__name__}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}")
+    check_positive_int(batch_size, "batch_size")
 
 
 def image_paths_under_root(
