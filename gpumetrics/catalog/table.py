@@ -23,9 +23,13 @@ _QA = "gpumetrics.text.qa"
 _EDIT = "gpumetrics.text.edit"
 _NED_AIJ2022 = "gpumetrics.catalog.factories:ned_aij2022"
 _PRF = "gpumetrics.classification"
+_FACTORIES = "gpumetrics.catalog.factories"
 #: options of the multiclass precision / recall / F1 modules (``num_classes`` has no default: a config sets it)
 _PRF_OPTIONS = {"num_classes": REQUIRED, "top_k": 1, "average": "macro", "multidim_average": "global",
                 "ignore_index": None, "validate_args": True, "zero_division": 0}
+#: precision and recall infer ``num_classes`` when it is not given, and take no ``zero_division``
+_PR_OPTIONS = {"num_classes": None, "top_k": 1, "average": "macro", "multidim_average": "global", "ignore_index": None,
+               "validate_args": True}
 
 ENTRIES: tuple[TaskMetric, ...] = (
     # ------------------------------------------------------------------------------------ question answering, strings
@@ -168,7 +172,38 @@ ENTRIES: tuple[TaskMetric, ...] = (
         name=name, factory=f"{_PRF}:Multiclass{cls}",
         description=f"multiclass {what} (torchmetrics parity; average macro|micro|weighted) of label records: "
                     "prediction and reference are class indices; option num_classes — docs/metrics.md §7",
-        empty_prediction=None, update_args=label_update_args, options=dict(_PRF_OPTIONS),
-    ) for name, cls, what in (("f1", "F1Score", "F1"), ("precision", "Precision", "precision"),
-                              ("recall", "Recall", "recall"))),
+        empty_prediction=None, update_args=label_update_args, options=options,
+    ) for name, cls, what, options in (
+        ("f1", "F1Score", "F1", _PRF_OPTIONS),
+        ("precision", "Precision", "precision", _PR_OPTIONS),
+        ("recall", "Recall", "recall", _PR_OPTIONS),
+    )),
+    # ------------------------------------------------------------------------------------ images (files named by records)
+    TaskMetric(
+        name="fid", factory=f"{_FACTORIES}:fid_files", check_options=f"{_FACTORIES}:check_fid_files",
+        description="FID (pytorch-fid parity) of the generated images (prediction: an image path) against the real "
+                    "ones (references: image paths), paths relative to image_root — docs/metrics.md §2",
+        empty_prediction=None, higher_is_better=False, path_options={"image_root": ".", "weights": None},
+        options={"image_root": ".", "batch_size": 32, "feature": 2048, "weights": None, "resize": "pytorch-fid",
+                 "reset_real_features": True, "download": None, "speed_mode": None},
+    ),
+    TaskMetric(
+        name="kid", factory=f"{_FACTORIES}:kid_files", check_options=f"{_FACTORIES}:check_kid_files",
+        description="KID (torch-fidelity / torchmetrics parity) of the generated images (prediction: an image path) "
+                    "against the real ones (references); primary kid_mean — docs/metrics.md §2",
+        empty_prediction=None, higher_is_better=False, primary="kid_mean",
+        path_options={"image_root": ".", "weights": None},
+        options={"image_root": ".", "batch_size": 32, "feature": 2048, "weights": None, "resize": "pytorch-fid",
+                 "subsets": 100, "subset_size": 1000, "degree": 3, "gamma": None, "coef": 1.0, "seed": 42,
+                 "canonical_order": True, "reset_real_features": True, "download": None},
+    ),
+    TaskMetric(
+        name="clip_score", factory=f"{_FACTORIES}:clip_score_files", check_options=f"{_FACTORIES}:check_clip_score_files",
+        description="CLIP score (torchmetrics parity; backends hf, open_clip, ruclip) of each image (prediction: an "
+                    "image path) and its caption (references: the caption) — docs/metrics.md §2",
+        empty_prediction=None, higher_is_better=True, path_options={"image_root": "."},
+        options={"image_root": ".", "batch_size": 32, "backend": "hf", "model_name": "openai/clip-vit-base-patch32",
+                 "pretrained": None, "scale": 100.0, "seed": 0, "download": False, "reduction": "mean",
+                 "clamp": True, "templates": None},
+    ),
 )

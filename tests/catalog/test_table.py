@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from gpumetrics.catalog import ENTRIES
+from gpumetrics.catalog.factories import IMAGE_FILE_METRICS
 from gpumetrics.harness.registry import resolve
 
 #: factories that fix an option of a class: (class path, fixed options)
@@ -21,10 +22,16 @@ _FIXED = {"gpumetrics.catalog.factories:ned_aij2022": ("gpumetrics.text.edit:Nor
 def test_declared_options_match_the_factory_signature(entry):
     assert isinstance(entry.factory, str), "catalog factories are dotted paths (resolved on first use)"
     target, fixed = _FIXED.get(entry.factory, (entry.factory, {}))
+    name = entry.factory.rpartition(":")[2]
+    if name in IMAGE_FILE_METRICS:  # ImageFileScore(image_root, batch_size) around an image metric
+        target, fixed = IMAGE_FILE_METRICS[name][0], {}
+        assert list(entry.options)[:2] == ["image_root", "batch_size"]
+        assert entry.options["image_root"] == "." and entry.options["batch_size"] == 32
+        fixed = {"image_root": ".", "batch_size": 32}
     signature = inspect.signature(resolve(target).__init__)
     expected = {name: parameter.default for name, parameter in signature.parameters.items()
                 if name != "self" and parameter.kind not in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL)}
-    assert entry.options == {**expected, **fixed}
+    assert entry.options == ({**fixed, **expected} if name in IMAGE_FILE_METRICS else {**expected, **fixed})
 
 
 def test_the_catalog_imports_no_metric_module_at_module_level():
