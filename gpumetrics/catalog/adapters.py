@@ -155,3 +155,18 @@ def ocr_update_args(predictions: list[Any], references: list[Any]) -> tuple:
     gts = [_text_regions(r[0] if isinstance(r, list) and len(r) == 1 and isinstance(r[0], list) else r,
                          f"references {i}") for i, r in enumerate(references)]
     return [p for p, _ in preds], [t for _, t in preds], [p for p, _ in gts], [t for _, t in gts]
+
+
+def one_reference_update_args(predictions: list[Any], references: list[list[Any]]) -> tuple:
+    """Text records → ``update(preds, target)`` for pairwise metrics (WMD): each sample has exactly one reference.
+
+    Raises:
+        TypeError: a sample with several references (named by its index in the batch).
+    """
+    target = []
+    for index, refs in enumerate(references):
+        if len(refs) != 1:
+            raise TypeError(f"references {index}: this metric compares a pair of documents; give one reference, "
+                            f"got {len(refs)}")
+        target.append(refs[0])
+    return predictions, target

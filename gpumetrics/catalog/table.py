@@ -12,6 +12,7 @@ from gpumetrics.catalog.adapters import (
     error_rate_per_sample,
     label_update_args,
     ocr_update_args,
+    one_reference_update_args,
     ptb_safe_cut,
     ranking_update_args,
     vqa_update_args,
@@ -140,6 +141,17 @@ ENTRIES: tuple[TaskMetric, ...] = (
         primary="CIDEr", safe_cut=ptb_safe_cut,
         table_keys=("Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "METEOR", "ROUGE_L", "CIDEr"),
         options={"tokenize": "ptb", "reduction": "corpus"},
+    ),
+    TaskMetric(
+        name="wmd", factory="gpumetrics.text.wmd:WordMoversDistance",
+        per_sample=per_sample_of("gpumetrics.text.wmd:WordMoversDistance"),
+        description="Word Mover's Distance (gensim wmdistance parity; method emd|sinkhorn) of each prediction and its "
+                    "one reference; option embeddings: a word-vector file (word2vec text/binary, GloVe) — "
+                    "docs/metrics.md §4",
+        empty_prediction="", higher_is_better=False, update_args=one_reference_update_args,
+        path_options={"embeddings": None},
+        options={"embeddings": REQUIRED, "method": "emd", "stop_words": None, "normalize": True, "reg": 0.01,
+                 "max_iter": 1000, "tol": 1e-06, "reduction": "mean"},
     ),
     # ------------------------------------------------------------------------------------ detection
     TaskMetric(

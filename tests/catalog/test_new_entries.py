@@ -56,3 +56,21 @@ def test_ocr_end_to_end_of_region_records(tmp_path):
     assert result.score == pytest.approx(0.5) and result.details["bbox_f1"] == pytest.approx(1.0)
     missing = _run(tmp_path, "ocr_e2e", {"img1": predictions["img1"]}, references)  # no regions predicted for img2
     assert missing.missing == 1 and missing.details["e2e_recall"] == pytest.approx(0.5)
+
+
+def test_wmd_of_text_records_with_a_vector_file(tmp_path):
+    gensim = pytest.importorskip("gensim")
+    pytest.importorskip("ot")
+    from pathlib import Path
+
+    from gpumetrics.functional import word_movers_distance
+
+    vectors = Path(gensim.__file__).parent / "test" / "test_data" / "lee_fasttext.vec"
+    predictions = {1: "the government said on monday", 2: "police arrested two men"}
+    references = {1: ["officials announced the plan on monday"], 2: ["two men were detained by police"]}
+    result = _run(tmp_path, "wmd", predictions, references, {"embeddings": str(vectors)})
+    expected = word_movers_distance(list(predictions.values()), [r[0] for r in references.values()], str(vectors),
+                                    reduction="mean")
+    assert result.score == pytest.approx(float(expected), rel=1e-9) and result.higher_is_better is False
+    with pytest.raises(Exception, match="one reference"):
+        _run(tmp_path, "wmd", {1: "a"}, {1: ["a", "b"]}, {"embeddings": str(vectors)})
