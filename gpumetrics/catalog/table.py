@@ -81,9 +81,9 @@ ENTRIES: tuple[TaskMetric, ...] = (
     ),
     TaskMetric(
         name="edit_distance", factory=f"{_EDIT}:EditDistance", per_sample=per_sample_of(f"{_EDIT}:EditDistance"),
-        description="Levenshtein distance (rapidfuzz parity), unit char|word, min over gold strings; mean over "
-                    "samples — docs/metrics.md §1",
-        empty_prediction="", higher_is_better=False, options={"unit": "char", "backend": "auto", "reduction": "mean"},
+        description="Levenshtein distance (rapidfuzz parity), unit char|word, of each prediction and its one "
+                    "reference; mean over samples — docs/metrics.md §1",
+        empty_prediction="", higher_is_better=False, update_args=one_reference_update_args, options={"unit": "char", "backend": "auto", "reduction": "mean"},
     ),
     # ------------------------------------------------------------------------------------ n-gram metrics
     TaskMetric(

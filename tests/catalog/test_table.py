@@ -66,10 +66,10 @@ def test_edit_distance_task_runs_through_the_harness(tmp_path):
     from gpumetrics.text.edit import edit_distance
 
     (tmp_path / "p.jsonl").write_text('{"id": 1, "prediction": "kitten"}\n{"id": 2, "prediction": "flaw"}\n')
-    (tmp_path / "r.jsonl").write_text('{"id": 1, "references": ["sitting"]}\n{"id": 2, "references": ["lawn", "flaws"]}\n')
+    (tmp_path / "r.jsonl").write_text('{"id": 1, "references": ["sitting"]}\n{"id": 2, "references": ["lawn"]}\n')
     config = parse_config({"tasks": [{"name": "ed", "metric": "edit_distance", "predictions": "p.jsonl",
                                       "references": "r.jsonl"}]}, tmp_path / "c.yaml")
     report = evaluate(config, batch_size=1, samples=True)
     (task,) = report.tasks
-    expected = float(edit_distance(["kitten", "flaw"], [["sitting"], ["lawn", "flaws"]]))
+    expected = float(edit_distance(["kitten", "flaw"], ["sitting", "lawn"]))
     assert task.score == pytest.approx(expected) and task.higher_is_better is False
