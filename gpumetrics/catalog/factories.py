@@ -19,10 +19,10 @@ IMAGE_FILE_METRICS = {
 
 
 def _image_file_metric(name: str, options: dict):
-    from gpumetrics.catalog.image_files import ImageFileScore
+    from gpumetrics.catalog.image_files import _ImageFileScore
 
     metric, pairing = IMAGE_FILE_METRICS[name]
-    return ImageFileScore(metric, pairing, **options)
+    return _ImageFileScore(metric, pairing, **options)
 
 
 def _image_file_check(name: str, options: dict) -> None:

@@ -36,8 +36,11 @@ def _paths(root: Path, names: list, what: str) -> list[Path]:
     return out
 
 
-class ImageFileScore(Metric):
+class _ImageFileScore(Metric):
     """``metric`` (a ``"package.module:Class"`` path) fed with the images of record paths.
+
+    A catalog adapter, not a metric of the library (hence private): its empty-input rule, host syncs and parity
+    are the wrapped metric's.
 
     Args:
         metric: the image metric's dotted path (FID / KID: ``update(images, real)``; CLIP score:
@@ -90,16 +93,6 @@ class ImageFileScore(Metric):
 
     def signature(self) -> str:
         return self.inner.signature()
-
-
-def image_file_factory(metric: str, pairing: str) -> Callable[..., ImageFileScore]:
-    """A catalog factory: ``ImageFileScore(metric, pairing, **options)``."""
-
-    def build(**options: Any) -> ImageFileScore:
-        return ImageFileScore(metric, pairing, **options)
-
-    build.target = metric  # type: ignore[attr-defined]
-    return build
 
 
 def image_file_options(metric: str) -> Callable[..., None]:
