@@ -4,7 +4,7 @@ For each metric (CER, BLEU) and size, a predictions file and a references file (
 another order than the references, 5 % of them missing) are generated once, then the command runs in a fresh
 process: ``python -m gpumetrics evaluate CONFIG --output REPORT``. Wall time is the child's life time; peak RSS is
 the child's ``ru_maxrss`` (``os.wait4``), which includes the interpreter, torch and the index of both files — the
-texts of one batch at a time are the only data held (``gpumetrics.tasks.join``). The checkpoint default (every
+texts of one batch at a time are the only data held (``gpumetrics.harness.records``). The checkpoint default (every
 100 batches, beside the report) is on, as a user gets it. CER's texts are OCR-like lines of 20–60 characters;
 BLEU's sentences of 5–30 words with 1 reference.
 """
@@ -87,7 +87,7 @@ def _run_cli(config: Path, report: Path) -> tuple[float, int]:
 
 def import_baseline() -> tuple[float, int]:
     """Wall and peak RSS of a process that only imports what ``gpumetrics evaluate`` imports (torch, torchmetrics)."""
-    return _run(["-c", "import gpumetrics.cli.main, gpumetrics.tasks.runner"])
+    return _run(["-c", "import gpumetrics.cli.main, gpumetrics.harness.runner"])
 
 
 def measure(sizes: tuple[int, ...] = SIZES) -> list[dict]:

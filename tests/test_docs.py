@@ -96,8 +96,8 @@ def test_readme_python_blocks_run(tmp_path, monkeypatch):
 
 
 def test_readme_yaml_config_runs_relative_to_its_folder(tmp_path, monkeypatch):
-    from gpumetrics.tasks.config import load_config
-    from gpumetrics.tasks.runner import evaluate
+    from gpumetrics.harness.config import load_config
+    from gpumetrics.harness.runner import evaluate
 
     block = readme_blocks("yaml")[0]  # docs/metrics/suites.md holds the suite example (test below)
     config = yaml.safe_load(block)
@@ -113,7 +113,7 @@ def test_readme_yaml_config_runs_relative_to_its_folder(tmp_path, monkeypatch):
 
 
 def test_readme_suite_example_names_suite_tasks_and_settable_options():
-    from gpumetrics.tasks import SUITES
+    from gpumetrics.suites import SUITES
 
     blocks = readme_blocks("yaml", (ROOT / "docs" / "metrics" / "suites.md",))
     assert len(blocks) == 1

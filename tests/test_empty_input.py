@@ -21,7 +21,7 @@ import pytest
 import torch
 
 import gpumetrics
-import gpumetrics.tasks.captioning
+import gpumetrics.suites.captioning
 from gpumetrics.text.meteor.synonyms import NoSynonyms
 from gpumetrics import classification
 
@@ -60,7 +60,7 @@ def _tiny_clip_config(tmp_path: Path) -> str:
 def _image_generation(tmp_path: Path):
     real = tmp_path / "real.npz"
     np.savez(real, mu=np.zeros(64), sigma=np.eye(64))
-    return gpumetrics.tasks.image.ImageGenerationScore(
+    return gpumetrics.suites.image.ImageGenerationScore(
         str(real), fid_feature=64, inception_weights="random", clip_backend="open_clip",
         clip_model=_tiny_clip_config(tmp_path), clip_pretrained="random",
     )
@@ -153,7 +153,7 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
             lambda m: m.update(torch.zeros(0, 3, 32, 32), []), (ValueError, "CLIP score needs at least one"))
     add("ImageGenerationScore", "", _image_generation, None, (ValueError, fid_message))
     for task in ("ImageCaptioningScore", "VisualQAScore"):  # their CLIP term is undefined without a pair
-        add(task, "", lambda tmp, t=task: getattr(gpumetrics.tasks.captioning, t)(
+        add(task, "", lambda tmp, t=task: getattr(gpumetrics.suites.captioning, t)(
             str(tmp), {}, "open_clip", _tiny_clip_config(tmp), "random"), None,
             (ValueError, "CLIP score needs at least one"))
     return cases

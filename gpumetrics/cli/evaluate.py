@@ -35,9 +35,9 @@ def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
 def _evaluate(args: argparse.Namespace) -> int:
     import torch.distributed as dist
 
-    from gpumetrics.tasks.config import load_config
-    from gpumetrics.tasks.report import results_table, write_json_report
-    from gpumetrics.tasks.runner import evaluate
+    from gpumetrics.harness.config import load_config
+    from gpumetrics.harness.report import results_table, write_json_report
+    from gpumetrics.harness.runner import evaluate
 
     out = console()
     config = load_config(args.config)
@@ -60,7 +60,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                 path = write_json_report(report, args.output)
                 out.print(f"report written to {path}")
             if args.html:
-                from gpumetrics.tasks.html import write_html_report
+                from gpumetrics.harness.html import write_html_report
 
                 path = write_html_report(report.to_dict(), args.html)
                 out.print(f"HTML report written to {path}")
@@ -75,7 +75,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from gpumetrics.tasks.html import write_html_report
+    from gpumetrics.harness.html import write_html_report
 
     try:
         report = json.loads(Path(args.report).read_text(encoding="utf-8"))
@@ -89,7 +89,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from gpumetrics.tasks.report import registry_listing, registry_tables
+    from gpumetrics.harness.report import registry_listing, registry_tables
 
     if args.json:
         print(json.dumps(registry_listing(), ensure_ascii=False, indent=2))

@@ -129,21 +129,9 @@ def _fid_of_stats_files(first: Path, second: Path, as_json: bool) -> int:
 
 
 def _read_caption_records(path: Path) -> list[tuple[str, str]]:
-    records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{number}: not a JSON object: {err.msg}") from None
-            if not isinstance(record, dict) or not isinstance(record.get("image"), str) or not isinstance(record.get("caption"), str):
-                raise ValueError(f'{path}:{number}: expected {{"image": "<file>", "caption": "<text>"}}')
-            records.append((record["image"], record["caption"]))
-    if not records:
-        raise ValueError(f"{path}: holds no record")
-    return records
+    from gpumetrics.harness.records import read_field_records
+
+    return read_field_records(path, ("image", "caption"), '{"image": "<file>", "caption": "<text>"}')
 
 
 def run_clip_score(args: argparse.Namespace) -> int:

@@ -8,6 +8,8 @@ from gpumetrics.core.checks import (
     available_devices,
     check_choice,
     check_device,
+    check_non_negative_int,
+    check_positive_int,
     check_same_length,
     parse_device,
 )
@@ -27,6 +29,8 @@ __all__ = [
     "available_devices",
     "check_choice",
     "check_device",
+    "check_non_negative_int",
+    "check_positive_int",
     "check_same_length",
     "format_signature",
     "gc_paused",

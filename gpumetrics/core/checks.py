@@ -141,6 +141,43 @@ _BACKEND_NAMES = {"cuda": "CUDA", "mps": "MPS", "xpu": "XPU", "mtia": "MTIA", "h
 _LISTED_BACKENDS = ("cuda", "xpu", "mps", "mtia")  # the accelerators ``available_devices`` looks for
 
 
+def check_positive_int(value: Any, name: str) -> int:
+    """Return ``value`` if it is an ``int`` ≥ 1 (``bool`` is not), else raise naming ``name``.
+
+    Raises:
+        TypeError: ``value`` is not an int (or is a bool).
+        ValueError: ``value`` < 1.
+
+    Example:
+        >>> check_positive_int(3, "batch_size")
+        3
+        >>> check_positive_int(0, "batch_size")
+        Traceback (most recent call last):
+        ...
+        ValueError: `batch_size` must be a positive integer, got 0
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"`{name}` must be a positive integer, got {describe_value(value)}")
+    if value < 1:
+        raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
+    return value
+
+
+def check_non_negative_int(value: Any, name: str) -> int:
+    """Return ``value`` if it is an ``int`` ≥ 0 (``bool`` is not), else raise naming ``name`` (as
+    :func:`check_positive_int`).
+
+    Example:
+        >>> check_non_negative_int(0, "seed")
+        0
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"`{name}` must be a non-negative integer, got {describe_value(value)}")
+    if value < 0:
+        raise ValueError(f"`{name}` must be a non-negative integer, got {value!r}")
+    return value
+
+
 def _device_count(kind: str) -> int:
     """How many devices of type ``kind`` this process can use (0 when the backend is missing or unavailable)."""
     if kind == "cpu":
@@ -209,13 +246,15 @@ def parse_device(device: Union[str, int, torch.device], name: str = "device") ->
     return parsed
 
 
-def check_device(device: DeviceArg, name: str = "device") -> torch.device:
+def check_device(device: DeviceArg, name: str = "device", *, available: bool = True) -> torch.device:
     """A device torch accepts and this process can use: the check behind every ``device`` argument and ``--device``.
 
     Args:
         device: ``None`` (the CPU), ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` …, a ``torch.device`` or a CUDA
             index, as ``torch.device`` takes them.
         name: argument name used in error messages (``"device"``, ``"--device"`` …).
+        available: also check that this machine has the device; ``False``: only that torch reads it (a config
+            written for a GPU machine loads anywhere, and is checked when it is run).
 
     Returns:
         ``torch.device``.
@@ -236,6 +275,8 @@ def check_device(device: DeviceArg, name: str = "device") -> torch.device:
     """
     if device is None or (isinstance(device, str) and device == "cpu"):
         return _CPU
+    if not available:
+        return parse_device(device, name)
     if type(device) is torch.device and device.type == "cpu":  # a module's own device: every update passes it
         return device
     parsed = parse_device(device, name)

@@ -70,13 +70,6 @@ class Metric(torchmetrics.Metric):
     #: torch intra-op threads for ``update`` and ``compute`` on CPU; ``None`` keeps torch's setting (see core/threads.py)
     kernel_threads: ClassVar[Optional[int]] = None
 
-    @property
-    def ptb_reads_next_sample(self) -> bool:
-        """Whether ``update`` tokenises its batch as one pycocoevalcap PTB call, in which a caption's tokens can depend
-        on the next sample's caption (``text.tokenize.ptb.ptb_sample_reads_next``); a feeder that cuts batches only
-        where that cannot happen gets the numbers of one call over everything (``gpumetrics evaluate`` does)."""
-        return False
-
     def _wrap_update(self, update: Callable) -> Callable:
         # the thread setting encloses torchmetrics' bookkeeping too: every op of update/compute runs under it
         return self._with_kernel_threads(super()._wrap_update(gc_paused(update)))

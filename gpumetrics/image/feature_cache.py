@@ -22,19 +22,18 @@ import json
 import os
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import torch
 from torch import Tensor, nn
 
-from gpumetrics.core.files import atomic_write, cache_dir
+from gpumetrics.core.files import atomic_write, cache_dir, file_hash
+from gpumetrics.core.progress import ProgressFn  # noqa: F401  (re-exported: image_files takes it from here)
 from gpumetrics.core.signature import library_version
 from gpumetrics.image.inception import FIDInceptionV3
 
 #: ``progress(phase, done, total)``, as the CLI's bars take it.
-ProgressFn = Callable[[str, int, int], None]
 CACHE_FORMAT = 1
-_CHUNK = 1 << 20
 
 
 def default_cache_dir() -> Path:
@@ -44,11 +43,7 @@ def default_cache_dir() -> Path:
 
 def file_digest(path: Union[str, Path]) -> bytes:
     """blake2b (32 bytes) of a file's bytes, read in 1 MiB chunks."""
-    digest = hashlib.blake2b(digest_size=32)
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.digest()
+    return file_hash(path, "blake2b", digest_size=32).digest()
 
 
 def image_set_digest(

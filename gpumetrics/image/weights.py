@@ -22,12 +22,13 @@ the metric's signature then says ``weights:random``.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 from pathlib import Path
 from typing import Optional, Union
 
 import torch
+
+from gpumetrics.core.files import file_sha256, gpumetrics_home  # noqa: F401  (re-exported: ruclip, clip_score)
 
 RANDOM = "random"
 
@@ -86,12 +87,6 @@ FID_INCEPTION = register_weights(
 )
 
 
-def gpumetrics_home() -> Optional[Path]:
-    """``$GPUMETRICS_HOME`` as a path, or None when unset."""
-    home = os.environ.get("GPUMETRICS_HOME")
-    return Path(home).expanduser() if home else None
-
-
 def torch_hub_checkpoints() -> Path:
     """The torch hub checkpoint directory (``$TORCH_HOME/hub/checkpoints`` by default)."""
     return Path(torch.hub.get_dir()) / "checkpoints"
@@ -105,24 +100,6 @@ def candidate_paths(entry: WeightEntry) -> list[Path]:
         places.append(home / entry.file_name)
     places.append(torch_hub_checkpoints() / entry.file_name)
     return places
-
-
-def file_sha256(path: Union[str, Path]) -> str:
-    """Hex sha256 of a file, read in 1 MiB chunks.
-
-    Example:
-        >>> import tempfile, os
-        >>> with tempfile.NamedTemporaryFile(delete=False) as f:
-        ...     _ = f.write(b"abc")
-        >>> file_sha256(f.name)[:16]
-        'ba7816bf8f01cfea'
-        >>> os.remove(f.name)
-    """
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def verify_file(path: Union[str, Path], entry: WeightEntry) -> str:

@@ -22,8 +22,8 @@ import gpumetrics
 import gpumetrics.classification as C
 from gpumetrics.core import Metric
 from gpumetrics.image.fid import FrechetInceptionDistance
-from gpumetrics.tasks.captioning import ImageCaptioningScore, VisualQAScore
-from gpumetrics.tasks.image import ImageGenerationScore
+from gpumetrics.suites.captioning import ImageCaptioningScore, VisualQAScore
+from gpumetrics.suites.image import ImageGenerationScore
 from tests.helpers.ddp import record_collectives, run_ddp_function
 from tests.helpers.harness import assert_close, check_checkpoint, checkpoint_round_trip
 
@@ -281,7 +281,7 @@ def _exported_metric_classes() -> set[type]:
 
 
 def test_every_exported_metric_has_a_checkpoint_case():
-    import gpumetrics.tasks  # noqa: F401  (registers the task metrics)
+    import gpumetrics.suites  # noqa: F401  (registers the task metrics)
 
     exported = _exported_metric_classes()
     assert len(exported) >= 25 and ImageGenerationScore in exported

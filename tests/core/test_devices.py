@@ -18,8 +18,8 @@ import yaml
 import gpumetrics.functional as F
 from gpumetrics import cli
 from gpumetrics.core import available_devices, check_device, parse_device
-from gpumetrics.tasks.config import ConfigError, load_config
-from gpumetrics.tasks.runner import evaluate
+from gpumetrics.harness.config import ConfigError, load_config
+from gpumetrics.harness.runner import evaluate
 
 DEMO = str(Path(__file__).resolve().parents[2] / "configs" / "demo.yaml")
 

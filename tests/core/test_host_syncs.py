@@ -22,8 +22,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import gpumetrics
 import gpumetrics.classification as C
-from gpumetrics.tasks.captioning import ImageCaptioningScore, VisualQAScore
-from gpumetrics.tasks.image import ImageGenerationScore
+from gpumetrics.suites.captioning import ImageCaptioningScore, VisualQAScore
+from gpumetrics.suites.image import ImageGenerationScore
 from tests.helpers.syncs import SyncCounter
 from tests.test_empty_input import _module_classes
 

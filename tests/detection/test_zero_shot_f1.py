@@ -7,7 +7,7 @@ import torch
 
 from gpumetrics import ZeroShotDetectionF1
 from gpumetrics.functional import zero_shot_detection_f1
-from gpumetrics.tasks import get_metric
+from gpumetrics.catalog import get_metric
 from tests.helpers.harness import check_metric
 
 

@@ -13,10 +13,10 @@ from PIL import Image
 
 from gpumetrics.functional import meteor_score
 from gpumetrics.image.fid import FrechetInceptionDistance
-from gpumetrics.tasks.config import parse_config
+from gpumetrics.harness.config import parse_config
 from gpumetrics.image.clip_score import CLIPScore
-from gpumetrics.tasks.image import image_generation_score
-from gpumetrics.tasks.runner import evaluate
+from gpumetrics.suites.image import image_generation_score
+from gpumetrics.harness.runner import evaluate
 from tests.image.test_clip_score import TINY_OPEN_CLIP
 
 

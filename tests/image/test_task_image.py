@@ -10,8 +10,8 @@ from PIL import Image
 
 from gpumetrics.image.clip_score import clip_score
 from gpumetrics.image.fid import FrechetInceptionDistance
-from gpumetrics.tasks import get_metric
-from gpumetrics.tasks.image import image_generation_score
+from gpumetrics.catalog import get_metric
+from gpumetrics.suites.image import image_generation_score
 from tests.image.test_clip_score import TINY_OPEN_CLIP
 
 
@@ -96,7 +96,7 @@ def test_prediction_paths_must_stay_inside_image_root(tmp_path, inception_file):
 
 
 def test_real_and_image_root_resolve_against_the_config_folder(tmp_path, inception_file, monkeypatch):
-    from gpumetrics.tasks.config import load_config
+    from gpumetrics.harness.config import load_config
 
     generator = torch.Generator().manual_seed(2)
     project = tmp_path / "project"
@@ -126,7 +126,7 @@ def test_config_validation_loads_no_model(tmp_path, inception_file, monkeypatch)
     """A config is validated without building Inception or CLIP, and bad options still fail there, named."""
     from gpumetrics.image import clip_score as clip_module
     from gpumetrics.image import inception as inception_module
-    from gpumetrics.tasks.config import ConfigError, parse_config
+    from gpumetrics.harness.config import ConfigError, parse_config
 
     def no_model(*args, **kwargs):
         raise AssertionError("config validation built a model")
@@ -192,8 +192,8 @@ def test_the_real_folder_is_cached_and_its_pass_reported(tmp_path, inception_fil
 
 
 def test_evaluate_reads_the_real_folder_first_and_reports_it(tmp_path, inception_file):
-    from gpumetrics.tasks.config import load_config
-    from gpumetrics.tasks.runner import evaluate
+    from gpumetrics.harness.config import load_config
+    from gpumetrics.harness.runner import evaluate
 
     generator = torch.Generator().manual_seed(4)
     _save(tmp_path / "real", torch.randint(0, 256, (4, 3, 30, 40), dtype=torch.uint8, generator=generator))

@@ -15,7 +15,7 @@ from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
 
 import gpumetrics
 from gpumetrics.functional import bleu_score
-from gpumetrics.tasks import get_metric
+from gpumetrics.catalog import get_metric
 from gpumetrics.text.tokenize import SacreBleuTokenizer, get_tokenizer
 from gpumetrics.text.tokenize.sacrebleu import SEPARATOR_CANDIDATES, is_sacrebleu_chinese_char
 from tests.helpers.harness import assert_close, check_metric

@@ -15,7 +15,7 @@ import torch
 
 from gpumetrics import BLEUScore, COCOCaptionScores, ROUGEScore
 from gpumetrics.functional import bleu_score, coco_caption_scores, rouge_score
-from gpumetrics.tasks.data import read_coco
+from gpumetrics.harness.records import read_coco
 from gpumetrics.text.coco import COCO_KEYS
 from gpumetrics.text.tokenize.ptb import coco_ptb_strings
 from tests.helpers.harness import assert_close, check_metric

@@ -275,7 +275,7 @@ def test_empty_batch_gives_zero():
 
 
 def test_task_metric_and_suite():
-    from gpumetrics.tasks import get_metric, get_suite
+    from gpumetrics.harness.registry import get_metric, get_suite
 
     entry = get_metric("codebleu")
     assert entry.primary == "codebleu"

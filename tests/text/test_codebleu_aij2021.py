@@ -219,8 +219,8 @@ def test_bad_grammar_arguments(tmp_path):
 
 
 def test_suite_option_grammar_resolves_against_the_config_and_is_checked_there(tmp_path):
-    from gpumetrics.tasks.config import ConfigError, parse_config
-    from gpumetrics.tasks.runner import evaluate
+    from gpumetrics.harness.config import ConfigError, parse_config
+    from gpumetrics.harness.runner import evaluate
 
     (tmp_path / "grammars").mkdir()
     shutil.copy(_wheel_library(), tmp_path / "grammars" / "python.so")
@@ -302,8 +302,8 @@ def test_with_tree_sitter_020_and_the_organisers_grammar_every_key_equals_the_sc
         import json, os
         from pathlib import Path
         from gpumetrics.functional import codebleu_score
-        from gpumetrics.tasks.config import parse_config
-        from gpumetrics.tasks.runner import evaluate
+        from gpumetrics.harness.config import parse_config
+        from gpumetrics.harness.runner import evaluate
         from gpumetrics.text.codebleu import CodeBLEUScore
         files, grammar, out = {paths!r}, {grammar!r}, {{}}
         for key in {keys!r}:

@@ -13,7 +13,7 @@ from torchmetrics.functional.text import word_error_rate as tm_word_error_rate
 
 import gpumetrics
 from gpumetrics.functional import char_error_rate, edit_distance, normalized_edit_similarity, word_error_rate
-from gpumetrics.tasks import get_metric
+from gpumetrics.catalog import get_metric
 from tests.helpers.harness import assert_close, check_metric
 from tests.helpers.text_data import random_text, related_text
 

@@ -13,7 +13,7 @@ from torchmetrics.text import ROUGEScore as TorchmetricsROUGEScore
 
 import gpumetrics
 from gpumetrics.functional import rouge_score
-from gpumetrics.tasks import get_metric
+from gpumetrics.catalog import get_metric
 from gpumetrics.text.tokenize import get_tokenizer
 from tests.helpers.harness import assert_close, check_metric
 from tests.helpers.text_data import WORDS as UNICODE_WORDS

@@ -113,7 +113,6 @@ per ``(lang, text)``.
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import os
 import warnings
@@ -129,6 +128,7 @@ from gpumetrics.core import (
     gc_paused, reduce_scores, single_threaded,
 )
 from gpumetrics.core.checks import describe_value
+from gpumetrics.core.files import file_sha256
 from gpumetrics.text.codebleu import ngram
 from gpumetrics.text.codebleu.flow_match import dataflow_matches, edge_ids
 from gpumetrics.text.codebleu.keywords import AIJ2021_PYTHON, KEYWORDS
@@ -194,7 +194,7 @@ class _CodeBLEUConfig:
         self.grammar_digest = ""
         if self.grammar is not None:
             load_grammar(lang, self.grammar)  # fails here, naming `grammar`, when the binding cannot load it
-            self.grammar_digest = hashlib.sha256(Path(self.grammar).read_bytes()).hexdigest()[:12]
+            self.grammar_digest = file_sha256(self.grammar)[:12]
 
     @property
     def flavour(self) -> str:

@@ -1,0 +1,58 @@
+"""Factories of catalog entries that fix an option of a metric class (resolved lazily by the table)."""
+
+from typing import Any
+
+
+def ned_aij2022(**options: Any):
+    """``NormalizedEditSimilarity(preset="aij2022", **options)`` (the AIJ-2022 TRitW task)."""
+    from gpumetrics.text.edit import NormalizedEditSimilarity
+
+    return NormalizedEditSimilarity(**{"preset": "aij2022", **options})
+
+
+#: the image metric behind each image-file entry, and how its records pair images (see ``catalog.image_files``)
+IMAGE_FILE_METRICS = {
+    "fid_files": ("gpumetrics.image.fid:FrechetInceptionDistance", "sets"),
+    "kid_files": ("gpumetrics.image.kid:KernelInceptionDistance", "sets"),
+    "clip_score_files": ("gpumetrics.image.clip_score:CLIPScore", "captions"),
+}
+
+
+def _image_file_metric(name: str, options: dict):
+    from gpumetrics.catalog.image_files import _ImageFileScore
+
+    metric, pairing = IMAGE_FILE_METRICS[name]
+    return _ImageFileScore(metric, pairing, **options)
+
+
+def _image_file_check(name: str, options: dict) -> None:
+    from gpumetrics.catalog.image_files import image_file_options
+
+    image_file_options(IMAGE_FILE_METRICS[name][0])(**options)
+
+
+def fid_files(**options: Any):
+    """FID of the generated images (predictions) against the real ones (references)."""
+    return _image_file_metric("fid_files", options)
+
+
+def kid_files(**options: Any):
+    """KID of the generated images (predictions) against the real ones (references)."""
+    return _image_file_metric("kid_files", options)
+
+
+def clip_score_files(**options: Any):
+    """CLIP score of each image (prediction) with its caption (reference)."""
+    return _image_file_metric("clip_score_files", options)
+
+
+def check_fid_files(**options: Any) -> None:
+    _image_file_check("fid_files", options)
+
+
+def check_kid_files(**options: Any) -> None:
+    _image_file_check("kid_files", options)
+
+
+def check_clip_score_files(**options: Any) -> None:
+    _image_file_check("clip_score_files", options)

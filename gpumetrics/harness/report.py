@@ -1,0 +1,115 @@
+"""Presenting a :class:`~gpumetrics.harness.runner.Report`: a rich table for people, a JSON file for machines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from gpumetrics.core.files import atomic_write
+from gpumetrics.harness import registry
+from gpumetrics.harness.runner import Report
+
+SIGNATURE_WIDTH = 48
+#: How the results table marks a task's direction: ``higher_is_better`` of its metric module.
+DIRECTION_MARKS = {True: "↑", False: "↓", None: ""}
+
+
+def short_signature(signature: str, width: int = SIGNATURE_WIDTH) -> str:
+    """Drop the trailing ``|version:…`` field and cut to ``width`` characters.
+
+    Example:
+        >>> short_signature("token_f1|preset:squad|version:0.1.0")
+        'token_f1|preset:squad'
+    """
+    head, sep, tail = signature.rpartition("|version:")
+    text = head if sep and "|" not in tail else signature
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def results_table(report: Report) -> Table:
+    """One row per task (task, metric, score with ↑/↓ for the better direction, n, missing, short signature) — and
+    one row per key under it for metrics with ``table_keys`` (the COCO caption table) —, then the suite's combined
+    score."""
+    title = f"gpumetrics · {report.name} · {report.device}"
+    table = Table(title=title, title_justify="left", caption="↑ higher is better · ↓ lower is better", caption_justify="left")
+    table.add_column("task", style="bold")
+    table.add_column("metric")
+    table.add_column("score", justify="right")
+    table.add_column("n", justify="right")
+    table.add_column("missing", justify="right")
+    table.add_column("signature", overflow="fold")
+    for task in report.tasks:
+        missing = f"[yellow]{task.missing}[/yellow]" if task.missing else "0"
+        table.add_row(task.name, task.metric, f"{task.score:.4f} {DIRECTION_MARKS[task.higher_is_better]}".rstrip(), str(task.n), missing, short_signature(task.signature))
+        entry = registry.metrics().get(task.metric)
+        for key in entry.table_keys if entry is not None else ():
+            if isinstance(task.details.get(key), (int, float)):
+                table.add_row(f"  {key}", "", f"{task.details[key]:.4f}", "", "", "")
+    if report.suite is not None:
+        suite = report.suite
+        note = f"missing tasks: {', '.join(suite['missing_tasks'])}" if suite["missing_tasks"] else ""
+        table.add_section()
+        table.add_row(f"suite {suite['name']}", "combined", f"[bold]{suite['score']:.4f}[/bold]", "", "", note)
+    return table
+
+
+def write_json_report(report: Report, path: Path | str) -> Path:
+    """Write ``report.to_dict()`` as indented UTF-8 JSON, atomically (a failed write leaves the previous report)."""
+    path = Path(path)
+    text = json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n"
+    with atomic_write(path) as handle:
+        handle.write(text)
+    return path
+
+
+def registry_listing() -> dict:
+    """Registered task metrics, suites and official file formats as plain data (``gpumetrics list --json``)."""
+    return {
+        "metrics": {
+            name: {
+                "description": entry.description,
+                "empty_prediction": entry.empty_prediction,
+                "primary": entry.primary,
+            }
+            for name, entry in sorted(registry.metrics().items())
+        },
+        "suites": {
+            name: {
+                "description": suite.description,
+                "tasks": [{"name": t.name, "metric": t.metric, "options": t.options, "format": t.format,
+                           "user_options": list(t.user_options)} for t in suite.tasks],
+                "hidden": list(suite.hidden),
+            }
+            for name, suite in sorted(registry.suites().items())
+        },
+        "formats": {name: fmt.description for name, fmt in sorted(registry.formats().items())},
+    }
+
+
+def registry_tables() -> list[Table]:
+    """Rich tables of the registered task metrics, suites and official file formats (``gpumetrics list``)."""
+    metrics = Table(title="task metrics", title_justify="left")
+    metrics.add_column("metric", style="bold")
+    metrics.add_column("missing prediction scored as")
+    metrics.add_column("description", overflow="fold")
+    for name, entry in sorted(registry.metrics().items()):
+        metrics.add_row(name, repr(entry.empty_prediction), entry.description)
+    suites = Table(title="suites", title_justify="left")
+    suites.add_column("suite", style="bold")
+    suites.add_column("tasks (metric)", overflow="fold")
+    suites.add_column("description", overflow="fold")
+    for name, suite in sorted(registry.suites().items()):
+        tasks = ", ".join(f"{t.name} ({t.metric}" + (f", format {t.format})" if t.format else ")") for t in suite.tasks)
+        if suite.hidden:
+            tasks += f"; hidden-task slots {suite.hidden[0]}…{suite.hidden[-1]} (score: S)"
+        suites.add_row(name, tasks, suite.description)
+    if not registry.suites():
+        suites.add_row("—", "no suite registered", "")
+    formats = Table(title="official file formats of the suite tasks", title_justify="left")
+    formats.add_column("format", style="bold")
+    formats.add_column("files", overflow="fold")
+    for name, fmt in sorted(registry.formats().items()):
+        formats.add_row(name, fmt.description)
+    return [metrics, suites, formats]

@@ -1,0 +1,295 @@
+"""The AIJ-2022 image-generation task score: S_ImageGeneration = ½ (CLIP + (200 − min(200, FID)) / 200).
+
+CLIP is the raw cosine (``scale=1``) between each generated image and its caption; FID compares all generated
+images with a real set given as a folder of images or a pytorch-fid ``.npz`` statistics file.
+
+Config records: predictions ``{"id": …, "prediction": "generated/0001.png"}``, references
+``{"id": …, "references": ["the caption"]}``; image paths are relative to the ``image_root`` option. The AIJ-2022
+suite reads the organisers' files instead (format ``aij2022-generation``, :mod:`gpumetrics.suites.formats`).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+import torch
+from torch import Tensor
+
+from gpumetrics.core import Metric
+from gpumetrics.core.checks import as_text_list, check_positive_int, check_same_length
+from gpumetrics.image.clip_score import CLIPScore, check_clip_options
+from gpumetrics.core.progress import ProgressFn
+from gpumetrics.image.feature_cache import FeatureCache
+from gpumetrics.image.features import check_extractor_options
+from gpumetrics.image.fid import FrechetInceptionDistance
+from gpumetrics.image.image_files import add_image_files
+from gpumetrics.image.io import list_images, same_size_batches
+from gpumetrics.harness.registry import TaskMetric, init_options, register_metric
+
+
+def image_generation_score(clip: Union[float, Tensor], fid: Union[float, Tensor]) -> Tensor:
+    """S_ImageGeneration = ½ (CLIP + (200 − min(200, FID)) / 200), CLIP as raw cosine in [0, 1].
+
+    Example:
+        >>> float(image_generation_score(0.3, 50.0))
+        0.525
+        >>> float(image_generation_score(0.3, 250.0))
+        0.15
+    """
+    clip = torch.as_tensor(clip, dtype=torch.float64)
+    fid = torch.as_tensor(fid, dtype=torch.float64, device=clip.device)
+    return 0.5 * (clip + (200 - fid.clamp(max=200)) / 200)
+
+
+MISSING_IMAGE = ("error", "zero")
+
+
+def build_task_clip(
+    backend: str, model: str, pretrained: Optional[str], clamp: bool = True, templates: Optional[Any] = None
+) -> CLIPScore:
+    """The CLIP term of the AIJ-2022 image tasks: ``CLIPScore`` with ``scale=1``, ``clamp`` and ``templates``.
+
+    The organisers' term (what the ``aij2022`` suite sets) is ruCLIP ``ruclip-vit-large-patch14-336`` —
+    ``backend="ruclip"`` with ``model`` = a local checkpoint folder — unclamped (``clamp=False``), the text feature
+    averaged over ruclip ``Predictor``'s prompt templates (``templates="ruclip"``). hf / open_clip models take the
+    same options (the tests use random-weight ones).
+    """
+    return CLIPScore(backend, model, pretrained, scale=1.0, clamp=clamp, templates=templates)
+
+
+def check_task_clip_options(backend: Any, model: Any, pretrained: Any, clamp: Any, templates: Any) -> None:
+    """The checks of :func:`build_task_clip`'s options that need no model (the image tasks' ``clip_*`` options)."""
+    if not isinstance(clamp, bool):
+        raise TypeError(f"`clip_clamp` must be a bool, got {type(clamp).__name__}")
+    check_clip_options(backend, model, pretrained, templates=templates)
+
+
+def add_failed_clip_samples(clip: CLIPScore, count: int) -> None:
+    """Count ``count`` samples whose CLIP term failed (no image, no text) as 0 in the CLIP mean — the AIJ-2022
+    scripts' ``except: scores.append(0.0)``."""
+    if count:
+        clip._accumulate(torch.zeros(count, dtype=torch.float64))
+
+
+def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_size: Any, missing_image: Any = "error") -> None:
+    """The options every task metric on image files shares: ``image_root`` a path, ``allow_outside_root`` a bool,
+    ``batch_size`` a positive int, ``missing_image`` ``"error"`` or ``"zero"``. Raises ``TypeError``/``ValueError``
+    naming the option."""
+    if missing_image not in MISSING_IMAGE:
+        raise ValueError(f"`missing_image` must be one of {', '.join(MISSING_IMAGE)}, got {missing_image!r}")
+    if not isinstance(allow_outside_root, bool):
+        raise TypeError(f"`allow_outside_root` must be a bool, got {type(allow_outside_root).__name__}")
+    if not isinstance(image_root, (str, os.PathLike)):
+        raise TypeError(f"`image_root` must be a path, got {type(image_root).__name__}")
+    check_positive_int(batch_size, "batch_size")
+
+
+def image_paths_under_root(
+    names: Sequence[str], image_root: Union[str, Path], allow_outside_root: bool = False, name: str = "images"
+) -> list[Path]:
+    """``image_root / name`` for each name; every file must exist and, unless ``allow_outside_root``, lie inside
+    ``image_root`` once resolved (``..``, absolute paths and symlinks pointing elsewhere are refused), so that a
+    submission cannot point its images at files outside the folder it was given.
+
+    Raises:
+        ValueError: naming ``name[index]``: the file does not exist, or it leaves ``image_root``.
+    """
+    paths = [Path(image_root) / p for p in names]
+    root = Path(image_root).resolve()
+    for index, path in enumerate(paths):
+        if not path.is_file():
+            raise ValueError(f"`{name}[{index}]`: file '{path}' does not exist")
+        if not allow_outside_root and not path.resolve().is_relative_to(root):
+            raise ValueError(
+                f"`{name}[{index}]`: '{names[index]}' leaves image_root '{root}' (resolves to '{path.resolve()}'); "
+                "images must lie inside image_root — set `allow_outside_root: true` to accept it"
+            )
+    return paths
+
+
+def split_missing_images(
+    names: Sequence[Any], image_root: Union[str, Path], missing_image: str, name: str = "images"
+) -> tuple[list[int], list[str]]:
+    """Indices and names of the samples whose image is given (a string) and, with ``missing_image="zero"``, exists
+    under ``image_root``; the others are *failed* samples whose CLIP term scores 0 (the AIJ-2022 scripts' ruCLIP
+    ``try/except``). With ``"error"`` every name must be a string (an absent file is reported later, by
+    :func:`image_paths_under_root`).
+
+    Raises:
+        TypeError: ``missing_image="error"`` and ``name[index]`` is not a string.
+
+    Example:
+        >>> split_missing_images(["a.png", None], ".", "zero")
+        ([], [])
+    """
+    if isinstance(names, str) or not isinstance(names, Sequence):
+        raise TypeError(f"`{name}` must be a sequence of image paths, got {type(names).__name__}")
+    if missing_image == "error":
+        return list(range(len(names))), as_text_list(list(names), name)
+    kept = [i for i, n in enumerate(names) if isinstance(n, str) and n and (Path(image_root) / n).is_file()]
+    return kept, [names[i] for i in kept]
+
+
+class ImageGenerationScore(Metric):
+    """S_ImageGeneration over generated image files and their captions.
+
+    Args:
+        real: folder of real images or a pytorch-fid/clean-fid ``.npz`` of their statistics.
+        image_root: directory that relative image paths (predictions) are resolved against.
+        allow_outside_root: accept prediction paths that leave ``image_root`` (``..``, absolute paths, symlinks
+            pointing elsewhere). Default False: such a path is a ``ValueError``, so a submission cannot point its
+            "generated" images at the reference images.
+        fid_feature, inception_weights, resize: ``FrechetInceptionDistance`` options (``feature``, ``weights``,
+            ``resize``); ``inception_weights="random"`` for tests only.
+        clip_backend, clip_model, clip_pretrained: ``CLIPScore`` options (``backend``, ``model_name``,
+            ``pretrained``); the CLIP score is the raw cosine (``scale=1``).
+        batch_size: images read per model call.
+        missing_image: ``"error"`` (default): an absent image file is a ``ValueError``; ``"zero"`` (the AIJ-2022
+            script): a sample without an image (``None`` or no such file) scores CLIP 0 and is left out of FID.
+        clip_clamp, clip_templates: ``CLIPScore``'s ``clamp`` (default True: each cosine clamped at 0) and
+            ``templates`` (default None); the ``aij2022`` suite sets False and ``"ruclip"``, as the organisers' term.
+        cache_dir: folder of the reference feature cache (:mod:`gpumetrics.image.feature_cache`); default None:
+            ``$GPUMETRICS_HOME/features``, else ``~/.cache/gpumetrics/features``. A folder of real images is read
+            through Inception once per content, extractor and batch size; later runs read its FID states from there.
+        no_cache: True: neither read nor write the cache (an ``.npz`` ``real`` never uses it).
+
+    ``compute()`` returns ``{"score": S, "clip": CLIP, "fid": FID}``.
+    """
+
+    higher_is_better = True
+    full_state_update = False
+    signature_name = "s_image_generation"
+
+    def __init__(
+        self,
+        real: str,
+        image_root: str = ".",
+        fid_feature: int = 2048,
+        inception_weights: Optional[str] = None,
+        resize: str = "pytorch-fid",
+        clip_backend: str = "hf",
+        clip_model: str = "openai/clip-vit-base-patch32",
+        clip_pretrained: Optional[str] = None,
+        batch_size: int = 32,
+        allow_outside_root: bool = False,
+        missing_image: str = "error",
+        clip_clamp: bool = True,
+        clip_templates: Optional[Any] = None,
+        cache_dir: Optional[str] = None,
+        no_cache: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        self._check(real, image_root, fid_feature, inception_weights, resize, clip_backend, clip_model, clip_pretrained,
+                    batch_size, allow_outside_root, missing_image, clip_clamp, clip_templates, cache_dir, no_cache)
+        super().__init__(**kwargs)
+        self.allow_outside_root = allow_outside_root
+        self.missing_image = missing_image
+        self.real = Path(real)
+        self.image_root = Path(image_root)
+        self.batch_size = batch_size
+        self.cache = None if no_cache else FeatureCache(cache_dir)
+        self.fid = FrechetInceptionDistance(
+            feature=fid_feature, weights=inception_weights, resize=resize, reset_real_features=False
+        )
+        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates)
+
+    @classmethod
+    def check_options(cls, **options: Any) -> None:
+        """Check the options as ``__init__`` does (its own names and defaults), without building Inception or CLIP."""
+        cls._check(**init_options(cls, options))
+
+    @staticmethod
+    def _check(real: Any, image_root: Any, fid_feature: Any, inception_weights: Any, resize: Any, clip_backend: Any,
+               clip_model: Any, clip_pretrained: Any, batch_size: Any, allow_outside_root: Any,
+               missing_image: Any = "error", clip_clamp: Any = True,
+               clip_templates: Any = None, cache_dir: Any = None, no_cache: Any = False) -> None:
+        check_image_file_options(image_root, allow_outside_root, batch_size, missing_image)
+        if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+            raise TypeError(f"`cache_dir` must be a path or None, got {type(cache_dir).__name__}")
+        if not isinstance(no_cache, bool):
+            raise TypeError(f"`no_cache` must be a bool, got {type(no_cache).__name__}")
+        if not isinstance(real, (str, os.PathLike)) or not Path(real).exists():
+            raise ValueError(f"`real` must be a folder of images or an .npz statistics file; '{real}' does not exist")
+        check_extractor_options(fid_feature, inception_weights, resize)
+        check_task_clip_options(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates)
+
+    @property
+    def _real_loaded(self) -> bool:
+        # read from the FID states (not a Python flag) so that a restored checkpoint does not load the real set twice
+        return int(self.fid.real_count) > 0 or self.fid.real_loaded_mu.numel() > 0
+
+    def _signature_fields(self) -> dict[str, Any]:
+        fields = {"fid": self.fid.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0]}
+        if self.allow_outside_root:
+            fields["images"] = "outside-root-allowed"
+        if self.missing_image == "zero":
+            fields["missing_image"] = "clip0"
+        return fields
+
+    def load_real(self, progress: Optional[ProgressFn] = None) -> None:
+        """Read the real set into the FID states now (``compute()`` does it otherwise), once.
+
+        A folder goes through Inception — or, when the cache holds this content and extractor, not at all
+        (``cache_dir`` / ``no_cache``); ``progress(phase, done, total)`` reports the hashing and the extraction.
+        """
+        if self._real_loaded:
+            return
+        if self.real.suffix == ".npz":
+            self.fid.load_stats(self.real, real=True)
+            return
+        files = list_images(self.real)
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            # each rank reads its share: the FID sum states are all-reduced, so every file counts once (and each
+            # rank caches its own share: the key holds the files it read)
+            files = files[torch.distributed.get_rank() :: torch.distributed.get_world_size()]
+        add_image_files(self.fid, files, True, self.batch_size, self.fid.real_sum.device, cache=self.cache,
+                        root=self.real, progress=progress, phase="real images")
+
+    def update(self, images: Sequence[Optional[str]], captions: Union[str, Sequence[str]]) -> None:
+        """Add ``B`` generated images (file paths, relative to ``image_root``; ``None`` for none with
+        ``missing_image="zero"``) with their ``B`` captions."""
+        captions = as_text_list(captions, "captions")
+        check_same_length(images, "images", captions, "captions")
+        kept, names = split_missing_images(images, self.image_root, self.missing_image)
+        paths = image_paths_under_root(names, self.image_root, self.allow_outside_root)
+        device = self.fid.real_sum.device
+        for indices, batch in same_size_batches(paths, self.batch_size):
+            batch = batch.to(device)
+            self.fid.update(batch, real=False)
+            self.clip.update(batch, [captions[kept[i]] for i in indices])
+        add_failed_clip_samples(self.clip, len(captions) - len(kept))
+
+    def compute(self) -> dict[str, Tensor]:
+        """``{"score", "clip", "fid"}`` as 0-d float64 tensors."""
+        self.load_real()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # small sets: the rank-deficiency warning is noise here
+            fid = self.fid.compute()
+        clip = self.clip.compute()
+        return {"score": image_generation_score(clip, fid), "clip": clip, "fid": fid}
+
+    def reset(self) -> None:
+        """Reset generated images; the real set stays loaded."""
+        super().reset()
+        self.fid.reset()
+        self.clip.reset()
+
+
+def _image_generation_update_args(predictions: list, references: list) -> tuple:
+    return list(predictions), [refs[0] if refs else "" for refs in references]
+
+
+register_metric(TaskMetric(
+    name="s_image_generation",
+    factory=ImageGenerationScore,
+    check_options=ImageGenerationScore.check_options,
+    path_options={"real": None, "image_root": ".", "inception_weights": None, "cache_dir": None},
+    description="AIJ-2022 S_ImageGeneration = ½(CLIP cosine + (200 − min(200, FID))/200) — docs/metrics.md §2",
+    empty_prediction=None,
+    update_args=_image_generation_update_args,
+    primary="score",
+    prepare=ImageGenerationScore.load_real,  # the real set first, with its own progress bar
+))

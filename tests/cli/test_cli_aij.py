@@ -1,0 +1,64 @@
+"""The AIJ suites from the command line: the shipped configs, a wrong official file, `gpumetrics list`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpumetrics import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT.parent / "shared" / "aij" / "2021"
+GOLDEN = json.loads((ROOT / "tests" / "data" / "aij" / "golden.json").read_text(encoding="utf-8"))
+
+
+def _run(args, capsys):
+    code = cli.main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_aij2022_config_prints_the_task_table_and_writes_the_report(tmp_path, capsys):
+    code, out, err = _run(["evaluate", ROOT / "configs" / "aij2022.yaml", "-o", tmp_path / "r.json"], capsys)
+    assert code == 0, err
+    for task in ("TextQA", "MathQA", "TRitW", "Hidden1", "suite aij2022"):
+        assert task in out
+    assert f"{GOLDEN['examples/textqa']['official']:.4f}" in out
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    tasks = {task["name"]: task for task in report["tasks"]}
+    assert tasks["TextQA"]["counts"]["missing_predictions"] == 2
+    assert report["suite"]["score"] == pytest.approx(sum(t["score"] for t in report["tasks"]), abs=1e-12)
+    assert report["suite"]["missing_tasks"] == ["ImageGeneration", "ImageCaptioning", "VisualQA"]
+
+
+def test_aij2021_config_prints_the_official_numbers(capsys):
+    if not (SAMPLES / "true_HTR.json").exists():
+        pytest.skip(f"the organisers' AIJ-2021 sample files are not at {SAMPLES}")
+    code, out, err = _run(["evaluate", ROOT / "configs" / "aij2021.yaml"], capsys)
+    assert code == 0, err
+    for row in ("HTR", "0.5000", "ZeroShotDetection", "0.0952", "VQA", "0.1667", "Code2code", "suite aij2021"):
+        assert row in out
+
+
+def test_a_wrong_official_file_is_one_line_naming_file_line_and_id(tmp_path, capsys):
+    (tmp_path / "gt.json").write_text('{\n"a": [{"type": "text", "content": ["x"]}]\n}', encoding="utf-8")
+    (tmp_path / "pred.json").write_text('{\n"a": [{"type": "image", "content": "a.png"}]\n}', encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text(json.dumps({"suite": "aij2022", "tasks": [
+        {"name": "TextQA", "references": "gt.json", "predictions": "pred.json"}]}), encoding="utf-8")
+    code, _, err = _run(["evaluate", config], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"{tmp_path / 'pred.json'}:2: id 'a': no element of type 'text'" in err
+
+
+def test_list_shows_formats_and_hidden_slots(capsys):
+    code, out, _ = _run(["list"], capsys)
+    assert code == 0 and "format aij2021-vqa" in out and "Hidden1…Hidden6" in out and "aij2022-generation" in out
+    code, out, _ = _run(["list", "--json"], capsys)
+    listing = json.loads(out)
+    assert listing["suites"]["aij2022"]["hidden"][0] == "Hidden1"
+    assert {t["format"] for t in listing["suites"]["aij2021"]["tasks"]} == {
+        "aij2021-c2c", "aij2021-htr", "aij2021-zsod", "aij2021-vqa"}
+    assert "aij2022-text" in listing["formats"]

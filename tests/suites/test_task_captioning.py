@@ -1,0 +1,258 @@
+"""S_ImageCaptioning / S_VisualQA: the task metrics on image files equal ½ (METEOR + CLIP) computed directly, through
+the runner from records, with the path rule, option checks and state handling (random-weight tiny CLIP, fake
+synonyms — no download, no RuWordNet)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+import torch
+from PIL import Image
+
+from gpumetrics import CLIPScore
+from gpumetrics.functional import meteor_score
+from gpumetrics.catalog import get_metric
+from gpumetrics.suites.captioning import ImageCaptioningScore, VisualQAScore, caption_update_args
+from gpumetrics.harness.config import ConfigError, load_config, parse_config
+from gpumetrics.harness.records import DataError
+from gpumetrics.harness.runner import TaskError, evaluate
+from gpumetrics.text.meteor.synonyms import NoSynonyms
+from tests.helpers.clip_models import TINY_CLIP, save_random_hf_clip
+
+#: the provider is asked about stems: Snowball Russian "кот" → "кот", "кошка" → "кошк"
+SYNONYMS = {"кот": ["кошк"], "машин": ["автомобил"], "кошка": ["кот"]}
+SAMPLES = {
+    "s_image_captioning": (
+        "aij2022-caption",
+        ["кот сидит на диване", "красная машина едет по дороге", "two dogs play in the park", "", "🙂 птица, ветка!"],
+        [["кошка сидит на диване", "кот лежит"], ["автомобиль красного цвета едет"], ["2 собаки играют",
+         "two dogs playing"], ["пустая комната"], ["птица на ветке"]],
+    ),
+    "s_visual_qa": (
+        "aij2022-vqa",
+        ["два", "кошка", "красный", "3 яблока", "нет"],
+        [["2"], ["кот"], ["красная", "алая"], ["3"], ["да"]],
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def clip_dir(tmp_path_factory):
+    return save_random_hf_clip(tmp_path_factory.mktemp("tiny_hf_clip"), TINY_CLIP)
+
+
+@pytest.fixture()
+def image_root(tmp_path):
+    """Five PNGs of two sizes under ``tmp_path/data/images``; returns ``(root, names, tensors)``."""
+    root = tmp_path / "data"
+    (root / "images").mkdir(parents=True)
+    generator = torch.Generator().manual_seed(0)
+    names, tensors = [], []
+    for i, size in enumerate([(30, 40), (30, 40), (48, 36), (30, 40), (48, 36)]):
+        image = torch.randint(0, 256, (3, *size), dtype=torch.uint8, generator=generator)
+        Image.fromarray(image.permute(1, 2, 0).numpy()).save(root / "images" / f"{i:02d}.png")
+        names.append(f"images/{i:02d}.png")
+        tensors.append(image)
+    return root, names, tensors
+
+
+def _options(root, clip_dir, **extra):
+    return {"image_root": str(root), "synonyms": SYNONYMS, "clip_backend": "hf", "clip_model": clip_dir,
+            "batch_size": 2, **extra}
+
+
+def _expected(name, tensors, clip_dir, synonyms=SYNONYMS):
+    mode, preds, answers = SAMPLES[name]
+    meteor = meteor_score(preds, answers, mode=mode, synonyms=synonyms)
+    clip = CLIPScore("hf", clip_dir, scale=1.0)
+    clip.update(tensors, preds)
+    clip = clip.compute()
+    return float(meteor), float(clip), 0.5 * (float(meteor) + float(clip))
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_score_is_half_meteor_plus_clip(name, image_root, clip_dir):
+    root, names, tensors = image_root
+    mode, preds, answers = SAMPLES[name]
+    entry = get_metric(name)
+    metric = entry.build(_options(root, clip_dir))
+    references = [{"image": n, "answers": a} for n, a in zip(names, answers)]
+    metric.update(*entry.update_args(preds[:3], [[r] for r in references[:3]]))
+    metric.update(*entry.update_args(preds[3:], [[r] for r in references[3:]]))
+    result = metric.compute()
+    assert set(result) == {"score", "meteor", "clip"} and all(v.dtype == torch.float64 for v in result.values())
+
+    meteor, clip, score = _expected(name, tensors, clip_dir)
+    assert float(result["meteor"]) == pytest.approx(meteor, abs=1e-12)
+    assert float(result["clip"]) == pytest.approx(clip, abs=1e-6)
+    assert float(result["score"]) == pytest.approx(score, abs=1e-6)
+    assert 0 < meteor < 1 and 0 <= clip <= 1
+    # the synonyms reach METEOR: without them a sample loses its synonym match ("кот" ~ "кошка")
+    plain = meteor_score(preds, answers, mode=mode, synonyms=NoSynonyms(), reduction="none")
+    with_synonyms = meteor_score(preds, answers, mode=mode, synonyms=SYNONYMS, reduction="none")
+    assert bool((with_synonyms > plain).any()) and float(result["meteor"]) > float(plain.mean())
+    signature = metric.signature()
+    assert signature.startswith(f"{name}|meteor:meteor|mode:{mode}|synonyms:DictSynonyms")
+    assert "|clip:clip_score|backend:hf|" in signature and "|scale:1|" in signature
+
+
+def test_records_through_the_runner(tmp_path, image_root, clip_dir):
+    """Two tasks in one config: relative image_root and TSV synonyms resolve against the config's folder; the
+    reference object may be given bare or in a one-element list, and ``answers`` as one string."""
+    root, names, tensors = image_root
+    (root / "synonyms.tsv").write_text("".join(f"{w}\t" + "\t".join(s) + "\n" for w, s in SYNONYMS.items()), "utf-8")
+    (tmp_path / "configs").mkdir()
+    tasks = []
+    for name in sorted(SAMPLES):
+        _, preds, answers = SAMPLES[name]
+        with (root / f"{name}.pred.jsonl").open("w", encoding="utf-8") as f:
+            for i, pred in enumerate(reversed(preds)):  # any order: joined by id
+                f.write(json.dumps({"id": f"q{len(preds) - 1 - i}", "prediction": pred}, ensure_ascii=False) + "\n")
+        with (root / f"{name}.ref.jsonl").open("w", encoding="utf-8") as f:
+            for i, (image, gold) in enumerate(zip(names, answers)):
+                ref = {"image": image, "answers": gold[0] if len(gold) == 1 else gold, "question": "что это?"}
+                f.write(json.dumps({"id": f"q{i}", "references": [ref] if i % 2 else ref}, ensure_ascii=False) + "\n")
+        options = {"image_root": "../data", "synonyms": "../data/synonyms.tsv", "clip_backend": "hf",
+                   "clip_model": clip_dir, "batch_size": 2}
+        tasks.append({"name": name, "metric": name, "options": options,
+                      "predictions": f"../data/{name}.pred.jsonl", "references": f"../data/{name}.ref.jsonl"})
+    config = tmp_path / "configs" / "captioning.yaml"
+    config.write_text(json.dumps({"tasks": tasks}))
+    loaded = load_config(config)
+    assert loaded.tasks[0].options["synonyms"] == str(root / "synonyms.tsv")
+    report = evaluate(loaded, device="cpu", batch_size=3)
+    for result in report.tasks:
+        meteor, clip, score = _expected(result.name, tensors, clip_dir)
+        assert result.score == pytest.approx(score, abs=1e-6)
+        assert result.details["meteor"] == pytest.approx(meteor, abs=1e-12)
+        assert result.details["clip"] == pytest.approx(clip, abs=1e-6)
+        assert result.n == 5 and result.missing == 0 and "synonyms:TSVSynonyms" in result.signature
+
+    # every id needs a prediction
+    pred_file = root / "s_visual_qa.pred.jsonl"
+    pred_file.write_text("".join(pred_file.read_text("utf-8").splitlines(keepends=True)[1:]), "utf-8")
+    with pytest.raises(DataError, match=r"1 of 5 references have no prediction \(ids 'q4'\)"):
+        evaluate(load_config(config), device="cpu")
+    # a malformed reference object is named by the runner
+    ref_file = root / "s_image_captioning.ref.jsonl"
+    ref_file.write_text(ref_file.read_text("utf-8").replace('"answers"', '"answer"', 1), "utf-8")
+    with pytest.raises(TaskError, match=r"s_image_captioning.*first id 'q0'.*`answers` must be a string"):
+        evaluate(load_config(config), device="cpu")
+
+
+def test_update_args_name_the_bad_field():
+    good = {"image": "a.png", "answers": ["x"]}
+    assert caption_update_args(["p"], [[good]]) == (["a.png"], ["p"], [["x"]])
+    assert caption_update_args(["p"], [{"image": "a.png", "answers": "x"}]) == (["a.png"], ["p"], [["x"]])
+    with pytest.raises(TypeError, match="prediction 0 must be a string"):
+        caption_update_args([{"text": "p"}], [[good]])
+    with pytest.raises(TypeError, match="references 1 must be one object"):
+        caption_update_args(["p", "q"], [[good], ["just a string"]])
+    with pytest.raises(ValueError, match="references 0: `image`"):
+        caption_update_args(["p"], [[{"answers": ["x"]}]])
+    with pytest.raises(ValueError, match="references 0: `answers`"):
+        caption_update_args(["p"], [[{"image": "a.png", "answers": []}]])
+
+
+def test_image_paths_must_stay_inside_image_root(tmp_path, image_root, clip_dir):
+    root, names, _ = image_root
+    Image.new("RGB", (20, 20)).save(tmp_path / "outside.png")
+    (root / "link.png").symlink_to(tmp_path / "outside.png")
+    metric = ImageCaptioningScore(**_options(root, clip_dir))
+    for escape in ["../outside.png", str(tmp_path / "outside.png"), "link.png", "images/../../outside.png"]:
+        with pytest.raises(ValueError, match=r"`images\[1\]`.*leaves image_root.*allow_outside_root"):
+            metric.update([names[0], escape], ["a", "b"], ["a", "b"])
+    with pytest.raises(ValueError, match=r"`images\[0\]`: file .* does not exist"):
+        metric.update(["images/missing.png"], ["a"], ["a"])
+    with pytest.raises(ValueError, match="`preds`"):
+        metric.update(names[:2], ["a"], ["a", "b"])
+    with pytest.raises(ValueError, match=r"`target\[0\]` holds no reference"):
+        metric.update(names[:1], ["a"], [[]])
+    assert int(metric.meteor.count) == 0 and int(metric.clip.count) == 0  # rejected batches change nothing
+    allowed = ImageCaptioningScore(**_options(root, clip_dir, allow_outside_root=True))
+    allowed.update(["../outside.png", "link.png"], ["a", "b"], ["a", "b"])
+    assert "outside-root-allowed" in allowed.signature() and "outside-root" not in metric.signature()
+
+
+def test_options_are_checked_without_loading_a_model(tmp_path, monkeypatch):
+    """Config validation builds no CLIP and opens no RuWordNet; a bad option fails there, named."""
+    from gpumetrics.image import clip_score as clip_module
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("config validation built a model")
+
+    monkeypatch.setattr(clip_module, "_build_backend", no_model)
+    for name in ("p.jsonl", "r.jsonl"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "syn.tsv").write_text("кот\tкошк\n", "utf-8")
+
+    def parse(metric, options, task_name="T", suite=None):
+        task = {"name": task_name, "options": options, "predictions": "p.jsonl", "references": "r.jsonl"}
+        if metric:
+            task["metric"] = metric
+        return parse_config({"suite": suite, "tasks": [task]}, tmp_path / "c.yaml")
+
+    for metric in ("s_image_captioning", "s_visual_qa"):
+        (task,) = parse(metric, {"synonyms": "syn.tsv", "clip_backend": "open_clip", "clip_model": "x.json",
+                                 "clip_pretrained": "random"}).tasks
+        assert task.options["synonyms"] == str(tmp_path / "syn.tsv") and task.options["image_root"] == str(tmp_path)
+        bad = {
+            "synonyms": [(5, "synonyms"), ("missing.tsv", "synonyms"), ({"кот": "кошк"}, "mapping")],
+            "image_root": [(3, "image_root")], "batch_size": [(0, "batch_size")],
+            "allow_outside_root": [("yes", "allow_outside_root")], "clip_backend": [("jax", "backend")],
+            "clip_pretrained": [(7, "pretrained")], "variant": [("vqa", "variant")],
+            "clip_modle": [("x", "clip_modle")],
+        }
+        for key, cases in bad.items():
+            for value, named in cases:
+                with pytest.raises(ConfigError, match=rf"tasks\[0\] \(T\).*{named}"):
+                    parse(metric, {key: value})
+    # the aij2022 suite: ImageCaptioning with its fixed options, VisualQA as the official script (METEOR only); the
+    # synonyms are one of the options a config may set, a metric option is not
+    config = parse_config({"suite": "aij2022", "tasks": [
+        {"name": "ImageCaptioning", "predictions": "p.jsonl", "references": "r.jsonl"},
+        {"name": "VisualQA", "predictions": "p.jsonl", "references": "r.jsonl", "options": {"synonyms": "syn.tsv"}},
+    ]}, tmp_path / "suite.yaml")
+    assert [task.metric.name for task in config.tasks] == ["s_image_captioning", "meteor"]
+    assert config.tasks[1].options == {"mode": "aij2022-vqa", "synonyms": str(tmp_path / "syn.tsv")}
+    with pytest.raises(ConfigError, match="options of suite 'aij2022' are fixed"):
+        parse(None, {"mode": "nltk"}, "VisualQA", suite="aij2022")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ruwordnet") is not None, reason="RuWordNet is installed here")
+def test_default_synonyms_need_ruwordnet_and_fail_before_clip_loads(monkeypatch):
+    from gpumetrics.image import clip_score as clip_module
+
+    monkeypatch.setattr(clip_module, "_build_backend", lambda *a, **k: pytest.fail("CLIP was built first"))
+    with pytest.raises(FileNotFoundError, match="`synonyms` is null.*RuWordNet.*pip install ruwordnet.*TSV"):
+        VisualQAScore()
+
+
+def test_merge_state_and_checkpoint_equal_one_pass(image_root, clip_dir):
+    root, names, _ = image_root
+    _, preds, answers = SAMPLES["s_visual_qa"]
+    options = _options(root, clip_dir)
+    full = VisualQAScore(**options)
+    full.update(names, preds, answers)
+    expected = {key: float(value) for key, value in full.compute().items()}
+
+    first, second = VisualQAScore(**options), VisualQAScore(**options)
+    first.update(names[:2], preds[:2], answers[:2])
+    second.update(names[2:], preds[2:], answers[2:])
+    first.merge_state(second)
+    assert {k: float(v) for k, v in first.compute().items()} == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(TypeError, match="takes another VisualQAScore"):
+        first.merge_state(ImageCaptioningScore(**options))
+
+    partial = VisualQAScore(**options)
+    partial.update(names[:3], preds[:3], answers[:3])
+    partial.persistent(True)
+    restored = VisualQAScore(**options)
+    restored.load_state_dict(partial.state_dict())
+    restored.update(names[3:], preds[3:], answers[3:])
+    assert {k: float(v) for k, v in restored.compute().items()} == pytest.approx(expected, abs=1e-12)
+
+    restored.reset()
+    assert int(restored.meteor.count) == 0 and int(restored.clip.count) == 0
