@@ -137,6 +137,12 @@ def levenshtein_distance(
             raise ValueError(f"`{name}` symbols must lie in [0, 2**32)")
     _check_lengths(a_lengths, "a_lengths", batch, a.shape[1])
     _check_lengths(b_lengths, "b_lengths", batch, b.shape[1])
+    if a.device.type == "cuda" and batch and _has_triton():
+        from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows
+
+        starts_a = torch.arange(batch, device=a.device) * a.shape[1]
+        starts_b = torch.arange(batch, device=a.device) * b.shape[1]
+        return levenshtein_triton_rows(a.contiguous(), starts_a, a_lengths, b.contiguous(), starts_b, b_lengths)
     return _levenshtein_padded(a, a_lengths, b, b_lengths, max_elements)
 
 
