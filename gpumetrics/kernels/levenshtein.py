@@ -47,7 +47,7 @@ import operator
 import os
 import sys
 from itertools import repeat
-from typing import Callable, Optional, Sequence
+from typing import Callable, NamedTuple, Optional, Sequence
 
 import numpy as np
 import torch
@@ -57,11 +57,41 @@ from gpumetrics.core.checks import check_device
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids
 
 __all__ = [
-    "levenshtein_distance", "levenshtein_ragged", "levenshtein_strings", "rapidfuzz_distances", "strip_common_affixes",
+    "Ragged", "levenshtein_distance", "levenshtein_ragged", "levenshtein_strings", "rapidfuzz_distances", "strip_common_affixes",
     "encode_chars", "encode_chars_flat", "encode_chars_ragged", "encode_words", "pad_ragged", "BACKENDS",
 ]
 
 BACKENDS = ("auto", "torch", "rapidfuzz")
+
+
+class Ragged(NamedTuple):
+    """A batch of ``B`` integer sequences stored flat on any device: row ``i`` is ``values[offsets[i]:offsets[i+1]]``.
+
+    The natural layout of decoder output that was compacted (CTC greedy decoding after dropping blanks and repeats):
+    no padding, no host copy.
+
+    Attributes:
+        values: ``IntTensor[T]`` the rows' symbols (token ids, code points), concatenated.
+        offsets: ``LongTensor[B + 1]``, ``offsets[0] = 0``, non-decreasing, ``offsets[B] = T``.
+
+    Example:
+        >>> Ragged(torch.tensor([5, 6, 7]), torch.tensor([0, 2, 3])).lengths()
+        tensor([2, 1])
+    """
+
+    values: Tensor
+    offsets: Tensor
+
+    def lengths(self) -> Tensor:
+        """``LongTensor[B]`` row lengths."""
+        return self.offsets.diff().long()
+
+    @classmethod
+    def from_lengths(cls, values: Tensor, lengths: Tensor) -> "Ragged":
+        """Rows of ``lengths[i]`` symbols each, in order (``Σ lengths = len(values)``)."""
+        offsets = torch.zeros(lengths.shape[0] + 1, dtype=torch.long, device=lengths.device)
+        offsets[1:] = lengths.long().cumsum(0)
+        return cls(values, offsets)
 _WORD = 64
 _STEP_BLOCK = 64  # steps whose match masks are gathered at once
 _DEFAULT_MAX_ELEMENTS = 1 << 24  # int64 values in one chunk's largest buffers (~128 MB)
