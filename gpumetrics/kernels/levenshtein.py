@@ -389,11 +389,11 @@ def _run_columns(t_len: Tensor, n_words: int, block: int, block_masks) -> tuple[
     mv = torch.zeros((rows, n_words), dtype=torch.long, device=device)
     one = torch.ones((1, 1), dtype=torch.long, device=device)
     zero = torch.zeros((1, 1), dtype=torch.long, device=device)
-    t_len_cpu = t_len.cpu()
-    # rows are sorted by text length descending: the rows still running at step t form a prefix
-    remaining = torch.searchsorted(-t_len_cpu, -torch.arange(n_max, dtype=torch.long), right=False)
+    t_len_cpu = t_len.cpu().numpy()
+    # rows are sorted by text length descending: the rows still running at step t form a prefix (host numbers)
+    remaining = np.searchsorted(-t_len_cpu, -np.arange(n_max, dtype=np.int64), side="left").tolist()
     for step in range(n_max):
-        k = int(remaining[step])
+        k = remaining[step]
         if step % block == 0:
             eq_block = block_masks(step, k, block)  # the masks of the next `block` symbols, gathered at once
         eq = eq_block[:k, step % block]

@@ -155,8 +155,6 @@ def _token_input(
         value = value.to(device)
     batch, width = value.shape
     if lengths is not None:
-        if pad_id is not None:
-            raise ValueError(f"give `{lengths_name}` or `pad_id`, not both")
         if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != batch:
             raise ValueError(f"`{lengths_name}` must be a 1-D tensor of {batch} lengths")
         if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
@@ -303,8 +301,8 @@ def edit_distance(
         unit: ``"char"`` (code points) or ``"word"`` (``str.split()`` tokens); token tensors are compared as given.
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"`` (see the module docstring; token tensors: not
             ``"rapidfuzz"``).
-        pad_id: padded token rows end at their first ``pad_id``.
-        preds_lengths: ``LongTensor[B]`` lengths of padded ``preds`` rows (instead of ``pad_id``).
+        pad_id: padded token rows end at their first ``pad_id`` (unless their lengths are given).
+        preds_lengths: ``LongTensor[B]`` lengths of padded ``preds`` rows (they take precedence over ``pad_id``).
         target_lengths: ``LongTensor[B]`` lengths of padded ``target`` rows.
         reduction: ``"mean"`` (float64 scalar; 0 for an empty batch), ``"sum"`` (int64 scalar) or ``"none"``.
         device: where the result lives and the device kernels run (CPU by default; token tensors: their device).
