@@ -490,7 +490,7 @@ def test_token_inputs_bad_arguments_name_them():
     ids = torch.tensor([[1, 2, 0]])
     with pytest.raises(TypeError, match="`preds`"):
         edit_distance(ids.float(), ids)
-    assert edit_distance(ids, ids[:, :1], preds_lengths=torch.tensor([2]), pad_id=1).item() == 1  # lengths win
+    assert edit_distance(ids, ids[:, :1], preds_lengths=torch.tensor([2]), pad_id=2).item() == 1  # lengths win
     with pytest.raises(ValueError, match="`preds_lengths`"):
         edit_distance(ids, ids, preds_lengths=torch.tensor([1, 2]))
     with pytest.raises(ValueError, match="`backend='rapidfuzz'`"):
