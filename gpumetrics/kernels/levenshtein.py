@@ -37,8 +37,15 @@ pairs of 5–40 characters and 26 s for 50 pairs of 500–2,000 characters, agai
 kernel (6× and 18× faster): the bit-parallel form does ~30× fewer elementwise operations per cell and needs ``n``
 instead of ``m + n`` Python steps, which is what bounds a GPU run on short strings (kernel launches).
 
-The CPU dispatch for strings (``backend="rapidfuzz"``) lives in :func:`levenshtein_strings`; it maps rapidfuzz's
-C++ ``Levenshtein.distance`` over the pairs, which is faster than any tensor kernel on CPU.
+The CPU dispatch for strings (``backend="rapidfuzz"``) lives in :func:`levenshtein_strings`; it runs rapidfuzz's
+pairwise C++ batch API (:func:`rapidfuzz_distances`), which is faster than any tensor kernel on CPU.
+
+Inputs and devices
+------------------
+Strings are encoded flat (:func:`encode_chars_flat`: one join, one fixed-width encode, no per-string work) and go to
+the device as values + offsets (:class:`Ragged`); :func:`levenshtein_ragged` pads each chunk on the device. On CUDA
+(when triton imports) both entry points run the fused kernel of :mod:`gpumetrics.kernels.levenshtein_triton`
+instead of the step loop below: one launch for the batch, one host sync (the input checks).
 """
 
 from __future__ import annotations
@@ -110,15 +117,6 @@ def _popcount(x: Tensor) -> Tensor:
     return ((x * _H01) >> 56) & 0xFF
 
 
-def _check_lengths(lengths: Tensor, name: str, batch: int, width: int) -> None:
-    if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != batch:
-        raise ValueError(f"`{name}` must be a 1-D tensor of {batch} lengths")
-    if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
-        raise TypeError(f"`{name}` must be an integer tensor, got {lengths.dtype}")
-    if batch and (int(lengths.min()) < 0 or int(lengths.max()) > width):
-        raise ValueError(f"`{name}` must lie in [0, {width}]")
-
-
 def levenshtein_distance(
     a: Tensor,
     a_lengths: Tensor,
@@ -128,8 +126,10 @@ def levenshtein_distance(
 ) -> Tensor:
     """Levenshtein distance of every pair ``(a[i, :a_lengths[i]], b[i, :b_lengths[i]])`` on the device of ``a``.
 
-    Unit costs (insertion, deletion, substitution = 1). Symbols are any integers (code points, vocabulary ids);
-    values past a row's length are ignored.
+    Unit costs (insertion, deletion, substitution = 1). Symbols are any integers in ``[0, 2**32)`` (code points,
+    vocabulary ids); values past a row's length are ignored (padding may hold any value). On CUDA with triton
+    importable the fused kernel of :mod:`gpumetrics.kernels.levenshtein_triton` runs (one host sync: the checks,
+    read at once); elsewhere the tensor kernel below.
 
     Args:
         a: ``LongTensor[B, La]`` padded symbols of the first sequences.
@@ -162,11 +162,29 @@ def levenshtein_distance(
     if a.device != b.device:
         raise ValueError(f"`a` and `b` must be on the same device, got {a.device} and {b.device}")
     batch = a.shape[0]
-    for name, value in (("a", a), ("b", b)):
-        if value.numel() and (int(value.min()) < 0 or int(value.max()) >= 1 << 32):
+    for name, lengths, width in (("a_lengths", a_lengths, a.shape[1]), ("b_lengths", b_lengths, b.shape[1])):
+        if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != batch:
+            raise ValueError(f"`{name}` must be a 1-D tensor of {batch} lengths")
+        if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
+            raise TypeError(f"`{name}` must be an integer tensor, got {lengths.dtype}")
+    if batch == 0:
+        return torch.zeros(0, dtype=torch.long, device=a.device)
+    a_lengths, b_lengths = a_lengths.to(a.device).long(), b_lengths.to(a.device).long()
+    # padding may hold anything (-100, -1 …): only the symbols inside the rows are checked and used
+    a = torch.where(torch.arange(a.shape[1], device=a.device) < a_lengths[:, None], a.long(), 0)
+    b = torch.where(torch.arange(b.shape[1], device=b.device) < b_lengths[:, None], b.long(), 0)
+    zero = torch.zeros((), dtype=torch.long, device=a.device)
+    bounds = torch.stack([  # every check in one host read
+        a.min() if a.numel() else zero, a.max() if a.numel() else zero,
+        b.min() if b.numel() else zero, b.max() if b.numel() else zero,
+        a_lengths.min(), a_lengths.max(), b_lengths.min(), b_lengths.max(),
+    ]).tolist()
+    for name, low, high in (("a", *bounds[0:2]), ("b", *bounds[2:4])):
+        if low < 0 or high >= 1 << 32:
             raise ValueError(f"`{name}` symbols must lie in [0, 2**32)")
-    _check_lengths(a_lengths, "a_lengths", batch, a.shape[1])
-    _check_lengths(b_lengths, "b_lengths", batch, b.shape[1])
+    for name, low, high, width in (("a_lengths", *bounds[4:6], a.shape[1]), ("b_lengths", *bounds[6:8], b.shape[1])):
+        if low < 0 or high > width:
+            raise ValueError(f"`{name}` must lie in [0, {width}]")
     if a.device.type == "cuda" and batch and _has_triton():
         from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows
 

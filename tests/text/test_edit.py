@@ -525,3 +525,26 @@ def test_error_rate_reduction_none_is_each_samples_rate_and_mean_the_pooled_rate
         char_error_rate(preds, target, reduction="sum")
     with pytest.raises(ValueError, match="`reduction`"):
         gpumetrics.CharErrorRate(reduction="sum")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_token_tensors_equal_cpu_strings_with_one_host_sync():  # pragma: no cover - runs on GPU machines only
+    preds, target = make_batches(6, sizes=[300], long_pair=True)[0]
+    rng = random.Random(6)
+    p_layouts = _token_layouts(_char_ids(preds), 0, rng)
+    t_layouts = _token_layouts(_char_ids(target), 0, rng)
+    expected = edit_distance(preds, target, reduction="none")
+    for name in ("ragged", "lengths", "pad_id"):
+        (p, p_len), (t, t_len) = p_layouts[name], t_layouts[name]
+        to = (lambda x: None if x is None else (Ragged(*(v.cuda() for v in x)) if isinstance(x, Ragged) else x.cuda()))
+        p, t, p_len, t_len = to(p), to(t), to(p_len), to(t_len)
+        metric = gpumetrics.CharErrorRate(pad_id=0).cuda()
+        with SyncCounter() as counter:
+            metric.update(p, t, preds_lengths=p_len, target_lengths=t_len)
+        assert counter.total == 1, (name, dict(counter.counts))  # the input checks, read at once
+        got = edit_distance(p, t, pad_id=0, preds_lengths=p_len, target_lengths=t_len, reduction="none")
+        assert got.device.type == "cuda" and torch.equal(got.cpu(), expected), name
+        assert_close(metric.compute().cpu(), char_error_rate(preds, target))
+    # strings on CUDA: the Triton kernel, equal to the CPU path
+    assert torch.equal(edit_distance(preds, target, reduction="none", device="cuda").cpu(), expected)
+    assert_close(word_error_rate(preds, target, device="cuda").cpu(), word_error_rate(preds, target))
