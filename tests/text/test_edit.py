@@ -548,3 +548,14 @@ def test_cuda_token_tensors_equal_cpu_strings_with_one_host_sync():  # pragma: n
     # strings on CUDA: the Triton kernel, equal to the CPU path
     assert torch.equal(edit_distance(preds, target, reduction="none", device="cuda").cpu(), expected)
     assert_close(word_error_rate(preds, target, device="cuda").cpu(), word_error_rate(preds, target))
+
+
+def test_padding_may_hold_any_value_such_as_minus_100():
+    preds = torch.tensor([[3, 4, 5, -100], [7, -100, -100, -100]])
+    target = torch.tensor([[3, 5, -100], [7, 8, 9]])
+    got = edit_distance(preds, target, preds_lengths=torch.tensor([3, 1]), target_lengths=torch.tensor([2, 3]),
+                        reduction="none")
+    assert got.tolist() == [1, 2]
+    assert edit_distance(preds, target, pad_id=-100, reduction="none").tolist() == [1, 2]
+    with pytest.raises(ValueError, match="symbols"):
+        edit_distance(preds, target, reduction="none")  # no lengths, no pad_id: -100 is a symbol, and ids are ≥ 0
