@@ -53,6 +53,7 @@ from __future__ import annotations
 import operator
 import os
 import sys
+import warnings
 from itertools import repeat
 from typing import Callable, NamedTuple, Optional, Sequence
 
@@ -483,11 +484,11 @@ def encode_chars_ragged(texts: Sequence[str], device: Optional[torch.device | st
     dtype and are widened on the device).
 
     Returns:
-        ``(values, offsets)``: ``LongTensor[T]`` code points and ``LongTensor[B + 1]`` offsets (``offsets[0] = 0``).
+        ``(values, offsets)``: ``IntTensor[T]`` code points and ``LongTensor[B + 1]`` offsets (``offsets[0] = 0``).
 
     Example:
         >>> encode_chars_ragged(["ab", "", "é"])
-        (tensor([ 97,  98, 233]), tensor([0, 2, 2, 3]))
+        (tensor([ 97,  98, 233], dtype=torch.int32), tensor([0, 2, 2, 3]))
     """
     device = check_device(device, "device")
     values, lengths = encode_chars_flat(texts)
@@ -495,14 +496,24 @@ def encode_chars_ragged(texts: Sequence[str], device: Optional[torch.device | st
 
 
 def _to_device_flat(values: np.ndarray, lengths: np.ndarray, device: torch.device) -> tuple[Tensor, Tensor]:
+    """Flat host values (narrow dtype) and lengths → ``(IntTensor[T], LongTensor[B + 1])`` on ``device``; code
+    points travel in their narrow dtype and are widened to int32 there (int64 ids stay int64)."""
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     if values.dtype == np.uint32:
         values = values.view(np.int32)  # code points < 2**21: the same numbers; torch has no uint32 arithmetic
     elif values.dtype == np.uint16:
         values = values.astype(np.int32)
-    flat = torch.from_numpy(values.copy() if not values.flags.writeable else values)
-    return flat.to(device).long(), torch.from_numpy(offsets).to(device)
+    if not values.flags.writeable:  # a view of the encoded bytes: copied by the transfer, or here on the CPU
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            flat = torch.from_numpy(values)
+        flat = flat.to(device) if device.type != "cpu" else flat.clone()
+    else:
+        flat = torch.from_numpy(values).to(device)
+    if flat.dtype != torch.int64:
+        flat = flat.int()
+    return flat, torch.from_numpy(offsets).to(device)
 
 
 def pad_ragged(values: Tensor, offsets: Tensor, width: Optional[int] = None, fill: int = 0) -> tuple[Tensor, Tensor]:
@@ -554,7 +565,7 @@ def encode_chars(texts: Sequence[str], device: Optional[torch.device | str] = No
     device = check_device(device, "device")
     values, lengths = encode_chars_flat(texts)
     flat, offsets = _to_device_flat(values, lengths, device)
-    return pad_ragged(flat, offsets, int(lengths.max()) if len(lengths) else 0)
+    return pad_ragged(flat.long(), offsets, int(lengths.max()) if len(lengths) else 0)
 
 
 def encode_words(
@@ -721,7 +732,7 @@ def _gather_rows(values: Tensor, starts: Tensor, lengths: np.ndarray, rows: Tens
         return torch.zeros(rows.shape[0], width, dtype=torch.long, device=values.device), lengths_t
     columns = torch.arange(width, device=values.device)
     index = (starts[rows].long()[:, None] + columns).clamp(max=values.numel() - 1)
-    picked = values.long()[index]
+    picked = values[index].long()
     return torch.where(columns < lengths_t[:, None], picked, 0), lengths_t
 
 
