@@ -6,8 +6,6 @@ import os
 import random
 import sys
 
-assert os.environ.get("TRITON_INTERPRET") == "1", "set TRITON_INTERPRET=1 before running"
-
 import torch  # noqa: E402
 from rapidfuzz.distance import Levenshtein  # noqa: E402
 
@@ -24,6 +22,7 @@ def _random(rng, n, alphabet=ALPHABET):
 
 
 def main(seed: int, pairs: int, long: int) -> None:
+    assert os.environ.get("TRITON_INTERPRET") == "1", "set TRITON_INTERPRET=1 before triton is imported"
     rng = random.Random(seed)
     a, b = ["", "", "a", "😀"], ["", "xyz", "", "😀"]  # empty sides, identical
     lengths = [0, 1, 3, 17, 63, 64, 65, 127, 128, 129, 200]
