@@ -1,6 +1,6 @@
 """Edit distance / CER / WER vs a rapidfuzz loop, jiwer and torchmetrics (issue 3 goals).
 
-``gpumetrics auto`` on CPU maps rapidfuzz's C++ ``Levenshtein.distance``; ``torch kernel`` is the bit-parallel tensor
+``gpumetrics auto`` on CPU runs rapidfuzz's C++ batch API (``process.cpdist``, all usable cores from 20,000 pairs); ``torch kernel`` is the bit-parallel tensor
 kernel on CPU, reported so that its GPU behaviour can be projected (pairs/s = size / time).
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 
 import jiwer
+import torch
 from rapidfuzz.distance import Levenshtein
 from torchmetrics.functional.text import char_error_rate as tm_char_error_rate
 from torchmetrics.functional.text import edit_distance as tm_edit_distance
@@ -16,6 +17,7 @@ from torchmetrics.functional.text import word_error_rate as tm_word_error_rate
 
 from benchmarks.registry import Contenders, register
 from gpumetrics.functional import char_error_rate, edit_distance, word_error_rate
+from gpumetrics.kernels.levenshtein import Ragged, encode_chars_ragged
 
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz      ABCDEF0123456789.,абвгдежзийклмнопрстуфхцчшщыэюя中文字😀é"
 _TORCHMETRICS_MAX_PAIRS = 5_000  # pure-Python DP: 50k pairs take ~1 min per run
@@ -145,4 +147,90 @@ def edit_distance_uneven_words_case(size: int, device: str) -> Contenders:
             [p.split() for p in preds], [t.split() for t in target])},
         check=lambda ours_value, anchor: ours_value.tolist() == anchor,
         note="WER's word kernel: one long text vs 3 words, vs itself with 1 word changed, 3 words vs it",
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------- GPU rows
+# Group "gpu": not in a default run; on a CUDA machine run them with
+#   python -m benchmarks --device cuda --only edit_gpu_short_strings edit_gpu_short_tokens edit_gpu_long \
+#       wer_gpu edit_gpu_uneven
+# Goals (issue 26, one H100, same run as the reference): strings ≥ 2× the rapidfuzz loop; device token tensors ≥ 20×;
+# 2,000 long pairs ≥ 3× CPU auto; WER 100k ≥ 1.5× CPU auto; 1e6-vs-3 bounded.
+
+def _cuda(device: str) -> str:
+    if not device.startswith("cuda") or not torch.cuda.is_available():
+        raise ValueError(f"the GPU edit-distance rows need --device cuda and a GPU (got {device!r}); they are skipped "
+                         "without CUDA and not part of a default run")
+    return device
+
+
+def _device_tokens(texts, device):
+    values, offsets = encode_chars_ragged(texts, device)
+    return Ragged(values, offsets)
+
+
+@register("edit_gpu_short_strings", sizes=(500_000,), quick_sizes=(20_000,), repeats=5, group="gpu", goal=2.0)
+def edit_gpu_short_strings_case(size: int, device: str) -> Contenders:
+    device = _cuda(device)
+    preds, target = _ocr_pairs(size, 5, 40, seed=size)
+    return Contenders(
+        ours={"edit_distance(strings → cuda)": lambda: edit_distance(preds, target, reduction="none", device=device)},
+        anchors={"rapidfuzz Levenshtein.distance loop": lambda: _rapidfuzz_loop(preds, target)},
+        check=lambda ours, anchor: ours.tolist() == anchor,
+        note="5–40 chars, end to end: encoding, transfer, Triton kernel, result on the GPU",
+    )
+
+
+@register("edit_gpu_short_tokens", sizes=(500_000,), quick_sizes=(20_000,), repeats=5, group="gpu", goal=20.0)
+def edit_gpu_short_tokens_case(size: int, device: str) -> Contenders:
+    device = _cuda(device)
+    preds, target = _ocr_pairs(size, 5, 40, seed=size)
+    pred_ids, target_ids = _device_tokens(preds, device), _device_tokens(target, device)
+    return Contenders(
+        ours={"edit_distance(Ragged token ids on cuda)": lambda: edit_distance(pred_ids, target_ids, reduction="none")},
+        anchors={"rapidfuzz Levenshtein.distance loop": lambda: _rapidfuzz_loop(preds, target)},
+        check=lambda ours, anchor: ours.tolist() == anchor,
+        note="5–40 symbols already on the GPU (flat values + offsets), as a decoder's output",
+    )
+
+
+@register("edit_gpu_long", sizes=(2_000,), quick_sizes=(200,), repeats=3, group="gpu", goal=3.0)
+def edit_gpu_long_case(size: int, device: str) -> Contenders:
+    device = _cuda(device)
+    preds, target = _ocr_pairs(size, 500, 2_000, seed=size + 1)
+    return Contenders(
+        ours={"edit_distance(strings → cuda)": lambda: edit_distance(preds, target, reduction="none", device=device)},
+        anchors={"gpumetrics edit_distance CPU auto": lambda: edit_distance(preds, target, reduction="none")},
+        check=lambda ours, anchor: ours.tolist() == anchor.tolist(),
+        note="500–2,000 chars, ~10% edits",
+    )
+
+
+@register("wer_gpu", sizes=(100_000,), quick_sizes=(5_000,), repeats=3, group="gpu", goal=1.5)
+def wer_gpu_case(size: int, device: str) -> Contenders:
+    device = _cuda(device)
+    preds, target = _ocr_pairs(size, 20, 120, seed=size + 3)
+    preds = [" ".join(p.split()) for p in preds]
+    target = [" ".join(t.split()) for t in target]
+    return Contenders(
+        ours={"word_error_rate(strings → cuda)": lambda: word_error_rate(preds, target, device=device).item()},
+        anchors={"gpumetrics word_error_rate CPU auto": lambda: word_error_rate(preds, target).item()},
+        check=lambda ours_value, anchor: abs(ours_value - anchor) < 1e-12,
+        note="20–120 chars, single spaces: word ids by dense_ids on the host, distances on the GPU",
+    )
+
+
+@register("edit_gpu_uneven", sizes=(1_000_000,), quick_sizes=(10_000,), unit="chars", repeats=3, group="gpu")
+def edit_gpu_uneven_case(size: int, device: str) -> Contenders:
+    device = _cuda(device)
+    rng = random.Random(size)
+    long = "".join(rng.choices(_ALPHABET, k=size))
+    middle = size // 2
+    near = long[:middle] + ("x" if long[middle] != "x" else "y") + long[middle + 1 :]
+    preds, target = [long, long, "abc"], ["abc", near, long]
+    return Contenders(
+        ours={"edit_distance(strings → cuda)": lambda: edit_distance(preds, target, reduction="none", device=device)},
+        anchors={"rapidfuzz Levenshtein.distance loop": lambda: _rapidfuzz_loop(preds, target)},
+        check=lambda ours_value, anchor: ours_value.tolist() == anchor,
+        note="1e6 chars vs 3, vs itself with 1 substitution, 3 vs it: one Triton launch (bounded)",
     )

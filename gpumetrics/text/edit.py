@@ -7,14 +7,24 @@ All four share one step: the Levenshtein distance of every (prediction, referenc
   function's ``device`` argument);
 * ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` mapped over the pairs on one CPU thread, result moved
   to the device;
-* ``"auto"`` (default) — the tensor kernel when the device is not the CPU, rapidfuzz on CPU.
+* ``"auto"`` (default) — the device kernels when the device is not the CPU (on CUDA the fused Triton kernel of
+  :mod:`gpumetrics.kernels.levenshtein_triton` when triton is importable), rapidfuzz on CPU.
+
+Inputs: ``B`` strings, or integer **token tensors** on any device (the output of greedy / CTC decoding): padded
+``Tensor[B, L]`` whose rows end at ``preds_lengths`` / ``target_lengths`` or at their first ``pad_id`` (full width
+when neither is given), or flat :class:`~gpumetrics.kernels.levenshtein.Ragged` ``(values, offsets)``. Tokens are
+compared as symbols (ids), never copied to the host; the result lives on their device. ``preds`` and ``target`` may
+use different layouts. Host syncs per batch of tokens: one on the Triton path (the input checks, read at once); the
+tensor kernel adds a constant number per chunk of ``max_elements`` values (one chunk for usual batches).
 
 Units: ``"char"`` compares Unicode code points of the raw strings (a combining mark is its own symbol, as in
 rapidfuzz, jiwer and torchmetrics); ``"word"`` compares ``str.split()`` tokens (any run of whitespace separates).
 
 Conventions:
 
-* **CER / WER** are pooled: Σ edits / Σ reference length, as jiwer ``cer``/``wer`` and torchmetrics. By default
+* **CER / WER** with ``reduction="mean"`` (default) are pooled: Σ edits / Σ reference length, as jiwer
+  ``cer``/``wer`` and torchmetrics (a corpus rate, not the mean of sample rates); ``reduction="none"`` gives each
+  sample's own rate (its edits / its reference length; its edit count when that reference is empty). By default
   CER uses no transform (torchmetrics; jiwer with ``ReduceToListOfListOfChars()`` only) and WER splits on any
   whitespace (torchmetrics, ``str.split()``). ``transform="jiwer"`` reproduces jiwer's default transforms instead:
   CER strips leading/trailing whitespace; WER collapses runs of ≥ 2 whitespace characters, strips and splits on
@@ -27,6 +37,7 @@ Conventions:
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any, Optional, Sequence
 
@@ -36,16 +47,22 @@ from torch import Tensor
 
 from gpumetrics.core import (
     REDUCTIONS, Metric, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device,
-    check_same_length, gc_paused, reduce_scores, single_threaded,
+    check_same_length, gc_paused, keep_sample_dim, reduce_scores, single_threaded,
 )
-from gpumetrics.kernels.levenshtein import BACKENDS, levenshtein_strings
+from gpumetrics.kernels.levenshtein import (
+    BACKENDS, Ragged, levenshtein_distance, levenshtein_ragged, levenshtein_strings,
+)
+from gpumetrics.kernels.ragged import segment_ids
+from gpumetrics.text.tokenize.base import dense_ids
 
 UNITS = ("char", "word")
 CER_TRANSFORMS = ("none", "jiwer")
 WER_TRANSFORMS = ("whitespace", "jiwer")
 NED_PRESETS = ("default", "aij2022")
+RATE_REDUCTIONS = ("mean", "none")  # "mean" is the pooled corpus rate
 
 __all__ = [
+    "Ragged",
     "EditDistance",
     "CharErrorRate",
     "WordErrorRate",
@@ -71,6 +88,7 @@ def _pair_distances(
 
     ``preds`` and ``target`` are lists of equal length whose items are not checked yet (see :func:`_as_lists`).
     ``transform="jiwer"`` applies jiwer's default ``cer`` (strip) or ``wer`` transform (see :func:`_jiwer_words`).
+    Word ids come from the shared vocabulary builder :func:`~gpumetrics.text.tokenize.dense_ids`, over both sides.
     """
     device = check_device(device, "device")
     check = None
@@ -84,12 +102,114 @@ def _pair_distances(
         a, b = list(map(str.strip, preds)), list(map(str.strip, target))
     else:
         a, b, check = preds, target, _check_items
-    distances = levenshtein_strings(a, b, backend=backend, device=device, check=check)
+    if unit == "word" and backend != "rapidfuzz" and not (backend == "auto" and device.type == "cpu"):
+        lengths_a = np.fromiter(map(len, a), dtype=np.int64, count=len(a))
+        lengths_b = np.fromiter(map(len, b), dtype=np.int64, count=len(b))
+        ids, _ = dense_ids([*itertools.chain.from_iterable(a), *itertools.chain.from_iterable(b)])
+        ids_t = torch.from_numpy(ids).to(device)
+        split_at = int(lengths_a.sum())
+        distances = levenshtein_ragged(
+            ids_t[:split_at], _offsets(lengths_a, device), ids_t[split_at:], _offsets(lengths_b, device)
+        )
+    else:
+        distances = levenshtein_strings(a, b, backend=backend, device=device, check=check)
     if not lengths:
         return (distances,)
     lengths_a = torch.from_numpy(np.fromiter(map(len, a), dtype=np.int64, count=len(a))).to(distances.device)
     lengths_b = torch.from_numpy(np.fromiter(map(len, b), dtype=np.int64, count=len(b))).to(distances.device)
     return distances, lengths_a, lengths_b
+
+
+def _offsets(lengths: np.ndarray, device: torch.device) -> Tensor:
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return torch.from_numpy(offsets).to(device)
+
+
+# ----------------------------------------------------------------------------------------------- token tensors in
+def _is_tokens(value: Any) -> bool:
+    return isinstance(value, (Tensor, Ragged))
+
+
+def _token_input(
+    value: Any, lengths: Optional[Tensor], pad_id: Optional[int], name: str, device: Optional[torch.device | str]
+) -> tuple[str, Tensor, Tensor]:
+    """``("padded", Tensor[B, L], lengths[B])`` or ``("ragged", values[T], offsets[B + 1])`` on the target device
+    (the tokens' own device unless ``device`` is given); no host sync."""
+    lengths_name = f"{name}_lengths"
+    if isinstance(value, Ragged):
+        if lengths is not None:
+            raise ValueError(f"`{lengths_name}` is for padded `{name}`; a Ragged `{name}` has its offsets")
+        values, offsets = value
+        if not isinstance(values, Tensor) or not isinstance(offsets, Tensor):
+            raise TypeError(f"`{name}` Ragged fields must be tensors")
+        if device is not None:
+            values, offsets = values.to(device), offsets.to(device)
+        return "ragged", values, offsets
+    if value.dim() != 2:
+        raise ValueError(f"`{name}` token tensor must be 2-D [B, L] (padded) or a Ragged (flat), got shape "
+                         f"{tuple(value.shape)}")
+    if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
+        raise TypeError(f"`{name}` token tensor must hold integer ids, got {value.dtype}")
+    if device is not None:
+        value = value.to(device)
+    batch, width = value.shape
+    if lengths is not None:
+        if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != batch:
+            raise ValueError(f"`{lengths_name}` must be a 1-D tensor of {batch} lengths")
+        if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
+            raise TypeError(f"`{lengths_name}` must be an integer tensor, got {lengths.dtype}")
+        return "padded", value, lengths.to(value.device).long()
+    if pad_id is not None:
+        # a row ends at its first pad_id (trailing padding), found without a host sync
+        stop = torch.ones(batch, 1, dtype=torch.bool, device=value.device)
+        found = torch.cat([value == pad_id, stop], 1).to(torch.uint8).argmax(1)
+        return "padded", value, found.long()
+    return "padded", value, torch.full((batch,), width, dtype=torch.long, device=value.device)
+
+
+def _ragged_from_padded(padded: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
+    """Flat values + offsets of the rows of a padded tensor (one host sync: the total length)."""
+    offsets = torch.zeros(lengths.shape[0] + 1, dtype=torch.long, device=padded.device)
+    offsets[1:] = lengths.clamp(min=0, max=padded.shape[1]).cumsum(0)
+    total = int(offsets[-1])
+    row = segment_ids(lengths.clamp(min=0, max=padded.shape[1]), total)
+    column = torch.arange(total, device=padded.device) - offsets[row]
+    return padded[row, column], offsets
+
+
+def _token_distances(
+    preds: Any,
+    target: Any,
+    backend: str,
+    pad_id: Optional[int],
+    preds_lengths: Optional[Tensor],
+    target_lengths: Optional[Tensor],
+    device: Optional[torch.device | str],
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``(distances, pred lengths, target lengths)``, ``LongTensor[B]`` each, of token-tensor inputs."""
+    if not (_is_tokens(preds) and _is_tokens(target)):
+        raise TypeError("`preds` and `target` must both be strings or both be token tensors (Tensor[B, L] or Ragged)")
+    if backend == "rapidfuzz":
+        raise ValueError("`backend='rapidfuzz'` takes strings; token tensors run on the device kernels "
+                         "(backend='auto' or 'torch')")
+    if device is not None:
+        device = check_device(device, "device")
+    kind_a, a, extra_a = _token_input(preds, preds_lengths, pad_id, "preds", device)
+    kind_b, b, extra_b = _token_input(target, target_lengths, pad_id, "target", device)
+    if a.device != b.device:
+        raise ValueError(f"`preds` and `target` must be on the same device, got {a.device} and {b.device}")
+    batch_a = a.shape[0] if kind_a == "padded" else extra_a.shape[0] - 1
+    batch_b = b.shape[0] if kind_b == "padded" else extra_b.shape[0] - 1
+    if batch_a != batch_b:
+        raise ValueError(f"`preds` and `target` must have the same number of samples, got {batch_a} and {batch_b}")
+    if kind_a == kind_b == "padded":
+        return levenshtein_distance(a, extra_a, b, extra_b), extra_a, extra_b
+    if kind_a == "padded":
+        a, extra_a = _ragged_from_padded(a, extra_a)
+    if kind_b == "padded":
+        b, extra_b = _ragged_from_padded(b, extra_b)
+    return levenshtein_ragged(a, extra_a, b, extra_b), extra_a.diff(), extra_b.diff()
 
 
 _RUNS_OF_WHITESPACE = re.compile(r"\s\s+")
@@ -135,11 +255,25 @@ def _check_options(unit: Optional[str] = None, backend: Optional[str] = None, re
         check_choice(reduction, "reduction", REDUCTIONS)
 
 
+def _check_pad_id(pad_id: Optional[int]) -> None:
+    if pad_id is not None and (isinstance(pad_id, bool) or not isinstance(pad_id, (int, np.integer))):
+        raise TypeError(f"`pad_id` must be an int or None, got {type(pad_id).__name__}")
+
+
 # ---------------------------------------------------------------------------------------------------- edit distance
 def _edit_distance_update(
-    preds: Any, target: Any, unit: str, backend: str, device: Optional[torch.device | str] = None
+    preds: Any,
+    target: Any,
+    unit: str,
+    backend: str,
+    device: Optional[torch.device | str] = None,
+    pad_id: Optional[int] = None,
+    preds_lengths: Optional[Tensor] = None,
+    target_lengths: Optional[Tensor] = None,
 ) -> Tensor:
     """``LongTensor[B]`` Levenshtein distance of every pair."""
+    if _is_tokens(preds) or _is_tokens(target):
+        return _token_distances(preds, target, backend, pad_id, preds_lengths, target_lengths, device)[0]
     preds, target = _as_lists(preds, target)
     return _pair_distances(preds, target, unit, backend, device, lengths=False)[0]
 
@@ -149,26 +283,35 @@ def _edit_distance_update(
 def edit_distance(
     preds: Any,
     target: Any,
+    *,
     unit: str = "char",
     backend: str = "auto",
+    pad_id: Optional[int] = None,
+    preds_lengths: Optional[Tensor] = None,
+    target_lengths: Optional[Tensor] = None,
     reduction: str = "mean",
     device: Optional[torch.device | str] = None,
 ) -> Tensor:
     """Levenshtein distance between predictions and references (unit costs), matching rapidfuzz / torchmetrics.
 
     Args:
-        preds: ``B`` predicted strings (or one string).
-        target: ``B`` reference strings.
-        unit: ``"char"`` (code points) or ``"word"`` (``str.split()`` tokens).
-        backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"`` (see the module docstring).
+        preds: ``B`` predicted strings (or one string), or token ids: ``Tensor[B, L]`` (padded) or
+            :class:`~gpumetrics.kernels.levenshtein.Ragged` (flat).
+        target: ``B`` reference strings, or token ids in either layout.
+        unit: ``"char"`` (code points) or ``"word"`` (``str.split()`` tokens); token tensors are compared as given.
+        backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"`` (see the module docstring; token tensors: not
+            ``"rapidfuzz"``).
+        pad_id: padded token rows end at their first ``pad_id`` (unless their lengths are given).
+        preds_lengths: ``LongTensor[B]`` lengths of padded ``preds`` rows (they take precedence over ``pad_id``).
+        target_lengths: ``LongTensor[B]`` lengths of padded ``target`` rows.
         reduction: ``"mean"`` (float64 scalar; 0 for an empty batch), ``"sum"`` (int64 scalar) or ``"none"``.
-        device: where the result lives and the tensor kernel runs (CPU by default).
+        device: where the result lives and the device kernels run (CPU by default; token tensors: their device).
 
     Returns:
         ``Tensor[]`` for ``mean``/``sum``, ``LongTensor[B]`` for ``none``.
 
     Raises:
-        TypeError: ``preds``/``target`` are not strings.
+        TypeError: ``preds``/``target`` are not strings or integer token tensors.
         ValueError: different numbers of samples, or an unknown option.
 
     Example:
@@ -176,9 +319,14 @@ def edit_distance(
         tensor([3, 2])
         >>> edit_distance(["a b c"], ["a c"], unit="word", backend="torch")
         tensor(1., dtype=torch.float64)
+        >>> ids = torch.tensor([[5, 6, 7, 0], [8, 0, 0, 0]])  # greedy decoder output, 0 = padding
+        >>> edit_distance(ids, torch.tensor([[5, 7, 0], [8, 9, 0]]), pad_id=0, reduction="none")
+        tensor([1, 1])
     """
     _check_options(unit, backend, reduction)
-    return reduce_scores(_edit_distance_update(preds, target, unit, backend, device), reduction)
+    _check_pad_id(pad_id)
+    distances = _edit_distance_update(preds, target, unit, backend, device, pad_id, preds_lengths, target_lengths)
+    return reduce_scores(distances, reduction)
 
 
 class EditDistance(PerSampleScore):
@@ -191,6 +339,7 @@ class EditDistance(PerSampleScore):
     Args:
         unit: ``"char"`` or ``"word"``.
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
+        pad_id: padded token rows end at their first ``pad_id`` (token-tensor inputs).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
         kwargs: ``torchmetrics.Metric`` options.
 
@@ -207,14 +356,25 @@ class EditDistance(PerSampleScore):
     higher_is_better = False
     score_dtype = torch.long
 
-    def __init__(self, unit: str = "char", backend: str = "auto", reduction: str = "mean", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        unit: str = "char",
+        backend: str = "auto",
+        pad_id: Optional[int] = None,
+        reduction: str = "mean",
+        **kwargs: Any,
+    ) -> None:
         _check_options(unit, backend)
+        _check_pad_id(pad_id)
         super().__init__(reduction=reduction, **kwargs)
-        self.unit, self.backend = unit, backend
+        self.unit, self.backend, self.pad_id = unit, backend, pad_id
 
-    def update(self, preds: Any, target: Any) -> None:
-        """Add a batch: ``preds``, ``target`` — ``B`` strings each."""
-        self._accumulate(_edit_distance_update(preds, target, self.unit, self.backend, self.device))
+    def update(
+        self, preds: Any, target: Any, preds_lengths: Optional[Tensor] = None, target_lengths: Optional[Tensor] = None
+    ) -> None:
+        """Add a batch: ``B`` strings each, or token ids (``Tensor[B, L]`` with optional lengths, or ``Ragged``)."""
+        self._accumulate(_edit_distance_update(preds, target, self.unit, self.backend, self.device,
+                                               self.pad_id, preds_lengths, target_lengths))
 
     def _signature_fields(self) -> dict[str, Any]:
         return {"unit": self.unit, "reduction": self.reduction}
@@ -228,12 +388,19 @@ def error_rate_pairs(
     backend: str,
     device: Optional[torch.device | str] = None,
     transform: str = "none",
+    pad_id: Optional[int] = None,
+    preds_lengths: Optional[Tensor] = None,
+    target_lengths: Optional[Tensor] = None,
 ) -> tuple[Tensor, Tensor]:
     """Per-sample ``(edits, reference length)`` of a batch, ``LongTensor[B]`` each.
 
     A sample with several references contributes its best reference: the fewest edits, and among those the longest
-    reference (the lowest rate). The choice depends only on the references' contents, never on their order.
+    reference (the lowest rate). The choice depends only on the references' contents, never on their order. Token
+    tensors (one reference per sample) are compared as given (``transform`` does not apply to them).
     """
+    if _is_tokens(preds) or _is_tokens(target):
+        distances, _, lengths = _token_distances(preds, target, backend, pad_id, preds_lengths, target_lengths, device)
+        return distances, lengths
     if type(target) is list and set(map(type, target)) == {str}:  # one reference per sample (the common case)
         preds, target = _as_lists(preds, target)
         distances, _, target_lengths = _pair_distances(preds, target, unit, backend, device, transform=transform)
@@ -264,14 +431,42 @@ def error_rate_compute(errors: Tensor, ref_length: Tensor) -> Tensor:
     return torch.where(ref_length > 0, errors / ref_length.clamp(min=1), errors)
 
 
+def _error_rate(
+    preds: Any,
+    target: Any,
+    unit: str,
+    backend: str,
+    transform: str,
+    pad_id: Optional[int],
+    preds_lengths: Optional[Tensor],
+    target_lengths: Optional[Tensor],
+    reduction: str,
+    device: Optional[torch.device | str],
+) -> Tensor:
+    """The one body of :func:`char_error_rate` and :func:`word_error_rate` (options checked by the caller)."""
+    check_choice(reduction, "reduction", RATE_REDUCTIONS)
+    _check_options(backend=backend)
+    _check_pad_id(pad_id)
+    edits, lengths = error_rate_pairs(preds, target, unit, backend, device, transform, pad_id, preds_lengths,
+                                      target_lengths)
+    if reduction == "none":
+        return error_rate_compute(edits, lengths)
+    return error_rate_compute(edits.sum(), lengths.sum())
+
+
 @single_threaded
 @gc_paused
 def char_error_rate(
     preds: Any,
     target: Any,
+    *,
     backend: str = "auto",
-    device: Optional[torch.device | str] = None,
     transform: str = "none",
+    pad_id: Optional[int] = None,
+    preds_lengths: Optional[Tensor] = None,
+    target_lengths: Optional[Tensor] = None,
+    reduction: str = "mean",
+    device: Optional[torch.device | str] = None,
 ) -> Tensor:
     """Character error rate: pooled character edits / pooled reference characters.
 
@@ -280,29 +475,35 @@ def char_error_rate(
     (leading and trailing whitespace stripped from every string first).
 
     Args:
-        preds: ``B`` predicted strings.
+        preds: ``B`` predicted strings, or character ids: ``Tensor[B, L]`` (padded) or ``Ragged`` (flat).
         target: ``B`` items, each one reference string or a non-empty list of them (the best reference counts:
-            fewest edits, then the longest).
+            fewest edits, then the longest), or character ids in either layout.
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
-        device: where the result lives and the tensor kernel runs.
-        transform: ``"none"`` or ``"jiwer"``.
+        transform: ``"none"`` or ``"jiwer"`` (strings only).
+        pad_id: padded token rows end at their first ``pad_id``.
+        preds_lengths: ``LongTensor[B]`` lengths of padded ``preds`` rows.
+        target_lengths: ``LongTensor[B]`` lengths of padded ``target`` rows.
+        reduction: ``"mean"`` (the pooled corpus rate Σ edits / Σ reference length, not a mean of sample rates) or
+            ``"none"`` (``DoubleTensor[B]``, each sample's edits / its reference length).
+        device: where the result lives and the device kernels run (token tensors: their device).
 
     Returns:
-        ``Tensor[]`` float64.
+        ``Tensor[]`` float64, or ``[B]`` for ``reduction="none"``.
 
     Raises:
-        TypeError: non-string inputs.
+        TypeError: non-string, non-integer-tensor inputs.
         ValueError: different numbers of samples, or an unknown option.
 
     Example:
         >>> char_error_rate(["this is the prediction", "there is an other sample"],
         ...                 ["this is the reference", "there is another one"])
         tensor(0.3415, dtype=torch.float64)
+        >>> char_error_rate(["abcd", "xy"], ["abce", "x"], reduction="none")
+        tensor([0.2500, 1.0000], dtype=torch.float64)
     """
-    _check_options(backend=backend)
     check_choice(transform, "transform", CER_TRANSFORMS)
-    edits, lengths = error_rate_pairs(preds, target, "char", backend, device, transform)
-    return error_rate_compute(edits.sum(), lengths.sum())
+    return _error_rate(preds, target, "char", backend, transform, pad_id, preds_lengths, target_lengths, reduction,
+                       device)
 
 
 @single_threaded
@@ -310,9 +511,14 @@ def char_error_rate(
 def word_error_rate(
     preds: Any,
     target: Any,
+    *,
     backend: str = "auto",
-    device: Optional[torch.device | str] = None,
     transform: str = "whitespace",
+    pad_id: Optional[int] = None,
+    preds_lengths: Optional[Tensor] = None,
+    target_lengths: Optional[Tensor] = None,
+    reduction: str = "mean",
+    device: Optional[torch.device | str] = None,
 ) -> Tensor:
     """Word error rate: pooled word edits / pooled reference words.
 
@@ -322,18 +528,22 @@ def word_error_rate(
     jiwer ``wer`` on any text. The two agree on text whose words are separated by spaces or whitespace runs.
 
     Args:
-        preds: ``B`` predicted strings.
+        preds: ``B`` predicted strings, or word ids: ``Tensor[B, L]`` (padded) or ``Ragged`` (flat).
         target: ``B`` items, each one reference string or a non-empty list of them (the best reference counts:
-            fewest edits, then the longest).
+            fewest edits, then the longest), or word ids in either layout.
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
-        device: where the result lives and the tensor kernel runs.
-        transform: ``"whitespace"`` or ``"jiwer"``.
+        transform: ``"whitespace"`` or ``"jiwer"`` (strings only).
+        pad_id: padded token rows end at their first ``pad_id``.
+        preds_lengths: ``LongTensor[B]`` lengths of padded ``preds`` rows.
+        target_lengths: ``LongTensor[B]`` lengths of padded ``target`` rows.
+        reduction: ``"mean"`` (the pooled corpus rate) or ``"none"`` (each sample's own rate).
+        device: where the result lives and the device kernels run (token tensors: their device).
 
     Returns:
-        ``Tensor[]`` float64.
+        ``Tensor[]`` float64, or ``[B]`` for ``reduction="none"``.
 
     Raises:
-        TypeError: non-string inputs.
+        TypeError: non-string, non-integer-tensor inputs.
         ValueError: different numbers of samples, or an unknown option.
 
     Example:
@@ -341,37 +551,62 @@ def word_error_rate(
         ...                 ["this is the reference", "there is another one"])
         tensor(0.5000, dtype=torch.float64)
     """
-    _check_options(backend=backend)
     check_choice(transform, "transform", WER_TRANSFORMS)
-    edits, lengths = error_rate_pairs(preds, target, "word", backend, device, transform)
-    return error_rate_compute(edits.sum(), lengths.sum())
+    return _error_rate(preds, target, "word", backend, transform, pad_id, preds_lengths, target_lengths, reduction,
+                       device)
 
 
 class _ErrorRate(Metric):
     """CER / WER: a corpus ratio (Σ edits / Σ reference length, as jiwer), not a mean of per-sample scores, so it
-    keeps its own two int64 sums ``errors`` and ``ref_length`` instead of :class:`~gpumetrics.core.PerSampleScore`."""
+    keeps its own two int64 sums ``errors`` and ``ref_length`` instead of :class:`~gpumetrics.core.PerSampleScore`;
+    ``reduction="none"`` adds the per-sample rates ``scores`` (a list state, gathered at compute)."""
 
     kernel_threads = 1
     unit = "char"
     transforms: tuple[str, ...] = CER_TRANSFORMS
 
-    def __init__(self, backend: str = "auto", transform: Optional[str] = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        backend: str = "auto",
+        transform: Optional[str] = None,
+        pad_id: Optional[int] = None,
+        reduction: str = "mean",
+        **kwargs: Any,
+    ) -> None:
         _check_options(backend=backend)
+        _check_pad_id(pad_id)
+        check_choice(reduction, "reduction", RATE_REDUCTIONS)
         transform = self.transforms[0] if transform is None else transform
         check_choice(transform, "transform", self.transforms)
         super().__init__(**kwargs)
-        self.backend, self.transform = backend, transform
+        self.backend, self.transform, self.pad_id, self.reduction = backend, transform, pad_id, reduction
         self.add_state("errors", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
         self.add_state("ref_length", torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+        if reduction == "none":
+            self.add_state("scores", [], dist_reduce_fx="cat")
 
-    def update(self, preds: Any, target: Any) -> None:
-        """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` references or lists of references."""
-        edits, lengths = error_rate_pairs(preds, target, self.unit, self.backend, self.device, self.transform)
-        self.errors += edits.sum()
-        self.ref_length += lengths.sum()
+    def update(
+        self, preds: Any, target: Any, preds_lengths: Optional[Tensor] = None, target_lengths: Optional[Tensor] = None
+    ) -> None:
+        """Add a batch: ``preds`` — ``B`` strings or token ids; ``target`` — ``B`` references (or lists of them), or
+        token ids."""
+        edits, lengths = error_rate_pairs(preds, target, self.unit, self.backend, self.device, self.transform,
+                                          self.pad_id, preds_lengths, target_lengths)
+        self.errors += edits.sum().to(self.errors.device)
+        self.ref_length += lengths.sum().to(self.ref_length.device)
+        if self.reduction == "none":
+            self.scores.append(error_rate_compute(edits, lengths))
 
     def compute(self) -> Tensor:
+        if self.reduction == "none":
+            parts = self.scores if isinstance(self.scores, list) else [self.scores]
+            if not parts:
+                return torch.zeros(0, dtype=torch.float64, device=self.errors.device)
+            return torch.cat([p.reshape(-1) for p in parts]).double()
         return error_rate_compute(self.errors, self.ref_length)
+
+    def _finish_compute(self, value: Any) -> Any:
+        return keep_sample_dim(value, self.reduction)
 
 
 class CharErrorRate(_ErrorRate):
@@ -380,6 +615,8 @@ class CharErrorRate(_ErrorRate):
     Args:
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
         transform: ``"none"`` (default) or ``"jiwer"`` (strip, as jiwer's default ``cer``).
+        pad_id: padded token rows end at their first ``pad_id`` (token-tensor inputs).
+        reduction: ``"mean"`` (pooled corpus rate, default) or ``"none"`` (per-sample rates).
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -396,7 +633,10 @@ class CharErrorRate(_ErrorRate):
     transforms = CER_TRANSFORMS
 
     def _signature_fields(self) -> dict[str, Any]:
-        return {"unit": "codepoint", "transform": self.transform}
+        fields = {"unit": "codepoint", "transform": self.transform}
+        if self.reduction != "mean":
+            fields["reduction"] = self.reduction
+        return fields
 
 
 class WordErrorRate(_ErrorRate):
@@ -405,6 +645,8 @@ class WordErrorRate(_ErrorRate):
     Args:
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
         transform: ``"whitespace"`` (default, ``str.split()``) or ``"jiwer"`` (jiwer's default ``wer`` transform).
+        pad_id: padded token rows end at their first ``pad_id`` (token-tensor inputs).
+        reduction: ``"mean"`` (pooled corpus rate, default) or ``"none"`` (per-sample rates).
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -420,14 +662,28 @@ class WordErrorRate(_ErrorRate):
     transforms = WER_TRANSFORMS
 
     def _signature_fields(self) -> dict[str, Any]:
-        return {"tokenizer": self.transform}
+        fields = {"tokenizer": self.transform}
+        if self.reduction != "mean":
+            fields["reduction"] = self.reduction
+        return fields
 
 
 # ------------------------------------------------------------------------------------ normalised edit similarity
 def _normalized_edit_similarity_update(
-    preds: Any, target: Any, preset: str, backend: str, device: Optional[torch.device | str] = None
+    preds: Any,
+    target: Any,
+    preset: str,
+    backend: str,
+    device: Optional[torch.device | str] = None,
+    pad_id: Optional[int] = None,
+    preds_lengths: Optional[Tensor] = None,
+    target_lengths: Optional[Tensor] = None,
 ) -> Tensor:
     """``DoubleTensor[B]``: per sample, the max over its gold strings of ``1 − lev / max(len)``."""
+    if _is_tokens(preds) or _is_tokens(target):
+        distances, pred_lengths, gold_lengths = _token_distances(preds, target, backend, pad_id, preds_lengths,
+                                                                 target_lengths, device)
+        return _similarity(distances, pred_lengths, gold_lengths, preset)
     preds = as_text_list(preds, "preds")
     golds = as_reference_lists(target, "target")
     check_same_length(preds, "preds", golds, "target")
@@ -435,15 +691,18 @@ def _normalized_edit_similarity_update(
     flat_golds = [gold for group in golds for gold in group]
     flat_preds = np.repeat(np.array(preds, dtype=object), counts).tolist() if len(preds) else []
     distances, pred_lengths, gold_lengths = _pair_distances(flat_preds, flat_golds, "char", backend, device)
-    longest = torch.maximum(pred_lengths, gold_lengths)
-    similarity = 1.0 - distances.double() / longest.clamp(min=1).double()
-    if preset == "aij2022":
-        similarity = torch.where((pred_lengths == 0) | (gold_lengths == 0), 0.0, similarity)
-    else:
-        similarity = torch.where(longest == 0, 1.0, similarity)
+    similarity = _similarity(distances, pred_lengths, gold_lengths, preset)
     sample = torch.from_numpy(np.repeat(np.arange(len(preds)), counts)).to(similarity.device)
     best = torch.zeros(len(preds), dtype=torch.float64, device=similarity.device)
     return best.scatter_reduce(0, sample, similarity, reduce="amax", include_self=False)
+
+
+def _similarity(distances: Tensor, pred_lengths: Tensor, gold_lengths: Tensor, preset: str) -> Tensor:
+    longest = torch.maximum(pred_lengths, gold_lengths)
+    similarity = 1.0 - distances.double() / longest.clamp(min=1).double()
+    if preset == "aij2022":
+        return torch.where((pred_lengths == 0) | (gold_lengths == 0), 0.0, similarity)
+    return torch.where(longest == 0, 1.0, similarity)
 
 
 @single_threaded
@@ -451,26 +710,34 @@ def _normalized_edit_similarity_update(
 def normalized_edit_similarity(
     preds: Any,
     target: Any,
+    *,
     preset: str = "default",
     backend: str = "auto",
-    device: Optional[torch.device | str] = None,
+    pad_id: Optional[int] = None,
+    preds_lengths: Optional[Tensor] = None,
+    target_lengths: Optional[Tensor] = None,
     reduction: str = "mean",
+    device: Optional[torch.device | str] = None,
 ) -> Tensor:
     """1 − NED: mean over samples of ``1 − lev(pred, gold) / max(len(pred), len(gold))``, max over gold strings.
 
     Args:
-        preds: ``B`` predicted strings (a missing prediction is ``""``).
-        target: ``B`` items, each one gold string or a non-empty list of gold strings.
+        preds: ``B`` predicted strings (a missing prediction is ``""``), or token ids: ``Tensor[B, L]`` (padded) or
+            ``Ragged`` (flat).
+        target: ``B`` items, each one gold string or a non-empty list of gold strings, or token ids (one gold each).
         preset: ``"default"`` (both empty → 1) or ``"aij2022"`` (either empty → 0).
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
-        device: where the result lives and the tensor kernel runs.
+        pad_id: padded token rows end at their first ``pad_id``.
+        preds_lengths: ``LongTensor[B]`` lengths of padded ``preds`` rows.
+        target_lengths: ``LongTensor[B]`` lengths of padded ``target`` rows.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (per-sample ``DoubleTensor[B]``).
+        device: where the result lives and the device kernels run (token tensors: their device).
 
     Returns:
         ``Tensor[]`` float64 in [0, 1] (0 for an empty batch), or ``[B]`` for ``reduction="none"``.
 
     Raises:
-        TypeError: non-string inputs.
+        TypeError: non-string, non-integer-tensor inputs.
         ValueError: different numbers of samples, a sample without gold strings, or an unknown option.
 
     Example:
@@ -481,7 +748,10 @@ def normalized_edit_similarity(
     """
     check_choice(preset, "preset", NED_PRESETS)
     _check_options(backend=backend, reduction=reduction)
-    return reduce_scores(_normalized_edit_similarity_update(preds, target, preset, backend, device), reduction)
+    _check_pad_id(pad_id)
+    scores = _normalized_edit_similarity_update(preds, target, preset, backend, device, pad_id, preds_lengths,
+                                                target_lengths)
+    return reduce_scores(scores, reduction)
 
 
 class NormalizedEditSimilarity(PerSampleScore):
@@ -493,6 +763,7 @@ class NormalizedEditSimilarity(PerSampleScore):
     Args:
         preset: ``"default"`` or ``"aij2022"``.
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
+        pad_id: padded token rows end at their first ``pad_id`` (token-tensor inputs).
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
         kwargs: ``torchmetrics.Metric`` options.
 
@@ -508,15 +779,27 @@ class NormalizedEditSimilarity(PerSampleScore):
     kernel_threads = 1
     higher_is_better = True
 
-    def __init__(self, preset: str = "default", backend: str = "auto", reduction: str = "mean", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        preset: str = "default",
+        backend: str = "auto",
+        pad_id: Optional[int] = None,
+        reduction: str = "mean",
+        **kwargs: Any,
+    ) -> None:
         check_choice(preset, "preset", NED_PRESETS)
         _check_options(backend=backend)
+        _check_pad_id(pad_id)
         super().__init__(reduction=reduction, **kwargs)
-        self.preset, self.backend = preset, backend
+        self.preset, self.backend, self.pad_id = preset, backend, pad_id
 
-    def update(self, preds: Any, target: Any) -> None:
-        """Add a batch: ``preds`` — ``B`` strings; ``target`` — ``B`` gold strings or lists of gold strings."""
-        self._accumulate(_normalized_edit_similarity_update(preds, target, self.preset, self.backend, self.device))
+    def update(
+        self, preds: Any, target: Any, preds_lengths: Optional[Tensor] = None, target_lengths: Optional[Tensor] = None
+    ) -> None:
+        """Add a batch: ``preds`` — ``B`` strings or token ids; ``target`` — ``B`` gold strings or lists of gold
+        strings, or token ids."""
+        self._accumulate(_normalized_edit_similarity_update(preds, target, self.preset, self.backend, self.device,
+                                                            self.pad_id, preds_lengths, target_lengths))
 
     def _signature_fields(self) -> dict[str, Any]:
         return {"preset": self.preset, "unit": "codepoint"}

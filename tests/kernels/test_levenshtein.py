@@ -287,3 +287,28 @@ def test_rapidfuzz_backend_in_chunks_checks_every_chunk():
 
     with pytest.raises(TypeError, match="bad item"):  # the bad item sits in the last chunk; lists must not pass
         levenshtein_strings(a[:-1] + [["a", "b"]], b, backend="rapidfuzz", check=check)
+
+
+# ------------------------------------------------------------------------------------ fused Triton kernel, CPU run
+def _run_triton_interpreter(seed: int, pairs: int, long: int) -> None:
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("triton")
+    env = {**os.environ, "TRITON_INTERPRET": "1"}  # must be set before triton is imported: a fresh process
+    done = subprocess.run([sys.executable, "-m", "tests.kernels.triton_interpret_check", str(seed), str(pairs), str(long)],
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+
+
+def test_triton_kernel_equals_the_tensor_kernel_under_the_interpreter():
+    """Uneven lengths, Unicode, empty sides, near-identical rows, a 3,000-symbol row vs 3, word ids up to 2**32."""
+    _run_triton_interpreter(seed=0, pairs=12, long=3_000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_triton_kernel_equals_the_tensor_kernel_under_the_interpreter_more_pairs(seed):
+    """As above with more random pairs and a 10,000-symbol row vs 3 (minutes under the interpreter)."""
+    _run_triton_interpreter(seed=seed, pairs=60, long=10_000)

@@ -394,3 +394,168 @@ def test_string_subclasses_are_strings_and_bytes_or_lists_are_not(backend):
     for bad in ([b"kitten", "flaw"], [["k", "i"], "flaw"]):
         with pytest.raises(TypeError, match=r"`preds\[0\]`"):
             edit_distance(bad, target, backend=backend)
+
+
+# ------------------------------------------------------------------------------------------------ token tensors in
+from gpumetrics.kernels.levenshtein import Ragged  # noqa: E402
+from gpumetrics.text.tokenize import dense_ids  # noqa: E402
+from tests.helpers.syncs import SyncCounter  # noqa: E402
+
+
+def _token_layouts(items, pad_id, rng):
+    """The same sequences of ids as padded ``[B, L]`` (+ lengths), padded with ``pad_id`` and flat ``Ragged``."""
+    lengths = torch.tensor([len(x) for x in items], dtype=torch.long)
+    width = int(lengths.max()) + rng.randint(0, 3) if items else 0
+    padded = torch.full((len(items), width), pad_id, dtype=torch.long)
+    garbage = torch.full((len(items), width), 7, dtype=torch.long)  # never read past a row's length
+    for i, x in enumerate(items):
+        padded[i, : len(x)] = torch.tensor(x, dtype=torch.long)
+        garbage[i, : len(x)] = torch.tensor(x, dtype=torch.long)
+    flat = torch.tensor([v for x in items for v in x], dtype=torch.long)
+    return {"pad_id": (padded, None), "lengths": (garbage, lengths), "ragged": (Ragged.from_lengths(flat, lengths), None)}
+
+
+def _char_ids(texts):
+    return [[ord(c) + 1 for c in t] for t in texts]  # 0 is the padding id
+
+
+def _word_ids(preds, target):
+    split_p, split_t = [p.split() for p in preds], [t.split() for t in target]
+    ids, _ = dense_ids([w for x in split_p + split_t for w in x])
+    ids, out, at = (ids + 1).tolist(), [], 0
+    for x in split_p + split_t:
+        out.append(ids[at : at + len(x)])
+        at += len(x)
+    return out[: len(preds)], out[len(preds):]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_token_tensors_equal_the_string_path_in_every_layout(seed):
+    rng = random.Random(seed)
+    for preds, target in make_batches(seed, sizes=[9, 1, 17], long_pair=seed == 0):
+        for unit, (ids_p, ids_t) in (("char", (_char_ids(preds), _char_ids(target))),
+                                     ("word", _word_ids(preds, target))):
+            layouts_p, layouts_t = _token_layouts(ids_p, 0, rng), _token_layouts(ids_t, 0, rng)
+            expected = {
+                "ed": edit_distance(preds, target, unit=unit, reduction="none"),
+                "rate": (char_error_rate if unit == "char" else word_error_rate)(preds, target, reduction="none"),
+                "pooled": (char_error_rate if unit == "char" else word_error_rate)(preds, target),
+            }
+            if unit == "char":
+                expected["ned"] = normalized_edit_similarity(preds, target, reduction="none")
+            for name_p, (p, p_len) in layouts_p.items():
+                for name_t, (t, t_len) in layouts_t.items():  # mixed layouts too
+                    # explicit lengths win over pad_id; a Ragged input has its offsets
+                    kw = dict(preds_lengths=p_len, target_lengths=t_len, pad_id=0)
+                    rate_fn = char_error_rate if unit == "char" else word_error_rate
+                    assert torch.equal(edit_distance(p, t, reduction="none", **kw), expected["ed"]), (name_p, name_t)
+                    assert_close(rate_fn(p, t, reduction="none", **kw), expected["rate"])
+                    assert_close(rate_fn(p, t, **kw), expected["pooled"])
+                    if unit == "char":
+                        assert_close(normalized_edit_similarity(p, t, reduction="none", **kw), expected["ned"])
+
+
+def test_token_modules_accumulate_like_the_string_modules():
+    batches = make_batches(3, sizes=[5, 8], long_pair=False)
+    for cls in (gpumetrics.EditDistance, gpumetrics.CharErrorRate, gpumetrics.NormalizedEditSimilarity):
+        strings, tokens = cls(), cls(pad_id=0)
+        for preds, target in batches:
+            strings.update(preds, target)
+            p = _token_layouts(_char_ids(preds), 0, random.Random(0))["pad_id"][0]
+            t = _token_layouts(_char_ids(target), 0, random.Random(1))["ragged"][0]
+            tokens.update(p, t)
+        assert_close(tokens.compute(), strings.compute())
+
+
+def test_token_path_host_syncs_do_not_grow_with_the_batch():
+    rng = random.Random(5)
+
+    def count(n):
+        texts = [_long(rng, rng.randint(0, 40)) for _ in range(2 * n)]
+        p = _token_layouts(_char_ids(texts[:n]), 0, rng)["pad_id"][0]
+        t = _token_layouts(_char_ids(texts[n:]), 0, rng)["ragged"][0]
+        metric = gpumetrics.CharErrorRate(pad_id=0)
+        with SyncCounter() as counter:
+            metric.update(p, t)
+        return counter.total
+
+    small, large = count(16), count(256)
+    # CPU tensor kernel: one read of the input checks, the lengths, the flattening of the padded side, and a
+    # constant number per chunk of the bit kernel (one chunk here); the Triton path on CUDA needs only the checks
+    assert small == large
+    assert large <= 20, large  # measured 19 (CPU tensor kernel)
+
+
+def test_token_inputs_bad_arguments_name_them():
+    ids = torch.tensor([[1, 2, 0]])
+    with pytest.raises(TypeError, match="`preds`"):
+        edit_distance(ids.float(), ids)
+    assert edit_distance(ids, ids[:, :1], preds_lengths=torch.tensor([2]), pad_id=2).item() == 1  # lengths win
+    with pytest.raises(ValueError, match="`preds_lengths`"):
+        edit_distance(ids, ids, preds_lengths=torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match="`backend='rapidfuzz'`"):
+        char_error_rate(ids, ids, backend="rapidfuzz")
+    with pytest.raises(TypeError, match="both"):
+        word_error_rate(["a b"], ids)
+    with pytest.raises(ValueError, match="same number"):
+        edit_distance(ids, torch.tensor([[1], [2]]))
+    with pytest.raises(ValueError, match="`preds`.*2-D"):
+        edit_distance(ids[0], ids)
+    with pytest.raises(TypeError, match="`pad_id`"):
+        edit_distance(ids, ids, pad_id=0.5)
+    with pytest.raises(ValueError, match="`a_offsets`"):
+        edit_distance(Ragged(torch.tensor([1, 2]), torch.tensor([0, 3])), Ragged(torch.tensor([1]), torch.tensor([0, 1])))
+
+
+def test_error_rate_reduction_none_is_each_samples_rate_and_mean_the_pooled_rate():
+    preds, target = make_batches(4, sizes=[11], long_pair=False, clean_spaces=True)[0]
+    target = [t if t else "x" for t in target]  # jiwer needs a non-empty reference per sample
+    per_sample = char_error_rate(preds, target, reduction="none")
+    chars = jiwer.ReduceToListOfListOfChars()
+    expected = [jiwer.cer(t, p, reference_transform=chars, hypothesis_transform=chars) for p, t in zip(preds, target)]
+    assert_close(per_sample, torch.tensor(expected, dtype=torch.float64))
+    words = word_error_rate(preds, target, reduction="none")
+    assert_close(words, torch.tensor([jiwer.wer(t, p) for p, t in zip(preds, target)], dtype=torch.float64))
+    module = gpumetrics.WordErrorRate(reduction="none")
+    module.update(preds[:4], target[:4])
+    module.update(preds[4:], target[4:])
+    assert_close(module.compute(), words)
+    assert "reduction:none" in module.signature()
+    with pytest.raises(ValueError, match="`reduction`"):
+        char_error_rate(preds, target, reduction="sum")
+    with pytest.raises(ValueError, match="`reduction`"):
+        gpumetrics.CharErrorRate(reduction="sum")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_token_tensors_equal_cpu_strings_with_one_host_sync():  # pragma: no cover - runs on GPU machines only
+    preds, target = make_batches(6, sizes=[300], long_pair=True)[0]
+    rng = random.Random(6)
+    p_layouts = _token_layouts(_char_ids(preds), 0, rng)
+    t_layouts = _token_layouts(_char_ids(target), 0, rng)
+    expected = edit_distance(preds, target, reduction="none")
+    for name in ("ragged", "lengths", "pad_id"):
+        (p, p_len), (t, t_len) = p_layouts[name], t_layouts[name]
+        to = (lambda x: None if x is None else (Ragged(*(v.cuda() for v in x)) if isinstance(x, Ragged) else x.cuda()))
+        p, t, p_len, t_len = to(p), to(t), to(p_len), to(t_len)
+        metric = gpumetrics.CharErrorRate(pad_id=0).cuda()
+        with SyncCounter() as counter:
+            metric.update(p, t, preds_lengths=p_len, target_lengths=t_len)
+        assert counter.total == 1, (name, dict(counter.counts))  # the input checks, read at once
+        got = edit_distance(p, t, pad_id=0, preds_lengths=p_len, target_lengths=t_len, reduction="none")
+        assert got.device.type == "cuda" and torch.equal(got.cpu(), expected), name
+        assert_close(metric.compute().cpu(), char_error_rate(preds, target))
+    # strings on CUDA: the Triton kernel, equal to the CPU path
+    assert torch.equal(edit_distance(preds, target, reduction="none", device="cuda").cpu(), expected)
+    assert_close(word_error_rate(preds, target, device="cuda").cpu(), word_error_rate(preds, target))
+
+
+def test_padding_may_hold_any_value_such_as_minus_100():
+    preds = torch.tensor([[3, 4, 5, -100], [7, -100, -100, -100]])
+    target = torch.tensor([[3, 5, -100], [7, 8, 9]])
+    got = edit_distance(preds, target, preds_lengths=torch.tensor([3, 1]), target_lengths=torch.tensor([2, 3]),
+                        reduction="none")
+    assert got.tolist() == [1, 2]
+    assert edit_distance(preds, target, pad_id=-100, reduction="none").tolist() == [1, 2]
+    with pytest.raises(ValueError, match="symbols"):
+        edit_distance(preds, target, reduction="none")  # no lengths, no pad_id: -100 is a symbol, and ids are ≥ 0

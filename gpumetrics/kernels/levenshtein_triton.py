@@ -1,0 +1,175 @@
+"""Fused Levenshtein kernel for CUDA (Triton): Myers / Hyyrö bit-parallel columns, one launch per batch.
+
+Layout: pairs come as ragged rows of one flat symbol array (values + start + length per row), as
+:func:`gpumetrics.kernels.levenshtein.levenshtein_ragged` passes them; nothing is padded. One Triton program holds
+``BLOCK`` pairs, one pair per lane, and runs everything for them in registers:
+
+1. **Common prefix and suffix** are stripped 64 symbols at a time (a ``[BLOCK, 64]`` compare per round).
+2. The longer row is the pattern (``m`` symbols, ``W = ceil(m / 64)`` words), the shorter one the text (``n``
+   steps). The column state of one pattern word (``Pv``, ``Mv``: 64-bit vertical deltas) lives in registers while the
+   program runs the word over all ``n`` text symbols; the match mask of a step is a ``[BLOCK, 64]`` compare of the
+   text symbol with the word's 64 pattern symbols (no match-mask table). Words run in order, low to high: the three
+   bits a word passes to the next one at step ``j`` (the carry of the addition, the top bits of ``Ph`` and ``Mh``)
+   go through a one-byte-per-text-symbol buffer, so a pattern of any length needs no more registers.
+3. ``lev = n + popcount(Pv) − popcount(Mv)`` over each word's real rows, summed over the words.
+
+Work per pair: ``W · n`` word steps of ~25 integer ops plus a 64-wide compare; one launch for the whole batch (pairs
+sorted by ``(W, n)`` on the device so a block's lanes run similar loops), no host sync. Under ``TRITON_INTERPRET=1``
+the same kernel runs on CPU tensors (numpy), which is how the tests hold it equal to the tensor kernel.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # pragma: no cover - the tensor kernel serves every device then
+    triton = None
+
+__all__ = ["levenshtein_triton", "levenshtein_triton_rows"]
+
+
+if triton is not None:
+
+    @triton.jit
+    def _popcount(x):
+        # int64 SWAR bit count; the arithmetic right shifts are masked, so the sign bit is harmless
+        x = x - ((x >> 1) & 0x5555555555555555)
+        x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+        return ((x * 0x0101010101010101) >> 56) & 0xFF
+
+
+    @triton.jit
+    def _levenshtein_kernel(values, p_start_ptr, p_len_ptr, t_start_ptr, t_len_ptr, carry_ptr, out_ptr, order_ptr,
+                            pairs, BLOCK: tl.constexpr):
+        lane = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        live = lane < pairs
+        pair = tl.load(order_ptr + lane, mask=live, other=0)
+        ps = tl.load(p_start_ptr + pair, mask=live, other=0)
+        m = tl.load(p_len_ptr + pair, mask=live, other=0)
+        ts = tl.load(t_start_ptr + pair, mask=live, other=0)
+        n = tl.load(t_len_ptr + pair, mask=live, other=0)
+        cols = tl.arange(0, 64)
+
+        # 1. common prefix, then common suffix, 64 symbols a round
+        shortest = tl.minimum(m, n)
+        prefix = tl.zeros([BLOCK], dtype=tl.int64)
+        active = live & (shortest > 0)
+        while tl.max(active.to(tl.int32), axis=0) > 0:
+            pos = prefix[:, None] + cols[None, :]
+            ok = active[:, None] & (pos < shortest[:, None])
+            x = tl.load(values + ps[:, None] + pos, mask=ok, other=0)
+            y = tl.load(values + ts[:, None] + pos, mask=ok, other=0)
+            run = tl.min(tl.where(ok & (x == y), 64, cols[None, :]), axis=1)
+            prefix += tl.where(active, run, 0)
+            active = active & (run == 64)
+        rest = shortest - prefix
+        suffix = tl.zeros([BLOCK], dtype=tl.int64)
+        active = live & (rest > 0)
+        while tl.max(active.to(tl.int32), axis=0) > 0:
+            back = suffix[:, None] + cols[None, :]
+            ok = active[:, None] & (back < rest[:, None])
+            x = tl.load(values + ps[:, None] + (m[:, None] - 1 - back), mask=ok, other=0)
+            y = tl.load(values + ts[:, None] + (n[:, None] - 1 - back), mask=ok, other=0)
+            run = tl.min(tl.where(ok & (x == y), 64, cols[None, :]), axis=1)
+            suffix += tl.where(active, run, 0)
+            active = active & (run == 64)
+        ps += prefix
+        ts += prefix
+        m -= prefix + suffix
+        n -= prefix + suffix
+
+        # 2. bit-parallel columns, one pattern word at a time over all text steps
+        distance = tl.where(live, n, 0)
+        distance = tl.where(n == 0, m, distance)
+        words = tl.where(n > 0, (m + 63) // 64, 0)
+        max_words = tl.max(words, axis=0)
+        max_steps = tl.max(tl.where(words > 0, n, 0), axis=0)
+        bits = tl.full([64], 1, dtype=tl.int64) << cols.to(tl.int64)
+        zeros = tl.zeros([BLOCK], dtype=tl.int64)
+        ones = zeros - 1
+        sign = tl.full([BLOCK], -9223372036854775808, dtype=tl.int64)  # flips the order of int64 into unsigned order
+        for w in range(0, max_words):
+            base = w * 64
+            running = live & (w < words)
+            in_word = running[:, None] & (base + cols[None, :] < m[:, None])
+            pattern = tl.load(values + ps[:, None] + base + cols[None, :], mask=in_word, other=-1)
+            pv = ones
+            mv = zeros
+            for j in range(0, max_steps):
+                stepping = running & (j < n)
+                symbol = tl.load(values + ts + j, mask=stepping, other=-2)
+                eq = tl.sum(tl.where(in_word & (pattern == symbol[:, None]), bits[None, :], 0), axis=1)
+                incoming = tl.load(carry_ptr + ts + j, mask=stepping & (w > 0), other=2).to(tl.int64)  # word 0: +1 in
+                add_in = incoming & 1
+                ph_in = (incoming >> 1) & 1
+                mh_in = (incoming >> 2) & 1
+                x = eq & pv
+                partial = x + pv
+                total = partial + add_in
+                add_out = (((partial ^ sign) < (x ^ sign)) | ((add_in == 1) & (total == 0))).to(tl.int64)
+                xh = (total ^ pv) | eq
+                xv = eq | mv
+                ph = mv | ~(xh | pv)
+                mh = pv & xh
+                outgoing = add_out | (((ph >> 63) & 1) << 1) | (((mh >> 63) & 1) << 2)
+                tl.store(carry_ptr + ts + j, outgoing.to(tl.int8), mask=stepping)
+                ph = (ph << 1) | ph_in
+                mh = (mh << 1) | mh_in
+                pv = tl.where(stepping, mh | ~(xv | ph), pv)
+                mv = tl.where(stepping, ph & xv, mv)
+            left = m - base
+            mask = tl.where(left >= 64, ones, (tl.full([BLOCK], 1, dtype=tl.int64) << tl.minimum(left, 63)) - 1)
+            distance += tl.where(running, _popcount(pv & mask) - _popcount(mv & mask), 0)
+        tl.store(out_ptr + pair, distance, mask=live)
+
+
+def levenshtein_triton(a: Tensor, a_offsets: Tensor, b: Tensor, b_offsets: Tensor, block: int = 0) -> Tensor:
+    """Distances of the ragged pairs ``(a[a_offsets[i]:a_offsets[i+1]], b[b_offsets[i]:b_offsets[i+1]])``.
+
+    Inputs are already checked by :func:`~gpumetrics.kernels.levenshtein.levenshtein_ragged` (symbols in
+    ``[0, 2**32)``, offsets from 0 to the end). One kernel launch; no host sync.
+
+    Args:
+        a, b: ``IntTensor[Ta]``, ``IntTensor[Tb]`` flat symbols (CUDA, or CPU under ``TRITON_INTERPRET=1``).
+        a_offsets, b_offsets: ``LongTensor[B + 1]``.
+        block: pairs per program (0: 16 for batches under ~4k pairs, so long pairs fill the GPU, else 32).
+
+    Returns:
+        ``LongTensor[B]``.
+    """
+    return levenshtein_triton_rows(a, a_offsets[:-1], a_offsets.diff(), b, b_offsets[:-1], b_offsets.diff(), block)
+
+
+def levenshtein_triton_rows(
+    a: Tensor, a_start: Tensor, a_len: Tensor, b: Tensor, b_start: Tensor, b_len: Tensor, block: int = 0
+) -> Tensor:
+    """Distances of the pairs ``(a[a_start[i]:a_start[i] + a_len[i]], b[b_start[i]:b_start[i] + b_len[i]])``: rows
+    of flat symbol arrays that need not be contiguous (a padded ``[B, L]`` tensor is ``a.flatten()`` with
+    ``a_start = L · arange(B)``). Rows of one side must not overlap (each text row owns its carry bytes)."""
+    if triton is None:
+        raise ImportError("the fused Levenshtein kernel needs triton: pip install triton")
+    device = a.device
+    batch = a_start.shape[0]
+    out = torch.empty(batch, dtype=torch.long, device=device)
+    if batch == 0:
+        return out
+    values = torch.cat([a.reshape(-1).long(), b.reshape(-1).long()])
+    if values.numel() == 0:
+        values = torch.zeros(1, dtype=torch.long, device=device)
+    a_start, b_start = a_start.long(), b_start.long() + a.numel()
+    a_len, b_len = a_len.long(), b_len.long()
+    swap = b_len > a_len
+    p_start, t_start = torch.where(swap, b_start, a_start), torch.where(swap, a_start, b_start)
+    p_len, t_len = torch.where(swap, b_len, a_len), torch.where(swap, a_len, b_len)
+    # similar loops in one block: sort by (pattern words, text steps)
+    order = torch.argsort(((p_len + 63) // 64) * (1 << 32) + t_len).contiguous()
+    carry = torch.empty(values.shape[0], dtype=torch.int8, device=device)
+    block = block or (16 if batch < 4096 else 32)
+    grid = (triton.cdiv(batch, block),)
+    _levenshtein_kernel[grid](values, p_start, p_len, t_start, t_len, carry, out, order, batch, BLOCK=block)
+    return out
