@@ -59,31 +59,31 @@ ENTRIES: tuple[TaskMetric, ...] = (
     TaskMetric(
         name="ned_aij2022", factory=_NED_AIJ2022, per_sample=per_sample_of(_NED_AIJ2022),
         description="1 − NED, AIJ-2022 text recognition: either string empty → 0, max over gold strings (docs/metrics.md §1)",
-        empty_prediction="", options={"preset": "aij2022", "backend": "auto", "reduction": "mean"},
+        empty_prediction="", options={"preset": "aij2022", "backend": "auto", "pad_id": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="normalized_edit_similarity", factory=f"{_EDIT}:NormalizedEditSimilarity",
         per_sample=per_sample_of(f"{_EDIT}:NormalizedEditSimilarity"),
         description="1 − NED = mean of 1 − lev/max(len), max over gold strings; presets default, aij2022 (docs/metrics.md §1)",
-        empty_prediction="", options={"preset": "default", "backend": "auto", "reduction": "mean"},
+        empty_prediction="", options={"preset": "default", "backend": "auto", "pad_id": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="cer", factory=f"{_EDIT}:CharErrorRate", per_sample=error_rate_per_sample(f"{_EDIT}:CharErrorRate"),
         description="character error rate: pooled edits / pooled reference characters, as jiwer; several references: "
                     "the best per sample (fewest edits, then the longest) (docs/metrics.md §1)",
-        empty_prediction="", options={"backend": "auto", "transform": None},
+        empty_prediction="", options={"backend": "auto", "transform": None, "pad_id": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="wer", factory=f"{_EDIT}:WordErrorRate", per_sample=error_rate_per_sample(f"{_EDIT}:WordErrorRate"),
         description="word error rate, pooled over whitespace tokens (jiwer, torchmetrics); several references: the best "
                     "per sample (fewest edits, then the longest) — docs/metrics.md §1",
-        empty_prediction="", options={"backend": "auto", "transform": None},
+        empty_prediction="", options={"backend": "auto", "transform": None, "pad_id": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="edit_distance", factory=f"{_EDIT}:EditDistance", per_sample=per_sample_of(f"{_EDIT}:EditDistance"),
         description="Levenshtein distance (rapidfuzz parity), unit char|word, of each prediction and its one "
                     "reference; mean over samples — docs/metrics.md §1",
-        empty_prediction="", higher_is_better=False, update_args=one_reference_update_args, options={"unit": "char", "backend": "auto", "reduction": "mean"},
+        empty_prediction="", higher_is_better=False, update_args=one_reference_update_args, options={"unit": "char", "backend": "auto", "pad_id": None, "reduction": "mean"},
     ),
     # ------------------------------------------------------------------------------------ n-gram metrics
     TaskMetric(
@@ -97,18 +97,18 @@ ENTRIES: tuple[TaskMetric, ...] = (
     TaskMetric(
         name="cider", factory="gpumetrics.text.cider:CIDErScore",
         description="CIDEr-D (pycocoevalcap Cider parity, corpus document frequency) or CIDEr (Vedantam 2015); options "
-                    "variant (cider-d|cider), tokenize (ptb|none), n_gram, sigma; all references of a sample — docs/metrics.md §4",
+                    "mode (cider-d|cider), tokenize (ptb|none), n_gram, sigma; all references of a sample — docs/metrics.md §4",
         empty_prediction="", safe_cut=ptb_safe_cut,
-        options={"variant": "cider-d", "tokenize": "ptb", "reduction": "mean", "n_gram": 4, "sigma": 6.0},
+        options={"mode": "cider-d", "tokenize": "ptb", "reduction": "mean", "n_gram": 4, "sigma": 6.0},
     ),
     TaskMetric(
         name="rouge", factory="gpumetrics.text.rouge:ROUGEScore",
         per_sample=per_sample_of("gpumetrics.text.rouge:ROUGEScore", key="rougeL_fmeasure"),
-        description="ROUGE-N/L/Lsum (rouge-score parity) and ROUGE-W; options rouge_keys, use_stemmer, tokenizer "
+        description="ROUGE-N/L/Lsum (rouge-score parity) and ROUGE-W; options rouge_keys, use_stemmer, tokenize "
                     "(rouge-score|unicode); best reference per key; mode coco: pycocoevalcap Rouge (best P and R apart, "
-                    "β=1.2, tokenizer ptb|none); primary score rougeL_fmeasure — docs/metrics.md §4",
+                    "β=1.2, tokenize ptb|none); primary score rougeL_fmeasure — docs/metrics.md §4",
         empty_prediction="", primary="rougeL_fmeasure", safe_cut=ptb_safe_cut,
-        options={"rouge_keys": None, "use_stemmer": False, "tokenizer": None, "rouge_w_weight": 1.2,
+        options={"rouge_keys": None, "use_stemmer": False, "tokenize": None, "rouge_w_weight": 1.2,
                  "reduction": "mean", "mode": "rouge-score"},
     ),
     TaskMetric(
@@ -118,19 +118,19 @@ ENTRIES: tuple[TaskMetric, ...] = (
                     "sample — docs/metrics.md §3",
         empty_prediction="", path_options={"synonyms": None},
         options={"mode": "meteor-1.5", "language": "en", "reduction": "corpus", "alpha": None, "beta": None,
-                 "gamma": None, "stemmer": None, "synonyms": None},
+                 "gamma": None, "stemmer": None, "synonyms": None, "memory_budget": None},
     ),
     TaskMetric(
         name="codebleu", factory="gpumetrics.text.codebleu:CodeBLEUScore",
-        description="CodeBLEU: mode codebleu-0.7 (codebleu 0.7.0 calc_codebleu parity; option lang: python|java|"
+        description="CodeBLEU: mode codebleu-0.7 (codebleu 0.7.0 calc_codebleu parity; option language: python|java|"
                     "javascript|c_sharp|php|c|cpp|go|ruby|rust) or paper; preset aij2021 (Code2code, TransCoder-"
                     "tokenised Python); option grammar: path of a tree-sitter grammar library (the AIJ-2021 organisers' "
                     "my-languages.so with py-tree-sitter 0.2.0 gives the official Code2code number); primary score "
                     "codebleu — docs/metrics.md §4",
         empty_prediction="", primary="codebleu",
         path_options={"grammar": None},  # a compiled tree-sitter grammar library (the AIJ-2021 organisers' .so)
-        options={"lang": None, "weights": (0.25, 0.25, 0.25, 0.25), "mode": "codebleu-0.7", "preset": None,
-                 "tokenizer": None, "reduction": "corpus", "detokenize": False, "grammar": None},
+        options={"language": None, "weights": (0.25, 0.25, 0.25, 0.25), "mode": "codebleu-0.7", "preset": None,
+                 "tokenize": None, "reduction": "corpus", "detokenize": False, "grammar": None},
     ),
     TaskMetric(
         name="coco_caption", factory="gpumetrics.text.coco:COCOCaptionScores",
@@ -151,7 +151,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         empty_prediction="", higher_is_better=False, update_args=one_reference_update_args,
         path_options={"embeddings": None},
         options={"embeddings": REQUIRED, "method": "emd", "stop_words": None, "normalize": True, "reg": 0.01,
-                 "max_iter": 1000, "tol": 1e-06, "reduction": "mean"},
+                 "max_iter": 1000, "tol": 1e-06, "unicode_errors": "strict", "reduction": "mean"},
     ),
     # ------------------------------------------------------------------------------------ detection
     TaskMetric(
@@ -207,7 +207,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         path_options={"image_root": ".", "weights": None},
         options={"image_root": ".", "batch_size": 32, "feature": 2048, "weights": None, "resize": "pytorch-fid",
                  "subsets": 100, "subset_size": 1000, "degree": 3, "gamma": None, "coef": 1.0, "seed": 42,
-                 "canonical_order": True, "reset_real_features": True, "download": None},
+                 "canonical_order": True, "reset_real_features": True, "download": None, "speed_mode": None},
     ),
     TaskMetric(
         name="clip_score", factory=f"{_FACTORIES}:clip_score_files", check_options=f"{_FACTORIES}:check_clip_score_files",
@@ -216,6 +216,6 @@ ENTRIES: tuple[TaskMetric, ...] = (
         empty_prediction=None, higher_is_better=True, path_options={"image_root": "."},
         options={"image_root": ".", "batch_size": 32, "backend": "hf", "model_name": "openai/clip-vit-base-patch32",
                  "pretrained": None, "scale": 100.0, "seed": 0, "download": False, "reduction": "mean",
-                 "clamp": True, "templates": None},
+                 "clamp": True, "templates": None, "speed_mode": None},
     ),
 )

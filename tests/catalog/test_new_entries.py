@@ -69,8 +69,8 @@ def test_wmd_of_text_records_with_a_vector_file(tmp_path):
     predictions = {1: "the government said on monday", 2: "police arrested two men"}
     references = {1: ["officials announced the plan on monday"], 2: ["two men were detained by police"]}
     result = _run(tmp_path, "wmd", predictions, references, {"embeddings": str(vectors)})
-    expected = word_movers_distance(list(predictions.values()), [r[0] for r in references.values()], str(vectors),
-                                    reduction="mean")
+    expected = word_movers_distance(list(predictions.values()), [r[0] for r in references.values()],
+                                    embeddings=str(vectors), reduction="mean")
     assert result.score == pytest.approx(float(expected), rel=1e-9) and result.higher_is_better is False
     with pytest.raises(Exception, match="one reference"):
         _run(tmp_path, "wmd", {1: "a"}, {1: ["a", "b"]}, {"embeddings": str(vectors)})
