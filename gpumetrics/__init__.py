@@ -6,17 +6,17 @@ Modules (``gpumetrics.TokenF1``…) are exported here; pure functions live in ``
 from gpumetrics.core import Metric
 from gpumetrics.core.signature import library_version
 
-# --- text: question answering and strings; edit distance, CER, WER, 1 − NED (docs/metrics.md §1)
+# --- text: question answering and strings; edit distance, CER, WER, 1 − NED (docs/metrics/edit.md)
 from gpumetrics.text.qa import ExactMatch, StringAccuracy, TokenF1, VQAAccuracy
 from gpumetrics.text.edit import CharErrorRate, EditDistance, NormalizedEditSimilarity, WordErrorRate
 
-# --- image generation: FID, KID, CLIP score (docs/metrics.md §2)
+# --- image generation: FID, KID, CLIP score (docs/metrics/image.md)
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.image.inception import FIDInceptionV3
 from gpumetrics.image.kid import KernelInceptionDistance
 from gpumetrics.image.clip_score import CLIPScore
 
-# --- text: BLEU, ROUGE, CIDEr-D / CIDEr, METEOR, CodeBLEU, the COCO caption table (docs/metrics.md §4)
+# --- text: BLEU, ROUGE, CIDEr-D / CIDEr, METEOR, CodeBLEU, the COCO caption table (docs/metrics/coco.md)
 from gpumetrics.text.bleu import BLEUScore
 from gpumetrics.text.rouge import ROUGEScore
 from gpumetrics.text.cider import CIDErScore
@@ -25,18 +25,18 @@ from gpumetrics.text.codebleu import CodeBLEUScore
 from gpumetrics.text.coco import COCOCaptionScores
 from gpumetrics.text.wmd import WordMoversDistance
 
-# --- detection and OCR: OCR end-to-end, zero-shot detection F1 (docs/metrics.md §5)
+# --- detection and OCR: OCR end-to-end, zero-shot detection F1 (docs/metrics/detection.md)
 from gpumetrics.detection.ocr_e2e import OCREndToEnd
 from gpumetrics.detection.zero_shot_f1 import ZeroShotDetectionF1
 
-# --- classification: torchmetrics' precision / recall / F1 with our reducer + signatures (docs/metrics.md §6)
+# --- classification: torchmetrics' precision / recall / F1 with our reducer + signatures (docs/metrics/classification.md)
 from gpumetrics.classification import (
     BinaryF1Score, BinaryPrecision, BinaryRecall,
     MulticlassF1Score, MulticlassPrecision, MulticlassRecall,
     MultilabelF1Score, MultilabelPrecision, MultilabelRecall,
 )
 
-# --- retrieval: ranking metrics with trec_eval / ranx conventions (docs/metrics.md §6)
+# --- retrieval: ranking metrics with trec_eval / ranx conventions (docs/metrics/ranking.md)
 from gpumetrics.retrieval import RankingMetrics
 
 __version__ = library_version()

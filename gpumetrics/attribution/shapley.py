@@ -1,6 +1,6 @@
 """Shapley values of a cooperative game whose value function scores batches of coalitions on the device.
 
-φᵢ = Σ_{S ⊆ N∖{i}} |S|! (n − |S| − 1)! / n! · (v(S ∪ {i}) − v(S))   (seed 003; docs/metrics.md §7)
+φᵢ = Σ_{S ⊆ N∖{i}} |S|! (n − |S| − 1)! / n! · (v(S ∪ {i}) − v(S))   (seed 003; docs/metrics/shapley.md)
 
 * ``method="exact"`` (n ≤ 20): every one of the 2ⁿ coalitions is a bitmask; ``value_fn`` sees them as ``BoolTensor[C, n]``
   rows in batches of ``batch_size``, once each; φ is then a weighted sum per player.

@@ -36,60 +36,60 @@ ENTRIES: tuple[TaskMetric, ...] = (
     # ------------------------------------------------------------------------------------ question answering, strings
     TaskMetric(
         name="token_f1", factory=f"{_QA}:TokenF1", per_sample=per_sample_of(f"{_QA}:TokenF1"),
-        description="token F1, max over gold answers (presets: squad, aij2022) — docs/metrics.md §1 TextQA",
+        description="token F1, max over gold answers (presets: squad, aij2022) — docs/metrics/edit.md TextQA",
         empty_prediction="", options={"preset": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="exact_match", factory=f"{_QA}:ExactMatch", per_sample=per_sample_of(f"{_QA}:ExactMatch"),
-        description="exact match of normalised answers (presets: squad, aij2022, raw) — docs/metrics.md §1 MathQA",
+        description="exact match of normalised answers (presets: squad, aij2022, raw) — docs/metrics/edit.md MathQA",
         empty_prediction="", options={"preset": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="string_accuracy", factory=f"{_QA}:StringAccuracy", per_sample=per_sample_of(f"{_QA}:StringAccuracy"),
-        description="share of predictions equal to the gold string — docs/metrics.md §1 HTR",
+        description="share of predictions equal to the gold string — docs/metrics/qa.md HTR",
         empty_prediction="", options={"preset": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="vqa_accuracy", factory=f"{_QA}:VQAAccuracy", per_sample=per_sample_of(f"{_QA}:VQAAccuracy"),
         description="AIJ-2021 VQA accuracy: the prediction normalised as vqaEval.py (per question lang en|ru) equals a "
-                    "raw gold answer — docs/metrics.md §1",
+                    "raw gold answer — docs/metrics/edit.md",
         empty_prediction=None, update_args=vqa_update_args, options={"preset": None, "reduction": "mean"},
     ),
     # ------------------------------------------------------------------------------------ edit distances
     TaskMetric(
         name="ned_aij2022", factory=_NED_AIJ2022, per_sample=per_sample_of(_NED_AIJ2022),
-        description="1 − NED, AIJ-2022 text recognition: either string empty → 0, max over gold strings (docs/metrics.md §1)",
+        description="1 − NED, AIJ-2022 text recognition: either string empty → 0, max over gold strings (docs/metrics/edit.md)",
         empty_prediction="", options={"preset": "aij2022", "backend": "auto", "pad_id": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="normalized_edit_similarity", factory=f"{_EDIT}:NormalizedEditSimilarity",
         per_sample=per_sample_of(f"{_EDIT}:NormalizedEditSimilarity"),
-        description="1 − NED = mean of 1 − lev/max(len), max over gold strings; presets default, aij2022 (docs/metrics.md §1)",
+        description="1 − NED = mean of 1 − lev/max(len), max over gold strings; presets default, aij2022 (docs/metrics/edit.md)",
         empty_prediction="", options={"preset": "default", "backend": "auto", "pad_id": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="cer", factory=f"{_EDIT}:CharErrorRate", per_sample=error_rate_per_sample(f"{_EDIT}:CharErrorRate"),
         description="character error rate: pooled edits / pooled reference characters, as jiwer; several references: "
-                    "the best per sample (fewest edits, then the longest) (docs/metrics.md §1)",
+                    "the best per sample (fewest edits, then the longest) (docs/metrics/edit.md)",
         empty_prediction="", options={"backend": "auto", "transform": None, "pad_id": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="wer", factory=f"{_EDIT}:WordErrorRate", per_sample=error_rate_per_sample(f"{_EDIT}:WordErrorRate"),
         description="word error rate, pooled over whitespace tokens (jiwer, torchmetrics); several references: the best "
-                    "per sample (fewest edits, then the longest) — docs/metrics.md §1",
+                    "per sample (fewest edits, then the longest) — docs/metrics/edit.md",
         empty_prediction="", options={"backend": "auto", "transform": None, "pad_id": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="edit_distance", factory=f"{_EDIT}:EditDistance", per_sample=per_sample_of(f"{_EDIT}:EditDistance"),
         description="Levenshtein distance (rapidfuzz parity), unit char|word, of each prediction and its one "
-                    "reference; mean over samples — docs/metrics.md §1",
+                    "reference; mean over samples — docs/metrics/qa.md",
         empty_prediction="", higher_is_better=False, update_args=one_reference_update_args, options={"unit": "char", "backend": "auto", "pad_id": None, "reduction": "mean"},
     ),
     # ------------------------------------------------------------------------------------ n-gram metrics
     TaskMetric(
         name="bleu", factory="gpumetrics.text.bleu:BLEUScore", per_sample=per_sample_of("gpumetrics.text.bleu:BLEUScore"),
         description="BLEU in [0, 1]: sacrebleu corpus_bleu (13a/intl/char/zh/none), NLTK corpus_bleu or pycocoevalcap Bleu "
-                    "(mode coco, tokenize ptb|none) — docs/metrics.md §4",
+                    "(mode coco, tokenize ptb|none) — docs/metrics/coco.md",
         empty_prediction="", safe_cut=ptb_safe_cut,
         options={"mode": "sacrebleu", "tokenize": None, "smooth": None, "smooth_value": None, "weights": None,
                  "lowercase": False, "effective_order": False, "reduction": "corpus"},
@@ -97,7 +97,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
     TaskMetric(
         name="cider", factory="gpumetrics.text.cider:CIDErScore",
         description="CIDEr-D (pycocoevalcap Cider parity, corpus document frequency) or CIDEr (Vedantam 2015); options "
-                    "mode (cider-d|cider), tokenize (ptb|none), n_gram, sigma; all references of a sample — docs/metrics.md §4",
+                    "mode (cider-d|cider), tokenize (ptb|none), n_gram, sigma; all references of a sample — docs/metrics/ngram.md",
         empty_prediction="", safe_cut=ptb_safe_cut,
         options={"mode": "cider-d", "tokenize": "ptb", "reduction": "mean", "n_gram": 4, "sigma": 6.0},
     ),
@@ -106,7 +106,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         per_sample=per_sample_of("gpumetrics.text.rouge:ROUGEScore", key="rougeL_fmeasure"),
         description="ROUGE-N/L/Lsum (rouge-score parity) and ROUGE-W; options rouge_keys, use_stemmer, tokenize "
                     "(rouge-score|unicode); best reference per key; mode coco: pycocoevalcap Rouge (best P and R apart, "
-                    "β=1.2, tokenize ptb|none); primary score rougeL_fmeasure — docs/metrics.md §4",
+                    "β=1.2, tokenize ptb|none); primary score rougeL_fmeasure — docs/metrics/ngram.md",
         empty_prediction="", primary="rougeL_fmeasure", safe_cut=ptb_safe_cut,
         options={"rouge_keys": None, "use_stemmer": False, "tokenize": None, "rouge_w_weight": 1.2,
                  "reduction": "mean", "mode": "rouge-score"},
@@ -115,7 +115,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         name="meteor", factory="gpumetrics.text.meteor:METEORScore", per_sample=per_sample_of("gpumetrics.text.meteor:METEORScore"),
         description="METEOR: mode meteor-1.5 (pycocoevalcap jar parity, corpus score of summed statistics; language "
                     "en|ru), nltk, aij2022-caption, aij2022-vqa (option synonyms: a TSV path); all references of a "
-                    "sample — docs/metrics.md §3",
+                    "sample — docs/metrics/meteor.md",
         empty_prediction="", path_options={"synonyms": None},
         options={"mode": "meteor-1.5", "language": "en", "reduction": "corpus", "alpha": None, "beta": None,
                  "gamma": None, "stemmer": None, "synonyms": None, "memory_budget": None},
@@ -126,7 +126,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
                     "javascript|c_sharp|php|c|cpp|go|ruby|rust) or paper; preset aij2021 (Code2code, TransCoder-"
                     "tokenised Python); option grammar: path of a tree-sitter grammar library (the AIJ-2021 organisers' "
                     "my-languages.so with py-tree-sitter 0.2.0 gives the official Code2code number); primary score "
-                    "codebleu — docs/metrics.md §4",
+                    "codebleu — docs/metrics/codebleu.md",
         empty_prediction="", primary="codebleu",
         path_options={"grammar": None},  # a compiled tree-sitter grammar library (the AIJ-2021 organisers' .so)
         options={"language": None, "weights": (0.25, 0.25, 0.25, 0.25), "mode": "codebleu-0.7", "preset": None,
@@ -136,7 +136,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         name="coco_caption", factory="gpumetrics.text.coco:COCOCaptionScores",
         description="the COCOEvalCap table: Bleu_1..4 (pycocoevalcap Bleu), METEOR (1.5 jar), ROUGE_L (β=1.2), CIDEr "
                     "(CIDEr-D), PTB-tokenised; no SPICE (not offline); use `format: coco` for COCO results/annotations "
-                    "files; primary CIDEr — docs/metrics.md §4",
+                    "files; primary CIDEr — docs/metrics/ngram.md",
         empty_prediction=None,  # COCOEvalCap scores the images that have a result; a missing one is an error
         primary="CIDEr", safe_cut=ptb_safe_cut,
         table_keys=("Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "METEOR", "ROUGE_L", "CIDEr"),
@@ -147,7 +147,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         per_sample=per_sample_of("gpumetrics.text.wmd:WordMoversDistance"),
         description="Word Mover's Distance (gensim wmdistance parity; method emd|sinkhorn) of each prediction and its "
                     "one reference; option embeddings: a word-vector file (word2vec text/binary, GloVe) — "
-                    "docs/metrics.md §4",
+                    "docs/metrics/ngram.md",
         empty_prediction="", higher_is_better=False, update_args=one_reference_update_args,
         path_options={"embeddings": None},
         options={"embeddings": REQUIRED, "method": "emd", "stop_words": None, "normalize": True, "reg": 0.01,
@@ -157,7 +157,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
     TaskMetric(
         name="zero_shot_detection_f1", factory="gpumetrics.detection.zero_shot_f1:ZeroShotDetectionF1",
         description="zero-shot detection F1 over queried classes, boxes [x, y, w, h] (presets: aij2021, strict) — "
-                    "docs/metrics.md §5",
+                    "docs/metrics/detection.md",
         empty_prediction={}, update_args=zero_shot_update_args, primary="f1",
         options={"preset": "aij2021", "iou_threshold": 0.5},
     ),
@@ -165,7 +165,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         name="ocr_e2e", factory="gpumetrics.detection.ocr_e2e:OCREndToEnd",
         description="OCR end-to-end detection + recognition P/R/F1 (many-to-many or ICDAR-15 matching, IoU > 0.5, "
                     "'###' don't care); records: per image a list of {points, text} regions; primary e2e_f1 — "
-                    "docs/metrics.md §5",
+                    "docs/metrics/detection.md",
         empty_prediction=[], update_args=ocr_update_args, primary="e2e_f1",
         options={"matching": "many-to-many", "iou_threshold": 0.5, "dont_care": "###", "case_sensitive": None},
     ),
@@ -174,7 +174,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         name="ranking", factory="gpumetrics.retrieval.ranking:RankingMetrics",
         description="ranking metrics (ndcg@k, map, mrr, precision@k, recall@k …; trec_eval / ranx conventions) of "
                     "one query a record: prediction {doc_id: score} (the run), references {doc_id: label} (the "
-                    "qrels); primary: the first of `metrics` — docs/metrics.md §6",
+                    "qrels); primary: the first of `metrics` — docs/metrics/classification.md",
         empty_prediction={}, update_args=ranking_update_args,
         options={"metrics": ("ndcg@10", "map", "mrr"), "ties": "trec_eval", "gain": "linear", "empty": "zero",
                  "relevance_level": 1},
@@ -183,7 +183,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
     *(TaskMetric(
         name=name, factory=f"{_PRF}:Multiclass{cls}",
         description=f"multiclass {what} (torchmetrics parity; average macro|micro|weighted) of label records: "
-                    "prediction and reference are class indices; option num_classes — docs/metrics.md §7",
+                    "prediction and reference are class indices; option num_classes — docs/metrics/shapley.md",
         empty_prediction=None, update_args=label_update_args, options=options,
     ) for name, cls, what, options in (
         ("f1", "F1Score", "F1", _PRF_OPTIONS),
@@ -194,7 +194,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
     TaskMetric(
         name="fid", factory=f"{_FACTORIES}:fid_files", check_options=f"{_FACTORIES}:check_fid_files",
         description="FID (pytorch-fid parity) of the generated images (prediction: an image path) against the real "
-                    "ones (references: image paths), paths relative to image_root — docs/metrics.md §2",
+                    "ones (references: image paths), paths relative to image_root — docs/metrics/image.md",
         empty_prediction=None, higher_is_better=False, path_options={"image_root": ".", "weights": None},
         options={"image_root": ".", "batch_size": 32, "feature": 2048, "weights": None, "resize": "pytorch-fid",
                  "reset_real_features": True, "download": None, "speed_mode": None},
@@ -202,7 +202,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
     TaskMetric(
         name="kid", factory=f"{_FACTORIES}:kid_files", check_options=f"{_FACTORIES}:check_kid_files",
         description="KID (torch-fidelity / torchmetrics parity) of the generated images (prediction: an image path) "
-                    "against the real ones (references); primary kid_mean — docs/metrics.md §2",
+                    "against the real ones (references); primary kid_mean — docs/metrics/image.md",
         empty_prediction=None, higher_is_better=False, primary="kid_mean",
         path_options={"image_root": ".", "weights": None},
         options={"image_root": ".", "batch_size": 32, "feature": 2048, "weights": None, "resize": "pytorch-fid",
@@ -212,7 +212,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
     TaskMetric(
         name="clip_score", factory=f"{_FACTORIES}:clip_score_files", check_options=f"{_FACTORIES}:check_clip_score_files",
         description="CLIP score (torchmetrics parity; backends hf, open_clip, ruclip) of each image (prediction: an "
-                    "image path) and its caption (references: the caption) — docs/metrics.md §2",
+                    "image path) and its caption (references: the caption) — docs/metrics/image.md",
         empty_prediction=None, higher_is_better=True, path_options={"image_root": "."},
         options={"image_root": ".", "batch_size": 32, "backend": "hf", "model_name": "openai/clip-vit-base-patch32",
                  "pretrained": None, "scale": 100.0, "seed": 0, "download": False, "reduction": "mean",

@@ -1,6 +1,6 @@
 """OCR end-to-end evaluation: detection (bbox) and detection + recognition (e2e) precision / recall / F1.
 
-Two matching rules (docs/metrics.md §5):
+Two matching rules (docs/metrics/detection.md):
 
 * ``"many-to-many"``: with IoU > threshold, a prediction is matched if it overlaps any cared ground
   truth, a ground truth is matched if any prediction overlaps it; e2e also needs equal text. A prediction that is
@@ -261,7 +261,7 @@ def ocr_end_to_end(
         pred_texts: per image, ``list[str]`` of length ``P_i``.
         gt_polys: per image, ``Tensor[G_i, 4, 2]`` / ``[G_i, 8]`` / ``[G_i, 4]``.
         gt_texts: per image, ``list[str]`` of length ``G_i``; ``dont_care`` marks a don't-care region.
-        matching: ``"many-to-many"`` (docs/metrics.md §5) or ``"icdar15"`` (ICDAR 2015 greedy one-to-one).
+        matching: ``"many-to-many"`` (docs/metrics/detection.md) or ``"icdar15"`` (ICDAR 2015 greedy one-to-one).
         iou_threshold: a pair overlaps when IoU > this value.
         dont_care: ground-truth text of don't-care regions.
         case_sensitive: compare texts case-sensitively; None = preset default (True for many-to-many, False for

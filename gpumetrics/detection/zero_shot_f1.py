@@ -1,4 +1,4 @@
-"""Zero-shot object detection F1 (AIJ 2021, sub-task 3; docs/metrics.md §5).
+"""Zero-shot object detection F1 (AIJ 2021, sub-task 3; docs/metrics/detection.md).
 
 Per image, per queried class, boxes ``[x, y, w, h]``:
 

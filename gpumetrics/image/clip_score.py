@@ -1,4 +1,4 @@
-"""CLIP score (docs/metrics.md §2): mean over image–caption pairs of ``max(scale · cos(image_emb, text_emb), 0)``.
+"""CLIP score (docs/metrics/image.md): mean over image–caption pairs of ``max(scale · cos(image_emb, text_emb), 0)``.
 
 ``scale`` is 100 (torchmetrics), 1 (raw cosine — the AIJ-2022 image-generation task) or 2.5 (the CLIPScore paper)
 and is part of the signature, as is ``clamp`` (``False``: the raw ``scale · cos``, negative values kept). Three

@@ -1,4 +1,4 @@
-"""Fréchet Inception Distance (docs/metrics.md §2), pytorch-fid's number from streaming float64 statistics.
+"""Fréchet Inception Distance (docs/metrics/image.md), pytorch-fid's number from streaming float64 statistics.
 
 FID = ‖μ₁ − μ₂‖² + tr Σ₁ + tr Σ₂ − 2 tr √(Σ₁Σ₂) on pytorch-fid's Inception-v3 features; covariances with n − 1.
 

@@ -1,4 +1,4 @@
-"""The AIJ challenge suites (docs/metrics.md §8): fixed tasks, their official file formats and metric options,
+"""The AIJ challenge suites (docs/metrics/suites.md): fixed tasks, their official file formats and metric options,
 overall = sum of task scores.
 
 A config names, per task, the organisers' two files — ``references`` (the gold file) and ``predictions`` (the

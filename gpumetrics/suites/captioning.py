@@ -1,10 +1,10 @@
-"""The AIJ-2022 ImageCaptioning and VisualQA task scores (docs/metrics.md §2):
+"""The AIJ-2022 ImageCaptioning and VisualQA task scores (docs/metrics/image.md):
 
 * **S_ImageCaptioning** = ½ (METEOR + CLIP), METEOR in mode ``aij2022-caption``;
 * **S_VisualQA** = ½ (METEOR_vqa + CLIP), METEOR in mode ``aij2022-vqa``.
 
 METEOR is the mean over samples of the AIJ-2022 sentence METEOR of the prediction against the sample's gold
-answers (max over them; docs/metrics.md §3, :mod:`gpumetrics.text.meteor.aij2022`); CLIP is the mean over samples of
+answers (max over them; docs/metrics/meteor.md, :mod:`gpumetrics.text.meteor.aij2022`); CLIP is the mean over samples of
 the raw cosine (``scale=1``, clamped at 0 per sample) between the sample's image and its *predicted* text. Both
 terms are in [0, 1], and so is the score.
 
@@ -320,7 +320,7 @@ for _name, _cls, _what in (("s_image_captioning", ImageCaptioningScore, "S_Image
         check_options=_cls.check_options,
         path_options={"image_root": ".", "synonyms": None},
         description=f"AIJ-2022 {_what} = ½(METEOR {METEOR_MODES[_cls.variant]} + CLIP cosine of the image and the "
-                    "predicted text) — docs/metrics.md §2",
+                    "predicted text) — docs/metrics/image.md",
         empty_prediction=None,
         update_args=caption_update_args,
         primary="score",

@@ -287,7 +287,7 @@ register_metric(TaskMetric(
     factory=ImageGenerationScore,
     check_options=ImageGenerationScore.check_options,
     path_options={"real": None, "image_root": ".", "inception_weights": None, "cache_dir": None},
-    description="AIJ-2022 S_ImageGeneration = ½(CLIP cosine + (200 − min(200, FID))/200) — docs/metrics.md §2",
+    description="AIJ-2022 S_ImageGeneration = ½(CLIP cosine + (200 − min(200, FID))/200) — docs/metrics/image.md",
     empty_prediction=None,
     update_args=_image_generation_update_args,
     primary="score",

@@ -1,4 +1,4 @@
-"""BLEU (docs/metrics.md §4) in two named modes, corpus or sentence level, counted on tensors.
+"""BLEU (docs/metrics/ngram.md) in two named modes, corpus or sentence level, counted on tensors.
 
 * ``mode="sacrebleu"`` equals ``sacrebleu.corpus_bleu(preds, refs, smooth_method, smooth_value, lowercase,
   tokenize, use_effective_order).score / 100`` (sacrebleu 2.x) for the tokenisers ``13a``, ``intl``, ``char``,

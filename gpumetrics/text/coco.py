@@ -1,4 +1,4 @@
-"""The COCO caption evaluation in one process: pycocoevalcap's ``COCOEvalCap`` table (docs/metrics.md §4).
+"""The COCO caption evaluation in one process: pycocoevalcap's ``COCOEvalCap`` table (docs/metrics/coco.md).
 
 ``coco_caption_scores(preds, target)`` returns the keys ``COCOEvalCap.evaluate()`` prints, with its values:
 

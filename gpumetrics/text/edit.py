@@ -1,4 +1,4 @@
-"""Edit-distance metrics (docs/metrics.md §1): edit distance, CER, WER and 1 − NED (normalised edit similarity).
+"""Edit-distance metrics (docs/metrics/edit.md): edit distance, CER, WER and 1 − NED (normalised edit similarity).
 
 All four share one step: the Levenshtein distance of every (prediction, reference) pair, computed by
 :func:`gpumetrics.kernels.levenshtein.levenshtein_strings` with ``backend``:

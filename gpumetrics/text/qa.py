@@ -1,4 +1,4 @@
-"""Question-answering and string metrics (docs/metrics.md §1): token F1, exact match, string accuracy, VQA accuracy.
+"""Question-answering and string metrics (docs/metrics/edit.md): token F1, exact match, string accuracy, VQA accuracy.
 
 Presets:
 
@@ -188,7 +188,7 @@ def token_f1(
     reduction: str = "mean",
     device: Optional[torch.device | str] = None,
 ) -> Tensor:
-    """Token-level F1 between predicted and gold answers, max over gold answers (docs/metrics.md §1).
+    """Token-level F1 between predicted and gold answers, max over gold answers (docs/metrics/edit.md).
 
     Args:
         preds: ``B`` predicted answers.
@@ -222,7 +222,7 @@ def exact_match(
     reduction: str = "mean",
     device: Optional[torch.device | str] = None,
 ) -> Tensor:
-    """Exact match of normalised answers, max over gold answers (docs/metrics.md §1, MathQA).
+    """Exact match of normalised answers, max over gold answers (docs/metrics/edit.md, MathQA).
 
     Args:
         preds: ``B`` predicted answers.
@@ -251,7 +251,7 @@ def string_accuracy(
     reduction: str = "mean",
     device: Optional[torch.device | str] = None,
 ) -> Tensor:
-    """Share of predictions equal, as raw strings, to (one of) their gold strings (docs/metrics.md §1, HTR).
+    """Share of predictions equal, as raw strings, to (one of) their gold strings (docs/metrics/qa.md, HTR).
 
     Args:
         preds: ``B`` predicted strings.
@@ -280,7 +280,7 @@ def vqa_accuracy(
     device: Optional[torch.device | str] = None,
 ) -> Tensor:
     """AIJ-2021 VQA accuracy (the official ``vqaEval.py``): share of questions whose normalised prediction equals
-    one of its gold answers as written (docs/metrics.md §1).
+    one of its gold answers as written (docs/metrics/edit.md).
 
     Args:
         preds: ``B`` predicted answers.

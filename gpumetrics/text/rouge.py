@@ -1,4 +1,4 @@
-"""ROUGE-N, ROUGE-L, ROUGE-Lsum (google-research ``rouge-score``) and ROUGE-W (Lin 2004) on tensors (docs/metrics.md §4).
+"""ROUGE-N, ROUGE-L, ROUGE-Lsum (google-research ``rouge-score``) and ROUGE-W (Lin 2004) on tensors (docs/metrics/ngram.md).
 
 Parity: with ``tokenize="rouge-score"`` every ``rouge1``…``rouge9``, ``rougeL`` and ``rougeLsum`` score equals
 ``rouge_score.rouge_scorer.RougeScorer(keys, use_stemmer).score_multi(refs, pred)`` (``split_summaries=False``:
@@ -418,7 +418,7 @@ def rouge_score(
     reduction: str = "mean",
     device: Optional[torch.device | str] = None,
 ) -> dict[str, Tensor]:
-    """ROUGE scores of predictions against one or several references (docs/metrics.md §4).
+    """ROUGE scores of predictions against one or several references (docs/metrics/ngram.md).
 
     Args:
         preds: ``B`` predicted texts.

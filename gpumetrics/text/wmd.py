@@ -13,7 +13,7 @@ words at the Euclidean distance of their embeddings. Conventions (gensim 4's, ea
   all-zero cost), and so do we;
 * ``method="emd"`` solves each pair exactly with POT's ``ot.emd2`` (float64; what gensim calls); ``method="sinkhorn"``
   solves all pairs at once on the device with entropic regularisation ``reg`` (log-domain Sinkhorn), an upper bound
-  of the EMD whose gap shrinks with ``reg`` (README, "Word Mover's Distance", gives measured gaps).
+  of the EMD whose gap shrinks with ``reg`` (docs/metrics/wmd.md gives measured gaps).
 
 Embeddings: a ``{word: vector}`` mapping, a gensim ``KeyedVectors`` (or a model holding ``.wv``), a word2vec / fastText
 ``.vec`` text file (header ``count dim``), a GloVe text file (no header) or a binary word2vec file (read by gensim).

@@ -1,4 +1,4 @@
-"""OCR end-to-end: the worked examples of docs/metrics.md §5, and both presets against independent shapely + loop
+"""OCR end-to-end: the worked examples of docs/metrics/detection.md, and both presets against independent shapely + loop
 implementations written here from the rules (not from our code)."""
 
 import random
@@ -410,7 +410,7 @@ def test_no_image_gives_zero_rates_under_both_rules(matching):
 
 
 def test_images_without_cared_boxes_keep_each_rules_zero_over_zero():
-    # evaluated images with nothing cared: many-to-many's 0/0 = 1 (docs/metrics.md §5), ICDAR's global 0; not the no-image rule
+    # evaluated images with nothing cared: many-to-many's 0/0 = 1 (docs/metrics/detection.md), ICDAR's global 0; not the no-image rule
     empty = [torch.zeros(0, 4)]
     m2m = ocr_end_to_end(empty, [[]], empty, [[]])
     icdar = ocr_end_to_end(empty, [[]], empty, [[]], matching="icdar15")

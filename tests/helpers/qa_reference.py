@@ -3,7 +3,7 @@
 The SQuAD v2.0 official evaluation script is not packaged on PyPI; this is a direct transcription of its formula
 (``normalize_answer``, ``compute_f1`` with ``collections.Counter``, ``compute_exact``, dropping gold answers that
 normalise to nothing) written for the tests — it shares no code with gpumetrics. The AIJ-2022 oracle follows
-docs/metrics.md §1 with pymorphy3 called directly (lemmas through the number-word table, the choice letter searched
+docs/metrics/qa.md with pymorphy3 called directly (lemmas through the number-word table, the choice letter searched
 in the raw prediction).
 """
 

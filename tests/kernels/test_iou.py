@@ -282,7 +282,7 @@ def test_rounded_collinear_quads_are_degenerate_not_noise():
     ref = _shapely_iou(a, b)
     ours = polygon_iou_paired(torch.from_numpy(a), torch.from_numpy(b))
     assert np.abs(ours.numpy() - ref).max() <= 1e-9
-    assert (ours == 0).all()  # docs/metrics.md §5: degenerate shapes give 0
+    assert (ours == 0).all()  # docs/metrics/detection.md: degenerate shapes give 0
     assert (polygon_iou(torch.from_numpy(a), torch.from_numpy(b)) == 0).all()
 
 

@@ -98,7 +98,7 @@ def test_aij2021_config_on_the_organisers_sample_files():
     assert report.suite["missing_tasks"] == []
 
 
-#: every task of each challenge (docs/metrics.md §8)
+#: every task of each challenge (docs/metrics/suites.md)
 CHALLENGE_TASKS = {
     "aij2022": {"TextQA", "MathQA", "ImageGeneration", "ImageCaptioning", "VisualQA", "TRitW"},
     "aij2021": {"Code2code", "HTR", "ZeroShotDetection", "VQA"},

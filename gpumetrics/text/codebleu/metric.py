@@ -1,4 +1,4 @@
-"""CodeBLEU as a function and a module (docs/metrics.md §4): ``mode="codebleu-0.7"`` (default), ``mode="paper"``,
+"""CodeBLEU as a function and a module (docs/metrics/codebleu.md): ``mode="codebleu-0.7"`` (default), ``mode="paper"``,
 ``preset="aij2021"``.
 
 ``CodeBLEU = α·BLEU + β·weighted n-gram match + γ·AST match + δ·data-flow match``

@@ -1,4 +1,4 @@
-"""METEOR as a function and a module, one ``mode`` per reference convention (docs/metrics.md §4).
+"""METEOR as a function and a module, one ``mode`` per reference convention (docs/metrics/meteor.md).
 
 ============================  ==========================================================  ========================
 mode                          equal to                                                    ``reduction="corpus"``
