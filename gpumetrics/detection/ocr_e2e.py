@@ -32,7 +32,7 @@ from gpumetrics.kernels.iou import (
     block_overlap_pairs, normalize_quads, paired_intersection_areas, quad_areas, work_dtype,
 )
 from gpumetrics.kernels.ragged import scatter_any, segment_ids, segment_starts
-from gpumetrics.text.tokenize.base import dense_ids
+from gpumetrics.kernels.vocab import dense_ids
 
 __all__ = ["OCREndToEnd", "ocr_end_to_end"]
 

@@ -63,6 +63,7 @@ from torch import Tensor
 
 from gpumetrics.core.checks import check_device
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids
+from gpumetrics.kernels.vocab import dense_ids
 
 __all__ = [
     "Ragged", "levenshtein_distance", "levenshtein_ragged", "levenshtein_strings", "rapidfuzz_distances", "strip_common_affixes",
@@ -781,17 +782,13 @@ def levenshtein_strings(
     if check is not None:
         check(a, b)
     if len(a) and not isinstance(a[0], str):  # token lists: ids by first appearance over both sides
-        vocabulary: dict = {}
-        return levenshtein_ragged(*_word_ragged(a, vocabulary, device), *_word_ragged(b, vocabulary, device))
+        ids, _ = dense_ids([tok for texts in (a, b) for tokens in texts for tok in tokens])
+        lengths_a = np.fromiter(map(len, a), dtype=np.int64, count=len(a))
+        lengths_b = np.fromiter(map(len, b), dtype=np.int64, count=len(b))
+        split = int(lengths_a.sum())
+        return levenshtein_ragged(*_to_device_flat(ids[:split], lengths_a, device),
+                                  *_to_device_flat(ids[split:], lengths_b, device))
     return levenshtein_ragged(*encode_chars_ragged(a, device), *encode_chars_ragged(b, device))
-
-
-def _word_ragged(texts: Sequence[Sequence], vocabulary: dict, device: torch.device) -> tuple[Tensor, Tensor]:
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    setdefault = vocabulary.setdefault
-    flat = np.fromiter((setdefault(tok, len(vocabulary)) for tokens in texts for tok in tokens), dtype=np.int64,
-                       count=int(lengths.sum()))
-    return _to_device_flat(flat, lengths, device)
 
 
 _RAPIDFUZZ_THREADED_MIN = 20_000  # pairs from which rapidfuzz's own threads pay for their start

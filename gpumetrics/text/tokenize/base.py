@@ -15,26 +15,7 @@ from typing import Any, Callable, Hashable, Sequence
 import numpy as np
 
 from gpumetrics.kernels.ngrams import TokenBatch
-
-
-def dense_ids(items: Sequence[Hashable]) -> tuple[np.ndarray, list]:
-    """Dense ids of hashable items (tokens, token tuples, strings) by first appearance: the one vocabulary builder.
-
-    Args:
-        items: ``T`` hashable items.
-
-    Returns:
-        ``(ids, vocabulary)``: ``int64[T]`` ids in ``[0, V)`` (equal items, equal ids) and the ``V`` distinct items
-        in id order.
-
-    Example:
-        >>> ids, vocabulary = dense_ids(["b", "a", "b"])
-        >>> ids.tolist(), vocabulary
-        ([0, 1, 0], ['b', 'a'])
-    """
-    vocabulary = {item: index for index, item in enumerate(dict.fromkeys(items))}
-    ids = np.fromiter(map(vocabulary.__getitem__, items), dtype=np.int64, count=len(items))
-    return ids, list(vocabulary)
+from gpumetrics.kernels.vocab import dense_ids
 
 
 def encode_tokens(tokens: Sequence[str], lengths: Sequence[int] | np.ndarray) -> TokenBatch:
