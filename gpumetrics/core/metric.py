@@ -272,9 +272,10 @@ class Metric(torchmetrics.Metric):
 
     def state_signature(self) -> str:
         """What this metric's states are computed with: :meth:`signature` without the library version (and without
-        the keys of ``_signature_state_keys``). Two metrics can exchange states (``load_state_dict``,
-        ``merge_state``) only when theirs are equal."""
-        ignored = ("version", *self._signature_state_keys)
+        the keys of ``_signature_state_keys``, its own and its child metrics', whose signatures a composite metric
+        may quote). Two metrics can exchange states (``load_state_dict``, ``merge_state``) only when theirs are
+        equal."""
+        ignored = {"version"}.union(*(getattr(m, "_signature_state_keys", ()) for m in self.modules()))
         return "|".join(part for part in self.signature().split("|") if part.split(":", 1)[0] not in ignored)
 
 
