@@ -1,24 +1,29 @@
 """Core of gpumetrics: the Metric base, its DDP reducer, the per-sample score base, signatures and input checks.
 
-Imports nothing of ours."""
+Imports nothing of ours. Names resolve lazily (PEP 562): ``import gpumetrics.core`` imports neither torch's
+distributed package nor torchmetrics until ``Metric`` (or another name that needs them) is used."""
 
-from gpumetrics.core.checks import (
-    as_reference_lists,
-    as_text_list,
-    available_devices,
-    check_choice,
-    check_device,
-    check_non_negative_int,
-    check_positive_int,
-    check_same_length,
-    parse_device,
-)
-from gpumetrics.core.gcpause import gc_paused, paused_gc
-from gpumetrics.core.distributed import replicated
-from gpumetrics.core.metric import Metric
-from gpumetrics.core.per_sample import REDUCTIONS, PerSampleScore, keep_sample_dim, mean_score, reduce_scores
-from gpumetrics.core.threads import intra_op_threads, single_threaded
-from gpumetrics.core.signature import format_signature, library_version
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gpumetrics.core.lazy import lazy_exports
+
+_EXPORTS = {
+    **dict.fromkeys(
+        ["as_reference_lists", "as_text_list", "available_devices", "check_choice", "check_device",
+         "check_non_negative_int", "check_positive_int", "check_same_length", "parse_device"], "gpumetrics.core.checks"),
+    "gc_paused": "gpumetrics.core.gcpause",
+    "paused_gc": "gpumetrics.core.gcpause",
+    "replicated": "gpumetrics.core.distributed",
+    "Metric": "gpumetrics.core.metric",
+    **dict.fromkeys(["REDUCTIONS", "PerSampleScore", "keep_sample_dim", "mean_score", "reduce_scores"],
+                    "gpumetrics.core.per_sample"),
+    "intra_op_threads": "gpumetrics.core.threads",
+    "single_threaded": "gpumetrics.core.threads",
+    "format_signature": "gpumetrics.core.signature",
+    "library_version": "gpumetrics.core.signature",
+}
 
 __all__ = [
     "Metric",
@@ -44,3 +49,17 @@ __all__ = [
     "replicated",
     "single_threaded",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # static type checkers and IDEs see the names; nothing is imported at run time
+    from gpumetrics.core.checks import (
+        as_reference_lists, as_text_list, available_devices, check_choice, check_device, check_non_negative_int,
+        check_positive_int, check_same_length, parse_device,
+    )
+    from gpumetrics.core.distributed import replicated
+    from gpumetrics.core.gcpause import gc_paused, paused_gc
+    from gpumetrics.core.metric import Metric
+    from gpumetrics.core.per_sample import REDUCTIONS, PerSampleScore, keep_sample_dim, mean_score, reduce_scores
+    from gpumetrics.core.signature import format_signature, library_version
+    from gpumetrics.core.threads import intra_op_threads, single_threaded

@@ -13,15 +13,33 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 import torch.distributed as dist
 from torch import Tensor
-from torchmetrics.utilities.data import dim_zero_cat, dim_zero_max, dim_zero_mean, dim_zero_min, dim_zero_sum
 
-#: torchmetrics reduction functions → the all-reduce op that replaces their gather (see :func:`sync_states`)
-REDUCE_OPS = {
-    dim_zero_sum: dist.ReduceOp.SUM,
-    dim_zero_max: dist.ReduceOp.MAX,
-    dim_zero_min: dist.ReduceOp.MIN,
-    dim_zero_mean: dist.ReduceOp.SUM,  # divided by the world size afterwards
-}
+_REDUCE_OPS: Optional[dict] = None
+
+
+def reduce_ops() -> dict:
+    """torchmetrics reduction functions → the all-reduce op that replaces their gather (see :func:`sync_states`).
+
+    Built on first use, so importing this module does not import torchmetrics (whose package init is slow); a
+    metric, which needs torchmetrics anyway, reaches it as ``REDUCE_OPS``.
+    """
+    global _REDUCE_OPS
+    if _REDUCE_OPS is None:
+        from torchmetrics.utilities.data import dim_zero_max, dim_zero_mean, dim_zero_min, dim_zero_sum
+
+        _REDUCE_OPS = {
+            dim_zero_sum: dist.ReduceOp.SUM,
+            dim_zero_max: dist.ReduceOp.MAX,
+            dim_zero_min: dist.ReduceOp.MIN,
+            dim_zero_mean: dist.ReduceOp.SUM,  # divided by the world size afterwards
+        }
+    return _REDUCE_OPS
+
+
+def __getattr__(name: str) -> Any:
+    if name == "REDUCE_OPS":
+        return reduce_ops()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def replicated(stacked: Tensor) -> Tensor:
@@ -45,7 +63,9 @@ def all_reduce_state(value: Tensor, reduction_fn: Callable, group: Optional[Any]
     Returns:
         A new tensor, same shape and dtype, identical on every rank.
     """
-    op = REDUCE_OPS[reduction_fn]
+    from torchmetrics.utilities.data import dim_zero_mean
+
+    op = reduce_ops()[reduction_fn]
     reduced = value.clone()
     if reduced.dtype == torch.bool:  # gloo/nccl cannot reduce bool
         reduced = reduced.to(torch.uint8)
@@ -113,12 +133,15 @@ def sync_states(
     Returns:
         state name → synchronised value.
     """
+    from torchmetrics.utilities.data import dim_zero_cat
+
     synced: dict[str, Any] = {}
+    ops = reduce_ops()
     for name, reduction_fn in reductions.items():
         value = states[name]
         if reduction_fn is replicated:
             synced[name] = value
-        elif reduction_fn in REDUCE_OPS and isinstance(value, Tensor):
+        elif reduction_fn in ops and isinstance(value, Tensor):
             synced[name] = all_reduce_state(value, reduction_fn, group)
         elif reduction_fn is dim_zero_cat or (reduction_fn is None and isinstance(value, list)):
             local = _concat_local(value)

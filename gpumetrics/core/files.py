@@ -5,9 +5,11 @@ one reader of ``$GPUMETRICS_HOME`` (:func:`gpumetrics_home`, :func:`cache_dir`) 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 from typing import IO, Any, Iterator, Optional, Union
 
@@ -18,14 +20,28 @@ _CHUNK = 1 << 20  # bytes read at a time by the hasher
 def atomic_write(path: Union[str, Path], mode: str = "w", encoding: str = "utf-8") -> Iterator[IO]:
     """Write ``path`` all at once: the previous file stays intact until the new one is complete on disk.
 
-    Yields a file object of a temporary file in ``path``'s directory (created if needed). On a clean exit the file
-    is flushed, fsync-ed and renamed over ``path`` (``os.replace``: atomic on POSIX and Windows); on any exception —
-    a full disk, Ctrl-C — the temporary file is removed and ``path`` keeps its previous content.
+    What ``path`` is decides how it is written:
+
+    - a regular file, or nothing yet: a temporary file in the same directory (the directory is created if needed)
+      receives the content and, on a clean exit, is flushed, fsync-ed and renamed over ``path`` (``os.replace``:
+      atomic on POSIX and Windows); on any exception — a full disk, Ctrl-C — the temporary file is removed and
+      ``path`` keeps its previous content. An overwritten file keeps its permission bits (and, where the process
+      may, its owner); a new file gets the umask's mode (``0o666 & ~umask``, e.g. ``0644``), as ``open`` gives.
+    - a symbolic link (or a chain of them): followed; the final target is written as above, in the target's
+      directory, and the link stays a link. A dangling link creates its target.
+    - a character or block device (``/dev/null``, ``/dev/stdout``, a terminal) or a FIFO: written through directly
+      (opened, written, flushed) — never replaced by a regular file. There is no atomicity to offer there.
+    - a directory: ``IsADirectoryError`` naming ``path``; a socket or another special file: ``ValueError`` naming
+      ``path`` and its kind.
 
     Args:
         path: the file to write.
         mode: ``"w"`` (text) or ``"wb"`` (bytes).
         encoding: text encoding for ``mode="w"``.
+
+    Raises:
+        ValueError: ``mode`` is not ``"w"``/``"wb"``, or ``path`` is a socket or another file that cannot be written.
+        IsADirectoryError: ``path`` (or the target of the link it is) is a directory.
 
     Example:
         >>> import tempfile, pathlib
@@ -37,19 +53,59 @@ def atomic_write(path: Union[str, Path], mode: str = "w", encoding: str = "utf-8
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"`mode` must be 'w' or 'wb', got {mode!r}")
+    open_options = {"encoding": encoding} if mode == "w" else {}
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # Follow symbolic links to the file they name; the link itself is left alone.
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
-        with open(descriptor, mode, **({"encoding": encoding} if mode == "w" else {})) as handle:
+        existing = os.stat(target)
+    except FileNotFoundError:
+        existing = None
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        kind = existing.st_mode
+        if stat.S_ISDIR(kind):
+            raise IsADirectoryError(errno.EISDIR, f"cannot write a file at {str(path)!r}: it is a directory", str(path))
+        if not (stat.S_ISCHR(kind) or stat.S_ISBLK(kind) or stat.S_ISFIFO(kind)):
+            what = "a socket" if stat.S_ISSOCK(kind) else f"a special file (mode {oct(kind)})"
+            raise ValueError(f"cannot write a file at {str(path)!r}: it is {what}")
+        # A device or a FIFO: write through; replacing it would destroy it (``-o /dev/null`` as root).
+        with open(target, mode, **open_options) as handle:
+            yield handle
+            handle.flush()
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temp_name = _create_temporary(target)
+    try:
+        if existing is not None:  # keep the mode (and, where allowed, the owner) of the file being replaced
+            with contextlib.suppress(OSError, NotImplementedError):
+                os.chmod(temp_name, stat.S_IMODE(existing.st_mode))
+            if hasattr(os, "chown") and (existing.st_uid, existing.st_gid) != (os.geteuid(), os.getegid()):
+                with contextlib.suppress(OSError):
+                    os.chown(temp_name, existing.st_uid, existing.st_gid)
+        with open(descriptor, mode, **open_options) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temp_name, path)
+        os.replace(temp_name, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
         raise
+
+
+def _create_temporary(target: Path) -> "tuple[int, str]":
+    """Create ``.<name>.<random>.tmp`` beside ``target`` with mode ``0o666`` — the umask applies, as for ``open``.
+
+    (``tempfile.mkstemp`` would give ``0o600`` whatever the umask.)
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        temp_name = os.path.join(target.parent, f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(temp_name, flags, 0o666), temp_name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, f"no free temporary name beside {str(target)!r}")
 
 
 def cache_dir(name: str) -> Path:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, ClassVar, Optional, Union
+from typing import Any, Callable, ClassVar, Optional, Sequence, Union
 
 import torch
 import torchmetrics
@@ -31,6 +31,11 @@ class Metric(torchmetrics.Metric):
       cached by an earlier ``compute()`` is dropped.
     * ``update`` runs with Python's cyclic garbage collector paused (``core.gcpause``): text metrics build many
       small lists per batch, and the collector's scans would otherwise cost more than the building.
+    * **Dtypes are the metric's.** ``.to(dtype)`` (Lightning's ``"16-true"``/``"bf16-true"``), ``.half()``,
+      ``.bfloat16()``, ``.float()``, ``.double()`` move the metric's tensors to the new device only; every state,
+      and an encoder the metric owns, keeps its dtype, so half precision never changes a score. ``set_dtype(d)``
+      casts the floating-point tensors that are not float64 (float32 features, encoder weights); float64
+      accumulators and integer/bool counts never change dtype.
     * ``signature()`` — a sacrebleu-style string ``name|key:value|...|version:X`` naming everything that makes two
       numbers comparable (mode, preset, tokenizer, weights …). Subclasses list those in ``_signature_fields``.
     * **Checkpointing.** As in torchmetrics, states are left out of ``state_dict()`` by default; after
@@ -60,12 +65,22 @@ class Metric(torchmetrics.Metric):
         >>> float(restored.compute())
         0.5
 
+    States carry what they were computed with: a persistent ``state_dict()`` holds the signature (without the
+    library version) under ``_signature``, ``load_state_dict`` refuses a checkpoint whose signature differs from the
+    loading metric's (``TokenF1(preset="aij2022")`` states into ``TokenF1(preset="squad")``), and ``merge_state``
+    refuses a metric with another signature (CER with another ``transform``): ``ValueError`` naming both.
+    Checkpoints written before this check (no ``_signature`` entry) load unchecked.
+
     Subclasses set ``signature_name`` and override ``_signature_fields``.
     """
 
     full_state_update: ClassVar[bool] = False
     is_differentiable: ClassVar[bool] = False
     signature_name: ClassVar[str] = ""
+
+    #: signature keys that describe state content rather than configuration (FID's ``real_stats:loaded``); they are
+    #: left out when a checkpoint or a merged metric is checked against this one (see :meth:`state_signature`)
+    _signature_state_keys: ClassVar[tuple[str, ...]] = ()
 
     #: torch intra-op threads for ``update`` and ``compute`` on CPU; ``None`` keeps torch's setting (see core/threads.py)
     kernel_threads: ClassVar[Optional[int]] = None
@@ -124,6 +139,11 @@ class Metric(torchmetrics.Metric):
             for name, reduction_fn in self._reductions.items()
             if reduction_fn is dim_zero_cat and isinstance(getattr(self, name), list)
         }
+        if isinstance(incoming_state, Metric) and isinstance(incoming_state, type(self)):
+            mine, theirs = self.state_signature(), incoming_state.state_signature()
+            if mine != theirs:
+                raise ValueError(f"cannot merge the states of a metric `{theirs}` into a metric `{mine}`: the "
+                                 "signatures differ, so the numbers are not comparable")
         super().merge_state(incoming_state)  # validates and reduces every state
         self._computed = None  # torchmetrics would keep returning the value cached before the merge
         incoming = incoming_state.metric_state if isinstance(incoming_state, torchmetrics.Metric) else incoming_state
@@ -144,6 +164,7 @@ class Metric(torchmetrics.Metric):
         if any(flag for m in metrics for flag in m._persistent.values()):
             # a 0-d tensor, so that ``torch.load(weights_only=True)`` accepts the checkpoint
             destination[prefix + _UPDATE_COUNT] = torch.tensor(self._update_count, dtype=torch.long)
+            destination[prefix + _SIGNATURE] = _encode_signature(self.state_signature())
         return destination
 
     def _load_from_state_dict(
@@ -156,6 +177,13 @@ class Metric(torchmetrics.Metric):
         unexpected_keys: list[str],
         error_msgs: list[str],
     ) -> None:
+        signature = state_dict.pop(prefix + _SIGNATURE, None)
+        if signature is not None:
+            saved, own = _decode_signature(signature, prefix + _SIGNATURE), self.state_signature()
+            if saved != own:
+                raise ValueError(f"cannot load the states of a metric `{saved}` into a metric `{own}`: the "
+                                 "signatures differ, so the numbers are not comparable (build the metric with the "
+                                 "options the checkpoint was written with)")
         loaded = False
         for name in self._defaults:
             key = prefix + name
@@ -194,6 +222,38 @@ class Metric(torchmetrics.Metric):
             return [v.detach().to(device=self.device, copy=True) for v in value]
         raise TypeError(f"a metric state must be a tensor or a list of tensors, got {type(value).__name__}")
 
+    def _apply(self, fn: Callable, exclude_state: Sequence[str] = "") -> torch.nn.Module:
+        """Move states with the metric; change their dtype only as ``set_dtype`` asks, never float64 or integers.
+
+        torchmetrics guards ``.half()``/``.float()``/``.double()``/``.type()``/``.bfloat16()`` but not
+        ``.to(dtype)``, which Lightning's ``"16-true"``/``"bf16-true"`` precision calls on the whole model: float64
+        accumulators became float16 (scores drift; counts past 65,504 give NaN). Here a dtype conversion through the
+        ``nn.Module`` API (``.to(dtype)``, ``.to(device, dtype)``, ``.half()``, ``.bfloat16()``, ``.float()``,
+        ``.double()``, ``.type(dtype)``, a parent module's conversion) moves every tensor of the metric — states,
+        their defaults, cached values, the parameters of an encoder it owns — to the new device only; each keeps its
+        dtype. ``set_dtype(dtype)`` casts floating-point tensors that are not float64 (e.g. float32 features, an
+        encoder's weights), as torchmetrics does; float64, integer and bool tensors keep their dtype.
+        """
+        probes = (torch.zeros((), dtype=torch.float32, device=self.device),
+                  torch.zeros((), dtype=torch.float64, device=self.device))
+        moved = [fn(probe) for probe in probes]
+        device = moved[0].device
+        if self._dtype_convert:  # ``set_dtype``: floating tensors follow, float64 and integer/bool ones do not
+
+            def guarded(tensor: Tensor) -> Tensor:
+                if tensor.is_floating_point() and tensor.dtype != torch.float64:
+                    return fn(tensor)
+                return tensor.to(device=device)
+
+        elif any(out.dtype != probe.dtype for out, probe in zip(moved, probes)):  # an implicit dtype conversion
+
+            def guarded(tensor: Tensor) -> Tensor:
+                return tensor.to(device=device)
+
+        else:  # a device move (``.to(device)``, ``.cuda()``, ``.cpu()``) or another dtype-preserving function
+            return super()._apply(fn, exclude_state)
+        return super()._apply(guarded, exclude_state)
+
     def _signature_fields(self) -> dict[str, Any]:
         """Ordered ``key → value`` pairs that identify how this metric's number was produced."""
         return {}
@@ -203,8 +263,30 @@ class Metric(torchmetrics.Metric):
         name = self.signature_name or type(self).__name__
         return format_signature(name, self._signature_fields())
 
+    def state_signature(self) -> str:
+        """What this metric's states are computed with: :meth:`signature` without the library version (and without
+        the keys of ``_signature_state_keys``, its own and its child metrics', whose signatures a composite metric
+        may quote). Two metrics can exchange states (``load_state_dict``, ``merge_state``) only when theirs are
+        equal."""
+        ignored = {"version"}.union(*(getattr(m, "_signature_state_keys", ()) for m in self.modules()))
+        return "|".join(part for part in self.signature().split("|") if part.split(":", 1)[0] not in ignored)
+
 
 _UPDATE_COUNT = "_update_count"
+_SIGNATURE = "_signature"
+
+
+def _encode_signature(signature: str) -> Tensor:
+    """A ``uint8`` tensor of the UTF-8 bytes: ``torch.load(weights_only=True)`` reads it, DDP never reduces it."""
+    return torch.tensor(list(signature.encode("utf-8")), dtype=torch.uint8)
+
+
+def _decode_signature(value: Any, key: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Tensor) and value.dtype == torch.uint8 and value.dim() == 1:
+        return bytes(value.tolist()).decode("utf-8", errors="replace")
+    raise TypeError(f"{key}: expected a uint8 tensor holding a metric signature, got {type(value).__name__}")
 
 
 def _merge_replicated(name: str, local: Tensor, incoming: Tensor) -> Tensor:

@@ -196,10 +196,11 @@ def _safe_bound(data: Any, bound: int, limit: int, reads_next: Callable[[Any, An
 def _metric_states(metric: Metric) -> dict:
     """The state dict entries that are metric states (not model weights: a CLIP or Inception model inside a task
     metric stays out of the checkpoint)."""
-    names = {"_update_count"}
+    names = {"_update_count", "_signature"}  # _signature: what the states were computed with (checked on load)
     for prefix, module in metric.named_modules():
         if isinstance(module, torchmetrics.Metric):
-            names |= {f"{prefix}.{name}" if prefix else name for name in [*module._defaults, "_update_count"]}
+            names |= {f"{prefix}.{name}" if prefix else name
+                      for name in [*module._defaults, "_update_count", "_signature"]}
     metric.persistent(True)
     try:
         return {key: value for key, value in metric.state_dict().items() if key in names}

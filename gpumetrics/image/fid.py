@@ -270,6 +270,7 @@ class FrechetInceptionDistance(RealFakeFeatureMetric):
     is_differentiable = False
     full_state_update = False
     signature_name = "fid"
+    _signature_state_keys = ("real_stats", "fake_stats")  # loaded statistics are states: checked as such, not here
 
     real_sum: Tensor
     real_outer: Tensor
