@@ -7,8 +7,7 @@ harness registry on import. The suites name entries of :mod:`gpumetrics.catalog`
 import gpumetrics.catalog  # noqa: F401  (the entries the suites name)
 from gpumetrics.harness.registry import SUITES, get_suite
 from gpumetrics.suites import formats  # noqa: F401  (registers the official formats)
-from gpumetrics.suites import image  # noqa: F401  (registers s_image_generation)
-from gpumetrics.suites import captioning  # noqa: F401  (registers s_image_captioning, s_visual_qa)
+from gpumetrics.suites import entries  # noqa: F401  (registers s_image_generation, s_image_captioning, s_visual_qa)
 from gpumetrics.suites import aij  # noqa: F401  (registers aij2022, aij2021; last: names the entries above)
 
 __all__ = ["SUITES", "get_suite"]
