@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Iterator, Optional, Sequence, Union
+from typing import Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -191,11 +191,13 @@ def same_size_batches(
     chunks = _Chunks(paths, batch_size, raw_jpegs=decode == "nvjpeg")
     if len(chunks) < 2:
         workers = 0  # one chunk: nothing to overlap, and starting processes costs more than it saves
-    loader = torch.utils.data.DataLoader(
-        chunks, batch_size=None, shuffle=False, num_workers=workers,
-        pin_memory=target is not None and target.type == "cuda", prefetch_factor=2 if workers else None,
-        collate_fn=_as_is,
-    )
+    if workers:
+        loader: Iterable = torch.utils.data.DataLoader(
+            chunks, batch_size=None, shuffle=False, num_workers=workers,
+            pin_memory=target is not None and target.type == "cuda", prefetch_factor=2, collate_fn=_as_is,
+        )
+    else:  # in this process: no loader, so no seed drawn (a host read) and nothing to start
+        loader = (chunks[k] for k in range(len(chunks)))
     for groups, raw in loader:
         if target is not None:
             groups = [(indices, images.to(target, non_blocking=True)) for indices, images in groups]
