@@ -192,10 +192,15 @@ def clipped_ngram_matches(
         ``LongTensor[B, N]``: entry (b, n-1) = ``Σ_g min(c_hyp(g), max_r c_r(g))`` over the n-grams g of order n of
         sample b's hypothesis.
 
-    An n-gram can only match if both its (n-1)-gram prefix (at p) and suffix (at p+1) matched, so order n+1 only
-    extends those (most n-grams are pruned early). An n-gram that can match keeps all its occurrences (every one has
-    a matching prefix and suffix), hence its counts are exact; one that cannot may lose occurrences but still
-    clips to 0. Unigrams are grouped by sample, so every id is a (sample, n-gram) pair.
+    Every order is one stable sort of its occurrences' keys ``(id of the (n-1)-gram prefix) · V + last token``
+    (unigrams: ``(sample, token)``, so every id is a (sample, n-gram) pair). Runs of equal keys are the n-grams
+    (their dense ranks are the next order's prefix ids); the stable sort keeps positions, hence segments, ascending
+    inside a run, so the runs of equal (key, segment) are the per-segment counts whose maximum over the references
+    clips the hypothesis count — one sort per order, no ``unique``. An n-gram can only match if both its (n-1)-gram
+    prefix (at p) and suffix (at p+1) matched, so order n+1 only extends those (most n-grams are pruned early). An
+    n-gram that can match keeps all its occurrences (every one has a matching prefix and suffix), hence its counts
+    are exact; one that cannot may lose occurrences but still clips to 0. Host synchronisations: one per order
+    after the first (the number of extended positions, ``nonzero``), whatever the batch.
 
     Example:
         >>> batch = TokenBatch(torch.tensor([0, 0, 1, 0, 1, 0, 0]), torch.tensor([3, 2, 2]), 2)  # the the cat | ...
@@ -209,37 +214,51 @@ def clipped_ngram_matches(
     result = torch.zeros(max_order, num_samples, dtype=torch.long, device=device)
     if total == 0:
         return result.t().contiguous()
-    ladder = NgramLadder(batch)
-    token_segment = ladder.segment
-    token_hyp = is_hypothesis[token_segment]
-    refs_per_sample = torch.bincount(sample[~is_hypothesis], minlength=num_samples)
-    several_refs = bool(refs_per_sample.numel()) and int(refs_per_sample.max()) > 1
-    num_segments = batch.lengths.numel()
+    vocab = max(batch.vocab_size, 1)
+    if (max(total, num_samples) + 1) * vocab >= 1 << 63:
+        raise ValueError(f"clipped_ngram_matches: {total} tokens of a {vocab}-word vocabulary exceed int64 keys")
+    ids, lengths = batch.ids, batch.lengths
+    segment = segment_ids(lengths, total)
+    position = torch.arange(total, device=device)  # the occurrences of the current order (ascending)
+    remaining = (segment_starts(lengths) + lengths).index_select(0, segment) - position  # tokens to the segment end
+    token_sample = sample.index_select(0, segment)
+    token_hyp = is_hypothesis.index_select(0, segment)
+    prefix = token_sample  # order 1: the sample takes the place of the prefix id
     matched = torch.zeros(total + 1, dtype=torch.bool, device=device)
-    level = ladder.unigrams(group=sample[token_segment])
+    first = torch.ones(1, dtype=torch.bool, device=device)
     for n in range(1, max_order + 1):
-        groups = level.distinct
-        hyp = token_hyp[level.position]
-        # counts < 2**53, so the float64 weighted bincount is exact
-        hyp_count = torch.bincount(level.gram, weights=hyp.to(torch.float64), minlength=groups).long()
-        if several_refs:  # max over the references of each sample: count (n-gram, segment) pairs first
-            ref = ~hyp
-            pair = level.gram[ref] * num_segments + token_segment.index_select(0, level.position[ref])
-            pairs, pair_count = torch.unique(pair, sorted=False, return_counts=True)
-            ref_max = torch.zeros(groups, dtype=torch.long, device=device).scatter_reduce_(
-                0, torch.div(pairs, num_segments, rounding_mode="floor"), pair_count, reduce="amax"
-            )
-        else:
-            ref_max = torch.bincount(level.gram, minlength=groups) - hyp_count
+        size = position.numel()
+        key, perm = torch.sort(prefix * vocab + ids.index_select(0, position + (n - 1)), stable=True)
+        occurrence = position.index_select(0, perm)  # sorted occurrences
+        seg = segment.index_select(0, occurrence)
+        new_gram = torch.cat((first, key[1:] != key[:-1]))
+        new_pair = new_gram | torch.cat((first, seg[1:] != seg[:-1]))
+        gram = torch.cumsum(new_gram, 0) - 1  # dense rank of each sorted occurrence's n-gram, < size
+        pair = torch.cumsum(new_pair, 0) - 1
+        hyp = token_hyp.index_select(0, occurrence).long()
+        hyp_count = torch.zeros(size, dtype=torch.long, device=device).index_add_(0, gram, hyp)
+        pair_count = torch.zeros(size, dtype=torch.long, device=device).index_add_(0, pair, 1 - hyp)  # references
+        pair_gram = torch.zeros(size, dtype=torch.long, device=device).scatter_(0, pair, gram)  # one value per pair
+        ref_max = torch.zeros(size, dtype=torch.long, device=device).scatter_reduce_(
+            0, pair_gram, pair_count, reduce="amax"
+        )
         clipped = torch.minimum(hyp_count, ref_max)
-        result[n - 1].index_add_(0, level.group, clipped)
+        gram_sample = torch.zeros(size, dtype=torch.long, device=device).scatter_(
+            0, gram, token_sample.index_select(0, occurrence)
+        )
+        result[n - 1].index_add_(0, gram_sample, clipped)
         if n == max_order:
             break
-        hit = (clipped > 0)[level.gram]
+        # back in position order (ascending): the n-gram and match of every occurrence
+        gram = torch.empty_like(gram).scatter_(0, perm, gram)
+        hit = (clipped > 0).index_select(0, gram)
         matched.zero_()
-        matched[level.position] = hit
-        level = ladder.extend(level, hit & matched[level.position + 1])  # the n-gram at p+1 must match too
-        if level.position.numel() == 0:
+        matched.index_copy_(0, position, hit)
+        keep = hit & matched.index_select(0, position + 1) & (remaining.index_select(0, position) > n)
+        chosen = torch.nonzero(keep).squeeze(1)
+        position = position.index_select(0, chosen)
+        prefix = gram.index_select(0, chosen)
+        if position.numel() == 0:
             break
     return result.t().contiguous()
 
