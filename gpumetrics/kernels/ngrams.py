@@ -27,7 +27,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_device
-from gpumetrics.kernels.ragged import segment_ids, segment_starts
+from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
 
 
 class TokenBatch(NamedTuple):
@@ -147,6 +147,54 @@ class NgramLadder:
         while len(levels) < max_order:
             levels.append(self.extend(levels[-1]))
         return levels
+
+
+def dense_rank(key: Tensor) -> Tensor:
+    """The rank of every key among the distinct keys, ``LongTensor[M]`` in ``[0, M)`` (``unique``'s inverse), from one
+    sort: no size is read back, so no host synchronisation.
+
+    Example:
+        >>> dense_rank(torch.tensor([30, 10, 30, 20]))
+        tensor([2, 0, 2, 1])
+    """
+    if key.numel() == 0:
+        return key.clone()
+    ordered, perm = torch.sort(key)
+    new = torch.cat((torch.ones(1, dtype=torch.bool, device=key.device), ordered[1:] != ordered[:-1]))
+    return torch.empty_like(perm).scatter_(0, perm, torch.cumsum(new, 0) - 1)
+
+
+def ngram_ids(batch: TokenBatch, order: int, count: Optional[int] = None) -> tuple[Tensor, int]:
+    """Exact ids of every n-gram of one order, segment after segment (start positions ascending).
+
+    Args:
+        batch: T tokens in S segments (on the device).
+        order: n ≥ 1.
+        count: M = ``Σ max(0, L_s − n + 1)`` when known on the host (then no host synchronisation); else read.
+
+    Returns:
+        ``(gram: LongTensor[M], bound)``: equal ids ⇔ equal n-grams, all in ``[0, bound)`` (V for unigrams — the
+        token ids —, M otherwise: ranks of ``(id of the (n−1)-gram, last token)``, one sort per order above 1).
+
+    Example:
+        >>> gram, bound = ngram_ids(TokenBatch(torch.tensor([0, 1, 0, 1, 1, 0]), torch.tensor([4, 2]), 2), 2)
+        >>> gram.tolist(), bound  # "a b", "b a", "a b" | "b a"
+        ([0, 1, 0, 1], 4)
+    """
+    if order < 1:
+        raise ValueError(f"`order` must be >= 1, got {order}")
+    ids, lengths, vocab = batch.ids, batch.lengths, max(batch.vocab_size, 1)
+    counts = (lengths - (order - 1)).clamp_min(0)
+    if count is None:
+        count = int(counts.sum())
+    if (max(count, vocab) + 1) * vocab >= 1 << 63:
+        raise ValueError(f"ngram_ids: {count} n-grams of a {vocab}-word vocabulary exceed int64 keys")
+    segment = segment_ids(counts, count)
+    position = segment_starts(lengths).index_select(0, segment) + offsets_in_segment(counts, segment)
+    gram = ids.index_select(0, position)
+    for k in range(1, order):
+        gram = dense_rank(gram * vocab + ids.index_select(0, position + k))
+    return gram, vocab if order == 1 else count
 
 
 def ngram_occurrences(batch: TokenBatch, max_order: int) -> tuple[Tensor, Tensor, list[int]]:
