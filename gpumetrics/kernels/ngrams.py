@@ -11,16 +11,18 @@
    extends the occurrences it is told to keep (BLEU extends only n-grams that matched).
 3. Statistics on top of it: :func:`clipped_ngram_matches` (BLEU's clipped matches, order by order with pruning),
    :func:`ngram_occurrences` (every n-gram occurrence of every order with corpus-wide ids, for CIDEr's TF-IDF) and
-   :func:`ngram_totals`. ROUGE-N takes one order from the ladder and intersects multisets
+   :func:`ngram_totals`. ROUGE-N takes the ids of one order from :func:`ngram_ids` and intersects multisets
    (:mod:`gpumetrics.kernels.multiset`).
 
-No Python loop over samples or n-grams: each order is one ``unique`` and one ``nonzero`` over the surviving
-occurrences, on the device of the ids.
+No Python loop over samples or n-grams. Host synchronisations (what makes a GPU wait): :func:`ngram_ids` and
+:func:`dense_rank` make none (one sort per order; ids are bounded by the number of occurrences, never read back);
+:func:`clipped_ngram_matches` one per order after the first (the pruned positions, ``nonzero``); the
+:class:`NgramLadder` (CodeBLEU, CIDEr) one ``unique`` and one ``nonzero`` per order.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Sequence
+from typing import Iterator, NamedTuple, Optional, Sequence
 
 import numpy as np
 import torch
@@ -262,6 +264,49 @@ def clipped_ngram_matches(
     result = torch.zeros(max_order, num_samples, dtype=torch.long, device=device)
     if total == 0:
         return result.t().contiguous()
+    for level in clip_levels(batch, sample, is_hypothesis, num_samples, max_order):
+        result[level.order - 1].index_add_(0, level.gram_sample, level.clipped)
+    return result.t().contiguous()
+
+
+class ClipLevel(NamedTuple):
+    """The occurrences of one order that :func:`clip_levels` counted, sorted by (n-gram, position); the per-n-gram
+    and per-pair tensors have one slot per occurrence (``size``), slots past the last n-gram / pair hold 0.
+
+    Attributes:
+        order: n.
+        occurrence: ``LongTensor[size]`` flat start position of each occurrence (sorted by n-gram).
+        gram: ``LongTensor[size]`` n-gram rank of each occurrence (non-decreasing).
+        pair: ``LongTensor[size]`` rank of each occurrence's (n-gram, segment) (non-decreasing).
+        hyp_count: ``LongTensor[size]`` hypothesis occurrences per n-gram.
+        pair_count: ``LongTensor[size]`` reference occurrences per (n-gram, segment) pair (0 for hypothesis pairs).
+        pair_gram: ``LongTensor[size]`` n-gram of each pair.
+        clipped: ``LongTensor[size]`` ``min(hyp_count, max over the references of pair_count)`` per n-gram.
+        gram_sample: ``LongTensor[size]`` sample of each n-gram.
+    """
+
+    order: int
+    occurrence: Tensor
+    gram: Tensor
+    pair: Tensor
+    hyp_count: Tensor
+    pair_count: Tensor
+    pair_gram: Tensor
+    clipped: Tensor
+    gram_sample: Tensor
+
+
+def clip_levels(
+    batch: TokenBatch, sample: Tensor, is_hypothesis: Tensor, num_samples: int, max_order: int
+) -> Iterator[ClipLevel]:
+    """:func:`clipped_ngram_matches`' climb, one :class:`ClipLevel` per order (fewer when no occurrence is left to
+    extend), for callers that count more than BLEU's matches (CodeBLEU's per-reference and weighted counts).
+    One host synchronisation per order after the first.
+    """
+    device = batch.ids.device
+    total = batch.ids.numel()
+    if total == 0:
+        return
     vocab = max(batch.vocab_size, 1)
     if (max(total, num_samples) + 1) * vocab >= 1 << 63:
         raise ValueError(f"clipped_ngram_matches: {total} tokens of a {vocab}-word vocabulary exceed int64 keys")
@@ -294,7 +339,7 @@ def clipped_ngram_matches(
         gram_sample = torch.zeros(size, dtype=torch.long, device=device).scatter_(
             0, gram, token_sample.index_select(0, occurrence)
         )
-        result[n - 1].index_add_(0, gram_sample, clipped)
+        yield ClipLevel(n, occurrence, gram, pair, hyp_count, pair_count, pair_gram, clipped, gram_sample)
         if n == max_order:
             break
         # back in position order (ascending): the n-gram and match of every occurrence
@@ -308,7 +353,6 @@ def clipped_ngram_matches(
         prefix = gram.index_select(0, chosen)
         if position.numel() == 0:
             break
-    return result.t().contiguous()
 
 
 def ngram_totals(lengths: Tensor, max_order: int) -> Tensor:

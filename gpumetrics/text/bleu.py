@@ -610,6 +610,11 @@ class BLEUScore(PerSampleScore):
     ``reduction="corpus"``; sentence level (``"mean"``, ``"sum"``, ``"none"``) accumulates sentence BLEU through
     :class:`~gpumetrics.core.PerSampleScore` (``score_sum``, ``count``, and ``scores`` for ``"none"``).
 
+    Host syncs: at most N−1 per update (N = the counted n-gram orders; 3 for BLEU-4, fewer when no n-gram of an
+    order is left to extend), independent of the batch, in every mode: the pruned positions of each order above
+    the first (:func:`~gpumetrics.kernels.ngrams.clipped_ngram_matches`); ``smooth="method6"`` adds one. The line
+    layout is worked out on the host and goes to the device in one copy.
+
     Example:
         >>> metric = BLEUScore()
         >>> metric.update(["the cat sat on the mat"], [["the cat sat on a mat", "a cat sat on the mat"]])

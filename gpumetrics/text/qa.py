@@ -348,6 +348,9 @@ class _PresetScore(PerSampleScore):
 class TokenF1(_PresetScore):
     """Token F1 accumulated over batches; see :func:`token_f1`.
 
+    Host syncs: 0 per update with ``preset="squad"`` (2 with ``"aij2022"``: the samples its answer-letter rule
+    rescores), independent of the batch.
+
     Args:
         preset: ``"squad"`` (default) or ``"aij2022"``.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]``), as :func:`token_f1`.
@@ -371,6 +374,9 @@ class TokenF1(_PresetScore):
 
 class ExactMatch(_PresetScore):
     """Exact match accumulated over batches; see :func:`exact_match`.
+
+    Host syncs: 0 per update (2 with ``preset="aij2022"``: the samples its answer-letter rule rescores),
+    independent of the batch.
 
     Args:
         preset: ``"squad"`` (default), ``"aij2022"`` or ``"raw"``.

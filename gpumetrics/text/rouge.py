@@ -18,9 +18,11 @@ combined score (the per-image value; the corpus score is its mean). ``tokenize="
 as ``COCOEvalCap`` does (pycocoevalcap's PTB tokenizer, predictions and references as two calls), ``"none"``
 splits the given strings as they are. Same LCS kernel as ROUGE-L (:func:`gpumetrics.kernels.lcs.lcs_length`).
 
-Only tokenisation is Python (:class:`gpumetrics.text.tokenize.RougeTokenizer`); n-gram overlaps (n-gram ids of
-the shared ladder + multiset intersections), LCS (bit-parallel), the backtracked LCS unions of ROUGE-Lsum and the
-weighted LCS are tensor work over all (sample, reference) pairs at once, on the metric's device.
+Only tokenisation is Python (:class:`gpumetrics.text.tokenize.RougeTokenizer`); n-gram overlaps (sort-ranked ids of
+:func:`~gpumetrics.kernels.ngrams.ngram_ids` + multiset intersections), LCS (bit-parallel), the backtracked LCS
+unions of ROUGE-Lsum and the weighted LCS are tensor work over all (sample, reference) pairs at once, on the
+metric's device. Sizes (tokens, lines, pairs, widths) are host data from the tokenizer: an update makes no host
+synchronisation.
 """
 
 from __future__ import annotations
@@ -501,6 +503,9 @@ class ROUGEScore(PerSampleScore):
     States (:class:`~gpumetrics.core.PerSampleScore` with ``score_shape=(K, 3)``): ``score_sum``, the float64 sum
     over samples of (precision, recall, F) per key, and the sample ``count`` (DDP: one all-reduce each); with
     ``reduction="none"`` also the per-sample ``scores`` (gathered in rank order). Every key is reduced the same way.
+
+    Host syncs: 0 per update (both modes, every key), independent of the batch: every size comes from the host
+    tokenizer's output, which goes to the device in one copy.
 
     Args:
         mode: ``"rouge-score"`` or ``"coco"`` (pycocoevalcap ``Rouge``), as in :func:`rouge_score`.
