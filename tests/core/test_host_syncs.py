@@ -209,7 +209,7 @@ BUDGETS = {
     "METEORScore": 131,
     # the METEOR 1.5 statistics (see above; PTB-tokenised text is shorter), BLEU's orders, the ROUGE-L LCS sizes
     "COCOCaptionScores": 126,
-    "CodeBLEUScore": 53,  # n-gram orders (unique + pruned positions), AST subtree and data-flow keys, per batch
+    "CodeBLEUScore": 3,  # the pruned positions of n-gram orders 2-4 (AST and data-flow keys: host sizes)
     "METEORScore(nltk)": 0, "ImageCaptioningScore": 0, "VisualQAScore": 0,  # NLTK-style alignment is host work
     # torchmetrics' input validation (unique of the targets, bounds) and its per-update shape checks
     **{f"{kind}{stat}": 4 for kind in ("Binary", "Multilabel") for stat in ("Precision", "Recall", "F1Score")},
