@@ -10,14 +10,15 @@
    Equal n-grams of one order (and one group) have equal ids within one ladder. A caller may prune: an order only
    extends the occurrences it is told to keep (BLEU extends only n-grams that matched).
 3. Statistics on top of it: :func:`clipped_ngram_matches` (BLEU's clipped matches, order by order with pruning),
-   :func:`ngram_occurrences` (every n-gram occurrence of every order with corpus-wide ids, for CIDEr's TF-IDF) and
-   :func:`ngram_totals`. ROUGE-N takes the ids of one order from :func:`ngram_ids` and intersects multisets
-   (:mod:`gpumetrics.kernels.multiset`).
+   :func:`ngram_occurrences` (every n-gram occurrence of every order with corpus-wide dense ids) and
+   :func:`ngram_totals`. ROUGE-N and CIDEr take the ids of each order from :func:`ngram_ids` (sort ranks, bounded by
+   the number of occurrences) and count multisets (:mod:`gpumetrics.kernels.multiset`) or TF-IDF entries.
 
 No Python loop over samples or n-grams. Host synchronisations (what makes a GPU wait): :func:`ngram_ids` and
 :func:`dense_rank` make none (one sort per order; ids are bounded by the number of occurrences, never read back);
-:func:`clipped_ngram_matches` one per order after the first (the pruned positions, ``nonzero``); the
-:class:`NgramLadder` (CodeBLEU, CIDEr) one ``unique`` and one ``nonzero`` per order.
+:func:`clipped_ngram_matches` and :func:`clip_levels` (BLEU, CodeBLEU) one per order after the first (the pruned
+positions, ``nonzero``); the :class:`NgramLadder` and :func:`ngram_occurrences` one ``unique`` and one ``nonzero``
+per order.
 """
 
 from __future__ import annotations

@@ -207,8 +207,8 @@ BUDGETS = {
     # METEOR 1.5: sizes of the matcher joins, then per reference position of the beam search a few (row counts and
     # the ranges of the packed ranking key): grows with the longest reference of the batch, not with the batch size
     "METEORScore": 131,
-    # the METEOR 1.5 statistics (see above; PTB-tokenised text is shorter), BLEU's orders, the ROUGE-L LCS sizes
-    "COCOCaptionScores": 126,
+    # the METEOR 1.5 statistics (see above; PTB-tokenised text is shorter: 106), BLEU's pruned positions (2)
+    "COCOCaptionScores": 108,
     "CodeBLEUScore": 3,  # the pruned positions of n-gram orders 2-4 (AST and data-flow keys: host sizes)
     "METEORScore(nltk)": 0, "ImageCaptioningScore": 0, "VisualQAScore": 0,  # NLTK-style alignment is host work
     # torchmetrics' input validation (unique of the targets, bounds) and its per-update shape checks
@@ -263,6 +263,28 @@ def test_host_syncs_per_update_do_not_grow_with_the_batch(cases, name) -> None:
     assert dict(large.counts) == dict(small.counts), f"{name}: {dict(small.counts)} for {B} samples, " \
                                                      f"{dict(large.counts)} for {4 * B}"
     assert small.total <= BUDGETS[name], f"{name}: {small.total} host syncs per update, budget {BUDGETS[name]}"
+
+
+#: metric → most host syncs one ``compute`` may make (same for B and 4·B samples), for metrics whose compute counts
+COMPUTE_BUDGETS = {
+    "CIDErScore": 2,  # the hashed-token collision check, one read of the corpus sizes (largest reference set, n-grams)
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPUTE_BUDGETS))
+def test_host_syncs_per_compute_do_not_grow_with_the_corpus(cases, name) -> None:
+    make, batch = cases[name]
+    samples, counts = batch(B), []
+    for times in (1, 4):
+        metric = make()
+        metric.update(*_tiled(samples, times))
+        with SyncCounter() as counter:
+            metric.compute()
+        counts.append(counter)
+    small, large = counts
+    print(f"\n{name}.compute: {small.total} {dict(sorted(small.counts.items()))}")
+    assert dict(large.counts) == dict(small.counts), f"{name}: {dict(small.counts)} vs {dict(large.counts)}"
+    assert small.total <= COMPUTE_BUDGETS[name], f"{name}: {small.total} host syncs per compute"
 
 
 def test_counter_counts_each_kind_and_not_sized_ops() -> None:
