@@ -316,20 +316,25 @@ def clip_levels(
     position = torch.arange(total, device=device)  # the occurrences of the current order (ascending)
     remaining = (segment_starts(lengths) + lengths).index_select(0, segment) - position  # tokens to the segment end
     token_sample = sample.index_select(0, segment)
-    token_hyp = is_hypothesis.index_select(0, segment)
+    # (sample, segment, is-hypothesis) of every token in one int64, so an order gathers them at once
+    segment_bits = max(int(lengths.numel()).bit_length(), 1)
+    if int(num_samples).bit_length() + segment_bits + 1 > 63:
+        raise ValueError(f"clipped_ngram_matches: {num_samples} samples of {lengths.numel()} segments exceed int64 codes")
+    token_code = (((token_sample << segment_bits) | segment) << 1) | is_hypothesis.index_select(0, segment).long()
     prefix = token_sample  # order 1: the sample takes the place of the prefix id
     matched = torch.zeros(total + 1, dtype=torch.bool, device=device)
     first = torch.ones(1, dtype=torch.bool, device=device)
     for n in range(1, max_order + 1):
         size = position.numel()
         key, perm = torch.sort(prefix * vocab + ids.index_select(0, position + (n - 1)), stable=True)
-        occurrence = position.index_select(0, perm)  # sorted occurrences
-        seg = segment.index_select(0, occurrence)
+        occurrence = perm if n == 1 else position.index_select(0, perm)  # sorted occurrences
+        code = token_code.index_select(0, occurrence)
+        seg = code >> 1  # (sample, segment): equal iff the segments are
         new_gram = torch.cat((first, key[1:] != key[:-1]))
         new_pair = new_gram | torch.cat((first, seg[1:] != seg[:-1]))
         gram = torch.cumsum(new_gram, 0) - 1  # dense rank of each sorted occurrence's n-gram, < size
         pair = torch.cumsum(new_pair, 0) - 1
-        hyp = token_hyp.index_select(0, occurrence).long()
+        hyp = code & 1
         hyp_count = torch.zeros(size, dtype=torch.long, device=device).index_add_(0, gram, hyp)
         pair_count = torch.zeros(size, dtype=torch.long, device=device).index_add_(0, pair, 1 - hyp)  # references
         pair_gram = torch.zeros(size, dtype=torch.long, device=device).scatter_(0, pair, gram)  # one value per pair
@@ -337,9 +342,7 @@ def clip_levels(
             0, pair_gram, pair_count, reduce="amax"
         )
         clipped = torch.minimum(hyp_count, ref_max)
-        gram_sample = torch.zeros(size, dtype=torch.long, device=device).scatter_(
-            0, gram, token_sample.index_select(0, occurrence)
-        )
+        gram_sample = torch.zeros(size, dtype=torch.long, device=device).scatter_(0, gram, code >> (segment_bits + 1))
         yield ClipLevel(n, occurrence, gram, pair, hyp_count, pair_count, pair_gram, clipped, gram_sample)
         if n == max_order:
             break
