@@ -18,7 +18,7 @@ same code on CPU and CUDA):
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 from torch import Tensor
@@ -234,7 +234,9 @@ def _backtrack_chunk(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor)
     return mask.view(n_pairs, width_a + 1)[:, :-1]
 
 
-def lcs_backtrack_mask(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> Tensor:
+def lcs_backtrack_mask(
+    a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor, host_lengths: Optional[tuple[Any, Any]] = None
+) -> Tensor:
     """Positions of ``a`` in the LCS that rouge-score's ``lcs_ind(a, b)`` reads out, for every pair.
 
     The read-out walks back from ``(len_a, len_b)``: on equal tokens it takes both, else it moves along ``b`` when
@@ -248,6 +250,8 @@ def lcs_backtrack_mask(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tenso
         a_lengths: ``LongTensor[P]``.
         b: ``LongTensor[P, Lb]``.
         b_lengths: ``LongTensor[P]``.
+        host_lengths: ``(a_lengths, b_lengths)`` as host arrays (numpy) when the caller has them: each chunk's
+            padding is then trimmed without reading the device (2 host syncs per chunk otherwise).
 
     Returns:
         ``BoolTensor[P, La]``, True at the positions of ``a`` in the chosen LCS.
@@ -267,7 +271,10 @@ def lcs_backtrack_mask(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tenso
     for start in range(0, n_pairs, chunk):
         part = slice(start, start + chunk)
         la, lb = a_lengths[part], b_lengths[part]
-        wa, wb = max(int(la.max().item()), 1), max(int(lb.max().item()), 1)  # trim padding shared by the chunk
+        if host_lengths is None:
+            wa, wb = max(int(la.max().item()), 1), max(int(lb.max().item()), 1)  # trim padding shared by the chunk
+        else:
+            wa, wb = (max(int(lengths[part].max(initial=0)), 1) for lengths in host_lengths)
         piece = _backtrack_chunk(a[part, :wa], la, b[part, :wb], lb)
         parts.append(torch.nn.functional.pad(piece, (0, width_a - wa)))
     return torch.cat(parts)

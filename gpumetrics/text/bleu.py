@@ -45,6 +45,7 @@ import math
 import sys
 from typing import Any, Callable, Optional, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 from torchmetrics.utilities.data import dim_zero_cat
@@ -54,7 +55,6 @@ from gpumetrics.core import (
     reduce_scores, single_threaded,
 )
 from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
-from gpumetrics.kernels.ragged import segment_ids, segment_starts
 from gpumetrics.text.tokenize import SacreBleuTokenizer
 from gpumetrics.text.tokenize.ptb import coco_ptb_strings
 
@@ -175,38 +175,46 @@ def _bleu_update(
     check_same_length(preds, "preds", target, "target")
     if config.coco_ptb:
         preds, target = coco_ptb_strings(preds, target)
-    n_refs = [len(refs) for refs in target]
+    n_refs = np.fromiter(map(len, target), dtype=np.int64, count=len(target))
     # Lines grouped by sample (the hypothesis, then its references), tokenised in one call (one shared memo).
     lines = []
     for hyp, refs in zip(preds, target):
         lines.append(hyp)
         lines.extend(refs)
-    batch = config.tokenizer.encode(lines).to(device)
-    per_sample = torch.tensor(n_refs, dtype=torch.long, device=batch.ids.device) + 1
-    sample = segment_ids(per_sample, len(lines))
-    hyp_lines = segment_starts(per_sample)
-    is_hyp = torch.zeros(len(lines), dtype=torch.bool, device=batch.ids.device)
+    batch = config.tokenizer.encode(lines)
+    per_sample = n_refs + 1
+    sample = np.repeat(np.arange(len(target), dtype=np.int64), per_sample)
+    hyp_lines = np.cumsum(per_sample) - per_sample
+    is_hyp = np.zeros(len(lines), dtype=bool)
     is_hyp[hyp_lines] = True
-    return _bleu_statistics(batch, sample, is_hyp, hyp_lines, config.counted_orders)
+    return _bleu_statistics(batch, sample, is_hyp, hyp_lines, config.counted_orders, device)
 
 
 def _bleu_statistics(
-    batch: TokenBatch, sample: Tensor, is_hyp: Tensor, hyp_lines: Tensor, orders: int
+    batch: TokenBatch, sample: np.ndarray, is_hyp: np.ndarray, hyp_lines: np.ndarray, orders: int,
+    device: torch.device | str | None,
 ) -> dict[str, Tensor]:
-    """:func:`_bleu_update`'s statistics of ``S`` tokenised lines (device ``batch``) in any order: ``sample:
-    LongTensor[S]`` the sample of each line, ``is_hyp: BoolTensor[S]`` its hypothesis lines (the rest references),
-    ``hyp_lines: LongTensor[B]`` the hypothesis line of each sample.
+    """:func:`_bleu_update`'s statistics of ``S`` tokenised lines in any order, all given on the host (``batch``
+    from a tokenizer; ``sample: int64[S]`` the sample of each line, ``is_hyp: bool[S]`` its hypothesis lines, the
+    rest references; ``hyp_lines: int64[B]`` the hypothesis line of each sample): the layout is worked out there
+    and goes to ``device`` in one copy, so the count costs only the kernel's host synchronisations.
     """
-    size = hyp_lines.numel()
-    matches = clipped_ngram_matches(batch, sample, is_hyp, size, orders)
-    hyp_len = batch.lengths[hyp_lines]
+    lengths = np.asarray(batch.lengths, dtype=np.int64)
+    ref_lines = np.flatnonzero(~is_hyp)
+    span = int(lengths.max()) + 1 if lengths.size else 1  # lengths are host data: no device read
+    parts = (np.asarray(batch.ids, dtype=np.int64), lengths, sample, is_hyp.astype(np.int64), hyp_lines, ref_lines)
+    flat = torch.from_numpy(np.concatenate(parts)).to(device)  # one host-to-device copy
+    ids, lengths, sample_t, is_hyp_t, hyp_lines_t, ref_lines_t = flat.split([part.size for part in parts])
+    is_hyp_t = is_hyp_t.bool()
+    size = hyp_lines.size
+    matches = clipped_ngram_matches(batch._replace(ids=ids, lengths=lengths), sample_t, is_hyp_t, size, orders)
+    hyp_len = lengths.index_select(0, hyp_lines_t)
     totals = ngram_totals(hyp_len, orders)
     # Closest reference length, ties to the shorter: minimise |r - h| * span + r.
-    ref_lengths = batch.lengths[~is_hyp]
-    ref_sample = sample[~is_hyp]
-    span = int(batch.lengths.max()) + 1 if batch.lengths.numel() else 1
-    key = (ref_lengths - hyp_len[ref_sample]).abs() * span + ref_lengths
-    best = torch.full((size,), torch.iinfo(torch.long).max, dtype=torch.long, device=batch.ids.device)
+    ref_lengths = lengths.index_select(0, ref_lines_t)
+    ref_sample = sample_t.index_select(0, ref_lines_t)
+    key = (ref_lengths - hyp_len.index_select(0, ref_sample)).abs() * span + ref_lengths
+    best = torch.full((size,), torch.iinfo(torch.long).max, dtype=torch.long, device=flat.device)
     best = best.scatter_reduce(0, ref_sample, key, reduce="amin")
     return {"matches": matches, "totals": totals, "hyp_len": hyp_len, "ref_len": best % span}
 
@@ -281,14 +289,15 @@ def coco_bleu_scores(matches: Tensor, totals: Tensor, hyp_len: Tensor, ref_len: 
 
 
 def coco_bleu_statistics(
-    words: TokenBatch, ref_counts: Tensor, device: torch.device | str | None = None, max_order: int = 4
+    words: TokenBatch, ref_counts: np.ndarray | Tensor, device: torch.device | str | None = None, max_order: int = 4
 ) -> dict[str, Tensor]:
     """Per-sample statistics of pycocoevalcap's ``Bleu`` on already tokenised captions, for callers that combine
     them themselves (the COCO caption table); :func:`coco_bleu_scores` turns them into scores.
 
     Args:
-        words: the whitespace-split words of ``B`` captions, then of their references (sample after sample).
-        ref_counts: ``LongTensor[B]`` references of each sample.
+        words: the whitespace-split words of ``B`` captions, then of their references (sample after sample), on
+            the host.
+        ref_counts: ``int64[B]`` references of each sample, on the host (a tensor is read: one host sync on a GPU).
         device: where counting runs.
         max_order: N.
 
@@ -299,18 +308,19 @@ def coco_bleu_statistics(
     Example:
         >>> from gpumetrics.text.tokenize.base import encode_split
         >>> words = encode_split(["a cat sat", "a cat", "the cat sat down"])
-        >>> coco_bleu_statistics(words, torch.tensor([2]), max_order=2)["matches"]
+        >>> coco_bleu_statistics(words, np.array([2]), max_order=2)["matches"]
         tensor([[3, 2]])
     """
     device = check_device(device, "device")
-    batch = words.to(device)
-    ref_counts = ref_counts.to(device)
-    size = ref_counts.numel()
-    samples = torch.arange(size, device=device)
-    sample = torch.cat((samples, segment_ids(ref_counts, batch.lengths.numel() - size)))
-    is_hyp = sample < 0
+    if isinstance(ref_counts, Tensor):
+        ref_counts = ref_counts.cpu().numpy()  # pass the host counts to spare this read
+    ref_counts = np.asarray(ref_counts, dtype=np.int64).reshape(-1)
+    size = ref_counts.size
+    samples = np.arange(size, dtype=np.int64)
+    sample = np.concatenate((samples, np.repeat(samples, ref_counts)))
+    is_hyp = np.zeros(sample.size, dtype=bool)
     is_hyp[:size] = True
-    return _bleu_statistics(batch, sample, is_hyp, samples, max_order)
+    return _bleu_statistics(words, sample, is_hyp, samples, max_order, device)
 
 
 def _nltk_scores(
@@ -599,6 +609,11 @@ class BLEUScore(PerSampleScore):
     all-reduce each under DDP) and the last sample's statistics for NLTK's smoothing methods 5–7 for
     ``reduction="corpus"``; sentence level (``"mean"``, ``"sum"``, ``"none"``) accumulates sentence BLEU through
     :class:`~gpumetrics.core.PerSampleScore` (``score_sum``, ``count``, and ``scores`` for ``"none"``).
+
+    Host syncs: at most N−1 per update (N = the counted n-gram orders; 3 for BLEU-4, fewer when no n-gram of an
+    order is left to extend), independent of the batch, in every mode: the pruned positions of each order above
+    the first (:func:`~gpumetrics.kernels.ngrams.clipped_ngram_matches`); ``smooth="method6"`` adds one. The line
+    layout is worked out on the host and goes to the device in one copy.
 
     Example:
         >>> metric = BLEUScore()

@@ -44,7 +44,7 @@ from gpumetrics.core import (
     REDUCTIONS, Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
     keep_sample_dim, reduce_scores, single_threaded,
 )
-from gpumetrics.kernels.ngrams import TokenBatch, ngram_occurrences
+from gpumetrics.kernels.ngrams import TokenBatch, dense_rank, ngram_ids
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
 from gpumetrics.text.tokenize import PTBTokenizer, Tokenizer, get_tokenizer
 
@@ -120,8 +120,11 @@ def _check_no_collision(long_codes: Tensor, long_checks: Tensor) -> None:
     """Raise if two different long tokens share a 63-bit code (their second hashes differ)."""
     if long_codes.numel() < 2:
         return
-    pairs = torch.unique(torch.stack([long_codes, long_checks], dim=1), dim=0)
-    if torch.unique(pairs[:, 0]).numel() != pairs.shape[0]:
+    # sorted by (code, check): a code with two different checks shows as neighbours (one read of the answer)
+    perm = torch.argsort(long_checks, stable=True)
+    perm = perm.index_select(0, torch.argsort(long_codes.index_select(0, perm), stable=True))
+    codes, checks = long_codes.index_select(0, perm), long_checks.index_select(0, perm)
+    if bool(((codes[1:] == codes[:-1]) & (checks[1:] != checks[:-1])).any()):
         raise RuntimeError(
             "CIDEr: two different tokens longer than 7 bytes share a 63-bit hash code; scores would be wrong. "
             "Please report this (astronomically unlikely) event."
@@ -163,21 +166,38 @@ def _count_entries(hyp_codes: Tensor, hyp_lengths: Tensor, ref_codes: Tensor, re
     slot_of_ref = offsets_in_segment(ref_counts, sample_of_ref) + 1
     sample_of_sentence = torch.cat([torch.arange(n_samples, device=device), sample_of_ref])
     slot_of_sentence = torch.cat([torch.zeros(n_samples, dtype=torch.long, device=device), slot_of_ref])
-    # rank-independent token codes → dense ids of this (gathered) corpus
-    vocabulary, ids = torch.unique(codes, return_inverse=True)
-    occ_sentence, occ_gram, distinct = ngram_occurrences(TokenBatch(ids, lengths, vocabulary.numel()), n_gram)
-    n_grams = sum(distinct)
-    order_of_gram = segment_ids(torch.tensor(distinct, device=device), n_grams)
-    slot_bits, gram_bits = _bits(int(ref_counts.max().item()) + 1), _bits(max(n_grams, 1))
+    # one read of the sizes the layout needs: the largest reference set and the n-grams of every order
+    counts = (lengths.unsqueeze(1) - torch.arange(n_gram, device=device)).clamp_min(0).sum(0)
+    max_refs, *counts = torch.cat([ref_counts.max().reshape(1), counts]).tolist()
+    # rank-independent token codes → dense ids of this (gathered) corpus, < T
+    ids = dense_rank(codes)
+    batch = TokenBatch(ids, lengths, max(ids.numel(), 1))
+    occ_sentence, occ_gram, orders, n_grams = [], [], [], 0
+    for n in range(1, n_gram + 1):  # ids of order n occupy [Σ_{m<n} bound_m, Σ_{m≤n} bound_m)
+        gram, bound = ngram_ids(batch, n, counts[n - 1])
+        occ_sentence.append(segment_ids((lengths - (n - 1)).clamp_min(0), counts[n - 1]))
+        occ_gram.append(gram + n_grams)
+        orders.append(torch.full((bound,), n - 1, dtype=torch.long, device=device))
+        n_grams += bound
+    occ_sentence, occ_gram, order_of_gram = torch.cat(occ_sentence), torch.cat(occ_gram), torch.cat(orders)
+    slot_bits, gram_bits = _bits(max_refs + 1), _bits(max(n_grams, 1))
     if _bits(n_samples) + gram_bits + slot_bits > 63:
-        raise RuntimeError(f"CIDEr: corpus too large to pack (samples={n_samples}, n-grams={n_grams})")
+        raise RuntimeError(f"CIDEr: corpus too large to pack (samples={n_samples}, n-gram ids={n_grams})")
     prefix = (sample_of_sentence << (gram_bits + slot_bits)) | slot_of_sentence
     key = torch.sort(prefix.index_select(0, occ_sentence) | (occ_gram << slot_bits)).values
-    entry, tf = torch.unique_consecutive(key, return_counts=True)
-    slot = entry & ((1 << slot_bits) - 1)
-    group = entry >> slot_bits  # sample · 2^gram_bits + n-gram
-    gram = group & ((1 << gram_bits) - 1)
-    sample = group >> gram_bits
+    # runs of equal keys are the entries: entry e sits in slot e, the slots past the last entry are dead (key -1,
+    # tf 0, slot 0, n-gram 0, sample 0) — every size is the number of occurrences, never read back
+    size = key.numel()
+    opens = torch.ones(size, dtype=torch.bool, device=device)
+    opens[1:] = key[1:] != key[:-1]
+    run = torch.cumsum(opens, 0) - 1
+    tf = torch.zeros(size, dtype=torch.long, device=device).index_add_(0, run, torch.ones_like(run))
+    entry = torch.full((size,), -1, dtype=torch.long, device=device).scatter_(0, run, key)
+    live = entry >= 0
+    slot = torch.where(live, entry & ((1 << slot_bits) - 1), 0)
+    group = entry >> slot_bits  # sample · 2^gram_bits + n-gram; -1 when dead
+    gram = torch.where(live, group & ((1 << gram_bits) - 1), 0)
+    sample = torch.where(live, group >> gram_bits, 0)
     is_ref = slot > 0
     closes = torch.ones_like(is_ref)
     closes[:-1] = group[1:] != group[:-1]
@@ -203,6 +223,9 @@ def _cider_compute(
     candidate, j = its j-th reference), packed into int64. After sorting, runs of equal keys are term frequencies,
     runs of equal ``(sample, n-gram)`` put the candidate's entry first, right before the references' entries it is
     compared with, and distinct ``(sample, n-gram)`` runs holding a reference give the document frequency.
+    n-gram ids are sort ranks (:func:`~gpumetrics.kernels.ngrams.ngram_ids`) and entries fill the first slots of
+    arrays as long as the occurrences (the rest dead: tf 0), so no size is read back but the corpus sizes (one
+    read) and the collision check (one).
 
     Args:
         hyp_codes: ``LongTensor[T_h]``, hyp_lengths: ``LongTensor[B]``.
@@ -221,7 +244,8 @@ def _cider_compute(
         sample_of_ref = counted.sample_of_ref
 
         # document frequency: (sample, n-gram) runs that hold a reference entry, i.e. whose last entry is one
-        df = torch.bincount(gram, weights=(closes & is_ref).to(torch.float64), minlength=counted.n_grams)
+        df = torch.zeros(counted.n_grams, dtype=torch.float64, device=device).index_add_(
+            0, gram, (closes & is_ref).to(torch.float64))
         idf = math.log(float(n_samples)) - torch.log(torch.clamp(df, min=1.0))
         value = tf.to(torch.float64) * idf.index_select(0, gram)
 
@@ -468,6 +492,10 @@ class CIDErScore(Metric):
 
     States are the int64 token codes of every candidate and reference (``cat``), gathered once at ``compute``:
     document frequency is a corpus statistic, so the score of N ranks equals the single-process score.
+
+    Host syncs: 0 per update (the token codes are host data, copied once), 2 per ``compute`` (the collision check of
+    hashed long tokens, and one read of the corpus sizes: the largest reference set and the n-grams per order),
+    independent of the corpus size.
 
     With ``tokenize="ptb"`` each ``update`` is tokenised as one pycocoevalcap call: the Java lexer lets a caption
     see the start of the next one (a final ``"… a."`` loses its period before ``"The …"``), which a module cannot

@@ -92,7 +92,7 @@ def _coco_caption_update(preds: Any, target: Any, tokenize: str, device: torch.d
     ref_counts = torch.from_numpy(host_ref_counts).to(device)
     pieces = encode_split(lines, " ")
     words = whitespace_words(pieces)
-    bleu = coco_bleu_statistics(words, ref_counts, device, _ORDERS)
+    bleu = coco_bleu_statistics(words, host_ref_counts, device, _ORDERS)
     meteor_words = jar.words_of_pieces(pieces, lines, host_ref_counts, "en")
     sentences = (jar.encode(hyps, refs, "en", device) if meteor_words is None
                  else jar.sentences(meteor_words, host_ref_counts, "en", device))

@@ -18,9 +18,11 @@ combined score (the per-image value; the corpus score is its mean). ``tokenize="
 as ``COCOEvalCap`` does (pycocoevalcap's PTB tokenizer, predictions and references as two calls), ``"none"``
 splits the given strings as they are. Same LCS kernel as ROUGE-L (:func:`gpumetrics.kernels.lcs.lcs_length`).
 
-Only tokenisation is Python (:class:`gpumetrics.text.tokenize.RougeTokenizer`); n-gram overlaps (n-gram ids of
-the shared ladder + multiset intersections), LCS (bit-parallel), the backtracked LCS unions of ROUGE-Lsum and the
-weighted LCS are tensor work over all (sample, reference) pairs at once, on the metric's device.
+Only tokenisation is Python (:class:`gpumetrics.text.tokenize.RougeTokenizer`); n-gram overlaps (sort-ranked ids of
+:func:`~gpumetrics.kernels.ngrams.ngram_ids` + multiset intersections), LCS (bit-parallel), the backtracked LCS
+unions of ROUGE-Lsum and the weighted LCS are tensor work over all (sample, reference) pairs at once, on the
+metric's device. Sizes (tokens, lines, pairs, widths) are host data from the tokenizer: an update makes no host
+synchronisation.
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ from gpumetrics.core import (
 )
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
-from gpumetrics.kernels.ngrams import NgramLadder, TokenBatch, ngram_totals
-from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_ids, segment_products, segment_starts
+from gpumetrics.kernels.ngrams import TokenBatch, ngram_ids, ngram_totals
+from gpumetrics.kernels.ragged import expand_segments, offsets_in_segment, pad_segments, segment_ids
 from gpumetrics.text.tokenize import RougeTokenizer
 from gpumetrics.text.tokenize.rouge import ROUGE_TOKENIZERS
 from gpumetrics.text.tokenize.base import encode_split
@@ -205,59 +207,66 @@ def _rouge_chunk(
     rouge_w_weight: float,
     device: torch.device,
 ) -> Tensor:
-    """:func:`_rouge_update` of validated inputs, in one pass: ``DoubleTensor[B, K, 3]``."""
+    """:func:`_rouge_update` of validated inputs, in one pass: ``DoubleTensor[B, K, 3]``.
+
+    Every size (tokens, n-grams, lines, line pairs, padded widths) is worked out on the host from the tokenizer's
+    host output, and the host arrays go to the device in one copy: the kernels never read a size back.
+    """
     n_samples = len(pred_list)
     flat_targets = [ref for refs in target_lists for ref in refs]
-    refs_per_sample = torch.tensor([len(refs) for refs in target_lists], dtype=torch.long, device=device)
     n_pairs = len(flat_targets)
-    pair_sample = segment_ids(refs_per_sample, n_pairs)
+    refs_host = np.fromiter(map(len, target_lists), dtype=np.int64, count=n_samples)
+    pair_sample_host = np.repeat(np.arange(n_samples, dtype=np.int64), refs_host)
 
     tokens, line_lengths, lines_per_text = tokenizer.encode_with_lines(pred_list + flat_targets)
-    text_lengths = tokens.lengths  # host int64[N]: sizes read without a device sync
-    batch = tokens._replace(vocab_size=max(tokens.vocab_size, 1)).to(device)
-    ids, text_len = batch.ids, batch.lengths
-    n_pred_tokens = int(text_lengths[:n_samples].sum())
+    text_lengths = np.asarray(tokens.lengths, dtype=np.int64)  # host int64[N]: sizes read without a device sync
+    pred_lengths_host, target_lengths_host = text_lengths[:n_samples], text_lengths[n_samples:]
+    vocab = max(tokens.vocab_size, 1)
+    host = {"ids": np.asarray(tokens.ids, dtype=np.int64), "lengths": text_lengths, "pair_sample": pair_sample_host}
+    if "rougeLsum" in rouge_keys:
+        summary = _summary_layout(line_lengths, lines_per_text, n_samples, pair_sample_host)
+        host.update({name: value for name, value in summary.items() if isinstance(value, np.ndarray)})
+    names = list(host)
+    flat = torch.from_numpy(np.concatenate([host[name] for name in names])).to(device)  # one host-to-device copy
+    on_device = dict(zip(names, flat.split([host[name].size for name in names])))
+    ids, text_len, pair_sample = on_device["ids"], on_device["lengths"], on_device["pair_sample"]
+    batch = tokens._replace(ids=ids, lengths=text_len, vocab_size=vocab)
+    n_pred_tokens = int(pred_lengths_host.sum())
     pred_flat, target_flat = ids[:n_pred_tokens], ids[n_pred_tokens:]
     pred_len, target_len = text_len[:n_samples], text_len[n_samples:]
-    pair_pred_len = pred_len[pair_sample]
+    pair_pred_len = pred_len.index_select(0, pair_sample)
+    pair_pred_tokens = int(pred_lengths_host[pair_sample_host].sum())
 
     needs_padded = "rougeL" in rouge_keys or "rougeW" in rouge_keys
     if needs_padded:
-        widths = text_lengths[:n_samples].max(initial=0), text_lengths[n_samples:].max(initial=0)
-        pred_padded = pad_segments(pred_flat, pred_len, -1, int(widths[0]))[pair_sample]
+        widths = pred_lengths_host.max(initial=0), target_lengths_host.max(initial=0)
+        pred_padded = pad_segments(pred_flat, pred_len, -1, int(widths[0])).index_select(0, pair_sample)
         target_padded = pad_segments(target_flat, target_len, -2, int(widths[1]))
 
-    orders = [int(match.group(1)) for match in map(_ROUGE_N.match, rouge_keys) if match]
-    levels = NgramLadder(batch).levels(max(orders)) if orders else []
     results = []
     for key in rouge_keys:
         match = _ROUGE_N.match(key)
         if match:
             n = int(match.group(1))
-            grams = levels[n - 1].gram  # ids comparable across all texts of the chunk, predictions first
+            gram_counts = np.clip(text_lengths - (n - 1), 0, None)  # host lengths
+            grams, bound = ngram_ids(batch, n, int(gram_counts.sum()))  # predictions first, then the references
             counts = ngram_totals(text_len, n)[:, n - 1]
             pred_counts, target_counts = counts[:n_samples], counts[n_samples:]
-            n_pred_grams = int(np.clip(text_lengths[:n_samples] - (n - 1), 0, None).sum())  # host lengths
+            n_pred_grams = int(gram_counts[:n_samples].sum())
             pred_grams, target_grams = grams[:n_pred_grams], grams[n_pred_grams:]
-            left, left_pair = expand_segments(pred_grams, pred_counts, pair_sample)
+            left, left_pair = expand_segments(pred_grams, pred_counts, pair_sample,
+                                              int(gram_counts[:n_samples][pair_sample_host].sum()))
             target_pair = segment_ids(target_counts, target_grams.numel())
-            hits = multiset_intersection_size(
-                left, left_pair, target_grams, target_pair, n_pairs, id_bound=levels[n - 1].distinct
-            )
-            results.append(_scores(hits, pred_counts[pair_sample], target_counts))
+            hits = multiset_intersection_size(left, left_pair, target_grams, target_pair, n_pairs, id_bound=bound)
+            results.append(_scores(hits, pred_counts.index_select(0, pair_sample), target_counts))
         elif key == "rougeL":
             hits = lcs_length(target_padded, target_len, pred_padded, pair_pred_len)
             results.append(_scores(hits, pair_pred_len, target_len))
         elif key == "rougeW":
             results.append(_rouge_w(target_padded, target_len, pred_padded, pair_pred_len, rouge_w_weight))
         else:  # rougeLsum
-            lines, line_len = torch.from_numpy(lines_per_text).to(device), torch.from_numpy(line_lengths).to(device)
-            n_pred_lines = int(lines_per_text[:n_samples].sum())
-            hits = _summary_lcs_hits(
-                pred_flat, line_len[:n_pred_lines], lines[:n_samples],
-                target_flat, line_len[n_pred_lines:], lines[n_samples:],
-                pred_len, pair_sample,
-            )
+            hits = _summary_lcs_hits(pred_flat, target_flat, pred_len, pair_sample, pair_pred_tokens, vocab,
+                                     summary, on_device)
             results.append(_scores(hits, pair_pred_len, target_len))
     return _best_per_sample(torch.stack(results, 1), pair_sample, n_samples)
 
@@ -337,23 +346,53 @@ def _rouge_w(target: Tensor, target_len: Tensor, pred: Tensor, pred_len: Tensor,
     return torch.stack([precision, recall, _f_measure(precision, recall)], 1)
 
 
-def _drop_empty_lines(line_len: Tensor, lines_per_text: Tensor) -> tuple[Tensor, Tensor]:
-    """Lines without tokens take no part in ROUGE-Lsum: drop them, recount the lines of every text."""
-    keep = line_len > 0
-    text_of_line = segment_ids(lines_per_text, line_len.numel())
-    kept_per_text = torch.zeros_like(lines_per_text).index_add_(0, text_of_line, keep.long())
-    return line_len[keep], kept_per_text
+def _summary_layout(
+    line_lengths: np.ndarray, lines_per_text: np.ndarray, n_samples: int, pair_sample: np.ndarray
+) -> dict[str, Any]:
+    """ROUGE-Lsum's line layout, on the host: the non-empty lines (empty ones take no part) and every (target line,
+    prediction line) combination of each pair.
+
+    Returns:
+        host arrays ``pred_line_len`` / ``target_line_len`` (tokens of the non-empty lines, predictions' then the
+        references'), ``target_line_pair`` (the pair of each reference line), ``combo_target`` / ``combo_pred``
+        (line indices of each combination) and their lengths ``combo_target_len`` / ``combo_pred_len``; ints
+        ``pred_width`` / ``target_width`` (the longest line of each side).
+    """
+    line_lengths = np.asarray(line_lengths, dtype=np.int64)
+    text_of_line = np.repeat(np.arange(lines_per_text.size, dtype=np.int64), lines_per_text)
+    keep = line_lengths > 0
+    kept = np.bincount(text_of_line[keep], minlength=lines_per_text.size).astype(np.int64)
+    sent_len = line_lengths[keep]
+    pred_n, target_n = kept[:n_samples], kept[n_samples:]
+    n_pred_lines = int(pred_n.sum())
+    pred_line_len, target_line_len = sent_len[:n_pred_lines], sent_len[n_pred_lines:]
+    pred_starts, target_starts = np.cumsum(pred_n) - pred_n, np.cumsum(target_n) - target_n
+    # every (target line, prediction line) combination of each pair, pair-major, then target line, then pred line
+    pair_pred_n = pred_n[pair_sample]
+    per_pair = target_n * pair_pred_n
+    combo_pair = np.repeat(np.arange(per_pair.size, dtype=np.int64), per_pair)
+    local = np.arange(combo_pair.size, dtype=np.int64) - (np.cumsum(per_pair) - per_pair)[combo_pair]
+    width = np.maximum(pair_pred_n[combo_pair], 1)
+    combo_target = target_starts[combo_pair] + local // width
+    combo_pred = pred_starts[pair_sample[combo_pair]] + local % width
+    return {
+        "pred_line_len": pred_line_len, "target_line_len": target_line_len,
+        "target_line_pair": np.repeat(np.arange(target_n.size, dtype=np.int64), target_n),
+        "combo_target": combo_target, "combo_pred": combo_pred,
+        "combo_target_len": target_line_len[combo_target], "combo_pred_len": pred_line_len[combo_pred],
+        "pred_width": int(pred_line_len.max(initial=0)), "target_width": int(target_line_len.max(initial=0)),
+    }
 
 
 def _summary_lcs_hits(
     pred_flat: Tensor,
-    pred_line_len: Tensor,
-    pred_lines: Tensor,
     target_flat: Tensor,
-    target_line_len: Tensor,
-    target_lines: Tensor,
     pred_len: Tensor,
     pair_sample: Tensor,
+    pair_pred_tokens: int,
+    vocab: int,
+    layout: dict[str, Any],
+    on_device: dict[str, Tensor],
 ) -> Tensor:
     """ROUGE-Lsum hits of every pair: ``Σ_t min(#t in the union LCS of the target lines, #t in the prediction)``.
 
@@ -361,39 +400,36 @@ def _summary_lcs_hits(
     read-out picks; rouge-score's sequential double-count guard equals this clipped count.
 
     Args:
-        pred_flat: ``LongTensor[Tp]`` prediction tokens; ``pred_line_len: [Lp]`` tokens per line;
-            ``pred_lines: [B]`` lines per prediction (likewise ``target_*`` with one entry per pair).
+        pred_flat: ``LongTensor[Tp]`` prediction tokens (one entry per pair for ``target_flat``).
         pred_len: ``LongTensor[B]`` tokens per prediction.
         pair_sample: ``LongTensor[P]`` sample of each pair.
+        pair_pred_tokens: ``Σ pred_len[pair_sample]`` (host).
+        vocab: a bound of the token ids.
+        layout: :func:`_summary_layout` (host); on_device: its arrays on the device.
     """
     device = pred_flat.device
     n_pairs = pair_sample.numel()
-    pred_sent_flat, target_sent_flat = pred_flat, target_flat
-    pred_sent_len, pred_n = _drop_empty_lines(pred_line_len, pred_lines)
-    target_sent_len, target_n = _drop_empty_lines(target_line_len, target_lines)
-    # every (target line, prediction line) combination of each pair
-    combo_pair, target_local, pred_local = segment_products(target_n, pred_n[pair_sample])
-    target_line = segment_starts(target_n)[combo_pair] + target_local
-    pred_line = segment_starts(pred_n)[pair_sample[combo_pair]] + pred_local
-
-    target_padded = pad_segments(target_sent_flat, target_sent_len, -2)
-    pred_padded = pad_segments(pred_sent_flat, pred_sent_len, -1)
+    target_line_len, pred_line_len = on_device["target_line_len"], on_device["pred_line_len"]
+    combo_target, combo_pred = on_device["combo_target"], on_device["combo_pred"]
+    target_padded = pad_segments(target_flat, target_line_len, -2, layout["target_width"])
+    pred_padded = pad_segments(pred_flat, pred_line_len, -1, layout["pred_width"])
     picked = lcs_backtrack_mask(
-        target_padded[target_line], target_sent_len[target_line], pred_padded[pred_line], pred_sent_len[pred_line]
+        target_padded.index_select(0, combo_target), on_device["combo_target_len"],
+        pred_padded.index_select(0, combo_pred), on_device["combo_pred_len"],
+        host_lengths=(layout["combo_target_len"], layout["combo_pred_len"]),
     )
     union = torch.zeros(target_padded.shape, dtype=torch.long, device=device)
-    union.index_add_(0, target_line, picked.long())
-    in_union = union[_valid_mask(target_sent_len, target_padded.shape[1])] > 0  # aligned with target_sent_flat
-
-    target_line_pair = segment_ids(target_n, target_sent_len.numel())
-    union_ids = target_sent_flat[in_union]
-    union_pair = target_line_pair[segment_ids(target_sent_len, target_sent_flat.numel())][in_union]
-    pred_ids, pred_pair = expand_segments(pred_flat, pred_len, pair_sample)
-    return multiset_intersection_size(union_ids, union_pair, pred_ids, pred_pair, n_pairs)
-
-
-def _valid_mask(lengths: Tensor, width: int) -> Tensor:
-    return torch.arange(width, device=lengths.device) < lengths.unsqueeze(1)
+    union.index_add_(0, combo_target, picked.long())
+    # the union flag of every target token (in target_flat's order); tokens outside the union get the id `vocab`,
+    # which no prediction token has
+    n_target = target_flat.numel()
+    token_line = segment_ids(target_line_len, n_target)
+    cell = token_line * target_padded.shape[1] + offsets_in_segment(target_line_len, token_line)
+    in_union = union.reshape(-1).index_select(0, cell) > 0
+    union_ids = torch.where(in_union, target_flat, vocab)
+    union_pair = on_device["target_line_pair"].index_select(0, token_line)
+    pred_ids, pred_pair = expand_segments(pred_flat, pred_len, pair_sample, pair_pred_tokens)
+    return multiset_intersection_size(union_ids, union_pair, pred_ids, pred_pair, n_pairs, id_bound=vocab + 1)
 
 
 def _rouge_compute(reduced: Tensor, rouge_keys: Sequence[str]) -> dict[str, Tensor]:
@@ -467,6 +503,9 @@ class ROUGEScore(PerSampleScore):
     States (:class:`~gpumetrics.core.PerSampleScore` with ``score_shape=(K, 3)``): ``score_sum``, the float64 sum
     over samples of (precision, recall, F) per key, and the sample ``count`` (DDP: one all-reduce each); with
     ``reduction="none"`` also the per-sample ``scores`` (gathered in rank order). Every key is reduced the same way.
+
+    Host syncs: 0 per update (both modes, every key), independent of the batch: every size comes from the host
+    tokenizer's output, which goes to the device in one copy.
 
     Args:
         mode: ``"rouge-score"`` or ``"coco"`` (pycocoevalcap ``Rouge``), as in :func:`rouge_score`.

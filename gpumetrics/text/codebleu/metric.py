@@ -478,6 +478,9 @@ class CodeBLEUScore(PerSampleScore):
     States: ``reduction="corpus"``: the 25 summed statistics (``float64[25]``, one all-reduce under DDP);
     sentence level: the per-sample score vectors through :class:`~gpumetrics.core.PerSampleScore`.
 
+    Host syncs: at most 3 per update (the pruned positions of n-gram orders 2–4), independent of the batch; the
+    AST and data-flow keys come from the host parser and go to the device in one copy per component.
+
     Example:
         >>> metric = CodeBLEUScore(language="python")
         >>> metric.update(["def add(a, b):\\n    return a + b"],

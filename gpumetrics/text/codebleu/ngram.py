@@ -2,7 +2,7 @@
 
 Everything is counted on the shared n-gram scheme of :mod:`gpumetrics.kernels.ngrams`: the tokens of every
 hypothesis and reference of a batch in one :class:`~gpumetrics.kernels.ngrams.TokenBatch`, unigram ids grouped by
-sample, one :class:`~gpumetrics.kernels.ngrams.NgramLadder` climbed order by order (no loop over samples).
+sample, one climb of :func:`~gpumetrics.kernels.ngrams.clip_levels` order by order (no loop over samples).
 
 Statistics per sample (``float64``, all exact integers, so sums are exact in any order and under DDP):
 
@@ -25,8 +25,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gpumetrics.kernels.ngrams import NgramLadder, ngram_totals
-from gpumetrics.kernels.ragged import segment_ids, segment_starts
+from gpumetrics.kernels.ngrams import clip_levels, ngram_totals
+from gpumetrics.kernels.ragged import segment_ids
 from gpumetrics.text.tokenize.base import encode_token_lists
 
 ORDER = 4
@@ -78,36 +78,41 @@ def ngram_statistics(
     host = encode_token_lists(lines)
     fifths = np.fromiter((KEYWORD_FIFTHS if token in keywords else OTHER_FIFTHS for token in host.vocabulary),
                          dtype=np.int64, count=host.vocab_size)
-    batch = host.to(device)
-    token_fifths = torch.as_tensor(fifths, device=device)[batch.ids] if batch.ids.numel() else batch.ids
-    per_sample = torch.tensor(refs_per_sample, dtype=torch.long, device=device) + 1
+    # the line layout on the host (sizes and the longest line without reading the device), then one copy
+    host_ids, host_lengths = np.asarray(host.ids, dtype=np.int64), np.asarray(host.lengths, dtype=np.int64)
+    per_sample = np.asarray(refs_per_sample, dtype=np.int64) + 1
     segments = len(lines)
-    sample = segment_ids(per_sample, segments)
-    starts = segment_starts(per_sample)
-    is_hyp = torch.zeros(segments, dtype=torch.bool, device=device)
-    is_hyp[starts] = True
-    lengths = batch.lengths
+    host_sample = np.repeat(np.arange(size, dtype=np.int64), per_sample)
+    host_starts = np.cumsum(per_sample) - per_sample
+    host_is_hyp = np.zeros(segments, dtype=bool)
+    host_is_hyp[host_starts] = True
+    ref_lines = np.flatnonzero(~host_is_hyp)
+    span = int(host_lengths.max(initial=0)) + 1
+    parts = (host_ids, fifths[host_ids], host_lengths, host_sample, host_is_hyp.astype(np.int64), host_starts, ref_lines)
+    flat = torch.from_numpy(np.concatenate(parts)).to(device)
+    ids, token_fifths, lengths, sample, is_hyp, starts, ref_lines_t = flat.split([part.size for part in parts])
+    is_hyp = is_hyp.bool()
+    batch = host._replace(ids=ids, lengths=lengths)
 
     # BLEU
-    hyp_len = lengths[starts]
+    hyp_len = lengths.index_select(0, starts)
     out[:, BLEU_TOTALS] = ngram_totals(hyp_len, ORDER).clamp_min(1).double()
     out[:, HYP_LEN] = hyp_len.double()
-    ref_len, ref_sample = lengths[~is_hyp], sample[~is_hyp]
-    span = int(lengths.max()) + 1
-    key = (ref_len - hyp_len[ref_sample]).abs() * span + ref_len
+    ref_len, ref_sample = lengths.index_select(0, ref_lines_t), sample.index_select(0, ref_lines_t)
+    key = (ref_len - hyp_len.index_select(0, ref_sample)).abs() * span + ref_len
     closest = torch.full((size,), torch.iinfo(torch.long).max, dtype=torch.long, device=device)
     out[:, REF_LEN] = (closest.scatter_reduce(0, ref_sample, key, reduce="amin") % span).double()
 
     # denominators that need no matching: reference n-grams (order 1 weighted) and weighted hypothesis unigrams
-    token_segment = segment_ids(lengths, batch.ids.numel())
+    token_segment = segment_ids(lengths, ids.numel())
     segment_fifths = torch.zeros(segments, dtype=torch.long, device=device).index_add_(0, token_segment, token_fifths)
     ref_totals = ngram_totals(ref_len, ORDER).clamp_min(1)
-    ref_totals[:, 0] = segment_fifths[~is_hyp].clamp_min(KEYWORD_FIFTHS)  # max(1, Σ w) in fifths
+    ref_totals[:, 0] = segment_fifths.index_select(0, ref_lines_t).clamp_min(KEYWORD_FIFTHS)  # max(1, Σ w) in fifths
     out[:, RECALL_TOTALS] = torch.zeros(size, ORDER, dtype=torch.long, device=device).index_add_(
         0, ref_sample, ref_totals).double()
-    out[:, PRECISION_TOTAL] = segment_fifths[starts].double()
+    out[:, PRECISION_TOTAL] = segment_fifths.index_select(0, starts).double()
 
-    clipped, recall, precision = _clipped_matches(batch, token_segment, sample, is_hyp, token_fifths, size)
+    clipped, recall, precision = _clipped_matches(batch, sample, is_hyp, token_fifths, size)
     out[:, BLEU_MATCHES] = clipped.double()
     out[:, RECALL_MATCHES] = recall.double()
     out[:, PRECISION_MATCHES] = precision.double()
@@ -115,54 +120,30 @@ def ngram_statistics(
 
 
 def _clipped_matches(
-    batch, token_segment: Tensor, sample: Tensor, is_hyp: Tensor, token_fifths: Tensor, size: int
+    batch, sample: Tensor, is_hyp: Tensor, token_fifths: Tensor, size: int
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """``(bleu LongTensor[B, 4], recall LongTensor[B, 4], precision LongTensor[B])`` from one climb of the ladder:
-    BLEU's clipped matches ``Σ_g min(c_hyp(g), max_r c_r(g))`` (what
+    """``(bleu LongTensor[B, 4], recall LongTensor[B, 4], precision LongTensor[B])`` from one climb of
+    :func:`~gpumetrics.kernels.ngrams.clip_levels`: BLEU's clipped matches ``Σ_g min(c_hyp(g), max_r c_r(g))`` (what
     :func:`~gpumetrics.kernels.ngrams.clipped_ngram_matches` counts), codebleu's per-reference clipped counts summed
     over references (order 1 weighted), and the paper's weighted clipped unigram matches (max over references).
 
     Orders climb as in :func:`~gpumetrics.kernels.ngrams.clipped_ngram_matches`: an n-gram can count only if it
     occurs in the hypothesis and in some reference of its sample, so order n+1 extends only occurrences whose
-    n-grams at p and p+1 do (an (n+1)-gram that can count keeps every occurrence, hence exact counts)."""
+    n-grams at p and p+1 do (an (n+1)-gram that can count keeps every occurrence, hence exact counts). Host
+    synchronisations: one per order after the first."""
     device = batch.ids.device
     bleu = torch.zeros(ORDER, size, dtype=torch.long, device=device)
     recall = torch.zeros(ORDER, size, dtype=torch.long, device=device)
     precision = torch.zeros(size, dtype=torch.long, device=device)
-    total = batch.ids.numel()
-    if total == 0:
-        return bleu.t().contiguous(), recall.t().contiguous(), precision
-    segments = batch.lengths.numel()
-    ladder = NgramLadder(batch)
-    token_hyp = is_hyp[token_segment]
-    present = torch.zeros(total + 1, dtype=torch.bool, device=device)
-    level = ladder.unigrams(group=sample[token_segment])
-    for n in range(1, ORDER + 1):
-        grams = level.distinct
-        occurrence_segment = token_segment[level.position]
-        hyp = token_hyp[level.position]
-        hyp_count = torch.bincount(level.gram[hyp], minlength=grams)
-        ref = ~hyp
-        pair = level.gram[ref] * segments + occurrence_segment[ref]
-        pairs, pair_count = torch.unique(pair, return_counts=True)
-        pair_gram = torch.div(pairs, segments, rounding_mode="floor")
-        clipped = torch.minimum(pair_count, hyp_count[pair_gram])
-        ref_max = torch.zeros(grams, dtype=torch.long, device=device).scatter_reduce_(
-            0, pair_gram, pair_count, reduce="amax")
-        matched = torch.minimum(hyp_count, ref_max)
-        bleu[n - 1].index_add_(0, level.group, matched)
+    for level in clip_levels(batch, sample, is_hyp, size, ORDER):
+        n = level.order
+        bleu[n - 1].index_add_(0, level.gram_sample, level.clipped)
+        # per reference: min(c_r(g), c_hyp(g)) of every (n-gram, reference) pair (hypothesis pairs count 0)
+        pair_clipped = torch.minimum(level.pair_count, level.hyp_count.index_select(0, level.pair_gram))
         if n == 1:
-            gram_fifths = torch.zeros(grams, dtype=torch.long, device=device).scatter_(
-                0, level.gram, token_fifths[level.position])
-            clipped = clipped * gram_fifths[pair_gram]
-            precision.index_add_(0, level.group, matched * gram_fifths)
-        recall[n - 1].index_add_(0, sample[pairs % segments], clipped)
-        if n == ORDER:
-            break
-        hit = (matched > 0)[level.gram]
-        present.zero_()
-        present[level.position] = hit
-        level = ladder.extend(level, hit & present[level.position + 1])
-        if level.position.numel() == 0:
-            break
+            gram_fifths = torch.zeros_like(level.gram).scatter_(
+                0, level.gram, token_fifths.index_select(0, level.occurrence))
+            pair_clipped = pair_clipped * gram_fifths.index_select(0, level.pair_gram)
+            precision.index_add_(0, level.gram_sample, level.clipped * gram_fifths)
+        recall[n - 1].index_add_(0, level.gram_sample.index_select(0, level.pair_gram), pair_clipped)
     return bleu.t().contiguous(), recall.t().contiguous(), precision

@@ -72,10 +72,12 @@ def syntax_matches(
     if pairs == 0:
         return torch.zeros(0, dtype=torch.long, device=device), totals
     cand_host, ref_host = np.concatenate(candidates).astype(np.int64), np.concatenate(references).astype(np.int64)
-    cand_ids, ref_ids = torch.as_tensor(cand_host, device=device), torch.as_tensor(ref_host, device=device)
-    cand_pair = torch.repeat_interleave(torch.arange(pairs, device=device),
-                                        torch.tensor([len(c) for c in candidates], device=device))
-    ref_pair = torch.repeat_interleave(torch.arange(pairs, device=device), totals)
+    # the pair of every key on the host (sizes known here), everything to the device in one copy
+    cand_pair_host = np.repeat(np.arange(pairs, dtype=np.int64), [len(c) for c in candidates])
+    ref_pair_host = np.repeat(np.arange(pairs, dtype=np.int64), [len(r) for r in references])
+    parts = (cand_host, ref_host, cand_pair_host, ref_pair_host)
+    cand_ids, ref_ids, cand_pair, ref_pair = torch.from_numpy(np.concatenate(parts)).to(device).split(
+        [part.size for part in parts])
     span = int(max(cand_host.max(initial=0), ref_host.max(initial=0))) + 1
     if clipped:
         return multiset_intersection_size(ref_ids, ref_pair, cand_ids, cand_pair, pairs, id_bound=span), totals
