@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.14.1 torchvision==0.29.1
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench venv install install-test clean
+.PHONY: demo test test-cuda bench venv install install-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,14 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# the CUDA suite (tests marked `cuda`; each skips with a reason without CUDA). It needs no venv: on a GPU machine
+# whose Python already has torch, `make test-cuda CUDA_PYTHON=python3` (tools/gpu_session.sh runs it in one call).
+CUDA_PYTHON ?= $(BIN)/python
+PYTEST_CUDA_ARGS ?=
+test-cuda:
+	PYTHONPATH=$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} $(CUDA_PYTHON) -m pytest -o addopts="" --strict-markers -ra -q \
+		-p no:cacheprovider -m cuda tests $(PYTEST_CUDA_ARGS)
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)

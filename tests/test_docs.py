@@ -1,5 +1,6 @@
-"""The documentation says only what is true: every README code block runs, the example table matches the data, the
-definitions page is the one the code cites, and every metric states its better direction."""
+"""The documentation says only what is true: every code block of README.md and docs/ runs (or is listed here with the
+reason it does not), the example table matches the data, every page the code cites exists, and every metric states its
+better direction."""
 
 from __future__ import annotations
 
@@ -19,7 +20,11 @@ from gpumetrics.core import Metric
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
+#: languages of code blocks that are shown, not run: ``text`` holds install steps (they build the environment the tests
+#: run in) and program output
+SHOWN_ONLY = {"text"}
 
 #: README bash lines that are not run here, with the reason.
 NOT_RUN = {
@@ -27,15 +32,19 @@ NOT_RUN = {
     "make test": "the command that runs this test",
     "python -m venv c2c && . c2c/bin/activate": "a second environment for py-tree-sitter 0.2.0 (Code2code with the "
                                                  "organisers' grammar); tests/text/test_codebleu_aij2021.py runs it",
-    "pip install 'gpumetrics[text]'": "installs the package (that environment)",
+    "pip install -e '.[text]'": "installs the package (that environment)",
     "pip install tree_sitter==0.2.0": "builds the old binding; tests/text/test_codebleu_aij2021.py builds it in CI",
     "torchrun --nproc_per_node=2 -m gpumetrics evaluate configs/demo.yaml --output report.json":
         "2 processes; tests/test_scale.py::test_torchrun_two_processes_equal_one runs the same command",
 }
 
 
-def readme_blocks(language: str) -> list[str]:
-    return [body for lang, body in FENCE.findall(README.read_text(encoding="utf-8")) if lang == language]
+def readme_blocks(language: str, pages: tuple = (README,)) -> list[str]:
+    return [body for page in pages for lang, body in FENCE.findall(page.read_text(encoding="utf-8")) if lang == language]
+
+
+def docs_blocks(language: str) -> list[str]:
+    return readme_blocks(language, tuple(DOCS))
 
 
 def command_lines(block: str) -> list[str]:
@@ -54,10 +63,27 @@ def command_lines(block: str) -> list[str]:
 
 def test_readme_has_code_blocks_of_each_kind():
     assert readme_blocks("python") and readme_blocks("bash") and readme_blocks("yaml")
-    known = {"python", "bash", "yaml"}
-    assert {lang for lang, _ in FENCE.findall(README.read_text(encoding="utf-8"))} <= known, (
-        "a README block in a language this test does not run"
-    )
+    known = {"python", "bash", "yaml"} | SHOWN_ONLY
+    for page in DOCS:
+        languages = {lang for lang, _ in FENCE.findall(page.read_text(encoding="utf-8"))}
+        assert languages <= known, f"{page.relative_to(ROOT)}: a block in a language this test does not run"
+
+
+def test_readme_is_short():
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 200
+
+
+def test_docs_python_blocks_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for page in DOCS[1:]:
+        for block in readme_blocks("python", (page,)):
+            exec(compile(block, str(page.relative_to(ROOT)), "exec"), {})  # noqa: S102 (our own docs)
+
+
+def test_docs_links_resolve():
+    for page in DOCS:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            assert (page.parent / target).exists(), f"{page.relative_to(ROOT)} links to missing {target}"
 
 
 def test_readme_python_blocks_run(tmp_path, monkeypatch):
@@ -73,7 +99,7 @@ def test_readme_yaml_config_runs_relative_to_its_folder(tmp_path, monkeypatch):
     from gpumetrics.harness.config import load_config
     from gpumetrics.harness.runner import evaluate
 
-    block = readme_blocks("yaml")[0]  # the second one is the suite example (test below)
+    block = readme_blocks("yaml")[0]  # docs/metrics/suites.md holds the suite example (test below)
     config = yaml.safe_load(block)
     assert config["tasks"]
     (tmp_path / "examples").symlink_to(ROOT / "examples")
@@ -89,9 +115,9 @@ def test_readme_yaml_config_runs_relative_to_its_folder(tmp_path, monkeypatch):
 def test_readme_suite_example_names_suite_tasks_and_settable_options():
     from gpumetrics.suites import SUITES
 
-    blocks = readme_blocks("yaml")
-    assert len(blocks) == 2
-    config = yaml.safe_load(blocks[1])
+    blocks = readme_blocks("yaml", (ROOT / "docs" / "metrics" / "suites.md",))
+    assert len(blocks) == 1
+    config = yaml.safe_load(blocks[0])
     suite = SUITES[config["suite"]]
     tasks = {task.name: task for task in suite.tasks}
     for item in config["tasks"]:
@@ -103,7 +129,7 @@ def test_readme_suite_example_names_suite_tasks_and_settable_options():
 
 
 def test_readme_bash_lines_are_all_run_or_listed():
-    lines = [line for block in readme_blocks("bash") for line in command_lines(block)]
+    lines = [line for block in docs_blocks("bash") for line in command_lines(block)]
     assert lines
     for line in lines:
         assert line in NOT_RUN or _cli_args(line) is not None, f"README line is neither run here nor listed: {line}"
@@ -159,10 +185,10 @@ def readme_sandbox(tmp_path, monkeypatch):
 
 def test_readme_bash_lines_run(readme_sandbox, capsys):
     ran = []
-    for block in readme_blocks("bash"):
+    for block in docs_blocks("bash"):
         for line in command_lines(block):
             args = _cli_args(line)
-            if args is None:
+            if args is None or line in NOT_RUN:
                 continue
             code = main(args)
             captured = capsys.readouterr()

@@ -91,13 +91,13 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
                                  {"rouge_keys": ("rouge1", "rougeW"), "reduction": "none"},
                                  {"mode": "coco"}, {"mode": "coco", "reduction": "none"}]),
         (gpumetrics.COCOCaptionScores, [{}, {"tokenize": "none"}, {"reduction": "none"}]),
-        (gpumetrics.CIDErScore, [{"variant": "cider-d"}, {"variant": "cider"},
-                                 {"variant": "cider", "reduction": "none"}]),
+        (gpumetrics.CIDErScore, [{"mode": "cider-d"}, {"mode": "cider"},
+                                 {"mode": "cider", "reduction": "none"}]),
         (gpumetrics.METEORScore, [{"reduction": reduction} for reduction in ("corpus", "mean", "sum", "none")]
          + [{"language": "ru"}]
          + [{"mode": mode, "synonyms": NoSynonyms(), "reduction": reduction}
             for mode in ("nltk", "aij2022-caption", "aij2022-vqa") for reduction in ("corpus", "none")]),
-        (gpumetrics.CodeBLEUScore, [{"lang": "python", "mode": mode, "reduction": reduction}
+        (gpumetrics.CodeBLEUScore, [{"language": "python", "mode": mode, "reduction": reduction}
                                     for mode in ("codebleu-0.7", "paper") for reduction in ("corpus", "mean", "none")]
          + [{"preset": "aij2021"}]),
     ]:

@@ -45,7 +45,7 @@ def codebleu_case(size: int, device: str) -> Contenders:
     preds, target = _pairs(size)
 
     def ours():
-        result = codebleu_score(preds, target, lang="python", device=device)
+        result = codebleu_score(preds, target, language="python", device=device)
         return {key: float(result[key]) for key in _KEYS}
 
     return Contenders(

@@ -195,3 +195,78 @@ def kid_compute_case(size: int, device: str) -> Contenders:
         note="float64 features, 100 subsets × 1,000, poly kernel degree 3; same subsets, same value (1e-6 relative)",
     )
 
+
+
+@register("fid_files", sizes=(1000,), quick_sizes=(100,), unit="JPEG files", repeats=3)
+def fid_files_case(size: int, device: str) -> Contenders:
+    """FID's file pipeline: JPEGs of 256×256 decoded and passed to a cheap 64-d feature module (8×8 average pool of
+    the grey image), so decoding dominates as it does beside a GPU's forward; gpumetrics' workers vs its serial path
+    and pytorch-fid's DataLoader."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from PIL import Image
+    from pytorch_fid.fid_score import get_activations
+
+    from gpumetrics.image.image_files import add_image_files
+    from gpumetrics.image.io import default_workers, list_images
+
+    folder = Path(tempfile.mkdtemp(prefix="gpumetrics_bench_jpegs_"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    generator = torch.Generator().manual_seed(0)
+    base = torch.randint(0, 256, (3, 64, 64), dtype=torch.uint8, generator=generator)
+    for i in range(size):  # smooth images (upsampled noise) compress like photos, unlike raw noise
+        pixels = torch.nn.functional.interpolate(base[None].float().roll(i, -1), size=(256, 256), mode="bilinear")
+        Image.fromarray(pixels[0].clamp(0, 255).byte().permute(1, 2, 0).numpy()).save(folder / f"{i:05d}.jpg", quality=90)
+    files = list_images(folder)
+    workers = default_workers()
+
+    class Pooled(torch.nn.Module):
+        dims = 64
+
+        def forward(self, images):
+            grey = images.float().mean(dim=1, keepdim=True)
+            return torch.nn.functional.adaptive_avg_pool2d(grey, 8).flatten(1)
+
+    class PytorchFidModel(torch.nn.Module):  # pytorch-fid's get_activations reads model(batch)[0]: [B, d, 1, 1]
+        def forward(self, batch):
+            return [Pooled()(batch)[:, :, None, None]]
+
+    def ours(decode: str = "pil", workers: int = workers):
+        metric = FrechetInceptionDistance(feature=Pooled()).to(device)
+        add_image_files(metric, files, True, 50, device, workers=workers, decode=decode)
+        return metric
+
+    contenders = {f"add_image_files ({workers} workers)": ours}
+    if device.startswith("cuda"):
+        contenders["add_image_files (decode=nvjpeg)"] = lambda: ours("nvjpeg")
+    return Contenders(
+        ours=contenders,
+        anchors={
+            "gpumetrics serial decoding (workers=0)": lambda: ours(workers=0),
+            f"pytorch-fid get_activations ({workers} workers)": lambda: get_activations(
+                [str(f) for f in files], PytorchFidModel(), 50, 64, device, num_workers=workers),
+        },
+        note="decoding-bound (a 64-d pooled-pixel feature), batch 50; workers = default_workers() of this machine",
+    )
+
+
+@register("clip_speed_modes", sizes=(32,), quick_sizes=(2,), unit="images", repeats=3)
+def clip_speed_modes_case(size: int, device: str) -> Contenders:
+    """CLIPScore.update in each precision (open_clip ViT-B-32 architecture, random weights) against true float32."""
+    from gpumetrics.image.clip_score import CLIPScore
+
+    generator = torch.Generator().manual_seed(0)
+    images = torch.randint(0, 256, (size, 3, 256, 256), dtype=torch.uint8, generator=generator).to(device)
+    captions = [f"a photo number {i} of a cat on a sofa" for i in range(size)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        metrics = {mode: CLIPScore("open_clip", "ViT-B-32", pretrained="random", speed_mode=mode).to(device)
+                   for mode in (None, "tf32", "bf16", "fp16")}
+    return Contenders(
+        ours={f"CLIPScore.update speed_mode={mode}": (lambda m=metric: m.update(images, captions))
+              for mode, metric in metrics.items() if mode is not None},
+        anchors={"CLIPScore.update (true float32)": lambda: metrics[None].update(images, captions)},
+        note="256×256 uint8 inputs; a CPU has no TF32 or fast fp16: the ratios matter on a GPU",
+    )

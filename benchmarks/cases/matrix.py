@@ -17,7 +17,7 @@ Words are separated by spaces in every script (CJK words are 1–3 Han character
 script axis changes the characters, not the segmentation; texts of Latin and Cyrillic start with a capital and end
 with ``.`` (CJK: ``。``). Predictions and references are independent edits (10 % substitutions, 5 % deletions,
 5 % insertions) of one hidden text. ROUGE on Latin uses rouge-score's own tokenizer on both sides; rouge-score's
-tokenizer drops every non-ASCII letter, so on Cyrillic / CJK gpumetrics runs ``tokenizer="unicode"`` and rouge-score
+tokenizer drops every non-ASCII letter, so on Cyrillic / CJK gpumetrics runs ``tokenize="unicode"`` and rouge-score
 is given the same rule as a custom tokenizer (both see the same tokens; CJK characters one by one).
 """
 
@@ -157,7 +157,7 @@ def _rouge(preds: list[str], target: list[list[str]], shape: Shape, device: str)
     single = [refs[0] for refs in target] if shape.refs == 1 else target
 
     def ours() -> list[float]:
-        scores = rouge_score(preds, single, _ROUGE_KEYS, tokenizer=tokenizer, device=device)
+        scores = rouge_score(preds, single, rouge_keys=_ROUGE_KEYS, tokenize=tokenizer, device=device)
         return [float(scores[f"{k}_{s}"]) for k in _ROUGE_KEYS for s in ("precision", "recall", "fmeasure")]
 
     def anchor() -> list[float]:

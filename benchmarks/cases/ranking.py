@@ -57,7 +57,7 @@ def ranking_case(size: int, device: str) -> Contenders:
     ranx_qrels, ranx_run = Qrels(qrels), Run(run)
 
     def ours() -> dict:
-        out = ranking_metrics(scores, relevance, list(NAMES), qrels=qrels_tensor)
+        out = ranking_metrics(scores, relevance, metrics=list(NAMES), qrels=qrels_tensor)
         return {name: float(value) for name, value in out.items()}
 
     def ranx_eval() -> dict:
@@ -100,4 +100,36 @@ def ranking_case(size: int, device: str) -> Contenders:
         check=lambda ours_value, anchor: _close(ours_value, anchor, 1e-9),
         note=f"{DOCS} documents per query, distinct scores, graded labels, {MISSED} unretrieved relevant per query; "
              "torchmetrics cannot see unretrieved documents, so its numbers differ (not checked)",
+    )
+
+
+@register("ranking_ranx_ties", sizes=(10_000,), quick_sizes=(500,), repeats=5)
+def ranking_ranx_ties_case(size: int, device: str) -> Contenders:
+    """Heavy ties (5 distinct scores over 100 documents): ties="ranx" reproduces numba's quicksort order on the CPU."""
+    from ranx import Qrels, Run, evaluate
+
+    data = ranking_data(size, seed=1)
+    data["scores"] = torch.floor(data["scores"] * 5) / 5
+    scores, relevance, qrels_tensor = (data[k].to(device) for k in ("scores", "relevance", "qrels"))
+    qrels, run = trec_dicts(data)
+    qrels = {f"q{int(q[1:]):07d}": v for q, v in qrels.items()}  # ranx orders queries by id: keep ours
+    run = {f"q{int(q[1:]):07d}": v for q, v in run.items()}
+    ranx_qrels, ranx_run = Qrels(qrels), Run(run)
+
+    def ours() -> dict:
+        out = ranking_metrics(scores, relevance, metrics=list(NAMES), qrels=qrels_tensor, ties="ranx")
+        return {name: float(value) for name, value in out.items()}
+
+    def ranx_eval() -> dict:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = evaluate(ranx_qrels, ranx_run, list(NAMES), save_results_in_run=False)
+        return {name: float(out[name]) for name in NAMES}
+
+    return Contenders(
+        ours={"ranking_metrics(ndcg@10, map, mrr, ties=ranx)": ours},
+        anchors={"ranx 0.3 evaluate (numba, compiled)": ranx_eval},
+        check=lambda ours_value, anchor: _close(ours_value, anchor, 1e-9),
+        note=f"{DOCS} documents per query, 5 distinct scores (every query tied), graded labels, {MISSED} unretrieved "
+             "relevant per query; ranx's tie order: numba's np.argsort of every tied query on the CPU",
     )

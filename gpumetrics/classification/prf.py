@@ -99,6 +99,32 @@ def _reduce(
     return (weights * score).sum(-1) / weights.sum(-1)
 
 
+def _check_shapes(task: str, preds: tuple, target: tuple, classes: int | None) -> None:
+    """``ValueError`` naming both shapes unless they fit the task (sizes only: no host sync).
+
+    binary: equal shapes ``[N, ...]``; multiclass: labels of equal shapes, or scores ``[N, C, ...]`` for targets
+    ``[N, ...]`` with ``C = num_classes``; multilabel: equal shapes ``[N, L, ...]`` with ``L = num_labels``.
+
+    Example:
+        >>> _check_shapes("multilabel", (4,), (4,), 3)
+        Traceback (most recent call last):
+        ...
+        ValueError: multilabel `preds` and `target` must be both [N, num_labels=3, ...]; got preds (4,) and target (4,)
+    """
+    if task == "binary":
+        ok, expected = preds == target and len(target) >= 1, "of one shape [N, ...]"
+    elif task == "multiclass":
+        scores = len(preds) == len(target) + 1 and len(target) >= 1 and preds[0] == target[0] and preds[1] == classes \
+            and preds[2:] == target[1:]
+        ok = (preds == target and len(target) >= 1) or scores
+        expected = f"labels of one shape [N, ...], or scores [N, num_classes={classes}, ...] for target [N, ...]"
+    else:
+        ok = preds == target and len(target) >= 2 and target[1] == classes
+        expected = f"both [N, num_labels={classes}, ...]"
+    if not ok:
+        raise ValueError(f"{task} `preds` and `target` must be {expected}; got preds {preds} and target {target}")
+
+
 def _check_inputs(
     task: str, preds: Any, target: Any, classes: int | None = None, ignore_index: int | None = None
 ) -> None:
@@ -114,6 +140,7 @@ def _check_inputs(
             raise TypeError(f"`{name}` must be a torch.Tensor, got {type(value).__name__}")
     if target.is_floating_point() or target.is_complex():
         raise TypeError(f"`target` must hold integer labels, got dtype {target.dtype}")
+    _check_shapes(task, tuple(preds.shape), tuple(target.shape), classes)
     if preds.numel() == 0 or target.numel() == 0:
         return
     high = classes if task == "multiclass" else 2

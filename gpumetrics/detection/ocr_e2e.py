@@ -32,6 +32,7 @@ from gpumetrics.kernels.iou import (
     block_overlap_pairs, normalize_quads, paired_intersection_areas, quad_areas, work_dtype,
 )
 from gpumetrics.kernels.ragged import scatter_any, segment_ids, segment_starts
+from gpumetrics.text.tokenize.base import dense_ids
 
 __all__ = ["OCREndToEnd", "ocr_end_to_end"]
 
@@ -104,11 +105,11 @@ def _ocr_e2e_update(
     n_pred, n_gt = n_pred.to(device), n_gt.to(device)
     n_img, total_p, total_g = n_pred.numel(), preds.shape[0], gts.shape[0]
 
-    # text ids: equal ids ⇔ equal texts (after case folding when case-insensitive)
-    vocab: dict[str, int] = {}
-    fold = (lambda s: s) if case_sensitive else str.upper
-    p_ids = torch.tensor([vocab.setdefault(fold(t), len(vocab)) for t in p_texts], dtype=torch.long, device=device)
-    g_ids = torch.tensor([vocab.setdefault(fold(t), len(vocab)) for t in g_texts], dtype=torch.long, device=device)
+    # text ids: equal ids ⇔ equal texts (after case folding when case-insensitive), from the shared vocabulary builder
+    texts = [*p_texts, *g_texts]
+    text_ids, _ = dense_ids(texts if case_sensitive else [text.upper() for text in texts])
+    text_ids = torch.from_numpy(text_ids).to(device)
+    p_ids, g_ids = text_ids[: len(p_texts)], text_ids[len(p_texts):]
     g_dc = torch.tensor([t == dont_care for t in g_texts], dtype=torch.bool, device=device)
 
     pred_img = segment_ids(n_pred, total_p)

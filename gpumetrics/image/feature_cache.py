@@ -88,10 +88,11 @@ def extractor_digest(extractor: nn.Module) -> Optional[str]:
 
 def reference_key(
     metric: Any, side: str, files: Sequence[Union[str, Path]], root: Union[str, Path], batch_size: int,
-    device: torch.device, progress: Optional[ProgressFn] = None, phase: str = "hashing images",
+    device: torch.device, progress: Optional[ProgressFn] = None, phase: str = "hashing images", decode: str = "pil",
 ) -> Optional[str]:
     """The cache key of ``metric``'s ``side`` after reading ``files`` (relative to ``root``) in batches of
-    ``batch_size`` on ``device``; None when the metric's extractor cannot be named (a custom module)."""
+    ``batch_size`` on ``device`` with the ``decode`` decoder; None when the metric's extractor cannot be named (a
+    custom module)."""
     extractor = extractor_digest(metric.extractor)
     if extractor is None:
         return None
@@ -102,6 +103,8 @@ def reference_key(
         "extractor": extractor, "batch_size": batch_size, "device": torch.device(device).type,
         "gpumetrics": library_version(), "torch": torch.__version__, "pillow": PIL.__version__,
     }
+    if decode != "pil":  # PIL's keys stay those of earlier versions
+        context["decode"] = decode
     digest = hashlib.blake2b(json.dumps(context, sort_keys=True).encode(), digest_size=32)
     digest.update(bytes.fromhex(image_set_digest(files, root, progress, phase)))
     return digest.hexdigest()

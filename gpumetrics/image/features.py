@@ -17,8 +17,9 @@ from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import check_choice
+from gpumetrics.image.precision import parse_speed_mode
 from gpumetrics.image.inception import (
-    FEATURE_DIMS, RESIZE_MODES, SPEED_MODES, FIDInceptionV3, WeightsArg, check_weights_argument,
+    FEATURE_DIMS, RESIZE_MODES, FIDInceptionV3, WeightsArg, check_weights_argument,
 )
 
 MAX_FEATURE = 1e150
@@ -78,8 +79,7 @@ def check_extractor_options(
     weights file exists (its hash and contents are read when the extractor is built). Raises ``ValueError``,
     ``TypeError`` or ``FileNotFoundError`` naming the argument."""
     check_choice(resize, "resize", RESIZE_MODES)
-    if speed_mode is not None:
-        check_choice(speed_mode, "speed_mode", SPEED_MODES)
+    parse_speed_mode(speed_mode)
     if download is not None and not isinstance(download, bool):
         raise TypeError(f"`download` must be a bool or None, got {type(download).__name__}")
     if isinstance(feature, nn.Module):

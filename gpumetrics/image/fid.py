@@ -239,10 +239,12 @@ class FrechetInceptionDistance(RealFakeFeatureMetric):
             AIJ-2022 organisers' PIL resize to 256×256 first); see :mod:`gpumetrics.image.inception`.
         reset_real_features: when False, ``reset()`` keeps the real statistics (and loaded real stats).
         download: allow downloading the pinned weights (default: only when ``$GPUMETRICS_DOWNLOAD=1``).
-        speed_mode: ``None`` (default) — the exact pytorch-fid parity path. Opt-in, NOT parity:
-            ``"channels_last"``, ``"bf16"`` / ``"fp16"`` (autocast) or ``"compile"`` (``torch.compile``) for the Inception network
-            (see ``gpumetrics.image.inception`` for the measured deviations). The mode appears in the signature as
-            ``speed:<mode>``; FID values of different modes are not comparable. Built-in Inception only.
+        speed_mode: ``None`` (default) — the parity path, true float32 on every device (TF32 off during the
+            forward). Opt-in, NOT parity: ``"tf32"``, ``"bf16"`` / ``"fp16"`` (autocast), ``"channels_last"``,
+            ``"compile"``, a precision joined to layout parts (``"bf16+channels_last"``) or ``"fastest"``; see
+            :mod:`gpumetrics.image.precision` and ``gpumetrics.image.inception`` for their tested bounds. The mode
+            appears in the signature as ``speed:<mode>``; values of different modes are not comparable. Built-in
+            Inception only.
         kwargs: torchmetrics ``Metric`` options.
 
     States (summed over ranks): ``real_sum``/``fake_sum: float64[d]``, ``real_outer``/``fake_outer:

@@ -23,11 +23,13 @@ def add_image_files(
     root: Optional[Union[str, Path]] = None,
     progress: Optional[ProgressFn] = None,
     phase: str = "images",
+    workers: Optional[int] = None,
+    decode: str = "pil",
 ) -> None:
     """Add the features of ``files`` to the ``real`` (or generated) side of ``metric``.
 
-    Files are read in chunks of ``batch_size`` (``same_size_batches``), moved to ``device`` and passed through the
-    metric's extractor. With a ``cache``, the side's states are looked up under
+    Files are decoded in chunks of ``batch_size`` by ``workers`` processes (``same_size_batches``: prefetched, pinned
+    and copied without blocking to a CUDA ``device``) and passed through the metric's extractor. With a ``cache``, the side's states are looked up under
     :func:`~gpumetrics.image.feature_cache.reference_key` first — a hit sets them without running the extractor,
     to the bit what the pass would give — and stored after a pass. A custom feature module is never cached.
 
@@ -42,6 +44,8 @@ def add_image_files(
         progress: ``progress(phase, done, total)`` after each batch (and once at 0) — ``"hashing <phase>"`` while the
             cache key is computed, then ``phase`` while images are extracted.
         phase: the name of the extraction in ``progress``.
+        workers, decode: see :func:`~gpumetrics.image.io.same_size_batches` (the values do not depend on
+            ``workers``; ``decode="nvjpeg"`` changes the pixels and is part of the cache key).
 
     Raises:
         ValueError: ``cache`` without ``root``, or with a side that already holds samples.
@@ -53,7 +57,7 @@ def add_image_files(
             raise ValueError("`root` is required with `cache`: the key holds the files' paths relative to it")
         if not metric.side_is_empty(side):
             raise ValueError(f"`cache` needs an empty {side} side: it stores and restores the whole side")
-        key = reference_key(metric, side, files, root, batch_size, device, progress, f"hashing {phase}")
+        key = reference_key(metric, side, files, root, batch_size, device, progress, f"hashing {phase}", decode)
     if key is not None:
         states = cache.load(key)
         if states is not None:
@@ -65,8 +69,8 @@ def add_image_files(
     if progress is not None:
         progress(phase, 0, len(files))
     done = 0
-    for indices, images in same_size_batches(files, batch_size):
-        metric.update(images.to(device), real=real)
+    for indices, images in same_size_batches(files, batch_size, workers=workers, decode=decode, device=device):
+        metric.update(images, real=real)
         done += len(indices)
         if progress is not None:
             progress(phase, done, len(files))

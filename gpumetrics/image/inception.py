@@ -21,23 +21,20 @@ Resize modes (recorded in every signature, never changed silently):
 
 Then, in both modes, images are mapped from [0, 1] to [-1, 1] (``2x - 1``) as pytorch-fid does.
 
-Speed modes (opt-in, ``speed_mode=``; NOT parity — features deviate from pytorch-fid's, so FID values are only
-comparable between runs of the same mode; the mode is recorded in every signature as ``speed:<mode>``). They apply to
-the network only — validation and resize always run in float32/float64 as in the exact path:
+Precision and speed modes follow the one policy of :mod:`gpumetrics.image.precision`: the default (``speed_mode=None``)
+is true float32 on every device — TF32 off during the forward, the caller's flags restored — so CUDA features equal the
+CPU's to float32 rounding. Opt-in modes (NOT parity; recorded in every signature as ``speed:<mode>``) apply to the
+network only — validation and resize always run in float32/float64 as in the exact path. Tested bounds (random
+weights, CPU; ``tests/image/test_inception.py``), as max abs feature difference / max |feature| and FID relative:
 
-* ``None`` (default) — the exact path, float32, contiguous NCHW: pytorch-fid's features to ~1e-6.
-* ``"channels_last"`` — NHWC memory format for the convolutions (faster cuDNN / oneDNN kernels); same float32
-  arithmetic in another order: features differ at the float32-rounding level (tested bound: max abs diff
-  ≤ 1e-4 × max |feature|, FID ≤ 1e-3 relative; measured ~1e-6 and ~1e-7 on random weights, CPU).
-* ``"bf16"`` — the network under ``torch.autocast(dtype=torch.bfloat16)`` (tensor cores on GPU); bfloat16 keeps 8
-  mantissa bits, so features deviate by ~1e-2 relative (tested bound: max abs diff ≤ 5 % of max |feature|,
-  FID ≤ 10 % relative; measured ~1.4 % and ~2 % on random weights, CPU). Output features are float32.
-* ``"fp16"`` — the same under ``torch.autocast(dtype=torch.float16)``: 11 mantissa bits but a narrow exponent range
-  (autocast keeps batch-norm and reductions in float32). Tested bound: max abs diff ≤ 2 % of max |feature|, FID ≤ 5 %
-  relative; measured ~0.5 % and ~1 % on random weights, CPU. On CPU it is slower than float32 (no fp16 kernels
-  there); it is meant for GPUs.
-* ``"compile"`` — ``torch.compile`` of the network (float32; kernel fusion reorders float32 arithmetic; same bound as
-  ``"channels_last"``). The first call compiles (tens of seconds, needs a C++ compiler on CPU).
+* ``"channels_last"``, ``"compile"`` (and their combination): same float32 arithmetic in another order, ≤ 1e-4 and
+  ≤ 1e-3 (measured ~1e-6 and ~1e-7). ``"compile"``'s first call compiles (tens of seconds, a C++ compiler on CPU).
+* ``"tf32"`` (CUDA only; a CPU computes float32): 10 mantissa bits in matmuls and convolutions, ≤ 1e-2 and ≤ 1e-2
+  (measured 8.4e-4 and 1e-4 on an H100 with the real weights).
+* ``"bf16"`` (``torch.autocast`` bfloat16, 8 mantissa bits): ≤ 5 % and ≤ 10 % (measured ~1.4 % and ~2 %).
+* ``"fp16"`` (autocast float16; slower than float32 on a CPU): ≤ 2 % and ≤ 5 % (measured ~0.5 % and ~1 %).
+* combinations ``"<precision>+channels_last"``, ``"<precision>+compile"``, ``"<precision>+channels_last+compile"``
+  and the preset ``"fastest"`` (``"bf16+channels_last"``): the precision's bound.
 """
 
 from __future__ import annotations
@@ -50,13 +47,13 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from gpumetrics.core.checks import check_choice
+from gpumetrics.image.precision import parse_speed_mode, precision_scope
 from gpumetrics.image.resize import pil_bilinear_resize
 from gpumetrics.image.weights import FID_INCEPTION, RANDOM, load_weights
 
 RESIZE_MODES = ("pytorch-fid", "clean", "aij2022")
 AIJ2022_PRE_SIZE = 256  # the AIJ-2022 organisers resize to 256 x 256 (PIL) before pytorch-fid does to 299
-SPEED_MODES = ("channels_last", "bf16", "fp16", "compile")
-_AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+SPEED_MODES = ("channels_last", "compile", "tf32", "bf16", "fp16", "fastest")  # and '+' combinations (precision.py)
 FEATURE_DIMS = (64, 192, 768, 2048)
 INPUT_SIZE = 299
 
@@ -230,9 +227,10 @@ class FIDInceptionV3(nn.Module):
         resize: ``"pytorch-fid"`` or ``"clean"``, see the module docstring.
         download: allow downloading the pinned weights (default: only when ``$GPUMETRICS_DOWNLOAD=1``).
         seed: seed of ``weights="random"``.
-        speed_mode: ``None`` (default, the exact parity path) or an opt-in non-parity mode — ``"channels_last"``,
-            ``"bf16"``, ``"fp16"`` or ``"compile"`` (see the module docstring for their measured deviation). Recorded in
-            ``signature_fields()`` as ``speed``.
+        speed_mode: ``None`` (default, the exact parity path: true float32 on every device) or an opt-in non-parity
+            mode — ``"tf32"``, ``"bf16"``, ``"fp16"``, ``"channels_last"``, ``"compile"``, a precision joined to
+            layout parts (``"bf16+channels_last"``) or ``"fastest"`` (see the module docstring for their bounds).
+            Recorded in ``signature_fields()`` as ``speed`` (its canonical name).
 
     Example:
         >>> net = FIDInceptionV3(dims=64, weights="random")
@@ -258,11 +256,10 @@ class FIDInceptionV3(nn.Module):
         super().__init__()
         check_choice(dims, "dims", FEATURE_DIMS)
         check_choice(resize, "resize", RESIZE_MODES)
-        if speed_mode is not None:
-            check_choice(speed_mode, "speed_mode", SPEED_MODES)
+        self._speed = parse_speed_mode(speed_mode)
         self.dims = dims
         self.resize = resize
-        self.speed_mode = speed_mode
+        self.speed_mode = self._speed.name
         check_weights_argument(weights)
         net = build_fid_inception()
         if isinstance(weights, str) and weights == RANDOM:
@@ -271,7 +268,12 @@ class FIDInceptionV3(nn.Module):
             state, tag = weights, "state_dict"
         else:
             state, tag = load_weights(FID_INCEPTION.name, weights, download)
-        net.load_state_dict(state, assign=True)
+        try:
+            net.load_state_dict(state, assign=True)
+        except RuntimeError as err:  # missing / unexpected keys, wrong shapes: another network's weights
+            detail = " ".join(str(err).split())
+            raise ValueError(f"`weights` ({tag}) are not pytorch-fid's Inception-v3 state_dict: "
+                             f"{detail[:200]}{'…' if len(detail) > 200 else ''}") from None
         self.weights_tag = tag
         last = self.BLOCK_INDEX_BY_DIM[dims]
         blocks = [
@@ -281,7 +283,7 @@ class FIDInceptionV3(nn.Module):
             [net.Mixed_7a, net.Mixed_7b, net.Mixed_7c],
         ]
         self.blocks = nn.Sequential(*[nn.Sequential(*block) for block in blocks[: last + 1]])
-        if speed_mode == "channels_last":
+        if self._speed.channels_last:
             self.blocks.to(memory_format=torch.channels_last)
         self.eval()
         self.requires_grad_(False)
@@ -304,17 +306,16 @@ class FIDInceptionV3(nn.Module):
         return fields
 
     def _network(self, x: Tensor) -> Tensor:
-        if self.speed_mode is None:
-            return self.blocks(x)
-        if self.speed_mode == "channels_last":
-            return self.blocks(x.contiguous(memory_format=torch.channels_last))
-        if self.speed_mode in _AUTOCAST_DTYPES:
-            with torch.autocast(device_type=x.device.type, dtype=_AUTOCAST_DTYPES[self.speed_mode]):
-                return self.blocks(x).float()
-        compiled = self.__dict__.get("_compiled_blocks")
-        if compiled is None:  # kept out of ``_modules`` so state_dict keys stay pytorch-fid's
-            compiled = self.__dict__["_compiled_blocks"] = torch.compile(self.blocks)
-        return compiled(x)
+        mode = self._speed
+        if mode.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        blocks = self.blocks
+        if mode.compile:
+            blocks = self.__dict__.get("_compiled_blocks")
+            if blocks is None:  # kept out of ``_modules`` so state_dict keys stay pytorch-fid's
+                blocks = self.__dict__["_compiled_blocks"] = torch.compile(self.blocks)
+        with precision_scope(mode, x.device.type):
+            return blocks(x).float()
 
     def forward(self, images: Tensor) -> Tensor:
         """Extract features.

@@ -223,6 +223,12 @@ class KernelInceptionDistance(RealFakeFeatureMetric):
         subsets, subset_size, degree, gamma, coef, seed, canonical_order: see ``kernel_inception_distance``.
         reset_real_features: when False, ``reset()`` keeps the real features.
         download: allow downloading the pinned weights (default: only when ``$GPUMETRICS_DOWNLOAD=1``).
+        speed_mode: ``None`` (default) — the parity path, true float32 on every device (TF32 off during the
+            forward). Opt-in, NOT parity: ``"tf32"``, ``"bf16"`` / ``"fp16"`` (autocast), ``"channels_last"``,
+            ``"compile"``, a precision joined to layout parts (``"bf16+channels_last"``) or ``"fastest"``; see
+            :mod:`gpumetrics.image.precision` and ``gpumetrics.image.inception`` for their tested bounds. The mode
+            appears in the signature as ``speed:<mode>``; values of different modes are not comparable. Built-in
+            Inception only.
         kwargs: torchmetrics ``Metric`` options.
 
     ``compute()`` returns ``(kid_mean, kid_std)``; ``forward`` only accumulates and returns None.
@@ -255,10 +261,11 @@ class KernelInceptionDistance(RealFakeFeatureMetric):
         canonical_order: bool = True,
         reset_real_features: bool = True,
         download: Optional[bool] = None,
+        speed_mode: Optional[str] = None,
         **kwargs: Any,
     ) -> None:
         _check_options(subsets, subset_size, degree, gamma, coef, seed)
-        super().__init__(feature, weights, resize, download, None, reset_real_features, **kwargs)
+        super().__init__(feature, weights, resize, download, speed_mode, reset_real_features, **kwargs)
         self.subsets, self.subset_size, self.degree, self.gamma, self.coef = subsets, subset_size, degree, gamma, coef
         self.seed = seed
         if not isinstance(canonical_order, bool):

@@ -210,7 +210,11 @@ def load_weights(
         ``(state_dict, tag)`` where ``tag`` is what the metric's signature records (see ``weights_tag``).
     """
     file = resolve_weights(name, path, download)
-    state = torch.load(file, map_location="cpu", weights_only=True)
+    try:
+        state = torch.load(file, map_location="cpu", weights_only=True)
+    except Exception as err:  # pickle, zip and torch errors of a file that is not a torch weight file
+        raise ValueError(f"weights file {str(file)!r} is not a torch weight file "
+                         f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else 'unreadable'})") from None
     if not isinstance(state, dict):
         raise ValueError(f"weights file {str(file)!r} does not hold a state_dict (got {type(state).__name__})")
     return state, weights_tag(name, file)

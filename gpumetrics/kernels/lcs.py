@@ -1,23 +1,33 @@
 """Batched longest-common-subsequence kernels on padded id tensors (ROUGE-L, ROUGE-Lsum, ROUGE-W).
 
 Every function takes a batch of ``P`` sequence pairs as right-padded ``LongTensor``s plus their lengths; padding
-values are never read as tokens. All work is tensor ops vectorised over the pairs, on the device of the inputs:
+values are never read as tokens. All work is tensor ops vectorised over the pairs, on the device of the inputs (the
+same code on CPU and CUDA):
 
-* :func:`lcs_length` — bit-parallel LCS (Allison–Dix / Hyyrö): one word-parallel step per token of ``b``;
-  ``a`` is packed into 62-bit words of an ``int64`` (so that a word sum never overflows and carries are explicit).
-* :func:`lcs_table` / :func:`lcs_backtrack_mask` — the full DP table, row by row (a row is a ``cummax``), and the
-  LCS that rouge-score's ``_backtrack_norec`` reads out of it, as a mask over ``a`` (needed for ROUGE-Lsum's union).
-* :func:`weighted_lcs` — Lin (2004)'s weighted LCS with ``f(k) = k**weight``, by anti-diagonals.
+* :func:`lcs_length` — bit-parallel LCS (Allison–Dix 1986, Crochemore et al. 2001, Hyyrö 2004):
+  ``O(n·⌈m/62⌉)`` word operations per pair. The longer side is packed into 62-bit limbs of an ``int64`` (so a limb
+  sum never overflows and carries are explicit); each token of the shorter side updates
+  ``V ← (V + (V & M)) | (V & ~M)``. The limbs run as a wavefront (limb ``w`` handles token ``t - w`` at step ``t``
+  and passes its carry to limb ``w + 1`` for the next step), so a step is 7 element-wise tensor ops over all limbs
+  of all pairs, whatever the length, and ``min(La, Lb) + ⌈max(La, Lb)/62⌉ - 1`` steps finish.
+* :func:`lcs_backtrack_mask` — the LCS that rouge-score's ``_backtrack_norec`` reads out (needed for ROUGE-Lsum's
+  union), walked back over the stored bit rows of the same kernel (``n·m/62`` bits per pair, not a DP table).
+* :func:`lcs_table` — the full DP table, row by row (a row is a ``cummax``); a reference for tests, no metric uses it.
+* :func:`weighted_lcs` — Lin (2004)'s weighted LCS with ``f(k) = k**weight``, by anti-diagonals (``O(n·m)``).
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 import torch
 from torch import Tensor
 
 _WORD_BITS = 62
 _WORD_MASK = (1 << _WORD_BITS) - 1
-_TABLE_CELLS_PER_CHUNK = 1 << 24  # bounds the memory of lcs_backtrack_mask's DP tables
+_MATCH_BYTES_PER_CHUNK = 1 << 25  # bounds the match vectors built at once (a chunk of wavefront steps)
+_ROW_BYTES_PER_CHUNK = 1 << 27  # bounds the stored bit rows of lcs_backtrack_mask (a chunk of pairs)
+_EXIT_CHECK_STEPS = 1024  # the backtracking walk checks for its end (one host sync) every so many steps
 
 
 def _check_pairs(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> None:
@@ -31,8 +41,106 @@ def _valid(lengths: Tensor, width: int) -> Tensor:
     return torch.arange(width, device=lengths.device) < lengths.unsqueeze(1)
 
 
+def _match_chunks(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor, n_words: int):
+    """Yield ``M: LongTensor[C, P, W]``, the match bit-vectors of the next ``C`` steps of :func:`_bit_parallel`'s
+    wavefront **in reverse order** (``M[C - 1]`` first): at step ``t`` limb ``w`` works on column ``j = t - w`` of
+    ``b``, and limb ``w`` of its vector holds bit ``i - 62w`` set iff ``a[p, i] == b[p, j]`` (valid ``i``; 0 when
+    ``j`` is not a valid column of pair ``p``).
+
+    Per chunk, the values of ``b`` in the chunk's window of columns are sorted per pair; every position of ``a`` finds
+    its value's first slot there (``searchsorted``) and adds its bit to that slot's vector (``scatter_add``: the bits
+    are distinct, so the sum is the OR); each (step, limb) then gathers limb ``w`` of its column's vector. Work
+    ``O(P·(La + (C + W)·W))`` per chunk, memory ``O(P·(C + W)·W)`` with ``P·C·W`` int64 bounded by
+    ``_MATCH_BYTES_PER_CHUNK``; no host sync.
+    """
+    n_pairs, width_a, width_b = a.shape[0], a.shape[1], b.shape[1]
+    device = a.device
+    steps = width_b + n_words - 1
+    chunk = max(1, min(steps, _MATCH_BYTES_PER_CHUNK // (8 * n_pairs * n_words)))
+    position = torch.arange(width_a, device=device)
+    bits = torch.bitwise_left_shift(torch.ones_like(position), position % _WORD_BITS) * _valid(a_lengths, width_a)
+    word = torch.div(position, _WORD_BITS, rounding_mode="floor")
+    limbs = torch.arange(n_words, device=device)
+    pairs = torch.arange(n_pairs, device=device)
+    a = a.contiguous()
+    for first in range(0, steps, chunk):
+        size = min(chunk, steps - first)
+        low, high = max(0, first - n_words + 1), min(width_b, first + size)  # the columns these steps reach
+        values = b[:, low:high].contiguous()
+        window = values.shape[1]
+        ordered = torch.sort(values, dim=1).values
+        slot = torch.searchsorted(ordered, values, side="left")  # [P, S]: a value's first slot in `ordered`
+        found = torch.searchsorted(ordered, a, side="left").clamp_max(window - 1)  # [P, La]
+        hit = ordered.gather(1, found) == a
+        vectors = torch.zeros(n_pairs, window + 1, n_words, dtype=torch.long, device=device)  # slot S: no match
+        vectors.view(n_pairs, -1).scatter_add_(1, found * n_words + word, torch.where(hit, bits, 0))
+        # slot of every column the chunk reaches, k = 0 … C+W-2 for column first-(W-1)+k; S where no valid column
+        column = first - (n_words - 1) + torch.arange(size + n_words - 1, device=device)
+        reached = (column >= 0) & (column < width_b) & (column < b_lengths.unsqueeze(1))
+        slots = torch.where(reached, slot[:, (column - low).clamp(0, window - 1)], window)
+        offsets = ((pairs * (window + 1)).unsqueeze(1) + slots) * n_words  # [P, C + W - 1]
+        # step t, limb w reads column k = t - w + W - 1: with k reversed and steps reversed (t' = C-1-t) that is
+        # k' = t' + w, a sliding window — a strided view, no index tensor built per (step, limb) beyond one add
+        reversed_offsets = offsets.flip(1).contiguous()
+        index = reversed_offsets.as_strided((size, n_pairs, n_words), (1, reversed_offsets.stride(0), 1)) + limbs
+        yield vectors.view(-1)[index]  # [C, P, W], steps in reverse order
+
+
+def _bit_parallel(
+    a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor, rows: Optional[Tensor] = None
+) -> Tensor:
+    """The bit-vector ``V`` after all of ``b``: ``LongTensor[P, W]`` (``W = ⌈La/62⌉`` limbs, low limb first).
+
+    Bit ``i`` of ``V`` after ``j`` tokens of ``b`` is 0 iff ``LCS(a[:i+1], b[:j]) = LCS(a[:i], b[:j]) + 1``, so the
+    LCS of the pair is the number of zero bits among its first ``len_a``. One token updates
+    ``V ← (V + (V & M)) | (V & ~M)``. The limbs run as a wavefront: at step ``t`` limb ``w`` processes token
+    ``t - w``, adding the carry that limb ``w - 1`` produced on that token at step ``t - 1`` — so a step is a few
+    element-wise ops over all limbs, and ``Lb + W - 1`` steps finish every limb. A column that is padding (or before
+    the start / past the end) matches nothing, which leaves its limb unchanged and produces no carry.
+
+    With ``rows`` (``LongTensor[Lb + W, P, W]``), ``rows[t]`` receives the state after ``t`` steps, so limb ``w``
+    of ``V`` after ``j`` tokens is ``rows[j + w][:, w]``.
+    """
+    n_pairs, width_a = a.shape[0], a.shape[1]
+    device = a.device
+    n_words = (width_a + _WORD_BITS - 1) // _WORD_BITS
+    state = torch.full((n_pairs, n_words), _WORD_MASK, dtype=torch.long, device=device)
+    if rows is not None:
+        rows[0] = state
+    carry = torch.zeros(n_pairs, n_words, dtype=torch.long, device=device)  # limb 0 never receives one
+    step = 0
+    for matches in _match_chunks(a, a_lengths, b, b_lengths, n_words):
+        for match in reversed(matches.unbind(0)):
+            match = state & match  # U = V & M
+            kept = state ^ match  # V - U (U ⊆ V: no borrow)
+            total = state + match  # V + U, limb by limb: < 2**63
+            if n_words > 1:
+                total.add_(carry)  # still < 2**63
+                torch.bitwise_right_shift(total[:, :-1], _WORD_BITS, out=carry[:, 1:])  # for the next limb, next step
+            state = total.bitwise_and_(_WORD_MASK).bitwise_or_(kept)
+            step += 1
+            if rows is not None:
+                rows[step] = state
+    return state
+
+
+def _popcount(x: Tensor) -> Tensor:
+    """Number of one bits of every element of a non-negative ``int64`` tensor below ``2**62`` (SWAR, no overflow)."""
+    x = x - (torch.bitwise_right_shift(x, 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + (torch.bitwise_right_shift(x, 2) & 0x3333333333333333)
+    x = (x + torch.bitwise_right_shift(x, 4)) & 0x0F0F0F0F0F0F0F0F
+    x = x + torch.bitwise_right_shift(x, 8)
+    x = x + torch.bitwise_right_shift(x, 16)
+    x = x + torch.bitwise_right_shift(x, 32)
+    return x & 0x7F
+
+
 def lcs_length(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> Tensor:
     """Length of the longest common subsequence of each pair, bit-parallel.
+
+    ``O(⌈max(La, Lb)/62⌉)`` word operations per pair and step, ``min(La, Lb) + ⌈max(La, Lb)/62⌉ - 1`` steps (the
+    longer side is packed into bit-vectors, the shorter one walked), each 7 tensor ops over all pairs; memory
+    ``O(P·⌈max(La, Lb)/62⌉)`` plus the bounded match vectors. No host sync.
 
     Args:
         a: ``LongTensor[P, La]`` token ids (right-padded, any padding value).
@@ -50,52 +158,17 @@ def lcs_length(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> Te
         tensor([2, 1])
     """
     _check_pairs(a, a_lengths, b, b_lengths)
-    device, n_pairs = a.device, a.shape[0]
-    width_a, width_b = a.shape[1], b.shape[1]
-    result = torch.zeros(n_pairs, dtype=torch.long, device=device)
-    if n_pairs == 0 or width_a == 0 or width_b == 0:
-        return result
-    a, b = a.long(), b.long()
-    n_words = (width_a + _WORD_BITS - 1) // _WORD_BITS
-
-    # Match bit-vectors M[p, j] = OR of (1 << i) over the positions i of a[p] equal to b[p, j]. Each row of a is
-    # sorted; the positions of a value form a run whose OR (= sum, the bits being distinct) is a difference of
-    # prefix sums, found with two row-wise binary searches — small, cache-friendly per-row work.
-    a_valid = _valid(a_lengths, width_a)
-    beyond = torch.iinfo(torch.long).max  # sorts padding of a last; no real id reaches it
-    a_sorted, order = torch.sort(torch.where(a_valid, a, beyond), dim=1, stable=True)
-    one_hot = torch.zeros(n_pairs, width_a, n_words, dtype=torch.long, device=device)
-    bit = torch.bitwise_left_shift(torch.ones_like(order), order % _WORD_BITS) * (a_sorted < beyond)
-    one_hot.scatter_(2, torch.div(order, _WORD_BITS, rounding_mode="floor").unsqueeze(-1), bit.unsqueeze(-1))
-    prefix = torch.nn.functional.pad(torch.cumsum(one_hot, dim=1), (0, 0, 1, 0))  # [P, La + 1, W]
-    below = torch.iinfo(torch.long).min  # padding of b never matches
-    b_values = torch.where(_valid(b_lengths, width_b), b, below).contiguous()
-    low = torch.searchsorted(a_sorted, b_values, side="left")
-    high = torch.searchsorted(a_sorted, b_values, side="right")
-    gather = lambda index: prefix.gather(1, index.unsqueeze(-1).expand(-1, -1, n_words))  # noqa: E731
-    matches = (gather(high) - gather(low)).transpose(0, 1).contiguous()  # [Lb, P, W]: column j contiguous
-
-    state = torch.full((n_pairs, n_words), _WORD_MASK, dtype=torch.long, device=device)
-    for j in range(width_b):  # a padded column matches nothing, which leaves the state unchanged
-        match = matches[j]
-        kept = state & ~match
-        total = state + (state & match)
-        if n_words == 1:
-            state = (total & _WORD_MASK) | kept
-            continue
-        words = []
-        carry = torch.zeros(n_pairs, dtype=torch.long, device=device)
-        for w in range(n_words):
-            word = total[:, w] + carry
-            carry = torch.bitwise_right_shift(word, _WORD_BITS)
-            words.append(word & _WORD_MASK)
-        state = torch.stack(words, 1) | kept
-
-    # LCS = number of zero bits of the state among the first a_length positions.
-    shifts = torch.arange(_WORD_BITS, device=device)
-    ones = torch.bitwise_right_shift(state.unsqueeze(-1), shifts) & 1
-    ones = ones.reshape(n_pairs, n_words * _WORD_BITS)[:, :width_a]
-    return ((1 - ones) * a_valid).sum(1)
+    n_pairs = a.shape[0]
+    if n_pairs == 0 or a.shape[1] == 0 or b.shape[1] == 0:
+        return torch.zeros(n_pairs, dtype=torch.long, device=a.device)
+    if b.shape[1] > a.shape[1]:  # LCS is symmetric: walk the shorter padded side, pack the longer one
+        a, a_lengths, b, b_lengths = b, b_lengths, a, a_lengths
+    a, b, a_lengths, b_lengths = a.long(), b.long(), a_lengths.long(), b_lengths.long()
+    state = _bit_parallel(a, a_lengths, b, b_lengths)
+    first = torch.arange(state.shape[1], device=a.device) * _WORD_BITS
+    valid_bits = (a_lengths.unsqueeze(1) - first).clamp(0, _WORD_BITS)  # [P, W]
+    valid_mask = torch.bitwise_left_shift(torch.ones_like(valid_bits), valid_bits) - 1
+    return _popcount(~state & valid_mask).sum(1)
 
 
 def lcs_table(a: Tensor, b: Tensor) -> Tensor:
@@ -103,7 +176,7 @@ def lcs_table(a: Tensor, b: Tensor) -> Tensor:
 
     Cells are exact for every prefix; cells that reach into padding are meaningless, so read
     ``T[p, a_len[p], b_len[p]]`` for the LCS of the valid parts. Row ``i`` is ``cummax`` over ``j`` of
-    ``max(T[i-1, j], T[i-1, j-1] + [a_i = b_j])``.
+    ``max(T[i-1, j], T[i-1, j-1] + [a_i = b_j])``. ``O(P·La·Lb)`` memory: a reference for tests and small inputs.
 
     Args:
         a: ``LongTensor[P, La]``.
@@ -130,23 +203,32 @@ def lcs_table(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _backtrack_chunk(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> Tensor:
+    """rouge-score's read-out over stored bit rows. At a mismatch in cell ``(i, j)``, ``T[i][j] = max(T[i][j-1],
+    T[i-1][j])``, so ``T[i][j-1] > T[i-1][j]`` holds iff ``T[i-1][j] = T[i][j] - 1``, i.e. iff bit ``i-1`` of the
+    row after ``j`` tokens of ``b`` is 0: one bit read per step."""
     n_pairs, width_a, width_b = a.shape[0], a.shape[1], b.shape[1]
-    table = lcs_table(a, b).reshape(-1)  # flat indexing: one gather per read instead of 3-d advanced indexing
-    rows = torch.arange(n_pairs, device=a.device)
-    cell_base, row_stride = rows * ((width_a + 1) * (width_b + 1)), width_b + 1
-    a_flat, a_base = a.reshape(-1), rows * width_a
-    b_flat, b_base = b.reshape(-1), rows * width_b
-    mask = torch.zeros(n_pairs * (width_a + 1), dtype=torch.bool, device=a.device)
-    no_op = rows * (width_a + 1) + width_a  # column La of each row collects the non-matching steps
+    device = a.device
+    n_words = (width_a + _WORD_BITS - 1) // _WORD_BITS
+    rows = torch.empty(width_b + n_words, n_pairs, n_words, dtype=torch.long, device=device)
+    _bit_parallel(a, a_lengths, b, b_lengths, rows)
+    rows = rows.reshape(-1)
+    pairs = torch.arange(n_pairs, device=device)
+    a_flat, a_base = a.reshape(-1), pairs * width_a
+    b_flat, b_base = b.reshape(-1), pairs * width_b
+    mask = torch.zeros(n_pairs * (width_a + 1), dtype=torch.bool, device=device)
+    no_op = pairs * (width_a + 1) + width_a  # column La of each row collects the non-matching steps
     i, j = a_lengths.clone(), b_lengths.clone()
-    for _ in range(width_a + width_b):  # every walk ends within len_a + len_b steps; no early exit (no host sync)
+    for step in range(width_a + width_b):  # every walk ends within len_a + len_b steps
         active = (i > 0) & (j > 0)
+        if step % _EXIT_CHECK_STEPS == _EXIT_CHECK_STEPS - 1 and not bool(active.any()):
+            break  # long walks only: one host sync every _EXIT_CHECK_STEPS steps
         im1, jm1 = (i - 1).clamp_min(0), (j - 1).clamp_min(0)
         match = active & (a_flat[a_base + im1] == b_flat[b_base + jm1])
-        left = table[cell_base + i * row_stride + jm1]
-        up = table[cell_base + im1 * row_stride + j]
-        go_left = active & ~match & (left > up)
-        mask[torch.where(match, rows * (width_a + 1) + im1, no_op)] = True
+        word = torch.div(im1, _WORD_BITS, rounding_mode="floor")
+        limb = rows[((j + word) * n_pairs + pairs) * n_words + word]  # limb `word` of V after j tokens of b
+        up_is_lower = (torch.bitwise_right_shift(limb, im1 % _WORD_BITS) & 1) == 0
+        go_left = active & ~match & up_is_lower
+        mask[torch.where(match, pairs * (width_a + 1) + im1, no_op)] = True
         i = i - (match | (active & ~go_left)).long()
         j = j - (match | go_left).long()
     return mask.view(n_pairs, width_a + 1)[:, :-1]
@@ -157,6 +239,9 @@ def lcs_backtrack_mask(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tenso
 
     The read-out walks back from ``(len_a, len_b)``: on equal tokens it takes both, else it moves along ``b`` when
     ``T[i][j-1] > T[i-1][j]`` and along ``a`` otherwise. ROUGE-Lsum's union LCS depends on exactly this choice.
+    The walk reads one bit per step from the rows of the bit-parallel kernel (:func:`lcs_length`'s), stored for
+    every step: ``(Lb + ⌈La/62⌉)·⌈La/62⌉`` int64 per pair, pairs in chunks of ``_ROW_BYTES_PER_CHUNK``
+    (a single pair larger than that still runs, in one chunk). Time ``O(Lb·⌈La/62⌉ + La + Lb)`` per pair.
 
     Args:
         a: ``LongTensor[P, La]`` token ids (right-padded).
@@ -175,7 +260,9 @@ def lcs_backtrack_mask(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tenso
     n_pairs, width_a, width_b = a.shape[0], a.shape[1], b.shape[1]
     if n_pairs == 0 or width_a == 0 or width_b == 0:
         return torch.zeros(n_pairs, width_a, dtype=torch.bool, device=a.device)
-    chunk = max(1, _TABLE_CELLS_PER_CHUNK // ((width_a + 1) * (width_b + 1)))
+    a, b, a_lengths, b_lengths = a.long(), b.long(), a_lengths.long(), b_lengths.long()
+    n_words = (width_a + _WORD_BITS - 1) // _WORD_BITS
+    chunk = max(1, _ROW_BYTES_PER_CHUNK // (8 * (width_b + n_words) * n_words))
     parts = []
     for start in range(0, n_pairs, chunk):
         part = slice(start, start + chunk)

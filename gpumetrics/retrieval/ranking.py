@@ -3,7 +3,8 @@
 All queries of a batch are scored at once: one padded ``[Q, D]`` ranking per batch (or flat torchmetrics-style
 ``(scores, relevance, query_ids)`` triples, grouped and padded on the device), one stable sort per batch (up to three
 with ``doc_ids`` or a ``mask``), then cumulative sums along the document axis. No loop over queries, one host
-synchronisation per batch (the input checks; two more to group flat inputs).
+synchronisation per batch (the input checks; two more to group flat inputs; one more for ranx's tie order on queries
+of 16 or more documents, whose tied queries numba sorts on the CPU).
 
 Conventions (every one a named option; the defaults are trec_eval's):
 
@@ -11,12 +12,19 @@ Conventions (every one a named option; the defaults are trec_eval's):
   labels). NDCG gains are the graded labels themselves: every positive label counts as a gain, also one below
   ``relevance_level`` (trec_eval's rule; ranx drops labels below its level, which differs only for levels above 1).
 * **Ties** (equal scores) — ``"trec_eval"``: by document id, *descending* (trec_eval compares docnos as strings; pass
-  ``doc_ids`` that order as your docnos do — without them the column position is the id); ``"ranx"``: input order
-  (what ranx's ``Run`` gives for short lists; for tied groups of 16 or more documents numba's quicksort leaves ranx's
-  order implementation-defined, and a plain ``dict`` run is sorted the other way round); ``"optimistic"`` /
-  ``"pessimistic"``: relevant (higher graded) documents first / last; ``"average"``: the expected value over every
-  order of the tied documents (sklearn ``ndcg_score`` and torchmetrics' NDCG; defined for the metrics linear in the
-  ranking: DCG, NDCG, precision, recall, R-precision, hits).
+  ``doc_ids`` that order as your docnos do — without them the column position is the id); ``"ranx"``: ranx's own
+  order for a ``ranx.Run`` built from a dict, a file or a DataFrame (documents in column / input order, as the run's
+  dict holds them); ``"ranx_comparable"``: a ``Run`` passed through ``make_comparable`` (``evaluate(...,
+  make_comparable=True)`` sorts the sorted run a second time, which moves tied documents again); ``"ranx_dict"``: a
+  plain ``{query: {doc: score}}`` dict handed to ``ranx.evaluate`` (``np.argsort(scores)[::-1]``: short tied groups
+  come out in reverse input order); ``"optimistic"`` / ``"pessimistic"``: relevant (higher graded) documents first /
+  last; ``"average"``: the expected value over every order of the tied documents (sklearn ``ndcg_score`` and
+  torchmetrics' NDCG; defined for the metrics linear in the ranking: DCG, NDCG, precision, recall, R-precision, hits).
+  ranx sorts with numba's ``np.argsort``, numba's quicksort (an insertion sort for up to 15 documents, then
+  median-of-three partitioning that reorders tied documents): a query of at most 15 documents, or without equal
+  scores, is a stable sort here too; a query of 16 or more documents with equal scores is sorted on the CPU by
+  numba's own ``np.argsort`` (compiled once per process; numba is installed wherever ranx is) or, without numba, by a
+  Python port of the same algorithm — only those queries, and one extra host synchronisation per batch.
 * **Cut-offs** — ``@k`` looks at the first ``k`` ranked documents; P@k divides by ``k`` even when fewer were retrieved
   (both tools); AP@k divides by the number of relevant documents, not by ``min(k, R)`` (trec_eval ``map_cut``, ranx).
   Without ``@k`` a metric uses the whole list; ``precision`` without ``k`` divides by the list length (ranx).
@@ -47,7 +55,7 @@ from gpumetrics.kernels.ragged import offsets_in_segment
 
 __all__ = ["RankingMetrics", "ranking_metrics", "TIES", "GAINS", "EMPTY", "METRIC_NAMES"]
 
-TIES = ("trec_eval", "ranx", "optimistic", "pessimistic", "average")
+TIES = ("trec_eval", "ranx", "ranx_comparable", "ranx_dict", "optimistic", "pessimistic", "average")
 GAINS = ("linear", "exponential")
 EMPTY = ("zero", "one", "skip", "error")
 REDUCTIONS = ("mean", "none")
@@ -226,7 +234,7 @@ def _rank(scores: Tensor, labels: Tensor, mask: Optional[Tensor], doc_ids: Optio
     if ties == "trec_eval" and doc_ids is None:
         # ids are the column positions, larger first: sort the reversed row, then map positions back
         order = (d - 1) - torch.sort(scores.flip(1), dim=1, descending=True, stable=True).indices
-    elif ties in ("ranx", "average"):
+    elif ties.startswith("ranx") or ties == "average":
         order = torch.sort(scores, dim=1, descending=True, stable=True).indices
     else:
         if ties == "trec_eval":
@@ -235,10 +243,159 @@ def _rank(scores: Tensor, labels: Tensor, mask: Optional[Tensor], doc_ids: Optio
             order = torch.sort(labels, dim=1, descending=ties == "optimistic", stable=True).indices
         key = scores.gather(1, order)
         order = order.gather(1, torch.sort(key, dim=1, descending=True, stable=True).indices)
-    if mask is None:
+    if mask is not None:
+        ranked = mask.gather(1, order)
+        order = order.gather(1, torch.sort(ranked.to(torch.uint8), dim=1, descending=True, stable=True).indices)
+    return _ranx_order(scores, mask, order, ties) if ties.startswith("ranx") else order
+
+
+
+# ranx's tie order ------------------------------------------------------------------------------------------------
+# ranx's ``Run`` orders each query's documents with ``np.argsort(-scores)`` compiled by numba (ranx
+# ``data_structures/run.py`` → ``sort_dict_by_value``), whose default kind is numba's own quicksort
+# (``numba/misc/quicksort.py``): an insertion sort (stable) for slices of up to SMALL_QUICKSORT + 1 = 16 elements, and
+# above that a median-of-three partition that moves tied elements. The permutation depends only on the comparisons,
+# so it is deterministic: queries of at most 15 ranked documents, or without equal scores, come out as a stable
+# descending sort, and only queries of 16 or more documents with a tie need numba's exact permutation.
+
+_SMALL_QUICKSORT = 15  # numba.misc.quicksort.SMALL_QUICKSORT: slices with high - low < 15 are insertion-sorted
+
+
+def _quicksort_argsort(values: Sequence[float]) -> list[int]:
+    """numba's ``np.argsort(values)`` (kind ``"quicksort"``) in plain Python: the same pivots, swaps and insertion sort.
+
+    A port of ``numba/misc/quicksort.py`` (``run_quicksort1`` with ``is_argsort=True``, numba 0.5x–0.6x, BSD-2); used
+    when numba is not installed, and tested against numba's own ``np.argsort`` on random tied arrays."""
+    a = list(values)
+    r = list(range(len(a)))
+    if len(a) < 2:
+        return r
+
+    def insertion_sort(low: int, high: int) -> None:
+        for i in range(low + 1, high + 1):
+            k = r[i]
+            v = a[k]
+            j = i
+            while j > low and v < a[r[j - 1]]:
+                r[j] = r[j - 1]
+                j -= 1
+            r[j] = k
+
+    def partition(low: int, high: int) -> int:
+        mid = (low + high) >> 1
+        if a[r[mid]] < a[r[low]]:
+            r[low], r[mid] = r[mid], r[low]
+        if a[r[high]] < a[r[mid]]:
+            r[high], r[mid] = r[mid], r[high]
+        if a[r[mid]] < a[r[low]]:
+            r[low], r[mid] = r[mid], r[low]
+        pivot = a[r[mid]]
+        r[high], r[mid] = r[mid], r[high]
+        i, j = low, high - 1
+        while True:
+            while i < high and a[r[i]] < pivot:
+                i += 1
+            while j >= low and pivot < a[r[j]]:
+                j -= 1
+            if i >= j:
+                break
+            r[i], r[j] = r[j], r[i]
+            i += 1
+            j -= 1
+        r[i], r[high] = r[high], r[i]
+        return i
+
+    stack = [(0, len(a) - 1)]
+    while stack:
+        low, high = stack.pop()
+        while high - low >= _SMALL_QUICKSORT:
+            i = partition(low, high)
+            if high - i > i - low:  # push the larger side, go on with the smaller one
+                if high > i:
+                    stack.append((i + 1, high))
+                high = i - 1
+            else:
+                if i > low:
+                    stack.append((low, i - 1))
+                low = i + 1
+        insertion_sort(low, high)
+    return r
+
+
+def _numba_argsort_rows() -> Any:
+    """numba's compiled row-wise ``np.argsort`` (:mod:`gpumetrics.retrieval._numba_sort`), or None without numba."""
+    try:
+        from gpumetrics.retrieval._numba_sort import argsort_rows
+    except ImportError:
+        return None
+    return argsort_rows
+
+
+def _argsort_rows(values: Tensor, lengths: Tensor) -> Tensor:
+    """numba's ``np.argsort`` of each row's first ``lengths[r]`` values (``DoubleTensor[R, D]`` on the CPU); positions
+    past the length map to themselves. Compiled numba when installed, else the Python port (these rows only)."""
+    r, d = values.shape
+    kernel = _numba_argsort_rows()
+    if kernel is not None:
+        perm = torch.from_numpy(kernel(values.numpy(), lengths.numpy()))
+    else:
+        perm = torch.zeros(r, d, dtype=torch.long)
+        for i, (row, n) in enumerate(zip(values.tolist(), lengths.tolist())):  # the tied long rows only
+            perm[i, :n] = torch.tensor(_quicksort_argsort(row[:n]), dtype=torch.long)
+    position = torch.arange(d)
+    return torch.where(position[None, :] >= lengths[:, None], position.expand(r, d), perm)
+
+
+def _reverse_prefix(order: Tensor, lengths: Tensor) -> Tensor:
+    """Reverse the first ``lengths[r]`` entries of every row of ``order``."""
+    position = torch.arange(order.shape[1], device=order.device).expand_as(order)
+    source = torch.where(position < lengths[:, None], lengths[:, None] - 1 - position, position)
+    return order.gather(1, source)
+
+
+def _ranx_order(scores: Tensor, mask: Optional[Tensor], order: Tensor, ties: str) -> Tensor:
+    """ranx's order of every query (``order``: the stable descending sort, ranked columns first).
+
+    ``"ranx"``: numba's ``np.argsort`` of the negated scores (a ``ranx.Run`` built from a dict, file or DataFrame);
+    ``"ranx_comparable"``: that sort applied twice (``make_comparable`` sorts the sorted run again);
+    ``"ranx_dict"``: ``np.argsort(scores)[::-1]`` (a plain dict handed to ``ranx.evaluate``). Queries of at most 15
+    ranked documents are an insertion sort (stable): no host work. Rows of 16 or more ranked documents holding equal
+    scores are re-sorted on the CPU exactly as numba does (documents in column order, as ranx's dict holds them);
+    one host synchronisation finds them, and only they travel."""
+    q, d = scores.shape
+    device = scores.device
+    lengths = torch.full((q,), d, dtype=torch.long, device=device) if mask is None else mask.sum(1)
+    if ties == "ranx_dict":  # stable ascending, reversed: ties in reverse column order
+        order = torch.sort(scores, dim=1, stable=True).indices
+        if mask is not None:
+            ranked = mask.gather(1, order)
+            order = order.gather(1, torch.sort(ranked.to(torch.uint8), dim=1, descending=True, stable=True).indices)
+        order = _reverse_prefix(order, lengths)
+    if d <= _SMALL_QUICKSORT:
         return order
-    ranked = mask.gather(1, order)
-    return order.gather(1, torch.sort(ranked.to(torch.uint8), dim=1, descending=True, stable=True).indices)
+    sorted_scores = scores.gather(1, order)
+    same = sorted_scores[:, 1:] == sorted_scores[:, :-1]
+    if mask is not None:
+        same &= mask.gather(1, order)[:, 1:]  # both neighbours ranked (ranked columns come first)
+    rows = (same.any(1) & (lengths > _SMALL_QUICKSORT)).nonzero()[:, 0]
+    if not rows.numel():
+        return order
+    # the ranked columns of each such row in column order (what ranx's dict holds), then its padding
+    if mask is None:
+        columns = torch.arange(d, device=device).expand(rows.numel(), d)
+    else:
+        columns = torch.sort((~mask[rows]).to(torch.uint8), dim=1, stable=True).indices
+    values = scores[rows].gather(1, columns).double().cpu()  # ranx holds float64 scores
+    sizes = lengths[rows].cpu()
+    if ties == "ranx_dict":
+        perm = _reverse_prefix(_argsort_rows(values, sizes), sizes)
+    else:
+        perm = _argsort_rows(-values, sizes)  # ranx: np.argsort([-v for v in values])
+        if ties == "ranx_comparable":
+            perm = perm.gather(1, _argsort_rows(-values.gather(1, perm), sizes))
+    order = order.clone()
+    order[rows] = columns.gather(1, perm.to(device))
+    return order
 
 
 def _tie_average(values: Tensor, sorted_scores: Tensor, ranked: Optional[Tensor]) -> Tensor:
@@ -381,8 +538,8 @@ def _ranking_compute(sums: Tensor, count: Tensor, names: Sequence[str]) -> dict[
 def ranking_metrics(
     scores: Any,
     relevance: Any,
-    metrics: Union[str, Sequence[str]] = ("ndcg@10", "map", "mrr"),
     *,
+    metrics: Union[str, Sequence[str]] = ("ndcg@10", "map", "mrr"),
     mask: Any = None,
     query_ids: Any = None,
     doc_ids: Any = None,
@@ -410,7 +567,8 @@ def ranking_metrics(
             column position when omitted.
         qrels: ``Tensor[Q, J]`` labels of *every* judged document of each query, retrieved or not (0-padded): the
             number of relevant documents (recall, AP, R-precision, empty queries) and the ideal DCG come from it.
-        ties: ``"trec_eval"``, ``"ranx"``, ``"optimistic"``, ``"pessimistic"`` or ``"average"`` (module docstring).
+        ties: ``"trec_eval"``, ``"ranx"``, ``"ranx_comparable"``, ``"ranx_dict"``, ``"optimistic"``,
+            ``"pessimistic"`` or ``"average"`` (module docstring).
         gain: NDCG / DCG gain, ``"linear"`` or ``"exponential"`` (2^rel − 1).
         empty: queries with no relevant document score ``"zero"``, ``"one"``, are ``"skip"``-ped, or ``"error"``.
         relevance_level: a document is relevant when its label is ≥ this (trec_eval's ``-l``).
@@ -427,7 +585,7 @@ def ranking_metrics(
     Example:
         >>> scores = torch.tensor([[0.9, 0.8, 0.7, 0.1], [0.5, 0.5, 0.2, 0.0]])
         >>> relevance = torch.tensor([[0, 2, 1, 0], [1, 0, 0, 0]])
-        >>> out = ranking_metrics(scores, relevance, ["ndcg@3", "map", "mrr", "precision@2"])
+        >>> out = ranking_metrics(scores, relevance, metrics=["ndcg@3", "map", "mrr", "precision@2"])
         >>> {name: round(value.item(), 4) for name, value in out.items()}
         {'ndcg@3': 0.6503, 'map': 0.5417, 'mrr': 0.5, 'precision@2': 0.5}
     """
@@ -473,6 +631,7 @@ class RankingMetrics(Metric):
     def __init__(
         self,
         metrics: Union[str, Sequence[str]] = ("ndcg@10", "map", "mrr"),
+        *,
         ties: str = "trec_eval",
         gain: str = "linear",
         empty: str = "zero",

@@ -12,7 +12,12 @@
   Sentence level equals ``sentence_bleu``. NLTK's corpus-level smoothing methods 5, 6 and 7 read the *last*
   sample's hypothesis and references (a quirk of its loop); that is reproduced, the last sample being the last one
   given to ``update`` (under DDP: of the highest rank that saw data — set ``smooth`` to another method if the order
-  of samples across ranks is arbitrary).
+  of samples across ranks is arbitrary). **Method 6** works where NLTK's does: a sentence (or corpus) without any
+  unigram match scores 0 before any smoothing, whatever the weights; otherwise NLTK asserts a non-zero trigram
+  precision (``AssertionError``), and with fewer than 3 ``weights`` it reads a trigram precision that is not there
+  (``IndexError``). Those refusals are a :class:`Method6Error` (a ``ValueError``); at sentence level
+  (``reduction="none"``, ``"mean"``, ``"sum"``) it names the refused sentences (``preds[i]``, and for the module
+  their index among all samples it received), so they can be left out.
 * ``mode="coco"`` equals pycocoevalcap's ``Bleu(n).compute_score(gts, res)`` (its ``bleu_scorer``, as ``COCOEvalCap``
   prints ``Bleu_n``), ``n = len(weights)`` (uniform weights only; ``Bleu_k`` for k < n is the same number as the
   ``k``-th value of ``Bleu(n)``): every order's precision is ``(matches + 1e-15) / (n-grams + 1e-9)`` — never 0, so
@@ -151,8 +156,6 @@ def _bleu_config(
             raise ValueError("`smooth_value` is not used in mode='nltk' (SmoothingFunction defaults apply)")
         if effective_order:
             raise ValueError("`effective_order` exists only in mode='sacrebleu'")
-        if smooth == "method6" and len(weights) < 3:
-            raise ValueError("smooth='method6' needs at least 3 `weights` (it interpolates from trigrams on)")
     return _BLEUConfig(mode, tokenizer, smooth, smooth_value, weights, effective_order, reduction)
 
 
@@ -358,7 +361,7 @@ def _nltk_scores(
             columns.append(previous)
         p = torch.stack(columns, dim=1)
     if smooth == "method6":
-        columns = [p[:, 0], p[:, 1]]
+        columns = [p[:, i] for i in range(min(2, order))]  # fewer than 3 orders: only rows scored 0 come here
         for i in range(2, order):
             pi0 = torch.where(columns[i - 2] == 0, 0.0, columns[i - 1] ** 2 / columns[i - 2].clamp_min(1e-300))
             ngrams_in_last = (last[:, 0] - i).clamp_min(0.0)
@@ -372,17 +375,62 @@ def _nltk_scores(
     return torch.where(num[:, 0] == 0, torch.zeros_like(score), score)
 
 
-def _check_method6(matches: Tensor, config: _BLEUConfig) -> None:
-    if config.mode == "nltk" and config.smooth == "method6":
-        started = matches[:, 0] > 0  # rows that reach the smoothing (NLTK returns 0 before it otherwise)
-        if bool((started & (matches[:, 2] == 0)).any()):
-            raise ValueError("smooth='method6' needs a non-zero trigram precision (NLTK asserts the same)")
+class Method6Error(ValueError):
+    """NLTK's smoothing method 6 refuses a sentence (or the corpus) where BLEU would need it.
+
+    ``SmoothingFunction().method6`` runs only when a unigram matches (NLTK returns 0 before smoothing otherwise); it
+    then asserts a non-zero trigram precision (``AssertionError``), and with fewer than 3 ``weights`` it has no
+    trigram precision to read (``IndexError``). ``sentences`` holds the indices of the refused samples in the batch
+    (empty when the refused row is the corpus).
+    """
+
+    def __init__(self, message: str, sentences: Sequence[int] = (), refused: int = 0) -> None:
+        super().__init__(message)
+        self.sentences = tuple(sentences)
+        self.refused = refused
+
+
+def _method6_reason(config: _BLEUConfig) -> str:
+    if config.max_order < 3:
+        return (f"with {config.max_order} weight(s) NLTK's SmoothingFunction().method6 reads a trigram precision that "
+                "is not there (IndexError) as soon as a unigram matches")
+    return "NLTK's SmoothingFunction().method6 asserts a non-zero trigram precision (AssertionError)"
+
+
+def _check_method6(matches: Tensor, config: _BLEUConfig, sentences: bool) -> None:
+    """Refuse, as NLTK does, rows that reach method 6's smoothing and that it cannot smooth (see :class:`Method6Error`).
+
+    Rows without unigram match are scored 0 before any smoothing, as in NLTK. ``sentences``: the rows are samples
+    (the error names them) rather than the corpus. One host sync.
+    """
+    if config.mode != "nltk" or config.smooth != "method6":
+        return
+    refused = matches[:, 0] > 0  # rows that reach the smoothing (NLTK returns 0 before it otherwise)
+    if config.max_order >= 3:
+        refused = refused & (matches[:, 2] == 0)
+    if not bool(refused.any()):
+        return
+    reason = _method6_reason(config)
+    if not sentences:
+        raise Method6Error(f"smooth='method6' cannot score this corpus: {reason}; it returns 0 only when no unigram "
+                           "matches. Choose another `smooth`.")
+    indices = refused.nonzero().flatten()
+    count = int(indices.numel())
+    first = indices[:5].tolist()
+    listed = ", ".join(f"preds[{i}]" for i in first) + (f" and {count - len(first)} more" if count > len(first) else "")
+    raise Method6Error(
+        f"smooth='method6' cannot score {listed} ({count} of {matches.shape[0]} sentences): {reason}; it returns 0 "
+        "only when no unigram matches. Choose another `smooth`, or leave these sentences out.", first, count)
 
 
 def _scores(
-    matches: Tensor, totals: Tensor, hyp_len: Tensor, ref_len: Tensor, last: Tensor, config: _BLEUConfig
+    matches: Tensor, totals: Tensor, hyp_len: Tensor, ref_len: Tensor, last: Tensor, config: _BLEUConfig,
+    sentences: bool = False,
 ) -> Tensor:
-    """Scores of R rows of summed statistics; ``totals`` are raw n-gram counts for sacrebleu, NLTK denominators."""
+    """Scores of R rows of summed statistics; ``totals`` are raw n-gram counts for sacrebleu, NLTK denominators.
+
+    ``sentences``: the rows are samples (sentence level), not a corpus — for the errors of NLTK's method 6.
+    """
     matches, totals = matches.double(), totals.double()
     hyp_len, ref_len = hyp_len.double(), ref_len.double()
     if config.mode == "coco":
@@ -391,7 +439,7 @@ def _scores(
     if config.mode == "sacrebleu":
         return _sacrebleu_scores(matches[:, : config.max_order], totals[:, : config.max_order], hyp_len, ref_len,
                                  config)
-    _check_method6(matches, config)
+    _check_method6(matches, config, sentences)
     return _nltk_scores(matches, totals, hyp_len, ref_len, last.double(), config)
 
 
@@ -400,7 +448,7 @@ def _sentence_scores(stats: dict[str, Tensor], config: _BLEUConfig) -> Tensor:
     totals = stats["totals"] if config.mode != "nltk" else stats["totals"].clamp_min(1)
     five = min(4, totals.shape[1] - 1)  # the 5-gram column read by NLTK's methods 5 and 7
     last = torch.stack([stats["hyp_len"], stats["matches"][:, five], totals[:, five]], dim=1)
-    return _scores(stats["matches"], totals, stats["hyp_len"], stats["ref_len"], last, config)
+    return _scores(stats["matches"], totals, stats["hyp_len"], stats["ref_len"], last, config, sentences=True)
 
 
 def _bleu_compute(
@@ -473,6 +521,8 @@ def bleu_score(
     Raises:
         TypeError: ``preds`` / ``target`` are not strings / sequences of strings.
         ValueError: different numbers of hypotheses and references, a sample without reference, unknown options.
+        Method6Error: (a ``ValueError``) ``smooth="method6"`` where NLTK raises: a unigram matches but no trigram
+            does, or fewer than 3 ``weights`` and a unigram matches; at sentence level it names the sentences.
 
     Example:
         >>> preds = ["the cat sat on the mat", "a dog barked"]
@@ -606,7 +656,15 @@ class BLEUScore(PerSampleScore):
             if sums["last"].numel():
                 self.last.append(sums["last"])
             return
-        self._accumulate(_sentence_scores(stats, self.config))
+        try:
+            scores = _sentence_scores(stats, self.config)
+        except Method6Error as error:  # name the samples among all this metric received, too
+            seen = int(self.count)
+            where = ", ".join(str(seen + i) for i in error.sentences)
+            raise Method6Error(f"{error} In this metric's (this process's) samples: {where}"
+                               f"{' …' if error.refused > len(error.sentences) else ''}.",
+                               [seen + i for i in error.sentences], error.refused) from None
+        self._accumulate(scores)
 
     def compute(self) -> Tensor:
         """Corpus BLEU ``DoubleTensor[]`` (``mean``/``sum``: of sentence BLEU; ``none``: ``DoubleTensor[N]``); 0 before

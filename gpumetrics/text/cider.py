@@ -1,6 +1,6 @@
 """CIDEr-D (pycocoevalcap ``Cider``) and CIDEr (Vedantam et al. 2015) on tensors (docs/metrics.md §4).
 
-Parity: ``variant="cider-d"`` with ``tokenize="none"`` equals ``pycocoevalcap.cider.Cider().compute_score(gts, res)``
+Parity: ``mode="cider-d"`` with ``tokenize="none"`` equals ``pycocoevalcap.cider.Cider().compute_score(gts, res)``
 (both the corpus score and the per-image scores) on pre-tokenised, whitespace-separated text, quirks included:
 
 * the document frequency of an n-gram is the number of *samples* (images) whose references contain it, over the
@@ -12,7 +12,7 @@ Parity: ``variant="cider-d"`` with ``tokenize="none"`` equals ``pycocoevalcap.ci
 * a cosine with a zero norm is left undivided (it is then 0); n-gram orders are averaged, references averaged and the
   result multiplied by 10.
 
-``variant="cider"`` is the original formula of Vedantam, Zitnick & Parikh (CVPR 2015, eq. 1-4): for each order n the
+``mode="cider"`` is the original formula of Vedantam, Zitnick & Parikh (CVPR 2015, eq. 1-4): for each order n the
 cosine similarity of the TF-IDF vectors of the candidate and of each reference, averaged over the references, then
 averaged over n = 1..4 (uniform weights); no clipping, no length penalty, no ×10. TF normalisation cancels in the
 cosine; the IDF is the same as above (``max(1, df)`` keeps n-grams absent from every reference finite). A zero
@@ -48,7 +48,7 @@ from gpumetrics.kernels.ngrams import TokenBatch, ngram_occurrences
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
 from gpumetrics.text.tokenize import PTBTokenizer, Tokenizer, get_tokenizer
 
-VARIANTS = ("cider-d", "cider")
+MODES = ("cider-d", "cider")
 TOKENIZERS = ("ptb", "none")
 #: the module's ``cat`` states, in the order :func:`_cider_update` returns them (shared with ``COCOCaptionScores``)
 CIDER_STATES = ("hyp_codes", "hyp_lengths", "ref_codes", "ref_lengths", "ref_counts", "long_codes", "long_checks")
@@ -70,9 +70,9 @@ def cat_state(value: Tensor | list[Tensor], device: torch.device, dtype: torch.d
 
 
 # ---------------------------------------------------------------------------------------------------- options
-def _check_options(variant: Any, tokenize: Any, reduction: Any, n_gram: Any, sigma: Any) -> Tokenizer:
+def _check_options(mode: Any, tokenize: Any, reduction: Any, n_gram: Any, sigma: Any) -> Tokenizer:
     """Check the options; return the tokenizer (``"none"``: whitespace split, sacrebleu's ``none``)."""
-    check_choice(variant, "variant", VARIANTS)
+    check_choice(mode, "mode", MODES)
     check_choice(tokenize, "tokenize", TOKENIZERS)
     check_choice(reduction, "reduction", REDUCTIONS)
     if isinstance(n_gram, bool) or not isinstance(n_gram, int) or not 1 <= n_gram <= 16:
@@ -192,7 +192,7 @@ def _cider_compute(
     ref_codes: Tensor,
     ref_lengths: Tensor,
     ref_counts: Tensor,
-    variant: str = "cider-d",
+    mode: str = "cider-d",
     n_gram: int = 4,
     sigma: float = 6.0,
     reduction: str = "mean",
@@ -234,7 +234,7 @@ def _cider_compute(
         opens[1:] = closes[:-1]
         run_start = torch.cummax(torch.where(opens, position, 0), dim=0).values
         hyp_value = torch.where(slot.index_select(0, run_start) == 0, value.index_select(0, run_start), 0.0)
-        product = (torch.minimum(hyp_value, value) if variant == "cider-d" else hyp_value) * value
+        product = (torch.minimum(hyp_value, value) if mode == "cider-d" else hyp_value) * value
         product = torch.where(is_ref, product, 0.0)  # candidate entries add 0 (to slot 0), no masked copies
         ref_slot = torch.where(is_ref, (sentence - n_samples) * n_gram + order, 0)
         dot = torch.zeros(n_refs * n_gram, dtype=torch.float64, device=device)
@@ -242,16 +242,16 @@ def _cider_compute(
 
         hyp_norm, ref_norm = norm[:n_samples][sample_of_ref], norm[n_samples:]
         nonzero = (hyp_norm != 0) & (ref_norm != 0)
-        fallback = torch.zeros_like(dot) if variant == "cider" else dot  # pycocoevalcap leaves it undivided (= 0)
+        fallback = torch.zeros_like(dot) if mode == "cider" else dot  # pycocoevalcap leaves it undivided (= 0)
         cosine = torch.where(nonzero, dot / torch.where(nonzero, hyp_norm * ref_norm, 1.0), fallback)
-        if variant == "cider-d":
+        if mode == "cider-d":
             # pycocoevalcap's "length" counts bigrams (the n-gram index 1 of its loop), so max(0, words − 1)
             bigrams = (lengths - 1).clamp_(min=0) if n_gram >= 2 else torch.zeros_like(lengths)
             delta = (bigrams[:n_samples][sample_of_ref] - bigrams[n_samples:]).to(torch.float64)
             cosine = cosine * torch.exp(-(delta * delta) / (2.0 * float(sigma) ** 2)).unsqueeze(1)
         summed = torch.zeros(n_samples, n_gram, dtype=torch.float64, device=device).index_add_(0, sample_of_ref, cosine)
         per_sample = summed.mean(dim=1) / ref_counts.to(torch.float64)
-        if variant == "cider-d":
+        if mode == "cider-d":
             per_sample = per_sample * 10.0
     return reduce_scores(per_sample, reduction)
 
@@ -275,7 +275,7 @@ def corpus_cider_value_function(
 
     Args:
         preds, target: as in :func:`cider_score`.
-        tokenize, n_gram, sigma, device: as in :func:`cider_score` (``variant="cider-d"``).
+        tokenize, n_gram, sigma, device: as in :func:`cider_score` (``mode="cider-d"``).
 
     Returns:
         ``(value_fn, B)``.
@@ -388,7 +388,7 @@ def cider_token_codes(
 
 
 def cider_from_codes(
-    codes: Sequence[Tensor], variant: str = "cider-d", n_gram: int = 4, sigma: float = 6.0, reduction: str = "mean"
+    codes: Sequence[Tensor], *, mode: str = "cider-d", n_gram: int = 4, sigma: float = 6.0, reduction: str = "mean"
 ) -> Tensor:
     """Scores of a corpus from its token codes (``CIDER_STATES`` order), after the collision check.
 
@@ -398,9 +398,9 @@ def cider_from_codes(
         >>> cider_from_codes(codes, reduction="none")
         tensor([0.], dtype=torch.float64)
     """
-    _check_options(variant, "none", reduction, n_gram, sigma)
+    _check_options(mode, "none", reduction, n_gram, sigma)
     _check_no_collision(codes[5], codes[6])
-    return _cider_compute(*codes[:5], variant, n_gram, float(sigma), reduction)
+    return _cider_compute(*codes[:5], mode, n_gram, float(sigma), reduction)
 
 
 # ------------------------------------------------------------------------------------------------ public API
@@ -409,11 +409,12 @@ def cider_from_codes(
 def cider_score(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
-    variant: str = "cider-d",
+    *,
+    mode: str = "cider-d",
     tokenize: str = "ptb",
-    reduction: str = "mean",
     n_gram: int = 4,
     sigma: float = 6.0,
+    reduction: str = "mean",
     device: Optional[torch.device | str] = None,
 ) -> Tensor:
     """CIDEr-D (pycocoevalcap) or CIDEr (Vedantam et al. 2015) of captions against their references.
@@ -424,15 +425,15 @@ def cider_score(
     Args:
         preds: ``B`` candidate captions.
         target: ``B`` reference sets, each a string or a non-empty list of strings.
-        variant: ``"cider-d"`` (pycocoevalcap ``Cider``: clipping, length penalty, ×10) or ``"cider"`` (the
+        mode: ``"cider-d"`` (pycocoevalcap ``Cider``: clipping, length penalty, ×10) or ``"cider"`` (the
             original formula, on a 0..1-ish scale).
         tokenize: ``"ptb"`` (pycocoevalcap's PTB tokenizer, lowercase, punctuation removed) or ``"none"``
             (the text is already tokenised: split on whitespace, as ``Cider.compute_score`` does).
-        reduction: ``"mean"`` (corpus score, pycocoevalcap's first return value), ``"sum"`` or ``"none"``
-            (``DoubleTensor[B]`` per-sample scores, pycocoevalcap's second return value).
         n_gram: highest n-gram order. Parity holds at 4: pycocoevalcap's ``Cider(n=...)`` always counts 1..4-grams
             (its ``cook_*`` helpers ignore ``n``), so other values there crash (n < 4) or dilute the mean (n > 4).
         sigma: standard deviation of the CIDEr-D length penalty.
+        reduction: ``"mean"`` (corpus score, pycocoevalcap's first return value), ``"sum"`` or ``"none"``
+            (``DoubleTensor[B]`` per-sample scores, pycocoevalcap's second return value).
         device: where counting runs (default CPU).
 
     Returns:
@@ -448,17 +449,17 @@ def cider_score(
         >>> target = [["a cat is sitting on the mat", "there is a cat on the mat"], ["a dog is running in a park"]]
         >>> round(cider_score(preds, target, tokenize="none").item(), 6)
         2.9891
-        >>> [round(s, 6) for s in cider_score(preds, target, variant="cider", reduction="none").tolist()]
+        >>> [round(s, 6) for s in cider_score(preds, target, mode="cider", reduction="none").tolist()]
         [0.392832, 0.213349]
     """
-    tokenizer = _check_options(variant, tokenize, reduction, n_gram, sigma)
+    tokenizer = _check_options(mode, tokenize, reduction, n_gram, sigma)
     device = check_device(device, "device")
     hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, long_codes, long_checks = _cider_update(
         preds, target, tokenizer, device
     )
     _check_no_collision(long_codes, long_checks)
     return _cider_compute(
-        hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, variant, n_gram, float(sigma), reduction
+        hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, mode, n_gram, float(sigma), reduction
     )
 
 
@@ -473,11 +474,11 @@ class CIDErScore(Metric):
     know across batch boundaries; only captions ending in a one-letter word + period are concerned.
 
     Args:
-        variant: ``"cider-d"`` or ``"cider"``.
+        mode: ``"cider-d"`` or ``"cider"``.
         tokenize: ``"ptb"`` or ``"none"``.
-        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
         n_gram: highest n-gram order.
         sigma: CIDEr-D length-penalty standard deviation.
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -487,7 +488,7 @@ class CIDErScore(Metric):
         >>> round(metric.compute().item(), 6)
         2.9891
         >>> metric.signature()[:45]
-        'cider|variant:cider-d|tok:ptb|n:4|sigma:6.0|i'
+        'cider|mode:cider-d|tok:ptb|n:4|sigma:6.0|idf:'
     """
 
     signature_name = "cider"
@@ -496,16 +497,20 @@ class CIDErScore(Metric):
 
     def __init__(
         self,
-        variant: str = "cider-d",
+        *,
+        mode: str = "cider-d",
         tokenize: str = "ptb",
-        reduction: str = "mean",
         n_gram: int = 4,
         sigma: float = 6.0,
+        reduction: str = "mean",
         **kwargs: Any,
     ) -> None:
+        if "variant" in kwargs:  # torchmetrics would not name the new option
+            raise TypeError(f"{type(self).__name__} got an unexpected keyword argument 'variant': the option is now "
+                            "`mode`")
         super().__init__(**kwargs)
-        self.tokenizer = _check_options(variant, tokenize, reduction, n_gram, sigma)
-        self.variant, self.reduction = variant, reduction
+        self.tokenizer = _check_options(mode, tokenize, reduction, n_gram, sigma)
+        self.mode, self.reduction = mode, reduction
         self.n_gram, self.sigma = n_gram, float(sigma)
         for name in CIDER_STATES:
             self.add_state(name, default=[], dist_reduce_fx="cat")
@@ -532,7 +537,7 @@ class CIDErScore(Metric):
             self._state("ref_codes"),
             self._state("ref_lengths"),
             self._state("ref_counts"),
-            self.variant,
+            self.mode,
             self.n_gram,
             self.sigma,
             self.reduction,
@@ -543,9 +548,9 @@ class CIDErScore(Metric):
 
     def _signature_fields(self) -> dict[str, Any]:
         return {
-            "variant": self.variant,
+            "mode": self.mode,
             "tok": self.tokenizer.name,
             "n": self.n_gram,
-            "sigma": self.sigma if self.variant == "cider-d" else None,
+            "sigma": self.sigma if self.mode == "cider-d" else None,
             "idf": "corpus",
         }

@@ -11,7 +11,7 @@ key          computed as (each equal to pycocoevalcap's scorer on the same token
              corpus value from summed statistics)
 ``ROUGE_L``  :func:`~gpumetrics.text.rouge.rouge_score` ``mode="coco"`` (best precision and best recall over
              the references, β = 1.2; corpus value = mean over images)
-``CIDEr``    :func:`~gpumetrics.text.cider.cider_score` ``variant="cider-d"`` (document frequency over the
+``CIDEr``    :func:`~gpumetrics.text.cider.cider_score` ``mode="cider-d"`` (document frequency over the
              references of the evaluated images; corpus value = mean over images)
 ===========  ==============================================================================================
 
@@ -123,7 +123,7 @@ def _coco_caption_compute(sums: Tensor, cider: Sequence[Tensor], per_image: Opti
     Returns:
         ``COCO_KEYS`` → ``DoubleTensor[]`` (corpus) or ``DoubleTensor[N]`` (per image).
     """
-    per_image_cider = cider_from_codes(cider, "cider-d", 4, 6.0, "none")
+    per_image_cider = cider_from_codes(cider, mode="cider-d", n_gram=4, sigma=6.0, reduction="none")
     if per_image is not None:
         columns = torch.cat([per_image, per_image_cider[:, None].to(per_image)], dim=1)
         return {key: columns[:, i] for i, key in enumerate(COCO_KEYS)}

@@ -1,6 +1,6 @@
 """ROUGE-N, ROUGE-L, ROUGE-Lsum (google-research ``rouge-score``) and ROUGE-W (Lin 2004) on tensors (docs/metrics.md §4).
 
-Parity: with ``tokenizer="rouge-score"`` every ``rouge1``…``rouge9``, ``rougeL`` and ``rougeLsum`` score equals
+Parity: with ``tokenize="rouge-score"`` every ``rouge1``…``rouge9``, ``rougeL`` and ``rougeLsum`` score equals
 ``rouge_score.rouge_scorer.RougeScorer(keys, use_stemmer).score_multi(refs, pred)`` (``split_summaries=False``:
 ROUGE-Lsum sentences are the non-empty lines), averaged over samples. With several references each key takes the
 reference of highest F-measure (first one on ties), as ``score_multi`` does.
@@ -14,7 +14,7 @@ which matches an empty reference); the LCS of the caption with *each* reference 
 words) and a recall (LCS / reference words); the best precision and the best recall are taken **separately** over
 the references — possibly from two different references — and combined as ``F = (1 + β²)·P·R / (R + β²·P)`` with
 β = 1.2 (0 when P or R is 0). ``rougeL_precision`` / ``rougeL_recall`` are those two maxima, ``rougeL_fmeasure`` the
-combined score (the per-image value; the corpus score is its mean). ``tokenizer="ptb"`` (default) first tokenises
+combined score (the per-image value; the corpus score is its mean). ``tokenize="ptb"`` (default) first tokenises
 as ``COCOEvalCap`` does (pycocoevalcap's PTB tokenizer, predictions and references as two calls), ``"none"``
 splits the given strings as they are. Same LCS kernel as ROUGE-L (:func:`gpumetrics.kernels.lcs.lcs_length`).
 
@@ -41,6 +41,7 @@ from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.kernels.ngrams import NgramLadder, TokenBatch, ngram_totals
 from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_ids, segment_products, segment_starts
 from gpumetrics.text.tokenize import RougeTokenizer
+from gpumetrics.text.tokenize.rouge import ROUGE_TOKENIZERS
 from gpumetrics.text.tokenize.base import encode_split
 from gpumetrics.text.tokenize.ptb import coco_ptb_strings
 
@@ -88,21 +89,23 @@ class COCOWords:
 
 
 def _check_options(
-    rouge_keys: Any, tokenizer: Any, use_stemmer: Any, rouge_w_weight: Any, reduction: Any, mode: Any = "rouge-score"
+    rouge_keys: Any, tokenize: Any, use_stemmer: Any, rouge_w_weight: Any, reduction: Any, mode: Any = "rouge-score"
 ) -> tuple[tuple[str, ...], RougeTokenizer | COCOWords]:
     check_choice(mode, "mode", ROUGE_MODES)
     if mode == "coco":
         keys = ("rougeL",) if rouge_keys is None else _check_keys(rouge_keys)
         if keys != ("rougeL",):
             raise ValueError(f"`rouge_keys` must be ('rougeL',) in mode='coco' (pycocoevalcap's ROUGE_L), got {rouge_keys!r}")
-        tokenizer = "ptb" if tokenizer is None else tokenizer
-        check_choice(tokenizer, "tokenizer", COCO_TOKENIZERS)
+        tokenize = "ptb" if tokenize is None else tokenize
+        check_choice(tokenize, "tokenize", COCO_TOKENIZERS)
         if use_stemmer is not False:
             raise ValueError(f"`use_stemmer` is not an option of mode='coco', got {use_stemmer!r}")
         check_choice(reduction, "reduction", REDUCTIONS)
-        return keys, COCOWords(tokenizer == "ptb")
+        return keys, COCOWords(tokenize == "ptb")
     keys = _check_keys(DEFAULT_ROUGE_KEYS if rouge_keys is None else rouge_keys)
-    tokens = RougeTokenizer("rouge-score" if tokenizer is None else tokenizer, use_stemmer)  # checks both
+    tokenize = "rouge-score" if tokenize is None else tokenize
+    check_choice(tokenize, "tokenize", ROUGE_TOKENIZERS)
+    tokens = RougeTokenizer(tokenize, use_stemmer)  # checks use_stemmer
     if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) or not rouge_w_weight > 1:
         raise ValueError(f"`rouge_w_weight` must be a number > 1, got {rouge_w_weight!r}")
     check_choice(reduction, "reduction", REDUCTIONS)
@@ -406,12 +409,13 @@ def _rouge_compute(reduced: Tensor, rouge_keys: Sequence[str]) -> dict[str, Tens
 def rouge_score(
     preds: str | Sequence[str],
     target: str | Sequence[str | Sequence[str]],
+    *,
+    mode: str = "rouge-score",
     rouge_keys: Optional[str | Sequence[str]] = None,
     use_stemmer: bool = False,
-    tokenizer: Optional[str] = None,
+    tokenize: Optional[str] = None,
     rouge_w_weight: float = 1.2,
     reduction: str = "mean",
-    mode: str = "rouge-score",
     device: Optional[torch.device | str] = None,
 ) -> dict[str, Tensor]:
     """ROUGE scores of predictions against one or several references (docs/metrics.md §4).
@@ -419,19 +423,19 @@ def rouge_score(
     Args:
         preds: ``B`` predicted texts.
         target: ``B`` references, each a string or a list of strings (the best-F reference counts, per key).
+        mode: ``"rouge-score"`` (google-research rouge-score; best-F reference per key) or ``"coco"``
+            (pycocoevalcap ``Rouge``: best precision and best recall over the references, F with β = 1.2).
         rouge_keys: any of ``"rouge1"``…``"rouge9"``, ``"rougeL"``, ``"rougeLsum"`` (lines split on ``"\\n"``),
             ``"rougeW"``; default ``("rouge1", "rouge2", "rougeL", "rougeLsum")`` (``mode="coco"``: ``("rougeL",)``,
             the only key it has).
         use_stemmer: Porter-stem ASCII tokens longer than 3 characters (rouge-score's ``use_stemmer``).
-        tokenizer: ``"rouge-score"`` (default; ASCII ``[a-z0-9]`` tokens, exactly rouge-score) or ``"unicode"``
+        tokenize: ``"rouge-score"`` (default; ASCII ``[a-z0-9]`` tokens, exactly rouge-score) or ``"unicode"``
             (letters of every script; CJK characters one by one), see :class:`gpumetrics.text.tokenize.RougeTokenizer`;
             ``mode="coco"``: ``"ptb"`` (default, pycocoevalcap's PTB tokenizer first) or ``"none"`` (split on
             ``" "`` as given).
         rouge_w_weight: exponent of ROUGE-W's weighting ``f(k) = k**w``.
         reduction: ``"mean"`` (average over samples → scalars), ``"sum"`` (sum over samples) or ``"none"``
             (``DoubleTensor[B]`` per key).
-        mode: ``"rouge-score"`` (google-research rouge-score; best-F reference per key) or ``"coco"``
-            (pycocoevalcap ``Rouge``: best precision and best recall over the references, F with β = 1.2).
         device: where counting runs (default CPU).
 
     Returns:
@@ -440,7 +444,7 @@ def rouge_score(
 
     Raises:
         TypeError: ``preds``/``target`` are not strings / lists of strings, ``use_stemmer`` not a bool.
-        ValueError: length mismatch, a sample without reference, unknown key / tokenizer / reduction.
+        ValueError: length mismatch, a sample without reference, unknown key / ``tokenize`` / reduction.
 
     Example:
         >>> scores = rouge_score(["The cat and the dog."], ["The cat is on the mat."], rouge_keys=("rouge1", "rougeL"))
@@ -451,7 +455,7 @@ def rouge_score(
         >>> {k: round(v.item(), 4) for k, v in coco.items()}  # P from the first reference, R from "a cat"
         {'rougeL_precision': 0.8, 'rougeL_recall': 1.0, 'rougeL_fmeasure': 0.9071}
     """
-    keys, tokens = _check_options(rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction, mode)
+    keys, tokens = _check_options(rouge_keys, tokenize, use_stemmer, rouge_w_weight, reduction, mode)
     device = check_device(device, "device")
     scores = _rouge_update(preds, target, keys, tokens, float(rouge_w_weight), device)
     return _rouge_compute(reduce_scores(scores, reduction), keys)
@@ -465,12 +469,12 @@ class ROUGEScore(PerSampleScore):
     ``reduction="none"`` also the per-sample ``scores`` (gathered in rank order). Every key is reduced the same way.
 
     Args:
+        mode: ``"rouge-score"`` or ``"coco"`` (pycocoevalcap ``Rouge``), as in :func:`rouge_score`.
         rouge_keys: ROUGE keys, as in :func:`rouge_score`.
         use_stemmer: Porter stemming of ASCII tokens longer than 3 characters.
-        tokenizer: ``"rouge-score"`` or ``"unicode"`` (``mode="coco"``: ``"ptb"`` or ``"none"``).
+        tokenize: ``"rouge-score"`` or ``"unicode"`` (``mode="coco"``: ``"ptb"`` or ``"none"``).
         rouge_w_weight: ROUGE-W exponent.
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
-        mode: ``"rouge-score"`` or ``"coco"`` (pycocoevalcap ``Rouge``), as in :func:`rouge_score`.
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -492,16 +496,17 @@ class ROUGEScore(PerSampleScore):
 
     def __init__(
         self,
+        *,
+        mode: str = "rouge-score",
         rouge_keys: Optional[str | Sequence[str]] = None,
         use_stemmer: bool = False,
-        tokenizer: Optional[str] = None,
+        tokenize: Optional[str] = None,
         rouge_w_weight: float = 1.2,
         reduction: str = "mean",
-        mode: str = "rouge-score",
         **kwargs: Any,
     ) -> None:
         self.rouge_keys, self.tokenizer = _check_options(
-            rouge_keys, tokenizer, use_stemmer, rouge_w_weight, reduction, mode
+            rouge_keys, tokenize, use_stemmer, rouge_w_weight, reduction, mode
         )
         self.mode = mode
         super().__init__(reduction=reduction, score_shape=(len(self.rouge_keys), len(_STATS)), **kwargs)

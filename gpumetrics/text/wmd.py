@@ -17,7 +17,12 @@ words at the Euclidean distance of their embeddings. Conventions (gensim 4's, ea
 
 Embeddings: a ``{word: vector}`` mapping, a gensim ``KeyedVectors`` (or a model holding ``.wv``), a word2vec / fastText
 ``.vec`` text file (header ``count dim``), a GloVe text file (no header) or a binary word2vec file (read by gensim).
-:func:`load_embeddings` reads one once into a :class:`WordEmbeddings` that every call can reuse.
+:func:`load_embeddings` reads one once into a :class:`WordEmbeddings` that every call can reuse. Text files are read
+as gensim's ``load_word2vec_format`` reads them: UTF-8 with ``unicode_errors`` (``"strict"``: a ``ValueError`` naming
+the file and line; ``"ignore"`` / ``"replace"``), a duplicate word keeps its first vector, and the header's word count
+is read. Vectors are checked once, when loaded: a NaN, infinite or beyond-float32 component (``1e200``) is a
+``ValueError`` naming the words — it would make distances 0 (exact) or NaN (Sinkhorn) — and with ``normalize=True`` a
+document word whose vector has norm 0 is one too (its unit vector is NaN).
 """
 
 from __future__ import annotations
@@ -35,27 +40,55 @@ from gpumetrics.core.checks import describe_value, is_sequence
 from gpumetrics.kernels.ragged import pad_segments
 from gpumetrics.kernels.transport import emd_batch, sinkhorn_batch
 
-__all__ = ["WordEmbeddings", "WordMoversDistance", "load_embeddings", "word_movers_distance", "WMD_METHODS"]
+__all__ = ["WordEmbeddings", "WordMoversDistance", "load_embeddings", "word_movers_distance", "WMD_METHODS",
+           "UNICODE_ERRORS"]
 
 WMD_METHODS = ("emd", "sinkhorn")
 
 
+UNICODE_ERRORS = ("strict", "ignore", "replace")
+
+
+def _listed(words: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(repr(w) for w in words[:limit])
+    return shown + (f" and {len(words) - limit} more" if len(words) > limit else "")
+
+
 class WordEmbeddings:
     """A vocabulary and its vectors: ``index: dict[str, int]``, ``vectors: FloatTensor[V, dim]`` (as loaded) and
-    ``normed: FloatTensor[V, dim]`` (L2-normalised in float32 exactly as gensim's ``fill_norms``)."""
+    ``normed: FloatTensor[V, dim]`` (L2-normalised in float32 exactly as gensim's ``fill_norms``).
+
+    Every component must be finite in float32 (checked once, here): a NaN, an infinity or a value beyond float32's
+    range (±3.4e38, e.g. ``1e200``) raises ``ValueError`` naming the words, where it would otherwise turn distances
+    into 0 or NaN. A vector whose float32 norm is 0 or overflows cannot be normalised: scoring a document holding
+    such a word with ``normalize=True`` raises ``ValueError`` (:meth:`check_normalizable`).
+    A word listed twice keeps its first vector (gensim's rule)."""
 
     def __init__(self, words: Sequence[str], vectors: np.ndarray, norms: Optional[np.ndarray] = None) -> None:
-        vectors = np.asarray(vectors, dtype=np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(words):
             raise ValueError(f"`embeddings` must hold one vector per word, got {len(words)} words and vectors of shape "
                              f"{vectors.shape}")
-        self.index = {word: i for i, word in enumerate(words)}
-        if norms is None:
-            norms = np.linalg.norm(vectors, axis=1)  # float32, as gensim's KeyedVectors.fill_norms
-        with np.errstate(divide="ignore", invalid="ignore"):
-            normed = vectors / np.asarray(norms, dtype=np.float32)[:, None]
+        finite = np.isfinite(vectors).all(1)
+        if not finite.all():
+            bad = [words[i] for i in np.flatnonzero(~finite)]
+            raise ValueError(f"`embeddings` holds vectors with NaN, infinite or out-of-float32-range (|x| > 3.4e38) "
+                             f"components for {len(bad)} word(s): {_listed(bad)}; distances from them would be 0 or "
+                             "NaN, not a number to trust")
+        self.index: dict[str, int] = {}
+        for i, word in enumerate(words):
+            self.index.setdefault(word, i)  # a duplicate keeps its first vector (gensim ignores later ones)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            if norms is None:
+                norms = np.linalg.norm(vectors, axis=1)  # float32, as gensim's KeyedVectors.fill_norms
+            norms = np.asarray(norms, dtype=np.float32)
+            normed = vectors / norms[:, None]
         self.vectors = torch.from_numpy(vectors)
         self.normed = torch.from_numpy(np.ascontiguousarray(normed, dtype=np.float32))
+        usable = np.isfinite(normed).all(1) & np.isfinite(norms) & (norms > 0)
+        self._no_unit = frozenset(np.flatnonzero(~usable).tolist())
+        self._words = list(words)
 
     def __len__(self) -> int:
         return len(self.index)
@@ -63,33 +96,89 @@ class WordEmbeddings:
     def __contains__(self, word: str) -> bool:
         return word in self.index
 
+    def check_normalizable(self, ids: Tensor) -> None:
+        """``ValueError`` naming the words of ``ids: LongTensor[T]`` (CPU) whose vector has no unit length; free (no
+        tensor work) when every vector of the table has one."""
+        if not self._no_unit:
+            return
+        bad = sorted(self._no_unit.intersection(ids.tolist()))
+        if bad:
+            words = [self._words[i] for i in bad]
+            many = len(words) > 1
+            raise ValueError(f"`embeddings`: the vector{'s' if many else ''} of {_listed(words)} {'have' if many else 'has'}"
+                             " norm 0 (or a float32 norm that overflows, ≥ 3.4e38) and cannot be L2-normalised; pass "
+                             "normalize=False or drop the word (stop_words)")
 
-def _read_text_vectors(path: str) -> WordEmbeddings:
+
+def _read_text_vectors(path: str, unicode_errors: str = "strict") -> WordEmbeddings:
+    """word2vec / fastText text (header ``count dim``) or GloVe text (no header), parsed as gensim's
+    ``load_word2vec_format``: each line's bytes right-stripped, decoded as UTF-8 with ``unicode_errors``, split on
+    single spaces; the first field is the word."""
     words, rows = [], []
-    with open(path, encoding="utf-8") as handle:
-        first = handle.readline().rstrip("\n").split(" ")
-        header = len(first) == 2 and all(part.isdigit() for part in first)
-        lines = handle if header else [" ".join(first), *handle]
-        for line in lines:
-            parts = line.rstrip("\n").rstrip(" ").split(" ")
+    seen: set = set()
+    expected, count, first_line = None, None, 0
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.rstrip().decode("utf-8", errors=unicode_errors)
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"`embeddings` file {path!r}, line {number}: byte {raw[error.start:error.start + 1]!r} at column "
+                    f"{error.start + 1} is not UTF-8 ({error.reason}); pass unicode_errors='ignore' or 'replace' to "
+                    "read it as gensim's load_word2vec_format(unicode_errors=...) does") from None
+            parts = line.split(" ")
+            if number == 1 and len(parts) == 2 and all(part.isdigit() for part in parts):
+                count, expected, first_line = int(parts[0]), int(parts[1]), number
+                continue
             if len(parts) < 2:
                 continue
+            if count is not None and len(words) >= count:
+                break  # gensim reads the number of words the header announces
+            try:
+                row = [float(x) for x in parts[1:]]
+            except ValueError:
+                raise ValueError(f"`embeddings` file {path!r}, line {number}: the vector of {parts[0]!r} holds a value "
+                                 "that is not a number") from None
+            if expected is None:
+                expected, first_line = len(row), number
+            if len(row) != expected:
+                raise ValueError(f"`embeddings` file {path!r}, line {number}: the vector of {parts[0]!r} has "
+                                 f"{len(row)} values, expected {expected} (as on line {first_line})")
             words.append(parts[0])
-            rows.append([float(x) for x in parts[1:]])
-    if not rows or len({len(r) for r in rows}) != 1:
+            if parts[0] in seen:
+                rows.append(None)  # gensim keeps the first vector of a duplicate word
+                continue
+            seen.add(parts[0])
+            rows.append(row)
+    if not seen:
         raise ValueError(f"`embeddings` file {path!r} is not word2vec/GloVe text (one word and its vector per line)")
-    return WordEmbeddings(words, np.asarray(rows, dtype=np.float32))
+    if count is not None and len(words) < count:
+        raise ValueError(f"`embeddings` file {path!r}: the header announces {count} words, the file holds {len(words)}")
+    keep = [i for i, row in enumerate(rows) if row is not None]
+    return WordEmbeddings([words[i] for i in keep], np.asarray([rows[i] for i in keep], dtype=np.float64))
 
 
-def load_embeddings(source: Any) -> WordEmbeddings:
+def load_embeddings(source: Any, unicode_errors: str = "strict") -> WordEmbeddings:
     """Read word vectors once: a ``{word: vector}`` mapping, gensim ``KeyedVectors`` (or an object with ``.wv``), or a
     path to a word2vec / fastText ``.vec`` or GloVe text file, or a binary word2vec file (``.bin``, via gensim).
+
+    Args:
+        source: the vectors (see above), or a :class:`WordEmbeddings` (returned as is).
+        unicode_errors: how a file's bytes that are not UTF-8 are decoded — ``"strict"`` (a ``ValueError`` naming the
+            file and line), ``"ignore"`` or ``"replace"`` (gensim's ``load_word2vec_format(unicode_errors=...)``).
+
+    Raises:
+        ValueError: a missing or malformed file (the message names the file and line: bytes that are not UTF-8,
+            vectors of different lengths, values that are not numbers), or vectors with NaN / infinite / beyond
+            float32 components (the message names the words).
+        TypeError: ``source`` of an unknown kind.
 
     Example:
         >>> table = load_embeddings({"cat": [1.0, 0.0], "dog": [0.0, 2.0]})
         >>> len(table), table.normed[1].tolist()
         (2, [0.0, 1.0])
     """
+    check_choice(unicode_errors, "unicode_errors", UNICODE_ERRORS)
     if isinstance(source, WordEmbeddings):
         return source
     if hasattr(source, "wv") and not hasattr(source, "key_to_index"):
@@ -101,16 +190,30 @@ def load_embeddings(source: Any) -> WordEmbeddings:
         words = list(source)
         if not words or not all(isinstance(w, str) for w in words):
             raise ValueError("`embeddings` mapping must be a non-empty {word: vector} dict with string keys")
-        return WordEmbeddings(words, np.stack([np.asarray(source[w], dtype=np.float32) for w in words]))
+        rows = [np.asarray(source[w], dtype=np.float64).reshape(-1) for w in words]
+        sizes = {row.shape[0] for row in rows}
+        if len(sizes) != 1:
+            first = rows[0].shape[0]
+            odd, size = next((w, row.shape[0]) for w, row in zip(words, rows) if row.shape[0] != first)
+            raise ValueError(f"`embeddings` vectors must all have one length: {words[0]!r} has {first} values, "
+                             f"{odd!r} has {size}")
+        return WordEmbeddings(words, np.stack(rows))
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if not os.path.exists(path):
             raise ValueError(f"`embeddings` file {path!r} does not exist")
+        if os.path.isdir(path):
+            raise ValueError(f"`embeddings` path {path!r} is a directory, not a vector file")
         if path.endswith(".bin"):
             from gensim.models import KeyedVectors
 
-            return load_embeddings(KeyedVectors.load_word2vec_format(path, binary=True))
-        return _read_text_vectors(path)
+            try:
+                vectors = KeyedVectors.load_word2vec_format(path, binary=True, unicode_errors=unicode_errors)
+            except UnicodeDecodeError as error:
+                raise ValueError(f"`embeddings` file {path!r}: a word is not UTF-8 ({error}); pass "
+                                 "unicode_errors='ignore' or 'replace' (gensim's load_word2vec_format option)") from None
+            return load_embeddings(vectors)
+        return _read_text_vectors(path, unicode_errors)
     raise TypeError(f"`embeddings` must be a {{word: vector}} dict, gensim KeyedVectors or a path to a vector file, "
                     f"got {describe_value(source)}")
 
@@ -160,15 +263,16 @@ def _check_options(method: Any, reg: Any, normalize: Any, stop_words: Any) -> fr
 def word_movers_distance(
     preds: Sequence[Union[str, Sequence[str]]],
     target: Sequence[Union[str, Sequence[str]]],
+    *,
     embeddings: Any,
     method: str = "emd",
-    *,
     stop_words: Optional[Iterable[str]] = None,
     normalize: bool = True,
     reg: float = 0.01,
     max_iter: int = 1000,
     tol: float = 1e-6,
-    reduction: str = "none",
+    unicode_errors: str = "strict",
+    reduction: str = "mean",
     device: torch.device | str | None = None,
 ) -> Tensor:
     """Word Mover's Distance of every (prediction, target) pair, with gensim ``wmdistance``'s conventions.
@@ -184,27 +288,36 @@ def word_movers_distance(
         reg: Sinkhorn's entropic regularisation (same units as the distances, which lie in [0, 2] when normalised).
         max_iter: Sinkhorn's iteration limit.
         tol: Sinkhorn stops when no marginal weight is off by more than this.
-        reduction: ``"none"`` (per pair, default), ``"mean"`` or ``"sum"``.
+        unicode_errors: for an ``embeddings`` file: ``"strict"`` (bytes that are not UTF-8 raise ``ValueError``
+            naming the file and line), ``"ignore"`` or ``"replace"``, as gensim's ``load_word2vec_format``.
+        reduction: ``"mean"`` (default, as every per-sample metric), ``"sum"`` or ``"none"`` (per pair).
         device: device of the distance computation (and of Sinkhorn); CPU by default.
 
     Returns:
-        ``DoubleTensor[B]`` distances on ``device`` (``[]`` for ``"mean"``/``"sum"``); ``inf`` where a document has
-        no in-vocabulary word.
+        ``DoubleTensor[]`` on ``device`` for ``"mean"``/``"sum"``, ``DoubleTensor[B]`` for ``"none"``; a distance is
+        ``inf`` where a document has no in-vocabulary word (and then the mean is ``inf``).
 
     Raises:
         TypeError: documents are not strings / token lists, ``embeddings`` of an unknown kind.
-        ValueError: different numbers of documents, unknown ``method``, ``reg`` ≤ 0.
+        ValueError: different numbers of documents, unknown ``method``, ``reg`` ≤ 0; an ``embeddings`` file that is
+            not UTF-8 (with ``unicode_errors="strict"``) or holds vectors of different lengths (file and line named);
+            vectors with NaN, infinite or beyond-float32 components; with ``normalize=True``, a document word whose
+            vector has norm 0.
 
     Example:
         >>> vectors = {"cat": [1.0, 0.0], "kitten": [0.9, 0.1], "dog": [0.0, 1.0], "sat": [0.5, 0.5]}
-        >>> [round(d, 4) for d in word_movers_distance(["cat sat", "dog"], ["kitten sat", "cat cat"], vectors).tolist()]
+        >>> distances = word_movers_distance(["cat sat", "dog"], ["kitten sat", "cat cat"], embeddings=vectors,
+        ...                                  reduction="none")
+        >>> [round(d, 4) for d in distances.tolist()]
         [0.0553, 1.4142]
+        >>> round(word_movers_distance(["cat sat", "dog"], ["kitten sat", "cat cat"], embeddings=vectors).item(), 4)
+        0.7348
     """
     stop = _check_options(method, reg, normalize, stop_words)
     check_choice(reduction, "reduction", ("mean", "sum", "none"))
     device = check_device(device, "device")
-    scores = _wmd_update(preds, target, load_embeddings(embeddings), method, stop, normalize, float(reg), max_iter,
-                         tol, device)
+    scores = _wmd_update(preds, target, load_embeddings(embeddings, unicode_errors), method, stop, normalize,
+                         float(reg), max_iter, tol, device)
     return reduce_scores(scores, reduction)
 
 
@@ -219,6 +332,8 @@ def _wmd_update(preds: Any, target: Any, table: WordEmbeddings, method: str, sto
 
     words_p, weights_p, lengths_p, tokens_p = _bags(preds, table, stop)
     words_t, weights_t, lengths_t, tokens_t = _bags(target, table, stop)
+    if normalize:
+        table.check_normalizable(torch.cat([words_p, words_t]))  # CPU ids, no device sync
     width_p, width_t = int(lengths_p.max()), int(lengths_t.max())
     vectors = table.normed if normalize else table.vectors  # on the CPU: only the rows in use travel
     ids_p = pad_segments(words_p, lengths_p, -1, max(width_p, 1))
@@ -257,8 +372,8 @@ class WordMoversDistance(PerSampleScore):
 
     Args:
         embeddings: as in :func:`word_movers_distance`.
-        method, stop_words, normalize, reg, max_iter, tol: as in :func:`word_movers_distance`.
-        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
+        method, stop_words, normalize, reg, max_iter, tol, unicode_errors: as in :func:`word_movers_distance`.
+        reduction: ``"mean"`` (default, as the function), ``"sum"`` or ``"none"``.
         kwargs: ``torchmetrics.Metric`` options.
 
     Example:
@@ -273,12 +388,12 @@ class WordMoversDistance(PerSampleScore):
     higher_is_better = False
     kernel_threads = 1  # small per-pair tensors (core/threads.py)
 
-    def __init__(self, embeddings: Any, method: str = "emd", stop_words: Optional[Iterable[str]] = None,
+    def __init__(self, embeddings: Any, method: str = "emd", *, stop_words: Optional[Iterable[str]] = None,
                  normalize: bool = True, reg: float = 0.01, max_iter: int = 1000, tol: float = 1e-6,
-                 reduction: str = "mean", **kwargs: Any) -> None:
+                 unicode_errors: str = "strict", reduction: str = "mean", **kwargs: Any) -> None:
         super().__init__(reduction, **kwargs)
         self.stop = _check_options(method, reg, normalize, stop_words)
-        self.table = load_embeddings(embeddings)
+        self.table = load_embeddings(embeddings, unicode_errors)
         self.method, self.normalize, self.reg, self.max_iter, self.tol = method, normalize, float(reg), max_iter, tol
 
     def update(self, preds: Sequence[Union[str, Sequence[str]]], target: Sequence[Union[str, Sequence[str]]]) -> None:

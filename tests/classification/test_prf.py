@@ -294,8 +294,20 @@ def test_zero_sample_batches_are_still_validated():
         C.MulticlassPrecision(num_classes=3).update(torch.zeros(0, 4), torch.zeros(0, dtype=torch.long))
     with pytest.raises(ValueError):
         C.multilabel_recall(torch.zeros(0, 2), torch.zeros(0, 2, dtype=torch.long), num_labels=3)
-    with pytest.raises(RuntimeError):  # one side empty, the other not: torchmetrics' own shape error
+    with pytest.raises(ValueError, match=r"binary `preds` and `target`.*\(0,\) and target \(2,\)"):  # one side empty
         C.BinaryF1Score().update(torch.zeros(0), torch.zeros(2, dtype=torch.long))
+
+
+@pytest.mark.parametrize("call, shapes", [
+    (lambda: C.MultilabelF1Score(num_labels=3).update(torch.rand(4), torch.randint(0, 2, (4,))), r"\(4,\) and target \(4,\)"),
+    (lambda: C.multilabel_f1_score(torch.rand(4, 2), torch.randint(0, 2, (4, 2)), num_labels=3), r"\(4, 2\)"),
+    (lambda: C.multiclass_f1_score(torch.rand(4, 3, 2), torch.randint(0, 3, (4,)), num_classes=3), r"\(4, 3, 2\)"),
+    (lambda: C.MulticlassF1Score(num_classes=3).update(torch.rand(4, 2), torch.randint(0, 3, (4,))), r"num_classes=3"),
+    (lambda: C.BinaryF1Score().update(torch.rand(4, 3), torch.randint(0, 2, (5,))), r"\(4, 3\) and target \(5,\)"),
+])
+def test_wrong_shapes_are_value_errors_naming_both_shapes(call, shapes):
+    with pytest.raises(ValueError, match=shapes):
+        call()
 
 
 # ------------------------------------------------------------------- inputs that cannot be scored (issue 10, item 2)

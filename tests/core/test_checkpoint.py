@@ -192,7 +192,7 @@ CASES: dict[type, list[Callable]] = {
     gpumetrics.CIDErScore: [
         lambda t: (lambda: gpumetrics.CIDErScore(tokenize="none"), _text(), None),
         # document frequency over the whole corpus: the first half's codes must survive the checkpoint
-        lambda t: (lambda: gpumetrics.CIDErScore(variant="cider", tokenize="ptb", reduction="none"), _text(), None),
+        lambda t: (lambda: gpumetrics.CIDErScore(mode="cider", tokenize="ptb", reduction="none"), _text(), None),
     ],
     gpumetrics.METEORScore: [
         lambda t: (gpumetrics.METEORScore, _text(), None),  # the jar's corpus statistics (a sum state)
@@ -205,8 +205,8 @@ CASES: dict[type, list[Callable]] = {
         lambda t: (lambda: gpumetrics.COCOCaptionScores(tokenize="none", reduction="none"), _text(), None),
     ],
     gpumetrics.CodeBLEUScore: [
-        lambda t: (lambda: gpumetrics.CodeBLEUScore(lang="python"), _code(), None),  # 25 summed statistics
-        lambda t: (lambda: gpumetrics.CodeBLEUScore(lang="python", reduction="none"), _code(), None),
+        lambda t: (lambda: gpumetrics.CodeBLEUScore(language="python"), _code(), None),  # 25 summed statistics
+        lambda t: (lambda: gpumetrics.CodeBLEUScore(language="python", reduction="none"), _code(), None),
     ],
     gpumetrics.OCREndToEnd: [
         lambda t: (gpumetrics.OCREndToEnd, _ocr_batches(), None),

@@ -109,7 +109,7 @@ def test_every_function_with_a_device_argument_checks_it(machine):
         "shapley_values", "marginal_contributions", "corpus_bleu_shapley", "corpus_cider_shapley",
         "word_movers_distance",
     ])  # a new one joins this list and the loop below
-    required = {"codebleu_score": {"lang": "python"},  # options without a default
+    required = {"codebleu_score": {"language": "python"},  # options without a default
                 "word_movers_distance": {"embeddings": {"a": [1.0, 0.0], "b": [0.0, 1.0]}}}
     game = lambda coalitions: coalitions.sum(1)  # noqa: E731
     arguments = {"shapley_values": (game, 3), "marginal_contributions": (game, 3, 0)}  # not (preds, target)

@@ -173,7 +173,7 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
         "ImageGenerationScore": _image_task(tmp),
         "METEORScore": (_warm_meteor, _text),
         "COCOCaptionScores": (lambda: (_warm_meteor(), gpumetrics.COCOCaptionScores())[1], _text),
-        "CodeBLEUScore": (lambda: gpumetrics.CodeBLEUScore(lang="python"), _code),
+        "CodeBLEUScore": (lambda: gpumetrics.CodeBLEUScore(language="python"), _code),
         "METEORScore(nltk)": (lambda: gpumetrics.METEORScore(mode="nltk", synonyms={"cat": ["dog"]}), _text),
         "ImageCaptioningScore": _caption_task(tmp, ImageCaptioningScore),
         "VisualQAScore": _caption_task(tmp, VisualQAScore),

@@ -304,3 +304,27 @@ def test_open_clip_hf_hub_model_needs_config_and_weights_in_the_cache(empty_cach
     torch.save(reference.state_dict(), snapshot / "open_clip_pytorch_model.bin")
     loaded = CLIPScore("open_clip", "hf-hub:acme/tiny", "ignored").encoder.model.state_dict()
     assert all(torch.equal(loaded[k], v) for k, v in reference.state_dict().items())
+
+
+# bound on |score(mode) − score(float32)| at scale 1 (raw cosine), documented in CLIPScore's docstring
+SPEED_BOUNDS = {"tf32": 2e-3, "bf16": 5e-3, "fp16": 2e-3}
+
+
+@pytest.mark.parametrize("backend", ["hf", "open_clip"])
+@pytest.mark.parametrize("mode", sorted(SPEED_BOUNDS))
+def test_speed_modes_stay_within_their_bound_and_are_in_the_signature(backend, mode, hf_clip_dir, open_clip_config):
+    args = (backend, hf_clip_dir, "random") if backend == "hf" else (backend, open_clip_config, "random")
+    images = _images(6, seed=5)
+    exact = clip_score(images, CAPTIONS[:6], *args, scale=1, clamp=False, reduction="none")
+    fast = clip_score(images, CAPTIONS[:6], *args, scale=1, clamp=False, reduction="none", speed_mode=mode)
+    assert fast.dtype == torch.float64
+    assert float((fast - exact).abs().max()) <= SPEED_BOUNDS[mode]
+    metric = CLIPScore(*args, speed_mode=mode)
+    assert f"|speed:{mode}|" in metric.signature()
+    assert "speed" not in CLIPScore(*args).signature()
+
+
+def test_clip_speed_mode_takes_precisions_only(open_clip_config):
+    for bad in ("channels_last", "fastest", "fp8"):
+        with pytest.raises(ValueError, match="speed_mode"):
+            CLIPScore("open_clip", open_clip_config, "random", speed_mode=bad)

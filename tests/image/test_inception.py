@@ -176,3 +176,14 @@ def test_download_failure_gives_placement_instructions(tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError, match="download failed: network unreachable"):
         weights_mod.resolve_weights("pt_inception-2015-12-05", download=True)
     assert not (tmp_path / "home" / "pt_inception-2015-12-05-6726825d.pth").exists()
+
+
+def test_a_file_that_is_not_inception_weights_is_a_value_error_naming_it(tmp_path):
+    not_torch = tmp_path / "notes.pth"
+    not_torch.write_text("hello")
+    with pytest.raises(ValueError, match=r"notes\.pth' is not a torch weight file"):
+        FIDInceptionV3(weights=not_torch)
+    other = tmp_path / "other.pth"
+    torch.save({"linear.weight": torch.zeros(2, 2)}, other)
+    with pytest.raises(ValueError, match=r"not pytorch-fid's Inception-v3 state_dict: .*Missing key"):
+        FIDInceptionV3(weights=other)

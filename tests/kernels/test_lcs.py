@@ -49,8 +49,81 @@ def test_lcs_table_prefix_values_and_small_chunks(monkeypatch):
         expected = _lcs_table(x, y)
         assert table[p, : len(x) + 1, : len(y) + 1].tolist() == expected
     full = lcs_backtrack_mask(ta, la, tb, lb)
-    monkeypatch.setattr("gpumetrics.kernels.lcs._TABLE_CELLS_PER_CHUNK", 50)  # forces several chunks
+    lengths = lcs_length(ta, la, tb, lb)
+    monkeypatch.setattr("gpumetrics.kernels.lcs._ROW_BYTES_PER_CHUNK", 200)  # forces several chunks of pairs
+    monkeypatch.setattr("gpumetrics.kernels.lcs._MATCH_BYTES_PER_CHUNK", 300)  # and of columns of b
     assert torch.equal(lcs_backtrack_mask(ta, la, tb, lb), full)
+    assert torch.equal(lcs_length(ta, la, tb, lb), lengths)
+
+
+def _dp_lcs(x, y):
+    """The textbook O(len(x)·len(y)) dynamic program, one row at a time."""
+    previous = [0] * (len(y) + 1)
+    for token in x:
+        current = [0]
+        for j, other in enumerate(y):
+            current.append(previous[j] + 1 if token == other else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
+
+
+BOUNDARY_LENGTHS = [0, 1, 61, 62, 63, 64, 65, 124, 127, 128, 129, 1000]  # around 62-bit limbs and 64-bit words
+
+
+@pytest.mark.parametrize("alphabet", [1, 2, 4, 50])
+def test_bit_parallel_length_equals_dynamic_program_across_word_boundaries(alphabet):
+    rng = random.Random(alphabet)
+    a, b = [], []
+    for la in BOUNDARY_LENGTHS:  # every length against a few others, in one batch of uneven lengths
+        for lb in rng.sample(BOUNDARY_LENGTHS, 4) + [la]:
+            a.append([rng.randrange(alphabet) for _ in range(la)])
+            b.append([rng.randrange(alphabet) for _ in range(lb)])
+    (ta, la), (tb, lb) = _pad(a, 0), _pad(b, 0)  # padding equal to a real id
+    expected = [_dp_lcs(x, y) for x, y in zip(a, b)]
+    assert lcs_length(ta, la, tb, lb).tolist() == expected
+    assert lcs_length(tb, lb, ta, la).tolist() == expected  # symmetric (the kernel packs the wider side)
+    assert lcs_length(ta[:, :1100].contiguous(), la, tb[:, :70], lb.clamp_max(70)).tolist() == [
+        _dp_lcs(x, y[:70]) for x, y in zip(a, b)
+    ]
+    # each pair alone (no padding at all) gives the same
+    for p in rng.sample(range(len(a)), 6):
+        assert lcs_length(ta[p : p + 1, : len(a[p])], la[p : p + 1], tb[p : p + 1, : len(b[p])],
+                          lb[p : p + 1]).item() == expected[p]
+
+
+def test_bit_parallel_carries_run_through_many_limbs():
+    """All-equal tokens: every step adds a carry that ripples through every limb of a 1000-token side."""
+    for la, lb in [(1000, 1), (1000, 999), (1000, 1000), (129, 1000), (64, 64)]:
+        a = torch.zeros(1, la, dtype=torch.long)
+        b = torch.zeros(1, lb, dtype=torch.long)
+        assert lcs_length(a, torch.tensor([la]), b, torch.tensor([lb])).item() == min(la, lb)
+        assert lcs_length(a, torch.tensor([la]), b + 1, torch.tensor([lb])).item() == 0
+    # one side alternating, the other constant: the LCS is the count of the matching token
+    a = torch.tensor([[0, 1] * 300])
+    assert lcs_length(a, torch.tensor([600]), torch.ones(1, 700, dtype=torch.long), torch.tensor([700])).item() == 300
+
+
+def test_backtrack_over_bit_rows_equals_rouge_score_read_out_on_long_pairs():
+    rng = random.Random(31)
+    a = [[rng.randrange(3) for _ in range(n)] for n in (300, 65, 129, 0, 700)]
+    b = [[rng.randrange(3) for _ in range(n)] for n in (290, 200, 62, 5, 500)]
+    (ta, la), (tb, lb) = _pad(a, 0), _pad(b, 0)
+    mask = lcs_backtrack_mask(ta, la, tb, lb)  # walks of up to 1,200 steps pass the periodic end check
+    for p, (x, y) in enumerate(zip(a, b)):
+        assert [i for i in range(len(x)) if mask[p, i]] == (lcs_ind(x, y) if x and y else [])
+
+
+def test_many_limbs_in_small_chunks_of_steps_and_pairs(monkeypatch):
+    """Chunks of a few wavefront steps (the window of columns a chunk reaches spans several chunks) and of pairs."""
+    a, b = _random_pairs(12, 9, [0, 1, 70, 130, 250], [0, 2, 64, 190, 300])
+    (ta, la), (tb, lb) = _pad(a, 1), _pad(b, 2)
+    expected = [_dp_lcs(x, y) for x, y in zip(a, b)]
+    monkeypatch.setattr("gpumetrics.kernels.lcs._MATCH_BYTES_PER_CHUNK", 8 * 9 * 5 * 3)  # 3 steps of 5 limbs
+    monkeypatch.setattr("gpumetrics.kernels.lcs._ROW_BYTES_PER_CHUNK", 8 * 300 * 5 * 2)  # ~2 pairs
+    assert lcs_length(ta, la, tb, lb).tolist() == expected
+    mask = lcs_backtrack_mask(ta, la, tb, lb)
+    for p, (x, y) in enumerate(zip(a, b)):
+        assert [i for i in range(len(x)) if mask[p, i]] == (lcs_ind(x, y) if x and y else [])
 
 
 def test_empty_batches_and_bad_shapes():
@@ -65,3 +138,12 @@ def test_empty_batches_and_bad_shapes():
     with pytest.raises(ValueError, match="`a_lengths`"):
         lcs_length(torch.zeros(2, 3, dtype=torch.long), torch.zeros(3), torch.zeros(2, 3, dtype=torch.long),
                    torch.zeros(2))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_equals_cpu():
+    a, b = _random_pairs(21, 30, [0, 1, 63, 130, 700], [0, 5, 62, 129, 500])
+    (ta, la), (tb, lb) = _pad(a, 0), _pad(b, 0)
+    on_cuda = [t.cuda() for t in (ta, la, tb, lb)]
+    assert torch.equal(lcs_length(*on_cuda).cpu(), lcs_length(ta, la, tb, lb))
+    assert torch.equal(lcs_backtrack_mask(*on_cuda).cpu(), lcs_backtrack_mask(ta, la, tb, lb))

@@ -68,12 +68,12 @@ def test_trec_eval_parity_per_query(seed):
     measures = {"map_cut.5", "ndcg_cut.3,10,100", "P.1,5,30", "recall.5,30", "success.1,5", "map", "ndcg",
                 "recip_rank", "Rprec"}
     expected = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(trec_run)
-    ours = ranking_metrics(run["scores"], run["relevance"], list(TREC), mask=run["mask"], doc_ids=run["doc_ids"],
+    ours = ranking_metrics(run["scores"], run["relevance"], metrics=list(TREC), mask=run["mask"], doc_ids=run["doc_ids"],
                            qrels=run["qrels"], reduction="none")
     for name, measure in TREC.items():
         reference = torch.tensor([expected[f"q{i:04d}"][measure] for i in range(40)], dtype=torch.float64)
         assert_close(ours[name], reference, 1e-9, what=f"{name} vs trec_eval {measure}")
-    mean = ranking_metrics(run["scores"], run["relevance"], list(TREC), mask=run["mask"], doc_ids=run["doc_ids"],
+    mean = ranking_metrics(run["scores"], run["relevance"], metrics=list(TREC), mask=run["mask"], doc_ids=run["doc_ids"],
                            qrels=run["qrels"])
     for name, measure in TREC.items():
         assert abs(float(mean[name]) - np.mean([v[measure] for v in expected.values()])) < 1e-9
@@ -92,7 +92,7 @@ def test_trec_eval_relevance_level_and_string_docnos():
         qrels[f"q{i:04d}"].update({f"x{j}": int(label) for j, label in enumerate(run["missed"][i].tolist())})
     expected = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut.10", "recip_rank", "P.5"}, relevance_level=2
                                               ).evaluate(trec_run)
-    ours = ranking_metrics(run["scores"], run["relevance"], ["map", "ndcg@10", "mrr", "precision@5"],
+    ours = ranking_metrics(run["scores"], run["relevance"], metrics=["map", "ndcg@10", "mrr", "precision@5"],
                            mask=run["mask"], doc_ids=docnos, qrels=run["qrels"], relevance_level=2,
                            reduction="none")
     for name, measure in {"map": "map", "ndcg@10": "ndcg_cut_10", "mrr": "recip_rank", "precision@5": "P_5"}.items():
@@ -117,7 +117,7 @@ def test_ranx_parity_with_ties(seed):
     run = random_run(100 + seed, q=30, d=6 + seed, min_length=1)
     qrels, ranx_run = to_dicts(run)
     expected = _ranx_per_query(qrels, ranx.Run(ranx_run), RANX)
-    ours = ranking_metrics(run["scores"], run["relevance"], RANX, mask=run["mask"], qrels=run["qrels"], ties="ranx",
+    ours = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, mask=run["mask"], qrels=run["qrels"], ties="ranx",
                            reduction="none")
     for name in RANX:
         assert_close(ours[name], torch.from_numpy(np.asarray(expected[name], dtype=np.float64)), 1e-9, what=name)
@@ -125,11 +125,11 @@ def test_ranx_parity_with_ties(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_ranx_parity_long_lists(seed):
-    """100 documents: distinct scores through ranx's Run; tied scores through ranx's own pre-sorted input path."""
+    """100 documents: distinct scores through ranx's Run; tied scores through ranx's pre-sorted typed-list input."""
     run = random_run(200 + seed, q=25, d=100, tie_values=10_000_000, extra=5)
     qrels, ranx_run = to_dicts(run)
     expected = _ranx_per_query(qrels, ranx.Run(ranx_run), RANX)
-    ours = ranking_metrics(run["scores"], run["relevance"], RANX, mask=run["mask"], qrels=run["qrels"], ties="ranx",
+    ours = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, mask=run["mask"], qrels=run["qrels"], ties="ranx",
                            reduction="none")
     for name in RANX:
         assert_close(ours[name], torch.from_numpy(np.asarray(expected[name], dtype=np.float64)), 1e-9, what=name)
@@ -147,10 +147,104 @@ def test_ranx_parity_long_lists(seed):
         judged.sort(key=lambda pair: -pair[1])
         qrel_rows.append(np.array(judged or [[-1.0, 0.0]], dtype=np.float64))
     expected = ranx.evaluate(qrel_rows, run_rows, RANX, return_mean=False)
-    ours = ranking_metrics(tied["scores"], tied["relevance"], RANX, mask=tied["mask"], qrels=tied["qrels"],
-                           ties="ranx", reduction="none")
+    # a typed list is used as given (no sort): our stable order is trec_eval's ties with ids falling along the row
+    ours = ranking_metrics(tied["scores"], tied["relevance"], metrics=RANX, mask=tied["mask"], qrels=tied["qrels"],
+                           doc_ids=-torch.arange(100).expand(25, 100), reduction="none")
     for name in RANX:
         assert_close(ours[name], torch.from_numpy(np.asarray(expected[name], dtype=np.float64)), 1e-9, what=name)
+
+
+def _heavy_ties(seed: int, q: int = 40, d: int = 200, values: int = 3) -> dict:
+    """Queries of 1–``d`` ranked documents (a random, non-prefix mask) with ``values`` distinct scores, random graded
+    labels and judged documents the run missed."""
+    g = torch.Generator().manual_seed(seed)
+    scores = torch.randint(0, values, (q, d), generator=g).double() / values
+    lengths = torch.randint(1, d + 1, (q,), generator=g)
+    keep = torch.rand(q, d, generator=g).argsort(1) < lengths[:, None]  # `lengths[i]` random columns of each row
+    relevance = torch.randint(0, 4, (q, d), generator=g) * (torch.rand(q, d, generator=g) < 0.3) * keep
+    missed = torch.randint(0, 3, (q, 4), generator=g)
+    return {"scores": scores, "relevance": relevance, "mask": keep, "doc_ids": torch.arange(d).expand(q, d),
+            "qrels": torch.cat([relevance, missed], 1), "missed": missed}
+
+
+def _ranx_reference(run: dict, ties: str) -> dict:
+    qrels, trec_run = to_dicts(run)
+    if ties == "ranx_dict":
+        return ranx.evaluate(qrels, trec_run, RANX, return_mean=False)
+    return ranx.evaluate(ranx.Qrels(qrels), ranx.Run(trec_run), RANX, return_mean=False, save_results_in_run=False,
+                         make_comparable=ties == "ranx_comparable")
+
+
+@pytest.mark.parametrize("ties", ["ranx", "ranx_comparable", "ranx_dict"])
+@pytest.mark.parametrize("seed, values", [(0, 2), (1, 3), (2, 5), (3, 40)])
+def test_ranx_tie_order_on_queries_of_1_to_200_documents(ties, seed, values):
+    """numba's quicksort reorders tied documents of queries longer than 15: every query equals ranx, and the test can
+    fail (a stable sort gives other values on some of these queries)."""
+    run = _heavy_ties(seed, values=values)
+    expected = _ranx_reference(run, ties)
+    options = {"mask": run["mask"], "qrels": run["qrels"], "reduction": "none"}
+    ours = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, ties=ties, **options)
+    for name in RANX:
+        assert_close(ours[name], torch.from_numpy(np.asarray(expected[name], dtype=np.float64)), 1e-12, what=name)
+    if ties == "ranx":
+        from gpumetrics.retrieval import ranking
+
+        with pytest.MonkeyPatch.context() as patch:  # the old ties="ranx": a stable descending sort
+            patch.setattr(ranking, "_ranx_order", lambda scores, mask, order, ties: order)
+            stable = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, ties=ties, **options)
+        assert any(not torch.equal(ours[name], stable[name]) for name in ("ndcg", "map", "mrr", "precision@5")), \
+            "a stable sort gives ranx's values here: the test would not see a wrong tie order"
+
+
+@pytest.mark.parametrize("ties", ["ranx", "ranx_dict"])
+def test_ranx_tie_order_flat_inputs_and_python_fallback(ties, monkeypatch):
+    """Flat ``query_ids`` inputs take each query's documents in input order, as ranx's dict does; without numba the
+    Python port of numba's quicksort gives the same values."""
+    from gpumetrics.retrieval import ranking
+
+    run = _heavy_ties(7, q=12, d=60, values=2)
+    expected = _ranx_reference(run, ties)
+    rows, cols = run["mask"].nonzero(as_tuple=True)
+    flat = ranking_metrics(run["scores"][rows, cols], run["relevance"][rows, cols], metrics=RANX, ties=ties,
+                           query_ids=rows, reduction="none")
+    padded = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, mask=run["mask"], qrels=run["qrels"],
+                             ties=ties, reduction="none")
+    monkeypatch.setattr(ranking, "_numba_argsort_rows", lambda: None)
+    python = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, mask=run["mask"], qrels=run["qrels"],
+                             ties=ties, reduction="none")
+    for name in RANX:
+        reference = torch.from_numpy(np.asarray(expected[name], dtype=np.float64))
+        assert_close(padded[name], reference, 1e-12, what=name)
+        assert_close(python[name], reference, 1e-12, what=f"{name} (Python port)")
+        if name in ("precision@5", "mrr", "ndcg@10", "hits@5"):  # flat inputs carry no unretrieved judgments
+            assert_close(flat[name], ranking_metrics(run["scores"], run["relevance"], metrics=name, mask=run["mask"],
+                                                     ties=ties, reduction="none")[name], 1e-12, what=name)
+
+
+def test_quicksort_port_equals_numba_argsort():
+    from numba import njit
+
+    from gpumetrics.retrieval.ranking import _quicksort_argsort
+
+    argsort = njit(lambda values: np.argsort(values))  # numba's default kind: its quicksort
+    rng = np.random.default_rng(0)
+    for n in [*range(0, 70), 100, 128, 200, 513]:
+        for distinct in (1, 2, 3, 10, 10**9):
+            values = rng.integers(0, distinct, n).astype(np.float64)
+            for case in (values, np.sort(values), np.sort(values)[::-1].copy()):
+                assert _quicksort_argsort(case.tolist()) == argsort(case).tolist(), (n, distinct)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_ranx_tie_order_cuda_equals_cpu():
+    run = _heavy_ties(5, values=2)
+    for ties in ("ranx", "ranx_comparable", "ranx_dict"):
+        cpu = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, mask=run["mask"], qrels=run["qrels"],
+                              ties=ties, reduction="none")
+        cuda = ranking_metrics(run["scores"].cuda(), run["relevance"].cuda(), metrics=RANX, mask=run["mask"].cuda(),
+                               qrels=run["qrels"].cuda(), ties=ties, reduction="none")
+        for name in RANX:
+            assert torch.equal(cpu[name], cuda[name].cpu()), (ties, name)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -163,10 +257,10 @@ def test_sklearn_ndcg_with_tie_averaging(seed):
     relevance = torch.randint(0, 4, (q, d), generator=g) * (torch.rand(q, d, generator=g) < 0.5)
     relevance[0] = 0
     for k in (1, 3, d, d + 5):
-        ours = ranking_metrics(scores, relevance, [f"ndcg@{k}"], ties="average", reduction="none")[f"ndcg@{k}"]
+        ours = ranking_metrics(scores, relevance, metrics=[f"ndcg@{k}"], ties="average", reduction="none")[f"ndcg@{k}"]
         reference = [ndcg_score(relevance[i:i + 1].numpy(), scores[i:i + 1].numpy(), k=k) for i in range(q)]
         assert_close(ours, reference, 1e-9, what=f"ndcg@{k} vs sklearn")
-        mean = ranking_metrics(scores, relevance, [f"ndcg@{k}"], ties="average")[f"ndcg@{k}"]
+        mean = ranking_metrics(scores, relevance, metrics=[f"ndcg@{k}"], ties="average")[f"ndcg@{k}"]
         assert abs(float(mean) - ndcg_score(relevance.numpy(), scores.numpy(), k=k)) < 1e-9
 
 
@@ -188,7 +282,7 @@ def test_torchmetrics_retrieval_flat_inputs(empty, action):
         "ndcg@5": lambda **o: R.RetrievalNormalizedDCG(top_k=5, **o), "ndcg": R.RetrievalNormalizedDCG,
         "r_precision": R.RetrievalRPrecision,
     }
-    ours = ranking_metrics(scores, target, list(cases), query_ids=query_ids, ties="ranx", empty=empty)
+    ours = ranking_metrics(scores, target, metrics=list(cases), query_ids=query_ids, ties="ranx", empty=empty)
     for name, make in cases.items():
         reference = make(empty_target_action=action)(scores, target, indexes=query_ids)
         if name == "map@5":  # torchmetrics divides AP@k by the hits in the top k; trec_eval and ranx by all R
@@ -199,60 +293,60 @@ def test_torchmetrics_retrieval_flat_inputs(empty, action):
 def test_edge_cases():
     scores = torch.tensor([[0.3, 0.2, 0.1]])
     relevance = torch.tensor([[0, 0, 1]])
-    out = ranking_metrics(scores, relevance, ["precision@10", "recall@1000", "mrr@2", "ndcg@1000000", "r_precision",
+    out = ranking_metrics(scores, relevance, metrics=["precision@10", "recall@1000", "mrr@2", "ndcg@1000000", "r_precision",
                                               "hits@100"])
     assert float(out["precision@10"]) == pytest.approx(0.1)  # P@k divides by k beyond the list
     assert float(out["recall@1000"]) == 1.0 and float(out["mrr@2"]) == 0.0 and float(out["hits@100"]) == 1.0
     assert float(out["ndcg@1000000"]) == pytest.approx(0.5) and float(out["r_precision"]) == 0.0
     # a query whose run is empty (mask all False) but that has judged relevant documents scores 0
-    out = ranking_metrics(torch.zeros(2, 3), torch.zeros(2, 3, dtype=torch.long), ["map", "ndcg@3", "precision"],
+    out = ranking_metrics(torch.zeros(2, 3), torch.zeros(2, 3, dtype=torch.long), metrics=["map", "ndcg@3", "precision"],
                           mask=torch.tensor([[False] * 3, [True, False, False]]), qrels=torch.tensor([[1, 2], [0, 1]]))
     assert all(float(v) == 0.0 for v in out.values())
     # empty conventions
     scores, relevance = torch.tensor([[0.5, 0.4], [0.9, 0.1]]), torch.tensor([[0, 1], [0, 0]])
-    assert float(ranking_metrics(scores, relevance, "mrr", empty="zero")["mrr"]) == 0.25
-    assert float(ranking_metrics(scores, relevance, "mrr", empty="one")["mrr"]) == 0.75
-    assert float(ranking_metrics(scores, relevance, "mrr", empty="skip")["mrr"]) == 0.5
-    assert math.isnan(float(ranking_metrics(scores, relevance, "mrr", empty="skip", reduction="none")["mrr"][1]))
+    assert float(ranking_metrics(scores, relevance, metrics="mrr", empty="zero")["mrr"]) == 0.25
+    assert float(ranking_metrics(scores, relevance, metrics="mrr", empty="one")["mrr"]) == 0.75
+    assert float(ranking_metrics(scores, relevance, metrics="mrr", empty="skip")["mrr"]) == 0.5
+    assert math.isnan(float(ranking_metrics(scores, relevance, metrics="mrr", empty="skip", reduction="none")["mrr"][1]))
     with pytest.raises(ValueError, match="empty='error'"):
-        ranking_metrics(scores, relevance, "mrr", empty="error")
+        ranking_metrics(scores, relevance, metrics="mrr", empty="error")
     # tie conventions on one query: three tied documents, the middle one relevant
     scores, relevance = torch.tensor([[1.0, 1.0, 1.0]]), torch.tensor([[0, 1, 0]])
-    mrr = {t: float(ranking_metrics(scores, relevance, "mrr", ties=t)["mrr"])
+    mrr = {t: float(ranking_metrics(scores, relevance, metrics="mrr", ties=t)["mrr"])
            for t in ("trec_eval", "ranx", "optimistic", "pessimistic")}
     assert mrr == {"trec_eval": 0.5, "ranx": 0.5, "optimistic": 1.0, "pessimistic": 1 / 3}
     ids = torch.tensor([[5, 9, 1]])
-    assert float(ranking_metrics(scores, relevance, "mrr", doc_ids=ids)["mrr"]) == 1.0  # id 9 first
-    assert float(ranking_metrics(scores, relevance, "precision@1", ties="average")["precision@1"]) == pytest.approx(1 / 3)
+    assert float(ranking_metrics(scores, relevance, metrics="mrr", doc_ids=ids)["mrr"]) == 1.0  # id 9 first
+    assert float(ranking_metrics(scores, relevance, metrics="precision@1", ties="average")["precision@1"]) == pytest.approx(1 / 3)
     # exponential gain
-    out = ranking_metrics(torch.tensor([[0.9, 0.1]]), torch.tensor([[1, 3]]), ["ndcg", "ndcg_burges"], gain="linear")
+    out = ranking_metrics(torch.tensor([[0.9, 0.1]]), torch.tensor([[1, 3]]), metrics=["ndcg", "ndcg_burges"], gain="linear")
     assert float(out["ndcg"]) == pytest.approx((1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3)))
     assert float(out["ndcg_burges"]) == pytest.approx((1 + 7 / math.log2(3)) / (7 + 1 / math.log2(3)))
-    assert float(ranking_metrics(torch.tensor([[0.9, 0.1]]), torch.tensor([[1, 3]]), "ndcg", gain="exponential")
+    assert float(ranking_metrics(torch.tensor([[0.9, 0.1]]), torch.tensor([[1, 3]]), metrics="ndcg", gain="exponential")
                  ["ndcg"]) == float(out["ndcg_burges"])
     # a single flat query, bool labels
-    out = ranking_metrics(torch.tensor([0.2, 0.9]), torch.tensor([True, False]), "mrr", query_ids=torch.tensor([4, 4]))
+    out = ranking_metrics(torch.tensor([0.2, 0.9]), torch.tensor([True, False]), metrics="mrr", query_ids=torch.tensor([4, 4]))
     assert float(out["mrr"]) == 0.5
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 4), "map"), "`relevance` must have the shape"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "nope@3"), "`metrics` holds 'nope@3'"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "ndcg@0"), "k must be ≥ 1"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "r_precision@3"), "takes no @k"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", ties="random"), "`ties` must be one of"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", gain="log"), "`gain` must be one of"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", empty="nan"), "`empty` must be one of"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "mrr", ties="average"), "ties='average'"),
-    (lambda: ranking_metrics(torch.full((1, 2), math.nan), torch.ones(1, 2), "map"), "`scores` holds NaN"),
-    (lambda: ranking_metrics(torch.rand(1, 2), -torch.ones(1, 2), "map"), "`relevance` must hold non-negative"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", mask=torch.ones(2, 3)), "`mask` must be a bool"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", qrels=torch.ones(3, 1)), "`qrels` must be"),
-    (lambda: ranking_metrics(torch.rand(4), torch.zeros(4), "map", query_ids=torch.zeros(3, dtype=torch.long)),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 4), metrics="map"), "`relevance` must have the shape"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="nope@3"), "`metrics` holds 'nope@3'"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="ndcg@0"), "k must be ≥ 1"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="r_precision@3"), "takes no @k"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", ties="random"), "`ties` must be one of"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", gain="log"), "`gain` must be one of"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", empty="nan"), "`empty` must be one of"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="mrr", ties="average"), "ties='average'"),
+    (lambda: ranking_metrics(torch.full((1, 2), math.nan), torch.ones(1, 2), metrics="map"), "`scores` holds NaN"),
+    (lambda: ranking_metrics(torch.rand(1, 2), -torch.ones(1, 2), metrics="map"), "`relevance` must hold non-negative"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", mask=torch.ones(2, 3)), "`mask` must be a bool"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", qrels=torch.ones(3, 1)), "`qrels` must be"),
+    (lambda: ranking_metrics(torch.rand(4), torch.zeros(4), metrics="map", query_ids=torch.zeros(3, dtype=torch.long)),
      "`query_ids` must be"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", doc_ids=torch.rand(2, 3)), "`doc_ids`"),
-    (lambda: ranking_metrics("abc", torch.zeros(2, 3), "map"), "`scores` must be a tensor"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), "map", relevance_level=0), "`relevance_level`"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", doc_ids=torch.rand(2, 3)), "`doc_ids`"),
+    (lambda: ranking_metrics("abc", torch.zeros(2, 3), metrics="map"), "`scores` must be a tensor"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", relevance_level=0), "`relevance_level`"),
     (lambda: RankingMetrics(metrics=[]), "`metrics` must be"),
 ])
 def test_bad_input_names_the_argument(call, match):
@@ -287,7 +381,7 @@ def test_module_ddp_checkpoint_and_functional_agree():
         assert all(float(v) == 0.0 for v in empty_metric.compute().values())
 
 
-@pytest.mark.parametrize("name", ["ranking_ndcg_map_mrr"])
+@pytest.mark.parametrize("name", ["ranking_ndcg_map_mrr", "ranking_ranx_ties"])
 def test_benchmark_case_runs_at_a_tiny_size(name):
     from benchmarks.__main__ import CASES, load_cases, run_case
 
@@ -308,7 +402,7 @@ def test_queries_absent_from_the_run_and_ir_measures():
     qrels, trec_run = to_dicts(run)
     del trec_run["q0003"]
     names = ["ndcg@5", "map", "mrr", "recall@5"]
-    ours = ranking_metrics(run["scores"], run["relevance"], names, mask=run["mask"], qrels=run["qrels"],
+    ours = ranking_metrics(run["scores"], run["relevance"], metrics=names, mask=run["mask"], qrels=run["qrels"],
                            ties="ranx")
     ranx_run = ranx.Run(trec_run).make_comparable(ranx.Qrels(qrels))
     expected = ranx.evaluate(ranx.Qrels(qrels), ranx_run, names, save_results_in_run=False)
@@ -317,7 +411,7 @@ def test_queries_absent_from_the_run_and_ir_measures():
     measures = {"ndcg@5": ir_measures.nDCG @ 5, "map": ir_measures.AP, "mrr": ir_measures.RR,
                 "recall@5": ir_measures.R @ 5}
     # ir_measures (pytrec_eval underneath) also averages over every judged query, the missing one scoring 0
-    ours = ranking_metrics(run["scores"], run["relevance"], names, mask=run["mask"], doc_ids=run["doc_ids"],
+    ours = ranking_metrics(run["scores"], run["relevance"], metrics=names, mask=run["mask"], doc_ids=run["doc_ids"],
                            qrels=run["qrels"])
     aggregate = ir_measures.calc_aggregate(list(measures.values()), qrels, trec_run)
     for name, measure in measures.items():

@@ -134,3 +134,40 @@ def edit_snippet(code: str, rng: random.Random) -> str:
     if kind == 4:
         return ""
     return code
+
+
+#: standard-library modules whose functions and methods make the default real-code suite (about 310 functions);
+#: imaplib, shlex, smtplib, netrc, reprlib, fileinput and wave hold attribute assignments of string literals
+#: (``self.state = 'LOGOUT'``), on which codebleu 0.7's data-flow walker fails (issue 28, item 3)
+STDLIB_MODULES = ("imaplib", "shlex", "smtplib", "netrc", "reprlib", "fileinput", "wave", "textwrap", "heapq",
+                  "getopt", "csv")
+
+
+def stdlib_functions(modules=None) -> list[tuple[str, str]]:
+    """``(module, source)`` of the top-level functions and the methods of top-level classes (dedented) of the running
+    Python's standard-library modules (``modules``: names of top-level ``.py`` files; ``None``: all of them), read
+    with :func:`ast.get_source_segment`; decorators are not included."""
+    import ast
+    import sysconfig
+    import textwrap
+    from pathlib import Path
+
+    folder = Path(sysconfig.get_paths()["stdlib"])
+    paths = sorted(folder.glob("*.py")) if modules is None else [folder / f"{name}.py" for name in modules]
+    functions = []
+    for path in paths:
+        try:
+            source = path.read_text(encoding="utf-8")
+            tree = ast.parse(source)
+        except (OSError, UnicodeDecodeError, SyntaxError):
+            if modules is None:
+                continue
+            raise
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
+        for node in tree.body:
+            if isinstance(node, kinds):
+                functions.append((path.stem, ast.get_source_segment(source, node)))
+            elif isinstance(node, ast.ClassDef):
+                functions.extend((path.stem, textwrap.dedent(ast.get_source_segment(source, sub, padded=True)))
+                                 for sub in node.body if isinstance(sub, kinds))
+    return functions

@@ -170,11 +170,10 @@ def test_nltk_corpus_parity(method: str) -> None:
     for seed, size in ((50, 60), (51, 3), (52, 1), (53, 8)):
         preds, target = corpus(seed, size)
         for weights in NLTK_WEIGHTS:
-            if method == "method6" and len(weights) < 3:
-                continue
             try:
                 expected = nltk_corpus(preds, target, weights, method)
-            except AssertionError:  # method6 without trigram matches: NLTK asserts, we raise ValueError
+            except (AssertionError, IndexError):  # method6 without trigram (precision): NLTK raises, so do we
+                assert method == "method6"
                 with pytest.raises(ValueError, match="method6"):
                     bleu_score(preds, target, mode="nltk", weights=weights, smooth=method)
                 continue
@@ -193,6 +192,102 @@ def test_nltk_sentence_parity() -> None:
                 expected = [sentence_bleu(r, h, weights=weights, smoothing_function=function) for h, r in zip(hyps, refs)]
             got = bleu_score(preds, target, mode="nltk", weights=weights, smooth=f"method{k}", reduction="none")
             assert_close(got, expected, 1e-9, what=f"method{k} {weights}")
+
+
+def _nltk_or_error(function, *args, **kwargs):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return function(*args, **kwargs)
+    except (AssertionError, IndexError, ZeroDivisionError, ValueError) as error:
+        return type(error)
+
+
+def _zero_match_corpus(rng: random.Random, size: int) -> tuple[list[str], list[list[str]]]:
+    """Short sentences over 8 words: copies, random ones, no unigram match at all (other words), empty hypotheses."""
+    words = "a b c d e f g h".split()
+
+    def sentence(n: int) -> str:
+        return " ".join(rng.choice(words) for _ in range(n))
+
+    preds, target = [], []
+    for _ in range(size):
+        refs = [sentence(rng.randint(0, 9)) for _ in range(rng.randint(1, 3))]
+        kind = rng.random()
+        if kind < 0.25:
+            pred = " ".join(rng.choice("xyz") for _ in range(rng.randint(0, 6)))
+        elif kind < 0.45:
+            pred = refs[0]
+        else:
+            pred = sentence(rng.randint(0, 9))
+        preds.append(pred)
+        target.append(refs)
+    return preds, target
+
+
+@pytest.mark.parametrize("method", [f"method{k}" for k in range(8)])
+def test_nltk_every_method_and_weight_length_with_zero_match_sentences(method: str) -> None:
+    """Methods 0–7 × 1–4 weights (uniform and random) on short random data with sentences that match no unigram:
+    sentence_bleu and corpus_bleu's number where NLTK gives one; where NLTK raises (method 6), we raise — at sentence
+    level naming exactly the sentences NLTK refuses."""
+    rng = random.Random(method)
+    function = getattr(SmoothingFunction(), method)
+    refused_somewhere = returned_zero = 0
+    for length in range(1, 5):
+        for trial in range(8):
+            weights = (1 / length,) * length if trial % 2 else tuple(rng.random() for _ in range(length))
+            preds, target = _zero_match_corpus(rng, rng.randint(1, 12))
+            hyps, refs = nltk_tokens(preds, target)
+            expected = _nltk_or_error(corpus_bleu, refs, hyps, weights=weights, smoothing_function=function)
+            options = {"mode": "nltk", "weights": weights, "smooth": method}
+            if isinstance(expected, type):
+                with pytest.raises(ValueError, match=r"method6' cannot score this corpus"):
+                    bleu_score(preds, target, **options)
+            else:
+                assert_close(bleu_score(preds, target, **options), expected, 1e-9, what=f"{method} {weights}")
+            sentences = [_nltk_or_error(sentence_bleu, r, h, weights=weights, smoothing_function=function)
+                         for h, r in zip(hyps, refs)]
+            refused = [i for i, value in enumerate(sentences) if isinstance(value, type)]
+            if refused:
+                refused_somewhere += 1
+                with pytest.raises(ValueError, match="method6") as caught:
+                    bleu_score(preds, target, reduction="none", **options)
+                assert caught.value.sentences == tuple(refused[:5])
+                assert caught.value.refused == len(refused)
+                assert f"preds[{refused[0]}]" in str(caught.value)
+                kept = [i for i in range(len(preds)) if i not in refused]
+                preds, target = [preds[i] for i in kept], [target[i] for i in kept]
+                sentences = [sentences[i] for i in kept]
+            got = bleu_score(preds, target, reduction="none", **options)
+            assert_close(got, sentences, 1e-9, what=f"{method} {weights}")
+            returned_zero += sum(1 for value in sentences if value == 0)
+    assert returned_zero > 0
+    assert (refused_somewhere > 0) == (method == "method6")
+
+
+def test_nltk_method6_short_weights_without_unigram_match_is_zero() -> None:
+    """Fewer than 3 weights: NLTK returns 0 when no unigram matches (before smoothing) and fails otherwise."""
+    smoothing = SmoothingFunction().method6
+    for weights in ((1.0,), (0.5, 0.5)):
+        assert sentence_bleu([["a", "b"]], ["x", "y"], weights=weights, smoothing_function=smoothing) == 0
+        assert bleu_score(["x y"], [["a b"]], mode="nltk", weights=weights, smooth="method6").item() == 0
+        assert bleu_score(["x y", ""], [["a b"], ["c"]], mode="nltk", weights=weights, smooth="method6",
+                          reduction="none").tolist() == [0.0, 0.0]
+        with pytest.raises(IndexError):
+            sentence_bleu([["a", "b"]], ["a", "y"], weights=weights, smoothing_function=smoothing)
+        with pytest.raises(ValueError, match=r"preds\[1\] \(1 of 2 sentences\).*IndexError"):
+            bleu_score(["x y", "a y"], [["a b"], ["a b"]], mode="nltk", weights=weights, smooth="method6",
+                       reduction="none")
+
+
+def test_nltk_method6_module_names_the_sample_among_all_updates() -> None:
+    metric = gpumetrics.BLEUScore(mode="nltk", smooth="method6", reduction="none")
+    metric.update(["a b c d", "x"], [["a b c d"], ["y"]])
+    with pytest.raises(ValueError, match=r"preds\[1\] \(1 of 2 sentences\).*samples: 3\.") as caught:
+        metric.update(["a b c d", "a b x d"], [["a b c d"], ["a b c d"]])
+    assert caught.value.sentences == (3,)
+    metric.update(["a b c"], [["a b c"]])  # the refused batch left no trace
+    assert_close(metric.compute(), [1.0, 0.0, 1.0], 1e-12)
 
 
 def test_nltk_other_tokenizer_and_lowercase() -> None:

@@ -103,8 +103,8 @@ def test_cider_equals_vedantam_formula():
         cider_score,
         _cider_formula,
         _batches(2, sizes=(4, 7, 2)),
-        metric_kwargs={"tokenize": "none", "variant": "cider", "reduction": "none"},
-        ddp=False,  # the two tests above cover DDP; the variant only changes the final formula
+        metric_kwargs={"tokenize": "none", "mode": "cider", "reduction": "none"},
+        ddp=False,  # the two tests above cover DDP; the mode only changes the final formula
     )
 
 
@@ -125,11 +125,11 @@ def test_cider_d_random_corpora_and_options():
         )
     for n in (1, 2, 6):
         assert_close(
-            cider_score(preds, target, variant="cider", tokenize="none", n_gram=n, reduction="none"),
+            cider_score(preds, target, mode="cider", tokenize="none", n_gram=n, reduction="none"),
             _cider_formula(preds, target, n),
         )
     preds, target = _corpus(rng, 25)
-    assert_close(cider_score(preds, target, variant="cider", tokenize="none", reduction="none"), _cider_formula(preds, target))
+    assert_close(cider_score(preds, target, mode="cider", tokenize="none", reduction="none"), _cider_formula(preds, target))
 
 
 def test_large_batch_many_references():
@@ -184,8 +184,11 @@ def test_bad_inputs_name_the_argument():
         cider_score(["a", 3], [["a"], ["b"]])
     with pytest.raises(TypeError, match=r"`target\[0\]\[0\]`"):
         cider_score(["a"], [[None]])
-    with pytest.raises(ValueError, match="`variant`"):
-        cider_score(["a"], [["a"]], variant="cider-x")
+    with pytest.raises(ValueError, match="`mode`"):
+        cider_score(["a"], [["a"]], mode="cider-x")
+    for call in (cider_score, lambda *args, **kwargs: CIDErScore(**kwargs)):  # renamed `mode` (0.x API)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'variant'"):
+            call(["a"], [["a"]], variant="cider")
     with pytest.raises(ValueError, match="`tokenize`"):
         CIDErScore(tokenize="13a")
     with pytest.raises(ValueError, match="`reduction`"):
@@ -206,8 +209,8 @@ def test_token_codes_are_exact_or_checked():
 
 
 def test_signature_and_device_argument():
-    metric = CIDErScore(variant="cider", tokenize="none")
-    assert metric.signature().startswith("cider|variant:cider|tok:none|n:4|idf:corpus|")
+    metric = CIDErScore(mode="cider", tokenize="none")
+    assert metric.signature().startswith("cider|mode:cider|tok:none|n:4|idf:corpus|")
     value = cider_score(["a b"], [["a b"]], device="cpu")
     assert value.dtype == torch.float64 and value.device.type == "cpu"
 

@@ -134,7 +134,7 @@ def test_coco_modes_equal_their_scorers(oracle):
     # tokenize="none" on COCOEvalCap's tokenised strings is the scorer called directly
     hyps, refs = coco_ptb_strings(data.predictions, data.references)
     assert abs(bleu_score(hyps, refs, mode="coco", tokenize="none").item() - scores["Bleu_4"]) <= 1e-9
-    assert abs(rouge_score(hyps, refs, mode="coco", tokenizer="none")["rougeL_fmeasure"].item()
+    assert abs(rouge_score(hyps, refs, mode="coco", tokenize="none")["rougeL_fmeasure"].item()
                - scores["ROUGE_L"]) <= 1e-9
     table = coco_caption_scores(hyps, refs, tokenize="none")
     for key in COCO_KEYS:
@@ -144,14 +144,14 @@ def test_coco_modes_equal_their_scorers(oracle):
 def test_rouge_takes_best_precision_and_best_recall_apart():
     # precision 1 from the short reference, recall 1 from the long one: F = 1, where rouge-score's best-F gives less
     preds, target = ["a cat"], [["a cat", "a black cat on a mat"]]
-    assert rouge_score(preds, target, mode="coco", tokenizer="none")["rougeL_fmeasure"].item() == 1.0
+    assert rouge_score(preds, target, mode="coco", tokenize="none")["rougeL_fmeasure"].item() == 1.0
     preds, target = ["a cat sat"], [["a cat", "cat sat down"]]
-    values = rouge_score(preds, target, mode="coco", tokenizer="none")
+    values = rouge_score(preds, target, mode="coco", tokenize="none")
     p, r = 2 / 3, 2 / 2
     assert values["rougeL_precision"].item() == p and values["rougeL_recall"].item() == r
     assert abs(values["rougeL_fmeasure"].item() - (1 + 1.44) * p * r / (r + 1.44 * p)) < 1e-15
     # an empty caption is one empty word: it matches an empty reference
-    assert rouge_score([""], [["", "x"]], mode="coco", tokenizer="none")["rougeL_fmeasure"].item() == 1.0
+    assert rouge_score([""], [["", "x"]], mode="coco", tokenize="none")["rougeL_fmeasure"].item() == 1.0
 
 
 def _pretokenised_batches(seed: int, sizes=(7, 3, 9, 5)):
@@ -181,7 +181,7 @@ def test_module_ddp_corpus():
 def test_coco_mode_modules_equal_functions():
     batches = _pretokenised_batches(5, sizes=(4, 6))
     check_metric(BLEUScore, bleu_score, None, batches, metric_kwargs={"mode": "coco", "tokenize": "none"}, ddp=False)
-    check_metric(ROUGEScore, rouge_score, None, batches, metric_kwargs={"mode": "coco", "tokenizer": "none"},
+    check_metric(ROUGEScore, rouge_score, None, batches, metric_kwargs={"mode": "coco", "tokenize": "none"},
                  ddp=False)
 
 
@@ -228,7 +228,7 @@ def test_bad_inputs_name_the_argument():
 def test_signatures_name_the_modes():
     assert COCOCaptionScores().signature().startswith("coco_caption|tok:ptb|bleu:coco|meteor:meteor-1.5|rouge:coco")
     assert BLEUScore(mode="coco").signature().startswith("bleu|mode:coco|tok:ptb|smooth:coco|order:4")
-    assert ROUGEScore(mode="coco", tokenizer="none").signature().startswith("rouge|mode:coco|keys:rougeL|tokenizer:none")
+    assert ROUGEScore(mode="coco", tokenize="none").signature().startswith("rouge|mode:coco|keys:rougeL|tokenizer:none")
 
 
 @pytest.mark.slow

@@ -96,10 +96,10 @@ def test_humaneval_with_edits_equals_codebleu():
     solutions = humaneval_solutions()
     assert len(solutions) == 164
     preds = [edit_program(code, rng) for code in solutions]
-    _close(_quiet(codebleu_score, preds, solutions, lang="python"), reference(preds, solutions, "python"), "1 ref")
+    _close(_quiet(codebleu_score, preds, solutions, language="python"), reference(preds, solutions, "python"), "1 ref")
     # the references edited too, and the roles swapped
     edited = [edit_program(code, rng) for code in solutions]
-    _close(_quiet(codebleu_score, edited, preds, lang="python"), reference(edited, preds, "python"), "swapped")
+    _close(_quiet(codebleu_score, edited, preds, language="python"), reference(edited, preds, "python"), "swapped")
 
 
 def test_humaneval_several_references_equal_codebleu():
@@ -108,14 +108,14 @@ def test_humaneval_several_references_equal_codebleu():
     preds = [edit_program(code, rng) for code in solutions]
     target = [[code] + [edit_program(code, rng) for _ in range(rng.randint(0, 2))] for code in solutions]
     target[5] = [solutions[5], ""]  # an empty reference next to a real one
-    _close(_quiet(codebleu_score, preds, target, lang="python"), reference(preds, target, "python"), "several refs")
+    _close(_quiet(codebleu_score, preds, target, language="python"), reference(preds, target, "python"), "several refs")
 
 
 def test_sentence_level_equals_codebleu_per_sample():
     rng = random.Random(2)
     solutions = humaneval_solutions()[:24]
     preds = [edit_program(code, rng) for code in solutions]
-    ours = _quiet(codebleu_score, preds, solutions, lang="python", reduction="none")
+    ours = _quiet(codebleu_score, preds, solutions, language="python", reduction="none")
     for i, (pred, ref) in enumerate(zip(preds, solutions)):
         _close({key: value[i] for key, value in ours.items()}, reference([pred], [ref], "python"), f"sample {i}")
 
@@ -128,7 +128,7 @@ def test_other_languages_equal_codebleu(lang):
         for code in SNIPPETS[lang]:
             preds.append(edit_snippet(code, rng))
             target.append([code, edit_snippet(code, rng)] if rng.random() < 0.5 else code)
-    _close(_quiet(codebleu_score, preds, target, lang=lang), reference(preds, target, lang), lang)
+    _close(_quiet(codebleu_score, preds, target, language=lang), reference(preds, target, lang), lang)
 
 
 def test_weights_and_tokenizer_equal_codebleu():
@@ -140,7 +140,7 @@ def test_weights_and_tokenizer_equal_codebleu():
         return [t for t in text.replace("(", " ( ").replace(")", " ) ").split() if t]
 
     weights = (0.1, 0.2, 0.3, 0.4)
-    _close(_quiet(codebleu_score, preds, solutions, lang="python", weights=weights, tokenizer=tokenizer),
+    _close(_quiet(codebleu_score, preds, solutions, language="python", weights=weights, tokenize=tokenizer),
            reference(preds, solutions, "python", weights=weights, tokenizer=tokenizer), "weights + tokenizer")
 
 
@@ -149,9 +149,9 @@ def test_dataflow_zero_counts_as_one_in_codebleu_07_only():
     preds, target = ["print(1)"], ["x = 1\ny = x + 2"]
     expected = reference(preds, target, "python")
     assert expected["dataflow_match_score"] == 0
-    ours = _quiet(codebleu_score, preds, target, lang="python")
+    ours = _quiet(codebleu_score, preds, target, language="python")
     _close(ours, expected, "0 → 1")
-    paper = _quiet(codebleu_score, preds, target, lang="python", mode="paper")
+    paper = _quiet(codebleu_score, preds, target, language="python", mode="paper")
     assert float(paper["dataflow_match_score"]) == 0
     parts = [float(paper[k]) for k in ("ngram_match_score", "weighted_ngram_match_score", "syntax_match_score")]
     assert float(paper["codebleu"]) == pytest.approx(0.25 * sum(parts), abs=1e-12)
@@ -159,7 +159,7 @@ def test_dataflow_zero_counts_as_one_in_codebleu_07_only():
 
 def test_no_reference_dataflow_warns():
     with pytest.warns(UserWarning, match="no data flow"):
-        result = codebleu_score(["return 1"], ["pass"], lang="python")
+        result = codebleu_score(["return 1"], ["pass"], language="python")
     assert float(result["dataflow_match_score"]) == 0
 
 
@@ -167,14 +167,14 @@ def test_no_reference_dataflow_warns():
 def test_docstring_worked_example():
     preds = ["def add(a, b):\n    return a + b"]
     target = [["def sum(first, second):\n    return second + first"]]
-    old = codebleu_score(preds, target, lang="python")
+    old = codebleu_score(preds, target, language="python")
     _close(old, reference(preds, target, "python"), "worked example")
     # by hand: 3/7 unigrams, no bigram → (3/7 · 0.1/6 · 0.1/5 · 0.1/4)^(1/4); weighted unigram recall 2.2/3
     bleu = (3 / 7 * 0.1 / 6 * 0.1 / 5 * 0.1 / 4) ** 0.25
     weighted = (2.2 / 3 * 0.1 / 6 * 0.1 / 5 * 0.1 / 4) ** 0.25
     assert float(old["ngram_match_score"]) == pytest.approx(bleu, abs=1e-12)
     assert float(old["weighted_ngram_match_score"]) == pytest.approx(weighted, abs=1e-12)
-    paper = codebleu_score(preds, target, lang="python", mode="paper")
+    paper = codebleu_score(preds, target, language="python", mode="paper")
     assert float(paper["ngram_match_score"]) == 0  # no smoothing
     assert float(paper["weighted_ngram_match_score"]) == pytest.approx(2.2 / 3, abs=1e-12)
     assert float(paper["codebleu"]) == pytest.approx(0.25 * (0 + 2.2 / 3 + 1 + 1), abs=1e-12)
@@ -184,8 +184,8 @@ def test_docstring_worked_example():
 def test_paper_syntax_match_is_clipped():
     # the reference has two `(identifier)` argument lists' worth of equal subtrees; the candidate one
     target, preds = ["f(a)\ng(b)"], ["f(a)"]
-    old = _quiet(codebleu_score, preds, target, lang="python")
-    paper = _quiet(codebleu_score, preds, target, lang="python", mode="paper")
+    old = _quiet(codebleu_score, preds, target, language="python")
+    paper = _quiet(codebleu_score, preds, target, language="python", mode="paper")
     assert float(paper["syntax_match_score"]) < float(old["syntax_match_score"])
     _close(old, reference(preds, target, "python"), "membership")
 
@@ -193,7 +193,7 @@ def test_paper_syntax_match_is_clipped():
 def test_paper_mode_strips_the_candidate_once():
     preds = ["def f(x):\n    'doc'\n    return x"]
     target = [["def f(y):\n    return y", "def f(z):\n    return z"]]
-    paper = _quiet(codebleu_score, preds, target, lang="python", mode="paper")
+    paper = _quiet(codebleu_score, preds, target, language="python", mode="paper")
     assert float(paper["syntax_match_score"]) == 1.0
 
 
@@ -238,7 +238,7 @@ def test_module_corpus_ddp():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_metric(gpumetrics.CodeBLEUScore, codebleu_score, lambda p, t: reference(p, t, "python"),
-                     _batches(preds, target, [1, 17, 22]), metric_kwargs={"lang": "python"})
+                     _batches(preds, target, [1, 17, 22]), metric_kwargs={"language": "python"})
 
 
 @pytest.mark.ddp
@@ -252,12 +252,12 @@ def test_module_sentence_scores_paper_ddp():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_metric(gpumetrics.CodeBLEUScore, codebleu_score, None, _batches(preds, codes, [2, len(preds) - 2]),
-                     metric_kwargs={"lang": "c_sharp", "mode": "paper", "reduction": "none"})
+                     metric_kwargs={"language": "c_sharp", "mode": "paper", "reduction": "none"})
 
 
 def test_module_mean_and_signature():
     solutions = humaneval_solutions()[:6]
-    metric = gpumetrics.CodeBLEUScore(lang="python", reduction="mean")
+    metric = gpumetrics.CodeBLEUScore(language="python", reduction="mean")
     metric.update(solutions[:3], solutions[:3])
     metric.update(solutions[3:], solutions[3:])
     result = metric.compute()
@@ -267,9 +267,9 @@ def test_module_mean_and_signature():
 
 
 def test_empty_batch_gives_zero():
-    result = codebleu_score([], [], lang="python")
+    result = codebleu_score([], [], language="python")
     assert {key: float(value) for key, value in result.items()} == dict.fromkeys(result, 0.0)
-    assert all(value.numel() == 0 for value in codebleu_score([], [], lang="go", reduction="none").values())
+    assert all(value.numel() == 0 for value in codebleu_score([], [], language="go", reduction="none").values())
     with pytest.raises(ZeroDivisionError):  # what codebleu does with no sample
         reference([], [], "python")
 
@@ -279,26 +279,28 @@ def test_task_metric_and_suite():
 
     entry = get_metric("codebleu")
     assert entry.primary == "codebleu"
-    assert isinstance(entry.build({"lang": "rust"}), gpumetrics.CodeBLEUScore)
+    assert isinstance(entry.build({"language": "rust"}), gpumetrics.CodeBLEUScore)
     tasks = {task.name: task for task in get_suite("aij2021").tasks}
     assert tasks["Code2code"].metric == "codebleu" and tasks["Code2code"].options == {"preset": "aij2021"}
 
 
 # ------------------------------------------------------------------------------------------------ bad input
 @pytest.mark.parametrize("kwargs, error, message", [
-    ({"lang": "cobol"}, ValueError, "`lang` must be one of"),
-    ({}, ValueError, "`lang` is required"),
-    ({"lang": "python", "mode": "codebleu"}, ValueError, "`mode` must be one of"),
-    ({"lang": "python", "preset": "aij2022"}, ValueError, "`preset` must be one of"),
-    ({"lang": "python", "reduction": "max"}, ValueError, "`reduction` must be one of"),
-    ({"lang": "python", "weights": (1, 2, 3)}, ValueError, "`weights` must be 4 numbers"),
-    ({"lang": "python", "weights": "0.25"}, TypeError, "`weights` must be a sequence"),
-    ({"lang": "python", "weights": (0.25, 0.25, math.nan, 0.25)}, ValueError, "`weights` must be finite"),
-    ({"lang": "python", "tokenizer": "split"}, TypeError, "`tokenizer` must be a callable"),
-    ({"lang": "java", "preset": "aij2021"}, ValueError, "scores Python"),
+    ({"language": "cobol"}, ValueError, "`language` must be one of"),
+    ({}, ValueError, "`language` is required"),
+    ({"language": "python", "mode": "codebleu"}, ValueError, "`mode` must be one of"),
+    ({"language": "python", "preset": "aij2022"}, ValueError, "`preset` must be one of"),
+    ({"language": "python", "reduction": "max"}, ValueError, "`reduction` must be one of"),
+    ({"language": "python", "weights": (1, 2, 3)}, ValueError, "`weights` must be 4 numbers"),
+    ({"language": "python", "weights": "0.25"}, TypeError, "`weights` must be a sequence"),
+    ({"language": "python", "weights": (0.25, 0.25, math.nan, 0.25)}, ValueError, "`weights` must be finite"),
+    ({"language": "python", "tokenize": "split"}, TypeError, "`tokenize` must be a callable"),
+    ({"language": "java", "preset": "aij2021"}, ValueError, "scores Python"),
     ({"preset": "aij2021", "mode": "paper"}, ValueError, "leave `mode`"),
-    ({"lang": "python", "detokenize": True}, ValueError, "`detokenize` applies to preset='aij2021'"),
+    ({"language": "python", "detokenize": True}, ValueError, "`detokenize` applies to preset='aij2021'"),
     ({"preset": "aij2021", "detokenize": "yes"}, TypeError, "`detokenize` must be a bool"),
+    ({"lang": "python"}, TypeError, "unexpected keyword argument 'lang'"),  # renamed `language` (0.x API)
+    ({"language": "python", "tokenizer": str.split}, TypeError, "unexpected keyword argument 'tokenizer'"),
 ])
 def test_bad_options(kwargs, error, message):
     with pytest.raises(error, match=message):
@@ -317,12 +319,12 @@ def test_bad_options(kwargs, error, message):
 ])
 def test_bad_inputs(preds, target, error, message):
     with pytest.raises(error, match=message):
-        codebleu_score(preds, target, lang="python")
+        codebleu_score(preds, target, language="python")
 
 
 def test_bad_tokenizer_output():
-    with pytest.raises(TypeError, match="`tokenizer` must return a list of strings"):
-        codebleu_score(["x = 1"], ["x = 1"], lang="python", tokenizer=lambda text: 3)
+    with pytest.raises(TypeError, match="`tokenize` must return a list of strings"):
+        codebleu_score(["x = 1"], ["x = 1"], language="python", tokenize=lambda text: 3)
 
 
 def test_missing_grammar_says_what_to_install(monkeypatch):

@@ -126,7 +126,7 @@ def test_preset_differs_from_codebleu_07_where_the_script_does():
     preds = ["x = 1 NEW_LINE y = x"]
     target = ["x = 1 NEW_LINE match = x"]
     aij = _values(codebleu_score(preds, target, preset="aij2021"))
-    old = _values(codebleu_score(preds, target, lang="python"))
+    old = _values(codebleu_score(preds, target, language="python"))
     assert aij["weighted_ngram_match_score"] != old["weighted_ngram_match_score"]  # "match" is a keyword in 0.7 only
     with pytest.warns(UserWarning, match="no data flow"):
         none = _values(codebleu_score(["print ( 1 )"], ["pass"], preset="aij2021"))
@@ -199,7 +199,7 @@ def test_a_grammar_of_another_abi_names_the_tree_sitter_that_loads_it(tmp_path):
                                          r"loads ABI 13–14\. .*pip install tree_sitter==0\.2\.0"):
         codebleu_score(["x = 1"], ["x = 1"], preset="aij2021", grammar=old)
     with pytest.raises(ValueError, match="ABI 15 needs a py-tree-sitter newer than 0.22"):
-        CodeBLEUScore(lang="python", grammar=_fake_grammar(tmp_path, 15))
+        CodeBLEUScore(language="python", grammar=_fake_grammar(tmp_path, 15))
     organisers = os.environ.get("GPUMETRICS_AIJ2021_GRAMMAR") or str(SAMPLES / "my-languages.so")
     if Path(organisers).is_file():  # the real file, where it is available
         with pytest.raises(ValueError, match="ABI 11; the installed py-tree-sitter 0.22.3 loads ABI 13–14"):
@@ -215,7 +215,7 @@ def test_bad_grammar_arguments(tmp_path):
     with pytest.raises(ValueError, match="`grammar` .* cannot be loaded as a shared library"):
         codebleu_score(["x"], ["x"], preset="aij2021", grammar=tmp_path / "text.so")
     with pytest.raises(ValueError, match="has no java grammar \\(no symbol tree_sitter_java\\)"):
-        codebleu_score(["x"], ["x"], lang="java", grammar=_wheel_library())
+        codebleu_score(["x"], ["x"], language="java", grammar=_wheel_library())
 
 
 def test_suite_option_grammar_resolves_against_the_config_and_is_checked_there(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import random
 
@@ -153,7 +154,7 @@ def test_per_sample_scores_unicode_tokenizer_stemmer_rouge_w_and_ddp():
     keys = ("rouge1", "rouge3", "rougeL", "rougeLsum")
     # a single-sample batch: forward keeps [1] per key (the per-sample rule of core.per_sample)
     batches = make_batches(1, [6, 0, 1, 17, 9], ASCII_WORDS + UNICODE_WORDS)
-    kwargs = {"rouge_keys": keys, "tokenizer": "unicode", "use_stemmer": True, "reduction": "none"}
+    kwargs = {"rouge_keys": keys, "tokenize": "unicode", "use_stemmer": True, "reduction": "none"}
     reference = rouge_score_reference(keys, use_stemmer=True, tokenizer="unicode", per_sample=True)
     check_metric(gpumetrics.ROUGEScore, rouge_score, reference, batches, kwargs)
     kwargs_w = {"rouge_keys": ("rougeW",), "rouge_w_weight": 1.5}
@@ -183,6 +184,43 @@ def test_long_texts_cross_lcs_word_boundaries():
               for _ in range(12)]
     keys = ("rouge2", "rougeL")
     assert_close(rouge_score(preds, target, rouge_keys=keys), rouge_score_reference(keys)(preds, target))
+
+
+def _as_lines(rng: random.Random, tokens: list[str], lines: int) -> str:
+    cuts = sorted(rng.sample(range(1, len(tokens)), lines - 1))
+    return "\n".join(" ".join(tokens[i:j]) for i, j in zip([0] + cuts, cuts + [None]))
+
+
+def _long_text_pairs(seed: int, n_tokens: int, n_pairs: int, vocabulary: int, lines: int = 1):
+    """Long predictions that are perturbed copies (drops, insertions) of their long references."""
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(vocabulary)]
+    preds, target = [], []
+    for _ in range(n_pairs):
+        ref = [rng.choice(words) for _ in range(rng.randint(n_tokens // 2, n_tokens))]
+        pred = [w for w in ref if rng.random() < 0.8]
+        for _ in range(len(ref) // 10):
+            pred.insert(rng.randrange(len(pred) + 1), rng.choice(words))
+        preds.append(_as_lines(rng, pred, lines))
+        target.append(_as_lines(rng, ref, lines))
+    return preds, target
+
+
+def test_long_texts_rouge_l_and_lsum_match_rouge_score():
+    """Uneven pairs of 400–1,500 tokens (many limbs, small vocabularies); ROUGE-Lsum over a few long lines."""
+    keys = ("rougeL", "rougeLsum")
+    for seed, vocabulary, lines in [(40, 5, 1), (41, 60, 3)]:
+        preds, target = _long_text_pairs(seed, 1_500, 3, vocabulary, lines)
+        assert_close(rouge_score(preds, target, rouge_keys=keys, reduction="none"),
+                     rouge_score_reference(keys, per_sample=True)(preds, target), what=f"vocabulary {vocabulary}")
+
+
+@pytest.mark.slow
+def test_rouge_l_on_5k_token_texts_matches_rouge_score():
+    preds, target = _long_text_pairs(42, 5_000, 2, 200)
+    keys = ("rougeL",)
+    assert_close(rouge_score(preds, target, rouge_keys=keys, reduction="none"),
+                 rouge_score_reference(keys, per_sample=True)(preds, target))
 
 
 def test_high_order_ngrams_with_a_large_vocabulary_use_the_exact_fallback():
@@ -246,13 +284,13 @@ def test_tokenizers_equal_rouge_score_default_tokenizer():
 def test_unicode_tokenizer_scores_cyrillic_and_cjk_and_equals_default_on_ascii():
     preds, target = ["Кошка сидит на ковре", "我爱北京天安门"], ["Кошка спит на ковре", "我爱北京"]
     default = rouge_score(preds, target, rouge_keys=("rouge1",), reduction="none")
-    unicode = rouge_score(preds, target, rouge_keys=("rouge1",), tokenizer="unicode", reduction="none")
+    unicode = rouge_score(preds, target, rouge_keys=("rouge1",), tokenize="unicode", reduction="none")
     assert default["rouge1_fmeasure"].tolist() == [0.0, 0.0]  # rouge-score drops every non-ASCII letter
     assert_close(unicode["rouge1_precision"], [0.75, 4 / 7])
     assert_close(unicode["rouge1_recall"], [0.75, 1.0])
     assert get_tokenizer("unicode").tokenize("हिन्दी naïve e\u0301") == ["हिन्दी", "naïve", "é"]
     preds, target = make_batch(random.Random(13), 80)
-    assert_close(rouge_score(preds, target, tokenizer="unicode"), rouge_score(preds, target))
+    assert_close(rouge_score(preds, target, tokenize="unicode"), rouge_score(preds, target))
 
 
 # ------------------------------------------------------------------------------------------------ edge cases
@@ -282,6 +320,26 @@ def test_best_reference_is_chosen_per_key_first_on_ties():
     assert_close(best, rouge_score_reference(("rouge2", "rougeL"))(preds, target))
 
 
+def test_api_convention_keyword_options_shared_defaults_tokenize():
+    """``rouge_score(preds, target, *, options, reduction, device)``; the class takes the same options and defaults;
+    the option is ``tokenize`` (as BLEU / CIDEr / COCO), with no ``tokenizer`` alias."""
+    function = inspect.signature(rouge_score).parameters
+    module = inspect.signature(gpumetrics.ROUGEScore.__init__).parameters
+    names = list(function)
+    assert names[:2] == ["preds", "target"] and names[-2:] == ["reduction", "device"]
+    assert all(function[name].kind is inspect.Parameter.KEYWORD_ONLY for name in names[2:])
+    options = {name: p.default for name, p in function.items() if name not in ("preds", "target", "device")}
+    assert {name: p.default for name, p in module.items() if name not in ("self", "kwargs")} == options
+    assert all(module[name].kind is inspect.Parameter.KEYWORD_ONLY for name in options)
+    assert "tokenize" in options and "tokenizer" not in options
+    with pytest.raises(TypeError):
+        rouge_score(["a"], ["a"], ("rougeL",))  # options are keyword-only
+    with pytest.raises(TypeError, match="tokenizer"):
+        rouge_score(["a"], ["a"], tokenizer="unicode")
+    with pytest.raises((TypeError, ValueError), match="tokenizer"):  # torchmetrics' "Unexpected keyword arguments"
+        gpumetrics.ROUGEScore(tokenizer="unicode")
+
+
 def test_bad_inputs_name_the_argument():
     with pytest.raises(ValueError, match="same number"):
         rouge_score(["a", "b"], ["a"])
@@ -299,8 +357,10 @@ def test_bad_inputs_name_the_argument():
         gpumetrics.ROUGEScore(rouge_keys=("rougeX",))
     with pytest.raises(ValueError, match="`rouge_keys`"):
         rouge_score(["a"], ["a"], rouge_keys=())
-    with pytest.raises(ValueError, match="`tokenizer`"):
-        rouge_score(["a"], ["a"], tokenizer="13a")
+    with pytest.raises(ValueError, match="`tokenize`"):
+        rouge_score(["a"], ["a"], tokenize="13a")
+    with pytest.raises(ValueError, match="`tokenize`"):
+        gpumetrics.ROUGEScore(mode="coco", tokenize="13a")
     with pytest.raises(ValueError, match="`reduction`"):
         gpumetrics.ROUGEScore(reduction="max")
     with pytest.raises(TypeError, match="`use_stemmer`"):
@@ -310,7 +370,7 @@ def test_bad_inputs_name_the_argument():
 
 
 def test_signature_and_task_registry():
-    metric = gpumetrics.ROUGEScore(rouge_keys=("rougeL", "rougeW"), use_stemmer=True, tokenizer="unicode")
+    metric = gpumetrics.ROUGEScore(rouge_keys=("rougeL", "rougeW"), use_stemmer=True, tokenize="unicode")
     signature = metric.signature()
     assert signature.startswith("rouge|keys:rougeL,rougeW|tokenizer:unicode|stemmer:porter|w:1.2|")
     task = get_metric("rouge")

@@ -67,21 +67,22 @@ def _assert_same(ours: torch.Tensor, expected: torch.Tensor, tol: float = 1e-9) 
 def test_exact_emd_equals_gensim(kv, sentences, seed):
     preds, target = _pairs(sentences, 60, seed)
     expected = _gensim(kv, preds, target)
-    _assert_same(word_movers_distance(preds, target, kv), expected)
+    _assert_same(word_movers_distance(preds, target, embeddings=kv, reduction="none"), expected)
     # the same vectors given as a file and as a dict (norms recomputed in float32, as gensim does)
-    _assert_same(word_movers_distance(preds, target, str(VEC)), expected)
+    _assert_same(word_movers_distance(preds, target, embeddings=str(VEC), reduction="none"), expected)
     table = {word: kv[word] for word in kv.index_to_key}
-    _assert_same(word_movers_distance([" ".join(p) for p in preds], [" ".join(t) for t in target], table), expected)
+    _assert_same(word_movers_distance([" ".join(p) for p in preds], [" ".join(t) for t in target], embeddings=table,
+                                      reduction="none"), expected)
 
 
 def test_unnormalised_vectors_and_stop_words(kv, sentences):
     preds, target = _pairs(sentences, 30, 7)
     expected = torch.tensor([kv.wmdistance(p, t, norm=False) for p, t in zip(preds, target)], dtype=torch.float64)
-    _assert_same(word_movers_distance(preds, target, kv, normalize=False), expected)
+    _assert_same(word_movers_distance(preds, target, embeddings=kv, reduction="none", normalize=False), expected)
     stop = {"the", "a", "of", "to", "and", "in"}
     expected = _gensim(kv, [[w for w in p if w not in stop] for p in preds], [[w for w in t if w not in stop]
                                                                               for t in target])
-    _assert_same(word_movers_distance(preds, target, kv, stop_words=stop), expected)
+    _assert_same(word_movers_distance(preds, target, embeddings=kv, reduction="none", stop_words=stop), expected)
 
 
 def test_glove_text_file_and_binary_word2vec():
@@ -91,20 +92,21 @@ def test_glove_text_file_and_binary_word2vec():
     rng = random.Random(0)
     preds = [rng.sample(words, rng.randint(1, 6)) for _ in range(20)]
     target = [rng.sample(words, rng.randint(1, 6)) for _ in range(20)]
-    _assert_same(word_movers_distance(preds, target, str(glove)), _gensim(kv, preds, target))
+    _assert_same(word_movers_distance(preds, target, embeddings=str(glove), reduction="none"), _gensim(kv, preds, target))
     binary = KeyedVectors.load_word2vec_format(str(DATA / "euclidean_vectors.bin"), binary=True)
     words = binary.index_to_key[:200]
     preds = [rng.sample(words, rng.randint(1, 6)) for _ in range(20)]
     target = [rng.sample(words, rng.randint(1, 6)) for _ in range(20)]
-    _assert_same(word_movers_distance(preds, target, str(DATA / "euclidean_vectors.bin")),
+    _assert_same(word_movers_distance(preds, target, embeddings=str(DATA / "euclidean_vectors.bin"), reduction="none"),
                  _gensim(binary, preds, target))
 
 
 def test_sinkhorn_is_close_to_exact(kv, sentences):
     preds, target = _pairs(sentences, 80, 3)
-    exact = word_movers_distance(preds, target, kv)
+    exact = word_movers_distance(preds, target, embeddings=kv, reduction="none")
     for reg, iterations, bound in ((0.01, 1000, 0.005), (0.005, 3000, 0.002)):  # README: measured gaps
-        approx = word_movers_distance(preds, target, kv, "sinkhorn", reg=reg, max_iter=iterations)
+        approx = word_movers_distance(preds, target, embeddings=kv, reduction="none", method="sinkhorn", reg=reg,
+                                      max_iter=iterations)
         finite = torch.isfinite(exact)
         assert torch.equal(torch.isfinite(approx), finite)
         gap = (approx[finite] - exact[finite])
@@ -113,25 +115,26 @@ def test_sinkhorn_is_close_to_exact(kv, sentences):
 
 
 def test_small_cases_and_shapes(kv):
-    assert word_movers_distance([], [], kv).shape == (0,)
-    out = word_movers_distance([["the"]], [["the", "the"]], kv)
+    assert word_movers_distance([], [], embeddings=kv, reduction="none").shape == (0,)
+    out = word_movers_distance([["the"]], [["the", "the"]], embeddings=kv, reduction="none")
     assert out.tolist() == [0.0]
     table = load_embeddings({"a": [1.0, 0.0], "b": [0.0, 1.0]})
-    assert math.isclose(float(word_movers_distance(["a"], ["b"], table)[0]), math.sqrt(2), rel_tol=1e-12)
-    assert math.isclose(float(word_movers_distance(["a a b"], ["b"], table)[0]), 2 / 3 * math.sqrt(2), rel_tol=1e-12)
-    assert np.isinf(float(word_movers_distance(["x"], ["a"], table)[0]))
+    assert math.isclose(float(word_movers_distance(["a"], ["b"], embeddings=table, reduction="none")[0]), math.sqrt(2), rel_tol=1e-12)
+    assert math.isclose(float(word_movers_distance(["a a b"], ["b"], embeddings=table, reduction="none")[0]),
+                        2 / 3 * math.sqrt(2), rel_tol=1e-12)
+    assert np.isinf(float(word_movers_distance(["x"], ["a"], embeddings=table, reduction="none")[0]))
 
 
 @pytest.mark.parametrize("call, error, match", [
-    (lambda kv: word_movers_distance(["a"], ["a", "b"], kv), ValueError, "`preds` and `target` must have the same"),
-    (lambda kv: word_movers_distance(["a"], ["a"], kv, "wasserstein"), ValueError, "`method` must be one of"),
-    (lambda kv: word_movers_distance(["a"], ["a"], kv, "sinkhorn", reg=0), ValueError, "`reg` must be a positive"),
-    (lambda kv: word_movers_distance("a", ["a"], kv), TypeError, "`preds` must be a sequence of documents"),
-    (lambda kv: word_movers_distance([3], ["a"], kv), TypeError, r"`preds\[0\]` must be a string"),
-    (lambda kv: word_movers_distance(["a"], ["a"], 42), TypeError, "`embeddings` must be"),
-    (lambda kv: word_movers_distance(["a"], ["a"], "/nonexistent/vectors.txt"), ValueError, "does not exist"),
-    (lambda kv: word_movers_distance(["a"], ["a"], kv, stop_words="the"), TypeError, "`stop_words`"),
-    (lambda kv: word_movers_distance(["a"], ["a"], kv, device="tpu"), ValueError, "`device`"),
+    (lambda kv: word_movers_distance(["a"], ["a", "b"], embeddings=kv), ValueError, "`preds` and `target` must have the same"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="wasserstein"), ValueError, "`method` must be one of"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="sinkhorn", reg=0), ValueError, "`reg` must be a positive"),
+    (lambda kv: word_movers_distance("a", ["a"], embeddings=kv), TypeError, "`preds` must be a sequence of documents"),
+    (lambda kv: word_movers_distance([3], ["a"], embeddings=kv), TypeError, r"`preds\[0\]` must be a string"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=42), TypeError, "`embeddings` must be"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings="/nonexistent/vectors.txt"), ValueError, "does not exist"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, stop_words="the"), TypeError, "`stop_words`"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, device="tpu"), ValueError, "`device`"),
 ])
 def test_bad_input_names_the_argument(kv, call, error, match):
     with pytest.raises(error, match=match):
@@ -165,8 +168,117 @@ def test_benchmark_case_runs_at_a_tiny_size(name):
 def test_sinkhorn_log_domain_for_small_reg(kv, sentences):
     """reg small enough that exp(−C/reg) underflows: the log-domain iteration takes over."""
     preds, target = _pairs(sentences, 12, 8)
-    exact = word_movers_distance(preds, target, kv)
-    approx = word_movers_distance(preds, target, kv, "sinkhorn", reg=0.001, max_iter=3000)
+    exact = word_movers_distance(preds, target, embeddings=kv, reduction="none")
+    approx = word_movers_distance(preds, target, embeddings=kv, reduction="none", method="sinkhorn", reg=0.001, max_iter=3000)
     finite = torch.isfinite(exact)
     assert torch.equal(torch.isfinite(approx), finite)
     assert float((approx[finite] - exact[finite]).abs().max()) < 2e-3
+
+
+PANG_LEE = DATA / "pang_lee_polarity_fasttext.vec"  # gensim's own test file: five words in Latin-1, not UTF-8
+
+
+def test_vector_file_that_is_not_utf8():
+    """strict: a ValueError naming the file and line; ignore / replace: gensim's vectors, word for word."""
+    with pytest.raises(ValueError, match=r"pang_lee_polarity_fasttext\.vec'?, line 150: byte b'\\x97'.*unicode_errors"):
+        load_embeddings(str(PANG_LEE))
+    with pytest.raises(ValueError, match="line 150"):
+        word_movers_distance(["a"], ["b"], embeddings=str(PANG_LEE))
+    for errors in ("ignore", "replace"):
+        kv = KeyedVectors.load_word2vec_format(str(PANG_LEE), unicode_errors=errors)
+        table = load_embeddings(str(PANG_LEE), unicode_errors=errors)
+        assert list(table.index) == list(kv.index_to_key)
+        assert torch.equal(table.vectors, torch.from_numpy(kv.vectors))
+        words = kv.index_to_key
+        rng = random.Random(1)
+        preds = [rng.sample(words, rng.randint(1, 8)) + [words[283]] for _ in range(15)]  # 'clich?s' in each
+        target = [rng.sample(words, rng.randint(1, 8)) for _ in range(15)]
+        _assert_same(word_movers_distance(preds, target, embeddings=str(PANG_LEE), unicode_errors=errors,
+                                          reduction="none"), _gensim(kv, preds, target))
+    with pytest.raises(ValueError, match="`unicode_errors` must be one of"):
+        load_embeddings(str(PANG_LEE), unicode_errors="surrogateescape")
+
+
+def test_malformed_vector_files_name_file_and_line(tmp_path):
+    ragged = tmp_path / "ragged.vec"
+    ragged.write_text("3 2\na 0.1 0.2\nb 0.3 0.4 0.5\nc 0.1 0.1\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"ragged\.vec'?, line 3: the vector of 'b' has 3 values, expected 2"):
+        load_embeddings(str(ragged))
+    glove = tmp_path / "ragged.txt"  # no header: the first vector sets the length
+    glove.write_text("a 0.1 0.2\nb 0.3\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"line 2: the vector of 'b' has 1 values, expected 2 \(as on line 1\)"):
+        load_embeddings(str(glove))
+    text = tmp_path / "text.vec"
+    text.write_text("a 0.1 x\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"line 1: the vector of 'a' holds a value that is not a number"):
+        load_embeddings(str(text))
+    short = tmp_path / "short.vec"
+    short.write_text("3 2\na 0.1 0.2\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="announces 3 words, the file holds 1"):
+        load_embeddings(str(short))
+    with pytest.raises(ValueError, match="is a directory"):
+        load_embeddings(str(tmp_path))
+    with pytest.raises(ValueError, match="'a' has 2 values, 'b' has 3"):
+        load_embeddings({"a": [0.1, 0.2], "b": [0.1, 0.2, 0.3]})
+
+
+def test_duplicate_words_and_header_count_as_gensim(tmp_path):
+    path = tmp_path / "dup.vec"
+    path.write_text("3 2\na 1 0\nb 0 1\na 5 5\nextra 1 1\n", encoding="utf-8")  # 'extra' is past the header's 3
+    kv = KeyedVectors.load_word2vec_format(str(path))
+    table = load_embeddings(str(path))
+    words = [w for w in kv.index_to_key if w is not None]  # gensim leaves an empty slot for the skipped duplicate
+    assert list(table.index) == words == ["a", "b"]
+    assert torch.equal(table.vectors, torch.from_numpy(np.stack([kv[w] for w in words])))
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, 1e200])
+@pytest.mark.parametrize("kind", ["dict", "file", "keyedvectors"])
+def test_vectors_with_nan_inf_or_overflow_are_refused(tmp_path, bad, kind):
+    """Before: NaN gave 0.0 (emd) or NaN (sinkhorn), 1e200 overflowed to 0.0 — now one clear error, at load time."""
+    vectors = {"good": [0.5, 0.5], "bad": [0.1, bad], "fine": [1.0, 0.0]}
+    if kind == "dict":
+        source = vectors
+    elif kind == "file":
+        source = tmp_path / "bad.vec"
+        source.write_text("3 2\n" + "".join(f"{w} {x!r} {y!r}\n" for w, (x, y) in vectors.items()), encoding="utf-8")
+        source = str(source)
+    else:
+        source = KeyedVectors(2)
+        with np.errstate(over="ignore"):
+            source.add_vectors(list(vectors), np.array(list(vectors.values()), dtype=np.float32))
+    for call in (lambda: load_embeddings(source),
+                 lambda: word_movers_distance(["good"], ["fine"], embeddings=source),
+                 lambda: word_movers_distance(["good"], ["fine"], embeddings=source, method="sinkhorn")):
+        with pytest.raises(ValueError, match=r"NaN, infinite or out-of-float32-range .* 1 word\(s\): 'bad'"):
+            call()
+
+
+def test_zero_vector_cannot_be_normalised():
+    table = load_embeddings({"zero": [0.0, 0.0], "a": [1.0, 0.0], "b": [0.0, 1.0]})
+    assert math.isclose(float(word_movers_distance(["a"], ["b"], embeddings=table)), math.sqrt(2))  # unused: fine
+    for method in ("emd", "sinkhorn"):
+        with pytest.raises(ValueError, match="the vector of 'zero' has norm 0.*normalize=False"):
+            word_movers_distance(["a zero"], ["b"], embeddings=table, method=method)
+    assert math.isclose(float(word_movers_distance(["zero"], ["a"], embeddings=table, normalize=False)), 1.0)
+    huge = load_embeddings({"x": [1e30, 0.0], "y": [0.0, 1e30], "a": [1.0, 0.0]})  # float32 norm overflows to inf
+    with pytest.raises(ValueError, match="the vectors of 'x', 'y' have norm 0 .*overflows"):
+        word_movers_distance(["x a"], ["y"], embeddings=huge)  # before: every unit vector 0, the distance inf
+    assert math.isclose(float(word_movers_distance(["x"], ["y"], embeddings=huge, normalize=False)), math.sqrt(2) * 1e30,
+                        rel_tol=1e-6)
+
+
+def test_function_and_module_share_defaults():
+    import inspect
+
+    from gpumetrics import WordMoversDistance
+
+    function = inspect.signature(word_movers_distance).parameters
+    module = inspect.signature(WordMoversDistance.__init__).parameters
+    shared = [name for name in module if name in function and name not in ("embeddings",)]
+    assert {"method", "stop_words", "normalize", "reg", "max_iter", "tol", "unicode_errors", "reduction"} <= set(shared)
+    for name in shared:
+        assert function[name].default == module[name].default, name
+        assert function[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+    assert function["reduction"].default == "mean"
+    assert list(function)[:2] == ["preds", "target"] and function["embeddings"].kind is inspect.Parameter.KEYWORD_ONLY

@@ -26,6 +26,11 @@ Where the reference raises because it dereferences a node the tree lacks, :func:
 :class:`DataflowError`; codebleu's ``get_data_flow`` turns that into an empty data flow, and so should a caller that
 wants its numbers. This happens on valid programs too: PHP ``foreach ($a as $k => $v)``, ``foreach ($a as &$v)`` and
 ``foreach ($this->items as $v)`` (codebleu looks for two ``variable_name`` children), besides error-recovered trees.
+The same holds where the reference looks up a leaf that is not a token: a Python or Ruby assignment whose sides are
+split element-wise (``a, b = c, d``) when the right side is a string literal with as many parts as the left side has
+elements — ``x.s = 'H'``, ``self.mode = f'{m}'``, ``x[i], y = 'ab'`` (``x . s`` against ``' H '``): the walk enters
+the literal, whose parts ``index_to_code`` does not hold (it keeps the literal as one token), and codebleu 0.7's
+``KeyError`` there makes it count no data flow for the whole program; so does :class:`DataflowError` here.
 
 The walker keeps an explicit stack (one suspended generator per open node), so tree depth is bounded by memory, not
 by Python's recursion limit. The reference recurses (about two frames per tree level) and fails with
@@ -81,13 +86,28 @@ def _variable_tokens(node: Optional[Node], index_to_code: IndexToCode) -> list[t
     while stack:
         current = stack.pop()
         if _is_token(current):
-            entry = index_to_code[(current.start_byte, current.end_byte) if by_bytes else
-                                  (current.start_point, current.end_point)]
+            entry = _lookup(index_to_code, current, by_bytes)
             if current.type != entry[1]:
                 found.append(entry)
         else:
             stack.extend(reversed(current.children))
     return found
+
+
+def _lookup(index_to_code: IndexToCode, node: Node, by_bytes: bool) -> tuple[int, str]:
+    """The ``(token index, text)`` of a leaf the walk reaches; :class:`DataflowError` where it is not a token.
+
+    The walk reaches leaves that are not tokens when it splits the two sides of a Python / Ruby assignment
+    element-wise and the right side is a string literal with as many parts as the left side has elements
+    (``x.s = 'H'``: ``x . s`` against ``' H '``): it then walks the parts of the literal, which the token table keeps
+    as one token. codebleu 0.7 looks the part up in its ``index_to_code`` there too and fails with ``KeyError``;
+    ``get_data_flow`` then counts no data flow for the program.
+    """
+    try:
+        return index_to_code[(node.start_byte, node.end_byte) if by_bytes else (node.start_point, node.end_point)]
+    except KeyError:
+        raise DataflowError(f"a {node.type!r} leaf the walk reaches is not a token of `index_to_code` (the inside "
+                            "of a string literal, or a table built from another tree)") from None
 
 
 def _merge_loop_edges(edges: list[DataflowEdge], start: int) -> None:
@@ -198,8 +218,7 @@ class _Walk:
         return states
 
     def _token(self, node: Node, node_type: str, states: States) -> States:
-        idx, code = self.index_to_code[(node.start_byte, node.end_byte) if self.by_bytes else
-                                       (node.start_point, node.end_point)]
+        idx, code = _lookup(self.index_to_code, node, self.by_bytes)
         if node_type == code:
             return states
         known = states.get(code)
@@ -372,9 +391,10 @@ def dataflow_edges(root_node: Node, index_to_code: IndexToCode, lang: str) -> li
 
     Raises:
         ValueError: ``lang`` is not one of the ten languages.
-        DataflowError: (a ``ValueError``) the tree lacks a node the reference dereferences — codebleu 0.7 raises there
-            too, and its data-flow score then counts no edges for the program.
-        KeyError: ``index_to_code`` lacks a token of the tree (it was built from another tree).
+        DataflowError: (a ``ValueError``) the tree lacks a node the reference dereferences, or the walk reaches a
+            leaf that ``index_to_code`` lacks (a part of a string literal, as in ``x.s = 'H'``; or a table built
+            from another tree) — codebleu 0.7 raises there too, and its data-flow score then counts no edges for
+            the program.
 
     Example:
         >>> from types import SimpleNamespace as N

@@ -1,8 +1,11 @@
 """Semantic (data-flow) match: the data-flow graph codebleu compares, as ids, and the clipped match of pairs.
 
 From the edges of :func:`gpumetrics.text.codebleu.dataflow.dataflow_edges` (``(name, token, relation, [parent
-names], [parent tokens])``; an extraction error counts as no edge, as in codebleu) the graph is built as codebleu 0.7's
-``get_data_flow`` builds it:
+names], [parent tokens])``) the graph is built as codebleu 0.7's ``get_data_flow`` builds it. A program whose walk
+fails — :class:`~gpumetrics.text.codebleu.dataflow.DataflowError` where the reference's walker raises too (a node it
+dereferences is missing; a leaf inside a string literal, as in ``x.s = 'H'``), or any other error — has no edges, as
+``get_data_flow`` (``except Exception: DFG = []``) has none: its sample still counts, its data-flow part only
+contributes the reference's edges to the total, and the corpus is never aborted. The steps:
 
 1. edges sorted by token (stable);
 2. only the variables that take part in a flow are kept: a token is kept if it has a parent or is a parent;
@@ -38,6 +41,8 @@ def dataflow_graph(root: Any, index_to_code: dict, lang: str) -> list[tuple[str,
     try:
         edges = dataflow_edges(root, index_to_code, lang)  # c / cpp: the C# rules, as codebleu 0.7 (dataflow tables)
     except DataflowError:  # programs on which codebleu's walker fails: it counts no data flow
+        edges = []
+    except Exception:  # noqa: BLE001 - codebleu's get_data_flow: any failure of the walk is "no data flow"
         edges = []
     edges = sorted(edges, key=lambda edge: edge[1])
     linked = set()

@@ -8,10 +8,10 @@
 
 **mode="codebleu-0.7"** equals ``codebleu.calc_codebleu(references, predictions, lang, weights, tokenizer)`` of the
 ``codebleu`` package 0.7.0 (note its argument order: references first; a sample's references may be a string or a
-list) to 1e-9 on every key, with tree-sitter 0.22.3 and the grammar wheels pinned by ``gpumetrics[code]``. What that
-implies, quirks included:
+list; its ``lang`` and ``tokenizer`` are our ``language`` and ``tokenize``) to 1e-9 on every key, with tree-sitter
+0.22.3 and the grammar wheels pinned by ``gpumetrics[code]``. What that implies, quirks included:
 
-1. **Inputs** are ``strip()``-ed; the n-gram parts use ``text.split()`` (or ``tokenizer``) — whitespace tokens, so
+1. **Inputs** are ``strip()``-ed; the n-gram parts use ``text.split()`` (or ``tokenize``) — whitespace tokens, so
    ``f(x)`` is one token.
 2. **BLEU** is NLTK's corpus BLEU (4-grams, uniform weights) with Chen & Cherry's method 1: an order with no match
    counts 0.1 matches; no unigram match at all gives 0.
@@ -39,6 +39,14 @@ implies, quirks included:
    to get exactly the single-process number of that seed. Byte columns read from ``str`` lines (a token after
    non-ASCII text is cut shifted) are reproduced too; see :mod:`.flow_match` and :mod:`.parsing`.
 8. An empty batch gives 0 on every key (codebleu divides by zero).
+9. **A program whose data-flow walk fails has no data flow**, as codebleu's ``get_data_flow`` (``except Exception``)
+   has none; its sample is still scored and the corpus call goes on. codebleu's walker fails on valid code: a Python
+   or Ruby assignment whose right side is a string literal with as many parts as the left side has elements —
+   ``x.s = 'H'``, ``self.mode = 'r'``, ``x.s = b'H'`` / ``f'H'``, ``x.s: str = 'H'`` (``x . s`` is paired with
+   ``' H '``, whose parts are no tokens) — and PHP ``foreach`` forms; about 0.6 % of standard-library functions.
+   Comment stripping that fails leaves the program as it is (codebleu: ``except Exception: pass``). A program that
+   UTF-8 cannot encode (a lone surrogate) cannot be parsed: a ``ValueError`` names the sample (codebleu raises
+   ``UnicodeEncodeError`` for the whole call).
 
 **mode="paper"** is the formula of Ren et al. 2020 (arXiv:2009.10297, §3) as we read it:
 
@@ -161,14 +169,14 @@ class _CodeBLEUConfig:
             if lang is None:
                 lang = "python"
             if lang != "python":
-                raise ValueError(f"preset='aij2021' scores Python (the Code2code task); got lang={lang!r}")
+                raise ValueError(f"preset='aij2021' scores Python (the Code2code task); got language={lang!r}")
             if tokenizer is not None:
-                raise ValueError("preset='aij2021' splits on whitespace; `tokenizer` cannot be set")
+                raise ValueError("preset='aij2021' splits on whitespace; `tokenize` cannot be set")
         elif detokenize:
             raise ValueError("`detokenize` applies to preset='aij2021' only (TransCoder-tokenised Python)")
         if lang is None:
-            raise ValueError(f"`lang` is required: one of {', '.join(repr(x) for x in LANGUAGES)}")
-        check_choice(lang, "lang", LANGUAGES)
+            raise ValueError(f"`language` is required: one of {', '.join(repr(x) for x in LANGUAGES)}")
+        check_choice(lang, "language", LANGUAGES)
         if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence):
             raise TypeError(f"`weights` must be a sequence of 4 numbers, got {describe_value(weights)}")
         if len(weights) != 4 or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights):
@@ -176,7 +184,7 @@ class _CodeBLEUConfig:
         if not all(math.isfinite(w) for w in weights):
             raise ValueError(f"`weights` must be finite, got {weights!r}")
         if tokenizer is not None and not callable(tokenizer):
-            raise TypeError(f"`tokenizer` must be a callable str -> list[str] or None, got {describe_value(tokenizer)}")
+            raise TypeError(f"`tokenize` must be a callable str -> list[str] or None, got {describe_value(tokenizer)}")
         self.lang, self.mode, self.preset, self.reduction = lang, mode, preset, reduction
         self.weights = tuple(float(w) for w in weights)
         self.tokenizer: Optional[Callable[[str], Sequence[str]]] = tokenizer
@@ -207,6 +215,16 @@ class _CodeBLEUConfig:
         return fields
 
 
+def check_renamed(kwargs: dict[str, Any], owner: str, renamed: dict[str, str]) -> None:
+    """A ``TypeError`` for an option passed under its name before the 0.x API renames (``lang`` → ``language``).
+
+    A class hands its other keyword arguments to ``torchmetrics.Metric``, which would not name the new option.
+    """
+    for old, new in renamed.items():
+        if old in kwargs:
+            raise TypeError(f"{owner} got an unexpected keyword argument {old!r}: the option is now `{new}`")
+
+
 def _grammar_path(grammar: Any) -> Optional[str]:
     """The absolute path of the ``grammar`` option (a file), or None."""
     if grammar is None:
@@ -231,6 +249,21 @@ def _program(code: str, lang: str, library: Optional[str] = None) -> tuple[np.nd
     """Subtree ids and data-flow edge ids of one program (cached per ``(lang, grammar library, text)``)."""
     root = parse(code, lang, library)
     return subtree_ids(root), edge_ids(root, token_table(root, code), lang)
+
+
+def _programs(texts: Sequence[str], pair_sample: Sequence[int], name: str,
+              config: _CodeBLEUConfig) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_program` of each text; a text that is not UTF-8 (a lone surrogate) is a ``ValueError`` naming its
+    sample — tree-sitter reads UTF-8 bytes, and codebleu 0.7 fails there with a ``UnicodeEncodeError``."""
+    result = []
+    for text, index in zip(texts, pair_sample):
+        try:
+            result.append(_program(text, config.lang, config.grammar))
+        except UnicodeEncodeError as error:
+            raise ValueError(
+                f"`{name}[{index}]` holds {error.object[error.start:error.end]!r} ({error.reason}), which UTF-8 "
+                "cannot encode; CodeBLEU parses programs as UTF-8 bytes") from None
+    return result
 
 
 def clear_caches() -> None:
@@ -274,7 +307,7 @@ def _tokens(texts: Sequence[str], tokenizer: Optional[Callable]) -> list[Sequenc
     for text in texts:
         tokens = tokenizer(text)
         if isinstance(tokens, str) or not isinstance(tokens, Sequence) or not all(isinstance(t, str) for t in tokens):
-            raise TypeError(f"`tokenizer` must return a list of strings, got {describe_value(tokens)}")
+            raise TypeError(f"`tokenize` must return a list of strings, got {describe_value(tokens)}")
         result.append(tokens)
     return result
 
@@ -312,8 +345,8 @@ def _codebleu_update(preds: Any, target: Any, config: _CodeBLEUConfig, device: t
                 cand_texts.append(cand)
                 ref_texts.append(_stripped(ref, lang))
         pair_sample.extend([index] * len(refs))
-    cands = [_program(text, lang, config.grammar) for text in cand_texts]
-    refs_parsed = [_program(text, lang, config.grammar) for text in ref_texts]
+    cands = _programs(cand_texts, pair_sample, "preds", config)
+    refs_parsed = _programs(ref_texts, pair_sample, "target", config)
     pair_sample_t = torch.tensor(pair_sample, dtype=torch.long, device=device)
     syn_m, syn_t = syntax_matches([c[0] for c in cands], [r[0] for r in refs_parsed], flavour == "paper", device)
     df_m, df_t = dataflow_matches([c[1] for c in cands], [r[1] for r in refs_parsed], device)
@@ -382,33 +415,34 @@ def _codebleu_compute(statistics: Tensor, config: _CodeBLEUConfig) -> dict[str, 
 def codebleu_score(
     preds: Any,
     target: Any,
-    lang: Optional[str] = None,
+    *,
+    language: Optional[str] = None,
     weights: Sequence[float] = (0.25, 0.25, 0.25, 0.25),
     mode: str = "codebleu-0.7",
     preset: Optional[str] = None,
-    tokenizer: Optional[Callable[[str], Sequence[str]]] = None,
-    reduction: str = "corpus",
-    device: torch.device | str | None = None,
+    tokenize: Optional[Callable[[str], Sequence[str]]] = None,
     detokenize: bool = False,
     grammar: str | os.PathLike | None = None,
+    reduction: str = "corpus",
+    device: torch.device | str | None = None,
 ) -> dict[str, Tensor]:
     """CodeBLEU of candidate programs against their references (see the module docstring for modes and quirks).
 
     Args:
         preds: ``B`` candidate programs (strings).
         target: ``B`` items, each the reference program(s) of the corresponding candidate (a string or a list).
-        lang: ``"python"``, ``"java"``, ``"javascript"``, ``"c_sharp"``, ``"php"``, ``"c"``, ``"cpp"``, ``"go"``,
-            ``"ruby"`` or ``"rust"``; required (``preset="aij2021"`` implies ``"python"``).
+        language: ``"python"``, ``"java"``, ``"javascript"``, ``"c_sharp"``, ``"php"``, ``"c"``, ``"cpp"``, ``"go"``,
+            ``"ruby"`` or ``"rust"``; required (``preset="aij2021"`` implies ``"python"``). codebleu calls it ``lang``.
         weights: ``(α, β, γ, δ)`` of n-gram, weighted n-gram, AST and data-flow match.
         mode: ``"codebleu-0.7"`` (the ``codebleu`` package 0.7.0) or ``"paper"`` (Ren et al. 2020).
         preset: ``"aij2021"``: the AIJ-2021 Code2code script (Python, TransCoder tokens); replaces ``mode``.
-        tokenizer: ``str -> list[str]`` for the n-gram parts (default ``str.split``), as codebleu's argument.
-        reduction: ``"corpus"`` (default), ``"mean"``, ``"sum"`` or ``"none"`` (sentence-level dicts).
-        device: where the statistics are counted and the result lives.
+        tokenize: ``str -> list[str]`` for the n-gram parts (default ``str.split``), codebleu's ``tokenizer``.
         detokenize: ``preset="aij2021"`` only: parse the TransCoder tokens turned back into Python source.
-        grammar: path of a compiled tree-sitter grammar library exporting ``tree_sitter_<lang>`` to parse with
+        grammar: path of a compiled tree-sitter grammar library exporting ``tree_sitter_<language>`` to parse with
             instead of the ``gpumetrics[code]`` wheel — with ``preset="aij2021"``, the organisers'
             ``my-languages.so`` (loadable by py-tree-sitter 0.2.0 only) gives the official Code2code number.
+        reduction: ``"corpus"`` (default), ``"mean"``, ``"sum"`` or ``"none"`` (sentence-level dicts).
+        device: where the statistics are counted and the result lives.
 
     Returns:
         ``{"codebleu", "ngram_match_score", "weighted_ngram_match_score", "syntax_match_score",
@@ -417,20 +451,21 @@ def codebleu_score(
     Raises:
         TypeError: ``preds`` / ``target`` are not strings / sequences of strings, or bad option types.
         ValueError: different numbers of candidates and references, a sample without reference, an unknown
-            ``lang`` / ``mode`` / ``preset`` / ``reduction``, options that do not go together.
+            ``language`` / ``mode`` / ``preset`` / ``reduction``, options that do not go together; a program that
+            UTF-8 cannot encode (a lone surrogate), naming the sample.
         ImportError: tree-sitter or the language's grammar is not installed (``pip install 'gpumetrics[code]'``).
-        ValueError: ``grammar`` is not a file, not a grammar library of ``lang``, or of a language ABI the installed
+        ValueError: ``grammar`` is not a file, not a grammar library of ``language``, or of a language ABI the installed
             py-tree-sitter cannot load (the message says which py-tree-sitter can).
 
     Example:
         >>> preds = ["def add(a, b):\\n    return a + b"]
         >>> target = [["def sum(first, second):\\n    return second + first"]]
-        >>> scores = codebleu_score(preds, target, lang="python")
+        >>> scores = codebleu_score(preds, target, language="python")
         >>> {key: round(value.item(), 4) for key, value in scores.items()}  # doctest: +NORMALIZE_WHITESPACE
         {'codebleu': 0.5233, 'ngram_match_score': 0.0435, 'weighted_ngram_match_score': 0.0497,
          'syntax_match_score': 1.0, 'dataflow_match_score': 1.0}
     """
-    config = _CodeBLEUConfig(lang, weights, mode, preset, tokenizer, detokenize, reduction, grammar)
+    config = _CodeBLEUConfig(language, weights, mode, preset, tokenize, detokenize, reduction, grammar)
     stats = _codebleu_update(preds, target, config, check_device(device, "device"))
     if reduction == "corpus":
         return _codebleu_compute(stats.sum(0), config)
@@ -444,7 +479,7 @@ class CodeBLEUScore(PerSampleScore):
     sentence level: the per-sample score vectors through :class:`~gpumetrics.core.PerSampleScore`.
 
     Example:
-        >>> metric = CodeBLEUScore(lang="python")
+        >>> metric = CodeBLEUScore(language="python")
         >>> metric.update(["def add(a, b):\\n    return a + b"],
         ...               [["def sum(first, second):\\n    return second + first"]])
         >>> round(metric.compute()["codebleu"].item(), 4)
@@ -462,17 +497,19 @@ class CodeBLEUScore(PerSampleScore):
 
     def __init__(
         self,
-        lang: Optional[str] = None,
+        *,
+        language: Optional[str] = None,
         weights: Sequence[float] = (0.25, 0.25, 0.25, 0.25),
         mode: str = "codebleu-0.7",
         preset: Optional[str] = None,
-        tokenizer: Optional[Callable[[str], Sequence[str]]] = None,
-        reduction: str = "corpus",
+        tokenize: Optional[Callable[[str], Sequence[str]]] = None,
         detokenize: bool = False,
         grammar: str | os.PathLike | None = None,
+        reduction: str = "corpus",
         **kwargs: Any,
     ) -> None:
-        self.config = _CodeBLEUConfig(lang, weights, mode, preset, tokenizer, detokenize, reduction, grammar)
+        check_renamed(kwargs, type(self).__name__, {"lang": "language", "tokenizer": "tokenize"})
+        self.config = _CodeBLEUConfig(language, weights, mode, preset, tokenize, detokenize, reduction, grammar)
         super().__init__(reduction=reduction, score_shape=(len(KEYS),), **kwargs)
         self.add_state("statistics", torch.zeros(STATISTICS, dtype=torch.float64), dist_reduce_fx="sum")
 

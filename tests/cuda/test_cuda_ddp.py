@@ -1,0 +1,86 @@
+"""DDP with CUDA tensors: two processes sharing one GPU (gloo over CUDA tensors) give the one-process value for a
+metric of every family; the CLI under ``torchrun --nproc_per_node=1 --device cuda`` (NCCL) equals the CPU run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.core.test_host_syncs import BUDGETS, _cases
+from tests.helpers.ddp import run_ddp_function
+
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
+ROOT = Path(__file__).resolve().parents[2]
+#: one module of each family (text, edit, n-gram, METEOR, image, detection, classification, ranking, WMD)
+FAMILIES = ["TokenF1", "CharErrorRate", "EditDistance(torch)", "BLEUScore", "ROUGEScore", "CIDErScore", "METEORScore",
+            "FrechetInceptionDistance", "CLIPScore", "OCREndToEnd", "ZeroShotDetectionF1", "MulticlassF1Score",
+            "RankingMetrics", "WordMoversDistance"]
+N = 8  # samples, split 5 / 3 between the two processes
+
+
+def _shard(value, lo, hi):
+    if isinstance(value, (torch.Tensor, list)):
+        return value[lo:hi]
+    if isinstance(value, tuple):
+        return tuple(_shard(v, lo, hi) for v in value)
+    return value
+
+
+def _to_cuda(value):
+    if isinstance(value, torch.Tensor):
+        return value.to("cuda")
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_cuda(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_cuda(v) for k, v in value.items()}
+    return value
+
+
+def _worker(rank: int, name: str, tmp: str):
+    make, batch = _cases(Path(tmp))[name]
+    samples = batch(N)
+    lo, hi = (0, 5) if rank == 0 else (5, N)
+    metric = make().to("cuda")
+    metric.update(*_to_cuda(_shard(samples, lo, hi)))
+    value = metric.compute()
+    return {k: v.cpu() for k, v in value.items()} if isinstance(value, dict) else value.cpu()
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_two_processes_on_one_gpu_equal_one(name, tmp_path):
+    assert name in BUDGETS
+    make, batch = _cases(tmp_path)[name]
+    single = make().to("cuda")
+    single.update(*_to_cuda(batch(N)))
+    expected = single.compute()
+    results = run_ddp_function(_worker, name, str(tmp_path))
+    for result in results:
+        if isinstance(expected, dict):
+            for key in expected:
+                torch.testing.assert_close(result[key].double(), expected[key].cpu().double(), rtol=1e-9, atol=1e-12)
+        else:
+            torch.testing.assert_close(result.double(), expected.cpu().double(), rtol=1e-9, atol=1e-12)
+
+
+def _report(args: list[str], out: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run(args + ["--output", str(out), "--no-checkpoint"], check=True, cwd=ROOT, env=env, timeout=600)
+    report = json.loads(out.read_text())
+    return report
+
+
+def test_cli_under_torchrun_with_nccl_equals_the_cpu_run(tmp_path):
+    cpu = _report([sys.executable, "-m", "gpumetrics", "evaluate", "configs/demo.yaml", "--device", "cpu"],
+                  tmp_path / "cpu.json")
+    cuda = _report([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=1", "-m", "gpumetrics", "evaluate",
+                    "configs/demo.yaml", "--device", "cuda"], tmp_path / "cuda.json")
+    assert cuda["run"]["world_size"] == 1 and "cuda" in json.dumps(cuda["run"])
+    for a, b in zip(cpu["tasks"], cuda["tasks"]):
+        assert a["name"] == b["name"]
+        assert b["score"] == pytest.approx(a["score"], rel=1e-12, abs=1e-15)

@@ -1,0 +1,230 @@
+"""The CUDA suite (``make test-cuda``; ``pytest -m cuda``): every exported metric gives on CUDA the numbers it gives on
+the CPU, keeps its states on the metric's device, and makes as many host syncs per ``update`` for B as for 4·B samples.
+
+One list covers every export: the module cases of ``tests/core/test_host_syncs.py`` (every ``Metric`` class of the
+package) and :data:`FUNCTIONAL_CASES` here (every name of ``gpumetrics.functional``). Without CUDA the device tests skip
+with a reason and only the completeness checks and a CPU smoke run of every functional case run, so the list stays
+valid on CPU CI.
+
+Tolerances: float64 paths ≤ 1e-12 relative (``FLOAT64_RTOL``); float32 paths — the image networks (FID, KID, CLIP
+and the AIJ image tasks) and torchmetrics' classification statistics — ≤ ``FLOAT32_RTOL`` (the networks run true
+float32 on both devices under the precision policy; their outputs differ by float32 rounding in another summation
+order, which a 4-sample FID amplifies).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import pytest
+import torch
+
+import gpumetrics
+import gpumetrics.functional as F
+from tests.core.test_host_syncs import B, BUDGETS, _cases, _tiled
+
+CUDA = torch.cuda.is_available()
+needs_cuda = pytest.mark.skipif(not CUDA, reason="needs CUDA: run `make test-cuda` on a GPU machine")
+FLOAT64_RTOL = 1e-12
+FLOAT32_RTOL = 1e-3
+FLOAT32_CASES = ("FrechetInception", "KernelInception", "CLIPScore", "ImageGeneration", "ImageCaptioning",
+                 "VisualQA", "Binary", "Multiclass", "Multilabel")
+TEXT = (["the cat sat on the mat", "Кошка спит", "", "a dog 🙂 runs"],
+        [["a cat sat on a mat", "the cat"], ["кошка спит дома"], [""], ["dogs run"]])
+FLAT_TEXT = (TEXT[0], [refs[0] for refs in TEXT[1]])
+
+
+def _boxes(n: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    xy = torch.rand(n, 2, generator=g, dtype=torch.float64) * 20
+    return torch.cat([xy, xy + 1 + torch.rand(n, 2, generator=g, dtype=torch.float64) * 5], dim=1)
+
+
+def _quads(n: int, seed: int) -> torch.Tensor:
+    b = _boxes(n, seed)
+    return torch.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], dim=1)
+
+
+def _labels(kind: str, device: str) -> tuple:
+    g = torch.Generator().manual_seed(7)
+    shapes = {"binary": ((16,), (16,), 2), "multiclass": ((16, 4), (16,), 4), "multilabel": ((16, 3), (16, 3), 2)}
+    pred_shape, target_shape, high = shapes[kind]
+    return torch.rand(pred_shape, generator=g).to(device), torch.randint(0, high, target_shape, generator=g).to(device)
+
+
+def _vectors() -> dict:
+    words = {w for text in TEXT[0] + [r for refs in TEXT[1] for r in refs] for w in text.split()}
+    return {w: [float(len(w)), float(sum(map(ord, w)) % 7), 1.0] for w in words}
+
+
+#: functional name → ``case(device) -> result``: the same inputs, placed on ``device`` (or scored there via ``device=``)
+FUNCTIONAL_CASES: dict[str, Callable[[str], Any]] = {
+    "token_f1": lambda d: F.token_f1(*TEXT, device=d),
+    "exact_match": lambda d: F.exact_match(*TEXT, device=d),
+    "string_accuracy": lambda d: F.string_accuracy(*FLAT_TEXT, device=d),
+    "vqa_accuracy": lambda d: F.vqa_accuracy(*FLAT_TEXT, ["en", "ru", "en", "en"], device=d),
+    "edit_distance": lambda d: F.edit_distance(*FLAT_TEXT, device=d),
+    "char_error_rate": lambda d: F.char_error_rate(*FLAT_TEXT, device=d),
+    "word_error_rate": lambda d: F.word_error_rate(*FLAT_TEXT, device=d),
+    "normalized_edit_similarity": lambda d: F.normalized_edit_similarity(*TEXT, device=d),
+    "frechet_distance": lambda d: F.frechet_distance(*(t.to(d) for t in (
+        torch.zeros(3, dtype=torch.float64), torch.eye(3, dtype=torch.float64) * 2,
+        torch.ones(3, dtype=torch.float64), torch.eye(3, dtype=torch.float64)))),
+    "feature_statistics": lambda d: F.feature_statistics(
+        torch.rand(8, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64).to(d)),
+    "kernel_inception_distance": lambda d: F.kernel_inception_distance(
+        *(torch.rand(12, 4, generator=torch.Generator().manual_seed(s), dtype=torch.float64).to(d) for s in (1, 2)),
+        subsets=3, subset_size=5),
+    "clip_score": None,  # the same encoder call as CLIPScore.update (module case "CLIPScore")
+    "bleu_score": lambda d: F.bleu_score(*TEXT, device=d),
+    "rouge_score": lambda d: F.rouge_score(*TEXT, device=d),
+    "cider_score": lambda d: F.cider_score(*TEXT, device=d),
+    "meteor_score": lambda d: F.meteor_score(*TEXT, device=d),
+    "codebleu_score": lambda d: F.codebleu_score(["def f(a):\n    return a + 1\n"], [["def g(b):\n    return b + 1\n"]],
+                                                 language="python", device=d),
+    "word_movers_distance": lambda d: F.word_movers_distance(*FLAT_TEXT, embeddings=_vectors(), device=d),
+    "coco_caption_scores": lambda d: F.coco_caption_scores(*TEXT, device=d),
+    "box_iou": lambda d: F.box_iou(_boxes(5, 1).to(d), _boxes(4, 2).to(d)),
+    "box_iou_paired": lambda d: F.box_iou_paired(_boxes(5, 1).to(d), _boxes(5, 2).to(d)),
+    "polygon_iou": lambda d: F.polygon_iou(_quads(5, 1).to(d), _quads(4, 2).to(d)),
+    "polygon_iou_paired": lambda d: F.polygon_iou_paired(_quads(5, 1).to(d), _quads(5, 2).to(d)),
+    "ocr_end_to_end": lambda d: F.ocr_end_to_end([_quads(3, 1).to(d)], [["a", "b", "c"]], [_quads(3, 1).to(d)],
+                                                 [["a", "x", "c"]]),
+    "zero_shot_detection_f1": lambda d: F.zero_shot_detection_f1(
+        [{"cat": _boxes(2, 3).to(d)}], [{"cat": _boxes(2, 3).to(d)}]),
+    **{f"{kind}_{stat}": (lambda d, kind=kind, stat=stat: getattr(F, f"{kind}_{stat}")(
+        *_labels(kind, d), **({"num_classes": 4} if kind == "multiclass" else {"num_labels": 3} if kind == "multilabel"
+                              else {})))
+       for kind in ("binary", "multiclass", "multilabel") for stat in ("precision", "recall", "f1_score")},
+    "ranking_metrics": lambda d: F.ranking_metrics(
+        torch.tensor([[3.0, 1.0, 2.0, 2.0], [0.5, 0.1, 0.9, 0.2]], dtype=torch.float64).to(d),
+        torch.tensor([[1, 0, 2, 0], [0, 0, 1, 1]]).to(d), metrics=["ndcg@3", "map", "mrr"]),
+    "shapley_values": lambda d: F.shapley_values(lambda s: s.double().sum(-1) ** 2, 4, device=d),
+    "marginal_contributions": lambda d: F.marginal_contributions(lambda s: s.double().sum(-1) ** 2, 4, 2, device=d),
+    "corpus_bleu_shapley": lambda d: F.corpus_bleu_shapley(*FLAT_TEXT, device=d),
+    "corpus_cider_shapley": lambda d: F.corpus_cider_shapley(*TEXT, device=d),
+}
+
+
+def test_every_functional_export_has_a_device_case():
+    assert set(FUNCTIONAL_CASES) == set(F.__all__), (
+        f"missing: {sorted(set(F.__all__) - set(FUNCTIONAL_CASES))}; stale: {sorted(set(FUNCTIONAL_CASES) - set(F.__all__))}"
+    )
+
+
+def test_every_exported_module_has_a_device_case(tmp_path):
+    names = {name.split("(")[0] for name in _cases(tmp_path)}
+    exported = {name for name in gpumetrics.__all__
+                if isinstance(getattr(gpumetrics, name), type) and issubclass(getattr(gpumetrics, name), gpumetrics.Metric)
+                and name != "Metric"}
+    assert exported <= names, f"no device case for {sorted(exported - names)}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, case in FUNCTIONAL_CASES.items() if case is not None))
+def test_functional_case_runs_on_the_cpu(name):
+    """The CPU half of every parity pair: keeps the list valid where no GPU is (CPU CI)."""
+    _flatten(FUNCTIONAL_CASES[name]("cpu"))
+
+
+def _flatten(value: Any) -> list[torch.Tensor]:
+    """Every tensor of a result (tensor, dict, tuple, list, dataclass-like), as float64 CPU tensors in a fixed order."""
+    if isinstance(value, torch.Tensor):
+        return [value.detach().to("cpu", torch.float64)]
+    if isinstance(value, dict):
+        return [t for key in sorted(value, key=str) for t in _flatten(value[key])]
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _flatten(item)]
+    if isinstance(value, (int, float)):
+        return [torch.tensor(float(value), dtype=torch.float64)]
+    if hasattr(value, "__dict__"):
+        return _flatten(vars(value))
+    return []
+
+
+def _assert_close(cpu: Any, cuda: Any, rtol: float, what: str) -> None:
+    a, b = _flatten(cpu), _flatten(cuda)
+    assert len(a) == len(b) and a, what
+    for x, y in zip(a, b):
+        assert x.shape == y.shape, what
+        both_nan = torch.isnan(x) & torch.isnan(y)
+        scale = torch.maximum(x.abs(), y.abs()).clamp(min=1e-300)
+        diff = torch.where(both_nan | (x == y), torch.zeros_like(x), (x - y).abs() / scale)
+        assert float(diff.max()) <= rtol, f"{what}: relative difference {float(diff.max()):.3g} > {rtol:g}"
+
+
+@pytest.mark.cuda
+@needs_cuda
+@pytest.mark.parametrize("name", sorted(n for n, case in FUNCTIONAL_CASES.items() if case is not None))
+def test_functional_equals_cpu_on_cuda(name):
+    case = FUNCTIONAL_CASES[name]
+    rtol = FLOAT32_RTOL if name.startswith(("binary", "multiclass", "multilabel")) else FLOAT64_RTOL
+    _assert_close(case("cpu"), case("cuda"), rtol, name)
+
+
+def _to_device(value: Any, device: str) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, list):
+        return [_to_device(v, device) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_to_device(v, device) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_device(v, device) for k, v in value.items()}
+    return value
+
+
+@pytest.fixture(scope="module")
+def module_cases(tmp_path_factory):
+    return _cases(tmp_path_factory.mktemp("cuda"))
+
+
+@pytest.mark.cuda
+@needs_cuda
+@pytest.mark.parametrize("inputs_on", ["cpu", "cuda"])
+@pytest.mark.parametrize("name", sorted(BUDGETS))
+def test_module_equals_cpu_on_cuda_with_states_on_the_device(module_cases, name, inputs_on):
+    make, batch = module_cases[name]
+    samples = batch(B)
+    results = {}
+    for device in ("cpu", "cuda"):
+        metric = make().to(device)
+        args = _to_device(samples, inputs_on if device == "cuda" else "cpu")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # tiny samples: FID's rank-deficiency warnings
+            metric.update(*args)
+            results[device] = metric.compute()
+        if device == "cuda":
+            for state in metric._defaults:
+                value = getattr(metric, state)
+                for tensor in value if isinstance(value, list) else [value]:
+                    assert tensor.device.type == "cuda", f"{name}: state {state} on {tensor.device}"
+    rtol = FLOAT32_RTOL if name.startswith(FLOAT32_CASES) else FLOAT64_RTOL
+    _assert_close(results["cpu"], results["cuda"], rtol, name)
+
+
+def _cuda_syncs(make: Callable[[], Any], args: tuple) -> int:
+    """Host synchronisations of one ``update`` on CUDA, as counted by ``torch.cuda.set_sync_debug_mode``."""
+    metric = make().to("cuda")
+    args = _to_device(args, "cuda")
+    torch.cuda.synchronize()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            metric.update(*args)
+        finally:
+            torch.cuda.set_sync_debug_mode(0)
+    return sum("synchroniz" in str(w.message) for w in caught)
+
+
+@pytest.mark.cuda
+@needs_cuda
+@pytest.mark.parametrize("name", sorted(BUDGETS))
+def test_cuda_host_syncs_per_update_do_not_grow_with_the_batch(module_cases, name):
+    make, batch = module_cases[name]
+    samples = batch(B)
+    small, large = _cuda_syncs(make, samples), _cuda_syncs(make, _tiled(samples, 4))
+    print(f"\n{name}: {small} CUDA host syncs per update")
+    assert small == large, f"{name}: {small} syncs for {B} samples, {large} for {4 * B}"
+

@@ -1,0 +1,106 @@
+"""The image-file pipeline (gpumetrics.image.io.same_size_batches): worker processes give the serial path's batches
+and FID bits, undecodable files are named, the nvJPEG decoder is opt-in and CUDA-only."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from PIL import Image
+
+from gpumetrics.image.fid import FrechetInceptionDistance
+from gpumetrics.image.image_files import add_image_files
+from gpumetrics.image.io import (
+    _decode_jpegs_on, _Chunks, check_workers, default_workers, list_images, read_image, same_size_batches,
+)
+from tests.helpers.image_files import save_random_images
+
+
+@pytest.fixture
+def mixed_folder(tmp_path):
+    """7 images: sizes (24, 30) × 4 and (17, 11) × 3, interleaved by name so a chunk holds both sizes."""
+    folder = tmp_path / "mixed"
+    save_random_images(folder, seed=1, n=4, size=(24, 30))
+    generator = torch.Generator().manual_seed(2)
+    for i in range(3):
+        pixels = torch.randint(0, 256, (17, 11, 3), dtype=torch.uint8, generator=generator).numpy()
+        Image.fromarray(pixels).save(folder / f"{i}b.png")
+    return list_images(folder)
+
+
+def _batches(paths, **options):
+    return [(indices, images) for indices, images in same_size_batches(paths, 3, **options)]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_workers_give_the_serial_batches_bit_for_bit(mixed_folder, workers):
+    serial = _batches(mixed_folder, workers=0)
+    parallel = _batches(mixed_folder, workers=workers)
+    assert [indices for indices, _ in parallel] == [indices for indices, _ in serial]
+    assert all(torch.equal(a, b) for (_, a), (_, b) in zip(serial, parallel))
+    assert sorted(i for indices, _ in serial for i in indices) == list(range(len(mixed_folder)))
+    for indices, images in serial:  # each batch holds the files it names, decoded as read_image does
+        assert all(torch.equal(images[k], read_image(mixed_folder[i])) for k, i in enumerate(indices))
+
+
+def test_fid_from_files_is_the_same_with_workers(tmp_path, inception_state):
+    real = save_random_images(tmp_path / "real", seed=3, n=7)
+    values = []
+    for workers in (0, 2):
+        metric = FrechetInceptionDistance(feature=64, weights=inception_state)
+        add_image_files(metric, list_images(tmp_path / "real"), True, 2, "cpu", workers=workers)
+        metric.update(real.flip(-1), real=False)
+        values.append(metric.compute())
+    assert torch.equal(values[0], values[1])
+
+
+def test_an_undecodable_file_is_named_also_from_a_worker(tmp_path):
+    folder = tmp_path / "bad"
+    save_random_images(folder, seed=4, n=4)
+    (folder / "2.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"not really a png")
+    for workers in (0, 2):
+        with pytest.raises(ValueError, match=r"2\.png' cannot be decoded"):
+            _batches(list_images(folder), workers=workers)
+
+
+def test_options_are_checked():
+    assert 0 <= default_workers() <= 8
+    assert check_workers(None) is None and check_workers(3) == 3
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="`workers`"):
+            check_workers(bad)
+    with pytest.raises(ValueError, match="decode"):
+        list(same_size_batches([], 2, decode="turbo"))
+    with pytest.raises(ValueError, match="`decode` 'nvjpeg' decodes on a CUDA device"):
+        list(same_size_batches([], 2, decode="nvjpeg", device="cpu"))
+
+
+def test_device_decoder_reads_jpegs_close_to_pil(tmp_path):
+    """The decoder behind ``decode="nvjpeg"`` run on the CPU (libjpeg): same shapes, pixels within a few grey levels
+    of PIL's. Other formats in the same chunk are decoded by PIL."""
+    folder = tmp_path / "jpegs"
+    save_random_images(folder, seed=5, n=3, size=(33, 40), suffix="jpg")
+    Image.new("L", (9, 7), 128).save(folder / "gray.jpg")
+    Image.new("RGB", (5, 6), (1, 2, 3)).save(folder / "x.png")
+    paths = list_images(folder)
+    groups, raw = _Chunks(paths, 10, raw_jpegs=True)[0]
+    assert [i for i, _ in raw] == [0, 1, 2, 3] and [indices for indices, _ in groups] == [[4]]
+    groups += _decode_jpegs_on(torch.device("cpu"), paths, raw)
+    assert sorted(i for indices, _ in groups for i in indices) == list(range(5))
+    for indices, images in groups:
+        for image, index in zip(images, indices):
+            pil = read_image(paths[index])
+            assert image.shape == pil.shape and image.dtype == torch.uint8
+            assert float((image.float() - pil.float()).abs().mean()) <= 4.0
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (nvJPEG)")
+def test_nvjpeg_decodes_on_the_gpu(tmp_path):
+    folder = tmp_path / "jpegs"
+    save_random_images(folder, seed=6, n=5, size=(33, 40), suffix="jpg")
+    paths = list_images(folder)
+    batches = _batches(paths, decode="nvjpeg", device="cuda", workers=2)
+    assert all(images.device.type == "cuda" for _, images in batches)
+    pil = torch.stack([read_image(p) for p in paths]).float()
+    decoded = torch.cat([images for _, images in batches]).cpu().float()
+    assert float((decoded - pil).abs().mean()) <= 4.0
