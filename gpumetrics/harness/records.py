@@ -38,12 +38,13 @@ import os
 import re
 from array import array
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
-import torch
-
-from gpumetrics.core import gc_paused
+from gpumetrics.core.gcpause import gc_paused
 from gpumetrics.core.progress import ProgressFn
+
+if TYPE_CHECKING:  # torch is imported where records are indexed, so that listing formats stays light
+    import torch
 
 PREDICTION_KEY = "prediction"
 REFERENCES_KEY = "references"
@@ -383,6 +384,7 @@ class _RecordFile:
     @gc_paused  # a scan makes one small object per record: the collector's passes would dominate
     def scan(self, progress: Optional[ProgressFn] = None, label: str = "") -> _Index:
         """Decode and check every record once; keep its id hash, locator and line."""
+        import torch
         hashes, locators, lines = array("q"), array("q"), array("q")
         if not self.streamed:
             self._records = read_records(self.path, self.value_key)
@@ -435,6 +437,7 @@ class _RecordFile:
 
 def _as_array(values: torch.Tensor) -> array:
     """An int64 tensor as a compact ``array("q")``."""
+    import torch
     out = array("q")
     out.frombytes(values.to(torch.int64).contiguous().numpy().tobytes())
     return out
@@ -442,6 +445,7 @@ def _as_array(values: torch.Tensor) -> array:
 
 def _first_duplicate(file: _RecordFile, index: _Index) -> None:
     """Raise the DataError of the duplicate id that ``read_records`` meets first (lowest line of a second occurrence)."""
+    import torch
     if index.hashes.numel() < 2:
         return
     sorted_hashes, order = torch.sort(index.hashes, stable=True)
@@ -502,6 +506,8 @@ class IndexedJoin:
         label: str = "",
         max_listed: int = 100,
     ) -> None:
+        import torch
+
         textual = isinstance(empty_prediction, str)
         self.empty_prediction = empty_prediction
         self._predictions = _RecordFile(Path(predictions_path), PREDICTION_KEY, textual)

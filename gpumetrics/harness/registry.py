@@ -17,10 +17,12 @@ import dataclasses
 import importlib
 import inspect
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
-from gpumetrics.core import Metric
 from gpumetrics.core.progress import ProgressFn
+
+if TYPE_CHECKING:  # annotations only: the registry (and `gpumetrics list`) imports neither torch nor torchmetrics
+    from gpumetrics.core import Metric
 
 #: ``TaskMetric.options`` value of an option without a default (a config must set it)
 REQUIRED = inspect.Parameter.empty

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from gpumetrics.core.files import atomic_write
 from gpumetrics.harness import registry
-from gpumetrics.harness.runner import Report
+
+if TYPE_CHECKING:  # the runner (torch) is not needed to list the registry
+    from gpumetrics.harness.runner import Report
 
 SIGNATURE_WIDTH = 48
 #: How the results table marks a task's direction: ``higher_is_better`` of its metric module.
@@ -64,14 +67,67 @@ def write_json_report(report: Report, path: Path | str) -> Path:
     return path
 
 
+def _json_value(value: object) -> object:
+    """``value`` if JSON can hold it, else its (bounded) repr."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, (bool, int, float, str)) for v in value):
+        return list(value)
+    return bounded_repr(value)
+
+
+def bounded_repr(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters (a YAML alias bomb is never expanded in full: containers are
+    walked only as far as the limit needs).
+
+    Example:
+        >>> bounded_repr("x" * 100, 10)
+        "'xxxxxxx…"
+    """
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxstring = short.maxother = limit
+    short.maxlevel, short.maxdict, short.maxlist, short.maxtuple, short.maxset = 3, 8, 8, 8, 8
+    text = short.repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def option_defaults(entry: registry.TaskMetric) -> dict | None:
+    """The options a config (or ``gpumetrics score --opt``) may set, name → ``{"default": value}`` or
+    ``{"required": True}``; ``None`` when the entry declares none.
+
+    Example:
+        >>> from gpumetrics.harness.registry import get_metric
+        >>> option_defaults(get_metric("token_f1"))
+        {'preset': {'default': None}, 'reduction': {'default': 'mean'}}
+    """
+    if entry.options is None:
+        return None
+    return {name: {"required": True} if default is registry.REQUIRED else {"default": _json_value(default)}
+            for name, default in entry.options.items()}
+
+
+def _options_text(entry: registry.TaskMetric) -> str:
+    options = option_defaults(entry)
+    if options is None:
+        return "(see the metric's docs)"
+    if not options:
+        return "—"
+    return ", ".join(f"{name} (required)" if "required" in spec else f"{name}={spec['default']!r}"
+                     for name, spec in options.items())
+
+
 def registry_listing() -> dict:
-    """Registered task metrics, suites and official file formats as plain data (``gpumetrics list --json``)."""
+    """Registered task metrics (with their options and defaults), suites and official file formats as plain data
+    (``gpumetrics list --json``)."""
     return {
         "metrics": {
             name: {
                 "description": entry.description,
-                "empty_prediction": entry.empty_prediction,
+                "empty_prediction": _json_value(entry.empty_prediction),
                 "primary": entry.primary,
+                "options": option_defaults(entry),
             }
             for name, entry in sorted(registry.metrics().items())
         },
@@ -92,10 +148,11 @@ def registry_tables() -> list[Table]:
     """Rich tables of the registered task metrics, suites and official file formats (``gpumetrics list``)."""
     metrics = Table(title="task metrics", title_justify="left")
     metrics.add_column("metric", style="bold")
+    metrics.add_column("options (default)", overflow="fold")
     metrics.add_column("missing prediction scored as")
     metrics.add_column("description", overflow="fold")
     for name, entry in sorted(registry.metrics().items()):
-        metrics.add_row(name, repr(entry.empty_prediction), entry.description)
+        metrics.add_row(name, _options_text(entry), repr(entry.empty_prediction), entry.description)
     suites = Table(title="suites", title_justify="left")
     suites.add_column("suite", style="bold")
     suites.add_column("tasks (metric)", overflow="fold")

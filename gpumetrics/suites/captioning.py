@@ -49,7 +49,7 @@ from gpumetrics.suites.image import (
     add_failed_clip_samples, build_task_clip, check_image_file_options, check_task_clip_options, image_paths_under_root,
     split_missing_images,
 )
-from gpumetrics.harness.registry import TaskMetric, init_options, register_metric
+from gpumetrics.harness.registry import init_options
 from gpumetrics.text.meteor import METEORScore
 from gpumetrics.text.meteor.synonyms import DictSynonyms, RuWordNetSynonyms, SynonymProvider, as_synonym_provider
 
@@ -310,19 +310,3 @@ def caption_update_args(predictions: list[Any], references: list[Any]) -> tuple:
         preds.append(prediction)
         target.append(answers)
     return images, preds, target
-
-
-for _name, _cls, _what in (("s_image_captioning", ImageCaptioningScore, "S_ImageCaptioning"),
-                           ("s_visual_qa", VisualQAScore, "S_VisualQA")):
-    register_metric(TaskMetric(
-        name=_name,
-        factory=_cls,
-        check_options=_cls.check_options,
-        path_options={"image_root": ".", "synonyms": None},
-        description=f"AIJ-2022 {_what} = ½(METEOR {METEOR_MODES[_cls.variant]} + CLIP cosine of the image and the "
-                    "predicted text) — docs/metrics.md §2",
-        empty_prediction=None,
-        update_args=caption_update_args,
-        primary="score",
-    ))
-del _name, _cls, _what

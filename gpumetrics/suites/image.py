@@ -27,7 +27,7 @@ from gpumetrics.image.features import check_extractor_options
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.image.image_files import add_image_files
 from gpumetrics.image.io import list_images, same_size_batches
-from gpumetrics.harness.registry import TaskMetric, init_options, register_metric
+from gpumetrics.harness.registry import init_options
 
 
 def image_generation_score(clip: Union[float, Tensor], fid: Union[float, Tensor]) -> Tensor:
@@ -280,16 +280,3 @@ class ImageGenerationScore(Metric):
 
 def _image_generation_update_args(predictions: list, references: list) -> tuple:
     return list(predictions), [refs[0] if refs else "" for refs in references]
-
-
-register_metric(TaskMetric(
-    name="s_image_generation",
-    factory=ImageGenerationScore,
-    check_options=ImageGenerationScore.check_options,
-    path_options={"real": None, "image_root": ".", "inception_weights": None, "cache_dir": None},
-    description="AIJ-2022 S_ImageGeneration = ½(CLIP cosine + (200 − min(200, FID))/200) — docs/metrics.md §2",
-    empty_prediction=None,
-    update_args=_image_generation_update_args,
-    primary="score",
-    prepare=ImageGenerationScore.load_real,  # the real set first, with its own progress bar
-))
