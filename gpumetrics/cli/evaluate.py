@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 from gpumetrics.cli.options import console, positive_int
+from gpumetrics.cli.outputs import STDOUT, check_evaluate_outputs, check_output, default_checkpoint_dir
 from gpumetrics.cli.progress import add_progress_argument, progress_bars
 
 def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
@@ -39,14 +40,16 @@ def _evaluate(args: argparse.Namespace) -> int:
     from gpumetrics.harness.report import results_table, write_json_report
     from gpumetrics.harness.runner import evaluate
 
-    out = console()
+    to_stdout = args.output == STDOUT
+    check_evaluate_outputs(args.output, args.html, args.checkpoint_dir, args.no_checkpoint)  # before any data is read
+    out = console(stderr=to_stdout)  # `-o -`: stdout carries the JSON report alone; the table goes to stderr
     config = load_config(args.config)
     device, owns_group = _distributed(args.device or config.device)
     try:
         rank = dist.get_rank() if dist.is_initialized() else 0
         checkpoint_dir = args.checkpoint_dir
-        if checkpoint_dir is None and args.output and not args.no_checkpoint:
-            checkpoint_dir = Path(args.output).with_suffix(".checkpoint")
+        if checkpoint_dir is None and not args.no_checkpoint:
+            checkpoint_dir = default_checkpoint_dir(args.output)
         with progress_bars(args.progress if rank == 0 else "off") as progress:
             report = evaluate(
                 config, device=device, batch_size=args.batch_size, progress=progress,
@@ -56,7 +59,9 @@ def _evaluate(args: argparse.Namespace) -> int:
             )
         if rank == 0:
             out.print(results_table(report))
-            if args.output:
+            if to_stdout:
+                print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2), flush=True)
+            elif args.output:
                 path = write_json_report(report, args.output)
                 out.print(f"report written to {path}")
             if args.html:
@@ -77,6 +82,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from gpumetrics.harness.html import write_html_report
 
+    check_output(args.html, "--html")
     try:
         report = json.loads(Path(args.report).read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
@@ -108,7 +114,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Join predictions and references by id for every task of CONFIG, score them, print a table.",
     )
     evaluate.add_argument("config", help="YAML config naming tasks, metrics, options and data files")
-    evaluate.add_argument("--output", "-o", help="write the JSON report (scores, signatures, counts, timing) here")
+    evaluate.add_argument(
+        "--output", "-o",
+        help="write the JSON report (scores, signatures, counts, timing) here; `-` writes it to stdout (the table then "
+             "goes to stderr); checked before anything is scored",
+    )
     evaluate.add_argument(
         "--device", help="cpu (default), cuda, cuda:N, mps … (must exist here); overrides the config's `device`"
     )
@@ -116,7 +126,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_progress_argument(evaluate)
     evaluate.add_argument(
         "--checkpoint-dir",
-        help="save resumable checkpoints here (default: beside --output, REPORT.checkpoint/); removed when the run ends",
+        help="save resumable checkpoints here (default: beside --output, REPORT.checkpoint/; none with `-o -`); removed "
+             "when the run ends",
     )
     evaluate.add_argument("--no-checkpoint", action="store_true", help="write no checkpoints")
     evaluate.add_argument(
@@ -127,7 +138,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--resume", action="store_true",
         help="continue from the checkpoint of an interrupted run with the same config, files and options",
     )
-    evaluate.add_argument("--html", help="write a self-contained HTML page of the report here")
+    evaluate.add_argument("--html", help="write a self-contained HTML page of the report here (checked before scoring)")
     evaluate.set_defaults(handler=_evaluate)
 
     report = subparsers.add_parser(
