@@ -81,8 +81,13 @@ def bounded_repr(value: object, limit: int = 80) -> str:
     walked only as far as the limit needs).
 
     Example:
-        >>> bounded_repr("x" * 100, 10)
-        "'xxxxxxx…"
+        >>> bounded_repr("x" * 100, 12)
+        "'xxx...xxx'"
+        >>> bomb = ["lol"]
+        >>> for _ in range(40):
+        ...     bomb = [bomb] * 9  # 9**40 leaves if expanded
+        >>> len(bounded_repr(bomb)) <= 80
+        True
     """
     import reprlib
 
