@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -33,6 +34,45 @@ def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
     return device, True
 
 
+#: exit status of ``evaluate --strict`` when a prediction is missing (2 is a user error, 130 an interrupt)
+EXIT_MISSING = 3
+
+
+def _holds_no_record(path: str) -> bool:
+    """Whether a predictions file is empty: 0 bytes, only whitespace, or an empty JSON array / object."""
+    try:
+        if os.path.getsize(path) > 1 << 16:
+            return False
+        text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+    except OSError:
+        return False
+    return "".join(text.split()) in ("", "[]", "{}")
+
+
+def _missing_warnings(report) -> list[str]:
+    """Loud lines for tasks whose every prediction is missing (an empty predictions file scores the documented
+    empty answer for every sample: a number, but not the model's)."""
+    lines = []
+    for task in report.tasks:
+        if task.n and task.missing == task.n and task.predictions:
+            if _holds_no_record(task.predictions):
+                lines.append(f"WARNING: predictions file {task.predictions} holds no record: task {task.name!r} scored "
+                             f"all {task.n} samples as missing predictions")
+            else:
+                lines.append(f"WARNING: task {task.name!r}: none of the {task.n} references has a prediction in "
+                             f"{task.predictions} (ids from another set?); all were scored as missing")
+    return lines
+
+
+def _strict_failure(report) -> Optional[str]:
+    missing = [(task.name, task.missing) for task in report.tasks if task.missing]
+    if not missing:
+        return None
+    total = sum(count for _, count in missing)
+    listed = ", ".join(f"{name}: {count}" for name, count in missing)
+    return f"--strict: {total} prediction(s) missing ({listed})"
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     import torch.distributed as dist
 
@@ -52,12 +92,15 @@ def _evaluate(args: argparse.Namespace) -> int:
             checkpoint_dir = default_checkpoint_dir(args.output)
         with progress_bars(args.progress if rank == 0 else "off") as progress:
             report = evaluate(
-                config, device=device, batch_size=args.batch_size, progress=progress,
+                # the config's own `device:` goes in as the config's (its errors name the config, not --device)
+                config, device=device if args.device or device != config.device else None, batch_size=args.batch_size, progress=progress,
                 checkpoint_dir=None if args.no_checkpoint else checkpoint_dir, checkpoint_every=args.checkpoint_every,
                 resume=args.resume, samples=bool(args.html),
                 argv=[a for a in args.argv if a != "--resume"],
             )
         if rank == 0:
+            for line in _missing_warnings(report):
+                print(line, file=sys.stderr, flush=True)
             out.print(results_table(report))
             if to_stdout:
                 print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2), flush=True)
@@ -76,6 +119,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     finally:
         if owns_group:
             dist.destroy_process_group()
+    failure = _strict_failure(report) if args.strict else None
+    if failure is not None:  # the report is written all the same
+        if rank == 0:
+            print(f"gpumetrics evaluate: error: {failure}", file=sys.stderr)
+        return EXIT_MISSING
     return 0
 
 
@@ -137,6 +185,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--resume", action="store_true",
         help="continue from the checkpoint of an interrupted run with the same config, files and options",
+    )
+    evaluate.add_argument(
+        "--strict", action="store_true",
+        help=f"exit with status {EXIT_MISSING} when any prediction is missing (the report and table are still written); "
+             "without it a missing prediction is scored as the metric's empty answer and counted",
     )
     evaluate.add_argument("--html", help="write a self-contained HTML page of the report here (checked before scoring)")
     evaluate.set_defaults(handler=_evaluate)

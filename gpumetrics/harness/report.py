@@ -10,29 +10,18 @@ from rich.table import Table
 
 from gpumetrics.core.files import atomic_write
 from gpumetrics.harness import registry
+from gpumetrics.harness.registry import bounded_repr
 
 if TYPE_CHECKING:  # the runner (torch) is not needed to list the registry
     from gpumetrics.harness.runner import Report
 
-SIGNATURE_WIDTH = 48
 #: How the results table marks a task's direction: ``higher_is_better`` of its metric module.
 DIRECTION_MARKS = {True: "↑", False: "↓", None: ""}
 
 
-def short_signature(signature: str, width: int = SIGNATURE_WIDTH) -> str:
-    """Drop the trailing ``|version:…`` field and cut to ``width`` characters.
-
-    Example:
-        >>> short_signature("token_f1|preset:squad|version:0.1.0")
-        'token_f1|preset:squad'
-    """
-    head, sep, tail = signature.rpartition("|version:")
-    text = head if sep and "|" not in tail else signature
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def results_table(report: Report) -> Table:
-    """One row per task (task, metric, score with ↑/↓ for the better direction, n, missing, short signature) — and
+    """One row per task (task, metric, score with ↑/↓ for the better direction, n, missing, the whole signature, folded
+    over lines when the terminal is narrow, never cut: two numbers are comparable only if all of it agrees) — and
     one row per key under it for metrics with ``table_keys`` (the COCO caption table) —, then the suite's combined
     score."""
     title = f"gpumetrics · {report.name} · {report.device}"
@@ -45,7 +34,7 @@ def results_table(report: Report) -> Table:
     table.add_column("signature", overflow="fold")
     for task in report.tasks:
         missing = f"[yellow]{task.missing}[/yellow]" if task.missing else "0"
-        table.add_row(task.name, task.metric, f"{task.score:.4f} {DIRECTION_MARKS[task.higher_is_better]}".rstrip(), str(task.n), missing, short_signature(task.signature))
+        table.add_row(task.name, task.metric, f"{task.score:.4f} {DIRECTION_MARKS[task.higher_is_better]}".rstrip(), str(task.n), missing, task.signature)
         entry = registry.metrics().get(task.metric)
         for key in entry.table_keys if entry is not None else ():
             if isinstance(task.details.get(key), (int, float)):
@@ -74,28 +63,6 @@ def _json_value(value: object) -> object:
     if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, (bool, int, float, str)) for v in value):
         return list(value)
     return bounded_repr(value)
-
-
-def bounded_repr(value: object, limit: int = 80) -> str:
-    """``repr(value)`` cut to ``limit`` characters (a YAML alias bomb is never expanded in full: containers are
-    walked only as far as the limit needs).
-
-    Example:
-        >>> bounded_repr("x" * 100, 12)
-        "'xxx...xxx'"
-        >>> bomb = ["lol"]
-        >>> for _ in range(40):
-        ...     bomb = [bomb] * 9  # 9**40 leaves if expanded
-        >>> len(bounded_repr(bomb)) <= 80
-        True
-    """
-    import reprlib
-
-    short = reprlib.Repr()
-    short.maxstring = short.maxother = limit
-    short.maxlevel, short.maxdict, short.maxlist, short.maxtuple, short.maxset = 3, 8, 8, 8, 8
-    text = short.repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def option_defaults(entry: registry.TaskMetric) -> dict | None:
