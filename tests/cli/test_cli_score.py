@@ -169,3 +169,23 @@ def test_empty_files_score_like_the_python_api(tmp_path, capsys):
     code, out, err = _run(["score", "-m", "bleu", "-r", empty, empty, "--json"], capsys)
     assert code == 0, err
     assert json.loads(out)["n"] == 0 and json.loads(out)["score"] == float(F.bleu_score([], []))
+
+
+def test_shipped_plain_text_captions_equal_evaluate_of_the_records(tmp_path, capsys):
+    """examples/captions/{hyps,refs1,refs2,refs3}.txt are the JSONL example as line-aligned text (the missing
+    prediction an empty line): score gives evaluate's number, and sacrebleu's."""
+    folder = ROOT / "examples" / "captions"
+    refs = [folder / f"refs{k}.txt" for k in (1, 2, 3)]
+    args = ["score", "-m", "bleu", *[a for r in refs for a in ("-r", r)], folder / "hyps.txt", "--json"]
+    code, out, err = _run(args, capsys)
+    assert code == 0, err
+    scored = json.loads(out)
+    config = tmp_path / "c.yaml"
+    config.write_text(json.dumps({"tasks": [{"name": "C", "metric": "bleu", "predictions": str(folder / "predictions.jsonl"),
+                                             "references": str(folder / "references.jsonl")}]}), encoding="utf-8")
+    code, out, err = _run(["evaluate", config, "-o", "-", "--progress", "off"], capsys)
+    assert code == 0, err
+    evaluated = json.loads(out)["tasks"][0]
+    assert scored["score"] == evaluated["score"] and scored["signature"] == evaluated["signature"]
+    lines = [p.read_text(encoding="utf-8").splitlines() for p in (folder / "hyps.txt", *refs)]
+    assert scored["score"] * 100 == pytest.approx(sacrebleu.corpus_bleu(lines[0], lines[1:]).score, abs=1e-12)
