@@ -57,12 +57,12 @@ def write_json_report(report: Report, path: Path | str) -> Path:
 
 
 def _json_value(value: object) -> object:
-    """``value`` if JSON can hold it, else its (bounded) repr."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, (bool, int, float, str)) for v in value):
-        return list(value)
-    return bounded_repr(value)
+    """``value`` if JSON can hold it as it is, else its (bounded) repr."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return bounded_repr(value)
+    return value
 
 
 def option_defaults(entry: registry.TaskMetric) -> dict | None:
