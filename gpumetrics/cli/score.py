@@ -3,7 +3,8 @@
 Line-aligned plain-text files, one sample per line (UTF-8; lines end at ``\\n`` only and lose their trailing
 whitespace, as ``sacrebleu`` reads them); the hypotheses come from stdin when no file is given; several ``-r`` give
 several references per sample. Any task metric of the catalog (``gpumetrics list``) with ``--opt key=value``
-(values parsed as YAML scalars). Prints the score alone (a dict result: its primary key, or ``key=value`` pairs for a
+(values parsed as YAML scalars); for a metric whose records are not text (labels, boxes, rankings) each line is read
+as a JSON value when it is one (``3``, ``[1, 2]``), else as the text. Prints the score alone (a dict result: its primary key, or ``key=value`` pairs for a
 metric without one), or ``--json``: one object with the score, signature, n, options and the dict's keys.
 """
 
@@ -108,6 +109,9 @@ def score_lines(metric: str, hypotheses: list[str], references: list[list[str]],
     from gpumetrics.harness.runner import _primary_score
 
     entry = get_metric(metric)
+    if not isinstance(entry.empty_prediction, str):  # records that are not text: a line is a JSON value (1, [..])
+        hypotheses = [_json_or_text(line) for line in hypotheses]
+        references = [[_json_or_text(line) for line in refs] for refs in references]
     options = dict(options or {})
     _check_option_names(entry, options)
     if options.get("reduction") == "none":
@@ -118,11 +122,22 @@ def score_lines(metric: str, hypotheses: list[str], references: list[list[str]],
     except TypeError as err:
         raise ValueError(f"metric {metric!r}: {err}") from None
     built = built.to(torch_device)
-    built.update(*entry.update_args(hypotheses, references))
+    try:
+        built.update(*entry.update_args(hypotheses, references))
+    except TypeError as err:  # e.g. a label metric given text lines: the input, not a bug
+        raise ValueError(f"metric {metric!r} cannot score these lines: {err}") from None
     score, details = _primary_score(built.compute(), entry.primary, metric)
     signature = built.signature() if hasattr(built, "signature") else type(built).__name__
     return {"metric": metric, "score": score, "signature": signature, "n": len(hypotheses), "options": options,
             **({"details": details} if details else {})}
+
+
+def _json_or_text(line: str) -> Any:
+    """A line of a metric whose records are not text (labels, boxes, rankings): its JSON value, else the line."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        return line
 
 
 def _format(value: float, width: int) -> str:

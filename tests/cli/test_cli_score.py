@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import sacrebleu
+import torch
 
 from gpumetrics import cli
 from gpumetrics import functional as F
@@ -189,3 +190,19 @@ def test_shipped_plain_text_captions_equal_evaluate_of_the_records(tmp_path, cap
     assert scored["score"] == evaluated["score"] and scored["signature"] == evaluated["signature"]
     lines = [p.read_text(encoding="utf-8").splitlines() for p in (folder / "hyps.txt", *refs)]
     assert scored["score"] * 100 == pytest.approx(sacrebleu.corpus_bleu(lines[0], lines[1:]).score, abs=1e-12)
+
+
+def test_label_metric_reads_lines_as_json_values(tmp_path, capsys):
+    from gpumetrics.classification import MulticlassPrecision
+
+    preds, target = [0, 2, 1, 1, 2, 0, 1], [0, 1, 1, 2, 2, 0, 0]
+    hyps, refs = tmp_path / "h.txt", tmp_path / "r.txt"
+    hyps.write_text("".join(f"{p}\n" for p in preds))
+    refs.write_text("".join(f"{t}\n" for t in target))
+    code, out, err = _run(["score", "-m", "precision", "--opt", "num_classes=3", "-r", refs, hyps, "--json"], capsys)
+    assert code == 0, err
+    expected = MulticlassPrecision(num_classes=3)(torch.tensor(preds), torch.tensor(target))
+    assert json.loads(out)["score"] == pytest.approx(float(expected), abs=1e-12)
+    hyps.write_text("0\nx\n" + "1\n" * 5)
+    code, _, err = _run(["score", "-m", "precision", "--opt", "num_classes=3", "-r", refs, hyps], capsys)
+    assert code == 2 and "cannot score these lines" in err and err.count("\n") == 1  # not a traceback
