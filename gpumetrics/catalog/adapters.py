@@ -3,11 +3,10 @@ scorers and the runner hooks (``safe_cut``, ``prepare``). Metric modules are imp
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-import torch
-
-from gpumetrics.core import Metric
+if TYPE_CHECKING:  # torch is imported in the adapters that build tensors: listing the catalog stays light
+    from gpumetrics.core import Metric
 
 
 # ---------------------------------------------------------------------------------------------------- hooks
@@ -65,6 +64,8 @@ def vqa_update_args(predictions: list[Any], references: list[Any]) -> tuple:
 
 
 def _box_dict(value: Any, what: str) -> dict:
+    import torch
+
     if not isinstance(value, dict):
         raise TypeError(f"{what} must be a JSON object label → list of [x, y, w, h], got {type(value).__name__}")
     out = {}
@@ -94,6 +95,8 @@ def label_update_args(predictions: list[Any], references: list[Any]) -> tuple:
     Raises:
         TypeError: a label that is not an integer (named by its index in the batch).
     """
+    import torch
+
     target = [single_reference(refs) for refs in references]
     for what, values in (("prediction", predictions), ("references", target)):
         for index, value in enumerate(values):
@@ -114,6 +117,8 @@ def ranking_update_args(predictions: list[Any], references: list[Any]) -> tuple:
     files, one query a record). Unjudged retrieved documents have relevance 0; ties break by document id as
     trec_eval does (``doc_ids`` are the docno strings).
     """
+    import torch
+
     runs = [_doc_scores(p, f"prediction {i}") for i, p in enumerate(predictions)]
     judged = [_doc_scores(single_reference(r), f"references {i}") for i, r in enumerate(references)]
     width = max([len(run) for run in runs] + [1])
@@ -135,6 +140,8 @@ def ranking_update_args(predictions: list[Any], references: list[Any]) -> tuple:
 
 def _text_regions(value: Any, what: str) -> tuple:
     """``[{"points": [x1, y1, …] or [x0, y0, x1, y1], "text": "…"}, …]`` → ``(Tensor[K, 8 | 4], [text, …])``."""
+    import torch
+
     if not isinstance(value, list) or not all(isinstance(r, dict) and "points" in r and isinstance(r.get("text"), str)
                                               for r in value):
         raise TypeError(f'{what} must be a list of {{"points": [...], "text": "..."}} regions, got {value!r:.80}')

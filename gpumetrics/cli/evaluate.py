@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Optional
 
 from gpumetrics.cli.options import console, positive_int
+from gpumetrics.cli.outputs import STDOUT, check_evaluate_outputs, check_output, default_checkpoint_dir
 from gpumetrics.cli.progress import add_progress_argument, progress_bars
 
 def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
@@ -32,6 +34,45 @@ def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
     return device, True
 
 
+#: exit status of ``evaluate --strict`` when a prediction is missing (2 is a user error, 130 an interrupt)
+EXIT_MISSING = 3
+
+
+def _holds_no_record(path: str) -> bool:
+    """Whether a predictions file is empty: 0 bytes, only whitespace, or an empty JSON array / object."""
+    try:
+        if os.path.getsize(path) > 1 << 16:
+            return False
+        text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+    except OSError:
+        return False
+    return "".join(text.split()) in ("", "[]", "{}")
+
+
+def _missing_warnings(report) -> list[str]:
+    """Loud lines for tasks whose every prediction is missing (an empty predictions file scores the documented
+    empty answer for every sample: a number, but not the model's)."""
+    lines = []
+    for task in report.tasks:
+        if task.n and task.missing == task.n and task.predictions:
+            if _holds_no_record(task.predictions):
+                lines.append(f"WARNING: predictions file {task.predictions} holds no record: task {task.name!r} scored "
+                             f"all {task.n} samples as missing predictions")
+            else:
+                lines.append(f"WARNING: task {task.name!r}: none of the {task.n} references has a prediction in "
+                             f"{task.predictions} (ids from another set?); all were scored as missing")
+    return lines
+
+
+def _strict_failure(report) -> Optional[str]:
+    missing = [(task.name, task.missing) for task in report.tasks if task.missing]
+    if not missing:
+        return None
+    total = sum(count for _, count in missing)
+    listed = ", ".join(f"{name}: {count}" for name, count in missing)
+    return f"--strict: {total} prediction(s) missing ({listed})"
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     import torch.distributed as dist
 
@@ -39,24 +80,31 @@ def _evaluate(args: argparse.Namespace) -> int:
     from gpumetrics.harness.report import results_table, write_json_report
     from gpumetrics.harness.runner import evaluate
 
-    out = console()
+    to_stdout = args.output == STDOUT
+    check_evaluate_outputs(args.output, args.html, args.checkpoint_dir, args.no_checkpoint)  # before any data is read
+    out = console(stderr=to_stdout)  # `-o -`: stdout carries the JSON report alone; the table goes to stderr
     config = load_config(args.config)
     device, owns_group = _distributed(args.device or config.device)
     try:
         rank = dist.get_rank() if dist.is_initialized() else 0
         checkpoint_dir = args.checkpoint_dir
-        if checkpoint_dir is None and args.output and not args.no_checkpoint:
-            checkpoint_dir = Path(args.output).with_suffix(".checkpoint")
+        if checkpoint_dir is None and not args.no_checkpoint:
+            checkpoint_dir = default_checkpoint_dir(args.output)
         with progress_bars(args.progress if rank == 0 else "off") as progress:
             report = evaluate(
-                config, device=device, batch_size=args.batch_size, progress=progress,
+                # the config's own `device:` goes in as the config's (its errors name the config, not --device)
+                config, device=device if args.device or device != config.device else None, batch_size=args.batch_size, progress=progress,
                 checkpoint_dir=None if args.no_checkpoint else checkpoint_dir, checkpoint_every=args.checkpoint_every,
                 resume=args.resume, samples=bool(args.html),
                 argv=[a for a in args.argv if a != "--resume"],
             )
         if rank == 0:
+            for line in _missing_warnings(report):
+                print(line, file=sys.stderr, flush=True)
             out.print(results_table(report))
-            if args.output:
+            if to_stdout:
+                print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2), flush=True)
+            elif args.output:
                 path = write_json_report(report, args.output)
                 out.print(f"report written to {path}")
             if args.html:
@@ -71,12 +119,18 @@ def _evaluate(args: argparse.Namespace) -> int:
     finally:
         if owns_group:
             dist.destroy_process_group()
+    failure = _strict_failure(report) if args.strict else None
+    if failure is not None:  # the report is written all the same
+        if rank == 0:
+            print(f"gpumetrics evaluate: error: {failure}", file=sys.stderr)
+        return EXIT_MISSING
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
     from gpumetrics.harness.html import write_html_report
 
+    check_output(args.html, "--html")
     try:
         report = json.loads(Path(args.report).read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
@@ -108,7 +162,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Join predictions and references by id for every task of CONFIG, score them, print a table.",
     )
     evaluate.add_argument("config", help="YAML config naming tasks, metrics, options and data files")
-    evaluate.add_argument("--output", "-o", help="write the JSON report (scores, signatures, counts, timing) here")
+    evaluate.add_argument(
+        "--output", "-o",
+        help="write the JSON report (scores, signatures, counts, timing) here; `-` writes it to stdout (the table then "
+             "goes to stderr); checked before anything is scored",
+    )
     evaluate.add_argument(
         "--device", help="cpu (default), cuda, cuda:N, mps … (must exist here); overrides the config's `device`"
     )
@@ -116,7 +174,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_progress_argument(evaluate)
     evaluate.add_argument(
         "--checkpoint-dir",
-        help="save resumable checkpoints here (default: beside --output, REPORT.checkpoint/); removed when the run ends",
+        help="save resumable checkpoints here (default: beside --output, REPORT.checkpoint/; none with `-o -`); removed "
+             "when the run ends",
     )
     evaluate.add_argument("--no-checkpoint", action="store_true", help="write no checkpoints")
     evaluate.add_argument(
@@ -127,7 +186,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--resume", action="store_true",
         help="continue from the checkpoint of an interrupted run with the same config, files and options",
     )
-    evaluate.add_argument("--html", help="write a self-contained HTML page of the report here")
+    evaluate.add_argument(
+        "--strict", action="store_true",
+        help=f"exit with status {EXIT_MISSING} when any prediction is missing (the report and table are still written); "
+             "without it a missing prediction is scored as the metric's empty answer and counted",
+    )
+    evaluate.add_argument("--html", help="write a self-contained HTML page of the report here (checked before scoring)")
     evaluate.set_defaults(handler=_evaluate)
 
     report = subparsers.add_parser(

@@ -1,13 +1,23 @@
-"""``gpumetrics fid`` and ``gpumetrics clip-score``: FID of two image folders / statistics files, CLIP score of captions.
+"""``gpumetrics fid``, ``gpumetrics kid`` and ``gpumetrics clip-score``: FID / KID of two image folders (FID: or
+statistics files), CLIP score of captions.
 
 ::
 
     gpumetrics fid PATH_A [PATH_B] [--weights FILE] [--dims 2048] [--resize pytorch-fid|clean] [--batch-size 50]
-                   [--device cpu|cuda] [--save-stats [FILE]] [--download] [--json] [--cache-dir DIR | --no-cache]
-                   [--progress auto|on|off]
+                   [--device cuda|cpu] [--speed-mode MODE] [--workers N] [--decode pil|nvjpeg]
+                   [--save-stats [FILE]] [--download] [--json] [--cache-dir DIR | --no-cache] [--progress auto|on|off]
+    gpumetrics kid PATH_A PATH_B [--subsets 100] [--subset-size 1000] [--degree 3] [the options of fid but --save-stats]
     gpumetrics clip-score --images DIR --captions FILE.jsonl [--backend hf|open_clip|ruclip] [--model NAME|DIR]
                           [--pretrained TAG|FILE|random] [--scale 100] [--no-clamp] [--templates ruclip]
-                          [--batch-size 32] [--device cpu] [--download] [--json]
+                          [--batch-size 32] [--device cuda|cpu] [--speed-mode tf32|bf16|fp16] [--workers N]
+                          [--decode pil|nvjpeg] [--download] [--json]
+
+Images are decoded by ``--workers`` processes (default: the usable cores less one, at most 8) and prefetched while
+the network runs (:func:`gpumetrics.image.io.same_size_batches`): the numbers do not depend on the count;
+``--decode nvjpeg`` decodes JPEGs on the GPU (other formats by the workers; the pixels differ slightly from PIL's, and
+the signature of the cache key says so). ``--speed-mode`` is opt-in and recorded in the signature
+(:mod:`gpumetrics.image.precision`). ``--device`` defaults to ``cuda`` when torch sees a GPU (pytorch-fid's
+convention), else ``cpu``.
 
 ``fid`` takes folders of images or pytorch-fid ``.npz`` statistics, like ``python -m pytorch_fid``;
 ``--save-stats FILE`` also writes the statistics of the folder PATH_A to FILE (only that, without PATH_B), and a bare
@@ -22,15 +32,50 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Optional
 
 from gpumetrics.cli.options import positive_int
+from gpumetrics.cli.outputs import check_output
 from gpumetrics.cli.progress import add_progress_argument, progress_bars
 
 
-def _device(name: str):
+def _device(name: Optional[str]):
+    """``--device``: the given one (checked), else ``cuda`` when torch sees a GPU (pytorch-fid's convention), else cpu."""
+    import torch
+
     from gpumetrics.core import check_device
 
+    if name is None:
+        name = "cuda" if torch.cuda.is_available() else "cpu"
     return check_device(name, "--device")
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def _pipeline_options(args: argparse.Namespace, device) -> dict:
+    """``workers`` and ``decode`` of the image pipeline, checked before any file is read."""
+    from gpumetrics.image.io import default_workers
+
+    if args.decode == "nvjpeg" and device.type != "cuda":
+        raise ValueError(f"--decode nvjpeg decodes JPEGs on a CUDA device; --device is {device}")
+    return {"workers": default_workers() if args.workers is None else args.workers, "decode": args.decode}
+
+
+def _speed_mode(value: Optional[str], clip: bool = False) -> Optional[str]:
+    from gpumetrics.image.precision import PRECISIONS, parse_speed_mode
+
+    if clip:
+        return parse_speed_mode(value, "--speed-mode", PRECISIONS).name
+    return parse_speed_mode(value, "--speed-mode").name
 
 
 def _print(result: dict, as_json: bool) -> None:
@@ -41,7 +86,7 @@ def _print(result: dict, as_json: bool) -> None:
             print(f"{key}: {value}")
 
 
-def _fid_stats(metric, path: Path, real: bool, batch_size: int, device, cache, progress) -> None:
+def _fid_stats(metric, path: Path, real: bool, batch_size: int, device, cache, progress, pipeline: dict) -> None:
     """One side of ``metric`` from a folder (through ``cache`` when given) or an ``.npz``."""
     from gpumetrics.image.image_files import add_image_files
     from gpumetrics.image.io import list_images
@@ -50,7 +95,7 @@ def _fid_stats(metric, path: Path, real: bool, batch_size: int, device, cache, p
         metric.load_stats(path, real=real)
         return
     add_image_files(metric, list_images(path), real, batch_size, device, cache=cache, root=path, progress=progress,
-                    phase=f"{'real' if real else 'generated'} images ({path.name})")
+                    phase=f"{'real' if real else 'generated'} images ({path.name})", **pipeline)
 
 
 def run_fid(args: argparse.Namespace) -> int:
@@ -61,6 +106,8 @@ def run_fid(args: argparse.Namespace) -> int:
     from gpumetrics.image.fid import FrechetInceptionDistance
 
     device = _device(args.device)  # options first: a bad --device fails before any file is read
+    speed_mode = _speed_mode(args.speed_mode)
+    pipeline = _pipeline_options(args, device)
     first = Path(args.path_a)
     second = None if args.path_b is None else Path(args.path_b)
     if args.save_stats is True:  # pytorch-fid's form: `--save-stats FOLDER OUT.npz` writes FOLDER's statistics only
@@ -69,6 +116,8 @@ def run_fid(args: argparse.Namespace) -> int:
         save, second = second, None
     else:
         save = None if args.save_stats is None else Path(args.save_stats)
+    if save is not None:
+        check_output(str(save), "--save-stats")  # before any image is read
     if second is None and save is None:
         raise ValueError("PATH_B is required unless --save-stats FILE is given (then PATH_A's statistics are only saved)")
     for path in (first,) if second is None else (first, second):
@@ -83,18 +132,18 @@ def run_fid(args: argparse.Namespace) -> int:
         return _fid_of_stats_files(first, second, args.json)
     try:
         metric = FrechetInceptionDistance(
-            feature=args.dims, weights=args.weights, resize=args.resize, download=args.download
+            feature=args.dims, weights=args.weights, resize=args.resize, download=args.download, speed_mode=speed_mode,
         ).to(device)
     except FileNotFoundError as err:
         raise ValueError(str(err)) from None
     cache = None if args.no_cache else FeatureCache(args.cache_dir)  # the reference side only: PATH_A
     with warnings.catch_warnings(record=True) as caught, progress_bars(args.progress) as progress:
         warnings.simplefilter("always")
-        _fid_stats(metric, first, True, args.batch_size, device, cache, progress)
+        _fid_stats(metric, first, True, args.batch_size, device, cache, progress, pipeline)
         if save is not None:
             metric.save_stats(save, real=True)
         if second is not None:
-            _fid_stats(metric, second, False, args.batch_size, device, None, progress)
+            _fid_stats(metric, second, False, args.batch_size, device, None, progress, pipeline)
             value = float(metric.compute())
     if second is None:
         _print({"saved": str(save), "signature": metric.signature()}, args.json)
@@ -128,6 +177,41 @@ def _fid_of_stats_files(first: Path, second: Path, as_json: bool) -> int:
     return 0
 
 
+def run_kid(args: argparse.Namespace) -> int:
+    """Handler of ``gpumetrics kid``."""
+    import warnings
+
+    from gpumetrics.image.feature_cache import FeatureCache
+    from gpumetrics.image.kid import KernelInceptionDistance
+
+    device = _device(args.device)  # options first: a bad option fails before any file is read
+    speed_mode = _speed_mode(args.speed_mode)
+    pipeline = _pipeline_options(args, device)
+    first, second = Path(args.path_a), Path(args.path_b)
+    for path in (first, second):
+        if not path.is_dir():
+            raise ValueError(f"path '{path}' is not a folder of images (KID needs the features, not .npz statistics)")
+    try:
+        metric = KernelInceptionDistance(
+            feature=args.dims, weights=args.weights, resize=args.resize, subsets=args.subsets,
+            subset_size=args.subset_size, degree=args.degree, download=args.download, speed_mode=speed_mode,
+        ).to(device)
+    except FileNotFoundError as err:
+        raise ValueError(str(err)) from None
+    cache = None if args.no_cache else FeatureCache(args.cache_dir)  # the reference side only: PATH_A
+    with warnings.catch_warnings(record=True) as caught, progress_bars(args.progress) as progress:
+        warnings.simplefilter("always")
+        _fid_stats(metric, first, True, args.batch_size, device, cache, progress, pipeline)
+        _fid_stats(metric, second, False, args.batch_size, device, None, progress, pipeline)
+        mean, std = metric.compute()
+    result = {"kid_mean": float(mean), "kid_std": float(std), "signature": metric.signature()}
+    notes = sorted({str(w.message) for w in caught if issubclass(w.category, UserWarning)})
+    if notes:
+        result["warnings"] = notes
+    _print(result, args.json)
+    return 0
+
+
 def _read_caption_records(path: Path) -> list[tuple[str, str]]:
     from gpumetrics.harness.records import read_field_records
 
@@ -140,6 +224,8 @@ def run_clip_score(args: argparse.Namespace) -> int:
     from gpumetrics.image.io import same_size_batches
 
     device = _device(args.device)
+    speed_mode = _speed_mode(args.speed_mode, clip=True)
+    pipeline = _pipeline_options(args, device)
     folder = Path(args.images)
     if not folder.is_dir():
         raise ValueError(f"--images '{folder}' is not a folder")
@@ -156,11 +242,75 @@ def run_clip_score(args: argparse.Namespace) -> int:
                              "save_pretrained (weights, tokenizer, preprocessor_config.json)")
         model, pretrained = pretrained, None
     metric = CLIPScore(args.backend, model, pretrained, scale=args.scale, download=args.download,
-                       clamp=not args.no_clamp, templates=args.templates).to(device)
-    for indices, images in same_size_batches(paths, args.batch_size):
+                       clamp=not args.no_clamp, templates=args.templates, speed_mode=speed_mode).to(device)
+    for indices, images in same_size_batches(paths, args.batch_size, device=device, **pipeline):
         metric.update(images.to(device), [records[i][1] for i in indices])
     _print({"clip_score": float(metric.compute()), "n": len(records), "signature": metric.signature()}, args.json)
     return 0
+
+
+_DEVICE_HELP = ("cuda when torch sees a GPU (pytorch-fid's convention), else cpu; or cuda:N, mps … (must exist "
+                "here)")
+
+
+def _add_pipeline_arguments(parser: argparse.ArgumentParser, speed_modes: str) -> None:
+    parser.add_argument("--device", default=None, help=f"default: {_DEVICE_HELP}")
+    parser.add_argument("--speed-mode", metavar="MODE", help=speed_modes)
+    parser.add_argument(
+        "--workers", type=non_negative_int, metavar="N",
+        help="image-decoding processes (default: the usable cores less one, at most 8; 0: decode in this process); "
+             "the numbers do not depend on it",
+    )
+    parser.add_argument(
+        "--decode", default="pil", choices=("pil", "nvjpeg"),
+        help="pil (default, pytorch-fid's pixels) or nvjpeg: JPEGs decoded on the CUDA device (faster; pixels differ "
+             "slightly from PIL's); other formats still by the workers",
+    )
+
+
+_INCEPTION_SPEED_MODES = ("opt-in, recorded in the signature: tf32, bf16, fp16, channels_last, compile, a precision joined "
+                          "with + to channels_last/compile (bf16+channels_last), or fastest; default: true float32 on "
+                          "every device")
+
+
+def _add_inception_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--weights", help="Inception weight file (default: the pinned pytorch-fid weights)")
+    parser.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048), help="feature size")
+    parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean", "aij2022"), help="resize mode")
+    parser.add_argument("--batch-size", type=positive_int, default=50, help="images per forward (default 50)")
+    _add_pipeline_arguments(parser, _INCEPTION_SPEED_MODES)
+
+
+def _add_cache_arguments(parser: argparse.ArgumentParser) -> None:
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--cache-dir", metavar="DIR",
+        help="cache of PATH_A's feature states, keyed by its files' contents and the extractor "
+        "(default: $GPUMETRICS_HOME/features, else ~/.cache/gpumetrics/features)",
+    )
+    cache.add_argument("--no-cache", action="store_true", help="neither read nor write the feature cache")
+
+
+def add_kid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``kid`` to a ``gpumetrics`` argument parser."""
+    parser = subparsers.add_parser(
+        "kid", help="kernel inception distance between two image folders (torchmetrics' / clean-fid's KID)",
+        description="KID of PATH_A (real) and PATH_B (generated), two folders of images: the mean and standard deviation "
+                    "of the polynomial-kernel MMD over random subsets of the Inception features.",
+    )
+    parser.add_argument("path_a", metavar="PATH_A", help="folder of real images")
+    parser.add_argument("path_b", metavar="PATH_B", help="folder of generated images")
+    _add_inception_arguments(parser)
+    parser.add_argument("--subsets", type=positive_int, default=100, help="random subsets (default 100)")
+    parser.add_argument("--subset-size", type=positive_int, default=1000,
+                        help="samples per subset (default 1000; at most the smaller folder's count)")
+    parser.add_argument("--degree", type=positive_int, default=3, help="degree of the polynomial kernel (default 3)")
+    parser.add_argument("--download", action="store_true", help="allow downloading the pinned weights if not found")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_cache_arguments(parser)
+    add_progress_argument(parser)
+    parser.set_defaults(handler=run_kid)
+    return parser
 
 
 def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -171,11 +321,7 @@ def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     )
     parser.add_argument("path_a", metavar="PATH_A", help="folder of real images or .npz statistics")
     parser.add_argument("path_b", metavar="PATH_B", nargs="?", help="folder of generated images or .npz statistics")
-    parser.add_argument("--weights", help="Inception weight file (default: the pinned pytorch-fid weights)")
-    parser.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048), help="feature size")
-    parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean", "aij2022"), help="resize mode")
-    parser.add_argument("--batch-size", type=positive_int, default=50, help="images per forward (default 50)")
-    parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, mps … (must exist here)")
+    _add_inception_arguments(parser)
     parser.add_argument(
         "--save-stats", nargs="?", const=True, metavar="FILE",
         help="also write the statistics of folder PATH_A to FILE (.npz); without PATH_B only that is done. Without "
@@ -183,13 +329,7 @@ def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     )
     parser.add_argument("--download", action="store_true", help="allow downloading the pinned weights if not found")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    cache = parser.add_mutually_exclusive_group()
-    cache.add_argument(
-        "--cache-dir", metavar="DIR",
-        help="cache of PATH_A's FID states, keyed by its files' contents and the extractor "
-        "(default: $GPUMETRICS_HOME/features, else ~/.cache/gpumetrics/features)",
-    )
-    cache.add_argument("--no-cache", action="store_true", help="neither read nor write the feature cache")
+    _add_cache_arguments(parser)
     add_progress_argument(parser)
     parser.set_defaults(handler=run_fid)
     return parser
@@ -217,13 +357,15 @@ def add_clip_score_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
                         help="average the text features over ruclip Predictor's six prompts (AIJ-2022)")
     parser.add_argument("--download", action="store_true", help="allow downloading the model if not found locally")
     parser.add_argument("--batch-size", type=positive_int, default=32)
-    parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, mps … (must exist here)")
+    _add_pipeline_arguments(parser, "opt-in, recorded in the signature: tf32, bf16 or fp16 for the CLIP encoders; "
+                                    "default: true float32 on every device")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_clip_score)
     return parser
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """The ``fid`` and ``clip-score`` subcommands."""
+    """The ``fid``, ``kid`` and ``clip-score`` subcommands."""
     add_fid_parser(subparsers)
+    add_kid_parser(subparsers)
     add_clip_score_parser(subparsers)

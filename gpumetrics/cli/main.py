@@ -12,10 +12,10 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
-from gpumetrics.cli import evaluate, image
+from gpumetrics.cli import evaluate, image, score
 
 #: the subcommand modules, in the order their commands appear in ``--help``
-COMMANDS = (evaluate, image)
+COMMANDS = (evaluate, score, image)
 
 
 def build_parser() -> argparse.ArgumentParser:

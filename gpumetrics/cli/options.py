@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 
 
-def console():
-    """A rich console on stdout; files and pipes get a width at which signatures are not folded."""
+def console(stderr: bool = False):
+    """A rich console on stdout (``stderr=True``: on stderr, e.g. when stdout carries the JSON report); files and
+    pipes get a width at which signatures are not folded."""
     from rich.console import Console
 
-    out = Console()
+    out = Console(stderr=stderr)
     if not out.is_terminal:  # rich defaults to 80 columns off a terminal
         out.width = max(out.width, 132)
     return out

@@ -39,7 +39,7 @@ from typing import Any, Optional
 import yaml
 
 from gpumetrics.core import check_device, check_positive_int
-from gpumetrics.harness.registry import Suite, TaskMetric, formats, metrics, suites
+from gpumetrics.harness.registry import Suite, TaskMetric, bounded_repr, formats, metrics, suites
 
 DEFAULT_BATCH_SIZE = 1024
 _TOP_KEYS = {"name", "suite", "batch_size", "device", "tasks"}
@@ -88,7 +88,7 @@ def _check_device(device: Any, where: str) -> str:
     """``device`` as a config gives it: a name torch reads (``core.check_device(..., available=False)``); whether
     this machine has it is checked when the config is run, so a config written for a GPU machine loads anywhere."""
     if not isinstance(device, str):
-        raise ConfigError(f"{where}: expected a device name such as 'cpu', 'cuda' or 'cuda:1', got {device!r}")
+        raise ConfigError(f"{where}: expected a device name such as 'cpu', 'cuda' or 'cuda:1', got {bounded_repr(device)}")
     try:
         check_device(device, "device", available=False)
     except ValueError as error:
@@ -105,9 +105,11 @@ def _check_batch_size(value: Any, where: str) -> int:
 
 def _resolve(base: Path, value: Any, where: str, key: str) -> Path:
     if not isinstance(value, str) or not value:
-        raise ConfigError(f"{where}: `{key}` must be a path string, got {value!r}")
+        raise ConfigError(f"{where}: `{key}` must be a path string, got {bounded_repr(value)}")
     path = Path(value).expanduser()
     path = path if path.is_absolute() else Path(os.path.normpath(base / path))
+    if path.is_dir():
+        raise ConfigError(f"{where}: `{key}` is a directory, not a data file: {path}")
     if not path.is_file():
         raise ConfigError(f"{where}: `{key}` file not found: {path}")
     return path
@@ -133,7 +135,30 @@ def _check_options(entry: TaskMetric, options: dict, where: str) -> None:
     try:
         entry.check(options)
     except (TypeError, ValueError, FileNotFoundError) as err:
-        raise ConfigError(f"{where}: invalid options {options!r} for metric {entry.name!r}: {err}") from None
+        raise ConfigError(f"{where}: invalid options {bounded_repr(options, 200)} for metric {entry.name!r}: {err}") from None
+
+
+#: values a config may hold once YAML aliases are followed (a real config holds hundreds)
+MAX_CONFIG_VALUES = 1_000_000
+
+
+def _check_expanded_size(raw: Any, path: Path) -> None:
+    """Refuse a config whose aliases expand to more than :data:`MAX_CONFIG_VALUES` values (a YAML "billion laughs"
+    bomb: ``yaml.safe_load`` shares the aliased objects, but anything that walks them — an option check, a repr in
+    an error message, the JSON report — would expand them). Counts without expanding: at most the budget's steps."""
+    budget = MAX_CONFIG_VALUES
+    stack = [raw]
+    while stack:
+        value = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise ConfigError(f"{path}: the config holds more than {MAX_CONFIG_VALUES:,} values once its YAML aliases "
+                              "are expanded (an alias bomb?); write the values out")
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
 
 
 def _hidden_task(item: dict, name: str, where: str) -> TaskConfig:
@@ -143,7 +168,7 @@ def _hidden_task(item: dict, name: str, where: str) -> TaskConfig:
         raise ConfigError(f"{where}: a hidden-task slot takes only `score` (S ∈ [0, 1]); remove {', '.join(extra)}")
     score = item.get("score")
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
-        raise ConfigError(f"{where}: `score` of a hidden task must be a number in [0, 1], got {score!r}")
+        raise ConfigError(f"{where}: `score` of a hidden task must be a number in [0, 1], got {bounded_repr(score)}")
     return TaskConfig(name=name, metric=None, options={}, predictions=None, references=None, score=float(score))
 
 
@@ -168,6 +193,7 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
     """
     path = Path(path)
     base = path.parent
+    _check_expanded_size(raw, path)
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a config must be a mapping with a `tasks` list, got {type(raw).__name__}")
     unknown = set(raw) - _TOP_KEYS
@@ -180,8 +206,8 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
     suite = None
     if raw.get("suite") is not None:
         known_suites = suites()
-        if raw["suite"] not in known_suites:
-            raise ConfigError(f"{path}: unknown suite {raw['suite']!r}; known: {', '.join(sorted(known_suites)) or 'none'}")
+        if not isinstance(raw["suite"], str) or raw["suite"] not in known_suites:
+            raise ConfigError(f"{path}: unknown suite {bounded_repr(raw['suite'])}; known: {', '.join(sorted(known_suites)) or 'none'}")
         suite = known_suites[raw["suite"]]
     suite_tasks = {task.name: task for task in suite.tasks} if suite else {}
     batch_size = _check_batch_size(raw.get("batch_size", DEFAULT_BATCH_SIZE), str(path))
@@ -220,23 +246,23 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
         data_format = item.get("format", "records")
         format_options: dict = {}
         if suite is None and data_format not in DATA_FORMATS:
-            raise ConfigError(f"{where}: `format` must be one of {', '.join(DATA_FORMATS)}, got {data_format!r}")
+            raise ConfigError(f"{where}: `format` must be one of {', '.join(DATA_FORMATS)}, got {bounded_repr(data_format)}")
         if suite is not None:
             fixed = suite_tasks[name]
             if metric_name is not None and metric_name != fixed.metric:
-                raise ConfigError(f"{where}: suite {suite.name!r} scores {name!r} with {fixed.metric!r}, not {metric_name!r}")
+                raise ConfigError(f"{where}: suite {suite.name!r} scores {name!r} with {fixed.metric!r}, not {bounded_repr(metric_name)}")
             conflicts = {k: v for k, v in options.items()
                          if k not in fixed.user_options and (k not in fixed.options or fixed.options[k] != v)}
             if conflicts:
                 settable = f"; a config may set only {', '.join(fixed.user_options)}" if fixed.user_options else ""
                 raise ConfigError(f"{where}: options of suite {suite.name!r} are fixed to {fixed.options!r}{settable}; "
-                                  f"cannot set {conflicts!r}")
+                                  f"cannot set {bounded_repr(conflicts, 200)}")
             metric_name = fixed.metric
             options = {**fixed.options, **{k: v for k, v in options.items() if k in fixed.user_options}}
             official = fixed.format or "records"
             if "format" in item and data_format != official:
                 raise ConfigError(f"{where}: suite {suite.name!r} reads {name!r} in format {official!r}, not "
-                                  f"{data_format!r} (leave `format` out)")
+                                  f"{bounded_repr(data_format)} (leave `format` out)")
             data_format = official
             if fixed.format is not None:
                 format_options = {k: options.pop(k) for k in formats()[fixed.format].path_options if k in options}
@@ -270,10 +296,17 @@ def load_config(path: Path | str) -> EvalConfig:
         ConfigError: the file is missing, is not valid YAML, or fails validation.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a directory, not a config file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, IsADirectoryError):
+        data = path.read_bytes()
+    except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise ConfigError(f"{path}:{line}: the config is not UTF-8 text ({err.reason} at byte {err.start})") from None
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as err:

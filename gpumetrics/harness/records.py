@@ -38,12 +38,13 @@ import os
 import re
 from array import array
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
-import torch
-
-from gpumetrics.core import gc_paused
+from gpumetrics.core.gcpause import gc_paused
 from gpumetrics.core.progress import ProgressFn
+
+if TYPE_CHECKING:  # torch is imported where records are indexed, so that listing formats stays light
+    import torch
 
 PREDICTION_KEY = "prediction"
 REFERENCES_KEY = "references"
@@ -134,6 +135,49 @@ class JoinedData:
             yield Batch(self.ids[begin:end], self.predictions[begin:end], self.references[begin:end])
 
 
+#: a JSON escape that may decode to half of a surrogate pair: the cheap test before a decoded record is walked
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any, depth: int = 0) -> Optional[str]:
+    """The first string of ``value`` (a decoded JSON value) holding a lone surrogate (``"\\ud800"`` is valid JSON
+    but no text: it cannot be written as UTF-8), else ``None``."""
+    if isinstance(value, str):
+        return value if _SURROGATE.search(value) else None
+    if depth > 64:
+        return None
+    if isinstance(value, dict):
+        items: Any = [*value.keys(), *value.values()]
+    elif isinstance(value, list):
+        items = value
+    else:
+        return None
+    for item in items:
+        found = _lone_surrogate(item, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def check_no_surrogates(path: Path, line: Optional[int], value: Any, raw: Optional[str] = None) -> None:
+    """Refuse a decoded record holding a lone surrogate, naming ``path:line`` (issue 28 item 13): such a string is
+    scored but can be written in no report. ``raw``: the record's JSON text, checked first for an escape that could
+    produce one (the common case costs one regex search)."""
+    if raw is not None and _SURROGATE_ESCAPE.search(raw) is None:
+        return
+    found = _lone_surrogate(value)
+    if found is not None:
+        shown = found.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+        raise DataError(path, line, f"a string holds a lone surrogate (\\ud800-\\udfff escape without its pair), "
+                                    f"which is not text: {shown[:60]!r}")
+
+
+def _not_found(path: Path) -> "DataError":
+    """The error of a data file that cannot be opened: a directory is said to be one."""
+    return DataError(path, None, "is a directory, not a data file" if path.is_dir() else "file not found")
+
+
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
@@ -169,6 +213,7 @@ def _iter_json_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any
         position[0] = index
         return position[1]
 
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None  # else no record can hold one
     index = _skip_ws(text, 0)
     if index == len(text):
         return
@@ -191,6 +236,8 @@ def _iter_json_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any
                 raise DataError(path, line_at(index), "malformed JSON: expected ':' after an object key")
             index = _skip_ws(text, index + 1)
         value, index = _decode_at(path, text, index)
+        if surrogates:
+            check_no_surrogates(path, line, [key, value])
         yield key, value, line
         index = _skip_ws(text, index)
         if index < len(text) and text[index] == ",":
@@ -215,6 +262,7 @@ def _iter_jsonl_items(path: Path, text: str) -> Iterator[tuple[Optional[str], An
             raise DataError(path, line_no, f"malformed JSON line: {err.msg} (column {err.colno})") from None
         except RecursionError:
             raise DataError(path, line_no, _TOO_DEEP) from None
+        check_no_surrogates(path, line_no, value, line)
         yield None, value, line_no
 
 
@@ -261,8 +309,8 @@ def read_records(path: Path | str, value_key: str) -> list[Record]:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")  # a leading BOM (Windows editors) is not data
-    except FileNotFoundError:
-        raise DataError(path, None, "file not found") from None
+    except (FileNotFoundError, IsADirectoryError):
+        raise _not_found(path) from None
     except UnicodeDecodeError as err:
         raise DataError(path, _line_of(err.object.decode("utf-8", "replace"), err.start), "not valid UTF-8") from None
     if path.suffix.lower() in (".jsonl", ".ndjson"):
@@ -303,8 +351,8 @@ def read_id_object(path: Path | str) -> list[Record]:
     path = Path(path)
     try:
         head = path.read_text(encoding="utf-8-sig").lstrip()[:1]
-    except FileNotFoundError:
-        raise DataError(path, None, "file not found") from None
+    except (FileNotFoundError, IsADirectoryError):
+        raise _not_found(path) from None
     except UnicodeDecodeError:
         head = ""  # read_records names the line
     if head and head != "{":
@@ -377,12 +425,14 @@ class _RecordFile:
             raise DataError(self.path, line, f"malformed JSON line: {err.msg} (column {err.colno})") from None
         except RecursionError:
             raise DataError(self.path, line, "JSON nested too deeply to read") from None
+        check_no_surrogates(self.path, line, item, text)
         record_id, value = record_id_and_value(self.path, line, item, self.value_key)
         return record_id, self._checked(record_id, value, line)
 
     @gc_paused  # a scan makes one small object per record: the collector's passes would dominate
     def scan(self, progress: Optional[ProgressFn] = None, label: str = "") -> _Index:
         """Decode and check every record once; keep its id hash, locator and line."""
+        import torch
         hashes, locators, lines = array("q"), array("q"), array("q")
         if not self.streamed:
             self._records = read_records(self.path, self.value_key)
@@ -395,8 +445,8 @@ class _RecordFile:
         try:
             total = os.path.getsize(self.path)
             handle = open(self.path, "rb")
-        except FileNotFoundError:
-            raise DataError(self.path, None, "file not found") from None
+        except (FileNotFoundError, IsADirectoryError):
+            raise _not_found(self.path) from None
         with handle:
             offset = 0
             for line, raw in enumerate(handle, start=1):
@@ -435,6 +485,7 @@ class _RecordFile:
 
 def _as_array(values: torch.Tensor) -> array:
     """An int64 tensor as a compact ``array("q")``."""
+    import torch
     out = array("q")
     out.frombytes(values.to(torch.int64).contiguous().numpy().tobytes())
     return out
@@ -442,6 +493,7 @@ def _as_array(values: torch.Tensor) -> array:
 
 def _first_duplicate(file: _RecordFile, index: _Index) -> None:
     """Raise the DataError of the duplicate id that ``read_records`` meets first (lowest line of a second occurrence)."""
+    import torch
     if index.hashes.numel() < 2:
         return
     sorted_hashes, order = torch.sort(index.hashes, stable=True)
@@ -502,6 +554,8 @@ class IndexedJoin:
         label: str = "",
         max_listed: int = 100,
     ) -> None:
+        import torch
+
         textual = isinstance(empty_prediction, str)
         self.empty_prediction = empty_prediction
         self._predictions = _RecordFile(Path(predictions_path), PREDICTION_KEY, textual)
@@ -689,8 +743,8 @@ def read_field_records(path: Path | str, fields: tuple[str, ...], example: str) 
     records = []
     try:
         handle = open(path, encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(path, None, "file not found") from None
+    except (FileNotFoundError, IsADirectoryError):
+        raise _not_found(path) from None
     with handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -717,8 +771,8 @@ COCO_FORMAT_NOTE = (
 def _read_json_items(path: Path) -> tuple[str, Iterator[tuple[Optional[str], Any, int]]]:
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DataError(path, None, "file not found") from None
+    except (FileNotFoundError, IsADirectoryError):
+        raise _not_found(path) from None
     except UnicodeDecodeError as err:
         raise DataError(path, _line_of(err.object.decode("utf-8", "replace"), err.start), "not valid UTF-8") from None
     return text, _iter_json_items(path, text)

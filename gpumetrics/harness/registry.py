@@ -17,10 +17,12 @@ import dataclasses
 import importlib
 import inspect
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
-from gpumetrics.core import Metric
 from gpumetrics.core.progress import ProgressFn
+
+if TYPE_CHECKING:  # annotations only: the registry (and `gpumetrics list`) imports neither torch nor torchmetrics
+    from gpumetrics.core import Metric
 
 #: ``TaskMetric.options`` value of an option without a default (a config must set it)
 REQUIRED = inspect.Parameter.empty
@@ -38,6 +40,29 @@ def load_builtin() -> None:
     _loaded = True  # first: the providers look entries up while they register
     for module in BUILTIN_PROVIDERS:
         importlib.import_module(module)
+
+
+def bounded_repr(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for error messages about user data: containers are walked
+    only as far as the limit needs, so a YAML alias bomb (``a: &a [*b, *b, …]``, billions of leaves) is never
+    expanded.
+
+    Example:
+        >>> bounded_repr("x" * 100, 12)
+        "'xxx...xxx'"
+        >>> bomb = ["lol"]
+        >>> for _ in range(40):
+        ...     bomb = [bomb] * 9  # 9**40 leaves if expanded
+        >>> len(bounded_repr(bomb)) <= 80
+        True
+    """
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxstring = short.maxother = limit
+    short.maxlevel, short.maxdict, short.maxlist, short.maxtuple, short.maxset = 3, 8, 8, 8, 8
+    text = short.repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def resolve(target: Union[str, Callable[..., Any]]) -> Callable[..., Any]:

@@ -4,32 +4,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from gpumetrics.core.files import atomic_write
 from gpumetrics.harness import registry
-from gpumetrics.harness.runner import Report
+from gpumetrics.harness.registry import bounded_repr
 
-SIGNATURE_WIDTH = 48
+if TYPE_CHECKING:  # the runner (torch) is not needed to list the registry
+    from gpumetrics.harness.runner import Report
+
 #: How the results table marks a task's direction: ``higher_is_better`` of its metric module.
 DIRECTION_MARKS = {True: "↑", False: "↓", None: ""}
 
 
-def short_signature(signature: str, width: int = SIGNATURE_WIDTH) -> str:
-    """Drop the trailing ``|version:…`` field and cut to ``width`` characters.
-
-    Example:
-        >>> short_signature("token_f1|preset:squad|version:0.1.0")
-        'token_f1|preset:squad'
-    """
-    head, sep, tail = signature.rpartition("|version:")
-    text = head if sep and "|" not in tail else signature
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def results_table(report: Report) -> Table:
-    """One row per task (task, metric, score with ↑/↓ for the better direction, n, missing, short signature) — and
+    """One row per task (task, metric, score with ↑/↓ for the better direction, n, missing, the whole signature, folded
+    over lines when the terminal is narrow, never cut: two numbers are comparable only if all of it agrees) — and
     one row per key under it for metrics with ``table_keys`` (the COCO caption table) —, then the suite's combined
     score."""
     title = f"gpumetrics · {report.name} · {report.device}"
@@ -42,7 +34,7 @@ def results_table(report: Report) -> Table:
     table.add_column("signature", overflow="fold")
     for task in report.tasks:
         missing = f"[yellow]{task.missing}[/yellow]" if task.missing else "0"
-        table.add_row(task.name, task.metric, f"{task.score:.4f} {DIRECTION_MARKS[task.higher_is_better]}".rstrip(), str(task.n), missing, short_signature(task.signature))
+        table.add_row(task.name, task.metric, f"{task.score:.4f} {DIRECTION_MARKS[task.higher_is_better]}".rstrip(), str(task.n), missing, task.signature)
         entry = registry.metrics().get(task.metric)
         for key in entry.table_keys if entry is not None else ():
             if isinstance(task.details.get(key), (int, float)):
@@ -64,14 +56,50 @@ def write_json_report(report: Report, path: Path | str) -> Path:
     return path
 
 
+def _json_value(value: object) -> object:
+    """``value`` if JSON can hold it as it is, else its (bounded) repr."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return bounded_repr(value)
+    return value
+
+
+def option_defaults(entry: registry.TaskMetric) -> dict | None:
+    """The options a config (or ``gpumetrics score --opt``) may set, name → ``{"default": value}`` or
+    ``{"required": True}``; ``None`` when the entry declares none.
+
+    Example:
+        >>> from gpumetrics.harness.registry import get_metric
+        >>> option_defaults(get_metric("token_f1"))
+        {'preset': {'default': None}, 'reduction': {'default': 'mean'}}
+    """
+    if entry.options is None:
+        return None
+    return {name: {"required": True} if default is registry.REQUIRED else {"default": _json_value(default)}
+            for name, default in entry.options.items()}
+
+
+def _options_text(entry: registry.TaskMetric) -> str:
+    options = option_defaults(entry)
+    if options is None:
+        return "(see the metric's docs)"
+    if not options:
+        return "—"
+    return ", ".join(f"{name} (required)" if "required" in spec else f"{name}={spec['default']!r}"
+                     for name, spec in options.items())
+
+
 def registry_listing() -> dict:
-    """Registered task metrics, suites and official file formats as plain data (``gpumetrics list --json``)."""
+    """Registered task metrics (with their options and defaults), suites and official file formats as plain data
+    (``gpumetrics list --json``)."""
     return {
         "metrics": {
             name: {
                 "description": entry.description,
-                "empty_prediction": entry.empty_prediction,
+                "empty_prediction": _json_value(entry.empty_prediction),
                 "primary": entry.primary,
+                "options": option_defaults(entry),
             }
             for name, entry in sorted(registry.metrics().items())
         },
@@ -92,10 +120,11 @@ def registry_tables() -> list[Table]:
     """Rich tables of the registered task metrics, suites and official file formats (``gpumetrics list``)."""
     metrics = Table(title="task metrics", title_justify="left")
     metrics.add_column("metric", style="bold")
+    metrics.add_column("options (default)", overflow="fold")
     metrics.add_column("missing prediction scored as")
     metrics.add_column("description", overflow="fold")
     for name, entry in sorted(registry.metrics().items()):
-        metrics.add_row(name, repr(entry.empty_prediction), entry.description)
+        metrics.add_row(name, _options_text(entry), repr(entry.empty_prediction), entry.description)
     suites = Table(title="suites", title_justify="left")
     suites.add_column("suite", style="bold")
     suites.add_column("tasks (metric)", overflow="fold")

@@ -1,0 +1,102 @@
+"""Output paths, checked before anything is read or scored (issue 28 item 8).
+
+A report path that cannot be written fails at once, with one line naming the option, instead of after the whole
+run: an existing directory, a report that would be its own checkpoint folder, a parent that is a file, a directory
+(or file system) that refuses new files. A missing parent is fine — it is created when the report is written.
+``-`` (where an option allows it) means standard output.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+STDOUT = "-"
+
+
+def _first_existing(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            return candidate
+    return Path(".")
+
+
+def check_output(value: Optional[str], option: str, *, stdout_ok: bool = False) -> Optional[Path]:
+    """Check that ``value`` (an option's output file) can be written; ``None`` for no value or ``-``.
+
+    Raises:
+        ValueError: naming ``option`` and the path: a directory; ``-`` where it is not allowed; a parent that is not
+            a directory; a directory in which no file can be created (read-only, a read-only file system); an existing
+            file without write permission.
+
+    Example:
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> check_output(folder + "/new/report.json", "--output").name
+        'report.json'
+        >>> try:
+        ...     check_output(folder, "--output")
+        ... except ValueError as err:
+        ...     print(str(err).endswith("is a directory: give a file name"))
+        True
+    """
+    if value is None:
+        return None
+    if value == STDOUT:
+        if stdout_ok:
+            return None
+        raise ValueError(f"{option} - (standard output) is not supported here: give a file name")
+    path = Path(value)
+    if path.is_dir():
+        raise ValueError(f"{option} {value} is a directory: give a file name")
+    existing = _first_existing(path.parent)
+    if not existing.is_dir():
+        raise ValueError(f"{option} {value}: {existing} is not a directory")
+    if existing == path.parent:  # the folder is there: try to create a file in it, as the report's writer will
+        try:
+            handle, probe = tempfile.mkstemp(dir=existing, prefix=f".{path.name}.", suffix=".probe")
+        except OSError as err:
+            raise ValueError(f"{option} {value}: cannot write in {existing} ({err.strerror or err})") from None
+        os.close(handle)
+        os.unlink(probe)
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {value}: cannot create folders in {existing} (permission denied)")
+    if path.exists() and not path.is_file() and not path.is_char_device() and not path.is_fifo():
+        raise ValueError(f"{option} {value} is not a regular file")
+    if path.is_file() and not os.access(path, os.W_OK):
+        raise ValueError(f"{option} {value}: permission denied")
+    return path
+
+
+def default_checkpoint_dir(output: Optional[str]) -> Optional[Path]:
+    """``REPORT.checkpoint/`` beside the report; ``None`` without a report file (no ``--output`` or ``-o -``)."""
+    if output is None or output == STDOUT:
+        return None
+    return Path(output).with_suffix(".checkpoint")
+
+
+def check_evaluate_outputs(output: Optional[str], html: Optional[str], checkpoint_dir: Optional[str],
+                           no_checkpoint: bool) -> None:
+    """Every output of ``gpumetrics evaluate``, checked before the config's data is read."""
+    check_output(output, "--output", stdout_ok=True)
+    check_output(html, "--html")
+    if output not in (None, STDOUT) and html is not None and Path(output).resolve() == Path(html).resolve():
+        raise ValueError(f"--output and --html name the same file {output}")
+    if no_checkpoint:
+        return
+    folder = Path(checkpoint_dir) if checkpoint_dir is not None else default_checkpoint_dir(output)
+    if folder is None:
+        return
+    option = "--checkpoint-dir" if checkpoint_dir is not None else "--output"
+    for name, value in (("--output", output), ("--html", html)):
+        if value not in (None, STDOUT) and Path(value).resolve() == folder.resolve():
+            hint = "" if checkpoint_dir is not None else " (its checkpoint folder is REPORT with the suffix .checkpoint)"
+            raise ValueError(f"{name} {value} is also the checkpoint folder{hint}: rename it, or give --checkpoint-dir "
+                             "or --no-checkpoint")
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{option}: the checkpoint folder {folder} exists and is not a directory")
+    existing = _first_existing(folder)
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{option}: cannot create or write the checkpoint folder {folder}")

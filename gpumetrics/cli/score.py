@@ -1,0 +1,193 @@
+"""``gpumetrics score -m METRIC -r REFS.txt [-r REFS2.txt …] [HYPS.txt]``: the command line a sacrebleu user expects.
+
+Line-aligned plain-text files, one sample per line (UTF-8; lines end at ``\\n`` only and lose their trailing
+whitespace, as ``sacrebleu`` reads them); the hypotheses come from stdin when no file is given; several ``-r`` give
+several references per sample. Any task metric of the catalog (``gpumetrics list``) with ``--opt key=value``
+(values parsed as YAML scalars); for a metric whose records are not text (labels, boxes, rankings) each line is read
+as a JSON value when it is one (``3``, ``[1, 2]``), else as the text. Prints the score alone (a dict result: its primary key, or ``key=value`` pairs for a
+metric without one), or ``--json``: one object with the score, signature, n, options and the dict's keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+
+STDIN = "-"
+
+
+def read_lines(path: str) -> list[str]:
+    """The samples of a plain-text file (``-``: stdin), one per line: UTF-8, split at ``\\n`` only, each line's trailing
+    whitespace removed (sacrebleu's reading); a last line without ``\\n`` counts.
+
+    Raises:
+        ValueError: a file that is not UTF-8 (naming it and the line), a directory.
+        OSError: a missing or unreadable file.
+
+    Example:
+        >>> import tempfile, os
+        >>> name = os.path.join(tempfile.mkdtemp(), "h.txt")
+        >>> _ = open(name, "w", encoding="utf-8").write("a b  \\nc\\r\\n\\nd")
+        >>> read_lines(name)
+        ['a b', 'c', '', 'd']
+    """
+    if path == STDIN:
+        data, name = sys.stdin.buffer.read(), "stdin"
+    else:
+        if Path(path).is_dir():
+            raise ValueError(f"{path} is a directory, not a text file of one sample per line")
+        data, name = Path(path).read_bytes(), path
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise ValueError(f"{name}:{line}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.rstrip() for line in lines]
+
+
+def parse_opts(pairs: Sequence[str]) -> dict[str, Any]:
+    """``["key=value", …]`` → options; each value a YAML scalar (``3`` → int, ``true`` → bool, ``null`` → None,
+    ``[a, b]`` a list), else the text itself.
+
+    Example:
+        >>> parse_opts(["tokenize=intl", "lowercase=true", "n_gram=3", "weights=[0.5, 0.5]"])
+        {'tokenize': 'intl', 'lowercase': True, 'n_gram': 3, 'weights': [0.5, 0.5]}
+    """
+    import yaml
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--opt takes key=value, got {pair!r}")
+        if key in options:
+            raise ValueError(f"--opt {key} is given twice")
+        try:
+            options[key] = yaml.safe_load(value) if value.strip() else value
+        except yaml.YAMLError:
+            options[key] = value
+    return options
+
+
+def _check_option_names(entry: Any, options: dict) -> None:
+    if entry.options is None:
+        return
+    unknown = sorted(set(options) - set(entry.options))
+    if unknown:
+        known = ", ".join(entry.options) or "none"
+        raise ValueError(f"metric {entry.name!r} has no option {', '.join(map(repr, unknown))}; its options: {known} "
+                         "(`gpumetrics list` shows their defaults)")
+
+
+def score_lines(metric: str, hypotheses: list[str], references: list[list[str]], options: Optional[dict] = None,
+                device: Optional[str] = None) -> dict[str, Any]:
+    """Score line-aligned samples with a catalog metric, as ``gpumetrics score`` does (one ``update`` over all of
+    them, so a corpus metric sees the whole corpus in one call).
+
+    Args:
+        metric: a task metric name (``gpumetrics list``).
+        hypotheses: ``N`` predicted texts.
+        references: ``N`` lists of reference texts (one per ``-r`` file).
+        options: the metric's options (``--opt``).
+        device: where the statistics accumulate (default: cpu).
+
+    Returns:
+        ``{"metric", "score", "signature", "n", "options", "details"}``; ``details`` holds every key of a dict result.
+    """
+    from gpumetrics.core import check_device
+    from gpumetrics.harness.registry import get_metric
+    from gpumetrics.harness.runner import _primary_score
+
+    entry = get_metric(metric)
+    if not isinstance(entry.empty_prediction, str):  # records that are not text: a line is a JSON value (1, [..])
+        hypotheses = [_json_or_text(line) for line in hypotheses]
+        references = [[_json_or_text(line) for line in refs] for refs in references]
+    options = dict(options or {})
+    _check_option_names(entry, options)
+    if options.get("reduction") == "none":
+        raise ValueError("--opt reduction=none gives per-sample scores, not one score: use mean or sum")
+    torch_device = check_device(device, "--device")
+    try:
+        built = entry.build(options)
+    except TypeError as err:
+        raise ValueError(f"metric {metric!r}: {err}") from None
+    built = built.to(torch_device)
+    try:
+        built.update(*entry.update_args(hypotheses, references))
+    except TypeError as err:  # e.g. a label metric given text lines: the input, not a bug
+        raise ValueError(f"metric {metric!r} cannot score these lines: {err}") from None
+    score, details = _primary_score(built.compute(), entry.primary, metric)
+    signature = built.signature() if hasattr(built, "signature") else type(built).__name__
+    return {"metric": metric, "score": score, "signature": signature, "n": len(hypotheses), "options": options,
+            **({"details": details} if details else {})}
+
+
+def _json_or_text(line: str) -> Any:
+    """A line of a metric whose records are not text (labels, boxes, rankings): its JSON value, else the line."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        return line
+
+
+def _format(value: float, width: int) -> str:
+    return f"{value:.{width}f}"
+
+
+def _score(args: argparse.Namespace) -> int:
+    if args.hypotheses == STDIN and sys.stdin.isatty():
+        print("gpumetrics score: reading hypotheses from stdin (give a file, or pipe them in) …", file=sys.stderr)
+    options = parse_opts(args.opt)
+    hypotheses = read_lines(args.hypotheses)
+    reference_files = [(path, read_lines(path)) for path in args.references]
+    if any(len(lines) != len(hypotheses) for _, lines in reference_files):
+        listed = ", ".join([f"hypotheses {'stdin' if args.hypotheses == STDIN else args.hypotheses}: {len(hypotheses)}",
+                            *(f"references {path}: {len(lines)}" for path, lines in reference_files)])
+        raise ValueError(f"the files must be line-aligned (one sample per line) but have different line counts: {listed}")
+    references = [list(refs) for refs in zip(*(lines for _, lines in reference_files))] if hypotheses else []
+    result = score_lines(args.metric, hypotheses, references, options, args.device)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+        return 0
+    from gpumetrics.harness.registry import get_metric
+
+    details = result.get("details")
+    if details and get_metric(args.metric).primary is None:
+        print(" ".join(f"{key}={_format(value, args.width) if isinstance(value, float) else value}"
+                       for key, value in details.items()))
+    else:
+        print(_format(result["score"], args.width))
+    return 0
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """The ``score`` subcommand."""
+    score = subparsers.add_parser(
+        "score", help="score a plain-text hypotheses file against reference files, one sample per line (sacrebleu-style)",
+        description="Score line-aligned plain-text files (UTF-8, one sample per line, trailing whitespace removed as "
+                    "sacrebleu does) with any task metric of `gpumetrics list`. Prints the score alone, or --json.",
+        epilog="examples: gpumetrics score -m bleu -r refs.txt hyps.txt · gpumetrics score -m bleu -r r1.txt -r r2.txt "
+               "< hyps.txt · gpumetrics score -m cer -r refs.txt hyps.txt · gpumetrics score -m rouge --opt "
+               "use_stemmer=true -r refs.txt hyps.txt --json",
+    )
+    score.add_argument("hypotheses", nargs="?", default=STDIN, help="the hypotheses file (default: stdin)")
+    score.add_argument("-m", "--metric", required=True, help="a task metric of `gpumetrics list` (bleu, cer, rouge, …)")
+    score.add_argument("-r", "--references", action="append", required=True, metavar="FILE",
+                       help="a references file, line-aligned with the hypotheses; repeat for several references")
+    score.add_argument("--opt", action="append", default=[], metavar="KEY=VALUE",
+                       help="a metric option (repeatable); the value is a YAML scalar: 3, 0.5, true, null, [a, b]")
+    score.add_argument("--json", action="store_true",
+                       help="print one JSON object: metric, score, signature, n, options (and a dict result's keys)")
+    score.add_argument("-w", "--width", type=int, default=4, help="decimals of the printed score (default 4)")
+    score.add_argument("--device", help="cpu (default), cuda, cuda:N … (must exist here)")
+    score.set_defaults(handler=_score)

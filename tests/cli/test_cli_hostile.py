@@ -1,0 +1,179 @@
+"""Hostile and careless input (issue 28 items 13, 14, 16): lone surrogates, YAML alias bombs, non-UTF-8 configs, the
+config's device, directories as data files, empty predictions files and ``--strict``, whole signatures."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from gpumetrics import cli
+from gpumetrics.harness.config import ConfigError, load_config
+from gpumetrics.harness.records import DataError, IndexedJoin, read_records
+
+
+def _run(args, capsys):
+    code = cli.main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _task(tmp_path: Path, preds: str, refs: str, *, suffix=".jsonl", options: str = "", extra: str = "") -> Path:
+    (tmp_path / f"preds{suffix}").write_text(preds, encoding="utf-8")
+    (tmp_path / "refs.jsonl").write_text(refs, encoding="utf-8")
+    config = tmp_path / "config.yaml"
+    config.write_text(f"name: t\n{extra}tasks:\n  - name: QA\n    metric: token_f1\n{options}"
+                      f"    predictions: preds{suffix}\n    references: refs.jsonl\n", encoding="utf-8")
+    return config
+
+
+REFS = '{"id": "1", "references": ["a b"]}\n{"id": "2", "references": ["c"]}\n'
+
+
+# ---------------------------------------------------------------------------------------------------- item 13
+@pytest.mark.parametrize("preds, suffix, line", [
+    ('{"id": "1", "prediction": "a b"}\n{"id": "2", "prediction": "x \\ud800 y"}\n', ".jsonl", 2),
+    ('{"id": "1", "prediction": "a b"}\n{"id": "\\udc00", "prediction": "c"}\n', ".jsonl", 2),
+    ('[{"id": "1", "prediction": "a b"},\n {"id": "2", "prediction": "\\ud800"}]', ".json", 2),
+    ('{"1": "a b",\n "2": "\\udfff"}', ".json", 2),
+])
+def test_lone_surrogate_is_refused_at_read_time_with_file_and_line(tmp_path, capsys, preds, suffix, line):
+    config = _task(tmp_path, preds, REFS, suffix=suffix)
+    code, _, err = _run(["evaluate", config, "-o", tmp_path / "r.json"], capsys)
+    assert code == 2
+    assert f"preds{suffix}:{line}" in err and "lone surrogate" in err and err.count("\n") == 1
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_surrogate_pairs_are_text(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"id": "1", "prediction": "\\ud83d\\ude00"}\n', encoding="utf-8")
+    assert read_records(path, "prediction")[0].value == "\U0001F600"
+    refs = tmp_path / "r.jsonl"
+    refs.write_text('{"id": "1", "references": ["\\ud83d\\ude00"]}\n', encoding="utf-8")
+    assert IndexedJoin(path, refs).total == 1
+
+
+def test_lone_surrogate_in_references_through_the_indexed_join(tmp_path):
+    preds, refs = tmp_path / "p.jsonl", tmp_path / "r.jsonl"
+    preds.write_text('{"id": "1", "prediction": "a"}\n', encoding="utf-8")
+    refs.write_text('{"id": "1", "references": ["ok", "\\ud800"]}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"r\.jsonl:1: .*lone surrogate"):
+        IndexedJoin(preds, refs)
+
+
+# ---------------------------------------------------------------------------------------------------- item 14
+def _alias_bomb(levels: int = 9) -> str:
+    """``options`` whose aliases expand to 9**levels strings (387 million at 9 levels) but parse in microseconds."""
+    lines = ['      l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for level in range(1, levels + 1):
+        lines.append(f"      l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 9) + "]")
+    return "    options:\n" + "\n".join(lines) + "\n"
+
+
+def test_yaml_alias_bomb_is_not_expanded(tmp_path, capsys):
+    config = _task(tmp_path, '{"id": "1", "prediction": "a"}\n', REFS, options=_alias_bomb())
+    start = time.perf_counter()
+    code, _, err = _run(["evaluate", config], capsys)
+    assert time.perf_counter() - start < 60  # expanding it would take minutes and gigabytes
+    assert code == 2 and err.count("\n") == 1 and len(err) < 1000
+    assert "alias" in err and "config.yaml" in err
+
+
+def test_error_messages_bound_the_options_repr(tmp_path):
+    from gpumetrics.harness.config import parse_config
+
+    shared = ["x" * 50] * 1000  # 50,000 characters if printed whole
+    preds = tmp_path / "p.jsonl"
+    preds.write_text('{"id": "1", "prediction": "a"}\n', encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text(REFS, encoding="utf-8")
+    raw = {"tasks": [{"name": "T", "metric": "token_f1", "options": {"nope": shared},
+                      "predictions": "p.jsonl", "references": "r.jsonl"}]}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw, tmp_path / "c.yaml")
+    assert "nope" in str(caught.value) and len(str(caught.value)) < 1000
+
+
+def test_non_utf8_config_names_the_file_and_line(tmp_path, capsys):
+    config = tmp_path / "latin1.yaml"
+    config.write_bytes("name: t\n# café\ntasks: []\n".encode("latin-1"))
+    code, _, err = _run(["evaluate", config], capsys)
+    assert code == 2 and f"{config}:2" in err and "not UTF-8" in err
+
+
+def test_config_device_is_named_as_the_config_s(tmp_path, capsys):
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is here: device: cuda is valid")
+    config = _task(tmp_path, '{"id": "1", "prediction": "a b"}\n', REFS, extra="device: cuda\n")
+    code, _, err = _run(["evaluate", config], capsys)
+    assert code == 2 and "config.yaml" in err and "device" in err
+    assert "--device" not in err
+    code, _, err = _run(["evaluate", config, "--device", "cuda"], capsys)  # the flag, named as the flag
+    assert code == 2 and "--device" in err
+
+
+def test_directory_as_data_file_says_so(tmp_path, capsys):
+    config = _task(tmp_path, "", REFS)
+    (tmp_path / "preds.jsonl").unlink()
+    (tmp_path / "preds.jsonl").mkdir()
+    code, _, err = _run(["evaluate", config], capsys)
+    assert code == 2 and "is a directory" in err and "not found" not in err
+    (tmp_path / "folder.jsonl").mkdir()
+    with pytest.raises(DataError, match="is a directory"):
+        read_records(tmp_path / "folder.jsonl", "prediction")
+    (tmp_path / "refs2.jsonl").write_text(REFS, encoding="utf-8")
+    with pytest.raises(DataError, match="is a directory"):
+        IndexedJoin(tmp_path / "folder.jsonl", tmp_path / "refs2.jsonl")
+    code, _, err = _run(["evaluate", tmp_path], capsys)  # the config itself
+    assert code == 2 and "is a directory" in err
+
+
+# ---------------------------------------------------------------------------------------------------- item 16
+@pytest.mark.parametrize("preds, suffix", [("", ".jsonl"), ("\n\n", ".jsonl"), ("[]", ".json"), ("{}", ".json")])
+def test_empty_predictions_file_warns_loudly(tmp_path, capsys, preds, suffix):
+    config = _task(tmp_path, preds, REFS, suffix=suffix)
+    code, out, err = _run(["evaluate", config], capsys)
+    assert code == 0
+    assert f"WARNING: predictions file {tmp_path / ('preds' + suffix)} holds no record" in err
+    code, _, err = _run(["evaluate", config, "--strict", "-o", tmp_path / "r.json"], capsys)
+    assert code == 3 and "--strict: 2 prediction(s) missing (QA: 2)" in err
+    assert json.loads((tmp_path / "r.json").read_text())["tasks"][0]["counts"]["missing_predictions"] == 2
+
+
+def test_predictions_of_another_set_warn_and_strict_counts_partial_misses(tmp_path, capsys):
+    config = _task(tmp_path, '{"id": "9", "prediction": "a b"}\n', REFS)
+    code, _, err = _run(["evaluate", config], capsys)
+    assert code == 2 and "unknown" in err.lower() and err.count("\n") == 1  # ids of another set: an error already
+    config = _task(tmp_path, '{"id": "1", "prediction": "a b"}\n', REFS)
+    code, _, err = _run(["evaluate", config], capsys)
+    assert code == 0 and "WARNING" not in err
+    code, _, err = _run(["evaluate", config, "--strict"], capsys)
+    assert code == 3 and "QA: 1" in err
+
+
+def test_results_table_prints_whole_signatures(tmp_path, capsys):
+    from rich.console import Console
+
+    from gpumetrics.harness.config import load_config
+    from gpumetrics.harness.report import results_table
+    from gpumetrics.harness.runner import evaluate
+
+    (tmp_path / "preds.jsonl").write_text('{"id": "1", "prediction": "a b"}\n{"id": "2", "prediction": "c"}\n')
+    (tmp_path / "refs.jsonl").write_text(REFS)
+    config = tmp_path / "c.yaml"
+    config.write_text("tasks:\n  - {name: B, metric: bleu, options: {tokenize: intl, smooth: floor, smooth_value: 0.1},"
+                      " predictions: preds.jsonl, references: refs.jsonl}\n")
+    report = evaluate(load_config(config))
+    signature = report.tasks[0].signature
+    assert len(signature) > 60
+    for width in (400, 80):
+        console = Console(file=io.StringIO(), width=width, record=True)
+        console.print(results_table(report))
+        text = console.export_text()
+        assert "…" not in text
+        if width == 400:
+            assert signature in text

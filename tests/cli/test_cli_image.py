@@ -1,0 +1,125 @@
+"""``gpumetrics fid`` / ``kid`` / ``clip-score``: speed modes, decoding workers, nvjpeg, the default device
+(issue 25 item 3). Random-weight Inception at 64 features: the numbers' parity with pytorch-fid is tested in
+tests/image/; here the command's options reach the metric and the pipeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from gpumetrics import cli
+
+RANDOM = ["--weights", "random", "--dims", "64", "--no-cache", "--progress", "off"]
+
+
+def _run(args, capsys):
+    code = cli.main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    root = tmp_path_factory.mktemp("images")
+    rng = np.random.default_rng(0)
+    for name, count in (("real", 7), ("gen", 6)):
+        (root / name).mkdir()
+        for i in range(count):
+            size = (40, 40) if i != 3 else (36, 44)  # one odd size: batches split by size
+            Image.fromarray(rng.integers(0, 256, (*size, 3), dtype=np.uint8)).save(root / name / f"{i}.png")
+    return root / "real", root / "gen"
+
+
+def test_fid_workers_give_the_same_bits(folders, capsys):
+    real, gen = folders
+    values = []
+    for workers in ("0", "2"):
+        code, out, err = _run(["fid", real, gen, *RANDOM, "--device", "cpu", "--batch-size", "3", "--workers", workers,
+                               "--json"], capsys)
+        assert code == 0, err
+        values.append(json.loads(out)["fid"])
+    assert values[0] == values[1]
+
+
+def test_fid_speed_mode_is_in_the_signature(folders, capsys):
+    real, gen = folders
+    code, out, err = _run(["fid", real, gen, *RANDOM, "--device", "cpu", "--workers", "0", "--speed-mode", "bf16",
+                           "--json"], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    assert "speed:bf16" in result["signature"]
+    code, out, _ = _run(["fid", real, gen, *RANDOM, "--device", "cpu", "--workers", "0", "--json"], capsys)
+    assert "speed:" not in json.loads(out)["signature"]
+    assert abs(json.loads(out)["fid"] - result["fid"]) <= 0.05 * abs(json.loads(out)["fid"]) + 1e-3
+
+
+@pytest.mark.parametrize("command", ["fid", "kid"])
+def test_bad_speed_mode_and_nvjpeg_on_cpu_fail_before_reading(tmp_path, command, capsys):
+    missing_a, missing_b = tmp_path / "nope_a", tmp_path / "nope_b"
+    code, _, err = _run([command, missing_a, missing_b, *RANDOM, "--device", "cpu", "--speed-mode", "int8"], capsys)
+    assert code == 2 and "--speed-mode" in err and "int8" in err and err.count("\n") == 1
+    code, _, err = _run([command, missing_a, missing_b, *RANDOM, "--device", "cpu", "--decode", "nvjpeg"], capsys)
+    assert code == 2 and "--decode nvjpeg" in err and "cpu" in err
+
+
+def test_clip_score_speed_mode_takes_precisions_only(tmp_path, capsys):
+    code, _, err = _run(["clip-score", "--images", tmp_path, "--captions", tmp_path / "c.jsonl", "--device", "cpu",
+                         "--speed-mode", "channels_last"], capsys)
+    assert code == 2 and "--speed-mode" in err and err.count("\n") == 1
+    code, _, err = _run(["clip-score", "--images", tmp_path, "--captions", tmp_path / "c.jsonl", "--device", "cpu",
+                         "--decode", "nvjpeg"], capsys)
+    assert code == 2 and "--decode nvjpeg" in err
+
+
+def test_device_defaults_to_cuda_when_there_is_one(monkeypatch, capsys):
+    from gpumetrics.cli import image
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert image._device(None).type == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr("gpumetrics.core.check_device", lambda name, option: torch.device(name))
+    assert image._device(None).type == "cuda"
+    with pytest.raises(SystemExit):
+        cli.main(["fid", "--help"])
+    assert "pytorch-fid's convention" in " ".join(capsys.readouterr().out.split())
+
+
+def test_kid_equals_the_python_api(folders, capsys):
+    from gpumetrics.image.io import list_images, read_image
+    from gpumetrics.image.kid import KernelInceptionDistance
+
+    real, gen = folders
+    code, out, err = _run(["kid", real, gen, *RANDOM, "--device", "cpu", "--workers", "0", "--subsets", "5",
+                           "--subset-size", "4", "--degree", "2", "--json"], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    metric = KernelInceptionDistance(feature=64, weights="random", subsets=5, subset_size=4, degree=2)
+    for folder, is_real in ((real, True), (gen, False)):
+        for path in list_images(folder):
+            metric.update(read_image(path).unsqueeze(0) if read_image(path).dim() == 3 else read_image(path),
+                          real=is_real)
+    mean, std = metric.compute()
+    assert result["kid_mean"] == pytest.approx(float(mean), rel=1e-6, abs=1e-9)
+    assert result["kid_std"] == pytest.approx(float(std), rel=1e-6, abs=1e-9)
+    assert result["signature"] == metric.signature()
+
+
+def test_kid_refuses_npz_and_too_large_subsets(folders, tmp_path, capsys):
+    real, gen = folders
+    stats = tmp_path / "s.npz"
+    np.savez(stats, mu=np.zeros(64), sigma=np.eye(64))
+    code, _, err = _run(["kid", stats, gen, *RANDOM, "--device", "cpu"], capsys)
+    assert code == 2 and "not a folder" in err
+    code, _, err = _run(["kid", real, gen, *RANDOM, "--device", "cpu", "--workers", "0", "--subset-size", "50"], capsys)
+    assert code == 2 and err.count("\n") == 1
+
+
+def test_save_stats_path_is_checked_before_reading(folders, tmp_path, capsys):
+    real, _ = folders
+    code, _, err = _run(["fid", real, *RANDOM, "--device", "cpu", "--save-stats", tmp_path], capsys)
+    assert code == 2 and "--save-stats" in err and "is a directory" in err

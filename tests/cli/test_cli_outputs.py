@@ -1,0 +1,115 @@
+"""Output paths are checked before anything is read or scored (issue 28 item 8); ``-o -`` writes the JSON report
+to stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from gpumetrics import cli
+
+
+def _run(args, capsys):
+    code = cli.main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _config(tmp_path: Path, *, data_exists: bool = True) -> Path:
+    """A token_f1 task; with ``data_exists=False`` its files are missing, so that an error naming an output option
+    proves the outputs were checked before any data was read."""
+    preds, refs = tmp_path / "preds.jsonl", tmp_path / "refs.jsonl"
+    if data_exists:
+        preds.write_text('{"id": "1", "prediction": "a b"}\n{"id": "2", "prediction": "c"}\n', encoding="utf-8")
+        refs.write_text('{"id": "1", "references": ["a b"]}\n{"id": "2", "references": ["d"]}\n', encoding="utf-8")
+    config = tmp_path / "config.yaml"
+    config.write_text(f"name: t\ntasks:\n  - name: QA\n    metric: token_f1\n    predictions: {preds.name}\n"
+                      f"    references: {refs.name}\n", encoding="utf-8")
+    return config
+
+
+def _one_line_error(code, err, *words):
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpumetrics evaluate: error: "), err
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+def test_output_that_is_a_directory_fails_before_reading_data(tmp_path, capsys):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    code, _, err = _run(["evaluate", _config(tmp_path, data_exists=False), "-o", folder], capsys)
+    _one_line_error(code, err, "--output", "is a directory")
+
+
+def test_output_colliding_with_its_checkpoint_folder(tmp_path, capsys):
+    target = tmp_path / "x.checkpoint"
+    code, _, err = _run(["evaluate", _config(tmp_path, data_exists=False), "-o", target], capsys)
+    _one_line_error(code, err, "--output", "checkpoint folder")
+    # --no-checkpoint or another --checkpoint-dir lift the collision
+    code, _, err = _run(["evaluate", _config(tmp_path), "-o", target, "--no-checkpoint"], capsys)
+    assert code == 0, err
+    assert json.loads(target.read_text())["tasks"][0]["counts"]["n"] == 2
+
+
+def test_checkpoint_dir_equal_to_output(tmp_path, capsys):
+    target = tmp_path / "r.json"
+    code, _, err = _run(["evaluate", _config(tmp_path, data_exists=False), "-o", target, "--checkpoint-dir", target],
+                        capsys)
+    _one_line_error(code, err, "--output", "checkpoint folder")
+
+
+def test_output_whose_parent_is_a_file(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    code, _, err = _run(["evaluate", _config(tmp_path, data_exists=False), "-o", tmp_path / "file" / "r.json"], capsys)
+    _one_line_error(code, err, "--output", "is not a directory")
+
+
+def test_output_in_a_folder_that_refuses_files(tmp_path, capsys):
+    # /proc refuses new files even for root; a read-only folder does for other users
+    code, _, err = _run(["evaluate", _config(tmp_path, data_exists=False), "-o", "/proc/r.json"], capsys)
+    _one_line_error(code, err, "--output", "/proc")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_output_in_a_read_only_folder(tmp_path, capsys):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        code, _, err = _run(["evaluate", _config(tmp_path, data_exists=False), "-o", folder / "r.json"], capsys)
+    finally:
+        folder.chmod(0o700)
+    _one_line_error(code, err, "--output", "cannot write")
+
+
+def test_missing_parent_is_created(tmp_path, capsys):
+    target = tmp_path / "new" / "deeper" / "r.json"
+    code, _, err = _run(["evaluate", _config(tmp_path), "-o", target, "--html", tmp_path / "new2" / "r.html"], capsys)
+    assert code == 0, err
+    assert target.is_file() and (tmp_path / "new2" / "r.html").is_file()
+
+
+def test_html_that_is_a_directory(tmp_path, capsys):
+    code, _, err = _run(["evaluate", _config(tmp_path, data_exists=False), "--html", tmp_path], capsys)
+    _one_line_error(code, err, "--html", "is a directory")
+
+
+def test_report_html_that_is_a_directory(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    report.write_text('{"tasks": []}')
+    code, _, err = _run(["report", report, "--html", tmp_path], capsys)
+    assert code == 2 and "--html" in err and "is a directory" in err
+
+
+def test_output_dash_writes_the_json_report_to_stdout(tmp_path, capsys):
+    code, out, err = _run(["evaluate", _config(tmp_path), "-o", "-", "--progress", "off"], capsys)
+    assert code == 0, err
+    report = json.loads(out)  # stdout holds the JSON report alone
+    assert report["tasks"][0]["name"] == "QA" and report["tasks"][0]["counts"]["n"] == 2
+    assert "QA" in err and "token_f1" in err  # the table went to stderr
+    assert not list(tmp_path.glob("*.checkpoint")) and not (tmp_path / "-").exists()
