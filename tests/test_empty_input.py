@@ -25,7 +25,7 @@ import gpumetrics.suites.captioning
 from gpumetrics.text.meteor.synonyms import NoSynonyms
 from gpumetrics import classification
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "metrics" / "conventions.md"  # the rules every metric shares
 _TORCHMETRICS_WARNING = re.compile(r"The ``compute`` method of metric \w+ was called before the ``update``")
 
 ZERO, EMPTY, ZERO_DIVISION = "zero", "empty", "zero_division"
@@ -80,8 +80,8 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
                                  {"preset": "raw", "reduction": "none"}]),
         (gpumetrics.StringAccuracy, [{}, {"reduction": "sum"}, {"reduction": "none"}]),
         (gpumetrics.EditDistance, [{"reduction": "mean"}, {"reduction": "sum"}, {"reduction": "none"}]),
-        (gpumetrics.CharErrorRate, [{}, {"transform": "jiwer"}]),
-        (gpumetrics.WordErrorRate, [{}, {"transform": "jiwer"}]),
+        (gpumetrics.CharErrorRate, [{}, {"transform": "jiwer"}, {"reduction": "none"}]),
+        (gpumetrics.WordErrorRate, [{}, {"transform": "jiwer"}, {"reduction": "none"}]),
         (gpumetrics.NormalizedEditSimilarity, [{"preset": "default"}, {"preset": "aij2022"}, {"reduction": "sum"},
                                                {"reduction": "none"}]),
         (gpumetrics.BLEUScore, [{"mode": mode, "reduction": reduction}

@@ -19,10 +19,10 @@ IMAGE_FILE_METRICS = {
 
 
 def _image_file_metric(name: str, options: dict):
-    from gpumetrics.catalog.image_files import _ImageFileScore
+    from gpumetrics.catalog.image_files import image_file_score
 
     metric, pairing = IMAGE_FILE_METRICS[name]
-    return _ImageFileScore(metric, pairing, **options)
+    return image_file_score(metric, pairing, **options)
 
 
 def _image_file_check(name: str, options: dict) -> None:

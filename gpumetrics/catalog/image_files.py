@@ -109,3 +109,9 @@ def image_file_options(metric: str) -> Callable[..., None]:
             raise TypeError(f"unexpected option(s) {', '.join(map(repr, unknown))}")
 
     return check
+
+
+def image_file_score(metric: str, pairing: str, **options: Any) -> Metric:
+    """The task metric that feeds ``metric`` (a ``"module:Class"`` path) the images its records name (``pairing``:
+    ``"sets"`` — generated against real, ``"captions"`` — each image with its caption)."""
+    return _ImageFileScore(metric, pairing, **options)

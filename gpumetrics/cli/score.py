@@ -106,7 +106,7 @@ def score_lines(metric: str, hypotheses: list[str], references: list[list[str]],
     """
     from gpumetrics.core import check_device
     from gpumetrics.harness.registry import get_metric
-    from gpumetrics.harness.runner import _primary_score
+    from gpumetrics.harness.runner import primary_score
 
     entry = get_metric(metric)
     if not isinstance(entry.empty_prediction, str):  # records that are not text: a line is a JSON value (1, [..])
@@ -126,7 +126,7 @@ def score_lines(metric: str, hypotheses: list[str], references: list[list[str]],
         built.update(*entry.update_args(hypotheses, references))
     except TypeError as err:  # e.g. a label metric given text lines: the input, not a bug
         raise ValueError(f"metric {metric!r} cannot score these lines: {err}") from None
-    score, details = _primary_score(built.compute(), entry.primary, metric)
+    score, details = primary_score(built.compute(), entry.primary, metric)
     signature = built.signature() if hasattr(built, "signature") else type(built).__name__
     return {"metric": metric, "score": score, "signature": signature, "n": len(hypotheses), "options": options,
             **({"details": details} if details else {})}

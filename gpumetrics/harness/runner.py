@@ -123,7 +123,7 @@ def _to_python(value: Any) -> Any:
     return value
 
 
-def _primary_score(result: Any, primary: Optional[str], metric: str) -> tuple[float, dict]:
+def primary_score(result: Any, primary: Optional[str], metric: str) -> tuple[float, dict]:
     value = _to_python(result)
     if isinstance(value, dict):
         key = primary if primary is not None else next(iter(value), None)
@@ -309,7 +309,7 @@ class _Run:
         if total:
             with warnings.catch_warnings():  # a process whose shard is empty (fewer samples than processes)
                 warnings.filterwarnings("ignore", message=".*was called before the ``update`` method.*")
-                score, details = _primary_score(metric.compute(), task.metric.primary, task.metric.name)
+                score, details = primary_score(metric.compute(), task.metric.primary, task.metric.name)
         else:  # every prediction missing, each scored missing_score
             score, details = 0.0, {}
         if data.missing_score is not None and data.missing_count:

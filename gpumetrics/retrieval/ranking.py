@@ -323,9 +323,9 @@ def _quicksort_argsort(values: Sequence[float]) -> list[int]:
 
 
 def _numba_argsort_rows() -> Any:
-    """numba's compiled row-wise ``np.argsort`` (:mod:`gpumetrics.retrieval._numba_sort`), or None without numba."""
+    """numba's compiled row-wise ``np.argsort`` (:mod:`gpumetrics.retrieval.numba_order`), or None without numba."""
     try:
-        from gpumetrics.retrieval._numba_sort import argsort_rows
+        from gpumetrics.retrieval.numba_order import argsort_rows
     except ImportError:
         return None
     return argsort_rows

@@ -23,7 +23,7 @@ def test_declared_options_match_the_factory_signature(entry):
     assert isinstance(entry.factory, str), "catalog factories are dotted paths (resolved on first use)"
     target, fixed = _FIXED.get(entry.factory, (entry.factory, {}))
     name = entry.factory.rpartition(":")[2]
-    if name in IMAGE_FILE_METRICS:  # __ImageFileScore(image_root, batch_size) around an image metric
+    if name in IMAGE_FILE_METRICS:  # _ImageFileScore(image_root, batch_size) around an image metric
         target, fixed = IMAGE_FILE_METRICS[name][0], {}
         assert list(entry.options)[:2] == ["image_root", "batch_size"]
         assert entry.options["image_root"] == "." and entry.options["batch_size"] == 32

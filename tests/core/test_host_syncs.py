@@ -208,8 +208,9 @@ BUDGETS = {
     # the ranges of the packed ranking key): grows with the longest reference of the batch, not with the batch size;
     # one more for the memory_budget decision (the batch's estimated bytes, read once)
     "METEORScore": 132,
-    # the METEOR 1.5 statistics (see above; PTB-tokenised text is shorter: 107), BLEU's pruned positions (2)
-    "COCOCaptionScores": 110,
+    # the METEOR 1.5 statistics (see above, with its memory_budget read; PTB-tokenised text is shorter), BLEU's
+    # pruned positions (2)
+    "COCOCaptionScores": 114,
     "CodeBLEUScore": 3,  # the pruned positions of n-gram orders 2-4 (AST and data-flow keys: host sizes)
     "METEORScore(nltk)": 0, "ImageCaptioningScore": 0, "VisualQAScore": 0,  # NLTK-style alignment is host work
     # torchmetrics' input validation (unique of the targets, bounds) and its per-update shape checks
