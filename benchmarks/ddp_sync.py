@@ -2,7 +2,7 @@
 
 Both metrics hold the same float64 state (feature sum, outer-product sum, count, for real and fake). Each rank fills
 it from its own features, then the collectives issued by one ``metric.sync()`` are recorded
-(``tests.helpers.ddp.record_collectives``: bytes each rank receives) and ``sync()`` + ``unsync()`` is timed over a few
+(``testkit.ddp.record_collectives``: bytes each rank receives) and ``sync()`` + ``unsync()`` is timed over a few
 repeats after a barrier. gpumetrics all-reduces each state (received bytes independent of the world size);
 torchmetrics all-gathers each state and sums locally (received bytes = world size × state). CPU/gloo times on this
 2-core machine only show the trend; on NCCL the byte count is what matters.
@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from tests.helpers.ddp import record_collectives, run_ddp_function
+from testkit.ddp import record_collectives, run_ddp_function
 
 WORLD_SIZES = (2, 4)
 LIBRARIES = ("gpumetrics", "torchmetrics")

@@ -155,7 +155,7 @@ def readme_sandbox(tmp_path, monkeypatch):
     from gpumetrics.image import feature_cache
     from gpumetrics.image import weights as weights_mod
     from gpumetrics.image.inception import random_fid_inception_state_dict
-    from tests.helpers.clip_models import TINY_CLIP, save_random_hf_clip
+    from testkit.clip_models import TINY_CLIP, save_random_hf_clip
 
     for name in ("configs", "examples"):
         (tmp_path / name).symlink_to(ROOT / name)

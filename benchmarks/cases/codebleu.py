@@ -8,7 +8,7 @@ import random
 from benchmarks.registry import Contenders, register
 from gpumetrics.functional import codebleu_score
 from gpumetrics.text.codebleu import clear_caches
-from tests.text.codebleu_data import edit_program, humaneval_solutions
+from testkit.codebleu_data import edit_program, humaneval_solutions
 
 _KEYS = ("codebleu", "ngram_match_score", "weighted_ngram_match_score", "syntax_match_score", "dataflow_match_score")
 

@@ -122,7 +122,7 @@ def clip_score_vs_torchmetrics_case(size: int, device: str) -> Contenders:
     from transformers import CLIPModel, CLIPProcessor
 
     from gpumetrics.image.clip_score import CLIPScore
-    from tests.helpers.clip_models import VIT_B_32, TensorFeatures, save_random_hf_clip
+    from testkit.clip_models import VIT_B_32, TensorFeatures, save_random_hf_clip
 
     folder = Path(tempfile.mkdtemp(prefix="gpumetrics_bench_clip_"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)  # ~600 MB of float32 weights

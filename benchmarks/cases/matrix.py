@@ -203,7 +203,7 @@ def _cider(preds: list[str], target: list[list[str]], shape: Shape, device: str)
 def _token_f1(preds: list[str], target: list[list[str]], shape: Shape, device: str) -> Contenders:
     from gpumetrics.functional import token_f1
     from gpumetrics.text.tokenize import answers
-    from tests.helpers import qa_reference
+    from testkit import qa_reference
 
     def ours() -> float:
         answers.squad_tokens.cache_clear()

@@ -7,7 +7,7 @@ import random
 from benchmarks.registry import Contenders, register
 from gpumetrics.functional import meteor_score
 from gpumetrics.text.meteor import jar, tables
-from tests.helpers.text_data import caption_batch
+from testkit.text_data import caption_batch
 
 _N_REFS = 5
 
@@ -112,7 +112,7 @@ def meteor_nltk_case(size: int, device: str) -> Contenders:
 @register("meteor_1.5_long", sizes=(40,), quick_sizes=(8,), repeats=2)
 def meteor_jar_long_case(size: int, device: str) -> Contenders:
     """Very uneven lengths: 100–700-word hypotheses, a shuffled copy and the first half as references."""
-    from tests.helpers.text_data import random_caption
+    from testkit.text_data import random_caption
 
     rng = random.Random(size)
     preds, target = [], []
@@ -129,7 +129,7 @@ def meteor_jar_long_case(size: int, device: str) -> Contenders:
 def meteor_jar_long_pair_case(size: int, device: str) -> Contenders:
     """One pair of ``size`` words each side (concatenated captions: a few hundred distinct words, each repeated), two
     references (another text, a shuffled copy): candidates grow with size², the jar's path copies with size³."""
-    from tests.text.test_meteor_long import long_pairs
+    from testkit.text_data import long_pairs
 
     preds, target = long_pairs(size, size)
     return _against_the_jar(

@@ -9,8 +9,8 @@ from torchmetrics.functional.text import squad as torchmetrics_squad
 from benchmarks.registry import Contenders, register
 from gpumetrics.functional import exact_match, token_f1
 from gpumetrics.text.tokenize import answers
-from tests.helpers import qa_reference
-from tests.helpers.text_data import qa_batch
+from testkit import qa_reference
+from testkit.text_data import qa_batch
 
 
 def _cold(fn):

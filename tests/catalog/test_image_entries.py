@@ -10,7 +10,7 @@ import torch
 
 from gpumetrics.harness.config import ConfigError, parse_config
 from gpumetrics.harness.runner import evaluate
-from tests.helpers.clip_models import TINY_CLIP, save_random_hf_clip
+from testkit.clip_models import TINY_CLIP, save_random_hf_clip
 from tests.helpers.image_files import save_random_images
 
 

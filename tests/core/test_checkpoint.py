@@ -24,7 +24,7 @@ from gpumetrics.core import Metric
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.suites.captioning import ImageCaptioningScore, VisualQAScore
 from gpumetrics.suites.image import ImageGenerationScore
-from tests.helpers.ddp import record_collectives, run_ddp_function
+from testkit.ddp import record_collectives, run_ddp_function
 from tests.helpers.harness import assert_close, check_checkpoint, checkpoint_round_trip
 
 TINY_OPEN_CLIP = {

@@ -3,7 +3,7 @@ import torch
 
 from gpumetrics.core import as_reference_lists, as_text_list, check_choice, check_same_length
 from tests.core.toy_metrics import SumAndCat, sum_and_cat
-from tests.helpers.ddp import record_collectives, run_ddp_function
+from testkit.ddp import record_collectives, run_ddp_function
 from tests.helpers.harness import check_metric
 
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from tests.core.test_host_syncs import BUDGETS, _cases
-from tests.helpers.ddp import run_ddp_function
+from testkit.ddp import run_ddp_function
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 ROOT = Path(__file__).resolve().parents[2]

@@ -374,7 +374,7 @@ def _resume_with_a_lagging_rank(rank: int, config_path: str, folder: str) -> tup
 
 @pytest.mark.ddp
 def test_processes_resume_from_the_furthest_one_when_their_checkpoints_differ(tmp_path):
-    from tests.helpers.ddp import run_ddp_function
+    from testkit.ddp import run_ddp_function
 
     config = _config(tmp_path, n=240)
     results = run_ddp_function(_resume_with_a_lagging_rank, str(config), str(tmp_path))

@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
-from tests.helpers.ddp import run_ddp_scenarios
+from testkit.ddp import run_ddp_scenarios
 
 Batch = tuple
 

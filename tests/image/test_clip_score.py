@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from gpumetrics.image.clip_score import CLIPScore, clip_score
-from tests.helpers.clip_models import TINY_CLIP, TensorFeatures, save_random_hf_clip
+from testkit.clip_models import TINY_CLIP, TensorFeatures, save_random_hf_clip
 from tests.helpers.harness import check_metric
 
 TINY_OPEN_CLIP = {

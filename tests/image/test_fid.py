@@ -15,7 +15,7 @@ import pytorch_fid.inception as pfi
 from pytorch_fid.fid_score import calculate_fid_given_paths, calculate_frechet_distance
 from gpumetrics.image.fid import FrechetInceptionDistance, feature_statistics, frechet_distance
 from gpumetrics.image.inception import FIDInceptionV3
-from tests.helpers.ddp import record_collectives, run_ddp_function
+from testkit.ddp import record_collectives, run_ddp_function
 from tests.helpers.harness import check_metric
 
 DIMS = 12

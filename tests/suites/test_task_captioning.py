@@ -19,7 +19,7 @@ from gpumetrics.harness.config import ConfigError, load_config, parse_config
 from gpumetrics.harness.records import DataError
 from gpumetrics.harness.runner import TaskError, evaluate
 from gpumetrics.text.meteor.synonyms import NoSynonyms
-from tests.helpers.clip_models import TINY_CLIP, save_random_hf_clip
+from testkit.clip_models import TINY_CLIP, save_random_hf_clip
 
 #: the provider is asked about stems: Snowball Russian "кот" → "кот", "кошка" → "кошк"
 SYNONYMS = {"кот": ["кошк"], "машин": ["автомобил"], "кошка": ["кот"]}

@@ -19,7 +19,7 @@ from gpumetrics.catalog import get_metric
 from gpumetrics.text.tokenize import SacreBleuTokenizer, get_tokenizer
 from gpumetrics.text.tokenize.sacrebleu import SEPARATOR_CANDIDATES, is_sacrebleu_chinese_char
 from tests.helpers.harness import assert_close, check_metric
-from tests.helpers.text_data import WORDS, qa_batch
+from testkit.text_data import WORDS, qa_batch
 
 logging.getLogger("sacrebleu").setLevel(logging.ERROR)  # "lines end in a tokenized period" / effective order hints
 

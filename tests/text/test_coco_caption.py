@@ -19,7 +19,7 @@ from gpumetrics.harness.records import read_coco
 from gpumetrics.text.coco import COCO_KEYS
 from gpumetrics.text.tokenize.ptb import coco_ptb_strings
 from tests.helpers.harness import assert_close, check_metric
-from tests.helpers.text_data import random_caption
+from testkit.text_data import random_caption
 
 import pycocoevalcap  # noqa: F401  (the reference is a test dependency: never skipped)
 

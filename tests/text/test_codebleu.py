@@ -20,7 +20,7 @@ from gpumetrics.text.codebleu import LANGUAGES, parsing
 from gpumetrics.text.codebleu.keywords import KEYWORDS
 from gpumetrics.text.codebleu.ngram import ngram_statistics
 from tests.helpers.harness import check_metric
-from tests.text.codebleu_data import SNIPPETS, edit_program, edit_snippet, humaneval_solutions
+from testkit.codebleu_data import SNIPPETS, edit_program, edit_snippet, humaneval_solutions
 
 codebleu = pytest.importorskip("codebleu")
 

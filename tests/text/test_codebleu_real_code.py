@@ -20,7 +20,7 @@ import pytest
 
 from gpumetrics.functional import codebleu_score
 from gpumetrics.text.codebleu import CodeBLEUScore, clear_caches
-from tests.text.codebleu_data import STDLIB_MODULES, edit_program, stdlib_functions
+from testkit.codebleu_data import STDLIB_MODULES, edit_program, stdlib_functions
 
 codebleu = pytest.importorskip("codebleu")
 pytest.importorskip("tree_sitter")

@@ -15,7 +15,7 @@ import gpumetrics
 from gpumetrics.functional import char_error_rate, edit_distance, normalized_edit_similarity, word_error_rate
 from gpumetrics.catalog import get_metric
 from tests.helpers.harness import assert_close, check_metric
-from tests.helpers.text_data import random_text, related_text
+from testkit.text_data import random_text, related_text
 
 SIZES = [7, 0, 1, 29, 12]  # includes an empty and a single-sample batch
 SPECIAL = ["", "a", "é", "e\u0301", "🐈\u200d⬛", "猫", "Ёж"]

@@ -22,7 +22,7 @@ from gpumetrics.text.meteor.jar import split_references
 from gpumetrics.text.tokenize.meteor import meteor_jar
 from tests.helpers.harness import assert_close, check_metric
 from tests.helpers.meteor_jar import jar_file, pycocoevalcap_meteor, stdio_meteor
-from tests.helpers.text_data import caption_batch
+from testkit.text_data import caption_batch
 
 
 @pytest.fixture(scope="module", autouse=True)

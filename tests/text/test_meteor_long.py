@@ -22,7 +22,7 @@ from gpumetrics.functional import meteor_score
 from gpumetrics.text.meteor import jar, tables
 from tests.helpers.harness import assert_close
 from tests.helpers.meteor_jar import pycocoevalcap_meteor
-from tests.helpers.text_data import random_caption
+from testkit.text_data import long_pairs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,20 +30,6 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module", autouse=True)
 def _tables():
     tables.paraphrase_table()
-
-
-def long_text(rng: random.Random, words: int) -> str:
-    """``words`` words of concatenated COCO-like captions (a vocabulary of a few hundred words, heavily repeated)."""
-    out: list[str] = []
-    while len(out) < words:
-        out += random_caption(rng).replace("|||", "").split()
-    return " ".join(out[:words])
-
-
-def long_pairs(seed: int, words: int, count: int = 1) -> tuple[list[str], list[list[str]]]:
-    rng = random.Random(seed)
-    preds = [long_text(rng, words) for _ in range(count)]
-    return preds, [[long_text(rng, words), " ".join(rng.sample(p.split(), len(p.split())))] for p in preds]
 
 
 def _check_against_jar(preds, target, **options):

@@ -7,9 +7,9 @@ from torchmetrics.functional.text import squad as torchmetrics_squad
 import gpumetrics
 from gpumetrics.functional import exact_match, string_accuracy, token_f1
 from gpumetrics.text.tokenize.answers import squad_tokens
-from tests.helpers import qa_reference as ref
+from testkit import qa_reference as ref
 from tests.helpers.harness import assert_close, check_metric
-from tests.helpers.text_data import qa_batch, qa_batches
+from testkit.text_data import qa_batch, qa_batches
 
 SIZES = [5, 0, 1, 23, 11]  # includes an empty and a single-sample batch
 

@@ -16,7 +16,7 @@ from gpumetrics.functional import rouge_score
 from gpumetrics.catalog import get_metric
 from gpumetrics.text.tokenize import get_tokenizer
 from tests.helpers.harness import assert_close, check_metric
-from tests.helpers.text_data import WORDS as UNICODE_WORDS
+from testkit.text_data import WORDS as UNICODE_WORDS
 
 ASCII_WORDS = [
     "the", "The", "cat", "cats", "dog", "dogs", "sat", "sitting", "on", "mat", "is", "a", "an", "running", "runs",

@@ -107,3 +107,17 @@ def caption_batch(rng: random.Random, size: int, references: int = 5) -> tuple[l
         preds.append(refs[0] if rng.random() < 0.05 else random_caption(rng))
         target.append(refs)
     return preds, target
+
+
+def long_text(rng: random.Random, words: int) -> str:
+    """``words`` words of concatenated COCO-like captions (a vocabulary of a few hundred words, heavily repeated)."""
+    out: list[str] = []
+    while len(out) < words:
+        out += random_caption(rng).replace("|||", "").split()
+    return " ".join(out[:words])
+
+
+def long_pairs(seed: int, words: int, count: int = 1) -> tuple[list[str], list[list[str]]]:
+    rng = random.Random(seed)
+    preds = [long_text(rng, words) for _ in range(count)]
+    return preds, [[long_text(rng, words), " ".join(rng.sample(p.split(), len(p.split())))] for p in preds]

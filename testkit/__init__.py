@@ -1,0 +1,6 @@
+"""Shared by tests/ and benchmarks/ (never shipped): data generators, reference implementations and the DDP runner.
+
+``text_data`` (seeded text batches), ``qa_reference`` (the SQuAD / AIJ formulas in plain Python), ``clip_models``
+(random-weight CLIP checkpoints), ``codebleu_data`` (HumanEval programs and their edits), ``ddp`` (real 2-process gloo
+runs). Benchmarks import from here, never from ``tests``.
+"""
