@@ -355,10 +355,19 @@ def read_id_object(path: Path | str) -> list[Record]:
         raise _not_found(path) from None
     except UnicodeDecodeError:
         head = ""  # read_records names the line
+    generic = ("a file of {\"id\", …} records: the suites read the organisers' files (docs/metrics/suites.md); score "
+               "generic records with a `metric:` task instead")
     if head and head != "{":
         raise DataError(path, 1, "the official format is one JSON object {id: value, …}, got "
-                                 f"{'an array' if head == '[' else 'another JSON value'}")
-    return read_records(path, "value")
+                                 f"{'an array (' + generic + ')' if head == '[' else 'another JSON value'}")
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        raise DataError(path, 1, f"the official format is one JSON object {{id: value, …}}, got JSON Lines — {generic}")
+    try:
+        return read_records(path, "value")
+    except DataError as err:
+        if "no 'value' key" not in str(err):
+            raise
+        raise DataError(path, err.line, f"the official format is one JSON object {{id: value, …}}, got {generic}") from None
 
 
 def check_text_value(path: Path, record_id: str, line: int, value: Any, is_references: bool) -> Any:

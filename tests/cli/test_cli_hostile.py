@@ -177,3 +177,18 @@ def test_results_table_prints_whole_signatures(tmp_path, capsys):
         assert "…" not in text
         if width == 400:
             assert signature in text
+
+
+@pytest.mark.parametrize("name, text", [
+    ("gold.jsonl", '{"id": 1, "references": ["a"]}\n'),
+    ("gold.json", '[{"id": 1, "references": ["a"]}]'),
+])
+def test_a_suite_given_generic_records_says_it_reads_the_organisers_format(tmp_path, capsys, name, text):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "pred.json").write_text('{"1": [{"type": "text", "content": "a"}]}', encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"suite: aij2022\ntasks:\n  - {{name: TextQA, references: {name}, predictions: pred.json}}\n",
+                      encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and f"{name}:1: the official format is one JSON object" in err
+    assert "`metric:` task" in err and "'value'" not in err
