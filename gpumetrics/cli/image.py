@@ -34,7 +34,7 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from gpumetrics.cli.options import positive_int
+from gpumetrics.cli.options import non_negative_int, positive_int
 from gpumetrics.cli.outputs import check_output
 from gpumetrics.cli.progress import add_progress_argument, progress_bars
 
@@ -48,17 +48,6 @@ def _device(name: Optional[str]):
     if name is None:
         name = "cuda" if torch.cuda.is_available() else "cpu"
     return check_device(name, "--device")
-
-
-def non_negative_int(text: str) -> int:
-    """argparse type: an integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
 
 
 def _pipeline_options(args: argparse.Namespace, device) -> dict:

@@ -16,12 +16,22 @@ def console(stderr: bool = False):
     return out
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (shared by every subcommand)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+def _int_at_least(minimum: int, what: str):
+    """argparse type: an integer ``>= minimum``; ``what`` names it in the error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+        return value
+
+    parse.__name__ = parse.__qualname__ = what.replace(" ", "_")  # argparse names the type in some errors
+    return parse
+
+
+#: argparse types shared by every subcommand
+positive_int = _int_at_least(1, "a positive integer")
+non_negative_int = _int_at_least(0, "an integer >= 0")
