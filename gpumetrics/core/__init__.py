@@ -22,6 +22,8 @@ _EXPORTS = {
     "intra_op_threads": "gpumetrics.core.threads",
     "single_threaded": "gpumetrics.core.threads",
     "format_signature": "gpumetrics.core.signature",
+    "upload": "gpumetrics.core.transfer",
+    "upload_all": "gpumetrics.core.transfer",
     "library_version": "gpumetrics.core.signature",
 }
 
@@ -48,6 +50,8 @@ __all__ = [
     "reduce_scores",
     "replicated",
     "single_threaded",
+    "upload",
+    "upload_all",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -63,3 +67,4 @@ if TYPE_CHECKING:  # static type checkers and IDEs see the names; nothing is imp
     from gpumetrics.core.per_sample import REDUCTIONS, PerSampleScore, keep_sample_dim, mean_score, reduce_scores
     from gpumetrics.core.signature import format_signature, library_version
     from gpumetrics.core.threads import intra_op_threads, single_threaded
+    from gpumetrics.core.transfer import upload, upload_all

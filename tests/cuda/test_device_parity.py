@@ -33,6 +33,11 @@ FLOAT32_CASES = ("FrechetInception", "KernelInception", "CLIPScore", "ImageGener
 TEXT = (["the cat sat on the mat", "Кошка спит", "", "a dog 🙂 runs"],
         [["a cat sat on a mat", "the cat"], ["кошка спит дома"], [""], ["dogs run"]])
 FLAT_TEXT = (TEXT[0], [refs[0] for refs in TEXT[1]])
+#: every text metric's ``update`` makes at most this many host syncs on CUDA (uploads go through core.transfer)
+TEXT_SYNC_BUDGET = 10
+TEXT_METRICS = ("TokenF1", "ExactMatch", "StringAccuracy", "VQAAccuracy", "EditDistance", "CharErrorRate",
+                "WordErrorRate", "NormalizedEditSimilarity", "BLEUScore", "ROUGEScore", "CIDErScore", "METEORScore",
+                "COCOCaptionScores", "CodeBLEUScore", "WordMoversDistance")
 
 
 def _boxes(n: int, seed: int) -> torch.Tensor:
@@ -227,4 +232,24 @@ def test_cuda_host_syncs_per_update_do_not_grow_with_the_batch(module_cases, nam
     small, large = _cuda_syncs(make, samples), _cuda_syncs(make, _tiled(samples, 4))
     print(f"\n{name}: {small} CUDA host syncs per update")
     assert small == large, f"{name}: {small} syncs for {B} samples, {large} for {4 * B}"
+    if name.startswith(TEXT_METRICS):
+        assert small <= TEXT_SYNC_BUDGET, f"{name}: {small} CUDA host syncs per update, budget {TEXT_SYNC_BUDGET}"
+
+
+@pytest.mark.cuda
+@needs_cuda
+def test_upload_does_not_synchronise():
+    from gpumetrics.core.transfer import upload, upload_all
+
+    busy = torch.randn(2048, 2048, device="cuda")
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        busy @ busy  # queued work the uploads must not wait for
+        one = upload(torch.arange(1000), "cuda")
+        parts = upload_all([torch.arange(3), torch.ones(2, 2, dtype=torch.int64)], "cuda")
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    assert one.device.type == "cuda" and one.sum().item() == 499500
+    assert parts[1].tolist() == [[1, 1], [1, 1]]
 
