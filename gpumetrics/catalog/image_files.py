@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from gpumetrics.core import Metric, check_positive_int
 from gpumetrics.harness.registry import resolve
@@ -48,17 +48,25 @@ class _ImageFileScore(Metric):
         pairing: ``"sets"`` or ``"captions"`` (module docstring).
         image_root: folder relative image paths resolve against.
         batch_size: images read per model call.
-        **options: the image metric's own options.
+        workers: decoding processes (``None``: from the core count; ``0``: this process) — values do not depend on it.
+        decode: ``"pil"`` (parity pixels) or ``"nvjpeg"`` (JPEGs decoded on the metric's CUDA device; recorded in the
+            signature). See :func:`gpumetrics.image.io.same_size_batches`.
+        **options: the image metric's own options (``speed_mode`` among them).
     """
 
     full_state_update = False
 
-    def __init__(self, metric: str, pairing: str, image_root: str = ".", batch_size: int = 32, **options: Any) -> None:
+    def __init__(self, metric: str, pairing: str, image_root: str = ".", batch_size: int = 32,
+                 workers: Optional[int] = None, decode: str = "pil", **options: Any) -> None:
+        from gpumetrics.image.io import check_reading_options
+
         if pairing not in PAIRINGS:
             raise ValueError(f"`pairing` must be one of {', '.join(PAIRINGS)}, got {pairing!r}")
         check_positive_int(batch_size, "batch_size")
+        check_reading_options(workers, decode)
         super().__init__()
         self.pairing, self.image_root, self.batch_size = pairing, Path(image_root), batch_size
+        self.workers, self.decode = workers, decode
         self.inner = resolve(metric)(**options)
         self.signature_name = getattr(self.inner, "signature_name", "")
 
@@ -68,16 +76,20 @@ class _ImageFileScore(Metric):
 
         generated = _paths(self.image_root, predictions, "prediction")
         device = next((t.device for t in self.inner.buffers()), self.device)
+
+        def batches(files: list[Path]):
+            return same_size_batches(files, self.batch_size, workers=self.workers, decode=self.decode, device=device)
+
         if self.pairing == "captions":
             captions = [refs[0] if isinstance(refs, list) else refs for refs in references]
-            for indices, images in same_size_batches(generated, self.batch_size):
-                self.inner.update(images.to(device), [captions[i] for i in indices])
+            for indices, images in batches(generated):
+                self.inner.update(images, [captions[i] for i in indices])
             return
         real = _paths(self.image_root, [path for refs in references for path in (refs if isinstance(refs, list) else [refs])],
                       "reference")
         for side, files in ((False, generated), (True, real)):
-            for _, images in same_size_batches(files, self.batch_size):
-                self.inner.update(images.to(device), real=side)
+            for _, images in batches(files):
+                self.inner.update(images, real=side)
 
     def compute(self) -> Any:
         with warnings.catch_warnings():
@@ -92,15 +104,22 @@ class _ImageFileScore(Metric):
         self.inner.reset()
 
     def signature(self) -> str:
-        return self.inner.signature()
+        if self.decode == "pil":
+            return self.inner.signature()
+        head, version = self.inner.signature().rsplit("|", 1)
+        return f"{head}|decode:{self.decode}|{version}"
 
 
 def image_file_options(metric: str) -> Callable[..., None]:
     """``TaskMetric.check_options`` of an image-file entry: the options bound to the image metric's signature (and
     ``image_root``/``batch_size``), no model loaded."""
 
-    def check(image_root: Any = ".", batch_size: Any = 32, **options: Any) -> None:
+    def check(image_root: Any = ".", batch_size: Any = 32, workers: Any = None, decode: Any = "pil",
+              **options: Any) -> None:
+        from gpumetrics.image.io import check_reading_options
+
         check_positive_int(batch_size, "batch_size")
+        check_reading_options(workers, decode)
         if not isinstance(image_root, str):
             raise TypeError(f"`image_root` must be a path, got {image_root!r}")
         parameters = inspect.signature(resolve(metric).__init__).parameters

@@ -197,7 +197,8 @@ ENTRIES: tuple[TaskMetric, ...] = (
                     "ones (references: image paths), paths relative to image_root — docs/metrics/image.md",
         empty_prediction=None, higher_is_better=False, path_options={"image_root": ".", "weights": None},
         options={"image_root": ".", "batch_size": 32, "feature": 2048, "weights": None, "resize": "pytorch-fid",
-                 "reset_real_features": True, "download": None, "speed_mode": None},
+                 "reset_real_features": True, "download": None, "speed_mode": None, "workers": None,
+                 "decode": "pil"},
     ),
     TaskMetric(
         name="kid", factory=f"{_FACTORIES}:kid_files", check_options=f"{_FACTORIES}:check_kid_files",
@@ -207,7 +208,8 @@ ENTRIES: tuple[TaskMetric, ...] = (
         path_options={"image_root": ".", "weights": None},
         options={"image_root": ".", "batch_size": 32, "feature": 2048, "weights": None, "resize": "pytorch-fid",
                  "subsets": 100, "subset_size": 1000, "degree": 3, "gamma": None, "coef": 1.0, "seed": 42,
-                 "canonical_order": True, "reset_real_features": True, "download": None, "speed_mode": None},
+                 "canonical_order": True, "reset_real_features": True, "download": None, "speed_mode": None,
+                 "workers": None, "decode": "pil"},
     ),
     TaskMetric(
         name="clip_score", factory=f"{_FACTORIES}:clip_score_files", check_options=f"{_FACTORIES}:check_clip_score_files",
@@ -216,6 +218,6 @@ ENTRIES: tuple[TaskMetric, ...] = (
         empty_prediction=None, higher_is_better=True, path_options={"image_root": "."},
         options={"image_root": ".", "batch_size": 32, "backend": "hf", "model_name": "openai/clip-vit-base-patch32",
                  "pretrained": None, "scale": 100.0, "seed": 0, "download": False, "reduction": "mean",
-                 "clamp": True, "templates": None, "speed_mode": None},
+                 "clamp": True, "templates": None, "speed_mode": None, "workers": None, "decode": "pil"},
     ),
 )

@@ -147,6 +147,19 @@ def _decode_jpegs_on(
     return [([i for i, _ in items], torch.stack([image for _, image in items])) for items in groups.values()]
 
 
+def check_reading_options(workers: object, decode: object) -> None:
+    """The checks of the image-reading options every image-file metric takes (``workers``, ``decode``); raises
+    ``ValueError`` naming the option."""
+    check_workers(workers)
+    check_choice(decode, "decode", DECODERS)
+
+
+def decode_signature(decode: str) -> dict[str, str]:
+    """The signature field of a decoder: nothing for PIL (the parity pixels), ``{"decode": "nvjpeg"}`` otherwise (its
+    pixels differ from PIL's, so scores are not comparable)."""
+    return {} if decode == "pil" else {"decode": decode}
+
+
 def same_size_batches(
     paths: Sequence[Union[str, Path]],
     batch_size: int,
@@ -191,6 +204,7 @@ def same_size_batches(
     chunks = _Chunks(paths, batch_size, raw_jpegs=decode == "nvjpeg")
     if len(chunks) < 2:
         workers = 0  # one chunk: nothing to overlap, and starting processes costs more than it saves
+    workers = min(workers, len(chunks))  # a process per chunk at most: more would start and sit idle
     if workers:
         loader: Iterable = torch.utils.data.DataLoader(
             chunks, batch_size=None, shuffle=False, num_workers=workers,

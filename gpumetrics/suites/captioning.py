@@ -44,7 +44,7 @@ from torch import Tensor
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_reference_lists, as_text_list, check_same_length
-from gpumetrics.image.io import same_size_batches
+from gpumetrics.image.io import decode_signature, same_size_batches
 from gpumetrics.suites.image import (
     add_failed_clip_samples, build_task_clip, check_image_file_options, check_task_clip_options, image_paths_under_root,
     split_missing_images,
@@ -124,6 +124,10 @@ class CaptionImageScore(Metric):
             script's ruCLIP ``try/except``): a sample without an image (``None`` or no such file) scores CLIP 0.
         clip_clamp, clip_templates: ``CLIPScore``'s ``clamp`` (default True: each cosine clamped at 0) and
             ``templates`` (default None); the ``aij2022`` suite sets False and ``"ruclip"``, as the organisers' term.
+        workers, decode: how the image files are read (``gpumetrics.image.io.same_size_batches``): decoding
+            processes (``None``: from the core count) and ``"pil"`` / ``"nvjpeg"`` (recorded in the signature).
+        clip_speed_mode: the CLIP encoders' precision (``None``: true float32, the parity path; ``"tf32"``,
+            ``"bf16"``, ``"fp16"``), recorded in the signature.
         kwargs: torchmetrics ``Metric`` options.
 
     States: those of the child metrics ``meteor`` (:class:`~gpumetrics.METEORScore`, per-sample sum and count) and
@@ -154,21 +158,25 @@ class CaptionImageScore(Metric):
         missing_image: str = "error",
         clip_clamp: bool = True,
         clip_templates: Optional[Any] = None,
+        workers: Optional[int] = None,
+        decode: str = "pil",
+        clip_speed_mode: Optional[str] = None,
         **kwargs: Any,
     ) -> None:
         if self.variant not in METEOR_MODES:
             raise TypeError(f"{type(self).__name__} has no variant; use ImageCaptioningScore or VisualQAScore")
         self._check(image_root, synonyms, clip_backend, clip_model, clip_pretrained, batch_size, allow_outside_root,
-                    missing_image, clip_clamp, clip_templates)
+                    missing_image, clip_clamp, clip_templates, workers, decode, clip_speed_mode)
         super().__init__(**kwargs)
         self.image_root = Path(image_root)
         self.allow_outside_root = allow_outside_root
         self.missing_image = missing_image
-        self.batch_size = batch_size
+        self.batch_size, self.workers, self.decode = batch_size, workers, decode
         # resolved once (before CLIP loads, so that a missing RuWordNet fails first): one provider and one cache
         provider = _default_synonyms() if synonyms is None else as_synonym_provider(synonyms, "synonyms")
         self.meteor = METEORScore(mode=METEOR_MODES[self.variant], reduction="corpus", synonyms=provider)
-        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates)
+        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates,
+                                    clip_speed_mode)
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
@@ -178,13 +186,15 @@ class CaptionImageScore(Metric):
     @staticmethod
     def _check(image_root: Any, synonyms: Any, clip_backend: Any, clip_model: Any, clip_pretrained: Any,
                batch_size: Any, allow_outside_root: Any, missing_image: Any = "error", clip_clamp: Any = True,
-               clip_templates: Any = None) -> None:
-        check_image_file_options(image_root, allow_outside_root, batch_size, missing_image)
+               clip_templates: Any = None, workers: Any = None, decode: Any = "pil",
+               clip_speed_mode: Any = None) -> None:
+        check_image_file_options(image_root, allow_outside_root, batch_size, missing_image, workers, decode)
         _check_synonyms(synonyms)
-        check_task_clip_options(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates)
+        check_task_clip_options(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates, clip_speed_mode)
 
     def _signature_fields(self) -> dict[str, Any]:
-        fields = {"meteor": self.meteor.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0]}
+        fields = {"meteor": self.meteor.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0],
+                  **decode_signature(self.decode)}
         if self.allow_outside_root:
             fields["images"] = "outside-root-allowed"
         if self.missing_image == "zero":
@@ -214,8 +224,9 @@ class CaptionImageScore(Metric):
         kept, names = split_missing_images(images, self.image_root, self.missing_image)
         paths = image_paths_under_root(names, self.image_root, self.allow_outside_root)
         device = self.clip.score_sum.device
-        for indices, batch in same_size_batches(paths, self.batch_size):
-            self.clip.update(batch.to(device), [preds[kept[i]] for i in indices])
+        for indices, batch in same_size_batches(paths, self.batch_size, workers=self.workers, decode=self.decode,
+                                                device=device):
+            self.clip.update(batch, [preds[kept[i]] for i in indices])
         add_failed_clip_samples(self.clip, len(preds) - len(kept))
         self.meteor.update(preds, target)
 

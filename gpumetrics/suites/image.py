@@ -25,8 +25,9 @@ from gpumetrics.core.progress import ProgressFn
 from gpumetrics.image.feature_cache import FeatureCache
 from gpumetrics.image.features import check_extractor_options
 from gpumetrics.image.fid import FrechetInceptionDistance
+from gpumetrics.image.precision import PRECISIONS, parse_speed_mode
 from gpumetrics.image.image_files import add_image_files
-from gpumetrics.image.io import list_images, same_size_batches
+from gpumetrics.image.io import check_reading_options, decode_signature, list_images, same_size_batches
 from gpumetrics.harness.registry import init_options
 
 
@@ -48,22 +49,26 @@ MISSING_IMAGE = ("error", "zero")
 
 
 def build_task_clip(
-    backend: str, model: str, pretrained: Optional[str], clamp: bool = True, templates: Optional[Any] = None
+    backend: str, model: str, pretrained: Optional[str], clamp: bool = True, templates: Optional[Any] = None,
+    speed_mode: Optional[str] = None,
 ) -> CLIPScore:
-    """The CLIP term of the AIJ-2022 image tasks: ``CLIPScore`` with ``scale=1``, ``clamp`` and ``templates``.
+    """The CLIP term of the AIJ-2022 image tasks: ``CLIPScore`` with ``scale=1``, ``clamp``, ``templates`` and
+    ``speed_mode`` (the encoders' precision; ``None``: true float32, the parity path).
 
     The organisers' term (what the ``aij2022`` suite sets) is ruCLIP ``ruclip-vit-large-patch14-336`` —
     ``backend="ruclip"`` with ``model`` = a local checkpoint folder — unclamped (``clamp=False``), the text feature
     averaged over ruclip ``Predictor``'s prompt templates (``templates="ruclip"``). hf / open_clip models take the
     same options (the tests use random-weight ones).
     """
-    return CLIPScore(backend, model, pretrained, scale=1.0, clamp=clamp, templates=templates)
+    return CLIPScore(backend, model, pretrained, scale=1.0, clamp=clamp, templates=templates, speed_mode=speed_mode)
 
 
-def check_task_clip_options(backend: Any, model: Any, pretrained: Any, clamp: Any, templates: Any) -> None:
+def check_task_clip_options(backend: Any, model: Any, pretrained: Any, clamp: Any, templates: Any,
+                            speed_mode: Any = None) -> None:
     """The checks of :func:`build_task_clip`'s options that need no model (the image tasks' ``clip_*`` options)."""
     if not isinstance(clamp, bool):
         raise TypeError(f"`clip_clamp` must be a bool, got {type(clamp).__name__}")
+    parse_speed_mode(speed_mode, "clip_speed_mode", PRECISIONS)  # the encoders take a precision, no layout
     check_clip_options(backend, model, pretrained, templates=templates)
 
 
@@ -74,10 +79,12 @@ def add_failed_clip_samples(clip: CLIPScore, count: int) -> None:
         clip._accumulate(torch.zeros(count, dtype=torch.float64))
 
 
-def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_size: Any, missing_image: Any = "error") -> None:
+def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_size: Any, missing_image: Any = "error",
+                             workers: Any = None, decode: Any = "pil") -> None:
     """The options every task metric on image files shares: ``image_root`` a path, ``allow_outside_root`` a bool,
-    ``batch_size`` a positive int, ``missing_image`` ``"error"`` or ``"zero"``. Raises ``TypeError``/``ValueError``
-    naming the option."""
+    ``batch_size`` a positive int, ``missing_image`` ``"error"`` or ``"zero"``, ``workers`` and ``decode`` (see
+    :func:`gpumetrics.image.io.same_size_batches`). Raises ``TypeError``/``ValueError`` naming the option."""
+    check_reading_options(workers, decode)
     if missing_image not in MISSING_IMAGE:
         raise ValueError(f"`missing_image` must be one of {', '.join(MISSING_IMAGE)}, got {missing_image!r}")
     if not isinstance(allow_outside_root, bool):
@@ -151,6 +158,12 @@ class ImageGenerationScore(Metric):
             script): a sample without an image (``None`` or no such file) scores CLIP 0 and is left out of FID.
         clip_clamp, clip_templates: ``CLIPScore``'s ``clamp`` (default True: each cosine clamped at 0) and
             ``templates`` (default None); the ``aij2022`` suite sets False and ``"ruclip"``, as the organisers' term.
+        workers: processes decoding the image files (``None``: from the core count; 0: this process); the values do
+            not depend on it.
+        decode: ``"pil"`` (default, pytorch-fid's pixels) or ``"nvjpeg"`` (JPEGs decoded on the metric's CUDA device;
+            other formats as PIL; recorded in the signature) — docs/gpu.md.
+        fid_speed_mode, clip_speed_mode: the Inception and CLIP precision policies (``None``: true float32, the
+            parity path; see ``FrechetInceptionDistance`` and ``CLIPScore``), recorded in the signature.
         cache_dir: folder of the reference feature cache (:mod:`gpumetrics.image.feature_cache`); default None:
             ``$GPUMETRICS_HOME/features``, else ``~/.cache/gpumetrics/features``. A folder of real images is read
             through Inception once per content, extractor and batch size; later runs read its FID states from there.
@@ -180,21 +193,28 @@ class ImageGenerationScore(Metric):
         clip_templates: Optional[Any] = None,
         cache_dir: Optional[str] = None,
         no_cache: bool = False,
+        workers: Optional[int] = None,
+        decode: str = "pil",
+        fid_speed_mode: Optional[str] = None,
+        clip_speed_mode: Optional[str] = None,
         **kwargs: Any,
     ) -> None:
         self._check(real, image_root, fid_feature, inception_weights, resize, clip_backend, clip_model, clip_pretrained,
-                    batch_size, allow_outside_root, missing_image, clip_clamp, clip_templates, cache_dir, no_cache)
+                    batch_size, allow_outside_root, missing_image, clip_clamp, clip_templates, cache_dir, no_cache,
+                    workers, decode, fid_speed_mode, clip_speed_mode)
         super().__init__(**kwargs)
         self.allow_outside_root = allow_outside_root
         self.missing_image = missing_image
         self.real = Path(real)
         self.image_root = Path(image_root)
-        self.batch_size = batch_size
+        self.batch_size, self.workers, self.decode = batch_size, workers, decode
         self.cache = None if no_cache else FeatureCache(cache_dir)
         self.fid = FrechetInceptionDistance(
-            feature=fid_feature, weights=inception_weights, resize=resize, reset_real_features=False
+            feature=fid_feature, weights=inception_weights, resize=resize, reset_real_features=False,
+            speed_mode=fid_speed_mode,
         )
-        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates)
+        self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates,
+                                    clip_speed_mode)
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
@@ -205,8 +225,9 @@ class ImageGenerationScore(Metric):
     def _check(real: Any, image_root: Any, fid_feature: Any, inception_weights: Any, resize: Any, clip_backend: Any,
                clip_model: Any, clip_pretrained: Any, batch_size: Any, allow_outside_root: Any,
                missing_image: Any = "error", clip_clamp: Any = True,
-               clip_templates: Any = None, cache_dir: Any = None, no_cache: Any = False) -> None:
-        check_image_file_options(image_root, allow_outside_root, batch_size, missing_image)
+               clip_templates: Any = None, cache_dir: Any = None, no_cache: Any = False, workers: Any = None,
+               decode: Any = "pil", fid_speed_mode: Any = None, clip_speed_mode: Any = None) -> None:
+        check_image_file_options(image_root, allow_outside_root, batch_size, missing_image, workers, decode)
         if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
             raise TypeError(f"`cache_dir` must be a path or None, got {type(cache_dir).__name__}")
         if not isinstance(no_cache, bool):
@@ -214,7 +235,8 @@ class ImageGenerationScore(Metric):
         if not isinstance(real, (str, os.PathLike)) or not Path(real).exists():
             raise ValueError(f"`real` must be a folder of images or an .npz statistics file; '{real}' does not exist")
         check_extractor_options(fid_feature, inception_weights, resize)
-        check_task_clip_options(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates)
+        parse_speed_mode(fid_speed_mode, "fid_speed_mode")
+        check_task_clip_options(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates, clip_speed_mode)
 
     @property
     def _real_loaded(self) -> bool:
@@ -222,7 +244,8 @@ class ImageGenerationScore(Metric):
         return int(self.fid.real_count) > 0 or self.fid.real_loaded_mu.numel() > 0
 
     def _signature_fields(self) -> dict[str, Any]:
-        fields = {"fid": self.fid.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0]}
+        fields = {"fid": self.fid.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0],
+                  **decode_signature(self.decode)}
         if self.allow_outside_root:
             fields["images"] = "outside-root-allowed"
         if self.missing_image == "zero":
@@ -246,7 +269,8 @@ class ImageGenerationScore(Metric):
             # rank caches its own share: the key holds the files it read)
             files = files[torch.distributed.get_rank() :: torch.distributed.get_world_size()]
         add_image_files(self.fid, files, True, self.batch_size, self.fid.real_sum.device, cache=self.cache,
-                        root=self.real, progress=progress, phase="real images")
+                        root=self.real, progress=progress, phase="real images", workers=self.workers,
+                        decode=self.decode)
 
     def update(self, images: Sequence[Optional[str]], captions: Union[str, Sequence[str]]) -> None:
         """Add ``B`` generated images (file paths, relative to ``image_root``; ``None`` for none with
@@ -256,8 +280,8 @@ class ImageGenerationScore(Metric):
         kept, names = split_missing_images(images, self.image_root, self.missing_image)
         paths = image_paths_under_root(names, self.image_root, self.allow_outside_root)
         device = self.fid.real_sum.device
-        for indices, batch in same_size_batches(paths, self.batch_size):
-            batch = batch.to(device)
+        for indices, batch in same_size_batches(paths, self.batch_size, workers=self.workers, decode=self.decode,
+                                                device=device):
             self.fid.update(batch, real=False)
             self.clip.update(batch, [captions[kept[i]] for i in indices])
         add_failed_clip_samples(self.clip, len(captions) - len(kept))

@@ -84,3 +84,33 @@ def test_image_entries_check_options_without_loading_a_model(tmp_path, image_pai
         _records(tmp_path, {0: "fake/nope.png"}, {0: ["real/0.png"]})
         _run(tmp_path, "fid", {"feature": 64, "weights": "random"})
     assert torch.is_tensor(image_pairs[0])
+
+
+def test_fid_entry_reads_with_workers_to_the_same_bits(tmp_path, image_pairs):
+    """The task's reading options: decoding processes change nothing; they are not in the signature."""
+    # one image per chunk: each update of 2 records reads 2 chunks, so 2 processes start
+    serial = _run(tmp_path, "fid", {"feature": 64, "weights": "random", "batch_size": 1, "workers": 0})
+    parallel = _run(tmp_path, "fid", {"feature": 64, "weights": "random", "batch_size": 1, "workers": 2})
+    assert parallel.score == serial.score and parallel.signature == serial.signature
+    assert "decode" not in serial.signature
+
+
+def test_image_entries_take_speed_mode_and_check_the_reading_options(tmp_path, image_pairs):
+    result = _run(tmp_path, "fid", {"feature": 64, "weights": "random", "speed_mode": "bf16"})
+    assert "bf16" in result.signature
+    with pytest.raises(ConfigError, match="workers"):
+        _run(tmp_path, "fid", {"feature": 64, "weights": "random", "workers": -1})
+    with pytest.raises(ConfigError, match="decode"):
+        _run(tmp_path, "kid", {"decode": "turbojpeg"})
+    with pytest.raises(ValueError, match="nvjpeg"):  # decoded on a CUDA device only; the metric is on the CPU
+        _run(tmp_path, "fid", {"feature": 64, "weights": "random", "decode": "nvjpeg"})
+
+
+def test_the_nvjpeg_decoder_is_recorded_in_the_signature():
+    from gpumetrics.catalog.image_files import image_file_score
+
+    pil = image_file_score("gpumetrics.image.fid:FrechetInceptionDistance", "sets", feature=64, weights="random")
+    gpu = image_file_score("gpumetrics.image.fid:FrechetInceptionDistance", "sets", feature=64, weights="random",
+                           decode="nvjpeg")
+    assert "decode" not in pil.signature() and "|decode:nvjpeg|version:" in gpu.signature()
+    assert pil.signature().rsplit("|", 1)[1] == gpu.signature().rsplit("|", 1)[1]

@@ -209,3 +209,28 @@ def test_evaluate_reads_the_real_folder_first_and_reports_it(tmp_path, inception
     phases = list(dict.fromkeys(phase for phase, _, _ in reports))
     assert phases == ["G: reading predictions", "G: reading references", "G: hashing real images", "G: real images", "G"]
     assert ("G: real images", 4, 4) in reports and len(list((tmp_path / "cache").iterdir())) == 1  # config-relative
+
+
+def test_reading_and_speed_options_of_the_image_generation_task(tmp_path, inception_file):
+    """workers change nothing (the same bits, the same signature); speed modes and the decoder are recorded; bad
+    values name their option before any model is built."""
+    generator = torch.Generator().manual_seed(2)
+    _save(tmp_path / "real", torch.randint(0, 256, (4, 3, 30, 40), dtype=torch.uint8, generator=generator))
+    names = _save(tmp_path / "gen", torch.randint(0, 256, (5, 3, 30, 40), dtype=torch.uint8, generator=generator))
+    options = {**_tiny_task_options(tmp_path, inception_file), "real": str(tmp_path / "real"),
+               "image_root": str(tmp_path), "batch_size": 2, "no_cache": True}
+    entry = get_metric("s_image_generation")
+    results, signatures = [], []
+    for workers in (0, 2):
+        metric = entry.build({**options, "workers": workers})
+        metric.update(names, ["a", "b", "c", "d", "e"])
+        results.append({k: float(v) for k, v in metric.compute().items()})
+        signatures.append(metric.signature())
+    assert results[0] == results[1] and signatures[0] == signatures[1]
+    fast = entry.build({**options, "fid_speed_mode": "bf16+channels_last", "clip_speed_mode": "bf16"})
+    assert "speed:bf16+channels_last" in fast.signature().split("|clip:")[0]
+    assert "bf16" in fast.signature().split("|clip:")[1]
+    for option, value in (("workers", -2), ("decode", "jpeg"), ("fid_speed_mode", "int8"),
+                          ("clip_speed_mode", "channels_last")):
+        with pytest.raises(ValueError, match=f"`{option}`"):
+            entry.check_options(**{**options, option: value})

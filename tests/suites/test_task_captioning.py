@@ -256,3 +256,23 @@ def test_merge_state_and_checkpoint_equal_one_pass(image_root, clip_dir):
 
     restored.reset()
     assert int(restored.meteor.count) == 0 and int(restored.clip.count) == 0
+
+
+def test_reading_and_clip_speed_options(image_root, clip_dir):
+    """Decoding processes (2 chunks of 2 images per update: 2 workers start) change nothing; the CLIP precision is
+    recorded; bad values name their option."""
+    root, names, _ = image_root
+    _, preds, answers = SAMPLES["s_image_captioning"]
+    entry = get_metric("s_image_captioning")
+    references = [[{"image": n, "answers": a}] for n, a in zip(names, answers)]
+    values, signatures = [], []
+    for workers in (0, 2):
+        metric = entry.build(_options(root, clip_dir, workers=workers))
+        metric.update(*entry.update_args(preds, references))
+        values.append({k: float(v) for k, v in metric.compute().items()})
+        signatures.append(metric.signature())
+    assert values[0] == values[1] and signatures[0] == signatures[1]
+    assert "bf16" in entry.build(_options(root, clip_dir, clip_speed_mode="bf16")).signature().split("|clip:")[1]
+    for option, value in (("workers", 1.5), ("decode", "png"), ("clip_speed_mode", "bf16+compile")):
+        with pytest.raises(ValueError, match=f"`{option}`"):
+            entry.check_options(**_options(root, clip_dir, **{option: value}))
