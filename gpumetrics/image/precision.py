@@ -112,8 +112,9 @@ def _fp32_flags() -> list[tuple[Any, str]]:
 @contextlib.contextmanager
 def precision_scope(mode: SpeedMode, device_type: str) -> Iterator[None]:
     """Run a network's forward under ``mode``'s precision: TF32 off (on for ``tf32``) for CUDA float32 matmuls and
-    convolutions, autocast for ``bf16`` / ``fp16``; the caller's TF32 settings are restored on exit, also on an
-    exception.
+    convolutions, autocast for ``bf16`` / ``fp16``, and for every speed mode cuDNN's algorithm search
+    (``cudnn.benchmark``; the parity path keeps the caller's setting); the caller's settings are restored on exit,
+    also on an exception.
 
     Example:
         >>> before = torch.backends.cuda.matmul.fp32_precision
@@ -124,11 +125,13 @@ def precision_scope(mode: SpeedMode, device_type: str) -> Iterator[None]:
         True
     """
     flags = _fp32_flags()
-    saved = [getattr(owner, attr) for owner, attr in flags]
     tf32 = mode.precision == "tf32"
-    value = ("tf32" if tf32 else "ieee") if flags[0][1] == "fp32_precision" else tf32
+    values = [("tf32" if tf32 else "ieee") if flags[0][1] == "fp32_precision" else tf32] * len(flags)
+    if mode.name is not None:  # a speed mode: let cuDNN time its convolution algorithms per shape (not for parity)
+        flags, values = flags + [(torch.backends.cudnn, "benchmark")], values + [True]
+    saved = [getattr(owner, attr) for owner, attr in flags]
     try:
-        for owner, attr in flags:
+        for (owner, attr), value in zip(flags, values):
             setattr(owner, attr, value)
         dtype = mode.autocast_dtype
         with torch.autocast(device_type=device_type, dtype=dtype) if dtype is not None else contextlib.nullcontext():

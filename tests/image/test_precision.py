@@ -73,6 +73,24 @@ def test_flags_are_restored_when_the_forward_raises():
     assert _flag_values() == before
 
 
+@pytest.mark.parametrize("caller", [False, True])
+def test_cudnn_searches_algorithms_in_speed_modes_only_and_the_callers_setting_comes_back(caller):
+    before = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = caller
+    try:
+        for mode, inside in ((SpeedMode(), caller), (SpeedMode("bf16", channels_last=True), True),
+                             (SpeedMode("tf32"), True)):
+            with precision_scope(mode, "cpu"):
+                assert torch.backends.cudnn.benchmark is inside
+            assert torch.backends.cudnn.benchmark is caller
+        with pytest.raises(RuntimeError, match="boom"):
+            with precision_scope(SpeedMode("fp16"), "cpu"):
+                raise RuntimeError("boom")
+        assert torch.backends.cudnn.benchmark is caller
+    finally:
+        torch.backends.cudnn.benchmark = before
+
+
 def test_autocast_runs_only_for_bf16_and_fp16():
     layer = torch.nn.Linear(4, 4)
     x = torch.rand(2, 4)
