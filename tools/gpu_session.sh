@@ -34,7 +34,7 @@ cat "$OUT/device.txt"
 suite_start=$(date +%s)
 # what `make test-cuda CUDA_PYTHON=python3` runs, without needing make on the machine
 timeout -k 10 "${CUDA_SUITE_BUDGET:-240}" python3 -m pytest -o addopts="" --strict-markers -ra -q -p no:cacheprovider \
-    -m cuda tests --junitxml="$OUT/cuda-suite.xml" --durations=10 -s >"$OUT/cuda-suite.log" 2>&1
+    -m cuda --continue-on-collection-errors tests --junitxml="$OUT/cuda-suite.xml" --durations=10 -s >"$OUT/cuda-suite.log" 2>&1
 echo "cuda suite: exit $? in $(( $(date +%s) - suite_start )) s" | tee -a "$OUT/cuda-suite.log"
 grep -E "passed|failed|error" "$OUT/cuda-suite.log" | tail -3
 grep -E "CUDA host syncs per update" "$OUT/cuda-suite.log" >"$OUT/cuda-syncs.txt" || true
