@@ -40,19 +40,23 @@ they agree whenever no pair has a negative cosine.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from gpumetrics.core import REDUCTIONS, PerSampleScore, reduce_scores
 from gpumetrics.core.checks import as_text_list, check_choice, check_same_length
+from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.image.inception import check_image_layout, check_images
 from gpumetrics.image.precision import PRECISIONS, SpeedMode, parse_speed_mode, precision_scope
 from gpumetrics.image.weights import gpumetrics_home
+from gpumetrics.kernels.ragged import pad_segments
 
 BACKENDS = ("hf", "open_clip", "ruclip")
 RANDOM = "random"
@@ -90,9 +94,24 @@ class _Preprocess:
             images = TF.resize(images, [self.size], interpolation=TF.InterpolationMode.BICUBIC, antialias=True)
             images = TF.center_crop(images, list(self.crop))
         pixels = images.float() / 255.0
-        mean = torch.tensor(self.mean, device=pixels.device).view(1, -1, 1, 1)
-        std = torch.tensor(self.std, device=pixels.device).view(1, -1, 1, 1)
+        mean, std = upload_all([torch.tensor(self.mean).view(1, -1, 1, 1), torch.tensor(self.std).view(1, -1, 1, 1)],
+                               pixels.device)  # queued without a host sync: the forward before it keeps running
         return (pixels - mean) / std
+
+
+def padded_token_ids(ids: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> tuple[Tensor, Tensor]:
+    """``(LongTensor[B, longest] ids right-padded with pad_id, LongTensor[B] lengths)`` on ``device``: the ids go
+    flat in one upload (no host sync) and are padded there.
+
+    Example:
+        >>> padded_token_ids([[5, 6, 7], [8]], 0, torch.device("cpu"))
+        (tensor([[5, 6, 7],
+                [8, 0, 0]]), tensor([3, 1]))
+    """
+    lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+    flat_ids, row_lengths = upload_all([flat, lengths], device)
+    return pad_segments(flat_ids, row_lengths, pad_id, int(lengths.max()) if len(ids) else 0), row_lengths
 
 
 def _not_found(what: str, places: str, reason: str) -> FileNotFoundError:
@@ -157,20 +176,18 @@ class _HFBackend(nn.Module):
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eot_id
 
     def tokenize(self, captions: list[str], device: torch.device) -> tuple[Tensor, Tensor]:
+        """``(LongTensor[B, longest] ids padded with pad_id, LongTensor[B, longest] attention mask)`` on ``device``."""
         ids = self.tokenizer(captions, add_special_tokens=True, truncation=False)["input_ids"]
         limit = self.context_length
         ids = [seq if len(seq) <= limit else seq[: limit - 1] + [self.eot_id] for seq in ids]
-        longest = max(len(seq) for seq in ids)
-        tokens = torch.full((len(ids), longest), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(ids), longest), dtype=torch.long)
-        for row, seq in enumerate(ids):  # token lists → padded tensor (Python strings, not a tensor hot path)
-            tokens[row, : len(seq)] = torch.tensor(seq)
-            mask[row, : len(seq)] = 1
-        return tokens.to(device), mask.to(device)
+        tokens, lengths = padded_token_ids(ids, self.pad_id, device)
+        mask = (torch.arange(tokens.shape[1], device=tokens.device) < lengths[:, None]).long()
+        return tokens, mask
 
     def forward(self, pixels: Tensor, captions: list[str]) -> tuple[Tensor, Tensor]:
-        tokens, mask = self.tokenize(captions, pixels.device)
+        # the image tower is queued first, so that tokenising on the host overlaps it on a GPU
         image = self.model.get_image_features(pixel_values=pixels)
+        tokens, mask = self.tokenize(captions, pixels.device)
         text = self.model.get_text_features(input_ids=tokens, attention_mask=mask)
         image = getattr(image, "pooler_output", image)
         text = getattr(text, "pooler_output", text)
@@ -268,9 +285,10 @@ class _OpenCLIPBackend(nn.Module):
         self.preprocess = _Preprocess(size, crop, cfg["mean"], cfg["std"], cfg.get("resize_mode", "shortest"))
 
     def forward(self, pixels: Tensor, captions: list[str]) -> tuple[Tensor, Tensor]:
+        image = self.model.encode_image(pixels)  # queued first: tokenising on the host overlaps it on a GPU
         # open_clip's tokenizer truncates to the context and puts the end-of-text token last
-        tokens = self.tokenizer(captions).to(pixels.device)
-        return self.model.encode_image(pixels), self.model.encode_text(tokens)
+        tokens = upload(self.tokenizer(captions), pixels.device)
+        return image, self.model.encode_text(tokens)
 
 
 class _RuCLIPBackend(nn.Module):
@@ -295,11 +313,13 @@ class _RuCLIPBackend(nn.Module):
         longest caption of the batch rather than to the context (the causal text encoder gives the same features)."""
         from gpumetrics.image import ruclip
 
-        return ruclip.pad_ids(ruclip.ruclip_token_ids(self.tokenizer, captions, self.context_length), device)
+        return padded_token_ids(ruclip.ruclip_token_ids(self.tokenizer, captions, self.context_length), ruclip.PAD_ID,
+                                device)
 
     def forward(self, pixels: Tensor, captions: list[str]) -> tuple[Tensor, Tensor]:
+        image = self.model.encode_image(pixels)  # queued first: tokenising on the host overlaps it on a GPU
         tokens, lengths = self.tokenize(captions, pixels.device)
-        return self.model.encode_image(pixels), self.model.encode_text(tokens, lengths)
+        return image, self.model.encode_text(tokens, lengths)
 
 
 def check_clip_options(

@@ -385,12 +385,3 @@ def ruclip_token_ids(tokenizer: YTTMBPE, captions: Sequence[str], context_length
     ``context_length - 2``, ``[2] + ids + [3]``."""
     cut = context_length - 2
     return [[BOS_ID] + ids[:cut] + [EOS_ID] for ids in tokenizer.encode([c.lower() for c in captions])]
-
-
-def pad_ids(ids: Sequence[Sequence[int]], device: Union[str, torch.device]) -> tuple[Tensor, Tensor]:
-    """``(LongTensor[B, longest] padded with 0, LongTensor[B] lengths)`` on ``device``."""
-    lengths = torch.tensor([len(seq) for seq in ids], dtype=torch.long)
-    tokens = torch.full((len(ids), int(lengths.max()) if len(ids) else 0), PAD_ID, dtype=torch.long)
-    for row, seq in enumerate(ids):  # token lists → padded tensor (Python strings, not a tensor hot path)
-        tokens[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-    return tokens.to(device), lengths.to(device)
