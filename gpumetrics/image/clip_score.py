@@ -51,7 +51,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from gpumetrics.core import REDUCTIONS, PerSampleScore, reduce_scores
-from gpumetrics.core.checks import as_text_list, check_choice, check_same_length
+from gpumetrics.core.checks import as_text_list, check_choice, check_device, check_same_length
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.image.inception import check_image_layout, check_images
 from gpumetrics.image.precision import PRECISIONS, SpeedMode, parse_speed_mode, precision_scope
@@ -354,8 +354,17 @@ def _build_backend(
 
 
 @functools.lru_cache(maxsize=4)
-def _cached_backend(backend: str, model_name: str, pretrained: Optional[str], seed: int, download: bool) -> nn.Module:
-    return _build_backend(backend, model_name, pretrained, seed, download)
+def _cached_backend(
+    backend: str, model_name: str, pretrained: Optional[str], seed: int, download: bool, device: torch.device
+) -> nn.Module:
+    return _build_backend(backend, model_name, pretrained, seed, download).to(device)
+
+
+def _device_of(images: Any) -> torch.device:
+    """Where ``clip_score`` runs without a ``device``: the images' device (the first image's for a list), else the
+    CPU."""
+    first = images[0] if isinstance(images, (list, tuple)) and images else images
+    return first.device if isinstance(first, Tensor) else torch.device("cpu")
 
 
 def _check_speed_mode(speed_mode: Any) -> SpeedMode:
@@ -469,8 +478,9 @@ def clip_score(
     clamp: bool = True,
     templates: Optional[Union[str, Sequence[str]]] = None,
     speed_mode: Optional[str] = None,
+    device: Optional[Union[str, torch.device]] = None,
 ) -> Tensor:
-    """CLIP score of image–caption pairs (the model is built once per argument set and cached).
+    """CLIP score of image–caption pairs (the model is built once per argument set and device, and cached).
 
     Args:
         images: ``Tensor[B, 3, H, W]``, one ``Tensor[3, H, W]``, or a list of ``Tensor[3, H, W]`` of any sizes;
@@ -478,6 +488,7 @@ def clip_score(
         captions: ``B`` strings (one string for one image).
         backend, model_name, pretrained, scale, seed, download, reduction, clamp, templates, speed_mode: see
             ``CLIPScore``.
+        device: where the encoders run and the scores live; ``None``: the images' device.
 
     Returns:
         0-d float64 tensor: mean (or sum) of ``max(scale · cos, 0)`` (``scale · cos`` with ``clamp=False``);
@@ -500,7 +511,8 @@ def clip_score(
     check_choice(reduction, "reduction", REDUCTIONS)
     scale, clamp, templates = _check_scale(scale), _check_clamp(clamp), _check_templates(templates)
     speed = _check_speed_mode(speed_mode)
-    encoder = _cached_backend(backend, os.fspath(model_name), pretrained, seed, download)
+    target = _device_of(images) if device is None else check_device(device)
+    encoder = _cached_backend(backend, os.fspath(model_name), pretrained, seed, download, target)
     return reduce_scores(_clip_score_update(images, captions, encoder, scale, clamp, templates, speed), reduction, _EMPTY)
 
 

@@ -14,7 +14,11 @@ order, which a 4-sample FID amplifies).
 
 from __future__ import annotations
 
+import functools
+import json
+import tempfile
 import warnings
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -22,7 +26,7 @@ import torch
 
 import gpumetrics
 import gpumetrics.functional as F
-from tests.core.test_host_syncs import B, BUDGETS, _cases, _tiled
+from tests.core.test_host_syncs import B, BUDGETS, TINY_OPEN_CLIP, _cases, _tiled
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="needs CUDA: run `make test-cuda` on a GPU machine")
@@ -63,6 +67,17 @@ def _vectors() -> dict:
     return {w: [float(len(w)), float(sum(map(ord, w)) % 7), 1.0] for w in words}
 
 
+@functools.lru_cache(maxsize=1)
+def _tiny_clip_config() -> str:
+    path = Path(tempfile.mkdtemp(prefix="gpumetrics_tiny_clip_")) / "tiny-clip.json"
+    path.write_text(json.dumps(TINY_OPEN_CLIP))
+    return str(path)
+
+
+def _clip_images() -> torch.Tensor:
+    return torch.randint(0, 256, (4, 3, 40, 36), dtype=torch.uint8, generator=torch.Generator().manual_seed(3))
+
+
 #: functional name → ``case(device) -> result``: the same inputs, placed on ``device`` (or scored there via ``device=``)
 FUNCTIONAL_CASES: dict[str, Callable[[str], Any]] = {
     "token_f1": lambda d: F.token_f1(*TEXT, device=d),
@@ -81,7 +96,8 @@ FUNCTIONAL_CASES: dict[str, Callable[[str], Any]] = {
     "kernel_inception_distance": lambda d: F.kernel_inception_distance(
         *(torch.rand(12, 4, generator=torch.Generator().manual_seed(s), dtype=torch.float64).to(d) for s in (1, 2)),
         subsets=3, subset_size=5),
-    "clip_score": None,  # the same encoder call as CLIPScore.update (module case "CLIPScore")
+    "clip_score": lambda d: F.clip_score(_clip_images(), ["a cat", "Кошка спит", "", "🙂"], "open_clip",
+                                         _tiny_clip_config(), "random", scale=1, reduction="none", device=d),
     "bleu_score": lambda d: F.bleu_score(*TEXT, device=d),
     "rouge_score": lambda d: F.rouge_score(*TEXT, device=d),
     "cider_score": lambda d: F.cider_score(*TEXT, device=d),
@@ -163,7 +179,7 @@ def _assert_close(cpu: Any, cuda: Any, rtol: float, what: str) -> None:
 @pytest.mark.parametrize("name", sorted(n for n, case in FUNCTIONAL_CASES.items() if case is not None))
 def test_functional_equals_cpu_on_cuda(name):
     case = FUNCTIONAL_CASES[name]
-    rtol = FLOAT32_RTOL if name.startswith(("binary", "multiclass", "multilabel")) else FLOAT64_RTOL
+    rtol = FLOAT32_RTOL if name.startswith(("binary", "multiclass", "multilabel", "clip_score")) else FLOAT64_RTOL
     _assert_close(case("cpu"), case("cuda"), rtol, name)
 
 
