@@ -151,6 +151,8 @@ def run_case(case: Case, size: int, device: str, repeats: int) -> list[dict]:
                 **({"group": case.group} if case.group != "main" else {}),
                 **({"params": dict(case.params)} if case.params else {}),
                 **({"goal": case.goal} if case.goal is not None else {}),
+                **({"throughput_goal": contenders.throughput_goals[our_label]}
+                   if our_label in contenders.throughput_goals else {}),
             })
     return rows
 
@@ -348,6 +350,22 @@ def gpu_suite_names() -> list[str]:
     return sorted({name for name, case in CASES.items() if case.group == "gpu"} | set(GPU_SUITE_MAIN) & set(CASES))
 
 
+def _throughput(row: dict) -> str:
+    """``size / median time`` of our variant, in the case's units per second."""
+    return f"{row['size'] / row['ours_s']:,.0f} {row['unit']}/s"
+
+
+def _verdicts(row: dict) -> str:
+    """pass / **fail** of the row's ratio goal and throughput goal (either may be absent)."""
+    verdicts = []
+    if row.get("goal") is not None:
+        verdicts.append(("pass" if row["ratio"] >= row["goal"] else "**fail**") + f" (≥ {row['goal']:g}×)")
+    if row.get("throughput_goal") is not None:
+        met = row["size"] / row["ours_s"] >= row["throughput_goal"]
+        verdicts.append(("pass" if met else "**fail**") + f" (≥ {row['throughput_goal']:,.0f} {row['unit']}/s)")
+    return "; ".join(verdicts)
+
+
 def _gpu_tables(payload: dict) -> list[str]:
     """``group="gpu"`` rows per device with their goals; without any CUDA row, the suite's cases as "unmeasured"."""
     rows = [row for row in payload["rows"] if row.get("group") == "gpu"]
@@ -359,13 +377,13 @@ def _gpu_tables(payload: dict) -> list[str]:
                   + ", ".join(f"`{name}`" for name in gpu_suite_names()) + "."]
     for device in _devices(rows):
         lines += ["", f"### {_device_heading(payload, device)}", "",
-                  "| case | size | gpumetrics | time (min–max) | anchor | anchor time (min–max) | ratio | goal |",
-                  "|---|---:|---|---:|---|---:|---:|---|"]
+                  "| case | size | gpumetrics | time (min–max) | throughput | anchor | anchor time (min–max) | ratio "
+                  "| goal |",
+                  "|---|---:|---|---:|---:|---|---:|---:|---|"]
         for row in sorted((r for r in rows if r["device"] == device), key=lambda r: (r["case"], r["size"], r["ours"])):
-            goal = row.get("goal")
-            verdict = "" if goal is None else ("pass" if row["ratio"] >= goal else "**fail**") + f" (≥ {goal:g}×)"
             lines.append(f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} | {_format_timing(row, 'ours')} "
-                         f"| {row['anchor']} | {_format_timing(row, 'anchor')} | {row['ratio']:.2f}× | {verdict} |")
+                         f"| {_throughput(row)} | {row['anchor']} | {_format_timing(row, 'anchor')} "
+                         f"| {row['ratio']:.2f}× | {_verdicts(row)} |")
     return lines
 
 

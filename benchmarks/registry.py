@@ -35,6 +35,9 @@ class Contenders:
     anchors: dict[str, Callable[[], Any]]
     check: Optional[Callable[[Any, Any], bool]] = None
     note: str = ""
+    #: our variant → the throughput it must reach, in the case's units per second (``size / time``; the GPU suite's
+    #: absolute goals, rendered as pass / fail beside the ratio goal)
+    throughput_goals: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass

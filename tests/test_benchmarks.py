@@ -216,3 +216,20 @@ def test_compare_flags_rows_whose_ratio_dropped(tmp_path, capsys):
     assert "1.10 |" in lines[1]
     assert "2 row(s) are in one file only" in table
     assert compare_main([before, before]) == 0
+
+
+def test_gpu_rows_render_their_throughput_and_both_goals():
+    base = {"case": "gpu_toy", "size": 1000, "unit": "images", "anchor": "reference", "anchor_s": 1.0,
+            "anchor_min": 1.0, "anchor_max": 1.0, "repeats": 3, "device": "cuda", "device_name": "Some GPU",
+            "threads": 1, "note": "", "group": "gpu"}
+    rows = [
+        {**base, "ours": "fast", "ours_s": 0.25, "ours_min": 0.25, "ours_max": 0.25, "ratio": 4.0, "goal": 2.0,
+         "throughput_goal": 2000.0},
+        {**base, "ours": "slow", "ours_s": 2.0, "ours_min": 2.0, "ours_max": 2.0, "ratio": 0.5, "goal": 2.0},
+    ]
+    table = render_markdown({"format": bench.FORMAT, "machines": {"cuda": "Some GPU, host x"}, "rows": rows,
+                             "contended": []})
+    fast = next(line for line in table.splitlines() if "| fast |" in line)
+    slow = next(line for line in table.splitlines() if "| slow |" in line)
+    assert "4,000 images/s" in fast and "pass (≥ 2×); pass (≥ 2,000 images/s)" in fast
+    assert "500 images/s" in slow and slow.rstrip().endswith("**fail** (≥ 2×) |")

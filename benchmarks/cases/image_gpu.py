@@ -1,0 +1,184 @@
+"""The GPU suite's image rows (issue 25's goals; ``python -m benchmarks --device cuda --suite gpu``).
+
+* ``fid_gpu_forward``: ``FrechetInceptionDistance.update`` on 256 images of 256×256 (random-weight pytorch-fid
+  Inception) in the parity path and every speed mode, against pytorch-fid's own ``InceptionV3`` forward with the same
+  weights under cuDNN's defaults. Goals: the parity path ≥ 2,000 img/s; the fastest mode ≥ 10,000 img/s.
+* ``clip_gpu_update_<mode>``: ``CLIPScore.update`` (open_clip ViT-B/32 architecture, random weights) against its
+  two encoders alone on ready inputs in the same precision. Goals: ≥ 0.9× the encoders in every mode; bf16 (the
+  fastest) ≥ 10,000 img/s.
+* ``fid_gpu_files``: ``gpumetrics fid`` end to end (the CLI in this process: model load, decoding, both sides, the
+  Fréchet distance) on 2 × N JPEGs of 256×256, against pytorch-fid's pipeline (its ``DataLoader`` and
+  ``InceptionV3``, same weights and workers; its own Fréchet step calls ``scipy.linalg.sqrtm(..., disp=False)``, which
+  current SciPy removed, so the anchor's distance is ours on its statistics). Goals: ≥ 2,000 img/s on the parity path
+  with workers, ≥ 4,000 img/s with nvJPEG and the fastest mode.
+
+They need a CUDA device (``ValueError`` otherwise, like the edit-distance GPU rows).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import io
+import json
+import shutil
+import tempfile
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import torch
+
+from benchmarks.registry import Contenders, register
+from gpumetrics.image.fid import FrechetInceptionDistance, frechet_distance
+from gpumetrics.image.inception import random_fid_inception_state_dict
+from gpumetrics.image.precision import SpeedMode, precision_scope
+
+FID_MODES = (None, "tf32", "bf16", "fp16", "channels_last", "fastest", "bf16+channels_last+compile")
+CLIP_MODES = (None, "tf32", "bf16", "fp16")
+
+
+def _cuda(device: str) -> str:
+    if not device.startswith("cuda") or not torch.cuda.is_available():
+        raise ValueError(f"the GPU image rows need --device cuda and a GPU (got {device!r})")
+    return device
+
+
+def _pytorch_fid_inception(state: dict, device: str) -> torch.nn.Module:
+    """pytorch-fid's ``InceptionV3([pool3])`` holding ``state`` (its weight download patched to return it)."""
+    import pytorch_fid.inception as pfi
+
+    with mock.patch.object(pfi, "load_state_dict_from_url", return_value=state):
+        return pfi.InceptionV3([3]).eval().to(device)
+
+
+def _label(mode) -> str:
+    return "parity (true float32)" if mode is None else f"speed_mode={mode}"
+
+
+@register("fid_gpu_forward", sizes=(256,), quick_sizes=(32,), unit="images", repeats=5, group="gpu")
+def fid_gpu_forward_case(size: int, device: str) -> Contenders:
+    device = _cuda(device)
+    state = random_fid_inception_state_dict(seed=0)
+    images = torch.randint(0, 256, (size, 3, 256, 256), dtype=torch.uint8,
+                           generator=torch.Generator().manual_seed(0)).to(device)
+    metrics = {mode: FrechetInceptionDistance(feature=2048, weights=state, speed_mode=mode).to(device)
+               for mode in FID_MODES}
+    reference = _pytorch_fid_inception(state, device)
+
+    def pytorch_fid_forward():
+        with torch.no_grad():
+            return reference(images.float() / 255)[0]
+
+    return Contenders(
+        ours={f"FrechetInceptionDistance.update {_label(mode)}": (lambda m=metric: m.update(images, real=True))
+              for mode, metric in metrics.items()},
+        anchors={"pytorch-fid InceptionV3 forward (cuDNN defaults: TF32 convolutions)": pytorch_fid_forward},
+        throughput_goals={f"FrechetInceptionDistance.update {_label(None)}": 2_000.0,
+                          **{f"FrechetInceptionDistance.update {_label(mode)}": 10_000.0
+                             for mode in ("fastest", "bf16+channels_last+compile")}},
+        note="random-weight pytorch-fid Inception, uint8 256×256 resized to 299 on the device; the 10,000 img/s goal "
+             "is the fastest mode's (either row)",
+    )
+
+
+def _clip_case(mode):
+    def setup(size: int, device: str) -> Contenders:
+        from gpumetrics.image.clip_score import CLIPScore
+
+        device = _cuda(device)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            metric = CLIPScore("open_clip", "ViT-B-32", pretrained="random", speed_mode=mode).to(device)
+        encoder = metric.encoder
+        images = torch.randint(0, 256, (size, 3, 256, 256), dtype=torch.uint8,
+                               generator=torch.Generator().manual_seed(0)).to(device)
+        captions = [f"a photo number {i} of a cat on a sofa" for i in range(size)]
+        pixels = encoder.preprocess(images)
+        tokens = encoder.tokenizer(captions).to(device)
+
+        def encoders():
+            with torch.no_grad(), precision_scope(SpeedMode() if mode is None else metric.speed, "cuda"):
+                return encoder.model.encode_image(pixels), encoder.model.encode_text(tokens)
+
+        label = f"CLIPScore.update {_label(mode)}"
+        return Contenders(
+            ours={label: lambda: metric.update(images, captions)},
+            anchors={"its open_clip encoders alone (ready pixels and tokens, same precision)": encoders},
+            throughput_goals={label: 10_000.0} if mode == "bf16" else {},
+            note="open_clip ViT-B-32 architecture, random weights, uint8 256×256; update = preprocessing + "
+                 "tokenising + both encoders + the score; goal ≥ 0.9× the encoders",
+        )
+
+    return setup
+
+
+for _mode in CLIP_MODES:
+    register(f"clip_gpu_update_{_mode or 'fp32'}", sizes=(256,), quick_sizes=(32,), unit="images", repeats=5,
+             group="gpu", goal=0.9)(_clip_case(_mode))
+del _mode
+
+
+def _write_jpegs(job: tuple[str, int, int, int]) -> None:
+    from PIL import Image
+
+    folder, start, stop, seed = job
+    base = np.random.default_rng(seed).integers(0, 256, (64, 64, 3), dtype=np.uint8)
+    for i in range(start, stop):  # smooth images (upsampled, shifted noise) compress like photos
+        image = Image.fromarray(np.roll(base, i, axis=1)).resize((256, 256), Image.BILINEAR)
+        image.save(Path(folder) / f"{i:05d}.jpg", quality=90)
+
+
+def _jpeg_folder(count: int, seed: int) -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="gpumetrics_bench_gpu_jpegs_"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    step = max(1, count // 16)
+    with ProcessPoolExecutor() as pool:
+        list(pool.map(_write_jpegs, [(str(folder), s, min(count, s + step), seed) for s in range(0, count, step)]))
+    return folder
+
+
+@register("fid_gpu_files", sizes=(4_000,), quick_sizes=(400,), unit="images", repeats=3, group="gpu")
+def fid_gpu_files_case(size: int, device: str) -> Contenders:
+    from pytorch_fid.fid_score import get_activations
+
+    from gpumetrics.cli.main import main as cli
+    from gpumetrics.image.io import default_workers, list_images
+
+    device = _cuda(device)
+    real, fake = _jpeg_folder(size // 2, seed=1), _jpeg_folder(size // 2, seed=2)
+    state = random_fid_inception_state_dict(seed=0)
+    weights = Path(tempfile.mkdtemp(prefix="gpumetrics_bench_weights_")) / "random_fid_inception.pth"
+    atexit.register(shutil.rmtree, weights.parent, ignore_errors=True)
+    torch.save(state, weights)
+    workers = default_workers()
+
+    def ours(*options: str) -> float:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            code = cli(["fid", str(real), str(fake), "--weights", str(weights), "--device", device, "--batch-size",
+                        "256", "--no-cache", "--json", "--progress", "off", *options])
+        if code:
+            raise RuntimeError(f"gpumetrics fid exited with {code}: {out.getvalue()[-500:]}")
+        return float(json.loads(out.getvalue())["fid"])
+
+    model = _pytorch_fid_inception(state, device)
+
+    def pytorch_fid() -> float:
+        sides = [get_activations([str(f) for f in list_images(folder)], model, 256, 2048, device, num_workers=workers)
+                 for folder in (real, fake)]
+        stats = [(torch.from_numpy(a.mean(0)), torch.from_numpy(np.cov(a, rowvar=False))) for a in sides]
+        return float(frechet_distance(*stats[0], *stats[1]))
+
+    parity, fastest = f"gpumetrics fid (parity, {workers} workers)", "gpumetrics fid (decode nvjpeg, speed_mode fastest)"
+    return Contenders(
+        ours={parity: ours, fastest: lambda: ours("--decode", "nvjpeg", "--speed-mode", "fastest")},
+        anchors={f"pytorch-fid pipeline ({workers} workers; its Fréchet step replaced: SciPy removed sqrtm's disp)":
+                 pytorch_fid},
+        check=lambda a, b: abs(a - b) <= 1e-2 * abs(b),  # TF32 convolutions on pytorch-fid's side
+        throughput_goals={parity: 2_000.0, fastest: 4_000.0},
+        note="2 folders of JPEGs 256×256 (size = both), batch 256, random-weight Inception; end to end in-process",
+    )
