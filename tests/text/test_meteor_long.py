@@ -55,7 +55,7 @@ def test_memory_budget_groups_pairs_without_changing_a_score(monkeypatch):
     preds, target = long_pairs(2, 120, count=6)
     expected_none = meteor_score(preds, target, reduction="none")
     expected_corpus = meteor_score(preds, target)
-    need = jar.pair_bytes(jar.encode(preds, target, "en", torch.device("cpu")))
+    need = jar.pair_bytes(jar.encode(preds, target, "en"))
     budget = int(need.max()) + 1  # every group holds one or two pairs
     groups: list[int] = []
     inner = jar._pair_statistics
@@ -76,7 +76,7 @@ def test_memory_budget_groups_pairs_without_changing_a_score(monkeypatch):
 
 def test_a_pair_over_the_budget_is_a_clear_error():
     preds, target = long_pairs(3, 400)
-    need = int(jar.pair_bytes(jar.encode(preds, target, "en", torch.device("cpu"))).max())
+    need = int(jar.pair_bytes(jar.encode(preds, target, "en")).max())
     with pytest.raises(ValueError, match=r"sample 0 with its reference \d .*memory_budget.*pass memory_budget=\d+"):
         meteor_score(preds, target, memory_budget=need // 2)
     meteor_score(preds, target, memory_budget=need)  # the amount the message asks for is enough
