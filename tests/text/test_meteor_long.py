@@ -82,6 +82,22 @@ def test_a_pair_over_the_budget_is_a_clear_error():
     meteor_score(preds, target, memory_budget=need)  # the amount the message asks for is enough
 
 
+def test_update_makes_no_host_sync_whatever_the_lengths():
+    # matching and the beam search are host work (numpy), the pair statistics one upload: nothing a GPU would wait
+    # for, on captions, on long pairs (the old tensor search read sizes at every reference position) and in groups
+    from tests.helpers.syncs import SyncCounter
+    from testkit.text_data import caption_batch
+
+    long_preds, long_target = long_pairs(5, 200, count=2)
+    budget = int(jar.pair_bytes(jar.encode(long_preds, long_target, "en")).max()) + 1
+    for batch, options in ((caption_batch(random.Random(6), 40), {}), ((long_preds, long_target), {}),
+                           ((long_preds, long_target), {"memory_budget": budget, "reduction": "none"})):
+        metric = METEORScore(**options)
+        with SyncCounter() as counter:
+            metric.update(*batch)
+        assert counter.total == 0, dict(counter.counts)
+
+
 @pytest.mark.parametrize(
     "value, error", [(0, ValueError), (-5, ValueError), (1.5, TypeError), ("1GiB", TypeError), (True, TypeError)]
 )
