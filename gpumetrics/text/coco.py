@@ -94,9 +94,9 @@ def _coco_caption_update(preds: Any, target: Any, tokenize: str, device: torch.d
     words = whitespace_words(pieces)
     bleu = coco_bleu_statistics(words, host_ref_counts, device, _ORDERS)
     meteor_words = jar.words_of_pieces(pieces, lines, host_ref_counts, "en")
-    sentences = (jar.encode(hyps, refs, "en", device) if meteor_words is None
-                 else jar.sentences(meteor_words, host_ref_counts, "en", device))
-    meteor_stats, meteor_scores = jar.best_reference_statistics(sentences, "en")
+    sentences = (jar.encode(hyps, refs, "en") if meteor_words is None
+                 else jar.sentences(meteor_words, host_ref_counts, "en"))
+    meteor_stats, meteor_scores = jar.best_reference_statistics(sentences, "en", device=device)
     rouge = coco_rouge_l(pieces, host_ref_counts, device)[:, 2]
     cider = cider_token_codes(words, ref_counts, device)
 

@@ -204,13 +204,11 @@ BUDGETS = {
     "OCREndToEnd": 9, "OCREndToEnd(icdar15)": 36,  # candidate pairs; icdar15: its greedy loop over GT positions
     "ZeroShotDetectionF1": 7,  # box checks once per batch, candidate pairs, greedy rounds
     "FrechetInceptionDistance": 0, "KernelInceptionDistance": 0, "CLIPScore": 0, "ImageGenerationScore": 0,
-    # METEOR 1.5: sizes of the matcher joins, then per reference position of the beam search a few (row counts and
-    # the ranges of the packed ranking key): grows with the longest reference of the batch, not with the batch size;
-    # one more for the memory_budget decision (the batch's estimated bytes, read once)
-    "METEORScore": 132,
-    # the METEOR 1.5 statistics (see above, with its memory_budget read; PTB-tokenised text is shorter), BLEU's
-    # pruned positions (2)
-    "COCOCaptionScores": 114,
+    # METEOR 1.5: matchers, beam search and pair statistics are host work in numpy (value-sized joins and a loop over
+    # reference positions: every step would be a sync on a GPU); the float64[P, 23] statistics go up in one
+    # non-blocking upload_all, scores and best reference on the device: none, whatever the lengths
+    "METEORScore": 0,
+    "COCOCaptionScores": 2,  # METEOR 1.5 as above (none), BLEU's pruned positions (2)
     "CodeBLEUScore": 3,  # the pruned positions of n-gram orders 2-4 (AST and data-flow keys: host sizes)
     "METEORScore(nltk)": 0, "ImageCaptioningScore": 0, "VisualQAScore": 0,  # NLTK-style alignment is host work
     # torchmetrics' input validation (unique of the targets, bounds) and its per-update shape checks

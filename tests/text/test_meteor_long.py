@@ -55,7 +55,7 @@ def test_memory_budget_groups_pairs_without_changing_a_score(monkeypatch):
     preds, target = long_pairs(2, 120, count=6)
     expected_none = meteor_score(preds, target, reduction="none")
     expected_corpus = meteor_score(preds, target)
-    need = jar.pair_bytes(jar.encode(preds, target, "en", torch.device("cpu")))
+    need = jar.pair_bytes(jar.encode(preds, target, "en"))
     budget = int(need.max()) + 1  # every group holds one or two pairs
     groups: list[int] = []
     inner = jar._pair_statistics
@@ -76,10 +76,26 @@ def test_memory_budget_groups_pairs_without_changing_a_score(monkeypatch):
 
 def test_a_pair_over_the_budget_is_a_clear_error():
     preds, target = long_pairs(3, 400)
-    need = int(jar.pair_bytes(jar.encode(preds, target, "en", torch.device("cpu"))).max())
+    need = int(jar.pair_bytes(jar.encode(preds, target, "en")).max())
     with pytest.raises(ValueError, match=r"sample 0 with its reference \d .*memory_budget.*pass memory_budget=\d+"):
         meteor_score(preds, target, memory_budget=need // 2)
     meteor_score(preds, target, memory_budget=need)  # the amount the message asks for is enough
+
+
+def test_update_makes_no_host_sync_whatever_the_lengths():
+    # matching and the beam search are host work (numpy), the pair statistics one upload: nothing a GPU would wait
+    # for, on captions, on long pairs (the old tensor search read sizes at every reference position) and in groups
+    from tests.helpers.syncs import SyncCounter
+    from testkit.text_data import caption_batch
+
+    long_preds, long_target = long_pairs(5, 200, count=2)
+    budget = int(jar.pair_bytes(jar.encode(long_preds, long_target, "en")).max()) + 1
+    for batch, options in ((caption_batch(random.Random(6), 40), {}), ((long_preds, long_target), {}),
+                           ((long_preds, long_target), {"memory_budget": budget, "reduction": "none"})):
+        metric = METEORScore(**options)
+        with SyncCounter() as counter:
+            metric.update(*batch)
+        assert counter.total == 0, dict(counter.counts)
 
 
 @pytest.mark.parametrize(

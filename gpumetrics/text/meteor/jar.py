@@ -17,6 +17,13 @@ Per (hypothesis, reference) pair — all pairs of a batch at once:
 5. the corpus score (pycocoevalcap's number) from the **sums** of the statistics, where a segment that matched
    completely in one chunk adds no chunk — as the jar's ``EVAL`` does.
 
+Where it runs: steps 1–3 and the pair statistics are **host work in numpy** — the matchers' joins have sizes that
+depend on values and the beam search is a loop over reference positions on short arrays, so on a GPU every step
+would be a host synchronisation and a few-µs kernel launch per operation. The ``float64[P, 23]`` pair statistics
+(and each pair's sample) reach the metric's device in ONE :func:`~gpumetrics.core.transfer.upload_all` (pinned,
+non-blocking on CUDA); the scores, the best reference and the corpus sums are computed there (no host
+synchronisation: an ``update`` on CUDA waits for nothing but the tokeniser).
+
 pycocoevalcap's wrapper removes ``|||`` from a hypothesis and collapses double spaces; a reference containing
 ``|||`` reaches the jar as several references. Both are reproduced. Where the wrapper breaks (a newline in a caption
 ends its protocol line and hangs it), this implementation treats the newline as a space.
@@ -33,9 +40,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gpumetrics.kernels.alignment import Matches, beam_align
+from gpumetrics.core.transfer import DeviceArg, upload_all
+from gpumetrics.kernels.alignment import Matches, beam_align, ragged_ids, ragged_offsets, ragged_starts
 from gpumetrics.kernels.ngrams import TokenBatch
-from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_products, segment_starts
 from gpumetrics.text.meteor import tables
 from gpumetrics.text.tokenize import get_tokenizer
 from gpumetrics.text.tokenize.base import dense_ids, encode_token_lists
@@ -53,18 +60,18 @@ BEAM = 40
 
 
 class Sentences(NamedTuple):
-    """Words of hypotheses (line 1) and references (line 2) as vocabulary ids, and the per-word facts."""
+    """Words of hypotheses (line 1) and references (line 2) as vocabulary ids, and the per-word facts (host arrays)."""
 
-    hyp_words: Tensor  # int64[T1] vocabulary ids, hypotheses concatenated
-    hyp_lengths: Tensor  # int64[B]
-    ref_words: Tensor  # int64[T2], references concatenated (reference p belongs to pair p)
-    ref_lengths: Tensor  # int64[P]
-    owner: Tensor  # int64[P] hypothesis of each pair
-    word_hash: Tensor  # int64[V] Java hash of each vocabulary word
-    stem_hash: Tensor  # int64[V]
-    function: Tensor  # bool[V]
-    table_id: Tensor  # int64[V] paraphrase-table id (-1: none)
-    synonym_keys: Tensor  # int64[K] sorted a·V + b for vocabulary words a ≠ b sharing a synset
+    hyp_words: np.ndarray  # int64[T1] vocabulary ids, hypotheses concatenated
+    hyp_lengths: np.ndarray  # int64[B]
+    ref_words: np.ndarray  # int64[T2], references concatenated (reference p belongs to pair p)
+    ref_lengths: np.ndarray  # int64[P]
+    owner: np.ndarray  # int64[P] hypothesis of each pair
+    word_hash: np.ndarray  # int64[V] Java hash of each vocabulary word
+    stem_hash: np.ndarray  # int64[V]
+    function: np.ndarray  # bool[V]
+    table_id: np.ndarray  # int64[V] paraphrase-table id (-1: none)
+    synonym_keys: np.ndarray  # int64[K] sorted a·V + b for vocabulary words a ≠ b sharing a synset
 
 
 def split_references(target: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -82,14 +89,14 @@ def _word_table(language: str) -> tables.WordTable:
     return tables.WordTable(language)
 
 
-def encode(preds: Sequence[str], target: Sequence[Sequence[str]], language: str, device: torch.device) -> Sentences:
+def encode(preds: Sequence[str], target: Sequence[Sequence[str]], language: str) -> Sentences:
     """Tokenise, build the batch vocabulary and look up every per-word fact (host work, once per distinct word)."""
     tokenizer = get_tokenizer("meteor-1.5", language=language)
     references = split_references(target)
     hyp_tokens = tokenizer.tokenize_batch([clean_hypothesis(text) for text in preds])
     ref_tokens = tokenizer.tokenize_batch([text for refs in references for text in refs])
     ref_counts = np.fromiter(map(len, references), dtype=np.int64, count=len(references))
-    return sentences(encode_token_lists(hyp_tokens + ref_tokens), ref_counts, language, device)
+    return sentences(encode_token_lists(hyp_tokens + ref_tokens), ref_counts, language)
 
 
 _PLAIN_PIECE = re.compile("[a-z0-9]*")  # a piece that the -norm and lower-casing leave as it is
@@ -138,7 +145,7 @@ def words_of_pieces(
     return TokenBatch(renumber[words], length, len(vocabulary), vocabulary)
 
 
-def sentences(words: TokenBatch, ref_counts: np.ndarray, language: str, device: torch.device) -> Sentences:
+def sentences(words: TokenBatch, ref_counts: np.ndarray, language: str) -> Sentences:
     """:class:`Sentences` of the jar's words (host batch) of ``B`` hypotheses, then of their references (sample after
     sample, ``ref_counts: int64[B]`` each)."""
     vocabulary = words.vocabulary
@@ -148,22 +155,20 @@ def sentences(words: TokenBatch, ref_counts: np.ndarray, language: str, device: 
     modules = PARAMETERS[language][2]
     table_id = tables.paraphrase_table().ids(vocabulary) if "paraphrase" in modules else np.full(len(vocabulary), -1)
     synonym_keys = _synonym_keys(vocabulary) if "synonym" in modules else np.zeros(0, dtype=np.int64)
-    hyp_tokens = int(words.lengths[:samples].sum())
-
-    def tensor(values, dtype=torch.long) -> Tensor:
-        return torch.as_tensor(np.asarray(values), dtype=dtype).to(device)
-
+    ids, lengths = np.asarray(words.ids, dtype=np.int64), np.asarray(words.lengths, dtype=np.int64)
+    hyp_tokens = int(lengths[:samples].sum())
+    hashes = np.asarray(table.hashes(vocabulary), dtype=np.int64)
     return Sentences(
-        hyp_words=tensor(words.ids[:hyp_tokens]),
-        hyp_lengths=tensor(words.lengths[:samples]),
-        ref_words=tensor(words.ids[hyp_tokens:]),
-        ref_lengths=tensor(words.lengths[samples:]),
-        owner=tensor(np.repeat(np.arange(samples), ref_counts)),
-        word_hash=tensor(table.hashes(vocabulary)),
-        stem_hash=tensor(table.stem_hashes(vocabulary)) if "stem" in modules else tensor(table.hashes(vocabulary)),
-        function=tensor([word in function for word in vocabulary], torch.bool),
-        table_id=tensor(table_id),
-        synonym_keys=tensor(synonym_keys),
+        hyp_words=ids[:hyp_tokens],
+        hyp_lengths=lengths[:samples],
+        ref_words=ids[hyp_tokens:],
+        ref_lengths=lengths[samples:],
+        owner=ragged_ids(np.asarray(ref_counts, dtype=np.int64)),
+        word_hash=hashes,
+        stem_hash=np.asarray(table.stem_hashes(vocabulary), dtype=np.int64) if "stem" in modules else hashes,
+        function=np.fromiter((word in function for word in vocabulary), dtype=bool, count=len(vocabulary)),
+        table_id=np.asarray(table_id, dtype=np.int64),
+        synonym_keys=synonym_keys,
     )
 
 
@@ -174,13 +179,17 @@ def _synonym_keys(vocabulary: Sequence[str]) -> np.ndarray:
     counts = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
     if counts.sum() == 0:
         return np.zeros(0, dtype=np.int64)
-    word = np.repeat(np.arange(len(sets)), counts)
+    word = ragged_ids(counts)
     synset = np.fromiter((s for group in sets for s in group), dtype=np.int64, count=int(counts.sum()))
     order = np.argsort(synset, kind="stable")
     word, synset = word[order], synset[order]
     _, group_sizes = np.unique(synset, return_counts=True)
-    group, a, b = (x.numpy() for x in segment_products(torch.from_numpy(group_sizes), torch.from_numpy(group_sizes)))
-    first = np.cumsum(group_sizes) - group_sizes
+    # every (a, b) inside each synset group: the per-group Cartesian product
+    per_group = group_sizes * group_sizes
+    group = ragged_ids(per_group)
+    local = ragged_offsets(per_group, group)
+    a, b = local // group_sizes[group], local % group_sizes[group]
+    first = ragged_starts(group_sizes)
     left, right = word[first[group] + a], word[first[group] + b]
     keep = left != right
     return np.unique(left[keep] * len(vocabulary) + right[keep])
@@ -190,61 +199,72 @@ def _synonym_keys(vocabulary: Sequence[str]) -> np.ndarray:
 class _Candidates(NamedTuple):
     """Candidate matches before ordering; ``order`` holds the jar's order keys (most significant first)."""
 
-    pair: Tensor
-    start: Tensor
-    length: Tensor
-    match_start: Tensor
-    match_length: Tensor
-    module: Tensor
-    order: tuple[Tensor, ...]
+    pair: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
+    match_start: np.ndarray
+    match_length: np.ndarray
+    module: np.ndarray
+    order: tuple[np.ndarray, ...]
 
 
-def _lexsort(keys: Sequence[Tensor]) -> Tensor:
-    """Stable order by ``keys[0]``, then ``keys[1]`` …: successive stable sorts from the least significant key."""
-    order = torch.arange(keys[0].numel(), device=keys[0].device)
+def _lexsort(keys: Sequence[np.ndarray]) -> np.ndarray:
+    """Stable order by ``keys[0]``, then ``keys[1]`` … (non-negative ``int64``): adjacent keys packed into one
+    ``int64`` while their ranges fit in 62 bits, then one stable sort per packed key."""
+    packed: list[np.ndarray] = []  # least significant first
+    current, span = None, 1
     for key in reversed(keys):
-        order = order.index_select(0, torch.sort(key.index_select(0, order), stable=True).indices)
-    return order
+        top = int(key.max()) + 1 if key.size else 1
+        if current is not None and span * top < 1 << 62:
+            current, span = key * span + current, span * top
+        else:
+            if current is not None:
+                packed.append(current)
+            current, span = key, top
+    packed.append(current)
+    if len(packed) == 1:
+        return np.argsort(packed[0], kind="stable")
+    return np.lexsort(packed)
 
 
-def _equal_keys(key1: Tensor, key2: Tensor) -> tuple[Tensor, Tensor]:
+def _equal_keys(key1: np.ndarray, key2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every ``(k1, k2)`` with ``key1[k1] == key2[k2]`` (a sort join: both sides sorted, one searchsorted)."""
-    sorted1, order1 = torch.sort(key1)
-    sorted2, order2 = torch.sort(key2)
-    first = torch.searchsorted(sorted2, sorted1)
-    count = torch.searchsorted(sorted2, sorted1, right=True) - first
-    query = segment_ids(count)
-    k = offsets_in_segment(count, query)
+    order1, order2 = np.argsort(key1, kind="stable"), np.argsort(key2, kind="stable")
+    sorted1, sorted2 = key1[order1], key2[order2]
+    first = np.searchsorted(sorted2, sorted1)
+    count = np.searchsorted(sorted2, sorted1, side="right") - first
+    query = ragged_ids(count)
+    k = ragged_offsets(count, query)
     return order1[query], order2[first[query] + k]
 
 
-def _dense_classes(values: Tensor) -> tuple[Tensor, int]:
-    uniques, classes = torch.unique(values, return_inverse=True)
-    return classes, uniques.numel()
+def _dense_classes(values: np.ndarray) -> tuple[np.ndarray, int]:
+    uniques, classes = np.unique(values, return_inverse=True)
+    return classes.reshape(-1), uniques.size
 
 
 class _Occurrences(NamedTuple):
     """The words of each pair's two lines, one row per word: ``(pair, position, vocabulary id)`` each side."""
 
-    pair1: Tensor
-    position1: Tensor
-    word1: Tensor
-    pair2: Tensor
-    position2: Tensor
-    word2: Tensor
+    pair1: np.ndarray
+    position1: np.ndarray
+    word1: np.ndarray
+    pair2: np.ndarray
+    position2: np.ndarray
+    word2: np.ndarray
 
 
 def _occurrences_by_pair(s: Sentences) -> _Occurrences:
     len1 = s.hyp_lengths[s.owner]
-    pair1 = segment_ids(len1)
-    position1 = offsets_in_segment(len1, pair1)
-    word1 = s.hyp_words.index_select(0, segment_starts(s.hyp_lengths)[s.owner].index_select(0, pair1) + position1)
-    pair2 = segment_ids(s.ref_lengths, s.ref_words.numel())
-    position2 = offsets_in_segment(s.ref_lengths, pair2)
+    pair1 = ragged_ids(len1)
+    position1 = ragged_offsets(len1, pair1)
+    word1 = s.hyp_words[ragged_starts(s.hyp_lengths)[s.owner][pair1] + position1]
+    pair2 = ragged_ids(s.ref_lengths)
+    position2 = ragged_offsets(s.ref_lengths, pair2)
     return _Occurrences(pair1, position1, word1, pair2, position2, s.ref_words)
 
 
-def _word_matches(s: Sentences, modules: Sequence[str], identical: Tensor) -> _Candidates:
+def _word_matches(s: Sentences, modules: Sequence[str], identical: np.ndarray) -> _Candidates:
     """Exact, stem and synonym candidates of every pair (each word of line 1 against each word of line 2).
 
     Exact and stem matches share one sort join on ``(pair, stem class)`` (equal words have equal stems); words
@@ -255,47 +275,45 @@ def _word_matches(s: Sentences, modules: Sequence[str], identical: Tensor) -> _C
     o = _occurrences_by_pair(s)
     stem_class, stem_classes = _dense_classes(s.stem_hash)
     hash_class, hash_classes = _dense_classes(s.word_hash)
-    r1, r2 = _equal_keys(o.pair1 * stem_classes + stem_class.index_select(0, o.word1),
-                         o.pair2 * stem_classes + stem_class.index_select(0, o.word2))
-    lowest = torch.full((hash_classes,), stem_classes, device=stem_class.device).scatter_reduce(0, hash_class, stem_class, "amin")
-    mixed = torch.zeros(hash_classes, dtype=torch.bool, device=stem_class.device).index_fill_(
-        0, hash_class[stem_class != lowest[hash_class]], True
-    )
-    if bool(mixed.any()):  # different words with one Java hash and different stems: still an exact match
+    r1, r2 = _equal_keys(o.pair1 * stem_classes + stem_class[o.word1], o.pair2 * stem_classes + stem_class[o.word2])
+    lowest = np.full(hash_classes, stem_classes, dtype=np.int64)
+    np.minimum.at(lowest, hash_class, stem_class)
+    mixed = np.zeros(hash_classes, dtype=bool)
+    mixed[hash_class[stem_class != lowest[hash_class]]] = True
+    if mixed.any():  # different words with one Java hash and different stems: still an exact match
         word_mixed = mixed[hash_class]
-        k1 = torch.nonzero(word_mixed[o.word1]).squeeze(1)
-        k2 = torch.nonzero(word_mixed[o.word2]).squeeze(1)
-        e1, e2 = _equal_keys(o.pair1[k1] * hash_classes + hash_class[o.word1[k1]], o.pair2[k2] * hash_classes + hash_class[o.word2[k2]])
+        k1 = np.flatnonzero(word_mixed[o.word1])
+        k2 = np.flatnonzero(word_mixed[o.word2])
+        e1, e2 = _equal_keys(o.pair1[k1] * hash_classes + hash_class[o.word1[k1]],
+                             o.pair2[k2] * hash_classes + hash_class[o.word2[k2]])
         extra = stem_class[o.word1[k1[e1]]] != stem_class[o.word2[k2[e2]]]
-        r1, r2 = torch.cat((r1, k1[e1][extra])), torch.cat((r2, k2[e2][extra]))
+        r1, r2 = np.concatenate((r1, k1[e1][extra])), np.concatenate((r2, k2[e2][extra]))
     pair, i, j = o.pair1[r1], o.position1[r1], o.position2[r2]
     same = s.word_hash[o.word1[r1]] == s.word_hash[o.word2[r2]]
     found = [(modules.index("exact"), pair, i, j, same)]
     if "stem" in modules:
         found.append((modules.index("stem"), pair, i, j, ~same & ~identical[pair]))
-    if "synonym" in modules and s.synonym_keys.numel():
+    if "synonym" in modules and s.synonym_keys.size:
         # every line-1 word expanded to its synonym partners b (the keys are sorted: grouped by a), then one sort
         # join of (pair, b) with the line-2 words: linear in the partners and the matches, never line 1 × line 2
-        vocab = s.word_hash.numel()
-        partners = torch.bincount(torch.div(s.synonym_keys, vocab, rounding_mode="floor"), minlength=vocab)
-        first_partner = segment_starts(partners)
-        k1 = torch.nonzero(partners.index_select(0, o.word1)).squeeze(1)
-        fanout = partners.index_select(0, o.word1.index_select(0, k1))
-        source = segment_ids(fanout)
-        q1 = k1.index_select(0, source)
-        b = s.synonym_keys.index_select(
-            0, first_partner.index_select(0, o.word1.index_select(0, q1)) + offsets_in_segment(fanout, source)
-        ) % vocab
-        e1, r2 = _equal_keys(o.pair1.index_select(0, q1) * vocab + b, o.pair2 * vocab + o.word2)
-        r1 = q1.index_select(0, e1)
+        vocab = s.word_hash.size
+        partners = np.bincount(s.synonym_keys // vocab, minlength=vocab)
+        first_partner = ragged_starts(partners)
+        k1 = np.flatnonzero(partners[o.word1])
+        fanout = partners[o.word1[k1]]
+        source = ragged_ids(fanout)
+        q1 = k1[source]
+        b = s.synonym_keys[first_partner[o.word1[q1]] + ragged_offsets(fanout, source)] % vocab
+        e1, r2 = _equal_keys(o.pair1[q1] * vocab + b, o.pair2 * vocab + o.word2)
+        r1 = q1[e1]
         pair_s, a, b = o.pair1[r1], o.word1[r1], o.word2[r2]
         synonym = (s.word_hash[a] != s.word_hash[b]) & ~identical[pair_s]
         found.append((modules.index("synonym"), pair_s, o.position1[r1], o.position2[r2], synonym))
     parts = []
     for module, pair, i, j, keep in found:
-        index = torch.nonzero(keep).squeeze(1)
-        ones = torch.ones_like(index)
-        zeros = torch.zeros_like(index)
+        index = np.flatnonzero(keep)
+        ones = np.ones(index.size, dtype=np.int64)
+        zeros = np.zeros(index.size, dtype=np.int64)
         parts.append(_Candidates(pair[index], j[index], ones, i[index], ones, ones * module, (i[index], zeros, zeros)))
     return _concat(parts)
 
@@ -303,80 +321,82 @@ def _word_matches(s: Sentences, modules: Sequence[str], identical: Tensor) -> _C
 class _Grams(NamedTuple):
     """Every word sequence of the sentences that is a node of the paraphrase trie (phrase or phrase prefix)."""
 
-    sentence: Tensor
-    position: Tensor
-    length: Tensor
-    node: Tensor
+    sentence: np.ndarray
+    position: np.ndarray
+    length: np.ndarray
+    node: np.ndarray
 
 
-def _trie_walk(words: Tensor, lengths: Tensor, trie: tables.ParaphraseTrie) -> _Grams:
+def _trie_walk(words: np.ndarray, lengths: np.ndarray, trie: tables.ParaphraseTrie) -> _Grams:
     """Walk the trie from every word position of every sentence (one vectorised step per phrase length).
 
     ``words`` are paraphrase-table ids (-1: a word outside the table, which ends every walk through it).
     """
-    sentence = segment_ids(lengths, words.numel())
-    end = (segment_starts(lengths) + lengths)[sentence]
-    start = torch.nonzero(words >= 0).squeeze(1)
-    node = trie.root_child.index_select(0, words.index_select(0, start))
+    sentence = ragged_ids(lengths)
+    starts = ragged_starts(lengths)
+    end = (starts + lengths)[sentence]
+    start = np.flatnonzero(words >= 0)
+    node = trie.root_child[words[start]]
     hit = node > 0
     start, node = start[hit], node[hit]
-    end = end.index_select(0, start)
+    end = end[start]
     found = [(start, 1, node)]
-    for length in range(2, int(trie.depth.max()) + 1):
+    for length in range(2, tables.MAX_PHRASE + 1):
         inside = start + length - 1 < end
         start, node, end = start[inside], node[inside], end[inside]
-        word = words.index_select(0, start + length - 1)
+        word = words[start + length - 1]
         key = node * trie.vocabulary_size + word
-        index = torch.searchsorted(trie.edge_keys, key).clamp_max(trie.edge_keys.numel() - 1)
+        index = np.minimum(np.searchsorted(trie.edge_keys, key), trie.edge_keys.size - 1)
         hit = (word >= 0) & (trie.edge_keys[index] == key)
         start, node, end = start[hit], index[hit] + 1, end[hit]
-        if start.numel() == 0:
+        if start.size == 0:
             break
         found.append((start, length, node))
-    start = torch.cat([f[0] for f in found])
-    node = torch.cat([f[2] for f in found])
-    length = torch.cat([torch.full_like(f[0], f[1]) for f in found])
-    owner = sentence.index_select(0, start)
-    return _Grams(owner, start - segment_starts(lengths).index_select(0, owner), length, node)
+    start = np.concatenate([f[0] for f in found])
+    node = np.concatenate([f[2] for f in found])
+    length = np.concatenate([np.full(f[0].size, f[1], dtype=np.int64) for f in found])
+    owner = sentence[start]
+    return _Grams(owner, start - starts[owner], length, node)
 
 
-def _emitted(grams: _Grams, trie: tables.ParaphraseTrie, wanted: Tensor) -> tuple[Tensor, Tensor]:
+def _emitted(grams: _Grams, trie: tables.ParaphraseTrie, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every (gram, table entry) whose reference-side phrase is the gram and whose paraphrase is ``wanted``.
 
     Entries are expanded and filtered once per distinct node, then handed to every gram of that node.
     Returns ``(gram index, entry)`` in gram order, entries of one gram in file order (the jar's trie order).
     """
-    nodes, inverse = torch.unique(grams.node, return_inverse=True)
+    nodes, inverse = np.unique(grams.node, return_inverse=True)
+    inverse = inverse.reshape(-1)
     first = trie.emit_first[nodes]
     counts = trie.emit_first[nodes + 1] - first
-    owner = segment_ids(counts)
-    entry = first[owner] + offsets_in_segment(counts, owner)
+    owner = ragged_ids(counts)
+    entry = first[owner] + ragged_offsets(counts, owner)
     keep = wanted[trie.emit_node[entry]]
     owner, entry = owner[keep], entry[keep]
-    kept = torch.bincount(owner, minlength=nodes.numel())
-    per_gram = kept.index_select(0, inverse)
-    gram = segment_ids(per_gram)
-    k = offsets_in_segment(per_gram, gram)
-    return gram, entry[segment_starts(kept)[inverse[gram]] + k]
+    kept = np.bincount(owner, minlength=nodes.size)
+    per_gram = kept[inverse]
+    gram = ragged_ids(per_gram)
+    k = ragged_offsets(per_gram, gram)
+    return gram, entry[ragged_starts(kept)[inverse[gram]] + k]
 
 
-def _occurrences(queries: Tensor, grams_key: Tensor, grams_position: Tensor) -> tuple[Tensor, Tensor]:
+def _occurrences(queries: np.ndarray, grams_key: np.ndarray, grams_position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each query key, every gram with that key: ``(query index, gram position)`` (``grams_key`` sorted)."""
-    first = torch.searchsorted(grams_key, queries)
-    found = torch.searchsorted(grams_key, queries, right=True) - first
-    query = segment_ids(found)
-    k = offsets_in_segment(found, query)
+    first = np.searchsorted(grams_key, queries)
+    found = np.searchsorted(grams_key, queries, side="right") - first
+    query = ragged_ids(found)
+    k = ragged_offsets(found, query)
     return query, grams_position[first[query] + k]
 
 
-def _sorted_grams(grams: _Grams, nodes: int) -> tuple[Tensor, Tensor]:
+def _sorted_grams(grams: _Grams, nodes: int) -> tuple[np.ndarray, np.ndarray]:
     """Gram keys ``sentence · N + node`` sorted (positions ascending within a key) and their positions."""
     key = grams.sentence * nodes + grams.node
     order = _lexsort((key, grams.position))
-    return key.index_select(0, order), grams.position.index_select(0, order)
+    return key[order], grams.position[order]
 
 
-def _paraphrase_matches(s: Sentences, identical: Tensor, module: int, device: torch.device) -> _Candidates:
+def _paraphrase_matches(s: Sentences, identical: np.ndarray, module: int) -> _Candidates:
     """Paraphrase candidates of both directions, with the jar's order keys.
 
     Direction 1 (appended first by the jar): a reference phrase at ``j`` (its trie paths by length, then entry)
@@ -384,12 +404,14 @@ def _paraphrase_matches(s: Sentences, identical: Tensor, module: int, device: to
     whose paraphrase occurs in the reference at ``j``, ordered by ``i``, then length, then entry. Entries whose
     paraphrase occurs in no sentence of the other side are dropped before any per-pair work.
     """
-    trie = tables.paraphrase_table().trie(device)
-    nodes, entries = trie.depth.numel(), trie.emit_node.numel()
+    trie = tables.paraphrase_table().trie
+    nodes, entries = trie.depth.size, trie.emit_node.size
     hyp_grams = _trie_walk(s.table_id[s.hyp_words], s.hyp_lengths, trie)
     ref_grams = _trie_walk(s.table_id[s.ref_words], s.ref_lengths, trie)
-    in_hyps = torch.zeros(nodes, dtype=torch.bool, device=device).index_fill_(0, hyp_grams.node, True)
-    in_refs = torch.zeros(nodes, dtype=torch.bool, device=device).index_fill_(0, ref_grams.node, True)
+    in_hyps = np.zeros(nodes, dtype=bool)
+    in_hyps[hyp_grams.node] = True
+    in_refs = np.zeros(nodes, dtype=bool)
+    in_refs[ref_grams.node] = True
 
     gram, entry = _emitted(ref_grams, trie, in_hyps)  # a reference is its pair
     hyp_key, hyp_position = _sorted_grams(hyp_grams, nodes)
@@ -399,65 +421,62 @@ def _paraphrase_matches(s: Sentences, identical: Tensor, module: int, device: to
     rank = length * entries + entry
     first = _Candidates(
         ref_grams.sentence[gram], ref_grams.position[gram], length, i, trie.emit_length[entry],
-        torch.full_like(i, module), (torch.zeros_like(i), rank, i),
+        np.full(i.size, module, dtype=np.int64), (np.zeros(i.size, dtype=np.int64), rank, i),
     )
 
     gram, entry = _emitted(hyp_grams, trie, in_refs)  # a hypothesis: repeat for each of its pairs
-    refs_per_hyp = torch.bincount(s.owner, minlength=s.hyp_lengths.numel())
+    refs_per_hyp = np.bincount(s.owner, minlength=s.hyp_lengths.size)
     per_emit = refs_per_hyp[hyp_grams.sentence[gram]]
-    emit = segment_ids(per_emit)
-    pair = segment_starts(refs_per_hyp)[hyp_grams.sentence[gram[emit]]] + (
-        offsets_in_segment(per_emit, emit)
-    )
+    emit = ragged_ids(per_emit)
+    pair = ragged_starts(refs_per_hyp)[hyp_grams.sentence[gram[emit]]] + ragged_offsets(per_emit, emit)
     ref_key, ref_position = _sorted_grams(ref_grams, nodes)
     query, j = _occurrences(pair * nodes + trie.emit_node[entry[emit]], ref_key, ref_position)
     gram, entry, pair = gram[emit[query]], entry[emit[query]], pair[query]
     length = hyp_grams.length[gram]
     position = hyp_grams.position[gram]
     second = _Candidates(
-        pair, j, trie.emit_length[entry], position, length, torch.full_like(j, module),
-        (torch.ones_like(j), position, length * entries + entry),
+        pair, j, trie.emit_length[entry], position, length, np.full(j.size, module, dtype=np.int64),
+        (np.ones(j.size, dtype=np.int64), position, length * entries + entry),
     )
     both = _concat((first, second))
-    keep = torch.nonzero(~identical[both.pair]).squeeze(1)
+    keep = np.flatnonzero(~identical[both.pair])
     return _Candidates(*(x[keep] for x in both[:-1]), tuple(x[keep] for x in both.order))
 
 
 def _concat(parts: Sequence[_Candidates]) -> _Candidates:
-    fields = [torch.cat([getattr(part, name) for part in parts]) for name in _Candidates._fields[:-1]]
-    order = tuple(torch.cat([part.order[k] for part in parts]) for k in range(3))
+    fields = [np.concatenate([getattr(part, name) for part in parts]).astype(np.int64, copy=False)
+              for name in _Candidates._fields[:-1]]
+    order = tuple(np.concatenate([part.order[k] for part in parts]).astype(np.int64, copy=False) for k in range(3))
     return _Candidates(*fields, order)
 
 
 # ---------------------------------------------------------------------------------------------------- statistics
-def _identical(s: Sentences) -> Tensor:
-    """``BoolTensor[P]``: the hypothesis and the reference have the same word hashes (the jar's shortcut)."""
+def _identical(s: Sentences) -> np.ndarray:
+    """``bool[P]``: the hypothesis and the reference have the same word hashes (the jar's shortcut)."""
     len1 = s.hyp_lengths[s.owner]
-    pair = segment_ids(s.ref_lengths, s.ref_words.numel())
-    k = offsets_in_segment(s.ref_lengths, pair)
+    pair = ragged_ids(s.ref_lengths)
+    k = ragged_offsets(s.ref_lengths, pair)
     inside = k < len1[pair]
-    hyp_position = segment_starts(s.hyp_lengths)[s.owner].index_select(0, pair) + k
-    hyp_position = hyp_position.clamp_max(max(s.hyp_words.numel() - 1, 0))
+    hyp_position = np.minimum(ragged_starts(s.hyp_lengths)[s.owner][pair] + k, max(s.hyp_words.size - 1, 0))
     differs = ~inside
-    if s.hyp_words.numel():
-        hyp_hash = s.word_hash.index_select(0, s.hyp_words.index_select(0, hyp_position))
-        differs = differs | (hyp_hash != s.word_hash.index_select(0, s.ref_words))
-    mismatches = torch.zeros_like(len1).index_add_(0, pair, differs.long())
+    if s.hyp_words.size:
+        differs |= s.word_hash[s.hyp_words[hyp_position]] != s.word_hash[s.ref_words]
+    mismatches = np.bincount(pair[differs], minlength=s.owner.size)
     return (len1 == s.ref_lengths) & (mismatches == 0)
 
 
-def candidate_matches(s: Sentences, modules: Sequence[str]) -> tuple[Matches, Tensor]:
+def candidate_matches(s: Sentences, modules: Sequence[str]) -> tuple[Matches, np.ndarray]:
     """Every candidate of every pair in the jar's order, and each one's module index."""
     identical = _identical(s)
     parts = [_word_matches(s, modules, identical)]
     if "paraphrase" in modules:
-        parts.append(_paraphrase_matches(s, identical, modules.index("paraphrase"), s.hyp_words.device))
+        parts.append(_paraphrase_matches(s, identical, modules.index("paraphrase")))
     c = _concat(parts)
     order = _lexsort((c.pair, c.start, c.module, *c.order))
-    weights = torch.tensor([_SEARCH_WEIGHTS[name] for name in modules], dtype=torch.float64, device=c.pair.device)
-    c = _Candidates(*(x.index_select(0, order) for x in c[:-1]), ())
+    weights = np.array([_SEARCH_WEIGHTS[name] for name in modules], dtype=np.float64)
+    c = _Candidates(*(x[order] for x in c[:-1]), ())
     w = weights[c.module]
-    weight_sum = torch.floor(c.match_length * w).long() + torch.floor(c.length * w).long()
+    weight_sum = np.floor(c.match_length * w).astype(np.int64) + np.floor(c.length * w).astype(np.int64)
     return Matches(c.pair, c.start, c.length, c.match_start, c.match_length, weight_sum), c.module
 
 
@@ -480,8 +499,8 @@ def check_memory_budget(memory_budget: Any) -> int:
     return int(memory_budget)
 
 
-def pair_bytes(s: Sentences) -> Tensor:
-    """``LongTensor[P]``: the working memory one pair needs, estimated before any candidate is built.
+def pair_bytes(s: Sentences) -> np.ndarray:
+    """``int64[P]``: the working memory one pair needs, estimated before any candidate is built.
 
     Its exact and stem candidates (every line-1 word × every line-2 word of its stem class: counted by one sort
     join, not built), :data:`BYTES_PER_CANDIDATE` each, plus :data:`BYTES_PER_WORD` per word of both lines and the
@@ -490,12 +509,13 @@ def pair_bytes(s: Sentences) -> Tensor:
     """
     o = _occurrences_by_pair(s)
     stem_class, classes = _dense_classes(s.stem_hash)
-    key1 = o.pair1 * classes + stem_class.index_select(0, o.word1)
-    key2 = torch.sort(o.pair2 * classes + stem_class.index_select(0, o.word2)).values
-    count = torch.searchsorted(key2, key1, right=True) - torch.searchsorted(key2, key1)
-    candidates = torch.zeros_like(s.ref_lengths).index_add_(0, o.pair1, count)
-    len1, len2 = s.hyp_lengths.index_select(0, s.owner), s.ref_lengths
-    words = torch.div(len1 + 63, 64, rounding_mode="floor") + torch.div(len2 + 63, 64, rounding_mode="floor")
+    key1 = o.pair1 * classes + stem_class[o.word1]
+    key2 = np.sort(o.pair2 * classes + stem_class[o.word2])
+    count = np.searchsorted(key2, key1, side="right") - np.searchsorted(key2, key1)
+    candidates = np.zeros(s.owner.size, dtype=np.int64)
+    np.add.at(candidates, o.pair1, count)
+    len1, len2 = s.hyp_lengths[s.owner], s.ref_lengths
+    words = (len1 + 63) // 64 + (len2 + 63) // 64
     return candidates * BYTES_PER_CANDIDATE + (len1 + len2) * BYTES_PER_WORD + BEAM * (24 * words + 16 * len2) + 4096
 
 
@@ -503,7 +523,7 @@ def _pair_range(s: Sentences, first: int, end: int) -> Sentences:
     """The pairs ``[first, end)`` (their hypotheses renumbered from 0); the vocabulary and its facts are shared."""
     owner = s.owner[first:end]
     low, high = int(owner[0]), int(owner[-1]) + 1
-    hyp_start, ref_start = segment_starts(s.hyp_lengths), segment_starts(s.ref_lengths)
+    hyp_start, ref_start = ragged_starts(s.hyp_lengths), ragged_starts(s.ref_lengths)
     hyp_end = int(hyp_start[high - 1] + s.hyp_lengths[high - 1])
     ref_end = int(ref_start[end - 1] + s.ref_lengths[end - 1])
     return s._replace(
@@ -513,8 +533,8 @@ def _pair_range(s: Sentences, first: int, end: int) -> Sentences:
     )
 
 
-def pair_statistics(s: Sentences, language: str, memory_budget: Optional[int] = None) -> Tensor:
-    """The jar's 23 statistics of every (hypothesis, reference) pair: ``float64[P, 23]``.
+def pair_statistics(s: Sentences, language: str, memory_budget: Optional[int] = None) -> np.ndarray:
+    """The jar's 23 statistics of every (hypothesis, reference) pair: ``float64[P, 23]`` (host array).
 
     Pairs are aligned independently, so a batch whose estimated working memory (:func:`pair_bytes`) exceeds
     ``memory_budget`` (bytes, default :data:`DEFAULT_MEMORY_BUDGET`) is scored in consecutive groups of pairs that
@@ -522,17 +542,16 @@ def pair_statistics(s: Sentences, language: str, memory_budget: Optional[int] = 
     the jar holds them at once): a pair over the budget is a ``ValueError`` naming it and the budget it needs.
     """
     budget = check_memory_budget(memory_budget)
-    pairs = s.owner.numel()
+    pairs = s.owner.size
     if pairs == 0:
         return _pair_statistics(s, language)
     need = pair_bytes(s)
     if int(need.sum()) <= budget:
         return _pair_statistics(s, language)
-    need = need.cpu().numpy()
     worst = int(need.argmax())
     if need[worst] > budget:
         sample = int(s.owner[worst])
-        reference = worst - int(torch.searchsorted(s.owner, s.owner[worst]))
+        reference = worst - int(np.searchsorted(s.owner, s.owner[worst]))
         raise ValueError(
             f"METEOR 1.5: sample {sample} with its reference {reference} ({int(s.hyp_lengths[sample])} and "
             f"{int(s.ref_lengths[worst])} words) needs about {need[worst] / 2**20:,.0f} MiB to align, over "
@@ -545,42 +564,38 @@ def pair_statistics(s: Sentences, language: str, memory_budget: Optional[int] = 
         end = max(int(np.searchsorted(ends, (ends[first - 1] if first else 0) + budget, side="right")), first + 1)
         groups.append(_pair_statistics(_pair_range(s, first, end), language))
         first = end
-    return torch.cat(groups)
+    return np.concatenate(groups)
 
 
-def _pair_statistics(s: Sentences, language: str) -> Tensor:
+def _pair_statistics(s: Sentences, language: str) -> np.ndarray:
     """:func:`pair_statistics` of one group of pairs, all at once."""
     modules = PARAMETERS[language][2]
     matches, module = candidate_matches(s, modules)
     len1 = s.hyp_lengths[s.owner]
     alignment = beam_align(matches, len1, s.ref_lengths, BEAM)
-    pairs = s.owner.numel()
-    device = s.owner.device
-    stats = torch.zeros(pairs, STATS, dtype=torch.float64, device=device)
-    hyp_function = s.function[s.hyp_words].long()
-    ref_function = s.function[s.ref_words].long()
-    hyp_start, ref_start = segment_starts(s.hyp_lengths), segment_starts(s.ref_lengths)
-    stats[:, 0] = len1.double()
-    stats[:, 1] = s.ref_lengths.double()
-    hyp_function_count = torch.zeros_like(s.hyp_lengths).index_add_(0, segment_ids(s.hyp_lengths, s.hyp_words.numel()), hyp_function)
-    stats[:, 2] = hyp_function_count[s.owner].double()
-    stats[:, 3] = torch.zeros_like(s.ref_lengths).index_add_(0, segment_ids(s.ref_lengths, s.ref_words.numel()), ref_function).double()
-
-    chosen = torch.nonzero(alignment.chosen).squeeze(1)
+    pairs = s.owner.size
+    hyp_function = s.function[s.hyp_words].astype(np.int64)
+    ref_function = s.function[s.ref_words].astype(np.int64)
+    cum1 = np.concatenate(([0], np.cumsum(hyp_function)))
+    cum2 = np.concatenate(([0], np.cumsum(ref_function)))
+    hyp_start, ref_start = ragged_starts(s.hyp_lengths), ragged_starts(s.ref_lengths)
+    chosen = np.flatnonzero(alignment.chosen)
     pair, mod = matches.pair[chosen], module[chosen]
-    cum1 = torch.cat((hyp_function.new_zeros(1), torch.cumsum(hyp_function, 0)))
-    cum2 = torch.cat((ref_function.new_zeros(1), torch.cumsum(ref_function, 0)))
     first1 = hyp_start[s.owner[pair]] + matches.match_start[chosen]
     first2 = ref_start[pair] + matches.start[chosen]
     function1 = cum1[first1 + matches.match_length[chosen]] - cum1[first1]
     function2 = cum2[first2 + matches.length[chosen]] - cum2[first2]
     content1, content2 = matches.match_length[chosen] - function1, matches.length[chosen] - function2
-    flat = stats.view(-1)
-    for column, values in enumerate((content1, content2, function1, function2)):
-        flat.index_add_(0, pair * STATS + 4 + 4 * mod + column, values.double())
-    stats[:, _CHUNKS] = alignment.chunks.double()
-    stats[:, _TEST_WORDS].index_add_(0, pair, matches.match_length[chosen].double())
-    stats[:, _REF_WORDS].index_add_(0, pair, matches.length[chosen].double())
+    # every per-stage count in one pass (integer sums: exact in float64)
+    cell = pair * STATS + 4 + 4 * mod
+    index = np.concatenate([cell + column for column in range(4)] + [pair * STATS + _TEST_WORDS, pair * STATS + _REF_WORDS])
+    values = np.concatenate((content1, content2, function1, function2, matches.match_length[chosen], matches.length[chosen]))
+    stats = np.bincount(index, weights=values, minlength=pairs * STATS).astype(np.float64, copy=False).reshape(pairs, STATS)
+    stats[:, 0] = len1
+    stats[:, 1] = s.ref_lengths
+    stats[:, 2] = (cum1[hyp_start + s.hyp_lengths] - cum1[hyp_start])[s.owner]
+    stats[:, 3] = cum2[ref_start + s.ref_lengths] - cum2[ref_start]
+    stats[:, _CHUNKS] = alignment.chunks
     return stats
 
 
@@ -632,22 +647,27 @@ def corpus_contribution(stats: Tensor) -> Tensor:
 
 
 def sentence_statistics(
-    preds: Sequence[str], target: Sequence[Sequence[str]], language: str, device: torch.device,
+    preds: Sequence[str], target: Sequence[Sequence[str]], language: str, device: DeviceArg,
     memory_budget: Optional[int] = None,
 ) -> tuple[Tensor, Tensor]:
-    """Per hypothesis: the statistics of its best reference ``float64[B, 23]`` and its score ``float64[B]``
-    (``memory_budget``: see :func:`pair_statistics`)."""
-    return best_reference_statistics(encode(preds, target, language, device), language, memory_budget)
+    """Per hypothesis: the statistics of its best reference ``float64[B, 23]`` and its score ``float64[B]``, on
+    ``device`` (``memory_budget``: see :func:`pair_statistics`)."""
+    return best_reference_statistics(encode(preds, target, language), language, memory_budget, device)
 
 
-def best_reference_statistics(s: Sentences, language: str, memory_budget: Optional[int] = None) -> tuple[Tensor, Tensor]:
-    """:func:`sentence_statistics` of encoded sentences."""
-    device = s.owner.device
-    stats = pair_statistics(s, language, memory_budget)
+def best_reference_statistics(
+    s: Sentences, language: str, memory_budget: Optional[int] = None, device: DeviceArg = None
+) -> tuple[Tensor, Tensor]:
+    """:func:`sentence_statistics` of encoded sentences: the pair statistics are computed on the host, uploaded
+    once (with each pair's sample), and scored and reduced to the best reference on ``device`` (no host
+    synchronisation there)."""
+    stats, owner = upload_all([pair_statistics(s, language, memory_budget), s.owner.astype(np.float64)], device)
+    owner = owner.long()
+    device = stats.device
     scores = scores_from_statistics(stats, language)
-    samples = s.hyp_lengths.numel()
-    best_score = torch.full((samples,), -1.0, dtype=torch.float64, device=device).scatter_reduce(0, s.owner, scores, "amax")
-    is_best = scores == best_score[s.owner]
+    samples = s.hyp_lengths.size
+    best_score = torch.full((samples,), -1.0, dtype=torch.float64, device=device).scatter_reduce(0, owner, scores, "amax")
+    is_best = scores == best_score[owner]
     candidates = torch.where(is_best, torch.arange(scores.numel(), device=device), scores.numel())
-    best = torch.full((samples,), scores.numel(), dtype=torch.long, device=device).scatter_reduce(0, s.owner, candidates, "amin")
+    best = torch.full((samples,), scores.numel(), dtype=torch.long, device=device).scatter_reduce(0, owner, candidates, "amin")
     return stats[best], scores[best]

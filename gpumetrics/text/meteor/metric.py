@@ -148,7 +148,8 @@ def meteor_score(
             (default 2 GiB, the heap pycocoevalcap gives the jar). A batch over it is scored in groups of pairs
             that fit (same scores); one (hypothesis, reference) pair must fit alone — its candidate matches grow
             with the product of the two lengths, about 400 bytes each — else ``ValueError``.
-        device: where the statistics are computed and the result lives.
+        device: where the result lives. ``meteor-1.5``: matching and alignment are host work (numpy); the pair
+            statistics reach ``device`` in one non-blocking upload and are scored there (no host synchronisation).
 
     Returns:
         ``DoubleTensor[]``, or ``DoubleTensor[B]`` for ``reduction="none"``.
@@ -178,7 +179,9 @@ class METEORScore(PerSampleScore):
     States: for ``mode="meteor-1.5"`` with ``reduction="corpus"``, the jar's 23 statistics summed as its ``EVAL``
     sums them (``float64[23]``, one all-reduce under DDP); otherwise the sentence scores through
     :class:`~gpumetrics.core.PerSampleScore` (``score_sum``, ``count``, and ``scores`` for ``"none"``). The
-    paraphrase table and the WordNet data are loaded once per process and shared by every instance.
+    paraphrase table and the WordNet data are loaded once per process and shared by every instance. An ``update``
+    of ``meteor-1.5`` matches and aligns on the host and uploads the pair statistics once: on CUDA it makes no host
+    synchronisation.
 
     Example:
         >>> metric = METEORScore()

@@ -22,22 +22,19 @@ import functools
 import gzip
 import io
 import itertools
-import threading
 import warnings
 import zipfile
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
 import numpy as np
-import torch
-from torch import Tensor
 
 from gpumetrics.core.files import atomic_write, cache_dir
 from gpumetrics.text.tokenize.base import dense_ids
 from gpumetrics.text.tokenize.meteor import meteor_jar
 
 _CACHE_FORMAT = 1
-_MAX_PHRASE = 7  # the longest phrase of paraphrase-en.gz; the loader checks it
+MAX_PHRASE = 7  # the longest phrase of paraphrase-en.gz; the loader checks it
 _LANGUAGE_NAMES = {"en": "english", "ru": "russian"}
 
 
@@ -181,38 +178,28 @@ def synonym_table() -> SynonymTable:
 
 
 class ParaphraseTrie(NamedTuple):
-    """The paraphrase table as arrays (see the module docstring); tensors on one device."""
+    """The paraphrase table as host arrays (see the module docstring): the matchers walk it in numpy."""
 
     vocabulary_size: int
-    root_child: Tensor  # int64[V] the node of each one-word phrase (-1: none), edge_keys' first level as a table
-    edge_keys: Tensor  # int64[N-1]
-    depth: Tensor  # int64[N]
-    emit_first: Tensor  # int64[N+1]
-    emit_node: Tensor  # int64[E]
-    emit_length: Tensor  # int64[E]
-
-    def to(self, device: torch.device) -> "ParaphraseTrie":
-        return ParaphraseTrie(self.vocabulary_size, *(getattr(self, f).to(device) for f in self._fields[1:]))
+    root_child: np.ndarray  # int64[V] the node of each one-word phrase (-1: none), edge_keys' first level as a table
+    edge_keys: np.ndarray  # int64[N-1]
+    depth: np.ndarray  # int64[N]
+    emit_first: np.ndarray  # int64[N+1]
+    emit_node: np.ndarray  # int64[E]
+    emit_length: np.ndarray  # int64[E]
 
 
 class ParaphraseTable:
-    """The English paraphrase table: the vocabulary (word → table id) and the trie, per device."""
+    """The English paraphrase table: the vocabulary (word → table id) and the trie (host arrays, shared)."""
 
     def __init__(self, vocabulary: list[str], trie: ParaphraseTrie) -> None:
         self.word_id = {word: index for index, word in enumerate(vocabulary)}
-        self._tries = {torch.device("cpu"): trie}
-        self._lock = threading.Lock()
+        self.trie = trie
 
     def ids(self, words: Sequence[str]) -> np.ndarray:
         """Table ids of ``words`` (-1: not in the table)."""
         get = self.word_id.get
         return np.fromiter((get(word, -1) for word in words), dtype=np.int64, count=len(words))
-
-    def trie(self, device: torch.device) -> ParaphraseTrie:
-        with self._lock:
-            if device not in self._tries:
-                self._tries[device] = self._tries[torch.device("cpu")].to(device)
-            return self._tries[device]
 
 
 def paraphrase_file() -> Path:
@@ -235,11 +222,11 @@ def paraphrase_table() -> ParaphraseTable:
     with np.load(cached) as arrays:
         vocabulary = bytes(arrays["vocabulary"]).decode("utf-8").split("\n")
         edge_keys, depth, emit_first, emit_node, emit_length = (
-            torch.from_numpy(arrays[name].astype(np.int64)) for name in ParaphraseTrie._fields[2:]
+            arrays[name].astype(np.int64) for name in ParaphraseTrie._fields[2:]
         )
     first_level = int((depth == 1).sum())
-    root_child = torch.full((len(vocabulary),), -1, dtype=torch.long)
-    root_child[edge_keys[:first_level]] = torch.arange(1, first_level + 1)
+    root_child = np.full(len(vocabulary), -1, dtype=np.int64)
+    root_child[edge_keys[:first_level]] = np.arange(1, first_level + 1)
     trie = ParaphraseTrie(len(vocabulary), root_child, edge_keys, depth, emit_first, emit_node, emit_length)
     return ParaphraseTable(vocabulary, trie)
 
@@ -253,18 +240,18 @@ def _build_trie(source: Path) -> dict[str, np.ndarray]:
     del lines
     token_lists = [phrase.split(" ") for phrase in phrases]  # single-space separated (checked: no other whitespace)
     lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
-    if lengths.min(initial=1) < 1 or lengths.max(initial=0) > _MAX_PHRASE:
-        raise ValueError(f"{source}: phrases must have 1..{_MAX_PHRASE} words")
+    if lengths.min(initial=1) < 1 or lengths.max(initial=0) > MAX_PHRASE:
+        raise ValueError(f"{source}: phrases must have 1..{MAX_PHRASE} words")
     word_ids, vocabulary = dense_ids(list(itertools.chain.from_iterable(token_lists)))
     del token_lists
     vocab = len(vocabulary)
-    words = np.full((len(phrases), _MAX_PHRASE), -1, dtype=np.int64)
+    words = np.full((len(phrases), MAX_PHRASE), -1, dtype=np.int64)
     rows = np.repeat(np.arange(len(phrases)), lengths)
     words[rows, np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = word_ids
 
     node = np.zeros(len(phrases), dtype=np.int64)  # the node of each phrase's prefix so far
     edge_keys, depth, next_node = [], [np.zeros(1, dtype=np.int64)], 1
-    for level in range(_MAX_PHRASE):
+    for level in range(MAX_PHRASE):
         longer = np.nonzero(lengths > level)[0]
         keys = node[longer] * vocab + words[longer, level]
         uniques, inverse = np.unique(keys, return_inverse=True)  # sorted; parents of deeper levels are larger
