@@ -19,8 +19,8 @@ from gpumetrics.harness.report import DIRECTION_MARKS
 TEXT_LIMIT = 300
 HISTOGRAM_WIDTH, HISTOGRAM_HEIGHT, HISTOGRAM_MARGIN = 480, 140, 24
 DIRECTION_WORDS = {True: "higher is better", False: "lower is better", None: "no better direction"}
-RUN_LABELS = {"world_size": "processes", "argv": "command", "host": "host", "python": "python",
-              "platform": "platform"}
+RUN_LABELS = {"world_size": "processes", "distributed_backend": "collectives", "device_name": "device model",
+              "argv": "command", "host": "host", "python": "python", "platform": "platform"}
 
 # "default-src 'none'" makes the browser itself refuse any fetch and any script, should one ever slip through.
 HEAD = """<!DOCTYPE html>

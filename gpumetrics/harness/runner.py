@@ -388,9 +388,15 @@ def _agreed_position(saved: Optional[dict], world_size: int) -> Optional[dict]:
     return {"task": ahead[0], "finished": ahead[1], "started": ahead[2], "metric": None}
 
 
-def _run_metadata(world_size: int, argv: Optional[Sequence[str]]) -> dict:
+def _run_metadata(world_size: int, argv: Optional[Sequence[str]], device: torch.device) -> dict:
+    """How the run ran: processes and their collective backend (``None`` for one process without a process group),
+    the device's name (the GPU model on CUDA), the command, host and platform."""
+    distributed = dist.is_available() and dist.is_initialized()
     return {
         "world_size": world_size,
+        "distributed_backend": str(dist.get_backend()) if distributed else None,
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or
+        platform.machine(),
         "argv": list(argv) if argv is not None else [],
         "host": socket.gethostname(),
         "python": platform.python_version(),
@@ -483,7 +489,7 @@ def evaluate(
         suite=suite,
         started=run.started,
         total_seconds=time.perf_counter() - start,
-        run=_run_metadata(world_size, argv),
+        run=_run_metadata(world_size, argv, torch_device),
         resumed=saved is not None,
         checkpoint=run.checkpoint,
     )

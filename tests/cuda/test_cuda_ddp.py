@@ -80,7 +80,9 @@ def test_cli_under_torchrun_with_nccl_equals_the_cpu_run(tmp_path):
                   tmp_path / "cpu.json")
     cuda = _report([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=1", "-m", "gpumetrics", "evaluate",
                     "configs/demo.yaml", "--device", "cuda"], tmp_path / "cuda.json")
-    assert cuda["run"]["world_size"] == 1 and "cuda" in json.dumps(cuda["run"])
+    assert cuda["run"]["world_size"] == 1 and cuda["run"]["distributed_backend"] == "nccl"
+    assert cuda["device"].startswith("cuda") and cuda["run"]["device_name"] == torch.cuda.get_device_name(0)
+    assert cpu["run"]["distributed_backend"] is None
     for a, b in zip(cpu["tasks"], cuda["tasks"]):
         assert a["name"] == b["name"]
         assert b["score"] == pytest.approx(a["score"], rel=1e-12, abs=1e-15)

@@ -329,6 +329,8 @@ def test_torchrun_two_processes_equal_one(tmp_path):
     assert "called before the ``update``" not in done.stderr  # the process whose shard of task "one" is empty
     one, two = json.loads(single.read_text()), json.loads(shared.read_text())
     assert two["run"]["world_size"] == 2 and one["run"]["world_size"] == 1
+    assert two["run"]["distributed_backend"] == "gloo" and one["run"]["distributed_backend"] is None
+    assert one["run"]["device_name"] and one["device"] == "cpu"
     for a, b in zip(one["tasks"], two["tasks"]):
         assert a["name"] == b["name"] and a["counts"] == b["counts"] and a["signature"] == b["signature"]
         assert b["score"] == pytest.approx(a["score"], abs=1e-12, rel=1e-12)
