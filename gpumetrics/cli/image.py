@@ -75,6 +75,22 @@ def _print(result: dict, as_json: bool) -> None:
             print(f"{key}: {value}")
 
 
+def _inception_metric(cls, args: argparse.Namespace, speed_mode: Optional[str], device, **options):
+    """``cls`` (FID or KID) built from the shared Inception options on ``device``; a weights file that is not found
+    is a ``ValueError`` (exit 2 with the message)."""
+    try:
+        return cls(feature=args.dims, weights=args.weights, resize=args.resize, download=args.download,
+                   speed_mode=speed_mode, **options).to(device)
+    except FileNotFoundError as err:
+        raise ValueError(str(err)) from None
+
+
+def _warning_notes(caught: list) -> dict:
+    """The distinct ``UserWarning`` messages of a run, as the result's ``warnings`` entry (none: no entry)."""
+    notes = sorted({str(w.message) for w in caught if issubclass(w.category, UserWarning)})
+    return {"warnings": notes} if notes else {}
+
+
 def _fid_stats(metric, path: Path, real: bool, batch_size: int, device, cache, progress, pipeline: dict) -> None:
     """One side of ``metric`` from a folder (through ``cache`` when given) or an ``.npz``."""
     from gpumetrics.image.image_files import add_image_files
@@ -119,12 +135,7 @@ def run_fid(args: argparse.Namespace) -> int:
         )
     if save is None and first.suffix == ".npz" and second.suffix == ".npz":
         return _fid_of_stats_files(first, second, args.json)
-    try:
-        metric = FrechetInceptionDistance(
-            feature=args.dims, weights=args.weights, resize=args.resize, download=args.download, speed_mode=speed_mode,
-        ).to(device)
-    except FileNotFoundError as err:
-        raise ValueError(str(err)) from None
+    metric = _inception_metric(FrechetInceptionDistance, args, speed_mode, device)
     cache = None if args.no_cache else FeatureCache(args.cache_dir)  # the reference side only: PATH_A
     with warnings.catch_warnings(record=True) as caught, progress_bars(args.progress) as progress:
         warnings.simplefilter("always")
@@ -137,12 +148,8 @@ def run_fid(args: argparse.Namespace) -> int:
     if second is None:
         _print({"saved": str(save), "signature": metric.signature()}, args.json)
         return 0
-    result = {"fid": value, "signature": metric.signature()}
-    if save is not None:
-        result["saved"] = str(save)
-    notes = sorted({str(w.message) for w in caught if issubclass(w.category, UserWarning)})
-    if notes:
-        result["warnings"] = notes
+    result = {"fid": value, "signature": metric.signature(), **({"saved": str(save)} if save is not None else {}),
+              **_warning_notes(caught)}
     _print(result, args.json)
     return 0
 
@@ -180,24 +187,16 @@ def run_kid(args: argparse.Namespace) -> int:
     for path in (first, second):
         if not path.is_dir():
             raise ValueError(f"path '{path}' is not a folder of images (KID needs the features, not .npz statistics)")
-    try:
-        metric = KernelInceptionDistance(
-            feature=args.dims, weights=args.weights, resize=args.resize, subsets=args.subsets,
-            subset_size=args.subset_size, degree=args.degree, download=args.download, speed_mode=speed_mode,
-        ).to(device)
-    except FileNotFoundError as err:
-        raise ValueError(str(err)) from None
+    metric = _inception_metric(KernelInceptionDistance, args, speed_mode, device, subsets=args.subsets,
+                               subset_size=args.subset_size, degree=args.degree)
     cache = None if args.no_cache else FeatureCache(args.cache_dir)  # the reference side only: PATH_A
     with warnings.catch_warnings(record=True) as caught, progress_bars(args.progress) as progress:
         warnings.simplefilter("always")
         _fid_stats(metric, first, True, args.batch_size, device, cache, progress, pipeline)
         _fid_stats(metric, second, False, args.batch_size, device, None, progress, pipeline)
         mean, std = metric.compute()
-    result = {"kid_mean": float(mean), "kid_std": float(std), "signature": metric.signature()}
-    notes = sorted({str(w.message) for w in caught if issubclass(w.category, UserWarning)})
-    if notes:
-        result["warnings"] = notes
-    _print(result, args.json)
+    _print({"kid_mean": float(mean), "kid_std": float(std), "signature": metric.signature(), **_warning_notes(caught)},
+           args.json)
     return 0
 
 
@@ -233,7 +232,7 @@ def run_clip_score(args: argparse.Namespace) -> int:
     metric = CLIPScore(args.backend, model, pretrained, scale=args.scale, download=args.download,
                        clamp=not args.no_clamp, templates=args.templates, speed_mode=speed_mode).to(device)
     for indices, images in same_size_batches(paths, args.batch_size, device=device, **pipeline):
-        metric.update(images.to(device), [records[i][1] for i in indices])
+        metric.update(images, [records[i][1] for i in indices])
     _print({"clip_score": float(metric.compute()), "n": len(records), "signature": metric.signature()}, args.json)
     return 0
 
