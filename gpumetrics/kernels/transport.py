@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import Tensor
+
+from gpumetrics.core.transfer import upload
 
 
 def emd_batch(a: Tensor, b: Tensor, cost: Tensor) -> Tensor:
@@ -27,20 +30,28 @@ def emd_batch(a: Tensor, b: Tensor, cost: Tensor) -> Tensor:
         >>> emd_batch(torch.tensor([[0.5, 0.5]]), torch.tensor([[1.0]]), torch.tensor([[[1.0], [3.0]]]))
         tensor([2.], dtype=torch.float64)
     """
-    import numpy as np
+    out = emd_host(a.double().cpu().numpy(), b.double().cpu().numpy(), cost.double().cpu().numpy())
+    return upload(out, cost.device)
 
+
+def emd_host(a: np.ndarray, b: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """:func:`emd_batch` on host arrays: ``float64[B]`` (``a: [B, N]``, ``b: [B, M]``, ``cost: [B, N, M]``).
+
+    Example:
+        >>> emd_host(np.array([[0.5, 0.5]]), np.array([[1.0]]), np.array([[[1.0], [3.0]]]))
+        array([2.])
+    """
     try:
         from ot import emd2
     except ImportError as error:  # pragma: no cover - depends on the environment
         raise ImportError("exact EMD needs POT: pip install 'gpumetrics[wmd]' (or method='sinkhorn')") from error
 
-    a_host, b_host = a.double().cpu().numpy(), b.double().cpu().numpy()
-    cost_host = cost.double().cpu().numpy()
-    out = np.empty(a_host.shape[0], dtype=np.float64)
-    for i in range(a_host.shape[0]):  # exact LPs, one per pair
-        rows, cols = a_host[i] > 0, b_host[i] > 0
-        out[i] = emd2(a_host[i][rows], b_host[i][cols], np.ascontiguousarray(cost_host[i][np.ix_(rows, cols)]))
-    return torch.from_numpy(out).to(cost.device)
+    a, b, cost = (np.asarray(x, dtype=np.float64) for x in (a, b, cost))
+    out = np.empty(a.shape[0], dtype=np.float64)
+    for i in range(a.shape[0]):  # exact LPs, one per pair
+        rows, cols = a[i] > 0, b[i] > 0
+        out[i] = emd2(a[i][rows], b[i][cols], np.ascontiguousarray(cost[i][np.ix_(rows, cols)]))
+    return out
 
 
 def sinkhorn_batch(a: Tensor, b: Tensor, cost: Tensor, reg: float = 0.01, max_iter: int = 1000,
