@@ -11,9 +11,13 @@ words at the Euclidean distance of their embeddings. Conventions (gensim 4's, ea
 * a document left with no word gives ``inf``; two documents made of one and the same word give 0; when every
   distance between their words is (numerically, Σ < 1e-8) zero gensim returns ``inf`` too (POT's solver stalls on an
   all-zero cost), and so do we;
-* ``method="emd"`` solves each pair exactly with POT's ``ot.emd2`` (float64; what gensim calls); ``method="sinkhorn"``
-  solves all pairs at once on the device with entropic regularisation ``reg`` (log-domain Sinkhorn), an upper bound
-  of the EMD whose gap shrinks with ``reg`` (docs/metrics/wmd.md gives measured gaps).
+* ``method="emd"`` solves each pair exactly with POT's ``ot.emd2`` (float64; what gensim calls) on the host, where
+  the whole pair is worked out (word distances included: nothing goes to the device but the distances);
+  ``method="sinkhorn"`` solves all pairs at once on the device with entropic regularisation ``reg`` (log-domain
+  Sinkhorn), an upper bound of the EMD whose gap shrinks with ``reg`` (docs/metrics/wmd.md gives measured gaps).
+
+Bags of words, padding and the pairs with an empty side or one shared word are host (numpy) work on the tokens;
+the Sinkhorn inputs go to the device in one :func:`~gpumetrics.core.transfer.upload_all` (no host wait on CUDA).
 
 Embeddings: a ``{word: vector}`` mapping, a gensim ``KeyedVectors`` (or a model holding ``.wv``), a word2vec / fastText
 ``.vec`` text file (header ``count dim``), a GloVe text file (no header) or a binary word2vec file (read by gensim).
@@ -304,7 +308,8 @@ def word_movers_distance(
         unicode_errors: for an ``embeddings`` file: ``"strict"`` (bytes that are not UTF-8 raise ``ValueError``
             naming the file and line), ``"ignore"`` or ``"replace"``, as gensim's ``load_word2vec_format``.
         reduction: ``"mean"`` (default, as every per-sample metric), ``"sum"`` or ``"none"`` (per pair).
-        device: device of the distance computation (and of Sinkhorn); CPU by default.
+        device: device of the result and of Sinkhorn's work (the exact EMD runs on the host: POT is a CPU solver);
+            CPU by default.
 
     Returns:
         ``DoubleTensor[]`` on ``device`` for ``"mean"``/``"sum"``, ``DoubleTensor[B]`` for ``"none"``; a distance is
