@@ -81,6 +81,12 @@ def syntax_matches(
     span = int(max(cand_host.max(initial=0), ref_host.max(initial=0))) + 1
     if clipped:
         return multiset_intersection_size(ref_ids, ref_pair, cand_ids, cand_pair, pairs, id_bound=span), totals
-    found = torch.isin(ref_pair * span + ref_ids, cand_pair * span + cand_ids)
+    # membership by binary search in the sorted candidate keys (torch.isin runs unique, a host sync on CUDA)
+    ref_keys = ref_pair * span + ref_ids
+    if cand_host.size:
+        cand_keys = torch.sort(cand_pair * span + cand_ids).values
+        found = cand_keys[torch.searchsorted(cand_keys, ref_keys).clamp_max(cand_host.size - 1)] == ref_keys
+    else:
+        found = torch.zeros_like(ref_keys, dtype=torch.bool)
     matches = torch.zeros(pairs, dtype=torch.long, device=device).index_add_(0, ref_pair, found.long())
     return matches, totals
