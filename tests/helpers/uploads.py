@@ -17,8 +17,12 @@ It records
 * ``mixed``: one op given a device tensor and a host tensor of one or more dimensions (on CUDA an error, or for
   indexing a hidden blocking copy of the index); host 0-d tensors are scalars there and pass.
 
-Use :func:`on_device` to point a metric module at ``cpu:0`` (its states and buffers become device tensors); pass
-``device="cpu:0"`` to a functional metric.
+Use :func:`place_on_device` to point a metric module at ``cpu:0`` (its states and buffers become device tensors);
+pass ``device="cpu:0"`` to a functional metric; :func:`on_device` tells whether a result lives on the device.
+
+Limits: ``cpu:0`` is a CPU, so code that branches on ``device.type == "cpu"`` takes its CPU path here (only a GPU run
+checks the other); tensors made before the tracker starts count as host tensors unless tagged (metric states are,
+by :func:`place_on_device`); ops inside C++ kernels are not seen (they copy nothing from the host).
 """
 
 from __future__ import annotations
@@ -105,9 +109,9 @@ class UploadTracker(TorchFunctionMode):
     Example:
         >>> with UploadTracker() as tracker:
         ...     ones = torch.ones(2, device="cpu:0")
-        ...     ones + torch.tensor([1.0, 2.0], device="cpu:0")  # a blocking copy on CUDA
-        >>> tracker.uploads[0][0]
-        'tensor'
+        ...     total = ones + torch.tensor([1.0, 2.0], device="cpu:0")  # a blocking copy on CUDA
+        >>> tracker.uploads[0][0], on_device(total)
+        ('tensor', True)
     """
 
     def __init__(self) -> None:
