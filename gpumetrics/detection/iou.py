@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
+from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.iou import (
     block_pairs,
     box_iou,
@@ -50,7 +52,7 @@ def as_quads(value: Any, name: str, device: Optional[torch.device] = None, check
             if len(value) == 0:
                 return torch.zeros(0, 4, 2, device=device)
             try:
-                value = torch.as_tensor(value, dtype=torch.float64, device=device)
+                value = upload(torch.as_tensor(value, dtype=torch.float64), device)
             except (TypeError, ValueError) as err:
                 raise TypeError(f"`{name}` must be a tensor or a nested list of numbers: {err}") from None
         else:
@@ -86,7 +88,7 @@ def flatten_quads(images: Any, name: str) -> tuple[Tensor, Tensor]:
         raise TypeError(f"`{name}` must be a list with one tensor of shapes per image, got {type(images).__name__}")
     device = next((x.device for x in images if isinstance(x, Tensor)), None)
     quads = [as_quads(x, f"{name}[{i}]", device, check_finite=False) for i, x in enumerate(images)]
-    counts = torch.tensor([q.shape[0] for q in quads], dtype=torch.long, device=device)
+    counts = upload(np.fromiter((q.shape[0] for q in quads), dtype=np.int64, count=len(quads)), device)
     if not quads:
         return torch.zeros(0, 4, 2, device=device), counts
     dtype = torch.float64 if any(q.dtype == torch.float64 for q in quads) else torch.float32

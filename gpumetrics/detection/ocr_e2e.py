@@ -23,10 +23,12 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice, single_threaded
+from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.detection.iou import flatten_quads
 from gpumetrics.kernels.iou import (
     block_overlap_pairs, normalize_quads, paired_intersection_areas, quad_areas, work_dtype,
@@ -102,15 +104,16 @@ def _ocr_e2e_update(
     p_texts = _texts(pred_texts, "pred_texts", n_pred)
     g_texts = _texts(gt_texts, "gt_texts", n_gt)
     device = preds.device if preds.numel() else gts.device
-    n_pred, n_gt = n_pred.to(device), n_gt.to(device)
+    n_pred, n_gt = upload(n_pred, device), upload(n_gt, device)
     n_img, total_p, total_g = n_pred.numel(), preds.shape[0], gts.shape[0]
 
     # text ids: equal ids ⇔ equal texts (after case folding when case-insensitive), from the shared vocabulary builder
     texts = [*p_texts, *g_texts]
     text_ids, _ = dense_ids(texts if case_sensitive else [text.upper() for text in texts])
-    text_ids = torch.from_numpy(text_ids).to(device)
+    g_dc_host = np.fromiter((t == dont_care for t in g_texts), dtype=np.int64, count=len(g_texts))
+    text_ids, g_dc = upload_all([np.asarray(text_ids, dtype=np.int64), g_dc_host], device)  # one host-to-device copy
     p_ids, g_ids = text_ids[: len(p_texts)], text_ids[len(p_texts):]
-    g_dc = torch.tensor([t == dont_care for t in g_texts], dtype=torch.bool, device=device)
+    g_dc = g_dc.bool()
 
     pred_img = segment_ids(n_pred, total_p)
     gt_img = segment_ids(n_gt, total_g)
@@ -334,7 +337,7 @@ class OCREndToEnd(Metric):
             pred_polys, pred_texts, gt_polys, gt_texts, self.matching, self.iou_threshold, self.dont_care,
             self.case_sensitive,
         )
-        self.counts += counts.sum(0).to(self.counts.device)
+        self.counts += upload(counts.sum(0), self.counts.device)
 
     def compute(self) -> dict[str, Any]:
         return _ocr_e2e_compute(self.counts, self.matching)

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice, single_threaded
+from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.iou import MAX_COORDINATE, block_pairs, box_iou_paired
 from gpumetrics.kernels.ragged import scatter_any, segment_ids
 
@@ -80,14 +82,14 @@ def _flatten(images: list[Mapping], name: str, groups: list[tuple[int, Any]]) ->
     counts = [boxes.shape[0] for boxes in parts]
     device = next((p.device for p in parts if p.numel()), torch.device("cpu"))
     dtype = torch.float64 if any(p.dtype == torch.float64 for p in parts) or not parts else torch.float32
-    flat = torch.cat([p.to(device=device, dtype=dtype) for p in parts]) if parts else torch.zeros(0, 4, dtype=dtype)
+    flat = torch.cat([upload(p, device, dtype) for p in parts]) if parts else torch.zeros(0, 4, dtype=dtype)
     try:
         _check_values(flat.double(), name)  # the whole batch at once
     except ValueError:
         for boxes, group in zip(parts, names):  # error path only: name the first offending group
             _check_values(boxes.double(), group)
         raise
-    return flat, torch.tensor(counts, dtype=torch.long, device=device)
+    return flat, upload(np.asarray(counts, dtype=np.int64), device)
 
 
 def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold: float = 0.5) -> Tensor:
@@ -105,7 +107,7 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
     pb, cp = _flatten(preds, "preds", groups)
     gb, cg = _flatten(target, "target", groups)
     device = pb.device if pb.numel() else gb.device
-    pb, gb, cp, cg = pb.to(device), gb.to(device), cp.to(device), cg.to(device)
+    pb, gb, cp, cg = (upload(x, device) for x in (pb, gb, cp, cg))  # no-ops unless one side came from the host
     dtype = torch.float64 if torch.float64 in (pb.dtype, gb.dtype) else torch.float32
     pb, gb = pb.to(dtype), gb.to(dtype)
     stats = torch.zeros(3, dtype=torch.long, device=device)
@@ -242,7 +244,7 @@ class ZeroShotDetectionF1(Metric):
         self.add_state("stats", default=torch.zeros(3, dtype=torch.long), dist_reduce_fx="sum")
 
     def update(self, preds: Any, target: Any) -> None:
-        self.stats += _zsd_update(preds, target, self.preset, self.iou_threshold).to(self.stats.device)
+        self.stats += upload(_zsd_update(preds, target, self.preset, self.iou_threshold), self.stats.device)
 
     def compute(self) -> dict[str, Tensor]:
         return _zsd_compute(self.stats)

@@ -30,6 +30,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_device
+from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
 
 
@@ -57,9 +58,14 @@ class TokenBatch(NamedTuple):
     vocabulary: Optional[Sequence[str]] = None
 
     def to(self, device: torch.device | str | None = None) -> "TokenBatch":
-        """The same batch with ``ids`` / ``lengths`` as ``LongTensor`` on ``device`` (default CPU)."""
+        """The same batch with ``ids`` / ``lengths`` as ``LongTensor`` on ``device`` (default CPU); host arrays go in
+        one :func:`~gpumetrics.core.transfer.upload_all` (no host wait on CUDA)."""
         device = check_device(device, "device")
-        ids, lengths = (torch.as_tensor(x, dtype=torch.long).to(device) for x in (self.ids, self.lengths))
+        parts = [x.long() if isinstance(x, Tensor) else np.asarray(x, dtype=np.int64) for x in (self.ids, self.lengths)]
+        if any(isinstance(x, Tensor) and x.device.type != "cpu" for x in parts):
+            ids, lengths = (upload(x, device) for x in parts)
+        else:
+            ids, lengths = upload_all(parts, device)
         return self._replace(ids=ids, lengths=lengths)
 
 

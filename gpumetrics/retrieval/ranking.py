@@ -51,6 +51,7 @@ from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice
 from gpumetrics.core.checks import describe_value, is_sequence
+from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.ragged import offsets_in_segment
 
 __all__ = ["RankingMetrics", "ranking_metrics", "TIES", "GAINS", "EMPTY", "METRIC_NAMES"]
@@ -104,14 +105,16 @@ def _check_options(ties: Any, gain: Any, empty: Any, relevance_level: Any) -> No
 
 
 def _as_tensor(value: Any, name: str, device: Optional[torch.device] = None) -> Tensor:
-    if isinstance(value, Tensor):
-        return value if device is None else value.to(device)
-    if is_sequence(value):
+    """``value`` as a tensor, on ``device`` when given (host data goes up through ``core.transfer.upload``)."""
+    tensor = value if isinstance(value, Tensor) else None
+    if tensor is None and is_sequence(value):
         try:
-            return torch.as_tensor(value, device=device)
+            tensor = torch.as_tensor(value)  # host data
         except (TypeError, ValueError, RuntimeError):
             pass
-    raise TypeError(f"`{name}` must be a tensor (or a nested list of numbers), got {describe_value(value)}")
+    if tensor is None:
+        raise TypeError(f"`{name}` must be a tensor (or a nested list of numbers), got {describe_value(value)}")
+    return tensor if device is None or tensor.device == device else upload(tensor, device)
 
 
 def _flat_to_padded(
@@ -394,7 +397,7 @@ def _ranx_order(scores: Tensor, mask: Optional[Tensor], order: Tensor, ties: str
         if ties == "ranx_comparable":
             perm = perm.gather(1, _argsort_rows(-values.gather(1, perm), sizes))
     order = order.clone()
-    order[rows] = columns.gather(1, perm.to(device))
+    order[rows] = columns.gather(1, upload(perm, device))
     return order
 
 
@@ -649,8 +652,7 @@ class RankingMetrics(Metric):
     def update(self, scores: Any, relevance: Any, mask: Any = None, doc_ids: Any = None, qrels: Any = None,
                query_ids: Any = None) -> None:
         """Add Q whole queries: padded ``[Q, D]`` (+ ``mask``) or flat ``[N]`` with ``query_ids``."""
-        if isinstance(scores, Tensor) and scores.device != self.device:
-            scores = scores.to(self.device)
+        scores = _as_tensor(scores, "scores", self.device)  # host inputs go up without a host wait
         values, counted = _ranking_update(scores, relevance, self.parsed, mask, query_ids, doc_ids, qrels, self.ties,
                                           self.gain, self.empty, self.relevance_level)
         self.sums += (values * counted).sum(1).to(self.sums)

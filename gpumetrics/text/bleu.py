@@ -54,6 +54,7 @@ from gpumetrics.core import (
     PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
     reduce_scores, single_threaded,
 )
+from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
 from gpumetrics.text.tokenize import SacreBleuTokenizer
 from gpumetrics.text.tokenize.ptb import coco_ptb_strings
@@ -203,8 +204,7 @@ def _bleu_statistics(
     ref_lines = np.flatnonzero(~is_hyp)
     span = int(lengths.max()) + 1 if lengths.size else 1  # lengths are host data: no device read
     parts = (np.asarray(batch.ids, dtype=np.int64), lengths, sample, is_hyp.astype(np.int64), hyp_lines, ref_lines)
-    flat = torch.from_numpy(np.concatenate(parts)).to(device)  # one host-to-device copy
-    ids, lengths, sample_t, is_hyp_t, hyp_lines_t, ref_lines_t = flat.split([part.size for part in parts])
+    ids, lengths, sample_t, is_hyp_t, hyp_lines_t, ref_lines_t = upload_all(list(parts), device)  # one copy
     is_hyp_t = is_hyp_t.bool()
     size = hyp_lines.size
     matches = clipped_ngram_matches(batch._replace(ids=ids, lengths=lengths), sample_t, is_hyp_t, size, orders)
@@ -214,7 +214,7 @@ def _bleu_statistics(
     ref_lengths = lengths.index_select(0, ref_lines_t)
     ref_sample = sample_t.index_select(0, ref_lines_t)
     key = (ref_lengths - hyp_len.index_select(0, ref_sample)).abs() * span + ref_lengths
-    best = torch.full((size,), torch.iinfo(torch.long).max, dtype=torch.long, device=flat.device)
+    best = torch.full((size,), torch.iinfo(torch.long).max, dtype=torch.long, device=ids.device)
     best = best.scatter_reduce(0, ref_sample, key, reduce="amin")
     return {"matches": matches, "totals": totals, "hyp_len": hyp_len, "ref_len": best % span}
 
@@ -377,7 +377,7 @@ def _nltk_scores(
             ngrams_in_last = (last[:, 0] - i).clamp_min(0.0)
             columns.append((num[:, i] + _NLTK_ALPHA * pi0) / (ngrams_in_last + _NLTK_ALPHA))
         p = torch.stack(columns, dim=1)
-    weights = torch.tensor(config.weights, dtype=torch.float64, device=matches.device)
+    weights = upload(np.asarray(config.weights, dtype=np.float64), matches.device)
     log_sum = torch.where(p > 0, weights * torch.log(p.clamp_min(1e-320)), 0.0).sum(dim=1)
     ratio = ref_len / hyp_len.clamp_min(1.0)
     bp = torch.where(hyp_len > ref_len, 1.0, torch.where(hyp_len == 0, 0.0, torch.exp(1.0 - ratio)))
@@ -595,7 +595,7 @@ def corpus_bleu_value_function(
     last = torch.zeros(3, dtype=torch.float64, device=device)
 
     def value_fn(coalitions: Tensor) -> Tensor:
-        sums = coalitions.to(device=table.device, dtype=torch.float64) @ table
+        sums = upload(coalitions, table.device, torch.float64) @ table
         return _scores(sums[:, :orders], sums[:, orders:2 * orders], sums[:, -2], sums[:, -1],
                        last.expand(sums.shape[0], 3), config)
 

@@ -37,6 +37,7 @@ import hashlib
 import math
 from typing import Any, Callable, NamedTuple, Optional, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -44,6 +45,7 @@ from gpumetrics.core import (
     REDUCTIONS, Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
     keep_sample_dim, reduce_scores, single_threaded,
 )
+from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.ngrams import TokenBatch, dense_rank, ngram_ids
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
 from gpumetrics.text.tokenize import PTBTokenizer, Tokenizer, get_tokenizer
@@ -99,21 +101,20 @@ def _token_code(token: str) -> tuple[int, int]:
     return -1 - (int.from_bytes(digest[:8], "little") >> 1), int.from_bytes(digest[8:], "little", signed=True)
 
 
-def _encode(batch: TokenBatch, device: torch.device) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """Token codes of a tokenizer's host batch of S sentences.
+def _encode(batch: TokenBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Token codes of a tokenizer's host batch of S sentences, on the host (the caller uploads them in one copy).
 
     Returns:
-        ``codes: LongTensor[T]`` (all tokens, sentence after sentence), ``lengths: LongTensor[S]``,
-        ``long_codes: LongTensor[K]`` and ``long_checks: LongTensor[K]`` of the distinct hashed tokens.
+        ``codes: int64[T]`` (all tokens, sentence after sentence), ``lengths: int64[S]``, ``long_codes: int64[K]``
+        and ``long_checks: int64[K]`` of the distinct hashed tokens.
     """
-    lengths = torch.from_numpy(batch.lengths).to(device)
     pairs = [_token_code(token) for token in batch.vocabulary]
-    vocab_codes = torch.tensor([code for code, _ in pairs], dtype=torch.long)
-    codes = vocab_codes[torch.from_numpy(batch.ids)].to(device)
+    vocab_codes = np.array([code for code, _ in pairs], dtype=np.int64)
+    codes = vocab_codes[np.asarray(batch.ids, dtype=np.int64)]
     hashed = [pair for pair in pairs if pair[0] < 0]
-    long_codes = torch.tensor([c for c, _ in hashed], dtype=torch.long, device=device)
-    long_checks = torch.tensor([k for _, k in hashed], dtype=torch.long, device=device)
-    return codes, lengths, long_codes, long_checks
+    long_codes = np.array([c for c, _ in hashed], dtype=np.int64)
+    long_checks = np.array([k for _, k in hashed], dtype=np.int64)
+    return codes, np.asarray(batch.lengths, dtype=np.int64), long_codes, long_checks
 
 
 def _check_no_collision(long_codes: Tensor, long_checks: Tensor) -> None:
@@ -335,7 +336,7 @@ def corpus_cider_value_function(
 
     def value_fn(coalitions: Tensor) -> Tensor:
         c = coalitions.shape[0]
-        members = coalitions.to(device=device, dtype=torch.float64)
+        members = upload(coalitions, device, torch.float64)  # coalitions drawn on the host go up without a wait
         size = members.sum(1)
         df = torch.zeros(c, max(n_grams, 1), dtype=torch.float64, device=device)
         df.index_add_(1, present_gram, members[:, present_sample])
@@ -374,13 +375,12 @@ def _cider_update(
     check_same_length(pred_list, "preds", target_lists, "target")
     references = [ref for refs in target_lists for ref in refs]
     # predictions and references are two tokenizer calls, as pycocoevalcap makes two PTBTokenizer calls
-    hyp_codes, hyp_lengths, hyp_long, hyp_checks = _encode(tokenizer.encode(pred_list), device)
-    ref_codes, ref_lengths, ref_long, ref_checks = _encode(tokenizer.encode(references), device)
-    ref_counts = torch.tensor([len(refs) for refs in target_lists], dtype=torch.long, device=device)
-    return (
-        hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts,
-        torch.cat([hyp_long, ref_long]), torch.cat([hyp_checks, ref_checks]),
-    )
+    hyp_codes, hyp_lengths, hyp_long, hyp_checks = _encode(tokenizer.encode(pred_list))
+    ref_codes, ref_lengths, ref_long, ref_checks = _encode(tokenizer.encode(references))
+    ref_counts = np.fromiter(map(len, target_lists), dtype=np.int64, count=len(target_lists))
+    host = (hyp_codes, hyp_lengths, ref_codes, ref_lengths, ref_counts, np.concatenate([hyp_long, ref_long]),
+            np.concatenate([hyp_checks, ref_checks]))
+    return tuple(upload_all(list(host), device))  # one host-to-device copy
 
 
 def cider_token_codes(
@@ -392,7 +392,8 @@ def cider_token_codes(
     Args:
         words: the whitespace-split words of ``B`` captions, then of their references (sample after sample), on the
             host.
-        ref_counts: ``LongTensor[B]`` references of each sample.
+        ref_counts: ``int64[B]`` references of each sample: host data (goes to ``device`` in the same copy as the
+            codes) or a tensor.
         device: where the codes go.
 
     Example:
@@ -402,13 +403,18 @@ def cider_token_codes(
         [[2], [2, 1], [2]]
     """
     device = check_device(device, "device")
-    codes, lengths, long_codes, long_checks = _encode(words, device)
-    samples = ref_counts.numel()
-    hyp_tokens = int(words.lengths[:samples].sum())
-    return (
-        codes[:hyp_tokens].clone(), lengths[:samples].clone(), codes[hyp_tokens:].clone(), lengths[samples:].clone(),
-        ref_counts.to(device), long_codes, long_checks,
-    )
+    codes, lengths, long_codes, long_checks = _encode(words)
+    if isinstance(ref_counts, Tensor) and ref_counts.device.type != "cpu":  # already on a device: stays there
+        counts, on_device = np.zeros(0, dtype=np.int64), upload(ref_counts, device, torch.long)
+    else:
+        counts, on_device = np.asarray(ref_counts, dtype=np.int64).reshape(-1), None
+    samples = counts.size if on_device is None else on_device.numel()
+    hyp_tokens = int(lengths[:samples].sum())
+    out = upload_all([codes[:hyp_tokens], lengths[:samples], codes[hyp_tokens:], lengths[samples:], counts,
+                      long_codes, long_checks], device)  # one host-to-device copy
+    if on_device is not None:
+        out[4] = on_device
+    return tuple(out)
 
 
 def cider_from_codes(

@@ -89,7 +89,6 @@ def _coco_caption_update(preds: Any, target: Any, tokenize: str, device: torch.d
     # shared encoding of the captions, then of the references
     lines = hyps + [ref for group in refs for ref in group]
     host_ref_counts = np.fromiter(map(len, refs), dtype=np.int64, count=len(refs))
-    ref_counts = torch.from_numpy(host_ref_counts).to(device)
     pieces = encode_split(lines, " ")
     words = whitespace_words(pieces)
     bleu = coco_bleu_statistics(words, host_ref_counts, device, _ORDERS)
@@ -98,14 +97,14 @@ def _coco_caption_update(preds: Any, target: Any, tokenize: str, device: torch.d
                  else jar.sentences(meteor_words, host_ref_counts, "en"))
     meteor_stats, meteor_scores = jar.best_reference_statistics(sentences, "en", device=device)
     rouge = coco_rouge_l(pieces, host_ref_counts, device)[:, 2]
-    cider = cider_token_codes(words, ref_counts, device)
+    cider = cider_token_codes(words, host_ref_counts, device)
 
     matches, totals = bleu["matches"].double(), bleu["totals"].double()
     hyp_len, ref_len = bleu["hyp_len"].double(), bleu["ref_len"].double()
     sums = torch.cat([
         matches.sum(0), totals.sum(0), hyp_len.sum().reshape(1), ref_len.sum().reshape(1),
         jar.corpus_contribution(meteor_stats).reshape(-1), rouge.sum().reshape(1),
-        torch.tensor([float(len(hyps))], dtype=torch.float64, device=device),
+        torch.full((1,), float(len(hyps)), dtype=torch.float64, device=device),
     ])
     per_image = torch.cat([coco_bleu_scores(matches, totals, hyp_len, ref_len), meteor_scores[:, None], rouge[:, None]],
                           dim=1)

@@ -32,6 +32,7 @@ from gpumetrics.core import (
     REDUCTIONS, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length,
     gc_paused, reduce_scores, single_threaded,
 )
+from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.kernels.ragged import expand_segments, segment_ids
 from gpumetrics.text.tokenize import dense_ids, encode_token_lists, get_tokenizer
@@ -79,8 +80,7 @@ def best_token_f1(pred_tokens: Sequence[Tokens], gold_tokens: Sequence[Sequence[
     pair_sample_host = np.repeat(np.arange(n_preds, dtype=np.int64), golds_per_sample)
     n_pred_tokens = int(lengths[:n_preds].sum())
     parts = (np.asarray(host.ids, dtype=np.int64), lengths, pair_sample_host)
-    flat = torch.from_numpy(np.concatenate(parts)).to(device)  # one host-to-device copy, sizes known on the host
-    ids, lengths_t, pair_sample = flat.split([part.size for part in parts])
+    ids, lengths_t, pair_sample = upload_all(list(parts), device)  # one host-to-device copy, sizes known on the host
     pred_ids, gold_ids = ids[:n_pred_tokens], ids[n_pred_tokens:]
     pred_len, gold_len = lengths_t[:n_preds], lengths_t[n_preds:]
 
@@ -103,8 +103,7 @@ def best_exact_match(pred_keys: Sequence[Any], gold_keys: Sequence[Sequence[Any]
     host_ids = np.asarray(dense_ids([*pred_keys, *(key for golds in gold_keys for key in golds)])[0], dtype=np.int64)
     golds_per_sample = np.fromiter(map(len, gold_keys), dtype=np.int64, count=len(gold_keys))
     pair_sample_host = np.repeat(np.arange(len(gold_keys), dtype=np.int64), golds_per_sample)
-    flat = torch.from_numpy(np.concatenate((host_ids, pair_sample_host))).to(device)  # one host-to-device copy
-    ids, pair_sample = flat[: host_ids.size], flat[host_ids.size:]
+    ids, pair_sample = upload_all([host_ids, pair_sample_host], device)  # one host-to-device copy
     pred_ids, gold_ids = ids[: len(pred_keys)], ids[len(pred_keys):]
     hits = (pred_ids[pair_sample] == gold_ids).double()
     best = torch.zeros(len(pred_keys), dtype=torch.float64, device=device)
@@ -127,7 +126,7 @@ def _rescore_with_choice_letter(
         return scores
     new_scores = scorer([letter_key(letters[i]) for i in rescored], [gold_keys[i] for i in rescored], scores.device)
     scores = scores.clone()
-    scores[torch.tensor(rescored, device=scores.device)] = new_scores
+    scores[upload(np.asarray(rescored, dtype=np.int64), scores.device)] = new_scores
     return scores
 
 

@@ -38,6 +38,7 @@ from gpumetrics.core import (
     REDUCTIONS, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length,
     gc_paused, reduce_scores, single_threaded,
 )
+from gpumetrics.core.transfer import upload_all
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.kernels.ngrams import TokenBatch, ngram_ids, ngram_totals
@@ -227,8 +228,7 @@ def _rouge_chunk(
         summary = _summary_layout(line_lengths, lines_per_text, n_samples, pair_sample_host)
         host.update({name: value for name, value in summary.items() if isinstance(value, np.ndarray)})
     names = list(host)
-    flat = torch.from_numpy(np.concatenate([host[name] for name in names])).to(device)  # one host-to-device copy
-    on_device = dict(zip(names, flat.split([host[name].size for name in names])))
+    on_device = dict(zip(names, upload_all([host[name] for name in names], device)))  # one host-to-device copy
     ids, text_len, pair_sample = on_device["ids"], on_device["lengths"], on_device["pair_sample"]
     batch = tokens._replace(ids=ids, lengths=text_len, vocab_size=vocab)
     n_pred_tokens = int(pred_lengths_host.sum())
@@ -271,21 +271,22 @@ def _rouge_chunk(
     return _best_per_sample(torch.stack(results, 1), pair_sample, n_samples)
 
 
-def _coco_rouge_chunk(words: TokenBatch, refs_per_sample: Tensor, device: torch.device) -> Tensor:
+def _coco_rouge_chunk(words: TokenBatch, refs_per_sample: np.ndarray, device: torch.device) -> Tensor:
     """pycocoevalcap ``Rouge`` of ``B`` captions against their references: ``DoubleTensor[B, 3]`` (best precision,
     best recall, ``(1 + β²)PR / (R + β²P)``), every (caption, reference) LCS at once.
 
-    ``words`` (host) holds the ``B`` captions' words, then their references' (sample after sample)."""
-    n_samples = refs_per_sample.numel()
-    n_pairs = int(words.lengths.size) - n_samples
-    pair_sample = segment_ids(refs_per_sample, n_pairs)
-    host_lengths = words.lengths
-    batch = words._replace(vocab_size=max(words.vocab_size, 1)).to(device)
+    ``words`` (host) holds the ``B`` captions' words, then their references' (sample after sample);
+    ``refs_per_sample: int64[B]`` (host). The three host arrays go to ``device`` in one copy."""
+    n_samples = refs_per_sample.size
+    host_lengths = np.asarray(words.lengths, dtype=np.int64)
+    pair_sample_host = np.repeat(np.arange(n_samples, dtype=np.int64), refs_per_sample)
+    ids, lengths, pair_sample = upload_all([np.asarray(words.ids, dtype=np.int64), host_lengths, pair_sample_host],
+                                           device)
     n_pred_tokens = int(host_lengths[:n_samples].sum())
-    pred_len, target_len = batch.lengths[:n_samples], batch.lengths[n_samples:]
+    pred_len, target_len = lengths[:n_samples], lengths[n_samples:]
     widths = int(host_lengths[:n_samples].max(initial=0)), int(host_lengths[n_samples:].max(initial=0))
-    pred_padded = pad_segments(batch.ids[:n_pred_tokens], pred_len, -1, widths[0])[pair_sample]
-    target_padded = pad_segments(batch.ids[n_pred_tokens:], target_len, -2, widths[1])
+    pred_padded = pad_segments(ids[:n_pred_tokens], pred_len, -1, widths[0])[pair_sample]
+    target_padded = pad_segments(ids[n_pred_tokens:], target_len, -2, widths[1])
     pair_pred_len = pred_len[pair_sample]
     hits = lcs_length(target_padded, target_len, pred_padded, pair_pred_len).double()
     precision = hits / pair_pred_len.clamp_min(1).double()
@@ -304,7 +305,7 @@ def _coco_rouge_l(words: TokenBatch, ref_counts: np.ndarray, device: torch.devic
     n_samples = ref_counts.size
     chunk = _CPU_CHUNK_SAMPLES if device.type == "cpu" else _DEVICE_CHUNK_SAMPLES
     if n_samples <= chunk:
-        return _coco_rouge_chunk(words, torch.from_numpy(ref_counts).to(device), device)
+        return _coco_rouge_chunk(words, ref_counts, device)
     line_start = np.concatenate(([0], np.cumsum(words.lengths)))
     ref_start = n_samples + np.concatenate(([0], np.cumsum(ref_counts)))
     parts = []
@@ -313,7 +314,7 @@ def _coco_rouge_l(words: TokenBatch, ref_counts: np.ndarray, device: torch.devic
         lines = np.r_[start:end, ref_start[start] : ref_start[end]]
         tokens = np.r_[line_start[start] : line_start[end], line_start[ref_start[start]] : line_start[ref_start[end]]]
         part = words._replace(ids=words.ids[tokens], lengths=words.lengths[lines])
-        parts.append(_coco_rouge_chunk(part, torch.from_numpy(ref_counts[start:end]).to(device), device))
+        parts.append(_coco_rouge_chunk(part, ref_counts[start:end], device))
     return torch.cat(parts)
 
 

@@ -11,9 +11,13 @@ words at the Euclidean distance of their embeddings. Conventions (gensim 4's, ea
 * a document left with no word gives ``inf``; two documents made of one and the same word give 0; when every
   distance between their words is (numerically, Σ < 1e-8) zero gensim returns ``inf`` too (POT's solver stalls on an
   all-zero cost), and so do we;
-* ``method="emd"`` solves each pair exactly with POT's ``ot.emd2`` (float64; what gensim calls); ``method="sinkhorn"``
-  solves all pairs at once on the device with entropic regularisation ``reg`` (log-domain Sinkhorn), an upper bound
-  of the EMD whose gap shrinks with ``reg`` (docs/metrics/wmd.md gives measured gaps).
+* ``method="emd"`` solves each pair exactly with POT's ``ot.emd2`` (float64; what gensim calls) on the host, where
+  the whole pair is worked out (word distances included: nothing goes to the device but the distances);
+  ``method="sinkhorn"`` solves all pairs at once on the device with entropic regularisation ``reg`` (log-domain
+  Sinkhorn), an upper bound of the EMD whose gap shrinks with ``reg`` (docs/metrics/wmd.md gives measured gaps).
+
+Bags of words, padding and the pairs with an empty side or one shared word are host (numpy) work on the tokens;
+the Sinkhorn inputs go to the device in one :func:`~gpumetrics.core.transfer.upload_all` (no host wait on CUDA).
 
 Embeddings: a ``{word: vector}`` mapping, a gensim ``KeyedVectors`` (or a model holding ``.wv``), a word2vec / fastText
 ``.vec`` text file (header ``count dim``), a GloVe text file (no header) or a binary word2vec file (read by gensim).
@@ -37,8 +41,8 @@ from torch import Tensor
 
 from gpumetrics.core import PerSampleScore, check_choice, check_device, check_same_length, reduce_scores
 from gpumetrics.core.checks import describe_value, is_sequence
-from gpumetrics.kernels.ragged import pad_segments
-from gpumetrics.kernels.transport import emd_batch, sinkhorn_batch
+from gpumetrics.core.transfer import upload, upload_all
+from gpumetrics.kernels.transport import emd_host, sinkhorn_batch
 
 __all__ = ["WordEmbeddings", "WordMoversDistance", "load_embeddings", "word_movers_distance", "WMD_METHODS",
            "UNICODE_ERRORS"]
@@ -84,8 +88,9 @@ class WordEmbeddings:
                 norms = np.linalg.norm(vectors, axis=1)  # float32, as gensim's KeyedVectors.fill_norms
             norms = np.asarray(norms, dtype=np.float32)
             normed = vectors / norms[:, None]
-        self.vectors = torch.from_numpy(vectors)
-        self.normed = torch.from_numpy(np.ascontiguousarray(normed, dtype=np.float32))
+        self._host = {False: vectors, True: np.ascontiguousarray(normed, dtype=np.float32)}  # read by update
+        self.vectors = torch.from_numpy(self._host[False])  # the same memory as tensors
+        self.normed = torch.from_numpy(self._host[True])
         usable = np.isfinite(normed).all(1) & np.isfinite(norms) & (norms > 0)
         self._no_unit = frozenset(np.flatnonzero(~usable).tolist())
         self._words = list(words)
@@ -96,9 +101,13 @@ class WordEmbeddings:
     def __contains__(self, word: str) -> bool:
         return word in self.index
 
-    def check_normalizable(self, ids: Tensor) -> None:
-        """``ValueError`` naming the words of ``ids: LongTensor[T]`` (CPU) whose vector has no unit length; free (no
-        tensor work) when every vector of the table has one."""
+    def rows(self, ids: np.ndarray, normalize: bool) -> np.ndarray:
+        """``float32[*ids.shape, dim]``: the (L2-normalised when ``normalize``) vectors of ``ids`` (host, ≥ 0)."""
+        return self._host[normalize][ids]
+
+    def check_normalizable(self, ids: Any) -> None:
+        """``ValueError`` naming the words of ``ids: int64[T]`` (host array or CPU tensor) whose vector has no unit
+        length; free (no tensor work) when every vector of the table has one."""
         if not self._no_unit:
             return
         bad = sorted(self._no_unit.intersection(ids.tolist()))
@@ -232,21 +241,29 @@ def _as_documents(value: Any, name: str) -> list[list[str]]:
     return docs
 
 
-def _bags(docs: list[list[str]], table: WordEmbeddings, stop: frozenset) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """Normalised bags of words of ``B`` documents, flat: ``(words, weights, lengths, tokens)``.
+def _bags(docs: list[list[str]], table: WordEmbeddings, stop: frozenset) -> tuple[np.ndarray, ...]:
+    """Normalised bags of words of ``B`` documents, flat, on the host: ``(words, weights, lengths, tokens)``.
 
-    ``words: LongTensor[T]`` distinct in-vocabulary words of each document (sorted ids), ``weights: DoubleTensor[T]``
-    count / tokens kept, ``lengths: LongTensor[B]`` distinct words per document, ``tokens: LongTensor[B]`` kept tokens.
+    ``words: int64[T]`` distinct in-vocabulary words of each document (sorted ids), ``weights: float64[T]``
+    count / tokens kept, ``lengths: int64[B]`` distinct words per document, ``tokens: int64[B]`` kept tokens.
     """
-    index = table.index
+    index, rows = table.index, max(table.vectors.shape[0], 1)
     ids = [[index[t] for t in doc if t in index and t not in stop] for doc in docs]
-    flat = torch.tensor([i for doc in ids for i in doc], dtype=torch.long)
-    owner = torch.repeat_interleave(torch.arange(len(docs)), torch.tensor([len(d) for d in ids], dtype=torch.long))
-    tokens = torch.bincount(owner, minlength=len(docs))
-    key, counts = torch.unique(owner * len(index) + flat, return_counts=True)  # sorted: document, then word id
-    doc_of = torch.div(key, len(index), rounding_mode="floor")
-    weights = counts.double() / tokens[doc_of].double()
-    return key % len(index), weights, torch.bincount(doc_of, minlength=len(docs)), tokens
+    tokens = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    flat = np.fromiter((i for doc in ids for i in doc), dtype=np.int64, count=int(tokens.sum()))
+    owner = np.repeat(np.arange(len(docs), dtype=np.int64), tokens)
+    key, counts = np.unique(owner * rows + flat, return_counts=True)  # sorted: document, then word id
+    doc_of = key // rows
+    weights = counts.astype(np.float64) / tokens[doc_of].astype(np.float64)
+    return key % rows, weights, np.bincount(doc_of, minlength=len(docs)).astype(np.int64), tokens
+
+
+def _pad(values: np.ndarray, lengths: np.ndarray, fill: float, width: int) -> np.ndarray:
+    """Host ``[B, width]`` with each document's ``values`` left-aligned, ``fill`` elsewhere."""
+    out = np.full((lengths.size, width), fill, dtype=values.dtype)
+    starts = np.cumsum(lengths) - lengths
+    out[np.repeat(np.arange(lengths.size), lengths), np.arange(values.size) - np.repeat(starts, lengths)] = values
+    return out
 
 
 def _check_options(method: Any, reg: Any, normalize: Any, stop_words: Any) -> frozenset:
@@ -291,7 +308,8 @@ def word_movers_distance(
         unicode_errors: for an ``embeddings`` file: ``"strict"`` (bytes that are not UTF-8 raise ``ValueError``
             naming the file and line), ``"ignore"`` or ``"replace"``, as gensim's ``load_word2vec_format``.
         reduction: ``"mean"`` (default, as every per-sample metric), ``"sum"`` or ``"none"`` (per pair).
-        device: device of the distance computation (and of Sinkhorn); CPU by default.
+        device: device of the result and of Sinkhorn's work (the exact EMD runs on the host: POT is a CPU solver);
+            CPU by default.
 
     Returns:
         ``DoubleTensor[]`` on ``device`` for ``"mean"``/``"sum"``, ``DoubleTensor[B]`` for ``"none"``; a distance is
@@ -333,33 +351,46 @@ def _wmd_update(preds: Any, target: Any, table: WordEmbeddings, method: str, sto
     words_p, weights_p, lengths_p, tokens_p = _bags(preds, table, stop)
     words_t, weights_t, lengths_t, tokens_t = _bags(target, table, stop)
     if normalize:
-        table.check_normalizable(torch.cat([words_p, words_t]))  # CPU ids, no device sync
-    width_p, width_t = int(lengths_p.max()), int(lengths_t.max())
-    vectors = table.normed if normalize else table.vectors  # on the CPU: only the rows in use travel
-    ids_p = pad_segments(words_p, lengths_p, -1, max(width_p, 1))
-    ids_t = pad_segments(words_t, lengths_t, -1, max(width_t, 1))
-    a = pad_segments(weights_p, lengths_p, 0.0, max(width_p, 1)).to(device)
-    b = pad_segments(weights_t, lengths_t, 0.0, max(width_t, 1)).to(device)
-    rows_p = vectors[ids_p.clamp_min(0)].to(device).double()
-    rows_t = vectors[ids_t.clamp_min(0)].to(device).double()
-    ids_p, ids_t, tokens_p, tokens_t = ids_p.to(device), ids_t.to(device), tokens_p.to(device), tokens_t.to(device)
-    # exact differences (no |x|² + |y|² − 2xy expansion), float64, as scipy's cdist
-    cost = torch.cdist(rows_p, rows_t, compute_mode="donot_use_mm_for_euclid_dist")
-    valid = (ids_p >= 0)[:, :, None] & (ids_t >= 0)[:, None, :]
-    cost = cost * valid
-
+        table.check_normalizable(np.concatenate([words_p, words_t]))
+    # the layout on the host: padded ids and weights, the pairs with an empty side or one shared word
+    width_p, width_t = max(int(lengths_p.max(initial=0)), 1), max(int(lengths_t.max(initial=0)), 1)
+    ids_p, ids_t = _pad(words_p, lengths_p, -1, width_p), _pad(words_t, lengths_t, -1, width_t)
+    a, b = _pad(weights_p, lengths_p, 0.0, width_p), _pad(weights_t, lengths_t, 0.0, width_t)
     empty = (tokens_p == 0) | (tokens_t == 0)
-    union = torch.cat([ids_p, ids_t], 1)
-    one_word = (union == union[:, :1]) | (union < 0)
-    single = one_word.all(1) & ~empty  # one and the same word on both sides: 0 (gensim)
-    all_zero = (cost.sum((1, 2)).abs() < 1e-8) & ~empty & ~single  # gensim: inf (POT stalls on an all-zero cost)
-    out = torch.where(empty | all_zero, math.inf, 0.0).to(torch.float64)
-    rows = (~(empty | single | all_zero)).nonzero()[:, 0]  # the pairs to solve (one host sync)
+    union = np.concatenate([ids_p, ids_t], 1)
+    single = ((union == union[:, :1]) | (union < 0)).all(1) & ~empty  # one and the same word on both sides: 0 (gensim)
+    rows_p, rows_t = table.rows(np.maximum(ids_p, 0), normalize), table.rows(np.maximum(ids_t, 0), normalize)
+    if method == "emd":  # POT solves on the CPU: the whole pair stays on the host, the distances go up once
+        out = _emd_host(rows_p, rows_t, a, b, empty, single)
+        return upload(out, device)
+    base = np.where(empty, math.inf, 0.0)
+    skip = (empty | single).astype(np.float64)
+    a_d, b_d, rows_p_d, rows_t_d, base_d, skip_d = upload_all(
+        [a, b, rows_p.astype(np.float64), rows_t.astype(np.float64), base, skip], device)  # one host-to-device copy
+    valid = (a_d > 0)[:, :, None] & (b_d > 0)[:, None, :]  # the word slots (weights are > 0 exactly there)
+    # exact differences (no |x|² + |y|² − 2xy expansion), float64, as scipy's cdist
+    cost = torch.cdist(rows_p_d, rows_t_d, compute_mode="donot_use_mm_for_euclid_dist") * valid
+    solve = skip_d == 0
+    all_zero = (cost.sum((1, 2)).abs() < 1e-8) & solve  # gensim: inf (POT stalls on an all-zero cost)
+    out = torch.where(all_zero, math.inf, base_d)
+    rows = (solve & ~all_zero).nonzero()[:, 0]  # the pairs to solve (one host sync)
     if rows.numel():
-        if method == "emd":
-            out[rows] = emd_batch(a[rows], b[rows], cost[rows]).to(device)
-        else:
-            out[rows] = sinkhorn_batch(a[rows], b[rows], cost[rows], reg=reg, max_iter=max_iter, tol=tol).double()
+        out[rows] = sinkhorn_batch(a_d[rows], b_d[rows], cost[rows], reg=reg, max_iter=max_iter, tol=tol).double()
+    return out
+
+
+def _emd_host(rows_p: np.ndarray, rows_t: np.ndarray, a: np.ndarray, b: np.ndarray, empty: np.ndarray,
+              single: np.ndarray) -> np.ndarray:
+    """Exact WMD of every pair on the host: ``float64[B]`` (``inf`` for an empty side or an all-zero cost)."""
+    # exact differences (no |x|² + |y|² − 2xy expansion), float64, as scipy's cdist
+    cost = torch.cdist(torch.from_numpy(rows_p).double(), torch.from_numpy(rows_t).double(),
+                       compute_mode="donot_use_mm_for_euclid_dist").numpy()
+    cost = cost * ((a > 0)[:, :, None] & (b > 0)[:, None, :])
+    all_zero = (np.abs(cost.sum((1, 2))) < 1e-8) & ~empty & ~single  # gensim: inf (POT stalls on an all-zero cost)
+    out = np.where(empty | all_zero, math.inf, 0.0)
+    rows = np.flatnonzero(~(empty | single | all_zero))
+    if rows.size:
+        out[rows] = emd_host(a[rows], b[rows], cost[rows])
     return out
 
 

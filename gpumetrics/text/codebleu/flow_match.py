@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from gpumetrics.core.transfer import upload_all
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.text.codebleu.dataflow import DataflowError, dataflow_edges
 
@@ -100,16 +101,15 @@ def dataflow_matches(
         (tensor([1]), tensor([2]))
     """
     pairs = len(candidates)
-    totals = torch.tensor([len(r) for r in references], dtype=torch.long, device=device)
     if pairs == 0:
-        return torch.zeros(0, dtype=torch.long, device=device), totals
+        return torch.zeros(0, dtype=torch.long, device=device), torch.zeros(0, dtype=torch.long, device=device)
     cand_host, ref_host = np.concatenate(candidates).astype(np.int64), np.concatenate(references).astype(np.int64)
     bound = int(max(cand_host.max(initial=0), ref_host.max(initial=0))) + 1
     # the pair of every edge on the host (sizes known here), everything to the device in one copy
     cand_pair_host = np.repeat(np.arange(pairs, dtype=np.int64), [len(c) for c in candidates])
     ref_pair_host = np.repeat(np.arange(pairs, dtype=np.int64), [len(r) for r in references])
-    parts = (cand_host, ref_host, cand_pair_host, ref_pair_host)
-    cand_ids, ref_ids, cand_pair, ref_pair = torch.from_numpy(np.concatenate(parts)).to(device).split(
-        [part.size for part in parts])
+    totals_host = np.fromiter(map(len, references), dtype=np.int64, count=pairs)
+    cand_ids, ref_ids, cand_pair, ref_pair, totals = upload_all(
+        [cand_host, ref_host, cand_pair_host, ref_pair_host, totals_host], device)  # one host-to-device copy
     matches = multiset_intersection_size(ref_ids, ref_pair, cand_ids, cand_pair, pairs, id_bound=bound)
     return matches, totals

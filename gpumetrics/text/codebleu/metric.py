@@ -129,6 +129,7 @@ from gpumetrics.core import (
 )
 from gpumetrics.core.checks import describe_value
 from gpumetrics.core.files import file_sha256
+from gpumetrics.core.transfer import upload
 from gpumetrics.text.codebleu import ngram
 from gpumetrics.text.codebleu.flow_match import dataflow_matches, edge_ids
 from gpumetrics.text.codebleu.keywords import AIJ2021_PYTHON, KEYWORDS
@@ -347,7 +348,7 @@ def _codebleu_update(preds: Any, target: Any, config: _CodeBLEUConfig, device: t
         pair_sample.extend([index] * len(refs))
     cands = _programs(cand_texts, pair_sample, "preds", config)
     refs_parsed = _programs(ref_texts, pair_sample, "target", config)
-    pair_sample_t = torch.tensor(pair_sample, dtype=torch.long, device=device)
+    pair_sample_t = upload(np.asarray(pair_sample, dtype=np.int64), device)
     syn_m, syn_t = syntax_matches([c[0] for c in cands], [r[0] for r in refs_parsed], flavour == "paper", device)
     df_m, df_t = dataflow_matches([c[1] for c in cands], [r[1] for r in refs_parsed], device)
     for column, values in ((SYNTAX_MATCHES, syn_m), (SYNTAX_TOTAL, syn_t), (DATAFLOW_MATCHES, df_m),
@@ -386,7 +387,7 @@ def _component_scores(stats: Tensor, config: _CodeBLEUConfig) -> Tensor:
         weighted = _brevity_penalty(hyp_len, ref_len) * _ratio(stats[:, ngram.PRECISION_MATCHES],
                                                               stats[:, ngram.PRECISION_TOTAL])
     else:
-        fifths = torch.tensor([5.0, 1.0, 1.0, 1.0], dtype=torch.float64, device=stats.device)
+        fifths = torch.where(torch.arange(4, device=stats.device) == 0, 5.0, 1.0).double()  # [5, 1, 1, 1]
         # codebleu measures each "reference" [tokens, weights] with len(): 2, whatever the length
         weighted = _bleu(stats[:, ngram.RECALL_MATCHES] / fifths, stats[:, ngram.RECALL_TOTALS] / fifths,
                          hyp_len, 2.0 * stats[:, SAMPLES], smooth=True)

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from gpumetrics.core.transfer import upload_all
 from gpumetrics.kernels.ngrams import clip_levels, ngram_totals
 from gpumetrics.kernels.ragged import segment_ids
 from gpumetrics.text.tokenize.base import encode_token_lists
@@ -89,8 +90,7 @@ def ngram_statistics(
     ref_lines = np.flatnonzero(~host_is_hyp)
     span = int(host_lengths.max(initial=0)) + 1
     parts = (host_ids, fifths[host_ids], host_lengths, host_sample, host_is_hyp.astype(np.int64), host_starts, ref_lines)
-    flat = torch.from_numpy(np.concatenate(parts)).to(device)
-    ids, token_fifths, lengths, sample, is_hyp, starts, ref_lines_t = flat.split([part.size for part in parts])
+    ids, token_fifths, lengths, sample, is_hyp, starts, ref_lines_t = upload_all(list(parts), device)  # one copy
     is_hyp = is_hyp.bool()
     batch = host._replace(ids=ids, lengths=lengths)
 

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from gpumetrics.core.transfer import upload_all
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.text.codebleu.parsing import binding
 
@@ -68,19 +69,24 @@ def syntax_matches(
     """
     device = torch.device(device)
     pairs = len(candidates)
-    totals = torch.tensor([len(r) for r in references], dtype=torch.long, device=device)
     if pairs == 0:
-        return torch.zeros(0, dtype=torch.long, device=device), totals
+        return torch.zeros(0, dtype=torch.long, device=device), torch.zeros(0, dtype=torch.long, device=device)
     cand_host, ref_host = np.concatenate(candidates).astype(np.int64), np.concatenate(references).astype(np.int64)
     # the pair of every key on the host (sizes known here), everything to the device in one copy
     cand_pair_host = np.repeat(np.arange(pairs, dtype=np.int64), [len(c) for c in candidates])
     ref_pair_host = np.repeat(np.arange(pairs, dtype=np.int64), [len(r) for r in references])
-    parts = (cand_host, ref_host, cand_pair_host, ref_pair_host)
-    cand_ids, ref_ids, cand_pair, ref_pair = torch.from_numpy(np.concatenate(parts)).to(device).split(
-        [part.size for part in parts])
+    totals_host = np.fromiter(map(len, references), dtype=np.int64, count=pairs)
+    cand_ids, ref_ids, cand_pair, ref_pair, totals = upload_all(
+        [cand_host, ref_host, cand_pair_host, ref_pair_host, totals_host], device)  # one host-to-device copy
     span = int(max(cand_host.max(initial=0), ref_host.max(initial=0))) + 1
     if clipped:
         return multiset_intersection_size(ref_ids, ref_pair, cand_ids, cand_pair, pairs, id_bound=span), totals
-    found = torch.isin(ref_pair * span + ref_ids, cand_pair * span + cand_ids)
+    # membership by binary search in the sorted candidate keys (torch.isin runs unique, a host sync on CUDA)
+    ref_keys = ref_pair * span + ref_ids
+    if cand_host.size:
+        cand_keys = torch.sort(cand_pair * span + cand_ids).values
+        found = cand_keys[torch.searchsorted(cand_keys, ref_keys).clamp_max(cand_host.size - 1)] == ref_keys
+    else:
+        found = torch.zeros_like(ref_keys, dtype=torch.bool)
     matches = torch.zeros(pairs, dtype=torch.long, device=device).index_add_(0, ref_pair, found.long())
     return matches, totals
