@@ -25,6 +25,7 @@ from torch import Tensor
 
 from gpumetrics.core import check_choice, check_device
 from gpumetrics.core.checks import describe_value
+from gpumetrics.core.transfer import upload
 
 __all__ = ["ShapleyValues", "shapley_values", "marginal_contributions", "corpus_bleu_shapley", "corpus_cider_shapley",
            "MAX_EXACT_PLAYERS"]
@@ -91,8 +92,8 @@ def _all_values(value_fn: Callable, n: int, batch_size: int, device: torch.devic
 
 def _weights(n: int, device: torch.device) -> Tensor:
     """``w[s] = s! (n − s − 1)! / n!`` for s = 0..n−1, exact rationals rounded once to float64."""
-    return torch.tensor([math.factorial(s) * math.factorial(n - s - 1) / math.factorial(n) for s in range(n)],
-                        dtype=torch.float64, device=device)
+    return upload(torch.tensor([math.factorial(s) * math.factorial(n - s - 1) / math.factorial(n) for s in range(n)],
+                               dtype=torch.float64), device)
 
 
 def _permutations(n: int, num_permutations: int, seed: int) -> Tensor:
@@ -174,7 +175,7 @@ def _exact(value_fn: Callable, n: int, batch_size: int, device: torch.device) ->
 
 def _sampled(value_fn: Callable, n: int, num_permutations: int, seed: int, batch_size: int,
              device: torch.device) -> ShapleyValues:
-    order = _permutations(n, num_permutations, seed).to(device)
+    order = upload(_permutations(n, num_permutations, seed), device)
     position = order.argsort(1)  # position[p, i]: where player i stands in permutation p
     prefix = torch.arange(n + 1, device=device)
     per_chunk = max(1, batch_size // (n + 1))  # whole permutations per value_fn call

@@ -91,7 +91,7 @@ def reduce_scores(scores: Tensor, reduction: str, empty_error: Optional[str] = N
     total = scores.sum(0)
     if reduction == "sum":
         return total
-    return mean_score(total, torch.tensor(scores.shape[0], device=scores.device))
+    return mean_score(total, torch.full((), scores.shape[0], dtype=torch.long, device=scores.device))  # no upload
 
 
 class PerSampleScore(Metric):

@@ -218,7 +218,7 @@ def _checked_covariance(total: Tensor, outer: Tensor, count: Tensor, what: str) 
 def _fid_update(features: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """Per-batch sufficient statistics: float64 ``Σx: Tensor[d]``, ``Σxxᵀ: Tensor[d, d]``, count."""
     wide = features.to(torch.float64)
-    return wide.sum(0), wide.mT @ wide, torch.tensor(wide.shape[0], dtype=torch.long, device=wide.device)
+    return wide.sum(0), wide.mT @ wide, torch.full((), wide.shape[0], dtype=torch.long, device=wide.device)
 
 
 def _fid_compute(real: tuple[Tensor, Tensor], fake: tuple[Tensor, Tensor]) -> Tensor:

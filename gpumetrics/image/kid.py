@@ -33,6 +33,7 @@ from torch import Tensor, nn
 from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.image.features import RealFakeFeatureMetric, check_features
+from gpumetrics.core.transfer import upload
 from gpumetrics.image.inception import WeightsArg
 
 _CHUNK_BYTES = 256 * 2**20
@@ -82,7 +83,7 @@ def canonical_order(features: Tensor) -> Tensor:
         True
     """
     direction = torch.randn(features.shape[1], generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    keys = features.to(torch.float64) @ direction.to(features.device)
+    keys = features.to(torch.float64) @ upload(direction, features.device)
     return features[torch.argsort(keys, stable=True)]
 
 
@@ -156,7 +157,7 @@ def _kid_compute(
     m, d = subset_size, real.shape[1]
     gamma = 1.0 / d if gamma is None else float(gamma)
     index_real, index_fake = subset_indices(real.shape[0], fake.shape[0], subsets, m, seed)
-    index_real, index_fake = index_real.to(real.device), index_fake.to(fake.device)
+    index_real, index_fake = upload(index_real, real.device), upload(index_fake, fake.device)
     kernel_sums = _SubsetKernelSums(real, fake, m, subsets, gamma, coef, degree, max_chunk_bytes)
     scores = []
     for start in range(0, subsets, kernel_sums.chunk):

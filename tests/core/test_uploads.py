@@ -41,14 +41,9 @@ NOT_YET = {
     "CharErrorRate": "text/edit.py _pair_distances: lengths .to(distances.device); levenshtein_strings as above",
     "WordErrorRate": "text/edit.py _pair_distances: lengths .to(distances.device); levenshtein_strings as above",
     "NormalizedEditSimilarity": "text/edit.py: sample .to(similarity.device), lengths, levenshtein_strings",
-    "METEORScore": "text/meteor/jar.py: torch.as_tensor(...).to(device), torch.tensor(weights, device=...)",
-    "METEORScore(nltk)": "text/meteor/nltk_style.py: .to(device), torch.tensor(pair_sample, device=device)",
-    "COCOCaptionScores": "its METEOR part (text/meteor/jar.py, as METEORScore)",
 }
 #: compute() still uploading through code owned elsewhere
-COMPUTE_NOT_YET = {
-    "CIDErScore": "core/per_sample.py reduce_scores: torch.tensor(scores.shape[0], device=scores.device)",
-}
+COMPUTE_NOT_YET: dict = {}
 
 
 @pytest.fixture(scope="module")
@@ -229,8 +224,6 @@ def test_functions_upload_only_through_core_transfer(name) -> None:
     assert leaves and all(on_device(t) for t in leaves), f"{name}: the result is not on the device"
 
 
-@pytest.mark.xfail(strict=True, reason="not yet: core/per_sample.py reduce_scores('mean') uploads the sample count "
-                                       "with torch.tensor(scores.shape[0], device=scores.device)")
 def test_mean_reduction_of_a_function() -> None:
     with UploadTracker() as tracker:
         F.token_f1(*_TEXT, device=DEVICE)

@@ -42,6 +42,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import as_reference_lists, as_text_list, check_device, check_same_length
+from gpumetrics.core.transfer import upload
 from gpumetrics.text.meteor.nltk_style import (
     Tokens, best_per_sample, cached_stemmer, flatten_pairs, meteor_pair_scores, porter_stem,
 )
@@ -263,7 +264,7 @@ def aij2022_caption_scores(preds: Any, target: Any, *, synonyms: Any = None, dev
         pair_hyps, pair_golds, stem=_snowball_russian_stem(), synonyms=provider, alpha=0.9, beta=3.0, gamma=0.5,
         device=device,
     )
-    return best_per_sample(scores, torch.tensor(pair_sample, dtype=torch.long, device=device), n_samples, floor=0.0)
+    return best_per_sample(scores, upload(torch.tensor(pair_sample, dtype=torch.long), device), n_samples, floor=0.0)
 
 
 @functools.lru_cache(maxsize=1)
@@ -305,6 +306,6 @@ def aij2022_vqa_scores(preds: Any, target: Any, *, synonyms: Any = None, device:
     )
     if numeric:
         numeric_scores = [_numeric_score(pair_hyps[k], pair_golds[k][0]) for k in numeric]
-        numeric_index = torch.tensor(numeric, device=device)
-        scores[numeric_index] = torch.tensor(numeric_scores, dtype=torch.float64, device=device)
-    return best_per_sample(scores, torch.tensor(pair_sample, dtype=torch.long, device=device), n_samples, floor=0.0)
+        numeric_index = upload(torch.tensor(numeric), device)
+        scores[numeric_index] = upload(torch.tensor(numeric_scores, dtype=torch.float64), device)
+    return best_per_sample(scores, upload(torch.tensor(pair_sample, dtype=torch.long), device), n_samples, floor=0.0)

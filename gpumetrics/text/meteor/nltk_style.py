@@ -38,6 +38,7 @@ from torch import Tensor
 
 from gpumetrics.core import check_device, check_same_length
 from gpumetrics.core.checks import describe_value, is_sequence
+from gpumetrics.core.transfer import upload
 from gpumetrics.text.meteor.synonyms import SynonymProvider, WordNetSynonyms, as_synonym_provider
 
 __all__ = [
@@ -253,9 +254,9 @@ def meteor_pair_scores(
 ) -> Tensor:
     """NLTK-style METEOR of ``P`` lower-cased (hypothesis, reference) token pairs: ``DoubleTensor[P]``."""
     matches, chunks = pair_statistics(hyps, refs, stem, synonyms)
-    counts = torch.tensor(
+    counts = upload(torch.tensor(
         [matches, chunks, [len(hyp) for hyp in hyps], [len(ref) for ref in refs]], dtype=torch.float64
-    ).reshape(4, len(hyps)).to(device)
+    ).reshape(4, len(hyps)), device)
     return meteor_from_statistics(*counts, alpha=alpha, beta=beta, gamma=gamma)
 
 
@@ -401,4 +402,4 @@ def nltk_meteor_scores(
     scores = meteor_pair_scores(
         pair_hyps, pair_refs, stem=stem, synonyms=provider, alpha=alpha, beta=beta, gamma=gamma, device=device
     )
-    return best_per_sample(scores, torch.tensor(pair_sample, dtype=torch.long, device=device), len(hyps))
+    return best_per_sample(scores, upload(torch.tensor(pair_sample, dtype=torch.long), device), len(hyps))
