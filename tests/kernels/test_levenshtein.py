@@ -289,6 +289,33 @@ def test_rapidfuzz_backend_in_chunks_checks_every_chunk():
         levenshtein_strings(a[:-1] + [["a", "b"]], b, backend="rapidfuzz", check=check)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_rapidfuzz_backend_band_hint_from_calibration_stays_exact(seed):
+    """Long pairs: the first 32 set rapidfuzz's band hint for the rest; pairs far past it, unrelated pairs, empty
+    ones, word lists, and a batch of unrelated texts (no hint) all equal the bare loop."""
+    from gpumetrics.kernels.levenshtein import rapidfuzz_distances
+
+    rng = random.Random(seed)
+    alphabet = "abcdefgh é中😀"
+    a, b = [], []
+    for i in range(200):
+        gold = "".join(rng.choices(alphabet, k=rng.randint(100, 900)))
+        edits = rng.choice([0.01, 0.05, 0.1]) if i < 32 else rng.choice([0.0, 0.02, 0.1, 0.4, 1.0])
+        pred = "".join(c if rng.random() > edits else rng.choice(alphabet) for c in gold)
+        if i % 37 == 5:
+            pred = "".join(rng.choices(alphabet, k=rng.randint(0, 1200)))  # unrelated, any length
+        a.append(pred)
+        b.append(gold)
+    a[100], b[101] = "", ""
+    assert rapidfuzz_distances(a, b, strings=True).tolist() == _expected(a, b)
+    unrelated = ["".join(rng.choices(alphabet, k=500)) for _ in range(80)]
+    assert rapidfuzz_distances(unrelated[:40], unrelated[40:]).tolist() == _expected(unrelated[:40], unrelated[40:])
+    words_a, words_b = [s.split("a") for s in a], [s.split("a") for s in b]
+    assert rapidfuzz_distances(words_a, words_b).tolist() == _expected(words_a, words_b)
+    with pytest.raises(TypeError):
+        rapidfuzz_distances(a[:-1] + [b"x" * 300], b, strings=True)
+
+
 # ------------------------------------------------------------------------------------ fused Triton kernel, CPU run
 def _run_triton_interpreter(seed: int, pairs: int, long: int) -> None:
     import os
