@@ -316,6 +316,29 @@ def test_rapidfuzz_backend_band_hint_from_calibration_stays_exact(seed):
         rapidfuzz_distances(a[:-1] + [b"x" * 300], b, strings=True)
 
 
+def test_host_syncs_do_not_grow_with_the_lengths():
+    """The tensor kernel reads the host once (bounds + stripped lengths) and runs one ``unique`` per chunk: the same
+    count for 10- and 640-symbol rows (multi-word patterns, many step blocks), strings, padded and flat tokens."""
+    from gpumetrics.kernels.levenshtein import encode_chars_ragged, levenshtein_ragged
+    from tests.helpers.syncs import SyncCounter
+
+    rng = random.Random(5)
+    seen = {}
+    for length in (10, 40, 160, 640):
+        a = ["".join(rng.choices("abcé中😀", k=rng.randint(length // 2, length))) for _ in range(24)]
+        b = [s[: len(s) // 3] + "x" + s[len(s) // 2 :] for s in a]
+        pa, pb, ra, rb = encode_chars(a), encode_chars(b), encode_chars_ragged(a), encode_chars_ragged(b)
+        counts = []
+        for run in (lambda: levenshtein_strings(a, b, backend="torch"), lambda: levenshtein_distance(*pa, *pb),
+                    lambda: levenshtein_ragged(*ra, *rb)):
+            with SyncCounter() as counter:
+                assert run().tolist() == _expected(a, b)
+            counts.append(counter.total - 1)  # the .tolist() of the result
+        seen[length] = counts
+    assert all(counts == seen[10] for counts in seen.values()), seen
+    assert seen[10] == [3, 3, 5], seen
+
+
 # ------------------------------------------------------------------------------------ fused Triton kernel, CPU run
 def _run_triton_interpreter(seed: int, pairs: int, long: int) -> None:
     import os
