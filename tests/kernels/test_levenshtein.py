@@ -1,5 +1,6 @@
 """The batched Levenshtein tensor kernel against rapidfuzz, plus metric properties (hypothesis) and bad inputs."""
 
+import itertools
 import random
 
 import pytest
@@ -314,6 +315,26 @@ def test_rapidfuzz_backend_band_hint_from_calibration_stays_exact(seed):
     assert rapidfuzz_distances(words_a, words_b).tolist() == _expected(words_a, words_b)
     with pytest.raises(TypeError):
         rapidfuzz_distances(a[:-1] + [b"x" * 300], b, strings=True)
+
+
+@pytest.mark.parametrize("texts", [
+    [], [""], ["", ""], ["ab", "", "c"],  # ASCII
+    ["é", "ab\x00", "\x00"],  # Latin-1, NUL characters (also trailing: numpy's unicode items keep them)
+    ["ы", "中文", "", "a\x00"],  # BMP
+    ["😀", "a😀b\x00", "", "\ud800x", "\udfff"],  # astral (UCS-4), lone surrogates
+])
+def test_flat_encoding_is_the_code_points_in_every_storage_kind(texts):
+    from gpumetrics.kernels.levenshtein import encode_chars_flat, encode_chars_ragged
+
+    values, lengths = encode_chars_flat(texts)
+    assert values.tolist() == [ord(c) for c in "".join(texts)] and lengths.tolist() == [len(t) for t in texts]
+    flat, offsets = encode_chars_ragged(texts)
+    assert flat.dtype == torch.int32 and flat.tolist() == values.tolist()
+    assert offsets.tolist() == [0, *itertools.accumulate(map(len, texts))]
+    flat[:] = 7 if flat.numel() else 0  # the public result is the caller's own memory, never the encoded bytes
+    assert encode_chars_flat(texts)[0].tolist() == values.tolist()
+    padded, padded_lengths = encode_chars(texts)
+    assert [row[:n].tolist() for row, n in zip(padded, padded_lengths)] == [[ord(c) for c in t] for t in texts]
 
 
 def test_host_syncs_do_not_grow_with_the_lengths():
