@@ -51,6 +51,7 @@ instead of the step loop below: one launch for the batch, one host sync (the inp
 from __future__ import annotations
 
 import operator
+import os
 import sys
 import warnings
 from itertools import repeat
@@ -865,7 +866,10 @@ def levenshtein_strings(
     return _levenshtein_flat(*_to_device_flat(ids, lengths, device, private=True), lengths)
 
 
-_RAPIDFUZZ_CHUNK = 4096  # pairs per process.cpdist call: its per-pair buffers stay in cache
+_RAPIDFUZZ_CHUNK = 4096  # pairs per process.cpdist call on one thread: its per-pair buffers stay in cache
+_THREADED_CHUNK = 32768  # pairs per call when rapidfuzz's threads run (their start-up amortised)
+_THREADED_MIN_PAIRS = 20_000  # short pairs from which rapidfuzz's threads pay for their start
+_THREADED_MIN_CELLS = 1 << 27  # estimated DP cells (Σ |a|·|b|) from which they pay for long pairs
 _CALIBRATION_PAIRS = 32  # long pairs whose exact distances pick the band hint of the rest
 
 
@@ -882,9 +886,10 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
       rest — rapidfuzz then runs a band of that width around the diagonal and doubles it until the distance fits,
       so every value stays exact; near-identical texts (OCR, ASR: distances ~10 % of the length) cost a fraction of
       the full matrix. When the sample's distances reach a quarter of its lengths (unrelated texts) no hint is given.
-    * One thread (``workers=1``), as the tensor kernels (:mod:`gpumetrics.core.threads`): rapidfuzz's threads
-      convert the strings on the calling thread anyway, and beside busy processes on 2 cores ``workers=2`` ran
-      50,000 short pairs at 0.55× the loop (indicative).
+    * rapidfuzz's threads (``workers``) only for large batches (``_THREADED_MIN_PAIRS`` short pairs, or
+      ``_THREADED_MIN_CELLS`` estimated cells of long pairs) and only on cores the load average leaves free
+      (:func:`_free_cores`): beside two busy processes on 2 cores ``workers=2`` ran 50,000 short pairs at 0.55× the
+      loop (indicative), so a busy machine keeps one thread, as the tensor kernels (:mod:`gpumetrics.core.threads`).
     """
     from rapidfuzz.distance import Levenshtein
     from rapidfuzz.process import cpdist
@@ -901,18 +906,31 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
     lengths = np.fromiter(map(len, head_a), dtype=np.int64, count=sample) + \
         np.fromiter(map(len, head_b), dtype=np.int64, count=sample)
     score_hint, start = None, 0
+    large = total >= _THREADED_MIN_PAIRS
     if lengths.mean() > 2 * _WORD:  # long pairs (short ones run rapidfuzz's one-word kernel: no band to pick)
         out[:sample] = cpdist(head_a, head_b, scorer=scorer, dtype=np.int64, workers=1)
         hint, start = int(out[:sample].max()), sample
         score_hint = None if 4 * hint >= int(np.median(lengths)) else max(hint, 31)
-    chunk = _RAPIDFUZZ_CHUNK
+        large = float(np.mean(lengths.astype(np.float64) ** 2)) / 4 * total >= _THREADED_MIN_CELLS
+    workers = _free_cores() if large else 1
+    chunk = _THREADED_CHUNK if workers > 1 else _RAPIDFUZZ_CHUNK
     for begin in range(start, total, chunk):
         part_a, part_b = a[begin : begin + chunk], b[begin : begin + chunk]
         if strings:
             _hold_strings(part_a, part_b)
-        out[begin : begin + chunk] = cpdist(part_a, part_b, scorer=scorer, dtype=np.int64, workers=1,
+        out[begin : begin + chunk] = cpdist(part_a, part_b, scorer=scorer, dtype=np.int64, workers=workers,
                                             score_hint=score_hint)
     return out
+
+
+def _free_cores() -> int:
+    """Cores this process may use that the 1-minute load average leaves idle, counting this process's own (≥ 1)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - not on Linux
+        return 1
+    return max(1, min(cores, int(cores + 1 - load)))
 
 
 def _hold_strings(a: Sequence, b: Sequence) -> None:

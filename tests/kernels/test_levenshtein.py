@@ -337,6 +337,23 @@ def test_flat_encoding_is_the_code_points_in_every_storage_kind(texts):
     assert [row[:n].tolist() for row, n in zip(padded, padded_lengths)] == [[ord(c) for c in t] for t in texts]
 
 
+def test_rapidfuzz_backend_threaded_chunks_are_exact(monkeypatch):
+    """The threaded path (taken on idle cores for large batches) gives the loop's values, chunk edges included."""
+    from gpumetrics.kernels import levenshtein as lev
+
+    monkeypatch.setattr(lev, "_free_cores", lambda: 2)
+    monkeypatch.setattr(lev, "_THREADED_MIN_PAIRS", 100)
+    monkeypatch.setattr(lev, "_THREADED_MIN_CELLS", 1)
+    monkeypatch.setattr(lev, "_THREADED_CHUNK", 97)
+    rng = random.Random(3)
+    for low, high in ((0, 20), (70, 300)):
+        a = ["".join(rng.choices("abcé中😀", k=rng.randint(low, high))) for _ in range(500)]
+        b = [s[::2] + "x" + s[1::3] for s in a]
+        assert lev.rapidfuzz_distances(a, b, strings=True).tolist() == _expected(a, b)
+    with pytest.raises(TypeError):
+        lev.rapidfuzz_distances(a[:-1] + [list("ab")], b, strings=True)
+
+
 def test_host_syncs_do_not_grow_with_the_lengths():
     """The tensor kernel reads the host once (bounds + stripped lengths) and runs one ``unique`` per chunk: the same
     count for 10- and 640-symbol rows (multi-word patterns, many step blocks), strings, padded and flat tokens."""
