@@ -1,6 +1,7 @@
 """Edit distance / CER / WER vs a rapidfuzz loop, jiwer and torchmetrics (issue 3 goals).
 
-``gpumetrics auto`` on CPU runs rapidfuzz's C++ batch API (``process.cpdist``, all usable cores from 20,000 pairs); ``torch kernel`` is the bit-parallel tensor
+``gpumetrics auto`` on CPU runs rapidfuzz's C++ batch API (``process.cpdist``, 4,096 pairs per call; a band hint for long pairs;
+threads only for large batches on idle cores); ``torch kernel`` is the bit-parallel tensor
 kernel on CPU, reported so that its GPU behaviour can be projected (pairs/s = size / time).
 """
 

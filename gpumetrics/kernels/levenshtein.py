@@ -42,10 +42,18 @@ pairwise C++ batch API (:func:`rapidfuzz_distances`), which is faster than any t
 
 Inputs and devices
 ------------------
-Strings are encoded flat (:func:`encode_chars_flat`: one join, one fixed-width encode, no per-string work) and go to
-the device as values + offsets (:class:`Ragged`); :func:`levenshtein_ragged` pads each chunk on the device. On CUDA
-(when triton imports) both entry points run the fused kernel of :mod:`gpumetrics.kernels.levenshtein_triton`
-instead of the step loop below: one launch for the batch, one host sync (the input checks).
+Strings are encoded flat (:func:`encode_chars_flat`: one join, one fixed-width encode, no per-string work), both
+sides at once, and go to the device as values + offsets in two uploads (:func:`gpumetrics.core.transfer.upload`);
+each chunk is padded on the device. On CUDA (when triton imports) every entry point runs the fused kernel of
+:mod:`gpumetrics.kernels.levenshtein_triton` instead of the step loop below: one launch for the batch, one host sync
+(the input checks; none for strings, whose lengths the host knows).
+
+Host syncs of the tensor kernel: ONE read brings the checks' bounds and the common-affix-stripped lengths of every
+group (:func:`_levenshtein_padded`), from which the chunks are planned on the host (the row order is the same stable
+sort on the host and on the device, so nothing is uploaded); each chunk then makes one sync (the ``unique`` of its
+text symbols) and its step loop none. Flat rows read their lengths first (their padded widths). The count does not
+grow with the batch or the lengths, except for one pair whose text alphabet × pattern words exceed ``max_elements``
+(:func:`_levenshtein_pair_by_blocks`, per step block).
 """
 
 from __future__ import annotations
@@ -677,9 +685,10 @@ def levenshtein_ragged(
     (:mod:`gpumetrics.kernels.levenshtein_triton`, used on CUDA when triton is importable) reads the flat rows
     directly.
 
-    Host syncs: one read of the checks' bounds (min/max of values and offsets) and one copy of the ``2·B`` lengths
-    to plan chunks, then a constant number per chunk (one chunk for every batch whose padded chunk fits
-    ``max_elements``); on the Triton path none beyond the first two.
+    Host syncs: one read of the checks' bounds (min/max of values and offsets) with the ``2·B`` lengths (the padded
+    widths), one read of the common-affix-stripped lengths the chunks are planned from, and one ``unique`` per chunk
+    (one chunk for every batch whose padded chunk fits ``max_elements``): the same for any lengths. On the Triton
+    path only the first read.
 
     Args:
         a: ``IntTensor[Ta]`` symbols of the first sequences, concatenated (any integers in ``[0, 2**32)``).
