@@ -939,7 +939,7 @@ def _free_cores() -> int:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - not on Linux
         return 1
-    return max(1, min(cores, int(cores + 1 - load)))
+    return max(1, min(cores, round(cores + 1 - load)))
 
 
 def _hold_strings(a: Sequence, b: Sequence) -> None:
