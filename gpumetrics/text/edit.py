@@ -5,8 +5,9 @@ All four share one step: the Levenshtein distance of every (prediction, referenc
 
 * ``"torch"`` — the batched bit-parallel tensor kernel on the metric's device (the module's ``device``, or the
   function's ``device`` argument);
-* ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` mapped over the pairs on one CPU thread, result moved
-  to the device;
+* ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` through its pairwise batch API (``process.cpdist``,
+  4,096 pairs per call; a band hint for long pairs; see :func:`~gpumetrics.kernels.levenshtein.rapidfuzz_distances`),
+  result moved to the device;
 * ``"auto"`` (default) — the device kernels when the device is not the CPU (on CUDA the fused Triton kernel of
   :mod:`gpumetrics.kernels.levenshtein_triton` when triton is importable), rapidfuzz on CPU.
 
