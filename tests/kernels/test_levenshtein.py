@@ -390,6 +390,34 @@ def _run_triton_interpreter(seed: int, pairs: int, long: int) -> None:
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
 
 
+_SHARED_BUFFER_CHECK = """
+import random, torch
+from rapidfuzz.distance import Levenshtein
+from gpumetrics.kernels.levenshtein import _to_device_flat, encode_chars_flat
+from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows
+rng = random.Random(4)
+a = ["", "abc", "😀x", *("".join(rng.choices("ab中😀", k=rng.randint(0, 150))) for _ in range(20))]
+b = ["xy", "", "😀", *("".join(rng.choices("ab中😀", k=rng.randint(0, 150))) for _ in range(20))]
+values, offsets = _to_device_flat(*encode_chars_flat(a + b), torch.device("cpu"), private=True)
+starts, lengths, n = offsets[:-1], offsets.diff(), len(a)
+got = levenshtein_triton_rows(values, starts[:n], lengths[:n], values, starts[n:], lengths[n:]).tolist()
+assert got == [Levenshtein.distance(x, y) for x, y in zip(a, b)], got
+print("ok")
+"""
+
+
+def test_triton_kernel_on_the_string_layout_both_sides_in_one_buffer():
+    """Strings on CUDA: both sides encoded into one flat buffer, rows by starts + lengths (under the interpreter)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("triton")
+    done = subprocess.run([sys.executable, "-c", _SHARED_BUFFER_CHECK], env={**os.environ, "TRITON_INTERPRET": "1"},
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+
+
 def test_triton_kernel_equals_the_tensor_kernel_under_the_interpreter():
     """Uneven lengths, Unicode, empty sides, near-identical rows, a 3,000-symbol row vs 3, word ids up to 2**32."""
     _run_triton_interpreter(seed=0, pairs=12, long=3_000)
