@@ -5,8 +5,9 @@ All four share one step: the Levenshtein distance of every (prediction, referenc
 
 * ``"torch"`` — the batched bit-parallel tensor kernel on the metric's device (the module's ``device``, or the
   function's ``device`` argument);
-* ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` mapped over the pairs on one CPU thread, result moved
-  to the device;
+* ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` through its pairwise batch API (``process.cpdist``,
+  4,096 pairs per call; a band hint for long pairs; see :func:`~gpumetrics.kernels.levenshtein.rapidfuzz_distances`),
+  result moved to the device;
 * ``"auto"`` (default) — the device kernels when the device is not the CPU (on CUDA the fused Triton kernel of
   :mod:`gpumetrics.kernels.levenshtein_triton` when triton is importable), rapidfuzz on CPU.
 
@@ -14,8 +15,10 @@ Inputs: ``B`` strings, or integer **token tensors** on any device (the output of
 ``Tensor[B, L]`` whose rows end at ``preds_lengths`` / ``target_lengths`` or at their first ``pad_id`` (full width
 when neither is given), or flat :class:`~gpumetrics.kernels.levenshtein.Ragged` ``(values, offsets)``. Tokens are
 compared as symbols (ids), never copied to the host; the result lives on their device. ``preds`` and ``target`` may
-use different layouts. Host syncs per batch of tokens: one on the Triton path (the input checks, read at once); the
-tensor kernel adds a constant number per chunk of ``max_elements`` values (one chunk for usual batches).
+use different layouts. Host syncs per batch of tokens, independent of the batch size and the lengths: one on the
+Triton path (the input checks, read at once); the tensor kernel reads the checks' bounds with the stripped lengths
+once and runs one ``unique`` per chunk of ``max_elements`` values (one chunk for usual batches); flat rows add one
+read (their lengths), a padded side mixed with a flat one one more.
 
 Units: ``"char"`` compares Unicode code points of the raw strings (a combining mark is its own symbol, as in
 rapidfuzz, jiwer and torchmetrics); ``"word"`` compares ``str.split()`` tokens (any run of whitespace separates).
@@ -37,7 +40,6 @@ Conventions:
 
 from __future__ import annotations
 
-import itertools
 import re
 from typing import Any, Optional, Sequence
 
@@ -49,11 +51,11 @@ from gpumetrics.core import (
     REDUCTIONS, Metric, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device,
     check_same_length, gc_paused, keep_sample_dim, reduce_scores, single_threaded,
 )
+from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.levenshtein import (
     BACKENDS, Ragged, levenshtein_distance, levenshtein_ragged, levenshtein_strings,
 )
 from gpumetrics.kernels.ragged import segment_ids
-from gpumetrics.text.tokenize.base import dense_ids
 
 UNITS = ("char", "word")
 CER_TRANSFORMS = ("none", "jiwer")
@@ -102,28 +104,13 @@ def _pair_distances(
         a, b = list(map(str.strip, preds)), list(map(str.strip, target))
     else:
         a, b, check = preds, target, _check_items
-    if unit == "word" and backend != "rapidfuzz" and not (backend == "auto" and device.type == "cpu"):
-        lengths_a = np.fromiter(map(len, a), dtype=np.int64, count=len(a))
-        lengths_b = np.fromiter(map(len, b), dtype=np.int64, count=len(b))
-        ids, _ = dense_ids([*itertools.chain.from_iterable(a), *itertools.chain.from_iterable(b)])
-        ids_t = torch.from_numpy(ids).to(device)
-        split_at = int(lengths_a.sum())
-        distances = levenshtein_ragged(
-            ids_t[:split_at], _offsets(lengths_a, device), ids_t[split_at:], _offsets(lengths_b, device)
-        )
-    else:
-        distances = levenshtein_strings(a, b, backend=backend, device=device, check=check)
+    # word lists get their ids from the shared vocabulary builder inside levenshtein_strings (over both sides)
+    distances = levenshtein_strings(a, b, backend=backend, device=device, check=check)
     if not lengths:
         return (distances,)
-    lengths_a = torch.from_numpy(np.fromiter(map(len, a), dtype=np.int64, count=len(a))).to(distances.device)
-    lengths_b = torch.from_numpy(np.fromiter(map(len, b), dtype=np.int64, count=len(b))).to(distances.device)
-    return distances, lengths_a, lengths_b
-
-
-def _offsets(lengths: np.ndarray, device: torch.device) -> Tensor:
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return torch.from_numpy(offsets).to(device)
+    lengths_a = np.fromiter(map(len, a), dtype=np.int64, count=len(a))
+    lengths_b = np.fromiter(map(len, b), dtype=np.int64, count=len(b))
+    return distances, *upload_all([lengths_a, lengths_b], distances.device)
 
 
 # ----------------------------------------------------------------------------------------------- token tensors in
@@ -144,7 +131,7 @@ def _token_input(
         if not isinstance(values, Tensor) or not isinstance(offsets, Tensor):
             raise TypeError(f"`{name}` Ragged fields must be tensors")
         if device is not None:
-            values, offsets = values.to(device), offsets.to(device)
+            values, offsets = upload(values, device), upload(offsets, device)
         return "ragged", values, offsets
     if value.dim() != 2:
         raise ValueError(f"`{name}` token tensor must be 2-D [B, L] (padded) or a Ragged (flat), got shape "
@@ -152,14 +139,14 @@ def _token_input(
     if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
         raise TypeError(f"`{name}` token tensor must hold integer ids, got {value.dtype}")
     if device is not None:
-        value = value.to(device)
+        value = upload(value, device)
     batch, width = value.shape
     if lengths is not None:
         if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != batch:
             raise ValueError(f"`{lengths_name}` must be a 1-D tensor of {batch} lengths")
         if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
             raise TypeError(f"`{lengths_name}` must be an integer tensor, got {lengths.dtype}")
-        return "padded", value, lengths.to(value.device).long()
+        return "padded", value, upload(lengths, value.device).long()
     if pad_id is not None:
         # a row ends at its first pad_id (trailing padding), found without a host sync
         stop = torch.ones(batch, 1, dtype=torch.bool, device=value.device)
@@ -418,7 +405,7 @@ def error_rate_pairs(
     # one key per (sample, reference) ordered by (edits, −length): the per-sample minimum is the best reference
     span = ref_lengths.max() + 1
     keys = distances * span + (span - 1 - ref_lengths)
-    sample = torch.from_numpy(np.repeat(np.arange(len(preds)), counts)).to(keys.device)
+    sample = upload(np.repeat(np.arange(len(preds)), counts), keys.device)
     best = torch.zeros(len(preds), dtype=torch.long, device=keys.device)
     best = best.scatter_reduce(0, sample, keys, reduce="amin", include_self=False)
     return best // span, span - 1 - best % span
@@ -692,7 +679,7 @@ def _normalized_edit_similarity_update(
     flat_preds = np.repeat(np.array(preds, dtype=object), counts).tolist() if len(preds) else []
     distances, pred_lengths, gold_lengths = _pair_distances(flat_preds, flat_golds, "char", backend, device)
     similarity = _similarity(distances, pred_lengths, gold_lengths, preset)
-    sample = torch.from_numpy(np.repeat(np.arange(len(preds)), counts)).to(similarity.device)
+    sample = upload(np.repeat(np.arange(len(preds)), counts), similarity.device)
     best = torch.zeros(len(preds), dtype=torch.float64, device=similarity.device)
     return best.scatter_reduce(0, sample, similarity, reduce="amax", include_self=False)
 

@@ -57,6 +57,46 @@ def _strings(n: int) -> tuple:
     return preds, target
 
 
+def _tokens(n: int) -> tuple:
+    """``_strings(n)`` as padded code-point tensors with their lengths: ``(preds[B, L], target[B, L'], lengths…)``."""
+    from gpumetrics.kernels.levenshtein import encode_chars
+
+    (preds, preds_lengths), (target, target_lengths) = (encode_chars(side) for side in _strings(n))
+    return preds, target, preds_lengths, target_lengths
+
+
+def _padded_tokens(n: int) -> tuple:
+    """``_strings(n)`` as code-point tensors padded with ``pad_id=0`` (``EditDistance(pad_id=0)``)."""
+    return _tokens(n)[:2]
+
+
+def _flat_tokens(n: int) -> tuple:
+    """``_strings(n)`` as flat code points + lengths of each side (tiling concatenates rows, as Ragged needs)."""
+    from gpumetrics.kernels.levenshtein import encode_chars_ragged
+
+    (pv, po), (tv, to) = (encode_chars_ragged(side) for side in _strings(n))
+    return pv, po.diff(), tv, to.diff()
+
+
+class _RaggedInputs:
+    """``update(values, lengths, values, lengths)`` → ``metric.update(Ragged, Ragged)`` (offsets by a cumsum, no
+    sync), so the flat layout tiles like any tensor."""
+
+    def __init__(self, metric: Any) -> None:
+        self.metric = metric
+
+    def update(self, pv: torch.Tensor, pl: torch.Tensor, tv: torch.Tensor, tl: torch.Tensor) -> None:
+        from gpumetrics.core.threads import intra_op_threads
+        from gpumetrics.kernels.levenshtein import Ragged
+
+        with intra_op_threads(1):  # the adapter's cumsums run as the metric's own ops would
+            preds, target = Ragged.from_lengths(pv, pl), Ragged.from_lengths(tv, tl)
+        self.metric.update(preds, target)
+
+    def compute(self) -> Any:
+        return self.metric.compute()
+
+
 def _boxes(g: torch.Generator, n: int) -> torch.Tensor:
     xy = torch.rand(n, 2, generator=g) * 20
     return torch.cat([xy, xy + 1 + torch.rand(n, 2, generator=g) * 5], dim=1)
@@ -154,6 +194,14 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
         "VQAAccuracy": (gpumetrics.VQAAccuracy, lambda n: (*_text(n, single_ref=True), ["en", "ru"] * (n // 2))),
         "EditDistance": (gpumetrics.EditDistance, lambda n: _text(n, single_ref=True)),
         "EditDistance(torch)": (lambda: gpumetrics.EditDistance(backend="torch"), _strings),
+        "EditDistance(torch, long)": (lambda: gpumetrics.EditDistance(backend="torch"),
+                                      lambda n: tuple([s * 4 for s in side] for side in _strings(n))),
+        "EditDistance(tokens)": (gpumetrics.EditDistance, _tokens),
+        "EditDistance(tokens, pad_id)": (lambda: gpumetrics.EditDistance(pad_id=0), _padded_tokens),
+        "EditDistance(ragged)": (lambda: _RaggedInputs(gpumetrics.EditDistance()), _flat_tokens),
+        "CharErrorRate(tokens)": (gpumetrics.CharErrorRate, _tokens),
+        "WordErrorRate(torch)": (lambda: gpumetrics.WordErrorRate(backend="torch"), lambda n: _text(n, True)),
+        "NormalizedEditSimilarity(tokens)": (gpumetrics.NormalizedEditSimilarity, _tokens),
         "CharErrorRate": (gpumetrics.CharErrorRate, lambda n: _text(n, single_ref=True)),
         "WordErrorRate": (gpumetrics.WordErrorRate, lambda n: _text(n, single_ref=True)),
         "NormalizedEditSimilarity": (gpumetrics.NormalizedEditSimilarity, lambda n: _text(n, single_ref=True)),
@@ -196,7 +244,14 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
 BUDGETS = {
     "TokenF1": 0, "ExactMatch": 0, "StringAccuracy": 0, "VQAAccuracy": 0,  # sizes from the host tokens, sort-based bags
     "EditDistance": 0, "CharErrorRate": 0, "WordErrorRate": 0, "NormalizedEditSimilarity": 0,
-    "EditDistance(torch)": 34,  # lengths read once, common-affix strip, one read per step block of the bit kernel
+    # tensor kernel (token tensors, or backend="torch"): ONE host read (the checks' bounds with the common-affix-
+    # stripped lengths it plans its chunks from) and one `unique` per chunk (counted: cpu + numpy + unique = 3);
+    # the same for 4x longer strings (the step loop reads nothing). Ragged inputs read the bounds with the 2·B
+    # lengths first (their padded widths): +2. One chunk per max_elements (2**24) values of work. On CUDA with
+    # triton: one read (checks) or none (strings)
+    "EditDistance(torch)": 3, "EditDistance(torch, long)": 3, "WordErrorRate(torch)": 3,
+    "EditDistance(tokens)": 3, "EditDistance(tokens, pad_id)": 3, "EditDistance(ragged)": 5,
+    "CharErrorRate(tokens)": 3, "NormalizedEditSimilarity(tokens)": 3,
     # the pruned positions (nonzero) of each order after the first: at most N-1 = 3, here 2 (no trigram is left)
     "BLEUScore": 2, "BLEUScore(nltk)": 2,
     "ROUGEScore": 0,  # sizes, ROUGE-Lsum's line layout and widths from the host tokenizer; sort-ranked n-gram ids

@@ -1,5 +1,6 @@
 """The batched Levenshtein tensor kernel against rapidfuzz, plus metric properties (hypothesis) and bad inputs."""
 
+import itertools
 import random
 
 import pytest
@@ -289,6 +290,93 @@ def test_rapidfuzz_backend_in_chunks_checks_every_chunk():
         levenshtein_strings(a[:-1] + [["a", "b"]], b, backend="rapidfuzz", check=check)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_rapidfuzz_backend_band_hint_from_calibration_stays_exact(seed):
+    """Long pairs: the first 32 set rapidfuzz's band hint for the rest; pairs far past it, unrelated pairs, empty
+    ones, word lists, and a batch of unrelated texts (no hint) all equal the bare loop."""
+    from gpumetrics.kernels.levenshtein import rapidfuzz_distances
+
+    rng = random.Random(seed)
+    alphabet = "abcdefgh é中😀"
+    a, b = [], []
+    for i in range(200):
+        gold = "".join(rng.choices(alphabet, k=rng.randint(100, 900)))
+        edits = rng.choice([0.01, 0.05, 0.1]) if i < 32 else rng.choice([0.0, 0.02, 0.1, 0.4, 1.0])
+        pred = "".join(c if rng.random() > edits else rng.choice(alphabet) for c in gold)
+        if i % 37 == 5:
+            pred = "".join(rng.choices(alphabet, k=rng.randint(0, 1200)))  # unrelated, any length
+        a.append(pred)
+        b.append(gold)
+    a[100], b[101] = "", ""
+    assert rapidfuzz_distances(a, b, strings=True).tolist() == _expected(a, b)
+    unrelated = ["".join(rng.choices(alphabet, k=500)) for _ in range(80)]
+    assert rapidfuzz_distances(unrelated[:40], unrelated[40:]).tolist() == _expected(unrelated[:40], unrelated[40:])
+    words_a, words_b = [s.split("a") for s in a], [s.split("a") for s in b]
+    assert rapidfuzz_distances(words_a, words_b).tolist() == _expected(words_a, words_b)
+    with pytest.raises(TypeError):
+        rapidfuzz_distances(a[:-1] + [b"x" * 300], b, strings=True)
+
+
+@pytest.mark.parametrize("texts", [
+    [], [""], ["", ""], ["ab", "", "c"],  # ASCII
+    ["é", "ab\x00", "\x00"],  # Latin-1, NUL characters (also trailing: numpy's unicode items keep them)
+    ["ы", "中文", "", "a\x00"],  # BMP
+    ["😀", "a😀b\x00", "", "\ud800x", "\udfff"],  # astral (UCS-4), lone surrogates
+])
+def test_flat_encoding_is_the_code_points_in_every_storage_kind(texts):
+    from gpumetrics.kernels.levenshtein import encode_chars_flat, encode_chars_ragged
+
+    values, lengths = encode_chars_flat(texts)
+    assert values.tolist() == [ord(c) for c in "".join(texts)] and lengths.tolist() == [len(t) for t in texts]
+    flat, offsets = encode_chars_ragged(texts)
+    assert flat.dtype == torch.int32 and flat.tolist() == values.tolist()
+    assert offsets.tolist() == [0, *itertools.accumulate(map(len, texts))]
+    flat[:] = 7 if flat.numel() else 0  # the public result is the caller's own memory, never the encoded bytes
+    assert encode_chars_flat(texts)[0].tolist() == values.tolist()
+    padded, padded_lengths = encode_chars(texts)
+    assert [row[:n].tolist() for row, n in zip(padded, padded_lengths)] == [[ord(c) for c in t] for t in texts]
+
+
+def test_rapidfuzz_backend_threaded_chunks_are_exact(monkeypatch):
+    """The threaded path (taken on idle cores for large batches) gives the loop's values, chunk edges included."""
+    from gpumetrics.kernels import levenshtein as lev
+
+    monkeypatch.setattr(lev, "_free_cores", lambda: 2)
+    monkeypatch.setattr(lev, "_THREADED_MIN_PAIRS", 100)
+    monkeypatch.setattr(lev, "_THREADED_MIN_CELLS", 1)
+    monkeypatch.setattr(lev, "_THREADED_CHUNK", 97)
+    rng = random.Random(3)
+    for low, high in ((0, 20), (70, 300)):
+        a = ["".join(rng.choices("abcé中😀", k=rng.randint(low, high))) for _ in range(500)]
+        b = [s[::2] + "x" + s[1::3] for s in a]
+        assert lev.rapidfuzz_distances(a, b, strings=True).tolist() == _expected(a, b)
+    with pytest.raises(TypeError):
+        lev.rapidfuzz_distances(a[:-1] + [list("ab")], b, strings=True)
+
+
+def test_host_syncs_do_not_grow_with_the_lengths():
+    """The tensor kernel reads the host once (bounds + stripped lengths) and runs one ``unique`` per chunk: the same
+    count for 10- and 640-symbol rows (multi-word patterns, many step blocks), strings, padded and flat tokens."""
+    from gpumetrics.kernels.levenshtein import encode_chars_ragged, levenshtein_ragged
+    from tests.helpers.syncs import SyncCounter
+
+    rng = random.Random(5)
+    seen = {}
+    for length in (10, 40, 160, 640):
+        a = ["".join(rng.choices("abcé中😀", k=rng.randint(length // 2, length))) for _ in range(24)]
+        b = [s[: len(s) // 3] + "x" + s[len(s) // 2 :] for s in a]
+        pa, pb, ra, rb = encode_chars(a), encode_chars(b), encode_chars_ragged(a), encode_chars_ragged(b)
+        counts = []
+        for run in (lambda: levenshtein_strings(a, b, backend="torch"), lambda: levenshtein_distance(*pa, *pb),
+                    lambda: levenshtein_ragged(*ra, *rb)):
+            with SyncCounter() as counter:
+                assert run().tolist() == _expected(a, b)
+            counts.append(counter.total - 1)  # the .tolist() of the result
+        seen[length] = counts
+    assert all(counts == seen[10] for counts in seen.values()), seen
+    assert seen[10] == [3, 3, 5], seen
+
+
 # ------------------------------------------------------------------------------------ fused Triton kernel, CPU run
 def _run_triton_interpreter(seed: int, pairs: int, long: int) -> None:
     import os
@@ -299,6 +387,34 @@ def _run_triton_interpreter(seed: int, pairs: int, long: int) -> None:
     env = {**os.environ, "TRITON_INTERPRET": "1"}  # must be set before triton is imported: a fresh process
     done = subprocess.run([sys.executable, "-m", "tests.kernels.triton_interpret_check", str(seed), str(pairs), str(long)],
                           env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+
+
+_SHARED_BUFFER_CHECK = """
+import random, torch
+from rapidfuzz.distance import Levenshtein
+from gpumetrics.kernels.levenshtein import _to_device_flat, encode_chars_flat
+from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows
+rng = random.Random(4)
+a = ["", "abc", "😀x", *("".join(rng.choices("ab中😀", k=rng.randint(0, 150))) for _ in range(20))]
+b = ["xy", "", "😀", *("".join(rng.choices("ab中😀", k=rng.randint(0, 150))) for _ in range(20))]
+values, offsets = _to_device_flat(*encode_chars_flat(a + b), torch.device("cpu"), private=True)
+starts, lengths, n = offsets[:-1], offsets.diff(), len(a)
+got = levenshtein_triton_rows(values, starts[:n], lengths[:n], values, starts[n:], lengths[n:]).tolist()
+assert got == [Levenshtein.distance(x, y) for x, y in zip(a, b)], got
+print("ok")
+"""
+
+
+def test_triton_kernel_on_the_string_layout_both_sides_in_one_buffer():
+    """Strings on CUDA: both sides encoded into one flat buffer, rows by starts + lengths (under the interpreter)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("triton")
+    done = subprocess.run([sys.executable, "-c", _SHARED_BUFFER_CHECK], env={**os.environ, "TRITON_INTERPRET": "1"},
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
 
 
