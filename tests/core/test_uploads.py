@@ -36,12 +36,7 @@ CASES = (
 TENSOR_INPUTS = ("RankingMetrics", "OCREndToEnd", "ZeroShotDetectionF1")
 #: blocking uploads still left in code owned elsewhere (file: line at the time of writing); strict, so the entry must
 #: go when the code is fixed
-NOT_YET = {
-    "EditDistance": "kernels/levenshtein.py levenshtein_strings: torch.from_numpy(rapidfuzz_distances(...)).to(device)",
-    "CharErrorRate": "text/edit.py _pair_distances: lengths .to(distances.device); levenshtein_strings as above",
-    "WordErrorRate": "text/edit.py _pair_distances: lengths .to(distances.device); levenshtein_strings as above",
-    "NormalizedEditSimilarity": "text/edit.py: sample .to(similarity.device), lengths, levenshtein_strings",
-}
+NOT_YET: dict = {}
 #: compute() still uploading through code owned elsewhere
 COMPUTE_NOT_YET: dict = {}
 
