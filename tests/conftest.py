@@ -1,8 +1,10 @@
 """Suite-wide collection rule: a test that skips without CUDA (``skipif(..., reason="needs CUDA …")``) belongs to the
 CUDA suite, so ``make test-cuda`` (``pytest -m cuda``) runs it beside ``tests/cuda/`` without each file repeating the
-marker."""
+marker. Also the random-weight tiny CLIP models the image tests and the CUDA suite share (session fixtures)."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -11,3 +13,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if any("CUDA" in str(mark.kwargs.get("reason", "")) for mark in item.iter_markers("skipif")):
             item.add_marker(pytest.mark.cuda)
+
+
+@pytest.fixture(scope="session")
+def hf_clip_dir(tmp_path_factory) -> str:
+    """A random-weight tiny hf CLIP saved with ``save_pretrained`` (weights, tokenizer, preprocessor config)."""
+    from testkit.clip_models import TINY_CLIP, save_random_hf_clip
+
+    return save_random_hf_clip(tmp_path_factory.mktemp("tiny_hf_clip"), TINY_CLIP)
+
+
+@pytest.fixture(scope="session")
+def open_clip_config(tmp_path_factory) -> str:
+    """The path of a tiny open_clip model config (random weights with ``pretrained="random"``)."""
+    from tests.image.test_clip_score import TINY_OPEN_CLIP
+
+    path = tmp_path_factory.mktemp("tiny_open_clip") / "tiny-clip.json"
+    path.write_text(json.dumps(TINY_OPEN_CLIP))
+    return str(path)

@@ -60,12 +60,15 @@ def _label(mode) -> str:
     return "parity (true float32)" if mode is None else f"speed_mode={mode}"
 
 
+def _inception_inputs(size: int, device: str) -> tuple[dict, torch.Tensor]:
+    """The random-weight Inception state and ``size`` uint8 images of 256×256 on ``device`` (a CUDA device)."""
+    images = torch.randint(0, 256, (size, 3, 256, 256), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
+    return random_fid_inception_state_dict(seed=0), images.to(_cuda(device))
+
+
 @register("fid_gpu_forward", sizes=(256,), quick_sizes=(32,), unit="images", repeats=5, group="gpu")
 def fid_gpu_forward_case(size: int, device: str) -> Contenders:
-    device = _cuda(device)
-    state = random_fid_inception_state_dict(seed=0)
-    images = torch.randint(0, 256, (size, 3, 256, 256), dtype=torch.uint8,
-                           generator=torch.Generator().manual_seed(0)).to(device)
+    state, images = _inception_inputs(size, device)
     metrics = {mode: FrechetInceptionDistance(feature=2048, weights=state, speed_mode=mode).to(device)
                for mode in FID_MODES}
     reference = _pytorch_fid_inception(state, device)
@@ -87,10 +90,7 @@ def fid_gpu_forward_case(size: int, device: str) -> Contenders:
 
 @register("fid_gpu_forward_compiled", sizes=(256,), quick_sizes=(32,), unit="images", repeats=5, group="gpu")
 def fid_gpu_forward_compiled_case(size: int, device: str) -> Contenders:
-    device = _cuda(device)
-    state = random_fid_inception_state_dict(seed=0)
-    images = torch.randint(0, 256, (size, 3, 256, 256), dtype=torch.uint8,
-                           generator=torch.Generator().manual_seed(0)).to(device)
+    state, images = _inception_inputs(size, device)
     compiled = FrechetInceptionDistance(feature=2048, weights=state, speed_mode=COMPILED).to(device)
     parity = FrechetInceptionDistance(feature=2048, weights=state).to(device)
     label = f"FrechetInceptionDistance.update {_label(COMPILED)}"

@@ -7,6 +7,7 @@ Availability is monkeypatched (no CUDA / 2 GPUs / MPS), so these run on any mach
 from __future__ import annotations
 
 import functools
+import json
 
 import inspect
 from pathlib import Path
@@ -99,7 +100,9 @@ def _functions_with_a_device_argument():
     return sorted(name for name in F.__all__ if "device" in inspect.signature(getattr(F, name)).parameters)
 
 
-def test_every_function_with_a_device_argument_checks_it(machine):
+def test_every_function_with_a_device_argument_checks_it(machine, tmp_path):
+    from tests.core.test_host_syncs import TINY_OPEN_CLIP
+
     machine(cuda=0)
     names = _functions_with_a_device_argument()
     assert names == sorted([
@@ -107,12 +110,16 @@ def test_every_function_with_a_device_argument_checks_it(machine):
         "normalized_edit_similarity", "bleu_score", "rouge_score", "cider_score", "meteor_score", "codebleu_score",
         "coco_caption_scores", "vqa_accuracy",
         "shapley_values", "marginal_contributions", "corpus_bleu_shapley", "corpus_cider_shapley",
-        "word_movers_distance",
+        "word_movers_distance", "clip_score",
     ])  # a new one joins this list and the loop below
+    clip_config = tmp_path / "tiny-clip.json"
+    clip_config.write_text(json.dumps(TINY_OPEN_CLIP))
     required = {"codebleu_score": {"language": "python"},  # options without a default
-                "word_movers_distance": {"embeddings": {"a": [1.0, 0.0], "b": [0.0, 1.0]}}}
+                "word_movers_distance": {"embeddings": {"a": [1.0, 0.0], "b": [0.0, 1.0]}},
+                "clip_score": {"backend": "open_clip", "model_name": str(clip_config), "pretrained": "random"}}
     game = lambda coalitions: coalitions.sum(1)  # noqa: E731
-    arguments = {"shapley_values": (game, 3), "marginal_contributions": (game, 3, 0)}  # not (preds, target)
+    arguments = {"shapley_values": (game, 3), "marginal_contributions": (game, 3, 0),  # not (preds, target)
+                 "clip_score": (torch.zeros(1, 3, 32, 32, dtype=torch.uint8), ["a b"])}
     for name in names:
         fn = functools.partial(getattr(F, name), **required.get(name, {}))
         args = arguments.get(name, (["a b"], ["a b"]))

@@ -85,20 +85,3 @@ def test_clip_on_cuda_within_its_bound_of_the_cpu(backend, mode, hf_clip_dir, op
     print(f"\n{backend} {mode}: {float((fast.cpu() - exact).abs().max()):.3g} off (bound {bound:g})")
     assert fast.device.type == "cuda" and float((fast.cpu() - exact).abs().max()) <= bound
 
-
-@pytest.fixture(scope="module")
-def hf_clip_dir(tmp_path_factory):
-    from testkit.clip_models import TINY_CLIP, save_random_hf_clip
-
-    return save_random_hf_clip(tmp_path_factory.mktemp("tiny_hf_clip"), TINY_CLIP)
-
-
-@pytest.fixture(scope="module")
-def open_clip_config(tmp_path_factory):
-    import json
-
-    from tests.image.test_clip_score import TINY_OPEN_CLIP
-
-    path = tmp_path_factory.mktemp("tiny_open_clip") / "tiny-clip.json"
-    path.write_text(json.dumps(TINY_OPEN_CLIP))
-    return str(path)

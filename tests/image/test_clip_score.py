@@ -23,18 +23,6 @@ TINY_OPEN_CLIP = {
 CAPTIONS = ["a photo of a cat", "Кошка на диване", "猫がソファにいる", "a dog 🐶 running", "e\u0301te\u0301", ""]
 
 
-@pytest.fixture(scope="session")
-def hf_clip_dir(tmp_path_factory):
-    return save_random_hf_clip(tmp_path_factory.mktemp("tiny_hf_clip"), TINY_CLIP)
-
-
-@pytest.fixture(scope="session")
-def open_clip_config(tmp_path_factory):
-    path = tmp_path_factory.mktemp("tiny_open_clip") / "tiny-clip.json"
-    path.write_text(json.dumps(TINY_OPEN_CLIP))
-    return str(path)
-
-
 def _images(n, seed, size=(3, 45, 37)):
     generator = torch.Generator().manual_seed(seed)
     return torch.randint(0, 256, (n, *size), dtype=torch.uint8, generator=generator)
