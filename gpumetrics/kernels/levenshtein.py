@@ -917,7 +917,7 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
         np.fromiter(map(len, head_b), dtype=np.int64, count=sample)
     score_hint, start = None, 0
     large = total >= _THREADED_MIN_PAIRS
-    if lengths.mean() > 2 * _WORD:  # long pairs (short ones run rapidfuzz's one-word kernel: no band to pick)
+    if int(lengths.sum()) > 2 * _WORD * sample:  # long pairs (short ones run rapidfuzz's one-word kernel: no band)
         out[:sample] = cpdist(head_a, head_b, scorer=scorer, dtype=np.int64, workers=1)
         hint, start = int(out[:sample].max()), sample
         score_hint = None if 4 * hint >= int(np.median(lengths)) else max(hint, 31)
