@@ -44,10 +44,8 @@ from torch import Tensor
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_reference_lists, as_text_list, check_same_length
-from gpumetrics.image.io import decode_signature, same_size_batches
 from gpumetrics.suites.image import (
-    add_failed_clip_samples, build_task_clip, check_image_file_options, check_task_clip_options, image_paths_under_root,
-    split_missing_images,
+    ImageFiles, add_failed_clip_samples, build_task_clip, check_image_file_options, check_task_clip_options,
 )
 from gpumetrics.harness.registry import init_options
 from gpumetrics.text.meteor import METEORScore
@@ -168,10 +166,7 @@ class CaptionImageScore(Metric):
         self._check(image_root, synonyms, clip_backend, clip_model, clip_pretrained, batch_size, allow_outside_root,
                     missing_image, clip_clamp, clip_templates, workers, decode, clip_speed_mode)
         super().__init__(**kwargs)
-        self.image_root = Path(image_root)
-        self.allow_outside_root = allow_outside_root
-        self.missing_image = missing_image
-        self.batch_size, self.workers, self.decode = batch_size, workers, decode
+        self.files = ImageFiles(Path(image_root), allow_outside_root, missing_image, batch_size, workers, decode)
         # resolved once (before CLIP loads, so that a missing RuWordNet fails first): one provider and one cache
         provider = _default_synonyms() if synonyms is None else as_synonym_provider(synonyms, "synonyms")
         self.meteor = METEORScore(mode=METEOR_MODES[self.variant], reduction="corpus", synonyms=provider)
@@ -193,13 +188,8 @@ class CaptionImageScore(Metric):
         check_task_clip_options(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates, clip_speed_mode)
 
     def _signature_fields(self) -> dict[str, Any]:
-        fields = {"meteor": self.meteor.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0],
-                  **decode_signature(self.decode)}
-        if self.allow_outside_root:
-            fields["images"] = "outside-root-allowed"
-        if self.missing_image == "zero":
-            fields["missing_image"] = "clip0"
-        return fields
+        return {"meteor": self.meteor.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0],
+                **self.files.signature_fields()}
 
     def update(
         self, images: Sequence[Optional[str]], preds: Union[str, Sequence[str]], target: Union[str, Sequence[Any]]
@@ -221,11 +211,8 @@ class CaptionImageScore(Metric):
         target = as_reference_lists(target, "target")
         check_same_length(images, "images", preds, "preds")
         check_same_length(preds, "preds", target, "target")
-        kept, names = split_missing_images(images, self.image_root, self.missing_image)
-        paths = image_paths_under_root(names, self.image_root, self.allow_outside_root)
-        device = self.clip.score_sum.device
-        for indices, batch in same_size_batches(paths, self.batch_size, workers=self.workers, decode=self.decode,
-                                                device=device):
+        kept, batches = self.files.batches(images, self.clip.score_sum.device)
+        for indices, batch in batches:
             self.clip.update(batch, [preds[kept[i]] for i in indices])
         add_failed_clip_samples(self.clip, len(preds) - len(kept))
         self.meteor.update(preds, target)

@@ -10,10 +10,11 @@ suite reads the organisers' files instead (format ``aij2022-generation``, :mod:`
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Iterator, Optional, Sequence, Union
 
 import torch
 from torch import Tensor
@@ -77,6 +78,38 @@ def add_failed_clip_samples(clip: CLIPScore, count: int) -> None:
     scripts' ``except: scores.append(0.0)``."""
     if count:
         clip._accumulate(torch.zeros(count, dtype=torch.float64))
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageFiles:
+    """How a task metric reads the image files its samples name (the options every image task shares, checked by
+    :func:`check_image_file_options`): paths under ``root``, the missing-image rule, and the decoding pipeline."""
+
+    root: Path
+    allow_outside_root: bool = False
+    missing_image: str = "error"
+    batch_size: int = 32
+    workers: Optional[int] = None
+    decode: str = "pil"
+
+    def signature_fields(self) -> dict[str, str]:
+        """What of the reading changes a score: the decoder, paths outside ``root``, missing images scored 0."""
+        fields = dict(decode_signature(self.decode))
+        if self.allow_outside_root:
+            fields["images"] = "outside-root-allowed"
+        if self.missing_image == "zero":
+            fields["missing_image"] = "clip0"
+        return fields
+
+    def batches(
+        self, images: Sequence[Any], device: torch.device
+    ) -> tuple[list[int], Iterator[tuple[list[int], Tensor]]]:
+        """``(kept, batches)``: the samples whose image is given (every path checked now, before any state changes)
+        and their images as ``(indices into kept, Tensor[b, 3, H, W] uint8 on device)`` from
+        :func:`~gpumetrics.image.io.same_size_batches`."""
+        kept, names = split_missing_images(images, self.root, self.missing_image)
+        paths = image_paths_under_root(names, self.root, self.allow_outside_root)
+        return kept, same_size_batches(paths, self.batch_size, workers=self.workers, decode=self.decode, device=device)
 
 
 def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_size: Any, missing_image: Any = "error",
@@ -203,11 +236,8 @@ class ImageGenerationScore(Metric):
                     batch_size, allow_outside_root, missing_image, clip_clamp, clip_templates, cache_dir, no_cache,
                     workers, decode, fid_speed_mode, clip_speed_mode)
         super().__init__(**kwargs)
-        self.allow_outside_root = allow_outside_root
-        self.missing_image = missing_image
+        self.files = ImageFiles(Path(image_root), allow_outside_root, missing_image, batch_size, workers, decode)
         self.real = Path(real)
-        self.image_root = Path(image_root)
-        self.batch_size, self.workers, self.decode = batch_size, workers, decode
         self.cache = None if no_cache else FeatureCache(cache_dir)
         self.fid = FrechetInceptionDistance(
             feature=fid_feature, weights=inception_weights, resize=resize, reset_real_features=False,
@@ -244,13 +274,8 @@ class ImageGenerationScore(Metric):
         return int(self.fid.real_count) > 0 or self.fid.real_loaded_mu.numel() > 0
 
     def _signature_fields(self) -> dict[str, Any]:
-        fields = {"fid": self.fid.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0],
-                  **decode_signature(self.decode)}
-        if self.allow_outside_root:
-            fields["images"] = "outside-root-allowed"
-        if self.missing_image == "zero":
-            fields["missing_image"] = "clip0"
-        return fields
+        return {"fid": self.fid.signature().rsplit("|", 1)[0], "clip": self.clip.signature().rsplit("|", 1)[0],
+                **self.files.signature_fields()}
 
     def load_real(self, progress: Optional[ProgressFn] = None) -> None:
         """Read the real set into the FID states now (``compute()`` does it otherwise), once.
@@ -268,20 +293,17 @@ class ImageGenerationScore(Metric):
             # each rank reads its share: the FID sum states are all-reduced, so every file counts once (and each
             # rank caches its own share: the key holds the files it read)
             files = files[torch.distributed.get_rank() :: torch.distributed.get_world_size()]
-        add_image_files(self.fid, files, True, self.batch_size, self.fid.real_sum.device, cache=self.cache,
-                        root=self.real, progress=progress, phase="real images", workers=self.workers,
-                        decode=self.decode)
+        add_image_files(self.fid, files, True, self.files.batch_size, self.fid.real_sum.device, cache=self.cache,
+                        root=self.real, progress=progress, phase="real images", workers=self.files.workers,
+                        decode=self.files.decode)
 
     def update(self, images: Sequence[Optional[str]], captions: Union[str, Sequence[str]]) -> None:
         """Add ``B`` generated images (file paths, relative to ``image_root``; ``None`` for none with
         ``missing_image="zero"``) with their ``B`` captions."""
         captions = as_text_list(captions, "captions")
         check_same_length(images, "images", captions, "captions")
-        kept, names = split_missing_images(images, self.image_root, self.missing_image)
-        paths = image_paths_under_root(names, self.image_root, self.allow_outside_root)
-        device = self.fid.real_sum.device
-        for indices, batch in same_size_batches(paths, self.batch_size, workers=self.workers, decode=self.decode,
-                                                device=device):
+        kept, batches = self.files.batches(images, self.fid.real_sum.device)
+        for indices, batch in batches:
             self.fid.update(batch, real=False)
             self.clip.update(batch, [captions[kept[i]] for i in indices])
         add_failed_clip_samples(self.clip, len(captions) - len(kept))
