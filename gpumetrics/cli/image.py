@@ -269,6 +269,15 @@ def _add_inception_arguments(parser: argparse.ArgumentParser) -> None:
     _add_pipeline_arguments(parser, _INCEPTION_SPEED_MODES)
 
 
+def _add_inception_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """What ``fid`` and ``kid`` share after their own options: weights download, JSON output, the reference feature
+    cache, progress bars."""
+    parser.add_argument("--download", action="store_true", help="allow downloading the pinned weights if not found")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_cache_arguments(parser)
+    add_progress_argument(parser)
+
+
 def _add_cache_arguments(parser: argparse.ArgumentParser) -> None:
     cache = parser.add_mutually_exclusive_group()
     cache.add_argument(
@@ -293,10 +302,7 @@ def add_kid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     parser.add_argument("--subset-size", type=positive_int, default=1000,
                         help="samples per subset (default 1000; at most the smaller folder's count)")
     parser.add_argument("--degree", type=positive_int, default=3, help="degree of the polynomial kernel (default 3)")
-    parser.add_argument("--download", action="store_true", help="allow downloading the pinned weights if not found")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_cache_arguments(parser)
-    add_progress_argument(parser)
+    _add_inception_output_arguments(parser)
     parser.set_defaults(handler=run_kid)
     return parser
 
@@ -315,10 +321,7 @@ def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         help="also write the statistics of folder PATH_A to FILE (.npz); without PATH_B only that is done. Without "
         "FILE (pytorch-fid's form, `PATH_A OUT.npz --save-stats`): write PATH_A's statistics to PATH_B",
     )
-    parser.add_argument("--download", action="store_true", help="allow downloading the pinned weights if not found")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_cache_arguments(parser)
-    add_progress_argument(parser)
+    _add_inception_output_arguments(parser)
     parser.set_defaults(handler=run_fid)
     return parser
 
