@@ -195,9 +195,8 @@ def same_size_batches(
         >>> [(indices, tuple(batch.shape)) for indices, batch in same_size_batches(list_images(folder), 3)]
         [([0, 1], (2, 3, 6, 8)), ([2], (1, 3, 5, 5))]
     """
-    workers = check_workers(workers)
+    check_reading_options(workers, decode)
     workers = default_workers() if workers is None else workers
-    check_choice(decode, "decode", DECODERS)
     target = torch.device(device) if device is not None else None
     if decode == "nvjpeg" and (target is None or target.type != "cuda"):
         raise ValueError(f"`decode` 'nvjpeg' decodes on a CUDA device; the images go to {target or 'the CPU'}")
