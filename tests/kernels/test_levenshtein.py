@@ -3,6 +3,7 @@
 import itertools
 import random
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -335,6 +336,27 @@ def test_flat_encoding_is_the_code_points_in_every_storage_kind(texts):
     assert encode_chars_flat(texts)[0].tolist() == values.tolist()
     padded, padded_lengths = encode_chars(texts)
     assert [row[:n].tolist() for row, n in zip(padded, padded_lengths)] == [[ord(c) for c in t] for t in texts]
+
+
+@pytest.mark.parametrize("kinds", ["aé中😀", "😀中éa", "a中aéa😀a", "aaaa", "é中", "\x00\ud800a"])
+def test_flat_encoding_in_blocks_widens_to_the_widest_block(monkeypatch, kinds):
+    """Blocks of different storage kinds (in any order, a block per kind or mixed) give the code points of the whole
+    batch in the widest block's dtype; block edges inside runs of empty strings too."""
+    from gpumetrics.kernels import levenshtein as lev
+
+    monkeypatch.setattr(lev, "_ENCODE_BLOCK", 3)
+    rng = random.Random(len(kinds))
+    texts = []
+    for kind in kinds:  # a run of strings of one kind, lengths 0..5, then the next kind
+        texts += ["".join(rng.choices("xy" + kind, k=rng.randint(0, 5))) for _ in range(rng.randint(1, 8))]
+    texts += [""] * 4
+    values, lengths = lev.encode_chars_flat(texts)
+    widest = max((ord(c) for c in "".join(texts)), default=0)
+    expected_dtype = np.uint8 if widest < 256 else np.uint16 if widest < 65536 else np.uint32
+    assert values.dtype == expected_dtype
+    assert values.tolist() == [ord(c) for c in "".join(texts)] and lengths.tolist() == [len(t) for t in texts]
+    flat, offsets = lev.encode_chars_ragged(texts)
+    assert flat.tolist() == values.tolist() and offsets[-1].item() == len("".join(texts))
 
 
 def test_rapidfuzz_backend_threaded_chunks_are_exact(monkeypatch):
