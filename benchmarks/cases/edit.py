@@ -65,7 +65,7 @@ def _edit_case(preds, target, device, note, backend="auto"):
     )
 
 
-@register("edit_distance_short", sizes=(5_000, 50_000, 500_000), quick_sizes=(2_000,), repeats=7)
+@register("edit_distance_short", sizes=(5_000, 50_000, 500_000), quick_sizes=(2_000,), repeats=21)
 def edit_distance_short_case(size: int, device: str) -> Contenders:
     preds, target = _ocr_pairs(size, 5, 40, seed=size)
     return _edit_case(preds, target, device, "5–40 chars, ~10% edits, per-pair distances")
