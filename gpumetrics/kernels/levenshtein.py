@@ -134,6 +134,8 @@ def levenshtein_distance(
     b: Tensor,
     b_lengths: Tensor,
     max_elements: int = _DEFAULT_MAX_ELEMENTS,
+    *,
+    names: tuple[str, str] = ("a", "b"),
 ) -> Tensor:
     """Levenshtein distance of every pair ``(a[i, :a_lengths[i]], b[i, :b_lengths[i]])`` on the device of ``a``.
 
@@ -148,6 +150,7 @@ def levenshtein_distance(
         b: ``LongTensor[B, Lb]`` padded symbols of the second sequences, same device.
         b_lengths: ``LongTensor[B]`` lengths.
         max_elements: bound on the int64 values of one chunk's working buffers (memory ≈ 8 bytes × this × ~3).
+        names: what errors call ``a`` and ``b`` (and ``{name}_lengths``): the caller's own argument names.
 
     Returns:
         ``LongTensor[B]`` distances, on the device of ``a``.
@@ -161,7 +164,8 @@ def levenshtein_distance(
         >>> levenshtein_distance(*a, *b)
         tensor([3, 3, 2])
     """
-    for name, value in (("a", a), ("b", b)):
+    name_a, name_b = names
+    for name, value in ((name_a, a), (name_b, b)):
         if not isinstance(value, Tensor):
             raise TypeError(f"`{name}` must be a tensor, got {type(value).__name__}")
         if value.dim() != 2:
@@ -169,11 +173,11 @@ def levenshtein_distance(
         if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
             raise TypeError(f"`{name}` must be an integer tensor, got {value.dtype}")
     if a.shape[0] != b.shape[0]:
-        raise ValueError(f"`a` and `b` must have the same batch size, got {a.shape[0]} and {b.shape[0]}")
+        raise ValueError(f"`{name_a}` and `{name_b}` must have the same batch size, got {a.shape[0]} and {b.shape[0]}")
     if a.device != b.device:
-        raise ValueError(f"`a` and `b` must be on the same device, got {a.device} and {b.device}")
+        raise ValueError(f"`{name_a}` and `{name_b}` must be on the same device, got {a.device} and {b.device}")
     batch = a.shape[0]
-    for name, lengths, width in (("a_lengths", a_lengths, a.shape[1]), ("b_lengths", b_lengths, b.shape[1])):
+    for name, lengths in ((f"{name_a}_lengths", a_lengths), (f"{name_b}_lengths", b_lengths)):
         if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != batch:
             raise ValueError(f"`{name}` must be a 1-D tensor of {batch} lengths")
         if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
@@ -192,13 +196,13 @@ def levenshtein_distance(
     ])
 
     def check(values: np.ndarray) -> None:
-        for name, low, high in (("a", *values[0:2]), ("b", *values[2:4])):
+        for name, low, high in ((name_a, *values[0:2]), (name_b, *values[2:4])):
             if low < 0 or high >= 1 << 32:
-                raise ValueError(f"`{name}` symbols must lie in [0, 2**32)")
-        for name, low, high, width in (("a_lengths", *values[4:6], a.shape[1]),
-                                       ("b_lengths", *values[6:8], b.shape[1])):
+                raise ValueError(f"`{name}` symbols must lie in [0, 2**32), got [{low}, {high}]")
+        for name, low, high, width in ((f"{name_a}_lengths", *values[4:6], a.shape[1]),
+                                       (f"{name_b}_lengths", *values[6:8], b.shape[1])):
             if low < 0 or high > width:
-                raise ValueError(f"`{name}` must lie in [0, {width}]")
+                raise ValueError(f"`{name}` must lie in [0, {width}] (the padded width), got [{low}, {high}]")
 
     if a.device.type == "cuda" and _has_triton():
         from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows
@@ -700,6 +704,8 @@ def levenshtein_ragged(
     b_offsets: Tensor,
     max_elements: int = _DEFAULT_MAX_ELEMENTS,
     backend: str = "auto",
+    *,
+    names: tuple[str, str] = ("a", "b"),
 ) -> Tensor:
     """Levenshtein distance of every pair of ragged rows ``(a[a_offsets[i]:a_offsets[i+1]], b[...])`` on their device.
 
@@ -720,6 +726,7 @@ def levenshtein_ragged(
         b_offsets: ``LongTensor[B + 1]``.
         max_elements: bound on one chunk's int64 working values (tensor kernel).
         backend: ``"auto"`` (Triton on CUDA when importable, else the tensor kernel), ``"torch"`` or ``"triton"``.
+        names: what errors call ``a`` and ``b`` (and ``{name}_offsets``): the caller's own argument names.
 
     Returns:
         ``LongTensor[B]`` on the device of ``a``.
@@ -733,13 +740,14 @@ def levenshtein_ragged(
         >>> levenshtein_ragged(*a, *b)
         tensor([3, 3, 2])
     """
-    _check_ragged(a, a_offsets, "a")
-    _check_ragged(b, b_offsets, "b")
+    name_a, name_b = names
+    _check_ragged(a, a_offsets, name_a)
+    _check_ragged(b, b_offsets, name_b)
     if b.device != a.device:
-        raise ValueError(f"`a` and `b` must be on the same device, got {a.device} and {b.device}")
+        raise ValueError(f"`{name_a}` and `{name_b}` must be on the same device, got {a.device} and {b.device}")
     if a_offsets.shape[0] != b_offsets.shape[0]:
-        raise ValueError(f"`a_offsets` and `b_offsets` must have the same length, got {a_offsets.shape[0]} and "
-                         f"{b_offsets.shape[0]}")
+        raise ValueError(f"`{name_a}_offsets` and `{name_b}_offsets` must have the same length (the same number of "
+                         f"rows), got {a_offsets.shape[0]} and {b_offsets.shape[0]}")
     if backend not in ("auto", "torch", "triton"):
         raise ValueError(f"`backend` must be 'auto', 'torch' or 'triton'; got {backend!r}")
     device = a.device
@@ -756,11 +764,11 @@ def levenshtein_ragged(
         a_len.min() if batch else zero, b_len.min() if batch else zero,
     ])
     host = (bounds if use_triton else torch.cat([bounds, a_len, b_len])).cpu().numpy()
-    for name, low, high in (("a", *host[0:2]), ("b", *host[2:4])):
+    for name, low, high in ((name_a, *host[0:2]), (name_b, *host[2:4])):
         if low < 0 or high >= 1 << 32:
-            raise ValueError(f"`{name}` symbols must lie in [0, 2**32)")
-    for name, first, last, shortest, total in (("a", *host[4:6], host[8], a.shape[0]),
-                                               ("b", *host[6:8], host[9], b.shape[0])):
+            raise ValueError(f"`{name}` symbols must lie in [0, 2**32), got [{low}, {high}]")
+    for name, first, last, shortest, total in ((name_a, *host[4:6], host[8], a.shape[0]),
+                                               (name_b, *host[6:8], host[9], b.shape[0])):
         if first != 0 or last != total or shortest < 0:
             raise ValueError(f"`{name}_offsets` must rise from 0 to len({name}) = {total}")
     if batch == 0:

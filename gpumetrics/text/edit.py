@@ -155,12 +155,18 @@ def _token_input(
     return "padded", value, torch.full((batch,), width, dtype=torch.long, device=value.device)
 
 
-def _ragged_from_padded(padded: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
-    """Flat values + offsets of the rows of a padded tensor (one host sync: the total length)."""
+def _ragged_from_padded(padded: Tensor, lengths: Tensor, name: str) -> tuple[Tensor, Tensor]:
+    """Flat values + offsets of the rows of a padded ``Tensor[B, L]`` (one host sync: the total length, read with
+    the lengths' bounds, which must lie in ``[0, L]`` as on the all-padded path)."""
+    width = padded.shape[1]
     offsets = torch.zeros(lengths.shape[0] + 1, dtype=torch.long, device=padded.device)
-    offsets[1:] = lengths.clamp(min=0, max=padded.shape[1]).cumsum(0)
-    total = int(offsets[-1])
-    row = segment_ids(lengths.clamp(min=0, max=padded.shape[1]), total)
+    offsets[1:] = lengths.cumsum(0)
+    if lengths.numel() == 0:
+        return padded.new_zeros(0), offsets
+    total, low, high = torch.stack([offsets[-1], lengths.min(), lengths.max()]).tolist()
+    if low < 0 or high > width:
+        raise ValueError(f"`{name}_lengths` must lie in [0, {width}] (the padded width), got [{low}, {high}]")
+    row = segment_ids(lengths, total)
     column = torch.arange(total, device=padded.device) - offsets[row]
     return padded[row, column], offsets
 
@@ -190,13 +196,14 @@ def _token_distances(
     batch_b = b.shape[0] if kind_b == "padded" else extra_b.shape[0] - 1
     if batch_a != batch_b:
         raise ValueError(f"`preds` and `target` must have the same number of samples, got {batch_a} and {batch_b}")
+    names = ("preds", "target")
     if kind_a == kind_b == "padded":
-        return levenshtein_distance(a, extra_a, b, extra_b), extra_a, extra_b
+        return levenshtein_distance(a, extra_a, b, extra_b, names=names), extra_a, extra_b
     if kind_a == "padded":
-        a, extra_a = _ragged_from_padded(a, extra_a)
+        a, extra_a = _ragged_from_padded(a, extra_a, "preds")
     if kind_b == "padded":
-        b, extra_b = _ragged_from_padded(b, extra_b)
-    return levenshtein_ragged(a, extra_a, b, extra_b), extra_a.diff(), extra_b.diff()
+        b, extra_b = _ragged_from_padded(b, extra_b, "target")
+    return levenshtein_ragged(a, extra_a, b, extra_b, names=names), extra_a.diff(), extra_b.diff()
 
 
 _RUNS_OF_WHITESPACE = re.compile(r"\s\s+")

@@ -503,8 +503,26 @@ def test_token_inputs_bad_arguments_name_them():
         edit_distance(ids[0], ids)
     with pytest.raises(TypeError, match="`pad_id`"):
         edit_distance(ids, ids, pad_id=0.5)
-    with pytest.raises(ValueError, match="`a_offsets`"):
+    with pytest.raises(ValueError, match="`preds_offsets`"):
         edit_distance(Ragged(torch.tensor([1, 2]), torch.tensor([0, 3])), Ragged(torch.tensor([1]), torch.tensor([0, 1])))
+    with pytest.raises(ValueError, match="`target` symbols must lie in"):
+        edit_distance(ids, -ids)
+
+
+@pytest.mark.parametrize("layout", ["padded", "mixed"])
+@pytest.mark.parametrize("lengths", [[4, 1], [-1, 1]])
+def test_token_lengths_outside_the_padded_width_are_errors_in_every_layout(layout, lengths):
+    """A padded side's lengths must lie in [0, L] whether the other side is padded or Ragged (the mixed path used to
+    clamp them, and CER then divided by the unclamped reference length)."""
+    padded = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    other = padded[:, :2] if layout == "padded" else Ragged(torch.tensor([1, 2, 4, 4]), torch.tensor([0, 2, 4]))
+    for fn in (edit_distance, char_error_rate, word_error_rate):
+        with pytest.raises(ValueError, match=r"`target_lengths` must lie in \[0, 3\]"):
+            fn(other, padded, target_lengths=torch.tensor(lengths))
+        with pytest.raises(ValueError, match=r"`preds_lengths` must lie in \[0, 3\]"):
+            fn(padded, other, preds_lengths=torch.tensor(lengths))
+    within = torch.tensor([3, 0])
+    assert edit_distance(padded, other, preds_lengths=within, reduction="none").tolist() == [1, 2]
 
 
 def test_error_rate_reduction_none_is_each_samples_rate_and_mean_the_pooled_rate():
