@@ -43,7 +43,7 @@ cp benchmarks/results/latest.json "$OUT/latest.json"
 cp BENCHMARKS.md "$OUT/BENCHMARKS.md"
 cases=${GPU_BENCH_CASES:-"fid_gpu_forward clip_gpu_update_bf16 clip_gpu_update_fp32 edit_gpu_short_strings \
 edit_gpu_short_tokens edit_gpu_long wer_gpu fid_gpu_files clip_gpu_update_tf32 clip_gpu_update_fp16 edit_gpu_uneven \
-fid_gpu_forward_compiled fid_update clip_score_update fid_files frechet_distance kid_compute"}
+fid_gpu_forward_compiled fid_gpu_forward_large_batch fid_update clip_score_update fid_files frechet_distance kid_compute"}
 for case in $cases; do
     budget=$(left)
     limit=$(( budget < ${CASE_LIMIT:-150} ? budget : ${CASE_LIMIT:-150} ))
