@@ -1,12 +1,17 @@
 """Batched LCS kernels against direct dynamic programs (and rouge-score's own LCS read-out)."""
 
 import random
+import sys
 
+import numpy as np
 import pytest
 import torch
 from rouge_score.rouge_scorer import _lcs_table, lcs_ind
 
-from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, lcs_table, weighted_lcs
+from gpumetrics.kernels import lcs as lcs_module
+from gpumetrics.kernels.lcs import (
+    lcs_backtrack_mask, lcs_length, lcs_length_rapidfuzz, lcs_table, weighted_lcs,
+)
 from tests.text.test_rouge import wlcs_lin2004
 
 
@@ -39,6 +44,36 @@ def test_lcs_kernels_match_direct_dynamic_programs(seed):
         got = weighted_lcs(ta, la, tb, lb, weight).tolist()
         expected = [wlcs_lin2004(x, y, weight) for x, y in zip(a, b)]
         assert all(abs(g - e) <= 1e-9 * max(1.0, e) for g, e in zip(got, expected)), (got, expected)
+
+
+@pytest.mark.parametrize("id_range", [(0, 6), (0, 300), (0xD7F0, 0xD810), (0, 70_000), (1_111_000, 1_112_064)])
+def test_rapidfuzz_lcs_equals_the_tensor_kernel(monkeypatch, id_range):
+    """Rows as code points in every storage width (Latin-1, BMP across the skipped surrogate block, astral, the
+    largest id that fits), empty rows, rows paired with several partners and with themselves, chunk edges."""
+    monkeypatch.setattr(lcs_module, "_RAPIDFUZZ_CHUNK", 7)
+    rng = random.Random(id_range[1])
+    low, high = id_range
+    vocab = [rng.randrange(low, high) for _ in range(5)]
+    rows = [[rng.choice(vocab) for _ in range(rng.choice([0, 1, 3, 40, 63, 64, 65, 130]))] for _ in range(30)]
+    a_rows = np.array([rng.randrange(30) for _ in range(45)] + [3], dtype=np.int64)
+    b_rows = np.array([rng.randrange(30) for _ in range(45)] + [3], dtype=np.int64)
+    ids = np.array([token for row in rows for token in row], dtype=np.int64)
+    lengths = np.array([len(row) for row in rows], dtype=np.int64)
+    got = lcs_length_rapidfuzz(ids, lengths, a_rows, b_rows)
+    (ta, la), (tb, lb) = _pad([rows[i] for i in a_rows], -1), _pad([rows[i] for i in b_rows], -2)
+    assert got.dtype == np.int64 and got.tolist() == lcs_length(ta, la, tb, lb).tolist()
+    assert got[-1] == len(rows[3])
+    empty = lcs_length_rapidfuzz(np.zeros(0, dtype=np.int64), np.zeros(2, dtype=np.int64), np.array([0]), np.array([1]))
+    assert empty.tolist() == [0]
+
+
+def test_rapidfuzz_lcs_declines_what_it_cannot_encode(monkeypatch):
+    """Ids outside [0, 1,112,064) or no rapidfuzz: ``None``, so the caller runs the tensor kernel."""
+    lengths = np.array([1, 1])
+    for ids in (np.array([-1, 2]), np.array([1_112_064, 2])):
+        assert lcs_length_rapidfuzz(ids, lengths, np.array([0]), np.array([1])) is None
+    monkeypatch.setitem(sys.modules, "rapidfuzz.distance", None)  # an import of it raises ImportError
+    assert lcs_length_rapidfuzz(np.array([1, 2]), lengths, np.array([0]), np.array([1])) is None
 
 
 def test_lcs_table_prefix_values_and_small_chunks(monkeypatch):

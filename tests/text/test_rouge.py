@@ -216,6 +216,23 @@ def test_long_texts_rouge_l_and_lsum_match_rouge_score():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("mode", ["rouge-score", "coco"])
+def test_rouge_l_on_the_cpu_equals_the_tensor_kernel(monkeypatch, mode):
+    """On the CPU the LCS of ROUGE-L runs in rapidfuzz (host ids as code points); the tensor kernel (the CUDA path,
+    and the CPU path without rapidfuzz) gives the same scores: several references, empty texts, long pairs."""
+    import gpumetrics.text.rouge as rouge_module
+
+    rng = random.Random(13)
+    preds, target = make_batch(rng, 40, ASCII_WORDS + UNICODE_WORDS)
+    long_preds, long_target = _long_text_pairs(42, 700, 3, 30)
+    preds += ["", *long_preds]
+    target += [["", "the cat"], *[[t] for t in long_target]]
+    options = {"mode": "coco", "tokenize": "none"} if mode == "coco" else {"rouge_keys": ("rougeL", "rouge1")}
+    host = rouge_score(preds, target, reduction="none", **options)
+    monkeypatch.setattr(rouge_module, "lcs_length_rapidfuzz", lambda *args: None)
+    assert torch.equal(rouge_score(preds, target, reduction="none", **options), host)
+
+
 def test_rouge_l_on_5k_token_texts_matches_rouge_score():
     preds, target = _long_text_pairs(42, 5_000, 2, 200)
     keys = ("rougeL",)
