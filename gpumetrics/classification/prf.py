@@ -43,6 +43,7 @@ from torchmetrics.functional.classification.stat_scores import (
 from torchmetrics.utilities.compute import _safe_divide
 
 from gpumetrics.core import Metric
+from gpumetrics.core.transfer import upload
 
 __all__ = [
     "BinaryPrecision", "BinaryRecall", "BinaryF1Score",
@@ -333,6 +334,8 @@ class _CheckedUpdate:
                 _check_inputs("multiclass", preds, target, self.num_classes, self.ignore_index)
             else:
                 _check_inputs("multilabel", preds, target, self.num_labels, self.ignore_index)
+        if isinstance(preds, Tensor) and isinstance(target, Tensor):  # inputs on either device: states stay on ours
+            preds, target = upload(preds, self.device), upload(target, self.device)
         if _no_samples(preds, target):
             if self.validate_args:
                 self._validate_tensors(preds, target)

@@ -89,14 +89,62 @@ class _Preprocess:
         if images.is_floating_point():
             images = images * 255.0
         if self.resize_mode == "squash":
-            images = TF.resize(images, list(self.crop), interpolation=TF.InterpolationMode.BICUBIC, antialias=True)
+            images = _resize_bicubic(images, self.crop)
         else:
-            images = TF.resize(images, [self.size], interpolation=TF.InterpolationMode.BICUBIC, antialias=True)
+            images = _resize_bicubic(images, shortest_side_size(images.shape[-2:], self.size))
             images = TF.center_crop(images, list(self.crop))
         pixels = images.float() / 255.0
         mean, std = upload_all([torch.tensor(self.mean).view(1, -1, 1, 1), torch.tensor(self.std).view(1, -1, 1, 1)],
                                pixels.device)  # queued without a host sync: the forward before it keeps running
         return (pixels - mean) / std
+
+
+def shortest_side_size(height_width: Sequence[int], size: int) -> tuple[int, int]:
+    """``(height, width)`` of a resize that brings the shorter side to ``size`` (torchvision's rounding: the longer
+    side is ``int(size * long / short)``).
+
+    Example:
+        >>> shortest_side_size((45, 37), 224)
+        (272, 224)
+    """
+    height, width = int(height_width[0]), int(height_width[1])
+    short, long = (width, height) if width <= height else (height, width)
+    new_long = int(size * long / short)
+    return (new_long, size) if width <= height else (size, new_long)
+
+
+def _resize_bicubic(images: Tensor, size: Sequence[int]) -> Tensor:
+    """Bicubic, antialiased resize of ``Tensor[..., C, H, W]`` to ``size = (h, w)``, the same on every device.
+
+    uint8 off the CPU goes through :func:`resize_uint8_in_passes`: there torchvision resizes it in float in one pass,
+    while the CPU's uint8 kernel (PIL's algorithm, which transformers' processor follows) rounds to uint8 between
+    its horizontal and vertical passes — one float pass was up to 25 grey levels off on 23 % of the pixels of noise
+    images (1.6e-3 on a CLIP score), the two rounded passes stay within 2 levels on < 1 % of them."""
+    from torchvision.transforms.v2 import functional as TF
+
+    if images.dtype == torch.uint8 and images.device.type != "cpu":
+        return resize_uint8_in_passes(images, size)
+    return TF.resize(images, list(size), interpolation=TF.InterpolationMode.BICUBIC, antialias=True)
+
+
+def resize_uint8_in_passes(images: Tensor, size: Sequence[int]) -> Tensor:
+    """PIL-style bicubic antialiased resize of integer images in float: the width first, rounded and clamped to
+    ``0..255``, then the height, rounded and clamped — what the CPU's uint8 kernel does, in float arithmetic (so on
+    any device). Returns ``FloatTensor[..., C, h, w]`` holding integers.
+
+    Example:
+        >>> image = torch.arange(12, dtype=torch.uint8).view(1, 1, 3, 4) * 20
+        >>> resize_uint8_in_passes(image, (3, 2)).tolist()
+        [[[[12.0, 48.0], [92.0, 128.0], [172.0, 208.0]]]]
+    """
+    from torchvision.transforms.v2 import functional as TF
+
+    pixels = images.float()
+    for target in ((pixels.shape[-2], size[1]), (size[0], size[1])):
+        if tuple(pixels.shape[-2:]) != tuple(target):
+            pixels = TF.resize(pixels, list(target), interpolation=TF.InterpolationMode.BICUBIC, antialias=True)
+            pixels = pixels.clamp_(0, 255).round_()
+    return pixels
 
 
 def padded_token_ids(ids: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> tuple[Tensor, Tensor]:

@@ -205,8 +205,7 @@ def check_images(images: Any, name: str = "images") -> Tensor:
         return images.float() / 255.0
     if not images.is_floating_point():
         raise TypeError(f"`{name}` must be uint8 or floating point, got {images.dtype}")
-    low, high = torch.aminmax(images.detach())
-    low, high = float(low), float(high)
+    low, high = torch.stack(torch.aminmax(images.detach())).tolist()  # one host read
     if not (low >= 0.0 and high <= 1.0):  # also catches NaN
         raise ValueError(
             f"`{name}` must hold values in [0, 1] (or be uint8 in 0..255), got range [{low}, {high}]"

@@ -39,7 +39,7 @@ from gpumetrics.core import (
     REDUCTIONS, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length,
     gc_paused, reduce_scores, single_threaded,
 )
-from gpumetrics.core.transfer import upload_all
+from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, lcs_length_rapidfuzz, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.kernels.ngrams import TokenBatch, ngram_ids, ngram_totals
@@ -285,7 +285,7 @@ def _host_lcs(
         return None
     n_pairs = pair_sample.size
     hits = lcs_length_rapidfuzz(ids, lengths, n_samples + np.arange(n_pairs, dtype=np.int64), pair_sample)
-    return None if hits is None else torch.from_numpy(hits)
+    return None if hits is None else upload(hits, device)
 
 
 def _coco_rouge_chunk(words: TokenBatch, refs_per_sample: np.ndarray, device: torch.device) -> Tensor:

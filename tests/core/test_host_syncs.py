@@ -185,6 +185,15 @@ def _caption_task(tmp: Path, cls: type) -> tuple[Callable[[], Any], Callable[[in
     return lambda: cls(**options), lambda n: ([f"c{i}.png" for i in range(n)], *_text(n))
 
 
+def update_for_compute(name: str, metric: Any, args: tuple) -> None:
+    """``metric.update(*args)`` of a case, plus the other side for FID and KID (their ``compute`` needs real and
+    generated samples): the inverted images."""
+    metric.update(*args)
+    if name.startswith(("FrechetInceptionDistance", "KernelInceptionDistance")):
+        images, real = args
+        metric.update(255 - images, real=not real)
+
+
 def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tuple]]]:
     """name → (make_metric, batch(n) → update arguments)."""
     cases = {
@@ -214,7 +223,8 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
         "ZeroShotDetectionF1": (gpumetrics.ZeroShotDetectionF1, _zsd),
         "FrechetInceptionDistance": (lambda: gpumetrics.FrechetInceptionDistance(feature=64, weights="random"),
                                      lambda n: (_images(n), True)),
-        "KernelInceptionDistance": (lambda: gpumetrics.KernelInceptionDistance(feature=64, weights="random"),
+        "KernelInceptionDistance": (lambda: gpumetrics.KernelInceptionDistance(feature=64, weights="random",
+                                                                               subsets=3, subset_size=2),
                                     lambda n: (_images(n), False)),
         "CLIPScore": (lambda: gpumetrics.CLIPScore("open_clip", _clip_config(tmp), pretrained="random"),
                       lambda n: (_images(n), ["a cat on a mat"] * n)),

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.core.test_host_syncs import BUDGETS, _cases
+from tests.core.test_host_syncs import BUDGETS, _cases, update_for_compute
 from testkit.ddp import run_ddp_function
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
@@ -22,6 +22,8 @@ FAMILIES = ["TokenF1", "CharErrorRate", "EditDistance(torch)", "BLEUScore", "ROU
             "FrechetInceptionDistance", "CLIPScore", "OCREndToEnd", "ZeroShotDetectionF1", "MulticlassF1Score",
             "RankingMetrics", "WordMoversDistance"]
 N = 8  # samples, split 5 / 3 between the two processes
+#: float32 networks: cuDNN / cuBLAS may pick other algorithms for 5 or 3 samples than for 8
+NETWORK_FAMILIES, NETWORK_RTOL = ("FrechetInceptionDistance", "CLIPScore"), 1e-5
 
 
 def _shard(value, lo, hi):
@@ -43,11 +45,13 @@ def _to_cuda(value):
 
 
 def _worker(rank: int, name: str, tmp: str):
-    make, batch = _cases(Path(tmp))[name]
+    own = Path(tmp) / f"rank{rank}"  # each process writes its own case files (model config, images)
+    own.mkdir()
+    make, batch = _cases(own)[name]
     samples = batch(N)
     lo, hi = (0, 5) if rank == 0 else (5, N)
     metric = make().to("cuda")
-    metric.update(*_to_cuda(_shard(samples, lo, hi)))
+    update_for_compute(name, metric, _to_cuda(_shard(samples, lo, hi)))
     value = metric.compute()
     return {k: v.cpu() for k, v in value.items()} if isinstance(value, dict) else value.cpu()
 
@@ -57,15 +61,16 @@ def test_two_processes_on_one_gpu_equal_one(name, tmp_path):
     assert name in BUDGETS
     make, batch = _cases(tmp_path)[name]
     single = make().to("cuda")
-    single.update(*_to_cuda(batch(N)))
+    update_for_compute(name, single, _to_cuda(batch(N)))
     expected = single.compute()
     results = run_ddp_function(_worker, name, str(tmp_path))
+    rtol = NETWORK_RTOL if name in NETWORK_FAMILIES else 1e-9
     for result in results:
         if isinstance(expected, dict):
             for key in expected:
-                torch.testing.assert_close(result[key].double(), expected[key].cpu().double(), rtol=1e-9, atol=1e-12)
+                torch.testing.assert_close(result[key].double(), expected[key].cpu().double(), rtol=rtol, atol=1e-12)
         else:
-            torch.testing.assert_close(result.double(), expected.cpu().double(), rtol=1e-9, atol=1e-12)
+            torch.testing.assert_close(result.double(), expected.cpu().double(), rtol=rtol, atol=1e-12)
 
 
 def _report(args: list[str], out: Path) -> dict:
