@@ -50,11 +50,21 @@ BURNER = (
 )
 
 
+#: case modules that could not be imported here (a missing reference package: a GPU machine carries few), with why
+UNLOADED: dict[str, str] = {}
+
+
 def load_cases() -> None:
+    """Import every case module; one whose reference package is missing is left out (``UNLOADED``), so the others
+    still run, and the rows it wrote before are kept in the results."""
     import benchmarks.cases
 
     for info in pkgutil.iter_modules(benchmarks.cases.__path__):
-        importlib.import_module(f"benchmarks.cases.{info.name}")
+        try:
+            importlib.import_module(f"benchmarks.cases.{info.name}")
+        except ImportError as error:
+            UNLOADED[info.name] = str(error)
+            print(f"[bench] cases/{info.name}.py not loaded: {error}", file=sys.stderr)
 
 
 def _synchronize(device: str) -> None:
@@ -421,7 +431,8 @@ def _select(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[C
     known = set(CASES) | {DDP_SYNC, CLI_SCALE}
     unknown = set(args.only or []) - known
     if unknown:
-        parser.error(f"unknown case(s) {sorted(unknown)}; known: see --list")
+        unloaded = f" (not loaded here: {', '.join(f'{m}: {e}' for m, e in UNLOADED.items())})" if UNLOADED else ""
+        parser.error(f"unknown case(s) {sorted(unknown)}; known: see --list{unloaded}")
     names = set(args.only or []) - {DDP_SYNC, CLI_SCALE}
     if args.matrix:
         names |= {name for name, case in CASES.items()
@@ -521,7 +532,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ran = {(case.name, device_type) for case in selected}
 
     def kept(old: list[dict], replaced: bool) -> list[dict]:
-        return [row for row in old if row["case"] in CASES and not (replaced and (row["case"], row["device"]) in ran)]
+        # a case no module registers is stale, unless a module could not be loaded here (its rows stay)
+        return [row for row in old if (row["case"] in CASES or UNLOADED)
+                and not (replaced and (row["case"], row["device"]) in ran)]
 
     payload = {
         "format": FORMAT,

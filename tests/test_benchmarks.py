@@ -104,6 +104,34 @@ def test_a_run_replaces_only_its_cases_on_its_device_and_migrates_old_results(tm
     assert text.index("## cpu:") < text.index("## cuda:")
 
 
+def test_a_case_module_that_cannot_import_is_left_out_and_its_rows_kept(tmp_path, monkeypatch):
+    """A GPU machine may lack a reference package: the other cases still run and the missing module's rows stay."""
+    import importlib
+
+    real_import = importlib.import_module
+
+    def import_module(name, *args):
+        if name == "benchmarks.cases.bleu":
+            raise ImportError("No module named 'sacrebleu'")
+        return real_import(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", import_module)
+    monkeypatch.setattr(bench, "UNLOADED", {})
+    bleu_cases = {name: case for name, case in CASES.items() if case.module.endswith(".bleu")}
+    for name in bleu_cases:
+        monkeypatch.delitem(CASES, name)
+    load_cases()
+    assert "sacrebleu" in bench.UNLOADED["bleu"] and not set(bleu_cases) & set(CASES)
+    results, table = tmp_path / "latest.json", tmp_path / "BENCHMARKS.md"
+    row = {"case": "bleu_corpus", "size": 10, "unit": "samples", "ours": "o", "ours_s": 0.1, "anchor": "a",
+           "anchor_s": 0.2, "ratio": 2.0, "device": "cpu", "note": "", "threads": 2}
+    results.write_text(json.dumps({"machine": "m", "versions": {}, "repeats_note": "r", "fid_ddp_sync": [],
+                                   "rows": [row]}))
+    assert bench.main(["--only", TOY, "--quick", "--repeats", "2", "--device", "cpu",
+                       "--results", str(results), "--table", str(table)]) == 0
+    assert "bleu_corpus" in {r["case"] for r in json.loads(results.read_text())["rows"]}
+
+
 def test_contended_mode_times_idle_and_loaded_and_always_stops_its_burners(tmp_path, monkeypatch):
     started = []
     real_burners = bench.burners

@@ -15,11 +15,13 @@ from gpumetrics.cli.outputs import STDOUT, check_evaluate_outputs, check_output,
 from gpumetrics.cli.progress import add_progress_argument, progress_bars
 
 def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
-    """Join the process group when started by ``torchrun`` (``WORLD_SIZE`` > 1): gloo on CPU, NCCL on CUDA, each
-    process on ``cuda:LOCAL_RANK``. Returns the device to use and whether this call initialised the group."""
+    """Join the process group when started by ``torchrun`` (``TORCHELASTIC_RUN_ID`` set, one process too) or with
+    ``WORLD_SIZE`` > 1: gloo on CPU, NCCL on CUDA, each process on ``cuda:LOCAL_RANK``. Returns the device to use and
+    whether this call initialised the group."""
     import torch.distributed as dist
 
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or dist.is_initialized():
+    launched = "TORCHELASTIC_RUN_ID" in os.environ and "MASTER_ADDR" in os.environ
+    if (int(os.environ.get("WORLD_SIZE", "1")) <= 1 and not launched) or dist.is_initialized():
         return device, False
     if device is not None and device.startswith("cuda"):
         import torch

@@ -58,8 +58,10 @@ grow with the batch or the lengths, except for one pair whose text alphabet × p
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
+import shutil
 import sys
 import warnings
 from itertools import repeat
@@ -985,12 +987,15 @@ def _hold_strings(a: Sequence, b: Sequence) -> None:
         raise TypeError("`a` and `b` must hold strings")
 
 
+@functools.lru_cache(maxsize=1)
 def _has_triton() -> bool:
+    """Triton imports and can build its launcher (it compiles a small C stub with the machine's C compiler on first
+    use: without one every launch would fail, so the tensor kernel runs instead)."""
     try:
         import triton  # noqa: F401
     except ImportError:
         return False
-    return True
+    return any(shutil.which(name) for name in (os.environ.get("CC") or "cc", "gcc", "clang"))
 
 
 def _has_rapidfuzz() -> bool:

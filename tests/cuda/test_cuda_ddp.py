@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from tests.core.test_host_syncs import BUDGETS, _cases, update_for_compute
+from tests.helpers.meteor_jar import meteor_data_installed, needs_meteor_data
 from testkit.ddp import run_ddp_function
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
@@ -59,6 +60,8 @@ def _worker(rank: int, name: str, tmp: str):
 @pytest.mark.parametrize("name", FAMILIES)
 def test_two_processes_on_one_gpu_equal_one(name, tmp_path):
     assert name in BUDGETS
+    if needs_meteor_data(name) and not meteor_data_installed():
+        pytest.skip("METEOR 1.5's data (pycocoevalcap's jar and paraphrase table) is not installed here")
     make, batch = _cases(tmp_path)[name]
     single = make().to("cuda")
     update_for_compute(name, single, _to_cuda(batch(N)))

@@ -28,9 +28,15 @@ import torch
 import gpumetrics
 import gpumetrics.functional as F
 from tests.core.test_host_syncs import B, BUDGETS, TINY_OPEN_CLIP, _cases, _tiled, update_for_compute
+from tests.helpers.meteor_jar import meteor_data_installed, needs_meteor_data
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="needs CUDA: run `make test-cuda` on a GPU machine")
+
+
+def _skip_without_meteor_data(name: str) -> None:
+    if needs_meteor_data(name) and not meteor_data_installed():
+        pytest.skip("METEOR 1.5's data (pycocoevalcap's jar and paraphrase table) is not installed here")
 FLOAT64_RTOL = 1e-12
 FLOAT32_RTOL = 1e-3
 FLOAT32_CASES = ("FrechetInception", "KernelInception", "Binary", "Multiclass", "Multilabel")
@@ -187,6 +193,7 @@ def _assert_close(cpu: Any, cuda: Any, rtol: float, what: str, atol: float = 0.0
 @needs_cuda
 @pytest.mark.parametrize("name", sorted(n for n, case in FUNCTIONAL_CASES.items() if case is not None))
 def test_functional_equals_cpu_on_cuda(name):
+    _skip_without_meteor_data(name)
     case = FUNCTIONAL_CASES[name]
     rtol = FLOAT32_RTOL if name.startswith(("binary", "multiclass", "multilabel", "clip_score")) else FLOAT64_RTOL
     _assert_close(case("cpu"), case("cuda"), rtol, name)
@@ -214,6 +221,7 @@ def module_cases(tmp_path_factory):
 @pytest.mark.parametrize("inputs_on", ["cpu", "cuda"])
 @pytest.mark.parametrize("name", sorted(BUDGETS))
 def test_module_equals_cpu_on_cuda_with_states_on_the_device(module_cases, name, inputs_on):
+    _skip_without_meteor_data(name)
     make, batch = module_cases[name]
     samples = batch(B)
     results = {}
@@ -255,6 +263,7 @@ def _cuda_syncs(make: Callable[[], Any], args: tuple) -> int:
 @needs_cuda
 @pytest.mark.parametrize("name", sorted(BUDGETS))
 def test_cuda_host_syncs_per_update_do_not_grow_with_the_batch(module_cases, name):
+    _skip_without_meteor_data(name)
     make, batch = module_cases[name]
     samples = batch(B)
     small, large = _cuda_syncs(make, samples), _cuda_syncs(make, _tiled(samples, 4))

@@ -340,6 +340,22 @@ def test_torchrun_two_processes_equal_one(tmp_path):
                 assert b["details"][key] == pytest.approx(value, abs=1e-12, rel=1e-12)
 
 
+def test_torchrun_one_process_joins_a_group_and_records_its_backend(tmp_path):
+    """``torchrun --nproc_per_node=1`` (WORLD_SIZE=1) still joins a process group — gloo here, NCCL on CUDA — so the
+    report says how it ran."""
+    config = _config(tmp_path, n=7)
+    out = tmp_path / "one.json"
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=1", f"--master_port={_free_port()}", "-m",
+         "gpumetrics", "evaluate", str(config), "--output", str(out)],
+        env=environment, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["run"]["world_size"] == 1 and report["run"]["distributed_backend"] == "gloo"
+
+
 def _interrupt_at(task: str, samples: int):
     def progress(label: str, done: int, total: int) -> None:
         if label == task and done >= samples:

@@ -14,6 +14,22 @@ from gpumetrics.text.meteor.jar import clean_hypothesis
 from gpumetrics.text.tokenize.meteor import meteor_jar
 
 
+def meteor_data_installed() -> bool:
+    """Whether METEOR 1.5's data (pycocoevalcap's jar and paraphrase table) is installed: not on the GPU machines,
+    where the package (hundreds of MB) cannot travel."""
+    try:
+        meteor_jar()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def needs_meteor_data(case: str) -> bool:
+    """A module / functional case of the device lists that reads METEOR 1.5's data (not the NLTK mode)."""
+    return case.startswith(("METEORScore", "COCOCaptionScores", "meteor_score", "coco_caption_scores")) and \
+        "nltk" not in case
+
+
 def pycocoevalcap_meteor(preds: Sequence[str], target: Sequence[Sequence[str]]) -> tuple[float, torch.Tensor]:
     """``Meteor().compute_score`` of pycocoevalcap (one JVM per call): ``(corpus score, segment scores [B])``."""
     from pycocoevalcap.meteor.meteor import Meteor

@@ -22,7 +22,7 @@ from gpumetrics.text.meteor import tables
 from gpumetrics.text.meteor.jar import split_references
 from gpumetrics.text.tokenize.meteor import meteor_jar
 from tests.helpers.harness import assert_close, check_metric
-from tests.helpers.meteor_jar import jar_file, pycocoevalcap_meteor, stdio_meteor
+from tests.helpers.meteor_jar import jar_file, meteor_data_installed, pycocoevalcap_meteor, stdio_meteor
 from testkit.text_data import caption_batch
 
 
@@ -244,6 +244,7 @@ def test_one_sample_keeps_its_dimension():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.skipif(not meteor_data_installed(), reason="METEOR 1.5's data (pycocoevalcap) is not installed")
 def test_cuda_equals_cpu():
     preds, target = caption_batch(random.Random(6), 200)
     for reduction in ("corpus", "none"):
