@@ -122,6 +122,9 @@ if triton is not None:
                 mh = (mh << 1) | mh_in
                 pv = tl.where(stepping, mh | ~(xv | ph), pv)
                 mv = tl.where(stepping, ph & xv, mv)
+            # word w + 1 reads the carries word w stored, possibly from other warps of the program: every store
+            # lands before any of those loads (the per-step reductions' own barriers are not a guarantee)
+            tl.debug_barrier()
             left = m - base
             mask = tl.where(left >= 64, ones, (tl.full([BLOCK], 1, dtype=tl.int64) << tl.minimum(left, 63)) - 1)
             distance += tl.where(running, _popcount(pv & mask) - _popcount(mv & mask), 0)

@@ -450,3 +450,33 @@ def test_triton_kernel_equals_the_tensor_kernel_under_the_interpreter():
 def test_triton_kernel_equals_the_tensor_kernel_under_the_interpreter_more_pairs(seed):
     """As above with more random pairs and a 10,000-symbol row vs 3 (minutes under the interpreter)."""
     _run_triton_interpreter(seed=seed, pairs=60, long=10_000)
+
+
+_HOPPER_COMPILE = """
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from gpumetrics.kernels.levenshtein_triton import _levenshtein_kernel
+signature = {"values": "*i64", "p_start_ptr": "*i64", "p_len_ptr": "*i64", "t_start_ptr": "*i64", "t_len_ptr": "*i64",
+             "carry_ptr": "*i8", "out_ptr": "*i64", "order_ptr": "*i64", "pairs": "i32", "BLOCK": "constexpr"}
+for block in (16, 32):  # the two block sizes levenshtein_triton_rows launches
+    kernel = triton.compile(ASTSource(_levenshtein_kernel, signature, constexprs={"BLOCK": block}),
+                            target=GPUTarget("cuda", 90, 32))
+    assert kernel.asm["cubin"] and "bar.sync" in kernel.asm["ptx"]
+print("ok")
+"""
+
+
+def test_triton_kernel_compiles_for_an_h100():
+    """The interpreter is lenient (no layouts, no dtype rules of the compiler): the kernel is also compiled ahead of
+    time for sm_90 with the launch's argument types, which needs no GPU (Triton's own ptxas)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("triton")
+    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", _HOPPER_COMPILE], env=env, capture_output=True, text=True, timeout=600)
+    if done.returncode and ("ptxas" in done.stderr and "not found" in done.stderr.lower()):
+        pytest.skip("Triton's CUDA toolchain (ptxas) is not installed here")
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
