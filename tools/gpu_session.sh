@@ -48,7 +48,7 @@ timeout -s INT -k 20 "${CUDA_SUITE_BUDGET:-240}" python3 -m pytest -o addopts=""
     --junitxml="$OUT/cuda-suite.xml" --durations=10 -s >"$OUT/cuda-suite.log" 2>&1
 echo "cuda suite: exit $? in $(( $(date +%s) - suite_start )) s" | tee -a "$OUT/cuda-suite.log"
 grep -E "passed|failed|error" "$OUT/cuda-suite.log" | tail -3
-grep -E "CUDA host syncs per update" "$OUT/cuda-suite.log" >"$OUT/cuda-syncs.txt" || true
+grep -E "CUDA host syncs per (update|compute)" "$OUT/cuda-suite.log" >"$OUT/cuda-syncs.txt" || true
 
 cp benchmarks/results/latest.json "$OUT/latest.json"
 cp BENCHMARKS.md "$OUT/BENCHMARKS.md"

@@ -27,7 +27,9 @@ import torch
 
 import gpumetrics
 import gpumetrics.functional as F
-from tests.core.test_host_syncs import B, BUDGETS, TINY_OPEN_CLIP, _cases, _tiled, update_for_compute
+from tests.core.test_host_syncs import (
+    B, BUDGETS, COMPUTE_BUDGETS, TINY_OPEN_CLIP, _cases, _tiled, update_for_compute,
+)
 from tests.helpers.meteor_jar import meteor_data_installed, needs_meteor_data
 
 CUDA = torch.cuda.is_available()
@@ -271,6 +273,39 @@ def test_cuda_host_syncs_per_update_do_not_grow_with_the_batch(module_cases, nam
     assert small == large, f"{name}: {small} syncs for {B} samples, {large} for {4 * B}"
     if name.startswith(TEXT_METRICS):
         assert small <= TEXT_SYNC_BUDGET, f"{name}: {small} CUDA host syncs per update, budget {TEXT_SYNC_BUDGET}"
+
+
+def _cuda_compute_syncs(name: str, make: Callable[[], Any], args: tuple) -> int:
+    """Host synchronisations of one ``compute`` on CUDA after ``update_for_compute``."""
+    metric = make().to("cuda")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        update_for_compute(name, metric, _to_device(args, "cuda"))
+    torch.cuda.synchronize()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            metric.compute()
+        finally:
+            torch.cuda.set_sync_debug_mode(0)
+    return sum("synchroniz" in str(w.message) for w in caught)
+
+
+@pytest.mark.cuda
+@needs_cuda
+@pytest.mark.parametrize("name", sorted(BUDGETS))
+def test_cuda_host_syncs_per_compute(module_cases, name):
+    """0 where nothing needs the host (``COMPUTE_BUDGETS``: the metrics whose compute raises or warns on values);
+    the same for B and 4·B samples everywhere."""
+    _skip_without_meteor_data(name)
+    make, batch = module_cases[name]
+    samples = batch(B)
+    small, large = _cuda_compute_syncs(name, make, samples), _cuda_compute_syncs(name, make, _tiled(samples, 4))
+    print(f"\n{name}: {small} CUDA host syncs per compute")
+    assert small == large, f"{name}: {small} syncs per compute for {B} samples, {large} for {4 * B}"
+    if COMPUTE_BUDGETS.get(name, 0) == 0:
+        assert small == 0, f"{name}: {small} CUDA host syncs in compute, where nothing needs the host"
 
 
 @pytest.mark.cuda
