@@ -1,6 +1,7 @@
-"""Suite-wide collection rule: a test that skips without CUDA (``skipif(..., reason="needs CUDA …")``) belongs to the
+"""Suite-wide collection rules: a test that skips without CUDA (``skipif(..., reason="needs CUDA …")``) belongs to the
 CUDA suite, so ``make test-cuda`` (``pytest -m cuda``) runs it beside ``tests/cuda/`` without each file repeating the
-marker. Also the random-weight tiny CLIP models the image tests and the CUDA suite share (session fixtures)."""
+marker; the two-process CUDA DDP tests run last (the slowest: a time budget on a lent GPU cuts them and nothing
+else). Also the random-weight tiny CLIP models the image tests and the CUDA suite share (session fixtures)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if any("CUDA" in str(mark.kwargs.get("reason", "")) for mark in item.iter_markers("skipif")):
             item.add_marker(pytest.mark.cuda)
+    items.sort(key=lambda item: item.nodeid.startswith("tests/cuda/test_cuda_ddp.py"))  # stable: the rest keep order
 
 
 @pytest.fixture(scope="session")

@@ -37,14 +37,12 @@ print('Python.h', h, os.path.exists(h))"
 cat "$OUT/device.txt"
 
 suite_start=$(date +%s)
-# what `make test-cuda CUDA_PYTHON=python3` runs, without needing make on the machine; the two-process DDP tests
-# (slowest: each spawns CUDA processes) last, so a budget cut loses them and nothing else. SIGINT on the budget:
-# pytest still writes its summary and the junit XML. pytest-timeout (on the machine) ends a hung test.
+# what `make test-cuda CUDA_PYTHON=python3` runs, without needing make on the machine (tests/conftest.py runs the
+# two-process DDP tests last, so a budget cut loses them and nothing else). SIGINT on the budget: pytest still writes
+# its summary and the junit XML. pytest-timeout (on the machine) ends a hung test.
 per_test=""; python3 -c "import pytest_timeout" 2>/dev/null && per_test="--timeout=150"
-suite_paths="$(ls -d tests/*/ tests/test_*.py | grep -v '^tests/cuda/$' | tr '\n' ' ') \
-tests/cuda/test_device_parity.py tests/cuda/test_speed_modes_cuda.py tests/cuda/test_cuda_ddp.py"
 timeout -s INT -k 20 "${CUDA_SUITE_BUDGET:-240}" python3 -m pytest -o addopts="" --strict-markers -ra -q \
-    -p no:cacheprovider -m cuda --continue-on-collection-errors $per_test $suite_paths \
+    -p no:cacheprovider -m cuda --continue-on-collection-errors $per_test tests \
     --junitxml="$OUT/cuda-suite.xml" --durations=10 -s >"$OUT/cuda-suite.log" 2>&1
 echo "cuda suite: exit $? in $(( $(date +%s) - suite_start )) s" | tee -a "$OUT/cuda-suite.log"
 grep -E "passed|failed|error" "$OUT/cuda-suite.log" | tail -3
