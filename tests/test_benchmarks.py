@@ -82,10 +82,14 @@ def test_a_child_whose_values_disagree_fails_loudly():
         run_in_child(CASES[TOY_WRONG], 10, "cpu", repeats=1)
 
 
+#: a row of an earlier run's results (format 1: no spread, no device name)
+_OLD_ROW = {"size": 10, "unit": "samples", "ours": "o", "ours_s": 0.1, "anchor": "a", "anchor_s": 0.2, "ratio": 2.0,
+            "device": "cpu", "note": "", "threads": 2}
+
+
 def test_a_run_replaces_only_its_cases_on_its_device_and_migrates_old_results(tmp_path):
     results, table = tmp_path / "latest.json", tmp_path / "BENCHMARKS.md"
-    old_row = {"case": "token_f1_squad", "size": 10, "unit": "samples", "ours": "o", "ours_s": 0.1, "anchor": "a",
-               "anchor_s": 0.2, "ratio": 2.0, "device": "cpu", "note": "", "threads": 2}
+    old_row = {**_OLD_ROW, "case": "token_f1_squad"}
     results.write_text(json.dumps({  # format 1: one machine string, no spread, no device name
         "machine": "old machine", "versions": {}, "repeats_note": "r", "fid_ddp_sync": [],
         "rows": [old_row, {**old_row, "case": TOY, "size": 7},
@@ -123,8 +127,7 @@ def test_a_case_module_that_cannot_import_is_left_out_and_its_rows_kept(tmp_path
     load_cases()
     assert "sacrebleu" in bench.UNLOADED["bleu"] and not set(bleu_cases) & set(CASES)
     results, table = tmp_path / "latest.json", tmp_path / "BENCHMARKS.md"
-    row = {"case": "bleu_corpus", "size": 10, "unit": "samples", "ours": "o", "ours_s": 0.1, "anchor": "a",
-           "anchor_s": 0.2, "ratio": 2.0, "device": "cpu", "note": "", "threads": 2}
+    row = {**_OLD_ROW, "case": "bleu_corpus"}
     results.write_text(json.dumps({"machine": "m", "versions": {}, "repeats_note": "r", "fid_ddp_sync": [],
                                    "rows": [row]}))
     assert bench.main(["--only", TOY, "--quick", "--repeats", "2", "--device", "cpu",

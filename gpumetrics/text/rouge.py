@@ -22,7 +22,8 @@ Only tokenisation is Python (:class:`gpumetrics.text.tokenize.RougeTokenizer`); 
 :func:`~gpumetrics.kernels.ngrams.ngram_ids` + multiset intersections), LCS (bit-parallel), the backtracked LCS
 unions of ROUGE-Lsum and the weighted LCS are tensor work over all (sample, reference) pairs at once, on the
 metric's device — except ROUGE-L's LCS lengths on the CPU, which rapidfuzz's C++ ``LCSseq`` computes from the host
-ids when it is installed (:func:`~gpumetrics.kernels.lcs.lcs_length_rapidfuzz`; the same integers, 3–9× faster on long texts). Sizes (tokens, lines, pairs, widths) are host data from the tokenizer: an update makes no host
+ids when it is installed (:func:`~gpumetrics.kernels.lcs.lcs_length_rapidfuzz`; the same integers, 3–9× faster on
+long texts). Sizes (tokens, lines, pairs, widths) are host data from the tokenizer: an update makes no host
 synchronisation.
 """
 

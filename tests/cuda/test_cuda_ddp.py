@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from tests.core.test_host_syncs import BUDGETS, _cases, update_for_compute
-from tests.helpers.meteor_jar import meteor_data_installed, needs_meteor_data
+from tests.helpers.meteor_jar import missing_meteor_data, skip_without_meteor_data
 from testkit.ddp import run_ddp_function
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
@@ -46,7 +46,7 @@ def _to_cuda(value):
 
 
 def _families() -> list[str]:
-    return [name for name in FAMILIES if not (needs_meteor_data(name) and not meteor_data_installed())]
+    return [name for name in FAMILIES if not missing_meteor_data(name)]
 
 
 def _worker(rank: int, names: list[str], tmp: str, device: str = "cuda") -> dict:
@@ -78,8 +78,7 @@ def two_process_results(tmp_path_factory) -> list[dict]:
 @pytest.mark.parametrize("name", FAMILIES)
 def test_two_processes_on_one_gpu_equal_one(name, tmp_path, two_process_results):
     assert name in BUDGETS
-    if needs_meteor_data(name) and not meteor_data_installed():
-        pytest.skip("METEOR 1.5's data (pycocoevalcap's jar and paraphrase table) is not installed here")
+    skip_without_meteor_data(name)
     make, batch = _cases(tmp_path)[name]
     single = make().to("cuda")
     update_for_compute(name, single, _to_cuda(batch(N)))

@@ -30,15 +30,11 @@ import gpumetrics.functional as F
 from tests.core.test_host_syncs import (
     B, BUDGETS, COMPUTE_BUDGETS, TINY_OPEN_CLIP, _cases, _tiled, update_for_compute,
 )
-from tests.helpers.meteor_jar import meteor_data_installed, needs_meteor_data
+from tests.helpers.meteor_jar import skip_without_meteor_data
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="needs CUDA: run `make test-cuda` on a GPU machine")
 
-
-def _skip_without_meteor_data(name: str) -> None:
-    if needs_meteor_data(name) and not meteor_data_installed():
-        pytest.skip("METEOR 1.5's data (pycocoevalcap's jar and paraphrase table) is not installed here")
 FLOAT64_RTOL = 1e-12
 FLOAT32_RTOL = 1e-3
 FLOAT32_CASES = ("FrechetInception", "KernelInception", "Binary", "Multiclass", "Multilabel")
@@ -195,7 +191,7 @@ def _assert_close(cpu: Any, cuda: Any, rtol: float, what: str, atol: float = 0.0
 @needs_cuda
 @pytest.mark.parametrize("name", sorted(n for n, case in FUNCTIONAL_CASES.items() if case is not None))
 def test_functional_equals_cpu_on_cuda(name):
-    _skip_without_meteor_data(name)
+    skip_without_meteor_data(name)
     case = FUNCTIONAL_CASES[name]
     rtol = FLOAT32_RTOL if name.startswith(("binary", "multiclass", "multilabel", "clip_score")) else FLOAT64_RTOL
     _assert_close(case("cpu"), case("cuda"), rtol, name)
@@ -223,7 +219,7 @@ def module_cases(tmp_path_factory):
 @pytest.mark.parametrize("inputs_on", ["cpu", "cuda"])
 @pytest.mark.parametrize("name", sorted(BUDGETS))
 def test_module_equals_cpu_on_cuda_with_states_on_the_device(module_cases, name, inputs_on):
-    _skip_without_meteor_data(name)
+    skip_without_meteor_data(name)
     make, batch = module_cases[name]
     samples = batch(B)
     results = {}
@@ -247,15 +243,20 @@ def test_module_equals_cpu_on_cuda_with_states_on_the_device(module_cases, name,
 
 
 def _cuda_syncs(make: Callable[[], Any], args: tuple) -> int:
-    """Host synchronisations of one ``update`` on CUDA, as counted by ``torch.cuda.set_sync_debug_mode``."""
+    """Host synchronisations of one ``update`` on CUDA."""
     metric = make().to("cuda")
     args = _to_device(args, "cuda")
+    return _counted_cuda_syncs(lambda: metric.update(*args))
+
+
+def _counted_cuda_syncs(call: Callable[[], Any]) -> int:
+    """Host synchronisations of ``call()`` on CUDA, as ``torch.cuda.set_sync_debug_mode`` reports them."""
     torch.cuda.synchronize()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         torch.cuda.set_sync_debug_mode("warn")
         try:
-            metric.update(*args)
+            call()
         finally:
             torch.cuda.set_sync_debug_mode(0)
     return sum("synchroniz" in str(w.message) for w in caught)
@@ -265,7 +266,7 @@ def _cuda_syncs(make: Callable[[], Any], args: tuple) -> int:
 @needs_cuda
 @pytest.mark.parametrize("name", sorted(BUDGETS))
 def test_cuda_host_syncs_per_update_do_not_grow_with_the_batch(module_cases, name):
-    _skip_without_meteor_data(name)
+    skip_without_meteor_data(name)
     make, batch = module_cases[name]
     samples = batch(B)
     small, large = _cuda_syncs(make, samples), _cuda_syncs(make, _tiled(samples, 4))
@@ -281,15 +282,7 @@ def _cuda_compute_syncs(name: str, make: Callable[[], Any], args: tuple) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         update_for_compute(name, metric, _to_device(args, "cuda"))
-    torch.cuda.synchronize()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        torch.cuda.set_sync_debug_mode("warn")
-        try:
-            metric.compute()
-        finally:
-            torch.cuda.set_sync_debug_mode(0)
-    return sum("synchroniz" in str(w.message) for w in caught)
+    return _counted_cuda_syncs(metric.compute)
 
 
 @pytest.mark.cuda
@@ -298,7 +291,7 @@ def _cuda_compute_syncs(name: str, make: Callable[[], Any], args: tuple) -> int:
 def test_cuda_host_syncs_per_compute(module_cases, name):
     """0 where nothing needs the host (``COMPUTE_BUDGETS``: the metrics whose compute raises or warns on values);
     the same for B and 4·B samples everywhere."""
-    _skip_without_meteor_data(name)
+    skip_without_meteor_data(name)
     make, batch = module_cases[name]
     samples = batch(B)
     small, large = _cuda_compute_syncs(name, make, samples), _cuda_compute_syncs(name, make, _tiled(samples, 4))

@@ -8,6 +8,7 @@ import zipfile
 from pathlib import Path
 from typing import Sequence
 
+import pytest
 import torch
 
 from gpumetrics.text.meteor.jar import clean_hypothesis
@@ -24,10 +25,17 @@ def meteor_data_installed() -> bool:
     return True
 
 
-def needs_meteor_data(case: str) -> bool:
-    """A module / functional case of the device lists that reads METEOR 1.5's data (not the NLTK mode)."""
-    return case.startswith(("METEORScore", "COCOCaptionScores", "meteor_score", "coco_caption_scores")) and \
+def missing_meteor_data(case: str) -> bool:
+    """A module / functional case of the device lists that reads METEOR 1.5's data (not the NLTK mode), where that
+    data is not installed."""
+    reads_it = case.startswith(("METEORScore", "COCOCaptionScores", "meteor_score", "coco_caption_scores")) and \
         "nltk" not in case
+    return reads_it and not meteor_data_installed()
+
+
+def skip_without_meteor_data(case: str) -> None:
+    if missing_meteor_data(case):
+        pytest.skip("METEOR 1.5's data (pycocoevalcap's jar and paraphrase table) is not installed here")
 
 
 def pycocoevalcap_meteor(preds: Sequence[str], target: Sequence[Sequence[str]]) -> tuple[float, torch.Tensor]:
