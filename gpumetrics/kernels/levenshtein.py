@@ -62,9 +62,7 @@ import functools
 import operator
 import os
 import shutil
-import sys
-import warnings
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Callable, NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -74,10 +72,13 @@ from torch import Tensor
 from gpumetrics.core.checks import check_device
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids
+from gpumetrics.kernels.text_rows import (
+    encode_chars_flat, encode_separated, rows_from_separators, split_words, upload_code_points,
+)
 from gpumetrics.kernels.vocab import dense_ids
 
 __all__ = [
-    "Ragged", "levenshtein_distance", "levenshtein_ragged", "levenshtein_strings", "rapidfuzz_distances", "strip_common_affixes",
+    "Ragged", "levenshtein_distance", "levenshtein_ragged", "levenshtein_strings", "levenshtein_texts", "rapidfuzz_distances", "strip_common_affixes",
     "encode_chars", "encode_chars_flat", "encode_chars_ragged", "encode_words", "pad_ragged", "BACKENDS",
 ]
 
@@ -489,73 +490,6 @@ def _distance_from_deltas(pv: Tensor, mv: Tensor, p_len: Tensor, t_len: Tensor) 
     return t_len + (_popcount(pv & mask) - _popcount(mv & mask)).sum(1)
 
 
-def encode_chars_flat(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Code points of all strings in one flat host array, and the strings' lengths: no per-sample work.
-
-    The strings are joined in blocks of ``_ENCODE_BLOCK`` and each block is encoded once in the narrowest fixed-width
-    encoding that holds it (its CPython storage kind: ASCII / Latin-1 → ``uint8``, BMP → ``uint16`` via UTF-16 with
-    ``surrogatepass``, else ``uint32``), so one string costs no Python frame. The result takes the widest block's
-    dtype. Blocks, not one join: a joined batch of tens of MB is a fresh allocation whose page faults cost more than
-    the encoding (500,000 strings of 5–40 characters incl. astral ones: 71.8 → 51.9 ms, ``edit_encode_chars``), while
-    a block stays in cache.
-
-    Args:
-        texts: ``B`` strings.
-
-    Returns:
-        ``(values, lengths)``: ``uint8|uint16|uint32[T]`` code points (``T`` = total length) and ``int64[B]``.
-
-    Example:
-        >>> values, lengths = encode_chars_flat(["ab", "é"])
-        >>> values.tolist(), lengths.tolist()
-        ([97, 98, 233], [2, 1])
-    """
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    if len(texts) <= _ENCODE_BLOCK:
-        return _code_points("".join(texts)), lengths
-    total = int(lengths.sum())
-    values = np.empty(total, dtype=np.uint8)
-    filled = 0
-    for start in range(0, len(texts), _ENCODE_BLOCK):
-        block = _code_points("".join(texts[start:start + _ENCODE_BLOCK]))
-        if block.dtype.itemsize > values.dtype.itemsize:  # at most twice: uint8 → uint16 → uint32
-            wider = np.empty(total, dtype=block.dtype)
-            wider[:filled] = values[:filled]
-            values = wider
-        values[filled:filled + len(block)] = block
-        filled += len(block)
-    return values, lengths
-
-
-_ENCODE_BLOCK = 2048  # strings joined per block by encode_chars_flat
-
-
-def _code_points(text: str) -> np.ndarray:
-    """The code points of one string in its storage width: ``uint8``, ``uint16`` or ``uint32[len(text)]``
-    (a read-only view of the encoded bytes for the narrow kinds)."""
-    if text.isascii():
-        return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    kind = _storage_kind(text)
-    if kind == 1:
-        return np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
-    if kind == 2:
-        data = text.encode("utf-16-le", "surrogatepass")
-        if len(data) == 2 * len(text):  # no astral character (each would take two code units)
-            return np.frombuffer(data, dtype=np.uint16)
-    # UCS-4: numpy copies the string's code points into a fixed-width unicode item as they are (lone surrogates
-    # included), ~3× faster than the UTF-32 codec (indicative: 9 vs 25 ms for 11 M characters)
-    return np.array([text]).view(np.uint32)[: len(text)]
-
-
-_COMPACT_HEADER = sys.getsizeof("\xe9") - 2  # CPython: a non-ASCII compact string is header + (len + 1) × kind bytes
-
-
-def _storage_kind(text: str) -> int:
-    """Bytes per character of a non-ASCII string's storage (1, 2 or 4; 4 when it cannot be told)."""
-    kind, rest = divmod(sys.getsizeof(text) - _COMPACT_HEADER, len(text) + 1)
-    return kind if rest == 0 and kind in (1, 2) else 4
-
-
 def encode_chars_ragged(texts: Sequence[str], device: Optional[torch.device | str] = None) -> tuple[Tensor, Tensor]:
     """Code points of a batch of strings, flat with offsets, on ``device`` (the values travel in their narrow host
     dtype and are widened on the device).
@@ -575,31 +509,12 @@ def encode_chars_ragged(texts: Sequence[str], device: Optional[torch.device | st
 def _to_device_flat(
     values: np.ndarray, lengths: np.ndarray, device: torch.device, private: bool = False
 ) -> tuple[Tensor, Tensor]:
-    """Flat host values and lengths → ``(values[T], LongTensor[B + 1] offsets)`` on ``device``: two uploads
-    (:func:`gpumetrics.core.transfer.upload`). Code points travel in their narrow dtype (``uint8``, ``int16`` for
-    BMP text, ``int32``) and are widened on the device (to ``int32``; int64 ids stay int64). ``private``: the
-    caller only reads the result, so on the CPU it may be a view of the encoded (read-only) bytes."""
+    """Flat host values and lengths → ``(values[T], LongTensor[B + 1] offsets)`` on ``device``: two uploads, the
+    values in their narrow dtype (:func:`~gpumetrics.kernels.text_rows.upload_code_points`). ``private``: the caller
+    only reads the result, so on the CPU one-byte text may stay a view of the encoded (read-only) bytes."""
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    widen = None
-    if values.dtype == np.uint32:
-        values = values.view(np.int32)  # code points < 2**21: the same numbers; torch has no uint32 arithmetic
-    elif values.dtype == np.uint16:
-        if device.type == "cpu":
-            values = values.astype(np.int32)
-        else:
-            values, widen = values.view(np.int16), 0xFFFF  # the same bits; widened and masked on the device
-    with warnings.catch_warnings():  # a read-only view of the encoded bytes: upload copies it (pinned) on CUDA
-        warnings.simplefilter("ignore", UserWarning)
-        host = torch.from_numpy(values)
-    flat = upload(host, device) if device.type != "cpu" else host
-    if flat.dtype == torch.uint8 and private and device.type == "cpu":
-        pass  # the tensor kernel widens what it gathers: ASCII / Latin-1 text stays one byte per symbol
-    elif flat.dtype != torch.int64:
-        flat = flat.int() if widen is None else flat.int() & widen
-    if not private and device.type == "cpu" and not values.flags.writeable and flat.data_ptr() == host.data_ptr():
-        flat = flat.clone()
-    return flat, upload(offsets, device)
+    return upload_code_points(values, device, narrow_on_cpu=private), upload(offsets, device)
 
 
 def pad_ragged(values: Tensor, offsets: Tensor, width: Optional[int] = None, fill: int = 0) -> tuple[Tensor, Tensor]:
@@ -784,20 +699,22 @@ def levenshtein_ragged(
                                host[10 + batch :], max_elements)
 
 
-def _levenshtein_flat(values: Tensor, offsets: Tensor, host_lengths: np.ndarray,
+def _levenshtein_rows(values: Tensor, starts: Tensor, lengths: Tensor, host_lengths: Optional[np.ndarray] = None,
                       max_elements: int = _DEFAULT_MAX_ELEMENTS) -> Tensor:
-    """Pairs ``(row i, row B + i)`` of ``2·B`` checked flat rows (``values``, ``offsets: LongTensor[2B + 1]`` on the
-    device) whose lengths the host knows (strings, word ids): the Triton kernel on CUDA when importable (no host
-    sync), else the tensor kernel (one read of the stripped lengths, one ``unique`` per chunk)."""
-    batch = len(host_lengths) // 2
+    """Pairs ``(row i, row B + i)`` of ``2·B`` checked rows of ``values`` (``starts``, ``lengths``:
+    ``LongTensor[2B]`` on the device; rows need not be contiguous): the Triton kernel on CUDA when importable (no host
+    sync), else the tensor kernel, planned from ``host_lengths`` (``int64[2B]``) when the host knows them (strings,
+    word ids) or from one read of ``lengths`` (then one read of the stripped lengths, one ``unique`` per chunk)."""
+    batch = lengths.shape[0] // 2
     if batch == 0:
         return torch.zeros(0, dtype=torch.long, device=values.device)
-    starts, lengths = offsets[:-1], offsets.diff()
     if values.device.type == "cuda" and _has_triton():
         from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows
 
         return levenshtein_triton_rows(values, starts[:batch], lengths[:batch], values, starts[batch:],
                                        lengths[batch:])
+    if host_lengths is None:
+        host_lengths = lengths.cpu().numpy()
     return _levenshtein_groups(values, starts[:batch], lengths[:batch], values, starts[batch:], lengths[batch:],
                                host_lengths[:batch], host_lengths[batch:], max_elements)
 
@@ -882,31 +799,123 @@ def levenshtein_strings(
         >>> levenshtein_strings([["a", "b", "c"]], [["a", "c"]], backend="rapidfuzz")
         tensor([1])
     """
+    unit = "tokens" if len(a) and not isinstance(a[0], str) else "char"
+    return levenshtein_texts(a, b, unit=unit, backend=backend, device=device, check=check, lengths=False)[0]
+
+
+TEXT_UNITS = ("char", "word", "tokens")
+
+
+def levenshtein_texts(
+    a: Sequence,
+    b: Sequence,
+    unit: str = "char",
+    backend: str = "auto",
+    device: Optional[torch.device | str] = None,
+    check: Optional[Callable[[Sequence, Sequence], None]] = None,
+    lengths: bool = True,
+) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+    """Levenshtein distance of every pair of texts, and each text's length, in characters, words or given tokens.
+
+    On a device other than the CPU (``backend`` ``"torch"``, or ``"auto"`` there) strings travel with a separator
+    after each (:func:`~gpumetrics.kernels.text_rows.encode_separated`: no per-string host work) and their rows —
+    and for ``unit="word"`` their words and word ids — are found on the device (one host sync for the word ids'
+    collision flag, none for characters). A string holding ``"\\0"``, or a word-hash collision, takes the host
+    encoding instead (same values).
+
+    Args:
+        a: ``B`` strings (``unit`` ``"char"`` or ``"word"``: ``str.split()`` tokens) or ``B`` lists of hashable
+            tokens (``unit="tokens"``, ids by first appearance over both sides).
+        b: ``B`` items of the same kind.
+        unit: ``"char"``, ``"word"`` or ``"tokens"``.
+        backend: as :func:`levenshtein_strings`.
+        device: where the results (and the device kernels) live; CPU by default.
+        check: for string items, ``check(a, b)`` raises a descriptive error for a non-string item (see
+            :func:`levenshtein_strings`).
+        lengths: ``False``: skip the lengths where they would cost host work (they are ``None`` then).
+
+    Returns:
+        ``(distances, lengths_a, lengths_b)``: ``LongTensor[B]`` each, on ``device``.
+
+    Example:
+        >>> levenshtein_texts(["a b  c", "x"], ["a c", ""], unit="word", backend="torch")
+        (tensor([1, 1]), tensor([3, 1]), tensor([2, 0]))
+    """
     device = check_device(device, "device")
     if backend not in BACKENDS:
         raise ValueError(f"`backend` must be one of {', '.join(map(repr, BACKENDS))}; got {backend!r}")
+    if unit not in TEXT_UNITS:
+        raise ValueError(f"`unit` must be one of {', '.join(map(repr, TEXT_UNITS))}; got {unit!r}")
     if backend == "auto":
         backend = "rapidfuzz" if device.type == "cpu" and _has_rapidfuzz() else "torch"
-    if backend == "rapidfuzz":
-        if not _has_rapidfuzz():
-            raise ValueError("`backend='rapidfuzz'` needs the rapidfuzz package: pip install rapidfuzz")
-        # rapidfuzz accepts lists and bytes too: string inputs are held to strings (C-level type counts, chunk by
-        # chunk); on a failure ``check`` raises the descriptive error
-        try:
-            return upload(rapidfuzz_distances(a, b, strings=check is not None), device)
-        except TypeError:
-            if check is not None:
-                check(a, b)
-            raise
-    if check is not None:
+    if backend == "rapidfuzz" and not _has_rapidfuzz():
+        raise ValueError("`backend='rapidfuzz'` needs the rapidfuzz package: pip install rapidfuzz")
+    if check is not None and (backend == "torch" or unit == "word"):  # the rapidfuzz path checks at C level first
         check(a, b)
-    both = [*a, *b]  # both sides in one encoding and one upload of values, one of offsets
-    if len(a) and not isinstance(a[0], str):  # token lists: ids by first appearance over both sides
-        ids, _ = dense_ids([tok for tokens in both for tok in tokens])
-        lengths = np.fromiter(map(len, both), dtype=np.int64, count=len(both))
-    else:
-        ids, lengths = encode_chars_flat(both)
-    return _levenshtein_flat(*_to_device_flat(ids, lengths, device, private=True), lengths)
+        check = None
+    if backend == "torch":
+        distances, both_lengths = _torch_pair_distances(a, b, unit, device)
+        return distances, both_lengths[: len(a)], both_lengths[len(a) :]
+    if unit == "word":
+        a, b = list(map(str.split, a)), list(map(str.split, b))
+    # rapidfuzz accepts lists and bytes too: string inputs are held to strings (C-level type counts, chunk by
+    # chunk); on a failure ``check`` raises the descriptive error
+    try:
+        distances = upload(rapidfuzz_distances(a, b, strings=check is not None), device)
+    except TypeError:
+        if check is not None:
+            check(a, b)
+        raise
+    if not lengths:
+        return distances, None, None
+    lengths_a = np.fromiter(map(len, a), dtype=np.int64, count=len(a))
+    lengths_b = np.fromiter(map(len, b), dtype=np.int64, count=len(b))
+    return distances, *upload_all([lengths_a, lengths_b], device)
+
+
+def _torch_pair_distances(a: Sequence, b: Sequence, unit: str, device: torch.device) -> tuple[Tensor, Tensor]:
+    """Device-kernel distances of checked pairs and ``LongTensor[2B]`` lengths of ``[*a, *b]``, on ``device``."""
+    both = [*a, *b]  # both sides in one encoding and one upload of values (and one of offsets on the host route)
+    if unit != "tokens":
+        rows = _device_text_rows(both, unit, device)
+        if rows is not None:
+            values, starts, row_lengths = rows
+            return _levenshtein_rows(values, starts, row_lengths), row_lengths
+        if unit == "word":
+            both = list(map(str.split, both))
+    if unit == "char":
+        ids, host_lengths = encode_chars_flat(both)
+    else:  # token lists: ids by first appearance over both sides
+        ids, _ = dense_ids(list(chain.from_iterable(both)))
+        host_lengths = np.fromiter(map(len, both), dtype=np.int64, count=len(both))
+    values, offsets = _to_device_flat(ids, host_lengths, device, private=True)
+    row_lengths = offsets.diff()
+    return _levenshtein_rows(values, offsets[:-1], row_lengths, host_lengths), row_lengths
+
+
+def _rows_on_device(device: torch.device) -> bool:
+    """Whether text rows are found where the kernel runs: off the CPU (on the CPU the host's lengths are cheaper
+    than a device pass over every symbol; tests switch this on to run the device route on the CPU)."""
+    return device.type != "cpu"
+
+
+def _device_text_rows(texts: list, unit: str, device: torch.device) -> Optional[tuple[Tensor, Tensor, Tensor]]:
+    """``(values, starts, lengths)`` of the ``2B`` texts' rows (code points, or word ids for ``unit="word"``) found
+    on ``device`` (:mod:`gpumetrics.kernels.text_rows`); ``None`` where the host encoding must serve: on the CPU, for
+    a string holding ``"\\0"``, or on a word-hash collision (one host sync reads that flag)."""
+    if not _rows_on_device(device):
+        return None
+    encoded = encode_separated(texts)
+    if encoded is None or encoded.shape[0] >= 1 << 32:  # ids and positions must stay below 2**32
+        return None
+    values = upload_code_points(encoded, device)
+    starts, row_lengths = rows_from_separators(values, len(texts))
+    if unit == "char":
+        return values, starts, row_lengths
+    ids, word_starts, word_counts, collided = split_words(values, starts, row_lengths)
+    if bool(collided):
+        return None
+    return ids, word_starts, word_counts
 
 
 _RAPIDFUZZ_CHUNK = 4096  # pairs per process.cpdist call on one thread: its per-pair buffers stay in cache

@@ -51,9 +51,9 @@ from gpumetrics.core import (
     REDUCTIONS, Metric, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device,
     check_same_length, gc_paused, keep_sample_dim, reduce_scores, single_threaded,
 )
-from gpumetrics.core.transfer import upload, upload_all
+from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.levenshtein import (
-    BACKENDS, Ragged, levenshtein_distance, levenshtein_ragged, levenshtein_strings,
+    BACKENDS, Ragged, levenshtein_distance, levenshtein_ragged, levenshtein_texts,
 )
 from gpumetrics.kernels.ragged import segment_ids
 
@@ -90,27 +90,21 @@ def _pair_distances(
 
     ``preds`` and ``target`` are lists of equal length whose items are not checked yet (see :func:`_as_lists`).
     ``transform="jiwer"`` applies jiwer's default ``cer`` (strip) or ``wer`` transform (see :func:`_jiwer_words`).
-    Word ids come from the shared vocabulary builder :func:`~gpumetrics.text.tokenize.dense_ids`, over both sides.
+    :func:`~gpumetrics.kernels.levenshtein.levenshtein_texts` does the rest: ``str.split()`` words (on the device
+    off the CPU), word ids over both sides.
     """
     device = check_device(device, "device")
-    check = None
-    if unit == "word":
+    check: Any = _check_items
+    if transform == "jiwer":
         _check_items(preds, target)
-        split = _jiwer_words if transform == "jiwer" else str.split
-        a: Sequence = list(map(split, preds))
-        b: Sequence = list(map(split, target))
-    elif transform == "jiwer":
-        _check_items(preds, target)
-        a, b = list(map(str.strip, preds)), list(map(str.strip, target))
-    else:
-        a, b, check = preds, target, _check_items
-    # word lists get their ids from the shared vocabulary builder inside levenshtein_strings (over both sides)
-    distances = levenshtein_strings(a, b, backend=backend, device=device, check=check)
-    if not lengths:
-        return (distances,)
-    lengths_a = np.fromiter(map(len, a), dtype=np.int64, count=len(a))
-    lengths_b = np.fromiter(map(len, b), dtype=np.int64, count=len(b))
-    return distances, *upload_all([lengths_a, lengths_b], distances.device)
+        check = None
+        if unit == "word":
+            preds, target, unit = list(map(_jiwer_words, preds)), list(map(_jiwer_words, target)), "tokens"
+        else:
+            preds, target = list(map(str.strip, preds)), list(map(str.strip, target))
+    distances, lengths_a, lengths_b = levenshtein_texts(preds, target, unit=unit, backend=backend, device=device,
+                                                        check=check, lengths=lengths)
+    return (distances, lengths_a, lengths_b) if lengths else (distances,)
 
 
 # ----------------------------------------------------------------------------------------------- token tensors in

@@ -342,9 +342,9 @@ def test_flat_encoding_is_the_code_points_in_every_storage_kind(texts):
 def test_flat_encoding_in_blocks_widens_to_the_widest_block(monkeypatch, kinds):
     """Blocks of different storage kinds (in any order, a block per kind or mixed) give the code points of the whole
     batch in the widest block's dtype; block edges inside runs of empty strings too."""
-    from gpumetrics.kernels import levenshtein as lev
+    from gpumetrics.kernels import levenshtein as lev, text_rows
 
-    monkeypatch.setattr(lev, "_ENCODE_BLOCK", 3)
+    monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", 3)
     rng = random.Random(len(kinds))
     texts = []
     for kind in kinds:  # a run of strings of one kind, lengths 0..5, then the next kind

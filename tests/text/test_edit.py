@@ -396,6 +396,70 @@ def test_string_subclasses_are_strings_and_bytes_or_lists_are_not(backend):
             edit_distance(bad, target, backend=backend)
 
 
+# ------------------------------------------------------------------------- device route for strings, run on the CPU
+@pytest.fixture
+def rows_on_device(monkeypatch):
+    """Off the CPU strings travel with separators and their rows and words are found on the device: switched on here
+    so that route runs (on CPU tensors) against the references."""
+    from gpumetrics.kernels import levenshtein
+
+    monkeypatch.setattr(levenshtein, "_rows_on_device", lambda device: True)
+    routed = []  # per call: True when the rows were found on the device, False when the host encoding served
+    found = levenshtein._device_text_rows
+
+    def recorded(*args):
+        rows = found(*args)
+        routed.append(rows is not None)
+        return rows
+
+    monkeypatch.setattr(levenshtein, "_device_text_rows", recorded)
+    return routed
+
+
+def test_device_route_equals_the_references_for_every_string_metric(rows_on_device):
+    batches = make_batches(30) + _raw_whitespace_batches(31)
+    preds, target = sum((b[0] for b in batches), []), sum((b[1] for b in batches), [])
+    assert edit_distance(preds, target, reduction="none", backend="torch").tolist() == _rf(preds, target)
+    assert edit_distance(preds, target, unit="word", reduction="none", backend="torch").tolist() == \
+        _rf(preds, target, words=True)
+    for fn, reference in [(char_error_rate, tm_char_error_rate), (word_error_rate, tm_word_error_rate)]:
+        check_metric(getattr(gpumetrics, {"char_error_rate": "CharErrorRate"}.get(fn.__name__, "WordErrorRate")),
+                     fn, reference, batches, {"backend": "torch"}, ddp=False, reference_atol=1e-6)
+        rates = fn(preds, target, backend="torch", reduction="none")
+        assert_close(rates, fn(preds, target, backend="rapidfuzz", reduction="none"), what=fn.__name__)
+    for transform_fn, reference in [(word_error_rate, jiwer.wer), (char_error_rate, jiwer.cer)]:
+        assert_close(transform_fn(preds, target, transform="jiwer", backend="torch"), reference(target, preds))
+    for preset, reference in [("default", _ned_default_reference), ("aij2022", _ned_aij2022_reference)]:
+        ned_preds, ned_target = make_ned_batches(32)[0]
+        assert_close(normalized_edit_similarity(ned_preds, ned_target, preset=preset, backend="torch"),
+                     reference(ned_preds, ned_target), what=preset)
+    assert len(rows_on_device) > 10 and all(rows_on_device)
+
+
+def test_device_route_falls_back_on_nul_and_on_hash_collisions(rows_on_device, monkeypatch):
+    from gpumetrics.kernels import text_rows
+
+    preds, target = ["a\x00b c", "x y", ""], ["a b c", "x\x00 y", "q"]
+    assert edit_distance(preds, target, reduction="none", backend="torch").tolist() == _rf(preds, target)
+    assert_close(word_error_rate(preds, target, backend="torch"), tm_word_error_rate(preds, target), atol=1e-6)
+    monkeypatch.setattr(text_rows, "_mix", lambda x: torch.zeros_like(x))  # every word hashes alike
+    preds, target = ["a b c d", "b a"], ["a c", "a b b"]
+    assert edit_distance(preds, target, unit="word", reduction="none", backend="torch").tolist() == \
+        _rf(preds, target, words=True)
+    assert rows_on_device == [False, False, False]
+
+
+def test_device_route_checks_items_and_takes_string_subclasses(rows_on_device):
+    import numpy as np
+
+    preds, target = list(np.array(["kitten", "flaw"])), ["sitting", "lawn"]  # numpy.str_ items
+    assert edit_distance(preds, target, reduction="none", backend="torch").tolist() == [3, 2]
+    assert edit_distance([], [], reduction="none", backend="torch").tolist() == []
+    assert word_error_rate(["", " "], ["", "\t"], backend="torch").item() == 0.0
+    with pytest.raises(TypeError, match=r"`target\[1\]`"):
+        word_error_rate(["a", "b"], ["a", 3], backend="torch")
+
+
 # ------------------------------------------------------------------------------------------------ token tensors in
 from gpumetrics.kernels.levenshtein import Ragged  # noqa: E402
 from gpumetrics.text.tokenize import dense_ids  # noqa: E402

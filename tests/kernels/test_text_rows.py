@@ -1,0 +1,112 @@
+"""Strings to device rows (gpumetrics.kernels.text_rows): separators instead of host lengths, rows and words found
+on the device, word ids exact by comparison with their hash class's first word."""
+
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from gpumetrics.kernels import text_rows
+from gpumetrics.kernels.text_rows import (
+    WHITESPACE, encode_separated, rows_from_separators, split_words, upload_code_points,
+)
+
+LETTERS = "abcé中😀\ud800"  # ASCII, Latin-1, BMP, astral, a lone surrogate
+SPACES = "".join(map(chr, WHITESPACE))
+
+
+def _texts(rng: random.Random, count: int, alphabet: str, longest: int = 12) -> list[str]:
+    return ["".join(rng.choices(alphabet, k=rng.randint(0, longest))) for _ in range(count)]
+
+
+def _rows(texts: list[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    values = upload_code_points(encode_separated(texts), torch.device("cpu"))
+    return values, *rows_from_separators(values, len(texts))
+
+
+def test_whitespace_is_what_str_split_splits_on():
+    assert set(WHITESPACE) == {code for code in range(0x110000) if chr(code).isspace()}
+    for code in range(0x110000):  # str.split() and str.isspace agree on every character
+        if ("a" + chr(code) + "b").split() != ["a" + chr(code) + "b"]:
+            assert code in WHITESPACE
+
+
+@pytest.mark.parametrize("block", [3, 2048])
+def test_separated_encoding_is_the_code_points_each_followed_by_zero(monkeypatch, block):
+    monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", block)
+    rng = random.Random(block)
+    for alphabet in ("ab", "aé", "a中", "a😀", LETTERS):
+        texts = _texts(rng, 17, alphabet) + [""] * 4
+        encoded = encode_separated(texts)
+        assert encoded.tolist() == [code for text in texts for code in (*map(ord, text), 0)]
+        widest = max((ord(c) for c in "".join(texts)), default=0)
+        assert encoded.dtype == (np.uint8 if widest < 256 else np.uint16 if widest < 65536 else np.uint32)
+    assert encode_separated([]).tolist() == []
+    assert encode_separated(["", ""]).tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("block", [3, 2048])
+def test_a_string_holding_nul_is_refused(monkeypatch, block):
+    monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", block)
+    assert encode_separated(["ab", "c", "d", "e", "f\x00", "g"]) is None
+    assert encode_separated(["\x00"]) is None
+
+
+def test_rows_are_found_from_the_separators():
+    rng = random.Random(0)
+    texts = _texts(rng, 300, LETTERS + " ") + ["", ""]
+    values, starts, lengths = _rows(texts)
+    assert lengths.tolist() == [len(t) for t in texts]
+    assert ["".join(map(chr, values[s:s + n].tolist())) for s, n in zip(starts.tolist(), lengths.tolist())] == texts
+    assert [t.tolist() for t in rows_from_separators(torch.zeros(0, dtype=torch.int32), 0)] == [[], []]
+
+
+def _check_words(texts: list[str]) -> None:
+    values, starts, lengths = _rows(texts)
+    ids, first, count, collided = split_words(values, starts, lengths)
+    assert not bool(collided)
+    words = [text.split() for text in texts]
+    assert count.tolist() == [len(w) for w in words]
+    flat = [word for row in words for word in row]
+    got = ids[: len(flat)].tolist()
+    assert first.tolist() == np.concatenate([[0], np.cumsum([len(w) for w in words])[:-1]]).tolist()
+    assert all(0 <= i < values.shape[0] for i in got)
+    by_word: dict[str, int] = {}
+    for word, word_id in zip(flat, got):  # equal words, equal ids; different words, different ids
+        assert by_word.setdefault(word, word_id) == word_id
+    assert len(set(got)) == len(by_word)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_words_split_on_the_device_as_str_split(seed):
+    rng = random.Random(seed)
+    alphabet = "ab" if seed % 2 else LETTERS  # tiny alphabets: many repeated words, long shared prefixes
+    texts = _texts(rng, 200, alphabet + SPACES + "  ", longest=30)
+    texts += ["", " ", "\t\n", "a", " a", "a ", "ab ba ab", "a\u3000b\u00a0a\x1cb\x85"]
+    _check_words(texts)
+
+
+def test_words_of_a_batch_without_any_word():
+    values, starts, lengths = _rows(["", " ", "\t"])
+    ids, first, count, collided = split_words(values, starts, lengths)
+    assert count.tolist() == [0, 0, 0] and first.tolist() == [0, 0, 0] and not bool(collided)
+    empty = torch.zeros(0, dtype=torch.long)
+    assert split_words(torch.zeros(0, dtype=torch.int32), empty, empty)[2].tolist() == []
+
+
+def test_long_words_and_anagrams_get_their_own_ids():
+    rng = random.Random(5)
+    word = "".join(rng.choices("abc", k=5000))
+    texts = [word + " " + word[::-1], word[:-1] + "x " + word, "ab ba aab aba baa", "abc acb bac bca cab cba"]
+    _check_words(texts)
+
+
+def test_a_hash_collision_is_reported_not_absorbed(monkeypatch):
+    monkeypatch.setattr(text_rows, "_mix", lambda x: torch.zeros_like(x))  # every word hashes alike
+    values, starts, lengths = _rows(["a b", "b a"])
+    assert bool(split_words(values, starts, lengths)[3])
+    values, starts, lengths = _rows(["ab ab", "ab"])  # one distinct word: equal hashes, equal words
+    assert not bool(split_words(values, starts, lengths)[3])
+    values, starts, lengths = _rows(["ab abc"])  # same hash, different lengths
+    assert bool(split_words(values, starts, lengths)[3])
