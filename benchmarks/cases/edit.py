@@ -20,6 +20,7 @@ from torchmetrics.functional.text import word_error_rate as tm_word_error_rate
 from benchmarks.registry import Contenders, register
 from gpumetrics.functional import char_error_rate, edit_distance, word_error_rate
 from gpumetrics.kernels.levenshtein import Ragged, encode_chars_ragged
+from gpumetrics.kernels.text_rows import encode_chars_flat, encode_separated
 
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz      ABCDEF0123456789.,абвгдежзийклмнопрстуфхцчшщыэюя中文字😀é"
 _TORCHMETRICS_MAX_PAIRS = 5_000  # pure-Python DP: 50k pairs take ~1 min per run
@@ -201,6 +202,38 @@ def edit_encode_chars_case(size: int, device: str) -> Contenders:
     )
 
 
+@register("edit_encode_separated", sizes=(500_000,), quick_sizes=(20_000,), repeats=7)
+def edit_encode_separated_case(size: int, device: str) -> Contenders:
+    preds, target = _ocr_pairs(size, 5, 40, seed=size)
+    both = preds + target
+    return Contenders(
+        ours={"encode_separated (both sides; rows found on the device)": lambda: encode_separated(both)},
+        anchors={"encode_chars_flat (both sides; lengths on the host)": lambda: encode_chars_flat(both)},
+        check=lambda ours, anchor: sum(map(len, ours)) == anchor[0].shape[0] + anchor[1].shape[0],
+        note="the host's whole share of edit_distance(strings → GPU) off the CPU for the 500,000 pairs of "
+             "edit_gpu_short_strings (both sides, 5–40 chars incl. astral)",
+    )
+
+
+def _wer_pairs(size: int) -> tuple[list[str], list[str]]:
+    """20–120 characters, single spaces: the WER rows' data."""
+    preds, target = _ocr_pairs(size, 20, 120, seed=size + 3)
+    return [" ".join(p.split()) for p in preds], [" ".join(t.split()) for t in target]
+
+
+@register("wer_encode_separated", sizes=(100_000,), quick_sizes=(5_000,), repeats=5)
+def wer_encode_separated_case(size: int, device: str) -> Contenders:
+    preds, target = _wer_pairs(size)
+    both = preds + target
+    return Contenders(
+        ours={"encode_separated (both sides; words split and hashed on the device)": lambda: encode_separated(both)},
+        anchors={"gpumetrics word_error_rate CPU auto (split + rapidfuzz)": lambda: word_error_rate(preds, target)},
+        check=lambda ours, anchor: sum(map(len, ours)) == sum(map(len, both)) + len(both),
+        note="the host's whole share of word_error_rate(strings → GPU) for the 100,000 pairs of wer_gpu: the "
+             "encoding, no str.split (the device does it); the ratio bounds what the GPU route can gain",
+    )
+
+
 # ---------------------------------------------------------------------------------------------------------- GPU rows
 # Group "gpu": not in a default run; on a CUDA machine run them with
 #   python -m benchmarks --device cuda --only edit_gpu_short_strings edit_gpu_short_tokens edit_gpu_long \
@@ -260,14 +293,13 @@ def edit_gpu_long_case(size: int, device: str) -> Contenders:
 @register("wer_gpu", sizes=(100_000,), quick_sizes=(5_000,), repeats=3, group="gpu", goal=1.5)
 def wer_gpu_case(size: int, device: str) -> Contenders:
     device = _cuda(device)
-    preds, target = _ocr_pairs(size, 20, 120, seed=size + 3)
-    preds = [" ".join(p.split()) for p in preds]
-    target = [" ".join(t.split()) for t in target]
+    preds, target = _wer_pairs(size)
     return Contenders(
         ours={"word_error_rate(strings → cuda)": lambda: word_error_rate(preds, target, device=device).item()},
         anchors={"gpumetrics word_error_rate CPU auto": lambda: word_error_rate(preds, target).item()},
         check=lambda ours_value, anchor: abs(ours_value - anchor) < 1e-12,
-        note="20–120 chars, single spaces: word ids by dense_ids on the host, distances on the GPU",
+        note="20–120 chars, single spaces: code points to the GPU, words split and given exact ids there, distances "
+             "by the Triton kernel",
     )
 
 

@@ -9,7 +9,8 @@ batch on the host overlaps the kernels of this one. On the CPU, or for a tensor 
 
 from __future__ import annotations
 
-from typing import Any, Union
+import warnings
+from typing import Any, Sequence, Union
 
 import numpy as np
 import torch
@@ -47,10 +48,10 @@ def upload(data: Any, device: DeviceArg, dtype: torch.dtype | None = None) -> to
 
 
 def upload_all(arrays: list[Any], device: DeviceArg) -> list[torch.Tensor]:
-    """Several host arrays of one dtype in ONE upload: concatenated flat on the host, split on the device.
+    """Several host arrays of one dtype in ONE upload (:func:`upload_concatenated`), split on the device.
 
     Args:
-        arrays: ``np.ndarray`` or CPU tensors of one dtype, any shapes.
+        arrays: ``np.ndarray`` or CPU tensors of one dtype (one numpy knows), any shapes.
         device: target device.
 
     Returns:
@@ -60,13 +61,57 @@ def upload_all(arrays: list[Any], device: DeviceArg) -> list[torch.Tensor]:
         >>> [t.tolist() for t in upload_all([np.arange(3), np.ones((2, 2), dtype=np.int64)], "cpu")]
         [[0, 1, 2], [[1, 1], [1, 1]]]
     """
-    tensors = [torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else torch.as_tensor(a)
-               for a in arrays]
-    if not tensors:
+    if not arrays:
         return []
-    dtypes = {t.dtype for t in tensors}
-    if len(dtypes) > 1:
-        raise ValueError(f"`arrays` must share one dtype, got {sorted(map(str, dtypes))}")
-    flat = upload(torch.cat([t.reshape(-1) for t in tensors]), device)
-    sizes = [t.numel() for t in tensors]
-    return [part.view(t.shape) for part, t in zip(torch.split(flat, sizes), tensors)]
+    if all(isinstance(a, np.ndarray) for a in arrays):
+        dtypes = {a.dtype for a in arrays}
+        if len(dtypes) > 1:
+            raise ValueError(f"`arrays` must share one dtype, got {sorted(map(str, dtypes))}")
+        flat = upload_concatenated(arrays, device, arrays[0].dtype)
+    else:
+        tensors = [torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else torch.as_tensor(a)
+                   for a in arrays]
+        dtypes = {t.dtype for t in tensors}
+        if len(dtypes) > 1:
+            raise ValueError(f"`arrays` must share one dtype, got {sorted(map(str, dtypes))}")
+        flat = upload(torch.cat([t.reshape(-1) for t in tensors]), device)
+    shapes = [tuple(a.shape) for a in arrays]
+    sizes = [int(np.prod(shape, dtype=np.int64)) for shape in shapes]
+    return [part.view(shape) for part, shape in zip(torch.split(flat, sizes), shapes)]
+
+
+_SAME_BITS = {np.dtype(np.uint16): torch.int16, np.dtype(np.uint32): torch.int32, np.dtype(np.uint64): torch.int64}
+
+
+def upload_concatenated(arrays: Sequence[np.ndarray], device: DeviceArg, dtype: Any = None) -> torch.Tensor:
+    """Host arrays concatenated flat into ONE tensor on ``device``, staged by a single host copy: straight into
+    pinned memory on CUDA (torch's caching host allocator: no pageable intermediate to page-fault in, no second
+    copy to pin it), then copied without blocking; plain memory elsewhere.
+
+    Args:
+        arrays: numpy arrays, any shapes (flattened, in order).
+        device: target device.
+        dtype: numpy dtype of the result, each array cast into it during the copy; their common type by default.
+            ``uint16`` / ``uint32`` / ``uint64`` arrive as the signed torch dtype of their width (the same bits:
+            torch has no arithmetic on them), for the caller to reinterpret.
+
+    Returns:
+        ``Tensor[Σ sizes]`` on ``device``.
+
+    Example:
+        >>> upload_concatenated([np.arange(2, dtype=np.uint8), np.array([300], dtype=np.uint16)], "cpu")
+        tensor([  0,   1, 300], dtype=torch.int16)
+    """
+    target = torch.device("cpu") if device is None else torch.device(device)
+    dtype = np.dtype(dtype if dtype is not None else (np.result_type(*arrays) if len(arrays) else np.uint8))
+    signed = np.dtype(f"i{dtype.itemsize}") if dtype in _SAME_BITS else dtype
+    stage = torch.empty(sum(a.size for a in arrays), dtype=_SAME_BITS.get(dtype) or torch.from_numpy(
+        np.empty(0, dtype)).dtype, pin_memory=target.type == "cuda")
+    filled = 0
+    with warnings.catch_warnings():  # read-only arrays (views of encoded bytes) are only read here
+        warnings.simplefilter("ignore", UserWarning)
+        for array in arrays:  # cast on the host side only where a block is narrower than the result
+            part = torch.from_numpy(np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(signed))
+            stage[filled:filled + part.numel()].copy_(part)
+            filled += part.numel()
+    return stage.to(target, non_blocking=target.type == "cuda")

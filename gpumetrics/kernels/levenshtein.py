@@ -817,7 +817,7 @@ def levenshtein_texts(
 ) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
     """Levenshtein distance of every pair of texts, and each text's length, in characters, words or given tokens.
 
-    On a device other than the CPU (``backend`` ``"torch"``, or ``"auto"`` there) strings travel with a separator
+    On CUDA (``backend`` ``"torch"``, or ``"auto"`` there) strings travel with a separator
     after each (:func:`~gpumetrics.kernels.text_rows.encode_separated`: no per-string host work) and their rows —
     and for ``unit="word"`` their words and word ids — are found on the device (one host sync for the word ids'
     collision flag, none for characters). A string holding ``"\\0"``, or a word-hash collision, takes the host
@@ -894,9 +894,10 @@ def _torch_pair_distances(a: Sequence, b: Sequence, unit: str, device: torch.dev
 
 
 def _rows_on_device(device: torch.device) -> bool:
-    """Whether text rows are found where the kernel runs: off the CPU (on the CPU the host's lengths are cheaper
-    than a device pass over every symbol; tests switch this on to run the device route on the CPU)."""
-    return device.type != "cpu"
+    """Whether text rows are found where the kernel runs: on CUDA (on the CPU the host's lengths are cheaper than
+    a pass over every symbol; other accelerators keep the host route; tests switch this on to run the device route
+    on the CPU)."""
+    return device.type == "cuda"
 
 
 def _device_text_rows(texts: list, unit: str, device: torch.device) -> Optional[tuple[Tensor, Tensor, Tensor]]:
@@ -906,7 +907,7 @@ def _device_text_rows(texts: list, unit: str, device: torch.device) -> Optional[
     if not _rows_on_device(device):
         return None
     encoded = encode_separated(texts)
-    if encoded is None or encoded.shape[0] >= 1 << 32:  # ids and positions must stay below 2**32
+    if encoded is None or sum(block.size for block in encoded) >= 1 << 32:  # ids and positions stay below 2**32
         return None
     values = upload_code_points(encoded, device)
     starts, row_lengths = rows_from_separators(values, len(texts))

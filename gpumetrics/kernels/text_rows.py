@@ -4,13 +4,14 @@ Two encodings of a batch of ``B`` strings, both joined and fixed-width encoded i
 strings (each block in the narrowest width that holds it: its CPython storage kind):
 
 * :func:`encode_chars_flat` — the code points and the host's ``int64[B]`` lengths. For kernels planned on the host
-  (the CPU tensor kernel). The lengths are one ``len`` per string: about half of its time.
-* :func:`encode_separated` — the code points with a ``0`` after every string and nothing else: half the host time
-  (500,000 strings of 5–40 characters: ``edit_encode_chars``). The rows are then found where the values are, by
+  (the CPU tensor kernel). The lengths are one ``len`` per string (500,000 strings: ~23 ms of ~100 for both sides).
+* :func:`encode_separated` — the code points with a ``0`` after every string and nothing else, in blocks that the
+  upload concatenates (on CUDA straight into pinned memory). The rows are then found where the values are, by
   :func:`rows_from_separators` (no host sync), and :func:`split_words` tokenises them there as ``str.split()``
-  does, so word error rates need no ``split`` on the host either (itself ~2 µs a sentence: the larger share of a
-  CPU WER). A string holding ``"\\0"`` cannot be told from a separator: :func:`encode_separated` returns ``None``
-  and the caller takes the other encoding.
+  does, so word error rates need no ``split`` on the host either (~1 µs a sentence: most of a CPU WER). Host share
+  measured on the 2-core CPU: ``edit_encode_separated``, ``wer_encode_separated`` (BENCHMARKS.md). A string
+  holding ``"\\0"`` cannot be told from a separator: :func:`encode_separated` returns ``None`` and the caller takes
+  the other encoding.
 
 Word ids by content on the device: every word is hashed from its ``(position, code point)`` items (a 64-bit mix,
 summed over the word by one prefix sum), words with equal hashes get one id, and each word is then compared symbol
@@ -29,7 +30,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gpumetrics.core.transfer import upload
+from gpumetrics.core.transfer import upload_concatenated
 
 __all__ = ["encode_chars_flat", "encode_separated", "rows_from_separators", "split_words", "upload_code_points",
            "WHITESPACE"]
@@ -79,14 +80,16 @@ def encode_chars_flat(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return values, lengths
 
 
-def encode_separated(texts: Sequence[str]) -> Optional[np.ndarray]:
-    """Code points of all strings, each string followed by a ``0``: ``uint8|uint16|uint32[T + B]`` (the widest
-    block's dtype), or ``None`` when a string contains ``"\\0"`` (its rows could not be told apart).
+def encode_separated(texts: Sequence[str]) -> Optional[list[np.ndarray]]:
+    """Code points of all strings, each string followed by a ``0``, in blocks: ``uint8|uint16|uint32`` arrays
+    (each block in its own width) whose concatenation is ``T + B`` long; ``None`` when a string contains ``"\\0"``
+    (its rows could not be told apart).
 
-    No length is taken on the host: :func:`rows_from_separators` finds the rows where the values are.
+    No length is taken on the host: :func:`rows_from_separators` finds the rows where the values are. The blocks
+    are concatenated by the upload (:func:`upload_code_points`), which on CUDA stages them straight in pinned memory.
 
     Example:
-        >>> encode_separated(["ab", "", "é"]).tolist()
+        >>> np.concatenate(encode_separated(["ab", "", "é"])).tolist()
         [97, 98, 0, 0, 233, 0]
         >>> encode_separated(["a\\0b"]) is None
         True
@@ -99,9 +102,7 @@ def encode_separated(texts: Sequence[str]) -> Optional[np.ndarray]:
         if np.count_nonzero(block == 0) != len(strings) - 1:
             return None
         blocks.append(block)
-    if not blocks:
-        return np.zeros(0, dtype=np.uint8)
-    return blocks[0] if len(blocks) == 1 else np.concatenate(blocks)  # numpy takes the widest block's dtype
+    return blocks
 
 
 def _code_points(text: str) -> np.ndarray:
@@ -130,33 +131,33 @@ def _storage_kind(text: str) -> int:
     return kind if rest == 0 and kind in (1, 2) else 4
 
 
-def upload_code_points(values: np.ndarray, device: torch.device, narrow_on_cpu: bool = False) -> Tensor:
-    """Host code points (``uint8|uint16|uint32``) or ids (``int64``) as a tensor on ``device`` in one upload
-    (:func:`gpumetrics.core.transfer.upload`): they travel in their narrow dtype (``uint8``, ``int16`` bits for BMP
-    text) and are widened there to ``int32`` (int64 stays int64). ``narrow_on_cpu``: the caller only reads the
-    result and gathers (widening) itself, so on the CPU one-byte text stays a view of the encoded bytes.
+def upload_code_points(values: np.ndarray | Sequence[np.ndarray], device: torch.device,
+                       narrow_on_cpu: bool = False) -> Tensor:
+    """Host code points (``uint8|uint16|uint32``) or ids (``int64``), one array or blocks of any widths, as ONE
+    tensor on ``device``: they travel in the widest block's narrow dtype (``uint8``, the bits of ``uint16`` /
+    ``uint32``; :func:`gpumetrics.core.transfer.upload_concatenated`) and are widened there to ``int32`` (int64
+    stays int64). ``narrow_on_cpu``: the caller only reads the result and gathers (widening) itself, so on the CPU
+    one array of one-byte text stays a view of the encoded bytes.
 
     Returns:
         ``IntTensor[T]`` (``LongTensor[T]`` for int64 input; ``uint8`` on the CPU with ``narrow_on_cpu``). On the CPU
-        the result may share the (read-only) host buffer only with ``narrow_on_cpu``.
+        the result may share a (read-only) host buffer only with ``narrow_on_cpu``.
     """
-    widen = None
-    if values.dtype == np.uint32:
-        values = values.view(np.int32)  # code points < 2**21: the same numbers; torch has no uint32 arithmetic
-    elif values.dtype == np.uint16:
-        if device.type == "cpu":
-            values = values.astype(np.int32)
-        else:
-            values, widen = values.view(np.int16), 0xFFFF  # the same bits; widened and masked on the device
-    with warnings.catch_warnings():  # a read-only view of the encoded bytes: upload copies it (pinned) on CUDA
-        warnings.simplefilter("ignore", UserWarning)
-        host = torch.from_numpy(values)
-    flat = upload(host, device) if device.type != "cpu" else host
-    if flat.dtype == torch.uint8 and narrow_on_cpu and device.type == "cpu":
-        return flat  # the tensor kernel widens what it gathers: ASCII / Latin-1 text stays one byte per symbol
-    if flat.dtype != torch.int64:
-        flat = flat.int() if widen is None else flat.int() & widen
-    if not narrow_on_cpu and device.type == "cpu" and not values.flags.writeable and flat.data_ptr() == host.data_ptr():
+    blocks = [values] if isinstance(values, np.ndarray) else list(values)
+    dtype = np.result_type(*blocks) if blocks else np.dtype(np.uint8)
+    if device.type == "cpu" and len(blocks) == 1:  # no staging copy: a view, widened (copied) below if needed
+        array = blocks[0].view(np.int16) if dtype == np.uint16 else blocks[0].view(np.int32) \
+            if dtype == np.uint32 else blocks[0]
+        with warnings.catch_warnings():  # a read-only view of the encoded bytes: never written (cloned below)
+            warnings.simplefilter("ignore", UserWarning)
+            host = torch.from_numpy(array)
+    else:
+        host = upload_concatenated(blocks, device, dtype)
+    if host.dtype == torch.uint8 and narrow_on_cpu and device.type == "cpu":
+        return host  # the tensor kernel widens what it gathers: ASCII / Latin-1 text stays one byte per symbol
+    flat = host.int() & 0xFFFF if dtype == np.uint16 else host if host.dtype == torch.int64 else host.int()
+    if not narrow_on_cpu and device.type == "cpu" and len(blocks) == 1 and not blocks[0].flags.writeable and \
+            flat.data_ptr() == host.data_ptr():
         flat = flat.clone()
     return flat
 

@@ -31,3 +31,19 @@ def test_upload_all_splits_one_buffer_back_into_the_shapes() -> None:
 def test_upload_all_refuses_mixed_dtypes() -> None:
     with pytest.raises(ValueError, match="`arrays` must share one dtype"):
         upload_all([np.arange(3), np.ones(2)], "cpu")
+
+
+def test_upload_concatenated_casts_narrow_blocks_into_the_widest_without_sign_errors():
+    from gpumetrics.core.transfer import upload_concatenated
+
+    narrow = np.frombuffer(b"\x00\xff", dtype=np.uint8)  # read-only, like a view of encoded bytes
+    bmp = np.array([0xFFFF, 0x8000], dtype=np.uint16)
+    astral = np.array([0x10FFFF], dtype=np.uint32)
+    wide = upload_concatenated([narrow, bmp, astral], "cpu")
+    assert wide.dtype == torch.int32 and wide.tolist() == [0, 255, 0xFFFF, 0x8000, 0x10FFFF]
+    bits = upload_concatenated([narrow, bmp], "cpu")  # uint16 arrives as the int16 bits
+    assert bits.dtype == torch.int16 and (bits.int() & 0xFFFF).tolist() == [0, 255, 0xFFFF, 0x8000]
+    ids = upload_concatenated([np.arange(3), np.array([[7, 8]])], "cpu")
+    assert ids.dtype == torch.int64 and ids.tolist() == [0, 1, 2, 7, 8]
+    assert upload_concatenated([], "cpu").tolist() == []
+    assert upload_concatenated([np.ones(2, np.float32)], "cpu", np.float64).dtype == torch.float64

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+import numpy as np
 import torch
 
 import gpumetrics
@@ -304,7 +305,7 @@ def test_cuda_host_syncs_per_compute(module_cases, name):
 @pytest.mark.cuda
 @needs_cuda
 def test_upload_does_not_synchronise():
-    from gpumetrics.core.transfer import upload, upload_all
+    from gpumetrics.core.transfer import upload, upload_all, upload_concatenated
 
     busy = torch.randn(2048, 2048, device="cuda")
     torch.cuda.synchronize()
@@ -313,8 +314,11 @@ def test_upload_does_not_synchronise():
         busy @ busy  # queued work the uploads must not wait for
         one = upload(torch.arange(1000), "cuda")
         parts = upload_all([torch.arange(3), torch.ones(2, 2, dtype=torch.int64)], "cuda")
+        arrays = upload_all([np.arange(3), np.ones((2, 2), dtype=np.int64)], "cuda")  # staged in pinned memory
+        blocks = upload_concatenated([np.array([1, 255], np.uint8), np.array([0xFFFF], np.uint16)], "cuda")
     finally:
         torch.cuda.set_sync_debug_mode(0)
     assert one.device.type == "cuda" and one.sum().item() == 499500
-    assert parts[1].tolist() == [[1, 1], [1, 1]]
+    assert parts[1].tolist() == [[1, 1], [1, 1]] and arrays[1].tolist() == [[1, 1], [1, 1]]
+    assert blocks.device.type == "cuda" and (blocks.int() & 0xFFFF).tolist() == [1, 255, 0xFFFF]
 

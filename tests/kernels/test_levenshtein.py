@@ -424,12 +424,25 @@ values, offsets = _to_device_flat(*encode_chars_flat(a + b), torch.device("cpu")
 starts, lengths, n = offsets[:-1], offsets.diff(), len(a)
 got = levenshtein_triton_rows(values, starts[:n], lengths[:n], values, starts[n:], lengths[n:]).tolist()
 assert got == [Levenshtein.distance(x, y) for x, y in zip(a, b)], got
+# the device route for strings: rows between separators, and word ids found on the device
+from gpumetrics.kernels.text_rows import encode_separated, rows_from_separators, split_words, upload_code_points
+a += ["a b  ab", " \t"]
+b += ["ab b a\u3000a", "x"]
+values = upload_code_points(encode_separated(a + b), torch.device("cpu"))
+starts, lengths = rows_from_separators(values, 2 * len(a))
+n = len(a)
+got = levenshtein_triton_rows(values, starts[:n], lengths[:n], values, starts[n:], lengths[n:]).tolist()
+assert got == [Levenshtein.distance(x, y) for x, y in zip(a, b)], got
+ids, first, count, collided = split_words(values, starts, lengths)
+got = levenshtein_triton_rows(ids, first[:n], count[:n], ids, first[n:], count[n:]).tolist()
+assert not bool(collided) and got == [Levenshtein.distance(x.split(), y.split()) for x, y in zip(a, b)], got
 print("ok")
 """
 
 
 def test_triton_kernel_on_the_string_layout_both_sides_in_one_buffer():
-    """Strings on CUDA: both sides encoded into one flat buffer, rows by starts + lengths (under the interpreter)."""
+    """Strings on CUDA: both sides encoded into one flat buffer, rows by starts + lengths; the rows between
+    separators and the word ids found on the device (under the interpreter)."""
     import os
     import subprocess
     import sys

@@ -38,12 +38,12 @@ def test_separated_encoding_is_the_code_points_each_followed_by_zero(monkeypatch
     rng = random.Random(block)
     for alphabet in ("ab", "aé", "a中", "a😀", LETTERS):
         texts = _texts(rng, 17, alphabet) + [""] * 4
-        encoded = encode_separated(texts)
+        encoded = np.concatenate(encode_separated(texts))
         assert encoded.tolist() == [code for text in texts for code in (*map(ord, text), 0)]
         widest = max((ord(c) for c in "".join(texts)), default=0)
         assert encoded.dtype == (np.uint8 if widest < 256 else np.uint16 if widest < 65536 else np.uint32)
-    assert encode_separated([]).tolist() == []
-    assert encode_separated(["", ""]).tolist() == [0, 0]
+    assert encode_separated([]) == []
+    assert np.concatenate(encode_separated(["", ""])).tolist() == [0, 0]
 
 
 @pytest.mark.parametrize("block", [3, 2048])

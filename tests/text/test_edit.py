@@ -461,6 +461,7 @@ def test_device_route_checks_items_and_takes_string_subclasses(rows_on_device):
 
 
 # ------------------------------------------------------------------------------------------------ token tensors in
+from gpumetrics.kernels import levenshtein  # noqa: E402
 from gpumetrics.kernels.levenshtein import Ragged  # noqa: E402
 from gpumetrics.text.tokenize import dense_ids  # noqa: E402
 from tests.helpers.syncs import SyncCounter  # noqa: E402
@@ -628,9 +629,20 @@ def test_cuda_token_tensors_equal_cpu_strings_with_one_host_sync():  # pragma: n
         got = edit_distance(p, t, pad_id=0, preds_lengths=p_len, target_lengths=t_len, reduction="none")
         assert got.device.type == "cuda" and torch.equal(got.cpu(), expected), name
         assert_close(metric.compute().cpu(), char_error_rate(preds, target))
-    # strings on CUDA: the Triton kernel, equal to the CPU path
-    assert torch.equal(edit_distance(preds, target, reduction="none", device="cuda").cpu(), expected)
-    assert_close(word_error_rate(preds, target, device="cuda").cpu(), word_error_rate(preds, target))
+    # strings on CUDA: rows (and words) found on the device, the Triton kernel; equal to the CPU path
+    with SyncCounter() as counter:
+        got = edit_distance(preds, target, reduction="none", device="cuda")
+    assert torch.equal(got.cpu(), expected)
+    if levenshtein._has_triton():  # characters: no host sync at all
+        assert sum(counter.counts.values()) == 0, dict(counter.counts)
+    with SyncCounter() as counter:
+        rate = word_error_rate(preds, target, device="cuda")
+    assert_close(rate.cpu(), word_error_rate(preds, target))
+    if levenshtein._has_triton():  # words: one read of the word ids' collision flag
+        assert sum(counter.counts.values()) == 1, dict(counter.counts)
+    with_nul = [p + "\x00" for p in preds]  # the host encoding serves, same values
+    assert torch.equal(edit_distance(with_nul, target, reduction="none", device="cuda").cpu(),
+                       edit_distance(with_nul, target, reduction="none"))
 
 
 def test_padding_may_hold_any_value_such_as_minus_100():
