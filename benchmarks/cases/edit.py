@@ -258,10 +258,14 @@ def edit_gpu_short_strings_case(size: int, device: str) -> Contenders:
     device = _cuda(device)
     preds, target = _ocr_pairs(size, 5, 40, seed=size)
     return Contenders(
-        ours={"edit_distance(strings → cuda)": lambda: edit_distance(preds, target, reduction="none", device=device)},
+        ours={"edit_distance(strings → cuda, auto)": lambda: edit_distance(preds, target, reduction="none",
+                                                                            device=device),
+              "edit_distance(strings → cuda, backend=torch)": lambda: edit_distance(
+                  preds, target, reduction="none", backend="torch", device=device)},
         anchors={"rapidfuzz Levenshtein.distance loop": lambda: _rapidfuzz_loop(preds, target)},
         check=lambda ours, anchor: ours.tolist() == anchor,
-        note="5–40 chars, end to end: encoding, transfer, Triton kernel, result on the GPU",
+        note="5–40 chars, end to end, result on the GPU. auto: rapidfuzz's threads on the host's free cores (≥ 4), "
+             "then one upload; torch: separated encoding, rows found on the GPU, Triton kernel",
     )
 
 

@@ -847,7 +847,7 @@ def levenshtein_texts(
     if unit not in TEXT_UNITS:
         raise ValueError(f"`unit` must be one of {', '.join(map(repr, TEXT_UNITS))}; got {unit!r}")
     if backend == "auto":
-        backend = "rapidfuzz" if device.type == "cpu" and _has_rapidfuzz() else "torch"
+        backend = _auto_backend(a, b, unit, device)
     if backend == "rapidfuzz" and not _has_rapidfuzz():
         raise ValueError("`backend='rapidfuzz'` needs the rapidfuzz package: pip install rapidfuzz")
     if check is not None and (backend == "torch" or unit == "word"):  # the rapidfuzz path checks at C level first
@@ -871,6 +871,30 @@ def levenshtein_texts(
     lengths_a = np.fromiter(map(len, a), dtype=np.int64, count=len(a))
     lengths_b = np.fromiter(map(len, b), dtype=np.int64, count=len(b))
     return distances, *upload_all([lengths_a, lengths_b], device)
+
+
+_HOST_THREADS_MIN_CORES = 4  # free cores from which rapidfuzz's threads beat encoding short strings for a device
+
+
+def _auto_backend(a: Sequence, b: Sequence, unit: str, device: torch.device) -> str:
+    """``backend="auto"``: rapidfuzz on the CPU; on a device the device kernels — except for a large batch
+    (``_THREADED_MIN_PAIRS``) of short character pairs (the first pairs' mean length within one 64-symbol word) while
+    ``_HOST_THREADS_MIN_CORES`` cores are free: the strings are on the host already, and encoding them costs about
+    what rapidfuzz's loop does on one core (500,000 pairs of 5–40 characters: ~100 ms each on the 2-core CPU when a
+    quarter hold astral characters), so rapidfuzz's threads over the free cores finish first; the result is uploaded.
+    Words and token lists always take the device kernels (splitting on the host costs more than the distances)."""
+    if not _has_rapidfuzz():
+        return "torch"
+    if device.type == "cpu":
+        return "rapidfuzz"
+    if unit != "char" or len(a) < _THREADED_MIN_PAIRS:
+        return "torch"
+    head = min(len(a), _CALIBRATION_PAIRS)
+    try:
+        short = sum(map(len, a[:head])) + sum(map(len, b[:head])) <= 2 * _WORD * head
+    except TypeError:  # not strings: the device path's check names the item
+        return "torch"
+    return "rapidfuzz" if short and _free_cores() >= _HOST_THREADS_MIN_CORES else "torch"
 
 
 def _torch_pair_distances(a: Sequence, b: Sequence, unit: str, device: torch.device) -> tuple[Tensor, Tensor]:

@@ -1,15 +1,17 @@
 """Edit-distance metrics (docs/metrics/edit.md): edit distance, CER, WER and 1 − NED (normalised edit similarity).
 
 All four share one step: the Levenshtein distance of every (prediction, reference) pair, computed by
-:func:`gpumetrics.kernels.levenshtein.levenshtein_strings` with ``backend``:
+:func:`gpumetrics.kernels.levenshtein.levenshtein_texts` with ``backend``:
 
 * ``"torch"`` — the batched bit-parallel tensor kernel on the metric's device (the module's ``device``, or the
   function's ``device`` argument);
 * ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` through its pairwise batch API (``process.cpdist``,
   4,096 pairs per call; a band hint for long pairs; see :func:`~gpumetrics.kernels.levenshtein.rapidfuzz_distances`),
   result moved to the device;
-* ``"auto"`` (default) — the device kernels when the device is not the CPU (on CUDA the fused Triton kernel of
-  :mod:`gpumetrics.kernels.levenshtein_triton` when triton is importable), rapidfuzz on CPU.
+* ``"auto"`` (default) — rapidfuzz on CPU; on another device the device kernels (on CUDA the fused Triton kernel of
+  :mod:`gpumetrics.kernels.levenshtein_triton` when triton is importable), except for ≥ 20,000 short character
+  pairs while ≥ 4 cores are free: those strings are on the host already and rapidfuzz's threads finish before their
+  encoding would (result uploaded; :func:`~gpumetrics.kernels.levenshtein._auto_backend`).
 
 Inputs: ``B`` strings, or integer **token tensors** on any device (the output of greedy / CTC decoding): padded
 ``Tensor[B, L]`` whose rows end at ``preds_lengths`` / ``target_lengths`` or at their first ``pad_id`` (full width

@@ -493,3 +493,23 @@ def test_triton_kernel_compiles_for_an_h100():
     if done.returncode and ("ptxas" in done.stderr and "not found" in done.stderr.lower()):
         pytest.skip("Triton's CUDA toolchain (ptxas) is not installed here")
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+
+
+def test_auto_on_a_device_takes_rapidfuzz_threads_only_for_many_short_strings_with_free_cores(monkeypatch):
+    """Strings are on the host already: with ≥ 4 free cores rapidfuzz's threads beat encoding them for the device,
+    for large batches of short pairs only; words, long pairs, small batches and busy hosts take the device kernels."""
+    from gpumetrics.kernels import levenshtein as lev
+
+    cuda = torch.device("cuda")  # only the dispatch is asked: no GPU needed
+    short, long = ["kitten"] * 20_000, ["x" * 200] * 20_000
+    monkeypatch.setattr(lev, "_free_cores", lambda: 8)
+    assert lev._auto_backend(short, short, "char", cuda) == "rapidfuzz"
+    assert lev._auto_backend(short, short, "word", cuda) == "torch"
+    assert lev._auto_backend(long, long, "char", cuda) == "torch"
+    assert lev._auto_backend(short[:100], short[:100], "char", cuda) == "torch"
+    assert lev._auto_backend([1] * 20_000, short, "char", cuda) == "torch"  # the device path's check names it
+    assert lev._auto_backend(short, short, "char", torch.device("cpu")) == "rapidfuzz"
+    monkeypatch.setattr(lev, "_free_cores", lambda: 3)
+    assert lev._auto_backend(short, short, "char", cuda) == "torch"
+    monkeypatch.setattr(lev, "_has_rapidfuzz", lambda: False)
+    assert lev._auto_backend(short, short, "char", torch.device("cpu")) == "torch"
