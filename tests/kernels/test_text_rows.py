@@ -70,7 +70,7 @@ def _check_words(texts: list[str]) -> None:
     assert count.tolist() == [len(w) for w in words]
     flat = [word for row in words for word in row]
     got = ids[: len(flat)].tolist()
-    assert first.tolist() == np.concatenate([[0], np.cumsum([len(w) for w in words])[:-1]]).tolist()
+    assert first.tolist() == [sum(map(len, words[:row])) for row in range(len(words))]
     assert all(0 <= i < values.shape[0] for i in got)
     by_word: dict[str, int] = {}
     for word, word_id in zip(flat, got):  # equal words, equal ids; different words, different ids
@@ -110,3 +110,19 @@ def test_a_hash_collision_is_reported_not_absorbed(monkeypatch):
     assert not bool(split_words(values, starts, lengths)[3])
     values, starts, lengths = _rows(["ab abc"])  # same hash, different lengths
     assert bool(split_words(values, starts, lengths)[3])
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ANY_TEXT = st.text(alphabet=st.one_of(
+    st.characters(blacklist_characters="\x00", blacklist_categories=()),  # every plane, lone surrogates included
+    st.sampled_from([*SPACES, "a", "b"])), max_size=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_ANY_TEXT, max_size=12))
+def test_rows_and_words_of_any_text(texts):
+    values, starts, lengths = _rows(texts)
+    assert lengths.tolist() == [len(t) for t in texts]
+    _check_words(texts)

@@ -5,6 +5,8 @@ import random
 import jiwer
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from nltk.metrics.distance import edit_distance as nltk_edit_distance
 from rapidfuzz.distance import Levenshtein
 from torchmetrics.functional.text import char_error_rate as tm_char_error_rate
@@ -397,6 +399,10 @@ def test_string_subclasses_are_strings_and_bytes_or_lists_are_not(backend):
 
 
 # ------------------------------------------------------------------------- device route for strings, run on the CPU
+_ANY_TEXT = st.text(alphabet=st.one_of(st.characters(blacklist_categories=()),  # every plane, NUL, lone surrogates
+                                        st.sampled_from(" \t\n\u00a0\u3000ab")), max_size=15)
+
+
 @pytest.fixture
 def rows_on_device(monkeypatch):
     """Off the CPU strings travel with separators and their rows and words are found on the device: switched on here
@@ -434,6 +440,15 @@ def test_device_route_equals_the_references_for_every_string_metric(rows_on_devi
         assert_close(normalized_edit_similarity(ned_preds, ned_target, preset=preset, backend="torch"),
                      reference(ned_preds, ned_target), what=preset)
     assert len(rows_on_device) > 10 and all(rows_on_device)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(_ANY_TEXT, _ANY_TEXT), max_size=10))
+def test_device_route_on_any_text(rows_on_device, pairs):
+    preds, target = [p for p, _ in pairs], [t for _, t in pairs]
+    assert edit_distance(preds, target, reduction="none", backend="torch").tolist() == _rf(preds, target)
+    assert edit_distance(preds, target, unit="word", reduction="none", backend="torch").tolist() == \
+        _rf(preds, target, words=True)
 
 
 def test_device_route_falls_back_on_nul_and_on_hash_collisions(rows_on_device, monkeypatch):
