@@ -73,7 +73,7 @@ from gpumetrics.core.checks import check_device
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids
 from gpumetrics.kernels.text_rows import (
-    encode_chars_flat, encode_separated, rows_from_separators, split_words, upload_code_points,
+    encode_chars_flat, encode_pairs_separated, rows_from_separators, split_words, upload_code_points,
 )
 from gpumetrics.kernels.vocab import dense_ids
 
@@ -899,14 +899,13 @@ def _auto_backend(a: Sequence, b: Sequence, unit: str, device: torch.device) -> 
 
 def _torch_pair_distances(a: Sequence, b: Sequence, unit: str, device: torch.device) -> tuple[Tensor, Tensor]:
     """Device-kernel distances of checked pairs and ``LongTensor[2B]`` lengths of ``[*a, *b]``, on ``device``."""
-    both = [*a, *b]  # both sides in one encoding and one upload of values (and one of offsets on the host route)
     if unit != "tokens":
-        rows = _device_text_rows(both, unit, device)
-        if rows is not None:
-            values, starts, row_lengths = rows
-            return _levenshtein_rows(values, starts, row_lengths), row_lengths
-        if unit == "word":
-            both = list(map(str.split, both))
+        found = _device_route(a, b, unit, device)
+        if found is not None:
+            return found
+    both = [*a, *b]  # both sides in one encoding and one upload of values, one of offsets
+    if unit == "word":
+        both = list(map(str.split, both))
     if unit == "char":
         ids, host_lengths = encode_chars_flat(both)
     else:  # token lists: ids by first appearance over both sides
@@ -924,23 +923,39 @@ def _rows_on_device(device: torch.device) -> bool:
     return device.type == "cuda"
 
 
-def _device_text_rows(texts: list, unit: str, device: torch.device) -> Optional[tuple[Tensor, Tensor, Tensor]]:
-    """``(values, starts, lengths)`` of the ``2B`` texts' rows (code points, or word ids for ``unit="word"``) found
-    on ``device`` (:mod:`gpumetrics.kernels.text_rows`); ``None`` where the host encoding must serve: on the CPU, for
-    a string holding ``"\\0"``, or on a word-hash collision (one host sync reads that flag)."""
+_DEVICE_ROUTE_SYMBOLS = 1 << 24  # symbols per device pass: word splitting holds ~12 int64 values per symbol (1.6 GB)
+
+
+def _device_route(a: Sequence[str], b: Sequence[str], unit: str,
+                  device: torch.device) -> Optional[tuple[Tensor, Tensor]]:
+    """Distances ``LongTensor[B]`` and lengths ``LongTensor[2B]`` (``a``'s then ``b``'s) of string pairs whose rows
+    — and for ``unit="word"`` words and word ids — are found on ``device`` (:mod:`gpumetrics.kernels.text_rows`),
+    in chunks of pairs of at most ``_DEVICE_ROUTE_SYMBOLS`` symbols (one for usual batches). ``None`` where the host
+    encoding must serve: off CUDA, for a string holding ``"\\0"``, or on a word-hash collision in any chunk (one
+    host sync reads all chunks' flags at the end)."""
     if not _rows_on_device(device):
         return None
-    encoded = encode_separated(texts)
-    if encoded is None or sum(block.size for block in encoded) >= 1 << 32:  # ids and positions stay below 2**32
+    chunks = encode_pairs_separated(a, b, _DEVICE_ROUTE_SYMBOLS)
+    if chunks is None:
         return None
-    values = upload_code_points(encoded, device)
-    starts, row_lengths = rows_from_separators(values, len(texts))
-    if unit == "char":
-        return values, starts, row_lengths
-    ids, word_starts, word_counts, collided = split_words(values, starts, row_lengths)
-    if bool(collided):
+    distances, lengths_a, lengths_b, collisions = [], [], [], []
+    for pairs, blocks in chunks:
+        values = upload_code_points(blocks, device)
+        starts, row_lengths = rows_from_separators(values, 2 * pairs)
+        if unit == "word":
+            values, starts, row_lengths, collided = split_words(values, starts, row_lengths)
+            collisions.append(collided)
+        distances.append(_levenshtein_rows(values, starts, row_lengths))
+        lengths_a.append(row_lengths[:pairs])
+        lengths_b.append(row_lengths[pairs:])
+    if collisions and bool(torch.stack(collisions).any()):
         return None
-    return ids, word_starts, word_counts
+    if not chunks:
+        empty = torch.zeros(0, dtype=torch.long, device=device)
+        return empty, empty
+    if len(chunks) == 1:
+        return distances[0], torch.cat([lengths_a[0], lengths_b[0]])
+    return torch.cat(distances), torch.cat(lengths_a + lengths_b)
 
 
 _RAPIDFUZZ_CHUNK = 4096  # pairs per process.cpdist call on one thread: its per-pair buffers stay in cache

@@ -32,7 +32,7 @@ from torch import Tensor
 
 from gpumetrics.core.transfer import upload_concatenated
 
-__all__ = ["encode_chars_flat", "encode_separated", "rows_from_separators", "split_words", "upload_code_points",
+__all__ = ["encode_chars_flat", "encode_separated", "encode_pairs_separated", "rows_from_separators", "split_words", "upload_code_points",
            "WHITESPACE"]
 
 _ENCODE_BLOCK = 2048  # strings joined per block: a block stays in cache, one join of a large batch page-faults
@@ -103,6 +103,34 @@ def encode_separated(texts: Sequence[str]) -> Optional[list[np.ndarray]]:
             return None
         blocks.append(block)
     return blocks
+
+
+def encode_pairs_separated(a: Sequence[str], b: Sequence[str],
+                           max_symbols: int) -> Optional[list[tuple[int, list[np.ndarray]]]]:
+    """Both sides of ``B`` pairs by :func:`encode_separated`, grouped in chunks of consecutive pairs for a bounded
+    device pass: each chunk is ``(n, blocks)`` — its ``n`` pairs' ``a`` blocks then their ``b`` blocks, so that in
+    one upload rows ``0..n-1`` are the ``a`` side and ``n..2n-1`` the ``b`` side. A chunk holds at most
+    ``max_symbols`` values (separators included) unless one block of each side alone is larger. ``None`` when a
+    string contains ``"\\0"``.
+
+    Example:
+        >>> [(n, np.concatenate(blocks).tolist()) for n, blocks in encode_pairs_separated(["ab"], ["c"], 100)]
+        [(1, [97, 98, 0, 99, 0])]
+    """
+    blocks_a, blocks_b = encode_separated(a), encode_separated(b)
+    if blocks_a is None or blocks_b is None:
+        return None
+    chunks, first, held = [], 0, 0
+    for index, (block_a, block_b) in enumerate(zip(blocks_a, blocks_b)):
+        size = block_a.size + block_b.size
+        if index > first and held + size > max_symbols:
+            chunks.append((first, index))
+            first, held = index, 0
+        held += size
+    if blocks_a:
+        chunks.append((first, len(blocks_a)))
+    return [(min(len(a), stop * _ENCODE_BLOCK) - start * _ENCODE_BLOCK, blocks_a[start:stop] + blocks_b[start:stop])
+            for start, stop in chunks]
 
 
 def _code_points(text: str) -> np.ndarray:

@@ -126,3 +126,23 @@ def test_rows_and_words_of_any_text(texts):
     values, starts, lengths = _rows(texts)
     assert lengths.tolist() == [len(t) for t in texts]
     _check_words(texts)
+
+
+def test_pairs_are_chunked_in_order_within_the_symbol_budget(monkeypatch):
+    from gpumetrics.kernels.text_rows import encode_pairs_separated
+
+    monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", 3)
+    rng = random.Random(9)
+    a, b = _texts(rng, 20, LETTERS, longest=9), _texts(rng, 20, "xy", longest=9)
+    a[7] = "q" * 80  # one block alone over the budget: a chunk of its own
+    chunks = encode_pairs_separated(a, b, 40)
+    seen = 0
+    for pairs, blocks in chunks:
+        values = np.concatenate(blocks)
+        texts = a[seen:seen + pairs] + b[seen:seen + pairs]
+        assert values.tolist() == [code for text in texts for code in (*map(ord, text), 0)]
+        assert values.size <= 40 or len(blocks) == 2
+        seen += pairs
+    assert seen == 20 and len(chunks) > 3
+    assert encode_pairs_separated([], [], 40) == []
+    assert encode_pairs_separated(["a"], ["\x00"], 40) is None

@@ -411,14 +411,14 @@ def rows_on_device(monkeypatch):
 
     monkeypatch.setattr(levenshtein, "_rows_on_device", lambda device: True)
     routed = []  # per call: True when the rows were found on the device, False when the host encoding served
-    found = levenshtein._device_text_rows
+    found = levenshtein._device_route
 
     def recorded(*args):
         rows = found(*args)
         routed.append(rows is not None)
         return rows
 
-    monkeypatch.setattr(levenshtein, "_device_text_rows", recorded)
+    monkeypatch.setattr(levenshtein, "_device_route", recorded)
     return routed
 
 
@@ -449,6 +449,24 @@ def test_device_route_on_any_text(rows_on_device, pairs):
     assert edit_distance(preds, target, reduction="none", backend="torch").tolist() == _rf(preds, target)
     assert edit_distance(preds, target, unit="word", reduction="none", backend="torch").tolist() == \
         _rf(preds, target, words=True)
+
+
+def test_device_route_in_chunks_of_pairs_equals_one_pass(rows_on_device, monkeypatch):
+    """Batches beyond the device pass's symbol budget run in chunks of consecutive pairs (one collision read)."""
+    from gpumetrics.kernels import levenshtein, text_rows
+
+    batches = make_batches(33, sizes=[40]) + _raw_whitespace_batches(34, sizes=(30,))
+    preds, target = sum((b[0] for b in batches), []), sum((b[1] for b in batches), [])
+    monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", 4)
+    monkeypatch.setattr(levenshtein, "_DEVICE_ROUTE_SYMBOLS", 64)
+    assert len(text_rows.encode_pairs_separated(preds, target, 64)) > 5
+    assert edit_distance(preds, target, reduction="none", backend="torch").tolist() == _rf(preds, target)
+    assert edit_distance(preds, target, unit="word", reduction="none", backend="torch").tolist() == \
+        _rf(preds, target, words=True)
+    assert_close(char_error_rate(preds, target, backend="torch", reduction="none"),
+                 char_error_rate(preds, target, reduction="none"))
+    assert_close(word_error_rate(preds, target, backend="torch"), tm_word_error_rate(preds, target), atol=1e-6)
+    assert all(rows_on_device)
 
 
 def test_device_route_falls_back_on_nul_and_on_hash_collisions(rows_on_device, monkeypatch):
