@@ -42,11 +42,15 @@ pairwise C++ batch API (:func:`rapidfuzz_distances`), which is faster than any t
 
 Inputs and devices
 ------------------
-Strings are encoded flat (:func:`encode_chars_flat`: joined and fixed-width encoded in blocks, no per-string
-work), both sides at once, and go to the device as values + offsets in two uploads
-(:func:`gpumetrics.core.transfer.upload`); each chunk is padded on the device. On CUDA (when triton imports) every
-entry point runs the fused kernel of :mod:`gpumetrics.kernels.levenshtein_triton` instead of the step loop below: one
-launch for the batch, one host sync (the input checks; none for strings, whose lengths the host knows).
+Text pairs enter through :func:`levenshtein_texts` (characters, ``str.split()`` words or token lists;
+:func:`levenshtein_strings` wraps it). On CUDA strings travel as code points with a separator after each
+(:mod:`gpumetrics.kernels.text_rows`: no per-string host work, the blocks staged straight into pinned memory), and
+their rows — for words also the words and their exact content ids — are found on the GPU; elsewhere they are encoded
+flat with host lengths (:func:`encode_chars_flat`) and go to the device as values + offsets in two uploads
+(:func:`gpumetrics.core.transfer.upload`), each chunk padded there. On CUDA (when triton imports) every entry point
+runs the fused kernel of :mod:`gpumetrics.kernels.levenshtein_triton` instead of the step loop below: one launch per
+batch, one host sync for token tensors (the input checks), none for strings' characters, one for their words (the
+word ids' collision flag).
 
 Host syncs of the tensor kernel: ONE read brings the checks' bounds and the common-affix-stripped lengths of every
 group (:func:`_levenshtein_padded`), from which the chunks are planned on the host (the row order is the same stable
