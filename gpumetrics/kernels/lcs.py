@@ -14,7 +14,7 @@ same code on CPU and CUDA):
   union), walked back over the stored bit rows of the same kernel (``n·m/62`` bits per pair, not a DP table).
 * :func:`lcs_table` — the full DP table, row by row (a row is a ``cummax``); a reference for tests, no metric uses it.
 * :func:`weighted_lcs` — Lin (2004)'s weighted LCS with ``f(k) = k**weight``, by anti-diagonals (``O(n·m)``).
-* :func:`lcs_length_rapidfuzz` — the CPU path of :func:`lcs_length` for host token ids: rapidfuzz's C++ bit-parallel
+* :func:`gpumetrics.kernels.host.lcs_length_rapidfuzz` — the CPU path of :func:`lcs_length` for host token ids: rapidfuzz's C++ bit-parallel
   ``LCSseq`` over the rows as strings of code points (one decode for the batch, no Python call per pair).
 """
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import numpy as np
 import torch
 from torch import Tensor
 
@@ -342,57 +341,3 @@ def weighted_lcs(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor, wei
     return result
 
 
-_RAPIDFUZZ_CHUNK = 4096  # pairs per rapidfuzz cpdist call: the chunk's converted rows stay in cache
-_MAX_CODE_ID = 0x110000 - 0x800  # ids travel as code points, the surrogate block skipped
-
-
-def lcs_length_rapidfuzz(
-    ids: np.ndarray, lengths: np.ndarray, a_rows: np.ndarray, b_rows: np.ndarray
-) -> Optional[np.ndarray]:
-    """LCS length of the pairs of rows ``(a_rows[i], b_rows[i])`` of a flat host batch of token ids, by rapidfuzz.
-
-    The ids become the code points of one string (``id`` below ``0xD800``, ``id + 0x800`` above: no surrogate), in
-    the narrowest width that holds them; each row is a slice of it, and ``rapidfuzz.process.cpdist`` with
-    ``LCSseq.similarity`` scores the pairs in C++ (bit-parallel, 64 symbols per word), in chunks. Equal to
-    :func:`lcs_length` on the same rows (LCS is exact); 3–9× faster on the CPU for long rows (ROUGE-L of one pair of
-    2,000 tokens: 27 → 3 ms).
-
-    Args:
-        ids: ``int64[T]`` token ids of all rows, concatenated.
-        lengths: ``int64[R]`` row lengths (``sum = T``).
-        a_rows: ``int64[P]`` row index of each pair's first sequence.
-        b_rows: ``int64[P]`` row index of its second sequence.
-
-    Returns:
-        ``int64[P]``, or ``None`` when rapidfuzz is not installed or an id lies outside ``[0, 1,112,064)`` (the
-        caller then runs :func:`lcs_length`).
-
-    Example:
-        >>> lcs_length_rapidfuzz(np.array([1, 2, 3, 4, 2, 4, 1, 3]), np.array([4, 4]), np.array([0]), np.array([1]))
-        array([2])
-    """
-    try:
-        from rapidfuzz.distance import LCSseq
-        from rapidfuzz.process import cpdist
-    except ImportError:
-        return None
-    ids = np.asarray(ids, dtype=np.int64)
-    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= _MAX_CODE_ID):
-        return None
-    codes = ids + np.where(ids >= 0xD800, 0x800, 0)
-    top = int(codes.max()) if codes.size else 0
-    if top < 0x100:
-        text = codes.astype(np.uint8).tobytes().decode("latin-1")
-    elif top < 0x10000:
-        text = codes.astype("<u2").tobytes().decode("utf-16-le")
-    else:
-        text = codes.astype("<u4").tobytes().decode("utf-32-le")
-    ends = np.cumsum(lengths, dtype=np.int64)
-    rows = list(map(text.__getitem__, map(slice, (ends - lengths).tolist(), ends.tolist())))
-    a = list(map(rows.__getitem__, np.asarray(a_rows).tolist()))
-    b = list(map(rows.__getitem__, np.asarray(b_rows).tolist()))
-    out = np.empty(len(a), dtype=np.int64)
-    for begin in range(0, len(a), _RAPIDFUZZ_CHUNK):
-        end = begin + _RAPIDFUZZ_CHUNK
-        out[begin:end] = cpdist(a[begin:end], b[begin:end], scorer=LCSseq.similarity, dtype=np.int64, workers=1)
-    return out

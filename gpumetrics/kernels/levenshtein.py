@@ -38,7 +38,8 @@ kernel (6× and 18× faster): the bit-parallel form does ~30× fewer elementwise
 instead of ``m + n`` Python steps, which is what bounds a GPU run on short strings (kernel launches).
 
 The CPU dispatch for strings (``backend="rapidfuzz"``) lives in :func:`levenshtein_strings`; it runs rapidfuzz's
-pairwise C++ batch API (:func:`rapidfuzz_distances`), which is faster than any tensor kernel on CPU.
+pairwise C++ batch API (:func:`gpumetrics.kernels.host.rapidfuzz_distances`), which is faster than any tensor
+kernel on CPU.
 
 Inputs and devices
 ------------------
@@ -63,10 +64,9 @@ grow with the batch or the lengths, except for one pair whose text alphabet × p
 from __future__ import annotations
 
 import functools
-import operator
 import os
 import shutil
-from itertools import chain, repeat
+from itertools import chain
 from typing import Callable, NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -75,6 +75,10 @@ from torch import Tensor
 
 from gpumetrics.core.checks import check_device
 from gpumetrics.core.transfer import upload, upload_all
+from gpumetrics.kernels.host import (
+    _CALIBRATION_PAIRS, _THREADED_MIN_PAIRS, MAX_CODE_ID, all_strings, free_cores, has_rapidfuzz, id_strings,
+    rapidfuzz_distances,
+)
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids
 from gpumetrics.kernels.text_rows import (
     encode_chars_flat, encode_pairs_separated, rows_from_separators, split_words, upload_code_points,
@@ -82,7 +86,8 @@ from gpumetrics.kernels.text_rows import (
 from gpumetrics.kernels.vocab import dense_ids
 
 __all__ = [
-    "Ragged", "levenshtein_distance", "levenshtein_ragged", "levenshtein_strings", "levenshtein_texts", "rapidfuzz_distances", "strip_common_affixes",
+    "Ragged", "levenshtein_distance", "levenshtein_ragged", "levenshtein_strings", "levenshtein_texts",
+    "strip_common_affixes", "TOKEN_BACKENDS",
     "encode_chars", "encode_chars_flat", "encode_chars_ragged", "encode_words", "pad_ragged", "BACKENDS",
 ]
 
@@ -142,14 +147,17 @@ def levenshtein_distance(
     b_lengths: Tensor,
     max_elements: int = _DEFAULT_MAX_ELEMENTS,
     *,
+    backend: str = "auto",
     names: tuple[str, str] = ("a", "b"),
 ) -> Tensor:
     """Levenshtein distance of every pair ``(a[i, :a_lengths[i]], b[i, :b_lengths[i]])`` on the device of ``a``.
 
     Unit costs (insertion, deletion, substitution = 1). Symbols are any integers in ``[0, 2**32)`` (code points,
-    vocabulary ids); values past a row's length are ignored (padding may hold any value). On CUDA with triton
-    importable the fused kernel of :mod:`gpumetrics.kernels.levenshtein_triton` runs (one host sync: the checks,
-    read at once); elsewhere the tensor kernel below.
+    vocabulary ids); values past a row's length are ignored (padding may hold any value). ``backend`` (see
+    :data:`TOKEN_BACKENDS`): ``"auto"`` runs rapidfuzz's C++ kernel on CPU tensors (rows written as code-point
+    strings, :func:`gpumetrics.kernels.host.id_strings`), the fused kernel of
+    :mod:`gpumetrics.kernels.levenshtein_triton` on CUDA with triton importable (one host sync: the checks, read at
+    once), the tensor kernel below elsewhere.
 
     Args:
         a: ``LongTensor[B, La]`` padded symbols of the first sequences.
@@ -157,6 +165,7 @@ def levenshtein_distance(
         b: ``LongTensor[B, Lb]`` padded symbols of the second sequences, same device.
         b_lengths: ``LongTensor[B]`` lengths.
         max_elements: bound on the int64 values of one chunk's working buffers (memory ≈ 8 bytes × this × ~3).
+        backend: ``"auto"``, ``"torch"`` (the tensor kernel), ``"triton"`` or ``"rapidfuzz"`` (CPU tensors).
         names: what errors call ``a`` and ``b`` (and ``{name}_lengths``): the caller's own argument names.
 
     Returns:
@@ -211,7 +220,15 @@ def levenshtein_distance(
             if low < 0 or high > width:
                 raise ValueError(f"`{name}` must lie in [0, {width}] (the padded width), got [{low}, {high}]")
 
-    if a.device.type == "cuda" and _has_triton():
+    route = _token_route(backend, a.device)
+    if route == "rapidfuzz":
+        check(bounds.cpu().numpy())
+        keep_a = torch.arange(a.shape[1]) < a_lengths[:, None]
+        keep_b = torch.arange(b.shape[1]) < b_lengths[:, None]
+        found = _rapidfuzz_rows(torch.cat([a[keep_a], b[keep_b]]), torch.cat([a_lengths, b_lengths]), backend)
+        if found is not None:
+            return found
+    if route == "triton":
         from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows
 
         check(bounds.cpu().numpy())
@@ -599,12 +616,6 @@ def encode_words(
     return pad_ragged(values, offsets, int(lengths.max()) if len(lengths) else 0)
 
 
-def _all_strings(items: Sequence) -> bool:
-    """Every item is a ``str``: a C-level count of exact ``str`` types (~10 ns per item), then ``isinstance`` for
-    batches holding subclasses (``numpy.str_`` …)."""
-    return operator.countOf(map(type, items), str) == len(items) or all(map(isinstance, items, repeat(str)))
-
-
 def _check_ragged(values: Tensor, offsets: Tensor, name: str) -> None:
     if not isinstance(values, Tensor) or not isinstance(offsets, Tensor):
         raise TypeError(f"`{name}` and `{name}_offsets` must be tensors")
@@ -617,6 +628,41 @@ def _check_ragged(values: Tensor, offsets: Tensor, name: str) -> None:
             raise TypeError(f"`{label}` must be an integer tensor, got {value.dtype}")
     if offsets.device != values.device:
         raise ValueError(f"`{name}_offsets` must be on the device of `{name}` ({values.device}), got {offsets.device}")
+
+
+TOKEN_BACKENDS = ("auto", "torch", "triton", "rapidfuzz")
+
+
+def _token_route(backend: str, device: torch.device) -> str:
+    """The kernel for token tensors on ``device``: ``"rapidfuzz"``, ``"triton"`` or ``"torch"`` (see
+    :data:`TOKEN_BACKENDS`)."""
+    if backend not in TOKEN_BACKENDS:
+        raise ValueError(f"`backend` must be one of {', '.join(map(repr, TOKEN_BACKENDS))}; got {backend!r}")
+    if backend == "rapidfuzz":
+        if device.type != "cpu":
+            raise ValueError(f"`backend='rapidfuzz'` runs on the host: the tokens must be CPU tensors, got {device}")
+        if not has_rapidfuzz():
+            raise ValueError("`backend='rapidfuzz'` needs the rapidfuzz package: pip install rapidfuzz")
+        return "rapidfuzz"
+    if backend == "auto":
+        if device.type == "cpu" and has_rapidfuzz():
+            return "rapidfuzz"
+        return "triton" if device.type == "cuda" and _has_triton() else "torch"
+    return backend
+
+
+def _rapidfuzz_rows(ids: Tensor, lengths: Tensor, backend: str) -> Optional[Tensor]:
+    """Distances of the pairs ``(row i, row B + i)`` of ``2·B`` checked CPU rows (flat ``ids``, ``lengths``) by
+    rapidfuzz, the rows written as code-point strings; ``None`` when the ids cannot be (``backend="auto"`` then runs
+    the tensor kernel; an explicit ``"rapidfuzz"`` raises)."""
+    rows = id_strings(ids.numpy(), lengths.numpy())
+    if rows is None:
+        if backend == "rapidfuzz":
+            raise ValueError("`backend='rapidfuzz'` writes ids as code points: more distinct ids than "
+                             f"{MAX_CODE_ID:,} do not fit")
+        return None
+    half = len(rows) // 2
+    return torch.from_numpy(rapidfuzz_distances(rows[:half], rows[half:]))
 
 
 def levenshtein_ragged(
@@ -647,7 +693,8 @@ def levenshtein_ragged(
         b: ``IntTensor[Tb]`` symbols of the second sequences, same device.
         b_offsets: ``LongTensor[B + 1]``.
         max_elements: bound on one chunk's int64 working values (tensor kernel).
-        backend: ``"auto"`` (Triton on CUDA when importable, else the tensor kernel), ``"torch"`` or ``"triton"``.
+        backend: ``"auto"`` (rapidfuzz on CPU tensors when installed, Triton on CUDA when importable, else the
+            tensor kernel), ``"torch"`` (the tensor kernel), ``"triton"`` or ``"rapidfuzz"`` (CPU tensors).
         names: what errors call ``a`` and ``b`` (and ``{name}_offsets``): the caller's own argument names.
 
     Returns:
@@ -670,12 +717,11 @@ def levenshtein_ragged(
     if a_offsets.shape[0] != b_offsets.shape[0]:
         raise ValueError(f"`{name_a}_offsets` and `{name_b}_offsets` must have the same length (the same number of "
                          f"rows), got {a_offsets.shape[0]} and {b_offsets.shape[0]}")
-    if backend not in ("auto", "torch", "triton"):
-        raise ValueError(f"`backend` must be 'auto', 'torch' or 'triton'; got {backend!r}")
     device = a.device
     batch = a_offsets.shape[0] - 1
     a_len, b_len = a_offsets.diff().long(), b_offsets.diff().long()
-    use_triton = backend == "triton" or (backend == "auto" and device.type == "cuda" and _has_triton())
+    route = _token_route(backend, device)
+    use_triton = route == "triton"
     # every bound in one host read (symbols in [0, 2**32), offsets from 0 to T, non-decreasing), with the 2·B
     # lengths the tensor kernel plans from
     zero = torch.zeros((), dtype=torch.long, device=device)
@@ -695,6 +741,10 @@ def levenshtein_ragged(
             raise ValueError(f"`{name}_offsets` must rise from 0 to len({name}) = {total}")
     if batch == 0:
         return torch.zeros(0, dtype=torch.long, device=device)
+    if route == "rapidfuzz":
+        found = _rapidfuzz_rows(torch.cat([a, b]), torch.cat([a_len, b_len]), backend)
+        if found is not None:
+            return found
     if use_triton:
         from gpumetrics.kernels.levenshtein_triton import levenshtein_triton
 
@@ -852,7 +902,7 @@ def levenshtein_texts(
         raise ValueError(f"`unit` must be one of {', '.join(map(repr, TEXT_UNITS))}; got {unit!r}")
     if backend == "auto":
         backend = _auto_backend(a, b, unit, device)
-    if backend == "rapidfuzz" and not _has_rapidfuzz():
+    if backend == "rapidfuzz" and not has_rapidfuzz():
         raise ValueError("`backend='rapidfuzz'` needs the rapidfuzz package: pip install rapidfuzz")
     if check is not None and (backend == "torch" or unit == "word"):  # the rapidfuzz path checks at C level first
         check(a, b)
@@ -887,7 +937,7 @@ def _auto_backend(a: Sequence, b: Sequence, unit: str, device: torch.device) -> 
     what rapidfuzz's loop does on one core (500,000 pairs of 5–40 characters: ~100 ms each on the 2-core CPU when a
     quarter hold astral characters), so rapidfuzz's threads over the free cores finish first; the result is uploaded.
     Words and token lists always take the device kernels (splitting on the host costs more than the distances)."""
-    if not _has_rapidfuzz():
+    if not has_rapidfuzz():
         return "torch"
     if device.type == "cpu":
         return "rapidfuzz"
@@ -898,7 +948,7 @@ def _auto_backend(a: Sequence, b: Sequence, unit: str, device: torch.device) -> 
         short = sum(map(len, a[:head])) + sum(map(len, b[:head])) <= 2 * _WORD * head
     except TypeError:  # not strings: the device path's check names the item
         return "torch"
-    return "rapidfuzz" if short and _free_cores() >= _HOST_THREADS_MIN_CORES else "torch"
+    return "rapidfuzz" if short and free_cores() >= _HOST_THREADS_MIN_CORES else "torch"
 
 
 def _torch_pair_distances(a: Sequence, b: Sequence, unit: str, device: torch.device) -> tuple[Tensor, Tensor]:
@@ -962,85 +1012,6 @@ def _device_route(a: Sequence[str], b: Sequence[str], unit: str,
     return torch.cat(distances), torch.cat(lengths_a + lengths_b)
 
 
-_RAPIDFUZZ_CHUNK = 4096  # pairs per process.cpdist call on one thread: its per-pair buffers stay in cache
-_THREADED_CHUNK = 32768  # pairs per call when rapidfuzz's threads run (their start-up amortised)
-_THREADED_MIN_PAIRS = 20_000  # short pairs from which rapidfuzz's threads pay for their start
-_THREADED_MIN_CELLS = 1 << 27  # estimated DP cells (Σ |a|·|b|) from which they pay for long pairs
-_CALIBRATION_PAIRS = 32  # long pairs whose exact distances pick the band hint of the rest
-
-
-def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.ndarray:
-    """``int64[B]`` distances by rapidfuzz's pairwise C++ batch API (``process.cpdist``), exact.
-
-    * Pairs go to ``cpdist`` in chunks (``_RAPIDFUZZ_CHUNK`` on one thread; a batch of at most two chunks in one
-      call, without slicing or copying: at 5,000 pairs those cost 7 %): one C++ call converts and scores a chunk
-      without a Python call per pair, and a chunk's converted strings stay in cache (one call over 500,000 short
-      pairs was 0.8× the bare ``Levenshtein.distance`` loop, chunks of 4,096 1.1–1.2×; indicative, busy 2-core CPU).
-    * ``strings=True`` holds every item to ``str`` (rapidfuzz also takes bytes and lists): the C-level type count
-      runs chunk by chunk just before ``cpdist`` reads the same objects (warm in cache), and raises ``TypeError``.
-    * Long pairs (a sample's mean length over 64 symbols, where rapidfuzz runs its multi-word kernel): the first
-      ``_CALIBRATION_PAIRS`` are scored exactly, and the largest of their distances becomes ``score_hint`` for the
-      rest — rapidfuzz then runs a band of that width around the diagonal and doubles it until the distance fits,
-      so every value stays exact; near-identical texts (OCR, ASR: distances ~10 % of the length) cost a fraction of
-      the full matrix. When the sample's distances reach a quarter of its lengths (unrelated texts) no hint is given.
-    * rapidfuzz's threads (``workers``) only for large batches (``_THREADED_MIN_PAIRS`` short pairs, or
-      ``_THREADED_MIN_CELLS`` estimated cells of long pairs) and only on cores the load average leaves free
-      (:func:`_free_cores`): beside two busy processes on 2 cores ``workers=2`` ran 50,000 short pairs at 0.55× the
-      loop (indicative), so a busy machine keeps one thread, as the tensor kernels (:mod:`gpumetrics.core.threads`).
-    """
-    from rapidfuzz.distance import Levenshtein
-    from rapidfuzz.process import cpdist
-
-    total = len(a)
-    out = np.empty(total, dtype=np.int64)
-    if total == 0:
-        return out
-    scorer = Levenshtein.distance
-    sample = min(total, _CALIBRATION_PAIRS)
-    head_a, head_b = a[:sample], b[:sample]
-    score_hint, start = None, 0
-    large = total >= _THREADED_MIN_PAIRS
-    # plain sums: after the caller's own work evicted numpy's state from the caches, two fromiter calls on the
-    # head took 17 µs of a 5,000-pair call (~1 ms), these 2.5 µs
-    if sum(map(len, head_a)) + sum(map(len, head_b)) > 2 * _WORD * sample:  # long pairs (short ones: one-word kernel)
-        if strings:
-            _hold_strings(head_a, head_b)
-        lengths = np.fromiter(map(len, head_a), dtype=np.int64, count=sample) + \
-            np.fromiter(map(len, head_b), dtype=np.int64, count=sample)
-        out[:sample] = cpdist(head_a, head_b, scorer=scorer, dtype=np.int64, workers=1)
-        hint, start = int(out[:sample].max()), sample
-        score_hint = None if 4 * hint >= int(np.median(lengths)) else max(hint, 31)
-        large = float(np.mean(lengths.astype(np.float64) ** 2)) / 4 * total >= _THREADED_MIN_CELLS
-    workers = _free_cores() if large else 1
-    chunk = _THREADED_CHUNK if workers > 1 else _RAPIDFUZZ_CHUNK
-    if start == 0 and total <= 2 * chunk:  # one call, no slices, no copy: at 5,000 pairs those were 7 % of the time
-        if strings:
-            _hold_strings(a, b)
-        return np.asarray(cpdist(a, b, scorer=scorer, dtype=np.int64, workers=workers, score_hint=score_hint))
-    for begin in range(start, total, chunk):
-        part_a, part_b = a[begin : begin + chunk], b[begin : begin + chunk]
-        if strings:
-            _hold_strings(part_a, part_b)
-        out[begin : begin + chunk] = cpdist(part_a, part_b, scorer=scorer, dtype=np.int64, workers=workers,
-                                            score_hint=score_hint)
-    return out
-
-
-def _free_cores() -> int:
-    """Cores this process may use that the 1-minute load average leaves idle, counting this process's own (≥ 1)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # pragma: no cover - not on Linux
-        return 1
-    return max(1, min(cores, round(cores + 1 - load)))
-
-
-def _hold_strings(a: Sequence, b: Sequence) -> None:
-    if not (_all_strings(a) and _all_strings(b)):
-        raise TypeError("`a` and `b` must hold strings")
-
-
 @functools.lru_cache(maxsize=1)
 def _has_triton() -> bool:
     """Triton imports and can build its launcher (it compiles a small C stub with the machine's C compiler on first
@@ -1050,11 +1021,3 @@ def _has_triton() -> bool:
     except ImportError:
         return False
     return any(shutil.which(name) for name in (os.environ.get("CC") or "cc", "gcc", "clang"))
-
-
-def _has_rapidfuzz() -> bool:
-    try:
-        import rapidfuzz  # noqa: F401
-    except ImportError:
-        return False
-    return True

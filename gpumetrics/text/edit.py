@@ -6,7 +6,7 @@ All four share one step: the Levenshtein distance of every (prediction, referenc
 * ``"torch"`` — the batched bit-parallel tensor kernel on the metric's device (the module's ``device``, or the
   function's ``device`` argument);
 * ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` through its pairwise batch API (``process.cpdist``,
-  4,096 pairs per call; a band hint for long pairs; see :func:`~gpumetrics.kernels.levenshtein.rapidfuzz_distances`),
+  4,096 pairs per call; a band hint for long pairs; see :func:`~gpumetrics.kernels.host.rapidfuzz_distances`),
   result moved to the device;
 * ``"auto"`` (default) — rapidfuzz on CPU; on another device the device kernels (on CUDA the fused Triton kernel of
   :mod:`gpumetrics.kernels.levenshtein_triton` when triton is importable), except for ≥ 20,000 short character
@@ -179,9 +179,6 @@ def _token_distances(
     """``(distances, pred lengths, target lengths)``, ``LongTensor[B]`` each, of token-tensor inputs."""
     if not (_is_tokens(preds) and _is_tokens(target)):
         raise TypeError("`preds` and `target` must both be strings or both be token tensors (Tensor[B, L] or Ragged)")
-    if backend == "rapidfuzz":
-        raise ValueError("`backend='rapidfuzz'` takes strings; token tensors run on the device kernels "
-                         "(backend='auto' or 'torch')")
     if device is not None:
         device = check_device(device, "device")
     kind_a, a, extra_a = _token_input(preds, preds_lengths, pad_id, "preds", device)
@@ -193,13 +190,15 @@ def _token_distances(
     if batch_a != batch_b:
         raise ValueError(f"`preds` and `target` must have the same number of samples, got {batch_a} and {batch_b}")
     names = ("preds", "target")
+    # "torch" means the device kernels: the tensor kernel on the CPU, Triton on CUDA (the kernels' "auto" there)
+    kernel = "torch" if backend == "torch" and a.device.type == "cpu" else "auto" if backend == "torch" else backend
     if kind_a == kind_b == "padded":
-        return levenshtein_distance(a, extra_a, b, extra_b, names=names), extra_a, extra_b
+        return levenshtein_distance(a, extra_a, b, extra_b, backend=kernel, names=names), extra_a, extra_b
     if kind_a == "padded":
         a, extra_a = _ragged_from_padded(a, extra_a, "preds")
     if kind_b == "padded":
         b, extra_b = _ragged_from_padded(b, extra_b, "target")
-    return levenshtein_ragged(a, extra_a, b, extra_b, names=names), extra_a.diff(), extra_b.diff()
+    return levenshtein_ragged(a, extra_a, b, extra_b, backend=kernel, names=names), extra_a.diff(), extra_b.diff()
 
 
 _RUNS_OF_WHITESPACE = re.compile(r"\s\s+")

@@ -22,7 +22,7 @@ Only tokenisation is Python (:class:`gpumetrics.text.tokenize.RougeTokenizer`); 
 :func:`~gpumetrics.kernels.ngrams.ngram_ids` + multiset intersections), LCS (bit-parallel), the backtracked LCS
 unions of ROUGE-Lsum and the weighted LCS are tensor work over all (sample, reference) pairs at once, on the
 metric's device — except ROUGE-L's LCS lengths on the CPU, which rapidfuzz's C++ ``LCSseq`` computes from the host
-ids when it is installed (:func:`~gpumetrics.kernels.lcs.lcs_length_rapidfuzz`; the same integers, 3–9× faster on
+ids when it is installed (:func:`~gpumetrics.kernels.host.lcs_length_rapidfuzz`; the same integers, 3–9× faster on
 long texts). Sizes (tokens, lines, pairs, widths) are host data from the tokenizer: an update makes no host
 synchronisation.
 """
@@ -41,7 +41,8 @@ from gpumetrics.core import (
     gc_paused, reduce_scores, single_threaded,
 )
 from gpumetrics.core.transfer import upload, upload_all
-from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, lcs_length_rapidfuzz, weighted_lcs
+from gpumetrics.kernels.host import lcs_length_rapidfuzz
+from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.kernels.ngrams import TokenBatch, ngram_ids, ngram_totals
 from gpumetrics.kernels.ragged import expand_segments, offsets_in_segment, pad_segments, segment_ids

@@ -1,16 +1,16 @@
 """Batched LCS kernels against direct dynamic programs (and rouge-score's own LCS read-out)."""
 
 import random
-import sys
 
 import numpy as np
 import pytest
 import torch
 from rouge_score.rouge_scorer import _lcs_table, lcs_ind
 
-from gpumetrics.kernels import lcs as lcs_module
+from gpumetrics.kernels import host
+from gpumetrics.kernels.host import lcs_length_rapidfuzz
 from gpumetrics.kernels.lcs import (
-    lcs_backtrack_mask, lcs_length, lcs_length_rapidfuzz, lcs_table, weighted_lcs,
+    lcs_backtrack_mask, lcs_length, lcs_table, weighted_lcs,
 )
 from tests.text.test_rouge import wlcs_lin2004
 
@@ -50,7 +50,7 @@ def test_lcs_kernels_match_direct_dynamic_programs(seed):
 def test_rapidfuzz_lcs_equals_the_tensor_kernel(monkeypatch, id_range):
     """Rows as code points in every storage width (Latin-1, BMP across the skipped surrogate block, astral, the
     largest id that fits), empty rows, rows paired with several partners and with themselves, chunk edges."""
-    monkeypatch.setattr(lcs_module, "_RAPIDFUZZ_CHUNK", 7)
+    monkeypatch.setattr(host, "_RAPIDFUZZ_CHUNK", 7)
     rng = random.Random(id_range[1])
     low, high = id_range
     vocab = [rng.randrange(low, high) for _ in range(5)]
@@ -67,13 +67,18 @@ def test_rapidfuzz_lcs_equals_the_tensor_kernel(monkeypatch, id_range):
     assert empty.tolist() == [0]
 
 
-def test_rapidfuzz_lcs_declines_what_it_cannot_encode(monkeypatch):
-    """Ids outside [0, 1,112,064) or no rapidfuzz: ``None``, so the caller runs the tensor kernel."""
-    lengths = np.array([1, 1])
-    for ids in (np.array([-1, 2]), np.array([1_112_064, 2])):
-        assert lcs_length_rapidfuzz(ids, lengths, np.array([0]), np.array([1])) is None
-    monkeypatch.setitem(sys.modules, "rapidfuzz.distance", None)  # an import of it raises ImportError
-    assert lcs_length_rapidfuzz(np.array([1, 2]), lengths, np.array([0]), np.array([1])) is None
+def test_rapidfuzz_lcs_ranks_large_ids_and_declines_what_it_cannot_encode(monkeypatch):
+    """Ids at or above 1,112,064 are ranked densely first (same LCS); negative ids, more distinct ids than code
+    points, or no rapidfuzz: ``None``, so the caller runs the tensor kernel."""
+    lengths = np.array([3, 2])
+    big = np.array([2**40, 7, 2**40 + 1, 7, 2**40 + 1], dtype=np.int64)
+    assert lcs_length_rapidfuzz(big, lengths, np.array([0]), np.array([1])).tolist() == [2]
+    assert lcs_length_rapidfuzz(np.array([-1, 2, 3, 4, 5]), lengths, np.array([0]), np.array([1])) is None
+    monkeypatch.setattr(host, "MAX_CODE_ID", 2)  # more distinct ids than symbols
+    assert lcs_length_rapidfuzz(big, lengths, np.array([0]), np.array([1])) is None
+    monkeypatch.undo()
+    monkeypatch.setattr(host, "has_rapidfuzz", lambda: False)
+    assert lcs_length_rapidfuzz(np.array([1, 2, 3, 4, 5]), lengths, np.array([0]), np.array([1])) is None
 
 
 def test_lcs_table_prefix_values_and_small_chunks(monkeypatch):

@@ -10,7 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
-from gpumetrics.kernels.levenshtein import encode_chars, encode_words, levenshtein_distance, levenshtein_strings
+from gpumetrics.kernels import levenshtein as _kernels
+from gpumetrics.kernels.levenshtein import encode_chars, encode_words, levenshtein_strings
+
+
+def levenshtein_distance(*args, backend="torch", **kwargs):
+    """The kernel under test here is the tensor kernel (CPU tensors would take rapidfuzz under ``auto``: tested
+    below in ``test_cpu_token_tensors_take_rapidfuzz_under_auto``)."""
+    return _kernels.levenshtein_distance(*args, backend=backend, **kwargs)
+
 
 ALPHABET = "abcxyz АбвЁж 中文字 😀🐈\u200d⬛ e\u0301\u0308ß"
 # lengths around the 64-bit word boundaries and beyond several words
@@ -114,7 +122,8 @@ def test_result_on_the_device_of_the_inputs_and_int_dtypes():
 def test_cuda_matches_cpu():  # pragma: no cover - runs on GPU machines only
     a, b = _pairs(4)
     ea, eb = encode_chars(a, "cuda"), encode_chars(b, "cuda")
-    assert levenshtein_distance(*ea, *eb).cpu().tolist() == _expected(a, b)
+    assert levenshtein_distance(*ea, *eb).cpu().tolist() == _expected(a, b)  # the tensor kernel on CUDA
+    assert levenshtein_distance(*ea, *eb, backend="auto").cpu().tolist() == _expected(a, b)  # Triton when importable
     assert levenshtein_strings(a, b, backend="auto", device="cuda").cpu().tolist() == _expected(a, b)
 
 
@@ -295,7 +304,7 @@ def test_rapidfuzz_backend_in_chunks_checks_every_chunk():
 def test_rapidfuzz_backend_band_hint_from_calibration_stays_exact(seed):
     """Long pairs: the first 32 set rapidfuzz's band hint for the rest; pairs far past it, unrelated pairs, empty
     ones, word lists, and a batch of unrelated texts (no hint) all equal the bare loop."""
-    from gpumetrics.kernels.levenshtein import rapidfuzz_distances
+    from gpumetrics.kernels.host import rapidfuzz_distances
 
     rng = random.Random(seed)
     alphabet = "abcdefgh é中😀"
@@ -361,19 +370,19 @@ def test_flat_encoding_in_blocks_widens_to_the_widest_block(monkeypatch, kinds):
 
 def test_rapidfuzz_backend_threaded_chunks_are_exact(monkeypatch):
     """The threaded path (taken on idle cores for large batches) gives the loop's values, chunk edges included."""
-    from gpumetrics.kernels import levenshtein as lev
+    from gpumetrics.kernels import host
 
-    monkeypatch.setattr(lev, "_free_cores", lambda: 2)
-    monkeypatch.setattr(lev, "_THREADED_MIN_PAIRS", 100)
-    monkeypatch.setattr(lev, "_THREADED_MIN_CELLS", 1)
-    monkeypatch.setattr(lev, "_THREADED_CHUNK", 97)
+    monkeypatch.setattr(host, "free_cores", lambda: 2)
+    monkeypatch.setattr(host, "_THREADED_MIN_PAIRS", 100)
+    monkeypatch.setattr(host, "_THREADED_MIN_CELLS", 1)
+    monkeypatch.setattr(host, "_THREADED_CHUNK", 97)
     rng = random.Random(3)
     for low, high in ((0, 20), (70, 300)):
         a = ["".join(rng.choices("abcé中😀", k=rng.randint(low, high))) for _ in range(500)]
         b = [s[::2] + "x" + s[1::3] for s in a]
-        assert lev.rapidfuzz_distances(a, b, strings=True).tolist() == _expected(a, b)
+        assert host.rapidfuzz_distances(a, b, strings=True).tolist() == _expected(a, b)
     with pytest.raises(TypeError):
-        lev.rapidfuzz_distances(a[:-1] + [list("ab")], b, strings=True)
+        host.rapidfuzz_distances(a[:-1] + [list("ab")], b, strings=True)
 
 
 def test_host_syncs_do_not_grow_with_the_lengths():
@@ -390,7 +399,7 @@ def test_host_syncs_do_not_grow_with_the_lengths():
         pa, pb, ra, rb = encode_chars(a), encode_chars(b), encode_chars_ragged(a), encode_chars_ragged(b)
         counts = []
         for run in (lambda: levenshtein_strings(a, b, backend="torch"), lambda: levenshtein_distance(*pa, *pb),
-                    lambda: levenshtein_ragged(*ra, *rb)):
+                    lambda: levenshtein_ragged(*ra, *rb, backend="torch")):
             with SyncCounter() as counter:
                 assert run().tolist() == _expected(a, b)
             counts.append(counter.total - 1)  # the .tolist() of the result
@@ -502,14 +511,44 @@ def test_auto_on_a_device_takes_rapidfuzz_threads_only_for_many_short_strings_wi
 
     cuda = torch.device("cuda")  # only the dispatch is asked: no GPU needed
     short, long = ["kitten"] * 20_000, ["x" * 200] * 20_000
-    monkeypatch.setattr(lev, "_free_cores", lambda: 8)
+    monkeypatch.setattr(lev, "free_cores", lambda: 8)
     assert lev._auto_backend(short, short, "char", cuda) == "rapidfuzz"
     assert lev._auto_backend(short, short, "word", cuda) == "torch"
     assert lev._auto_backend(long, long, "char", cuda) == "torch"
     assert lev._auto_backend(short[:100], short[:100], "char", cuda) == "torch"
     assert lev._auto_backend([1] * 20_000, short, "char", cuda) == "torch"  # the device path's check names it
     assert lev._auto_backend(short, short, "char", torch.device("cpu")) == "rapidfuzz"
-    monkeypatch.setattr(lev, "_free_cores", lambda: 3)
+    monkeypatch.setattr(lev, "free_cores", lambda: 3)
     assert lev._auto_backend(short, short, "char", cuda) == "torch"
-    monkeypatch.setattr(lev, "_has_rapidfuzz", lambda: False)
+    monkeypatch.setattr(lev, "has_rapidfuzz", lambda: False)
     assert lev._auto_backend(short, short, "char", torch.device("cpu")) == "torch"
+
+
+@pytest.mark.parametrize("id_range", [(0, 6), (0, 300), (0xD7F0, 0xD810), (0, 70_000), (2**31, 2**32 - 1)])
+def test_cpu_token_tensors_take_rapidfuzz_under_auto(id_range):
+    """CPU token tensors under ``auto`` go to rapidfuzz (rows as code-point strings; ids past the code points ranked
+    first): equal to the tensor kernel, padded (padding of any value) and flat, long and empty rows included."""
+    from gpumetrics.kernels.levenshtein import Ragged, levenshtein_ragged
+
+    rng = random.Random(id_range[0])
+    vocab = [rng.randint(*id_range) for _ in range(6)]
+    rows_a = [[rng.choice(vocab) for _ in range(rng.choice([0, 1, 5, 63, 64, 65, 200]))] for _ in range(40)]
+    rows_b = [row[: len(row) // 2] + [rng.choice(vocab)] + row[len(row) // 2 + 1 :] for row in rows_a]
+    rows_b[3] = []
+
+    def padded(rows):
+        width = max(map(len, rows))
+        data = torch.full((len(rows), width), -100, dtype=torch.long)
+        for i, row in enumerate(rows):
+            data[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        return data, torch.tensor(list(map(len, rows)))
+
+    def flat(rows):
+        lengths = torch.tensor([0] + list(map(len, rows)))
+        return Ragged(torch.tensor([t for row in rows for t in row], dtype=torch.long), lengths.cumsum(0))
+
+    want = levenshtein_distance(*padded(rows_a), *padded(rows_b), backend="torch").tolist()
+    assert want == [Levenshtein.distance(x, y) for x, y in zip(rows_a, rows_b)]
+    for backend in ("auto", "rapidfuzz"):
+        assert levenshtein_distance(*padded(rows_a), *padded(rows_b), backend=backend).tolist() == want
+        assert levenshtein_ragged(*flat(rows_a), *flat(rows_b), backend=backend).tolist() == want

@@ -42,7 +42,7 @@ def main(seed: int, pairs: int, long: int) -> None:
     assert ragged == expected, [(i, g, e) for i, (g, e) in enumerate(zip(ragged, expected)) if g != e][:5]
     pa, la = encode_chars(a)
     pb, lb = encode_chars(b)
-    torch_path = levenshtein_distance(pa, la, pb, lb).tolist()  # the tensor kernel on the CPU
+    torch_path = levenshtein_distance(pa, la, pb, lb, backend="torch").tolist()  # the tensor kernel on the CPU
     assert torch_path == expected
     rows = levenshtein_triton_rows(pa, torch.arange(len(a)) * pa.shape[1], la, pb, torch.arange(len(b)) * pb.shape[1],
                                    lb, block=4).tolist()  # padded rows, another block size

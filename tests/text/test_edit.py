@@ -591,8 +591,12 @@ def test_token_inputs_bad_arguments_name_them():
     assert edit_distance(ids, ids[:, :1], preds_lengths=torch.tensor([2]), pad_id=2).item() == 1  # lengths win
     with pytest.raises(ValueError, match="`preds_lengths`"):
         edit_distance(ids, ids, preds_lengths=torch.tensor([1, 2]))
-    with pytest.raises(ValueError, match="`backend='rapidfuzz'`"):
-        char_error_rate(ids, ids, backend="rapidfuzz")
+    assert char_error_rate(ids, ids[:, :2], backend="rapidfuzz").item() == 0.5  # CPU tokens: rapidfuzz on the host
+    with pytest.raises(ValueError, match="`backend='rapidfuzz'`.*CPU"):
+        from gpumetrics.kernels.levenshtein import _token_route
+        _token_route("rapidfuzz", torch.device("cuda"))
+    with pytest.raises(ValueError, match="`backend`"):
+        edit_distance(ids, ids, backend="fast")
     with pytest.raises(TypeError, match="both"):
         word_error_rate(["a b"], ids)
     with pytest.raises(ValueError, match="same number"):
