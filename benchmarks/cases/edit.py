@@ -173,6 +173,23 @@ def edit_distance_uneven_words_case(size: int, device: str) -> Contenders:
     )
 
 
+@register("edit_distance_tokens_cpu", sizes=(5_000, 50_000), quick_sizes=(2_000,), repeats=5)
+def edit_distance_tokens_cpu_case(size: int, device: str) -> Contenders:
+    preds, target = _ocr_pairs(size, 5, 40, seed=size)
+    pred_ids = Ragged(*encode_chars_ragged(preds, device))
+    target_ids = Ragged(*encode_chars_ragged(target, device))
+    return Contenders(
+        ours={"edit_distance(Ragged CPU token ids, auto)": lambda: edit_distance(pred_ids, target_ids,
+                                                                                reduction="none"),
+              "edit_distance(Ragged CPU token ids, backend=torch)": lambda: edit_distance(
+                  pred_ids, target_ids, reduction="none", backend="torch")},
+        anchors={"rapidfuzz Levenshtein.distance loop (on the strings)": lambda: _rapidfuzz_loop(preds, target)},
+        check=lambda ours, anchor: ours.tolist() == anchor,
+        note="5–40 symbols as CPU token tensors (an ASR / OCR loop on the CPU): auto writes the rows as code-point "
+             "strings for rapidfuzz; torch is the tensor kernel",
+    )
+
+
 def _utf32_with_lengths(texts):
     """The plain numpy recipe: one join, the UTF-32 codec, lengths by ``map(len)``."""
     return (np.frombuffer("".join(texts).encode("utf-32-le"), np.uint32),

@@ -118,10 +118,13 @@ MAX_CODE_ID = 0x110000 - 0x800  # ids travel as code points, the surrogate block
 
 
 def id_strings(ids: np.ndarray, lengths: np.ndarray) -> Optional[list[str]]:
-    """Rows of token ids as strings whose code points stand for the ids (``id`` below ``0xD800``, ``id + 0x800``
-    above: no surrogate), so that rapidfuzz compares them symbol by symbol: one string in the narrowest width that
-    holds the batch, each row a slice of it (C-level ``map``, no Python frame per row). Ids at or above
-    ``MAX_CODE_ID`` are ranked densely first (equal ids, equal symbols).
+    """Rows of token ids as strings whose code points stand for the ids, so that rapidfuzz compares them symbol by
+    symbol: one string for the batch, each row a slice of it (C-level ``map``, no Python frame per row).
+
+    The batch's ids are ranked first (equal ids, equal symbols; a presence table for ids below ``2**22``, a sort
+    above), so the string takes the narrowest width the number of *distinct* ids allows — Latin-1, UCS-2, UCS-4 —
+    whatever the ids' values (code points of emoji, vocabulary ids of 50,000 …); a rank at or above ``0xD800`` skips
+    the surrogate block.
 
     Args:
         ids: ``int64[T]`` ids of all rows, concatenated (any integers ≥ 0).
@@ -131,24 +134,35 @@ def id_strings(ids: np.ndarray, lengths: np.ndarray) -> Optional[list[str]]:
         ``R`` strings, or ``None`` for a negative id or more than ``MAX_CODE_ID`` distinct ids.
 
     Example:
-        >>> [list(map(ord, row)) for row in id_strings(np.array([1, 2, 0xD800]), np.array([2, 1]))]
-        [[1, 2], [57344]]
+        >>> [list(map(ord, row)) for row in id_strings(np.array([7, 900, 7]), np.array([2, 1]))]
+        [[0, 1], [0]]
     """
     ids = np.asarray(ids, dtype=np.int64)
-    if ids.size and int(ids.min()) < 0:
-        return None
-    if ids.size and int(ids.max()) >= MAX_CODE_ID:
-        distinct, ids = np.unique(ids, return_inverse=True)
-        if distinct.size > MAX_CODE_ID:
+    top = -1
+    if ids.size:
+        low, top = int(ids.min()), int(ids.max())
+        if low < 0:
             return None
-    codes = ids + np.where(ids >= 0xD800, 0x800, 0)
-    top = int(codes.max()) if codes.size else 0
+    if top >= 0x100:
+        if top < 1 << 22:
+            present = np.zeros(top + 1, dtype=np.bool_)
+            present[ids] = True
+            ranks = np.cumsum(present, dtype=np.int64) - 1
+            ids, top = ranks[ids], int(ranks[-1])
+        else:
+            distinct, ids = np.unique(ids, return_inverse=True)
+            top = distinct.size - 1
+        if top >= MAX_CODE_ID:
+            return None
+        if top >= 0xD800:
+            ids = ids + np.where(ids >= 0xD800, 0x800, 0)
+            top += 0x800
     if top < 0x100:
-        text = codes.astype(np.uint8).tobytes().decode("latin-1")
+        text = ids.astype(np.uint8).tobytes().decode("latin-1")
     elif top < 0x10000:
-        text = codes.astype("<u2").tobytes().decode("utf-16-le")
+        text = ids.astype("<u2").tobytes().decode("utf-16-le")
     else:
-        text = codes.astype("<u4").tobytes().decode("utf-32-le")
+        text = ids.astype("<u4").tobytes().decode("utf-32-le")
     ends = np.cumsum(lengths, dtype=np.int64)
     return list(map(text.__getitem__, map(slice, (ends - lengths).tolist(), ends.tolist())))
 

@@ -16,8 +16,9 @@ All four share one step: the Levenshtein distance of every (prediction, referenc
 Inputs: ``B`` strings, or integer **token tensors** on any device (the output of greedy / CTC decoding): padded
 ``Tensor[B, L]`` whose rows end at ``preds_lengths`` / ``target_lengths`` or at their first ``pad_id`` (full width
 when neither is given), or flat :class:`~gpumetrics.kernels.levenshtein.Ragged` ``(values, offsets)``. Tokens are
-compared as symbols (ids), never copied to the host; the result lives on their device. ``preds`` and ``target`` may
-use different layouts. Host syncs per batch of tokens, independent of the batch size and the lengths: one on the
+compared as symbols (ids), never copied off their device (CPU tensors go to rapidfuzz under ``auto``, as
+code-point strings; ``backend="torch"`` keeps the tensor kernel); the result lives on their device. ``preds`` and
+``target`` may use different layouts. Host syncs per batch of tokens, independent of the batch size and the lengths: one on the
 Triton path (the input checks, read at once); the tensor kernel reads the checks' bounds with the stripped lengths
 once and runs one ``unique`` per chunk of ``max_elements`` values (one chunk for usual batches); flat rows add one
 read (their lengths), a padded side mixed with a flat one one more.
@@ -288,8 +289,8 @@ def edit_distance(
             :class:`~gpumetrics.kernels.levenshtein.Ragged` (flat).
         target: ``B`` reference strings, or token ids in either layout.
         unit: ``"char"`` (code points) or ``"word"`` (``str.split()`` tokens); token tensors are compared as given.
-        backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"`` (see the module docstring; token tensors: not
-            ``"rapidfuzz"``).
+        backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"`` (see the module docstring; token tensors: ``"rapidfuzz"``
+            only on the CPU).
         pad_id: padded token rows end at their first ``pad_id`` (unless their lengths are given).
         preds_lengths: ``LongTensor[B]`` lengths of padded ``preds`` rows (they take precedence over ``pad_id``).
         target_lengths: ``LongTensor[B]`` lengths of padded ``target`` rows.
