@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 __all__ = ["rapidfuzz_distances", "lcs_length_rapidfuzz", "id_strings", "has_rapidfuzz", "free_cores", "all_strings",
-           "MAX_CODE_ID"]
+           "many_short_pairs", "MAX_CODE_ID"]
 
 _WORD = 64  # symbols per machine word of rapidfuzz's bit-parallel kernels
 _RAPIDFUZZ_CHUNK = 4096  # pairs per process.cpdist call on one thread: its per-pair buffers stay in cache
@@ -81,6 +81,18 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
         out[begin : begin + chunk] = cpdist(part_a, part_b, scorer=scorer, dtype=np.int64, workers=workers,
                                             score_hint=score_hint)
     return out
+
+
+def many_short_pairs(a: Sequence, b: Sequence) -> bool:
+    """A batch large enough for rapidfuzz's threads (``_THREADED_MIN_PAIRS``) whose first pairs' mean length fits
+    one 64-symbol word (rapidfuzz's single-word kernel); ``False`` for items without a length."""
+    if len(a) < _THREADED_MIN_PAIRS:
+        return False
+    head = min(len(a), _CALIBRATION_PAIRS)
+    try:
+        return sum(map(len, a[:head])) + sum(map(len, b[:head])) <= 2 * _WORD * head
+    except TypeError:
+        return False
 
 
 def free_cores() -> int:

@@ -76,8 +76,7 @@ from torch import Tensor
 from gpumetrics.core.checks import check_device
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.host import (
-    _CALIBRATION_PAIRS, _THREADED_MIN_PAIRS, MAX_CODE_ID, all_strings, free_cores, has_rapidfuzz, id_strings,
-    rapidfuzz_distances,
+    MAX_CODE_ID, free_cores, has_rapidfuzz, id_strings, many_short_pairs, rapidfuzz_distances,
 )
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids
 from gpumetrics.kernels.text_rows import (
@@ -931,8 +930,8 @@ _HOST_THREADS_MIN_CORES = 4  # free cores from which rapidfuzz's threads beat en
 
 
 def _auto_backend(a: Sequence, b: Sequence, unit: str, device: torch.device) -> str:
-    """``backend="auto"``: rapidfuzz on the CPU; on a device the device kernels — except for a large batch
-    (``_THREADED_MIN_PAIRS``) of short character pairs (the first pairs' mean length within one 64-symbol word) while
+    """``backend="auto"``: rapidfuzz on the CPU; on a device the device kernels — except for a large batch of short
+    character pairs (:func:`~gpumetrics.kernels.host.many_short_pairs`: ≥ 20,000, within one 64-symbol word) while
     ``_HOST_THREADS_MIN_CORES`` cores are free: the strings are on the host already, and encoding them costs about
     what rapidfuzz's loop does on one core (500,000 pairs of 5–40 characters: ~100 ms each on the 2-core CPU when a
     quarter hold astral characters), so rapidfuzz's threads over the free cores finish first; the result is uploaded.
@@ -941,14 +940,10 @@ def _auto_backend(a: Sequence, b: Sequence, unit: str, device: torch.device) -> 
         return "torch"
     if device.type == "cpu":
         return "rapidfuzz"
-    if unit != "char" or len(a) < _THREADED_MIN_PAIRS:
-        return "torch"
-    head = min(len(a), _CALIBRATION_PAIRS)
-    try:
-        short = sum(map(len, a[:head])) + sum(map(len, b[:head])) <= 2 * _WORD * head
-    except TypeError:  # not strings: the device path's check names the item
-        return "torch"
-    return "rapidfuzz" if short and free_cores() >= _HOST_THREADS_MIN_CORES else "torch"
+    # items without a length are not strings: the device path's check names the item
+    if unit == "char" and many_short_pairs(a, b) and free_cores() >= _HOST_THREADS_MIN_CORES:
+        return "rapidfuzz"
+    return "torch"
 
 
 def _torch_pair_distances(a: Sequence, b: Sequence, unit: str, device: torch.device) -> tuple[Tensor, Tensor]:
