@@ -1003,7 +1003,7 @@ def _device_route(a: Sequence[str], b: Sequence[str], unit: str,
         empty = torch.zeros(0, dtype=torch.long, device=device)
         return empty, empty
     if len(chunks) == 1:
-        return distances[0], torch.cat([lengths_a[0], lengths_b[0]])
+        return distances[0], row_lengths  # the one chunk's rows: a's, then b's
     return torch.cat(distances), torch.cat(lengths_a + lengths_b)
 
 
