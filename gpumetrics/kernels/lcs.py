@@ -14,8 +14,9 @@ same code on CPU and CUDA):
   union), walked back over the stored bit rows of the same kernel (``n·m/62`` bits per pair, not a DP table).
 * :func:`lcs_table` — the full DP table, row by row (a row is a ``cummax``); a reference for tests, no metric uses it.
 * :func:`weighted_lcs` — Lin (2004)'s weighted LCS with ``f(k) = k**weight``, by anti-diagonals (``O(n·m)``).
-* :func:`gpumetrics.kernels.host.lcs_length_rapidfuzz` — the CPU path of :func:`lcs_length` for host token ids: rapidfuzz's C++ bit-parallel
-  ``LCSseq`` over the rows as strings of code points (one decode for the batch, no Python call per pair).
+* :func:`gpumetrics.kernels.host.lcs_length_rapidfuzz` — the CPU path of :func:`lcs_length` for host token ids:
+  rapidfuzz's C++ bit-parallel ``LCSseq`` over the rows as strings of code points (one decode for the batch, no
+  Python call per pair).
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ from torch import Tensor
 
 from gpumetrics.core.transfer import upload_concatenated
 
-__all__ = ["encode_chars_flat", "encode_separated", "encode_pairs_separated", "rows_from_separators", "split_words", "upload_code_points",
-           "WHITESPACE"]
+__all__ = ["encode_chars_flat", "encode_separated", "encode_pairs_separated", "rows_from_separators", "split_words",
+           "upload_code_points", "WHITESPACE"]
 
 _ENCODE_BLOCK = 2048  # strings joined per block: a block stays in cache, one join of a large batch page-faults
 

@@ -18,10 +18,10 @@ Inputs: ``B`` strings, or integer **token tensors** on any device (the output of
 when neither is given), or flat :class:`~gpumetrics.kernels.levenshtein.Ragged` ``(values, offsets)``. Tokens are
 compared as symbols (ids), never copied off their device (CPU tensors go to rapidfuzz under ``auto``, as
 code-point strings; ``backend="torch"`` keeps the tensor kernel); the result lives on their device. ``preds`` and
-``target`` may use different layouts. Host syncs per batch of tokens, independent of the batch size and the lengths: one on the
-Triton path (the input checks, read at once); the tensor kernel reads the checks' bounds with the stripped lengths
-once and runs one ``unique`` per chunk of ``max_elements`` values (one chunk for usual batches); flat rows add one
-read (their lengths), a padded side mixed with a flat one one more.
+``target`` may use different layouts. Host syncs per batch of tokens, independent of the batch size and the lengths:
+one on the Triton path (the input checks, read at once); the tensor kernel reads the checks' bounds with the
+stripped lengths once and runs one ``unique`` per chunk of ``max_elements`` values (one chunk for usual batches);
+flat rows add one read (their lengths), a padded side mixed with a flat one one more.
 
 Units: ``"char"`` compares Unicode code points of the raw strings (a combining mark is its own symbol, as in
 rapidfuzz, jiwer and torchmetrics); ``"word"`` compares ``str.split()`` tokens (any run of whitespace separates).
