@@ -21,7 +21,6 @@ by symbol with its class's first word, so the ids are exact: a hash collision is
 
 from __future__ import annotations
 
-import functools
 import sys
 import warnings
 from typing import Optional, Sequence
@@ -214,11 +213,27 @@ def rows_from_separators(values: Tensor, count: int) -> tuple[Tensor, Tensor]:
     return starts, ends - starts
 
 
-@functools.lru_cache(maxsize=8)
-def _whitespace_table(device: torch.device) -> Tensor:
-    table = torch.zeros(max(WHITESPACE) + 1, dtype=torch.bool)
-    table[list(WHITESPACE)] = True
-    return table.to(device)
+def _runs(codes: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """Sorted code points as inclusive ``(first, last)`` runs."""
+    runs: list[list[int]] = []
+    for code in sorted(codes):
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return tuple((first, last) for first, last in runs)
+
+
+_WHITESPACE_RUNS = _runs(WHITESPACE)  # 11 runs
+
+
+def _is_whitespace(codes: Tensor) -> Tensor:
+    """``BoolTensor`` of ``codes`` that ``str.split()`` splits on: compares against the runs of :data:`WHITESPACE`
+    on the codes' device (no table to upload, so no blocking copy on a first call)."""
+    hit = torch.zeros_like(codes, dtype=torch.bool)
+    for first, last in _WHITESPACE_RUNS:
+        hit |= (codes == first) if first == last else ((codes >= first) & (codes <= last))
+    return hit
 
 
 # splitmix64's finaliser in int64 arithmetic (products wrap; logical shifts by masking the arithmetic ones)
@@ -261,9 +276,8 @@ def split_words(values: Tensor, starts: Tensor, lengths: Tensor) -> tuple[Tensor
         empty = torch.zeros(0, dtype=torch.long, device=device)
         return torch.zeros(1, dtype=torch.long, device=device), empty, empty, torch.zeros((), dtype=torch.bool,
                                                                                          device=device)
-    table = _whitespace_table(device)
     codes = values.long()
-    in_word = ~(table[codes.clamp(0, table.shape[0] - 1)] & (codes < table.shape[0])) & (codes != 0)
+    in_word = ~_is_whitespace(codes) & (codes != 0)
     edge = torch.ones(1, dtype=torch.bool, device=device)
     first_mask = in_word & ~torch.cat([edge.logical_not(), in_word[:-1]])
     last_mask = in_word & ~torch.cat([in_word[1:], edge.logical_not()])

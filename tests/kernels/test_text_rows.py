@@ -27,6 +27,8 @@ def _rows(texts: list[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 def test_whitespace_is_what_str_split_splits_on():
     assert set(WHITESPACE) == {code for code in range(0x110000) if chr(code).isspace()}
+    every = torch.arange(0x110000, dtype=torch.int32)
+    assert torch.nonzero(text_rows._is_whitespace(every)).flatten().tolist() == sorted(WHITESPACE)
     for code in range(0x110000):  # str.split() and str.isspace agree on every character
         if ("a" + chr(code) + "b").split() != ["a" + chr(code) + "b"]:
             assert code in WHITESPACE
