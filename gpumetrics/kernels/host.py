@@ -96,13 +96,19 @@ def many_short_pairs(a: Sequence, b: Sequence) -> bool:
 
 
 def free_cores() -> int:
-    """Cores this process may use that the 1-minute load average leaves idle, counting this process's own (≥ 1)."""
+    """Cores this process may use (≥ 1): those the 1-minute load average leaves idle, counting this process's own,
+    shared with the other ranks of its node under torchrun (``LOCAL_WORLD_SIZE``): the load average lags, so ranks
+    that start together would each see every core idle."""
     try:
         cores = len(os.sched_getaffinity(0))
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - not on Linux
         return 1
-    return max(1, min(cores, round(cores + 1 - load)))
+    try:
+        ranks = max(1, int(os.environ.get("LOCAL_WORLD_SIZE") or 1))
+    except ValueError:
+        ranks = 1
+    return max(1, min(cores, round(cores + 1 - load)) // ranks)
 
 
 def _hold_strings(a: Sequence, b: Sequence) -> None:

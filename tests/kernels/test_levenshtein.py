@@ -552,3 +552,20 @@ def test_cpu_token_tensors_take_rapidfuzz_under_auto(id_range):
     for backend in ("auto", "rapidfuzz"):
         assert levenshtein_distance(*padded(rows_a), *padded(rows_b), backend=backend).tolist() == want
         assert levenshtein_ragged(*flat(rows_a), *flat(rows_b), backend=backend).tolist() == want
+
+
+def test_free_cores_are_the_idle_ones_shared_by_the_ranks_of_a_node(monkeypatch):
+    from gpumetrics.kernels import host
+
+    monkeypatch.setattr(host.os, "sched_getaffinity", lambda pid: set(range(16)))
+    monkeypatch.setattr(host.os, "getloadavg", lambda: (3.2, 0.0, 0.0))
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    assert host.free_cores() == 14  # 16 + 1 (this process) - 3.2, rounded
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "8")  # torchrun: 8 ranks on this node share them
+    assert host.free_cores() == 1
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")
+    assert host.free_cores() == 3
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "x")
+    assert host.free_cores() == 14
+    monkeypatch.setattr(host.os, "getloadavg", lambda: (40.0, 0.0, 0.0))  # a busy machine: one thread
+    assert host.free_cores() == 1
