@@ -48,10 +48,11 @@ def upload(data: Any, device: DeviceArg, dtype: torch.dtype | None = None) -> to
 
 
 def upload_all(arrays: list[Any], device: DeviceArg) -> list[torch.Tensor]:
-    """Several host arrays of one dtype in ONE upload (:func:`upload_concatenated`), split on the device.
+    """Several host arrays of one dtype in ONE upload: concatenated into one staging buffer (pinned on CUDA, the
+    only host copy), split on the device.
 
     Args:
-        arrays: ``np.ndarray`` or CPU tensors of one dtype (one numpy knows), any shapes.
+        arrays: ``np.ndarray`` or CPU tensors of one dtype, any shapes.
         device: target device.
 
     Returns:
@@ -61,39 +62,35 @@ def upload_all(arrays: list[Any], device: DeviceArg) -> list[torch.Tensor]:
         >>> [t.tolist() for t in upload_all([np.arange(3), np.ones((2, 2), dtype=np.int64)], "cpu")]
         [[0, 1, 2], [[1, 1], [1, 1]]]
     """
-    if not arrays:
+    tensors = [torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else torch.as_tensor(a)
+               for a in arrays]
+    if not tensors:
         return []
-    if all(isinstance(a, np.ndarray) for a in arrays):
-        dtypes = {a.dtype for a in arrays}
-        if len(dtypes) > 1:
-            raise ValueError(f"`arrays` must share one dtype, got {sorted(map(str, dtypes))}")
-        flat = upload_concatenated(arrays, device, arrays[0].dtype)
+    dtypes = {t.dtype for t in tensors}
+    if len(dtypes) > 1:
+        raise ValueError(f"`arrays` must share one dtype, got {sorted(map(str, dtypes))}")
+    target = _target(device)
+    if any(t.device.type != "cpu" for t in tensors):  # already on a device: no staging
+        flat = torch.cat([t.reshape(-1).to(target) for t in tensors])
     else:
-        tensors = [torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else torch.as_tensor(a)
-                   for a in arrays]
-        dtypes = {t.dtype for t in tensors}
-        if len(dtypes) > 1:
-            raise ValueError(f"`arrays` must share one dtype, got {sorted(map(str, dtypes))}")
-        flat = upload(torch.cat([t.reshape(-1) for t in tensors]), device)
-    shapes = [tuple(a.shape) for a in arrays]
-    sizes = [int(np.prod(shape, dtype=np.int64)) for shape in shapes]
-    return [part.view(shape) for part, shape in zip(torch.split(flat, sizes), shapes)]
+        stage = _stage(sum(t.numel() for t in tensors), tensors[0].dtype, target)
+        flat = _send(torch.cat([t.reshape(-1) for t in tensors], out=stage), target)
+    return [part.view(t.shape) for part, t in zip(torch.split(flat, [t.numel() for t in tensors]), tensors)]
 
 
 _SAME_BITS = {np.dtype(np.uint16): torch.int16, np.dtype(np.uint32): torch.int32, np.dtype(np.uint64): torch.int64}
 
 
 def upload_concatenated(arrays: Sequence[np.ndarray], device: DeviceArg, dtype: Any = None) -> torch.Tensor:
-    """Host arrays concatenated flat into ONE tensor on ``device``, staged by a single host copy: straight into
-    pinned memory on CUDA (torch's caching host allocator: no pageable intermediate to page-fault in, no second
-    copy to pin it), then copied without blocking; plain memory elsewhere.
+    """Host arrays of any widths concatenated flat into ONE tensor on ``device``, each cast into the result's dtype
+    while it is copied into the staging buffer (the only host copy, pinned on CUDA), then copied without blocking.
 
     Args:
         arrays: numpy arrays, any shapes (flattened, in order).
         device: target device.
-        dtype: numpy dtype of the result, each array cast into it during the copy; their common type by default.
-            ``uint16`` / ``uint32`` / ``uint64`` arrive as the signed torch dtype of their width (the same bits:
-            torch has no arithmetic on them), for the caller to reinterpret.
+        dtype: numpy dtype of the result; their common type by default. ``uint16`` / ``uint32`` / ``uint64`` arrive
+            as the signed torch dtype of their width (the same bits: torch has no arithmetic on them), for the caller
+            to reinterpret.
 
     Returns:
         ``Tensor[Σ sizes]`` on ``device``.
@@ -102,11 +99,10 @@ def upload_concatenated(arrays: Sequence[np.ndarray], device: DeviceArg, dtype: 
         >>> upload_concatenated([np.arange(2, dtype=np.uint8), np.array([300], dtype=np.uint16)], "cpu")
         tensor([  0,   1, 300], dtype=torch.int16)
     """
-    target = torch.device("cpu") if device is None else torch.device(device)
+    target = _target(device)
     dtype = np.dtype(dtype if dtype is not None else (np.result_type(*arrays) if len(arrays) else np.uint8))
     signed = np.dtype(f"i{dtype.itemsize}") if dtype in _SAME_BITS else dtype
-    stage = torch.empty(sum(a.size for a in arrays), dtype=_SAME_BITS.get(dtype) or torch.from_numpy(
-        np.empty(0, dtype)).dtype, pin_memory=target.type == "cuda")
+    stage = _stage(sum(a.size for a in arrays), torch.from_numpy(np.empty(0, signed)).dtype, target)
     filled = 0
     with warnings.catch_warnings():  # read-only arrays (views of encoded bytes) are only read here
         warnings.simplefilter("ignore", UserWarning)
@@ -114,4 +110,18 @@ def upload_concatenated(arrays: Sequence[np.ndarray], device: DeviceArg, dtype: 
             part = torch.from_numpy(np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(signed))
             stage[filled:filled + part.numel()].copy_(part)
             filled += part.numel()
+    return _send(stage, target)
+
+
+def _target(device: DeviceArg) -> torch.device:
+    return torch.device("cpu") if device is None else torch.device(device)
+
+
+def _stage(size: int, dtype: torch.dtype, target: torch.device) -> torch.Tensor:
+    """The host buffer a concatenated upload is assembled in: pinned for CUDA (torch's caching host allocator: no
+    pageable intermediate to page-fault in, no second copy to pin it)."""
+    return torch.empty(size, dtype=dtype, pin_memory=target.type == "cuda")
+
+
+def _send(stage: torch.Tensor, target: torch.device) -> torch.Tensor:
     return stage.to(target, non_blocking=target.type == "cuda")

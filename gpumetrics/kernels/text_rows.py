@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import numpy as np
 import torch
@@ -68,8 +68,7 @@ def encode_chars_flat(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     total = int(lengths.sum())
     values = np.empty(total, dtype=np.uint8)
     filled = 0
-    for start in range(0, len(texts), _ENCODE_BLOCK):
-        block = _code_points("".join(texts[start:start + _ENCODE_BLOCK]))
+    for block, _ in _encoded_blocks(texts, ""):
         if block.dtype.itemsize > values.dtype.itemsize:  # at most twice: uint8 → uint16 → uint32
             wider = np.empty(total, dtype=block.dtype)
             wider[:filled] = values[:filled]
@@ -94,14 +93,22 @@ def encode_separated(texts: Sequence[str]) -> Optional[list[np.ndarray]]:
         True
     """
     blocks = []
-    for start in range(0, len(texts), _ENCODE_BLOCK):
-        strings = list(texts[start:start + _ENCODE_BLOCK])
-        strings.append("")  # "\0".join then ends every string of the block with its separator
-        block = _code_points("\0".join(strings))
-        if np.count_nonzero(block == 0) != len(strings) - 1:
+    for block, count in _encoded_blocks(texts, "\0"):
+        if np.count_nonzero(block == 0) != count:
             return None
         blocks.append(block)
     return blocks
+
+
+def _encoded_blocks(texts: Sequence[str], separator: str) -> Iterator[tuple[np.ndarray, int]]:
+    """Each block of ``_ENCODE_BLOCK`` strings joined — with ``separator`` after every string when one is given —
+    and encoded by :func:`_code_points`; with the number of strings in the block."""
+    for start in range(0, len(texts), _ENCODE_BLOCK):
+        strings = texts[start:start + _ENCODE_BLOCK]
+        count = len(strings)
+        if separator:
+            strings = [*strings, ""]  # the join then ends every string of the block with its separator
+        yield _code_points(separator.join(strings)), count
 
 
 def encode_pairs_separated(a: Sequence[str], b: Sequence[str],

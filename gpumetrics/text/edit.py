@@ -191,8 +191,9 @@ def _token_distances(
     if batch_a != batch_b:
         raise ValueError(f"`preds` and `target` must have the same number of samples, got {batch_a} and {batch_b}")
     names = ("preds", "target")
-    # "torch" means the device kernels: the tensor kernel on the CPU, Triton on CUDA (the kernels' "auto" there)
-    kernel = "torch" if backend == "torch" and a.device.type == "cpu" else "auto" if backend == "torch" else backend
+    kernel = backend
+    if backend == "torch" and a.device.type != "cpu":  # "torch" means the device kernels: Triton on CUDA
+        kernel = "auto"
     if kind_a == kind_b == "padded":
         return levenshtein_distance(a, extra_a, b, extra_b, backend=kernel, names=names), extra_a, extra_b
     if kind_a == "padded":
