@@ -21,7 +21,8 @@ from torchmetrics.functional.text import word_error_rate as tm_word_error_rate
 
 from benchmarks.registry import Contenders, register
 from gpumetrics.functional import char_error_rate, edit_distance, word_error_rate
-from gpumetrics.kernels.levenshtein import Ragged, encode_chars_ragged
+from gpumetrics.kernels.ragged import Ragged
+from gpumetrics.kernels.text_rows import encode_chars_ragged
 from gpumetrics.kernels.text_rows import encode_chars_flat, encode_separated
 
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz      ABCDEF0123456789.,абвгдежзийклмнопрстуфхцчшщыэюя中文字😀é"

@@ -8,7 +8,8 @@ for the same kernels on one thread; the edit-distance tensor kernel and the OCR 
 ops per step) ran 4–26× slower. So the text and detection-matching metrics (BLEU, ROUGE, CIDEr, QA, edit distance,
 CER/WER, 1 − NED, OCR end-to-end, zero-shot F1) set ``Metric.kernel_threads = 1`` and their functional forms use
 :func:`single_threaded`; the previous setting is restored on exit. Large dense kernels (FID/KID statistics, paired
-IoU) keep torch's threads. rapidfuzz runs on one thread for the same reason (see ``kernels/levenshtein.py``). On CUDA the setting only touches host-side work.
+IoU) keep torch's threads. rapidfuzz runs on one thread for the same reason, except for large batches on free cores
+(see ``kernels/host.py``). On CUDA the setting only touches host-side work.
 ``torch.set_num_threads`` is process-wide: another Python thread running torch ops meanwhile also runs on one thread.
 """
 

@@ -8,7 +8,7 @@ it is already known on the host; otherwise the helper reads it, which is one hos
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import torch
 from torch import Tensor
@@ -128,3 +128,34 @@ def segment_products(counts_a: Tensor, counts_b: Tensor, total: Optional[int] = 
     local = offsets_in_segment(per_segment, segment)
     width = counts_b[segment].clamp_min(1)
     return segment, torch.div(local, width, rounding_mode="floor"), local % width
+
+
+class Ragged(NamedTuple):
+    """A batch of ``B`` integer sequences stored flat on any device: row ``i`` is ``values[offsets[i]:offsets[i+1]]``.
+
+    The natural layout of decoder output that was compacted (CTC greedy decoding after dropping blanks and repeats):
+    no padding, no host copy.
+
+    Attributes:
+        values: ``IntTensor[T]`` the rows' symbols (token ids, code points), concatenated.
+        offsets: ``LongTensor[B + 1]``, ``offsets[0] = 0``, non-decreasing, ``offsets[B] = T``.
+
+    Example:
+        >>> Ragged(torch.tensor([5, 6, 7]), torch.tensor([0, 2, 3])).lengths()
+        tensor([2, 1])
+    """
+
+    values: Tensor
+    offsets: Tensor
+
+    def lengths(self) -> Tensor:
+        """``LongTensor[B]`` row lengths."""
+        return self.offsets.diff().long()
+
+    @classmethod
+    def from_lengths(cls, values: Tensor, lengths: Tensor) -> "Ragged":
+        """Rows of ``lengths[i]`` symbols each, in order (``Σ lengths = len(values)``)."""
+        offsets = torch.zeros(lengths.shape[0] + 1, dtype=torch.long, device=lengths.device)
+        offsets[1:] = lengths.long().cumsum(0)
+        return cls(values, offsets)
+

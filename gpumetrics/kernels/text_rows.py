@@ -13,6 +13,10 @@ strings (each block in the narrowest width that holds it: its CPython storage ki
   holding ``"\\0"`` cannot be told from a separator: :func:`encode_separated` returns ``None`` and the caller takes
   the other encoding.
 
+For callers that want tensors at once: :func:`encode_chars_ragged` (flat values + offsets on a device),
+:func:`encode_chars` and :func:`encode_words` (padded ``[B, L]`` with lengths, padded on the device), all through
+:func:`upload_rows` (two uploads).
+
 Word ids by content on the device: every word is hashed from its ``(position, code point)`` items (a 64-bit mix,
 summed over the word by one prefix sum), words with equal hashes get one id, and each word is then compared symbol
 by symbol with its class's first word, so the ids are exact: a hash collision is reported, never absorbed
@@ -29,10 +33,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gpumetrics.core.transfer import upload_concatenated
+from gpumetrics.core.checks import check_device
+from gpumetrics.core.transfer import upload, upload_concatenated
+from gpumetrics.kernels.ragged import pad_segments
 
 __all__ = ["encode_chars_flat", "encode_separated", "encode_pairs_separated", "rows_from_separators", "split_words",
-           "upload_code_points", "WHITESPACE"]
+           "upload_code_points", "upload_rows", "encode_chars", "encode_chars_ragged", "encode_words", "WHITESPACE"]
 
 _ENCODE_BLOCK = 2048  # strings joined per block: a block stays in cache, one join of a large batch page-faults
 
@@ -311,3 +317,80 @@ def split_words(values: Tensor, starts: Tensor, lengths: Tensor) -> tuple[Tensor
     row_words = words_begun[starts + lengths]  # words begun before each row's separator
     word_starts = torch.cat([row_words.new_zeros(1), row_words[:-1]])
     return ids, word_starts, row_words - word_starts, collided
+
+
+def upload_rows(
+    values: np.ndarray, lengths: np.ndarray, device: torch.device, private: bool = False
+) -> tuple[Tensor, Tensor]:
+    """Flat host values and lengths → ``(values[T], LongTensor[B + 1] offsets)`` on ``device``: two uploads, the
+    values in their narrow dtype (:func:`upload_code_points`). ``private``: the caller
+    only reads the result, so on the CPU one-byte text may stay a view of the encoded (read-only) bytes."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return upload_code_points(values, device, narrow_on_cpu=private), upload(offsets, device)
+
+
+def encode_chars_ragged(texts: Sequence[str], device: Optional[torch.device | str] = None) -> tuple[Tensor, Tensor]:
+    """Code points of a batch of strings, flat with offsets, on ``device`` (the values travel in their narrow host
+    dtype and are widened on the device).
+
+    Returns:
+        ``(values, offsets)``: ``IntTensor[T]`` code points and ``LongTensor[B + 1]`` offsets (``offsets[0] = 0``).
+
+    Example:
+        >>> encode_chars_ragged(["ab", "", "é"])
+        (tensor([ 97,  98, 233], dtype=torch.int32), tensor([0, 2, 2, 3]))
+    """
+    device = check_device(device, "device")
+    values, lengths = encode_chars_flat(texts)
+    return upload_rows(values, lengths, device)
+
+
+def encode_chars(texts: Sequence[str], device: Optional[torch.device | str] = None) -> tuple[Tensor, Tensor]:
+    """Code points of a batch of strings as a padded tensor (flat encoding, padded on the device).
+
+    Args:
+        texts: ``B`` strings.
+        device: device of the result (CPU by default).
+
+    Returns:
+        ``(LongTensor[B, L], LongTensor[B])`` code points padded with 0 (``L`` = longest string) and lengths.
+
+    Example:
+        >>> encode_chars(["ab", "é"])
+        (tensor([[ 97,  98],
+                [233,   0]]), tensor([2, 1]))
+    """
+    device = check_device(device, "device")
+    values, lengths = encode_chars_flat(texts)
+    flat, offsets = upload_rows(values, lengths, device)
+    row_lengths = offsets.diff()
+    return pad_segments(flat.long(), row_lengths, 0, int(lengths.max()) if len(lengths) else 0), row_lengths
+
+
+def encode_words(
+    texts: Sequence[Sequence[str]], vocabulary: dict[str, int], device: Optional[torch.device | str] = None
+) -> tuple[Tensor, Tensor]:
+    """Vocabulary ids of a batch of token lists as a padded tensor; new tokens are added to ``vocabulary``.
+
+    Kept for callers of the kernel layer; the metrics build their word ids with the shared
+    :func:`gpumetrics.kernels.vocab.dense_ids` and pass them flat to
+    :func:`~gpumetrics.kernels.levenshtein_routes.levenshtein_ragged`.
+
+    Example:
+        >>> vocab = {}
+        >>> encode_words([["a", "b"], ["b"]], vocab)
+        (tensor([[0, 1],
+                [1, 0]]), tensor([2, 1]))
+    """
+    device = check_device(device, "device")
+    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    setdefault = vocabulary.setdefault
+    flat = np.fromiter(
+        (setdefault(tok, len(vocabulary)) for tokens in texts for tok in tokens),
+        dtype=np.int64,
+        count=int(lengths.sum()),
+    )
+    values, offsets = upload_rows(flat, lengths, device)
+    row_lengths = offsets.diff()
+    return pad_segments(values, row_lengths, 0, int(lengths.max()) if len(lengths) else 0), row_lengths

@@ -1,7 +1,7 @@
 """Edit-distance metrics (docs/metrics/edit.md): edit distance, CER, WER and 1 − NED (normalised edit similarity).
 
 All four share one step: the Levenshtein distance of every (prediction, reference) pair, computed by
-:func:`gpumetrics.kernels.levenshtein.levenshtein_texts` with ``backend``:
+:func:`gpumetrics.kernels.levenshtein_routes.levenshtein_texts` with ``backend``:
 
 * ``"torch"`` — the batched bit-parallel tensor kernel on the metric's device (the module's ``device``, or the
   function's ``device`` argument);
@@ -11,11 +11,11 @@ All four share one step: the Levenshtein distance of every (prediction, referenc
 * ``"auto"`` (default) — rapidfuzz on CPU; on another device the device kernels (on CUDA the fused Triton kernel of
   :mod:`gpumetrics.kernels.levenshtein_triton` when triton is importable), except for ≥ 20,000 short character
   pairs while ≥ 4 cores are free: those strings are on the host already and rapidfuzz's threads finish before their
-  encoding would (result uploaded; :func:`~gpumetrics.kernels.levenshtein._auto_backend`).
+  encoding would (result uploaded; :func:`~gpumetrics.kernels.levenshtein_routes._auto_backend`).
 
 Inputs: ``B`` strings, or integer **token tensors** on any device (the output of greedy / CTC decoding): padded
 ``Tensor[B, L]`` whose rows end at ``preds_lengths`` / ``target_lengths`` or at their first ``pad_id`` (full width
-when neither is given), or flat :class:`~gpumetrics.kernels.levenshtein.Ragged` ``(values, offsets)``. Tokens are
+when neither is given), or flat :class:`~gpumetrics.kernels.ragged.Ragged` ``(values, offsets)``. Tokens are
 compared as symbols (ids), never copied off their device (CPU tensors go to rapidfuzz under ``auto``, as
 code-point strings; ``backend="torch"`` keeps the tensor kernel); the result lives on their device. ``preds`` and
 ``target`` may use different layouts. Host syncs per batch of tokens, independent of the batch size and the lengths:
@@ -55,10 +55,8 @@ from gpumetrics.core import (
     check_same_length, gc_paused, keep_sample_dim, reduce_scores, single_threaded,
 )
 from gpumetrics.core.transfer import upload
-from gpumetrics.kernels.levenshtein import (
-    BACKENDS, Ragged, levenshtein_distance, levenshtein_ragged, levenshtein_texts,
-)
-from gpumetrics.kernels.ragged import segment_ids
+from gpumetrics.kernels.levenshtein_routes import BACKENDS, levenshtein_distance, levenshtein_ragged, levenshtein_texts
+from gpumetrics.kernels.ragged import Ragged, segment_ids
 
 UNITS = ("char", "word")
 CER_TRANSFORMS = ("none", "jiwer")
@@ -93,7 +91,7 @@ def _pair_distances(
 
     ``preds`` and ``target`` are lists of equal length whose items are not checked yet (see :func:`_as_lists`).
     ``transform="jiwer"`` applies jiwer's default ``cer`` (strip) or ``wer`` transform (see :func:`_jiwer_words`).
-    :func:`~gpumetrics.kernels.levenshtein.levenshtein_texts` does the rest: ``str.split()`` words (on the device
+    :func:`~gpumetrics.kernels.levenshtein_routes.levenshtein_texts` does the rest: ``str.split()`` words (on the device
     off the CPU), word ids over both sides.
     """
     device = check_device(device, "device")
@@ -287,7 +285,7 @@ def edit_distance(
 
     Args:
         preds: ``B`` predicted strings (or one string), or token ids: ``Tensor[B, L]`` (padded) or
-            :class:`~gpumetrics.kernels.levenshtein.Ragged` (flat).
+            :class:`~gpumetrics.kernels.ragged.Ragged` (flat).
         target: ``B`` reference strings, or token ids in either layout.
         unit: ``"char"`` (code points) or ``"word"`` (``str.split()`` tokens); token tensors are compared as given.
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"`` (see the module docstring; token tensors: ``"rapidfuzz"``

@@ -131,7 +131,8 @@ def test_every_function_with_a_device_argument_checks_it(machine, tmp_path):
 
 
 def test_kernel_entry_points_check_their_device(machine):
-    from gpumetrics.kernels.levenshtein import encode_chars, encode_words, levenshtein_strings
+    from gpumetrics.kernels.levenshtein_routes import levenshtein_strings
+    from gpumetrics.kernels.text_rows import encode_chars, encode_words
     from gpumetrics.text.tokenize import encode_tokens
 
     machine(cuda=0)

@@ -59,7 +59,7 @@ def _strings(n: int) -> tuple:
 
 def _tokens(n: int) -> tuple:
     """``_strings(n)`` as padded code-point tensors with their lengths: ``(preds[B, L], target[B, L'], lengths…)``."""
-    from gpumetrics.kernels.levenshtein import encode_chars
+    from gpumetrics.kernels.text_rows import encode_chars
 
     (preds, preds_lengths), (target, target_lengths) = (encode_chars(side) for side in _strings(n))
     return preds, target, preds_lengths, target_lengths
@@ -72,7 +72,7 @@ def _padded_tokens(n: int) -> tuple:
 
 def _flat_tokens(n: int) -> tuple:
     """``_strings(n)`` as flat code points + lengths of each side (tiling concatenates rows, as Ragged needs)."""
-    from gpumetrics.kernels.levenshtein import encode_chars_ragged
+    from gpumetrics.kernels.text_rows import encode_chars_ragged
 
     (pv, po), (tv, to) = (encode_chars_ragged(side) for side in _strings(n))
     return pv, po.diff(), tv, to.diff()
@@ -87,7 +87,7 @@ class _RaggedInputs:
 
     def update(self, pv: torch.Tensor, pl: torch.Tensor, tv: torch.Tensor, tl: torch.Tensor) -> None:
         from gpumetrics.core.threads import intra_op_threads
-        from gpumetrics.kernels.levenshtein import Ragged
+        from gpumetrics.kernels.ragged import Ragged
 
         with intra_op_threads(1):  # the adapter's cumsums run as the metric's own ops would
             preds, target = Ragged.from_lengths(pv, pl), Ragged.from_lengths(tv, tl)

@@ -10,14 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
-from gpumetrics.kernels import levenshtein as _kernels
-from gpumetrics.kernels.levenshtein import encode_chars, encode_words, levenshtein_strings
+from gpumetrics.kernels import levenshtein_routes as _routes
+from gpumetrics.kernels.levenshtein_routes import levenshtein_strings
+from gpumetrics.kernels.text_rows import encode_chars, encode_words
 
 
 def levenshtein_distance(*args, backend="torch", **kwargs):
     """The kernel under test here is the tensor kernel (CPU tensors would take rapidfuzz under ``auto``: tested
     below in ``test_cpu_token_tensors_take_rapidfuzz_under_auto``)."""
-    return _kernels.levenshtein_distance(*args, backend=backend, **kwargs)
+    return _routes.levenshtein_distance(*args, backend=backend, **kwargs)
 
 
 ALPHABET = "abcxyz АбвЁж 中文字 😀🐈\u200d⬛ e\u0301\u0308ß"
@@ -334,7 +335,7 @@ def test_rapidfuzz_backend_band_hint_from_calibration_stays_exact(seed):
     ["😀", "a😀b\x00", "", "\ud800x", "\udfff"],  # astral (UCS-4), lone surrogates
 ])
 def test_flat_encoding_is_the_code_points_in_every_storage_kind(texts):
-    from gpumetrics.kernels.levenshtein import encode_chars_flat, encode_chars_ragged
+    from gpumetrics.kernels.text_rows import encode_chars_flat, encode_chars_ragged
 
     values, lengths = encode_chars_flat(texts)
     assert values.tolist() == [ord(c) for c in "".join(texts)] and lengths.tolist() == [len(t) for t in texts]
@@ -351,7 +352,7 @@ def test_flat_encoding_is_the_code_points_in_every_storage_kind(texts):
 def test_flat_encoding_in_blocks_widens_to_the_widest_block(monkeypatch, kinds):
     """Blocks of different storage kinds (in any order, a block per kind or mixed) give the code points of the whole
     batch in the widest block's dtype; block edges inside runs of empty strings too."""
-    from gpumetrics.kernels import levenshtein as lev, text_rows
+    from gpumetrics.kernels import text_rows
 
     monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", 3)
     rng = random.Random(len(kinds))
@@ -359,12 +360,12 @@ def test_flat_encoding_in_blocks_widens_to_the_widest_block(monkeypatch, kinds):
     for kind in kinds:  # a run of strings of one kind, lengths 0..5, then the next kind
         texts += ["".join(rng.choices("xy" + kind, k=rng.randint(0, 5))) for _ in range(rng.randint(1, 8))]
     texts += [""] * 4
-    values, lengths = lev.encode_chars_flat(texts)
+    values, lengths = text_rows.encode_chars_flat(texts)
     widest = max((ord(c) for c in "".join(texts)), default=0)
     expected_dtype = np.uint8 if widest < 256 else np.uint16 if widest < 65536 else np.uint32
     assert values.dtype == expected_dtype
     assert values.tolist() == [ord(c) for c in "".join(texts)] and lengths.tolist() == [len(t) for t in texts]
-    flat, offsets = lev.encode_chars_ragged(texts)
+    flat, offsets = text_rows.encode_chars_ragged(texts)
     assert flat.tolist() == values.tolist() and offsets[-1].item() == len("".join(texts))
 
 
@@ -388,7 +389,8 @@ def test_rapidfuzz_backend_threaded_chunks_are_exact(monkeypatch):
 def test_host_syncs_do_not_grow_with_the_lengths():
     """The tensor kernel reads the host once (bounds + stripped lengths) and runs one ``unique`` per chunk: the same
     count for 10- and 640-symbol rows (multi-word patterns, many step blocks), strings, padded and flat tokens."""
-    from gpumetrics.kernels.levenshtein import encode_chars_ragged, levenshtein_ragged
+    from gpumetrics.kernels.levenshtein_routes import levenshtein_ragged
+    from gpumetrics.kernels.text_rows import encode_chars_ragged
     from tests.helpers.syncs import SyncCounter
 
     rng = random.Random(5)
@@ -424,12 +426,12 @@ def _run_triton_interpreter(seed: int, pairs: int, long: int) -> None:
 _SHARED_BUFFER_CHECK = """
 import random, torch
 from rapidfuzz.distance import Levenshtein
-from gpumetrics.kernels.levenshtein import _to_device_flat, encode_chars_flat
+from gpumetrics.kernels.text_rows import encode_chars_flat, upload_rows
 from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows
 rng = random.Random(4)
 a = ["", "abc", "😀x", *("".join(rng.choices("ab中😀", k=rng.randint(0, 150))) for _ in range(20))]
 b = ["xy", "", "😀", *("".join(rng.choices("ab中😀", k=rng.randint(0, 150))) for _ in range(20))]
-values, offsets = _to_device_flat(*encode_chars_flat(a + b), torch.device("cpu"), private=True)
+values, offsets = upload_rows(*encode_chars_flat(a + b), torch.device("cpu"), private=True)
 starts, lengths, n = offsets[:-1], offsets.diff(), len(a)
 got = levenshtein_triton_rows(values, starts[:n], lengths[:n], values, starts[n:], lengths[n:]).tolist()
 assert got == [Levenshtein.distance(x, y) for x, y in zip(a, b)], got
@@ -507,28 +509,29 @@ def test_triton_kernel_compiles_for_an_h100():
 def test_auto_on_a_device_takes_rapidfuzz_threads_only_for_many_short_strings_with_free_cores(monkeypatch):
     """Strings are on the host already: with ≥ 4 free cores rapidfuzz's threads beat encoding them for the device,
     for large batches of short pairs only; words, long pairs, small batches and busy hosts take the device kernels."""
-    from gpumetrics.kernels import levenshtein as lev
+    from gpumetrics.kernels import levenshtein_routes as routes
 
     cuda = torch.device("cuda")  # only the dispatch is asked: no GPU needed
     short, long = ["kitten"] * 20_000, ["x" * 200] * 20_000
-    monkeypatch.setattr(lev, "free_cores", lambda: 8)
-    assert lev._auto_backend(short, short, "char", cuda) == "rapidfuzz"
-    assert lev._auto_backend(short, short, "word", cuda) == "torch"
-    assert lev._auto_backend(long, long, "char", cuda) == "torch"
-    assert lev._auto_backend(short[:100], short[:100], "char", cuda) == "torch"
-    assert lev._auto_backend([1] * 20_000, short, "char", cuda) == "torch"  # the device path's check names it
-    assert lev._auto_backend(short, short, "char", torch.device("cpu")) == "rapidfuzz"
-    monkeypatch.setattr(lev, "free_cores", lambda: 3)
-    assert lev._auto_backend(short, short, "char", cuda) == "torch"
-    monkeypatch.setattr(lev, "has_rapidfuzz", lambda: False)
-    assert lev._auto_backend(short, short, "char", torch.device("cpu")) == "torch"
+    monkeypatch.setattr(routes, "free_cores", lambda: 8)
+    assert routes._auto_backend(short, short, "char", cuda) == "rapidfuzz"
+    assert routes._auto_backend(short, short, "word", cuda) == "torch"
+    assert routes._auto_backend(long, long, "char", cuda) == "torch"
+    assert routes._auto_backend(short[:100], short[:100], "char", cuda) == "torch"
+    assert routes._auto_backend([1] * 20_000, short, "char", cuda) == "torch"  # the device path's check names it
+    assert routes._auto_backend(short, short, "char", torch.device("cpu")) == "rapidfuzz"
+    monkeypatch.setattr(routes, "free_cores", lambda: 3)
+    assert routes._auto_backend(short, short, "char", cuda) == "torch"
+    monkeypatch.setattr(routes, "has_rapidfuzz", lambda: False)
+    assert routes._auto_backend(short, short, "char", torch.device("cpu")) == "torch"
 
 
 @pytest.mark.parametrize("id_range", [(0, 6), (0, 300), (0xD7F0, 0xD810), (0, 70_000), (2**31, 2**32 - 1)])
 def test_cpu_token_tensors_take_rapidfuzz_under_auto(id_range):
     """CPU token tensors under ``auto`` go to rapidfuzz (rows as code-point strings; ids past the code points ranked
     first): equal to the tensor kernel, padded (padding of any value) and flat, long and empty rows included."""
-    from gpumetrics.kernels.levenshtein import Ragged, levenshtein_ragged
+    from gpumetrics.kernels.levenshtein_routes import levenshtein_ragged
+    from gpumetrics.kernels.ragged import Ragged
 
     rng = random.Random(id_range[0])
     vocab = [rng.randint(*id_range) for _ in range(6)]

@@ -9,9 +9,8 @@ import sys
 import torch  # noqa: E402
 from rapidfuzz.distance import Levenshtein  # noqa: E402
 
-from gpumetrics.kernels.levenshtein import (  # noqa: E402
-    encode_chars, encode_chars_ragged, levenshtein_distance, levenshtein_ragged,
-)
+from gpumetrics.kernels.levenshtein_routes import levenshtein_distance, levenshtein_ragged  # noqa: E402
+from gpumetrics.kernels.text_rows import encode_chars, encode_chars_ragged  # noqa: E402
 from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows  # noqa: E402
 
 ALPHABET = "abcxyz АбвЁж 中文字 😀🐈\u200d⬛ e\u0301ß"

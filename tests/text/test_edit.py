@@ -407,18 +407,18 @@ _ANY_TEXT = st.text(alphabet=st.one_of(st.characters(blacklist_categories=()),  
 def rows_on_device(monkeypatch):
     """Off the CPU strings travel with separators and their rows and words are found on the device: switched on here
     so that route runs (on CPU tensors) against the references."""
-    from gpumetrics.kernels import levenshtein
+    from gpumetrics.kernels import levenshtein_routes
 
-    monkeypatch.setattr(levenshtein, "_rows_on_device", lambda device: True)
+    monkeypatch.setattr(levenshtein_routes, "_rows_on_device", lambda device: True)
     routed = []  # per call: True when the rows were found on the device, False when the host encoding served
-    found = levenshtein._device_route
+    found = levenshtein_routes._device_route
 
     def recorded(*args):
         rows = found(*args)
         routed.append(rows is not None)
         return rows
 
-    monkeypatch.setattr(levenshtein, "_device_route", recorded)
+    monkeypatch.setattr(levenshtein_routes, "_device_route", recorded)
     return routed
 
 
@@ -453,12 +453,12 @@ def test_device_route_on_any_text(rows_on_device, pairs):
 
 def test_device_route_in_chunks_of_pairs_equals_one_pass(rows_on_device, monkeypatch):
     """Batches beyond the device pass's symbol budget run in chunks of consecutive pairs (one collision read)."""
-    from gpumetrics.kernels import levenshtein, text_rows
+    from gpumetrics.kernels import levenshtein_routes, text_rows
 
     batches = make_batches(33, sizes=[40]) + _raw_whitespace_batches(34, sizes=(30,))
     preds, target = sum((b[0] for b in batches), []), sum((b[1] for b in batches), [])
     monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", 4)
-    monkeypatch.setattr(levenshtein, "_DEVICE_ROUTE_SYMBOLS", 64)
+    monkeypatch.setattr(levenshtein_routes, "_DEVICE_ROUTE_SYMBOLS", 64)
     assert len(text_rows.encode_pairs_separated(preds, target, 64)) > 5
     assert edit_distance(preds, target, reduction="none", backend="torch").tolist() == _rf(preds, target)
     assert edit_distance(preds, target, unit="word", reduction="none", backend="torch").tolist() == \
@@ -494,8 +494,8 @@ def test_device_route_checks_items_and_takes_string_subclasses(rows_on_device):
 
 
 # ------------------------------------------------------------------------------------------------ token tensors in
-from gpumetrics.kernels import levenshtein  # noqa: E402
-from gpumetrics.kernels.levenshtein import Ragged  # noqa: E402
+from gpumetrics.kernels import levenshtein_routes  # noqa: E402
+from gpumetrics.kernels.ragged import Ragged  # noqa: E402
 from gpumetrics.text.tokenize import dense_ids  # noqa: E402
 from tests.helpers.syncs import SyncCounter  # noqa: E402
 
@@ -593,7 +593,7 @@ def test_token_inputs_bad_arguments_name_them():
         edit_distance(ids, ids, preds_lengths=torch.tensor([1, 2]))
     assert char_error_rate(ids, ids[:, :2], backend="rapidfuzz").item() == 0.5  # CPU tokens: rapidfuzz on the host
     with pytest.raises(ValueError, match="`backend='rapidfuzz'`.*CPU"):
-        from gpumetrics.kernels.levenshtein import _token_route
+        from gpumetrics.kernels.levenshtein_routes import _token_route
         _token_route("rapidfuzz", torch.device("cuda"))
     with pytest.raises(ValueError, match="`backend`"):
         edit_distance(ids, ids, backend="fast")
@@ -670,12 +670,12 @@ def test_cuda_token_tensors_equal_cpu_strings_with_one_host_sync():  # pragma: n
     with SyncCounter() as counter:
         got = edit_distance(preds, target, reduction="none", device="cuda")
     assert torch.equal(got.cpu(), expected)
-    if levenshtein._has_triton():  # characters: no host sync at all
+    if levenshtein_routes._has_triton():  # characters: no host sync at all
         assert sum(counter.counts.values()) == 0, dict(counter.counts)
     with SyncCounter() as counter:
         rate = word_error_rate(preds, target, device="cuda")
     assert_close(rate.cpu(), word_error_rate(preds, target))
-    if levenshtein._has_triton():  # words: one read of the word ids' collision flag
+    if levenshtein_routes._has_triton():  # words: one read of the word ids' collision flag
         assert sum(counter.counts.values()) == 1, dict(counter.counts)
     with_nul = [p + "\x00" for p in preds]  # the host encoding serves, same values
     assert torch.equal(edit_distance(with_nul, target, reduction="none", device="cuda").cpu(),
