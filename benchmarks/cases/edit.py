@@ -4,12 +4,14 @@
 long pairs; threads only for large batches on idle cores), also for CPU token tensors (rows as code-point strings,
 ``edit_distance_tokens_cpu``); ``torch kernel`` is the bit-parallel tensor kernel on CPU, reported so that its GPU
 behaviour can be projected (pairs/s = size / time). ``edit_encode_separated`` / ``wer_encode_separated`` time the
-host's whole share of the CUDA route for strings (separators, rows and words found on the GPU).
+host's whole share of the CUDA route for strings (separators, rows and words found on the GPU);
+``edit_long_encode_separated`` the same for long pairs, against CPU auto on the free cores and on one core.
 """
 
 from __future__ import annotations
 
 import random
+from unittest import mock
 
 import jiwer
 import numpy as np
@@ -21,9 +23,9 @@ from torchmetrics.functional.text import word_error_rate as tm_word_error_rate
 
 from benchmarks.registry import Contenders, register
 from gpumetrics.functional import char_error_rate, edit_distance, word_error_rate
+from gpumetrics.kernels import host
 from gpumetrics.kernels.ragged import Ragged
-from gpumetrics.kernels.text_rows import encode_chars_ragged
-from gpumetrics.kernels.text_rows import encode_chars_flat, encode_separated
+from gpumetrics.kernels.text_rows import encode_chars_flat, encode_chars_ragged, encode_separated
 
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz      ABCDEF0123456789.,абвгдежзийклмнопрстуфхцчшщыэюя中文字😀é"
 _TORCHMETRICS_MAX_PAIRS = 5_000  # pure-Python DP: 50k pairs take ~1 min per run
@@ -235,6 +237,27 @@ def edit_encode_separated_case(size: int, device: str) -> Contenders:
     )
 
 
+@register("edit_long_encode_separated", sizes=(2_000,), quick_sizes=(200,), repeats=5)
+def edit_long_encode_separated_case(size: int, device: str) -> Contenders:
+    preds, target = _ocr_pairs(size, 500, 2_000, seed=size + 1)
+    both = preds + target
+
+    def auto_on_one_core():
+        with mock.patch.object(host, "free_cores", lambda: 1):
+            return edit_distance(preds, target, reduction="none")
+
+    return Contenders(
+        ours={"encode_separated (both sides; rows found on the device)": lambda: encode_separated(both)},
+        anchors={"gpumetrics edit_distance CPU auto (rapidfuzz, banded, threads on the free cores)":
+                 lambda: edit_distance(preds, target, reduction="none"),
+                 "the same on one core": auto_on_one_core},
+        check=lambda ours, anchor: sum(map(len, ours)) == sum(map(len, both)) + len(both),
+        note="the host's share of edit_distance(strings → GPU) for the 2,000 long pairs of edit_gpu_long (both "
+             "sides, 500–2,000 chars incl. astral): a floor of the GPU route. Its goal (≥ 3× CPU auto) needs CPU auto "
+             "≥ 3× this row's encoding; on a host of c free cores CPU auto takes about the one-core time / c",
+    )
+
+
 def _wer_pairs(size: int) -> tuple[list[str], list[str]]:
     """20–120 characters, single spaces: the WER rows' data."""
     preds, target = _ocr_pairs(size, 20, 120, seed=size + 3)
@@ -307,10 +330,14 @@ def edit_gpu_long_case(size: int, device: str) -> Contenders:
     device = _cuda(device)
     preds, target = _ocr_pairs(size, 500, 2_000, seed=size + 1)
     return Contenders(
-        ours={"edit_distance(strings → cuda)": lambda: edit_distance(preds, target, reduction="none", device=device)},
+        ours={"edit_distance(strings → cuda)": lambda: edit_distance(preds, target, reduction="none", device=device),
+              "edit_distance(strings → cuda, backend=rapidfuzz)": lambda: edit_distance(
+                  preds, target, reduction="none", backend="rapidfuzz", device=device)},
         anchors={"gpumetrics edit_distance CPU auto": lambda: edit_distance(preds, target, reduction="none")},
         check=lambda ours, anchor: ours.tolist() == anchor.tolist(),
-        note="500–2,000 chars, ~10% edits",
+        note="500–2,000 chars, ~10% edits. The first: the device route (separated encoding, Triton kernel); "
+             "backend=rapidfuzz: the host's threads (banded), then one upload — the route auto would need if the "
+             "host's encoding alone outweighs a threaded CPU run (edit_long_encode_separated)",
     )
 
 

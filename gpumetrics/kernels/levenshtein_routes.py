@@ -87,6 +87,7 @@ def levenshtein_distance(
         ValueError: shapes or lengths that do not fit.
 
     Example:
+        >>> from gpumetrics.kernels.text_rows import encode_chars
         >>> a, b = encode_chars(["kitten", "", "flaw"]), encode_chars(["sitting", "abc", "lawn"])
         >>> levenshtein_distance(*a, *b)
         tensor([3, 3, 2])
@@ -239,6 +240,7 @@ def levenshtein_ragged(
         ValueError: shapes, offsets or devices that do not fit.
 
     Example:
+        >>> from gpumetrics.kernels.text_rows import encode_chars_ragged
         >>> a, b = encode_chars_ragged(["kitten", "", "flaw"]), encode_chars_ragged(["sitting", "abc", "lawn"])
         >>> levenshtein_ragged(*a, *b)
         tensor([3, 3, 2])
