@@ -330,14 +330,15 @@ def edit_gpu_long_case(size: int, device: str) -> Contenders:
     device = _cuda(device)
     preds, target = _ocr_pairs(size, 500, 2_000, seed=size + 1)
     return Contenders(
-        ours={"edit_distance(strings → cuda)": lambda: edit_distance(preds, target, reduction="none", device=device),
-              "edit_distance(strings → cuda, backend=rapidfuzz)": lambda: edit_distance(
-                  preds, target, reduction="none", backend="rapidfuzz", device=device)},
+        ours={"edit_distance(strings → cuda, auto)": lambda: edit_distance(preds, target, reduction="none",
+                                                                            device=device),
+              "edit_distance(strings → cuda, backend=torch)": lambda: edit_distance(
+                  preds, target, reduction="none", backend="torch", device=device)},
         anchors={"gpumetrics edit_distance CPU auto": lambda: edit_distance(preds, target, reduction="none")},
         check=lambda ours, anchor: ours.tolist() == anchor.tolist(),
-        note="500–2,000 chars, ~10% edits. The first: the device route (separated encoding, Triton kernel); "
-             "backend=rapidfuzz: the host's threads (banded), then one upload — the route auto would need if the "
-             "host's encoding alone outweighs a threaded CPU run (edit_long_encode_separated)",
+        note="500–2,000 chars, ~10% edits. auto: with ≥ 16 free cores rapidfuzz's threads, then one upload (the "
+             "host's encoding alone outweighs them: edit_long_encode_separated); torch: the device route (separated "
+             "encoding, rows found on the GPU, Triton kernel)",
     )
 
 

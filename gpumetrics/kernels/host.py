@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 __all__ = ["rapidfuzz_distances", "lcs_length_rapidfuzz", "id_strings", "has_rapidfuzz", "free_cores", "all_strings",
-           "many_short_pairs", "MAX_CODE_ID"]
+           "threads_beat_encoding", "MAX_CODE_ID"]
 
 _WORD = 64  # symbols per machine word of rapidfuzz's bit-parallel kernels
 _RAPIDFUZZ_CHUNK = 4096  # pairs per process.cpdist call on one thread: its per-pair buffers stay in cache
@@ -24,6 +24,12 @@ _THREADED_CHUNK = 32768  # pairs per call when rapidfuzz's threads run (their st
 _THREADED_MIN_PAIRS = 20_000  # short pairs from which rapidfuzz's threads pay for their start
 _THREADED_MIN_CELLS = 1 << 27  # estimated DP cells (Σ |a|·|b|) from which they pay for long pairs
 _CALIBRATION_PAIRS = 32  # long pairs whose exact distances pick the band hint of the rest
+# free cores from which rapidfuzz's threads score character pairs before the host has encoded them for a device (the
+# device route's host share alone); one-core rapidfuzz / that encoding, 2-core CPU: ~1.2 for 500,000 short pairs
+# (edit_encode_separated), 5.5 for 2,000 long pairs with ~10% edits and ~12 for unrelated long texts (no band;
+# edit_long_encode_separated): the cores must exceed that ratio, with a margin for the upload and thread scaling
+_SHORT_PAIRS_MIN_CORES = 4
+_LONG_PAIRS_MIN_CORES = 16
 
 
 def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.ndarray:
@@ -67,7 +73,7 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
         out[:sample] = cpdist(head_a, head_b, scorer=scorer, dtype=np.int64, workers=1)
         hint, start = int(out[:sample].max()), sample
         score_hint = None if 4 * hint >= int(np.median(lengths)) else max(hint, 31)
-        large = float(np.mean(lengths.astype(np.float64) ** 2)) / 4 * total >= _THREADED_MIN_CELLS
+        large = _long_pairs_threads_pay(total, lengths)
     workers = free_cores() if large else 1
     chunk = _THREADED_CHUNK if workers > 1 else _RAPIDFUZZ_CHUNK
     if start == 0 and total <= 2 * chunk:  # one call, no slices, no copy: at 5,000 pairs those were 7 % of the time
@@ -83,16 +89,35 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
     return out
 
 
-def many_short_pairs(a: Sequence, b: Sequence) -> bool:
-    """A batch large enough for rapidfuzz's threads (``_THREADED_MIN_PAIRS``) whose first pairs' mean length fits
-    one 64-symbol word (rapidfuzz's single-word kernel); ``False`` for items without a length."""
-    if len(a) < _THREADED_MIN_PAIRS:
-        return False
+def _long_pairs_threads_pay(total: int, pair_lengths: np.ndarray) -> bool:
+    """``total`` long pairs whose sample has ``|a| + |b|`` = ``pair_lengths`` hold enough estimated DP cells
+    (``Σ |a|·|b|``, ``_THREADED_MIN_CELLS``) for rapidfuzz's threads to pay for their start."""
+    return float(np.mean(pair_lengths.astype(np.float64) ** 2)) / 4 * total >= _THREADED_MIN_CELLS
+
+
+def threads_beat_encoding(a: Sequence, b: Sequence) -> bool:
+    """Whether :func:`rapidfuzz_distances` on this host's free cores scores the character pairs ``(a[i], b[i])``
+    before the host has even encoded them for a device — the device route's whole host share — so that a caller
+    asking for device results takes rapidfuzz and one upload. Short pairs (the first pairs' mean length within one
+    64-symbol word): ``_THREADED_MIN_PAIRS`` of them and ``_SHORT_PAIRS_MIN_CORES`` free cores; long pairs: enough
+    cells for threads (``_THREADED_MIN_CELLS``) and ``_LONG_PAIRS_MIN_CORES`` free cores (the thresholds: measured
+    ratios above). ``False`` for items without a length (the device route's check names them).
+
+    Example:
+        >>> threads_beat_encoding(["kitten"] * 10, ["sitting"] * 10)  # too few pairs for threads
+        False
+    """
     head = min(len(a), _CALIBRATION_PAIRS)
+    if head == 0:
+        return False
     try:
-        return sum(map(len, a[:head])) + sum(map(len, b[:head])) <= 2 * _WORD * head
+        lengths = np.fromiter(map(len, a[:head]), dtype=np.int64, count=head) + \
+            np.fromiter(map(len, b[:head]), dtype=np.int64, count=head)
     except TypeError:
         return False
+    if int(lengths.sum()) <= 2 * _WORD * head:
+        return len(a) >= _THREADED_MIN_PAIRS and free_cores() >= _SHORT_PAIRS_MIN_CORES
+    return _long_pairs_threads_pay(len(a), lengths) and free_cores() >= _LONG_PAIRS_MIN_CORES
 
 
 def free_cores() -> int:

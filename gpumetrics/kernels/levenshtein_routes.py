@@ -37,7 +37,7 @@ from torch import Tensor
 from gpumetrics.core.checks import check_device
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.host import (
-    MAX_CODE_ID, free_cores, has_rapidfuzz, id_strings, many_short_pairs, rapidfuzz_distances,
+    MAX_CODE_ID, has_rapidfuzz, id_strings, rapidfuzz_distances, threads_beat_encoding,
 )
 from gpumetrics.kernels.levenshtein import DEFAULT_MAX_ELEMENTS, levenshtein_padded, levenshtein_ragged_rows
 from gpumetrics.kernels.text_rows import (
@@ -412,22 +412,17 @@ def levenshtein_texts(
     return distances, *upload_all([lengths_a, lengths_b], device)
 
 
-_HOST_THREADS_MIN_CORES = 4  # free cores from which rapidfuzz's threads beat encoding short strings for a device
-
-
 def _auto_backend(a: Sequence, b: Sequence, unit: str, device: torch.device) -> str:
-    """``backend="auto"``: rapidfuzz on the CPU; on a device the device kernels — except for a large batch of short
-    character pairs (:func:`~gpumetrics.kernels.host.many_short_pairs`: ≥ 20,000, within one 64-symbol word) while
-    ``_HOST_THREADS_MIN_CORES`` cores are free: the strings are on the host already, and encoding them costs about
-    what rapidfuzz's loop does on one core (500,000 pairs of 5–40 characters: ~100 ms each on the 2-core CPU when a
-    quarter hold astral characters), so rapidfuzz's threads over the free cores finish first; the result is uploaded.
-    Words and token lists always take the device kernels (splitting on the host costs more than the distances)."""
+    """``backend="auto"``: rapidfuzz on the CPU; on a device the device kernels — except for character pairs that
+    rapidfuzz's threads on the host's free cores score before the host could even encode them for the device
+    (:func:`~gpumetrics.kernels.host.threads_beat_encoding`: ≥ 20,000 short pairs and ≥ 4 free cores, or long pairs
+    with ≥ 16): the strings are on the host already, so the result is computed there and uploaded. Words and token
+    lists always take the device kernels (splitting on the host costs more than the distances)."""
     if not has_rapidfuzz():
         return "torch"
     if device.type == "cpu":
         return "rapidfuzz"
-    # items without a length are not strings: the device path's check names the item
-    if unit == "char" and many_short_pairs(a, b) and free_cores() >= _HOST_THREADS_MIN_CORES:
+    if unit == "char" and threads_beat_encoding(a, b):
         return "rapidfuzz"
     return "torch"
 
