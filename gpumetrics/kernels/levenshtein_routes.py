@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import warnings
 from itertools import chain
 from typing import Callable, Optional, Sequence
 
@@ -146,7 +147,10 @@ def levenshtein_distance(
 
         starts_a = torch.arange(batch, device=a.device) * a.shape[1]
         starts_b = torch.arange(batch, device=a.device) * b.shape[1]
-        return levenshtein_triton_rows(a.contiguous(), starts_a, a_lengths, b.contiguous(), starts_b, b_lengths)
+        found = _fused(lambda: levenshtein_triton_rows(a.contiguous(), starts_a, a_lengths, b.contiguous(), starts_b,
+                                                       b_lengths), explicit=backend == "triton")
+        if found is not None:
+            return found
     # the tensor kernel reads the bounds with the stripped lengths it plans from: one host read in all
     return levenshtein_padded([(a, a_lengths, b, b_lengths)], max_elements, bounds, check)[0]
 
@@ -182,7 +186,7 @@ def _token_route(backend: str, device: torch.device) -> str:
     if backend == "auto":
         if device.type == "cpu" and has_rapidfuzz():
             return "rapidfuzz"
-        return "triton" if device.type == "cuda" and _has_triton() else "torch"
+        return "triton" if _fused_kernel_serves(device) else "torch"
     return backend
 
 
@@ -284,9 +288,12 @@ def levenshtein_ragged(
     if use_triton:
         from gpumetrics.kernels.levenshtein_triton import levenshtein_triton
 
-        return levenshtein_triton(a, a_offsets, b, b_offsets)
+        found = _fused(lambda: levenshtein_triton(a, a_offsets, b, b_offsets), explicit=backend == "triton")
+        if found is not None:
+            return found
+        host = np.concatenate([host, torch.cat([a_len, b_len]).cpu().numpy()])  # the tensor kernel plans from them
     return levenshtein_ragged_rows(a, a_offsets[:-1], a_len, b, b_offsets[:-1], b_len, host[10 : 10 + batch],
-                               host[10 + batch :], max_elements)
+                                   host[10 + batch :], max_elements)
 
 
 def _levenshtein_rows(values: Tensor, starts: Tensor, lengths: Tensor, host_lengths: Optional[np.ndarray] = None,
@@ -298,15 +305,17 @@ def _levenshtein_rows(values: Tensor, starts: Tensor, lengths: Tensor, host_leng
     batch = lengths.shape[0] // 2
     if batch == 0:
         return torch.zeros(0, dtype=torch.long, device=values.device)
-    if values.device.type == "cuda" and _has_triton():
+    if _fused_kernel_serves(values.device):
         from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows
 
-        return levenshtein_triton_rows(values, starts[:batch], lengths[:batch], values, starts[batch:],
-                                       lengths[batch:])
+        found = _fused(lambda: levenshtein_triton_rows(values, starts[:batch], lengths[:batch], values, starts[batch:],
+                                                       lengths[batch:]))
+        if found is not None:
+            return found
     if host_lengths is None:
         host_lengths = lengths.cpu().numpy()
     return levenshtein_ragged_rows(values, starts[:batch], lengths[:batch], values, starts[batch:], lengths[batch:],
-                               host_lengths[:batch], host_lengths[batch:], max_elements)
+                                   host_lengths[:batch], host_lengths[batch:], max_elements)
 
 
 def levenshtein_strings(
@@ -484,6 +493,32 @@ def _device_route(a: Sequence[str], b: Sequence[str], unit: str,
     if collisions and bool(torch.stack(collisions).any()):
         return None
     return torch.cat(distances), torch.cat(lengths_a + lengths_b)
+
+
+#: the first failure of the fused kernel in this process ("Type: message"); the tensor kernel serves from then on
+_FUSED_FAILURE: list[str] = []
+
+
+def _fused_kernel_serves(device: torch.device) -> bool:
+    """The fused Triton kernel runs ``backend="auto"`` on ``device``: CUDA, triton importable with a C compiler, and
+    no launch of it failed in this process."""
+    return device.type == "cuda" and _has_triton() and not _FUSED_FAILURE
+
+
+def _fused(launch: Callable[[], Tensor], explicit: bool = False) -> Optional[Tensor]:
+    """``launch()`` of the fused kernel, or ``None`` — with one warning per process — where Triton cannot build or
+    launch it on this machine (its compiler, ``ptxas`` or the driver fails: an install problem, not an input's), so
+    the caller runs the tensor kernel, with the same values. ``explicit`` (``backend="triton"``): the error is raised."""
+    try:
+        return launch()
+    except Exception as err:  # Triton's own error types vary by version (CompilationError, RuntimeError, OSError …)
+        if explicit:
+            raise
+        if not _FUSED_FAILURE:
+            _FUSED_FAILURE.append(f"{type(err).__name__}: {err}")
+            warnings.warn(f"the fused Triton Levenshtein kernel failed on this machine ({_FUSED_FAILURE[0][:300]}); "
+                          "the tensor kernel serves edit distance in this process", RuntimeWarning, stacklevel=3)
+        return None
 
 
 @functools.lru_cache(maxsize=1)

@@ -2,6 +2,7 @@
 
 import itertools
 import random
+import warnings
 
 import numpy as np
 import pytest
@@ -578,3 +579,62 @@ def test_free_cores_are_the_idle_ones_shared_by_the_ranks_of_a_node(monkeypatch)
     assert host.free_cores() == 14
     monkeypatch.setattr(host.os, "getloadavg", lambda: (40.0, 0.0, 0.0))  # a busy machine: one thread
     assert host.free_cores() == 1
+
+
+def test_a_fused_kernel_that_cannot_build_falls_back_to_the_tensor_kernel_once_with_a_warning(monkeypatch):
+    """A machine whose Triton cannot compile or launch the fused kernel (compiler, ptxas, driver) still scores edit
+    distance under ``auto``: one warning, the tensor kernel's (equal) values, and no further launch in the process;
+    an explicit ``backend="triton"`` raises the error instead."""
+    from gpumetrics.kernels import levenshtein_routes as routes, levenshtein_triton
+    from gpumetrics.kernels.ragged import Ragged
+    from gpumetrics.kernels.text_rows import encode_chars, encode_chars_ragged
+
+    launches = []
+
+    def broken(*args, **kwargs):
+        launches.append(1)
+        raise RuntimeError("ptxas fatal: unsupported GPU architecture")
+
+    monkeypatch.setattr(levenshtein_triton, "levenshtein_triton_rows", broken)
+    monkeypatch.setattr(levenshtein_triton, "levenshtein_triton", broken)
+    monkeypatch.setattr(routes, "_FUSED_FAILURE", [])
+    monkeypatch.setattr(routes, "_fused_kernel_serves", lambda device: not routes._FUSED_FAILURE)  # as on CUDA
+    monkeypatch.setattr(routes, "has_rapidfuzz", lambda: False)  # CPU tokens would take rapidfuzz first
+    a, b = ["kitten", "", "flaw", "a" * 70 + "😀"], ["sitting", "abc", "lawn", "a" * 69 + "b😀"]
+    expected = _expected(a, b)
+    flat_a, flat_b = Ragged(*encode_chars_ragged(a)), Ragged(*encode_chars_ragged(b))
+    with pytest.warns(RuntimeWarning, match="fused Triton Levenshtein kernel failed.*ptxas"):
+        assert routes.levenshtein_ragged(*flat_a, *flat_b).tolist() == expected
+    assert len(launches) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once: later calls go straight to the tensor kernel
+        assert routes.levenshtein_ragged(*flat_a, *flat_b).tolist() == expected
+        assert routes.levenshtein_distance(*encode_chars(a), *encode_chars(b)).tolist() == expected
+        assert levenshtein_strings(a, b, backend="torch").tolist() == expected
+    assert len(launches) == 1
+    for backend_call in (lambda: routes.levenshtein_ragged(*flat_a, *flat_b, backend="triton"),
+                         lambda: routes.levenshtein_distance(*encode_chars(a), *encode_chars(b), backend="triton")):
+        with pytest.raises(RuntimeError, match="ptxas"):
+            backend_call()
+
+
+def test_each_fused_route_falls_back_on_its_first_failure(monkeypatch):
+    """Every entry that launches the fused kernel (padded tokens, flat tokens, strings) falls back by itself."""
+    from gpumetrics.kernels import levenshtein_routes as routes, levenshtein_triton
+    from gpumetrics.kernels.text_rows import encode_chars, encode_chars_ragged
+
+    def broken(*args, **kwargs):
+        raise OSError("cannot find the C compiler")
+
+    monkeypatch.setattr(levenshtein_triton, "levenshtein_triton_rows", broken)
+    monkeypatch.setattr(levenshtein_triton, "levenshtein_triton", broken)
+    monkeypatch.setattr(routes, "has_rapidfuzz", lambda: False)
+    a, b = ["abc", "", "x" * 130], ["abd", "q", "x" * 128 + "yy"]
+    calls = {"padded": lambda: routes.levenshtein_distance(*encode_chars(a), *encode_chars(b)),
+             "flat": lambda: routes.levenshtein_ragged(*encode_chars_ragged(a), *encode_chars_ragged(b)),
+             "strings": lambda: levenshtein_strings(a, b, backend="torch")}
+    for name, call in calls.items():
+        monkeypatch.setattr(routes, "_FUSED_FAILURE", [])
+        monkeypatch.setattr(routes, "_fused_kernel_serves", lambda device: not routes._FUSED_FAILURE)
+        with pytest.warns(RuntimeWarning, match="cannot find the C compiler"):
+            assert call().tolist() == _expected(a, b), name
