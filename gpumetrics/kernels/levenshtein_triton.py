@@ -117,7 +117,8 @@ if triton is not None:
                 ph = mv | ~(xh | pv)
                 mh = pv & xh
                 outgoing = add_out | (((ph >> 63) & 1) << 1) | (((mh >> 63) & 1) << 2)
-                tl.store(carry_ptr + ts + j, outgoing.to(tl.int8), mask=stepping)
+                # the last word's carries are never read: a one-word pattern stores nothing
+                tl.store(carry_ptr + ts + j, outgoing.to(tl.int8), mask=stepping & (w + 1 < words))
                 ph = (ph << 1) | ph_in
                 mh = (mh << 1) | mh_in
                 pv = tl.where(stepping, mh | ~(xv | ph), pv)
