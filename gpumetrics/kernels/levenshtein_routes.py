@@ -331,8 +331,9 @@ def levenshtein_strings(
         a: ``B`` strings or ``B`` lists of string tokens.
         b: ``B`` items of the same kind.
         backend: ``"torch"`` (device kernels on ``device``: the Triton kernel on CUDA when importable, else the
-            tensor kernel), ``"rapidfuzz"`` (C++ on CPU) or ``"auto"`` (the device kernels when ``device`` is not the
-            CPU, else rapidfuzz when installed).
+            tensor kernel), ``"rapidfuzz"`` (C++ on the host, result moved to ``device``) or ``"auto"`` (rapidfuzz
+            when installed on the CPU; elsewhere the device kernels, unless rapidfuzz's threads on the free cores
+            finish first: :func:`_auto_backend`).
         device: where the result (and the device kernels) lives; CPU by default.
         check: for string items, a validation ``check(a, b)`` that raises a descriptive error for a non-string item.
             The rapidfuzz path first counts the item types at C level and calls ``check``
