@@ -512,6 +512,8 @@ def _fused(launch: Callable[[], Tensor], explicit: bool = False) -> Optional[Ten
     the caller runs the tensor kernel, with the same values. ``explicit`` (``backend="triton"``): the error is raised."""
     try:
         return launch()
+    except torch.OutOfMemoryError:  # a batch too large for the device now, not a broken install
+        raise
     except Exception as err:  # Triton's own error types vary by version (CompilationError, RuntimeError, OSError …)
         if explicit:
             raise

@@ -638,3 +638,16 @@ def test_each_fused_route_falls_back_on_its_first_failure(monkeypatch):
         monkeypatch.setattr(routes, "_fused_kernel_serves", lambda device: not routes._FUSED_FAILURE)
         with pytest.warns(RuntimeWarning, match="cannot find the C compiler"):
             assert call().tolist() == _expected(a, b), name
+
+
+def test_out_of_memory_in_the_fused_kernel_is_raised_not_taken_for_a_broken_install(monkeypatch):
+    from gpumetrics.kernels import levenshtein_routes as routes
+
+    monkeypatch.setattr(routes, "_FUSED_FAILURE", [])
+
+    def out_of_memory():
+        raise torch.OutOfMemoryError("CUDA out of memory")
+
+    with pytest.raises(torch.OutOfMemoryError):
+        routes._fused(out_of_memory)
+    assert routes._FUSED_FAILURE == []  # the kernel still serves later batches
