@@ -27,32 +27,32 @@ from gpumetrics.kernels import host
 from gpumetrics.kernels.ragged import Ragged
 from gpumetrics.kernels.text_rows import encode_chars_flat, encode_chars_ragged, encode_separated
 
-_ALPHABET = "abcdefghijklmnopqrstuvwxyz      ABCDEF0123456789.,абвгдежзийклмнопрстуфхцчшщыэюя中文字😀é"
+ALPHABET = "abcdefghijklmnopqrstuvwxyz      ABCDEF0123456789.,абвгдежзийклмнопрстуфхцчшщыэюя中文字😀é"
 _TORCHMETRICS_MAX_PAIRS = 5_000  # pure-Python DP: 50k pairs take ~1 min per run
 
 
-def _ocr_pairs(size: int, low: int, high: int, seed: int) -> tuple[list[str], list[str]]:
+def ocr_pairs(size: int, low: int, high: int, seed: int) -> tuple[list[str], list[str]]:
     """Reference strings of ``low..high`` characters and predictions with ~10% character edits."""
     rng = random.Random(seed)
     choice, randint, rand = rng.choice, rng.randint, rng.random
     preds, target = [], []
     for _ in range(size):
-        gold = "".join(rng.choices(_ALPHABET, k=randint(low, high)))
+        gold = "".join(rng.choices(ALPHABET, k=randint(low, high)))
         chars = []
         for ch in gold:
             roll = rand()
             if roll < 0.04:
                 continue
-            chars.append(choice(_ALPHABET) if roll < 0.08 else ch)
+            chars.append(choice(ALPHABET) if roll < 0.08 else ch)
             if roll > 0.97:
-                chars.append(choice(_ALPHABET))
+                chars.append(choice(ALPHABET))
         preds.append("".join(chars))
         target.append(gold)
     return preds, target
 
 
 
-def _rapidfuzz_loop(preds, target):
+def rapidfuzz_loop(preds, target):
     distance = Levenshtein.distance
     return [distance(p, t) for p, t in zip(preds, target)]
 
@@ -65,7 +65,7 @@ def _edit_case(preds, target, device, note, backend="auto"):
     return Contenders(
         ours={f"edit_distance(backend={backend})": lambda: edit_distance(preds, target, reduction="none",
                                                                          backend=backend, device=device)},
-        anchors={"rapidfuzz Levenshtein.distance loop": lambda: _rapidfuzz_loop(preds, target)},
+        anchors={"rapidfuzz Levenshtein.distance loop": lambda: rapidfuzz_loop(preds, target)},
         check=lambda ours, anchor: ours.tolist() == anchor,
         note=note,
     )
@@ -73,19 +73,19 @@ def _edit_case(preds, target, device, note, backend="auto"):
 
 @register("edit_distance_short", sizes=(5_000, 50_000, 500_000), quick_sizes=(2_000,), repeats=21)
 def edit_distance_short_case(size: int, device: str) -> Contenders:
-    preds, target = _ocr_pairs(size, 5, 40, seed=size)
+    preds, target = ocr_pairs(size, 5, 40, seed=size)
     return _edit_case(preds, target, device, "5–40 chars, ~10% edits, per-pair distances")
 
 
 @register("edit_distance_short_torch", sizes=(5_000, 50_000, 500_000), quick_sizes=(2_000,), repeats=3)
 def edit_distance_short_torch_case(size: int, device: str) -> Contenders:
-    preds, target = _ocr_pairs(size, 5, 40, seed=size)
+    preds, target = ocr_pairs(size, 5, 40, seed=size)
     return _edit_case(preds, target, device, "5–40 chars; the tensor kernel on the CPU", backend="torch")
 
 
 @register("edit_distance_short_torchmetrics", sizes=(5_000,), quick_sizes=(500,), repeats=3)
 def edit_distance_short_torchmetrics_case(size: int, device: str) -> Contenders:
-    preds, target = _ocr_pairs(size, 5, 40, seed=size)
+    preds, target = ocr_pairs(size, 5, 40, seed=size)
     return Contenders(
         ours={"edit_distance(backend=auto)": lambda: edit_distance(preds, target, reduction="none", device=device)},
         anchors={"torchmetrics edit_distance": lambda: tm_edit_distance(preds, target, reduction="none").tolist()},
@@ -96,14 +96,14 @@ def edit_distance_short_torchmetrics_case(size: int, device: str) -> Contenders:
 
 @register("edit_distance_long", sizes=(2_000,), quick_sizes=(100,), repeats=3)
 def edit_distance_long_case(size: int, device: str) -> Contenders:
-    preds, target = _ocr_pairs(size, 500, 2_000, seed=size + 1)
+    preds, target = ocr_pairs(size, 500, 2_000, seed=size + 1)
     return _edit_case(preds, target, device, "500–2,000 chars, ~10% edits; torchmetrics omitted (pure-Python DP, "
                       "minutes)")
 
 
 @register("edit_distance_long_torch", sizes=(2_000,), quick_sizes=(100,), repeats=3)
 def edit_distance_long_torch_case(size: int, device: str) -> Contenders:
-    preds, target = _ocr_pairs(size, 500, 2_000, seed=size + 1)
+    preds, target = ocr_pairs(size, 500, 2_000, seed=size + 1)
     return _edit_case(preds, target, device, "500–2,000 chars; the tensor kernel on the CPU", backend="torch")
 
 
@@ -129,14 +129,14 @@ def _jiwer_cer(preds, target):
 
 @register("char_error_rate", sizes=(5_000, 50_000), quick_sizes=(2_000,), repeats=3)
 def cer_case(size: int, device: str) -> Contenders:
-    preds, target = _ocr_pairs(size, 5, 40, seed=size + 2)
+    preds, target = ocr_pairs(size, 5, 40, seed=size + 2)
     return _rate_case(char_error_rate, _jiwer_cer, tm_char_error_rate, preds, target, device,
                       size <= _TORCHMETRICS_MAX_PAIRS, "5–40 chars; jiwer with ReduceToListOfListOfChars only")
 
 
 @register("word_error_rate", sizes=(5_000, 50_000), quick_sizes=(2_000,), repeats=3)
 def wer_case(size: int, device: str) -> Contenders:
-    preds, target = _ocr_pairs(size, 20, 120, seed=size + 3)
+    preds, target = ocr_pairs(size, 20, 120, seed=size + 3)
     preds = [" ".join(p.split()) for p in preds]
     target = [" ".join(t.split()) for t in target]
     return _rate_case(word_error_rate, lambda p, t: jiwer.wer(t, p), tm_word_error_rate, preds, target, device,
@@ -147,14 +147,14 @@ def wer_case(size: int, device: str) -> Contenders:
           repeats=3)
 def edit_distance_uneven_case(size: int, device: str) -> Contenders:
     rng = random.Random(size)
-    long = "".join(rng.choices(_ALPHABET, k=size))
+    long = "".join(rng.choices(ALPHABET, k=size))
     middle = size // 2
     near = long[:middle] + ("x" if long[middle] != "x" else "y") + long[middle + 1 :]
     preds, target = [long, long, "abc"], ["abc", near, long]
     return Contenders(
         ours={"edit_distance(backend=torch)": lambda: edit_distance(preds, target, reduction="none", backend="torch",
                                                                     device=device)},
-        anchors={"rapidfuzz Levenshtein.distance loop": lambda: _rapidfuzz_loop(preds, target)},
+        anchors={"rapidfuzz Levenshtein.distance loop": lambda: rapidfuzz_loop(preds, target)},
         check=lambda ours_value, anchor: ours_value.tolist() == anchor,
         note="one long string vs 3 chars, vs itself with 1 substitution in the middle, and 3 chars vs it",
     )
@@ -171,7 +171,7 @@ def edit_distance_uneven_words_case(size: int, device: str) -> Contenders:
     return Contenders(
         ours={"edit_distance(unit=word, backend=torch)": lambda: edit_distance(
             preds, target, unit="word", reduction="none", backend="torch", device=device)},
-        anchors={"rapidfuzz Levenshtein.distance loop over split words": lambda: _rapidfuzz_loop(
+        anchors={"rapidfuzz Levenshtein.distance loop over split words": lambda: rapidfuzz_loop(
             [p.split() for p in preds], [t.split() for t in target])},
         check=lambda ours_value, anchor: ours_value.tolist() == anchor,
         note="WER's word kernel: one long text vs 3 words, vs itself with 1 word changed, 3 words vs it",
@@ -180,7 +180,7 @@ def edit_distance_uneven_words_case(size: int, device: str) -> Contenders:
 
 @register("edit_distance_tokens_cpu", sizes=(5_000, 50_000), quick_sizes=(2_000,), repeats=5)
 def edit_distance_tokens_cpu_case(size: int, device: str) -> Contenders:
-    preds, target = _ocr_pairs(size, 5, 40, seed=size)
+    preds, target = ocr_pairs(size, 5, 40, seed=size)
     pred_ids = Ragged(*encode_chars_ragged(preds, device))
     target_ids = Ragged(*encode_chars_ragged(target, device))
     return Contenders(
@@ -188,7 +188,7 @@ def edit_distance_tokens_cpu_case(size: int, device: str) -> Contenders:
                                                                                 reduction="none"),
               "edit_distance(Ragged CPU token ids, backend=torch)": lambda: edit_distance(
                   pred_ids, target_ids, reduction="none", backend="torch")},
-        anchors={"rapidfuzz Levenshtein.distance loop (on the strings)": lambda: _rapidfuzz_loop(preds, target)},
+        anchors={"rapidfuzz Levenshtein.distance loop (on the strings)": lambda: rapidfuzz_loop(preds, target)},
         check=lambda ours, anchor: ours.tolist() == anchor,
         note="5–40 symbols as CPU token tensors (an ASR / OCR loop on the CPU): auto writes the rows as code-point "
              "strings for rapidfuzz; torch is the tensor kernel",
@@ -213,7 +213,7 @@ def _padded_by_mask(texts):
 
 @register("edit_encode_chars", sizes=(500_000,), quick_sizes=(20_000,), repeats=7)
 def edit_encode_chars_case(size: int, device: str) -> Contenders:
-    preds, _ = _ocr_pairs(size, 5, 40, seed=size)
+    preds, _ = ocr_pairs(size, 5, 40, seed=size)
     return Contenders(
         ours={"encode_chars_ragged (flat values + offsets)": lambda: encode_chars_ragged(preds, device)},
         anchors={"host padding by boolean mask (int64 [B, L])": lambda: _padded_by_mask(preds),
@@ -226,7 +226,7 @@ def edit_encode_chars_case(size: int, device: str) -> Contenders:
 
 @register("edit_encode_separated", sizes=(500_000,), quick_sizes=(20_000,), repeats=7)
 def edit_encode_separated_case(size: int, device: str) -> Contenders:
-    preds, target = _ocr_pairs(size, 5, 40, seed=size)
+    preds, target = ocr_pairs(size, 5, 40, seed=size)
     both = preds + target
     return Contenders(
         ours={"encode_separated (both sides; rows found on the device)": lambda: encode_separated(both)},
@@ -242,7 +242,7 @@ def edit_encode_separated_case(size: int, device: str) -> Contenders:
 
 @register("edit_long_encode_separated", sizes=(2_000,), quick_sizes=(200,), repeats=5)
 def edit_long_encode_separated_case(size: int, device: str) -> Contenders:
-    preds, target = _ocr_pairs(size, 500, 2_000, seed=size + 1)
+    preds, target = ocr_pairs(size, 500, 2_000, seed=size + 1)
     both = preds + target
 
     def auto_on_one_core():
@@ -261,15 +261,15 @@ def edit_long_encode_separated_case(size: int, device: str) -> Contenders:
     )
 
 
-def _wer_pairs(size: int) -> tuple[list[str], list[str]]:
+def wer_pairs(size: int) -> tuple[list[str], list[str]]:
     """20–120 characters, single spaces: the WER rows' data."""
-    preds, target = _ocr_pairs(size, 20, 120, seed=size + 3)
+    preds, target = ocr_pairs(size, 20, 120, seed=size + 3)
     return [" ".join(p.split()) for p in preds], [" ".join(t.split()) for t in target]
 
 
 @register("wer_encode_separated", sizes=(100_000,), quick_sizes=(5_000,), repeats=5)
 def wer_encode_separated_case(size: int, device: str) -> Contenders:
-    preds, target = _wer_pairs(size)
+    preds, target = wer_pairs(size)
     both = preds + target
     return Contenders(
         ours={"encode_separated (both sides; words split and hashed on the device)": lambda: encode_separated(both)},
@@ -277,98 +277,4 @@ def wer_encode_separated_case(size: int, device: str) -> Contenders:
         check=lambda ours, anchor: sum(map(len, ours)) == sum(map(len, both)) + len(both),
         note="the host's whole share of word_error_rate(strings → GPU) for the 100,000 pairs of wer_gpu: the "
              "encoding, no str.split (the device does it); the ratio bounds what the GPU route can gain",
-    )
-
-
-# ---------------------------------------------------------------------------------------------------------- GPU rows
-# Group "gpu": not in a default run; on a CUDA machine run them with
-#   python -m benchmarks --device cuda --only edit_gpu_short_strings edit_gpu_short_tokens edit_gpu_long \
-#       wer_gpu edit_gpu_uneven
-# Goals (issue 26, one H100, same run as the reference): strings ≥ 2× the rapidfuzz loop; device token tensors ≥ 20×;
-# 2,000 long pairs ≥ 3× CPU auto; WER 100k ≥ 1.5× CPU auto; 1e6-vs-3 bounded.
-
-def _cuda(device: str) -> str:
-    if not device.startswith("cuda") or not torch.cuda.is_available():
-        raise ValueError(f"the GPU edit-distance rows need --device cuda and a GPU (got {device!r}); they are skipped "
-                         "without CUDA and not part of a default run")
-    return device
-
-
-def _device_tokens(texts, device):
-    values, offsets = encode_chars_ragged(texts, device)
-    return Ragged(values, offsets)
-
-
-@register("edit_gpu_short_strings", sizes=(500_000,), quick_sizes=(20_000,), repeats=5, group="gpu", goal=2.0)
-def edit_gpu_short_strings_case(size: int, device: str) -> Contenders:
-    device = _cuda(device)
-    preds, target = _ocr_pairs(size, 5, 40, seed=size)
-    return Contenders(
-        ours={"edit_distance(strings → cuda, auto)": lambda: edit_distance(preds, target, reduction="none",
-                                                                            device=device),
-              "edit_distance(strings → cuda, backend=torch)": lambda: edit_distance(
-                  preds, target, reduction="none", backend="torch", device=device)},
-        anchors={"rapidfuzz Levenshtein.distance loop": lambda: _rapidfuzz_loop(preds, target)},
-        check=lambda ours, anchor: ours.tolist() == anchor,
-        note="5–40 chars, end to end, result on the GPU. auto: rapidfuzz's threads on the host's free cores (≥ 4), "
-             "then one upload; torch: separated encoding, rows found on the GPU, Triton kernel",
-    )
-
-
-@register("edit_gpu_short_tokens", sizes=(500_000,), quick_sizes=(20_000,), repeats=5, group="gpu", goal=20.0)
-def edit_gpu_short_tokens_case(size: int, device: str) -> Contenders:
-    device = _cuda(device)
-    preds, target = _ocr_pairs(size, 5, 40, seed=size)
-    pred_ids, target_ids = _device_tokens(preds, device), _device_tokens(target, device)
-    return Contenders(
-        ours={"edit_distance(Ragged token ids on cuda)": lambda: edit_distance(pred_ids, target_ids, reduction="none")},
-        anchors={"rapidfuzz Levenshtein.distance loop": lambda: _rapidfuzz_loop(preds, target)},
-        check=lambda ours, anchor: ours.tolist() == anchor,
-        note="5–40 symbols already on the GPU (flat values + offsets), as a decoder's output",
-    )
-
-
-@register("edit_gpu_long", sizes=(2_000,), quick_sizes=(200,), repeats=3, group="gpu", goal=3.0)
-def edit_gpu_long_case(size: int, device: str) -> Contenders:
-    device = _cuda(device)
-    preds, target = _ocr_pairs(size, 500, 2_000, seed=size + 1)
-    return Contenders(
-        ours={"edit_distance(strings → cuda, auto)": lambda: edit_distance(preds, target, reduction="none",
-                                                                            device=device),
-              "edit_distance(strings → cuda, backend=torch)": lambda: edit_distance(
-                  preds, target, reduction="none", backend="torch", device=device)},
-        anchors={"gpumetrics edit_distance CPU auto": lambda: edit_distance(preds, target, reduction="none")},
-        check=lambda ours, anchor: ours.tolist() == anchor.tolist(),
-        note="500–2,000 chars, ~10% edits. auto: with ≥ 16 free cores rapidfuzz's threads, then one upload (the "
-             "host's encoding alone outweighs them: edit_long_encode_separated); torch: the device route (separated "
-             "encoding, rows found on the GPU, Triton kernel)",
-    )
-
-
-@register("wer_gpu", sizes=(100_000,), quick_sizes=(5_000,), repeats=3, group="gpu", goal=1.5)
-def wer_gpu_case(size: int, device: str) -> Contenders:
-    device = _cuda(device)
-    preds, target = _wer_pairs(size)
-    return Contenders(
-        ours={"word_error_rate(strings → cuda)": lambda: word_error_rate(preds, target, device=device).item()},
-        anchors={"gpumetrics word_error_rate CPU auto": lambda: word_error_rate(preds, target).item()},
-        check=lambda ours_value, anchor: abs(ours_value - anchor) < 1e-12,
-        note="20–120 chars, single spaces: code points to the GPU, words split and given exact ids there, distances "
-             "by the Triton kernel",
-    )
-
-
-@register("edit_gpu_uneven", sizes=(1_000_000,), quick_sizes=(10_000,), unit="chars", repeats=3, group="gpu")
-def edit_gpu_uneven_case(size: int, device: str) -> Contenders:
-    device = _cuda(device)
-    rng = random.Random(size)
-    long = "".join(rng.choices(_ALPHABET, k=size))
-    middle = size // 2
-    near = long[:middle] + ("x" if long[middle] != "x" else "y") + long[middle + 1 :]
-    preds, target = [long, long, "abc"], ["abc", near, long]
-    return Contenders(
-        ours={"edit_distance(strings → cuda)": lambda: edit_distance(preds, target, reduction="none", device=device)},
-        anchors={"rapidfuzz Levenshtein.distance loop": lambda: _rapidfuzz_loop(preds, target)},
-        check=lambda ours_value, anchor: ours_value.tolist() == anchor,
-        note="1e6 chars vs 3, vs itself with 1 substitution, 3 vs it: one Triton launch (bounded)",
     )
