@@ -4,6 +4,7 @@ Every metric that handles variable-length data (tokens of texts, n-grams of text
 of images) uses these helpers instead of its own ``repeat_interleave(arange)``. All of them stay on the device of
 their inputs. Where a result's size depends on values (``Σ lengths``, ``max(lengths)``), the caller may pass it when
 it is already known on the host; otherwise the helper reads it, which is one host synchronisation on a GPU.
+:class:`Ragged` is the public form of such a batch (values + offsets), as token tensors enter edit distance.
 """
 
 from __future__ import annotations
@@ -158,4 +159,3 @@ class Ragged(NamedTuple):
         offsets = torch.zeros(lengths.shape[0] + 1, dtype=torch.long, device=lengths.device)
         offsets[1:] = lengths.long().cumsum(0)
         return cls(values, offsets)
-

@@ -323,8 +323,8 @@ def upload_rows(
     values: np.ndarray, lengths: np.ndarray, device: torch.device, private: bool = False
 ) -> tuple[Tensor, Tensor]:
     """Flat host values and lengths → ``(values[T], LongTensor[B + 1] offsets)`` on ``device``: two uploads, the
-    values in their narrow dtype (:func:`upload_code_points`). ``private``: the caller
-    only reads the result, so on the CPU one-byte text may stay a view of the encoded (read-only) bytes."""
+    values in their narrow dtype (:func:`upload_code_points`). ``private``: the caller only reads the result, so on
+    the CPU one-byte text may stay a view of the encoded (read-only) bytes."""
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return upload_code_points(values, device, narrow_on_cpu=private), upload(offsets, device)
