@@ -143,14 +143,20 @@ def wer_case(size: int, device: str) -> Contenders:
                       size <= _TORCHMETRICS_MAX_PAIRS, "20–120 chars, single spaces; jiwer default transform")
 
 
-@register("edit_distance_uneven", sizes=(1_000, 10_000, 100_000, 1_000_000), quick_sizes=(1_000,), unit="chars",
-          repeats=3)
-def edit_distance_uneven_case(size: int, device: str) -> Contenders:
+def uneven_pairs(size: int) -> tuple[list[str], list[str]]:
+    """One string of ``size`` characters against 3, against itself with one substitution in the middle, and 3 against
+    it: the cases whose cost must stay bounded by the shorter side or the common affixes."""
     rng = random.Random(size)
     long = "".join(rng.choices(ALPHABET, k=size))
     middle = size // 2
     near = long[:middle] + ("x" if long[middle] != "x" else "y") + long[middle + 1 :]
-    preds, target = [long, long, "abc"], ["abc", near, long]
+    return [long, long, "abc"], ["abc", near, long]
+
+
+@register("edit_distance_uneven", sizes=(1_000, 10_000, 100_000, 1_000_000), quick_sizes=(1_000,), unit="chars",
+          repeats=3)
+def edit_distance_uneven_case(size: int, device: str) -> Contenders:
+    preds, target = uneven_pairs(size)
     return Contenders(
         ours={"edit_distance(backend=torch)": lambda: edit_distance(preds, target, reduction="none", backend="torch",
                                                                     device=device)},

@@ -12,11 +12,9 @@ CUDA device (``ValueError`` otherwise).
 
 from __future__ import annotations
 
-import random
-
 import torch
 
-from benchmarks.cases.edit import ALPHABET, ocr_pairs, rapidfuzz_loop, wer_pairs
+from benchmarks.cases.edit import ocr_pairs, rapidfuzz_loop, uneven_pairs, wer_pairs
 from benchmarks.registry import Contenders, register
 from gpumetrics.functional import edit_distance, word_error_rate
 from gpumetrics.kernels.ragged import Ragged
@@ -97,11 +95,7 @@ def wer_gpu_case(size: int, device: str) -> Contenders:
 @register("edit_gpu_uneven", sizes=(1_000_000,), quick_sizes=(10_000,), unit="chars", repeats=3, group="gpu")
 def edit_gpu_uneven_case(size: int, device: str) -> Contenders:
     device = _cuda(device)
-    rng = random.Random(size)
-    long = "".join(rng.choices(ALPHABET, k=size))
-    middle = size // 2
-    near = long[:middle] + ("x" if long[middle] != "x" else "y") + long[middle + 1 :]
-    preds, target = [long, long, "abc"], ["abc", near, long]
+    preds, target = uneven_pairs(size)
     return Contenders(
         ours={"edit_distance(strings → cuda)": lambda: edit_distance(preds, target, reduction="none", device=device)},
         anchors={"rapidfuzz Levenshtein.distance loop": lambda: rapidfuzz_loop(preds, target)},
