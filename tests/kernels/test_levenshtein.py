@@ -426,6 +426,8 @@ def _run_triton_interpreter(seed: int, pairs: int, long: int) -> None:
 
 _SHARED_BUFFER_CHECK = """
 import random, torch
+from tests.kernels.triton_interpret_check import mend_interpreter_scalars
+mend_interpreter_scalars()
 from rapidfuzz.distance import Levenshtein
 from gpumetrics.kernels.text_rows import encode_chars_flat, upload_rows
 from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows

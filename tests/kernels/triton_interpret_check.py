@@ -2,6 +2,7 @@
 Triton kernel equals the tensor kernel and rapidfuzz on CPU tensors. ``python -m tests.kernels.triton_interpret_check
 SEED PAIRS LONG``; prints ``ok <n>`` or raises."""
 
+import inspect
 import os
 import random
 import sys
@@ -13,6 +14,23 @@ from gpumetrics.kernels.levenshtein_routes import levenshtein_distance, levensht
 from gpumetrics.kernels.text_rows import encode_chars, encode_chars_ragged  # noqa: E402
 from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows  # noqa: E402
 
+def mend_interpreter_scalars() -> None:
+    """Triton 3.6's interpreter (torch 2.11's) reads a scalar tensor as an index with ``int()`` of a one-element
+    array, which NumPy 2.4 refuses, so ``range(tl.max(...))`` in a kernel raises there; Triton 3.7 squeezes the array
+    first. Older interpreters get the same one-line mend, so the parity checks run on those toolchains too."""
+    from triton.runtime import interpreter
+
+    original = interpreter._patch_lang_tensor
+    if "squeeze" in inspect.getsource(original):
+        return
+
+    def patch_lang_tensor(tensor, scope):
+        original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+
+    interpreter._patch_lang_tensor = patch_lang_tensor
+
+
 ALPHABET = "abcxyz АбвЁж 中文字 😀🐈\u200d⬛ e\u0301ß"
 
 
@@ -22,6 +40,7 @@ def _random(rng, n, alphabet=ALPHABET):
 
 def main(seed: int, pairs: int, long: int) -> None:
     assert os.environ.get("TRITON_INTERPRET") == "1", "set TRITON_INTERPRET=1 before triton is imported"
+    mend_interpreter_scalars()
     rng = random.Random(seed)
     a, b = ["", "", "a", "😀"], ["", "xyz", "", "😀"]  # empty sides, identical
     lengths = [0, 1, 3, 17, 63, 64, 65, 127, 128, 129, 200]
