@@ -12,7 +12,6 @@ from gpumetrics.functional import cider_score
 from gpumetrics.text.cider import _check_no_collision, _token_code
 from tests.helpers.harness import assert_close, check_metric
 
-from pycocoevalcap.cider.cider import Cider  # the reference is a test dependency: never skipped
 
 _VOCAB = (
     "a the man woman dog cat on in with sitting standing red blue of is two кошка сидит на окне 猫 が 座って "
@@ -37,6 +36,8 @@ def _batches(seed: int, sizes=(5, 1, 9, 3)):
 
 
 def _pycoco(preds, target, n=4, sigma=6.0):
+    from pycocoevalcap.cider.cider import Cider
+
     gts = {i: list(refs) for i, refs in enumerate(target)}
     res = {i: [p] for i, p in enumerate(preds)}
     score, scores = Cider(n=n, sigma=sigma).compute_score(gts, res)
@@ -153,6 +154,8 @@ def test_ptb_tokenization_equals_pycocoevalcap_pipeline():
     tokenizer = PTBTokenizer()
     gts = tokenizer.tokenize({i: [{"caption": r} for r in refs] for i, refs in enumerate(target)})
     res = tokenizer.tokenize({i: [{"caption": p}] for i, p in enumerate(preds)})
+    from pycocoevalcap.cider.cider import Cider
+
     score, scores = Cider().compute_score(gts, res)
     assert_close(cider_score(preds, target, tokenize="ptb", reduction="none"), torch.tensor(scores))
     metric = CIDErScore(tokenize="ptb")

@@ -21,8 +21,6 @@ from gpumetrics.text.tokenize.ptb import coco_ptb_strings
 from tests.helpers.harness import assert_close, check_metric
 from testkit.text_data import random_caption
 
-import pycocoevalcap  # noqa: F401  (the reference is a test dependency: never skipped)
-
 _ODD = ["", ".", "dog", "Dog.", "A", "café au lait", "Кошка сидит на окне", "猫が座っている", "2 1/2 pizzas",
         "call (555) 123 4567", "A man, a plan, a canal: Panama!", "THE END", "a photo of a.", "The dog's ball"]
 

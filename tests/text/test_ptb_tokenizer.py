@@ -13,8 +13,6 @@ import pytest
 
 from gpumetrics.text.tokenize.ptb import PTB_PUNCTUATIONS, ptb_tokenize, ptb_tokenize_batch
 
-import pycocoevalcap  # noqa: F401  (the reference is a test dependency: never skipped)
-
 _WORDS = (
     "a man woman dog cat two young people sitting standing on the of with in is are table pizza street red blue "
     "large small an near next to some white black playing frisbee riding skateboard kitchen"
