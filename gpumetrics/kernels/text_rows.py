@@ -152,7 +152,10 @@ def _code_points(text: str) -> np.ndarray:
         return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
     kind = _storage_kind(text)
     if kind == 1:
-        return np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
+        try:
+            return np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
+        except UnicodeEncodeError:  # the size arithmetic misread this string: take the wider encodings
+            kind = 2
     if kind == 2:
         data = text.encode("utf-16-le", "surrogatepass")
         if len(data) == 2 * len(text):  # no astral character (each would take two code units)
@@ -162,11 +165,23 @@ def _code_points(text: str) -> np.ndarray:
     return np.array([text]).view(np.uint32)[: len(text)]
 
 
-_COMPACT_HEADER = sys.getsizeof("\xe9") - 2  # CPython: a non-ASCII compact string is header + (len + 1) × kind bytes
+def _compact_header() -> Optional[int]:
+    """The bytes of a compact non-ASCII CPython string besides its ``(len + 1) × kind`` character bytes, read off
+    fresh strings of each kind and length (72 on CPython 3.11, 56 on 3.12–3.13); ``None`` where the sizes do not
+    follow that layout (another interpreter), so that :func:`_storage_kind` answers 4 (always correct). One-character
+    strings are not asked: from 3.12 the Latin-1 ones are static singletons whose size reads differently."""
+    headers = {sys.getsizeof(char * length) - (length + 1) * kind
+               for kind, char in ((1, "\xe9"), (2, "\u4e2d"), (4, "\U0001f600")) for length in (2, 3, 9)}
+    return headers.pop() if len(headers) == 1 else None
+
+
+_COMPACT_HEADER = _compact_header()
 
 
 def _storage_kind(text: str) -> int:
     """Bytes per character of a non-ASCII string's storage (1, 2 or 4; 4 when it cannot be told)."""
+    if _COMPACT_HEADER is None:
+        return 4
     kind, rest = divmod(sys.getsizeof(text) - _COMPACT_HEADER, len(text) + 1)
     return kind if rest == 0 and kind in (1, 2) else 4
 

@@ -34,6 +34,24 @@ def test_whitespace_is_what_str_split_splits_on():
             assert code in WHITESPACE
 
 
+def test_storage_kind_and_code_points_of_every_kind_and_length():
+    """CPython's string layout changed in 3.12 (a smaller header; one-character Latin-1 strings are static singletons
+    whose size reads differently): the encoding never takes a string for narrower than it is, on any version."""
+    assert text_rows._COMPACT_HEADER is not None  # CPython 3.11–3.13 all follow the layout
+    rng = random.Random(0)
+    chars = ["é", "ÿ", "\x80", "中", "\uffff", "\ud800", "😀", "\U0010ffff"]
+    for length in [1, 2, 3, 7, 64, 1000]:
+        for _ in range(20):
+            text = "".join(rng.choices(chars[: rng.randint(1, len(chars))], k=length)) + "a" * rng.randint(0, 2)
+            widest = max(map(ord, text))
+            kind = text_rows._storage_kind(text)
+            assert kind >= (1 if widest < 0x100 else 2 if widest < 0x10000 else 4), repr(text)
+            if length > 1:  # exact for every string but the singletons
+                assert kind == (1 if widest < 0x100 else 2 if widest < 0x10000 else 4), repr(text)
+            points = text_rows._code_points(text)
+            assert points.tolist() == list(map(ord, text))
+
+
 @pytest.mark.parametrize("block", [3, 2048])
 def test_separated_encoding_is_the_code_points_each_followed_by_zero(monkeypatch, block):
     monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", block)
