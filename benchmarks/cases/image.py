@@ -13,6 +13,7 @@ from benchmarks.ddp_sync import IdentityFeatures
 from benchmarks.registry import Contenders, register
 from gpumetrics.image.fid import FrechetInceptionDistance, feature_statistics, frechet_distance
 from gpumetrics.image.inception import FIDInceptionV3, random_fid_inception_state_dict
+from testkit.pytorch_fid_scipy import pytorch_fid_frechet_distance
 
 
 def _inception_like_stats(d: int, n: int, seed: int, shift: float):
@@ -25,8 +26,6 @@ def _inception_like_stats(d: int, n: int, seed: int, shift: float):
 
 @register("frechet_distance", sizes=(2048,), quick_sizes=(256,), unit="dims", repeats=3)
 def frechet_distance_case(size: int, device: str) -> Contenders:
-    from pytorch_fid.fid_score import calculate_frechet_distance
-
     mu1, sigma1 = _inception_like_stats(size, 2 * size, seed=0, shift=0.0)
     mu2, sigma2 = _inception_like_stats(size, 2 * size, seed=1, shift=0.05)
     on_device = [t.to(device) for t in (mu1, sigma1, mu2, sigma2)]
@@ -34,8 +33,8 @@ def frechet_distance_case(size: int, device: str) -> Contenders:
 
     def pytorch_fid():
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # scipy's deprecation of sqrtm(disp=...)
-            return float(calculate_frechet_distance(*as_numpy))
+            warnings.simplefilter("ignore")  # SciPy 1.16–1.17's deprecation of sqrtm(disp=...)
+            return pytorch_fid_frechet_distance(*as_numpy)
 
     return Contenders(
         ours={"frechet_distance (float64, Cholesky + eigvalsh)": lambda: float(frechet_distance(*on_device))},

@@ -10,9 +10,10 @@
   fastest) ≥ 10,000 img/s.
 * ``fid_gpu_files``: ``gpumetrics fid`` end to end (the CLI in this process: model load, decoding, both sides, the
   Fréchet distance) on 2 × N JPEGs of 256×256, against pytorch-fid's pipeline (its ``DataLoader`` and
-  ``InceptionV3``, same weights and workers; its own Fréchet step calls ``scipy.linalg.sqrtm(..., disp=False)``, which
-  current SciPy removed, so the anchor's distance is ours on its statistics). Goals: ≥ 2,000 img/s on the parity path
-  with workers, ≥ 4,000 img/s with nvJPEG and the fastest mode.
+  ``InceptionV3``, same weights and workers). The anchor's distance is ours on its statistics: its own Fréchet step,
+  SciPy's ``sqrtm`` at d = 2,048, takes ~10 s on 2 cores (the ``frechet_distance`` row; it runs on SciPy ≥ 1.18 only
+  through :mod:`testkit.pytorch_fid_scipy`) and would time SciPy, not decoding. Goals: ≥ 2,000 img/s on the parity
+  path with workers, ≥ 4,000 img/s with nvJPEG and the fastest mode.
 
 They need a CUDA device (``ValueError`` otherwise, like the edit-distance GPU rows).
 """
@@ -207,8 +208,7 @@ def fid_gpu_files_case(size: int, device: str) -> Contenders:
     parity, fastest = f"gpumetrics fid (parity, {workers} workers)", "gpumetrics fid (decode nvjpeg, speed_mode fastest)"
     return Contenders(
         ours={parity: ours, fastest: lambda: ours("--decode", "nvjpeg", "--speed-mode", "fastest")},
-        anchors={f"pytorch-fid pipeline ({workers} workers; its Fréchet step replaced: SciPy removed sqrtm's disp)":
-                 pytorch_fid},
+        anchors={f"pytorch-fid pipeline ({workers} workers; its SciPy sqrtm Fréchet step replaced by ours)": pytorch_fid},
         check=lambda a, b: abs(a - b) <= 1e-2 * abs(b),  # TF32 convolutions on pytorch-fid's side
         throughput_goals={parity: 2_000.0, fastest: 4_000.0},
         note="2 folders of JPEGs 256×256 (size = both), batch 256, random-weight Inception; end to end in-process",
