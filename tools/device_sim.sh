@@ -4,7 +4,9 @@
 # transformers 5.17, torchmetrics 1.9, and the other packages the suite imports), the wheels of .whl/ installed
 # beside it as tools/gpu_session.sh installs them there. It then
 #   1. collects the CUDA suite: a module that cannot be imported there is an error here (its CUDA tests would be lost);
-#   2. dry-runs tools/gpu_session.sh on the CPU (BENCH_DEVICE=cpu, --quick): the GPU rows fail with their "need
+#   2. runs every GPU row's contenders once on the CPU with the rows' CUDA check lifted (tools/gpu_rows_on_cpu.py):
+#      an import, API or value error in a GPU row shows here;
+#   3. dry-runs tools/gpu_session.sh on the CPU (BENCH_DEVICE=cpu, --quick): the GPU rows fail with their "need
 #      CUDA" error, every other row must run.
 # SIM (venv path, default /tmp/gpumetrics-devsim), PY312 (a Python 3.12), OUT (default /tmp/gpumetrics-devsim-out).
 set -euo pipefail
@@ -27,6 +29,9 @@ echo "== the CUDA suite's collection"
 collected=$(PYTHONPATH="$site:$PWD" "$SIM/bin/python" -m pytest -o addopts="" --strict-markers -q -p no:cacheprovider \
     -m cuda --collect-only tests 2>&1) || { echo "$collected" | grep -E "^(E |ERROR)" ; echo "collection failed"; exit 1; }
 echo "$collected" | tail -1
+
+echo "== the GPU rows' contenders on the CPU"
+PYTHONPATH="$site:$PWD" "$SIM/bin/python" tools/gpu_rows_on_cpu.py
 
 echo "== tools/gpu_session.sh on the CPU"
 rm -rf "$OUT"

@@ -188,13 +188,13 @@ def fid_gpu_files_case(size: int, device: str) -> Contenders:
     workers = default_workers()
 
     def ours(*options: str) -> float:
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             code = cli(["fid", str(real), str(fake), "--weights", str(weights), "--device", device, "--batch-size",
                         "256", "--no-cache", "--json", "--progress", "off", *options])
         if code:
-            raise RuntimeError(f"gpumetrics fid exited with {code}: {out.getvalue()[-500:]}")
+            raise RuntimeError(f"gpumetrics fid exited with {code}: {(out.getvalue() + err.getvalue())[-500:]}")
         return float(json.loads(out.getvalue())["fid"])
 
     model = _pytorch_fid_inception(state, device)
