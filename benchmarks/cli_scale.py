@@ -71,7 +71,8 @@ print(json.dumps({"wall": time.perf_counter() - start, "maxrss_kb": usage.ru_max
 
 def _run(arguments: list[str]) -> tuple[float, int]:
     """Wall seconds and peak RSS bytes of one Python process run with ``arguments``."""
-    environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, *arguments], env=environment,
                           capture_output=True, text=True, check=True)
     measured = json.loads(done.stdout)

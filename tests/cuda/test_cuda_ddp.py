@@ -95,7 +95,7 @@ def test_two_processes_on_one_gpu_equal_one(name, tmp_path, two_process_results)
 
 
 def _report(args: list[str], out: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     subprocess.run(args + ["--output", str(out), "--no-checkpoint"], check=True, cwd=ROOT, env=env, timeout=600)
     report = json.loads(out.read_text())
     return report
