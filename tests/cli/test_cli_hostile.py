@@ -158,7 +158,6 @@ def test_predictions_of_another_set_warn_and_strict_counts_partial_misses(tmp_pa
 def test_results_table_prints_whole_signatures(tmp_path, capsys):
     from rich.console import Console
 
-    from gpumetrics.harness.config import load_config
     from gpumetrics.harness.report import results_table
     from gpumetrics.harness.runner import evaluate
 

@@ -5,7 +5,6 @@ tests/image/; here the command's options reach the metric and the pipeline."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -22,7 +22,7 @@ from gpumetrics.text.meteor import tables
 from gpumetrics.text.meteor.jar import split_references
 from gpumetrics.text.tokenize.meteor import meteor_jar
 from tests.helpers.harness import assert_close, check_metric
-from tests.helpers.meteor_jar import jar_file, meteor_data_installed, pycocoevalcap_meteor, stdio_meteor
+from tests.helpers.meteor_jar import meteor_data_installed, pycocoevalcap_meteor, stdio_meteor
 from testkit.text_data import caption_batch
 
 
