@@ -321,13 +321,17 @@ def test_wide_random_small_sets_dtypes_and_degenerate_features_match_pytorch_fid
             assert ours < 1e-9 and expected < 1e-5
             checked += 1
             continue
+        compared = ours
         if "singular product" in said.getvalue():
-            # pytorch-fid found sqrtm(Σ1·Σ2) non-finite (SciPy ≥ 1.18 on a zero product; older SciPy returned 0) and
-            # scored Σ + εI instead, keeping the unperturbed traces: compare ours on the same covariances
+            # pytorch-fid found sqrtm(Σ1·Σ2) non-finite (SciPy ≥ 1.18 on a zero product; older SciPy returned 0)
+            # and scored Σ + εI instead, keeping the unperturbed traces: compare ours on the same covariances, and
+            # bound what ε moves: 0 ≤ FID − FID_ε ≤ 2√ε (√(d·tr Σ1) + √(d·tr(Σ2 + εI))) (√ is operator monotone)
             (mu1, sigma1), (mu2, sigma2) = _np_stats(real), _np_stats(fake)
-            offset = _PYTORCH_FID_EPS * np.eye(d)
-            ours = float(frechet_distance(mu1, sigma1 + offset, mu2, sigma2 + offset)) - 2 * d * _PYTORCH_FID_EPS
-        assert ours == pytest.approx(expected, rel=1e-6, abs=1e-6), (trial, d, n_real, n_fake, dtype)
+            eps, identity = _PYTORCH_FID_EPS, np.eye(d)
+            compared = float(frechet_distance(mu1, sigma1 + eps * identity, mu2, sigma2 + eps * identity)) - 2 * d * eps
+            bound = 2 * eps**0.5 * ((d * np.trace(sigma1)) ** 0.5 + (d * (np.trace(sigma2) + d * eps)) ** 0.5)
+            assert -1e-9 * ours <= ours - compared <= bound + 1e-9 * ours, (trial, ours, compared, bound)
+        assert compared == pytest.approx(expected, rel=1e-6, abs=1e-6), (trial, d, n_real, n_fake, dtype)
         checked += 1
     assert checked > 40
 
