@@ -52,6 +52,51 @@ def test_storage_kind_and_code_points_of_every_kind_and_length():
             assert points.tolist() == list(map(ord, text))
 
 
+_STORAGE_KIND_CHECK = """
+kinds = {"\\xe9\\xe9": 1, "a\\xff": 1, "\\u4e2d\\u4e2d": 2, "a\\uffff": 2, "\\U0001f600a": 4, "\\xe9" * 500: 1,
+         "\\u4e2d" * 500: 2}
+assert _COMPACT_HEADER is not None, sys.version
+wrong = {text[:4]: (_storage_kind(text), kind) for text, kind in kinds.items() if _storage_kind(text) != kind}
+assert not wrong and _storage_kind("\\xe9") in (1, 4), (sys.version, wrong)
+print("ok", _COMPACT_HEADER)
+"""
+
+
+def _other_cpythons() -> list[str]:
+    """CPython ≥ 3.10 interpreters on this machine besides the running one (pyenv's, or ``python3.X`` on PATH)."""
+    import glob
+    import os
+    import shutil
+    import sys
+
+    found = {os.path.realpath(path) for path in glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3"))}
+    found |= {os.path.realpath(path) for minor in range(10, 16) if (path := shutil.which(f"python3.{minor}"))}
+    found.discard(os.path.realpath(sys.executable))
+    versions = {}
+    for path in sorted(found):
+        name = os.path.basename(os.path.dirname(os.path.dirname(path))) if "pyenv" in path else os.path.basename(path)
+        digits = name.replace("python", "").split(".")
+        if len(digits) >= 2 and digits[0] == "3" and digits[1].isdigit() and int(digits[1]) >= 10:
+            versions.setdefault(tuple(map(int, digits[:2])), path)
+    return list(versions.values())
+
+
+def test_storage_kind_on_every_cpython_here():
+    """The storage-width arithmetic runs on each other CPython of the machine (3.10–3.13 where pyenv has them): the
+    layout changed in 3.12, and CI's own interpreter is 3.11. Only ``sys`` is needed, so no torch there."""
+    import inspect
+    import subprocess
+
+    pythons = _other_cpythons()
+    if not pythons:
+        pytest.skip("no other CPython 3.10+ on this machine")
+    source = "import sys\nfrom typing import Optional\n" + inspect.getsource(text_rows._compact_header) + \
+        inspect.getsource(text_rows._storage_kind) + "_COMPACT_HEADER = _compact_header()\n" + _STORAGE_KIND_CHECK
+    for python in pythons:
+        done = subprocess.run([python, "-c", source], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and done.stdout.startswith("ok"), (python, done.stdout, done.stderr[-2000:])
+
+
 @pytest.mark.parametrize("block", [3, 2048])
 def test_separated_encoding_is_the_code_points_each_followed_by_zero(monkeypatch, block):
     monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", block)
