@@ -12,6 +12,7 @@ import torch
 from gpumetrics import RankingMetrics
 from gpumetrics.functional import ranking_metrics
 from tests.helpers.harness import assert_close, check_metric
+from tests.helpers.ranking_runs import RANX, heavy_ties
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 ranx = pytest.importorskip("ranx")
@@ -100,10 +101,6 @@ def test_trec_eval_relevance_level_and_string_docnos():
         assert_close(ours[name], reference, 1e-9, what=name)
 
 
-RANX = ["ndcg", "ndcg@3", "ndcg@10", "ndcg_burges@5", "map", "map@5", "mrr", "mrr@3",
-        "precision", "precision@5", "precision@30", "recall", "recall@5", "f1@5", "hits@5", "hit_rate@2",
-        "r-precision"]
-
 
 def _ranx_per_query(qrels: dict, run, metrics: list[str]) -> dict:
     out = ranx.evaluate(ranx.Qrels(qrels) if isinstance(qrels, dict) else qrels, run, metrics, return_mean=False,
@@ -154,19 +151,6 @@ def test_ranx_parity_long_lists(seed):
         assert_close(ours[name], torch.from_numpy(np.asarray(expected[name], dtype=np.float64)), 1e-9, what=name)
 
 
-def _heavy_ties(seed: int, q: int = 40, d: int = 200, values: int = 3) -> dict:
-    """Queries of 1–``d`` ranked documents (a random, non-prefix mask) with ``values`` distinct scores, random graded
-    labels and judged documents the run missed."""
-    g = torch.Generator().manual_seed(seed)
-    scores = torch.randint(0, values, (q, d), generator=g).double() / values
-    lengths = torch.randint(1, d + 1, (q,), generator=g)
-    keep = torch.rand(q, d, generator=g).argsort(1) < lengths[:, None]  # `lengths[i]` random columns of each row
-    relevance = torch.randint(0, 4, (q, d), generator=g) * (torch.rand(q, d, generator=g) < 0.3) * keep
-    missed = torch.randint(0, 3, (q, 4), generator=g)
-    return {"scores": scores, "relevance": relevance, "mask": keep, "doc_ids": torch.arange(d).expand(q, d),
-            "qrels": torch.cat([relevance, missed], 1), "missed": missed}
-
-
 def _ranx_reference(run: dict, ties: str) -> dict:
     qrels, trec_run = to_dicts(run)
     if ties == "ranx_dict":
@@ -180,7 +164,7 @@ def _ranx_reference(run: dict, ties: str) -> dict:
 def test_ranx_tie_order_on_queries_of_1_to_200_documents(ties, seed, values):
     """numba's quicksort reorders tied documents of queries longer than 15: every query equals ranx, and the test can
     fail (a stable sort gives other values on some of these queries)."""
-    run = _heavy_ties(seed, values=values)
+    run = heavy_ties(seed, values=values)
     expected = _ranx_reference(run, ties)
     options = {"mask": run["mask"], "qrels": run["qrels"], "reduction": "none"}
     ours = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, ties=ties, **options)
@@ -202,7 +186,7 @@ def test_ranx_tie_order_flat_inputs_and_python_fallback(ties, monkeypatch):
     Python port of numba's quicksort gives the same values."""
     from gpumetrics.retrieval import ranking
 
-    run = _heavy_ties(7, q=12, d=60, values=2)
+    run = heavy_ties(7, q=12, d=60, values=2)
     expected = _ranx_reference(run, ties)
     rows, cols = run["mask"].nonzero(as_tuple=True)
     flat = ranking_metrics(run["scores"][rows, cols], run["relevance"][rows, cols], metrics=RANX, ties=ties,
@@ -233,18 +217,6 @@ def test_quicksort_port_equals_numba_argsort():
             values = rng.integers(0, distinct, n).astype(np.float64)
             for case in (values, np.sort(values), np.sort(values)[::-1].copy()):
                 assert _quicksort_argsort(case.tolist()) == argsort(case).tolist(), (n, distinct)
-
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-def test_ranx_tie_order_cuda_equals_cpu():
-    run = _heavy_ties(5, values=2)
-    for ties in ("ranx", "ranx_comparable", "ranx_dict"):
-        cpu = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, mask=run["mask"], qrels=run["qrels"],
-                              ties=ties, reduction="none")
-        cuda = ranking_metrics(run["scores"].cuda(), run["relevance"].cuda(), metrics=RANX, mask=run["mask"].cuda(),
-                               qrels=run["qrels"].cuda(), ties=ties, reduction="none")
-        for name in RANX:
-            assert torch.equal(cpu[name], cuda[name].cpu()), (ties, name)
 
 
 @pytest.mark.parametrize("seed", range(6))
