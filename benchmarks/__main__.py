@@ -30,6 +30,7 @@ import torch
 
 from benchmarks import cli_scale, ddp_sync
 from benchmarks.registry import CASES, Case
+from testkit.checkout import checkout_pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "latest.json"
@@ -178,7 +179,7 @@ def run_in_child(case: Case, size: int, device: str, repeats: int, threads: Opti
     if threads:
         command += ["--threads", str(threads)]
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONPATH"] = checkout_pythonpath()
     done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
     marked = [line for line in done.stdout.splitlines() if line.startswith(CHILD_MARK)]
     if done.returncode != 0 or not marked:

@@ -19,6 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from testkit.checkout import checkout_pythonpath
+
 SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (20_000,)
 METRICS = ("cer", "bleu")
@@ -71,8 +73,7 @@ print(json.dumps({"wall": time.perf_counter() - start, "maxrss_kb": usage.ru_max
 
 def _run(arguments: list[str]) -> tuple[float, int]:
     """Wall seconds and peak RSS bytes of one Python process run with ``arguments``."""
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        filter(None, [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")]))}
+    environment = {**os.environ, "PYTHONPATH": checkout_pythonpath()}
     done = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, *arguments], env=environment,
                           capture_output=True, text=True, check=True)
     measured = json.loads(done.stdout)

@@ -16,6 +16,7 @@ import pytest
 from torch.utils.data import DistributedSampler
 
 from gpumetrics import functional as F
+from testkit.checkout import checkout_pythonpath
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "lightning_ddp"
@@ -45,7 +46,7 @@ def _free_port() -> int:
 def _start(devices: int, output: Path) -> subprocess.Popen:
     env = {key: value for key, value in os.environ.items() if key not in LAUNCH_VARIABLES}
     env.update(
-        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),  # this checkout's code
+        PYTHONPATH=checkout_pythonpath(),  # this checkout's code
         MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), OMP_NUM_THREADS="1",
     )
     command = [sys.executable, str(EXAMPLE / "train.py"), "--devices", str(devices), "--output", str(output)]

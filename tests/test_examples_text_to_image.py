@@ -14,6 +14,7 @@ import torch
 from PIL import Image
 
 from tests.helpers.ruclip_models import TINY_RUCLIP, save_ruclip_folder
+from testkit.checkout import checkout_pythonpath
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "text_to_image" / "evaluate.py"
@@ -48,7 +49,7 @@ def inputs(tmp_path_factory) -> dict:
 def _run(inputs: dict, processes: int) -> dict:
     output = inputs["folder"] / f"scores{processes}.json"
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
-    env.update(PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), OMP_NUM_THREADS="1",
+    env.update(PYTHONPATH=checkout_pythonpath(), OMP_NUM_THREADS="1",
                CUDA_VISIBLE_DEVICES="")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}",
                str(EXAMPLE), "--prompts", str(inputs["prompts"]), "--real", str(inputs["real"]),

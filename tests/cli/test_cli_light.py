@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from testkit.checkout import checkout_pythonpath
+
 ROOT = Path(__file__).resolve().parents[2]
-#: this checkout first, then the caller's path (packages carried beside the interpreter stay importable)
-PYTHONPATH = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 HEAVY = ("torch", "torchmetrics", "torchvision", "transformers", "numpy", "scipy")
 
 _PROBE = """
@@ -31,7 +31,7 @@ print(json.dumps({"code": code, "out": out.getvalue(), "heavy": [m for m in %r i
 
 
 def _probe(*argv: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": PYTHONPATH}
+    env = {**os.environ, "PYTHONPATH": checkout_pythonpath()}
     done = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, env=env, cwd=ROOT,
                           timeout=300)
     assert done.returncode == 0, done.stderr
@@ -41,7 +41,7 @@ def _probe(*argv: str) -> dict:
 @pytest.fixture(scope="module")
 def lazy_package() -> None:
     """``import gpumetrics`` must itself be light (PEP 562 package exports) for the CLI to be."""
-    env = {**os.environ, "PYTHONPATH": PYTHONPATH}
+    env = {**os.environ, "PYTHONPATH": checkout_pythonpath()}
     code = "import sys, gpumetrics; print('torchmetrics' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     if done.stdout.strip() != "False":

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from testkit.checkout import checkout_pythonpath
 
 import gpumetrics
 import gpumetrics.functional
@@ -24,7 +25,7 @@ def _modules_after(code: str, before: str = "") -> dict:
         "added = sorted(set(sys.modules) - before)\n"
         "print(json.dumps({'added': added, 'all': sorted(sys.modules)}))\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": checkout_pythonpath()}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
                          timeout=600)
     assert out.returncode == 0, out.stderr

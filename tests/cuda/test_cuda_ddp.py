@@ -15,6 +15,7 @@ import torch
 from tests.core.test_host_syncs import BUDGETS, _cases, update_for_compute
 from tests.helpers.meteor_jar import missing_meteor_data, skip_without_meteor_data
 from testkit.ddp import run_ddp_function
+from testkit.checkout import checkout_pythonpath
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,7 +96,7 @@ def test_two_processes_on_one_gpu_equal_one(name, tmp_path, two_process_results)
 
 
 def _report(args: list[str], out: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "PYTHONPATH": checkout_pythonpath()}
     subprocess.run(args + ["--output", str(out), "--no-checkpoint"], check=True, cwd=ROOT, env=env, timeout=600)
     report = json.loads(out.read_text())
     return report

@@ -20,10 +20,9 @@ from gpumetrics.harness.records import DataError
 from gpumetrics.harness.records import IndexedJoin, join_by_id
 from gpumetrics.harness.runner import evaluate, shard_bounds
 from gpumetrics.harness.samples import SampleSummary
+from testkit.checkout import checkout_pythonpath
 
 ROOT = Path(__file__).resolve().parents[2]
-#: this checkout first, then the caller's path (packages carried beside the interpreter stay importable)
-PYTHONPATH = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 ALPHABET = "abc де 東京 é\u2028\u00a0\"\\<>𝔘 \t"
 
 
@@ -279,7 +278,7 @@ def test_a_checkpoint_of_another_run_is_refused_naming_the_change(tmp_path):
 
 
 def _cli(*args: str, env: dict | None = None, **kwargs) -> subprocess.Popen:
-    environment = {**os.environ, "PYTHONPATH": PYTHONPATH, **(env or {})}
+    environment = {**os.environ, "PYTHONPATH": checkout_pythonpath(), **(env or {})}
     return subprocess.Popen([sys.executable, "-m", "gpumetrics", *args], env=environment, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kwargs)
 
@@ -321,7 +320,7 @@ def test_torchrun_two_processes_equal_one(tmp_path):
     single = tmp_path / "single.json"
     assert _cli("evaluate", str(config), "--output", str(single), "--html", str(tmp_path / "single.html")).wait(timeout=300) == 0
     shared = tmp_path / "ddp.json"
-    environment = {**os.environ, "PYTHONPATH": PYTHONPATH, "OMP_NUM_THREADS": "1"}
+    environment = {**os.environ, "PYTHONPATH": checkout_pythonpath(), "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", f"--master_port={_free_port()}", "-m", "gpumetrics",
          "evaluate", str(config), "--output", str(shared), "--html", str(tmp_path / "ddp.html")],
@@ -347,7 +346,7 @@ def test_torchrun_one_process_joins_a_group_and_records_its_backend(tmp_path):
     report says how it ran."""
     config = _config(tmp_path, n=7)
     out = tmp_path / "one.json"
-    environment = {**os.environ, "PYTHONPATH": PYTHONPATH, "OMP_NUM_THREADS": "1"}
+    environment = {**os.environ, "PYTHONPATH": checkout_pythonpath(), "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=1", f"--master_port={_free_port()}", "-m",
          "gpumetrics", "evaluate", str(config), "--output", str(out)],

@@ -14,6 +14,7 @@ from gpumetrics.kernels.levenshtein_routes import levenshtein_distance, levensht
 from gpumetrics.kernels.text_rows import encode_chars, encode_chars_ragged  # noqa: E402
 from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows  # noqa: E402
 
+
 def mend_interpreter_scalars() -> None:
     """Triton 3.6's interpreter (torch 2.11's) reads a scalar tensor as an index with ``int()`` of a one-element
     array, which NumPy 2.4 refuses, so ``range(tl.max(...))`` in a kernel raises there; Triton 3.7 squeezes the array
