@@ -50,6 +50,8 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
       ``_THREADED_MIN_CELLS`` estimated cells of long pairs) and only on cores the load average leaves free
       (:func:`free_cores`): beside two busy processes on 2 cores ``workers=2`` ran 50,000 short pairs at 0.55× the
       loop (indicative), so a busy machine keeps one thread, as the tensor kernels (:mod:`gpumetrics.core.threads`).
+      Not below: 2 threads on 5,000 short pairs ran 0.83 vs 1.0 ms alone, but 0.71× the loop in the benchmark's
+      interleaved rounds (each call starts its threads cold).
     """
     from rapidfuzz.distance import Levenshtein
     from rapidfuzz.process import cpdist
@@ -157,17 +159,20 @@ def all_strings(items: Sequence) -> bool:
     return operator.countOf(map(type, items), str) == len(items) or all(map(isinstance, items, repeat(str)))
 
 
-MAX_CODE_ID = 0x110000 - 0x800  # ids travel as code points, the surrogate block skipped
+MAX_CODE_ID = 0x110000 - 0x800 - 1  # distinct ids that travel as code points: the surrogates and "\0" excluded
+_PRESENCE_TABLE_MAX = 1 << 22  # ids below this are ranked by a presence table, larger ones by a sort
 
 
 def id_strings(ids: np.ndarray, lengths: np.ndarray) -> Optional[list[str]]:
     """Rows of token ids as strings whose code points stand for the ids, so that rapidfuzz compares them symbol by
-    symbol: one string for the batch, each row a slice of it (C-level ``map``, no Python frame per row).
+    symbol: one string for the batch with ``"\\0"`` between rows, split by ``str.split`` (C level, no Python frame
+    per row; slicing each row out of the string took 3× as long).
 
-    The batch's ids are ranked first (equal ids, equal symbols; a presence table for ids below ``2**22``, a sort
-    above), so the string takes the narrowest width the number of *distinct* ids allows — Latin-1, UCS-2, UCS-4 —
-    whatever the ids' values (code points of emoji, vocabulary ids of 50,000 …); a rank at or above ``0xD800`` skips
-    the surrogate block.
+    Equal ids get equal code points ≥ 1. Ids below ``0xFF`` are taken as they are (plus 1); larger ones are ranked
+    (a presence table for ids below ``2**22``, a sort above), so the string takes the narrowest width the number of
+    *distinct* ids allows — Latin-1, UCS-2, UCS-4 — whatever the ids' values (code points of emoji, vocabulary ids of
+    50,000 …): rapidfuzz looks Latin-1 symbols up in a table and wider ones in a hash map (5,000 pairs of OCR-like
+    rows: 0.68 ms ranked vs 1.0 ms as the original code points). The surrogate block is skipped.
 
     Args:
         ids: ``int64[T]`` ids of all rows, concatenated (any integers ≥ 0).
@@ -177,37 +182,57 @@ def id_strings(ids: np.ndarray, lengths: np.ndarray) -> Optional[list[str]]:
         ``R`` strings, or ``None`` for a negative id or more than ``MAX_CODE_ID`` distinct ids.
 
     Example:
-        >>> [list(map(ord, row)) for row in id_strings(np.array([7, 900, 7]), np.array([2, 1]))]
-        [[0, 1], [0]]
+        >>> [list(map(ord, row)) for row in id_strings(np.array([7, 900, 7]), np.array([2, 0, 1]))]
+        [[1, 2], [], [1]]
     """
     ids = np.asarray(ids, dtype=np.int64)
-    top = -1
-    if ids.size:
-        low, top = int(ids.min()), int(ids.max())
-        if low < 0:
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if len(lengths) == 0:
+        return []
+    symbols = _id_symbols(ids)
+    if symbols is None:
+        return None
+    between = np.ones(ids.size + len(lengths) - 1, dtype=np.bool_)  # False where a "\0" ends a row
+    between[np.cumsum(lengths[:-1]) + np.arange(len(lengths) - 1)] = False
+    text = np.zeros(between.size, dtype=symbols.dtype)
+    text[between] = symbols
+    encoding = {1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}[symbols.dtype.itemsize]
+    return text.tobytes().decode(encoding).split("\0")
+
+
+def _id_symbols(ids: np.ndarray) -> Optional[np.ndarray]:
+    """``uint8|uint16|uint32[T]`` code points ≥ 1 standing for ``int64[T]`` ids, equal for equal ids, none in the
+    surrogate block; ``None`` for a negative id or more than ``MAX_CODE_ID`` distinct ids."""
+    if ids.size == 0:
+        return np.zeros(0, dtype=np.uint8)
+    low, top = int(ids.min()), int(ids.max())
+    if low < 0:
+        return None
+    if top < 0xFF:
+        return (ids + 1).astype(np.uint8)
+    if top < _PRESENCE_TABLE_MAX:
+        present = np.zeros(top + 1, dtype=np.bool_)
+        present[ids] = True
+        distinct = np.flatnonzero(present)
+        codes = _rank_codes(distinct.size)
+        if codes is None:
             return None
-    if top >= 0x100:
-        if top < 1 << 22:
-            present = np.zeros(top + 1, dtype=np.bool_)
-            present[ids] = True
-            ranks = np.cumsum(present, dtype=np.int64) - 1
-            ids, top = ranks[ids], int(ranks[-1])
-        else:
-            distinct, ids = np.unique(ids, return_inverse=True)
-            top = distinct.size - 1
-        if top >= MAX_CODE_ID:
-            return None
-        if top >= 0xD800:
-            ids = ids + np.where(ids >= 0xD800, 0x800, 0)
-            top += 0x800
-    if top < 0x100:
-        text = ids.astype(np.uint8).tobytes().decode("latin-1")
-    elif top < 0x10000:
-        text = ids.astype("<u2").tobytes().decode("utf-16-le")
-    else:
-        text = ids.astype("<u4").tobytes().decode("utf-32-le")
-    ends = np.cumsum(lengths, dtype=np.int64)
-    return list(map(text.__getitem__, map(slice, (ends - lengths).tolist(), ends.tolist())))
+        table = np.zeros(top + 1, dtype=codes.dtype)
+        table[distinct] = codes
+        return table[ids]
+    distinct, ranks = np.unique(ids, return_inverse=True)
+    codes = _rank_codes(distinct.size)
+    return None if codes is None else codes[ranks]
+
+
+def _rank_codes(count: int) -> Optional[np.ndarray]:
+    """Code points ``1 … count`` (the surrogate block skipped) in the narrowest dtype; ``None`` past the last."""
+    if count > MAX_CODE_ID:
+        return None
+    codes = np.arange(1, count + 1, dtype=np.int64)
+    codes[codes >= 0xD800] += 0x800
+    top = int(codes[-1]) if count else 0
+    return codes.astype(np.uint8 if top < 0x100 else np.uint16 if top < 0x10000 else np.uint32)
 
 
 def lcs_length_rapidfuzz(
