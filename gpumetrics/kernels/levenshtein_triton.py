@@ -154,7 +154,9 @@ def levenshtein_triton_rows(
 ) -> Tensor:
     """Distances of the pairs ``(a[a_start[i]:a_start[i] + a_len[i]], b[b_start[i]:b_start[i] + b_len[i]])``: rows
     of flat symbol arrays that need not be contiguous (a padded ``[B, L]`` tensor is ``a.flatten()`` with
-    ``a_start = L · arange(B)``). Rows of one side must not overlap (each text row owns its carry bytes)."""
+    ``a_start = L · arange(B)``). Rows of one side must not overlap (each text row owns its carry bytes). ``b is
+    a``: one buffer holds both sides' rows (the string routes), read in place without a concatenated copy; then no
+    row of ``a`` may overlap a row of ``b`` either."""
     if triton is None:
         raise ImportError("the fused Levenshtein kernel needs triton: pip install triton")
     device = a.device
@@ -162,10 +164,11 @@ def levenshtein_triton_rows(
     out = torch.empty(batch, dtype=torch.long, device=device)
     if batch == 0:
         return out
-    values = torch.cat([a.reshape(-1).long(), b.reshape(-1).long()])
+    shared = b is a
+    values = a.reshape(-1).long() if shared else torch.cat([a.reshape(-1).long(), b.reshape(-1).long()])
     if values.numel() == 0:
         values = torch.zeros(1, dtype=torch.long, device=device)
-    a_start, b_start = a_start.long(), b_start.long() + a.numel()
+    a_start, b_start = a_start.long(), b_start.long() + (0 if shared else a.numel())
     a_len, b_len = a_len.long(), b_len.long()
     swap = b_len > a_len
     p_start, t_start = torch.where(swap, b_start, a_start), torch.where(swap, a_start, b_start)
