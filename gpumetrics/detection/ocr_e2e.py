@@ -16,7 +16,9 @@ With no image at all (``compute()`` before any ``update``, or updates with empty
 both rules, as for every gpumetrics score with nothing to score; the 0/0 rules above apply to images that were
 evaluated, e.g. images whose ground truths are all don't-care.
 
-All counts are integers micro-summed over images, so the DDP state is one all-reduce of 9 numbers.
+IoU is computed in float64 for every input dtype (float32 coordinates are exact doubles), so a pair within float32
+rounding of the threshold is decided as shapely decides it. All counts are integers micro-summed over images, so
+the DDP state is one all-reduce of 9 numbers.
 """
 
 from __future__ import annotations
@@ -119,8 +121,10 @@ def _ocr_e2e_update(
     gt_img = segment_ids(n_gt, total_g)
 
     # IoU of every (prediction, ground truth) pair of the same image whose bounding boxes overlap
-    dtype = work_dtype(preds, gts, names=("pred_polys", "gt_polys"))  # float64 where float32 products overflow
-    preds, gts = normalize_quads(preds.to(dtype)), normalize_quads(gts.to(dtype))
+    # float64 whatever the input dtype: IoU is compared with a threshold, and float32 arithmetic decided pairs whose
+    # IoU (on the very same coordinates) lies within ~1e-6 of it the other way from shapely's double arithmetic
+    work_dtype(preds, gts, names=("pred_polys", "gt_polys"))  # the coordinate checks (NaN, inf, |x| > 1e150)
+    preds, gts = normalize_quads(preds.double()), normalize_quads(gts.double())
     area_p, area_g = quad_areas(preds), quad_areas(gts)
     ip, ig = block_overlap_pairs(preds.amin(1), preds.amax(1), n_pred, gts.amin(1), gts.amax(1), n_gt)
     inter = paired_intersection_areas(preds[ip], gts[ig], area_p[ip], area_g[ig])

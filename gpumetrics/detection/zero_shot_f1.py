@@ -11,7 +11,8 @@ Per image, per queried class, boxes ``[x, y, w, h]``:
   truth) among pairs with IoU ≥ threshold; TP = matches, FP = #pred − TP, FN = #gt − TP.
 
 A ground-truth class missing from the prediction dict counts as predicted empty. TP/FP/FN are micro-summed over
-images and classes; precision, recall and F1 are 0 when their denominator is 0.
+images and classes; precision, recall and F1 are 0 when their denominator is 0. IoU is computed in float64 whatever
+the boxes' dtype (float32 coordinates are exact doubles), as the official script computes in Python floats.
 """
 
 from __future__ import annotations
@@ -108,8 +109,9 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
     gb, cg = _flatten(target, "target", groups)
     device = pb.device if pb.numel() else gb.device
     pb, gb, cp, cg = (upload(x, device) for x in (pb, gb, cp, cg))  # no-ops unless one side came from the host
-    dtype = torch.float64 if torch.float64 in (pb.dtype, gb.dtype) else torch.float32
-    pb, gb = pb.to(dtype), gb.to(dtype)
+    # IoU is compared with the threshold in float64, as the official script does in Python floats: float32
+    # arithmetic flips hits whose IoU is within rounding of the threshold (a box shifted by a third of its width)
+    pb, gb = pb.double(), gb.double()
     stats = torch.zeros(3, dtype=torch.long, device=device)
     if not groups:
         return stats

@@ -12,7 +12,9 @@ Conventions (every one a named option; the defaults are trec_eval's):
   labels). NDCG gains are the graded labels themselves: every positive label counts as a gain, also one below
   ``relevance_level`` (trec_eval's rule; ranx drops labels below its level, which differs only for levels above 1).
 * **Ties** (equal scores) — ``"trec_eval"``: by document id, *descending* (trec_eval compares docnos as strings; pass
-  ``doc_ids`` that order as your docnos do — without them the column position is the id); ``"ranx"``: ranx's own
+  ``doc_ids`` that order as your docnos do — without them the column position is the id; trec_eval also stores each
+  score as a C ``float``, so float64 scores are compared rounded to float32 — two doubles that round to the same
+  float32, or both past 3.4e38, are tied); ``"ranx"``: ranx's own
   order for a ``ranx.Run`` built from a dict, a file or a DataFrame (documents in column / input order, as the run's
   dict holds them); ``"ranx_comparable"``: a ``Run`` passed through ``make_comparable`` (``evaluate(...,
   make_comparable=True)`` sorts the sorted run a second time, which moves tied documents again); ``"ranx_dict"``: a
@@ -110,6 +112,8 @@ def _as_tensor(value: Any, name: str, device: Optional[torch.device] = None) -> 
     if tensor is None and is_sequence(value):
         try:
             tensor = torch.as_tensor(value)  # host data
+            if tensor.is_floating_point():  # Python floats are doubles: torch's default float32 would merge ties
+                tensor = torch.as_tensor(value, dtype=torch.float64)
         except (TypeError, ValueError, RuntimeError):
             pass
     if tensor is None:
@@ -234,6 +238,8 @@ def _rank(scores: Tensor, labels: Tensor, mask: Optional[Tensor], doc_ids: Optio
     Stable sorts from the last tie-break key to the first; the usual cases take a single sort (trec_eval without
     ``doc_ids`` sorts the reversed row; ranx sorts the row as it is)."""
     q, d = scores.shape
+    if ties == "trec_eval" and scores.dtype == torch.float64:
+        scores = scores.float()  # trec_eval holds every score as a C float: doubles equal in float32 are tied
     if ties == "trec_eval" and doc_ids is None:
         # ids are the column positions, larger first: sort the reversed row, then map positions back
         order = (d - 1) - torch.sort(scores.flip(1), dim=1, descending=True, stable=True).indices

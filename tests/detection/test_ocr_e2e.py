@@ -416,3 +416,23 @@ def test_images_without_cared_boxes_keep_each_rules_zero_over_zero():
     icdar = ocr_end_to_end(empty, [[]], empty, [[]], matching="icdar15")
     assert float(m2m["bbox_precision"]) == float(m2m["e2e_recall"]) == 1.0 and int(m2m["n_images"]) == 1
     assert float(icdar["bbox_precision"]) == float(icdar["e2e_recall"]) == 0.0
+
+
+@pytest.mark.parametrize("matching, reference", [("many-to-many", many_to_many_reference), ("icdar15", icdar15_reference)])
+def test_float32_quads_at_the_threshold_decide_as_shapely(matching, reference):
+    """A rotated box shifted by a third of its first edge has IoU 1/2 up to the rounding of its float32 coordinates;
+    float32 arithmetic decided some of these pairs the other way from shapely's doubles on the same coordinates."""
+    rng = np.random.default_rng(5)
+    pred_polys, gt_polys = [], []
+    for _ in range(150):
+        centre, (w, h), theta = rng.uniform(0, 50, 2), rng.uniform([1, 0.5], [8, 4]), rng.uniform(-0.6, 0.6)
+        unit = np.array([[-w, -h], [w, -h], [w, h], [-w, h]])
+        rot = np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]])
+        gt = unit @ rot.T + centre
+        gt_polys.append(torch.tensor(gt[None], dtype=torch.float32))
+        pred_polys.append(torch.tensor((gt + (gt[1] - gt[0]) / 3)[None], dtype=torch.float32))
+    texts = [["a"]] * 150
+    expected = reference([p.double().numpy() for p in pred_polys], texts, [g.double().numpy() for g in gt_polys], texts)
+    assert 5 <= expected["bbox_matched_pred"] <= 145  # both sides of the threshold occur
+    ours = ocr_end_to_end(pred_polys, texts, gt_polys, texts, matching=matching)
+    assert {k: float(ours[k]) for k in expected} == expected

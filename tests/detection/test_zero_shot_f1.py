@@ -262,3 +262,19 @@ def test_float32_boxes_at_extreme_scales_score_as_at_unit_scale(exponent):
         ours = zero_shot_detection_f1(*scaled, preset=preset)
         assert {k: float(v) for k, v in ours.items()} == {k: float(v) for k, v in expected.items()}
         assert float(expected["tp"]) >= 5
+
+
+@pytest.mark.parametrize("preset,reference", [("aij2021", aij2021_reference), ("strict", strict_reference)])
+def test_float32_boxes_at_the_threshold_decide_as_the_official_doubles(preset, reference):
+    # a box shifted by a third of its width has IoU 0.5 up to rounding: float32 arithmetic flipped about a quarter
+    # of these hits against the official script, which computes on the same coordinates in Python floats
+    r = random.Random(3)
+    preds, target = [], []
+    for _ in range(200):
+        x, y, w, h = r.uniform(0, 20), r.uniform(0, 20), r.uniform(0.5, 10), r.uniform(0.5, 10)
+        target.append({"a": torch.tensor([[x, y, w, h]], dtype=torch.float32)})
+        preds.append({"a": torch.tensor([[x + w / 3, y, w, h]], dtype=torch.float32)})
+    expected = reference(preds, target)
+    assert 20 < expected["tp"] < 180  # both sides of the threshold occur
+    ours = zero_shot_detection_f1(preds, target, preset=preset)
+    assert {k: float(v) for k, v in ours.items()} == pytest.approx(expected, abs=1e-12)

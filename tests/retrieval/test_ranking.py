@@ -388,3 +388,41 @@ def test_queries_absent_from_the_run_and_ir_measures():
     aggregate = ir_measures.calc_aggregate(list(measures.values()), qrels, trec_run)
     for name, measure in measures.items():
         assert abs(float(ours[name]) - aggregate[measure]) < 1e-9, name
+
+
+def test_trec_eval_ties_scores_equal_in_float32():
+    """trec_eval keeps each score as a C float: float64 scores that round to one float32 (or overflow it) are tied and
+    ordered by docno, descending — 1 + 2⁻²⁴ ties with 1.0, 5e-324 with 0.0 and -0.0, 1e308 with inf."""
+    values = [1.0, 1.0 + 2**-24, 1.0 + 2**-23, 1.0 - 2**-30, 5e-324, 0.0, -0.0, 1e308, math.inf, -1e308, -math.inf,
+              0.1, 0.1 + 2**-40]
+    g = torch.Generator().manual_seed(5)
+    q, d = 12, 18
+    scores = torch.tensor(values, dtype=torch.float64)[torch.randint(0, len(values), (q, d), generator=g)]
+    relevance = torch.randint(0, 3, (q, d), generator=g)
+    relevance[:, 0] = 1  # every query judged relevant somewhere
+    docnos = [[f"d{int(j)}" for j in torch.randperm(d, generator=g)] for _ in range(q)]
+    run = {f"q{i}": {docnos[i][j]: float(scores[i, j]) for j in range(d)} for i in range(q)}
+    qrels = {f"q{i}": {docnos[i][j]: int(relevance[i, j]) for j in range(d)} for i in range(q)}
+    names = {"map": "map", "ndcg@5": "ndcg_cut_5", "mrr": "recip_rank", "precision@3": "P_3", "r_precision": "Rprec"}
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut.5", "recip_rank", "P.3", "Rprec"}).evaluate(run)
+    ours = ranking_metrics(scores, relevance, metrics=list(names), doc_ids=docnos, reduction="none")
+    for name, measure in names.items():
+        reference = torch.tensor([expected[f"q{i}"][measure] for i in range(q)], dtype=torch.float64)
+        assert_close(ours[name], reference, 1e-12, what=f"{name} vs trec_eval {measure}")
+
+
+def test_nested_list_scores_keep_float64():
+    """Python floats are doubles: list inputs are not rounded to torch's default float32 (which would tie them)."""
+    scores = [[1.0, 1.0 + 2**-30, 1.0 - 2**-40, 0.5 + 2**-45, 0.5], [1e308, 3.5e38, 3.4e38, 0.0, 1e-300]]
+    relevance = [[1, 0, 1, 0, 1], [0, 1, 0, 1, 1]]
+    run = {f"q{i}": {f"d{j}": s for j, s in enumerate(row)} for i, row in enumerate(scores)}
+    qrels = {f"q{i}": {f"d{j}": r for j, r in enumerate(row)} for i, row in enumerate(relevance)}
+    names = ["map", "mrr", "ndcg@2", "precision@2"]
+    expected = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), names, return_mean=False, save_results_in_run=False)
+    ours = ranking_metrics(scores, relevance, metrics=names, ties="ranx", reduction="none")
+    for name in names:
+        assert_close(ours[name], torch.from_numpy(np.asarray(expected[name], dtype=np.float64)), 1e-12, what=name)
+    metric = RankingMetrics(names, ties="ranx")
+    metric.update(scores, relevance)
+    for name, value in metric.compute().items():
+        assert abs(float(value) - float(np.mean(expected[name]))) < 1e-12, name
