@@ -11,6 +11,8 @@ Conventions (every one a named option; the defaults are trec_eval's):
 * **Relevant** means ``relevance >= relevance_level`` (trec_eval's ``-l``, default 1; ranx counts the same for integer
   labels). NDCG gains are the graded labels themselves: every positive label counts as a gain, also one below
   ``relevance_level`` (trec_eval's rule; ranx drops labels below its level, which differs only for levels above 1).
+  Negative labels (TREC's -1 / -2 judgments: judged, not relevant) are accepted with gain 0, as both tools score
+  them.
 * **Ties** (equal scores) — ``"trec_eval"``: by document id, *descending* (trec_eval compares docnos as strings; pass
   ``doc_ids`` that order as your docnos do — without them the column position is the id; trec_eval also stores each
   score as a C ``float``, so float64 scores are compared rounded to float32 — two doubles that round to the same
@@ -219,11 +221,8 @@ def _check_values(scores: Tensor, labels: Tensor, mask: Optional[Tensor], qrels:
     nan_scores = torch.isnan(scores)
     checks = [((nan_scores if mask is None else nan_scores.logical_and(mask)).any(), "`scores` holds NaN")]
     for name, values in (("relevance", labels), ("qrels", qrels)):
-        if values is not None and values.numel():
-            bad = values.amin() < 0
-            if values.is_floating_point():
-                bad = bad | torch.isnan(values).any()
-            checks.append((bad, f"`{name}` must hold non-negative labels (no NaN)"))
+        if values is not None and values.numel() and values.is_floating_point():
+            checks.append((torch.isnan(values).any(), f"`{name}` holds NaN"))
     if empty == "error" and empty_query.numel():
         checks.append((empty_query.any(), "`relevance` has a query with no relevant document and empty='error' "
                                           "(choose empty='zero', 'one' or 'skip' to score such queries)"))
@@ -587,7 +586,7 @@ def ranking_metrics(
         ``dict[str, DoubleTensor[]]`` (``[Q]`` for ``reduction="none"``), keyed by the names in ``metrics``.
 
     Raises:
-        ValueError: unknown metric name or option, shapes that do not match, NaN scores, negative labels, or an
+        ValueError: unknown metric name or option, shapes that do not match, NaN scores or labels, or an
             empty query with ``empty="error"``.
         TypeError: an input is not a tensor.
 

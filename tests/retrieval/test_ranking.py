@@ -311,7 +311,7 @@ def test_edge_cases():
     (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", empty="nan"), "`empty` must be one of"),
     (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="mrr", ties="average"), "ties='average'"),
     (lambda: ranking_metrics(torch.full((1, 2), math.nan), torch.ones(1, 2), metrics="map"), "`scores` holds NaN"),
-    (lambda: ranking_metrics(torch.rand(1, 2), -torch.ones(1, 2), metrics="map"), "`relevance` must hold non-negative"),
+    (lambda: ranking_metrics(torch.rand(1, 2), torch.tensor([[1.0, math.nan]]), metrics="map"), "`relevance` holds NaN"),
     (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", mask=torch.ones(2, 3)), "`mask` must be a bool"),
     (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", qrels=torch.ones(3, 1)), "`qrels` must be"),
     (lambda: ranking_metrics(torch.rand(4), torch.zeros(4), metrics="map", query_ids=torch.zeros(3, dtype=torch.long)),
@@ -426,3 +426,34 @@ def test_nested_list_scores_keep_float64():
     metric.update(scores, relevance)
     for name, value in metric.compute().items():
         assert abs(float(value) - float(np.mean(expected[name]))) < 1e-12, name
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_negative_labels_are_judged_non_relevant_as_trec_eval_and_ranx_score_them(level):
+    """TREC qrels mark judged non-relevant (spam, junk) documents -1 or -2: trec_eval and ranx score them with gain 0
+    and never as relevant; so do we (in the run and in ``qrels``)."""
+    from ranx import Qrels, Run, evaluate
+
+    run = random_run(5 + level, q=30, d=14, levels=5)
+    g = torch.Generator().manual_seed(level)
+    negative = -torch.randint(1, 3, run["relevance"].shape, generator=g) * (torch.rand(30, 14, generator=g) < 0.3)
+    run["relevance"] = torch.where(negative < 0, negative, run["relevance"]) * run["mask"]
+    run["missed"][:, 0] = -1
+    run["qrels"] = torch.cat([run["relevance"], run["missed"]], 1)
+    qrels, trec_run = to_dicts(run)
+    measures = {"map_cut.5", "ndcg_cut.3,10,100", "P.1,5,30", "recall.5,30", "success.1,5", "map", "ndcg",
+                "recip_rank", "Rprec"}
+    expected = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(trec_run)
+    ours = ranking_metrics(run["scores"], run["relevance"], metrics=list(TREC), mask=run["mask"], doc_ids=run["doc_ids"],
+                           qrels=run["qrels"], relevance_level=level, reduction="none")
+    for name, measure in TREC.items():
+        reference = torch.tensor([expected[f"q{i:04d}"][measure] for i in range(30)], dtype=torch.float64)
+        assert_close(ours[name], reference, 1e-9, what=f"{name} vs trec_eval {measure}, negative labels")
+    if level == 1:
+        names = {"map": "map", "ndcg@5": "ndcg@5", "ndcg_burges": "ndcg_burges", "mrr": "mrr", "r_precision": "r-precision"}
+        reference = evaluate(Qrels(qrels), Run(trec_run), list(names.values()), return_mean=False)
+        ours = ranking_metrics(run["scores"], run["relevance"], metrics=list(names), mask=run["mask"],
+                               doc_ids=run["doc_ids"], qrels=run["qrels"], ties="ranx", reduction="none")
+        for name, measure in names.items():
+            assert_close(ours[name], torch.tensor(reference[measure], dtype=torch.float64), 1e-9,
+                         what=f"{name} vs ranx {measure}, negative labels")
