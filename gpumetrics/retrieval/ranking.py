@@ -50,6 +50,7 @@ import math
 import re
 from typing import Any, Optional, Sequence, Union
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -111,6 +112,8 @@ def _check_options(ties: Any, gain: Any, empty: Any, relevance_level: Any) -> No
 def _as_tensor(value: Any, name: str, device: Optional[torch.device] = None) -> Tensor:
     """``value`` as a tensor, on ``device`` when given (host data goes up through ``core.transfer.upload``)."""
     tensor = value if isinstance(value, Tensor) else None
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        tensor = torch.from_numpy(np.ascontiguousarray(value, dtype=np.int64 if value.dtype.kind == "u" else None))
     if tensor is None and is_sequence(value):
         try:
             tensor = torch.as_tensor(value)  # host data
@@ -119,7 +122,8 @@ def _as_tensor(value: Any, name: str, device: Optional[torch.device] = None) -> 
         except (TypeError, ValueError, RuntimeError):
             pass
     if tensor is None:
-        raise TypeError(f"`{name}` must be a tensor (or a nested list of numbers), got {describe_value(value)}")
+        raise TypeError(f"`{name}` must be a tensor (or a numeric numpy array, or a nested list of numbers), got "
+                        f"{describe_value(value)}")
     return tensor if device is None or tensor.device == device else upload(tensor, device)
 
 
@@ -175,6 +179,8 @@ def _prepare(
     if relevance.dtype == torch.bool:
         relevance = relevance.long()
     if doc_ids is not None:
+        if isinstance(doc_ids, np.ndarray) and doc_ids.dtype.kind in "UO":  # docnos
+            doc_ids = doc_ids.tolist()
         doc_ids = _string_ids(doc_ids) if _holds_strings(doc_ids) else doc_ids
         doc_ids = _as_tensor(doc_ids, "doc_ids", device)
         if doc_ids.is_floating_point() or doc_ids.dtype == torch.bool:

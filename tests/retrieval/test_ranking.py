@@ -457,3 +457,24 @@ def test_negative_labels_are_judged_non_relevant_as_trec_eval_and_ranx_score_the
         for name, measure in names.items():
             assert_close(ours[name], torch.tensor(reference[measure], dtype=torch.float64), 1e-9,
                          what=f"{name} vs ranx {measure}, negative labels")
+
+
+def test_numpy_inputs_equal_tensor_inputs():
+    """Numeric numpy arrays (float64 kept, unsigned ints widened) and numpy arrays of docnos are taken as the
+    tensors and lists they hold; an array of other objects is refused by name."""
+    run = random_run(21, q=12, d=9)
+    names = ["map", "ndcg@5", "mrr", "precision@3"]
+    want = ranking_metrics(run["scores"], run["relevance"], metrics=names, mask=run["mask"], doc_ids=run["doc_ids"],
+                           qrels=run["qrels"], reduction="none")
+    got = ranking_metrics(run["scores"].numpy(), run["relevance"].numpy().astype(np.uint8), metrics=names,
+                          mask=run["mask"].numpy(), doc_ids=run["doc_ids"].numpy(), qrels=run["qrels"].numpy(),
+                          reduction="none")
+    for name in names:
+        assert torch.equal(got[name], want[name]), name
+    docnos = [[f"d{int(i):05d}" for i in row] for row in run["doc_ids"]]
+    want = ranking_metrics(run["scores"], run["relevance"], metrics=names, mask=run["mask"], doc_ids=docnos)
+    got = ranking_metrics(run["scores"].numpy(), run["relevance"].numpy(), metrics=names, mask=run["mask"].numpy(),
+                          doc_ids=np.array(docnos))
+    assert all(torch.equal(got[name], want[name]) for name in names)
+    with pytest.raises(TypeError, match="`scores` must be a tensor"):
+        ranking_metrics(np.array([[object(), object()]]), torch.zeros(1, 2), metrics="map")
