@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Sequence, Union
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -24,11 +25,26 @@ def is_sequence(value: Any) -> bool:
     return value is not None and not isinstance(value, (str, bytes, Tensor, dict)) and isinstance(value, Sequence)
 
 
+def host_list(value: Any) -> Any:
+    """A numpy array or a pandas ``Series`` / ``Index`` of texts as the Python list it holds (plain ``str`` items,
+    rows of a 2-D array as lists); any other value unchanged. Texts often arrive as a data frame's column.
+
+    Example:
+        >>> host_list(np.array(["a b", "c"]))
+        ['a b', 'c']
+    """
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if type(value).__module__.partition(".")[0] == "pandas" and hasattr(value, "tolist"):
+        return value.tolist()
+    return value
+
+
 def as_text_list(value: Any, name: str) -> list[str]:
     """Normalise a batch of strings.
 
     Args:
-        value: one string or a sequence of strings.
+        value: one string or a sequence of strings (a numpy array or pandas column of them too).
         name: argument name used in error messages.
 
     Returns:
@@ -43,6 +59,7 @@ def as_text_list(value: Any, name: str) -> list[str]:
     """
     if isinstance(value, str):
         return [value]
+    value = host_list(value)
     if not is_sequence(value):
         raise TypeError(f"`{name}` must be a string or a sequence of strings, got {describe_value(value)}")
     items = list(value)
@@ -60,7 +77,8 @@ def as_reference_lists(value: Any, name: str, allow_empty: bool = False) -> list
     """Normalise a batch of references where each sample has one string or a list of strings.
 
     Args:
-        value: ``Sequence[str | Sequence[str]]`` (a bare string is a batch of one sample with one reference).
+        value: ``Sequence[str | Sequence[str]]`` (a bare string is a batch of one sample with one reference; a
+            numpy array or pandas column too, its items strings or lists of strings).
         name: argument name used in error messages.
         allow_empty: accept a sample with an empty list of references.
 
@@ -77,6 +95,7 @@ def as_reference_lists(value: Any, name: str, allow_empty: bool = False) -> list
     """
     if isinstance(value, str):
         return [[value]]
+    value = host_list(value)
     if not is_sequence(value):
         raise TypeError(f"`{name}` must be a sequence of strings or of lists of strings, got {describe_value(value)}")
     # fast path, C-level type scans: exact str / list / tuple items of exact str; anything else (subclasses, other
@@ -93,6 +112,7 @@ def as_reference_lists(value: Any, name: str, allow_empty: bool = False) -> list
         if isinstance(item, str):
             refs.append([item])
             continue
+        item = host_list(item)
         if not is_sequence(item):
             raise TypeError(f"`{name}[{i}]` must be a string or a list of strings, got {describe_value(item)}")
         group = list(item)

@@ -86,3 +86,47 @@ def test_reference_lists_fast_and_item_paths_agree_and_restore_gc():
         gc.enable()
     with pytest.raises(ValueError, match="`preset`"):
         check_choice("bad", "preset", ["squad"])
+
+
+_TEXT_FUNCTIONS = {  # functional → whether its target takes several references per sample
+    "bleu_score": True, "rouge_score": True, "cider_score": True, "meteor_score": True, "exact_match": True,
+    "token_f1": True, "char_error_rate": False, "word_error_rate": False, "edit_distance": False,
+    "normalized_edit_similarity": False, "string_accuracy": False,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TEXT_FUNCTIONS))
+def test_text_metrics_take_numpy_arrays_and_pandas_columns(name):
+    """Texts often come as a data frame's column: numpy arrays (str and object dtype, references as rows or as
+    arrays) and pandas Series score as the lists they hold; an array of numbers is still refused by name."""
+    import numpy as np
+    import pandas as pd
+
+    import gpumetrics.functional as F
+
+    metric = getattr(F, name)
+    preds = ["the cat sat on the mat", "a dog", "Кошка спит", ""]
+    refs = [["the cat is on the mat", "a cat sat"], ["a dog barks", "dogs"], ["кошка спит", "спит"], ["x", "y"]]
+    target = refs if _TEXT_FUNCTIONS[name] else [group[0] for group in refs]
+    want = metric(preds, target)
+    columns = [(np.array(preds), np.array(target)), (pd.Series(preds), pd.Series(target)),
+               (np.array(preds, dtype=object), pd.Series([np.array(group) for group in target])
+                if _TEXT_FUNCTIONS[name] else np.array(target, dtype=object))]
+    for column_preds, column_target in columns:
+        got = metric(column_preds, column_target)
+        assert str(got) == str(want), (type(column_preds), got, want)
+    with pytest.raises(TypeError, match="`preds"):
+        metric(np.arange(4.0), target)
+
+
+def test_host_list_leaves_other_values_alone():
+    from gpumetrics.core.checks import host_list
+
+    import numpy as np
+    import pandas as pd
+
+    assert host_list(np.array([["a", "b"], ["c", "d"]])) == [["a", "b"], ["c", "d"]]
+    assert host_list(pd.Index(["x"])) == ["x"] and type(host_list(np.array(["é"]))[0]) is str
+    marker = ("a",)
+    tensor = torch.ones(2)
+    assert host_list(marker) is marker and host_list(tensor) is tensor
