@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import random
+import shutil
 import warnings
 
 import pytest
@@ -494,3 +495,26 @@ def test_13a_when_every_separator_candidate_occurs() -> None:
         preds, target = lines, [[line, lines[-1]] for line in reversed(lines)]
         assert_close(bleu_score(preds, target, lowercase=lowercase),
                      sacrebleu_corpus(preds, target, lowercase=lowercase), 1e-9)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_coco_mode_supplementary_digits_equal_cocoevalcap():
+    # pycocoevalcap's Java PTB tokenizer deletes supplementary-plane digits ("\U0001d7d9", "\U000104a0"): the port
+    # kept them as number tokens, so a caption holding one scored a different BLEU in mode="coco"
+    import contextlib
+    import io
+
+    pytest.importorskip("pycocoevalcap")
+    from pycocoevalcap.bleu.bleu import Bleu
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    preds = ["two \U0001d7d9 dogs run on the grass", "a cat \U000104a0 sits on a mat", "fig.", "no. 5 people"]
+    target = [["two dogs run on the grass"], ["a cat sits on a mat \U0001d7d9"], ["\U0001d7d9 fig"], ["no 5 people"]]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        tokenizer = PTBTokenizer()
+        gts = tokenizer.tokenize({i: [{"caption": r} for r in refs] for i, refs in enumerate(target)})
+        res = tokenizer.tokenize({i: [{"caption": p}] for i, p in enumerate(preds)})
+        score, scores = Bleu(4).compute_score(gts, res, verbose=0)
+    assert abs(bleu_score(preds, target, mode="coco").item() - score[-1]) <= 1e-12
+    assert_close(bleu_score(preds, target, mode="coco", reduction="none"), torch.tensor(scores[-1], dtype=torch.float64),
+                 atol=1e-12)

@@ -57,6 +57,18 @@ def _captions(n: int, seed: int, glue: float) -> list[str]:
 
 
 # Behaviours the port must reproduce exactly (each was probed on the Java tool).
+# Captions with supplementary-plane decimal digits (mathematical "\U0001d7d9", Osmanya "\U000104a0") and the Java
+# tool's tokens: they were number tokens in the port; "fig." keeps its period only before a digit the lexer knows.
+_SUPPLEMENTARY_DIGITS = {
+    "x \U0001d7d9 2\U0001d7d93 \U000104a0.5 x\U0001d7d9y 3.\U0001d7d9 -\U0001d7d9 '\U0001d7d9\U0001d7d9 x":
+        ["x", "2", "3", ".5", "x", "y", "3", "x"],
+    "\U0001d7d9/\U0001d7d9/\U0001d7d9\U0001d7d9 12/\U0001d7d9 \U0001d7d9,\U0001d7d9\U0001d7d9 no. \U0001d7d90":
+        ["/", "/", "12", "/", "no", "0"],
+    "fig.": ["fig"], "\U0001d7d9 cats": ["cats"], "no.": ["no."], "7 dogs": ["7", "dogs"],
+}
+_SUPPLEMENTARY_DIGITS_JAVA = list(_SUPPLEMENTARY_DIGITS)
+
+
 _EXACT = [
     "A man's dog doesn't like \"cats\" (or [birds] {x}).",
     "I can't, won't and cannot go; she said: 'hello' -- ok...",
@@ -163,6 +175,8 @@ _EXACT = [
     "\u3000x.org/ab x.org/ab\u3000",
     # blank captions: the lexer sees through their line breaks ("the a." + blank line + "The x" is a sentence end)
     "the a.", "", "The x", "the b.", "   ", "The y", "x ca.", "", "5 dogs", "x 3.x", "", "end '90",
+    # supplementary decimal digits are UTF-16 pairs to the Java lexer: untokenisable, deleted (not numbers)
+    *_SUPPLEMENTARY_DIGITS_JAVA,
 ]
 
 # No known difference is left on the probes of this module: the former known differences ("I$", '@user6"',
@@ -249,6 +263,13 @@ def test_corenlp_tokenizer_test_inputs_match_java():
 @pytest.mark.skipif(shutil.which("java") is None, reason="no java: the golden tokens stand in for the Java tool")
 def test_corenlp_golden_tokens_are_the_java_output():
     assert _java_tokenize(_CORENLP_INPUTS) == [case["java"] for case in _CORENLP["cases"]]
+
+
+def test_supplementary_digits_are_deleted_as_by_java():
+    # golden tokens of pycocoevalcap's Java PTBTokenizer (one call, so "fig." sees the next caption's first digit);
+    # the same captions are in _EXACT for the Java run itself
+    captions = list(_SUPPLEMENTARY_DIGITS)
+    assert ptb_tokenize_batch(captions) == list(_SUPPLEMENTARY_DIGITS.values())
 
 
 def test_punctuation_list_and_lowercase_brackets():

@@ -143,6 +143,26 @@ def test_aij2022_lone_surrogates_in_preds_and_golds_are_plain_tokens():
     assert metric.compute().item() == pytest.approx(ref.aij2022_exact(preds, target))
 
 
+def test_aij2022_nameless_letters_are_plain_tokens_where_pymorphy_raises():
+    # pymorphy3 (as the organisers' pymorphy2) calls unicodedata.name on the letters of a word it does not know until
+    # one is not Latin, and Tangut ideographs have no name: "ValueError: no such name" came out of token_f1,
+    # exact_match and vqa_accuracy(lang="ru") for such words; they are now plain tokens, as lone surrogates are
+    import pymorphy3
+
+    tangut = "\U00017000"
+    for word in (tangut, "a" + tangut, "\U00018d08"):
+        with pytest.raises(ValueError, match="no such name"):
+            pymorphy3.MorphAnalyzer(lang="ru").parse(word)
+    preds = [tangut, "Три A" + tangut, "x" + tangut + " кошки", "", "кошки" + tangut]
+    target = [[tangut], ["3 a" + tangut], ["кошка"], [tangut], ["кошки" + tangut]]
+    expected = torch.tensor([1.0, 1.0, 2 / 3, 0.0, 1.0], dtype=torch.float64)
+    assert torch.equal(token_f1(preds, target, preset="aij2022", reduction="none"), expected)
+    assert torch.equal(exact_match(preds, target, preset="aij2022", reduction="none"), (expected == 1).double())
+    answers = gpumetrics.functional.vqa_accuracy([tangut + "!", "Три A" + tangut], [tangut, "3 a" + tangut], "ru",
+                                                 reduction="none")
+    assert answers.tolist() == [1.0, 1.0]
+
+
 def test_aij2022_scores_surrogate_only_text_as_squad_does():
     # non-empty texts of words with no punctuation, article, choice letter or dictionary entry: both presets see
     # the same tokens (empty golds differ by design: squad drops them, aij2022 keeps them)

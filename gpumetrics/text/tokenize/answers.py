@@ -54,17 +54,30 @@ def _morph_analyzer() -> Any:
 def russian_lemma(token: str) -> str:
     """pymorphy3's most probable normal form of one lowercase token (cached).
 
-    A token holding a character that UTF-8 cannot encode (a lone surrogate such as ``"\\ud800"``) cannot be in the
-    dictionary, whose keys are UTF-8 bytes; it is returned unchanged, as pymorphy3 returns tokens it has no analysis
-    for (latin words, numbers), so the text is scored token by token like any other instead of raising.
+    Two kinds of token make pymorphy3 (and the organisers' pymorphy2) raise instead of analysing them; both are
+    returned unchanged, as pymorphy3 returns tokens it has no analysis for (latin words, numbers), so the text is
+    scored token by token like any other instead of raising:
+
+    * a character that UTF-8 cannot encode (a lone surrogate such as ``"\\ud800"``): the dictionary's keys are UTF-8
+      bytes (``UnicodeEncodeError``);
+    * a letter without a Unicode character name in :mod:`unicodedata` (the 6,145 Tangut ideographs U+17000–U+187F7
+      and U+18D00–U+18D08 on CPython 3.10–3.13): for a word it does not know, its Latin-script check calls
+      ``unicodedata.name`` on the letters up to the first non-Latin one (``ValueError: no such name``; a word such
+      as ``"кошки"`` + Tangut passes, ``"a"`` + Tangut does not).
 
     Example:
         >>> russian_lemma("кошки"), russian_lemma("кошки\\udc00")
         ('кошка', 'кошки\\udc00')
+        >>> russian_lemma("a\\U00017000") == "a\\U00017000"  # a Tangut ideograph
+        True
     """
     try:
         return _morph_analyzer().parse(token)[0].normal_form
     except UnicodeEncodeError:  # the dictionary encodes keys as UTF-8; lone surrogates cannot be
+        return token
+    except ValueError as error:  # unicodedata.name of a letter that has no name (Tangut)
+        if str(error) != "no such name":
+            raise
         return token
 
 
