@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 from gpumetrics.cli.options import console, positive_int
-from gpumetrics.cli.outputs import STDOUT, check_evaluate_outputs, check_output, default_checkpoint_dir
+from gpumetrics.cli.outputs import STDOUT, check_evaluate_outputs, check_not_inputs, check_output, default_checkpoint_dir
 from gpumetrics.cli.progress import add_progress_argument, progress_bars
 
 def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
@@ -75,6 +75,15 @@ def _strict_failure(report) -> Optional[str]:
     return f"--strict: {total} prediction(s) missing ({listed})"
 
 
+def _inputs(config) -> list[tuple[str, Optional[Path]]]:
+    """The files a run reads, named for an error: the config and each task's data files (an output may be none)."""
+    inputs: list[tuple[str, Optional[Path]]] = [("the config", config.path)]
+    for task in config.tasks:
+        inputs += [(f"the predictions of task {task.name!r}", task.predictions),
+                   (f"the references of task {task.name!r}", task.references)]
+    return inputs
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     import torch.distributed as dist
 
@@ -86,6 +95,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     check_evaluate_outputs(args.output, args.html, args.checkpoint_dir, args.no_checkpoint)  # before any data is read
     out = console(stderr=to_stdout)  # `-o -`: stdout carries the JSON report alone; the table goes to stderr
     config = load_config(args.config)
+    check_not_inputs([("--output", args.output), ("--html", args.html)], _inputs(config))
     device, owns_group = _distributed(args.device or config.device)
     try:
         rank = dist.get_rank() if dist.is_initialized() else 0
@@ -133,8 +143,13 @@ def _report(args: argparse.Namespace) -> int:
     from gpumetrics.harness.html import write_html_report
 
     check_output(args.html, "--html")
+    check_not_inputs([("--html", args.html)], [("the JSON report read", Path(args.report))])
+    if Path(args.report).is_dir():
+        raise ValueError(f"{args.report} is a directory, not a JSON report")
     try:
         report = json.loads(Path(args.report).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{args.report}: not a JSON report (not UTF-8 text: {err.reason} at byte {err.start})") from None
     except json.JSONDecodeError as err:
         raise ValueError(f"{args.report}: not a JSON file ({err})") from None
     if not isinstance(report, dict) or not isinstance(report.get("tasks"), list):

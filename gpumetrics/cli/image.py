@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Optional
 
 from gpumetrics.cli.options import non_negative_int, positive_int
-from gpumetrics.cli.outputs import check_output
+from gpumetrics.cli.outputs import check_not_inputs, check_output
 from gpumetrics.cli.progress import add_progress_argument, progress_bars
 
 
@@ -128,6 +128,8 @@ def run_fid(args: argparse.Namespace) -> int:
     for path in (first,) if second is None else (first, second):
         if not path.exists():
             raise ValueError(f"path '{path}' does not exist (expected a folder of images or an .npz file)")
+    if save is not None:  # statistics written over PATH_B before it is read would make FID(A, A)
+        check_not_inputs([("--save-stats", str(save))], [("PATH_A", first), ("PATH_B", second)])
     if save is not None and (first.suffix == ".npz" or save.suffix != ".npz"):
         raise ValueError(
             f"--save-stats writes the statistics of the image folder PATH_A to an .npz file; got PATH_A '{first}' "

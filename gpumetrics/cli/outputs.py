@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 STDOUT = "-"
 
@@ -68,6 +68,32 @@ def check_output(value: Optional[str], option: str, *, stdout_ok: bool = False) 
     if path.is_file() and not os.access(path, os.W_OK):
         raise ValueError(f"{option} {value}: permission denied")
     return path
+
+
+def check_not_inputs(outputs: Iterable[tuple[str, Optional[str]]], inputs: Iterable[tuple[str, Optional[Path]]]) -> None:
+    """Refuse an output that is one of the command's input files (``-o config.yaml``, ``--html predictions.jsonl``,
+    ``report r.json --html r.json``): the write would replace the input with the report. Symbolic and hard links to
+    an input count as the input.
+
+    Args:
+        outputs: ``(option, value)`` pairs; ``None`` and ``-`` are skipped.
+        inputs: ``(what, path)`` pairs naming the inputs (``"the config"``, ``"task 'QA' predictions"``).
+
+    Raises:
+        ValueError: naming the option, the path and the input it would overwrite.
+    """
+    existing = [(what, path) for what, path in inputs if path is not None and os.path.isfile(path)]
+    for option, value in outputs:
+        if value in (None, STDOUT) or not os.path.isfile(value):  # a new file, a device or a FIFO replaces nothing
+            continue
+        for what, path in existing:
+            try:
+                same = os.path.samefile(value, path)
+            except OSError:
+                continue
+            if same:
+                raise ValueError(f"{option} {value} is {what} ({path}): writing there would replace an input; "
+                                 "give another file name")
 
 
 def default_checkpoint_dir(output: Optional[str]) -> Optional[Path]:

@@ -122,3 +122,14 @@ def test_save_stats_path_is_checked_before_reading(folders, tmp_path, capsys):
     real, _ = folders
     code, _, err = _run(["fid", real, *RANDOM, "--device", "cpu", "--save-stats", tmp_path], capsys)
     assert code == 2 and "--save-stats" in err and "is a directory" in err
+
+
+def test_save_stats_over_path_b_is_refused(folders, tmp_path, capsys):
+    # `fid A B.npz --save-stats B.npz` wrote A's statistics over B before reading it: FID(A, A) = 0, B lost
+    real, _ = folders
+    stats = tmp_path / "b.npz"
+    np.savez(stats, mu=np.zeros(64), sigma=np.eye(64))
+    before = stats.read_bytes()
+    code, _, err = _run(["fid", real, stats, "--save-stats", stats, *RANDOM, "--device", "cpu", "--workers", "0"], capsys)
+    assert code == 2 and "--save-stats" in err and "PATH_B" in err and err.count("\n") == 1
+    assert stats.read_bytes() == before

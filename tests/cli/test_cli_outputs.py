@@ -113,3 +113,27 @@ def test_output_dash_writes_the_json_report_to_stdout(tmp_path, capsys):
     assert report["tasks"][0]["name"] == "QA" and report["tasks"][0]["counts"]["n"] == 2
     assert "QA" in err and "token_f1" in err  # the table went to stderr
     assert not list(tmp_path.glob("*.checkpoint")) and not (tmp_path / "-").exists()
+
+
+# ------------------------------------------------------------------------------- outputs that are the inputs (fuzz)
+@pytest.mark.parametrize("option", ["-o", "--html"])
+@pytest.mark.parametrize("which", ["config.yaml", "preds.jsonl", "refs.jsonl", "link"])
+def test_an_output_naming_an_input_is_refused_and_the_input_kept(tmp_path, capsys, option, which):
+    # `-o preds.jsonl` used to replace the predictions (or the config) with the report after the run
+    config = _config(tmp_path)
+    (tmp_path / "link").symlink_to(tmp_path / "preds.jsonl")  # a link to an input is the input
+    before = {name: (tmp_path / name).read_bytes() for name in ("config.yaml", "preds.jsonl", "refs.jsonl")}
+    code, _, err = _run(["evaluate", config, option, tmp_path / which, "--no-checkpoint"], capsys)
+    _one_line_error(code, err, "--output" if option == "-o" else "--html", "replace an input")
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+
+
+def test_report_html_over_its_own_json_report_is_refused(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    report.write_text('{"tasks": []}')
+    code, _, err = _run(["report", report, "--html", report], capsys)
+    assert code == 2 and "--html" in err and "replace an input" in err and err.count("\n") == 1
+    assert report.read_text() == '{"tasks": []}'
+    report.write_bytes(b"\xff\xfe{}")  # a UTF-16 / binary file: named, no traceback
+    code, _, err = _run(["report", report, "--html", tmp_path / "x.html"], capsys)
+    assert code == 2 and str(report) in err and "not UTF-8" in err
