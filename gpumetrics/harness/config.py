@@ -289,6 +289,29 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
     return EvalConfig(path=path, name=str(name), tasks=tasks, suite=suite, batch_size=batch_size, device=device)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a mapping repeating a key: PyYAML keeps the last value silently, so a task
+    pasted with a second ``predictions:`` (or ``metric:``) would score other files than the ones read first."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *anchor`: its keys may be overridden
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                    seen.setdefault(key, key_node.start_mark.line + 1)
+                except TypeError:  # an unhashable key: PyYAML's own error follows
+                    continue
+                if first is not None:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {bounded_repr(key)} (first on line {first}): YAML keeps only the "
+                        "last value; remove one", key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_config(path: Path | str) -> EvalConfig:
     """Read and validate a YAML/JSON config file (see :func:`parse_config`).
 
@@ -308,7 +331,7 @@ def load_config(path: Path | str) -> EvalConfig:
         line = data.count(b"\n", 0, err.start) + 1
         raise ConfigError(f"{path}:{line}: the config is not UTF-8 text ({err.reason} at byte {err.start})") from None
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # safe: SafeLoader's constructors only
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

@@ -191,3 +191,25 @@ def test_a_suite_given_generic_records_says_it_reads_the_organisers_format(tmp_p
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and f"{name}:1: the official format is one JSON object" in err
     assert "`metric:` task" in err and "'value'" not in err
+
+
+# ---------------------------------------------------------------------------------------------------- fuzz: configs
+@pytest.mark.parametrize("extra, key, line", [
+    ("    metric: bleu\n", "'metric'", 7),                      # a pasted task line: PyYAML kept the last silently
+    ("    predictions: refs.jsonl\n", "'predictions'", 7),
+    ("    options: {preset: squad, preset: raw}\n", "'preset'", 7),
+])
+def test_a_config_repeating_a_key_is_refused_naming_key_and_lines(tmp_path, capsys, extra, key, line):
+    config = _task(tmp_path, '{"id": "1", "prediction": "a b"}\n', REFS)
+    config.write_text(config.read_text(encoding="utf-8") + extra, encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert f"config.yaml:{line}:" in err and f"duplicate key {key}" in err
+
+
+def test_yaml_merge_keys_may_still_be_overridden(tmp_path):
+    _task(tmp_path, '{"id": "1", "prediction": "a b"}\n', REFS)
+    config = tmp_path / "merge.yaml"
+    config.write_text("tasks:\n  - &t\n    name: QA\n    metric: token_f1\n    predictions: preds.jsonl\n"
+                      "    references: refs.jsonl\n  - <<: *t\n    name: QA2\n", encoding="utf-8")
+    assert [task.name for task in load_config(config).tasks] == ["QA", "QA2"]
