@@ -111,6 +111,8 @@ def _resolve(base: Path, value: Any, where: str, key: str) -> Path:
     if path.is_dir():
         raise ConfigError(f"{where}: `{key}` is a directory, not a data file: {path}")
     if not path.is_file():
+        if path.exists():  # /dev/null, a FIFO (it would block, and cannot be read twice), a socket
+            raise ConfigError(f"{where}: `{key}` is not a regular file (a device, FIFO or socket): {path}")
         raise ConfigError(f"{where}: `{key}` file not found: {path}")
     return path
 

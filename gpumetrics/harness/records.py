@@ -196,6 +196,8 @@ def _decode_at(path: Path, text: str, index: int) -> tuple[Any, int]:
         raise DataError(path, err.lineno, f"malformed JSON: {err.msg} (column {err.colno})") from None
     except RecursionError:
         raise DataError(path, _line_of(text, index), _TOO_DEEP) from None
+    except ValueError as err:  # an integer over Python's 4300-digit limit
+        raise DataError(path, _line_of(text, index), f"unreadable JSON value: {err}") from None
 
 
 def _iter_json_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any, int]]:
@@ -251,6 +253,14 @@ def _iter_json_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any
         raise DataError(path, line_at(index), "malformed JSON: extra data after the top-level value")
 
 
+def _lone_cr_hint(line: str) -> str:
+    """The end of a malformed-line message when the line holds a carriage return that ends no line (classic Mac
+    line endings: the whole file reads as one line)."""
+    if "\r" in line.rstrip("\r\n"):
+        return "; the line holds a carriage return (\\r) not followed by \\n: JSON Lines records end at \\n"
+    return ""
+
+
 def _iter_jsonl_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any, int]]:
     # split on "\n" only: str.splitlines() would also cut at U+2028, U+0085 … that JSON allows unescaped in strings
     for line_no, line in enumerate(text.split("\n"), start=1):
@@ -259,9 +269,11 @@ def _iter_jsonl_items(path: Path, text: str) -> Iterator[tuple[Optional[str], An
         try:
             value = json.loads(line)
         except json.JSONDecodeError as err:
-            raise DataError(path, line_no, f"malformed JSON line: {err.msg} (column {err.colno})") from None
+            raise DataError(path, line_no, f"malformed JSON line: {err.msg} (column {err.colno}){_lone_cr_hint(line)}") from None
         except RecursionError:
             raise DataError(path, line_no, _TOO_DEEP) from None
+        except ValueError as err:  # an integer over Python's 4300-digit limit
+            raise DataError(path, line_no, f"unreadable JSON value: {err}") from None
         check_no_surrogates(path, line_no, value, line)
         yield None, value, line_no
 
@@ -431,9 +443,11 @@ class _RecordFile:
         try:
             item = json.loads(text)
         except json.JSONDecodeError as err:
-            raise DataError(self.path, line, f"malformed JSON line: {err.msg} (column {err.colno})") from None
+            raise DataError(self.path, line, f"malformed JSON line: {err.msg} (column {err.colno}){_lone_cr_hint(text)}") from None
         except RecursionError:
             raise DataError(self.path, line, "JSON nested too deeply to read") from None
+        except ValueError as err:  # an integer over Python's 4300-digit limit
+            raise DataError(self.path, line, f"unreadable JSON value: {err}") from None
         check_no_surrogates(self.path, line, item, text)
         record_id, value = record_id_and_value(self.path, line, item, self.value_key)
         return record_id, self._checked(record_id, value, line)
@@ -762,6 +776,8 @@ def read_field_records(path: Path | str, fields: tuple[str, ...], example: str) 
                 record = json.loads(line)
             except json.JSONDecodeError as err:
                 raise DataError(path, number, f"not a JSON object: {err.msg}") from None
+            except (ValueError, RecursionError) as err:  # a 5000-digit integer, nesting too deep
+                raise DataError(path, number, f"unreadable JSON value: {type(err).__name__}: {err}") from None
             if not isinstance(record, dict) or not all(isinstance(record.get(field), str) for field in fields):
                 raise DataError(path, number, f"expected {example}")
             records.append(tuple(record[field] for field in fields))

@@ -213,3 +213,34 @@ def test_yaml_merge_keys_may_still_be_overridden(tmp_path):
     config.write_text("tasks:\n  - &t\n    name: QA\n    metric: token_f1\n    predictions: preds.jsonl\n"
                       "    references: refs.jsonl\n  - <<: *t\n    name: QA2\n", encoding="utf-8")
     assert [task.name for task in load_config(config).tasks] == ["QA", "QA2"]
+
+
+# ---------------------------------------------------------------------------------------------------- fuzz: data files
+@pytest.mark.parametrize("preds, suffix, line", [
+    ('{"id": "1", "prediction": "a b"}\n{"id": ' + "7" * 5000 + ', "prediction": "c"}\n', ".jsonl", 2),
+    ('[{"id": "1", "prediction": "a b"},\n {"id": ' + "7" * 5000 + ', "prediction": "c"}]', ".json", 2),
+])
+def test_an_integer_over_python_s_digit_limit_names_file_and_line(tmp_path, capsys, preds, suffix, line):
+    # int() refuses over 4300 digits with a ValueError that used to reach the user without file or line
+    config = _task(tmp_path, preds, REFS, suffix=suffix)
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and f"preds{suffix}:{line}: unreadable JSON value" in err
+
+
+def test_lone_cr_line_endings_are_named(tmp_path, capsys):
+    config = _task(tmp_path, '{"id": "1", "prediction": "a b"}\r{"id": "2", "prediction": "c"}\r', REFS)
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "preds.jsonl:1: malformed JSON line" in err and "carriage return" in err
+
+
+def test_a_device_or_fifo_as_data_file_is_named_not_found_or_read(tmp_path, capsys):
+    import os
+
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # opening it would block until a writer comes
+    for data in ("/dev/null", fifo):
+        config = tmp_path / "c.yaml"
+        config.write_text(f"tasks:\n  - name: QA\n    metric: token_f1\n    predictions: {data}\n"
+                          f"    references: {data}\n", encoding="utf-8")
+        code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+        assert code == 2 and err.count("\n") == 1 and "`predictions` is not a regular file" in err and str(data) in err
