@@ -64,11 +64,15 @@ class RunCheckpoint:
         """
         if not self.path.is_file():
             return None
-        try:
-            saved = torch.load(self.path, map_location="cpu", weights_only=False)
+        try:  # plain data and tensors only: a file dropped into the checkpoint folder cannot run code when unpickled
+            saved = torch.load(self.path, map_location="cpu", weights_only=True)
         except Exception as err:  # a truncated file cannot happen (atomic replace), a foreign one can
-            raise ConfigError(f"{self.path}: not a gpumetrics checkpoint ({err}); delete it or run without --resume") from None
-        if not isinstance(saved, dict) or saved.get("format") != FORMAT_VERSION:
+            text = " ".join(str(err).split())
+            raise ConfigError(f"{self.path}: not a gpumetrics checkpoint ({text[:200]}); delete it or run without "
+                              "--resume") from None
+        if (not isinstance(saved, dict) or saved.get("format") != FORMAT_VERSION
+                or not isinstance(saved.get("fingerprint"), dict)
+                or not {"started", "finished", "task", "done", "metric", "samples", "seconds"} <= set(saved)):
             raise ConfigError(f"{self.path}: not a gpumetrics checkpoint of this version; delete it or run without --resume")
         changed = sorted(key for key in {*saved["fingerprint"], *self.fingerprint}
                          if saved["fingerprint"].get(key) != self.fingerprint.get(key))

@@ -1,0 +1,57 @@
+"""A checkpoint folder holds whatever was put there: ``--resume`` refuses, in one ConfigError, a file that is not a
+checkpoint of this run — truncated, of another shape, or a pickle that would run code when loaded (fuzz)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gpumetrics.harness.checkpoint import RunCheckpoint
+from gpumetrics.harness.config import ConfigError
+
+FINGERPRINT = {"config file": "abc", "batch size": 4}
+
+
+class _Payload:
+    """Unpickled, it would create ``marker``."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+def _checkpoint(tmp_path) -> RunCheckpoint:
+    return RunCheckpoint(tmp_path / "ck", 0, 1, FINGERPRINT)
+
+
+def test_a_saved_checkpoint_loads_back(tmp_path):
+    checkpoint = _checkpoint(tmp_path)
+    position = {"started": "t", "finished": [{"name": "A", "score": 0.5}], "task": 1, "done": 8,
+                "metric": {"total": torch.tensor([3.0], dtype=torch.float64)}, "samples": None, "seconds": (0.1, 0.2)}
+    checkpoint.save(position)
+    saved = checkpoint.load()
+    assert saved["done"] == 8 and torch.equal(saved["metric"]["total"], position["metric"]["total"])
+
+
+@pytest.mark.parametrize("content", ["truncated", "empty", "no fingerprint", "fingerprint not a dict", "no position",
+                                     "code"])
+def test_a_foreign_checkpoint_is_one_config_error(tmp_path, content):
+    checkpoint = _checkpoint(tmp_path)
+    checkpoint.directory.mkdir()
+    marker = tmp_path / "ran"
+    if content in ("truncated", "empty"):
+        checkpoint.save({"started": "t", "finished": [], "task": 0, "done": 0, "metric": None, "samples": None,
+                         "seconds": (0.0, 0.0)})
+        data = checkpoint.path.read_bytes()
+        checkpoint.path.write_bytes(data[: len(data) // 2] if content == "truncated" else b"")
+    elif content == "code":  # torch.load(weights_only=False) would have unpickled it and created the marker
+        torch.save({"format": 1, "fingerprint": FINGERPRINT, "x": _Payload(marker)}, checkpoint.path)
+    else:
+        body = {"no fingerprint": {"format": 1}, "fingerprint not a dict": {"format": 1, "fingerprint": 5},
+                "no position": {"format": 1, "fingerprint": FINGERPRINT}}[content]
+        torch.save(body, checkpoint.path)  # KeyError / TypeError tracebacks before
+    with pytest.raises(ConfigError, match="not a gpumetrics checkpoint"):
+        checkpoint.load()
+    assert not marker.exists()
