@@ -157,20 +157,23 @@ def run_fid(args: argparse.Namespace) -> int:
 
 
 def _fid_of_stats_files(first: Path, second: Path, as_json: bool) -> int:
-    import numpy as np
-
     from gpumetrics.core.signature import format_signature
-    from gpumetrics.image.fid import frechet_distance
+    from gpumetrics.image.fid import frechet_distance, read_npz_stats
 
     stats = []
     for path in (first, second):
-        with np.load(path) as data:
-            if "mu" not in data or "sigma" not in data:
-                raise ValueError(f"'{path}' must be an .npz with arrays 'mu' and 'sigma'")
-            stats += [data["mu"], data["sigma"]]
+        if path.is_dir():
+            raise ValueError(f"'{path}' is a directory, not an .npz statistics file")
+        mu, sigma = read_npz_stats(path)
+        if mu.ndim != 1 or sigma.shape != (mu.shape[0], mu.shape[0]):
+            raise ValueError(f"'{path}' holds statistics of shapes {mu.shape}/{sigma.shape}, expected (d,)/(d, d)")
+        stats += [mu, sigma]
     if stats[0].shape != stats[2].shape:
         raise ValueError(f"'{first}' and '{second}' hold statistics of different sizes: {stats[0].shape} and {stats[2].shape}")
-    value = float(frechet_distance(*stats))
+    try:
+        value = float(frechet_distance(*stats))
+    except ValueError as err:  # NaN or infinite statistics: name the files
+        raise ValueError(f"'{first}' / '{second}': {err}") from None
     _print({"fid": value, "signature": format_signature("fid", {"feature": stats[0].shape[0], "stats": "npz"})}, as_json)
     return 0
 

@@ -54,6 +54,32 @@ def _as_float64(value: Any, name: str, ndim: int, device: Optional[torch.device]
     return value
 
 
+def read_npz_stats(path: Union[str, Path]) -> tuple[np.ndarray, np.ndarray]:
+    """``(mu, sigma)`` of a pytorch-fid / clean-fid statistics file, as stored (their dtype sets the PSD tolerance).
+
+    Raises:
+        ValueError: naming ``path``: not a readable ``.npz`` (truncated, empty, text, pickled objects), no ``mu`` or
+            ``sigma`` array, or arrays that are not numbers.
+        FileNotFoundError, IsADirectoryError, PermissionError: the file cannot be opened.
+    """
+    import zipfile
+
+    try:
+        with np.load(os.fspath(path)) as data:
+            if not hasattr(data, "files"):  # a bare .npy array, not an archive of named arrays
+                raise ValueError("it holds one array, not the arrays 'mu' and 'sigma'")
+            if "mu" not in data or "sigma" not in data:
+                raise ValueError("it has no arrays 'mu' and 'sigma'")
+            mu, sigma = data["mu"], data["sigma"]
+        for name, value in (("mu", mu), ("sigma", sigma)):
+            if value.dtype.kind not in "biuf":
+                raise ValueError(f"its array {name!r} holds {value.dtype} values, not numbers")
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, TypeError, KeyError) as err:
+        raise ValueError(f"`path` {str(path)!r} is not a statistics file (.npz with arrays 'mu' and 'sigma'): "
+                         f"{str(err) or type(err).__name__}") from None
+    return mu, sigma
 
 
 def _input_eps_dtype(value: Any) -> torch.dtype:
@@ -406,12 +432,12 @@ class FrechetInceptionDistance(RealFakeFeatureMetric):
         ``load_state_dict`` restores them without another ``load_stats``.
         """
         side = side_of(real)
-        with np.load(os.fspath(path)) as data:
-            if "mu" not in data or "sigma" not in data:
-                raise ValueError(f"`path` {str(path)!r} must be an .npz with arrays 'mu' and 'sigma'")
-            mu, sigma = data["mu"], data["sigma"]
-        mu = _as_float64(mu, "mu", 1, None)
-        sigma = _as_float64(sigma, "sigma", 2, None)
+        mu, sigma = read_npz_stats(path)
+        try:
+            mu = _as_float64(mu, "mu", 1, None)
+            sigma = _as_float64(sigma, "sigma", 2, None)
+        except ValueError as err:
+            raise ValueError(f"`path` {str(path)!r}: {err}") from None
         if tuple(mu.shape) != (self.dims,) or tuple(sigma.shape) != (self.dims, self.dims):
             raise ValueError(
                 f"`path` {str(path)!r} holds {tuple(mu.shape)}/{tuple(sigma.shape)} statistics, "

@@ -34,7 +34,7 @@ def list_images(folder: Union[str, Path]) -> list[Path]:
     """Image files of a folder (not recursive), sorted by name, as pytorch-fid lists them.
 
     Raises:
-        FileNotFoundError: the folder does not exist. ValueError: it holds no image.
+        FileNotFoundError: the folder does not exist. NotADirectoryError: it is a file. ValueError: it holds no image.
 
     Example:
         >>> list_images("/nonexistent")
@@ -44,6 +44,8 @@ def list_images(folder: Union[str, Path]) -> list[Path]:
     """
     folder = Path(folder)
     if not folder.is_dir():
+        if folder.exists():
+            raise NotADirectoryError(f"image folder '{folder}' is not a folder")
         raise FileNotFoundError(f"image folder '{folder}' does not exist")
     files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower().lstrip(".") in IMAGE_EXTENSIONS)
     if not files:
@@ -58,6 +60,8 @@ def _read_rgb(path: Union[str, Path]) -> np.ndarray:
     try:
         with Image.open(path) as image:
             return np.asarray(image.convert("RGB"))
+    except Image.DecompressionBombError as err:  # a small file claiming a huge size: not an OSError
+        raise ValueError(f"image file '{path}' cannot be decoded: {err}") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
         if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
             raise

@@ -133,3 +133,34 @@ def test_save_stats_over_path_b_is_refused(folders, tmp_path, capsys):
     code, _, err = _run(["fid", real, stats, "--save-stats", stats, *RANDOM, "--device", "cpu", "--workers", "0"], capsys)
     assert code == 2 and "--save-stats" in err and "PATH_B" in err and err.count("\n") == 1
     assert stats.read_bytes() == before
+
+
+@pytest.mark.parametrize("content", ["truncated", "empty", "text", "strings", "object", "1-d sigma", "directory"])
+def test_a_broken_statistics_file_is_one_line_naming_it(folders, tmp_path, capsys, content):
+    # a truncated or empty .npz raised zipfile.BadZipFile / EOFError with a traceback; others lacked the file name
+    good, bad = tmp_path / "good.npz", tmp_path / "bad.npz"
+    np.savez(good, mu=np.zeros(64), sigma=np.eye(64))
+    data = good.read_bytes()
+    if content == "directory":
+        bad.mkdir()
+    elif content in ("truncated", "empty", "text"):
+        bad.write_bytes({"truncated": data[: len(data) // 2], "empty": b"", "text": b"mu sigma"}[content])
+    else:
+        mu = {"strings": np.array(["a"] * 64), "object": np.array([None] * 64, dtype=object)}.get(content, np.zeros(64))
+        np.savez(bad, mu=mu, sigma=np.zeros(64) if content == "1-d sigma" else np.eye(64), allow_pickle=True)
+    real, _ = folders
+    for args in ([good, bad], [bad, real, *RANDOM, "--device", "cpu", "--workers", "0"]):  # npz pair; npz + folder
+        code, _, err = _run(["fid", *args], capsys)
+        assert code == 2 and err.count("\n") == 1 and str(bad) in err, err
+
+
+def test_a_decompression_bomb_and_a_file_as_folder_are_one_line(folders, tmp_path, capsys):
+    real, _ = folders
+    bombs = tmp_path / "bombs"
+    bombs.mkdir()
+    Image.new("1", (20000, 10000)).save(bombs / "big.png")  # 200 M pixels in a few kB: PIL's DecompressionBombError
+    Image.new("RGB", (8, 8)).save(bombs / "small.png")
+    code, _, err = _run(["fid", real, bombs, *RANDOM, "--device", "cpu", "--workers", "0"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "big.png" in err and "cannot be decoded" in err
+    code, _, err = _run(["fid", real, bombs / "small.png", *RANDOM, "--device", "cpu", "--workers", "0"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "is not a folder" in err
