@@ -206,3 +206,12 @@ def test_label_metric_reads_lines_as_json_values(tmp_path, capsys):
     hyps.write_text("0\nx\n" + "1\n" * 5)
     code, _, err = _run(["score", "-m", "precision", "--opt", "num_classes=3", "-r", refs, hyps], capsys)
     assert code == 2 and "cannot score these lines" in err and err.count("\n") == 1  # not a traceback
+
+
+def test_a_negative_width_is_a_usage_error(tmp_path, capsys):
+    # `-w -3` reached the format spec: "error: Format specifier missing precision"
+    refs = tmp_path / "r.txt"
+    refs.write_text("a b\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["score", "-m", "bleu", "-w", "-3", "-r", str(refs), str(refs)])
+    assert exit_info.value.code == 2 and "-w/--width" in capsys.readouterr().err
