@@ -765,17 +765,23 @@ def read_field_records(path: Path | str, fields: tuple[str, ...], example: str) 
     """
     records = []
     try:
-        handle = open(path, encoding="utf-8")
+        handle = open(path, "rb")
     except (FileNotFoundError, IsADirectoryError):
         raise _not_found(path) from None
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(_UTF8_BOM):  # a leading BOM (Windows editors) is not data
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise DataError(path, number, "not valid UTF-8") from None
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
-                raise DataError(path, number, f"not a JSON object: {err.msg}") from None
+                raise DataError(path, number, f"not a JSON object: {err.msg}{_lone_cr_hint(line)}") from None
             except (ValueError, RecursionError) as err:  # a 5000-digit integer, nesting too deep
                 raise DataError(path, number, f"unreadable JSON value: {type(err).__name__}: {err}") from None
             if not isinstance(record, dict) or not all(isinstance(record.get(field), str) for field in fields):

@@ -244,3 +244,15 @@ def test_a_device_or_fifo_as_data_file_is_named_not_found_or_read(tmp_path, caps
                           f"    references: {data}\n", encoding="utf-8")
         code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
         assert code == 2 and err.count("\n") == 1 and "`predictions` is not a regular file" in err and str(data) in err
+
+
+def test_clip_score_records_read_like_the_other_json_lines(tmp_path):
+    # a BOM was "not a JSON object: Unexpected UTF-8 BOM"; invalid UTF-8 a bare UnicodeDecodeError without the file
+    from gpumetrics.harness.records import read_field_records
+
+    path = tmp_path / "captions.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"image": "a.png", "caption": "x"}\r\n{"image": "b.png", "caption": "y"}')
+    assert read_field_records(path, ("image", "caption"), "E") == [("a.png", "x"), ("b.png", "y")]
+    path.write_bytes(b'{"image": "a.png", "caption": "x"}\n{"image": "b.png", "caption": "\xff"}\n')
+    with pytest.raises(DataError, match=r"captions.jsonl:2: not valid UTF-8"):
+        read_field_records(path, ("image", "caption"), "E")
