@@ -15,11 +15,12 @@ Rank-deficient covariance (fewer samples than feature dimensions): FID is still 
 (singular) PSD covariances — no ``eps`` is added — and a warning is issued. pytorch-fid instead adds 1e-6 to the
 diagonals when scipy's ``sqrtm`` returns a non-finite result; where scipy succeeds both agree to ~1e-6.
 
-Offset-dominated features: the covariance is ``(Σxxᵀ − n·μμᵀ)/(n − 1)`` from the summed states (as torchmetrics),
+Offset-dominated features: the module's covariance is ``(Σxxᵀ − n·μμᵀ)/(n − 1)`` from the summed states (as torchmetrics),
 which loses about ``log10(μ²/σ²)`` of float64's 16 digits where pytorch-fid's ``np.cov`` centres first — e.g.
 features ``10⁴ + N(0, 1)`` give FID ~1e-5 relative from pytorch-fid (torchmetrics the same as us). Inception
 features (mean ≈ spread) are far from this; a warning is issued when some feature's mean exceeds ~3000× its spread
-(subtract a constant from the features: FID does not change).
+(subtract a constant from the features: FID does not change). ``feature_statistics``, which has all the features at
+once, centres them first as ``np.cov`` does and keeps every digit.
 """
 
 from __future__ import annotations
@@ -207,6 +208,10 @@ def _frechet_distance(
 def feature_statistics(features: Tensor) -> tuple[Tensor, Tensor]:
     """Mean and n − 1 covariance of features, in float64 (``np.mean(axis=0)``, ``np.cov(rowvar=False)``).
 
+    Two passes, as ``np.cov``: the features are centred on their mean before ``Xᵀ X``, so the covariance keeps its
+    digits whatever the offset (the module's streaming ``Σxxᵀ − n·μμᵀ`` does not, see the module docstring) and is
+    exactly PSD up to round-off — also for repeated rows and constant features, whose covariance is (near) zero.
+
     Args:
         features: ``Tensor[n, d]`` with ``n ≥ 2``.
 
@@ -218,10 +223,14 @@ def feature_statistics(features: Tensor) -> tuple[Tensor, Tensor]:
         >>> mu.tolist(), sigma.tolist()
         ([1.0, 2.0], [[2.0, 2.0], [2.0, 2.0]])
     """
-    total, outer, count = _fid_update(check_features(features, "features", None))
-    if int(count) < 2:
-        raise ValueError(f"`features` needs at least 2 samples for a covariance, got {int(count)}")
-    return _checked_covariance(total, outer, count, "features")
+    wide = check_features(features, "features", None).to(torch.float64)
+    n = wide.shape[0]
+    if n < 2:
+        raise ValueError(f"`features` needs at least 2 samples for a covariance, got {n}")
+    mu = wide.mean(0)
+    centred = wide - mu
+    sigma = centred.mT @ centred / (n - 1)
+    return mu, (sigma + sigma.mT) / 2
 
 
 def _checked_covariance(total: Tensor, outer: Tensor, count: Tensor, what: str) -> tuple[Tensor, Tensor]:
@@ -239,12 +248,6 @@ def _checked_covariance(total: Tensor, outer: Tensor, count: Tensor, what: str) 
             stacklevel=3,
         )
     return mu, sigma
-
-
-def _fid_update(features: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """Per-batch sufficient statistics: float64 ``Σx: Tensor[d]``, ``Σxxᵀ: Tensor[d, d]``, count."""
-    wide = features.to(torch.float64)
-    return wide.sum(0), wide.mT @ wide, torch.full((), wide.shape[0], dtype=torch.long, device=wide.device)
 
 
 def _fid_compute(real: tuple[Tensor, Tensor], fake: tuple[Tensor, Tensor]) -> Tensor:

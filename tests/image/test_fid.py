@@ -350,8 +350,13 @@ def test_offset_dominated_features_warn_and_the_documented_remedy_matches_pytorc
         warnings.simplefilter("error")
         shifted = _fid_of_features(real - 1e4, fake - 1e4)
     assert float(shifted) == pytest.approx(expected, rel=1e-9)
-    with pytest.warns(UserWarning, match="Subtract a constant"):
-        feature_statistics(real)
+    # feature_statistics has all the features at once: it centres first, as np.cov, and needs no remedy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mu, sigma = feature_statistics(real)
+        direct = _fid_of_features(real, fake)
+    np.testing.assert_allclose(sigma.numpy(), _np_stats(real)[1], rtol=1e-12, atol=1e-13)
+    assert float(direct) == pytest.approx(expected, rel=1e-9)
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
@@ -439,6 +444,41 @@ def test_a_result_negative_beyond_round_off_is_not_silently_clamped():
         assert float(metric.compute()) == 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        stats = feature_statistics(features) + feature_statistics(features.flip(0)[:49])
+        stats = metric.statistics(real=True) + metric.statistics(real=False)  # the streaming covariances
     with pytest.raises(ValueError, match="`sigma1`|`sigma2`"):
         frechet_distance(*stats)
+
+
+@pytest.mark.parametrize("case", ["repeated rows", "two distinct rows", "constant 0.1 columns", "offset 1e6"])
+def test_feature_statistics_centre_first_like_np_cov(case):
+    """feature_statistics gave the streaming Σxxᵀ − n·μμᵀ covariance: on a set of one repeated row that is pure
+    round-off, indefinite, and frechet_distance refused it (``sigma1 must be positive semi-definite``) where
+    pytorch-fid returns its value; constant 0.1 columns were 5e-9 relative off. Centred first, it is np.cov."""
+    generator = torch.Generator().manual_seed(7)
+    real = torch.rand(30, 5, generator=generator, dtype=torch.float64) + 0.1
+    fake = torch.rand(23, 5, generator=generator, dtype=torch.float64) * 1.3
+    if case == "repeated rows":
+        real[1:] = real[0]
+    elif case == "two distinct rows":
+        real[1::2], real[::2] = real[1], real[0]
+    elif case == "constant 0.1 columns":
+        real[:, :2] = 0.1
+        fake[:, 1:3] = 0.1
+    else:
+        real, fake = real + 1e6, fake + 1e6
+    mu, sigma = feature_statistics(real)
+    expected_mu, expected_sigma = _np_stats(real)
+    np.testing.assert_allclose(mu.numpy(), expected_mu, rtol=1e-15)
+    # round-off of the centred products: of the spread, and of the mean's last bit (repeated rows: all there is)
+    spread, size = float((real - real.mean(0)).abs().max()), float(real.abs().max())
+    np.testing.assert_allclose(sigma.numpy(), expected_sigma, rtol=1e-12, atol=1e-14 * spread**2 + (1e-15 * size) ** 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # singular covariances: warned
+        ours = float(frechet_distance(mu, sigma, *feature_statistics(fake)))
+        said = io.StringIO()
+        with contextlib.redirect_stdout(said):
+            expected = _pytorch_fid(real, fake)
+    assert "singular product" not in said.getvalue()
+    # singular covariances (all but the offset case): sqrtm and our eigenvalues each sit ~1e-9 from a 50-digit
+    # mpmath value; offset 1e6: the float64 means carry ~1e-10 absolute error into ‖μ₁ − μ₂‖² in both
+    assert ours == pytest.approx(expected, rel=1e-7)
