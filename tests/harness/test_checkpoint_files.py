@@ -55,3 +55,23 @@ def test_a_foreign_checkpoint_is_one_config_error(tmp_path, content):
     with pytest.raises(ConfigError, match="not a gpumetrics checkpoint"):
         checkpoint.load()
     assert not marker.exists()
+
+
+def test_every_modules_state_survives_the_plain_data_loader(tmp_path):
+    """Checkpoints load with ``weights_only=True`` (no code runs): the states of every exported module after an
+    update — the host-sync suite's cases, one per module and input layout — must be plain data and tensors, or
+    ``--resume`` of that task would be refused."""
+    import io
+
+    from gpumetrics.harness.runner import _metric_states
+    from tests.core.test_host_syncs import _cases, update_for_compute
+
+    for name, (make, batch) in _cases(tmp_path).items():
+        metric = make()
+        update_for_compute(name, metric, batch(4))
+        metric = getattr(metric, "metric", metric)  # an input adapter around the module
+        buffer = io.BytesIO()
+        torch.save({"metric": _metric_states(metric)}, buffer)
+        buffer.seek(0)
+        loaded = torch.load(buffer, map_location="cpu", weights_only=True)["metric"]
+        assert loaded.keys() == _metric_states(metric).keys(), name
