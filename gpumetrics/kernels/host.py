@@ -217,7 +217,7 @@ def _id_symbols(ids: np.ndarray) -> Optional[np.ndarray]:
         codes = _rank_codes(distinct.size)
         if codes is None:
             return None
-        table = np.zeros(top + 1, dtype=codes.dtype)
+        table = np.empty(top + 1, dtype=codes.dtype)  # only the entries of present ids are read
         table[distinct] = codes
         return table[ids]
     distinct, ranks = np.unique(ids, return_inverse=True)
@@ -229,10 +229,11 @@ def _rank_codes(count: int) -> Optional[np.ndarray]:
     """Code points ``1 … count`` (the surrogate block skipped) in the narrowest dtype; ``None`` past the last."""
     if count > MAX_CODE_ID:
         return None
-    codes = np.arange(1, count + 1, dtype=np.int64)
-    codes[codes >= 0xD800] += 0x800
-    top = int(codes[-1]) if count else 0
-    return codes.astype(np.uint8 if top < 0x100 else np.uint16 if top < 0x10000 else np.uint32)
+    top = count + (0x800 if count >= 0xD800 else 0)
+    codes = np.arange(1, count + 1, dtype=np.uint8 if top < 0x100 else np.uint16 if top < 0x10000 else np.uint32)
+    if count >= 0xD800:
+        codes[0xD7FF:] += 0x800  # the codes from U+D800 on
+    return codes
 
 
 def lcs_length_rapidfuzz(
