@@ -96,6 +96,15 @@ class _RaggedInputs:
     def compute(self) -> Any:
         return self.metric.compute()
 
+    def to(self, *args: Any, **kwargs: Any) -> "_RaggedInputs":
+        self.metric.to(*args, **kwargs)
+        return self
+
+    def __getattr__(self, name: str) -> Any:  # the wrapped module's states and ``_defaults`` (CUDA parity tests)
+        if name == "metric":
+            raise AttributeError(name)
+        return getattr(self.metric, name)
+
 
 def _boxes(g: torch.Generator, n: int) -> torch.Tensor:
     xy = torch.rand(n, 2, generator=g) * 20
