@@ -112,15 +112,13 @@ def _check_options(ties: Any, gain: Any, empty: Any, relevance_level: Any) -> No
 def _as_tensor(value: Any, name: str, device: Optional[torch.device] = None) -> Tensor:
     """``value`` as a tensor, on ``device`` when given (host data goes up through ``core.transfer.upload``)."""
     tensor = value if isinstance(value, Tensor) else None
+    if tensor is None and is_sequence(value):
+        try:  # host data, read once by numpy: Python floats stay doubles (torch's default float32 would merge ties)
+            value = np.asarray(value)
+        except ValueError:  # ragged nesting
+            pass
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
         tensor = torch.from_numpy(np.ascontiguousarray(value, dtype=np.int64 if value.dtype.kind == "u" else None))
-    if tensor is None and is_sequence(value):
-        try:
-            tensor = torch.as_tensor(value)  # host data
-            if tensor.is_floating_point():  # Python floats are doubles: torch's default float32 would merge ties
-                tensor = torch.as_tensor(value, dtype=torch.float64)
-        except (TypeError, ValueError, RuntimeError):
-            pass
     if tensor is None:
         raise TypeError(f"`{name}` must be a tensor (or a numeric numpy array, or a nested list of numbers), got "
                         f"{describe_value(value)}")
