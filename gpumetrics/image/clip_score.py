@@ -53,6 +53,7 @@ from torch import Tensor, nn
 from gpumetrics.core import REDUCTIONS, PerSampleScore, reduce_scores
 from gpumetrics.core.checks import as_text_list, check_choice, check_device, check_same_length
 from gpumetrics.core.transfer import upload, upload_all
+from gpumetrics.image.clip_tokens import BatchCLIPTokenizer
 from gpumetrics.image.inception import check_image_layout, check_images
 from gpumetrics.image.precision import PRECISIONS, SpeedMode, parse_speed_mode, precision_scope
 from gpumetrics.image.weights import gpumetrics_home
@@ -324,7 +325,7 @@ class _OpenCLIPBackend(nn.Module):
             torch.manual_seed(seed)
             self.model = open_clip.create_model(model_name, pretrained=weights, **options)
         self.model.eval().requires_grad_(False)
-        self.tokenizer = open_clip.get_tokenizer(model_name)
+        self.tokenizer = BatchCLIPTokenizer(open_clip.get_tokenizer(model_name))  # the same ids, batch-wise
         cfg = self.model.visual.preprocess_cfg
         size = cfg["size"] if isinstance(cfg["size"], int) else cfg["size"][0]
         crop = (size, size) if isinstance(cfg["size"], int) else tuple(cfg["size"])
