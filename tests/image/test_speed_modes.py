@@ -135,3 +135,59 @@ def test_kid_takes_the_same_speed_modes(inception_state):
     assert "|speed:bf16|" in kid.signature()
     with pytest.raises(ValueError, match="speed_mode"):
         KernelInceptionDistance(feature=64, weights=inception_state, speed_mode="fp8")
+
+
+def _state_with_batch_norm_statistics(state, seed=5):
+    """``state`` with non-trivial batch norms (random means, variances, scales, shifts of a trained network's kind)."""
+    generator, out = torch.Generator().manual_seed(seed), dict(state)
+    for key, value in state.items():
+        if key.endswith("running_mean") or key.endswith("bn.bias"):
+            out[key] = torch.randn(value.shape, generator=generator) * 0.1
+        elif key.endswith("running_var") or key.endswith("bn.weight"):
+            out[key] = 0.5 + torch.rand(value.shape, generator=generator)
+    return out
+
+
+def test_folded_batch_norms_compute_the_same_function(inception_state):
+    from gpumetrics.image.inception import fold_batch_norms
+
+    net = FIDInceptionV3(dims=768, weights=_state_with_batch_norm_statistics(inception_state))
+    folded = fold_batch_norms(net.blocks)
+    assert not any(isinstance(m, nn.BatchNorm2d) for m in folded.modules())
+    assert any(isinstance(m, nn.BatchNorm2d) for m in net.blocks.modules())  # the original is left as it was
+    x = torch.rand(2, 3, 120, 110, generator=torch.Generator().manual_seed(4)) * 2 - 1
+    exact, fast = net.blocks(x), folded(x)
+    assert float((fast - exact).abs().max()) <= 1e-4 * float(exact.abs().max())
+
+
+def test_half_network_follows_the_weights_and_stays_out_of_the_state(inception_state):
+    import pickle
+
+    net = FIDInceptionV3(dims=64, weights=inception_state, speed_mode="bf16")
+    images = torch.rand(2, 3, 40, 40, generator=torch.Generator().manual_seed(6))
+    first = net(images)
+    half = net.__dict__["_half"][1]
+    assert next(half.parameters()).dtype == torch.bfloat16 and first.dtype == torch.float32
+    assert torch.equal(net(images), first) and net.__dict__["_half"][1] is half  # built once
+    assert "_half" not in pickle.loads(pickle.dumps(net)).__dict__
+    assert list(net.state_dict()) == list(FIDInceptionV3(dims=64, weights=inception_state).state_dict())
+    reference = FIDInceptionV3(dims=64, weights=_state_with_batch_norm_statistics(inception_state), speed_mode="bf16")
+    net.load_state_dict(reference.state_dict())  # new weights copied in place: a new half copy
+    changed = net(images)
+    assert net.__dict__["_half"][1] is not half and not torch.equal(changed, first)
+    assert torch.equal(changed, reference(images))
+
+
+def test_half_modes_run_without_autocast(inception_state, monkeypatch):
+    seen = []
+    original = torch.nn.Conv2d._conv_forward
+
+    def spy(self, input, weight, bias):
+        seen.append((input.dtype, weight.dtype, torch.is_autocast_enabled("cpu")))
+        return original(self, input, weight, bias)
+
+    monkeypatch.setattr(torch.nn.Conv2d, "_conv_forward", spy)
+    for mode, dtype in (("fp16", torch.float16), ("bf16+channels_last", torch.bfloat16)):
+        seen.clear()
+        FIDInceptionV3(dims=64, weights=inception_state, speed_mode=mode)(torch.rand(1, 3, 30, 30))
+        assert seen and set(seen) == {(dtype, dtype, False)}
