@@ -57,8 +57,9 @@ grep -E "CUDA host syncs per (update|compute)|^  [^ ].*: [0-9]+$|sync @ " "$OUT/
 cp benchmarks/results/latest.json "$OUT/latest.json"
 cp BENCHMARKS.md "$OUT/BENCHMARKS.md"
 # the suite's counts into the GPU section (an all-skipped or cut-off XML is recorded as it is; a missing one is not)
+note=""; [ "${BENCH_DEVICE:-cuda}" = cpu ] && note="dry run on a CPU: the CUDA tests skip"
 python3 -m benchmarks --device "${BENCH_DEVICE:-cuda}" --record-cuda-suite "$OUT/cuda-suite.xml" \
-    --results "$OUT/latest.json" --table "$OUT/BENCHMARKS.md" 2>&1 | tail -3
+    --cuda-suite-note "$note" --results "$OUT/latest.json" --table "$OUT/BENCHMARKS.md" 2>&1 | tail -3
 # never measured on a GPU first (fid_gpu_files ran out of budget in the first session and cut the rest; the bf16 CLIP
 # row, measured, failed its goals and is rerun early), then the cases the first run measured, then the main image cases
 cases=${GPU_BENCH_CASES:-"fid_gpu_files clip_gpu_update_bf16 fid_gpu_forward_compiled fid_gpu_forward_large_batch \
