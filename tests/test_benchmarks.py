@@ -264,3 +264,60 @@ def test_gpu_rows_render_their_throughput_and_both_goals():
     slow = next(line for line in table.splitlines() if "| slow |" in line)
     assert "4,000 images/s" in fast and "pass (≥ 2×); pass (≥ 2,000 images/s)" in fast
     assert "500 images/s" in slow and slow.rstrip().endswith("**fail** (≥ 2×) |")
+
+
+_JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites name="pytest tests"><testsuite name="pytest" errors="1" failures="1" skipped="2" tests="6" time="12.34"
+ timestamp="2026-11-27T10:11:12.000000+00:00" hostname="gpu">
+<testcase classname="tests.cuda.a" name="test_ok" time="1.0"/>
+<testcase classname="tests.cuda.a" name="test_ok_too" time="1.0"><system-out>printed</system-out></testcase>
+<testcase classname="tests.cuda.a" name="test_bad" time="1.0"><failure message="boom">trace</failure></testcase>
+<testcase classname="tests.cuda.a" name="test_skip" time="0.0"><skipped type="pytest.skip" message="needs CUDA"/></testcase>
+<testcase classname="tests.cuda.b" name="test_skip_too" time="0.0"><skipped message="no data"/></testcase>
+<testcase classname="tests.cuda.c" name="tests.cuda.c" time="0.0"><error message="collection failure">E</error>
+</testcase></testsuite></testsuites>
+"""
+
+
+def test_cuda_suite_counts_the_junit_cases_and_renders_a_line_per_run(tmp_path):
+    from benchmarks import cuda_suite
+
+    junit = tmp_path / "cuda-suite.xml"
+    junit.write_text(_JUNIT)
+    payload = {"format": bench.FORMAT, "machines": {"cpu": "toy"}, "rows": []}
+    added = cuda_suite.record(payload, junit, "Some GPU")
+    assert added == {"date": "2026-11-27", "device": "Some GPU", "passed": 2, "failed": 1, "skipped": 2, "errors": 1,
+                     "seconds": 12.3}
+    assert payload["cuda_suite"] == [added]
+    cuda_suite.record(payload, junit, "Some GPU")  # the same day's rerun replaces its entry
+    cuda_suite.add(payload, cuda_suite.entry({"passed": 5, "failed": 0, "skipped": 0, "errors": 0, "seconds": 9},
+                                             "Other GPU", date="2026-11-01", note="first"))
+    assert [e["device"] for e in payload["cuda_suite"]] == ["Other GPU", "Some GPU"]
+    lines = cuda_suite.render(payload["cuda_suite"])
+    assert lines[-2:] == ["- 2026-11-01, Other GPU: 5 passed, 0 failed, 0 skipped, 0 errors in 9 s (first).",
+                          "- 2026-11-27, Some GPU: 2 passed, 1 failed, 2 skipped, 1 errors in 12 s."]
+    assert cuda_suite.render([]) == []
+    gpu_section = render_markdown(payload).split("## GPU suite", 1)[1]
+    assert lines[-1] in gpu_section and "## " not in gpu_section.split(lines[-1])[0]  # in the GPU section
+
+
+def test_record_cuda_suite_cli_writes_results_and_table_and_keeps_them_on_a_missing_xml(tmp_path):
+    junit, results, table = tmp_path / "suite.xml", tmp_path / "latest.json", tmp_path / "BENCHMARKS.md"
+    junit.write_text('<testsuites><testsuite name="pytest" time="3.5" timestamp="2026-12-01T00:00:00">'
+                     '<testcase name="a"><skipped message="needs CUDA"/></testcase></testsuite></testsuites>')
+    results.write_text(json.dumps({"format": bench.FORMAT, "machines": {"cpu": "toy"}, "rows": [],
+                                   "fid_ddp_sync": [], "cli_scale": []}))
+    assert bench.main(["--device", "cpu", "--record-cuda-suite", str(junit), "--cuda-suite-note", "dry run",
+                       "--results", str(results), "--table", str(table)]) == 0
+    entries = json.loads(results.read_text())["cuda_suite"]
+    assert entries == [{"date": "2026-12-01", "device": bench.cpu_model(), "passed": 0, "failed": 0, "skipped": 1,
+                        "errors": 0, "seconds": 3.5, "note": "dry run"}]
+    assert "0 passed, 0 failed, 1 skipped, 0 errors in 4 s (dry run)." in table.read_text()
+    before = results.read_text(), table.read_text()
+    assert bench.main(["--device", "cpu", "--record-cuda-suite", str(tmp_path / "missing.xml"),
+                       "--results", str(results), "--table", str(table)]) == 1
+    assert (results.read_text(), table.read_text()) == before
+    # a benchmark run afterwards (gpu_session.sh runs its cases after recording) keeps the entry
+    assert bench.main(["--only", TOY, "--quick", "--repeats", "2", "--device", "cpu",
+                       "--results", str(results), "--table", str(table)]) == 0
+    assert json.loads(results.read_text())["cuda_suite"] == entries and "(dry run)." in table.read_text()

@@ -186,6 +186,11 @@ def _jpeg_folder(count: int, seed: int) -> Path:
     return folder
 
 
+# Fits the session's ~120 s a case on a 16-core H100/H200 host (estimate from the first run's rows, not measured yet):
+# setup ≈ 5 s (4,000 JPEGs on 16 processes at a few ms each, the weights saved once); each round runs 4,000 images
+# through 3 contenders — parity ≈ 2 s at the measured 2,295 img/s + loader start, nvJPEG + fastest ≈ 1–2 s,
+# pytorch-fid ≈ 2–3 s with its two np.cov at d = 2,048 — ≈ 8 s; 1 warm-up + 3 repeats ≈ 35 s, + ≈ 15 s of process
+# start, imports and CUDA init: ≈ 55 s, so twice the estimate still fits CASE_LIMIT (150 s). Quick (400) ≈ 20 s.
 @register("fid_gpu_files", sizes=(4_000,), quick_sizes=(400,), unit="images", repeats=3, group="gpu")
 def fid_gpu_files_case(size: int, device: str) -> Contenders:
     from pytorch_fid.fid_score import get_activations
