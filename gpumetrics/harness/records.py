@@ -261,19 +261,24 @@ def _lone_cr_hint(line: str) -> str:
     return ""
 
 
+def _json_line(path: Path, line_no: int, line: str) -> Any:
+    """The JSON value of one JSON Lines record, or a :class:`DataError` naming the line."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as err:
+        raise DataError(path, line_no, f"malformed JSON line: {err.msg} (column {err.colno}){_lone_cr_hint(line)}") from None
+    except RecursionError:
+        raise DataError(path, line_no, _TOO_DEEP) from None
+    except ValueError as err:  # an integer over Python's 4300-digit limit
+        raise DataError(path, line_no, f"unreadable JSON value: {err}") from None
+
+
 def _iter_jsonl_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any, int]]:
     # split on "\n" only: str.splitlines() would also cut at U+2028, U+0085 … that JSON allows unescaped in strings
     for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataError(path, line_no, f"malformed JSON line: {err.msg} (column {err.colno}){_lone_cr_hint(line)}") from None
-        except RecursionError:
-            raise DataError(path, line_no, _TOO_DEEP) from None
-        except ValueError as err:  # an integer over Python's 4300-digit limit
-            raise DataError(path, line_no, f"unreadable JSON value: {err}") from None
+        value = _json_line(path, line_no, line)
         check_no_surrogates(path, line_no, value, line)
         yield None, value, line_no
 
@@ -440,14 +445,7 @@ class _RecordFile:
             raise DataError(self.path, line, "not valid UTF-8") from None
         if not text.strip():
             return None
-        try:
-            item = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise DataError(self.path, line, f"malformed JSON line: {err.msg} (column {err.colno}){_lone_cr_hint(text)}") from None
-        except RecursionError:
-            raise DataError(self.path, line, "JSON nested too deeply to read") from None
-        except ValueError as err:  # an integer over Python's 4300-digit limit
-            raise DataError(self.path, line, f"unreadable JSON value: {err}") from None
+        item = _json_line(self.path, line, text)
         check_no_surrogates(self.path, line, item, text)
         record_id, value = record_id_and_value(self.path, line, item, self.value_key)
         return record_id, self._checked(record_id, value, line)

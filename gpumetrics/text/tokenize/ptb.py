@@ -101,6 +101,13 @@ _PTB_SPLET_STAND_INS = "\ua000-\ua014"  # 21 Yi syllables (15 SPLET entities, lo
 # a decimal digit as the Java lexer sees one: it reads UTF-16 units, so the 290 supplementary digits (Osmanya,
 # Brahmi, mathematical digits "\U0001d7d9" …) are untokenisable characters it deletes, not [:digit:]s
 _PTB_DIGIT = r"[^\D\U00010000-\U0010ffff]"
+
+
+def _java_digits(pattern: str) -> str:
+    """``pattern`` with each ``\\d`` read as the Java lexer's digit (:data:`_PTB_DIGIT`)."""
+    return pattern.replace(r"\d", _PTB_DIGIT)
+
+
 _PTB_ENTITY_CHARS = re.compile(
     "&(?:(?P<letter>[aeiouAEIOU](?i:acute|grave|uml))|(?P<symbol>(?i:HT|TL|UR|LR|QC|QL|QR|odq|cdq)|#[0-9]+)"
     "|(?P<dash>(?i:MD|mdash|ndash))|(?P<apostrophe>apos)|(?P<raw_apostrophe>(?i:apos)));"
@@ -178,7 +185,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # Asian emoticons: "^_^", "(x.x)", "(^-^)"; one starting with x unless a word goes on ("x_xa")
                 r"(?P<asian>\([-^x=~<>'][_.]?[-^x=~<>']\)|\([\^x=~<>']-[\^x=~<>'`]\)|[-^=~<>']_[-^x=~<>']"
                 r"|x_[-^x=~<>'](?![^\W_]|[-_\u058a\u2010\u2011][^\W_]))",
-                r"(?P<number>[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*)".replace(r"\d", _PTB_DIGIT),
+                _java_digits(r"(?P<number>[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*)"),
                 # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
                 # (SMILEY's classes are as written: "DPdpO", no lower-case "o" mouth: ":d" but ":o" → ":" "o")
                 r"(?P<smiley>(?:[<>]?[:;=][-'*o]?[()@DdOPp\[\\\]|{]|:3)(?=[^A-Za-z0-9]))",  # not at the input's end
@@ -187,8 +194,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"(?P<lead>['’\x92\u2afe\u2aff](?i:em|cause|till?)|[’\x92\u2afe\u2aff](?i:n['’\x92\u2afe\u2aff]?)"
                 r"|'(?i:n)(?:['’\x92\u2afe\u2aff]|(?=[\s\xa0]|\Z))|'(?i:t(?=is|was)))",
                 # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
-                r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sS]|\d\d(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))"
-                .replace(r"\d", _PTB_DIGIT),
+                _java_digits(r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sS]|\d\d"
+                             r"(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))"),
                 # also after a space ("x 's y"), in any case ("IT'S")
                 r"(?P<clitic>[’\x92\u2afe\u2aff](?:[msdMSD]|(?i:re|ve|ll))|'(?:[msdMSD]|(?i:re|ve|ll))(?![A-Za-z]))",
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
@@ -232,7 +239,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     plain = jalnum  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
     # Each entry: (pattern, kind, length of the Java rule's trailing context, which counts in the longest match).
     longest = tuple((re.compile(pattern), kind, context) for pattern, kind, context in (
-        (r"[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*".replace(r"\d", _PTB_DIGIT), "number", 0),
+        (_java_digits(r"[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*"), "number", 0),
         (f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*", "word", 0),  # word with inner . ! ?
         (f"{plain}+(?:(?:{hyphen}|_){plain}+)*", "word", 0),  # hyphenated / underscored
         # ... with [DdOoLl]' parts ("black_O'Malley")
@@ -243,7 +250,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         # slashes: ASCII, at most two
         (r"[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing3", 0),  # THING3
         # DATE: "06/20-5918383" → "06/20-5918" "383"
-        (r"\d{1,2}[-/]\d{1,2}[-/]\d{2,4}".replace(r"\d", _PTB_DIGIT), "number", 0),
+        (_java_digits(r"\d{1,2}[-/]\d{1,2}[-/]\d{2,4}"), "number", 0),
         # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
         (f"{jletter}+[aeiouyAEIOUY][{etc}](?!(?:[msdMSD]|(?i:re|ve|ll))(?![A-Za-z]))[aeiouA-Z]{jletter}*", "thing", 0),
         # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
@@ -253,7 +260,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         (r"(?i:pro-|anti-)", "thing", 0),  # "pro- and anti-abortion"
         (f"[Nn][{etc}][Tt]", "sredaux", 0),  # SREDAUX: "n't" alone ("n'ts" is an APOWORD, longer)
         # fraction (a whole part after a space stays: CIDEr's whitespace split cuts it), phone number
-        (r"(?:\d{1,4}[- \xa0])?\d{1,4}(?:\\?/|\u2044)\d{1,4}".replace(r"\d", _PTB_DIGIT), "number", 0),
+        (_java_digits(r"(?:\d{1,4}[- \xa0])?\d{1,4}(?:\\?/|\u2044)\d{1,4}"), "number", 0),
         (r"(?:[0-9]{2,4}[- \xa0])?[0-9]{2,4}[- \xa0][0-9]{3,4}[- \xa0]?[0-9]{3,5}"
          r"|(?:[0-9]{2,4}\.)?[0-9]{2,4}\.[0-9]{3,4}\.[0-9]{3,5}", "thing", 0),
         (r"(?i:c\+\+|[cf]#)", "thing", 0),
