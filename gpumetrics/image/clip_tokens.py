@@ -100,7 +100,13 @@ def _reproducible(tokenizer: Any) -> bool:
         and getattr(tokenizer, "reduction_fn", None) is None
         and bool(getattr(tokenizer, "context_length", None))
         and tokenizer.encoder.get(_EOT_TEXT) == tokenizer.eot_token_id
+        # the installed ftfy leaves plain text alone (every character the shortcut takes, in and between words)
+        and all(oc._clean_lower(probe) == " ".join(probe.split()).lower() for probe in _PLAIN_PROBES)
     )
+
+
+_PLAIN = "\t\n\x0c\r" + "".join(chr(i) for i in range(0x20, 0x7F) if chr(i) != "&")
+_PLAIN_PROBES = (_PLAIN, " ".join(_PLAIN), "".join(f"Ab{c}Cd" for c in _PLAIN), _PLAIN[::-1])
 
 
 def _rows(flat: np.ndarray, eot: int, count: int, context: int) -> Tensor:

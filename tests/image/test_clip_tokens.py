@@ -85,3 +85,12 @@ def test_clip_score_uses_it_for_open_clip() -> None:
 
     metric = CLIPScore("open_clip", "ViT-B-32", pretrained="random")
     assert isinstance(metric.encoder.tokenizer, BatchCLIPTokenizer) and metric.encoder.tokenizer.exact
+
+
+def test_an_ftfy_that_rewrites_plain_text_turns_the_shortcut_off(reference, monkeypatch) -> None:
+    import open_clip.tokenizer as oc
+
+    monkeypatch.setattr(oc.ftfy, "fix_text", lambda text: text.replace("~", "-"))
+    ours = BatchCLIPTokenizer(reference)
+    assert not ours.exact
+    assert torch.equal(ours(["a~b", "c"]), reference(["a~b", "c"]))
