@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import operator
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from itertools import repeat
 from typing import Optional, Sequence
 
@@ -22,7 +24,9 @@ _WORD = 64  # symbols per machine word of rapidfuzz's bit-parallel kernels
 _RAPIDFUZZ_CHUNK = 4096  # pairs per process.cpdist call on one thread: its per-pair buffers stay in cache
 _THREADED_CHUNK = 32768  # pairs per call when rapidfuzz's threads run (their start-up amortised)
 _THREADED_MIN_PAIRS = 20_000  # short pairs from which rapidfuzz's threads pay for their start
-_THREADED_MIN_CELLS = 1 << 27  # estimated DP cells (Σ |a|·|b|) from which they pay for long pairs
+# estimated DP cells (Σ |a|·|b|) from which threads pay for long pairs (on a persistent pool: 2 threads on the idle
+# 2-core CPU, 150-char pairs, interleaved rounds: 1.09× one thread at 6.4 M cells, 1.4× at 13 M, 1.7× from 26 M)
+_THREADED_MIN_CELLS = 1 << 23
 _CALIBRATION_PAIRS = 32  # long pairs whose exact distances pick the band hint of the rest
 # free cores from which rapidfuzz's threads score character pairs before the host has encoded them for a device (the
 # device route's host share alone); one-core rapidfuzz / that encoding, 2-core CPU: ~1.2 for 500,000 short pairs
@@ -46,12 +50,13 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
       rest — rapidfuzz then runs a band of that width around the diagonal and doubles it until the distance fits,
       so every value stays exact; near-identical texts (OCR, ASR: distances ~10 % of the length) cost a fraction of
       the full matrix. When the sample's distances reach a quarter of its lengths (unrelated texts) no hint is given.
-    * rapidfuzz's threads (``workers``) only for large batches (``_THREADED_MIN_PAIRS`` short pairs, or
-      ``_THREADED_MIN_CELLS`` estimated cells of long pairs) and only on cores the load average leaves free
-      (:func:`free_cores`): beside two busy processes on 2 cores ``workers=2`` ran 50,000 short pairs at 0.55× the
-      loop (indicative), so a busy machine keeps one thread, as the tensor kernels (:mod:`gpumetrics.core.threads`).
-      Not below: 2 threads on 5,000 short pairs ran 0.83 vs 1.0 ms alone, but 0.71× the loop in the benchmark's
-      interleaved rounds (each call starts its threads cold).
+    * Threads only for large batches and only on cores the load average leaves free (:func:`free_cores`): beside
+      two busy processes on 2 cores ``workers=2`` ran 50,000 short pairs at 0.55× the loop (indicative), so a busy
+      machine keeps one thread, as the tensor kernels (:mod:`gpumetrics.core.threads`). Short pairs: rapidfuzz's
+      ``workers`` from ``_THREADED_MIN_PAIRS`` (2 threads on 5,000 short pairs ran 0.83 vs 1.0 ms alone, but 0.71×
+      the loop in the benchmark's interleaved rounds: each call starts its threads cold). Long pairs: from
+      ``_THREADED_MIN_CELLS`` estimated cells, one ``cpdist`` call per thread of a persistent pool on a contiguous
+      part of the batch (:func:`_score_in_threads`; ``workers=2`` gained nothing below ~4,000 pairs).
     """
     from rapidfuzz.distance import Levenshtein
     from rapidfuzz.process import cpdist
@@ -75,7 +80,10 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
         out[:sample] = cpdist(head_a, head_b, scorer=scorer, dtype=np.int64, workers=1)
         hint, start = int(out[:sample].max()), sample
         score_hint = None if 4 * hint >= int(np.median(lengths)) else max(hint, 31)
-        large = _long_pairs_threads_pay(total, lengths)
+        workers = free_cores() if _long_pairs_threads_pay(total - start, lengths) else 1
+        if workers > 1:
+            return _score_in_threads(a, b, out, start, workers, score_hint, strings)
+        large = False
     workers = free_cores() if large else 1
     chunk = _THREADED_CHUNK if workers > 1 else _RAPIDFUZZ_CHUNK
     if start == 0 and total <= 2 * chunk:  # one call, no slices, no copy: at 5,000 pairs those were 7 % of the time
@@ -89,6 +97,49 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
         out[begin : begin + chunk] = cpdist(part_a, part_b, scorer=scorer, dtype=np.int64, workers=workers,
                                             score_hint=score_hint)
     return out
+
+
+def _score_in_threads(a: Sequence, b: Sequence, out: np.ndarray, start: int, workers: int,
+                      score_hint: Optional[int], strings: bool) -> np.ndarray:
+    """``out[start:]`` filled with the distances of ``(a[i], b[i])``: ``workers`` contiguous parts, one
+    ``process.cpdist`` call each (one thread, the GIL released while it scores), the caller's thread on the first
+    and a persistent pool's threads on the others — rapidfuzz's own ``workers`` start their threads per call."""
+    from rapidfuzz.distance import Levenshtein
+    from rapidfuzz.process import cpdist
+
+    def score(begin: int, end: int) -> None:
+        part_a, part_b = a[begin:end], b[begin:end]
+        if strings:
+            _hold_strings(part_a, part_b)
+        out[begin:end] = cpdist(part_a, part_b, scorer=Levenshtein.distance, dtype=np.int64, workers=1,
+                                score_hint=score_hint)
+
+    bounds = np.linspace(start, len(a), workers + 1).astype(np.int64).tolist()
+    pool = _thread_pool(workers - 1)
+    parts = [pool.submit(score, begin, end) for begin, end in zip(bounds[1:-1], bounds[2:])]
+    try:
+        score(bounds[0], bounds[1])
+    finally:
+        for part in parts:  # every part done before `out` is returned (or an error raised): no writes after it
+            part.exception()
+    for part in parts:
+        part.result()  # a part's TypeError (a non-string item) reaches the caller
+    return out
+
+
+_POOL: Optional[tuple[int, ThreadPoolExecutor]] = None
+_POOL_LOCK = threading.Lock()
+
+
+def _thread_pool(size: int) -> ThreadPoolExecutor:
+    """A process-wide pool of at least ``size`` threads, made anew in a forked child (its threads did not fork)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid() or _POOL[1]._max_workers < size:
+            if _POOL is not None and _POOL[0] == os.getpid():
+                _POOL[1].shutdown(wait=False)  # its threads finish their queued parts, then exit
+            _POOL = (os.getpid(), ThreadPoolExecutor(size, thread_name_prefix="gpumetrics-rapidfuzz"))
+        return _POOL[1]
 
 
 def _long_pairs_threads_pay(total: int, pair_lengths: np.ndarray) -> bool:

@@ -387,6 +387,29 @@ def test_rapidfuzz_backend_threaded_chunks_are_exact(monkeypatch):
         host.rapidfuzz_distances(a[:-1] + [list("ab")], b, strings=True)
 
 
+def test_long_pairs_on_the_thread_pool_are_exact(monkeypatch):
+    """Long pairs on free cores: contiguous parts on a persistent pool (more threads than pairs included), the
+    loop's values, a non-string item in any part raised as TypeError, a new pool after a fork."""
+    from gpumetrics.kernels import host
+
+    monkeypatch.setattr(host, "_THREADED_MIN_CELLS", 1)
+    rng = random.Random(4)
+    a = ["".join(rng.choices("abcé中😀", k=rng.randint(60, 400))) for _ in range(301)]
+    b = [s[::2] + "xy" + s[1::3] for s in a]
+    for cores in (2, 3, 7, 400):  # 400 threads for 269 pairs after the calibration head: empty parts
+        monkeypatch.setattr(host, "free_cores", lambda cores=cores: cores)
+        assert host.rapidfuzz_distances(a, b, strings=True).tolist() == _expected(a, b)
+        assert host.rapidfuzz_distances(a[:40], b[:40], strings=True).tolist() == _expected(a[:40], b[:40])
+    monkeypatch.setattr(host, "free_cores", lambda: 3)
+    for where in (40, 150, 300):  # the caller's part, a pool part, the last one
+        with pytest.raises(TypeError):
+            host.rapidfuzz_distances(a[:where] + [list("ab" * 50)] + a[where + 1:], b, strings=True)
+    pool = host._thread_pool(2)
+    assert host._thread_pool(2) is pool and host._thread_pool(1) is pool
+    monkeypatch.setattr(host.os, "getpid", lambda: -1)  # as in a forked child: the parent's threads are gone
+    assert host._thread_pool(2) is not pool
+
+
 def test_host_syncs_do_not_grow_with_the_lengths():
     """The tensor kernel reads the host once (bounds + stripped lengths) and runs one ``unique`` per chunk: the same
     count for 10- and 640-symbol rows (multi-word patterns, many step blocks), strings, padded and flat tokens."""
