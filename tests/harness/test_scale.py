@@ -283,22 +283,41 @@ def _cli(*args: str, env: dict | None = None, **kwargs) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, **kwargs)
 
 
+def _checkpoint_writes(path: Path, process: subprocess.Popen, count: int) -> int:
+    """Poll until ``path`` has been written ``count`` times (each save replaces the file: a new inode) or
+    ``process`` ended; the writes seen. Polling may miss writes, never invent one: at least that many happened."""
+    seen, last = 0, None
+    while seen < count and process.poll() is None:
+        try:
+            stat = path.stat()
+            stamp = (stat.st_ino, stat.st_mtime_ns)
+        except FileNotFoundError:
+            stamp = None
+        if stamp is not None and stamp != last:
+            seen, last = seen + 1, stamp
+        time.sleep(0.002)
+    return seen
+
+
 def test_kill_9_at_random_points_then_resume_gives_the_same_report(tmp_path):
-    config = _config(tmp_path, n=2000)
+    """SIGKILL after the first checkpoint and after about the 20th and 60th of ~450 (one per batch), at a random
+    moment of the write cycle, then ``--resume``: the same report. The kill points count writes, not seconds, so the
+    test holds on a machine of any speed."""
+    config = _config(tmp_path, n=800)
     report = tmp_path / "report.json"
     args = ("evaluate", str(config), "--output", str(report), "--batch-size", "8", "--checkpoint-every", "1")
     assert _cli(*args).wait(timeout=300) == 0
     whole = json.loads(report.read_text())
     rng = random.Random(7)
     checkpoint = report.with_suffix(".checkpoint") / "rank0-of1.pt"
-    for extra in (0.0, rng.uniform(0.2, 1.5), rng.uniform(1.5, 4.0)):
+    for writes in (1, 20, 60):
         report.unlink()
         process = _cli(*args)
-        while not checkpoint.exists() and process.poll() is None:  # kill after the first checkpoint, and later
-            time.sleep(0.01)
-        time.sleep(extra)
+        seen = _checkpoint_writes(checkpoint, process, writes)
+        time.sleep(rng.uniform(0.0, 0.01))  # anywhere in the next write cycle, mid-write included
         process.send_signal(signal.SIGKILL)
-        assert process.wait(timeout=60) == -signal.SIGKILL and not report.exists()
+        assert process.wait(timeout=60) == -signal.SIGKILL, f"the run ended after {seen} checkpoint writes seen"
+        assert not report.exists()
         resumed = _cli(*args, "--resume")
         out, err = resumed.communicate(timeout=300)
         assert resumed.returncode == 0, err
