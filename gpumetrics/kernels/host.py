@@ -69,7 +69,7 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
     sample = min(total, _CALIBRATION_PAIRS)
     head_a, head_b = a[:sample], b[:sample]
     score_hint, start = None, 0
-    large = total >= _THREADED_MIN_PAIRS
+    large = total >= _THREADED_MIN_PAIRS  # short pairs: rapidfuzz's own threads
     # plain sums: after the caller's own work evicted numpy's state from the caches, two fromiter calls on the
     # head took 17 µs of a 5,000-pair call (~1 ms), these 2.5 µs
     if sum(map(len, head_a)) + sum(map(len, head_b)) > 2 * _WORD * sample:  # long pairs (short ones: one-word kernel)
@@ -80,9 +80,9 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
         out[:sample] = cpdist(head_a, head_b, scorer=scorer, dtype=np.int64, workers=1)
         hint, start = int(out[:sample].max()), sample
         score_hint = None if 4 * hint >= int(np.median(lengths)) else max(hint, 31)
-        workers = free_cores() if _long_pairs_threads_pay(total - start, lengths) else 1
-        if workers > 1:
-            return _score_in_threads(a, b, out, start, workers, score_hint, strings)
+        threads = free_cores() if _long_pairs_threads_pay(total - start, lengths) else 1
+        if threads > 1:
+            return _score_in_threads(a, b, out, start, threads, score_hint, strings)
         large = False
     workers = free_cores() if large else 1
     chunk = _THREADED_CHUNK if workers > 1 else _RAPIDFUZZ_CHUNK
@@ -91,12 +91,22 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
             _hold_strings(a, b)
         return np.asarray(cpdist(a, b, scorer=scorer, dtype=np.int64, workers=workers, score_hint=score_hint))
     for begin in range(start, total, chunk):
-        part_a, part_b = a[begin : begin + chunk], b[begin : begin + chunk]
-        if strings:
-            _hold_strings(part_a, part_b)
-        out[begin : begin + chunk] = cpdist(part_a, part_b, scorer=scorer, dtype=np.int64, workers=workers,
-                                            score_hint=score_hint)
+        _score_part(a, b, out, begin, min(total, begin + chunk), workers, score_hint, strings)
     return out
+
+
+def _score_part(a: Sequence, b: Sequence, out: np.ndarray, begin: int, end: int, workers: int,
+                score_hint: Optional[int], strings: bool) -> None:
+    """``out[begin:end]`` filled by one ``process.cpdist`` call on ``workers`` of rapidfuzz's threads (the slice's
+    items held to ``str`` first when ``strings``)."""
+    from rapidfuzz.distance import Levenshtein
+    from rapidfuzz.process import cpdist
+
+    part_a, part_b = a[begin:end], b[begin:end]
+    if strings:
+        _hold_strings(part_a, part_b)
+    out[begin:end] = cpdist(part_a, part_b, scorer=Levenshtein.distance, dtype=np.int64, workers=workers,
+                            score_hint=score_hint)
 
 
 def _score_in_threads(a: Sequence, b: Sequence, out: np.ndarray, start: int, workers: int,
@@ -104,21 +114,12 @@ def _score_in_threads(a: Sequence, b: Sequence, out: np.ndarray, start: int, wor
     """``out[start:]`` filled with the distances of ``(a[i], b[i])``: ``workers`` contiguous parts, one
     ``process.cpdist`` call each (one thread, the GIL released while it scores), the caller's thread on the first
     and a persistent pool's threads on the others — rapidfuzz's own ``workers`` start their threads per call."""
-    from rapidfuzz.distance import Levenshtein
-    from rapidfuzz.process import cpdist
-
-    def score(begin: int, end: int) -> None:
-        part_a, part_b = a[begin:end], b[begin:end]
-        if strings:
-            _hold_strings(part_a, part_b)
-        out[begin:end] = cpdist(part_a, part_b, scorer=Levenshtein.distance, dtype=np.int64, workers=1,
-                                score_hint=score_hint)
-
     bounds = np.linspace(start, len(a), workers + 1).astype(np.int64).tolist()
     pool = _thread_pool(workers - 1)
-    parts = [pool.submit(score, begin, end) for begin, end in zip(bounds[1:-1], bounds[2:])]
+    parts = [pool.submit(_score_part, a, b, out, begin, end, 1, score_hint, strings)
+             for begin, end in zip(bounds[1:-1], bounds[2:])]
     try:
-        score(bounds[0], bounds[1])
+        _score_part(a, b, out, bounds[0], bounds[1], 1, score_hint, strings)
     finally:
         for part in parts:  # every part done before `out` is returned (or an error raised): no writes after it
             part.exception()
@@ -144,7 +145,7 @@ def _thread_pool(size: int) -> ThreadPoolExecutor:
 
 def _long_pairs_threads_pay(total: int, pair_lengths: np.ndarray) -> bool:
     """``total`` long pairs whose sample has ``|a| + |b|`` = ``pair_lengths`` hold enough estimated DP cells
-    (``Σ |a|·|b|``, ``_THREADED_MIN_CELLS``) for rapidfuzz's threads to pay for their start."""
+    (``Σ |a|·|b|``, ``_THREADED_MIN_CELLS``) for threads to pay for their work (:func:`_score_in_threads`)."""
     return float(np.mean(pair_lengths.astype(np.float64) ** 2)) / 4 * total >= _THREADED_MIN_CELLS
 
 
