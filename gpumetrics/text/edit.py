@@ -114,6 +114,13 @@ def _is_tokens(value: Any) -> bool:
     return isinstance(value, (Tensor, Ragged))
 
 
+def _check_no_lengths(preds_lengths: Optional[Tensor], target_lengths: Optional[Tensor]) -> None:
+    """Strings carry their own lengths: row lengths given with them are a mistake, not something to ignore."""
+    for name, lengths in (("preds_lengths", preds_lengths), ("target_lengths", target_lengths)):
+        if lengths is not None:
+            raise ValueError(f"`{name}` is for padded token tensors; `preds` and `target` here are texts")
+
+
 def _token_input(
     value: Any, lengths: Optional[Tensor], pad_id: Optional[int], name: str, device: Optional[torch.device | str]
 ) -> tuple[str, Tensor, Tensor]:
@@ -264,6 +271,7 @@ def _edit_distance_update(
     """``LongTensor[B]`` Levenshtein distance of every pair."""
     if _is_tokens(preds) or _is_tokens(target):
         return _token_distances(preds, target, backend, pad_id, preds_lengths, target_lengths, device)[0]
+    _check_no_lengths(preds_lengths, target_lengths)
     preds, target = _as_lists(preds, target)
     return _pair_distances(preds, target, unit, backend, device, lengths=False)[0]
 
@@ -391,6 +399,7 @@ def error_rate_pairs(
     if _is_tokens(preds) or _is_tokens(target):
         distances, _, lengths = _token_distances(preds, target, backend, pad_id, preds_lengths, target_lengths, device)
         return distances, lengths
+    _check_no_lengths(preds_lengths, target_lengths)
     if type(target) is list and set(map(type, target)) == {str}:  # one reference per sample (the common case)
         preds, target = _as_lists(preds, target)
         distances, _, target_lengths = _pair_distances(preds, target, unit, backend, device, transform=transform)
@@ -674,6 +683,7 @@ def _normalized_edit_similarity_update(
         distances, pred_lengths, gold_lengths = _token_distances(preds, target, backend, pad_id, preds_lengths,
                                                                  target_lengths, device)
         return _similarity(distances, pred_lengths, gold_lengths, preset)
+    _check_no_lengths(preds_lengths, target_lengths)
     preds = as_text_list(preds, "preds")
     golds = as_reference_lists(target, "target")
     check_same_length(preds, "preds", golds, "target")

@@ -611,6 +611,15 @@ def test_token_inputs_bad_arguments_name_them():
         edit_distance(ids, -ids)
 
 
+@pytest.mark.parametrize("fn", [edit_distance, char_error_rate, word_error_rate, normalized_edit_similarity])
+def test_row_lengths_with_texts_are_an_error(fn):
+    """Lengths describe padded token rows: passed with strings they would be ignored, so they raise."""
+    with pytest.raises(ValueError, match="`target_lengths` is for padded token tensors"):
+        fn(["a b"], ["a c"], target_lengths=torch.tensor([1]))
+    with pytest.raises(ValueError, match="`preds_lengths`"):
+        fn(["a b"], ["a c"], preds_lengths=torch.tensor([1]))
+
+
 @pytest.mark.parametrize("layout", ["padded", "mixed"])
 @pytest.mark.parametrize("lengths", [[4, 1], [-1, 1]])
 def test_token_lengths_outside_the_padded_width_are_errors_in_every_layout(layout, lengths):
