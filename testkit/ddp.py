@@ -77,13 +77,15 @@ def _as_caller(rank: int, environ: dict, cwd: str, worker: Callable, *args: Any)
     worker(rank, *args)
 
 
-def _spawn(worker: Callable, args: tuple, world_size: int = WORLD_SIZE) -> list[Any]:
+def _spawn(
+    worker: Callable, args: tuple, world_size: int = WORLD_SIZE, start_method: str = "forkserver"
+) -> list[Any]:
     with tempfile.TemporaryDirectory() as out_dir:
         store_path = os.path.join(out_dir, "store")
         mp.get_context("forkserver").set_forkserver_preload(_PRELOAD)  # read when the server starts (once)
         try:
             mp.start_processes(_as_caller, args=(dict(os.environ), os.getcwd(), worker, store_path, out_dir, *args),
-                               nprocs=world_size, join=True, start_method="forkserver")
+                               nprocs=world_size, join=True, start_method=start_method)
         except Exception as exc:  # surface the child's traceback rather than spawn's summary
             errors = []
             for rank in range(world_size):
@@ -113,9 +115,12 @@ def run_ddp_scenarios(
     return {name: [per_rank[r][name] for r in range(WORLD_SIZE)] for name in splits}
 
 
-def run_ddp_function(fn: Callable, *args: Any, world_size: int = WORLD_SIZE) -> list[Any]:
-    """Call ``fn(rank, *args)`` in each of ``world_size`` gloo ranks (``fn`` must be importable); their results."""
-    return _spawn(_function_worker, (world_size, fn, args), world_size)
+def run_ddp_function(
+    fn: Callable, *args: Any, world_size: int = WORLD_SIZE, start_method: str = "forkserver"
+) -> list[Any]:
+    """Call ``fn(rank, *args)`` in each of ``world_size`` gloo ranks (``fn`` must be importable); their results.
+    ``start_method="spawn"``: fresh interpreters (ranks that use CUDA: no process they come from has touched it)."""
+    return _spawn(_function_worker, (world_size, fn, args), world_size, start_method)
 
 
 @contextlib.contextmanager

@@ -45,6 +45,29 @@ def test_sum_states_use_one_all_reduce_each_and_empty_rank_is_fine():
     assert torch.equal(results[0][1]["total"], results[1][1]["total"])
 
 
+def _rank_context(rank):
+    import os
+
+    import torch.distributed as dist
+
+    return rank, dist.get_world_size(), os.environ.get("GPUMETRICS_TEST_PROBE"), os.getcwd()
+
+
+@pytest.mark.ddp
+@pytest.mark.parametrize("start_method", ["forkserver", "spawn"])
+def test_ranks_see_the_callers_environment_and_directory(start_method, monkeypatch, tmp_path):
+    """Forked ranks come from a fork server started once per session: they must still see the environment and the
+    working directory of the moment of the call, as spawned ones do."""
+    for probe in ("one", "two"):  # the server outlives the first call
+        monkeypatch.setenv("GPUMETRICS_TEST_PROBE", probe)
+        monkeypatch.chdir(tmp_path)
+        assert run_ddp_function(_rank_context, start_method=start_method) == [
+            (rank, 2, probe, str(tmp_path)) for rank in range(2)
+        ]
+        tmp_path = tmp_path / probe
+        tmp_path.mkdir()
+
+
 def test_signature_names_version():
     signature = SumAndCat().signature()
     assert signature.startswith("toy|") and "version:" in signature

@@ -73,7 +73,8 @@ def _worker(rank: int, names: list[str], tmp: str, device: str = "cuda") -> dict
 
 @pytest.fixture(scope="module")
 def two_process_results(tmp_path_factory) -> list[dict]:
-    return run_ddp_function(_worker, _families(), str(tmp_path_factory.mktemp("ddp")))
+    # fresh interpreters: CUDA in a child forked from a process that initialised the driver is undefined
+    return run_ddp_function(_worker, _families(), str(tmp_path_factory.mktemp("ddp")), start_method="spawn")
 
 
 @pytest.mark.parametrize("name", FAMILIES)
