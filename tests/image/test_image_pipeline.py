@@ -65,6 +65,7 @@ def test_an_undecodable_file_is_named_also_from_a_worker(tmp_path):
 
 def test_options_are_checked():
     assert 0 <= default_workers() <= 8
+    assert [default_workers(cores) for cores in (1, 2, 3, 9, 16)] == [0, 0, 2, 8, 8]
     assert check_workers(None) is None and check_workers(3) == 3
     for bad in (-1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="`workers`"):
