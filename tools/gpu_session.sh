@@ -75,7 +75,7 @@ for case in $cases; do
         --results "$OUT/latest.json" --table "$OUT/BENCHMARKS.md" >>"$OUT/bench.log" 2>&1
     echo "bench $case: exit $? in $(( $(date +%s) - case_start )) s" | tee -a "$OUT/bench.log"
 done
-# the GPU machine's host cores decide auto's routes for strings (kernels.host.threads_beat_encoding: its thresholds
+# the GPU machine's host cores decide auto's routes for strings (kernels.host.host_beats_device_route: its thresholds
 # came from the 2-core CPU): its CPU rows go to files of their own, never merged into the repo's (keyed "cpu" there)
 host_cases=${HOST_BENCH_CASES:-"edit_long_encode_separated edit_encode_separated wer_encode_separated"}
 for case in $host_cases; do

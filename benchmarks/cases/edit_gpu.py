@@ -73,9 +73,10 @@ def edit_gpu_long_case(size: int, device: str) -> Contenders:
                   preds, target, reduction="none", backend="torch", device=device)},
         anchors={"gpumetrics edit_distance CPU auto": lambda: edit_distance(preds, target, reduction="none")},
         check=lambda ours, anchor: ours.tolist() == anchor.tolist(),
-        note="500–2,000 chars, ~10% edits. auto: with ≥ 16 free cores rapidfuzz's threads, then one upload (the "
-             "host's encoding alone outweighs them: edit_long_encode_separated); torch: the device route (separated "
-             "encoding, rows found on the GPU, Triton kernel)",
+        note="500–2,000 chars, ~10% edits. auto: with ≥ 2 free cores rapidfuzz on the host, then one upload (the "
+             "device route was slower than one host core; its encoding alone outweighs the host's threads: "
+             "edit_long_encode_separated); torch: the device route (separated encoding, rows found on the GPU, "
+             "Triton kernel)",
     )
 
 

@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 __all__ = ["rapidfuzz_distances", "lcs_length_rapidfuzz", "id_strings", "has_rapidfuzz", "free_cores", "all_strings",
-           "threads_beat_encoding", "MAX_CODE_ID"]
+           "host_beats_device_route", "MAX_CODE_ID"]
 
 _WORD = 64  # symbols per machine word of rapidfuzz's bit-parallel kernels
 _RAPIDFUZZ_CHUNK = 4096  # pairs per process.cpdist call on one thread: its per-pair buffers stay in cache
@@ -28,12 +28,14 @@ _THREADED_MIN_PAIRS = 20_000  # short pairs from which rapidfuzz's threads pay f
 # 2-core CPU, 150-char pairs, interleaved rounds: 1.09× one thread at 6.4 M cells, 1.4× at 13 M, 1.7× from 26 M)
 _THREADED_MIN_CELLS = 1 << 23
 _CALIBRATION_PAIRS = 32  # long pairs whose exact distances pick the band hint of the rest
-# free cores from which rapidfuzz's threads score character pairs before the host has encoded them for a device (the
-# device route's host share alone); one-core rapidfuzz / that encoding, 2-core CPU: ~1.2 for 500,000 short pairs
-# (edit_encode_separated), 5.5 for 2,000 long pairs with ~10% edits and ~12 for unrelated long texts (no band;
-# edit_long_encode_separated): the cores must exceed that ratio, with a margin for the upload and thread scaling
+# free cores from which rapidfuzz on the host scores character pairs before the device route would. Short pairs: the
+# route's host share alone (their encoding) is the bar; one-core rapidfuzz / that encoding, 2-core CPU: ~1.2 for
+# 500,000 short pairs (edit_encode_separated), so the cores must exceed it, with a margin for the upload and thread
+# scaling. Long pairs: the device kernel is the bar — on one H200 the whole route took 138 ms for the 2,000 pairs of
+# edit_gpu_long (500-2,000 chars; few pairs, so few GPU threads, each walking long rows), while rapidfuzz takes 80 ms
+# on one core of the 2-core CPU (5.5x their encoding; ~12x for unrelated texts): 2 cores, a margin for slower hosts
 _SHORT_PAIRS_MIN_CORES = 4
-_LONG_PAIRS_MIN_CORES = 16
+_LONG_PAIRS_MIN_CORES = 2
 
 
 def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.ndarray:
@@ -149,16 +151,17 @@ def _long_pairs_threads_pay(total: int, pair_lengths: np.ndarray) -> bool:
     return float(np.mean(pair_lengths.astype(np.float64) ** 2)) / 4 * total >= _THREADED_MIN_CELLS
 
 
-def threads_beat_encoding(a: Sequence, b: Sequence) -> bool:
+def host_beats_device_route(a: Sequence, b: Sequence) -> bool:
     """Whether :func:`rapidfuzz_distances` on this host's free cores scores the character pairs ``(a[i], b[i])``
-    before the host has even encoded them for a device — the device route's whole host share — so that a caller
-    asking for device results takes rapidfuzz and one upload. Short pairs (the first pairs' mean length within one
-    64-symbol word): ``_THREADED_MIN_PAIRS`` of them and ``_SHORT_PAIRS_MIN_CORES`` free cores; long pairs: enough
-    cells for threads (``_THREADED_MIN_CELLS``) and ``_LONG_PAIRS_MIN_CORES`` free cores (the thresholds: measured
-    ratios above). ``False`` for items without a length (the device route's check names them).
+    before the device route would, so that a caller asking for device results takes rapidfuzz and one upload. Short
+    pairs (the first pairs' mean length within one 64-symbol word): ``_THREADED_MIN_PAIRS`` of them and
+    ``_SHORT_PAIRS_MIN_CORES`` free cores — threads that finish before the host has even encoded the strings for the
+    device; long pairs: enough cells for threads (``_THREADED_MIN_CELLS``) and ``_LONG_PAIRS_MIN_CORES`` free cores
+    — the device kernel was slower on long pairs than one host core (the thresholds: measured ratios above).
+    ``False`` for items without a length (the device route's check names them).
 
     Example:
-        >>> threads_beat_encoding(["kitten"] * 10, ["sitting"] * 10)  # too few pairs for threads
+        >>> host_beats_device_route(["kitten"] * 10, ["sitting"] * 10)  # too few pairs for threads
         False
     """
     head = min(len(a), _CALIBRATION_PAIRS)

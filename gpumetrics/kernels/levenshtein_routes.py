@@ -38,7 +38,7 @@ from torch import Tensor
 from gpumetrics.core.checks import check_device
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.host import (
-    MAX_CODE_ID, has_rapidfuzz, id_strings, rapidfuzz_distances, threads_beat_encoding,
+    MAX_CODE_ID, has_rapidfuzz, host_beats_device_route, id_strings, rapidfuzz_distances,
 )
 from gpumetrics.kernels.levenshtein import DEFAULT_MAX_ELEMENTS, levenshtein_padded, levenshtein_ragged_rows
 from gpumetrics.kernels.text_rows import (
@@ -424,15 +424,15 @@ def levenshtein_texts(
 
 def _auto_backend(a: Sequence, b: Sequence, unit: str, device: torch.device) -> str:
     """``backend="auto"``: rapidfuzz on the CPU; on a device the device kernels — except for character pairs that
-    rapidfuzz's threads on the host's free cores score before the host could even encode them for the device
-    (:func:`~gpumetrics.kernels.host.threads_beat_encoding`: ≥ 20,000 short pairs and ≥ 4 free cores, or long pairs
-    with ≥ 16): the strings are on the host already, so the result is computed there and uploaded. Words and token
-    lists always take the device kernels (splitting on the host costs more than the distances)."""
+    rapidfuzz on the host's free cores scores before the device route would
+    (:func:`~gpumetrics.kernels.host.host_beats_device_route`: ≥ 20,000 short pairs and ≥ 4 free cores, or enough long
+    pairs for threads and ≥ 2): the strings are on the host already, so the result is computed there and uploaded.
+    Words and token lists always take the device kernels (splitting on the host costs more than the distances)."""
     if not has_rapidfuzz():
         return "torch"
     if device.type == "cpu":
         return "rapidfuzz"
-    if unit == "char" and threads_beat_encoding(a, b):
+    if unit == "char" and host_beats_device_route(a, b):
         return "rapidfuzz"
     return "torch"
 

@@ -10,9 +10,9 @@ All four share one step: the Levenshtein distance of every (prediction, referenc
   result moved to the device;
 * ``"auto"`` (default) — rapidfuzz on CPU; on another device the device kernels (on CUDA the fused Triton kernel of
   :mod:`gpumetrics.kernels.levenshtein_triton` when triton is importable), except for character pairs that
-  rapidfuzz's threads on the free cores score before the host could encode them (≥ 20,000 short pairs and ≥ 4
-  free cores, or long pairs and ≥ 16): those strings are on the host already (result uploaded;
-  :func:`~gpumetrics.kernels.host.threads_beat_encoding`).
+  rapidfuzz on the free cores scores before the device route would (≥ 20,000 short pairs and ≥ 4 free cores, or
+  enough long pairs for threads and ≥ 2): those strings are on the host already (result uploaded;
+  :func:`~gpumetrics.kernels.host.host_beats_device_route`).
 
 Inputs: ``B`` strings, or integer **token tensors** on any device (the output of greedy / CTC decoding): padded
 ``Tensor[B, L]`` whose rows end at ``preds_lengths`` / ``target_lengths`` or at their first ``pad_id`` (full width

@@ -534,10 +534,10 @@ def test_triton_kernel_compiles_for_an_h100():
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
 
 
-def test_auto_on_a_device_takes_rapidfuzz_threads_only_where_they_beat_the_encoding(monkeypatch):
+def test_auto_on_a_device_takes_rapidfuzz_only_where_the_host_beats_the_device_route(monkeypatch):
     """Strings are on the host already: rapidfuzz's threads beat encoding them for the device for large batches of
-    short pairs with ≥ 4 free cores, and of long pairs with ≥ 16; words, small batches and busy hosts take the device
-    kernels."""
+    short pairs with ≥ 4 free cores, and rapidfuzz beat the device route on long pairs from 2 (the first GPU run);
+    words, small batches and busy hosts take the device kernels."""
     from gpumetrics.kernels import host, levenshtein_routes as routes
 
     cuda = torch.device("cuda")  # only the dispatch is asked: no GPU needed
@@ -545,17 +545,19 @@ def test_auto_on_a_device_takes_rapidfuzz_threads_only_where_they_beat_the_encod
     monkeypatch.setattr(host, "free_cores", lambda: 8)
     assert routes._auto_backend(short, short, "char", cuda) == "rapidfuzz"
     assert routes._auto_backend(short, short, "word", cuda) == "torch"
-    assert routes._auto_backend(long, long, "char", cuda) == "torch"
+    assert routes._auto_backend(long, long, "char", cuda) == "rapidfuzz"
     assert routes._auto_backend(short[:100], short[:100], "char", cuda) == "torch"
     assert routes._auto_backend([1] * 20_000, short, "char", cuda) == "torch"  # the device path's check names it
     assert routes._auto_backend([], [], "char", cuda) == "torch"
     assert routes._auto_backend(short, short, "char", torch.device("cpu")) == "rapidfuzz"
-    monkeypatch.setattr(host, "free_cores", lambda: 16)
-    assert routes._auto_backend(long, long, "char", cuda) == "rapidfuzz"
     assert routes._auto_backend(long[:100], long[:100], "char", cuda) == "torch"  # too few cells for threads
     assert routes._auto_backend(long, long, "word", cuda) == "torch"
+    monkeypatch.setattr(host, "free_cores", lambda: 2)
+    assert routes._auto_backend(long, long, "char", cuda) == "rapidfuzz"
     monkeypatch.setattr(host, "free_cores", lambda: 3)
     assert routes._auto_backend(short, short, "char", cuda) == "torch"
+    monkeypatch.setattr(host, "free_cores", lambda: 1)
+    assert routes._auto_backend(long, long, "char", cuda) == "torch"
     monkeypatch.setattr(routes, "has_rapidfuzz", lambda: False)
     assert routes._auto_backend(short, short, "char", torch.device("cpu")) == "torch"
 
