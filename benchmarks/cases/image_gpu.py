@@ -204,7 +204,7 @@ def fid_gpu_files_case(size: int, device: str) -> Contenders:
     weights = Path(tempfile.mkdtemp(prefix="gpumetrics_bench_weights_")) / "random_fid_inception.pth"
     atexit.register(shutil.rmtree, weights.parent, ignore_errors=True)
     torch.save(state, weights)
-    workers = default_workers()
+    workers = default_workers(device=device)
 
     def ours(*options: str) -> float:
         out, err = io.StringIO(), io.StringIO()

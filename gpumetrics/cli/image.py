@@ -12,10 +12,10 @@ statistics files), CLIP score of captions.
                           [--batch-size 32] [--device cuda|cpu] [--speed-mode tf32|bf16|fp16] [--workers N]
                           [--decode pil|nvjpeg] [--download] [--json]
 
-Images are decoded by ``--workers`` processes (default: the usable cores less one, at most 8; none on 2 cores or
-fewer) and prefetched while the network runs (:func:`gpumetrics.image.io.same_size_batches`): the numbers do not
-depend on the count; ``--decode nvjpeg`` decodes JPEGs on the GPU (other formats by the workers; the pixels differ
-slightly from PIL's, and the signature of the cache key says so). ``--speed-mode`` is opt-in and recorded in the signature
+Images are decoded by ``--workers`` processes (default: the usable cores less one, at most 8; none on 2 cores
+or fewer without a GPU) and prefetched while the network runs (:func:`gpumetrics.image.io.same_size_batches`): the
+numbers do not depend on the count; ``--decode nvjpeg`` decodes JPEGs on the GPU (other formats by the workers; the
+pixels differ slightly from PIL's, and the signature of the cache key says so). ``--speed-mode`` is opt-in and recorded in the signature
 (:mod:`gpumetrics.image.precision`). ``--device`` defaults to ``cuda`` when torch sees a GPU (pytorch-fid's
 convention), else ``cpu``.
 
@@ -56,7 +56,7 @@ def _pipeline_options(args: argparse.Namespace, device) -> dict:
 
     if args.decode == "nvjpeg" and device.type != "cuda":
         raise ValueError(f"--decode nvjpeg decodes JPEGs on a CUDA device; --device is {device}")
-    return {"workers": default_workers() if args.workers is None else args.workers, "decode": args.decode}
+    return {"workers": default_workers(device=device) if args.workers is None else args.workers, "decode": args.decode}
 
 
 def _speed_mode(value: Optional[str], clip: bool = False) -> Optional[str]:
@@ -251,8 +251,8 @@ def _add_pipeline_arguments(parser: argparse.ArgumentParser, speed_modes: str) -
     parser.add_argument("--speed-mode", metavar="MODE", help=speed_modes)
     parser.add_argument(
         "--workers", type=non_negative_int, metavar="N",
-        help="image-decoding processes (default: the usable cores less one, at most 8, none on 2 cores or fewer; "
-             "0: decode in this process); the numbers do not depend on it",
+        help="image-decoding processes (default: the usable cores less one, at most 8, none on 2 cores or fewer "
+             "without a GPU; 0: decode in this process); the numbers do not depend on it",
     )
     parser.add_argument(
         "--decode", default="pil", choices=("pil", "nvjpeg"),

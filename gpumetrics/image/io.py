@@ -83,23 +83,27 @@ def read_image(path: Union[str, Path]) -> Tensor:
     return _batch([_read_rgb(path)])[0]
 
 
-def default_workers(cores: Optional[int] = None) -> int:
+def default_workers(cores: Optional[int] = None, device: Optional[Union[str, torch.device]] = None) -> int:
     """Decoding processes when none are asked for: the cores this process may use (``cores``, default this
-    machine's), less one for the main process, at most 8 — and none on two cores or fewer, where the one worker would
-    only move the decoding to another process: on the 2-core CPU 1,000 JPEGs took 1.08 s with one worker and 0.93 s
-    in the main process (two workers 0.98 s), each worker's start and the pixels' trip through shared memory costing
-    what the overlap saves.
+    machine's), less one for the main process, at most 8 — except where the images feed a network on the CPU
+    (``device`` ``None`` or a CPU) of a machine with two cores or fewer: there a worker only moves the decoding onto
+    a core the forward uses (1,000 JPEGs into a trivial feature on the 2-core CPU: 1.08 s with one worker, 0.93 s in
+    the main process), so none. With a CUDA ``device`` the main process mostly waits for the GPU, and one worker on
+    two cores (a common cloud notebook) decodes the next batch meanwhile.
 
     Example:
         >>> [default_workers(cores) for cores in (1, 2, 3, 16, 64)]
         [0, 0, 2, 8, 8]
+        >>> [default_workers(cores, "cuda") for cores in (1, 2, 3, 16)]
+        [0, 1, 2, 8]
     """
     if cores is None:
         try:
             cores = len(os.sched_getaffinity(0))
         except AttributeError:  # not on Linux
             cores = os.cpu_count() or 1
-    return 0 if cores <= 2 else min(8, cores - 1)
+    on_cpu = device is None or torch.device(device).type == "cpu"
+    return 0 if cores <= 1 or (on_cpu and cores <= 2) else min(8, cores - 1)
 
 
 def check_workers(workers: object, name: str = "workers") -> Optional[int]:
@@ -189,8 +193,8 @@ def same_size_batches(
     Args:
         paths: image files, read in this order.
         batch_size: files per chunk.
-        workers: decoding processes (``None``: :func:`default_workers`; 0: the calling process). More than one
-            chunk is needed for workers to start.
+        workers: decoding processes (``None``: :func:`default_workers` for ``device``; 0: the calling process).
+            More than one chunk is needed for workers to start.
         decode: ``"pil"`` (default, pytorch-fid's pixels) or ``"nvjpeg"`` (JPEG files decoded on ``device``, a CUDA
             device; other formats as ``"pil"``).
         device: where the batches go (pinned and copied without blocking for CUDA); ``None``: stay on the CPU.
@@ -209,8 +213,8 @@ def same_size_batches(
         [([0, 1], (2, 3, 6, 8)), ([2], (1, 3, 5, 5))]
     """
     check_reading_options(workers, decode)
-    workers = default_workers() if workers is None else workers
     target = torch.device(device) if device is not None else None
+    workers = default_workers(device=target) if workers is None else workers
     if decode == "nvjpeg" and (target is None or target.type != "cuda"):
         raise ValueError(f"`decode` 'nvjpeg' decodes on a CUDA device; the images go to {target or 'the CPU'}")
     chunks = _Chunks(paths, batch_size, raw_jpegs=decode == "nvjpeg")

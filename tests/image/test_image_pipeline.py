@@ -66,6 +66,9 @@ def test_an_undecodable_file_is_named_also_from_a_worker(tmp_path):
 def test_options_are_checked():
     assert 0 <= default_workers() <= 8
     assert [default_workers(cores) for cores in (1, 2, 3, 9, 16)] == [0, 0, 2, 8, 8]
+    # beside a GPU the main process waits for the device: one worker on two cores overlaps decoding with it
+    assert [default_workers(cores, torch.device("cuda")) for cores in (1, 2, 3, 9)] == [0, 1, 2, 8]
+    assert default_workers(2, "cpu") == 0
     assert check_workers(None) is None and check_workers(3) == 3
     for bad in (-1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="`workers`"):
