@@ -321,3 +321,22 @@ def test_record_cuda_suite_cli_writes_results_and_table_and_keeps_them_on_a_miss
     assert bench.main(["--only", TOY, "--quick", "--repeats", "2", "--device", "cpu",
                        "--results", str(results), "--table", str(table)]) == 0
     assert json.loads(results.read_text())["cuda_suite"] == entries and "(dry run)." in table.read_text()
+
+
+def _session_case_list(script: str, variable: str) -> list[str]:
+    """The default case names of ``variable=${OVERRIDE:-"…"}`` in a shell script (continued lines joined)."""
+    start = script.index(f"{variable}=${{")
+    quoted = script[script.index('"', start) + 1 :]
+    return quoted[: quoted.index('"')].replace("\\\n", " ").split()
+
+
+def test_the_gpu_session_script_names_only_registered_cases():
+    """A misspelt case in tools/gpu_session.sh would spend device time on an error: every name must be registered,
+    once, and every GPU case must be in the list."""
+    load_cases()
+    script = (Path(__file__).resolve().parents[1] / "tools" / "gpu_session.sh").read_text()
+    names = _session_case_list(script, "cases") + _session_case_list(script, "host_cases")
+    assert names and [name for name in names if name not in CASES] == []
+    assert len(names) == len(set(names))
+    gpu_cases = {name for name, case in CASES.items() if case.group == "gpu"}
+    assert gpu_cases <= set(names), sorted(gpu_cases - set(names))
