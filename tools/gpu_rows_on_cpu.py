@@ -1,18 +1,25 @@
 """Every GPU benchmark row's contenders once on the CPU, with the rows' CUDA check lifted (tools/device_sim.sh).
 
 ``python tools/gpu_rows_on_cpu.py [CASE ...]``: for each ``group="gpu"`` case at its quick size, every contender runs
-once on the CPU and the case's check compares the first of ours with the first anchor, so an import, API or value
+once on the CPU (the Triton kernel under ``TRITON_INTERPRET=1``) and the case's check compares the first of ours with the first anchor, so an import, API or value
 error in a GPU row shows here, not in the device call. A contender that refuses the CPU itself (an error naming CUDA:
 nvJPEG decoding) is reported and not counted as a failure. Exit status 1 on any other failure.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from pathlib import Path
 
+# rows that time the Triton kernel itself run it on CPU tensors through Triton's interpreter (set before triton is
+# imported; the routes of the other rows take the tensor kernel on a CPU either way)
+os.environ.setdefault("TRITON_INTERPRET", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.kernels.triton_interpret_check import mend_interpreter_scalars  # noqa: E402
+
+mend_interpreter_scalars()
 
 import benchmarks.cases.edit_gpu as edit_gpu  # noqa: E402
 import benchmarks.cases.image_gpu as image_gpu  # noqa: E402

@@ -14,7 +14,8 @@
 # repo's), so a case cut by the budget loses only itself. Case order: the rows whose goal a CPU-side change bets on
 # and the rows no GPU has measured (fid_gpu_forward: the folded half-precision Inception against autocast, and the
 # 10,000 img/s goal; clip_gpu_update_bf16: the batch tokenizer; fid_gpu_files; edit_gpu_long: auto's host route for
-# long pairs), then the other unmeasured rows (torch.compile last: its compilation is slow), then the other cases the
+# long pairs; edit_gpu_kernel_short / _long: the Triton kernel's launch shapes), then the other unmeasured rows
+# (torch.compile last: its compilation is slow), then the other cases the
 # first run measured, then the main image cases on the device. GPU_BENCH_CASES
 # overrides the case list (priority order); BENCH_DEVICE / BENCH_ARGS / SKIP_WHEELS are for a dry run on a CPU machine:
 # `SKIP_WHEELS=1 BENCH_DEVICE=cpu BENCH_ARGS=--quick bash tools/gpu_session.sh`.
@@ -63,8 +64,9 @@ note=""; [ "${BENCH_DEVICE:-cuda}" = cpu ] && note="dry run on a CPU: the CUDA t
 python3 -m benchmarks --device "${BENCH_DEVICE:-cuda}" --record-cuda-suite "$OUT/cuda-suite.xml" \
     --cuda-suite-note "$note" --results "$OUT/latest.json" --table "$OUT/BENCHMARKS.md" 2>&1 | tail -3
 # the rows a CPU-side change bets on and the never-measured ones first (see the header), compile last of those
-cases=${GPU_BENCH_CASES:-"fid_gpu_forward clip_gpu_update_bf16 fid_gpu_files edit_gpu_long fid_gpu_forward_large_batch \
-clip_gpu_update_tf32 clip_gpu_update_fp16 edit_gpu_uneven fid_gpu_forward_compiled \
+cases=${GPU_BENCH_CASES:-"fid_gpu_forward clip_gpu_update_bf16 fid_gpu_files edit_gpu_long edit_gpu_kernel_short \
+edit_gpu_kernel_long fid_gpu_forward_large_batch clip_gpu_update_tf32 clip_gpu_update_fp16 edit_gpu_uneven \
+fid_gpu_forward_compiled \
 clip_gpu_update_fp32 edit_gpu_short_strings edit_gpu_short_tokens wer_gpu \
 fid_update clip_score_update fid_files frechet_distance kid_compute"}
 for case in $cases; do

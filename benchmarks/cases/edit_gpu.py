@@ -20,6 +20,10 @@ from gpumetrics.functional import edit_distance, word_error_rate
 from gpumetrics.kernels.ragged import Ragged
 from gpumetrics.kernels.text_rows import encode_chars_ragged
 
+# Triton launch shapes (pairs per program, warps): the kernel's default, the shapes it launched before (32 lanes on 4
+# warps from 4,096 pairs, 16 lanes on 4 warps below), and neighbours (gpumetrics.kernels.levenshtein_triton: why)
+_SHAPES = ((4, 1), (8, 1), (2, 1), (1, 1), (16, 1), (16, 4), (32, 4))
+
 
 def _cuda(device: str) -> str:
     if not device.startswith("cuda") or not torch.cuda.is_available():
@@ -103,3 +107,40 @@ def edit_gpu_uneven_case(size: int, device: str) -> Contenders:
         check=lambda ours_value, anchor: ours_value.tolist() == anchor,
         note="1e6 chars vs 3, vs itself with 1 substitution, 3 vs it: one Triton launch (bounded)",
     )
+
+
+def _kernel_shapes_case(preds, target, device: str, before: tuple[int, int], note: str) -> Contenders:
+    from gpumetrics.kernels.levenshtein_triton import LANES, WARPS, levenshtein_triton
+
+    (a, a_offsets), (b, b_offsets) = encode_chars_ragged(preds, device), encode_chars_ragged(target, device)
+
+    def shape(lanes: int, warps: int):
+        return lambda: levenshtein_triton(a, a_offsets, b, b_offsets, block=lanes, num_warps=warps)
+
+    label = lambda lanes, warps: f"Triton kernel, {lanes} pairs per program on {warps} warps" + (  # noqa: E731
+        " (default)" if (lanes, warps) == (LANES, WARPS) else "")
+    return Contenders(
+        ours={label(*s): shape(*s) for s in _SHAPES if s != before},
+        anchors={label(*before) + ", the shape launched before": shape(*before)},
+        check=lambda ours, anchor: torch.equal(ours, anchor),
+        note=note,
+    )
+
+
+@register("edit_gpu_kernel_short", sizes=(500_000,), quick_sizes=(8,), repeats=5, group="gpu")
+def edit_gpu_kernel_short_case(size: int, device: str) -> Contenders:
+    device = _cuda(device)
+    preds, target = ocr_pairs(size, 5, 40, seed=size)
+    return _kernel_shapes_case(preds, target, device, (32, 4), "the Triton kernel alone on the 500,000 short pairs of "
+                               "edit_gpu_short_strings (code points already on the GPU), by launch shape")
+
+
+@register("edit_gpu_kernel_long", sizes=(2_000,), quick_sizes=(4,), repeats=3, group="gpu")
+def edit_gpu_kernel_long_case(size: int, device: str) -> Contenders:
+    device = _cuda(device)
+    # the quick size checks the case on a CPU, where the kernel runs under Triton's interpreter: pairs of 70-200
+    # characters (still several words) instead of 500-2,000, which take minutes there
+    low, high = (500, 2_000) if size >= 100 else (70, 200)
+    preds, target = ocr_pairs(size, low, high, seed=size + 1)
+    return _kernel_shapes_case(preds, target, device, (16, 4), "the Triton kernel alone on the 2,000 long pairs of "
+                               "edit_gpu_long (code points already on the GPU), by launch shape")

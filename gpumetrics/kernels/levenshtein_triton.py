@@ -16,6 +16,15 @@ Layout: pairs come as ragged rows of one flat symbol array (values + start + len
 Work per pair: ``W · n`` word steps of ~25 integer ops plus a 64-wide compare; one launch for the whole batch (pairs
 sorted by ``(W, n)`` on the device so a block's lanes run similar loops), no host sync. Under ``TRITON_INTERPRET=1``
 the same kernel runs on CPU tensors (numpy), which is how the tests hold it equal to the tensor kernel.
+
+Launch shape: 4 pairs per program on one warp (``LANES``, ``WARPS``). Read from the sm_90 code Triton generates
+(``cuobjdump -res-usage``, the inner loop's SASS; no GPU needed): 4 lanes on 1 warp take 128 registers, no local
+memory, 109 instructions per pair and text step, and 16 programs fit an SM (64 pairs in flight); the earlier 32 lanes
+on 4 warps (batches from 4,096 pairs) needed 255 registers and spilled 712 bytes (75 local loads and stores in the
+inner loop), 226 instructions per pair-step, 2 programs per SM; 16 lanes on 4 warps (smaller batches) 209
+instructions, 8 barriers per step, 32 pairs per SM. The 64-wide compare's reduction stays within one warp. A
+prediction until a GPU times it: the benchmark cases ``edit_gpu_kernel_short`` / ``edit_gpu_kernel_long`` time
+these shapes against each other.
 """
 
 from __future__ import annotations
@@ -29,7 +38,10 @@ try:
 except ImportError:  # pragma: no cover - the tensor kernel serves every device then
     triton = None
 
-__all__ = ["levenshtein_triton", "levenshtein_triton_rows"]
+__all__ = ["levenshtein_triton", "levenshtein_triton_rows", "LANES", "WARPS"]
+
+LANES = 4  # pairs per program (the module docstring: why this launch shape)
+WARPS = 1  # warps per program
 
 
 if triton is not None:
@@ -132,7 +144,9 @@ if triton is not None:
         tl.store(out_ptr + pair, distance, mask=live)
 
 
-def levenshtein_triton(a: Tensor, a_offsets: Tensor, b: Tensor, b_offsets: Tensor, block: int = 0) -> Tensor:
+def levenshtein_triton(
+    a: Tensor, a_offsets: Tensor, b: Tensor, b_offsets: Tensor, block: int = 0, num_warps: int = 0
+) -> Tensor:
     """Distances of the ragged pairs ``(a[a_offsets[i]:a_offsets[i+1]], b[b_offsets[i]:b_offsets[i+1]])``.
 
     Inputs are already checked by :func:`~gpumetrics.kernels.levenshtein.levenshtein_ragged` (symbols in
@@ -141,16 +155,19 @@ def levenshtein_triton(a: Tensor, a_offsets: Tensor, b: Tensor, b_offsets: Tenso
     Args:
         a, b: ``IntTensor[Ta]``, ``IntTensor[Tb]`` flat symbols (CUDA, or CPU under ``TRITON_INTERPRET=1``).
         a_offsets, b_offsets: ``LongTensor[B + 1]``.
-        block: pairs per program (0: 16 for batches under ~4k pairs, so long pairs fill the GPU, else 32).
+        block: pairs per program (0: ``LANES``).
+        num_warps: warps per program (0: ``WARPS``).
 
     Returns:
         ``LongTensor[B]``.
     """
-    return levenshtein_triton_rows(a, a_offsets[:-1], a_offsets.diff(), b, b_offsets[:-1], b_offsets.diff(), block)
+    return levenshtein_triton_rows(a, a_offsets[:-1], a_offsets.diff(), b, b_offsets[:-1], b_offsets.diff(), block,
+                                   num_warps)
 
 
 def levenshtein_triton_rows(
-    a: Tensor, a_start: Tensor, a_len: Tensor, b: Tensor, b_start: Tensor, b_len: Tensor, block: int = 0
+    a: Tensor, a_start: Tensor, a_len: Tensor, b: Tensor, b_start: Tensor, b_len: Tensor, block: int = 0,
+    num_warps: int = 0,
 ) -> Tensor:
     """Distances of the pairs ``(a[a_start[i]:a_start[i] + a_len[i]], b[b_start[i]:b_start[i] + b_len[i]])``: rows
     of flat symbol arrays that need not be contiguous (a padded ``[B, L]`` tensor is ``a.flatten()`` with
@@ -176,7 +193,8 @@ def levenshtein_triton_rows(
     # similar loops in one block: sort by (pattern words, text steps)
     order = torch.argsort(((p_len + 63) // 64) * (1 << 32) + t_len).contiguous()
     carry = torch.empty(values.shape[0], dtype=torch.int8, device=device)
-    block = block or (16 if batch < 4096 else 32)
+    block = block or LANES
     grid = (triton.cdiv(batch, block),)
-    _levenshtein_kernel[grid](values, p_start, p_len, t_start, t_len, carry, out, order, batch, BLOCK=block)
+    _levenshtein_kernel[grid](values, p_start, p_len, t_start, t_len, carry, out, order, batch, BLOCK=block,
+                              num_warps=num_warps or WARPS)
     return out

@@ -505,23 +505,33 @@ def test_triton_kernel_equals_the_tensor_kernel_under_the_interpreter_more_pairs
 
 
 _HOPPER_COMPILE = """
+import os, re, subprocess, tempfile
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from gpumetrics.kernels.levenshtein_triton import _levenshtein_kernel
+from gpumetrics.kernels.levenshtein_triton import LANES, WARPS, _levenshtein_kernel
 signature = {"values": "*i64", "p_start_ptr": "*i64", "p_len_ptr": "*i64", "t_start_ptr": "*i64", "t_len_ptr": "*i64",
              "carry_ptr": "*i8", "out_ptr": "*i64", "order_ptr": "*i64", "pairs": "i32", "BLOCK": "constexpr"}
-for block in (16, 32):  # the two block sizes levenshtein_triton_rows launches
-    kernel = triton.compile(ASTSource(_levenshtein_kernel, signature, constexprs={"BLOCK": block}),
-                            target=GPUTarget("cuda", 90, 32))
-    assert kernel.asm["cubin"] and "bar.sync" in kernel.asm["ptx"]
+kernel = triton.compile(ASTSource(_levenshtein_kernel, signature, constexprs={"BLOCK": LANES}),
+                        target=GPUTarget("cuda", 90, 32), options={"num_warps": WARPS})  # the launch shape
+assert kernel.asm["cubin"] and "bar.sync" in kernel.asm["ptx"]
+# its state fits the registers: no local memory (the earlier 32 lanes on 4 warps spilled 712 bytes)
+tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+if os.path.exists(tool):
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "kernel.cubin")
+        with open(path, "wb") as cubin:
+            cubin.write(kernel.asm["cubin"])
+        usage = subprocess.run([tool, "-res-usage", path], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"STACK:0 ", usage) and re.search(r"LOCAL:0 ", usage), usage
 print("ok")
 """
 
 
 def test_triton_kernel_compiles_for_an_h100():
     """The interpreter is lenient (no layouts, no dtype rules of the compiler): the kernel is also compiled ahead of
-    time for sm_90 with the launch's argument types, which needs no GPU (Triton's own ptxas)."""
+    time for sm_90 with the launch's argument types and shape, which needs no GPU (Triton's own ptxas), and its
+    resource usage read (no register spills)."""
     import os
     import subprocess
     import sys

@@ -64,7 +64,7 @@ def main(seed: int, pairs: int, long: int) -> None:
     torch_path = levenshtein_distance(pa, la, pb, lb, backend="torch").tolist()  # the tensor kernel on the CPU
     assert torch_path == expected
     rows = levenshtein_triton_rows(pa, torch.arange(len(a)) * pa.shape[1], la, pb, torch.arange(len(b)) * pb.shape[1],
-                                   lb, block=4).tolist()  # padded rows, another block size
+                                   lb, block=16, num_warps=4).tolist()  # padded rows, another launch shape
     assert rows == torch_path
 
     # word ids (symbols beyond the code-point range, up to 2**32 - 1)
