@@ -117,10 +117,12 @@ def _kernel_shapes_case(preds, target, device: str, before: tuple[int, int], not
     def shape(lanes: int, warps: int):
         return lambda: levenshtein_triton(a, a_offsets, b, b_offsets, block=lanes, num_warps=warps)
 
-    label = lambda lanes, warps: f"Triton kernel, {lanes} pairs per program on {warps} warps" + (  # noqa: E731
-        " (default)" if (lanes, warps) == (LANES, WARPS) else "")
+    def label(lanes: int, warps: int) -> str:
+        default = " (default)" if (lanes, warps) == (LANES, WARPS) else ""
+        return f"Triton kernel, {lanes} pairs per program on {warps} warps{default}"
+
     return Contenders(
-        ours={label(*s): shape(*s) for s in _SHAPES if s != before},
+        ours={label(*other): shape(*other) for other in _SHAPES if other != before},
         anchors={label(*before) + ", the shape launched before": shape(*before)},
         check=lambda ours, anchor: torch.equal(ours, anchor),
         note=note,
