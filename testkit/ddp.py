@@ -21,7 +21,8 @@ import torch.multiprocessing as mp
 WORLD_SIZE = 2
 
 
-_PRELOAD = ["torch", "torch.distributed", "torchmetrics"]  # what every rank imports: once, in the fork server
+# what every rank imports, once, in the fork server (read when the server starts, on the first forked run)
+mp.get_context("forkserver").set_forkserver_preload(["torch", "torch.distributed", "torchmetrics"])
 
 
 def _init(rank: int, store_path: str, world_size: int = WORLD_SIZE) -> None:
@@ -77,12 +78,11 @@ def _as_caller(rank: int, environ: dict, cwd: str, worker: Callable, *args: Any)
     worker(rank, *args)
 
 
-def _spawn(
+def _start_ranks(
     worker: Callable, args: tuple, world_size: int = WORLD_SIZE, start_method: str = "forkserver"
 ) -> list[Any]:
     with tempfile.TemporaryDirectory() as out_dir:
         store_path = os.path.join(out_dir, "store")
-        mp.get_context("forkserver").set_forkserver_preload(_PRELOAD)  # read when the server starts (once)
         try:
             mp.start_processes(_as_caller, args=(dict(os.environ), os.getcwd(), worker, store_path, out_dir, *args),
                                nprocs=world_size, join=True, start_method=start_method)
@@ -111,7 +111,7 @@ def run_ddp_scenarios(
     Returns:
         scenario name → ``[value on rank 0, value on rank 1]``.
     """
-    per_rank = _spawn(_scenario_worker, (metric_cls, batches, metric_kwargs, splits))
+    per_rank = _start_ranks(_scenario_worker, (metric_cls, batches, metric_kwargs, splits))
     return {name: [per_rank[r][name] for r in range(WORLD_SIZE)] for name in splits}
 
 
@@ -120,7 +120,7 @@ def run_ddp_function(
 ) -> list[Any]:
     """Call ``fn(rank, *args)`` in each of ``world_size`` gloo ranks (``fn`` must be importable); their results.
     ``start_method="spawn"``: fresh interpreters (ranks that use CUDA: no process they come from has touched it)."""
-    return _spawn(_function_worker, (world_size, fn, args), world_size, start_method)
+    return _start_ranks(_function_worker, (world_size, fn, args), world_size, start_method)
 
 
 @contextlib.contextmanager
