@@ -12,8 +12,8 @@ import operator
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from itertools import repeat
-from typing import Optional, Sequence
+from itertools import count, repeat
+from typing import Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -21,9 +21,16 @@ __all__ = ["rapidfuzz_distances", "lcs_length_rapidfuzz", "id_strings", "has_rap
            "host_beats_device_route", "MAX_CODE_ID"]
 
 _WORD = 64  # symbols per machine word of rapidfuzz's bit-parallel kernels
-_RAPIDFUZZ_CHUNK = 4096  # pairs per process.cpdist call on one thread: its per-pair buffers stay in cache
-_THREADED_CHUNK = 32768  # pairs per call when rapidfuzz's threads run (their start-up amortised)
-_THREADED_MIN_PAIRS = 20_000  # short pairs from which rapidfuzz's threads pay for their start
+_RAPIDFUZZ_CHUNK = 2048  # pairs per process.cpdist call: their strings, just held to str, are still in cache
+_ONE_CALL_MAX_PAIRS = 8192  # a batch up to this size goes to one process.cpdist call, unsliced
+_THREAD_CHUNK = 1024  # pairs a thread takes at a time (5,000 short pairs: five chunks between two threads)
+# short pairs per thread: two from 20,000 pairs. Below that, waking a pool thread cost more than it saved on the
+# 2-core AMD VM when the calls came between other work (interleaved rounds: 0.84× the loop at 5,000 and 10,000
+# pairs against 0.92× on one thread; 1.10× vs 0.93× at 20,000); back-to-back calls, which keep it awake, gain from
+# 2,000 pairs — a benchmark artefact, not a validation loop
+_PAIRS_PER_THREAD = 10_000
+# short pairs from which rapidfuzz on the host's threads beats the device route's encoding (host_beats_device_route)
+_HOST_ROUTE_MIN_SHORT_PAIRS = 20_000
 # estimated DP cells (Σ |a|·|b|) from which threads pay for long pairs (on a persistent pool: 2 threads on the idle
 # 2-core CPU, 150-char pairs, interleaved rounds: 1.09× one thread at 6.4 M cells, 1.4× at 13 M, 1.7× from 26 M)
 _THREADED_MIN_CELLS = 1 << 23
@@ -41,24 +48,27 @@ _LONG_PAIRS_MIN_CORES = 2
 def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.ndarray:
     """``int64[B]`` distances by rapidfuzz's pairwise C++ batch API (``process.cpdist``), exact.
 
-    * Pairs go to ``cpdist`` in chunks (``_RAPIDFUZZ_CHUNK`` on one thread; a batch of at most two chunks in one
-      call, without slicing or copying: at 5,000 pairs those cost 7 %): one C++ call converts and scores a chunk
-      without a Python call per pair, and a chunk's converted strings stay in cache (one call over 500,000 short
-      pairs was 0.8× the bare ``Levenshtein.distance`` loop, chunks of 4,096 1.1–1.2×; indicative, busy 2-core CPU).
+    * Pairs go to ``cpdist`` in chunks of ``_RAPIDFUZZ_CHUNK`` (a batch of at most ``_ONE_CALL_MAX_PAIRS`` in one
+      call, without slicing or copying): one C++ call converts and scores a chunk without a Python call per pair, and a chunk's
+      strings stay in cache between the type check and the scoring. Where memory is slow that matters most: on a
+      2-core AMD EPYC VM one pass over 50,000 short strings' headers took 9.5 ms (190 ns a string, cold) against
+      0.14 ms for 5,000 (warm), and chunks of 32,768 checked before scoring ran at 0.56× the bare
+      ``Levenshtein.distance`` loop, chunks of 2,048 at ~0.92× on one thread. rapidfuzz's per-pair work is the
+      loop's (a cached scorer per pair), so one thread cannot beat the loop by much; the type check is most of the gap.
     * ``strings=True`` holds every item to ``str`` (rapidfuzz also takes bytes and lists): the C-level type count
-      runs chunk by chunk just before ``cpdist`` reads the same objects (warm in cache), and raises ``TypeError``.
+      runs chunk by chunk just before ``cpdist`` reads the same objects, and raises ``TypeError``.
     * Long pairs (a sample's mean length over 64 symbols, where rapidfuzz runs its multi-word kernel): the first
       ``_CALIBRATION_PAIRS`` are scored exactly, and the largest of their distances becomes ``score_hint`` for the
       rest — rapidfuzz then runs a band of that width around the diagonal and doubles it until the distance fits,
       so every value stays exact; near-identical texts (OCR, ASR: distances ~10 % of the length) cost a fraction of
       the full matrix. When the sample's distances reach a quarter of its lengths (unrelated texts) no hint is given.
-    * Threads only for large batches and only on cores the load average leaves free (:func:`free_cores`): beside
-      two busy processes on 2 cores ``workers=2`` ran 50,000 short pairs at 0.55× the loop (indicative), so a busy
-      machine keeps one thread, as the tensor kernels (:mod:`gpumetrics.core.threads`). Short pairs: rapidfuzz's
-      ``workers`` from ``_THREADED_MIN_PAIRS`` (2 threads on 5,000 short pairs ran 0.83 vs 1.0 ms alone, but 0.71×
-      the loop in the benchmark's interleaved rounds: each call starts its threads cold). Long pairs: from
-      ``_THREADED_MIN_CELLS`` estimated cells, one ``cpdist`` call per thread of a persistent pool on a contiguous
-      part of the batch (:func:`_score_in_threads`; ``workers=2`` gained nothing below ~4,000 pairs).
+    * Threads (:func:`_score_in_threads`: a persistent pool's threads taking chunks as they come free) only on cores
+      the load average leaves free (:func:`free_cores`): beside two busy processes on 2 cores two threads ran 50,000
+      short pairs at 0.55× the loop (indicative), so a busy machine keeps one thread, as the tensor kernels
+      (:mod:`gpumetrics.core.threads`). Short pairs: one thread per ``_PAIRS_PER_THREAD`` pairs (two on the idle
+      AMD VM: 1.0–1.2× the loop from 20,000 to 500,000 pairs against 0.92× on one thread; the GIL, held while a
+      chunk is checked and converted, caps the gain); rapidfuzz's own ``workers`` start their threads on every call
+      (0.71× the loop at 5,000 pairs). Long pairs: from ``_THREADED_MIN_CELLS`` estimated cells.
     """
     from rapidfuzz.distance import Levenshtein
     from rapidfuzz.process import cpdist
@@ -67,11 +77,9 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
     out = np.empty(total, dtype=np.int64)
     if total == 0:
         return out
-    scorer = Levenshtein.distance
     sample = min(total, _CALIBRATION_PAIRS)
     head_a, head_b = a[:sample], b[:sample]
     score_hint, start = None, 0
-    large = total >= _THREADED_MIN_PAIRS  # short pairs: rapidfuzz's own threads
     # plain sums: after the caller's own work evicted numpy's state from the caches, two fromiter calls on the
     # head took 17 µs of a 5,000-pair call (~1 ms), these 2.5 µs
     if sum(map(len, head_a)) + sum(map(len, head_b)) > 2 * _WORD * sample:  # long pairs (short ones: one-word kernel)
@@ -79,49 +87,59 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
             _hold_strings(head_a, head_b)
         lengths = np.fromiter(map(len, head_a), dtype=np.int64, count=sample) + \
             np.fromiter(map(len, head_b), dtype=np.int64, count=sample)
-        out[:sample] = cpdist(head_a, head_b, scorer=scorer, dtype=np.int64, workers=1)
+        out[:sample] = cpdist(head_a, head_b, scorer=Levenshtein.distance, dtype=np.int64, workers=1)
         hint, start = int(out[:sample].max()), sample
         score_hint = None if 4 * hint >= int(np.median(lengths)) else max(hint, 31)
         threads = free_cores() if _long_pairs_threads_pay(total - start, lengths) else 1
-        if threads > 1:
-            return _score_in_threads(a, b, out, start, threads, score_hint, strings)
-        large = False
-    workers = free_cores() if large else 1
-    chunk = _THREADED_CHUNK if workers > 1 else _RAPIDFUZZ_CHUNK
-    if start == 0 and total <= 2 * chunk:  # one call, no slices, no copy: at 5,000 pairs those were 7 % of the time
+    else:
+        threads = min(free_cores(), total // _PAIRS_PER_THREAD) if total >= 2 * _PAIRS_PER_THREAD else 1
+    if threads > 1:
+        return _score_in_threads(a, b, out, start, threads, score_hint, strings)
+    if start == 0 and total <= _ONE_CALL_MAX_PAIRS:  # no slices, no copies: at 5,000 pairs those cost 7-20 %
         if strings:
             _hold_strings(a, b)
-        return np.asarray(cpdist(a, b, scorer=scorer, dtype=np.int64, workers=workers, score_hint=score_hint))
-    for begin in range(start, total, chunk):
-        _score_part(a, b, out, begin, min(total, begin + chunk), workers, score_hint, strings)
+        return np.asarray(cpdist(a, b, scorer=Levenshtein.distance, dtype=np.int64, workers=1))
+    _score_part(a, b, out, count(start, _RAPIDFUZZ_CHUNK), total, _RAPIDFUZZ_CHUNK, score_hint, strings, failed=[])
     return out
 
 
-def _score_part(a: Sequence, b: Sequence, out: np.ndarray, begin: int, end: int, workers: int,
-                score_hint: Optional[int], strings: bool) -> None:
-    """``out[begin:end]`` filled by one ``process.cpdist`` call on ``workers`` of rapidfuzz's threads (the slice's
-    items held to ``str`` first when ``strings``)."""
+def _score_part(a: Sequence, b: Sequence, out: np.ndarray, starts: Iterator[int], end: int, chunk: int,
+                score_hint: Optional[int], strings: bool, failed: list) -> None:
+    """Fill ``out[low:low + chunk]`` by one ``process.cpdist`` call for each ``low`` this thread takes from ``starts``
+    (shared by the threads of one batch) until ``end`` — or until a thread has ``failed`` — each chunk's items held to
+    ``str`` first when ``strings``."""
     from rapidfuzz.distance import Levenshtein
     from rapidfuzz.process import cpdist
 
-    part_a, part_b = a[begin:end], b[begin:end]
-    if strings:
-        _hold_strings(part_a, part_b)
-    out[begin:end] = cpdist(part_a, part_b, scorer=Levenshtein.distance, dtype=np.int64, workers=workers,
-                            score_hint=score_hint)
+    try:
+        for low in starts:
+            if low >= end or failed:
+                return
+            high = min(end, low + chunk)
+            part_a, part_b = a[low:high], b[low:high]
+            if strings:
+                _hold_strings(part_a, part_b)
+            out[low:high] = cpdist(part_a, part_b, scorer=Levenshtein.distance, dtype=np.int64, workers=1,
+                                   score_hint=score_hint)
+    except BaseException:
+        failed.append(True)
+        raise
 
 
 def _score_in_threads(a: Sequence, b: Sequence, out: np.ndarray, start: int, workers: int,
                       score_hint: Optional[int], strings: bool) -> np.ndarray:
-    """``out[start:]`` filled with the distances of ``(a[i], b[i])``: ``workers`` contiguous parts, one
-    ``process.cpdist`` call each (one thread, the GIL released while it scores), the caller's thread on the first
-    and a persistent pool's threads on the others — rapidfuzz's own ``workers`` start their threads per call."""
-    bounds = np.linspace(start, len(a), workers + 1).astype(np.int64).tolist()
+    """``out[start:]`` filled with the distances of ``(a[i], b[i])`` by ``workers`` threads — the caller's and a
+    persistent pool's (rapidfuzz's own ``workers`` start theirs on every call) — each taking the next chunk of
+    ``_THREAD_CHUNK`` pairs when it is free (:func:`_score_part`; the GIL is released while a chunk scores). Chunks
+    taken, not fixed parts: the caller's thread starts at once, a pool thread only once woken (~0.5 ms on the 2-core
+    VM, a fifth of 5,000 short pairs), and long pairs of uneven lengths balance themselves."""
+    starts = count(start, _THREAD_CHUNK)  # next() is atomic under the GIL: each chunk goes to one thread
+    failed: list = []
     pool = _thread_pool(workers - 1)
-    parts = [pool.submit(_score_part, a, b, out, begin, end, 1, score_hint, strings)
-             for begin, end in zip(bounds[1:-1], bounds[2:])]
+    parts = [pool.submit(_score_part, a, b, out, starts, len(a), _THREAD_CHUNK, score_hint, strings, failed)
+             for _ in range(workers - 1)]
     try:
-        _score_part(a, b, out, bounds[0], bounds[1], 1, score_hint, strings)
+        _score_part(a, b, out, starts, len(a), _THREAD_CHUNK, score_hint, strings, failed)
     finally:
         for part in parts:  # every part done before `out` is returned (or an error raised): no writes after it
             part.exception()
@@ -154,7 +172,7 @@ def _long_pairs_threads_pay(total: int, pair_lengths: np.ndarray) -> bool:
 def host_beats_device_route(a: Sequence, b: Sequence) -> bool:
     """Whether :func:`rapidfuzz_distances` on this host's free cores scores the character pairs ``(a[i], b[i])``
     before the device route would, so that a caller asking for device results takes rapidfuzz and one upload. Short
-    pairs (the first pairs' mean length within one 64-symbol word): ``_THREADED_MIN_PAIRS`` of them and
+    pairs (the first pairs' mean length within one 64-symbol word): ``_HOST_ROUTE_MIN_SHORT_PAIRS`` of them and
     ``_SHORT_PAIRS_MIN_CORES`` free cores — threads that finish before the host has even encoded the strings for the
     device; long pairs: enough cells for threads (``_THREADED_MIN_CELLS``) and ``_LONG_PAIRS_MIN_CORES`` free cores
     — the device kernel was slower on long pairs than one host core (the thresholds: measured ratios above).
@@ -173,7 +191,7 @@ def host_beats_device_route(a: Sequence, b: Sequence) -> bool:
     except TypeError:
         return False
     if int(lengths.sum()) <= 2 * _WORD * head:
-        return len(a) >= _THREADED_MIN_PAIRS and free_cores() >= _SHORT_PAIRS_MIN_CORES
+        return len(a) >= _HOST_ROUTE_MIN_SHORT_PAIRS and free_cores() >= _SHORT_PAIRS_MIN_CORES
     return _long_pairs_threads_pay(len(a), lengths) and free_cores() >= _LONG_PAIRS_MIN_CORES
 
 

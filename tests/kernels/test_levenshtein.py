@@ -371,20 +371,27 @@ def test_flat_encoding_in_blocks_widens_to_the_widest_block(monkeypatch, kinds):
 
 
 def test_rapidfuzz_backend_threaded_chunks_are_exact(monkeypatch):
-    """The threaded path (taken on idle cores for large batches) gives the loop's values, chunk edges included."""
+    """The threaded and the chunked paths (threads on idle cores for large batches, one per ``_PAIRS_PER_THREAD``
+    short pairs) give the loop's values, chunk and part edges included; a non-string item in any chunk raises."""
     from gpumetrics.kernels import host
 
-    monkeypatch.setattr(host, "free_cores", lambda: 2)
-    monkeypatch.setattr(host, "_THREADED_MIN_PAIRS", 100)
+    monkeypatch.setattr(host, "_PAIRS_PER_THREAD", 100)
     monkeypatch.setattr(host, "_THREADED_MIN_CELLS", 1)
-    monkeypatch.setattr(host, "_THREADED_CHUNK", 97)
+    monkeypatch.setattr(host, "_RAPIDFUZZ_CHUNK", 97)
+    monkeypatch.setattr(host, "_THREAD_CHUNK", 31)
+    monkeypatch.setattr(host, "_ONE_CALL_MAX_PAIRS", 194)
     rng = random.Random(3)
-    for low, high in ((0, 20), (70, 300)):
-        a = ["".join(rng.choices("abcé中😀", k=rng.randint(low, high))) for _ in range(500)]
-        b = [s[::2] + "x" + s[1::3] for s in a]
-        assert host.rapidfuzz_distances(a, b, strings=True).tolist() == _expected(a, b)
-    with pytest.raises(TypeError):
-        host.rapidfuzz_distances(a[:-1] + [list("ab")], b, strings=True)
+    for cores in (1, 2, 3):
+        monkeypatch.setattr(host, "free_cores", lambda cores=cores: cores)
+        for low, high in ((0, 20), (70, 300)):
+            a = ["".join(rng.choices("abcé中😀", k=rng.randint(low, high))) for _ in range(500)]
+            b = [s[::2] + "x" + s[1::3] for s in a]
+            for size in (500, 199, 194, 150):  # threads, one thread in chunks, two chunks in one call
+                assert host.rapidfuzz_distances(a[:size], b[:size], strings=True).tolist() == \
+                    _expected(a[:size], b[:size])
+        for where in (0, 96, 97, 260, 499):
+            with pytest.raises(TypeError):
+                host.rapidfuzz_distances(a[:where] + [list("ab")] + a[where + 1:], b, strings=True)
 
 
 def test_long_pairs_on_the_thread_pool_are_exact(monkeypatch):
