@@ -38,7 +38,9 @@ TABLE = ROOT / "BENCHMARKS.md"
 DDP_SYNC = "fid_ddp_sync"  # not a timed pair of callables: real gloo ranks, see benchmarks/ddp_sync.py
 CLI_SCALE = "cli_scale"  # whole `gpumetrics evaluate` processes on 1M samples (benchmarks/cli_scale.py); --only only
 CUDA_SUITE = cuda_suite.KEY  # the CUDA suite's counts per GPU session (benchmarks/cuda_suite.py); --record-cuda-suite
-FORMAT = 2  # latest.json layout; 1 (no "format" key) had one "machine" string and no spread, see migrate()
+# latest.json layout: 1 (no "format" key) had one "machine" string and no spread, 2 one machine per device type, 3 a
+# machine per row (see migrate())
+FORMAT = 3
 CHILD_MARK = "@@benchmarks-child-rows@@ "
 SLOWDOWN_GOAL = 2.0  # --contended: a metric may slow at most this much under load (issue 11, item 7)
 
@@ -218,7 +220,8 @@ def contended_rows(idle: list[dict], loaded: list[dict], burner_count: int) -> l
         busy = by_pair[(row["ours"], row["anchor"])]
         rows.append({
             "case": row["case"], "size": row["size"], "unit": row["unit"], "device": row["device"],
-            "device_name": row["device_name"], "threads": row["threads"], "burners": burner_count,
+            "device_name": row["device_name"], "machine": row.get("machine", "unknown machine"),
+            "threads": row["threads"], "burners": burner_count,
             "ours": row["ours"], "ours_idle_s": row["ours_s"], "ours_loaded_s": busy["ours_s"],
             "ours_slowdown": busy["ours_s"] / row["ours_s"],
             "anchor": row["anchor"], "anchor_idle_s": row["anchor_s"], "anchor_loaded_s": busy["anchor_s"],
@@ -230,17 +233,18 @@ def contended_rows(idle: list[dict], loaded: list[dict], burner_count: int) -> l
 
 def migrate(payload: dict) -> dict:
     """``latest.json`` of any earlier format, in the current one (rows keep their numbers; missing spread stays
-    missing and renders as such)."""
+    missing and renders as such; a row without its own machine takes the one its file named for its device type)."""
     payload = dict(payload)
     if payload.get("format", 1) < 2:
         machine = payload.pop("machine", "unknown machine")
         payload["rows"] = [{**row, "device": torch.device(row.get("device", "cpu")).type}
                            for row in payload.get("rows", [])]
         payload["machines"] = {row["device"]: machine for row in payload["rows"]}
-        payload["format"] = FORMAT
-    payload.setdefault("rows", [])
-    payload.setdefault("contended", [])
-    payload.setdefault("machines", {})
+    machines = payload.pop("machines", {})
+    for key in ("rows", "contended"):
+        payload[key] = [row if "machine" in row else {**row, "machine": machines.get(row["device"], "unknown machine")}
+                        for row in payload.get(key, [])]
+    payload["format"] = FORMAT
     return payload
 
 
@@ -258,26 +262,28 @@ def _format_timing(row: dict, prefix: str) -> str:
     return f"{median:,.1f} s ({low:,.1f}–{high:,.1f})"
 
 
-def _device_heading(payload: dict, device: str) -> str:
-    return f"{device}: {payload['machines'].get(device, 'unknown machine')}"
-
-
-def _devices(rows: list[dict]) -> list[str]:
-    return sorted({row["device"] for row in rows}, key=lambda d: (d != "cpu", d))
+def _sections(rows: list[dict]) -> list[tuple[str, list[dict]]]:
+    """Rows grouped by device type and machine, each group with its heading (``"cpu: <machine>"``): CPU first, then
+    each device type's machines by their number of rows. A run replaces the rows of the cases it ran wherever they
+    were measured, so a machine's section holds the cases last run there."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["device"], row.get("machine", "unknown machine")), []).append(row)
+    order = sorted(groups, key=lambda key: (key[0] != "cpu", key[0], -len(groups[key]), key[1]))
+    return [(f"{device}: {machine}", groups[device, machine]) for device, machine in order]
 
 
 def _main_tables(payload: dict) -> list[str]:
     rows = [row for row in payload["rows"] if row.get("group", "main") == "main"]
     lines = []
-    for device in _devices(rows):
+    for heading, on_machine in _sections(rows):
         lines += [
-            "", f"## {_device_heading(payload, device)}", "",
+            "", f"## {heading}", "",
             "| case | size | gpumetrics | time (min–max) | anchor | anchor time (min–max) | ratio | threads "
             "| note |",
             "|---|---:|---|---:|---|---:|---:|---:|---|",
         ]
-        for row in sorted((r for r in rows if r["device"] == device),
-                          key=lambda r: (r["case"], r["size"], r["ours"], r["anchor"])):
+        for row in sorted(on_machine, key=lambda r: (r["case"], r["size"], r["ours"], r["anchor"])):
             lines.append(
                 f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} | {_format_timing(row, 'ours')} "
                 f"| {row['anchor']} | {_format_timing(row, 'anchor')} | {row['ratio']:.2f}× "
@@ -301,11 +307,10 @@ def _matrix_order(row: dict) -> tuple:
 def _matrix_tables(payload: dict) -> list[str]:
     rows = [row for row in payload["rows"] if row.get("group") == "matrix"]
     lines = []
-    for device in _devices(rows):
-        on_device = [r for r in rows if r["device"] == device]
+    for heading, on_device in _sections(rows):
         passed = sum(r["ratio"] >= r["goal"] for r in on_device)
         lines += [
-            "", f"## Data matrix ({_device_heading(payload, device)})", "",
+            "", f"## Data matrix ({heading})", "",
             "Generated by `python -m benchmarks --matrix` (`benchmarks/cases/matrix.py`): each metric against its "
             "reference tool on text of one shape per row (vocabulary, tokens per text, references per sample, "
             "script); goal: ratio ≥ 3× (edit distance ≥ 1×). "
@@ -329,11 +334,10 @@ def _matrix_tables(payload: dict) -> list[str]:
 def _contended_tables(payload: dict) -> list[str]:
     rows = payload.get("contended", [])
     lines = []
-    for device in _devices(rows):
-        on_device = [r for r in rows if r["device"] == device]
+    for heading, on_device in _sections(rows):
         burner_count = on_device[0]["burners"]
         lines += [
-            "", f"## Under load ({_device_heading(payload, device)})", "",
+            "", f"## Under load ({heading})", "",
             f"Generated by `python -m benchmarks --contended`: each case timed idle, then again while {burner_count} "
             "busy pure-Python processes run (started and stopped by the harness); slowdown = loaded / idle median. "
             f"Goal: gpumetrics slows at most {SLOWDOWN_GOAL:g}×.",
@@ -388,12 +392,12 @@ def _gpu_tables(payload: dict) -> list[str]:
     if not any(row["device"] != "cpu" for row in payload["rows"]):
         lines += ["", "No GPU has run it yet: every row is **unmeasured** — "
                   + ", ".join(f"`{name}`" for name in gpu_suite_names()) + "."]
-    for device in _devices(rows):
-        lines += ["", f"### {_device_heading(payload, device)}", "",
+    for heading, on_device in _sections(rows):
+        lines += ["", f"### {heading}", "",
                   "| case | size | gpumetrics | time (min–max) | throughput | anchor | anchor time (min–max) | ratio "
                   "| goal |",
                   "|---|---:|---|---:|---:|---|---:|---:|---|"]
-        for row in sorted((r for r in rows if r["device"] == device), key=lambda r: (r["case"], r["size"], r["ours"])):
+        for row in sorted(on_device, key=lambda r: (r["case"], r["size"], r["ours"])):
             lines.append(f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} | {_format_timing(row, 'ours')} "
                          f"| {_throughput(row)} | {row['anchor']} | {_format_timing(row, 'anchor')} "
                          f"| {row['ratio']:.2f}× | {_verdicts(row)} |")
@@ -408,7 +412,9 @@ def render_markdown(payload: dict) -> str:
         "Generated by `make bench` (`python -m benchmarks`); do not edit by hand. Each (case, size) runs in a fresh "
         f"process; times are the median of {payload.get('repeats_note', 'the repeats')}, with the fastest and "
         "slowest repeat in brackets; gpumetrics and the anchor run in the same process on the same data. "
-        "**ratio = anchor time / gpumetrics time** (above 1: gpumetrics is faster).",
+        "**ratio = anchor time / gpumetrics time** (above 1: gpumetrics is faster). A table per machine: a row "
+        "stays under the machine that timed it (a run replaces only the cases it ran), so compare ratios, not "
+        "times, across tables.",
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(payload.get("versions", {}).items())) + ".",
     ]
@@ -518,6 +524,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     device_type = torch.device(args.device).type
+    machine = machine_description(args.device)
     new_rows, new_contended, failures = [], [], []
     for case in selected:
         for size in case.quick_sizes if args.quick else case.sizes:
@@ -525,7 +532,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"[bench] {case.name} size={size} device={args.device} repeats={repeats}"
                   + (" (idle, then loaded)" if args.contended else ""), flush=True)
             try:
-                rows = run_in_child(case, size, args.device, repeats, args.threads)
+                rows = [{**row, "machine": machine}
+                        for row in run_in_child(case, size, args.device, repeats, args.threads)]
                 if args.contended:
                     with burners(args.burners):
                         loaded = run_in_child(case, size, args.device, repeats, args.threads)
@@ -564,7 +572,6 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     payload = {
         "format": FORMAT,
-        "machines": {**previous["machines"], device_type: machine_description(args.device)},
         "versions": versions(),
         "repeats_note": "each case's repeats (3–7, see `benchmarks/cases`) after 1 warm-up, in interleaved rounds "
                         "(each contender once per round)",

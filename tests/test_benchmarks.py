@@ -98,14 +98,23 @@ def test_a_run_replaces_only_its_cases_on_its_device_and_migrates_old_results(tm
     assert bench.main(["--only", TOY, "--quick", "--repeats", "2", "--device", "cpu",
                        "--results", str(results), "--table", str(table)]) == 0
     payload = json.loads(results.read_text())
-    assert payload["format"] == bench.FORMAT and "machine" not in payload
-    assert "old machine" not in payload["machines"]["cpu"] and payload["machines"]["cuda"] == "old machine"
-    kept = {(r["case"], r["size"], r["device"]) for r in payload["rows"]}
-    assert kept == {("token_f1_squad", 10, "cpu"), (TOY, 300, "cpu"), (TOY, 8, "cuda")}
+    assert payload["format"] == bench.FORMAT and "machine" not in payload and "machines" not in payload
+    machines = {(r["case"], r["size"], r["device"]): r["machine"] for r in payload["rows"]}
+    here = bench.machine_description("cpu")
+    assert machines == {("token_f1_squad", 10, "cpu"): "old machine", (TOY, 300, "cpu"): here,
+                        (TOY, 8, "cuda"): "old machine"}
     text = table.read_text()
-    assert "## cpu:" in text and "## cuda: old machine" in text
+    assert "## cpu: old machine" in text and f"## cpu: {here}" in text and "## cuda: old machine" in text
     assert "| token_f1_squad | 10 samples | o | 100.0 ms | a | 200.0 ms | 2.00× |" in text  # no spread recorded
     assert text.index("## cpu:") < text.index("## cuda:")
+    # each row stays under the machine that timed it: a rerun elsewhere moves only the cases it ran
+
+    def section(row_start: str) -> str:
+        before = text[: text.index(row_start)]
+        return before[before.rindex("\n## ") + 4:].split("\n", 1)[0]
+
+    assert section("| token_f1_squad | 10 samples |") == "cpu: old machine"
+    assert section(f"| {TOY} | 300 samples |") == f"cpu: {here}"
 
 
 def test_a_case_module_that_cannot_import_is_left_out_and_its_rows_kept(tmp_path, monkeypatch):
