@@ -29,6 +29,9 @@ _THREAD_CHUNK = 1024  # pairs a thread takes at a time (5,000 short pairs: five 
 # pairs against 0.92× on one thread; 1.10× vs 0.93× at 20,000); back-to-back calls, which keep it awake, gain from
 # 2,000 pairs — a benchmark artefact, not a validation loop
 _PAIRS_PER_THREAD = 10_000
+# at most this many threads for short pairs: two gave 1.2× one, i.e. ~2/3 of the work holds the GIL (type check,
+# slicing, rapidfuzz's conversion), so by Amdahl four reach ~1.33× and more only add contention for the GIL
+_SHORT_PAIRS_MAX_THREADS = 4
 # short pairs from which rapidfuzz on the host's threads beats the device route's encoding (host_beats_device_route)
 _HOST_ROUTE_MIN_SHORT_PAIRS = 20_000
 # estimated DP cells (Σ |a|·|b|) from which threads pay for long pairs (on a persistent pool: 2 threads on the idle
@@ -65,10 +68,11 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
     * Threads (:func:`_score_in_threads`: a persistent pool's threads taking chunks as they come free) only on cores
       the load average leaves free (:func:`free_cores`): beside two busy processes on 2 cores two threads ran 50,000
       short pairs at 0.55× the loop (indicative), so a busy machine keeps one thread, as the tensor kernels
-      (:mod:`gpumetrics.core.threads`). Short pairs: one thread per ``_PAIRS_PER_THREAD`` pairs (two on the idle
-      AMD VM: 1.0–1.2× the loop from 20,000 to 500,000 pairs against 0.92× on one thread; the GIL, held while a
-      chunk is checked and converted, caps the gain); rapidfuzz's own ``workers`` start their threads on every call
-      (0.71× the loop at 5,000 pairs). Long pairs: from ``_THREADED_MIN_CELLS`` estimated cells.
+      (:mod:`gpumetrics.core.threads`). Short pairs: one thread per ``_PAIRS_PER_THREAD`` pairs, at most
+      ``_SHORT_PAIRS_MAX_THREADS`` (two on the idle AMD VM: 1.0–1.2× the loop from 20,000 to 500,000 pairs against
+      0.92× on one thread; the GIL, held while a chunk is checked and converted, caps the gain); rapidfuzz's own
+      ``workers`` start their threads on every call (0.71× the loop at 5,000 pairs). Long pairs: from
+      ``_THREADED_MIN_CELLS`` estimated cells, one thread per free core.
     """
     from rapidfuzz.distance import Levenshtein
     from rapidfuzz.process import cpdist
@@ -92,7 +96,7 @@ def rapidfuzz_distances(a: Sequence, b: Sequence, strings: bool = False) -> np.n
         score_hint = None if 4 * hint >= int(np.median(lengths)) else max(hint, 31)
         threads = free_cores() if _long_pairs_threads_pay(total - start, lengths) else 1
     else:
-        threads = min(free_cores(), total // _PAIRS_PER_THREAD) if total >= 2 * _PAIRS_PER_THREAD else 1
+        threads = max(1, min(free_cores(), total // _PAIRS_PER_THREAD, _SHORT_PAIRS_MAX_THREADS))
     if threads > 1:
         return _score_in_threads(a, b, out, start, threads, score_hint, strings)
     if start == 0 and total <= _ONE_CALL_MAX_PAIRS:  # no slices, no copies: at 5,000 pairs those cost 7-20 %

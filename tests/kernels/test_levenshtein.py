@@ -392,6 +392,15 @@ def test_rapidfuzz_backend_threaded_chunks_are_exact(monkeypatch):
         for where in (0, 96, 97, 260, 499):
             with pytest.raises(TypeError):
                 host.rapidfuzz_distances(a[:where] + [list("ab")] + a[where + 1:], b, strings=True)
+    started = []
+    score_in_threads = host._score_in_threads
+    monkeypatch.setattr(host, "_score_in_threads", lambda *args: started.append(args[4]) or score_in_threads(*args))
+    short = ["kitten"] * 1000
+    for cores, size, threads in ((16, 1000, 4), (16, 350, 3), (16, 150, None), (1, 1000, None)):
+        monkeypatch.setattr(host, "free_cores", lambda cores=cores: cores)
+        started.clear()
+        assert host.rapidfuzz_distances(short[:size], short[:size], strings=True).tolist() == [0] * size
+        assert started == ([threads] if threads else [])  # one thread per 100 pairs, at most 4, on free cores
 
 
 def test_long_pairs_on_the_thread_pool_are_exact(monkeypatch):
