@@ -23,7 +23,8 @@ __all__ = ["rapidfuzz_distances", "lcs_length_rapidfuzz", "id_strings", "has_rap
 _WORD = 64  # symbols per machine word of rapidfuzz's bit-parallel kernels
 _RAPIDFUZZ_CHUNK = 2048  # pairs per process.cpdist call: their strings, just held to str, are still in cache
 _ONE_CALL_MAX_PAIRS = 8192  # a batch up to this size goes to one process.cpdist call, unsliced
-_THREAD_CHUNK = 1024  # pairs a thread takes at a time (5,000 short pairs: five chunks between two threads)
+_THREAD_CHUNK = 1024  # pairs a thread takes at a time, at most
+_CHUNKS_PER_THREAD = 4  # chunks per thread at least, so that threads woken late or given long pairs still share
 # short pairs per thread: two from 20,000 pairs. Below that, waking a pool thread cost more than it saved on the
 # 2-core AMD VM when the calls came between other work (interleaved rounds: 0.84× the loop at 5,000 and 10,000
 # pairs against 0.92× on one thread; 1.10× vs 0.93× at 20,000); back-to-back calls, which keep it awake, gain from
@@ -133,17 +134,20 @@ def _score_part(a: Sequence, b: Sequence, out: np.ndarray, starts: Iterator[int]
 def _score_in_threads(a: Sequence, b: Sequence, out: np.ndarray, start: int, workers: int,
                       score_hint: Optional[int], strings: bool) -> np.ndarray:
     """``out[start:]`` filled with the distances of ``(a[i], b[i])`` by ``workers`` threads — the caller's and a
-    persistent pool's (rapidfuzz's own ``workers`` start theirs on every call) — each taking the next chunk of
-    ``_THREAD_CHUNK`` pairs when it is free (:func:`_score_part`; the GIL is released while a chunk scores). Chunks
-    taken, not fixed parts: the caller's thread starts at once, a pool thread only once woken (~0.5 ms on the 2-core
-    VM, a fifth of 5,000 short pairs), and long pairs of uneven lengths balance themselves."""
-    starts = count(start, _THREAD_CHUNK)  # next() is atomic under the GIL: each chunk goes to one thread
+    persistent pool's (rapidfuzz's own ``workers`` start theirs on every call) — each taking the next chunk
+    (``_THREAD_CHUNK`` pairs or fewer) when it is free (:func:`_score_part`; the GIL is released while a chunk
+    scores). Chunks taken, not fixed parts: the caller's thread starts at once, a pool thread only once woken
+    (~0.5 ms on the 2-core VM, a fifth of 5,000 short pairs), and long pairs of uneven lengths balance themselves."""
+    # chunks of _THREAD_CHUNK, smaller where the batch would leave a thread fewer than _CHUNKS_PER_THREAD of them
+    # (2,000 long pairs on 16 threads: chunks of 31)
+    chunk = max(1, min(_THREAD_CHUNK, (len(a) - start) // (_CHUNKS_PER_THREAD * workers)))
+    starts = count(start, chunk)  # next() is atomic under the GIL: each chunk goes to one thread
     failed: list = []
     pool = _thread_pool(workers - 1)
-    parts = [pool.submit(_score_part, a, b, out, starts, len(a), _THREAD_CHUNK, score_hint, strings, failed)
+    parts = [pool.submit(_score_part, a, b, out, starts, len(a), chunk, score_hint, strings, failed)
              for _ in range(workers - 1)]
     try:
-        _score_part(a, b, out, starts, len(a), _THREAD_CHUNK, score_hint, strings, failed)
+        _score_part(a, b, out, starts, len(a), chunk, score_hint, strings, failed)
     finally:
         for part in parts:  # every part done before `out` is returned (or an error raised): no writes after it
             part.exception()

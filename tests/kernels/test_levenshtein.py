@@ -412,9 +412,14 @@ def test_long_pairs_on_the_thread_pool_are_exact(monkeypatch):
     rng = random.Random(4)
     a = ["".join(rng.choices("abcé中😀", k=rng.randint(60, 400))) for _ in range(301)]
     b = [s[::2] + "xy" + s[1::3] for s in a]
+    chunks = []
+    score_part = host._score_part
+    monkeypatch.setattr(host, "_score_part", lambda *args: chunks.append(args[5]) or score_part(*args))
     for cores in (2, 3, 7, 400):  # 400 threads for 269 pairs after the calibration head: empty parts
         monkeypatch.setattr(host, "free_cores", lambda cores=cores: cores)
+        chunks.clear()
         assert host.rapidfuzz_distances(a, b, strings=True).tolist() == _expected(a, b)
+        assert chunks == [max(1, 269 // (4 * cores))] * cores  # every thread gets ≥ 4 chunks' worth to share
         assert host.rapidfuzz_distances(a[:40], b[:40], strings=True).tolist() == _expected(a[:40], b[:40])
     monkeypatch.setattr(host, "free_cores", lambda: 3)
     for where in (40, 150, 300):  # the caller's part, a pool part, the last one
