@@ -54,9 +54,17 @@ def _squad_gold_tokens(golds: Sequence[str]) -> list[Tokens]:
 
 # ---------------------------------------------------------------------------------------------------- tensor scoring
 def _f1_from_counts(common: Tensor, pred_len: Tensor, gold_len: Tensor) -> Tensor:
-    """Token F1 per pair (float64) with SQuAD's empty rule: empty vs empty → 1, empty vs non-empty → 0."""
+    """Token F1 per pair (float64) with SQuAD's empty rule: empty vs empty → 1, empty vs non-empty → 0.
+
+    Computed as the scripts do, ``(2 * P * R) / (P + R)`` with ``P = common / |pred|``, ``R = common / |gold|``,
+    not as the algebraically equal ``2 * common / (|pred| + |gold|)``: the two round differently in the last bit
+    (4 common of 5 and 11 tokens: 0.5000000000000001 vs 0.5), which flips AIJ-2022's ``F1 <= 0.5`` fallback.
+    """
     common, pred_len, gold_len = common.double(), pred_len.double(), gold_len.double()
-    f1 = 2.0 * common / (pred_len + gold_len).clamp_min(1.0)  # = 2PR/(P+R) when common > 0
+    precision = common / pred_len.clamp_min(1.0)
+    recall = common / gold_len.clamp_min(1.0)
+    f1 = (2.0 * precision * recall) / (precision + recall).clamp_min(torch.finfo(torch.float64).tiny)
+    f1 = torch.where(common > 0, f1, torch.zeros_like(f1))
     either_empty = (pred_len == 0) | (gold_len == 0)
     return torch.where(either_empty, (pred_len == gold_len).double(), f1)
 

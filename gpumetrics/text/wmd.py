@@ -7,7 +7,8 @@ words at the Euclidean distance of their embeddings. Conventions (gensim 4's, ea
   tokens and, when given, ``stop_words`` are dropped first (gensim has no stop-word list: off by default);
 * a bag of words weighs each distinct word by count / number of remaining tokens;
 * word vectors are L2-normalised (``normalize=True``, gensim's ``norm=True``) in float32, as gensim's
-  ``get_vector(norm=True)`` does, and distances are computed in float64 between them;
+  ``get_vector(norm=True)`` does (in a ``KeyedVectors``' own dtype when it was built with float64 or float16), and
+  distances are computed in float64 between them; a ``KeyedVectors`` key is looked up in its ``key_to_index``;
 * a document left with no word gives ``inf``; two documents made of one and the same word give 0; when every
   distance between their words is (numerically, Σ < 1e-8) zero gensim returns ``inf`` too (POT's solver stalls on an
   all-zero cost), and so do we;
@@ -66,11 +67,18 @@ class WordEmbeddings:
     range (±3.4e38, e.g. ``1e200``) raises ``ValueError`` naming the words, where it would otherwise turn distances
     into 0 or NaN. A vector whose float32 norm is 0 or overflows cannot be normalised: scoring a document holding
     such a word with ``normalize=True`` raises ``ValueError`` (:meth:`check_normalizable`).
-    A word listed twice keeps its first vector (gensim's rule)."""
+    A word listed twice keeps its first vector (gensim's rule for vector files), unless ``index`` says which row
+    each word reads (a gensim ``KeyedVectors``' ``key_to_index``: ``add_vectors`` with a key twice in one call lists
+    both rows and looks the key up in the last one).
 
-    def __init__(self, words: Sequence[str], vectors: np.ndarray, norms: Optional[np.ndarray] = None) -> None:
+    ``dtype``: float32 (default, what gensim loads) or the floating dtype of a gensim ``KeyedVectors`` built with
+    another one (``KeyedVectors(dim, dtype=np.float64)``): gensim normalises in that dtype, and so do we.
+    """
+
+    def __init__(self, words: Sequence[str], vectors: np.ndarray, norms: Optional[np.ndarray] = None, *,
+                 index: Optional[Mapping[str, int]] = None, dtype: Any = np.float32) -> None:
         with np.errstate(over="ignore", invalid="ignore"):
-            vectors = np.asarray(vectors, dtype=np.float32)
+            vectors = np.asarray(vectors, dtype=dtype)
         if vectors.ndim != 2 or vectors.shape[0] != len(words):
             raise ValueError(f"`embeddings` must hold one vector per word, got {len(words)} words and vectors of shape "
                              f"{vectors.shape}")
@@ -81,14 +89,16 @@ class WordEmbeddings:
                              f"components for {len(bad)} word(s): {_listed(bad)}; distances from them would be 0 or "
                              "NaN, not a number to trust")
         self.index: dict[str, int] = {}
-        for i, word in enumerate(words):
+        if index is not None:  # a KeyedVectors' own look-up (its rows for a key listed twice: the last)
+            self.index = {word: int(row) for word, row in index.items()}
+        for i, word in enumerate(words if index is None else ()):
             self.index.setdefault(word, i)  # a duplicate keeps its first vector (gensim ignores later ones)
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             if norms is None:
                 norms = np.linalg.norm(vectors, axis=1)  # float32, as gensim's KeyedVectors.fill_norms
-            norms = np.asarray(norms, dtype=np.float32)
+            norms = np.asarray(norms, dtype=vectors.dtype)
             normed = vectors / norms[:, None]
-        self._host = {False: vectors, True: np.ascontiguousarray(normed, dtype=np.float32)}  # read by update
+        self._host = {False: vectors, True: np.ascontiguousarray(normed, dtype=vectors.dtype)}  # read by update
         self.vectors = torch.from_numpy(self._host[False])  # the same memory as tensors
         self.normed = torch.from_numpy(self._host[True])
         usable = np.isfinite(normed).all(1) & np.isfinite(norms) & (norms > 0)
@@ -115,7 +125,8 @@ class WordEmbeddings:
             words = [self._words[i] for i in bad]
             many = len(words) > 1
             raise ValueError(f"`embeddings`: the vector{'s' if many else ''} of {_listed(words)} {'have' if many else 'has'}"
-                             " norm 0 (or a float32 norm that overflows, ≥ 3.4e38) and cannot be L2-normalised; pass "
+                             f" norm 0 (or a {self._host[False].dtype} norm that overflows, ≥ "
+                             f"{float(np.finfo(self._host[False].dtype).max):.3g}) and cannot be L2-normalised; pass "
                              "normalize=False or drop the word (stop_words)")
 
 
@@ -194,7 +205,10 @@ def load_embeddings(source: Any, unicode_errors: str = "strict") -> WordEmbeddin
         source = source.wv
     if hasattr(source, "key_to_index") and hasattr(source, "vectors"):  # gensim KeyedVectors: its own norms
         source.fill_norms()
-        return WordEmbeddings(list(source.index_to_key), source.vectors, source.norms)
+        vectors = np.asarray(source.vectors)
+        dtype = vectors.dtype if vectors.dtype in (np.float16, np.float32, np.float64) else np.float32
+        return WordEmbeddings(list(source.index_to_key), vectors, source.norms, index=source.key_to_index,
+                              dtype=dtype)
     if isinstance(source, Mapping):
         words = list(source)
         if not words or not all(isinstance(w, str) for w in words):

@@ -95,6 +95,19 @@ def test_edge_cases_are_defined():
     assert token_f1(["cat", "dog"], ["cat", "cat"], reduction="sum").item() == 1.0
 
 
+def test_f1_rounds_as_the_scripts_2pr_over_p_plus_r():
+    """2PR/(P+R) and 2c/(p+g) differ in the last bit for 4 common tokens of 5 and 11: the scripts' 0.5000000000000001
+    is above AIJ-2022's ``F1 <= 0.5`` threshold, so no letter fallback (2c/(p+g) = 0.5 fell back to "b": 0)."""
+    pred, gold = "1 2 3 4 b", "1 2 3 4 5 6 7 8 9 10 11"
+    assert token_f1([pred], [gold], preset="aij2022").item() == ref.aij2022_f1([pred], [gold]) == 0.5000000000000001
+    assert token_f1([gold], [pred], preset="aij2022").item() == 0.5000000000000001
+    assert token_f1([pred], [gold]).item() == ref.squad_f1([pred], [gold]) == 0.5000000000000001
+    rng = random.Random(11)
+    preds, target = qa_batch(rng, 500)
+    per_sample = token_f1(preds, target, reduction="none").tolist()
+    assert per_sample == [ref.squad_f1([p], [g]) for p, g in zip(preds, target)]  # bit for bit
+
+
 def test_bad_inputs_name_the_argument():
     with pytest.raises(TypeError, match="`preds`"):
         token_f1(None, ["a"])

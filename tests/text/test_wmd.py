@@ -282,3 +282,27 @@ def test_function_and_module_share_defaults():
         assert function[name].kind is inspect.Parameter.KEYWORD_ONLY, name
     assert function["reduction"].default == "mean"
     assert list(function)[:2] == ["preds", "target"] and function["embeddings"].kind is inspect.Parameter.KEYWORD_ONLY
+
+
+def test_keyed_vectors_own_lookup_and_dtype():
+    """A KeyedVectors is read as gensim reads it: a key added twice in one ``add_vectors`` call reads its last row
+    (``key_to_index``), and float64 / float16 vectors are normalised in their own dtype, not cast to float32 (was:
+    the first row, 1.4142 instead of 0.6325; 7.6e-9 off for float64)."""
+    kv = KeyedVectors(2, count=0)
+    kv.add_vectors(["cat", "dog", "cat"], np.array([[1, 0], [0, 1], [0.6, 0.8]], dtype=np.float32))
+    assert kv.key_to_index["cat"] == 2
+    _assert_same(word_movers_distance([["cat"]], [["dog"]], embeddings=kv, reduction="none"),
+                 _gensim(kv, [["cat"]], [["dog"]]), tol=0.0)
+    rng = np.random.default_rng(1)
+    words = [f"w{i}" for i in range(30)]
+    sample = random.Random(2)
+    preds = [sample.sample(words, sample.randint(1, 8)) for _ in range(20)]
+    target = [sample.sample(words, sample.randint(1, 8)) for _ in range(20)]
+    for dtype in (np.float64, np.float16):
+        kv = KeyedVectors(8, count=0, dtype=dtype)
+        kv.add_vectors(words, rng.standard_normal((30, 8)).astype(dtype))
+        for norm in (True, False):
+            expected = torch.tensor([kv.wmdistance(p, t, norm=norm) for p, t in zip(preds, target)],
+                                    dtype=torch.float64)
+            _assert_same(word_movers_distance(preds, target, embeddings=kv, normalize=norm, reduction="none"),
+                         expected, tol=1e-12)
