@@ -629,6 +629,7 @@ def test_free_cores_are_the_idle_ones_shared_by_the_ranks_of_a_node(monkeypatch)
 
     monkeypatch.setattr(host.os, "sched_getaffinity", lambda pid: set(range(16)))
     monkeypatch.setattr(host.os, "getloadavg", lambda: (3.2, 0.0, 0.0))
+    monkeypatch.setattr(host, "_running_threads", lambda: None)  # no /proc/loadavg: the average alone
     monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
     assert host.free_cores() == 14  # 16 + 1 (this process) - 3.2, rounded
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "8")  # torchrun: 8 ranks on this node share them
@@ -639,6 +640,15 @@ def test_free_cores_are_the_idle_ones_shared_by_the_ranks_of_a_node(monkeypatch)
     assert host.free_cores() == 14
     monkeypatch.setattr(host.os, "getloadavg", lambda: (40.0, 0.0, 0.0))  # a busy machine: one thread
     assert host.free_cores() == 1
+    monkeypatch.setattr(host, "_running_threads", lambda: 30)  # still busy now
+    assert host.free_cores() == 1
+    monkeypatch.setattr(host, "_running_threads", lambda: 1)  # the average held this process's own past threads
+    assert host.free_cores() == 16
+    monkeypatch.setattr(host.os, "getloadavg", lambda: (0.2, 0.0, 0.0))  # idle on average, a burst now: the average
+    monkeypatch.setattr(host, "_running_threads", lambda: 9)
+    assert host.free_cores() == 16
+    monkeypatch.undo()
+    assert host._running_threads() is None or host._running_threads() >= 1  # this thread runs while it reads
 
 
 def test_a_fused_kernel_that_cannot_build_falls_back_to_the_tensor_kernel_once_with_a_warning(monkeypatch):
