@@ -184,6 +184,11 @@ _EXACT = [
     # are none), a sentence-start word and a space again
     "the I.\x1fIN x the I.\xa0IN x the I.\u202fThe y the I.\ufeffThe y the I. The\x1fy the I. The\u205f x",
     "x I.\x1f", "The y", "x I. ", "\x1fThe y",
+    # (fuzz) ASCII 'n is a token before " " \t \xa0 or a line break only; FILENAME ("3.x") and ABBREV3 ("fig. 5") read
+    # the lexer's spaces (\x85 is one; \x1c, U+202F and deleted characters are none)
+    "x 'n\x1cy 'N\u2009y 'n\u3000y 'n\ufeffy 'n\x00y 'n\xa0y 'n'\x1cy \u200b'tis 'em\ufeffy 'n y",
+    "x 3.x\x1cin 3.x\u202fy 3.x\ufeffy 3.x\x85y 3.x\u2009y fig.\x851,000 pp.\ufeff\u0966 pp.\x1f5 fig.\u202f3 fig.\t3 y",
+    "a\u200db 'n",
     # supplementary decimal digits are UTF-16 pairs to the Java lexer: untokenisable, deleted (not numbers)
     *_SUPPLEMENTARY_DIGITS_JAVA,
 ]

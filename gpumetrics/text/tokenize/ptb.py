@@ -95,6 +95,10 @@ _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;
 # of the same class and writes the entity back into the token (lowercased, as the Java tool writes it).
 # THINGA joins capitals over an entity's "&" where WORD is shorter: "AT&T&Uuml;" → "AT&T&U" "uml", "K&MD;" → "K&MD"
 _PTB_THINGA_ENTITY = re.compile(r"&([A-Z]+)([A-Za-z]*)(.*)")
+# the lexer's SPACENL: no Python-only whitespace ("\x1c" … "\x1f", U+1680, U+202F, U+205F) nor deleted characters
+_PTB_SPACENL = "[ \t\n\r\f\x0b\x85\xa0\u2000-\u200a\u2028\u2029\u3000]"
+# ASCII 'n is a token before these only (nor before a deleted character, a space for the port's lexer)
+_PTB_N_AFTER = frozenset(("", " ", "\t", "\n", "\r", "\f", "\x0b", "\xa0"))  # "": the end of the input
 _PTB_FILENAME_AFTER = frozenset(" \t\n\r\f\x0b\x85\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
                                 "\u200a\u2028\u2029\u3000.?!,")  # FILENAME/({SPACENL}|[.?!,])
 _PTB_SPLET_STAND_INS = "\ua000-\ua014"  # 21 Yi syllables (15 SPLET entities, lowercased)
@@ -192,7 +196,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
                 # ASCII 'n is a token before a space or the end only ("'n#" → "'" "n")
                 r"(?P<lead>['’\x92\u2afe\u2aff](?i:em|cause|till?)|[’\x92\u2afe\u2aff](?i:n['’\x92\u2afe\u2aff]?)"
-                r"|'(?i:n)(?:['’\x92\u2afe\u2aff]|(?=[\s\xa0]|\Z))|'(?i:t(?=is|was)))",
+                r"|'(?i:n)(?:['’\x92\u2afe\u2aff]|(?=[ \t\n\r\f\x0b\xa0]|\Z))|'(?i:t(?=is|was)))",
                 # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
                 _java_digits(r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sS]|\d\d"
                              r"(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))"),
@@ -266,7 +270,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         (r"(?i:c\+\+|[cf]#)", "thing", 0),
         # file name with a known extension ("3.x", "a.jpg"), then a space, line end or . ? ! ,
         (f"{alnum}+(?:\\.{alnum}+)*\\.(?i:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
-         f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?=[\\s.?!,])", "thing", 1),
+         f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?={_PTB_SPACENL}|[.?!,])", "thing", 1),
     ))
     raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL),
            "tag": re.compile(_PTB_SGML), "without_tag": token_without_tag}
@@ -404,6 +408,12 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 match, kind, position = likely, "likely", likely.end()
         value = match.group()
         literal = value
+        if kind == "lead" and rewritten and value in ("'n", "'N") and (
+            original[match.end(): match.end() + 1] not in _PTB_N_AFTER
+        ):  # "'n" before a deleted character: "'" "n" (the character is no space for the rule's trailing context)
+            tokens.append("'")
+            position = match.start() + 1
+            continue
         if kind == "word" and not rewritten and value.isascii() and value.isalnum() and value[0].isalpha() and (
             text[position: position + 1] in _PTB_ASCII_SPACE
         ):  # a plain word before a space (or the end): no longer rule can match, the word rule wins the tie
@@ -466,7 +476,8 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 or literal[:1] + literal[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS
                 or (literal.lower() in _PTB_BEFORE_NUMBER and (  # the line break is the space before the next caption
                     # ABBREV3/{SPACENL}?[:digit:]
-                    re.match(r"\.[ \t\xa0\u2000-\u200a\u3000]?" + _PTB_DIGIT, text[end: end + 3])
+                    # (the lexer's spaces: "fig.\x851,000" keeps its period, "pp.\ufeff5" does not)
+                    re.match(r"\." + _PTB_SPACENL + "?" + _PTB_DIGIT, original[end: end + 3])
                     or (text[end + 1:] == line_end and re.match(_PTB_DIGIT, following[:1]))))
             ):
                 tokens.append(value + ".")
@@ -586,10 +597,6 @@ def _ptb_reread(original: str, start: int, pattern: re.Pattern) -> tuple[str, in
     where lexing goes on (deletion keeps every position), or None where the pattern does not match there."""
     match = pattern.match(original, start)
     return None if match is None else (match.group(), match.end())
-
-
-# the lexer's SPACENL: no Python-only whitespace ("\x1c" … "\x1f", U+1680, U+202F, U+205F) nor deleted characters
-_PTB_SPACENL = "[ \t\n\r\f\x0b\x85\xa0\u2000-\u200a\u2028\u2029\u3000]"
 
 
 def _sentence_start_follows(original: str, start: int, following: str) -> bool:
