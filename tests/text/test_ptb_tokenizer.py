@@ -175,6 +175,20 @@ _EXACT = [
     "\u3000x.org/ab x.org/ab\u3000",
     # blank captions: the lexer sees through their line breaks ("the a." + blank line + "The x" is a sentence end)
     "the a.", "", "The x", "the b.", "   ", "The y", "x ca.", "", "5 dogs", "x 3.x", "", "end '90",
+    # (fuzz) a soft hyphen defeats the lexer's literal rules (abbreviations, acronyms, "cannot") but is a letter for
+    # ABBREV1's trailing context; the apostrophe words ma'am / qu'il / ne'er end at a non-[:letter:] character
+    "x \xadvs. y v\xads. z Mr\xad. y e\xad.g. y No\xad. 5 Inc\xad.s U\xad.S. y \xadetc. y \xadWash. y \xadfig. 5 z",
+    "x can\xadnot \xadgonna gon\xadna \xadB. x Inc.\xad’ table etc.\xad| food y",
+    "x ma'am\xadhorse ma'am\xad) qu'il\xadx qu'\xadil ne'er\xadx ma'ame\u0301 ma'am\u0301 qu'il5x y",
+    # (fuzz) a one-letter word's period is split only before the lexer's spaces ("\x1f", U+202F, deleted characters
+    # are none), a sentence-start word and a space again
+    "the I.\x1fIN x the I.\xa0IN x the I.\u202fThe y the I.\ufeffThe y the I. The\x1fy the I. The\u205f x",
+    "x I.\x1f", "The y", "x I. ", "\x1fThe y",
+    # (fuzz) ASCII 'n is a token before " " \t \xa0 or a line break only; FILENAME ("3.x") and ABBREV3 ("fig. 5") read
+    # the lexer's spaces (\x85 is one; \x1c, U+202F and deleted characters are none)
+    "x 'n\x1cy 'N\u2009y 'n\u3000y 'n\ufeffy 'n\x00y 'n\xa0y 'n'\x1cy \u200b'tis 'em\ufeffy 'n y",
+    "x 3.x\x1cin 3.x\u202fy 3.x\ufeffy 3.x\x85y 3.x\u2009y fig.\x851,000 pp.\ufeff\u0966 pp.\x1f5 fig.\u202f3 fig.\t3 y",
+    "a\u200db 'n",
     # supplementary decimal digits are UTF-16 pairs to the Java lexer: untokenisable, deleted (not numbers)
     *_SUPPLEMENTARY_DIGITS_JAVA,
 ]
@@ -245,7 +259,7 @@ def test_random_captions_agreement(java):
         assert rate == 1.0, (group, rate, mismatches[:5])
 
 
-@pytest.mark.parametrize("last", ["x :)", "x 3.x", "x '90", "x Inc."])
+@pytest.mark.parametrize("last", ["x :)", "x 3.x", "x '90", "x Inc.", "x I. The", "x I.\xa0IN", "x I. Mr."])
 def test_end_of_input_matches_java(last):
     # the last caption has no line break after it: rules with trailing context (smileys, file names, '90) fail there
     captions = ["first one", last]

@@ -95,6 +95,10 @@ _PTB_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&nbsp;
 # of the same class and writes the entity back into the token (lowercased, as the Java tool writes it).
 # THINGA joins capitals over an entity's "&" where WORD is shorter: "AT&T&Uuml;" → "AT&T&U" "uml", "K&MD;" → "K&MD"
 _PTB_THINGA_ENTITY = re.compile(r"&([A-Z]+)([A-Za-z]*)(.*)")
+# the lexer's SPACENL: no Python-only whitespace ("\x1c" … "\x1f", U+1680, U+202F, U+205F) nor deleted characters
+_PTB_SPACENL = "[ \t\n\r\f\x0b\x85\xa0\u2000-\u200a\u2028\u2029\u3000]"
+# ASCII 'n is a token before these only (nor before a deleted character, a space for the port's lexer)
+_PTB_N_AFTER = frozenset(("", " ", "\t", "\n", "\r", "\f", "\x0b", "\xa0"))  # "": the end of the input
 _PTB_FILENAME_AFTER = frozenset(" \t\n\r\f\x0b\x85\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
                                 "\u200a\u2028\u2029\u3000.?!,")  # FILENAME/({SPACENL}|[.?!,])
 _PTB_SPLET_STAND_INS = "\ua000-\ua014"  # 21 Yi syllables (15 SPLET entities, lowercased)
@@ -192,7 +196,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # after a curly apostrophe these split off even before letters ("’sun" → "'s" "un")
                 # ASCII 'n is a token before a space or the end only ("'n#" → "'" "n")
                 r"(?P<lead>['’\x92\u2afe\u2aff](?i:em|cause|till?)|[’\x92\u2afe\u2aff](?i:n['’\x92\u2afe\u2aff]?)"
-                r"|'(?i:n)(?:['’\x92\u2afe\u2aff]|(?=[\s\xa0]|\Z))|'(?i:t(?=is|was)))",
+                r"|'(?i:n)(?:['’\x92\u2afe\u2aff]|(?=[ \t\n\r\f\x0b\xa0]|\Z))|'(?i:t(?=is|was)))",
                 # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
                 _java_digits(r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sS]|\d\d"
                              r"(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))"),
@@ -212,8 +216,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 f"(?P<apos>(?:[DdOoLl][{etc}](?!{clitic}){jalnum}{jalnum}+"
                 f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*"
                 f"|[A-HJ-XZn][{etc}](?!{clitic}){jletter}{jletter}+"
-                f"|[Qq]u['’\x92\u2afe\u2aff]{letter}{alnum}*|[Cc]'(?i:mon)|[Mm][Aa]['’\x92\u2afe\u2aff][Aa][Mm]{letter}*"
-                f"|[NnEeOo]e?['’\x92\u2afe\u2aff]er{letter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
+                f"|[Qq]u['’\x92\u2afe\u2aff]{jletter}+|[Cc]'(?i:mon)|[Mm][Aa]['’\x92\u2afe\u2aff][Aa][Mm]{jletter}*"
+                f"|[NnEeOo]e?['’\x92\u2afe\u2aff]er{jletter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
                 f"|(?i:cap[{apos}]n|c[{apos}]est)"
                 f"|(?:(?i:dunkin|somethin)[{apos}](?![Tt])|(?i:ol)[{apos}])(?!(?:[msdMSD]|(?i:re|ve|ll)))))",
                 # l' d' j' before anything, y' before a letter, not before a clitic: a token ("j'" "ai", "y'" "all")
@@ -266,7 +270,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         (r"(?i:c\+\+|[cf]#)", "thing", 0),
         # file name with a known extension ("3.x", "a.jpg"), then a space, line end or . ? ! ,
         (f"{alnum}+(?:\\.{alnum}+)*\\.(?i:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
-         f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?=[\\s.?!,])", "thing", 1),
+         f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?={_PTB_SPACENL}|[.?!,])", "thing", 1),
     ))
     raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL),
            "tag": re.compile(_PTB_SGML), "without_tag": token_without_tag}
@@ -403,6 +407,13 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             if likely and likely.end() > match.end():
                 match, kind, position = likely, "likely", likely.end()
         value = match.group()
+        literal = value
+        if kind == "lead" and rewritten and value in ("'n", "'N") and (
+            original[match.end(): match.end() + 1] not in _PTB_N_AFTER
+        ):  # "'n" before a deleted character: "'" "n" (the character is no space for the rule's trailing context)
+            tokens.append("'")
+            position = match.start() + 1
+            continue
         if kind == "word" and not rewritten and value.isascii() and value.isalnum() and value[0].isalpha() and (
             text[position: position + 1] in _PTB_ASCII_SPACE
         ):  # a plain word before a space (or the end): no longer rule can match, the word rule wins the tie
@@ -424,6 +435,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 default=(match.end(), kind, match.end()),
             )
             value, position = text[start:end], end
+            literal = value  # the lexer's literal rules (abbreviations, "cannot" ...) see the soft hyphens
             if "\xad" in value and kind != "thing":  # words, numbers, hyphenated words drop their soft hyphens
                 value = value.replace("\xad", "")
             raw = _ptb_reread(original, start, raw_res["likely"]) if rewritten else None
@@ -438,11 +450,12 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 tokens.append(value + ".")
                 position = end + 1
                 continue
-            if kind == "word" and value[-2:-1] == "." and end < len(text) and value[-1] not in restore and not _PTB_REDAUX.match(text, end) and (
-                value[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
-                or value[:1] + value[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS
-            ):  # "Inc.s" → "Inc." "s", but "etc.I'm" → "etc.I" "'m" (the word + clitic is the longer match)
-                value, end, position = value[:-1], end - 1, end - 1
+            if kind == "word" and literal[-2:-1] == "." and end < len(text) and literal[-1] not in restore and not _PTB_REDAUX.match(text, end) and (
+                literal[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
+                or literal[:1] + literal[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS
+            ):  # "Inc.s" → "Inc." "s", but "etc.I'm" → "etc.I" "'m" (the word + clitic is the longer match); a soft
+                # hyphen is a letter here ("etc.\xad" → "etc." ""), not before the period ("Inc\xad.s" is one word)
+                value, end, position = literal[:-1].replace("\xad", ""), end - 1, end - 1
                 tokens.append(value)
                 continue
         if kind in ("word", "amp") and restore and text[position: position + 1] in restore and (
@@ -458,18 +471,20 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 continue
         if kind == "word":
             if text.startswith(".", end) and (
-                (acronym_re.fullmatch(value) and not (len(value) == 1 and _sentence_start_follows(text, end + 1, following)))
-                or value.lower() in _PTB_ABBREVIATIONS
-                or value[:1] + value[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS
-                or (value.lower() in _PTB_BEFORE_NUMBER and (  # the line break is the space before the next caption
+                (acronym_re.fullmatch(literal) and not (len(value) == 1 and _sentence_start_follows(original, end + 1, following)))
+                or literal.lower() in _PTB_ABBREVIATIONS
+                or literal[:1] + literal[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS
+                or (literal.lower() in _PTB_BEFORE_NUMBER and (  # the line break is the space before the next caption
                     # ABBREV3/{SPACENL}?[:digit:]
-                    re.match(r"\.[ \t\xa0\u2000-\u200a\u3000]?" + _PTB_DIGIT, text[end: end + 3])
+                    # (the lexer's spaces: "fig.\x851,000" keeps its period, "pp.\ufeff5" does not)
+                    re.match(r"\." + _PTB_SPACENL + "?" + _PTB_DIGIT, original[end: end + 3])
                     or (text[end + 1:] == line_end and re.match(_PTB_DIGIT, following[:1]))))
             ):
                 tokens.append(value + ".")
                 position = end + 1
-            elif value.lower() in _PTB_SPLIT_WORDS and _PTB_REDAUX.match(text, end):
-                tokens.append(value)  # {WORD}/{REDAUX} outmatches "gonna" / "cannot": "gonna's" → "gonna" "'s"
+            elif value.lower() in _PTB_SPLIT_WORDS and (_PTB_REDAUX.match(text, end) or literal != value):
+                # {WORD}/{REDAUX} outmatches "gonna" / "cannot": "gonna's" → "gonna" "'s"; "can\xadnot" is no "cannot"
+                tokens.append(value)
             else:
                 _ptb_split_word(value, tokens)
         elif kind == "nt":
@@ -584,12 +599,14 @@ def _ptb_reread(original: str, start: int, pattern: re.Pattern) -> tuple[str, in
     return None if match is None else (match.group(), match.end())
 
 
-def _sentence_start_follows(text: str, start: int, following: str) -> bool:
-    """Whether whitespace then a sentence-start word follow ``text[start:]`` (continuing into the next line)."""
-    rest = text[start:]
-    if not rest.strip():
-        rest = " " + following  # the line break, then the next caption
-    match = re.match(rf"\s+(M(?i:[rs])\.|[A-Za-z]+|{_PTB_SGML})(?!\S)", rest)
+def _sentence_start_follows(original: str, start: int, following: str) -> bool:
+    """Whether the lexer's spaces, a sentence-start word and a space again follow ``original[start:]`` (the caption
+    as the Java tool reads it, its line break included; continuing into the next line). Nothing after the word (the
+    end of the input) is no sentence start: "x I. The" as the last caption keeps "i."."""
+    rest = original[start:]
+    if re.fullmatch(f"{_PTB_SPACENL}*", rest):
+        rest += following  # the line break, then the next caption
+    match = re.match(rf"{_PTB_SPACENL}+(M(?i:[rs])\.|[A-Za-z]+|{_PTB_SGML})(?={_PTB_SPACENL})", rest)
     word = match and match.group(1)  # first letter as listed, the rest in any case ("THE", "MR.")
     return bool(word and (word[0] + word[1:].lower() in _PTB_SENTENCE_STARTS or word[0] == "<"))
 
