@@ -84,8 +84,9 @@ def test_conversion_keeps_state_dtypes_and_value(case, conversion):
     cls, data = CASES[case]
     preds, target = data()
     half = len(preds) // 2
-    reference = cls()
-    reference.update(preds, target)
+    reference = cls()  # the same two updates, unconverted: a float64 sum grouped as the converted metric's
+    reference.update(preds[:half], target[:half])
+    reference.update(preds[half:], target[half:])
     expected = reference.compute()
     assert expected.dtype == torch.float64
 
