@@ -259,7 +259,8 @@ def test_random_captions_agreement(java):
         assert rate == 1.0, (group, rate, mismatches[:5])
 
 
-@pytest.mark.parametrize("last", ["x :)", "x 3.x", "x '90", "x Inc.", "x I. The", "x I.\xa0IN", "x I. Mr."])
+@pytest.mark.parametrize("last", ["x :)", "x 3.x", "x '90", "x Inc.", "x I. The", "x I.\xa0IN", "x I. Mr.", "x we've",
+                                  "x YOU'LL", "a\xa0they're", "x I'm"])
 def test_end_of_input_matches_java(last):
     # the last caption has no line break after it: rules with trailing context (smileys, file names, '90) fail there
     captions = ["first one", last]
