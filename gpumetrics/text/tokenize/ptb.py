@@ -460,8 +460,8 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 tokens.append(value)
                 continue
         if kind in ("word", "amp") and restore and text[position: position + 1] in restore and (
-            kind == "amp" or value.isascii() and value.isupper() and value.isalpha()
-        ):
+            kind == "amp" or literal.isascii() and literal.isupper() and literal.isalpha()  # "CAT\xad&MDASH;": no THINGA
+        ) and not (kind == "word" and _PTB_REDAUX.match(text, position)):  # WORD/{REDAUX} is longer: "IPHONE&APOS;S"
             entity = _PTB_THINGA_ENTITY.fullmatch(restore[text[position]])
             if entity and not "\ua000" <= text[position] <= "\ua014" or kind == "amp" and entity:
                 # THINGA: capitals joined over the entity's "&" (not for a word that runs on through a letter entity)
