@@ -201,7 +201,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 _java_digits(r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sS]|\d\d"
                              r"(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))"),
                 # also after a space ("x 's y"), in any case ("IT'S")
-                r"(?P<clitic>[’\x92\u2afe\u2aff](?:[msdMSD]|(?i:re|ve|ll))|'(?:[msdMSD]|(?i:re|ve|ll))(?![A-Za-z]))",
+                # (ASCII 're 've 'll need a character after them: at the end of the input "we've" is "we" "'" "ve")
+                r"(?P<clitic>[’\x92\u2afe\u2aff](?:[msdMSD]|(?i:re|ve|ll))|'(?:[msdMSD](?![A-Za-z])|(?i:re|ve|ll)(?=[^A-Za-z])))",
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
                 # a web address starting with a symbol ("*www.x.org", "·x.com"); at a word start the longest
                 # rule decides
@@ -459,8 +460,8 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 tokens.append(value)
                 continue
         if kind in ("word", "amp") and restore and text[position: position + 1] in restore and (
-            kind == "amp" or value.isascii() and value.isupper() and value.isalpha()
-        ):
+            kind == "amp" or literal.isascii() and literal.isupper() and literal.isalpha()  # "CAT\xad&MDASH;": no THINGA
+        ) and not (kind == "word" and _PTB_REDAUX.match(text, position)):  # WORD/{REDAUX} is longer: "IPHONE&APOS;S"
             entity = _PTB_THINGA_ENTITY.fullmatch(restore[text[position]])
             if entity and not "\ua000" <= text[position] <= "\ua014" or kind == "amp" and entity:
                 # THINGA: capitals joined over the entity's "&" (not for a word that runs on through a letter entity)
