@@ -135,6 +135,27 @@ def device_name(device: str) -> str:
     return torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else cpu_model()
 
 
+def provenance() -> dict[str, str]:
+    """When and from what a run's rows were timed: the UTC ``date`` and the checkout's ``commit`` (short hash, ``+``
+    when tracked files other than the results differ from it; absent outside a git checkout, e.g. a tree copied to a
+    GPU machine)."""
+    found = {"date": time.strftime("%Y-%m-%d", time.gmtime())}
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                  f":!{TABLE.name}", f":!{RESULTS.parent.relative_to(ROOT)}"],
+                                 cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return found
+    return {**found, "commit": head + ("+" if changed else "")} if head else found
+
+
+def _measured(row: dict) -> str:
+    """``date · commit`` of a row, ``—`` for rows timed before runs recorded them."""
+    return " · ".join(filter(None, (row.get("date"), row.get("commit")))) or "—"
+
+
 def machine_description(device: str) -> str:
     host = f"{cpu_model()} ({platform.machine()}, {os.cpu_count()} cores), Python {platform.python_version()}"
     return f"{device_name(device)}, host {host}" if device.startswith("cuda") else host
@@ -221,6 +242,7 @@ def contended_rows(idle: list[dict], loaded: list[dict], burner_count: int) -> l
         rows.append({
             "case": row["case"], "size": row["size"], "unit": row["unit"], "device": row["device"],
             "device_name": row["device_name"], "machine": row.get("machine", "unknown machine"),
+            **{key: row[key] for key in ("date", "commit") if key in row},
             "threads": row["threads"], "burners": burner_count,
             "ours": row["ours"], "ours_idle_s": row["ours_s"], "ours_loaded_s": busy["ours_s"],
             "ours_slowdown": busy["ours_s"] / row["ours_s"],
@@ -280,14 +302,14 @@ def _main_tables(payload: dict) -> list[str]:
         lines += [
             "", f"## {heading}", "",
             "| case | size | gpumetrics | time (min–max) | anchor | anchor time (min–max) | ratio | threads "
-            "| note |",
-            "|---|---:|---|---:|---|---:|---:|---:|---|",
+            "| measured | note |",
+            "|---|---:|---|---:|---|---:|---:|---:|---|---|",
         ]
         for row in sorted(on_machine, key=lambda r: (r["case"], r["size"], r["ours"], r["anchor"])):
             lines.append(
                 f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} | {_format_timing(row, 'ours')} "
                 f"| {row['anchor']} | {_format_timing(row, 'anchor')} | {row['ratio']:.2f}× "
-                f"| {row.get('threads', '')} | {row.get('note', '')} |"
+                f"| {row.get('threads', '')} | {_measured(row)} | {row.get('note', '')} |"
             )
     return lines
 
@@ -317,8 +339,8 @@ def _matrix_tables(payload: dict) -> list[str]:
             f"{passed} of {len(on_device)} rows reach their goal.",
             "",
             "| metric | vocabulary | tokens | refs | script | pairs | gpumetrics | time (min–max) | anchor "
-            "| anchor time (min–max) | ratio | goal |",
-            "|---|---:|---:|---:|---|---:|---|---:|---|---:|---:|---|",
+            "| anchor time (min–max) | ratio | goal | measured |",
+            "|---|---:|---:|---:|---|---:|---|---:|---|---:|---:|---|---|",
         ]
         for row in sorted(on_device, key=_matrix_order):
             p = row["params"]
@@ -326,7 +348,7 @@ def _matrix_tables(payload: dict) -> list[str]:
             lines.append(
                 f"| {p['metric']} | {p['vocab']} | {p['tokens']} | {p['refs']} | {p['script']} | {row['size']:,} "
                 f"| {row['ours']} | {_format_timing(row, 'ours')} | {row['anchor']} | {_format_timing(row, 'anchor')} "
-                f"| {row['ratio']:.2f}× | {verdict} (≥ {row['goal']:g}×) |"
+                f"| {row['ratio']:.2f}× | {verdict} (≥ {row['goal']:g}×) | {_measured(row)} |"
             )
     return lines
 
@@ -395,12 +417,12 @@ def _gpu_tables(payload: dict) -> list[str]:
     for heading, on_device in _sections(rows):
         lines += ["", f"### {heading}", "",
                   "| case | size | gpumetrics | time (min–max) | throughput | anchor | anchor time (min–max) | ratio "
-                  "| goal |",
-                  "|---|---:|---|---:|---:|---|---:|---:|---|"]
+                  "| goal | measured |",
+                  "|---|---:|---|---:|---:|---|---:|---:|---|---|"]
         for row in sorted(on_device, key=lambda r: (r["case"], r["size"], r["ours"])):
             lines.append(f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} | {_format_timing(row, 'ours')} "
                          f"| {_throughput(row)} | {row['anchor']} | {_format_timing(row, 'anchor')} "
-                         f"| {row['ratio']:.2f}× | {_verdicts(row)} |")
+                         f"| {row['ratio']:.2f}× | {_verdicts(row)} | {_measured(row)} |")
     return lines
 
 
@@ -414,7 +436,8 @@ def render_markdown(payload: dict) -> str:
         "slowest repeat in brackets; gpumetrics and the anchor run in the same process on the same data. "
         "**ratio = anchor time / gpumetrics time** (above 1: gpumetrics is faster). A table per machine: a row "
         "stays under the machine that timed it (a run replaces only the cases it ran), so compare ratios, not "
-        "times, across tables.",
+        "times, across tables. *measured*: the UTC date and commit of the run that timed the row (`+`: with "
+        "uncommitted changes; `—`: timed before runs recorded them).",
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(payload.get("versions", {}).items())) + ".",
     ]
@@ -524,7 +547,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     device_type = torch.device(args.device).type
-    machine = machine_description(args.device)
+    stamp = {"machine": machine_description(args.device), **provenance()}
     new_rows, new_contended, failures = [], [], []
     for case in selected:
         for size in case.quick_sizes if args.quick else case.sizes:
@@ -532,7 +555,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"[bench] {case.name} size={size} device={args.device} repeats={repeats}"
                   + (" (idle, then loaded)" if args.contended else ""), flush=True)
             try:
-                rows = [{**row, "machine": machine}
+                rows = [{**row, **stamp}
                         for row in run_in_child(case, size, args.device, repeats, args.threads)]
                 if args.contended:
                     with burners(args.burners):

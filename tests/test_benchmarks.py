@@ -105,7 +105,10 @@ def test_a_run_replaces_only_its_cases_on_its_device_and_migrates_old_results(tm
                         (TOY, 8, "cuda"): "old machine"}
     text = table.read_text()
     assert "## cpu: old machine" in text and f"## cpu: {here}" in text and "## cuda: old machine" in text
-    assert "| token_f1_squad | 10 samples | o | 100.0 ms | a | 200.0 ms | 2.00× |" in text  # no spread recorded
+    assert "| token_f1_squad | 10 samples | o | 100.0 ms | a | 200.0 ms | 2.00× | 2 | — |" in text  # no spread, no date
+    new_row = next(r for r in payload["rows"] if r["case"] == TOY and r["size"] == 300)
+    assert new_row["date"] == time.strftime("%Y-%m-%d", time.gmtime()) and new_row["commit"]  # this test runs in git
+    assert f"| {bench._measured(new_row)} |" in text and new_row["commit"] in bench._measured(new_row)
     assert text.index("## cpu:") < text.index("## cuda:")
     # each row stays under the machine that timed it: a rerun elsewhere moves only the cases it ran
 
@@ -272,7 +275,7 @@ def test_gpu_rows_render_their_throughput_and_both_goals():
     fast = next(line for line in table.splitlines() if "| fast |" in line)
     slow = next(line for line in table.splitlines() if "| slow |" in line)
     assert "4,000 images/s" in fast and "pass (≥ 2×); pass (≥ 2,000 images/s)" in fast
-    assert "500 images/s" in slow and slow.rstrip().endswith("**fail** (≥ 2×) |")
+    assert "500 images/s" in slow and slow.rstrip().endswith("**fail** (≥ 2×) | — |")  # no date recorded
 
 
 _JUNIT = """<?xml version="1.0" encoding="utf-8"?>

@@ -1,6 +1,6 @@
 """Edit distance / CER / WER vs a rapidfuzz loop, jiwer and torchmetrics (issue 3 goals).
 
-``gpumetrics auto`` on CPU runs rapidfuzz's C++ batch API (``process.cpdist``, 4,096 pairs per call; a band hint for
+``gpumetrics auto`` on CPU runs rapidfuzz's C++ batch API (``process.cpdist``, chunks of 2,048 pairs; a band hint for
 long pairs; threads only for large batches on idle cores), also for CPU token tensors (rows as code-point strings,
 ``edit_distance_tokens_cpu``); ``torch kernel`` is the bit-parallel tensor kernel on CPU, reported so that its GPU
 behaviour can be projected (pairs/s = size / time). ``edit_encode_separated`` / ``wer_encode_separated`` time the

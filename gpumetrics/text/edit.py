@@ -6,7 +6,7 @@ All four share one step: the Levenshtein distance of every (prediction, referenc
 * ``"torch"`` — the batched bit-parallel tensor kernel on the metric's device (the module's ``device``, or the
   function's ``device`` argument);
 * ``"rapidfuzz"`` — rapidfuzz's C++ ``Levenshtein.distance`` through its pairwise batch API (``process.cpdist``,
-  4,096 pairs per call; a band hint for long pairs; see :func:`~gpumetrics.kernels.host.rapidfuzz_distances`),
+  chunks of 2,048 pairs; a band hint for long pairs; see :func:`~gpumetrics.kernels.host.rapidfuzz_distances`),
   result moved to the device;
 * ``"auto"`` (default) — rapidfuzz on CPU; on another device the device kernels (on CUDA the fused Triton kernel of
   :mod:`gpumetrics.kernels.levenshtein_triton` when triton is importable), except for character pairs that

@@ -401,6 +401,8 @@ def test_rapidfuzz_backend_threaded_chunks_are_exact(monkeypatch):
         started.clear()
         assert host.rapidfuzz_distances(short[:size], short[:size], strings=True).tolist() == [0] * size
         assert started == ([threads] if threads else [])  # one thread per 100 pairs, at most 4, on free cores
+    monkeypatch.setattr(host, "free_cores", lambda: pytest.fail("the load was read for a batch too small for threads"))
+    assert host.rapidfuzz_distances(short[:199], short[:199], strings=True).tolist() == [0] * 199
 
 
 def test_long_pairs_on_the_thread_pool_are_exact(monkeypatch):
