@@ -191,6 +191,10 @@ _EXACT = [
     "a\u200db 'n",
     # (fuzz) THINGA over an entity: not after a soft hyphen, not where WORD/{REDAUX} is longer ("&APOS;S")
     "x CAT\xad&MDASH; WITH IPHONE&APOS;S 1/2 RIDING&APOS;S\xa0PLATE AT&T&APOS;S DOG&APOS;X DOG&APOS;RE y",
+    # (fuzz) LIKELYURL starts at a character the lexer skips unchanged (U+200B, a supplementary one) before a deleted
+    # character inside the address ("a\u200dwww…"), also after a clitic and when an earlier skipped character cannot
+    "you'll\u200ba\u200dwww.example.com x \u200ba\u200dwww.example.com x \U0001F600a\u200dwww.example.com",
+    "\u200b\u200da\u200dwww.example.com x \u200b\U0001F600a\u200dwww.example.com \u200ba\u200db.com \u200ba\u200d y",
     # supplementary decimal digits are UTF-16 pairs to the Java lexer: untokenisable, deleted (not numbers)
     *_SUPPLEMENTARY_DIGITS_JAVA,
 ]

@@ -375,9 +375,12 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         if match is None:
             break
         if rewritten and match.start() > position:
-            # a character the Java tool deletes is no space for LIKELYURL, which can start with it ("《www.x.com")
-            starts = [p for p in range(position, match.start()) if text[p] == " " and not original[p].isspace()]
-            likely = starts and raw_res["likely"].match(original, starts[0])
+            # a character the Java tool deletes is no space for LIKELYURL, which can start with it ("《www.x.com"),
+            # nor one the port's lexer skips unchanged (U+200B, a supplementary character: "\u200ba\u200dwww.x.com"
+            # is one token); the lexer drops the first where no address starts there and tries the next
+            starts = (p for p in range(position, match.start())
+                      if text[p] == " " and not original[p].isspace() or text[p] == "\u200b" or text[p] > "\uffff")
+            likely = next(filter(None, (raw_res["likely"].match(original, p) for p in starts)), None)
             if likely:
                 tokens.append(likely.group())
                 position = likely.end()
