@@ -30,6 +30,7 @@ from torch import Tensor
 from torchmetrics import classification as _tm
 from torchmetrics.functional import classification as _tmf
 from torchmetrics.functional.classification.stat_scores import (
+    _binary_stat_scores_arg_validation,
     _binary_stat_scores_tensor_validation,
     _multiclass_stat_scores_arg_validation,
     _multiclass_stat_scores_format,
@@ -214,6 +215,8 @@ def _multilabel(
 def _binary(stat: str, preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
             ignore_index: int | None = None, validate_args: bool = True, zero_division: float = 0) -> Tensor:
     if validate_args:
+        # torchmetrics' binary functions leave zero_division out of this check (their modules include it)
+        _binary_stat_scores_arg_validation(threshold, multidim_average, ignore_index, zero_division)
         _check_inputs("binary", preds, target, None, ignore_index)
     if _no_samples(preds, target):
         if validate_args:

@@ -360,3 +360,22 @@ def test_ignore_index_positions_are_not_range_checked_and_match_sklearn():
     assert float(got) == pytest.approx(expected, abs=1e-7)
     with pytest.raises(ValueError, match="`preds`"):  # a bad label where the target is scored is still an error
         F.multiclass_f1_score(torch.tensor([0, 9]), torch.tensor([0, 2]), num_classes=3, ignore_index=1)
+
+
+@pytest.mark.parametrize("zero_division", [0.5, -1, float("nan"), "warn"])
+@pytest.mark.parametrize("stat", ["precision", "recall", "f1_score"])
+@pytest.mark.parametrize("empty", [False, True])
+def test_binary_functions_reject_zero_division_their_modules_reject(zero_division, stat, empty):
+    """torchmetrics' binary functions skip the zero_division check: binary_precision([0, 0], [0, 0],
+    zero_division=0.5) was 0.5 (sklearn raises), where BinaryPrecision and every multiclass/multilabel form raise."""
+    import gpumetrics.classification as classification
+    from gpumetrics import functional as F
+
+    preds = target = torch.zeros(0 if empty else 2, dtype=torch.long)
+    module_name = {"precision": "Precision", "recall": "Recall", "f1_score": "F1Score"}[stat]
+    with pytest.raises(ValueError, match="zero_division"):
+        getattr(F, f"binary_{stat}")(preds, target, zero_division=zero_division)
+    with pytest.raises(ValueError, match="zero_division"):
+        getattr(classification, f"Binary{module_name}")(zero_division=zero_division)
+    for valid in (0, 1):
+        assert float(getattr(F, f"binary_{stat}")(preds, target, zero_division=valid)) == valid
