@@ -209,6 +209,8 @@ def _multilabel(
     else:
         preds, target = _multilabel_stat_scores_format(preds, target, num_labels, threshold, ignore_index)
         tp, fp, _, fn = _multilabel_stat_scores_update(preds, target, multidim_average)
+        if multidim_average == "samplewise":  # torchmetrics squeezes one sample's [1, L] to [L]
+            tp, fp, fn = (stat.reshape(-1, num_labels) for stat in (tp, fp, fn))
     return _reduce(stat, tp, fp, fn, average, multidim_average, True, 1, zero_division)
 
 
@@ -225,7 +227,8 @@ def _binary(stat: str, preds: Tensor, target: Tensor, threshold: float = 0.5, mu
         return _reduce(stat, zero, zero, zero, "micro" if multidim_average == "global" else "none", multidim_average,
                        False, 1, zero_division).float()
     function = {"precision": _tmf.binary_precision, "recall": _tmf.binary_recall, "f1": _tmf.binary_f1_score}[stat]
-    return function(preds, target, threshold, multidim_average, ignore_index, validate_args, zero_division)
+    value = function(preds, target, threshold, multidim_average, ignore_index, validate_args, zero_division)
+    return value.reshape(-1) if multidim_average == "samplewise" else value  # [N], also for N = 1 (squeezed to [])
 
 
 def binary_precision(
@@ -344,6 +347,13 @@ class _CheckedUpdate:
                 self._validate_tensors(preds, target)
             return
         super().update(preds, target)
+
+    def _update_state(self, tp: Tensor, fp: Tensor, tn: Tensor, fn: Tensor) -> None:
+        if self.multidim_average == "samplewise" and isinstance(self, _tm.MultilabelStatScores):
+            # torchmetrics squeezes one sample's [1, L] to [L]; concatenated with the next update's rows it would
+            # become one flat [N * L] state
+            tp, fp, tn, fn = (stat.reshape(-1, self.num_labels) for stat in (tp, fp, tn, fn))
+        super()._update_state(tp, fp, tn, fn)
 
     def _validate_tensors(self, preds: Tensor, target: Tensor) -> None:
         if isinstance(self, _tm.BinaryStatScores):

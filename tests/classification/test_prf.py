@@ -379,3 +379,29 @@ def test_binary_functions_reject_zero_division_their_modules_reject(zero_divisio
         getattr(classification, f"Binary{module_name}")(zero_division=zero_division)
     for valid in (0, 1):
         assert float(getattr(F, f"binary_{stat}")(preds, target, zero_division=valid)) == valid
+
+
+@pytest.mark.parametrize("stat", ["precision", "recall", "f1"])
+def test_samplewise_keeps_the_sample_dimension_for_one_sample(stat):
+    """torchmetrics squeezes samplewise statistics: one multilabel sample's [1, L] became [L] (average='micro' raised
+    IndexError, 'macro' gave a 0-d value, a module fed one sample per update concatenated them into one [N * L] row),
+    and binary samplewise on one sample returned a 0-d tensor. Every sample is now one row, as sklearn per sample."""
+    g = torch.Generator().manual_seed(0)
+    target = torch.randint(0, 2, (3, 4, 5), generator=g)
+    preds = torch.randint(0, 2, (3, 4, 5), generator=g)
+    function, module = MULTILABEL[stat][1], MULTILABEL[stat][0]
+    for average in ("micro", "macro", "weighted", "none"):
+        expected = torch.stack([
+            _sk(stat, target[i].T, preds[i].T, average=None if average == "none" else average, zero_division=0)
+            for i in range(3)])
+        kwargs = dict(num_labels=4, average=average, multidim_average="samplewise")
+        one = function(preds[:1], target[:1], **kwargs)
+        assert one.shape == expected[:1].shape
+        torch.testing.assert_close(one.double(), expected[:1], atol=ATOL, rtol=0)
+        metric = module(**kwargs)
+        for i in range(3):
+            metric.update(preds[i:i + 1], target[i:i + 1])
+        torch.testing.assert_close(metric.compute().double(), expected, atol=ATOL, rtol=0)
+    binary = BINARY[stat][1](preds[:1, 0], target[:1, 0], multidim_average="samplewise")
+    assert binary.shape == (1,)
+    assert float(binary) == pytest.approx(float(_sk(stat, target[0, 0], preds[0, 0], zero_division=0)), abs=ATOL)
