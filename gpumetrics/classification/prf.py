@@ -355,6 +355,13 @@ class _CheckedUpdate:
             tp, fp, tn, fn = (stat.reshape(-1, self.num_labels) for stat in (tp, fp, tn, fn))
         super()._update_state(tp, fp, tn, fn)
 
+    def _finish_compute(self, value: Any) -> Any:
+        """``samplewise`` results keep ``[N]`` for one sample: torchmetrics squeezes every one-element result to 0-d
+        (per-class results hold ≥ 2 classes or labels, so only ``[1]`` can lose its dimension)."""
+        if self.multidim_average == "samplewise" and isinstance(value, Tensor) and value.numel() == 1:
+            return value.reshape(1)
+        return value
+
     def _validate_tensors(self, preds: Tensor, target: Tensor) -> None:
         if isinstance(self, _tm.BinaryStatScores):
             _binary_stat_scores_tensor_validation(preds, target, self.multidim_average, self.ignore_index)

@@ -405,3 +405,27 @@ def test_samplewise_keeps_the_sample_dimension_for_one_sample(stat):
     binary = BINARY[stat][1](preds[:1, 0], target[:1, 0], multidim_average="samplewise")
     assert binary.shape == (1,)
     assert float(binary) == pytest.approx(float(_sk(stat, target[0, 0], preds[0, 0], zero_division=0)), abs=ATOL)
+
+
+@pytest.mark.parametrize("stat", ["precision", "recall", "f1"])
+def test_samplewise_modules_keep_the_sample_dimension_for_one_sample_in_total(stat):
+    """A samplewise module that saw one sample in all returns ``[1]`` (torchmetrics' compute squeezed it to 0-d),
+    binary, multiclass (micro / macro) and multilabel alike; per-class results keep ``[1, C]``."""
+    preds, target = torch.tensor([[0, 1, 2, 2]]), torch.tensor([[0, 1, 1, 2]])
+    for average in ("micro", "macro"):
+        metric = MULTICLASS[stat][0](num_classes=3, average=average, multidim_average="samplewise")
+        metric.update(preds, target)
+        expected = _sk(stat, target[0], preds[0], average=average, zero_division=0)
+        assert metric.compute().shape == (1,) and float(metric.compute()) == pytest.approx(float(expected), abs=ATOL)
+    per_class = MULTICLASS[stat][0](num_classes=3, average="none", multidim_average="samplewise")
+    per_class.update(preds, target)
+    assert per_class.compute().shape == (1, 3)
+    binary = BINARY[stat][0](multidim_average="samplewise")
+    binary.update(preds.clamp(max=1), target.clamp(max=1))
+    assert binary.compute().shape == (1,)
+    label = MULTILABEL[stat][0](num_labels=3, average="micro", multidim_average="samplewise")
+    label.update(torch.tensor([[[1, 0], [0, 1], [1, 1]]]), torch.tensor([[[1, 1], [0, 1], [0, 1]]]))
+    assert label.compute().shape == (1,)
+    plain = MULTICLASS[stat][0](num_classes=3, average="macro")  # global results stay 0-d
+    plain.update(preds[0], target[0])
+    assert plain.compute().shape == ()
