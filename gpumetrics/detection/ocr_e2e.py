@@ -17,7 +17,10 @@ both rules, as for every gpumetrics score with nothing to score; the 0/0 rules a
 evaluated, e.g. images whose ground truths are all don't-care.
 
 IoU is computed in float64 for every input dtype (float32 coordinates are exact doubles), so a pair within float32
-rounding of the threshold is decided as shapely decides it. All counts are integers micro-summed over images, so
+rounding of the threshold is decided as in double arithmetic. A pair whose IoU (or ICDAR intersection / prediction
+area) equals the threshold up to the float64 noise of its areas (64·eps·extent²) is an exact tie and does not
+overlap (strict >): grid quads at IoU exactly 1/2, or that only touch at threshold 0, round either way otherwise
+(shapely too). All counts are integers micro-summed over images, so
 the DDP state is one all-reduce of 9 numbers.
 """
 
@@ -54,6 +57,7 @@ _COUNTS = (
     "n_images",
 )
 _ICDAR_AREA_PRECISION = 0.5
+_TIE_ULPS = 64  # |error| of a pair's area terms in units of eps·extent² (the quad kernel's resolution is 16)
 
 
 def _texts(value: Any, name: str, counts: Tensor) -> list[str]:
@@ -128,9 +132,12 @@ def _ocr_e2e_update(
     area_p, area_g = quad_areas(preds), quad_areas(gts)
     ip, ig = block_overlap_pairs(preds.amin(1), preds.amax(1), n_pred, gts.amin(1), gts.amax(1), n_gt)
     inter = paired_intersection_areas(preds[ip], gts[ig], area_p[ip], area_g[ig])
-    union = area_p[ip] + area_g[ig] - inter
-    iou = torch.where(union > 0, inter / torch.where(union > 0, union, 1.0), 0.0)
-    overlap = iou > iou_threshold
+    # IoU > t  ⇔  (1 + t)·inter − t·(area_p + area_g) > 0, decided beyond the float64 noise of the pair's areas: an
+    # exact tie (IoU = t on grid coordinates, polygons that only touch when t = 0) rounds either way otherwise
+    lo = torch.minimum(preds.amin(1)[ip], gts.amin(1)[ig])
+    extent = (torch.maximum(preds.amax(1)[ip], gts.amax(1)[ig]) - lo).amax(1)
+    noise = _TIE_ULPS * torch.finfo(torch.float64).eps * extent * extent
+    overlap = (1 + iou_threshold) * inter - iou_threshold * (area_p[ip] + area_g[ig]) > noise
     same_text = p_ids[ip] == g_ids[ig]
     pair_dc = g_dc[ig]
 
@@ -158,8 +165,8 @@ def _ocr_e2e_update(
         return counts
 
     # icdar15: don't-care predictions by intersection / prediction area, then greedy one-to-one in GT order
-    covered = torch.where(area_p[ip] > 0, inter / torch.where(area_p[ip] > 0, area_p[ip], 1.0), 0.0)
-    p_dc = scatter_any(pair_dc & (covered > _ICDAR_AREA_PRECISION), ip, total_p)
+    covered = inter - _ICDAR_AREA_PRECISION * area_p[ip] > noise  # intersection / prediction area > 0.5, ties as above
+    p_dc = scatter_any(pair_dc & covered, ip, total_p)
     eligible = overlap & ~pair_dc & ~p_dc[ip]
     matched, correct = _greedy_in_gt_order(
         ip[eligible], ig[eligible], same_text[eligible], n_pred, n_gt, pred_img, gt_img, n_img

@@ -436,3 +436,20 @@ def test_float32_quads_at_the_threshold_decide_as_shapely(matching, reference):
     assert 5 <= expected["bbox_matched_pred"] <= 145  # both sides of the threshold occur
     ours = ocr_end_to_end(pred_polys, texts, gt_polys, texts, matching=matching)
     assert {k: float(ours[k]) for k in expected} == expected
+
+
+
+@pytest.mark.parametrize("matching", ["many-to-many", "icdar15"])
+def test_exact_ties_on_grid_quads_are_not_overlaps(matching):
+    # found by fuzzing against exact rational clipping; the float64 area terms of these grid quads round across the
+    # threshold (IoU came out 0.5000000000000001 for an exact 1/2, ~3e-18 for quads that only touch)
+    q = lambda pts: torch.tensor([pts], dtype=torch.float64)
+    tie_p, tie_g = q([[2, 1], [1, 0], [1, 2], [0, 2]]), q([[1, 0], [1, 2], [2, 2], [0, 1]])  # IoU exactly 1/2
+    out = ocr_end_to_end([tie_p], [["a"]], [tie_g], [["a"]], matching=matching)
+    assert int(out["bbox_matched_pred"]) == int(out["e2e_matched_gt"]) == 0
+    touch_p, touch_g = q([[0, 0], [1, 2], [3, 3], [2, 3]]), q([[3, 1], [1, 0], [3, 0], [1, 1]])  # share a vertex
+    out = ocr_end_to_end([touch_p.float()], [["a"]], [touch_g.float()], [["a"]], matching=matching, iou_threshold=0.0)
+    assert int(out["bbox_matched_pred"]) == 0
+    dc_p, dc_g = q([[2, 1], [1, 0], [1, 2], [0, 0]]), q([[2, 2], [0, 0], [0, 2], [1, 0]])  # IoU 1/2 with a "###"
+    out = ocr_end_to_end([dc_p], [["b"]], [dc_g], [["###"]], matching="many-to-many")
+    assert int(out["bbox_dontcare_pred"]) == 0 and float(out["bbox_precision"]) == 0.0
