@@ -43,7 +43,7 @@ from torchmetrics.functional.classification.stat_scores import (
 )
 from torchmetrics.utilities.compute import _safe_divide
 
-from gpumetrics.core import Metric
+from gpumetrics.core import Metric, keep_sample_dim
 from gpumetrics.core.transfer import upload
 
 __all__ = [
@@ -358,9 +358,7 @@ class _CheckedUpdate:
     def _finish_compute(self, value: Any) -> Any:
         """``samplewise`` results keep ``[N]`` for one sample: torchmetrics squeezes every one-element result to 0-d
         (per-class results hold ≥ 2 classes or labels, so only ``[1]`` can lose its dimension)."""
-        if self.multidim_average == "samplewise" and isinstance(value, Tensor) and value.numel() == 1:
-            return value.reshape(1)
-        return value
+        return keep_sample_dim(value, "none") if self.multidim_average == "samplewise" else value
 
     def _validate_tensors(self, preds: Tensor, target: Tensor) -> None:
         if isinstance(self, _tm.BinaryStatScores):

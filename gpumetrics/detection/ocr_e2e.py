@@ -130,12 +130,12 @@ def _ocr_e2e_update(
     work_dtype(preds, gts, names=("pred_polys", "gt_polys"))  # the coordinate checks (NaN, inf, |x| > 1e150)
     preds, gts = normalize_quads(preds.double()), normalize_quads(gts.double())
     area_p, area_g = quad_areas(preds), quad_areas(gts)
-    ip, ig = block_overlap_pairs(preds.amin(1), preds.amax(1), n_pred, gts.amin(1), gts.amax(1), n_gt)
+    low_p, high_p, low_g, high_g = preds.amin(1), preds.amax(1), gts.amin(1), gts.amax(1)
+    ip, ig = block_overlap_pairs(low_p, high_p, n_pred, low_g, high_g, n_gt)
     inter = paired_intersection_areas(preds[ip], gts[ig], area_p[ip], area_g[ig])
     # IoU > t  ⇔  (1 + t)·inter − t·(area_p + area_g) > 0, decided beyond the float64 noise of the pair's areas: an
     # exact tie (IoU = t on grid coordinates, polygons that only touch when t = 0) rounds either way otherwise
-    lo = torch.minimum(preds.amin(1)[ip], gts.amin(1)[ig])
-    extent = (torch.maximum(preds.amax(1)[ip], gts.amax(1)[ig]) - lo).amax(1)
+    extent = (torch.maximum(high_p[ip], high_g[ig]) - torch.minimum(low_p[ip], low_g[ig])).amax(1)
     noise = _TIE_ULPS * torch.finfo(torch.float64).eps * extent * extent
     overlap = (1 + iou_threshold) * inter - iou_threshold * (area_p[ip] + area_g[ig]) > noise
     same_text = p_ids[ip] == g_ids[ig]
