@@ -1,8 +1,10 @@
-"""``python -m benchmarks [--quick] [--only NAME ...] [--matrix [core|full]] [--contended] [--device cpu|cuda]``.
+"""``python -m benchmarks [--quick] [--only NAME ...] [--matrix [core|full]] [--contended] [--device cpu|cuda]
+[--processes N]``.
 
 Runs cases and updates ``benchmarks/results/latest.json`` + ``BENCHMARKS.md``. Every (case, size) runs in a fresh
 ``python -m benchmarks --child`` process (one case's threads, caches and allocator state never reach the next); the
-child prints its rows as JSON and the parent merges them. Rows are keyed by (case, device type): a run replaces only
+child prints its rows as JSON and the parent merges them (``--processes N``: N children one after the other, pooled
+by :func:`pool_processes`). Rows are keyed by (case, device type): a run replaces only
 the rows of the cases it ran on its device, so a ``--device cuda`` table sits beside the CPU table. ``--matrix`` runs
 the data matrix (``benchmarks/cases/matrix.py``); ``--contended`` times each selected case idle and again with
 ``--burners`` busy Python processes and writes its own section. ``fid_ddp_sync`` (``benchmarks/ddp_sync.py``) spawns
@@ -76,34 +78,39 @@ def _synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def _timed(fn: Callable[[], Any], device: str) -> tuple[float, Any]:
+def _timed(fn: Callable[[], Any], device: str) -> tuple[float, float, Any]:
+    """Wall and CPU seconds of one call (CPU: this process's threads, all of them), and its result."""
     _synchronize(device)
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     result = fn()
     _synchronize(device)
-    return time.perf_counter() - start, result
+    return time.perf_counter() - start, time.process_time() - start_cpu, result
 
 
 def time_callables(
     fns: dict[str, Callable[[], Any]], device: str, repeats: int, warmup: int = 1
-) -> dict[str, tuple[list[float], Any]]:
-    """Wall times in seconds of each callable over ``repeats`` rounds after ``warmup`` rounds, and its first result.
+) -> dict[str, tuple[list[float], list[float], Any]]:
+    """Wall and CPU times in seconds of each callable over ``repeats`` rounds after ``warmup`` rounds, and its first
+    result.
 
     Rounds interleave the callables (a, b, c, a, b, c, …) so that drift of the machine (clock boost, allocator and
     cache warm-up, a neighbour's load) falls on every contender alike instead of on whichever runs last.
 
     Returns:
-        ``{label: (times, first_result)}`` with ``len(times) == repeats``.
+        ``{label: (wall_times, cpu_times, first_result)}`` with ``repeats`` times each.
     """
     first = {label: fn() for label, fn in fns.items()}
     for _ in range(warmup - 1):
         for fn in fns.values():
             fn()
     times: dict[str, list[float]] = {label: [] for label in fns}
+    cpu_times: dict[str, list[float]] = {label: [] for label in fns}
     for _ in range(repeats):
         for label, fn in fns.items():
-            times[label].append(_timed(fn, device)[0])
-    return {label: (times[label], first[label]) for label in fns}
+            wall, cpu, _ = _timed(fn, device)
+            times[label].append(wall)
+            cpu_times[label].append(cpu)
+    return {label: (times[label], cpu_times[label], first[label]) for label in fns}
 
 
 def versions() -> dict[str, str]:
@@ -161,23 +168,25 @@ def machine_description(device: str) -> str:
     return f"{device_name(device)}, host {host}" if device.startswith("cuda") else host
 
 
-def _spread(prefix: str, times: list[float]) -> dict[str, Any]:
+def _spread(prefix: str, times: list[float], cpu_times: list[float]) -> dict[str, Any]:
+    """The median wall time, its min–max and every repeat; the median CPU time (all the process's threads: above the
+    wall time where threads ran in parallel, below it where the process waited — for the device, or for a core)."""
     return {f"{prefix}_s": statistics.median(times), f"{prefix}_min": min(times), f"{prefix}_max": max(times),
-            f"{prefix}_times": times}
+            f"{prefix}_times": times, f"{prefix}_cpu_s": statistics.median(cpu_times)}
 
 
 def run_case(case: Case, size: int, device: str, repeats: int) -> list[dict]:
     """Time ``case`` at ``size`` in this process: one row per (our variant, anchor) with median and spread."""
     contenders = case.setup(size, device)
     timed = time_callables({**contenders.ours, **contenders.anchors}, device, repeats)
-    first_ours = timed[next(iter(contenders.ours))][1]
-    first_anchor = timed[next(iter(contenders.anchors))][1]
+    first_ours = timed[next(iter(contenders.ours))][2]
+    first_anchor = timed[next(iter(contenders.anchors))][2]
     if contenders.check is not None and not contenders.check(first_ours, first_anchor):
         raise AssertionError(f"{case.name}[{size}]: gpumetrics and anchor disagree: {first_ours!r} vs {first_anchor!r}")
     rows = []
     for our_label in contenders.ours:
         for anchor_label in contenders.anchors:
-            ours, anchor = _spread("ours", timed[our_label][0]), _spread("anchor", timed[anchor_label][0])
+            ours, anchor = _spread("ours", *timed[our_label][:2]), _spread("anchor", *timed[anchor_label][:2])
             rows.append({
                 "case": case.name, "size": size, "unit": case.unit, "ours": our_label, **ours,
                 "anchor": anchor_label, **anchor, "ratio": anchor["anchor_s"] / ours["ours_s"], "repeats": repeats,
@@ -209,6 +218,38 @@ def run_in_child(case: Case, size: int, device: str, repeats: int, threads: Opti
     if done.returncode != 0 or not marked:
         raise RuntimeError(f"{case.name}[{size}]: child process failed (exit {done.returncode}); see its stderr above")
     return json.loads(marked[-1][len(CHILD_MARK):])
+
+
+def run_in_processes(case: Case, size: int, device: str, repeats: int, threads: Optional[int] = None,
+                     processes: int = 1) -> list[dict]:
+    """:func:`run_in_child` ``processes`` times, one after the other, pooled by :func:`pool_processes`."""
+    runs = [run_in_child(case, size, device, repeats, threads) for _ in range(processes)]
+    return runs[0] if processes == 1 else pool_processes(runs)
+
+
+def pool_processes(runs: list[list[dict]]) -> list[dict]:
+    """The rows of several child processes of one (case, size) as one row per (our variant, anchor).
+
+    A shared VM may run one process at another speed than the next (the 2-core AMD VM: the same loop 1.8 or 2.9 ms
+    per process); within a process both contenders ran interleaved at one speed, so each process's ratio is a fair
+    one. The pooled row takes the **median of the processes' ratios** with their min–max (``ratio_min``,
+    ``ratio_max``), the median of their medians as each side's time, the min–max over every repeat, and every repeat
+    in ``*_times``."""
+    rows = []
+    for per_process in zip(*runs):
+        first = per_process[0]
+        row = {**first, "processes": len(per_process)}
+        ratios = [r["ratio"] for r in per_process]
+        row.update(ratio=statistics.median(ratios), ratio_min=min(ratios), ratio_max=max(ratios))
+        for side in ("ours", "anchor"):
+            row[f"{side}_s"] = statistics.median(r[f"{side}_s"] for r in per_process)
+            row[f"{side}_min"] = min(r[f"{side}_min"] for r in per_process)
+            row[f"{side}_max"] = max(r[f"{side}_max"] for r in per_process)
+            row[f"{side}_times"] = [t for r in per_process for t in r[f"{side}_times"]]
+            if all(f"{side}_cpu_s" in r for r in per_process):
+                row[f"{side}_cpu_s"] = statistics.median(r[f"{side}_cpu_s"] for r in per_process)
+        rows.append(row)
+    return rows
 
 
 @contextlib.contextmanager
@@ -295,6 +336,13 @@ def _sections(rows: list[dict]) -> list[tuple[str, list[dict]]]:
     return [(f"{device}: {machine}", groups[device, machine]) for device, machine in order]
 
 
+def _format_ratio(row: dict) -> str:
+    """``1.13×``; a row pooled from several processes adds their ratios' min–max: ``1.13× (1.05–1.20, 5 p.)``."""
+    if row.get("processes", 1) > 1:
+        return f"{row['ratio']:.2f}× ({row['ratio_min']:.2f}–{row['ratio_max']:.2f}, {row['processes']} p.)"
+    return f"{row['ratio']:.2f}×"
+
+
 def _main_tables(payload: dict) -> list[str]:
     rows = [row for row in payload["rows"] if row.get("group", "main") == "main"]
     lines = []
@@ -308,7 +356,7 @@ def _main_tables(payload: dict) -> list[str]:
         for row in sorted(on_machine, key=lambda r: (r["case"], r["size"], r["ours"], r["anchor"])):
             lines.append(
                 f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} | {_format_timing(row, 'ours')} "
-                f"| {row['anchor']} | {_format_timing(row, 'anchor')} | {row['ratio']:.2f}× "
+                f"| {row['anchor']} | {_format_timing(row, 'anchor')} | {_format_ratio(row)} "
                 f"| {row.get('threads', '')} | {_measured(row)} | {row.get('note', '')} |"
             )
     return lines
@@ -348,7 +396,7 @@ def _matrix_tables(payload: dict) -> list[str]:
             lines.append(
                 f"| {p['metric']} | {p['vocab']} | {p['tokens']} | {p['refs']} | {p['script']} | {row['size']:,} "
                 f"| {row['ours']} | {_format_timing(row, 'ours')} | {row['anchor']} | {_format_timing(row, 'anchor')} "
-                f"| {row['ratio']:.2f}× | {verdict} (≥ {row['goal']:g}×) | {_measured(row)} |"
+                f"| {_format_ratio(row)} | {verdict} (≥ {row['goal']:g}×) | {_measured(row)} |"
             )
     return lines
 
@@ -422,7 +470,7 @@ def _gpu_tables(payload: dict) -> list[str]:
         for row in sorted(on_device, key=lambda r: (r["case"], r["size"], r["ours"])):
             lines.append(f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} | {_format_timing(row, 'ours')} "
                          f"| {_throughput(row)} | {row['anchor']} | {_format_timing(row, 'anchor')} "
-                         f"| {row['ratio']:.2f}× | {_verdicts(row)} | {_measured(row)} |")
+                         f"| {_format_ratio(row)} | {_verdicts(row)} | {_measured(row)} |")
     return lines
 
 
@@ -434,7 +482,8 @@ def render_markdown(payload: dict) -> str:
         "Generated by `make bench` (`python -m benchmarks`); do not edit by hand. Each (case, size) runs in a fresh "
         f"process; times are the median of {payload.get('repeats_note', 'the repeats')}, with the fastest and "
         "slowest repeat in brackets; gpumetrics and the anchor run in the same process on the same data. "
-        "**ratio = anchor time / gpumetrics time** (above 1: gpumetrics is faster). A table per machine: a row "
+        "**ratio = anchor time / gpumetrics time** (above 1: gpumetrics is faster); *(a–b, N p.)* after a ratio: the row "
+        "was timed in N processes (`--processes`), the ratio is the median of theirs and a–b their range. A table per machine: a row "
         "stays under the machine that timed it (a run replaces only the cases it ran), so compare ratios, not "
         "times, across tables. *measured*: the UTC date and commit of the run that timed the row (`+`: with "
         "uncommitted changes; `—`: timed before runs recorded them).",
@@ -511,6 +560,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--burners", type=int, default=2, help="busy processes for --contended (default 2)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--repeats", type=int, default=None, help="override each case's repeat count")
+    parser.add_argument("--processes", type=int, default=1, metavar="N",
+                        help="run each (case, size) in N fresh processes, one after the other, and report the median "
+                             "of their ratios with its min–max (default 1; for a VM whose speed varies by process)")
     parser.add_argument("--list", action="store_true", help="list the registered cases and exit")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
     parser.add_argument("--record-cuda-suite", type=Path, metavar="JUNIT_XML",
@@ -523,6 +575,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--module", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.processes < 1:
+        parser.error(f"--processes must be at least 1; got {args.processes}")
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device is available")
     if args.threads:
@@ -555,11 +609,11 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"[bench] {case.name} size={size} device={args.device} repeats={repeats}"
                   + (" (idle, then loaded)" if args.contended else ""), flush=True)
             try:
-                rows = [{**row, **stamp}
-                        for row in run_in_child(case, size, args.device, repeats, args.threads)]
+                rows = [{**row, **stamp} for row in
+                        run_in_processes(case, size, args.device, repeats, args.threads, args.processes)]
                 if args.contended:
                     with burners(args.burners):
-                        loaded = run_in_child(case, size, args.device, repeats, args.threads)
+                        loaded = run_in_processes(case, size, args.device, repeats, args.threads, args.processes)
             except RuntimeError as error:
                 print(f"    FAILED: {error}", flush=True)
                 failures.append(f"{case.name}[{size}]")

@@ -70,6 +70,7 @@ def test_a_case_runs_in_a_fresh_process_and_records_the_spread_of_its_repeats():
         assert len(row[f"{side}_times"]) == 4
         assert row[f"{side}_min"] <= row[f"{side}_s"] <= row[f"{side}_max"]
         assert row[f"{side}_min"] == min(row[f"{side}_times"])
+        assert row[f"{side}_cpu_s"] > 0  # one thread: its CPU time is at most the wall time, plus the clock's step
     assert row["ratio"] == pytest.approx(row["anchor_s"] / row["ours_s"])
     assert row["device"] == "cpu" and row["device_name"] and row["threads"] >= 1
     line = render_markdown({"format": 2, "machines": {"cpu": "toy CPU"}, "rows": rows}).splitlines()
@@ -80,6 +81,43 @@ def test_a_case_runs_in_a_fresh_process_and_records_the_spread_of_its_repeats():
 def test_a_child_whose_values_disagree_fails_loudly():
     with pytest.raises(RuntimeError, match=TOY_WRONG):
         run_in_child(CASES[TOY_WRONG], 10, "cpu", repeats=1)
+
+
+def test_rows_of_several_processes_pool_to_the_median_of_their_ratios():
+    def run(ours, anchor):
+        return [{"case": TOY, "size": 5, "ours": "o", "anchor": "a", "ratio": anchor / ours,
+                 "ours_s": ours, "ours_min": ours * 0.9, "ours_max": ours * 1.1, "ours_times": [ours],
+                 "ours_cpu_s": ours, "anchor_s": anchor, "anchor_min": anchor, "anchor_max": anchor, "anchor_times": [anchor],
+                 "anchor_cpu_s": anchor}]
+
+    # the second process ran at half the speed, the third was an outlier: the ratio is the processes' median
+    (row,) = bench.pool_processes([run(1.0, 1.2), run(2.0, 2.2), run(1.0, 0.5)])
+    assert row["processes"] == 3
+    assert (row["ratio"], row["ratio_min"], row["ratio_max"]) == (1.1, 0.5, 1.2)
+    assert row["ours_s"] == 1.0 and row["ours_min"] == 0.9 and row["ours_max"] == 2.2
+    assert row["anchor_times"] == [1.2, 2.2, 0.5] and row["anchor_cpu_s"] == 1.2
+    line = render_markdown({"rows": [{**row, "unit": "samples", "device": "cpu"}]})
+    assert "| 1.10× (0.50–1.20, 3 p.) |" in line
+
+
+def test_processes_option_runs_each_case_in_that_many_children(tmp_path, monkeypatch):
+    children = []
+    real = bench.run_in_child
+
+    def counted(*args, **kwargs):
+        children.append(args[:2])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench, "run_in_child", counted)
+    results, table = tmp_path / "latest.json", tmp_path / "BENCHMARKS.md"
+    assert bench.main(["--only", TOY, "--quick", "--repeats", "2", "--processes", "2", "--device", "cpu",
+                       "--results", str(results), "--table", str(table)]) == 0
+    assert len(children) == 2
+    (row,) = [r for r in json.loads(results.read_text())["rows"] if r["case"] == TOY]
+    assert row["processes"] == 2 and len(row["ours_times"]) == 4 and row["ratio_min"] <= row["ratio"]
+    assert "2 p.) |" in table.read_text()
+    with pytest.raises(SystemExit):
+        bench.main(["--only", TOY, "--processes", "0"])
 
 
 #: a row of an earlier run's results (format 1: no spread, no device name)
