@@ -166,6 +166,21 @@ def _check_inputs(
         raise ValueError(f"`preds` labels must satisfy {allowed}; found {found}")
 
 
+def _unscored_labels_to_zero(preds: Any, target: Any, ignore_index: int | None) -> Any:
+    """Label ``preds`` with 0 where ``target`` is ``ignore_index`` (float scores and other shapes are returned as given).
+
+    Those positions are not scored, so their values must not matter (docs/metrics/classification.md), but
+    torchmetrics still reads them: its validation counts their distinct values (``RuntimeError`` for binary /
+    multilabel labels outside {0, 1}, or more than ``num_classes + 1`` distinct multiclass labels) and its samplewise
+    one-hot encoding fails on a label outside ``[0, num_classes)`` when ``ignore_index`` is a class.
+    """
+    if ignore_index is None or not isinstance(preds, Tensor) or not isinstance(target, Tensor):
+        return preds
+    if preds.is_floating_point() or preds.is_complex() or preds.shape != target.shape:
+        return preds
+    return preds.masked_fill(target == ignore_index, 0)
+
+
 def _no_samples(preds: Tensor, target: Tensor) -> bool:
     """Both batches hold zero samples (torchmetrics' formatting cannot reshape them: handled before it)."""
     return preds.ndim > 0 and target.ndim > 0 and preds.shape[0] == 0 and target.shape[0] == 0
@@ -184,6 +199,8 @@ def _multiclass(
     if validate_args:
         _multiclass_stat_scores_arg_validation(num_classes, top_k, average, multidim_average, ignore_index, zero_division)
         _check_inputs("multiclass", preds, target, num_classes, ignore_index)
+    preds = _unscored_labels_to_zero(preds, target, ignore_index)
+    if validate_args:
         _multiclass_stat_scores_tensor_validation(preds, target, num_classes, multidim_average, ignore_index)
     if _no_samples(preds, target):
         tp = fp = fn = _zero_counts(num_classes, multidim_average, preds.device)
@@ -203,6 +220,8 @@ def _multilabel(
     if validate_args:
         _multilabel_stat_scores_arg_validation(num_labels, threshold, average, multidim_average, ignore_index, zero_division)
         _check_inputs("multilabel", preds, target, num_labels, ignore_index)
+    preds = _unscored_labels_to_zero(preds, target, ignore_index)
+    if validate_args:
         _multilabel_stat_scores_tensor_validation(preds, target, num_labels, multidim_average, ignore_index)
     if _no_samples(preds, target):
         tp = fp = fn = _zero_counts(num_labels, multidim_average, preds.device)
@@ -220,6 +239,7 @@ def _binary(stat: str, preds: Tensor, target: Tensor, threshold: float = 0.5, mu
         # torchmetrics' binary functions leave zero_division out of this check (their modules include it)
         _binary_stat_scores_arg_validation(threshold, multidim_average, ignore_index, zero_division)
         _check_inputs("binary", preds, target, None, ignore_index)
+    preds = _unscored_labels_to_zero(preds, target, ignore_index)
     if _no_samples(preds, target):
         if validate_args:
             _binary_stat_scores_tensor_validation(preds, target, multidim_average, ignore_index)
@@ -342,6 +362,7 @@ class _CheckedUpdate:
                 _check_inputs("multilabel", preds, target, self.num_labels, self.ignore_index)
         if isinstance(preds, Tensor) and isinstance(target, Tensor):  # inputs on either device: states stay on ours
             preds, target = upload(preds, self.device), upload(target, self.device)
+        preds = _unscored_labels_to_zero(preds, target, self.ignore_index)
         if _no_samples(preds, target):
             if self.validate_args:
                 self._validate_tensors(preds, target)

@@ -362,6 +362,45 @@ def test_ignore_index_positions_are_not_range_checked_and_match_sklearn():
         F.multiclass_f1_score(torch.tensor([0, 9]), torch.tensor([0, 2]), num_classes=3, ignore_index=1)
 
 
+@pytest.mark.parametrize("stat", ["precision", "recall", "f1"])
+def test_label_values_at_ignored_positions_are_never_read(stat):
+    """Where ``target`` is ``ignore_index`` a label prediction's value must not matter: torchmetrics raised
+    ``RuntimeError`` for binary / multilabel labels outside {0, 1} there, for more than ``num_classes + 1`` distinct
+    multiclass labels, and in samplewise one-hot encoding of an out-of-range label when ``ignore_index`` is a class."""
+    garbage = torch.tensor([-3, 9, 40, 7, 300, 5])
+    target = torch.tensor([[0, 1, 1, 2, 2, 0], [2, 1, 0, 1, 1, 1]])
+    preds = torch.tensor([[0, 1, 2, 2, 1, 0], [2, 0, 0, 1, 2, 2]])
+    for ignore in (1, -1):  # a class, and a value outside the classes
+        t = target.masked_fill(target == 1, ignore)
+        p = torch.where(t == ignore, garbage, preds)
+        for average in ("micro", "macro", "weighted", "none"):
+            sk_kwargs = dict(average=None, labels=[0, 1, 2]) if average == "none" else dict(average=average)
+            kwargs = dict(num_classes=3, average=average, ignore_index=ignore)
+            keep = t.flatten() != ignore
+            expected = _sk(stat, t.flatten()[keep], p.flatten()[keep], **sk_kwargs)
+            torch.testing.assert_close(MULTICLASS[stat][1](p, t, **kwargs).double(), expected, atol=ATOL, rtol=0)
+            rows = torch.stack([_sk(stat, t[i][t[i] != ignore], p[i][t[i] != ignore], **sk_kwargs) for i in range(2)])
+            got = MULTICLASS[stat][1](p, t, multidim_average="samplewise", **kwargs)
+            torch.testing.assert_close(got.double(), rows, atol=ATOL, rtol=0)
+            metric = MULTICLASS[stat][0](multidim_average="samplewise", **kwargs)
+            metric.update(p[:1], t[:1])
+            metric.update(p[1:], t[1:])
+            torch.testing.assert_close(metric.compute().double(), rows, atol=ATOL, rtol=0)
+    label_target = torch.tensor([[1, -1, 0], [0, 1, -1]])
+    label_preds = torch.where(label_target == -1, torch.tensor(7), torch.tensor([[1, 0, 1], [0, 1, 0]]))
+    expected = _sk(stat, torch.tensor([[1, 0], [1, 1]]), torch.tensor([[1, 1], [1, 0]]), average=None)  # label 0, 2
+    function, module = MULTILABEL[stat][1], MULTILABEL[stat][0]
+    scores = function(label_preds, label_target, num_labels=3, average="none", ignore_index=-1)
+    torch.testing.assert_close(scores[[0, 2]].double(), expected, atol=ATOL, rtol=0)
+    metric = module(num_labels=3, average="none", ignore_index=-1)
+    metric.update(label_preds, label_target)
+    torch.testing.assert_close(metric.compute(), scores)
+    binary_target, binary_preds = torch.tensor([1, -1, 0, 1]), torch.tensor([1, 5, 1, 0])
+    expected = _sk(stat, [1, 0, 1], [1, 1, 0])
+    assert float(BINARY[stat][1](binary_preds, binary_target, ignore_index=-1)) == pytest.approx(float(expected))
+    assert float(BINARY[stat][0](ignore_index=-1)(binary_preds, binary_target)) == pytest.approx(float(expected))
+
+
 @pytest.mark.parametrize("zero_division", [0.5, -1, float("nan"), "warn"])
 @pytest.mark.parametrize("stat", ["precision", "recall", "f1_score"])
 @pytest.mark.parametrize("empty", [False, True])
