@@ -27,8 +27,8 @@ class Metric(torchmetrics.Metric):
       ``all_reduce`` each instead of torchmetrics' all-gather; ``"cat"`` states are gathered with uneven lengths and
       ranks that saw no data are allowed. ``compute()`` returns the same value on every rank.
     * ``merge_state`` keeps ``cat`` states in call order: ``a.merge_state(b)`` equals updating with a's batches
-      then b's (torchmetrics puts the incoming entries first), so per-sample results keep their order; a value
-      cached by an earlier ``compute()`` is dropped.
+      then b's (torchmetrics puts the incoming entries first), so per-sample results keep their order; the update
+      counts add (``update_called``, the checkpointed count); a value cached by an earlier ``compute()`` is dropped.
     * ``update`` runs with Python's cyclic garbage collector paused (``core.gcpause``): text metrics build many
       small lists per batch, and the collector's scans would otherwise cost more than the building.
     * **Dtypes are the metric's.** ``.to(dtype)`` (Lightning's ``"16-true"``/``"bf16-true"``), ``.half()``,
@@ -146,6 +146,10 @@ class Metric(torchmetrics.Metric):
                                  "signatures differ, so the numbers are not comparable")
         super().merge_state(incoming_state)  # validates and reduces every state
         self._computed = None  # torchmetrics would keep returning the value cached before the merge
+        if isinstance(incoming_state, torchmetrics.Metric):
+            # as one pass, the merged metric has seen both metrics' updates (torchmetrics keeps its own count: a fresh
+            # metric that merged another warned "compute ... called before the update method" and checkpointed 0)
+            self._update_count += incoming_state._update_count
         incoming = incoming_state.metric_state if isinstance(incoming_state, torchmetrics.Metric) else incoming_state
         for name, local in own_entries.items():
             other = incoming[name]

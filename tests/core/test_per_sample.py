@@ -118,6 +118,20 @@ def test_merge_state_keeps_update_order():
     assert int(left.count) == 4 and float(left.score_sum) == 10.0
 
 
+def test_merge_state_into_a_fresh_metric_counts_the_merged_updates(recwarn):
+    # torchmetrics leaves the update count alone: compute() warned "called before the update method" and a
+    # checkpoint of the merged metric said 0 updates (found by fuzzing merge_state against one pass)
+    merged, worker = Lengths(), Lengths()
+    worker.update(["ab"])
+    worker.update(["c"])
+    merged.merge_state(worker)
+    assert merged.update_called and merged.update_count == 2
+    assert float(merged.compute()) == 1.5
+    assert not [w for w in recwarn if "before the ``update``" in str(w.message)]
+    merged.persistent(True)
+    assert int(merged.state_dict()["_update_count"]) == 2
+
+
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_checkpoint_round_trip(reduction):
     first = Lengths(reduction=reduction)

@@ -12,16 +12,19 @@ from tests.helpers.harness import check_metric
 
 
 def _iou_xywh(a, b):
+    # as the official script: corners first, the areas from the corners (not w·h, which rounds differently)
     ax2, ay2, bx2, by2 = a[0] + a[2], a[1] + a[3], b[0] + b[2], b[1] + b[3]
     iw = max(0.0, min(ax2, bx2) - max(a[0], b[0]))
     ih = max(0.0, min(ay2, by2) - max(a[1], b[1]))
     inter = iw * ih
-    union = a[2] * a[3] + b[2] * b[3] - inter
+    union = (ax2 - a[0]) * (ay2 - a[1]) + (bx2 - b[0]) * (by2 - b[1]) - inter
     return inter / union if union > 0 else 0.0
 
 
 def _lists(d):
-    return {k: [list(map(float, box)) for box in torch.as_tensor(v).reshape(-1, 4).tolist()] for k, v in d.items()}
+    # Python numbers stay doubles (``torch.as_tensor`` of a list would round them to float32)
+    boxes = {k: v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=torch.float64) for k, v in d.items()}
+    return {k: [list(map(float, box)) for box in v.reshape(-1, 4).tolist()] for k, v in boxes.items()}
 
 
 def _scores(tp, fp, fn):
@@ -278,3 +281,24 @@ def test_float32_boxes_at_the_threshold_decide_as_the_official_doubles(preset, r
     assert 20 < expected["tp"] < 180  # both sides of the threshold occur
     ours = zero_shot_detection_f1(preds, target, preset=preset)
     assert {k: float(v) for k, v in ours.items()} == pytest.approx(expected, abs=1e-12)
+
+
+
+@pytest.mark.parametrize("preset,reference", [("aij2021", aij2021_reference), ("strict", strict_reference)])
+def test_iou_rounds_as_the_official_script_and_lists_are_doubles(preset, reference):
+    # found fuzzing at iou_threshold=1 against an oracle with areas w·h (identical boxes: IoU 0.9999999999999993,
+    # a miss; the official corners-first IoU is exactly 1) that read lists through float32 (two different doubles
+    # became one box); the library reads lists as float64 and rounds as the official script
+    box = [5.94349288345359, 10.435224934777086, 4.4984051272788035, 0.8297475024383574]
+    near = [6.924287796020508, 2.783233880996704, 1.682540774345398, 0.6796483397483826]  # float32 values
+    near64 = [6.924287816212284, 2.783233812243216, 1.6825407385089262, 0.6796483318949913]  # rounds to `near`
+    cases = [
+        ({"a": torch.tensor([box], dtype=torch.float64)}, {"a": torch.tensor([box], dtype=torch.float64)}, 1),
+        ({"a": [box]}, {"a": torch.tensor([box], dtype=torch.float64)}, 1),
+        ({"b": [near]}, {"b": [near64]}, 0),
+        ({"b": torch.tensor([near], dtype=torch.float32)}, {"b": [near]}, 1),
+    ]
+    for pred, gt, hit in cases:
+        ours = zero_shot_detection_f1([pred], [gt], preset=preset, iou_threshold=1.0)
+        assert (float(ours["tp"]), float(ours["fp"])) == (hit, 1 - hit), (pred, gt)
+        assert {k: float(v) for k, v in ours.items()} == reference([pred], [gt], 1.0)
