@@ -35,17 +35,20 @@ def _images():
     return real, fake
 
 
-def _fid_and_features(state, speed_mode):
-    """FID of 2 real vs 2 fake images through ``update`` and the features the metric's extractor produced."""
+def _fid_and_features(state, speed_mode, fid=True):
+    """FID of 2 real vs 2 fake images through ``update`` (``None`` unless ``fid``) and the features the metric's
+    extractor produced."""
     metric = FrechetInceptionDistance(feature=2048, weights=state, speed_mode=speed_mode)
     outputs = []
     metric.extractor.register_forward_hook(lambda module, args, out: outputs.append(out))
     real, fake = _images()
     metric.update(real, real=True)
     metric.update(fake, real=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # 2 samples in 2048 dimensions: rank-deficient, by design of this test
-        value = float(metric.compute())
+    value = None
+    if fid:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # 2 samples in 2048 dimensions: rank-deficient, by design of this test
+            value = float(metric.compute())
     return metric, value, torch.cat(outputs)
 
 
@@ -54,24 +57,38 @@ def exact(inception_state):
     return _fid_and_features(inception_state, None)
 
 
-def _check_mode(mode, state, exact):
+def _check_mode(mode, state, exact, fid=True):
     _, exact_fid, exact_features = exact
-    metric, fid, features = _fid_and_features(state, mode)
+    metric, value, features = _fid_and_features(state, mode, fid)
     assert f"|speed:{mode}|" in metric.signature()
     assert features.dtype == torch.float32 and features.shape == exact_features.shape
     feature_diff = float((features - exact_features).abs().max())
-    fid_diff = abs(fid - exact_fid)
     feature_bound, fid_bound = BOUNDS[mode]
     print(f"speed_mode={mode}: features max abs diff {feature_diff:.3g} (max |feature| "
-          f"{float(exact_features.abs().max()):.3g}); FID {fid:.6g} vs exact {exact_fid:.6g} (diff {fid_diff:.3g})")
-    assert torch.isfinite(features).all() and fid == fid and abs(fid) != float("inf")
+          f"{float(exact_features.abs().max()):.3g})")
+    assert torch.isfinite(features).all()
     assert feature_diff <= feature_bound * float(exact_features.abs().max())
-    assert fid_diff <= fid_bound * exact_fid
+    if fid:
+        print(f"speed_mode={mode}: FID {value:.6g} vs exact {exact_fid:.6g} (diff {abs(value - exact_fid):.3g})")
+        assert value == value and abs(value) != float("inf")
+        assert abs(value - exact_fid) <= fid_bound * exact_fid
+
+
+# The FID of every mode is checked where the mode changes the numbers on a CPU (bf16, fp16) and where it changes the
+# memory layout alone (channels_last); the other modes' features here, their FID under -m slow: each FID of 2048-d
+# rank-deficient covariances costs two eigen-decompositions (~15 s on the 2-core VM), the features ~2 s
+FID_CHECKED = ("channels_last", "bf16", "fp16")
 
 
 @pytest.mark.parametrize("mode", ["channels_last", "bf16", "fp16", "tf32", "bf16+channels_last", "fp16+channels_last",
                                   "tf32+channels_last"])
 def test_speed_mode_deviation_is_within_the_documented_bound(mode, inception_state, exact):
+    _check_mode(mode, inception_state, exact, fid=mode in FID_CHECKED)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["tf32", "bf16+channels_last", "fp16+channels_last", "tf32+channels_last"])
+def test_speed_mode_fid_deviation_is_within_the_documented_bound(mode, inception_state, exact):
     _check_mode(mode, inception_state, exact)
 
 
