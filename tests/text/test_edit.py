@@ -279,6 +279,14 @@ def test_bad_inputs_name_the_argument(fn):
         fn(("a",) * 5, ("b", "c", "d", "e", None))
     with pytest.raises(TypeError, match=r"`target\[0\]"):
         fn(["a"], [b"a"])
+    # rapidfuzz scores items before they are held to str: items it takes (a dict indexed from 0), items it refuses
+    # with another error (a dict without key 0: KeyError) and a chunk past the one-call size all name the item
+    with pytest.raises(TypeError, match=r"`preds\[1\]`"):
+        fn(["a", {0: "a"}], ["a", "b"])
+    with pytest.raises(TypeError, match=r"`preds\[1\]`"):
+        fn(["a", {"k": 1}], ["a", "b"])
+    with pytest.raises(TypeError, match=r"`target\[9000\]`"):
+        fn(["a"] * 9001, ["b"] * 9000 + [b"b"])
     with pytest.raises(ValueError, match="same number of samples"):
         fn(["a", "b"], ["a"])
     with pytest.raises(ValueError, match="`backend`"):
