@@ -7,7 +7,8 @@ Inputs are padded: ``a: [B, N]``, ``b: [B, M]`` non-negative weights (padding we
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+import warnings
+from typing import Any, Callable, Optional
 
 import numpy as np
 import torch
@@ -63,7 +64,11 @@ def sinkhorn_batch(a: Tensor, b: Tensor, cost: Tensor, reg: float = 0.01, max_it
     to the exact EMD and needs more iterations. Runs the multiplicative (kernel) iteration ``u = a / K v``,
     ``v = b / Kᵀ u`` with batched matrix products while ``exp(−max C / reg)`` is representable in float64 (one host
     sync decides), and the log-domain iteration otherwise. Stops at the first check (every ``check_every``
-    iterations) where the largest violation of the first marginal is below ``tol``, or after ``max_iter``.
+    iterations) where the largest violation of the first marginal is below ``tol``, or after ``max_iter`` — with a
+    ``RuntimeWarning`` when a marginal is then still off by more than ``UNCONVERGED_MASS`` of the mass: such a plan's
+    cost can lie anywhere, far below the EMD too (a word pair at cost 1.76 with ``reg=0.01`` gave 2.8e-10 after 1,000
+    iterations against an EMD of 0.064; POT's ``sinkhorn2`` too), while plans short of ``tol`` but within that
+    bound are usual (word pairs of real text at the defaults) and their cost is close.
 
     Reading that flag is a host sync. On the CPU it is free and read at every check; on an accelerator it is kept on
     the device and read at checks 2, 4, 8 … (iterations 20, 40, 80 … by default: at most 6 reads for 1,000
@@ -96,6 +101,8 @@ def sinkhorn_batch(a: Tensor, b: Tensor, cost: Tensor, reg: float = 0.01, max_it
             if stop.due(iteration) and stop.converged(
                     lambda: (u * (kernel @ v[:, :, None])[:, :, 0] - a).abs().max() < tol, iteration):
                 break
+        else:
+            _warn_if_far(lambda: (u * (kernel @ v[:, :, None])[:, :, 0] - a).abs().amax(1), a, max_iter)
         plan = u[:, :, None] * kernel * v[:, None, :]
         return (plan * cost).sum((1, 2))
     log_a = torch.where(a > 0, torch.log(a.clamp_min(1e-300)), -math.inf)
@@ -111,8 +118,25 @@ def sinkhorn_batch(a: Tensor, b: Tensor, cost: Tensor, reg: float = 0.01, max_it
         if stop.due(iteration) and stop.converged(lambda: (torch.exp(
                 scaled + (f / reg)[:, :, None] + (g / reg)[:, None, :]).sum(2) - a).abs().max() < tol, iteration):
             break
+    else:
+        _warn_if_far(lambda: (torch.exp(scaled + (f / reg)[:, :, None] + (g / reg)[:, None, :]).sum(2) - a).abs().amax(1),
+                     a, max_iter)
     plan = torch.exp(scaled + (f / reg)[:, :, None] + (g / reg)[:, None, :])
     return (plan * cost).sum((1, 2))
+
+
+UNCONVERGED_MASS = 1e-2  # a marginal off by more than this share of its mass after max_iter: warned (sinkhorn_batch)
+
+
+def _warn_if_far(violation: Callable[[], Tensor], a: Tensor, max_iter: int) -> None:
+    """After ``max_iter`` iterations without a stop: a ``RuntimeWarning`` when some pair's first marginal (``a``) is
+    off by more than ``UNCONVERGED_MASS`` of its mass. One host sync, only on this path."""
+    far = int((violation() > UNCONVERGED_MASS * a.sum(1)).sum())
+    if far:
+        warnings.warn(
+            f"Sinkhorn did not converge for {far} pair(s) in max_iter={max_iter} iterations (a marginal is still off by "
+            f"more than {UNCONVERGED_MASS:g} of its mass): their transport cost may be far from the EMD, below it too; "
+            "raise `max_iter` or `reg`, or use method='emd'", RuntimeWarning, stacklevel=3)
 
 
 class _Stopping:

@@ -15,7 +15,9 @@ words at the Euclidean distance of their embeddings. Conventions (gensim 4's, ea
 * ``method="emd"`` solves each pair exactly with POT's ``ot.emd2`` (float64; what gensim calls) on the host, where
   the whole pair is worked out (word distances included: nothing goes to the device but the distances);
   ``method="sinkhorn"`` solves all pairs at once on the device with entropic regularisation ``reg`` (log-domain
-  Sinkhorn), an upper bound of the EMD whose gap shrinks with ``reg`` (docs/metrics/wmd.md gives measured gaps).
+  Sinkhorn), once converged an upper bound of the EMD whose gap shrinks with ``reg`` (docs/metrics/wmd.md gives
+  measured gaps); a pair whose plan is still far off its marginals after ``max_iter`` warns (its cost can be far
+  below the EMD: :func:`~gpumetrics.kernels.transport.sinkhorn_batch`).
 
 Bags of words, padding and the pairs with an empty side or one shared word are host (numpy) work on the tokens;
 the Sinkhorn inputs go to the device in one :func:`~gpumetrics.core.transfer.upload_all` (no host wait on CUDA).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -20,6 +22,7 @@ def _batch(seed: int, pairs: int = 12, n: int = 6, m: int = 5) -> tuple[torch.Te
     return a, b, cost
 
 
+@pytest.mark.filterwarnings("ignore:Sinkhorn did not converge")  # stopped early on purpose
 @pytest.mark.parametrize("path", ["kernel", "log"])
 @pytest.mark.parametrize("max_iter", [7, 40, 1000])
 @pytest.mark.parametrize("tol", [1e-6, 1e-3])
@@ -42,7 +45,25 @@ def test_lazy_stopping_reads_the_flag_at_doubling_intervals() -> None:
         with SyncCounter() as counter:
             sinkhorn_batch(a, b, cost, reg=0.01, max_iter=1000, tol=1e-300, read_every_check=eager)  # never converges
         reads[eager] = counter.counts["item"]
-    assert reads == {True: 1 + 100, False: 1 + 6}  # the kernel-or-log choice, then the reads (20, 40, …, 640)
+    # the kernel-or-log choice, the reads (20, 40, …, 640), and after max_iter the check for a far-off plan
+    assert reads == {True: 1 + 100 + 1, False: 1 + 6 + 1}
+
+
+@pytest.mark.parametrize("eager", [True, False])
+def test_an_unconverged_plan_far_off_its_marginals_warns(eager) -> None:
+    """Mass 4/11 vs 0.4 across a word distance of 1.7619 at reg 0.01 (a WMD pair found fuzzing against POT's exact
+    EMD, 0.0641): after 1,000 iterations the plan's cost is 2.8e-10, no bound of anything — warned; converged with
+    more iterations, silent."""
+    a = torch.tensor([[4 / 11, 7 / 11]], dtype=torch.float64)
+    b = torch.tensor([[0.4, 0.6]], dtype=torch.float64)
+    cost = torch.tensor([[[0.0, 1.7619], [1.7619, 0.0]]], dtype=torch.float64)
+    with pytest.warns(RuntimeWarning, match="did not converge for 1 pair"):
+        far = sinkhorn_batch(a, b, cost, reg=0.01, max_iter=1000, read_every_check=eager)
+    assert float(far) < 1e-9
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        close = sinkhorn_batch(a, b, cost, reg=0.01, max_iter=30_000, read_every_check=eager)
+    assert float(close) == pytest.approx((0.4 - 4 / 11) * 1.7619, rel=1e-3)
 
 
 def test_emd_host_equals_emd_batch_and_pot() -> None:
