@@ -92,37 +92,45 @@ def sinkhorn_batch(a: Tensor, b: Tensor, cost: Tensor, reg: float = 0.01, max_it
     if a.shape[0] == 0:
         return cost.new_zeros(0)
     stop = _Stopping(a.device, max_iter, check_every, read_every_check)
-    if float(cost.max()) / reg < 600:  # one sync: which iteration is safe
+    kernel_path = float(cost.max()) / reg < 600  # one sync: which iteration is safe
+    if kernel_path:
         kernel = torch.exp(-cost / reg) * (a > 0)[:, :, None] * (b > 0)[:, None, :]
         u, v = torch.ones_like(a), torch.ones_like(b)
-        for iteration in range(max_iter):
+
+        def plan() -> Tensor:
+            return u[:, :, None] * kernel * v[:, None, :]
+
+        def first_marginal() -> Tensor:
+            return u * (kernel @ v[:, :, None])[:, :, 0]
+    else:
+        log_a = torch.where(a > 0, torch.log(a.clamp_min(1e-300)), -math.inf)
+        log_b = torch.where(b > 0, torch.log(b.clamp_min(1e-300)), -math.inf)
+        scaled = -cost / reg  # [B, N, M]
+        # padding carries potential −inf, so it neither sends nor receives mass
+        f = torch.where(a > 0, 0.0, -math.inf).double()
+        g = torch.where(b > 0, 0.0, -math.inf).double()
+
+        def plan() -> Tensor:
+            return torch.exp(scaled + (f / reg)[:, :, None] + (g / reg)[:, None, :])
+
+        def first_marginal() -> Tensor:
+            return plan().sum(2)
+
+    def violation() -> Tensor:  # [B]: each pair's largest violation of its first marginal
+        return (first_marginal() - a).abs().amax(1)
+
+    for iteration in range(max_iter):
+        if kernel_path:
             u = stop.hold(u, a / (kernel @ v[:, :, None])[:, :, 0].clamp_min(1e-300))
             v = stop.hold(v, b / (u[:, None, :] @ kernel)[:, 0, :].clamp_min(1e-300))
-            if stop.due(iteration) and stop.converged(
-                    lambda: (u * (kernel @ v[:, :, None])[:, :, 0] - a).abs().max() < tol, iteration):
-                break
-        else:
-            _warn_if_far(lambda: (u * (kernel @ v[:, :, None])[:, :, 0] - a).abs().amax(1), a, max_iter)
-        plan = u[:, :, None] * kernel * v[:, None, :]
-        return (plan * cost).sum((1, 2))
-    log_a = torch.where(a > 0, torch.log(a.clamp_min(1e-300)), -math.inf)
-    log_b = torch.where(b > 0, torch.log(b.clamp_min(1e-300)), -math.inf)
-    scaled = -cost / reg  # [B, N, M]
-    # padding carries potential −inf, so it neither sends nor receives mass
-    f = torch.where(a > 0, 0.0, -math.inf).double()
-    g = torch.where(b > 0, 0.0, -math.inf).double()
-    for iteration in range(max_iter):
-        # f_i = ε log a_i − ε logsumexp_j((g_j − C_ij)/ε); the same for g
-        f = stop.hold(f, reg * (log_a - torch.logsumexp(scaled + (g / reg)[:, None, :], dim=2)))
-        g = stop.hold(g, reg * (log_b - torch.logsumexp(scaled + (f / reg)[:, :, None], dim=1)))
-        if stop.due(iteration) and stop.converged(lambda: (torch.exp(
-                scaled + (f / reg)[:, :, None] + (g / reg)[:, None, :]).sum(2) - a).abs().max() < tol, iteration):
+        else:  # f_i = ε log a_i − ε logsumexp_j((g_j − C_ij)/ε); the same for g
+            f = stop.hold(f, reg * (log_a - torch.logsumexp(scaled + (g / reg)[:, None, :], dim=2)))
+            g = stop.hold(g, reg * (log_b - torch.logsumexp(scaled + (f / reg)[:, :, None], dim=1)))
+        if stop.due(iteration) and stop.converged(lambda: violation().max() < tol, iteration):
             break
     else:
-        _warn_if_far(lambda: (torch.exp(scaled + (f / reg)[:, :, None] + (g / reg)[:, None, :]).sum(2) - a).abs().amax(1),
-                     a, max_iter)
-    plan = torch.exp(scaled + (f / reg)[:, :, None] + (g / reg)[:, None, :])
-    return (plan * cost).sum((1, 2))
+        _warn_if_far(violation, a, max_iter)
+    return (plan() * cost).sum((1, 2))
 
 
 UNCONVERGED_MASS = 1e-2  # a marginal off by more than this share of its mass after max_iter: warned (sinkhorn_batch)
