@@ -24,7 +24,8 @@ STDIN = "-"
 
 def read_lines(path: str) -> list[str]:
     """The samples of a plain-text file (``-``: stdin), one per line: UTF-8, split at ``\\n`` only, each line's trailing
-    whitespace removed (sacrebleu's reading); a last line without ``\\n`` counts.
+    whitespace removed, a last line without ``\\n`` counts — sacrebleu's reading, a leading byte-order mark included:
+    it stays at the start of the first line, as in ``sacrebleu`` (see :func:`starts_with_bom`).
 
     Raises:
         ValueError: a file that is not UTF-8 (naming it and the line), a directory.
@@ -48,12 +49,19 @@ def read_lines(path: str) -> list[str]:
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise ValueError(f"{name}:{line}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line.rstrip() for line in lines]
+
+
+BOM = "\ufeff"
+
+
+def starts_with_bom(lines: Sequence[str]) -> bool:
+    """Whether the first line read by :func:`read_lines` starts with a UTF-8 byte-order mark (Windows editors write
+    one): sacrebleu keeps it as part of the first word, and so does ``score`` for text metrics, with a warning."""
+    return bool(lines) and lines[0].startswith(BOM)
 
 
 def parse_opts(pairs: Sequence[str]) -> dict[str, Any]:
@@ -137,9 +145,23 @@ def score_lines(metric: str, hypotheses: list[str], references: list[list[str]],
 def _json_or_text(line: str) -> Any:
     """A line of a metric whose records are not text (labels, boxes, rankings): its JSON value, else the line."""
     try:
-        return json.loads(line)
+        return json.loads(line.removeprefix(BOM))  # JSON has no byte-order mark: a first line's is dropped
     except ValueError:
         return line
+
+
+def _warn_about_boms(metric: str, files: list[tuple[str, str, list[str]]]) -> None:
+    """A stderr line per text file whose first line starts with a byte-order mark, for metrics that score text."""
+    from gpumetrics.harness.registry import get_metric
+
+    if not isinstance(get_metric(metric).empty_prediction, str):
+        return  # JSON-valued lines: the mark is dropped before parsing
+    for role, path, lines in files:
+        if starts_with_bom(lines):
+            name = "stdin" if path == STDIN else path
+            print(f"gpumetrics score: {role} {name} starts with a UTF-8 byte-order mark; it is kept as part of the "
+                  "first line's first word, as sacrebleu keeps it (save the file without it, e.g. UTF-8 rather "
+                  "than UTF-8-BOM, if that word should match)", file=sys.stderr)
 
 
 def _format(value: float, width: int) -> str:
@@ -157,6 +179,8 @@ def _score(args: argparse.Namespace) -> int:
                             *(f"references {path}: {len(lines)}" for path, lines in reference_files)])
         raise ValueError(f"the files must be line-aligned (one sample per line) but have different line counts: {listed}")
     references = [list(refs) for refs in zip(*(lines for _, lines in reference_files))] if hypotheses else []
+    _warn_about_boms(args.metric, [("hypotheses", args.hypotheses, hypotheses),
+                                   *(("references", path, lines) for path, lines in reference_files)])
     result = score_lines(args.metric, hypotheses, references, options, args.device)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))

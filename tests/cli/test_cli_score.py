@@ -153,6 +153,40 @@ def test_lines_are_read_as_sacrebleu_reads_them(tmp_path, capsys):
     assert json.loads(out)["score"] * 100 == pytest.approx(expected.score, abs=1e-12)
 
 
+@pytest.mark.parametrize("bom_in", ["hyps", "refs", "both"])
+def test_a_leading_byte_order_mark_is_read_as_the_sacrebleu_command_reads_it(tmp_path, capsys, bom_in):
+    """A "UTF-8-BOM" file: sacrebleu's command keeps the mark on the first word (so the first line's first word
+    stops matching where only one side has it); score gives the same number and says so on stderr."""
+    lines = ["the cat sat on the mat", "hello world again and again", "a b c d e"]
+    hyps, refs = tmp_path / "h.txt", tmp_path / "r.txt"
+    for path, name in ((hyps, "hyps"), (refs, "refs")):
+        path.write_bytes(("\ufeff" if bom_in in (name, "both") else "").encode() + "\n".join(lines).encode() + b"\n")
+    code, out, err = _run(["score", "-m", "bleu", "-r", refs, hyps, "-w", "6"], capsys)
+    assert code == 0, err
+    assert err.count("byte-order mark") == (2 if bom_in == "both" else 1) and str(hyps if bom_in != "refs" else refs) in err
+    marked = ["\ufeff" + lines[0], *lines[1:]]
+    expected = sacrebleu.corpus_bleu(marked if bom_in != "refs" else lines, [marked if bom_in != "hyps" else lines])
+    assert f"{float(out) * 100:.2f}" == f"{expected.score:.2f}"
+    assert (expected.score > 99.99) == (bom_in == "both")  # one-sided: the first word no longer matches
+    binary = Path(sys.executable).with_name("sacrebleu")
+    binary = str(binary) if binary.exists() else shutil.which("sacrebleu")
+    if binary is not None:
+        theirs = subprocess.run([binary, str(refs), "-i", str(hyps), "-b", "-w", "4"], capture_output=True, text=True,
+                                timeout=120)
+        assert theirs.returncode == 0, theirs.stderr
+        assert f"{float(out) * 100:.4f}" == theirs.stdout.strip()
+
+
+def test_json_valued_lines_drop_a_byte_order_mark(tmp_path, capsys):
+    preds, target = tmp_path / "p.txt", tmp_path / "t.txt"
+    preds.write_bytes("\ufeff1\n0\n1\n".encode())
+    target.write_bytes("\ufeff1\n1\n1\n".encode())
+    code, out, err = _run(["score", "-m", "f1", "--opt", "num_classes=2", "-r", target, preds, "--json"], capsys)
+    assert code == 0, err
+    expected = F.multiclass_f1_score(torch.tensor([1, 0, 1]), torch.tensor([1, 1, 1]), num_classes=2)
+    assert "byte-order mark" not in err and json.loads(out)["score"] == pytest.approx(float(expected), abs=1e-12)
+
+
 def test_not_utf8_and_directory_are_named(tmp_path, capsys):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"fine\n\xff\n")
