@@ -31,7 +31,8 @@ JPEG_EXTENSIONS = (".jpg", ".jpeg")
 
 
 def list_images(folder: Union[str, Path]) -> list[Path]:
-    """Image files of a folder (not recursive), sorted by name, as pytorch-fid lists them.
+    """Image files of a folder (not recursive), sorted by name, as pytorch-fid lists them — but with the extensions in
+    any letter case (pytorch-fid's case-sensitive glob skips ``.JPG`` on Linux; docs/metrics/image.md).
 
     Raises:
         FileNotFoundError: the folder does not exist. NotADirectoryError: it is a file. ValueError: it holds no image.
