@@ -38,6 +38,25 @@ def test_normal_form(text, lang, expected):
     assert vqa_eval_answer(text, lang) == expected
 
 
+# Word forms whose lemma differs between the library's pymorphy3 2022 dictionary and the script's pymorphy2 2020 one
+# (docs/metrics/qa.md, Notes): (prediction, the script's normal form, ours). The script's values were obtained by
+# running the organisers' vqaEval.py (pymorphy2 0.9.1, pymorphy2-dicts-ru 2.4.417127.4579844) on these predictions.
+# The library does not match them; this pins the documented divergence so that a dictionary change shows up here.
+KNOWN_LEMMA_DIVERGENCES = [
+    ("каковы", "каков", "каковой"),
+    ("Таково.", "таков", "таковой"),
+    ("сие", "сие", "сей"),
+    ("груднички", "грудничка", "грудничок"),  # a form added to the dictionary after 2020
+    ("бзззв", "бзззвый", "бзззва"),  # in neither dictionary: the lemma is guessed from the ending
+]
+
+
+@pytest.mark.parametrize("text,official,ours", KNOWN_LEMMA_DIVERGENCES)
+def test_documented_lemma_divergences_from_the_script(text, official, ours):
+    assert vqa_eval_answer(text, "ru") == ours != official
+    assert vqa_accuracy([text], [official], "ru").item() == 0.0  # the script scores 1.0
+
+
 def test_gold_answers_are_compared_raw():
     preds = ["the dog", "Dog", "2", "two"]
     target = [["the dog"], ["Dog"], "2", ["two", "2"]]
