@@ -25,7 +25,7 @@ STDIN = "-"
 def read_lines(path: str) -> list[str]:
     """The samples of a plain-text file (``-``: stdin), one per line: UTF-8, split at ``\\n`` only, each line's trailing
     whitespace removed, a last line without ``\\n`` counts — sacrebleu's reading, a leading byte-order mark included:
-    it stays at the start of the first line, as in ``sacrebleu`` (see :func:`starts_with_bom`).
+    it stays at the start of the first line, as in ``sacrebleu`` (``score`` warns about it, :func:`_warn_about_boms`).
 
     Raises:
         ValueError: a file that is not UTF-8 (naming it and the line), a directory.
@@ -55,13 +55,7 @@ def read_lines(path: str) -> list[str]:
     return [line.rstrip() for line in lines]
 
 
-BOM = "\ufeff"
-
-
-def starts_with_bom(lines: Sequence[str]) -> bool:
-    """Whether the first line read by :func:`read_lines` starts with a UTF-8 byte-order mark (Windows editors write
-    one): sacrebleu keeps it as part of the first word, and so does ``score`` for text metrics, with a warning."""
-    return bool(lines) and lines[0].startswith(BOM)
+BOM = "\ufeff"  # a UTF-8 byte-order mark, as Windows editors write one at the start of a file
 
 
 def parse_opts(pairs: Sequence[str]) -> dict[str, Any]:
@@ -119,7 +113,7 @@ def score_lines(metric: str, hypotheses: list[str], references: list[list[str]],
     from gpumetrics.harness.runner import primary_score
 
     entry = get_metric(metric)
-    if not isinstance(entry.empty_prediction, str):  # records that are not text: a line is a JSON value (1, [..])
+    if not _scores_text(entry):  # records that are not text: a line is a JSON value (1, [..])
         hypotheses = [_json_or_text(line) for line in hypotheses]
         references = [[_json_or_text(line) for line in refs] for refs in references]
     options = dict(options or {})
@@ -150,14 +144,20 @@ def _json_or_text(line: str) -> Any:
         return line
 
 
+def _scores_text(entry: Any) -> bool:
+    """Whether a catalog metric's records are text (else each line is read as a JSON value)."""
+    return isinstance(entry.empty_prediction, str)
+
+
 def _warn_about_boms(metric: str, files: list[tuple[str, str, list[str]]]) -> None:
-    """A stderr line per text file whose first line starts with a byte-order mark, for metrics that score text."""
+    """A stderr line per file whose first line starts with a byte-order mark, for metrics that score text (sacrebleu
+    keeps the mark as part of the first word, and so does ``score``; JSON-valued lines drop it before parsing)."""
     from gpumetrics.harness.registry import get_metric
 
-    if not isinstance(get_metric(metric).empty_prediction, str):
-        return  # JSON-valued lines: the mark is dropped before parsing
+    if not _scores_text(get_metric(metric)):
+        return
     for role, path, lines in files:
-        if starts_with_bom(lines):
+        if lines and lines[0].startswith(BOM):
             name = "stdin" if path == STDIN else path
             print(f"gpumetrics score: {role} {name} starts with a UTF-8 byte-order mark; it is kept as part of the "
                   "first line's first word, as sacrebleu keeps it (save the file without it, e.g. UTF-8 rather "
