@@ -19,13 +19,15 @@ $(VENV)/.installed: $(VENV)/.torch pyproject.toml
 	touch $@
 
 # test oracles pip cannot resolve as dependencies: youtokentome (no wheel for Python 3.11: built from source with
-# Cython < 3) and the ruclip 0.0.2 wheel (downloaded, never installed: its package no longer imports; the ruCLIP
-# tests read its model/processor/predictor files from the wheel in $(VENV)/oracles)
+# Cython < 3), the ruclip 0.0.2 wheel (downloaded, never installed: its package no longer imports; the ruCLIP
+# tests read its model/processor/predictor files from the wheel in $(VENV)/oracles) and the pymorphy2 0.9.1 wheel
+# (the AIJ scripts' lemmatiser; imported from the wheel by tests/helpers/pymorphy2_oracle.py)
 $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 	$(BIN)/pip install -q -e ".[test,bench]"
 	$(BIN)/pip install -q 'cython<3' setuptools wheel
 	$(BIN)/pip install -q --no-build-isolation youtokentome==1.0.6
 	$(BIN)/pip download -q --no-deps ruclip==0.0.2 -d $(VENV)/oracles
+	$(BIN)/pip download -q --no-deps pymorphy2==0.9.1 -d $(VENV)/oracles
 	touch $@
 
 install-test: $(VENV)/.installed-test

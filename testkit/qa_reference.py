@@ -3,7 +3,7 @@
 The SQuAD v2.0 official evaluation script is not packaged on PyPI; this is a direct transcription of its formula
 (``normalize_answer``, ``compute_f1`` with ``collections.Counter``, ``compute_exact``, dropping gold answers that
 normalise to nothing) written for the tests — it shares no code with gpumetrics. The AIJ-2022 oracle follows
-docs/metrics/qa.md with pymorphy3 called directly (lemmas through the number-word table, the choice letter searched
+docs/metrics/qa.md with pymorphy called directly (lemmas through the number-word table, the choice letter searched
 in the raw prediction).
 """
 
@@ -68,9 +68,11 @@ def raw_accuracy(preds, target) -> float:
 def _lemmas(text: str, keep_hyphen: bool) -> list[str]:
     global _morph
     if _morph is None:
-        import pymorphy3
+        # the library's loader of the scripts' dictionary; its lemmas are compared with pymorphy2 itself in
+        # tests/text/test_russian_lemmas.py, this reference checks the formula around them (uncached parses)
+        from gpumetrics.text.tokenize.russian_lemmas import organisers_morph_analyzer
 
-        _morph = pymorphy3.MorphAnalyzer(lang="ru")
+        _morph = organisers_morph_analyzer()
     drop = set(string.punctuation) - ({"-"} if keep_hyphen else set())
     cleaned = "".join(ch for ch in text.lower() if ch not in drop)
     lemmas = [_morph.parse(word)[0].normal_form if _utf8_encodable(word) else word for word in cleaned.split()]

@@ -6,8 +6,8 @@ Presets:
   ``a|an|the`` removed, whitespace split. Gold answers that normalise to nothing are dropped unless every gold
   answer does (then the gold is ``""``). Empty vs empty scores 1, empty vs non-empty 0. Max over gold answers.
 * ``aij2022`` — the AIJ-2022 TextQA/MathQA scripts: lowercase, ASCII punctuation removed (``-`` kept for exact
-  match), no article removal, each token lemmatised with pymorphy3's Russian dictionary and number words mapped to
-  digits (``три`` → ``3``). When the best score is ≤ 0.5 (F1) or 0 (EM) and the *raw* prediction contains one of
+  match), no article removal, each token lemmatised as the scripts' pymorphy2 with their dictionary
+  (:mod:`~gpumetrics.text.tokenize.russian_lemmas`) and number words mapped to digits (``три`` → ``3``). When the best score is ≤ 0.5 (F1) or 0 (EM) and the *raw* prediction contains one of
   ``a b c d e`` (lower case), the prediction is replaced by the first such letter and rescored (multiple-choice
   answers such as "Ответ: b"); the rescored value is final.
 * ``raw`` (exact match only) — plain string equality, as string accuracy.

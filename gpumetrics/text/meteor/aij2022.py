@@ -47,7 +47,7 @@ from gpumetrics.text.meteor.nltk_style import (
     Tokens, best_per_sample, cached_stemmer, flatten_pairs, meteor_pair_scores, porter_stem,
 )
 from gpumetrics.text.meteor.synonyms import RuWordNetSynonyms, SynonymProvider, as_synonym_provider
-from gpumetrics.text.tokenize.answers import russian_number_lemma
+from gpumetrics.text.tokenize.russian_lemmas import russian_number_lemma
 
 __all__ = ["aij2022_caption_scores", "aij2022_vqa_scores", "words_to_digits", "caption_tokens", "vqa_tokens"]
 

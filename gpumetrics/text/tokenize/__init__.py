@@ -2,10 +2,11 @@
 
 One module per family of reference tools — :mod:`.sacrebleu` (13a, intl, char, zh, none), :mod:`.rouge`
 (rouge-score, unicode), :mod:`.ptb` (pycocoevalcap's PTB tokenizer), :mod:`.meteor` (METEOR 1.5's ``-norm``),
-:mod:`.answers` (SQuAD / AIJ-2022 answer normalisers) — each reproducing its tool exactly (the tests compare against the tool itself). Every tokenizer
-exposes ``name``, ``tokenize(line)``, ``tokenize_batch(lines)``, ``encode(lines) -> TokenBatch`` (dense ``int64``
-ids by first appearance + tokens per line, built by the one vocabulary builder :func:`~.base.dense_ids`) and
-``signature()``, its part of a metric signature. Apart from these, :mod:`.yttm` reads YouTokenToMe BPE model files
+:mod:`.answers` (SQuAD / AIJ-2022 answer normalisers, lemmas from :mod:`.russian_lemmas`) — each reproducing its tool
+exactly (the tests compare against the tool itself). Every tokenizer exposes ``name``, ``tokenize(line)``,
+``tokenize_batch(lines)``, ``encode(lines) -> TokenBatch`` (dense ``int64`` ids by first appearance + tokens per
+line, built by the one vocabulary builder :func:`~.base.dense_ids`) and ``signature()``, its part of a metric
+signature. Apart from these, :mod:`.yttm` reads YouTokenToMe BPE model files
 (ruCLIP's ``bpe.model``) and encodes text to youtokentome's ids (a model vocabulary, not a metric tokenizer).
 
 Example:

@@ -3,8 +3,8 @@
 * ``squad`` — the official SQuAD v2.0 evaluation script's ``normalize_answer(text).split()``: lowercase, ASCII
   punctuation removed, articles ``a|an|the`` removed, whitespace split.
 * ``aij2022`` — the AIJ-2022 TextQA/MathQA scripts: lowercase, ASCII punctuation removed (``-`` kept with
-  ``keep_hyphen``, as their exact match does), no article removal, each token lemmatised with pymorphy3's Russian
-  dictionary and the lemma mapped by the organisers' number-word table (:data:`RUSSIAN_NUMBER_WORDS`).
+  ``keep_hyphen``, as their exact match does), no article removal, each token lemmatised and mapped by the
+  organisers' number-word table (:func:`~.russian_lemmas.russian_number_lemma`: their pymorphy dictionary).
 * :func:`vqa_eval_answer` — the AIJ-2021 VQA script's (``vqaEval.py``) normalisation of a predicted answer: VQA
   punctuation rules, then per language English number words / articles / contractions or Russian lemmas + the
   number-word table.
@@ -20,6 +20,7 @@ import string
 from typing import Any, Callable, Optional
 
 from gpumetrics.text.tokenize.base import Tokenizer
+from gpumetrics.text.tokenize.russian_lemmas import russian_number_lemma
 
 _DROP_PUNCTUATION = str.maketrans("", "", string.punctuation)
 _DROP_PUNCTUATION_KEEP_HYPHEN = str.maketrans("", "", string.punctuation.replace("-", ""))
@@ -39,65 +40,6 @@ def squad_tokens(text: str) -> Tokens:
         ('eiffeltower', 'in', 'paris')
     """
     return tuple(_ARTICLES.sub(" ", text.lower().translate(_DROP_PUNCTUATION)).split())
-
-
-@functools.lru_cache(maxsize=1)
-def _morph_analyzer() -> Any:
-    try:
-        import pymorphy3
-    except ImportError as error:  # pragma: no cover - exercised only without the text extra
-        raise ImportError("preset 'aij2022' needs pymorphy3: pip install 'gpumetrics[text]'") from error
-    return pymorphy3.MorphAnalyzer(lang="ru")
-
-
-@functools.lru_cache(maxsize=_CACHE_SIZE)
-def russian_lemma(token: str) -> str:
-    """pymorphy3's most probable normal form of one lowercase token (cached).
-
-    Two kinds of token make pymorphy3 (and the organisers' pymorphy2) raise instead of analysing them; both are
-    returned unchanged, as pymorphy3 returns tokens it has no analysis for (latin words, numbers), so the text is
-    scored token by token like any other instead of raising:
-
-    * a character that UTF-8 cannot encode (a lone surrogate such as ``"\\ud800"``): the dictionary's keys are UTF-8
-      bytes (``UnicodeEncodeError``);
-    * a letter without a Unicode character name in :mod:`unicodedata` (the 6,145 Tangut ideographs U+17000–U+187F7
-      and U+18D00–U+18D08 on CPython 3.10–3.13): for a word it does not know, its Latin-script check calls
-      ``unicodedata.name`` on the letters up to the first non-Latin one (``ValueError: no such name``; a word such
-      as ``"кошки"`` + Tangut passes, ``"a"`` + Tangut does not).
-
-    Example:
-        >>> russian_lemma("кошки"), russian_lemma("кошки\\udc00")
-        ('кошка', 'кошки\\udc00')
-        >>> russian_lemma("a\\U00017000") == "a\\U00017000"  # a Tangut ideograph
-        True
-    """
-    try:
-        return _morph_analyzer().parse(token)[0].normal_form
-    except UnicodeEncodeError:  # the dictionary encodes keys as UTF-8; lone surrogates cannot be
-        return token
-    except ValueError as error:  # unicodedata.name of a letter that has no name (Tangut)
-        if str(error) != "no such name":
-            raise
-        return token
-
-
-#: The AIJ organisers' map of Russian number words (as pymorphy lemmas) to digits, applied to every lemma by the
-#: AIJ-2022 TextQA / MathQA / VQA scripts and the AIJ-2021 VQA script (``manualMap_ru``).
-RUSSIAN_NUMBER_WORDS = {
-    "ноль": "0", "нисколько": "0", "никакой": "0", "один": "1", "два": "2", "три": "3", "четыре": "4", "пять": "5",
-    "шесть": "6", "семь": "7", "восемь": "8", "девять": "9", "десять": "10",
-}
-
-
-def russian_number_lemma(token: str) -> str:
-    """:func:`russian_lemma` of ``token`` mapped by :data:`RUSSIAN_NUMBER_WORDS` (``"трёх"`` → ``"3"``).
-
-    Example:
-        >>> russian_number_lemma("трёх"), russian_number_lemma("кошки"), russian_number_lemma("никакого")
-        ('3', 'кошка', '0')
-    """
-    lemma = russian_lemma(token)
-    return RUSSIAN_NUMBER_WORDS.get(lemma, lemma)
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
@@ -179,9 +121,9 @@ def vqa_eval_answer(text: str, lang: str) -> str:
     """The AIJ-2021 VQA script's normal form of a *predicted* answer (gold answers are compared raw).
 
     Newlines and tabs become spaces, the text is stripped, VQA punctuation rules applied, lower-cased and split;
-    ``lang="ru"``: each word's pymorphy lemma through :data:`RUSSIAN_NUMBER_WORDS`; any other language (the
-    script's ``else``): English number words ``none|zero|one…ten`` → digits, articles dropped, contractions
-    restored. Words are joined by one space.
+    ``lang="ru"``: each word's lemma through the number-word table (:func:`~.russian_lemmas.russian_number_lemma`);
+    any other language (the script's ``else``): English number words ``none|zero|one…ten`` → digits, articles
+    dropped, contractions restored. Words are joined by one space.
 
     Args:
         text: the predicted answer.
