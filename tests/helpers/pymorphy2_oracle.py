@@ -11,17 +11,15 @@ installs (``pymorphy2-dicts-ru``, the organisers' 2020 one).
 from __future__ import annotations
 
 import functools
-import glob
 import inspect
-import os
 import sys
 import types
 from collections import namedtuple
 from typing import Any
 
-from tests.helpers.ruclip_models import missing_oracle
+from tests.helpers.oracles import oracle_wheel
 
-PYMORPHY2_WHEEL = "pymorphy2-0.9.1-py3-none-any.whl"
+PYMORPHY2 = "pymorphy2==0.9.1"
 _ArgSpec = namedtuple("ArgSpec", "args varargs keywords defaults")
 
 
@@ -30,23 +28,10 @@ def _getargspec(function):
     return _ArgSpec(spec.args, spec.varargs, spec.varkw, spec.defaults)
 
 
-def pymorphy2_wheel() -> str | None:
-    """The pymorphy2 wheel: ``$GPUMETRICS_ORACLES/`` or ``<venv>/oracles/``."""
-    for folder in (os.environ.get("GPUMETRICS_ORACLES"), os.path.join(sys.prefix, "oracles")):
-        if folder:
-            found = sorted(glob.glob(os.path.join(folder, PYMORPHY2_WHEEL)))
-            if found:
-                return found[-1]
-    return None
-
-
 @functools.lru_cache(maxsize=1)
 def pymorphy2_analyzer() -> Any:
     """pymorphy2 0.9.1's ``MorphAnalyzer`` over ``pymorphy2_dicts_ru`` (skips, or fails in CI, without the wheel)."""
-    wheel = pymorphy2_wheel()
-    if wheel is None:
-        missing_oracle(f"the pymorphy2 0.9.1 wheel ({PYMORPHY2_WHEEL})",
-                       f"pip download --no-deps pymorphy2==0.9.1 -d {os.path.join(sys.prefix, 'oracles')}")
+    wheel = str(oracle_wheel(PYMORPHY2))
     import pymorphy2_dicts_ru
 
     if wheel not in sys.path:

@@ -8,15 +8,14 @@ Oracles (test dependencies, never runtime ones; ``make install-test`` provides b
   imported with a current ``huggingface_hub`` (``cached_download`` is gone), so its ``model.py``, ``processor.py`` and
   ``predictor.py`` are loaded as standalone modules straight from the wheel file.
 
-Outside CI (``$CI`` unset) a missing oracle skips the tests that need it, with the reason; in CI it is an error.
+Outside CI (``$CI`` unset) a missing oracle skips the tests that need it, with the reason; in CI it is an error
+(:mod:`tests.helpers.oracles`).
 """
 
 from __future__ import annotations
 
-import glob
 import importlib.util
 import json
-import os
 import random
 import sys
 import types
@@ -24,8 +23,9 @@ import zipfile
 from pathlib import Path
 from typing import Optional
 
-import pytest
 import torch
+
+from tests.helpers.oracles import missing_oracle, oracle_wheel
 
 TINY_RUCLIP = {
     "embed_dim": 16, "image_resolution": 32, "vision_layers": 2, "vision_width": 64, "vision_patch_size": 8,
@@ -34,16 +34,8 @@ TINY_RUCLIP = {
 }
 """A 2+2-layer ruCLIP for unit tests (32×32 images, 24-token context, vocabulary ≤ 600)."""
 
-RUCLIP_WHEEL = "ruclip-0.0.2-py3-none-any.whl"
+RUCLIP = "ruclip==0.0.2"
 CYRILLIC = "абвгдеёжзийклмнопрстуфхцчшщъыьэюя"
-
-
-def missing_oracle(what: str, how: str) -> None:
-    """Skip (outside CI) or fail (``$CI`` set) for a missing test oracle."""
-    message = f"{what} is not installed ({how}; `make install-test` does it)"
-    if os.environ.get("CI"):
-        pytest.fail(f"{message} — CI must run these tests")
-    pytest.skip(message)
 
 
 def require_youtokentome():
@@ -52,16 +44,6 @@ def require_youtokentome():
     except ImportError:
         missing_oracle("youtokentome", "pip install 'cython<3' && pip install --no-build-isolation youtokentome")
     return youtokentome
-
-
-def ruclip_wheel() -> Optional[Path]:
-    """The ruclip wheel: ``$GPUMETRICS_ORACLES/`` or ``<venv>/oracles/``."""
-    for folder in (os.environ.get("GPUMETRICS_ORACLES"), os.path.join(sys.prefix, "oracles")):
-        if folder:
-            found = sorted(glob.glob(os.path.join(folder, RUCLIP_WHEEL)))
-            if found:
-                return Path(found[-1])
-    return None
 
 
 def _module_from_wheel(wheel: Path, member: str, name: str) -> types.ModuleType:
@@ -86,10 +68,7 @@ def _chunked(iterable, size):
 def ruclip_reference(part: str) -> types.ModuleType:
     """ruclip's ``model`` / ``processor`` / ``predictor`` module from the wheel (the latter two need youtokentome;
     ``predictor`` gets a stand-in ``more_itertools.chunked`` when that package is absent)."""
-    wheel = ruclip_wheel()
-    if wheel is None:
-        missing_oracle(f"the ruclip 0.0.2 wheel ({RUCLIP_WHEEL})",
-                       f"pip download --no-deps ruclip==0.0.2 -d {os.path.join(sys.prefix, 'oracles')}")
+    wheel = oracle_wheel(RUCLIP)
     if part in ("processor", "predictor"):
         require_youtokentome()
     if part == "predictor" and importlib.util.find_spec("more_itertools") is None:
