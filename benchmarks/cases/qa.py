@@ -52,7 +52,7 @@ def token_f1_aij_case(size: int, device: str) -> Contenders:
     return Contenders(
         ours={"token_f1(preset=aij2022)": _cold(lambda: token_f1(preds, target, "aij2022", device=device).item())},
         anchors={
-            "AIJ-2022 formula (Python, pymorphy3, their 2020 dictionary)": lambda: qa_reference.aij2022_f1(preds, target)
+            "AIJ-2022 formula (Python, pymorphy3, 2020 dictionary)": lambda: qa_reference.aij2022_f1(preds, target)
         },
         check=lambda ours, anchor: abs(ours - anchor) < 1e-9,
         note="lemma cache of gpumetrics kept warm; anchor parses every word",
