@@ -158,12 +158,23 @@ def test_russian_equals_the_jar():
     )
 
 
+def test_russian_private_use_character_is_not_yo():
+    # fuzzing: "ё" against "\ue000" scored 0.12 (the jar: 0): the stemmer's ё swap turned the reference's own U+E000
+    # into "ё" on the way back, so the two stems matched
+    preds, target = ["ё", "Ё тёмен", "ёлка", "\ue000меду"], [["\ue000"], ["\ue000"], ["\ue000лка"], ["ёмеду"]]
+    assert meteor_score(preds, target, language="ru", reduction="none").tolist() == [0.0] * 4
+    _check_against_jar(
+        preds, target, jar=lambda p, t: stdio_meteor(p, t, "-l", "ru", "-norm", "-m", "exact stem"), language="ru"
+    )
+
+
 def test_stemmers_equal_the_jar(tmp_path: Path):
     import pymorphy3
 
     morph = pymorphy3.MorphAnalyzer()
     lemmas = "кошка собака бежать окно красивый сидеть улица человек дом быстро говорить новый ёж зелёный берёза".split()
     russian = sorted({form.word for lemma in lemmas for form in morph.parse(lemma)[0].lexeme})
+    russian += ["\ue000", "ё\ue000", "\ue000меду"]  # the private-use character the stemmer swaps ё for
     english = sorted(tables.synonym_table()._sets)[::97]
     for language, words in (("en", english), ("ru", russian)):
         out = subprocess.run(

@@ -103,7 +103,9 @@ def snowball_stemmer(language: str):
     snowballstemmer 3.x changed the English ``-logist`` rule (141 of 60,000 WordNet words stem differently from
     the jar); with it installed the metric warns once and runs, so numbers may differ on those words. The jar's
     Russian stemmer predates Snowball's ``ё → е`` prelude and treats ``ё`` as a consonant: ``ё`` is swapped for a
-    private-use character around the call, which reproduces it (535 of 535 inflected forms equal the jar's).
+    private-use character for the call, which reproduces it (535 of 535 inflected forms equal the jar's); the stem
+    is then cut from the word itself (Russian Snowball only removes suffixes), so a word that contains that
+    character already keeps it.
     """
     import snowballstemmer
 
@@ -119,7 +121,7 @@ def snowball_stemmer(language: str):
         return stemmer.stemWord
 
     def stem_keeping_yo(word: str) -> str:
-        return stemmer.stemWord(word.replace("ё", "\ue000")).replace("\ue000", "ё")
+        return word[: len(stemmer.stemWord(word.replace("ё", "\ue000")))]
 
     return stem_keeping_yo
 
