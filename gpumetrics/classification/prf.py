@@ -12,7 +12,11 @@ Parity (tests/classification/test_prf.py) is with ``sklearn.metrics.precision_sc
   ``labels=None``; with an explicit ``labels=range(num_classes)`` sklearn also averages the absent classes (each
   scored ``zero_division``) and the two differ. ``average="none"`` returns every class (sklearn with ``labels=range(C)``);
 * no ``average="samples"`` for multilabel (``multidim_average="samplewise"`` is a different, per-sample-row view);
-* ``ignore_index`` drops those samples (sklearn: filter them out first); ``top_k > 1`` has no sklearn counterpart.
+* ``ignore_index`` drops those samples (sklearn: filter them out first);
+* ``top_k > 1`` scores the target when it is among the ``top_k`` highest scores, else the top-1 class: micro is
+  ``sklearn.metrics.top_k_accuracy_score``, per-class scores are sklearn's on those labels, macro precision / recall
+  average over the classes in ``target``; tied scores follow ``torch.topk`` (unspecified order; sklearn ranks the
+  higher class index first).
 
 One reduction is ours rather than torchmetrics': when every averaging weight is zero (``weighted`` with no positive
 label in ``target`` anywhere — an all-negative multilabel batch — or ``macro``/``weighted`` on zero samples) the
@@ -132,7 +136,8 @@ def _check_inputs(
 ) -> None:
     """Reject what torchmetrics would score silently or fail on deep inside (one host sync per call).
 
-    ``preds``/``target`` must be tensors (``TypeError``); floating ``preds`` must be finite; labels must lie in their
+    ``preds``/``target`` must be tensors (``TypeError``), ``target`` integer and multiclass scores ``[N, C, ...]``
+    floating point (``TypeError``); floating ``preds`` must be finite; labels must lie in their
     range — binary ``{0, 1}``, multiclass ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target`` is not
     ``ignore_index`` (those positions are not scored, so their values do not matter). ``ValueError`` names the
     argument and the allowed range. Shapes, dtypes and options are then checked by torchmetrics' own validation.
@@ -143,6 +148,10 @@ def _check_inputs(
     if target.is_floating_point() or target.is_complex():
         raise TypeError(f"`target` must hold integer labels, got dtype {target.dtype}")
     _check_shapes(task, tuple(preds.shape), tuple(target.shape), classes)
+    if preds.shape != target.shape and not preds.is_floating_point():
+        raise TypeError(
+            f"multiclass `preds` of scores [N, num_classes, ...] must be floating point, got dtype {preds.dtype}"
+        )
     if preds.numel() == 0 or target.numel() == 0:
         return
     high = classes if task == "multiclass" else 2
@@ -368,6 +377,16 @@ class _CheckedUpdate:
                 self._validate_tensors(preds, target)
             return
         super().update(preds, target)
+
+    def _final_state(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """``samplewise`` statistics of zero samples are ``[0]`` (binary) or ``[0, C]`` rows, as the functions return
+        (torchmetrics' concatenation of an empty state list raises "No samples to concatenate")."""
+        if self.multidim_average == "samplewise" and isinstance(self.tp, list) and not self.tp:
+            size = getattr(self, "num_classes", None) or getattr(self, "num_labels", None)
+            zero = _zero_counts(size or 1, "samplewise", self.device)
+            zero = zero if size else zero[:, 0]
+            return zero, zero, zero, zero
+        return super()._final_state()
 
     def _update_state(self, tp: Tensor, fp: Tensor, tn: Tensor, fn: Tensor) -> None:
         if self.multidim_average == "samplewise" and isinstance(self, _tm.MultilabelStatScores):
