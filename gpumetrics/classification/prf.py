@@ -131,15 +131,32 @@ def _check_shapes(task: str, preds: tuple, target: tuple, classes: int | None) -
         raise ValueError(f"{task} `preds` and `target` must be {expected}; got preds {preds} and target {target}")
 
 
+def _check_top_k(top_k: Any, num_classes: Any) -> None:
+    """``ValueError`` naming ``top_k`` unless it is an integer in ``[1, num_classes]``.
+
+    torchmetrics' own check (``not isinstance(top_k, int) and top_k < 1``) lets 0, negative and float values through:
+    they failed deep inside, or — ``top_k=0`` on as many samples as classes — returned a number.
+
+    Example:
+        >>> _check_top_k(0, 3)
+        Traceback (most recent call last):
+        ...
+        ValueError: `top_k` must be an integer in [1, num_classes=3], got 0
+    """
+    high = num_classes if isinstance(num_classes, int) else top_k
+    if not isinstance(top_k, int) or not 1 <= top_k <= high:
+        raise ValueError(f"`top_k` must be an integer in [1, num_classes={num_classes}], got {top_k!r}")
+
+
 def _check_inputs(
-    task: str, preds: Any, target: Any, classes: int | None = None, ignore_index: int | None = None
+    task: str, preds: Any, target: Any, classes: int | None = None, ignore_index: int | None = None, top_k: int = 1
 ) -> None:
     """Reject what torchmetrics would score silently or fail on deep inside (one host sync per call).
 
     ``preds``/``target`` must be tensors (``TypeError``), ``target`` integer and multiclass scores ``[N, C, ...]``
-    floating point (``TypeError``); floating ``preds`` must be finite; labels must lie in their
-    range — binary ``{0, 1}``, multiclass ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target`` is not
-    ``ignore_index`` (those positions are not scored, so their values do not matter). ``ValueError`` names the
+    floating point (``TypeError``); ``top_k > 1`` needs scores; floating ``preds`` must be finite; labels must lie in
+    their range — binary ``{0, 1}``, multiclass ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target``
+    is not ``ignore_index`` (those positions are not scored, so their values do not matter). ``ValueError`` names the
     argument and the allowed range. Shapes, dtypes and options are then checked by torchmetrics' own validation.
     """
     for name, value in (("preds", preds), ("target", target)):
@@ -152,6 +169,9 @@ def _check_inputs(
         raise TypeError(
             f"multiclass `preds` of scores [N, num_classes, ...] must be floating point, got dtype {preds.dtype}"
         )
+    if top_k > 1 and preds.shape == target.shape:
+        raise ValueError(f"`top_k={top_k}` needs scores [N, num_classes, ...] in `preds`, got labels of shape "
+                         f"{tuple(preds.shape)}")
     if preds.numel() == 0 or target.numel() == 0:
         return
     high = classes if task == "multiclass" else 2
@@ -206,8 +226,9 @@ def _multiclass(
     zero_division: float = 0,
 ) -> Tensor:
     if validate_args:
+        _check_top_k(top_k, num_classes)
         _multiclass_stat_scores_arg_validation(num_classes, top_k, average, multidim_average, ignore_index, zero_division)
-        _check_inputs("multiclass", preds, target, num_classes, ignore_index)
+        _check_inputs("multiclass", preds, target, num_classes, ignore_index, top_k)
     preds = _unscored_labels_to_zero(preds, target, ignore_index)
     if validate_args:
         _multiclass_stat_scores_tensor_validation(preds, target, num_classes, multidim_average, ignore_index)
@@ -361,12 +382,17 @@ class _CheckedUpdate:
     (an uneven split, a filtered batch) must leave the statistics as they are, as in every other gpumetrics module.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.validate_args and isinstance(self, _tm.MulticlassStatScores):
+            _check_top_k(self.top_k, self.num_classes)
+
     def update(self, preds: Tensor, target: Tensor) -> None:
         if self.validate_args:
             if isinstance(self, _tm.BinaryStatScores):
                 _check_inputs("binary", preds, target, None, self.ignore_index)
             elif isinstance(self, _tm.MulticlassStatScores):
-                _check_inputs("multiclass", preds, target, self.num_classes, self.ignore_index)
+                _check_inputs("multiclass", preds, target, self.num_classes, self.ignore_index, self.top_k)
             else:
                 _check_inputs("multilabel", preds, target, self.num_labels, self.ignore_index)
         if isinstance(preds, Tensor) and isinstance(target, Tensor):  # inputs on either device: states stay on ours

@@ -552,3 +552,27 @@ def test_top_k_scores_the_target_if_among_the_top_k_else_the_top_1_class(stat):
     picked = set(torch.topk(tied, 2, dim=1).indices[0].tolist())
     expected = float(2 in picked)
     assert float(C.multiclass_recall(tied, target, num_classes=3, top_k=2, average="micro")) == expected
+
+
+@pytest.mark.parametrize("stat", ["precision", "recall", "f1"])
+def test_top_k_outside_one_to_num_classes_or_with_label_preds_is_a_value_error_naming_it(stat):
+    """torchmetrics' check (``not isinstance(top_k, int) and top_k < 1``) let ``top_k=0`` through: on 3 samples of 3
+    classes it returned a number, otherwise a size-mismatch ``RuntimeError``; floats met
+    ``topk()``'s ``TypeError`` and ``top_k > 1`` with label ``preds`` an index ``RuntimeError``."""
+    module, function = MULTICLASS[stat]
+    g = torch.Generator().manual_seed(0)
+    scores, target = torch.rand(3, 3, generator=g), torch.tensor([0, 1, 1])
+    for top_k in (0, -1, 4, 2.0, None):
+        with pytest.raises(ValueError, match=r"`top_k` must be an integer in \[1, num_classes=3\]"):
+            function(scores, target, num_classes=3, top_k=top_k)
+        if top_k is not None:  # None: torchmetrics' own TypeError at construction
+            with pytest.raises(ValueError, match=r"`top_k`"):  # 4: torchmetrics' own message
+                module(num_classes=3, top_k=top_k)
+    labels = torch.tensor([0, 2, 1])
+    with pytest.raises(ValueError, match=r"`top_k=2` needs scores .* `preds`"):
+        function(labels, target, num_classes=3, top_k=2)
+    metric = module(num_classes=3, top_k=2)
+    with pytest.raises(ValueError, match=r"`top_k=2` needs scores"):
+        metric.update(labels, target)
+    metric.update(scores, target)  # scores are fine
+    assert torch.equal(metric.compute(), function(scores, target, num_classes=3, top_k=2))
