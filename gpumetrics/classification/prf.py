@@ -12,7 +12,11 @@ Parity (tests/classification/test_prf.py) is with ``sklearn.metrics.precision_sc
   ``labels=None``; with an explicit ``labels=range(num_classes)`` sklearn also averages the absent classes (each
   scored ``zero_division``) and the two differ. ``average="none"`` returns every class (sklearn with ``labels=range(C)``);
 * no ``average="samples"`` for multilabel (``multidim_average="samplewise"`` is a different, per-sample-row view);
-* ``ignore_index`` drops those samples (sklearn: filter them out first); ``top_k > 1`` has no sklearn counterpart.
+* ``ignore_index`` drops those samples (sklearn: filter them out first);
+* ``top_k > 1`` scores the target when it is among the ``top_k`` highest scores, else the top-1 class: micro is
+  ``sklearn.metrics.top_k_accuracy_score``, per-class scores are sklearn's on those labels, macro precision / recall
+  average over the classes in ``target``; tied scores follow ``torch.topk`` (unspecified order; sklearn ranks the
+  higher class index first).
 
 One reduction is ours rather than torchmetrics': when every averaging weight is zero (``weighted`` with no positive
 label in ``target`` anywhere — an all-negative multilabel batch — or ``macro``/``weighted`` on zero samples) the
@@ -127,14 +131,32 @@ def _check_shapes(task: str, preds: tuple, target: tuple, classes: int | None) -
         raise ValueError(f"{task} `preds` and `target` must be {expected}; got preds {preds} and target {target}")
 
 
+def _check_top_k(top_k: Any, num_classes: Any) -> None:
+    """``ValueError`` naming ``top_k`` unless it is an integer in ``[1, num_classes]``.
+
+    torchmetrics' own check (``not isinstance(top_k, int) and top_k < 1``) lets 0, negative and float values through:
+    they failed deep inside, or — ``top_k=0`` on as many samples as classes — returned a number.
+
+    Example:
+        >>> _check_top_k(0, 3)
+        Traceback (most recent call last):
+        ...
+        ValueError: `top_k` must be an integer in [1, num_classes=3], got 0
+    """
+    high = num_classes if isinstance(num_classes, int) else top_k
+    if not isinstance(top_k, int) or not 1 <= top_k <= high:
+        raise ValueError(f"`top_k` must be an integer in [1, num_classes={num_classes}], got {top_k!r}")
+
+
 def _check_inputs(
-    task: str, preds: Any, target: Any, classes: int | None = None, ignore_index: int | None = None
+    task: str, preds: Any, target: Any, classes: int | None = None, ignore_index: int | None = None, top_k: int = 1
 ) -> None:
     """Reject what torchmetrics would score silently or fail on deep inside (one host sync per call).
 
-    ``preds``/``target`` must be tensors (``TypeError``); floating ``preds`` must be finite; labels must lie in their
-    range — binary ``{0, 1}``, multiclass ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target`` is not
-    ``ignore_index`` (those positions are not scored, so their values do not matter). ``ValueError`` names the
+    ``preds``/``target`` must be tensors (``TypeError``), ``target`` integer and multiclass scores ``[N, C, ...]``
+    floating point (``TypeError``); ``top_k > 1`` needs scores; floating ``preds`` must be finite; labels must lie in
+    their range — binary ``{0, 1}``, multiclass ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target``
+    is not ``ignore_index`` (those positions are not scored, so their values do not matter). ``ValueError`` names the
     argument and the allowed range. Shapes, dtypes and options are then checked by torchmetrics' own validation.
     """
     for name, value in (("preds", preds), ("target", target)):
@@ -143,6 +165,13 @@ def _check_inputs(
     if target.is_floating_point() or target.is_complex():
         raise TypeError(f"`target` must hold integer labels, got dtype {target.dtype}")
     _check_shapes(task, tuple(preds.shape), tuple(target.shape), classes)
+    if preds.shape != target.shape and not preds.is_floating_point():
+        raise TypeError(
+            f"multiclass `preds` of scores [N, num_classes, ...] must be floating point, got dtype {preds.dtype}"
+        )
+    if top_k > 1 and preds.shape == target.shape:
+        raise ValueError(f"`top_k={top_k}` needs scores [N, num_classes, ...] in `preds`, got labels of shape "
+                         f"{tuple(preds.shape)}")
     if preds.numel() == 0 or target.numel() == 0:
         return
     high = classes if task == "multiclass" else 2
@@ -197,8 +226,9 @@ def _multiclass(
     zero_division: float = 0,
 ) -> Tensor:
     if validate_args:
+        _check_top_k(top_k, num_classes)
         _multiclass_stat_scores_arg_validation(num_classes, top_k, average, multidim_average, ignore_index, zero_division)
-        _check_inputs("multiclass", preds, target, num_classes, ignore_index)
+        _check_inputs("multiclass", preds, target, num_classes, ignore_index, top_k)
     preds = _unscored_labels_to_zero(preds, target, ignore_index)
     if validate_args:
         _multiclass_stat_scores_tensor_validation(preds, target, num_classes, multidim_average, ignore_index)
@@ -352,12 +382,17 @@ class _CheckedUpdate:
     (an uneven split, a filtered batch) must leave the statistics as they are, as in every other gpumetrics module.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.validate_args and isinstance(self, _tm.MulticlassStatScores):
+            _check_top_k(self.top_k, self.num_classes)
+
     def update(self, preds: Tensor, target: Tensor) -> None:
         if self.validate_args:
             if isinstance(self, _tm.BinaryStatScores):
                 _check_inputs("binary", preds, target, None, self.ignore_index)
             elif isinstance(self, _tm.MulticlassStatScores):
-                _check_inputs("multiclass", preds, target, self.num_classes, self.ignore_index)
+                _check_inputs("multiclass", preds, target, self.num_classes, self.ignore_index, self.top_k)
             else:
                 _check_inputs("multilabel", preds, target, self.num_labels, self.ignore_index)
         if isinstance(preds, Tensor) and isinstance(target, Tensor):  # inputs on either device: states stay on ours
@@ -368,6 +403,16 @@ class _CheckedUpdate:
                 self._validate_tensors(preds, target)
             return
         super().update(preds, target)
+
+    def _final_state(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """``samplewise`` statistics of zero samples are ``[0]`` (binary) or ``[0, C]`` rows, as the functions return
+        (torchmetrics' concatenation of an empty state list raises "No samples to concatenate")."""
+        if self.multidim_average == "samplewise" and isinstance(self.tp, list) and not self.tp:
+            size = getattr(self, "num_classes", None) or getattr(self, "num_labels", None)
+            zero = _zero_counts(size or 1, "samplewise", self.device)
+            zero = zero if size else zero[:, 0]
+            return zero, zero, zero, zero
+        return super()._final_state()
 
     def _update_state(self, tp: Tensor, fp: Tensor, tn: Tensor, fn: Tensor) -> None:
         if self.multidim_average == "samplewise" and isinstance(self, _tm.MultilabelStatScores):

@@ -468,3 +468,111 @@ def test_samplewise_modules_keep_the_sample_dimension_for_one_sample_in_total(st
     plain = MULTICLASS[stat][0](num_classes=3, average="macro")  # global results stay 0-d
     plain.update(preds[0], target[0])
     assert plain.compute().shape == ()
+
+
+def test_multiclass_integer_scores_are_a_type_error_naming_preds():
+    """Integer scores ``[N, C]`` met an internal ``ValueError: not enough values to unpack`` in the input checks
+    (found by fuzzing dtypes); they are a ``TypeError`` naming ``preds`` and its dtype, function and module alike."""
+    preds, target = torch.tensor([[0, 2, 1], [3, 1, 0]]), torch.tensor([1, 0])
+    for stat in ("precision", "recall", "f1"):
+        module, function = MULTICLASS[stat]
+        for dtype in (torch.int64, torch.int32, torch.uint8):
+            with pytest.raises(TypeError, match=rf"`preds` of scores.*floating point.*{dtype}"):
+                function(preds.to(dtype), target, num_classes=3, top_k=2)
+            metric = module(num_classes=3)
+            with pytest.raises(TypeError, match=r"`preds` of scores.*floating point"):
+                metric.update(preds.to(dtype), target)
+            assert int(metric.tp.sum() + metric.fp.sum() + metric.fn.sum()) == 0
+        expected = _sk(stat, target, preds.float().argmax(1), average="macro", zero_division=0)
+        torch.testing.assert_close(function(preds.float(), target, num_classes=3).double(), expected, atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("stat", ["precision", "recall", "f1"])
+def test_samplewise_modules_that_saw_no_samples_return_empty_rows(stat):
+    """A samplewise module with zero samples in all (empty batches only, or none) raised torchmetrics' "No samples to
+    concatenate" in ``compute``; it now returns the functions' ``[0]`` (``[0, C]`` for ``average="none"``), also
+    after ``merge_state`` and a checkpoint round trip, and later batches count as usual."""
+    cases = [
+        (BINARY, {}, torch.zeros(0, 2), torch.zeros(0, 2, dtype=torch.long), ("binary",)),
+        (MULTICLASS, {"num_classes": 3}, torch.zeros(0, 3, 2), torch.zeros(0, 2, dtype=torch.long),
+         ("micro", "macro", "weighted", "none")),
+        (MULTILABEL, {"num_labels": 3}, torch.zeros(0, 3, 2), torch.zeros(0, 3, 2, dtype=torch.long),
+         ("micro", "macro", "weighted", "none")),
+    ]
+    for table, options, preds, target, averages in cases:
+        module, function = table[stat]
+        for average in averages:
+            kwargs = {**options, "multidim_average": "samplewise", **({} if average == "binary" else {"average": average})}
+            expected = function(preds, target, **kwargs)
+            assert expected.shape == ((0, 3) if average == "none" else (0,))
+            metric = module(**kwargs)
+            metric.update(preds, target)
+            assert torch.equal(metric.compute(), expected)
+            merged = module(**kwargs)
+            merged.update(preds, target)
+            merged.merge_state(metric)
+            assert torch.equal(merged.compute(), expected)
+            metric.persistent(True)
+            restored = module(**kwargs)
+            restored.load_state_dict(metric.state_dict())
+            assert torch.equal(restored.compute(), expected)
+            full = (torch.ones((2,) + preds.shape[1:]), torch.ones((2,) + target.shape[1:], dtype=torch.long))
+            restored.update(*full)
+            assert torch.equal(restored.compute(), function(*full, **kwargs))
+
+
+@pytest.mark.parametrize("stat", ["precision", "recall", "f1"])
+def test_top_k_scores_the_target_if_among_the_top_k_else_the_top_1_class(stat):
+    """What the docs state for ``top_k > 1`` (fuzzed on tie-free scores): sklearn on those labels, micro = sklearn's
+    ``top_k_accuracy_score``; macro precision / recall average over the classes in ``target`` only."""
+    g = torch.Generator().manual_seed(4)
+    num_classes, n = 6, 80
+    scores = torch.rand(n, num_classes, generator=g)
+    target = torch.randint(0, num_classes - 1, (n,), generator=g)  # class 5 never in target
+    scores[:, 5] += 0.3  # ... but often the top-1 class of a miss
+    module, function = MULTICLASS[stat]
+    for k in (2, 3):
+        in_top = (scores.topk(k, dim=1).indices == target[:, None]).any(1)
+        labels = torch.where(in_top, target, scores.argmax(1))
+        assert bool((labels == 5).any())
+        micro = function(scores, target, num_classes=num_classes, top_k=k, average="micro")
+        accuracy = skm.top_k_accuracy_score(target.numpy(), scores.numpy(), k=k, labels=list(range(num_classes)))
+        assert float(micro) == pytest.approx(accuracy, abs=ATOL)
+        per_class = _sk(stat, target, labels, average=None, labels=list(range(num_classes)))
+        got = function(scores, target, num_classes=num_classes, top_k=k, average="none")
+        torch.testing.assert_close(got.double(), per_class, atol=ATOL, rtol=0)
+        classes = list(range(num_classes - 1)) if stat != "f1" else list(range(num_classes))
+        expected = _sk(stat, target, labels, average="macro", labels=classes)
+        metric = module(num_classes=num_classes, top_k=k, average="macro")
+        for p, t in zip(scores.split(30), target.split(30)):
+            metric.update(p, t)
+        torch.testing.assert_close(metric.compute().double(), expected, atol=ATOL, rtol=0)
+    # ties follow torch.topk (unspecified), not sklearn's higher-index-first ranking (docs example)
+    tied, target = torch.zeros(1, 3), torch.tensor([2])
+    picked = set(torch.topk(tied, 2, dim=1).indices[0].tolist())
+    expected = float(2 in picked)
+    assert float(C.multiclass_recall(tied, target, num_classes=3, top_k=2, average="micro")) == expected
+
+
+@pytest.mark.parametrize("stat", ["precision", "recall", "f1"])
+def test_top_k_outside_one_to_num_classes_or_with_label_preds_is_a_value_error_naming_it(stat):
+    """torchmetrics' check (``not isinstance(top_k, int) and top_k < 1``) let ``top_k=0`` through: on 3 samples of 3
+    classes it returned a number, otherwise a size-mismatch ``RuntimeError``; floats met
+    ``topk()``'s ``TypeError`` and ``top_k > 1`` with label ``preds`` an index ``RuntimeError``."""
+    module, function = MULTICLASS[stat]
+    g = torch.Generator().manual_seed(0)
+    scores, target = torch.rand(3, 3, generator=g), torch.tensor([0, 1, 1])
+    for top_k in (0, -1, 4, 2.0, None):
+        with pytest.raises(ValueError, match=r"`top_k` must be an integer in \[1, num_classes=3\]"):
+            function(scores, target, num_classes=3, top_k=top_k)
+        if top_k is not None:  # None: torchmetrics' own TypeError at construction
+            with pytest.raises(ValueError, match=r"`top_k`"):  # 4: torchmetrics' own message
+                module(num_classes=3, top_k=top_k)
+    labels = torch.tensor([0, 2, 1])
+    with pytest.raises(ValueError, match=r"`top_k=2` needs scores .* `preds`"):
+        function(labels, target, num_classes=3, top_k=2)
+    metric = module(num_classes=3, top_k=2)
+    with pytest.raises(ValueError, match=r"`top_k=2` needs scores"):
+        metric.update(labels, target)
+    metric.update(scores, target)  # scores are fine
+    assert torch.equal(metric.compute(), function(scores, target, num_classes=3, top_k=2))
