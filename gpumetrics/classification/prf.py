@@ -382,16 +382,12 @@ class _CheckedUpdate:
     (an uneven split, a filtered batch) must leave the statistics as they are, as in every other gpumetrics module.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.validate_args and isinstance(self, _tm.MulticlassStatScores):
-            _check_top_k(self.top_k, self.num_classes)
-
     def update(self, preds: Tensor, target: Tensor) -> None:
         if self.validate_args:
             if isinstance(self, _tm.BinaryStatScores):
                 _check_inputs("binary", preds, target, None, self.ignore_index)
             elif isinstance(self, _tm.MulticlassStatScores):
+                _check_top_k(self.top_k, self.num_classes)  # here, not in __init__: the factories' signatures stay
                 _check_inputs("multiclass", preds, target, self.num_classes, self.ignore_index, self.top_k)
             else:
                 _check_inputs("multilabel", preds, target, self.num_labels, self.ignore_index)
