@@ -4,6 +4,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.14.1 torchvision==0.29.1
 PYTEST_ARGS ?=
+# test processes (pytest-xdist): one per core, at most 4 (24 GiB hosts; some tests hold models and spawn ranks); 0 on
+# one core. Whole files go to a process (--dist loadfile), so module fixtures (the COCO table, weights) run once.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; [ $$n -le 1 ] && n=0; echo $$n)
 
 .PHONY: demo test test-cuda bench venv install install-test clean
 
@@ -38,7 +41,7 @@ demo: $(VENV)/.installed
 	$(BIN)/gpumetrics evaluate configs/demo.yaml --output reports/demo.json
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # the CUDA suite (tests marked `cuda`; each skips with a reason without CUDA). It needs no venv: on a GPU machine
 # whose Python already has torch, `make test-cuda CUDA_PYTHON=python3` (tools/gpu_session.sh runs it in one call).

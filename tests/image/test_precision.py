@@ -97,3 +97,30 @@ def test_autocast_runs_only_for_bf16_and_fp16():
     for precision, dtype in (("fp32", torch.float32), ("tf32", torch.float32), ("bf16", torch.bfloat16)):
         with precision_scope(SpeedMode(precision), "cpu"):
             assert layer(x).dtype == dtype
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+@pytest.mark.parametrize("hardware", [False, True])
+def test_half_precision_on_a_cpu_without_its_hardware_warns_once(precision, hardware, monkeypatch):
+    import warnings
+
+    from gpumetrics.image import precision as precision_module
+
+    probe = {"bf16": "_is_mkldnn_bf16_supported", "fp16": "_is_mkldnn_fp16_supported"}[precision]
+    monkeypatch.setattr(torch.ops.mkldnn, probe, lambda: hardware, raising=False)
+    precision_module._warn_if_emulated.cache_clear()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(2):
+                with precision_scope(SpeedMode(precision), "cpu"):
+                    pass
+            with precision_scope(SpeedMode(precision), "cuda"), precision_scope(SpeedMode("tf32"), "cpu"):
+                pass
+    finally:
+        precision_module._warn_if_emulated.cache_clear()
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    if hardware:
+        assert messages == []
+    else:
+        assert len(messages) == 1 and f"speed_mode {precision!r} on this CPU" in messages[0], messages

@@ -69,6 +69,9 @@ class SynonymProvider(ABC):
         """Fields that tell two numbers comparable: ``{"syn": name}``."""
         return {"syn": self.name}
 
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.name}>"
+
 
 class NoSynonyms(SynonymProvider):
     """No synonyms: the synonym stage aligns nothing.
