@@ -300,10 +300,10 @@ def _checkpoint_writes(path: Path, process: subprocess.Popen, count: int) -> int
 
 
 def test_kill_9_at_random_points_then_resume_gives_the_same_report(tmp_path):
-    """SIGKILL after the first checkpoint and after about the 20th and 60th of ~230 (one per batch), at a random
+    """SIGKILL after the first checkpoint and after about the 20th and 60th of ~135 (one per batch), at a random
     moment of the write cycle, then ``--resume``: the same report. The kill points count writes, not seconds, so the
     test holds on a machine of any speed (polling may miss writes: the last kill point leaves room for that)."""
-    config = _config(tmp_path, n=400)
+    config = _config(tmp_path)
     report = tmp_path / "report.json"
     args = ("evaluate", str(config), "--output", str(report), "--batch-size", "8", "--checkpoint-every", "1")
     assert _cli(*args).wait(timeout=300) == 0
