@@ -576,3 +576,41 @@ def test_top_k_outside_one_to_num_classes_or_with_label_preds_is_a_value_error_n
         metric.update(labels, target)
     metric.update(scores, target)  # scores are fine
     assert torch.equal(metric.compute(), function(scores, target, num_classes=3, top_k=2))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_extra_dimensions_with_tied_scores_equal_sklearn_on_argmax_labels(seed):
+    """``[N, C, d1(, d2)]`` scores of few distinct values (argmax ties: the first class, as numpy), ``ignore_index``:
+    global = sklearn on every position, samplewise = sklearn per sample."""
+    rng = np.random.default_rng(seed)
+    stats = {"precision": skm.precision_score, "recall": skm.recall_score, "f1": skm.f1_score}
+    functions = {"precision": C.multiclass_precision, "recall": C.multiclass_recall, "f1": C.multiclass_f1_score}
+    for _ in range(12):
+        n, classes = int(rng.integers(1, 5)), int(rng.integers(2, 5))
+        dims = tuple(int(d) for d in rng.integers(1, 4, size=rng.integers(1, 3)))
+        scores = rng.integers(0, 3, size=(n, classes, *dims)).astype(np.float32)
+        target = np.where(rng.random((n, *dims)) < 0.2, -1, rng.integers(0, classes, size=(n, *dims)))
+        labels = scores.argmax(axis=1)
+        zero_division = int(rng.integers(0, 2))
+
+        def expected(reference, average, p, t):
+            p, t = p[t != -1], t[t != -1]
+            if average is None:
+                return reference(t, p, labels=list(range(classes)), average=None, zero_division=zero_division)
+            return reference(t, p, average=average, zero_division=zero_division)
+
+        for stat, reference in stats.items():
+            for average in ("micro", "macro", "weighted", None):
+                kwargs = dict(num_classes=classes, average=average, ignore_index=-1, zero_division=zero_division)
+                got = functions[stat](torch.from_numpy(scores), torch.from_numpy(target), **kwargs)
+                if (target != -1).any():
+                    want = expected(reference, average, labels.reshape(-1), target.reshape(-1))
+                    np.testing.assert_allclose(got.double().numpy(), want, atol=2e-6, err_msg=f"{stat} {average}")
+                rows = [i for i in range(n) if (target[i] != -1).any()]
+                if not rows:
+                    continue
+                got = functions[stat](torch.from_numpy(scores), torch.from_numpy(target), multidim_average="samplewise",
+                                      **kwargs)
+                want = [expected(reference, average, labels[i].reshape(-1), target[i].reshape(-1)) for i in rows]
+                np.testing.assert_allclose(got.double().numpy()[rows], np.asarray(want, dtype=np.float64), atol=2e-6,
+                                           err_msg=f"{stat} {average} samplewise")
