@@ -29,6 +29,8 @@ PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 LAYOUTS = ("channels_last", "compile")
 PRESETS = {"fastest": "bf16+channels_last"}
 _AUTOCAST = {"bf16": torch.bfloat16, "fp16": torch.float16}
+# oneDNN's answer to "does this CPU have hardware for the half precision" (torch.ops.mkldnn)
+_HARDWARE_PROBES = {"bf16": "_is_mkldnn_bf16_supported", "fp16": "_is_mkldnn_fp16_supported"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,9 +152,8 @@ def _warn_if_emulated(precision: str) -> None:
     """Warn once per process when ``bf16`` / ``fp16`` runs on a CPU that lacks hardware for it (oneDNN reports no
     AVX-512 BF16 / AMX / AVX-512 FP16): there the half-precision convolutions are emulated, and the speed mode slows
     the run instead (Inception on a 2-core AVX2 AMD EPYC, 3 images: bf16 11.4 s, fp16 10.6 s, float32 0.41 s)."""
-    probe = {"bf16": "_is_mkldnn_bf16_supported", "fp16": "_is_mkldnn_fp16_supported"}[precision]
     try:
-        supported = bool(getattr(torch.ops.mkldnn, probe)())
+        supported = bool(getattr(torch.ops.mkldnn, _HARDWARE_PROBES[precision])())
     except (AttributeError, RuntimeError):  # torch without the probe: nothing known, nothing said
         return
     if not supported:

@@ -106,8 +106,7 @@ def test_half_precision_on_a_cpu_without_its_hardware_warns_once(precision, hard
 
     from gpumetrics.image import precision as precision_module
 
-    probe = {"bf16": "_is_mkldnn_bf16_supported", "fp16": "_is_mkldnn_fp16_supported"}[precision]
-    monkeypatch.setattr(torch.ops.mkldnn, probe, lambda: hardware, raising=False)
+    monkeypatch.setattr(torch.ops.mkldnn, precision_module._HARDWARE_PROBES[precision], lambda: hardware, raising=False)
     precision_module._warn_if_emulated.cache_clear()
     try:
         with warnings.catch_warnings(record=True) as caught:
