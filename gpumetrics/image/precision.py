@@ -158,8 +158,9 @@ def _warn_if_emulated(precision: str) -> None:
         return
     if not supported:
         warnings.warn(
-            f"speed_mode {precision!r} on this CPU: it has no {precision} hardware (AVX-512 BF16 / AMX / AVX-512 FP16), "
-            f"so the network's half-precision work is emulated and runs ~25x slower than the default float32; use "
+            f"speed_mode {precision!r} on this CPU: it has no {precision} hardware (AVX-512 BF16 / AMX / "
+            f"AVX-512 FP16), so the network's half-precision work is emulated and runs ~25x slower than the default "
+            f"float32; use "
             f"the default (speed_mode=None) on this CPU, or {precision!r} on a GPU",
             RuntimeWarning,
             stacklevel=4,
