@@ -1,4 +1,5 @@
-"""Core of gpumetrics: the Metric base, its DDP reducer, the per-sample score base, signatures and input checks.
+"""Core of gpumetrics: the Metric base, its DDP reducer, the per-sample score base, signatures, input checks and
+warnings attributed to the caller.
 
 Imports nothing of ours. Names resolve lazily (PEP 562): ``import gpumetrics.core`` imports neither torch's
 distributed package nor torchmetrics until ``Metric`` (or another name that needs them) is used."""
@@ -25,6 +26,7 @@ _EXPORTS = {
     "upload": "gpumetrics.core.transfer",
     "upload_all": "gpumetrics.core.transfer",
     "library_version": "gpumetrics.core.signature",
+    "warn_caller": "gpumetrics.core.warn",
 }
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "single_threaded",
     "upload",
     "upload_all",
+    "warn_caller",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -68,3 +71,4 @@ if TYPE_CHECKING:  # static type checkers and IDEs see the names; nothing is imp
     from gpumetrics.core.signature import format_signature, library_version
     from gpumetrics.core.threads import intra_op_threads, single_threaded
     from gpumetrics.core.transfer import upload, upload_all
+    from gpumetrics.core.warn import warn_caller

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import warnings
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
@@ -30,6 +29,7 @@ from torch import Tensor, nn
 from gpumetrics.core.files import atomic_write, cache_dir, file_hash
 from gpumetrics.core.progress import ProgressFn  # noqa: F401  (re-exported: image_files takes it from here)
 from gpumetrics.core.signature import library_version
+from gpumetrics.core.warn import warn_caller
 from gpumetrics.image.inception import FIDInceptionV3
 
 #: ``progress(phase, done, total)``, as the CLI's bars take it.
@@ -165,14 +165,13 @@ class FeatureCache:
             with atomic_write(self.path(key), "wb") as handle:
                 torch.save(entry, handle)
         except OSError as err:
-            warnings.warn(f"feature cache: could not write '{self.path(key)}' ({err}); nothing was cached",
-                          UserWarning, stacklevel=2)
+            warn_caller(f"feature cache: could not write '{self.path(key)}' ({err}); nothing was cached",
+                          UserWarning)
 
 
 def warn_unusable(path: Path, error: BaseException) -> None:
     """The warning for a cache entry that cannot be used: it is ignored and recomputed."""
-    warnings.warn(
+    warn_caller(
         f"feature cache: ignoring the unusable entry '{path}' ({type(error).__name__}: {error}); recomputing it",
         UserWarning,
-        stacklevel=3,
     )

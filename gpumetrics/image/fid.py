@@ -26,7 +26,6 @@ once, centres them first as ``np.cov`` does and keeps every digit.
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -37,6 +36,7 @@ from torch import Tensor, nn
 
 from gpumetrics.core import replicated
 from gpumetrics.core.files import atomic_write
+from gpumetrics.core.warn import warn_caller
 from gpumetrics.image.features import RealFakeFeatureMetric, check_features, side_of
 from gpumetrics.image.inception import WeightsArg
 from gpumetrics.kernels.linalg import check_psd, check_symmetric, covariance_from_sums, psd_factor, psd_tolerance
@@ -165,11 +165,10 @@ def _frechet_distance(
         if is_cholesky2:
             factor, other = factor2, sigma1
         else:
-            warnings.warn(
+            warn_caller(
                 "both covariance matrices are singular (rank-deficient: fewer samples than feature dimensions?); "
                 "FID uses their exact PSD square roots without an eps offset — it is defined but has high variance",
                 UserWarning,
-                stacklevel=3,
             )
     inner = factor.mT @ other @ factor
     inner = (inner + inner.mT) / 2
@@ -196,11 +195,10 @@ def _frechet_distance(
         )
         if checked:
             raise ValueError(message + "`sigma1` / `sigma2` are not consistent covariance matrices")
-        warnings.warn(
+        warn_caller(
             message + "the covariances lost their precision (offset-dominated features? subtract a constant "
             "from the features); returning 0",
             UserWarning,
-            stacklevel=3,
         )
     return value.clamp(min=0)
 
@@ -240,12 +238,11 @@ def _checked_covariance(total: Tensor, outer: Tensor, count: Tensor, what: str) 
         raise ValueError(f"{what}: the float64 sum of squares Σxxᵀ overflowed; scale the features down")
     variance = sigma.diagonal()
     if bool((mu.square() > 1e7 * variance.abs()).logical_and_(mu != 0).any()):
-        warnings.warn(
+        warn_caller(
             f"{what}: some feature's mean is over ~3000× its spread; the streaming float64 covariance loses "
             "log10(mean²/variance) digits of 16 (pytorch-fid's np.cov does not). Subtract a constant offset from the "
             "features — FID is unchanged by it",
             UserWarning,
-            stacklevel=3,
         )
     return mu, sigma
 
@@ -387,11 +384,10 @@ class FrechetInceptionDistance(RealFakeFeatureMetric):
                 f"or load_stats(path, real={side == 'real'}) first"
             )
         if n < self.dims:
-            warnings.warn(
+            warn_caller(
                 f"{n} {side} samples for {self.dims}-dimensional features: the covariance is rank-deficient and "
                 "FID is biased and noisy (pytorch-fid recommends ≥ 2048 samples)",
                 UserWarning,
-                stacklevel=3,
             )
         total, outer = getattr(self, f"{side}_sum"), getattr(self, f"{side}_outer")
         return _checked_covariance(total, outer, count, f"{side} features")

@@ -20,10 +20,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import warnings
 from typing import Any, Iterator, Optional
 
 import torch
+
+from gpumetrics.core.warn import warn_caller
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 LAYOUTS = ("channels_last", "compile")
@@ -157,11 +158,10 @@ def _warn_if_emulated(precision: str) -> None:
     except (AttributeError, RuntimeError):  # torch without the probe: nothing known, nothing said
         return
     if not supported:
-        warnings.warn(
+        warn_caller(
             f"speed_mode {precision!r} on this CPU: it has no {precision} hardware (AVX-512 BF16 / AMX / "
             f"AVX-512 FP16), so the network's half-precision work is emulated and runs ~25x slower than the default "
             f"float32; use "
             f"the default (speed_mode=None) on this CPU, or {precision!r} on a GPU",
             RuntimeWarning,
-            stacklevel=4,
         )

@@ -27,7 +27,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import warnings
 from itertools import chain
 from typing import Callable, Optional, Sequence
 
@@ -37,6 +36,7 @@ from torch import Tensor
 
 from gpumetrics.core.checks import check_device
 from gpumetrics.core.transfer import upload, upload_all
+from gpumetrics.core.warn import warn_caller
 from gpumetrics.kernels.host import (
     MAX_CODE_ID, has_rapidfuzz, host_beats_device_route, id_strings, rapidfuzz_distances,
 )
@@ -519,8 +519,8 @@ def _fused(launch: Callable[[], Tensor], explicit: bool = False) -> Optional[Ten
             raise
         if not _FUSED_FAILURE:
             _FUSED_FAILURE.append(f"{type(err).__name__}: {err}")
-            warnings.warn(f"the fused Triton Levenshtein kernel failed on this machine ({_FUSED_FAILURE[0][:300]}); "
-                          "the tensor kernel serves edit distance in this process", RuntimeWarning, stacklevel=3)
+            warn_caller(f"the fused Triton Levenshtein kernel failed on this machine ({_FUSED_FAILURE[0][:300]}); "
+                          "the tensor kernel serves edit distance in this process", RuntimeWarning)
         return None
 
 

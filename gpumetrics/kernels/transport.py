@@ -7,7 +7,6 @@ Inputs are padded: ``a: [B, N]``, ``b: [B, M]`` non-negative weights (padding we
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -15,6 +14,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.transfer import upload
+from gpumetrics.core.warn import warn_caller
 
 
 def emd_batch(a: Tensor, b: Tensor, cost: Tensor) -> Tensor:
@@ -141,10 +141,10 @@ def _warn_if_far(violation: Callable[[], Tensor], a: Tensor, max_iter: int) -> N
     off by more than ``UNCONVERGED_MASS`` of its mass. One host sync, only on this path."""
     far = int((violation() > UNCONVERGED_MASS * a.sum(1)).sum())
     if far:
-        warnings.warn(
+        warn_caller(
             f"Sinkhorn did not converge for {far} pair(s) in max_iter={max_iter} iterations (a marginal is still off by "
             f"more than {UNCONVERGED_MASS:g} of its mass): their transport cost may be far from the EMD, below it too; "
-            "raise `max_iter` or `reg`, or use method='emd'", RuntimeWarning, stacklevel=3)
+            "raise `max_iter` or `reg`, or use method='emd'", RuntimeWarning)
 
 
 class _Stopping:

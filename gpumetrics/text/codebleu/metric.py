@@ -115,7 +115,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import warnings
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -130,6 +129,7 @@ from gpumetrics.core import (
 from gpumetrics.core.checks import describe_value
 from gpumetrics.core.files import file_sha256
 from gpumetrics.core.transfer import upload
+from gpumetrics.core.warn import warn_caller
 from gpumetrics.text.codebleu import ngram
 from gpumetrics.text.codebleu.flow_match import dataflow_matches, edge_ids
 from gpumetrics.text.codebleu.keywords import AIJ2021_PYTHON, KEYWORDS
@@ -407,7 +407,7 @@ def _as_dict(scores: Tensor) -> dict[str, Tensor]:
 def _codebleu_compute(statistics: Tensor, config: _CodeBLEUConfig) -> dict[str, Tensor]:
     """Corpus CodeBLEU of summed statistics ``float64[STATISTICS]``."""
     if bool((statistics[SAMPLES] > 0) & (statistics[DATAFLOW_TOTAL] == 0)):
-        warnings.warn(_NO_DATAFLOW, stacklevel=3)
+        warn_caller(_NO_DATAFLOW)
     return _as_dict(_component_scores(statistics[None], config)[0])
 
 

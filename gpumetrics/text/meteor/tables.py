@@ -22,7 +22,6 @@ import functools
 import gzip
 import io
 import itertools
-import warnings
 import zipfile
 from pathlib import Path
 from typing import NamedTuple, Sequence
@@ -30,6 +29,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from gpumetrics.core.files import atomic_write, cache_dir
+from gpumetrics.core.warn import warn_caller
 from gpumetrics.text.tokenize.base import dense_ids
 from gpumetrics.text.tokenize.meteor import meteor_jar
 
@@ -111,10 +111,9 @@ def snowball_stemmer(language: str):
 
     major = int(str(getattr(snowballstemmer, "__version__", "2")).split(".")[0])
     if major >= 3 and language == "en":
-        warnings.warn(
+        warn_caller(
             "snowballstemmer>=3 stems some English words differently from METEOR 1.5's jar (e.g. 'biologist'); "
             "install snowballstemmer<3 for exact parity",
-            stacklevel=3,
         )
     stemmer = snowballstemmer.stemmer(language_name(language))
     if language != "ru":
