@@ -73,3 +73,16 @@ def test_the_emulated_half_precision_warning_points_at_the_with_statement(precis
     finally:
         precision_module._warn_if_emulated.cache_clear()
     assert [(f, n) for f, n, _ in seen] == [(__file__, line_of("with precision_scope(SpeedMode(precision), \"cpu\"):"))]
+
+
+def test_the_library_warns_only_through_warn_caller():
+    """A fixed ``stacklevel`` points wherever the call depth of the day leaves it; ``warn_caller`` is the one way."""
+    library = os.path.dirname(gpumetrics.__file__)
+    offenders = []
+    for folder, _, names in os.walk(library):
+        for name in names:
+            path = os.path.join(folder, name)
+            if name.endswith(".py") and path != os.path.join(library, "core", "warn.py"):
+                with open(path, encoding="utf-8") as handle:
+                    offenders += [f"{path}:{n}" for n, line in enumerate(handle, 1) if "warnings.warn(" in line]
+    assert offenders == []
