@@ -26,6 +26,8 @@ through), where torchmetrics returns 0. sklearn raises on zero samples; we retur
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any
 
 import torch
@@ -48,6 +50,7 @@ from torchmetrics.functional.classification.stat_scores import (
 from torchmetrics.utilities.compute import _safe_divide
 
 from gpumetrics.core import Metric, keep_sample_dim
+from gpumetrics.core.checks import check_holds_data
 from gpumetrics.core.transfer import upload
 
 __all__ = [
@@ -149,19 +152,24 @@ def _check_top_k(top_k: Any, num_classes: Any) -> None:
 
 
 def _check_inputs(
-    task: str, preds: Any, target: Any, classes: int | None = None, ignore_index: int | None = None, top_k: int = 1
+    task: str, preds: Any, target: Any, classes: int | None = None, ignore_index: int | None = None, top_k: int = 1,
+    same_device: bool = True,
 ) -> None:
     """Reject what torchmetrics would score silently or fail on deep inside (one host sync per call).
 
     ``preds``/``target`` must be tensors (``TypeError``), ``target`` integer and multiclass scores ``[N, C, ...]``
-    floating point (``TypeError``); ``top_k > 1`` needs scores; floating ``preds`` must be finite; labels must lie in
-    their range — binary ``{0, 1}``, multiclass ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target``
+    floating point (``TypeError``), both holding values (not on the ``meta`` device) and, unless ``same_device`` is
+    False (a module moves both to its own), on one device (``ValueError``); ``top_k > 1`` needs scores; floating
+    ``preds`` must be finite; labels must lie in their range — binary ``{0, 1}``, multiclass ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target``
     is not ``ignore_index`` (those positions are not scored, so their values do not matter). ``ValueError`` names the
     argument and the allowed range. Shapes, dtypes and options are then checked by torchmetrics' own validation.
     """
     for name, value in (("preds", preds), ("target", target)):
         if not isinstance(value, Tensor):
             raise TypeError(f"`{name}` must be a torch.Tensor, got {type(value).__name__}")
+        check_holds_data(value, name)
+    if same_device and preds.device != target.device:
+        raise ValueError(f"`preds` and `target` must be on one device, got {preds.device} and {target.device}")
     if target.is_floating_point() or target.is_complex():
         raise TypeError(f"`target` must hold integer labels, got dtype {target.dtype}")
     _check_shapes(task, tuple(preds.shape), tuple(target.shape), classes)
@@ -374,6 +382,32 @@ def multilabel_f1_score(
     )
 
 
+def _count_checked_first(name: str) -> Any:
+    """Class decorator: ``name`` (``num_classes`` / ``num_labels``) must be an integer ≥ 2 before torchmetrics' own
+    ``__init__`` runs (with ``validate_args``; the signature shown stays torchmetrics'). Its F1 modules size their
+    states before they validate it (a ``RuntimeError`` from ``torch.zeros`` for -1, an unnamed ``TypeError`` for
+    2.0), and every module took ``num_classes=None`` with ``average="micro"``, then failed in ``update`` comparing
+    labels with ``None``."""
+
+    def decorate(cls: type) -> type:
+        init = next(base for base in cls.__mro__ if base.__module__.startswith("torchmetrics.")).__init__
+        signature = inspect.signature(init)
+
+        @functools.wraps(init)
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            value = bound.arguments[name]
+            if bound.arguments["validate_args"] and (isinstance(value, bool) or not isinstance(value, int) or value < 2):
+                raise ValueError(f"Expected argument `{name}` to be an integer larger than 1, but got {value!r}")
+            super(cls, self).__init__(*args, **kwargs)
+
+        cls.__init__ = __init__
+        return cls
+
+    return decorate
+
+
 class _CheckedUpdate:
     """``update`` checks its inputs with :func:`_check_inputs` (``validate_args=True``), and a batch of zero samples
     adds nothing.
@@ -385,12 +419,12 @@ class _CheckedUpdate:
     def update(self, preds: Tensor, target: Tensor) -> None:
         if self.validate_args:
             if isinstance(self, _tm.BinaryStatScores):
-                _check_inputs("binary", preds, target, None, self.ignore_index)
+                _check_inputs("binary", preds, target, None, self.ignore_index, same_device=False)
             elif isinstance(self, _tm.MulticlassStatScores):
                 _check_top_k(self.top_k, self.num_classes)  # here, not in __init__: the factories' signatures stay
-                _check_inputs("multiclass", preds, target, self.num_classes, self.ignore_index, self.top_k)
+                _check_inputs("multiclass", preds, target, self.num_classes, self.ignore_index, self.top_k, False)
             else:
-                _check_inputs("multilabel", preds, target, self.num_labels, self.ignore_index)
+                _check_inputs("multilabel", preds, target, self.num_labels, self.ignore_index, same_device=False)
         if isinstance(preds, Tensor) and isinstance(target, Tensor):  # inputs on either device: states stay on ours
             preds, target = upload(preds, self.device), upload(target, self.device)
         preds = _unscored_labels_to_zero(preds, target, self.ignore_index)
@@ -506,6 +540,7 @@ class BinaryF1Score(_CheckedUpdate, _tm.BinaryF1Score, Metric):
         return _signature_fields(self, "binary")
 
 
+@_count_checked_first("num_classes")
 class MulticlassPrecision(_CheckedUpdate, _SklearnAverage, _tm.MulticlassPrecision, Metric):
     """Multiclass precision, ``average`` micro / macro / weighted / none, as ``sklearn.metrics.precision_score``.
 
@@ -527,6 +562,7 @@ class MulticlassPrecision(_CheckedUpdate, _SklearnAverage, _tm.MulticlassPrecisi
         return _signature_fields(self, "multiclass")
 
 
+@_count_checked_first("num_classes")
 class MulticlassRecall(_CheckedUpdate, _SklearnAverage, _tm.MulticlassRecall, Metric):
     """Multiclass recall as ``sklearn.metrics.recall_score`` (see :class:`MulticlassPrecision` for arguments).
 
@@ -543,6 +579,7 @@ class MulticlassRecall(_CheckedUpdate, _SklearnAverage, _tm.MulticlassRecall, Me
         return _signature_fields(self, "multiclass")
 
 
+@_count_checked_first("num_classes")
 class MulticlassF1Score(_CheckedUpdate, _SklearnAverage, _tm.MulticlassF1Score, Metric):
     """Multiclass F1 as ``sklearn.metrics.f1_score`` (see :class:`MulticlassPrecision` for arguments).
 
@@ -559,6 +596,7 @@ class MulticlassF1Score(_CheckedUpdate, _SklearnAverage, _tm.MulticlassF1Score, 
         return _signature_fields(self, "multiclass")
 
 
+@_count_checked_first("num_labels")
 class MultilabelPrecision(_CheckedUpdate, _SklearnAverage, _tm.MultilabelPrecision, Metric):
     """Multilabel precision as ``sklearn.metrics.precision_score`` on indicator matrices.
 
@@ -580,6 +618,7 @@ class MultilabelPrecision(_CheckedUpdate, _SklearnAverage, _tm.MultilabelPrecisi
         return _signature_fields(self, "multilabel")
 
 
+@_count_checked_first("num_labels")
 class MultilabelRecall(_CheckedUpdate, _SklearnAverage, _tm.MultilabelRecall, Metric):
     """Multilabel recall as ``sklearn.metrics.recall_score`` (see :class:`MultilabelPrecision` for arguments).
 
@@ -596,6 +635,7 @@ class MultilabelRecall(_CheckedUpdate, _SklearnAverage, _tm.MultilabelRecall, Me
         return _signature_fields(self, "multilabel")
 
 
+@_count_checked_first("num_labels")
 class MultilabelF1Score(_CheckedUpdate, _SklearnAverage, _tm.MultilabelF1Score, Metric):
     """Multilabel F1 as ``sklearn.metrics.f1_score`` (see :class:`MultilabelPrecision` for arguments).
 

@@ -69,6 +69,22 @@ def as_text_list(value: Any, name: str) -> list[str]:
     return items
 
 
+
+def check_holds_data(value: Any, name: str) -> None:
+    """Raise ``ValueError`` naming ``name`` when ``value`` is a tensor on the ``meta`` device: it has a shape and a
+    dtype but no values, and every read of it fails deep inside torch (``NotImplementedError``, ``RuntimeError``).
+
+    Example:
+        >>> check_holds_data(torch.zeros(2, device="meta"), "preds")
+        Traceback (most recent call last):
+        ...
+        ValueError: `preds` is a tensor on the meta device, which holds no values; pass it on the CPU or an accelerator
+    """
+    if isinstance(value, Tensor) and value.is_meta:
+        raise ValueError(f"`{name}` is a tensor on the meta device, which holds no values; pass it on the CPU or an "
+                         "accelerator")
+
+
 _PLAIN_GROUPS = {str, list, tuple}
 
 

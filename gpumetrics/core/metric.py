@@ -87,7 +87,35 @@ class Metric(torchmetrics.Metric):
 
     def _wrap_update(self, update: Callable) -> Callable:
         # the thread setting encloses torchmetrics' bookkeeping too: every op of update/compute runs under it
-        return self._with_kernel_threads(super()._wrap_update(gc_paused(update)))
+        wrapped = self._with_kernel_threads(super()._wrap_update(gc_paused(update)))
+
+        @functools.wraps(update)
+        def counted(*args: Any, **kwargs: Any) -> None:
+            # torchmetrics counts the update and drops the cached value before running it: a rejected update would
+            # count (a checkpoint said 1 update, compute() no longer warned about none)
+            count, computed = self._update_count, self._computed
+            try:
+                wrapped(*args, **kwargs)
+            except BaseException:
+                self._update_count, self._computed = count, computed
+                raise
+
+        return counted
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """As torchmetrics' ``forward`` (update, and the batch's own value), but all or nothing: when the update or
+        the batch's ``compute`` raises, the states and flags are those from before the call. torchmetrics resets the
+        states to run the batch alone and merges the saved ones back only at the end, so a rejected batch erased
+        everything accumulated before it and left the step's sync flags set."""
+        saved = {name: value.clone() if isinstance(value, Tensor) else list(value)
+                 for name, value in ((name, getattr(self, name)) for name in self._defaults)}
+        flags = {name: getattr(self, name) for name in _FORWARD_FLAGS}
+        try:
+            return super().forward(*args, **kwargs)
+        except BaseException:
+            for name, value in {**saved, **flags}.items():
+                setattr(self, name, value)
+            raise
 
     def _wrap_compute(self, compute: Callable) -> Callable:
         wrapped = super()._wrap_compute(compute)  # torchmetrics: sync, cache, squeeze of one-element results
@@ -278,6 +306,9 @@ class Metric(torchmetrics.Metric):
 
 _UPDATE_COUNT = "_update_count"
 _SIGNATURE = "_signature"
+#: what torchmetrics' ``forward`` changes besides the states
+_FORWARD_FLAGS = ("_update_count", "_computed", "_forward_cache", "_to_sync", "_should_unsync", "_is_synced",
+                  "compute_on_cpu", "_enable_grad")
 
 
 def _encode_signature(signature: str) -> Tensor:

@@ -55,7 +55,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice
-from gpumetrics.core.checks import describe_value, is_sequence
+from gpumetrics.core.checks import check_holds_data, describe_value, is_sequence
 from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.ragged import offsets_in_segment
 
@@ -105,8 +105,9 @@ def _check_options(ties: Any, gain: Any, empty: Any, relevance_level: Any) -> No
     check_choice(ties, "ties", TIES)
     check_choice(gain, "gain", GAINS)
     check_choice(empty, "empty", EMPTY)
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)) or relevance_level <= 0:
-        raise ValueError(f"`relevance_level` must be a positive number, got {describe_value(relevance_level)}")
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)) \
+            or not 0 < relevance_level < math.inf:  # NaN: no label is ever relevant, every metric 0 in silence
+        raise ValueError(f"`relevance_level` must be a positive finite number, got {describe_value(relevance_level)}")
 
 
 def _as_tensor(value: Any, name: str, device: Optional[torch.device] = None) -> Tensor:
@@ -122,6 +123,7 @@ def _as_tensor(value: Any, name: str, device: Optional[torch.device] = None) -> 
     if tensor is None:
         raise TypeError(f"`{name}` must be a tensor (or a numeric numpy array, or a nested list of numbers), got "
                         f"{describe_value(value)}")
+    check_holds_data(tensor, name)
     return tensor if device is None or tensor.device == device else upload(tensor, device)
 
 
@@ -181,6 +183,8 @@ def _prepare(
             doc_ids = doc_ids.tolist()
         doc_ids = _string_ids(doc_ids) if _holds_strings(doc_ids) else doc_ids
         doc_ids = _as_tensor(doc_ids, "doc_ids", device)
+        if doc_ids.numel() == 0:  # ``[]`` (no docno for no query) reads as float
+            doc_ids = doc_ids.long()
         if doc_ids.is_floating_point() or doc_ids.dtype == torch.bool:
             raise TypeError(f"`doc_ids` must hold integer ids, got dtype {doc_ids.dtype}")
         if doc_ids.shape != scores.shape:

@@ -55,6 +55,7 @@ from gpumetrics.core import (
     REDUCTIONS, Metric, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device,
     check_same_length, gc_paused, keep_sample_dim, reduce_scores, single_threaded,
 )
+from gpumetrics.core.checks import check_holds_data
 from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.levenshtein_routes import BACKENDS, levenshtein_distance, levenshtein_ragged, levenshtein_texts
 from gpumetrics.kernels.ragged import Ragged, segment_ids
@@ -127,15 +128,19 @@ def _token_input(
     """``("padded", Tensor[B, L], lengths[B])`` or ``("ragged", values[T], offsets[B + 1])`` on the target device
     (the tokens' own device unless ``device`` is given); no host sync."""
     lengths_name = f"{name}_lengths"
+    check_holds_data(lengths, lengths_name)
     if isinstance(value, Ragged):
         if lengths is not None:
             raise ValueError(f"`{lengths_name}` is for padded `{name}`; a Ragged `{name}` has its offsets")
         values, offsets = value
         if not isinstance(values, Tensor) or not isinstance(offsets, Tensor):
             raise TypeError(f"`{name}` Ragged fields must be tensors")
+        check_holds_data(values, f"{name}.values")
+        check_holds_data(offsets, f"{name}.offsets")
         if device is not None:
             values, offsets = upload(values, device), upload(offsets, device)
         return "ragged", values, offsets
+    check_holds_data(value, name)
     if value.dim() != 2:
         raise ValueError(f"`{name}` token tensor must be 2-D [B, L] (padded) or a Ragged (flat), got shape "
                          f"{tuple(value.shape)}")

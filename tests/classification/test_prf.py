@@ -614,3 +614,30 @@ def test_extra_dimensions_with_tied_scores_equal_sklearn_on_argmax_labels(seed):
                 want = [expected(reference, average, labels[i].reshape(-1), target[i].reshape(-1)) for i in rows]
                 np.testing.assert_allclose(got.double().numpy()[rows], np.asarray(want, dtype=np.float64), atol=2e-6,
                                            err_msg=f"{stat} {average} samplewise")
+
+
+def test_meta_tensors_devices_and_f1_class_counts_are_errors_naming_the_argument():
+    """Found by fuzzing the Python API: a ``meta`` tensor (a shape, no values) failed deep inside torch
+    (``NotImplementedError`` / "Tensor on device cpu is not on the expected device meta!"), and the F1 modules sized
+    their states before torchmetrics validated ``num_classes`` / ``num_labels`` (``RuntimeError`` for -1, an unnamed
+    ``TypeError`` for 2.0) where precision and recall raise ``ValueError`` naming it."""
+    import gpumetrics.classification as classification
+    from gpumetrics import functional as F
+
+    meta = torch.rand(3, device="meta")
+    with pytest.raises(ValueError, match="`preds` is a tensor on the meta device"):
+        F.binary_f1_score(meta, torch.tensor([0, 1, 1]))
+    with pytest.raises(ValueError, match="`target` is a tensor on the meta device"):
+        F.multiclass_recall(torch.tensor([0, 1]), torch.tensor([0, 1], device="meta"), num_classes=2)
+    module = classification.MultilabelPrecision(num_labels=2)
+    with pytest.raises(ValueError, match="`preds` is a tensor on the meta device"):
+        module.update(torch.rand(1, 2, device="meta"), torch.tensor([[0, 1]]))
+    module.update(torch.tensor([[0, 1]]), torch.tensor([[0, 1]]))
+    assert float(module.compute()) == 0.5
+    for cls, name in [(classification.MulticlassF1Score, "num_classes"), (classification.MultilabelF1Score, "num_labels"),
+                      (classification.MulticlassPrecision, "num_classes")]:
+        for bad in (-1, 0, 1, 2.0, None, True):
+            with pytest.raises(ValueError, match=f"`{name}` to be an integer larger than 1"):
+                cls(**{name: bad})
+    assert classification.MulticlassF1Score(3, average="none")(torch.tensor([0, 1]), torch.tensor([0, 2])).tolist() \
+        == [1.0, 0.0, 0.0]

@@ -153,3 +153,38 @@ def test_host_list_leaves_other_values_alone():
     marker = ("a",)
     tensor = torch.ones(2)
     assert host_list(marker) is marker and host_list(tensor) is tensor
+
+
+_FLAGS = ("_update_count", "_to_sync", "_should_unsync", "_is_synced", "compute_on_cpu", "_enable_grad")
+
+
+@pytest.mark.parametrize("call", ["update", "forward"])
+def test_a_rejected_batch_leaves_the_metric_as_it_was(call):
+    """torchmetrics counts an update before running it, and its ``forward`` resets the states to score the batch
+    alone: a batch that raised counted as an update, and through ``forward`` erased everything accumulated before
+    it (``TokenF1``: 1.0 became 0.0) and left the step's sync flags set."""
+    import gpumetrics
+
+    metric = gpumetrics.TokenF1()
+    metric.update(["a b"], ["a b"])
+    metric.compute()
+    flags = {name: getattr(metric, name) for name in _FLAGS}
+    with pytest.raises(TypeError, match="`preds`"):
+        getattr(metric, call)(None, ["x"])
+    with pytest.raises(TypeError, match=r"`target\[0\]`"):
+        getattr(metric, call)(["x"], [None])
+    assert {name: getattr(metric, name) for name in _FLAGS} == flags
+    assert float(metric.compute()) == 1.0
+    assert float(metric(["a"], ["b"])) == 0.0 and float(metric.compute()) == 0.5 and metric._update_count == 2
+
+    toy = SumAndCat()  # raises after it changed its sum: forward restores every state
+    toy(torch.ones(2, 3))
+    with pytest.raises(RuntimeError):
+        toy(torch.ones(0, 3))
+    value = toy.compute()
+    assert value["total"].tolist() == [2.0] * 3 and value["count"] == 2 and len(value["rows"]) == 2
+
+    fresh = gpumetrics.TokenF1()
+    with pytest.raises(TypeError):
+        fresh.update(None, ["x"])
+    assert fresh._update_count == 0 and not fresh.update_called

@@ -320,6 +320,16 @@ def test_edge_cases():
     (lambda: ranking_metrics("abc", torch.zeros(2, 3), metrics="map"), "`scores` must be a tensor"),
     (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", relevance_level=0), "`relevance_level`"),
     (lambda: RankingMetrics(metrics=[]), "`metrics` must be"),
+    # found by fuzzing: NaN made every label irrelevant (every metric 0, silently); meta tensors (no values) failed
+    # deep inside torch with NotImplementedError; [] docnos for zero queries read as float ids
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.ones(2, 3), relevance_level=math.nan), "positive finite"),
+    (lambda: RankingMetrics(relevance_level=math.inf), "`relevance_level` must be a positive finite"),
+    (lambda: ranking_metrics(torch.rand(2, 3, device="meta"), torch.ones(2, 3)), "`scores` is a tensor on the meta"),
+    (lambda: ranking_metrics(torch.rand(3), torch.ones(3), query_ids=torch.zeros(3, dtype=torch.long, device="meta")),
+     "`query_ids` is a tensor on the meta"),
+    (lambda: RankingMetrics().update(torch.rand(1, 2), torch.ones(1, 2), mask=torch.ones(1, 2, dtype=torch.bool,
+                                                                                       device="meta")), "`mask` is a"),
+    (lambda: ranking_metrics(torch.rand(0, 3), torch.ones(0, 3), doc_ids=[]), r"`doc_ids` must have the shape"),
 ])
 def test_bad_input_names_the_argument(call, match):
     with pytest.raises((ValueError, TypeError), match=match):

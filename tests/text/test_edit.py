@@ -617,6 +617,16 @@ def test_token_inputs_bad_arguments_name_them():
         edit_distance(Ragged(torch.tensor([1, 2]), torch.tensor([0, 3])), Ragged(torch.tensor([1]), torch.tensor([0, 1])))
     with pytest.raises(ValueError, match="`target` symbols must lie in"):
         edit_distance(ids, -ids)
+    meta = ids.to("meta")  # a shape without values: NotImplementedError deep inside torch (found by fuzzing)
+    with pytest.raises(ValueError, match="`preds` is a tensor on the meta device"):
+        edit_distance(meta, meta)
+    with pytest.raises(ValueError, match="`target_lengths` is a tensor on the meta device"):
+        char_error_rate(ids, ids, target_lengths=torch.tensor([1], device="meta"))
+    with pytest.raises(ValueError, match=r"`target.values` is a tensor on the meta device"):
+        word_error_rate(ids, Ragged(torch.tensor([1], device="meta"), torch.tensor([0, 1])))
+    with pytest.raises(ValueError, match="`preds` is a tensor on the meta device"):
+        from gpumetrics import NormalizedEditSimilarity
+        NormalizedEditSimilarity().update(meta, ids)
 
 
 @pytest.mark.parametrize("fn", [edit_distance, char_error_rate, word_error_rate, normalized_edit_similarity])
