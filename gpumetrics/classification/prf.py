@@ -160,9 +160,10 @@ def _check_inputs(
     ``preds``/``target`` must be tensors (``TypeError``), ``target`` integer and multiclass scores ``[N, C, ...]``
     floating point (``TypeError``), both holding values (not on the ``meta`` device) and, unless ``same_device`` is
     False (a module moves both to its own), on one device (``ValueError``); ``top_k > 1`` needs scores; floating
-    ``preds`` must be finite; labels must lie in their range — binary ``{0, 1}``, multiclass ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target``
-    is not ``ignore_index`` (those positions are not scored, so their values do not matter). ``ValueError`` names the
-    argument and the allowed range. Shapes, dtypes and options are then checked by torchmetrics' own validation.
+    ``preds`` must be finite; labels must lie in their range — binary ``{0, 1}``, multiclass
+    ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target`` is not ``ignore_index`` (those positions
+    are not scored, so their values do not matter). ``ValueError`` names the argument and the allowed range.
+    Shapes, dtypes and options are then checked by torchmetrics' own validation.
     """
     for name, value in (("preds", preds), ("target", target)):
         if not isinstance(value, Tensor):
@@ -398,7 +399,8 @@ def _count_checked_first(name: str) -> Any:
             bound = signature.bind(self, *args, **kwargs)
             bound.apply_defaults()
             value = bound.arguments[name]
-            if bound.arguments["validate_args"] and (isinstance(value, bool) or not isinstance(value, int) or value < 2):
+            integer = isinstance(value, int) and not isinstance(value, bool)
+            if bound.arguments["validate_args"] and not (integer and value >= 2):
                 raise ValueError(f"Expected argument `{name}` to be an integer larger than 1, but got {value!r}")
             super(cls, self).__init__(*args, **kwargs)
 

@@ -69,7 +69,6 @@ def as_text_list(value: Any, name: str) -> list[str]:
     return items
 
 
-
 def check_holds_data(value: Any, name: str) -> None:
     """Raise ``ValueError`` naming ``name`` when ``value`` is a tensor on the ``meta`` device: it has a shape and a
     dtype but no values, and every read of it fails deep inside torch (``NotImplementedError``, ``RuntimeError``).

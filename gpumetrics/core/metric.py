@@ -106,8 +106,14 @@ class Metric(torchmetrics.Metric):
         """As torchmetrics' ``forward`` (update, and the batch's own value), but all or nothing: when the update or
         the batch's ``compute`` raises, the states and flags are those from before the call. torchmetrics resets the
         states to run the batch alone and merges the saved ones back only at the end, so a rejected batch erased
-        everything accumulated before it and left the step's sync flags set."""
-        saved = {name: value.clone() if isinstance(value, Tensor) else list(value)
+        everything accumulated before it and left the step's sync flags set.
+
+        Tensor states are kept by reference, not copied (a copy of FID's 2 × 32 MB per call would be the cost): that
+        path resets them to fresh tensors and merges without writing into the saved ones; list states are emptied in
+        place by the reset, so their items are kept in a new list. Only ``full_state_update=True`` updates the
+        accumulated tensors in place first, so there they are cloned."""
+        clone = self.full_state_update
+        saved = {name: (value.clone() if clone else value) if isinstance(value, Tensor) else list(value)
                  for name, value in ((name, getattr(self, name)) for name in self._defaults)}
         flags = {name: getattr(self, name) for name in _FORWARD_FLAGS}
         try:

@@ -634,7 +634,8 @@ def test_meta_tensors_devices_and_f1_class_counts_are_errors_naming_the_argument
         module.update(torch.rand(1, 2, device="meta"), torch.tensor([[0, 1]]))
     module.update(torch.tensor([[0, 1]]), torch.tensor([[0, 1]]))
     assert float(module.compute()) == 0.5
-    for cls, name in [(classification.MulticlassF1Score, "num_classes"), (classification.MultilabelF1Score, "num_labels"),
+    for cls, name in [(classification.MulticlassF1Score, "num_classes"),
+                      (classification.MultilabelF1Score, "num_labels"),
                       (classification.MulticlassPrecision, "num_classes")]:
         for bad in (-1, 0, 1, 2.0, None, True):
             with pytest.raises(ValueError, match=f"`{name}` to be an integer larger than 1"):

@@ -184,6 +184,21 @@ def test_a_rejected_batch_leaves_the_metric_as_it_was(call):
     value = toy.compute()
     assert value["total"].tolist() == [2.0] * 3 and value["count"] == 2 and len(value["rows"]) == 2
 
+    class FullStateToy(SumAndCat):  # torchmetrics' other forward: updates the accumulated states in place first
+        full_state_update = True
+
+        def update(self, values: torch.Tensor) -> None:
+            super().update(values)
+            if bool((values < 0).any()):
+                raise RuntimeError("rejected after the states changed")
+
+    full = FullStateToy()
+    full(torch.ones(2, 3))
+    with pytest.raises(RuntimeError, match="after the states changed"):
+        full(-torch.ones(1, 3))
+    value = full.compute()
+    assert value["total"].tolist() == [2.0] * 3 and value["count"] == 2 and len(value["rows"]) == 2
+
     fresh = gpumetrics.TokenF1()
     with pytest.raises(TypeError):
         fresh.update(None, ["x"])
