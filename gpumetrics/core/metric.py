@@ -108,7 +108,7 @@ class Metric(torchmetrics.Metric):
         states to run the batch alone and merges the saved ones back only at the end, so a rejected batch erased
         everything accumulated before it and left the step's sync flags set.
 
-        Tensor states are kept by reference, not copied (a copy of FID's 2 × 32 MB per call would be the cost): that
+        Tensor states are kept by reference, not copied (a copy of every state on every step, however large): that
         path resets them to fresh tensors and merges without writing into the saved ones; list states are emptied in
         place by the reset, so their items are kept in a new list. Only ``full_state_update=True`` updates the
         accumulated tensors in place first, so there they are cloned."""
