@@ -51,7 +51,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from gpumetrics.core import REDUCTIONS, PerSampleScore, reduce_scores
-from gpumetrics.core.checks import as_text_list, check_choice, check_device, check_same_length
+from gpumetrics.core.checks import as_text_list, check_choice, check_device, check_holds_data, check_same_length
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.image.clip_tokens import BatchCLIPTokenizer
 from gpumetrics.image.inception import check_image_layout, check_images
@@ -459,6 +459,7 @@ def _checked_images(images: Any, name: str) -> Tensor:
     """``Tensor[B, C, H, W]`` or one ``Tensor[C, H, W]`` with C = 3 (or 1, repeated as the hf processor does);
     float in [0, 1], or any integer dtype holding 0..255 (kept integer: it is resized as such)."""
     if isinstance(images, Tensor):
+        check_holds_data(images, name)
         if images.ndim == 3:
             images = images.unsqueeze(0)
         if images.ndim == 4 and images.shape[1] == 1:

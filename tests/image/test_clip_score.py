@@ -140,6 +140,11 @@ def test_clip_score_bad_inputs_name_the_argument(open_clip_config, hf_clip_dir):
         metric.update(-torch.rand(1, 3, 32, 32), ["x"])
     with pytest.raises(ValueError, match="`images` is empty"):
         metric.update(torch.zeros(0, 3, 32, 32, dtype=torch.uint8), [])
+    meta = torch.rand(1, 3, 32, 32, device="meta")  # no values: NotImplementedError deep inside (found by fuzzing)
+    with pytest.raises(ValueError, match="`images` is a tensor on the meta device"):
+        metric.update(meta, ["x"])
+    with pytest.raises(ValueError, match=r"`images\[0\]` is a tensor on the meta device"):
+        metric.update([meta[0]], ["x"])
     with pytest.raises(TypeError, match="`captions"):
         metric.update(_images(1, seed=0), [3])
     with pytest.raises(ValueError, match="at least one"):
