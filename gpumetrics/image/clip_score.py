@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import os
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
@@ -450,8 +451,8 @@ def _check_clamp(clamp: Any) -> bool:
 
 
 def _check_scale(scale: Any) -> float:
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
-        raise ValueError(f"`scale` must be a positive number (100, 2.5 or 1), got {scale!r}")
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < math.inf:  # inf: score inf
+        raise ValueError(f"`scale` must be a positive finite number (100, 2.5 or 1), got {scale!r}")
     return float(scale)
 
 
