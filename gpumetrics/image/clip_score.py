@@ -563,6 +563,8 @@ def clip_score(
     scale, clamp, templates = _check_scale(scale), _check_clamp(clamp), _check_templates(templates)
     speed = _check_speed_mode(speed_mode)
     target = _device_of(images) if device is None else check_device(device)
+    # before the cache: an unhashable option or a model_name that is no path failed there, naming nothing
+    check_clip_options(backend, model_name, pretrained, seed, download)
     encoder = _cached_backend(backend, os.fspath(model_name), pretrained, seed, download, target)
     return reduce_scores(_clip_score_update(images, captions, encoder, scale, clamp, templates, speed), reduction, _EMPTY)
 

@@ -153,6 +153,10 @@ def test_clip_score_bad_inputs_name_the_argument(open_clip_config, hf_clip_dir):
         CLIPScore("open_clip", open_clip_config, "random", scale=0)
     with pytest.raises(ValueError, match="`scale` must be a positive finite"):  # inf scored inf (found by fuzzing)
         CLIPScore("open_clip", open_clip_config, "random", scale=float("inf"))
+    for option in ({"model_name": None}, {"backend": []}, {"pretrained": []}, {"seed": [1]}, {"download": []}):
+        arguments = {"backend": "open_clip", "model_name": open_clip_config, "pretrained": "random", **option}
+        with pytest.raises((TypeError, ValueError), match=f"`{next(iter(option))}`"):  # the function's model cache
+            clip_score(_images(1, seed=0), ["x"], **arguments)  # raised "unhashable type: 'list'" (found by fuzzing)
     with pytest.raises(ValueError, match="`backend`"):
         CLIPScore("clip", open_clip_config, "random")
     with pytest.raises(ValueError, match="`pretrained`"):
