@@ -324,7 +324,14 @@ class _OpenCLIPBackend(nn.Module):
                 weights, options = path, {"force_preprocess_cfg": preprocess}
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            self.model = open_clip.create_model(model_name, pretrained=weights, **options)
+            try:
+                self.model = open_clip.create_model(model_name, pretrained=weights, **options)
+            except RuntimeError as error:  # open_clip's words for an unknown architecture or tag, given a name
+                name = "model_name" if "Model config for" in str(error) else "pretrained" \
+                    if "Pretrained value" in str(error) else None
+                if name is None:
+                    raise
+                raise ValueError(f"`{name}`: {error}") from None
         self.model.eval().requires_grad_(False)
         self.tokenizer = BatchCLIPTokenizer(open_clip.get_tokenizer(model_name))  # the same ids, batch-wise
         cfg = self.model.visual.preprocess_cfg

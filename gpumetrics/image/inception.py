@@ -290,6 +290,8 @@ class FIDInceptionV3(nn.Module):
         super().__init__()
         check_choice(dims, "dims", FEATURE_DIMS)
         check_choice(resize, "resize", RESIZE_MODES)
+        if isinstance(seed, bool) or not isinstance(seed, int):  # else torch.manual_seed's RuntimeError
+            raise TypeError(f"`seed` must be an int, got {type(seed).__name__}")
         self._speed = parse_speed_mode(speed_mode)
         self.dims = dims
         self.resize = resize

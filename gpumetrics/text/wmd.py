@@ -294,7 +294,7 @@ def _check_options(method: Any, reg: Any, normalize: Any, stop_words: Any, max_i
         raise ValueError(f"`tol` must be a non-negative finite number, got {describe_value(tol)}")
     if not isinstance(normalize, bool):
         raise TypeError(f"`normalize` must be a bool, got {describe_value(normalize)}")
-    if stop_words is not None and (isinstance(stop_words, str) or not isinstance(stop_words, Iterable)):
+    if stop_words is not None and (isinstance(stop_words, (str, bytes)) or not isinstance(stop_words, Iterable)):
         raise TypeError(f"`stop_words` must be a collection of tokens, got {describe_value(stop_words)}")
     return frozenset(stop_words or ())
 

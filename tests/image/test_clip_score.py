@@ -153,6 +153,10 @@ def test_clip_score_bad_inputs_name_the_argument(open_clip_config, hf_clip_dir):
         CLIPScore("open_clip", open_clip_config, "random", scale=0)
     with pytest.raises(ValueError, match="`scale` must be a positive finite"):  # inf scored inf (found by fuzzing)
         CLIPScore("open_clip", open_clip_config, "random", scale=float("inf"))
+    with pytest.raises(ValueError, match="`model_name`: Model config for 'no-such-model' not found"):  # RuntimeError
+        CLIPScore("open_clip", "no-such-model", "random")
+    with pytest.raises(ValueError, match="`pretrained`: Pretrained value 'no-such-tag'"):
+        CLIPScore("open_clip", open_clip_config, "no-such-tag")
     for option in ({"model_name": None}, {"backend": []}, {"pretrained": []}, {"seed": [1]}, {"download": []}):
         arguments = {"backend": "open_clip", "model_name": open_clip_config, "pretrained": "random", **option}
         with pytest.raises((TypeError, ValueError), match=f"`{next(iter(option))}`"):  # the function's model cache

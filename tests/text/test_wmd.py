@@ -145,6 +145,7 @@ def test_small_cases_and_shapes(kv):
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="sinkhorn", reg=math.inf), ValueError,
      "`reg` must be a positive finite"),
     (lambda kv: __import__("gpumetrics").WordMoversDistance(kv, "sinkhorn", max_iter=0), ValueError, "`max_iter`"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, stop_words=b"the"), TypeError, "`stop_words`"),
 ])
 def test_bad_input_names_the_argument(kv, call, error, match):
     with pytest.raises(error, match=match):
