@@ -384,11 +384,12 @@ def multilabel_f1_score(
 
 
 def _count_checked_first(name: str) -> Any:
-    """Class decorator: ``name`` (``num_classes`` / ``num_labels``) must be an integer ≥ 2 before torchmetrics' own
-    ``__init__`` runs (with ``validate_args``; the signature shown stays torchmetrics'). Its F1 modules size their
-    states before they validate it (a ``RuntimeError`` from ``torch.zeros`` for -1, an unnamed ``TypeError`` for
-    2.0), and every module took ``num_classes=None`` with ``average="micro"``, then failed in ``update`` comparing
-    labels with ``None``."""
+    """Class decorator: ``name`` (``num_classes`` / ``num_labels``) must be an integer ≥ 2, and a multiclass
+    ``top_k`` an integer in ``[1, num_classes]``, before torchmetrics' own ``__init__`` runs (with ``validate_args``;
+    the signature shown stays torchmetrics'). Its F1 modules size their states before they validate the count (a
+    ``RuntimeError`` from ``torch.zeros`` for -1, an unnamed ``TypeError`` for 2.0), every module took
+    ``num_classes=None`` with ``average="micro"``, then failed in ``update`` comparing labels with ``None``, and
+    ``top_k=None`` met an unnamed ``TypeError``."""
 
     def decorate(cls: type) -> type:
         init = next(base for base in cls.__mro__ if base.__module__.startswith("torchmetrics.")).__init__
@@ -399,9 +400,12 @@ def _count_checked_first(name: str) -> Any:
             bound = signature.bind(self, *args, **kwargs)
             bound.apply_defaults()
             value = bound.arguments[name]
-            integer = isinstance(value, int) and not isinstance(value, bool)
-            if bound.arguments["validate_args"] and not (integer and value >= 2):
-                raise ValueError(f"Expected argument `{name}` to be an integer larger than 1, but got {value!r}")
+            if bound.arguments["validate_args"]:
+                integer = isinstance(value, int) and not isinstance(value, bool)
+                if not (integer and value >= 2):
+                    raise ValueError(f"Expected argument `{name}` to be an integer larger than 1, but got {value!r}")
+                if "top_k" in bound.arguments:  # torchmetrics compares it with 1 first: "'<' not supported" for None
+                    _check_top_k(bound.arguments["top_k"], value)
             super(cls, self).__init__(*args, **kwargs)
 
         cls.__init__ = __init__

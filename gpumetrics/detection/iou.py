@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from gpumetrics.core.checks import check_holds_data
 from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.iou import (
     block_pairs,
@@ -57,6 +58,7 @@ def as_quads(value: Any, name: str, device: Optional[torch.device] = None, check
                 raise TypeError(f"`{name}` must be a tensor or a nested list of numbers: {err}") from None
         else:
             raise TypeError(f"`{name}` must be a Tensor[P, 4, 2], Tensor[P, 8] or Tensor[P, 4], got {type(value).__name__}")
+    check_holds_data(value, name)
     if value.dtype == torch.bool or value.is_complex():
         raise TypeError(f"`{name}` must hold real coordinates, got dtype {value.dtype}")
     if value.dim() == 3 and tuple(value.shape[1:]) == (4, 2):

@@ -24,6 +24,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice, single_threaded
+from gpumetrics.core.checks import check_holds_data
 from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.iou import MAX_COORDINATE, block_pairs, box_iou_paired
 from gpumetrics.kernels.ragged import scatter_any, segment_ids
@@ -45,6 +46,7 @@ def _boxes(value: Any, name: str) -> Tensor:
             raise TypeError(f"`{name}` must be a Tensor[K, 4] or a list of [x, y, w, h]: {err}") from None
     else:
         raise TypeError(f"`{name}` must be a Tensor[K, 4] or a list of [x, y, w, h], got {type(value).__name__}")
+    check_holds_data(boxes, name)
     if boxes.dtype == torch.bool or boxes.is_complex():
         raise TypeError(f"`{name}` must hold real coordinates, got dtype {boxes.dtype}")
     if boxes.numel() == 0:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import os
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
@@ -51,7 +52,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from gpumetrics.core import REDUCTIONS, PerSampleScore, reduce_scores
-from gpumetrics.core.checks import as_text_list, check_choice, check_device, check_same_length
+from gpumetrics.core.checks import as_text_list, check_choice, check_device, check_holds_data, check_same_length
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.image.clip_tokens import BatchCLIPTokenizer
 from gpumetrics.image.inception import check_image_layout, check_images
@@ -323,7 +324,14 @@ class _OpenCLIPBackend(nn.Module):
                 weights, options = path, {"force_preprocess_cfg": preprocess}
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            self.model = open_clip.create_model(model_name, pretrained=weights, **options)
+            try:
+                self.model = open_clip.create_model(model_name, pretrained=weights, **options)
+            except RuntimeError as error:  # open_clip's words for an unknown architecture or tag, given a name
+                name = "model_name" if "Model config for" in str(error) else "pretrained" \
+                    if "Pretrained value" in str(error) else None
+                if name is None:
+                    raise
+                raise ValueError(f"`{name}`: {error}") from None
         self.model.eval().requires_grad_(False)
         self.tokenizer = BatchCLIPTokenizer(open_clip.get_tokenizer(model_name))  # the same ids, batch-wise
         cfg = self.model.visual.preprocess_cfg
@@ -450,8 +458,8 @@ def _check_clamp(clamp: Any) -> bool:
 
 
 def _check_scale(scale: Any) -> float:
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
-        raise ValueError(f"`scale` must be a positive number (100, 2.5 or 1), got {scale!r}")
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < math.inf:  # inf: score inf
+        raise ValueError(f"`scale` must be a positive finite number (100, 2.5 or 1), got {scale!r}")
     return float(scale)
 
 
@@ -459,6 +467,7 @@ def _checked_images(images: Any, name: str) -> Tensor:
     """``Tensor[B, C, H, W]`` or one ``Tensor[C, H, W]`` with C = 3 (or 1, repeated as the hf processor does);
     float in [0, 1], or any integer dtype holding 0..255 (kept integer: it is resized as such)."""
     if isinstance(images, Tensor):
+        check_holds_data(images, name)
         if images.ndim == 3:
             images = images.unsqueeze(0)
         if images.ndim == 4 and images.shape[1] == 1:
@@ -561,6 +570,8 @@ def clip_score(
     scale, clamp, templates = _check_scale(scale), _check_clamp(clamp), _check_templates(templates)
     speed = _check_speed_mode(speed_mode)
     target = _device_of(images) if device is None else check_device(device)
+    # before the cache: an unhashable option or a model_name that is no path failed there, naming nothing
+    check_clip_options(backend, model_name, pretrained, seed, download)
     encoder = _cached_backend(backend, os.fspath(model_name), pretrained, seed, download, target)
     return reduce_scores(_clip_score_update(images, captions, encoder, scale, clamp, templates, speed), reduction, _EMPTY)
 

@@ -16,7 +16,7 @@ from torch import Tensor, nn
 from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.core import Metric
-from gpumetrics.core.checks import check_choice
+from gpumetrics.core.checks import check_choice, check_holds_data
 from gpumetrics.image.precision import parse_speed_mode
 from gpumetrics.image.inception import (
     FEATURE_DIMS, RESIZE_MODES, FIDInceptionV3, WeightsArg, check_weights_argument,
@@ -30,6 +30,7 @@ def check_features(features: Any, name: str, dims: Optional[int]) -> Tensor:
     """``features: Tensor[B, dims]`` checked: floating point, non-empty, finite, ``|x| ≤ MAX_FEATURE`` (one host sync)."""
     if not isinstance(features, Tensor):
         raise TypeError(f"`{name}` must be a Tensor[B, D], got {type(features).__name__}")
+    check_holds_data(features, name)
     if features.ndim != 2 or (dims is not None and features.shape[1] != dims):
         raise ValueError(f"`{name}` must be a Tensor[B, {dims or 'D'}], got shape {tuple(features.shape)}")
     if features.shape[0] == 0:

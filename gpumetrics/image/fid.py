@@ -35,6 +35,7 @@ import torch.distributed as dist
 from torch import Tensor, nn
 
 from gpumetrics.core import replicated
+from gpumetrics.core.checks import check_holds_data
 from gpumetrics.core.files import atomic_write
 from gpumetrics.core.warn import warn_caller
 from gpumetrics.image.features import RealFakeFeatureMetric, check_features, side_of
@@ -47,6 +48,7 @@ def _as_float64(value: Any, name: str, ndim: int, device: Optional[torch.device]
         value = torch.as_tensor(np.asarray(value, dtype=np.float64))
     if not isinstance(value, Tensor):
         raise TypeError(f"`{name}` must be a Tensor or numpy array, got {type(value).__name__}")
+    check_holds_data(value, name)
     if value.ndim != ndim:
         raise ValueError(f"`{name}` must have {ndim} dimension(s), got shape {tuple(value.shape)}")
     value = value.to(device=device if device is not None else value.device, dtype=torch.float64)

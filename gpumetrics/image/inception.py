@@ -49,7 +49,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from gpumetrics.core.checks import check_choice
+from gpumetrics.core.checks import check_choice, check_holds_data
 from gpumetrics.image.precision import parse_speed_mode, precision_scope
 from gpumetrics.image.resize import pil_bilinear_resize
 from gpumetrics.image.weights import FID_INCEPTION, RANDOM, load_weights
@@ -208,6 +208,7 @@ def check_image_layout(images: Any, name: str = "images") -> None:
     """
     if not isinstance(images, Tensor):
         raise TypeError(f"`{name}` must be a Tensor[B, 3, H, W], got {type(images).__name__}")
+    check_holds_data(images, name)
     if images.ndim != 4:
         raise ValueError(f"`{name}` must be a Tensor[B, 3, H, W], got shape {tuple(images.shape)}")
     if images.shape[1] != 3:
@@ -289,6 +290,8 @@ class FIDInceptionV3(nn.Module):
         super().__init__()
         check_choice(dims, "dims", FEATURE_DIMS)
         check_choice(resize, "resize", RESIZE_MODES)
+        if isinstance(seed, bool) or not isinstance(seed, int):  # else torch.manual_seed's RuntimeError
+            raise TypeError(f"`seed` must be an int, got {type(seed).__name__}")
         self._speed = parse_speed_mode(speed_mode)
         self.dims = dims
         self.resize = resize

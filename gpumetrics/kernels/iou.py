@@ -26,6 +26,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
+from gpumetrics.core.checks import check_holds_data
 from gpumetrics.kernels.ragged import pad_segments, segment_products, segment_starts
 
 __all__ = [
@@ -57,6 +58,7 @@ MAX_COORDINATE = 1e150
 def _check_float_tensor(value: object, name: str, tail: tuple[int, ...], ndim: int) -> Tensor:
     if not isinstance(value, Tensor):
         raise TypeError(f"`{name}` must be a torch.Tensor, got {type(value).__name__}")
+    check_holds_data(value, name)
     if value.dim() != ndim or tuple(value.shape[1:]) != tail:
         shape = "[N, " + ", ".join(str(t) for t in tail) + "]"
         raise ValueError(f"`{name}` must have shape {shape}, got {list(value.shape)}")

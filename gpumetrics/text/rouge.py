@@ -29,6 +29,7 @@ synchronisation.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Optional, Sequence
 
@@ -112,8 +113,9 @@ def _check_options(
     tokenize = "rouge-score" if tokenize is None else tokenize
     check_choice(tokenize, "tokenize", ROUGE_TOKENIZERS)
     tokens = RougeTokenizer(tokenize, use_stemmer)  # checks use_stemmer
-    if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) or not rouge_w_weight > 1:
-        raise ValueError(f"`rouge_w_weight` must be a number > 1, got {rouge_w_weight!r}")
+    if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) \
+            or not 1 < rouge_w_weight < math.inf:  # inf: k**w overflows, "a b" vs "a c" scored 1.0
+        raise ValueError(f"`rouge_w_weight` must be a finite number > 1, got {rouge_w_weight!r}")
     check_choice(reduction, "reduction", REDUCTIONS)
     return keys, tokens
 

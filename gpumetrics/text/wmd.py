@@ -43,7 +43,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import PerSampleScore, check_choice, check_device, check_same_length, reduce_scores
-from gpumetrics.core.checks import describe_value, is_sequence
+from gpumetrics.core.checks import check_positive_int, describe_value, is_sequence
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.transport import emd_host, sinkhorn_batch
 
@@ -282,13 +282,19 @@ def _pad(values: np.ndarray, lengths: np.ndarray, fill: float, width: int) -> np
     return out
 
 
-def _check_options(method: Any, reg: Any, normalize: Any, stop_words: Any) -> frozenset:
+def _check_options(method: Any, reg: Any, normalize: Any, stop_words: Any, max_iter: Any = 1000,
+                   tol: Any = 1e-6) -> frozenset:
     check_choice(method, "method", WMD_METHODS)
-    if isinstance(reg, bool) or not isinstance(reg, (int, float)) or not reg > 0:
-        raise ValueError(f"`reg` must be a positive number, got {describe_value(reg)}")
+    if isinstance(reg, bool) or not isinstance(reg, (int, float)) or not 0 < reg < math.inf:
+        raise ValueError(f"`reg` must be a positive finite number, got {describe_value(reg)}")
+    # Sinkhorn's: max_iter=0 returned the cost of the unscaled kernel (1.7e-58 for a distance of 0.67), 2.5 an
+    # unnamed TypeError from range(); checked for both methods, as reg is
+    check_positive_int(max_iter, "max_iter")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < math.inf:
+        raise ValueError(f"`tol` must be a non-negative finite number, got {describe_value(tol)}")
     if not isinstance(normalize, bool):
         raise TypeError(f"`normalize` must be a bool, got {describe_value(normalize)}")
-    if stop_words is not None and (isinstance(stop_words, str) or not isinstance(stop_words, Iterable)):
+    if stop_words is not None and (isinstance(stop_words, (str, bytes)) or not isinstance(stop_words, Iterable)):
         raise TypeError(f"`stop_words` must be a collection of tokens, got {describe_value(stop_words)}")
     return frozenset(stop_words or ())
 
@@ -347,7 +353,7 @@ def word_movers_distance(
         >>> round(word_movers_distance(["cat sat", "dog"], ["kitten sat", "cat cat"], embeddings=vectors).item(), 4)
         0.7348
     """
-    stop = _check_options(method, reg, normalize, stop_words)
+    stop = _check_options(method, reg, normalize, stop_words, max_iter, tol)
     check_choice(reduction, "reduction", ("mean", "sum", "none"))
     device = check_device(device, "device")
     scores = _wmd_update(preds, target, load_embeddings(embeddings, unicode_errors), method, stop, normalize,
@@ -439,7 +445,7 @@ class WordMoversDistance(PerSampleScore):
                  normalize: bool = True, reg: float = 0.01, max_iter: int = 1000, tol: float = 1e-6,
                  unicode_errors: str = "strict", reduction: str = "mean", **kwargs: Any) -> None:
         super().__init__(reduction, **kwargs)
-        self.stop = _check_options(method, reg, normalize, stop_words)
+        self.stop = _check_options(method, reg, normalize, stop_words, max_iter, tol)
         self.table = load_embeddings(embeddings, unicode_errors)
         self.method, self.normalize, self.reg, self.max_iter, self.tol = method, normalize, float(reg), max_iter, tol
 

@@ -453,3 +453,23 @@ def test_exact_ties_on_grid_quads_are_not_overlaps(matching):
     dc_p, dc_g = q([[2, 1], [1, 0], [1, 2], [0, 0]]), q([[2, 2], [0, 0], [0, 2], [1, 0]])  # IoU 1/2 with a "###"
     out = ocr_end_to_end([dc_p], [["b"]], [dc_g], [["###"]], matching="many-to-many")
     assert int(out["bbox_dontcare_pred"]) == 0 and float(out["bbox_precision"]) == 0.0
+
+
+def test_meta_tensors_are_errors_naming_the_argument():
+    """A tensor on the ``meta`` device has a shape and no values: it failed deep inside torch ("Tensor on device cpu
+    is not on the expected device meta!", ``Tensor.item() cannot be called on meta tensors``); found by fuzzing."""
+    from gpumetrics.functional import box_iou, polygon_iou_paired
+
+    box = torch.tensor([[0.0, 0.0, 1.0, 1.0]])
+    meta = box.to("meta")
+    with pytest.raises(ValueError, match=r"`pred_polys\[0\]` is a tensor on the meta device"):
+        ocr_end_to_end([meta], [["a"]], [box], [["a"]])
+    metric = OCREndToEnd()
+    with pytest.raises(ValueError, match=r"`gt_polys\[0\]` is a tensor on the meta device"):
+        metric.update([box], [["a"]], [meta], [["a"]])
+    metric.update([box], [["a"]], [box], [["a"]])
+    assert float(metric.compute()["e2e_f1"]) == 1.0
+    with pytest.raises(ValueError, match="`b` is a tensor on the meta device"):
+        box_iou(box, meta)
+    with pytest.raises(ValueError, match="`a` is a tensor on the meta device"):
+        polygon_iou_paired(torch.zeros(1, 4, 2, device="meta"), torch.zeros(1, 4, 2))

@@ -302,3 +302,15 @@ def test_iou_rounds_as_the_official_script_and_lists_are_doubles(preset, referen
         ours = zero_shot_detection_f1([pred], [gt], preset=preset, iou_threshold=1.0)
         assert (float(ours["tp"]), float(ours["fp"])) == (hit, 1 - hit), (pred, gt)
         assert {k: float(v) for k, v in ours.items()} == reference([pred], [gt], 1.0)
+
+
+def test_meta_boxes_are_errors_naming_the_argument():
+    """Boxes on the ``meta`` device (no values) failed deep inside torch (``NotImplementedError``); found by fuzzing."""
+    box = torch.tensor([[0.0, 0.0, 1.0, 1.0]])
+    with pytest.raises(ValueError, match=r"`preds\[0\]\['cat'\]` is a tensor on the meta device"):
+        zero_shot_detection_f1([{"cat": box.to("meta")}], [{"cat": box}])
+    metric = ZeroShotDetectionF1()
+    with pytest.raises(ValueError, match=r"`target\[0\]\['cat'\]` is a tensor on the meta device"):
+        metric.update([{"cat": box}], [{"cat": box.to("meta")}])
+    metric.update([{"cat": box}], [{"cat": box}])
+    assert float(metric.compute()["f1"]) == 1.0

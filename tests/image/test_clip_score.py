@@ -140,12 +140,27 @@ def test_clip_score_bad_inputs_name_the_argument(open_clip_config, hf_clip_dir):
         metric.update(-torch.rand(1, 3, 32, 32), ["x"])
     with pytest.raises(ValueError, match="`images` is empty"):
         metric.update(torch.zeros(0, 3, 32, 32, dtype=torch.uint8), [])
+    meta = torch.rand(1, 3, 32, 32, device="meta")  # no values: NotImplementedError deep inside (found by fuzzing)
+    with pytest.raises(ValueError, match="`images` is a tensor on the meta device"):
+        metric.update(meta, ["x"])
+    with pytest.raises(ValueError, match=r"`images\[0\]` is a tensor on the meta device"):
+        metric.update([meta[0]], ["x"])
     with pytest.raises(TypeError, match="`captions"):
         metric.update(_images(1, seed=0), [3])
     with pytest.raises(ValueError, match="at least one"):
         metric.compute()
     with pytest.raises(ValueError, match="`scale`"):
         CLIPScore("open_clip", open_clip_config, "random", scale=0)
+    with pytest.raises(ValueError, match="`scale` must be a positive finite"):  # inf scored inf (found by fuzzing)
+        CLIPScore("open_clip", open_clip_config, "random", scale=float("inf"))
+    with pytest.raises(ValueError, match="`model_name`: Model config for 'no-such-model' not found"):  # RuntimeError
+        CLIPScore("open_clip", "no-such-model", "random")
+    with pytest.raises(ValueError, match="`pretrained`: Pretrained value 'no-such-tag'"):
+        CLIPScore("open_clip", open_clip_config, "no-such-tag")
+    for option in ({"model_name": None}, {"backend": []}, {"pretrained": []}, {"seed": [1]}, {"download": []}):
+        arguments = {"backend": "open_clip", "model_name": open_clip_config, "pretrained": "random", **option}
+        with pytest.raises((TypeError, ValueError), match=f"`{next(iter(option))}`"):  # the function's model cache
+            clip_score(_images(1, seed=0), ["x"], **arguments)  # raised "unhashable type: 'list'" (found by fuzzing)
     with pytest.raises(ValueError, match="`backend`"):
         CLIPScore("clip", open_clip_config, "random")
     with pytest.raises(ValueError, match="`pretrained`"):

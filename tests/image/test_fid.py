@@ -482,3 +482,23 @@ def test_feature_statistics_centre_first_like_np_cov(case):
     # singular covariances (all but the offset case): sqrtm and our eigenvalues each sit ~1e-9 from a 50-digit
     # mpmath value; offset 1e6: the float64 means carry ~1e-10 absolute error into ‖μ₁ − μ₂‖² in both
     assert ours == pytest.approx(expected, rel=1e-7)
+
+
+def test_meta_tensors_are_errors_naming_the_argument():
+    """Images, features and statistics on the ``meta`` device (a shape, no values) failed deep inside torch
+    (``NotImplementedError: Cannot copy out of meta tensor``, ``Tensor.item() cannot be called on meta tensors``);
+    found by fuzzing the Python API."""
+    from gpumetrics.functional import kernel_inception_distance
+
+    metric = FrechetInceptionDistance(feature=64, weights="random")
+    with pytest.raises(ValueError, match="`images` is a tensor on the meta device"):
+        metric.update(torch.rand(2, 3, 8, 8, device="meta"), real=True)
+    with pytest.raises(ValueError, match="`features` is a tensor on the meta device"):
+        metric.update_features(torch.rand(2, 64, device="meta"), real=True)
+    assert metric.side_is_empty("real") and metric._update_count == 0
+    with pytest.raises(ValueError, match="`features` is a tensor on the meta device"):
+        feature_statistics(torch.rand(3, 4, device="meta"))
+    with pytest.raises(ValueError, match="`sigma2` is a tensor on the meta device"):
+        frechet_distance(torch.zeros(2), torch.eye(2), torch.zeros(2), torch.eye(2, device="meta"))
+    with pytest.raises(ValueError, match="`fake_features` is a tensor on the meta device"):
+        kernel_inception_distance(torch.rand(3, 4), torch.rand(3, 4, device="meta"), subset_size=2)

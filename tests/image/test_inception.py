@@ -116,6 +116,9 @@ def test_random_weights_only_when_asked_and_in_signature(tmp_path, monkeypatch):
         FIDInceptionV3(dims=64, weights=3)
     with pytest.raises(ValueError, match="`dims`"):
         FIDInceptionV3(dims=100, weights="random")
+    for seed in (None, 1.5, "1", True):  # torch.manual_seed's RuntimeError named nothing (found by fuzzing)
+        with pytest.raises(TypeError, match="`seed` must be an int"):
+            FIDInceptionV3(dims=64, weights="random", seed=seed)
 
 
 def test_weight_file_load_order_and_hash(tmp_path, monkeypatch, inception_state, inception_file):

@@ -330,6 +330,8 @@ def test_edge_cases():
     (lambda: RankingMetrics().update(torch.rand(1, 2), torch.ones(1, 2), mask=torch.ones(1, 2, dtype=torch.bool,
                                                                                        device="meta")), "`mask` is a"),
     (lambda: ranking_metrics(torch.rand(0, 3), torch.ones(0, 3), doc_ids=[]), r"`doc_ids` must have the shape"),
+    (lambda: ranking_metrics(torch.rand(1, 2), torch.ones(1, 2), doc_ids=""), "`doc_ids` must be a tensor"),
+    (lambda: ranking_metrics(torch.rand(3), torch.ones(3), doc_ids="abc"), "`doc_ids` must be a tensor"),
 ])
 def test_bad_input_names_the_argument(call, match):
     with pytest.raises((ValueError, TypeError), match=match):

@@ -200,6 +200,14 @@ def test_bad_inputs_name_the_argument():
         cider_score(["a"], [["a"]], n_gram=0)
     with pytest.raises(ValueError, match="`sigma`"):
         CIDErScore(sigma=-1.0)
+    # 2σ² must be a positive finite double: σ = 1e-200 gave NaN (0/0 for a caption of the reference's length), 1e200
+    # an OverflowError from σ ** 2 (pycocoevalcap: ZeroDivisionError / OverflowError); found by fuzzing
+    for sigma in (1e-200, 1e200):
+        with pytest.raises(ValueError, match="`sigma` must have a positive finite 2·sigma²"):
+            cider_score(["a b", "b c"], [["a b"], ["b c d"]], sigma=sigma)
+        with pytest.raises(ValueError, match="`sigma`"):
+            CIDErScore(sigma=sigma)
+    assert float(cider_score(["a b", "b c"], [["a b"], ["b c d"]], sigma=1e-150)) == 2.5
 
 
 def test_token_codes_are_exact_or_checked():

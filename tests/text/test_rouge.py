@@ -385,6 +385,11 @@ def test_bad_inputs_name_the_argument():
         rouge_score(["a"], ["a"], use_stemmer="yes")
     with pytest.raises(ValueError, match="`rouge_w_weight`"):
         rouge_score(["a"], ["a"], rouge_w_weight=1.0)
+    for weight in (math.inf, math.nan):  # inf: k**w overflowed and "a b" vs "a c" scored 1.0 (found by fuzzing)
+        with pytest.raises(ValueError, match="`rouge_w_weight` must be a finite number > 1"):
+            rouge_score(["a b"], ["a c"], rouge_keys="rougeW", rouge_w_weight=weight)
+        with pytest.raises(ValueError, match="`rouge_w_weight`"):
+            gpumetrics.ROUGEScore(rouge_keys="rougeW", rouge_w_weight=weight)
 
 
 def test_signature_and_task_registry():

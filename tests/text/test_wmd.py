@@ -135,6 +135,17 @@ def test_small_cases_and_shapes(kv):
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings="/nonexistent/vectors.txt"), ValueError, "does not exist"),
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, stop_words="the"), TypeError, "`stop_words`"),
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, device="tpu"), ValueError, "`device`"),
+    # found by fuzzing: Sinkhorn with max_iter=0 returned the unscaled kernel's cost (1.7e-58 for 0.67), 2.5 raised
+    # an unnamed TypeError, a negative / NaN tol or an infinite reg passed
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="sinkhorn", max_iter=0), ValueError,
+     "`max_iter` must be a positive integer"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, max_iter=2.5), TypeError, "`max_iter`"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="sinkhorn", tol=-1.0), ValueError, "`tol`"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, tol=math.nan), ValueError, "`tol`"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="sinkhorn", reg=math.inf), ValueError,
+     "`reg` must be a positive finite"),
+    (lambda kv: __import__("gpumetrics").WordMoversDistance(kv, "sinkhorn", max_iter=0), ValueError, "`max_iter`"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, stop_words=b"the"), TypeError, "`stop_words`"),
 ])
 def test_bad_input_names_the_argument(kv, call, error, match):
     with pytest.raises(error, match=match):
