@@ -256,3 +256,36 @@ def test_clip_score_records_read_like_the_other_json_lines(tmp_path):
     path.write_bytes(b'{"image": "a.png", "caption": "x"}\n{"image": "b.png", "caption": "\xff"}\n')
     with pytest.raises(DataError, match=r"captions.jsonl:2: not valid UTF-8"):
         read_field_records(path, ("image", "caption"), "E")
+
+
+# ---------------------------------------------------------------------------------------------------- fuzz: record values
+BIG = "1" + "0" * 400  # valid JSON, an int in Python, past float64's range: float() raises OverflowError
+
+
+@pytest.mark.parametrize("metric, options, prediction, reference", [
+    ("ranking", "", '{"d1": ' + BIG + '}', '{"d1": 1}'),
+    ("ranking", "", '{"d1": 0.5}', '{"d1": ' + BIG + '}'),
+    ("zero_shot_detection_f1", "", '{"cat": [[0, 0, ' + BIG + ', 10]]}', '{"cat": [[0, 0, 10, 10]]}'),
+    ("ocr_e2e", "", '[{"points": [0, 0, 10, 0, 10, 10, 0, ' + BIG + '], "text": "A"}]',
+     '[{"points": [0, 0, 10, 0, 10, 10, 0, 10], "text": "A"}]'),
+])
+def test_a_number_past_float64_in_a_record_is_a_user_error(tmp_path, capsys, metric, options, prediction, reference):
+    # OverflowError (not a ValueError) escaped main with a traceback from the catalog's record adapters
+    (tmp_path / "p.jsonl").write_text(f'{{"id": 1, "prediction": {prediction}}}\n', encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text(f'{{"id": 1, "references": {reference}}}\n', encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"tasks:\n  - {{name: T, metric: {metric}, predictions: p.jsonl, references: r.jsonl}}\n",
+                      encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "r.jsonl" in err and "(first id '1')" in err
+
+
+def test_a_box_coordinate_past_float64_in_the_aij2021_detection_format_names_the_file(tmp_path, capsys):
+    # math.isfinite(10**400) raises OverflowError: it escaped main from the format's box check
+    (tmp_path / "pred.json").write_text('{"1.png": {"cat": [[0, 0, ' + BIG + ', 10]]}}', encoding="utf-8")
+    (tmp_path / "gt.json").write_text('{"1.png": {"cat": [[0, 0, 10, 10]]}}', encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text("suite: aij2021\ntasks:\n  - {name: ZeroShotDetection, predictions: pred.json, references: gt.json}\n",
+                      encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "pred.json:1: id '1.png', label 'cat'" in err
