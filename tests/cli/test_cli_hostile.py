@@ -289,3 +289,17 @@ def test_a_box_coordinate_past_float64_in_the_aij2021_detection_format_names_the
                       encoding="utf-8")
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and err.count("\n") == 1 and "pred.json:1: id '1.png', label 'cat'" in err
+
+
+# ---------------------------------------------------------------------------------------------------- fuzz: options
+def test_an_empty_device_flag_is_refused_not_taken_for_no_flag(tmp_path, capsys):
+    config = _task(tmp_path, '{"id": "1", "prediction": "a b"}\n', REFS)
+    code, _, err = _run(["evaluate", config, "--no-checkpoint", "--device", ""], capsys)
+    assert code == 2 and err.count("\n") == 1 and "`--device`" in err  # scored on the CPU before
+
+
+@pytest.mark.parametrize("value", ["false", "0", '""', "[]"])
+def test_task_options_that_are_a_falsy_non_mapping_are_refused(tmp_path, capsys, value):
+    config = _task(tmp_path, '{"id": "1", "prediction": "a b"}\n', REFS, options=f"    options: {value}\n")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)  # `or {}` made them no options
+    assert code == 2 and err.count("\n") == 1 and "config.yaml: tasks[0] (QA): `options` must be a mapping" in err
