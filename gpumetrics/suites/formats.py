@@ -35,11 +35,11 @@ DataError (the scripts assert equal id sets or ignore it).
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Any, Optional
 
+from gpumetrics.core.checks import is_finite
 from gpumetrics.harness.records import DataError, JoinedData, Record, join_records, read_id_object
 from gpumetrics.harness.registry import FORMATS, Format, get_format, register_format  # noqa: F401  (the format registry)
 
@@ -111,23 +111,13 @@ def read_aij2021_c2c(predictions: Path, references: Path, options: dict) -> tupl
     return data, options
 
 
-def _finite_number(value: Any) -> bool:
-    """A JSON number a float64 holds: not a bool, NaN or infinity, nor an integer past 1.8e308 (valid JSON, where
-    ``math.isfinite`` raises ``OverflowError``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
-
-
 def _boxes(path: Path, record: Record, label: str, boxes: Any) -> list[list[float]]:
     """``[[x, y, w, h], …]``; ``[[]]`` means no box (the script's rule for predictions, applied to both files)."""
     if boxes == [[]]:
         return []
     ok = isinstance(boxes, list) and all(
-        isinstance(box, list) and len(box) == 4 and all(_finite_number(v) for v in box)
+        isinstance(box, list) and len(box) == 4
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and is_finite(v) for v in box)
         for box in boxes
     )
     if not ok:

@@ -43,7 +43,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import PerSampleScore, check_choice, check_device, check_same_length, reduce_scores
-from gpumetrics.core.checks import describe_value, is_sequence
+from gpumetrics.core.checks import describe_value, is_finite, is_sequence
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.transport import emd_host, sinkhorn_batch
 
@@ -284,8 +284,8 @@ def _pad(values: np.ndarray, lengths: np.ndarray, fill: float, width: int) -> np
 
 def _check_options(method: Any, reg: Any, normalize: Any, stop_words: Any) -> frozenset:
     check_choice(method, "method", WMD_METHODS)
-    if isinstance(reg, bool) or not isinstance(reg, (int, float)) or not reg > 0:
-        raise ValueError(f"`reg` must be a positive number, got {describe_value(reg)}")
+    if isinstance(reg, bool) or not isinstance(reg, (int, float)) or not reg > 0 or not is_finite(reg):
+        raise ValueError(f"`reg` must be a positive finite number, got {describe_value(reg)}")
     if not isinstance(normalize, bool):
         raise TypeError(f"`normalize` must be a bool, got {describe_value(normalize)}")
     if stop_words is not None and (isinstance(stop_words, str) or not isinstance(stop_words, Iterable)):
