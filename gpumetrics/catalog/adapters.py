@@ -75,7 +75,7 @@ def _box_dict(value: Any, what: str) -> dict:
             continue
         try:
             out[label] = torch.as_tensor(boxes, dtype=torch.float64).reshape(-1, 4)
-        except (TypeError, ValueError, RuntimeError):
+        except (TypeError, ValueError, RuntimeError, OverflowError):  # Overflow: a JSON integer past float64's range
             raise ValueError(f"{what}[{label!r}] must be a list of [x, y, w, h] boxes, got {boxes!r:.80}") from None
     return out
 
@@ -108,7 +108,10 @@ def label_update_args(predictions: list[Any], references: list[Any]) -> tuple:
 def _doc_scores(value: Any, what: str) -> dict:
     if not isinstance(value, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values()):
         raise TypeError(f"{what} must be a JSON object document id → number, got {value!r:.80}")
-    return value
+    try:
+        return {doc: float(number) for doc, number in value.items()}
+    except OverflowError:  # a JSON integer past float64's range (1 and 400 zeros is valid JSON)
+        raise ValueError(f"{what} holds a number too large for a float64, got {value!r:.80}") from None
 
 
 def ranking_update_args(predictions: list[Any], references: list[Any]) -> tuple:
@@ -149,7 +152,7 @@ def _text_regions(value: Any, what: str) -> tuple:
         return torch.zeros(0, 8, dtype=torch.float64), []
     try:
         polys = torch.tensor([r["points"] for r in value], dtype=torch.float64)
-    except (TypeError, ValueError, RuntimeError):
+    except (TypeError, ValueError, RuntimeError, OverflowError):  # Overflow: a JSON integer past float64's range
         raise ValueError(f"{what}: every region's points must be 8 numbers (a quadrilateral) or 4 (xyxy), "
                          "the same for all regions of an image") from None
     return polys.reshape(len(value), -1), [r["text"] for r in value]

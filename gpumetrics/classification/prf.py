@@ -183,6 +183,8 @@ def _check_inputs(
                          f"{tuple(preds.shape)}")
     if preds.numel() == 0 or target.numel() == 0:
         return
+    if ignore_index is not None and not -(2**63) <= ignore_index < 2**63:  # `target != ignore_index` would overflow
+        raise ValueError(f"`ignore_index` must be an integer in int64's range, got {ignore_index}")
     high = classes if task == "multiclass" else 2
     allowed = f"0 ≤ label < {classes}" if task == "multiclass" else "{0, 1}"
     scored = target != ignore_index if ignore_index is not None else torch.ones_like(target, dtype=torch.bool)
@@ -439,6 +441,15 @@ class _CheckedUpdate:
                 self._validate_tensors(preds, target)
             return
         super().update(preds, target)
+
+    def _create_state(self, size: int, multidim_average: str) -> None:
+        # torchmetrics' F1 modules create their states before they check their arguments: `num_classes=-1` raised
+        # RuntimeError from torch.zeros instead of the check's ValueError (precision and recall check first)
+        name = "num_labels" if hasattr(self, "num_labels") else "num_classes"
+        count = getattr(self, name, None)
+        if isinstance(count, int) and count < 0:
+            raise ValueError(f"Expected argument `{name}` to be an integer larger than 1, but got {count}")
+        super()._create_state(size, multidim_average)
 
     def _final_state(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """``samplewise`` statistics of zero samples are ``[0]`` (binary) or ``[0, C]`` rows, as the functions return

@@ -96,7 +96,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     out = console(stderr=to_stdout)  # `-o -`: stdout carries the JSON report alone; the table goes to stderr
     config = load_config(args.config)
     check_not_inputs([("--output", args.output), ("--html", args.html)], _inputs(config))
-    device, owns_group = _distributed(args.device or config.device)
+    # `--device ''` is checked (and refused) as the flag, not taken for "not given"
+    device, owns_group = _distributed(args.device if args.device is not None else config.device)
     try:
         rank = dist.get_rank() if dist.is_initialized() else 0
         checkpoint_dir = args.checkpoint_dir
@@ -105,7 +106,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         with progress_bars(args.progress if rank == 0 else "off") as progress:
             report = evaluate(
                 # the config's own `device:` goes in as the config's (its errors name the config, not --device)
-                config, device=device if args.device or device != config.device else None, batch_size=args.batch_size, progress=progress,
+                config, device=device if args.device is not None or device != config.device else None, batch_size=args.batch_size, progress=progress,
                 checkpoint_dir=None if args.no_checkpoint else checkpoint_dir, checkpoint_every=args.checkpoint_every,
                 resume=args.resume, samples=bool(args.html),
                 argv=[a for a in args.argv if a != "--resume"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, Sequence, Union
 
 import numpy as np
@@ -16,6 +17,20 @@ def describe_value(value: Any) -> str:
     """Type and shortened repr of a bad argument, for error messages (``"int 3"``)."""
     text = repr(value)
     return f"{type(value).__name__} {text[:60]}{'…' if len(text) > 60 else ''}"
+
+
+def is_finite(value: Any) -> bool:
+    """``math.isfinite`` for a number that may be an integer past float64's range (``1`` and 400 zeros is valid JSON
+    and YAML, an ``int`` in Python): ``False`` there instead of ``OverflowError``.
+
+    Example:
+        >>> is_finite(0.5), is_finite(float("nan")), is_finite(10**400)
+        (True, False, False)
+    """
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def is_sequence(value: Any) -> bool:

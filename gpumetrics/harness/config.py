@@ -231,7 +231,8 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
         if name in seen:
             raise ConfigError(f"{where}: duplicate task name {name!r}")
         seen.add(name)
-        options = item.get("options") or {}
+        options = item.get("options")
+        options = {} if options is None else options  # `options: false`, `0`, `""` or `[]` are no mapping either
         if not isinstance(options, dict):
             raise ConfigError(f"{where}: `options` must be a mapping, got {type(options).__name__}")
         if suite is not None and name not in suite_tasks and name not in suite.hidden:

@@ -438,7 +438,7 @@ def evaluate(
         ConfigError: a bad option, or a checkpoint written by another run (named).
     """
     start = time.perf_counter()
-    if device:
+    if device is not None:  # "" is a bad --device, not none
         torch_device = _device(device, "--device")
     else:
         torch_device = _device(config.device, "device", where=str(config.path))

@@ -35,11 +35,11 @@ DataError (the scripts assert equal id sets or ignore it).
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Any, Optional
 
+from gpumetrics.core.checks import is_finite
 from gpumetrics.harness.records import DataError, JoinedData, Record, join_records, read_id_object
 from gpumetrics.harness.registry import FORMATS, Format, get_format, register_format  # noqa: F401  (the format registry)
 
@@ -117,7 +117,7 @@ def _boxes(path: Path, record: Record, label: str, boxes: Any) -> list[list[floa
         return []
     ok = isinstance(boxes, list) and all(
         isinstance(box, list) and len(box) == 4
-        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in box)
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and is_finite(v) for v in box)
         for box in boxes
     )
     if not ok:

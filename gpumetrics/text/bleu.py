@@ -41,7 +41,6 @@ per-sample scores (``"none"`` keeps them, gathered at ``compute``).
 from __future__ import annotations
 
 import dataclasses
-import math
 import sys
 from typing import Any, Callable, Optional, Sequence
 
@@ -54,6 +53,7 @@ from gpumetrics.core import (
     PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
     reduce_scores, single_threaded,
 )
+from gpumetrics.core.checks import is_finite
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
 from gpumetrics.text.tokenize import SacreBleuTokenizer
@@ -126,7 +126,7 @@ def _bleu_config(
     weights = tuple(weights)
     if not weights or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights):
         raise ValueError(f"`weights` must be a non-empty sequence of numbers, got {weights!r}")
-    if any(not math.isfinite(w) or w < 0 for w in weights):
+    if any(not is_finite(w) or w < 0 for w in weights):
         raise ValueError(f"`weights` must be finite and non-negative, got {weights!r}")
     weights = tuple(float(w) for w in weights)
     if mode == "coco":
@@ -147,7 +147,7 @@ def _bleu_config(
         elif smooth not in _SACREBLEU_SMOOTH_DEFAULTS:
             raise ValueError(f"`smooth_value` only applies to smooth='floor' or 'add-k', got smooth={smooth!r}")
         elif isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float)) or not (
-            math.isfinite(smooth_value) and smooth_value >= 0
+            is_finite(smooth_value) and smooth_value >= 0
         ):
             raise ValueError(f"`smooth_value` must be a finite non-negative number, got {smooth_value!r}")
     else:

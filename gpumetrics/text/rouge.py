@@ -29,7 +29,6 @@ synchronisation.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Optional, Sequence
 
@@ -41,6 +40,7 @@ from gpumetrics.core import (
     REDUCTIONS, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length,
     gc_paused, reduce_scores, single_threaded,
 )
+from gpumetrics.core.checks import is_finite
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.host import lcs_length_rapidfuzz
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
@@ -113,8 +113,9 @@ def _check_options(
     tokenize = "rouge-score" if tokenize is None else tokenize
     check_choice(tokenize, "tokenize", ROUGE_TOKENIZERS)
     tokens = RougeTokenizer(tokenize, use_stemmer)  # checks use_stemmer
-    if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) \
-            or not 1 < rouge_w_weight < math.inf:  # inf: k**w overflows, "a b" vs "a c" scored 1.0
+    if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) or not (
+        rouge_w_weight > 1 and is_finite(rouge_w_weight)
+    ):
         raise ValueError(f"`rouge_w_weight` must be a finite number > 1, got {rouge_w_weight!r}")
     check_choice(reduction, "reduction", REDUCTIONS)
     return keys, tokens

@@ -256,3 +256,81 @@ def test_clip_score_records_read_like_the_other_json_lines(tmp_path):
     path.write_bytes(b'{"image": "a.png", "caption": "x"}\n{"image": "b.png", "caption": "\xff"}\n')
     with pytest.raises(DataError, match=r"captions.jsonl:2: not valid UTF-8"):
         read_field_records(path, ("image", "caption"), "E")
+
+
+# ---------------------------------------------------------------------------------------------------- fuzz: record values
+BIG = "1" + "0" * 400  # valid JSON, an int in Python, past float64's range: float() raises OverflowError
+
+
+@pytest.mark.parametrize("metric, options, prediction, reference", [
+    ("ranking", "", '{"d1": ' + BIG + '}', '{"d1": 1}'),
+    ("ranking", "", '{"d1": 0.5}', '{"d1": ' + BIG + '}'),
+    ("zero_shot_detection_f1", "", '{"cat": [[0, 0, ' + BIG + ', 10]]}', '{"cat": [[0, 0, 10, 10]]}'),
+    ("ocr_e2e", "", '[{"points": [0, 0, 10, 0, 10, 10, 0, ' + BIG + '], "text": "A"}]',
+     '[{"points": [0, 0, 10, 0, 10, 10, 0, 10], "text": "A"}]'),
+])
+def test_a_number_past_float64_in_a_record_is_a_user_error(tmp_path, capsys, metric, options, prediction, reference):
+    # OverflowError (not a ValueError) escaped main with a traceback from the catalog's record adapters
+    (tmp_path / "p.jsonl").write_text(f'{{"id": 1, "prediction": {prediction}}}\n', encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text(f'{{"id": 1, "references": {reference}}}\n', encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"tasks:\n  - {{name: T, metric: {metric}, predictions: p.jsonl, references: r.jsonl}}\n",
+                      encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "r.jsonl" in err and "(first id '1')" in err
+
+
+def test_a_box_coordinate_past_float64_in_the_aij2021_detection_format_names_the_file(tmp_path, capsys):
+    # math.isfinite(10**400) raises OverflowError: it escaped main from the format's box check
+    (tmp_path / "pred.json").write_text('{"1.png": {"cat": [[0, 0, ' + BIG + ', 10]]}}', encoding="utf-8")
+    (tmp_path / "gt.json").write_text('{"1.png": {"cat": [[0, 0, 10, 10]]}}', encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text("suite: aij2021\ntasks:\n  - {name: ZeroShotDetection, predictions: pred.json, references: gt.json}\n",
+                      encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "pred.json:1: id '1.png', label 'cat'" in err
+
+
+# ---------------------------------------------------------------------------------------------------- fuzz: options
+def test_an_empty_device_flag_is_refused_not_taken_for_no_flag(tmp_path, capsys):
+    config = _task(tmp_path, '{"id": "1", "prediction": "a b"}\n', REFS)
+    code, _, err = _run(["evaluate", config, "--no-checkpoint", "--device", ""], capsys)
+    assert code == 2 and err.count("\n") == 1 and "`--device`" in err  # scored on the CPU before
+
+
+@pytest.mark.parametrize("value", ["false", "0", '""', "[]"])
+def test_task_options_that_are_a_falsy_non_mapping_are_refused(tmp_path, capsys, value):
+    config = _task(tmp_path, '{"id": "1", "prediction": "a b"}\n', REFS, options=f"    options: {value}\n")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)  # `or {}` made them no options
+    assert code == 2 and err.count("\n") == 1 and "config.yaml: tasks[0] (QA): `options` must be a mapping" in err
+
+
+_TEXT = ('{"id": 1, "prediction": "the cat"}\n', '{"id": 1, "references": ["the cat"]}\n')
+_LABELS = ('{"id": 1, "prediction": 1}\n', '{"id": 1, "references": 2}\n')
+_RUN = ('{"id": 1, "prediction": {"d1": 0.5}}\n', '{"id": 1, "references": {"d1": 1}}\n')
+
+
+@pytest.mark.parametrize("metric, options, data", [
+    ("cider", f"sigma: {BIG}", _TEXT),
+    ("bleu", f"mode: nltk, weights: [{BIG}, 0.5]", _TEXT),
+    ("bleu", f"smooth: floor, smooth_value: {BIG}", _TEXT),
+    ("rouge", f"rouge_w_weight: {BIG}", _TEXT),
+    ("rouge", "rouge_w_weight: .inf", _TEXT),
+    ("codebleu", f"language: python, weights: [{BIG}, 1, 1, 1]", _TEXT),
+    ("meteor", f"mode: nltk, alpha: {BIG}", _TEXT),
+    ("wmd", f"embeddings: emb.txt, reg: {BIG}", _TEXT),
+    ("ranking", f"relevance_level: {BIG}", _RUN),
+    ("ranking", "relevance_level: .nan", _RUN),  # scored every query 0 silently
+    ("f1", "num_classes: -1", _LABELS),  # RuntimeError from torch.zeros: F1 made its states before its checks
+    ("f1", f"num_classes: 3, ignore_index: {BIG}", _LABELS),
+])
+def test_an_option_past_float64_or_int64_is_a_user_error(tmp_path, capsys, metric, options, data):
+    # OverflowError (math.isfinite / float() / a tensor comparison of a 400-digit int) escaped main with a traceback
+    (tmp_path / "p.jsonl").write_text(data[0], encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text(data[1], encoding="utf-8")
+    (tmp_path / "emb.txt").write_text("2 2\nthe 0.1 0.2\ncat 0.3 0.1\n", encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"tasks:\n  - {{name: T, metric: {metric}, predictions: p.jsonl, references: r.jsonl, "
+                      f"options: {{{options}}}}}\n", encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and ("c.yaml: tasks[0] (T)" in err or "task 'T'" in err)

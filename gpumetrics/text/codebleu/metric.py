@@ -126,7 +126,7 @@ from gpumetrics.core import (
     PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length,
     gc_paused, reduce_scores, single_threaded,
 )
-from gpumetrics.core.checks import describe_value
+from gpumetrics.core.checks import describe_value, is_finite
 from gpumetrics.core.files import file_sha256
 from gpumetrics.core.transfer import upload
 from gpumetrics.core.warn import warn_caller
@@ -182,7 +182,7 @@ class _CodeBLEUConfig:
             raise TypeError(f"`weights` must be a sequence of 4 numbers, got {describe_value(weights)}")
         if len(weights) != 4 or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights):
             raise ValueError(f"`weights` must be 4 numbers (alpha, beta, gamma, theta), got {weights!r}")
-        if not all(math.isfinite(w) for w in weights):
+        if not all(is_finite(w) for w in weights):
             raise ValueError(f"`weights` must be finite, got {weights!r}")
         if tokenizer is not None and not callable(tokenizer):
             raise TypeError(f"`tokenize` must be a callable str -> list[str] or None, got {describe_value(tokenizer)}")
