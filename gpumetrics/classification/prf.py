@@ -160,7 +160,8 @@ def _check_inputs(
     ``preds``/``target`` must be tensors (``TypeError``), ``target`` integer and multiclass scores ``[N, C, ...]``
     floating point (``TypeError``), both holding values (not on the ``meta`` device) and, unless ``same_device`` is
     False (a module moves both to its own), on one device (``ValueError``); ``top_k > 1`` needs scores; floating
-    ``preds`` must be finite; labels must lie in their range — binary ``{0, 1}``, multiclass ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target``
+    ``preds`` must be finite; labels must lie in their range — binary ``{0, 1}``, multiclass
+    ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target``
     is not ``ignore_index`` (those positions are not scored, so their values do not matter). ``ValueError`` names the
     argument and the allowed range. Shapes, dtypes and options are then checked by torchmetrics' own validation.
     """
