@@ -91,13 +91,14 @@ class Metric(torchmetrics.Metric):
 
         @functools.wraps(update)
         def counted(*args: Any, **kwargs: Any) -> None:
-            # torchmetrics counts the update and drops the cached value before running it: a rejected update would
-            # count (a checkpoint said 1 update, compute() no longer warned about none)
-            count, computed = self._update_count, self._computed
+            # torchmetrics counts the update before running it: a rejected update would count (a checkpoint said 1
+            # update, compute() no longer warned about none). The cached value stays dropped: an update that fails
+            # after changing a state must not be answered from the cache
+            count = self._update_count
             try:
                 wrapped(*args, **kwargs)
             except BaseException:
-                self._update_count, self._computed = count, computed
+                self._update_count = count
                 raise
 
         return counted

@@ -181,7 +181,8 @@ def _prepare(
         relevance = relevance.long()
     if doc_ids is not None:
         if isinstance(doc_ids, (str, bytes)):  # "" failed inside (IndexError), "abc" read as three docnos
-            raise TypeError(f"`doc_ids` must be a tensor of ids or lists of docno strings, got {describe_value(doc_ids)}")
+            raise TypeError(f"`doc_ids` must be a tensor of ids or lists of docno strings, got "
+                            f"{describe_value(doc_ids)}")
         if isinstance(doc_ids, np.ndarray) and doc_ids.dtype.kind in "UO":  # docnos
             doc_ids = doc_ids.tolist()
         doc_ids = _string_ids(doc_ids) if _holds_strings(doc_ids) else doc_ids

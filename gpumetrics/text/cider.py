@@ -83,7 +83,8 @@ def _check_options(mode: Any, tokenize: Any, reduction: Any, n_gram: Any, sigma:
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0 or not is_finite(sigma):
         raise ValueError(f"`sigma` must be a positive finite number, got {sigma!r}")
     if not 0 < 2.0 * float(sigma) * float(sigma) < math.inf:  # 1e-200: 2σ² = 0, CIDEr-D NaN; 1e200: OverflowError
-        raise ValueError(f"`sigma` must have a positive finite 2·sigma² in float64 (about 1e-154 to 1e154), got {sigma!r}")
+        raise ValueError(f"`sigma` must have a positive finite 2·sigma² in float64 (about 1e-154 to 1e154), "
+                         f"got {sigma!r}")
     return get_tokenizer(tokenize)
 
 

@@ -455,6 +455,8 @@ class WordMoversDistance(PerSampleScore):
                                      self.max_iter, self.tol, self.device))
 
     def _signature_fields(self) -> dict[str, Any]:
-        return {"method": self.method, "reg": self.reg if self.method == "sinkhorn" else None,
+        sinkhorn = self.method == "sinkhorn"  # an unconverged plan's cost depends on max_iter and tol too
+        return {"method": self.method, "reg": self.reg if sinkhorn else None,
+                "iter": self.max_iter if sinkhorn else None, "tol": self.tol if sinkhorn else None,
                 "norm": self.normalize, "stop": len(self.stop) or None, "vocab": len(self.table),
                 "dim": int(self.table.vectors.shape[1])}

@@ -317,3 +317,17 @@ def test_keyed_vectors_own_lookup_and_dtype():
                                     dtype=torch.float64)
             _assert_same(word_movers_distance(preds, target, embeddings=kv, normalize=norm, reduction="none"),
                          expected, tol=1e-12)
+
+
+def test_sinkhorn_iterations_and_tolerance_are_in_the_signature():
+    """Sinkhorn's cost depends on max_iter and tol (an unconverged plan): metrics that differ in them must not merge
+    or exchange checkpoints (they did: neither was in the signature; found by fuzzing)."""
+    from gpumetrics import WordMoversDistance
+
+    vectors = {"a": [1.0, 0.0], "b": [0.0, 1.0]}
+    few, many = WordMoversDistance(vectors, "sinkhorn", max_iter=2), WordMoversDistance(vectors, "sinkhorn")
+    assert "|iter:2|tol:1e-06|" in few.signature() and "|iter:1000|" in many.signature()
+    many.update(["a"], ["b"])
+    with pytest.raises(ValueError, match="signatures differ"):
+        few.merge_state(many)
+    assert "iter" not in WordMoversDistance(vectors, max_iter=2).signature()  # the exact EMD ignores them
