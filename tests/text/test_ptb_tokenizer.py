@@ -315,3 +315,19 @@ def test_fast_path_equals_full_lexer(monkeypatch):
     fast = [[ptb_tokenize(c, f) for f in following] for c in captions]
     monkeypatch.setattr(ptb, "_PTB_SIMPLE", re.compile(r"(?!)"))  # never take the fast path
     assert fast == [[ptb_tokenize(c, f) for f in following] for c in captions]
+
+
+def test_texts_without_a_web_address_marker_tokenise_as_with_the_likely_url_rule(monkeypatch):
+    """The lexer leaves LIKELYURL out where no ``www.`` / ``.com`` / ``.net`` / ``.org`` / ``.edu`` occurs (tried at
+    every skipped character it read on through the following letters: quadratic on huge hostile captions); with the
+    rule forced in, hostile texts without a marker give the same tokens."""
+    import gpumetrics.text.tokenize.ptb as ptb
+
+    rng = random.Random(44)
+    alphabet = [*"abcwxyz.com/net org:edu-_'’ ,!?()<>&;#@$0129\u200b\ufeff\ud800🙂《》\xa0\u3000\t", "www", ".co", "&amp;",
+                "http://", "e.g.", "U.S.", "n't", "'s", "Mr."]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    texts = [text for text in texts if not ptb._has_likely_url_marker(text)]
+    gated = [ptb_tokenize(text) for text in texts]
+    monkeypatch.setattr(ptb, "_has_likely_url_marker", lambda text: True)
+    assert [ptb_tokenize(text) for text in texts] == gated and len(texts) > 2500
