@@ -22,7 +22,7 @@ from gpumetrics.core.signature import library_version
 from gpumetrics.harness.checkpoint import RunCheckpoint, run_fingerprint
 from gpumetrics.harness.config import ConfigError, EvalConfig, TaskConfig
 from gpumetrics.harness.records import Batch, DataError, IndexedJoin
-from gpumetrics.harness.registry import get_format
+from gpumetrics.harness.registry import bounded_repr, get_format
 from gpumetrics.harness.samples import SampleSummary
 
 # progress (core.progress.ProgressFn): a task's samples (label: the task name; called before the first batch and after
@@ -251,7 +251,11 @@ class _Run:
             return _supplied_result(task)
         data, options = self._open(task)
         loaded = time.perf_counter()
-        metric = task.metric.build(options).to(self.device)
+        try:
+            metric = task.metric.build(options).to(self.device)
+        except (TypeError, ValueError) as err:  # options checked only when the metric is built (image models' options)
+            raise TaskError(f"task {task.name!r}: metric {task.metric.name!r} with options "
+                            f"{bounded_repr(options, 200)}: {err}") from None
         total = len(data)
         if data.total == 0:
             raise DataError(task.references, None, f"task {task.name!r}: the references file holds no records")

@@ -334,3 +334,21 @@ def test_an_option_past_float64_or_int64_is_a_user_error(tmp_path, capsys, metri
                       f"options: {{{options}}}}}\n", encoding="utf-8")
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and err.count("\n") == 1 and ("c.yaml: tasks[0] (T)" in err or "task 'T'" in err)
+
+
+@pytest.mark.parametrize("metric, options, expected", [
+    ("clip_score", "pretrained: 3", "`pretrained` must be a tag"),  # a TypeError that escaped main once the data were read
+    ("clip_score", "scale: -1", "`scale` must be a positive number"),
+    ("kid", "gamma: -1", "`gamma` must be a finite positive number"),
+    ("fid", "feature: 7", "`feature` must be one of"),
+])
+def test_image_options_are_checked_when_the_config_loads(tmp_path, capsys, metric, options, expected):
+    # the image entries' check looked at image_root, batch_size, workers and decode only: the metric's own options
+    # failed when the model was built, after the data were read, naming neither the config nor the task
+    (tmp_path / "p.jsonl").write_text('{"id": 1, "prediction": "a.png"}\n', encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text('{"id": 1, "references": ["b.png"]}\n', encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"tasks:\n  - {{name: T, metric: {metric}, predictions: p.jsonl, references: r.jsonl, "
+                      f"options: {{{options}}}}}\n", encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "c.yaml: tasks[0] (T): invalid options" in err and expected in err
