@@ -181,7 +181,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
     ),
     # ------------------------------------------------------------------------------------ classification
     *(TaskMetric(
-        name=name, factory=f"{_PRF}:Multiclass{cls}",
+        name=name, factory=f"{_PRF}:Multiclass{cls}", check_options=f"{_FACTORIES}:check_{name}",
         description=f"multiclass {what} (torchmetrics parity; average macro|micro|weighted) of label records: "
                     "prediction and reference are class indices; option num_classes — docs/metrics/shapley.md",
         empty_prediction=None, update_args=label_update_args, options=options,

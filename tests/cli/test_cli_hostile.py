@@ -352,3 +352,20 @@ def test_image_options_are_checked_when_the_config_loads(tmp_path, capsys, metri
                       f"options: {{{options}}}}}\n", encoding="utf-8")
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and err.count("\n") == 1 and "c.yaml: tasks[0] (T): invalid options" in err and expected in err
+
+
+@pytest.mark.parametrize("metric, options", [
+    ("f1", "num_classes: 3, average: none"),
+    ("precision", "num_classes: 3, average: null"),
+    ("recall", "num_classes: 3, multidim_average: samplewise"),
+])
+def test_label_options_without_one_task_score_are_refused_when_the_config_loads(tmp_path, capsys, metric, options):
+    # they scored every sample, then failed with "metric 'f1' returned list", naming neither the config nor the task
+    (tmp_path / "p.jsonl").write_text(_LABELS[0], encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text(_LABELS[1], encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"tasks:\n  - {{name: T, metric: {metric}, predictions: p.jsonl, references: r.jsonl, "
+                      f"options: {{{options}}}}}\n", encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "c.yaml: tasks[0] (T): invalid options" in err
+    assert "not a task score" in err
