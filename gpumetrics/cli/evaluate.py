@@ -106,7 +106,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         with progress_bars(args.progress if rank == 0 else "off") as progress:
             report = evaluate(
                 # the config's own `device:` goes in as the config's (its errors name the config, not --device)
-                config, device=device if args.device is not None or device != config.device else None, batch_size=args.batch_size, progress=progress,
+                config, device=device if args.device is not None or device != config.device else None,
+                batch_size=args.batch_size, progress=progress,
                 checkpoint_dir=None if args.no_checkpoint else checkpoint_dir, checkpoint_every=args.checkpoint_every,
                 resume=args.resume, samples=bool(args.html),
                 argv=[a for a in args.argv if a != "--resume"],

@@ -258,7 +258,7 @@ def test_clip_score_records_read_like_the_other_json_lines(tmp_path):
         read_field_records(path, ("image", "caption"), "E")
 
 
-# ---------------------------------------------------------------------------------------------------- fuzz: record values
+# ------------------------------------------------------------------------------------------------- fuzz: record values
 BIG = "1" + "0" * 400  # valid JSON, an int in Python, past float64's range: float() raises OverflowError
 
 
@@ -285,8 +285,8 @@ def test_a_box_coordinate_past_float64_in_the_aij2021_detection_format_names_the
     (tmp_path / "pred.json").write_text('{"1.png": {"cat": [[0, 0, ' + BIG + ', 10]]}}', encoding="utf-8")
     (tmp_path / "gt.json").write_text('{"1.png": {"cat": [[0, 0, 10, 10]]}}', encoding="utf-8")
     config = tmp_path / "c.yaml"
-    config.write_text("suite: aij2021\ntasks:\n  - {name: ZeroShotDetection, predictions: pred.json, references: gt.json}\n",
-                      encoding="utf-8")
+    config.write_text("suite: aij2021\ntasks:\n  - {name: ZeroShotDetection, predictions: pred.json, "
+                      "references: gt.json}\n", encoding="utf-8")
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and err.count("\n") == 1 and "pred.json:1: id '1.png', label 'cat'" in err
 
@@ -337,7 +337,7 @@ def test_an_option_past_float64_or_int64_is_a_user_error(tmp_path, capsys, metri
 
 
 @pytest.mark.parametrize("metric, options, expected", [
-    ("clip_score", "pretrained: 3", "`pretrained` must be a tag"),  # a TypeError that escaped main once the data were read
+    ("clip_score", "pretrained: 3", "`pretrained` must be a tag"),  # a TypeError escaped main once the data were read
     ("clip_score", "scale: -1", "`scale` must be a positive number"),
     ("kid", "gamma: -1", "`gamma` must be a finite positive number"),
     ("fid", "feature: 7", "`feature` must be one of"),
