@@ -63,6 +63,8 @@ def _check_label_metric(cls: str, options: dict) -> None:
     from gpumetrics.harness.registry import resolve
 
     resolve(f"gpumetrics.classification:{cls}")(**options)
+    if options.get("num_classes") is None:  # the label records' range check needs it (validate_args: false crashed)
+        raise ValueError("`num_classes` is required: the number of classes of the label records")
     if "average" in options and options["average"] in (None, "none"):
         raise ValueError(f"`average={options['average']!r}` gives one score per class, not a task score: use macro, "
                          "micro or weighted")

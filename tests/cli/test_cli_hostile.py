@@ -369,3 +369,15 @@ def test_label_options_without_one_task_score_are_refused_when_the_config_loads(
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and err.count("\n") == 1 and "c.yaml: tasks[0] (T): invalid options" in err
     assert "not a task score" in err
+
+
+@pytest.mark.parametrize("options", ["average: micro", "validate_args: false"])
+def test_precision_without_num_classes_is_refused_when_the_config_loads(tmp_path, capsys, options):
+    # micro: a TypeError (`target >= None`) once the data were read; validate_args: false: RuntimeError from reshape
+    (tmp_path / "p.jsonl").write_text(_LABELS[0], encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text(_LABELS[1], encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text("tasks:\n  - {name: T, metric: precision, predictions: p.jsonl, references: r.jsonl, "
+                      f"options: {{{options}}}}}\n", encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "c.yaml: tasks[0] (T)" in err and "`num_classes` is required" in err
