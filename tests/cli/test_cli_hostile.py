@@ -381,3 +381,23 @@ def test_precision_without_num_classes_is_refused_when_the_config_loads(tmp_path
                       f"options: {{{options}}}}}\n", encoding="utf-8")
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and err.count("\n") == 1 and "c.yaml: tasks[0] (T)" in err and "`num_classes` is required" in err
+
+
+# ------------------------------------------------------------------------------------------------- fuzz: report files
+_HISTOGRAM = {"edges": [0.0, 0.5, 1.0], "counts": [1, 2]}
+
+
+@pytest.mark.parametrize("task, suite", [
+    ({"name": "T", "counts": 3, "details": 0.5, "files": "p.jsonl"}, None),  # AttributeError: no .get / .items
+    ({"name": "T", "metric": ["bleu"], "higher_is_better": []}, None),  # unhashable registry / mark lookups
+    ({"name": "T", "counts": {"missing_ids": 7}}, {"name": "s", "missing_tasks": 3}),  # not iterable
+    ({"name": "T", "samples": {"histogram": {**_HISTOGRAM, "counts": [1, "x"]}, "worst": 5}}, None),
+    ({"name": "T", "samples": {"histogram": {**_HISTOGRAM, "counts": 2}}}, None),
+])
+def test_report_of_a_malformed_json_report_is_a_user_error_or_renders(tmp_path, capsys, task, suite):
+    # a report file of the right outline but wrong field types escaped main from the HTML renderer
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"tasks": [task], **({"suite": suite} if suite else {})}), encoding="utf-8")
+    code, _, err = _run(["report", report, "--html", tmp_path / "r.html"], capsys)
+    assert code == 0 or (code == 2 and err.count("\n") == 1 and f"{report}: not a gpumetrics JSON report" in err)
+    assert (tmp_path / "r.html").exists() == (code == 0)
