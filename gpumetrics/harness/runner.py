@@ -135,6 +135,42 @@ def primary_score(result: Any, primary: Optional[str], metric: str) -> tuple[flo
     raise ValueError(f"metric {metric!r} returned {type(value).__name__}, expected a scalar or a dict of scalars")
 
 
+_NUMBER = (int, float)
+#: the type of each TaskResult field, checked when a checkpoint's finished tasks are restored
+_RESULT_TYPES = {"name": str, "metric": str, "options": dict, "score": _NUMBER, "higher_is_better": (bool, type(None)),
+                 "signature": str, "n": int, "missing": int, "missing_ids": list, "details": dict, "predictions": str,
+                 "references": str, "load_seconds": _NUMBER, "eval_seconds": _NUMBER, "not_evaluated": int,
+                 "samples": (dict, type(None))}
+
+
+def _check_position(saved: dict, tasks: int, path: Path) -> None:
+    """Refuse a checkpoint whose fingerprint matches but whose position has other types or ranges (a file edited or
+    written by something else): the run would fail far from the cause, or report nonsense."""
+    def bad(what: str) -> ConfigError:
+        return ConfigError(f"{path}: not a gpumetrics checkpoint ({what}); delete it or run without --resume")
+
+    def whole(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if not isinstance(saved["started"], str):
+        raise bad("`started` is not a time stamp")
+    if not whole(saved["task"]) or not 0 <= saved["task"] <= tasks or not whole(saved["done"]) or saved["done"] < 0:
+        raise bad("its task or sample position is not a count in range")
+    seconds = saved["seconds"]
+    if not isinstance(seconds, (list, tuple)) or len(seconds) != 2 or not all(isinstance(s, _NUMBER) for s in seconds):
+        raise bad("`seconds` is not a pair of numbers")
+    if not all(saved[key] is None or isinstance(saved[key], dict) for key in ("metric", "samples")):
+        raise bad("its metric states or samples are not objects")
+    finished = saved["finished"]
+    if not isinstance(finished, list) or len(finished) != saved["task"]:
+        raise bad("its finished tasks are not one result per task before the current one")
+    for result in finished:
+        if not isinstance(result, dict) or set(result) != set(_RESULT_TYPES) or not all(
+                isinstance(result[key], kind) and not (kind in (int, _NUMBER) and isinstance(result[key], bool))
+                for key, kind in _RESULT_TYPES.items()):
+            raise bad("a finished task's result has other fields or types")
+
+
 def _device(device: Optional[str], name: str = "--device", where: Optional[str] = None) -> torch.device:
     """``core.check_device`` (``None`` → CPU), its error as a ``ConfigError`` (after ``where``, e.g. the config file)."""
     try:
@@ -462,6 +498,8 @@ def evaluate(
         run.checkpoint = RunCheckpoint(checkpoint_dir, rank, world_size,
                                        run_fingerprint(config, size, world_size, torch_device, samples))
         saved = run.checkpoint.load() if resume else None
+        if saved is not None:
+            _check_position(saved, len(config.tasks), run.checkpoint.path)
         if resume and world_size > 1:
             saved = _agreed_position(saved, world_size)
     first_task = 0

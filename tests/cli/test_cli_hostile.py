@@ -401,3 +401,37 @@ def test_report_of_a_malformed_json_report_is_a_user_error_or_renders(tmp_path, 
     code, _, err = _run(["report", report, "--html", tmp_path / "r.html"], capsys)
     assert code == 0 or (code == 2 and err.count("\n") == 1 and f"{report}: not a gpumetrics JSON report" in err)
     assert (tmp_path / "r.html").exists() == (code == 0)
+
+
+# ------------------------------------------------------------------------------------------------- fuzz: checkpoints
+@pytest.mark.parametrize("field, value", [
+    ("finished", [{"name": "QA"}]),  # TaskResult(**result): TypeError
+    ("finished", 5),  # not iterable
+    ("task", "1"),  # range("1", …): TypeError
+    ("metric", [1]),  # load_state_dict: TypeError
+    ("seconds", None),
+])
+def test_a_checkpoint_with_the_run_s_fingerprint_but_other_types_is_refused(tmp_path, capsys, monkeypatch, field, value):
+    from gpumetrics.harness import runner
+
+    preds = '{"id": "1", "prediction": "a b"}\n{"id": "2", "prediction": "c"}\n'
+    config = _task(tmp_path, preds, REFS)
+    config.write_text(config.read_text(encoding="utf-8") + "  - {name: QA2, metric: bleu, predictions: preds.jsonl, "
+                      "references: refs.jsonl}\n", encoding="utf-8")
+    evaluate_task = runner._Run.evaluate_task
+
+    def interrupted(self, index, task, resume=None):
+        if index == 1:
+            raise KeyboardInterrupt
+        return evaluate_task(self, index, task, resume)
+
+    monkeypatch.setattr(runner._Run, "evaluate_task", interrupted)
+    argv = ["evaluate", config, "--checkpoint-dir", tmp_path / "ck", "-o", tmp_path / "r.json"]
+    assert _run(argv, capsys)[0] == 130
+    monkeypatch.setattr(runner._Run, "evaluate_task", evaluate_task)
+    (checkpoint,) = (tmp_path / "ck").glob("*.pt")
+    saved = torch.load(checkpoint, weights_only=True)
+    torch.save({**saved, field: value}, checkpoint)  # the fingerprint still matches the run
+    code, _, err = _run([*argv, "--resume"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "not a gpumetrics checkpoint" in err and str(checkpoint) in err
+    assert not (tmp_path / "r.json").exists()
