@@ -411,7 +411,8 @@ def test_report_of_a_malformed_json_report_is_a_user_error_or_renders(tmp_path, 
     ("metric", [1]),  # load_state_dict: TypeError
     ("seconds", None),
 ])
-def test_a_checkpoint_with_the_run_s_fingerprint_but_other_types_is_refused(tmp_path, capsys, monkeypatch, field, value):
+def test_a_checkpoint_with_the_run_s_fingerprint_but_other_types_is_refused(tmp_path, capsys, monkeypatch, field,
+                                                                         value):
     from gpumetrics.harness import runner
 
     preds = '{"id": "1", "prediction": "a b"}\n{"id": "2", "prediction": "c"}\n'
