@@ -436,3 +436,13 @@ def test_a_checkpoint_with_the_run_s_fingerprint_but_other_types_is_refused(tmp_
     code, _, err = _run([*argv, "--resume"], capsys)
     assert code == 2 and err.count("\n") == 1 and "not a gpumetrics checkpoint" in err and str(checkpoint) in err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_score_checks_options_as_a_config_task_is_checked(tmp_path, capsys):
+    # `score` built the metric without the catalog's check: precision without num_classes and validate_args=false
+    # escaped main as a RuntimeError from torchmetrics' reshape
+    (tmp_path / "a.txt").write_text("1\n2\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("0\n2\n", encoding="utf-8")
+    code, _, err = _run(["score", "-m", "precision", "--opt", "validate_args=false", "-r", tmp_path / "a.txt",
+                         tmp_path / "b.txt"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "`num_classes` is required" in err
