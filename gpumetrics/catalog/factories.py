@@ -56,3 +56,29 @@ def check_kid_files(**options: Any) -> None:
 
 def check_clip_score_files(**options: Any) -> None:
     _image_file_check("clip_score_files", options)
+
+
+def _check_label_metric(cls: str, options: dict) -> None:
+    """Build the module (its own checks), and refuse the options whose result is not one task score."""
+    from gpumetrics.harness.registry import resolve
+
+    resolve(f"gpumetrics.classification:{cls}")(**options)
+    if options.get("num_classes") is None:  # the label records' range check needs it (validate_args: false crashed)
+        raise ValueError("`num_classes` is required: the number of classes of the label records")
+    if "average" in options and options["average"] in (None, "none"):
+        raise ValueError(f"`average={options['average']!r}` gives one score per class, not a task score: use macro, "
+                         "micro or weighted")
+    if options.get("multidim_average") == "samplewise":
+        raise ValueError("`multidim_average: samplewise` gives one score per sample, not a task score: use global")
+
+
+def check_f1(**options: Any) -> None:
+    _check_label_metric("MulticlassF1Score", options)
+
+
+def check_precision(**options: Any) -> None:
+    _check_label_metric("MulticlassPrecision", options)
+
+
+def check_recall(**options: Any) -> None:
+    _check_label_metric("MulticlassRecall", options)

@@ -28,7 +28,8 @@ _FACTORIES = "gpumetrics.catalog.factories"
 #: options of the multiclass precision / recall / F1 modules (``num_classes`` has no default: a config sets it)
 _PRF_OPTIONS = {"num_classes": REQUIRED, "top_k": 1, "average": "macro", "multidim_average": "global",
                 "ignore_index": None, "validate_args": True, "zero_division": 0}
-#: precision and recall infer ``num_classes`` when it is not given, and take no ``zero_division``
+#: precision and recall take no ``zero_division``; their modules' ``num_classes`` defaults to None (micro average), but a
+#: task needs it all the same (``catalog.factories.check_precision``: the label range check)
 _PR_OPTIONS = {"num_classes": None, "top_k": 1, "average": "macro", "multidim_average": "global", "ignore_index": None,
                "validate_args": True}
 
@@ -181,7 +182,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
     ),
     # ------------------------------------------------------------------------------------ classification
     *(TaskMetric(
-        name=name, factory=f"{_PRF}:Multiclass{cls}",
+        name=name, factory=f"{_PRF}:Multiclass{cls}", check_options=f"{_FACTORIES}:check_{name}",
         description=f"multiclass {what} (torchmetrics parity; average macro|micro|weighted) of label records: "
                     "prediction and reference are class indices; option num_classes — docs/metrics/shapley.md",
         empty_prediction=None, update_args=label_update_args, options=options,

@@ -106,7 +106,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         with progress_bars(args.progress if rank == 0 else "off") as progress:
             report = evaluate(
                 # the config's own `device:` goes in as the config's (its errors name the config, not --device)
-                config, device=device if args.device is not None or device != config.device else None, batch_size=args.batch_size, progress=progress,
+                config, device=device if args.device is not None or device != config.device else None,
+                batch_size=args.batch_size, progress=progress,
                 checkpoint_dir=None if args.no_checkpoint else checkpoint_dir, checkpoint_every=args.checkpoint_every,
                 resume=args.resume, samples=bool(args.html),
                 argv=[a for a in args.argv if a != "--resume"],
@@ -141,7 +142,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from gpumetrics.harness.html import write_html_report
+    from gpumetrics.harness.html import render_html, write_html_report
 
     check_output(args.html, "--html")
     check_not_inputs([("--html", args.html)], [("the JSON report read", Path(args.report))])
@@ -155,7 +156,11 @@ def _report(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.report}: not a JSON file ({err})") from None
     if not isinstance(report, dict) or not isinstance(report.get("tasks"), list):
         raise ValueError(f"{args.report}: not a gpumetrics JSON report (expected an object with a 'tasks' list)")
-    path = write_html_report(report, args.html)
+    try:
+        page = render_html(report)
+    except ValueError as err:  # a field the page cannot show (a histogram without its bins)
+        raise ValueError(f"{args.report}: not a gpumetrics JSON report ({err})") from None
+    path = write_html_report(report, args.html, page)
     console().print(f"HTML report written to {path}")
     return 0
 

@@ -122,8 +122,9 @@ def score_lines(metric: str, hypotheses: list[str], references: list[list[str]],
         raise ValueError("--opt reduction=none gives per-sample scores, not one score: use mean or sum")
     torch_device = check_device(device, "--device")
     try:
+        entry.check(options)  # what a config's task is checked for (precision's num_classes, f1's average …)
         built = entry.build(options)
-    except TypeError as err:
+    except (TypeError, FileNotFoundError) as err:
         raise ValueError(f"metric {metric!r}: {err}") from None
     built = built.to(torch_device)
     try:

@@ -74,7 +74,7 @@ def render_html(report: dict) -> str:
     """
     if not isinstance(report, dict):
         raise TypeError(f"`report` must be a report dict (Report.to_dict() or a JSON report), got {type(report).__name__}")
-    tasks = [task for task in report.get("tasks") or () if isinstance(task, dict)]
+    tasks = [task for task in _sequence(report.get("tasks")) if isinstance(task, dict)]
     title = f"gpumetrics · {report.get('name', 'report')}"
     parts = [HEAD.format(title=_escape(title)), f"<h1>{_escape(title)}</h1>\n", _header(report)]
     parts.append(_results_table(tasks))
@@ -86,9 +86,10 @@ def render_html(report: dict) -> str:
     return "".join(parts).encode("utf-8", "replace").decode("utf-8")
 
 
-def write_html_report(report: dict, path: Path | str) -> Path:
-    """Write :func:`render_html` of ``report`` to ``path`` atomically (a failed write leaves the previous page)."""
-    page = render_html(report)
+def write_html_report(report: dict, path: Path | str, page: Optional[str] = None) -> Path:
+    """Write :func:`render_html` of ``report`` (or ``page``, rendered already) to ``path`` atomically (a failed write
+    leaves the previous page)."""
+    page = render_html(report) if page is None else page
     path = Path(path)
     with atomic_write(path) as handle:
         handle.write(page)
@@ -102,11 +103,13 @@ def histogram_svg(histogram: dict, label: str = "score") -> str:
     Raises:
         ValueError: ``histogram`` lacks counts, or its edges are not one more than its counts.
     """
-    counts, edges = list(histogram.get("counts") or ()), list(histogram.get("edges") or ())
+    counts, edges = _sequence(histogram.get("counts")), _sequence(histogram.get("edges"))
     if not counts or len(edges) != len(counts) + 1:
         raise ValueError(
             f"`histogram` needs B >= 1 counts and B+1 edges, got {len(counts)} counts and {len(edges)} edges"
         )
+    if not all(_real(count) and count >= 0 for count in counts) or not all(_real(edge) for edge in edges):
+        raise ValueError("`histogram` needs counts ≥ 0 and edges that are numbers")
     width, height, margin = HISTOGRAM_WIDTH, HISTOGRAM_HEIGHT, HISTOGRAM_MARGIN
     plot_width, plot_height = width - 2 * margin, height - 2 * margin
     bin_width = plot_width / len(counts)
@@ -154,6 +157,25 @@ def shown_text(value: Any, limit: int = TEXT_LIMIT) -> str:
     return f'{_escape(text[:limit])}<span class="cut">… [+{len(text) - limit} chars]</span>'
 
 
+def _mapping(value: Any) -> dict:
+    """A report field that should be an object: itself, else empty (the page renders what a report file holds)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _sequence(value: Any) -> list:
+    """A report field that should be a list: itself, else empty."""
+    return value if isinstance(value, list) else []
+
+
+def _real(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+
+
+def _lookup(table: dict, key: Any, default: str = "") -> str:
+    """``table[key]`` for a key read from a report file (a list or an object there is no key)."""
+    return table.get(key, default) if isinstance(key, (str, int, float, bool, type(None))) else default
+
+
 def _escape(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
@@ -179,7 +201,7 @@ def _header(report: dict) -> str:
         ("config", "config"), ("device", "device"), ("started", "started"), ("batch_size", "batch size"),
         ("gpumetrics_version", "gpumetrics"), ("torch_version", "torch"),
     ) if report.get(key) is not None]
-    timing = report.get("timing") or {}
+    timing = _mapping(report.get("timing"))
     total = timing.get("total_seconds")
     if isinstance(total, (int, float)):
         items.append(("total time", f"{total:.2f} s" + (" (resumed from a checkpoint)" if timing.get("resumed") else "")))
@@ -196,8 +218,8 @@ def _header(report: dict) -> str:
 def _results_table(tasks: list[dict]) -> str:
     rows = []
     for index, task in enumerate(tasks):
-        counts = task.get("counts") or {}
-        mark = DIRECTION_MARKS.get(task.get("higher_is_better"), "")
+        counts = _mapping(task.get("counts"))
+        mark = _lookup(DIRECTION_MARKS, task.get("higher_is_better"))
         rows.append(
             f'<tr><td><a href="#task-{index}">{_escape(task.get("name", "?"))}</a></td>'
             f'<td>{_escape(task.get("metric", ""))}</td>'
@@ -206,8 +228,8 @@ def _results_table(tasks: list[dict]) -> str:
             f'<td class="num">{_number(counts.get("missing_predictions"))}</td>'
             f'<td class="sig"><code>{_escape(task.get("signature", ""))}</code></td></tr>'
         )
-        details = task.get("details") or {}
-        entry = registry.metrics().get(task.get("metric"))
+        details = _mapping(task.get("details"))
+        entry = _lookup(registry.metrics(), task.get("metric"), None)
         for key in entry.table_keys if entry is not None else ():
             if isinstance(details.get(key), (int, float)):
                 rows.append(f'<tr class="key"><td>{_escape(key)}</td><td></td><td class="num">{_number(details[key])}</td>'
@@ -223,13 +245,13 @@ def _suite(suite: dict) -> str:
     lines = [f'<h2>Suite {_escape(suite.get("name", ""))}</h2>\n'
              f'<p class="suite">combined score <strong>{_number(suite.get("score"))}</strong></p>\n']
     for key, label in (("missing_tasks", "missing tasks"), ("hidden_not_supplied", "hidden tasks not supplied")):
-        if suite.get(key):
+        if _sequence(suite.get(key)):
             lines.append(f'<p class="note">{label}: {_escape(", ".join(map(str, suite[key])))}</p>\n')
     return "".join(lines)
 
 
 def _task_section(index: int, task: dict) -> str:
-    counts, files = task.get("counts") or {}, task.get("files") or {}
+    counts, files = _mapping(task.get("counts")), _mapping(task.get("files"))
     items = [("metric", _escape(task.get("metric", ""))), ("score", _number(task.get("score")))]
     items += [(label, _escape(files[key])) for key, label in (("predictions", "predictions"), ("references", "references"))
               if files.get(key)]
@@ -237,10 +259,10 @@ def _task_section(index: int, task: dict) -> str:
         items.append(("options", f"<code>{shown_text(task['options'])}</code>"))
     if counts.get("not_evaluated"):
         items.append(("not evaluated", _number(counts["not_evaluated"])))
-    if counts.get("missing_ids"):
+    if _sequence(counts.get("missing_ids")):
         more = " …" if counts.get("missing_ids_truncated") else ""
         items.append(("missing ids", _escape(", ".join(map(str, counts["missing_ids"]))) + more))
-    scalars = {key: value for key, value in (task.get("details") or {}).items() if isinstance(value, (int, float))}
+    scalars = {key: value for key, value in _mapping(task.get("details")).items() if isinstance(value, (int, float))}
     if scalars:
         items.append(("details", ", ".join(f"{_escape(key)} {_number(value)}" for key, value in scalars.items())))
     body = [f'<section class="task" id="task-{index}">\n<h2>{_escape(task.get("name", "?"))}</h2>\n', _meta_list(items)]
@@ -257,7 +279,7 @@ def _task_section(index: int, task: dict) -> str:
 def _samples(samples: dict) -> str:
     name = samples.get("name", "score")
     better: Optional[bool] = samples.get("higher_is_better")
-    parts = [f"<h3>Per-sample {_escape(name)} ({DIRECTION_WORDS.get(better, '')})</h3>\n"]
+    parts = [f"<h3>Per-sample {_escape(name)} ({_lookup(DIRECTION_WORDS, better)})</h3>\n"]
     histogram = samples.get("histogram")
     if isinstance(histogram, dict):
         parts.append(histogram_svg(histogram, str(name)) + "\n")
@@ -265,7 +287,7 @@ def _samples(samples: dict) -> str:
                    ("above", "above the last edge"), ("nan", "NaN")) if histogram.get(key)]
         if outside:
             parts.append(f'<p class="note">not in the bins: {", ".join(outside)}</p>\n')
-    worst = [example for example in samples.get("worst") or () if isinstance(example, dict)]
+    worst = [example for example in _sequence(samples.get("worst")) if isinstance(example, dict)]
     if worst:
         rows = "\n".join(
             f'<tr><td class="text" dir="auto">{shown_text(example.get("id", ""))}</td>'

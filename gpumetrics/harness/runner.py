@@ -22,7 +22,7 @@ from gpumetrics.core.signature import library_version
 from gpumetrics.harness.checkpoint import RunCheckpoint, run_fingerprint
 from gpumetrics.harness.config import ConfigError, EvalConfig, TaskConfig
 from gpumetrics.harness.records import Batch, DataError, IndexedJoin
-from gpumetrics.harness.registry import get_format
+from gpumetrics.harness.registry import bounded_repr, get_format
 from gpumetrics.harness.samples import SampleSummary
 
 # progress (core.progress.ProgressFn): a task's samples (label: the task name; called before the first batch and after
@@ -133,6 +133,42 @@ def primary_score(result: Any, primary: Optional[str], metric: str) -> tuple[flo
     if isinstance(value, (int, float)):
         return float(value), {}
     raise ValueError(f"metric {metric!r} returned {type(value).__name__}, expected a scalar or a dict of scalars")
+
+
+_NUMBER = (int, float)
+#: the type of each TaskResult field, checked when a checkpoint's finished tasks are restored
+_RESULT_TYPES = {"name": str, "metric": str, "options": dict, "score": _NUMBER, "higher_is_better": (bool, type(None)),
+                 "signature": str, "n": int, "missing": int, "missing_ids": list, "details": dict, "predictions": str,
+                 "references": str, "load_seconds": _NUMBER, "eval_seconds": _NUMBER, "not_evaluated": int,
+                 "samples": (dict, type(None))}
+
+
+def _check_position(saved: dict, tasks: int, path: Path) -> None:
+    """Refuse a checkpoint whose fingerprint matches but whose position has other types or ranges (a file edited or
+    written by something else): the run would fail far from the cause, or report nonsense."""
+    def bad(what: str) -> ConfigError:
+        return ConfigError(f"{path}: not a gpumetrics checkpoint ({what}); delete it or run without --resume")
+
+    def whole(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if not isinstance(saved["started"], str):
+        raise bad("`started` is not a time stamp")
+    if not whole(saved["task"]) or not 0 <= saved["task"] <= tasks or not whole(saved["done"]) or saved["done"] < 0:
+        raise bad("its task or sample position is not a count in range")
+    seconds = saved["seconds"]
+    if not isinstance(seconds, (list, tuple)) or len(seconds) != 2 or not all(isinstance(s, _NUMBER) for s in seconds):
+        raise bad("`seconds` is not a pair of numbers")
+    if not all(saved[key] is None or isinstance(saved[key], dict) for key in ("metric", "samples")):
+        raise bad("its metric states or samples are not objects")
+    finished = saved["finished"]
+    if not isinstance(finished, list) or len(finished) != saved["task"]:
+        raise bad("its finished tasks are not one result per task before the current one")
+    for result in finished:
+        if not isinstance(result, dict) or set(result) != set(_RESULT_TYPES) or not all(
+                isinstance(result[key], kind) and not (kind in (int, _NUMBER) and isinstance(result[key], bool))
+                for key, kind in _RESULT_TYPES.items()):
+            raise bad("a finished task's result has other fields or types")
 
 
 def _device(device: Optional[str], name: str = "--device", where: Optional[str] = None) -> torch.device:
@@ -251,7 +287,11 @@ class _Run:
             return _supplied_result(task)
         data, options = self._open(task)
         loaded = time.perf_counter()
-        metric = task.metric.build(options).to(self.device)
+        try:
+            metric = task.metric.build(options).to(self.device)
+        except (TypeError, ValueError) as err:  # options checked only when the metric is built (image models' options)
+            raise TaskError(f"task {task.name!r}: metric {task.metric.name!r} with options "
+                            f"{bounded_repr(options, 200)}: {err}") from None
         total = len(data)
         if data.total == 0:
             raise DataError(task.references, None, f"task {task.name!r}: the references file holds no records")
@@ -458,6 +498,8 @@ def evaluate(
         run.checkpoint = RunCheckpoint(checkpoint_dir, rank, world_size,
                                        run_fingerprint(config, size, world_size, torch_device, samples))
         saved = run.checkpoint.load() if resume else None
+        if saved is not None:
+            _check_position(saved, len(config.tasks), run.checkpoint.path)
         if resume and world_size > 1:
             saved = _agreed_position(saved, world_size)
     first_task = 0

@@ -39,7 +39,6 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
-from gpumetrics.core.checks import is_finite
 from gpumetrics.harness.records import DataError, JoinedData, Record, join_records, read_id_object
 from gpumetrics.harness.registry import FORMATS, Format, get_format, register_format  # noqa: F401  (the format registry)
 
@@ -113,6 +112,8 @@ def read_aij2021_c2c(predictions: Path, references: Path, options: dict) -> tupl
 
 def _boxes(path: Path, record: Record, label: str, boxes: Any) -> list[list[float]]:
     """``[[x, y, w, h], …]``; ``[[]]`` means no box (the script's rule for predictions, applied to both files)."""
+    from gpumetrics.core.checks import is_finite  # here: `gpumetrics list` reads this module without torch
+
     if boxes == [[]]:
         return []
     ok = isinstance(boxes, list) and all(

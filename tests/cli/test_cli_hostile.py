@@ -258,7 +258,7 @@ def test_clip_score_records_read_like_the_other_json_lines(tmp_path):
         read_field_records(path, ("image", "caption"), "E")
 
 
-# ---------------------------------------------------------------------------------------------------- fuzz: record values
+# ------------------------------------------------------------------------------------------------- fuzz: record values
 BIG = "1" + "0" * 400  # valid JSON, an int in Python, past float64's range: float() raises OverflowError
 
 
@@ -285,8 +285,8 @@ def test_a_box_coordinate_past_float64_in_the_aij2021_detection_format_names_the
     (tmp_path / "pred.json").write_text('{"1.png": {"cat": [[0, 0, ' + BIG + ', 10]]}}', encoding="utf-8")
     (tmp_path / "gt.json").write_text('{"1.png": {"cat": [[0, 0, 10, 10]]}}', encoding="utf-8")
     config = tmp_path / "c.yaml"
-    config.write_text("suite: aij2021\ntasks:\n  - {name: ZeroShotDetection, predictions: pred.json, references: gt.json}\n",
-                      encoding="utf-8")
+    config.write_text("suite: aij2021\ntasks:\n  - {name: ZeroShotDetection, predictions: pred.json, "
+                      "references: gt.json}\n", encoding="utf-8")
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and err.count("\n") == 1 and "pred.json:1: id '1.png', label 'cat'" in err
 
@@ -334,3 +334,115 @@ def test_an_option_past_float64_or_int64_is_a_user_error(tmp_path, capsys, metri
                       f"options: {{{options}}}}}\n", encoding="utf-8")
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and err.count("\n") == 1 and ("c.yaml: tasks[0] (T)" in err or "task 'T'" in err)
+
+
+@pytest.mark.parametrize("metric, options, expected", [
+    ("clip_score", "pretrained: 3", "`pretrained` must be a tag"),  # a TypeError escaped main once the data were read
+    ("clip_score", "scale: -1", "`scale` must be a positive number"),
+    ("kid", "gamma: -1", "`gamma` must be a finite positive number"),
+    ("fid", "feature: 7", "`feature` must be one of"),
+])
+def test_image_options_are_checked_when_the_config_loads(tmp_path, capsys, metric, options, expected):
+    # the image entries' check looked at image_root, batch_size, workers and decode only: the metric's own options
+    # failed when the model was built, after the data were read, naming neither the config nor the task
+    (tmp_path / "p.jsonl").write_text('{"id": 1, "prediction": "a.png"}\n', encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text('{"id": 1, "references": ["b.png"]}\n', encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"tasks:\n  - {{name: T, metric: {metric}, predictions: p.jsonl, references: r.jsonl, "
+                      f"options: {{{options}}}}}\n", encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "c.yaml: tasks[0] (T): invalid options" in err and expected in err
+
+
+@pytest.mark.parametrize("metric, options", [
+    ("f1", "num_classes: 3, average: none"),
+    ("precision", "num_classes: 3, average: null"),
+    ("recall", "num_classes: 3, multidim_average: samplewise"),
+])
+def test_label_options_without_one_task_score_are_refused_when_the_config_loads(tmp_path, capsys, metric, options):
+    # they scored every sample, then failed with "metric 'f1' returned list", naming neither the config nor the task
+    (tmp_path / "p.jsonl").write_text(_LABELS[0], encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text(_LABELS[1], encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"tasks:\n  - {{name: T, metric: {metric}, predictions: p.jsonl, references: r.jsonl, "
+                      f"options: {{{options}}}}}\n", encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "c.yaml: tasks[0] (T): invalid options" in err
+    assert "not a task score" in err
+
+
+@pytest.mark.parametrize("options", ["average: micro", "validate_args: false"])
+def test_precision_without_num_classes_is_refused_when_the_config_loads(tmp_path, capsys, options):
+    # micro: a TypeError (`target >= None`) once the data were read; validate_args: false: RuntimeError from reshape
+    (tmp_path / "p.jsonl").write_text(_LABELS[0], encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text(_LABELS[1], encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text("tasks:\n  - {name: T, metric: precision, predictions: p.jsonl, references: r.jsonl, "
+                      f"options: {{{options}}}}}\n", encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "c.yaml: tasks[0] (T)" in err and "`num_classes` is required" in err
+
+
+# ------------------------------------------------------------------------------------------------- fuzz: report files
+_HISTOGRAM = {"edges": [0.0, 0.5, 1.0], "counts": [1, 2]}
+
+
+@pytest.mark.parametrize("task, suite", [
+    ({"name": "T", "counts": 3, "details": 0.5, "files": "p.jsonl"}, None),  # AttributeError: no .get / .items
+    ({"name": "T", "metric": ["bleu"], "higher_is_better": []}, None),  # unhashable registry / mark lookups
+    ({"name": "T", "counts": {"missing_ids": 7}}, {"name": "s", "missing_tasks": 3}),  # not iterable
+    ({"name": "T", "samples": {"histogram": {**_HISTOGRAM, "counts": [1, "x"]}, "worst": 5}}, None),
+    ({"name": "T", "samples": {"histogram": {**_HISTOGRAM, "counts": 2}}}, None),
+])
+def test_report_of_a_malformed_json_report_is_a_user_error_or_renders(tmp_path, capsys, task, suite):
+    # a report file of the right outline but wrong field types escaped main from the HTML renderer
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"tasks": [task], **({"suite": suite} if suite else {})}), encoding="utf-8")
+    code, _, err = _run(["report", report, "--html", tmp_path / "r.html"], capsys)
+    assert code == 0 or (code == 2 and err.count("\n") == 1 and f"{report}: not a gpumetrics JSON report" in err)
+    assert (tmp_path / "r.html").exists() == (code == 0)
+
+
+# ------------------------------------------------------------------------------------------------- fuzz: checkpoints
+@pytest.mark.parametrize("field, value", [
+    ("finished", [{"name": "QA"}]),  # TaskResult(**result): TypeError
+    ("finished", 5),  # not iterable
+    ("task", "1"),  # range("1", …): TypeError
+    ("metric", [1]),  # load_state_dict: TypeError
+    ("seconds", None),
+])
+def test_a_checkpoint_with_the_run_s_fingerprint_but_other_types_is_refused(tmp_path, capsys, monkeypatch, field,
+                                                                         value):
+    from gpumetrics.harness import runner
+
+    preds = '{"id": "1", "prediction": "a b"}\n{"id": "2", "prediction": "c"}\n'
+    config = _task(tmp_path, preds, REFS)
+    config.write_text(config.read_text(encoding="utf-8") + "  - {name: QA2, metric: bleu, predictions: preds.jsonl, "
+                      "references: refs.jsonl}\n", encoding="utf-8")
+    evaluate_task = runner._Run.evaluate_task
+
+    def interrupted(self, index, task, resume=None):
+        if index == 1:
+            raise KeyboardInterrupt
+        return evaluate_task(self, index, task, resume)
+
+    monkeypatch.setattr(runner._Run, "evaluate_task", interrupted)
+    argv = ["evaluate", config, "--checkpoint-dir", tmp_path / "ck", "-o", tmp_path / "r.json"]
+    assert _run(argv, capsys)[0] == 130
+    monkeypatch.setattr(runner._Run, "evaluate_task", evaluate_task)
+    (checkpoint,) = (tmp_path / "ck").glob("*.pt")
+    saved = torch.load(checkpoint, weights_only=True)
+    torch.save({**saved, field: value}, checkpoint)  # the fingerprint still matches the run
+    code, _, err = _run([*argv, "--resume"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "not a gpumetrics checkpoint" in err and str(checkpoint) in err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_score_checks_options_as_a_config_task_is_checked(tmp_path, capsys):
+    # `score` built the metric without the catalog's check: precision without num_classes and validate_args=false
+    # escaped main as a RuntimeError from torchmetrics' reshape
+    (tmp_path / "a.txt").write_text("1\n2\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("0\n2\n", encoding="utf-8")
+    code, _, err = _run(["score", "-m", "precision", "--opt", "validate_args=false", "-r", tmp_path / "a.txt",
+                         tmp_path / "b.txt"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "`num_classes` is required" in err
