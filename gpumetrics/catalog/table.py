@@ -28,8 +28,8 @@ _FACTORIES = "gpumetrics.catalog.factories"
 #: options of the multiclass precision / recall / F1 modules (``num_classes`` has no default: a config sets it)
 _PRF_OPTIONS = {"num_classes": REQUIRED, "top_k": 1, "average": "macro", "multidim_average": "global",
                 "ignore_index": None, "validate_args": True, "zero_division": 0}
-#: precision and recall take no ``zero_division``; their modules' ``num_classes`` defaults to None (micro average), but a
-#: task needs it all the same (``catalog.factories.check_precision``: the label range check)
+#: precision and recall take no ``zero_division``; their modules' ``num_classes`` defaults to None (micro average),
+#: but a task needs it all the same (``catalog.factories.check_precision``: the label range check)
 _PR_OPTIONS = {"num_classes": None, "top_k": 1, "average": "macro", "multidim_average": "global", "ignore_index": None,
                "validate_args": True}
 
