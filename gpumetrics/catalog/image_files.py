@@ -136,12 +136,12 @@ def _check_metric_options(metric: str, values: dict) -> None:
     """The image metric's own checks that need no model (``values``: its options over its defaults), so that a config
     with a bad option fails when it loads, not after its data are read (they ran when the model was built)."""
     if metric.endswith(":CLIPScore"):
-        from gpumetrics.image.clip_score import _check_clamp, _check_scale, check_clip_options
+        from gpumetrics.image.clip_score import check_clamp, check_clip_options, check_scale
 
         check_clip_options(values["backend"], values["model_name"], values["pretrained"], values["seed"],
                            values["download"], values["templates"], values["speed_mode"])
-        _check_scale(values["scale"])
-        _check_clamp(values["clamp"])
+        check_scale(values["scale"])
+        check_clamp(values["clamp"])
         check_choice(values["reduction"], "reduction", REDUCTIONS)
         return
     from gpumetrics.image.features import check_extractor_options
@@ -149,10 +149,10 @@ def _check_metric_options(metric: str, values: dict) -> None:
     check_extractor_options(values["feature"], values["weights"], values["resize"], values["download"],
                             values["speed_mode"])
     if metric.endswith(":KernelInceptionDistance"):
-        from gpumetrics.image.kid import _check_options
+        from gpumetrics.image.kid import check_kid_options
 
-        _check_options(values["subsets"], values["subset_size"], values["degree"], values["gamma"], values["coef"],
-                       values["seed"])
+        check_kid_options(values["subsets"], values["subset_size"], values["degree"], values["gamma"],
+                          values["coef"], values["seed"])
 
 
 def image_file_score(metric: str, pairing: str, **options: Any) -> Metric:

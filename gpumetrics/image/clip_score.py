@@ -451,13 +451,13 @@ def _check_templates(templates: Any) -> Optional[tuple[str, ...]]:
     return tuple(templates)
 
 
-def _check_clamp(clamp: Any) -> bool:
+def check_clamp(clamp: Any) -> bool:
     if not isinstance(clamp, bool):
         raise TypeError(f"`clamp` must be a bool, got {type(clamp).__name__}")
     return clamp
 
 
-def _check_scale(scale: Any) -> float:
+def check_scale(scale: Any) -> float:
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < math.inf:  # inf: score inf
         raise ValueError(f"`scale` must be a positive finite number (100, 2.5 or 1), got {scale!r}")
     return float(scale)
@@ -567,7 +567,7 @@ def clip_score(
         True
     """
     check_choice(reduction, "reduction", REDUCTIONS)
-    scale, clamp, templates = _check_scale(scale), _check_clamp(clamp), _check_templates(templates)
+    scale, clamp, templates = check_scale(scale), check_clamp(clamp), _check_templates(templates)
     speed = _check_speed_mode(speed_mode)
     target = _device_of(images) if device is None else check_device(device)
     # before the cache: an unhashable option or a model_name that is no path failed there, naming nothing
@@ -649,7 +649,7 @@ class CLIPScore(PerSampleScore):
         **kwargs: Any,
     ) -> None:
         super().__init__(reduction=reduction, **kwargs)
-        self.scale, self.clamp = _check_scale(scale), _check_clamp(clamp)
+        self.scale, self.clamp = check_scale(scale), check_clamp(clamp)
         self.speed = _check_speed_mode(speed_mode)
         self.templates_name = templates if isinstance(templates, str) or templates is None else "custom"
         self.templates = _check_templates(templates)

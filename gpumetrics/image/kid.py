@@ -39,7 +39,7 @@ from gpumetrics.image.inception import WeightsArg
 _CHUNK_BYTES = 256 * 2**20
 
 
-def _check_options(subsets: Any, subset_size: Any, degree: Any, gamma: Any, coef: Any, seed: Any = 0) -> None:
+def check_kid_options(subsets: Any, subset_size: Any, degree: Any, gamma: Any, coef: Any, seed: Any = 0) -> None:
     """Every numeric option checked once, at construction (module) or call (function): type, finiteness, range."""
     for name, value in (("subsets", subsets), ("degree", degree)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -208,7 +208,7 @@ def kernel_inception_distance(
         >>> round(float(mean), 4)
         3.1095
     """
-    _check_options(subsets, subset_size, degree, gamma, coef, seed)
+    check_kid_options(subsets, subset_size, degree, gamma, coef, seed)
     real = check_features(real_features, "real_features", None)
     fake = check_features(fake_features, "fake_features", real.shape[1])
     return _kid_compute(real, fake, subsets, subset_size, degree, gamma, coef, seed, canonical_order)
@@ -265,7 +265,7 @@ class KernelInceptionDistance(RealFakeFeatureMetric):
         speed_mode: Optional[str] = None,
         **kwargs: Any,
     ) -> None:
-        _check_options(subsets, subset_size, degree, gamma, coef, seed)
+        check_kid_options(subsets, subset_size, degree, gamma, coef, seed)
         super().__init__(feature, weights, resize, download, speed_mode, reset_real_features, **kwargs)
         self.subsets, self.subset_size, self.degree, self.gamma, self.coef = subsets, subset_size, degree, gamma, coef
         self.seed = seed
