@@ -1,5 +1,6 @@
 """Factories of catalog entries that fix an option of a metric class (resolved lazily by the table)."""
 
+from functools import partial
 from typing import Any
 
 
@@ -18,47 +19,31 @@ IMAGE_FILE_METRICS = {
 }
 
 
-def _image_file_metric(name: str, options: dict):
+def _image_file_metric(name: str, **options: Any):
     from gpumetrics.catalog.image_files import image_file_score
 
     metric, pairing = IMAGE_FILE_METRICS[name]
     return image_file_score(metric, pairing, **options)
 
 
-def _image_file_check(name: str, options: dict) -> None:
+def _image_file_check(name: str, **options: Any) -> None:
     from gpumetrics.catalog.image_files import image_file_options
 
     image_file_options(IMAGE_FILE_METRICS[name][0])(**options)
 
 
-def fid_files(**options: Any):
-    """FID of the generated images (predictions) against the real ones (references)."""
-    return _image_file_metric("fid_files", options)
+#: FID of the generated images (predictions) against the real ones (references)
+fid_files = partial(_image_file_metric, "fid_files")
+#: KID of the generated images (predictions) against the real ones (references)
+kid_files = partial(_image_file_metric, "kid_files")
+#: CLIP score of each image (prediction) with its caption (reference)
+clip_score_files = partial(_image_file_metric, "clip_score_files")
+check_fid_files = partial(_image_file_check, "fid_files")
+check_kid_files = partial(_image_file_check, "kid_files")
+check_clip_score_files = partial(_image_file_check, "clip_score_files")
 
 
-def kid_files(**options: Any):
-    """KID of the generated images (predictions) against the real ones (references)."""
-    return _image_file_metric("kid_files", options)
-
-
-def clip_score_files(**options: Any):
-    """CLIP score of each image (prediction) with its caption (reference)."""
-    return _image_file_metric("clip_score_files", options)
-
-
-def check_fid_files(**options: Any) -> None:
-    _image_file_check("fid_files", options)
-
-
-def check_kid_files(**options: Any) -> None:
-    _image_file_check("kid_files", options)
-
-
-def check_clip_score_files(**options: Any) -> None:
-    _image_file_check("clip_score_files", options)
-
-
-def _check_label_metric(cls: str, options: dict) -> None:
+def _check_label_metric(cls: str, **options: Any) -> None:
     """Build the module (its own checks), and refuse the options whose result is not one task score."""
     from gpumetrics.harness.registry import resolve
 
@@ -72,13 +57,6 @@ def _check_label_metric(cls: str, options: dict) -> None:
         raise ValueError("`multidim_average: samplewise` gives one score per sample, not a task score: use global")
 
 
-def check_f1(**options: Any) -> None:
-    _check_label_metric("MulticlassF1Score", options)
-
-
-def check_precision(**options: Any) -> None:
-    _check_label_metric("MulticlassPrecision", options)
-
-
-def check_recall(**options: Any) -> None:
-    _check_label_metric("MulticlassRecall", options)
+check_f1 = partial(_check_label_metric, "MulticlassF1Score")
+check_precision = partial(_check_label_metric, "MulticlassPrecision")
+check_recall = partial(_check_label_metric, "MulticlassRecall")

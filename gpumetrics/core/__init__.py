@@ -13,7 +13,8 @@ from gpumetrics.core.lazy import lazy_exports
 _EXPORTS = {
     **dict.fromkeys(
         ["as_reference_lists", "as_text_list", "available_devices", "check_choice", "check_device",
-         "check_non_negative_int", "check_positive_int", "check_same_length", "parse_device"], "gpumetrics.core.checks"),
+         "check_non_negative_int", "check_positive_int", "check_real", "check_same_length", "parse_device"],
+        "gpumetrics.core.checks"),
     "gc_paused": "gpumetrics.core.gcpause",
     "paused_gc": "gpumetrics.core.gcpause",
     "replicated": "gpumetrics.core.distributed",
@@ -40,6 +41,7 @@ __all__ = [
     "check_device",
     "check_non_negative_int",
     "check_positive_int",
+    "check_real",
     "check_same_length",
     "format_signature",
     "gc_paused",
@@ -62,7 +64,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 if TYPE_CHECKING:  # static type checkers and IDEs see the names; nothing is imported at run time
     from gpumetrics.core.checks import (
         as_reference_lists, as_text_list, available_devices, check_choice, check_device, check_non_negative_int,
-        check_positive_int, check_same_length, parse_device,
+        check_positive_int, check_real, check_same_length, parse_device,
     )
     from gpumetrics.core.distributed import replicated
     from gpumetrics.core.gcpause import gc_paused, paused_gc

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Sequence, Union
+import numbers
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -211,6 +212,35 @@ def check_positive_int(value: Any, name: str) -> int:
     if value < 1:
         raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
     return value
+
+
+def check_real(
+    value: Any, name: str, *, above: Optional[float] = None, at_least: Optional[float] = None, hint: str = ""
+) -> float:
+    """Return ``value`` as a float if it is a finite real number (``bool`` is not; an integer past float64's range is
+    not finite) that is ``> above`` / ``≥ at_least``, else raise naming ``name`` (``hint``: appended in brackets).
+    The one check of every real-valued option.
+
+    Raises:
+        TypeError: ``value`` is not a real number.
+        ValueError: it is NaN, infinite or out of range.
+
+    Example:
+        >>> check_real(2, "sigma", above=0)
+        2.0
+        >>> check_real(float("inf"), "sigma", above=0)
+        Traceback (most recent call last):
+        ...
+        ValueError: `sigma` must be a finite number > 0, got inf
+    """
+    expected = f"`{name}` must be a finite number" + (f" > {above:g}" if above is not None else "") + (
+        f" ≥ {at_least:g}" if at_least is not None else "") + (f" ({hint})" if hint else "")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{expected}, got {describe_value(value)}")
+    if not is_finite(value) or (above is not None and not value > above) or (
+            at_least is not None and not value >= at_least):
+        raise ValueError(f"{expected}, got {value!r}")
+    return float(value)
 
 
 def check_non_negative_int(value: Any, name: str) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
 import platform
 import socket
 import time
@@ -169,6 +170,10 @@ def _check_position(saved: dict, tasks: int, path: Path) -> None:
                 isinstance(result[key], kind) and not (kind in (int, _NUMBER) and isinstance(result[key], bool))
                 for key, kind in _RESULT_TYPES.items()):
             raise bad("a finished task's result has other fields or types")
+    try:  # a lone surrogate (possible in a pickled str, not in UTF-8) would fail the report's write, naming no file
+        json.dumps(finished, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        raise bad("a finished task's result holds text that is not valid Unicode") from None
 
 
 def _device(device: Optional[str], name: str = "--device", where: Optional[str] = None) -> torch.device:
@@ -312,6 +317,11 @@ class _Run:
             first, stop = (_safe_bound(data, bound, SAFE_CUT_LIMIT * self.batch_size, reads_next) for bound in (first, stop))
         done, earlier = 0, (0.0, 0.0)
         if resume is not None:
+            if resume["done"] > stop - first:
+                where = self.checkpoint.path if self.checkpoint is not None else "the checkpoint"
+                raise ConfigError(f"{where}: not a gpumetrics checkpoint (it has fed {resume['done']} samples of task "
+                                  f"{task.name!r}, whose shard on this process holds {stop - first}); delete it or run "
+                                  "without --resume")
             metric.load_state_dict(resume["metric"], strict=False)
             done, earlier = resume["done"], tuple(resume["seconds"])
             if summary is not None:

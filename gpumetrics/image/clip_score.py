@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 import os
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
@@ -52,7 +51,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from gpumetrics.core import REDUCTIONS, PerSampleScore, reduce_scores
-from gpumetrics.core.checks import as_text_list, check_choice, check_device, check_holds_data, check_same_length
+from gpumetrics.core.checks import (
+    as_text_list, check_choice, check_device, check_holds_data, check_real, check_same_length,
+)
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.image.clip_tokens import BatchCLIPTokenizer
 from gpumetrics.image.inception import check_image_layout, check_images
@@ -458,9 +459,7 @@ def check_clamp(clamp: Any) -> bool:
 
 
 def check_scale(scale: Any) -> float:
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < math.inf:  # inf: score inf
-        raise ValueError(f"`scale` must be a positive finite number (100, 2.5 or 1), got {scale!r}")
-    return float(scale)
+    return check_real(scale, "scale", above=0, hint="100, 2.5 or 1")  # inf: every score was inf
 
 
 def _checked_images(images: Any, name: str) -> Tensor:

@@ -24,7 +24,6 @@ behaviour, reproduced exactly with the same seed).
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, Optional, Union
 
 import torch
@@ -32,7 +31,7 @@ from torch import Tensor, nn
 from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.image.features import RealFakeFeatureMetric, check_features
-from gpumetrics.core.checks import is_finite
+from gpumetrics.core.checks import check_real
 from gpumetrics.core.transfer import upload
 from gpumetrics.image.inception import WeightsArg
 
@@ -46,12 +45,9 @@ def check_kid_options(subsets: Any, subset_size: Any, degree: Any, gamma: Any, c
             raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
     if not isinstance(subset_size, int) or isinstance(subset_size, bool) or subset_size < 2:
         raise ValueError(f"`subset_size` must be an integer ≥ 2, got {subset_size!r}")
-    if gamma is not None and (
-        isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not is_finite(gamma) or gamma <= 0
-    ):
-        raise ValueError(f"`gamma` must be a finite positive number or None (1/d), got {gamma!r}")
-    if isinstance(coef, bool) or not isinstance(coef, numbers.Real) or not is_finite(coef):
-        raise ValueError(f"`coef` must be a finite number, got {coef!r}")
+    if gamma is not None:
+        check_real(gamma, "gamma", above=0, hint="or None: 1/d")
+    check_real(coef, "coef")
     if isinstance(seed, bool) or not isinstance(seed, int) or not -(2**63) <= seed < 2**64:
         raise ValueError(f"`seed` must be an integer in [-2**63, 2**64) (torch.Generator's range), got {seed!r}")
 

@@ -55,7 +55,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice
-from gpumetrics.core.checks import check_holds_data, describe_value, is_finite, is_sequence
+from gpumetrics.core.checks import check_holds_data, check_real, describe_value, is_sequence
 from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.ragged import offsets_in_segment
 
@@ -105,10 +105,7 @@ def _check_options(ties: Any, gain: Any, empty: Any, relevance_level: Any) -> No
     check_choice(ties, "ties", TIES)
     check_choice(gain, "gain", GAINS)
     check_choice(empty, "empty", EMPTY)
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)) or not (
-        relevance_level > 0 and is_finite(relevance_level)  # NaN or inf: nothing is relevant, every score 0
-    ):
-        raise ValueError(f"`relevance_level` must be a positive finite number, got {describe_value(relevance_level)}")
+    check_real(relevance_level, "relevance_level", above=0)  # NaN or inf: nothing was relevant, every score 0
 
 
 def _as_tensor(value: Any, name: str, device: Optional[torch.device] = None) -> Tensor:

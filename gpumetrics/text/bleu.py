@@ -53,7 +53,7 @@ from gpumetrics.core import (
     PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
     reduce_scores, single_threaded,
 )
-from gpumetrics.core.checks import is_finite
+from gpumetrics.core.checks import check_real, is_finite
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
 from gpumetrics.text.tokenize import SacreBleuTokenizer
@@ -146,10 +146,8 @@ def _bleu_config(
             smooth_value = _SACREBLEU_SMOOTH_DEFAULTS.get(smooth)
         elif smooth not in _SACREBLEU_SMOOTH_DEFAULTS:
             raise ValueError(f"`smooth_value` only applies to smooth='floor' or 'add-k', got smooth={smooth!r}")
-        elif isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float)) or not (
-            is_finite(smooth_value) and smooth_value >= 0
-        ):
-            raise ValueError(f"`smooth_value` must be a finite non-negative number, got {smooth_value!r}")
+        else:
+            check_real(smooth_value, "smooth_value", at_least=0)
     else:
         smooth = "method0" if smooth is None else smooth
         check_choice(smooth, "smooth", NLTK_SMOOTHING)

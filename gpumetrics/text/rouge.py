@@ -40,7 +40,7 @@ from gpumetrics.core import (
     REDUCTIONS, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length,
     gc_paused, reduce_scores, single_threaded,
 )
-from gpumetrics.core.checks import is_finite
+from gpumetrics.core.checks import check_real
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.host import lcs_length_rapidfuzz
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
@@ -113,10 +113,7 @@ def _check_options(
     tokenize = "rouge-score" if tokenize is None else tokenize
     check_choice(tokenize, "tokenize", ROUGE_TOKENIZERS)
     tokens = RougeTokenizer(tokenize, use_stemmer)  # checks use_stemmer
-    if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) or not (
-        rouge_w_weight > 1 and is_finite(rouge_w_weight)
-    ):
-        raise ValueError(f"`rouge_w_weight` must be a finite number > 1, got {rouge_w_weight!r}")
+    check_real(rouge_w_weight, "rouge_w_weight", above=1)
     check_choice(reduction, "reduction", REDUCTIONS)
     return keys, tokens
 
@@ -272,6 +269,7 @@ def _rouge_chunk(
                                                                       pair_pred_len)
             results.append(_scores(hits, pair_pred_len, target_len))
         elif key == "rougeW":
+            _check_weight_range(rouge_w_weight, int(max(widths)))
             results.append(_rouge_w(target_padded, target_len, pred_padded, pair_pred_len, rouge_w_weight))
         else:  # rougeLsum
             hits = _summary_lcs_hits(pred_flat, target_flat, pred_len, pair_sample, pair_pred_tokens, vocab,
@@ -361,6 +359,16 @@ def coco_rouge_l(words: TokenBatch, ref_counts: np.ndarray, device: torch.device
         tensor([[1., 1., 1.]], dtype=torch.float64)
     """
     return _coco_rouge_l(words, np.asarray(ref_counts, dtype=np.int64), check_device(device, "device"))
+
+
+def _check_weight_range(weight: float, longest: int) -> None:
+    """ROUGE-W divides by ``f(len) = len**weight`` in float64: refuse a weight for which that overflows (the score
+    would be NaN) rather than return it; ``longest``: the longest text of the batch, in tokens (host int)."""
+    try:
+        float(max(longest, 1)) ** weight
+    except OverflowError:
+        raise ValueError(f"`rouge_w_weight={weight!r}` overflows float64 on a text of {longest:,} tokens "
+                         f"({longest}**{weight!r} > 1.8e308): use a smaller weight") from None
 
 
 def _rouge_w(target: Tensor, target_len: Tensor, pred: Tensor, pred_len: Tensor, weight: float) -> Tensor:

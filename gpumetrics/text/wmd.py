@@ -43,7 +43,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import PerSampleScore, check_choice, check_device, check_same_length, reduce_scores
-from gpumetrics.core.checks import check_positive_int, describe_value, is_finite, is_sequence
+from gpumetrics.core.checks import check_positive_int, check_real, describe_value, is_sequence
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.transport import emd_host, sinkhorn_batch
 
@@ -285,13 +285,11 @@ def _pad(values: np.ndarray, lengths: np.ndarray, fill: float, width: int) -> np
 def _check_options(method: Any, reg: Any, normalize: Any, stop_words: Any, max_iter: Any = 1000,
                    tol: Any = 1e-6) -> frozenset:
     check_choice(method, "method", WMD_METHODS)
-    if isinstance(reg, bool) or not isinstance(reg, (int, float)) or not reg > 0 or not is_finite(reg):
-        raise ValueError(f"`reg` must be a positive finite number, got {describe_value(reg)}")
+    check_real(reg, "reg", above=0)
     # Sinkhorn's: max_iter=0 returned the cost of the unscaled kernel (1.7e-58 for a distance of 0.67), 2.5 an
     # unnamed TypeError from range(); checked for both methods, as reg is
     check_positive_int(max_iter, "max_iter")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0 or not is_finite(tol):
-        raise ValueError(f"`tol` must be a non-negative finite number, got {describe_value(tol)}")
+    check_real(tol, "tol", at_least=0)
     if not isinstance(normalize, bool):
         raise TypeError(f"`normalize` must be a bool, got {describe_value(normalize)}")
     if stop_words is not None and (isinstance(stop_words, (str, bytes)) or not isinstance(stop_words, Iterable)):

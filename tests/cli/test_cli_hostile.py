@@ -338,8 +338,8 @@ def test_an_option_past_float64_or_int64_is_a_user_error(tmp_path, capsys, metri
 
 @pytest.mark.parametrize("metric, options, expected", [
     ("clip_score", "pretrained: 3", "`pretrained` must be a tag"),  # a TypeError escaped main once the data were read
-    ("clip_score", "scale: -1", "`scale` must be a positive"),
-    ("kid", "gamma: -1", "`gamma` must be a finite positive number"),
+    ("clip_score", "scale: -1", "`scale` must be a finite number > 0"),
+    ("kid", "gamma: -1", "`gamma` must be a finite number > 0"),
     ("fid", "feature: 7", "`feature` must be one of"),
 ])
 def test_image_options_are_checked_when_the_config_loads(tmp_path, capsys, metric, options, expected):
@@ -405,15 +405,20 @@ def test_report_of_a_malformed_json_report_is_a_user_error_or_renders(tmp_path, 
 
 
 # ------------------------------------------------------------------------------------------------- fuzz: checkpoints
-@pytest.mark.parametrize("field, value", [
-    ("finished", [{"name": "QA"}]),  # TaskResult(**result): TypeError
-    ("finished", 5),  # not iterable
-    ("task", "1"),  # range("1", …): TypeError
-    ("metric", [1]),  # load_state_dict: TypeError
-    ("seconds", None),
+def _lone_surrogate_in_the_name(saved):
+    return {"finished": [{**saved["finished"][0], "name": "Q\ud800A"}]}  # the report's UTF-8 write failed
+
+
+@pytest.mark.parametrize("changes", [
+    {"finished": [{"name": "QA"}]},  # TaskResult(**result): TypeError
+    {"finished": 5},  # not iterable
+    {"task": "1"},  # range("1", …): TypeError
+    {"metric": [1]},  # load_state_dict: TypeError
+    {"seconds": None},
+    {"done": 3, "metric": {}},  # past the 2 samples of task QA2's shard: resumed into an empty remainder
+    _lone_surrogate_in_the_name,
 ])
-def test_a_checkpoint_with_the_run_s_fingerprint_but_other_types_is_refused(tmp_path, capsys, monkeypatch, field,
-                                                                         value):
+def test_a_checkpoint_with_the_run_s_fingerprint_but_other_types_is_refused(tmp_path, capsys, monkeypatch, changes):
     from gpumetrics.harness import runner
 
     preds = '{"id": "1", "prediction": "a b"}\n{"id": "2", "prediction": "c"}\n'
@@ -433,7 +438,8 @@ def test_a_checkpoint_with_the_run_s_fingerprint_but_other_types_is_refused(tmp_
     monkeypatch.setattr(runner._Run, "evaluate_task", evaluate_task)
     (checkpoint,) = (tmp_path / "ck").glob("*.pt")
     saved = torch.load(checkpoint, weights_only=True)
-    torch.save({**saved, field: value}, checkpoint)  # the fingerprint still matches the run
+    changes = changes(saved) if callable(changes) else changes
+    torch.save({**saved, **changes}, checkpoint)  # the fingerprint still matches the run
     code, _, err = _run([*argv, "--resume"], capsys)
     assert code == 2 and err.count("\n") == 1 and "not a gpumetrics checkpoint" in err and str(checkpoint) in err
     assert not (tmp_path / "r.json").exists()

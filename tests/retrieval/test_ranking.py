@@ -322,8 +322,8 @@ def test_edge_cases():
     (lambda: RankingMetrics(metrics=[]), "`metrics` must be"),
     # found by fuzzing: NaN made every label irrelevant (every metric 0, silently); meta tensors (no values) failed
     # deep inside torch with NotImplementedError; [] docnos for zero queries read as float ids
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.ones(2, 3), relevance_level=math.nan), "positive finite"),
-    (lambda: RankingMetrics(relevance_level=math.inf), "`relevance_level` must be a positive finite"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.ones(2, 3), relevance_level=math.nan), "finite number > 0"),
+    (lambda: RankingMetrics(relevance_level=math.inf), "`relevance_level` must be a finite number > 0"),
     (lambda: ranking_metrics(torch.rand(2, 3, device="meta"), torch.ones(2, 3)), "`scores` is a tensor on the meta"),
     (lambda: ranking_metrics(torch.rand(3), torch.ones(3), query_ids=torch.zeros(3, dtype=torch.long, device="meta")),
      "`query_ids` is a tensor on the meta"),

@@ -392,6 +392,19 @@ def test_bad_inputs_name_the_argument():
             gpumetrics.ROUGEScore(rouge_keys="rougeW", rouge_w_weight=weight)
 
 
+def test_a_rouge_w_weight_that_overflows_on_the_batch_is_refused_and_the_state_kept():
+    # 1000**200 overflows float64: the score was NaN (found by fuzzing); the same weight is fine on short texts
+    long_text = " ".join(f"w{i}" for i in range(1000))
+    short = rouge_score(["a b"], ["a c"], rouge_keys="rougeW", rouge_w_weight=200.0)["rougeW_fmeasure"]
+    assert 0 < float(short) < 1
+    metric = gpumetrics.ROUGEScore(rouge_keys="rougeW", rouge_w_weight=200.0)
+    metric.update(["a b"], ["a c"])
+    with pytest.raises(ValueError, match=r"`rouge_w_weight=200.0` overflows float64 on a text of 1,000 tokens"):
+        metric.update([long_text], ["a"])
+    assert float(metric.compute()["rougeW_fmeasure"]) == pytest.approx(float(short))
+    assert float(rouge_score([long_text], [long_text], rouge_keys="rougeL")["rougeL_fmeasure"]) == 1.0
+
+
 def test_signature_and_task_registry():
     metric = gpumetrics.ROUGEScore(rouge_keys=("rougeL", "rougeW"), use_stemmer=True, tokenize="unicode")
     signature = metric.signature()

@@ -128,7 +128,7 @@ def test_small_cases_and_shapes(kv):
 @pytest.mark.parametrize("call, error, match", [
     (lambda kv: word_movers_distance(["a"], ["a", "b"], embeddings=kv), ValueError, "`preds` and `target` must have the same"),
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="wasserstein"), ValueError, "`method` must be one of"),
-    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="sinkhorn", reg=0), ValueError, "`reg` must be a positive"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="sinkhorn", reg=0), ValueError, "`reg` must be a finite number > 0"),
     (lambda kv: word_movers_distance("a", ["a"], embeddings=kv), TypeError, "`preds` must be a sequence of documents"),
     (lambda kv: word_movers_distance([3], ["a"], embeddings=kv), TypeError, r"`preds\[0\]` must be a string"),
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings=42), TypeError, "`embeddings` must be"),
@@ -143,7 +143,7 @@ def test_small_cases_and_shapes(kv):
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="sinkhorn", tol=-1.0), ValueError, "`tol`"),
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, tol=math.nan), ValueError, "`tol`"),
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="sinkhorn", reg=math.inf), ValueError,
-     "`reg` must be a positive finite"),
+     "`reg` must be a finite number > 0"),
     (lambda kv: __import__("gpumetrics").WordMoversDistance(kv, "sinkhorn", max_iter=0), ValueError, "`max_iter`"),
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, stop_words=b"the"), TypeError, "`stop_words`"),
 ])

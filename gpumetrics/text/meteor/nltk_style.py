@@ -36,7 +36,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import check_device, check_same_length
-from gpumetrics.core.checks import describe_value, is_finite, is_sequence
+from gpumetrics.core.checks import check_real, describe_value, is_sequence
 from gpumetrics.core.transfer import upload
 from gpumetrics.text.meteor.synonyms import SynonymProvider, WordNetSynonyms, as_synonym_provider
 
@@ -262,11 +262,7 @@ def meteor_pair_scores(
 # ---------------------------------------------------------------------------------------------------- inputs
 def check_parameter(value: Any, name: str) -> float:
     """A finite real METEOR parameter as float, or ``TypeError``/``ValueError`` naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"`{name}` must be a real number, got {describe_value(value)}")
-    if not is_finite(value):
-        raise ValueError(f"`{name}` must be finite, got {value}")
-    return float(value)
+    return check_real(value, name)
 
 
 def _as_tokens(value: Any, name: str) -> Tokens:
