@@ -144,10 +144,12 @@ def _check_options(entry: TaskMetric, options: dict, where: str) -> None:
 MAX_CONFIG_VALUES = 1_000_000
 
 
-def _check_expanded_size(raw: Any, path: Path) -> None:
+def _check_values(raw: Any, path: Path) -> None:
     """Refuse a config whose aliases expand to more than :data:`MAX_CONFIG_VALUES` values (a YAML "billion laughs"
     bomb: ``yaml.safe_load`` shares the aliased objects, but anything that walks them — an option check, a repr in
-    an error message, the JSON report — would expand them). Counts without expanding: at most the budget's steps."""
+    an error message, the JSON report — would expand them; counted without expanding: at most the budget's steps),
+    or a string that is not Unicode text (YAML's ``"\ud800"`` escape gives a lone surrogate, which no report can
+    write: the run failed at its end naming no file)."""
     budget = MAX_CONFIG_VALUES
     stack = [raw]
     while stack:
@@ -156,7 +158,13 @@ def _check_expanded_size(raw: Any, path: Path) -> None:
         if budget < 0:
             raise ConfigError(f"{path}: the config holds more than {MAX_CONFIG_VALUES:,} values once its YAML aliases "
                               "are expanded (an alias bomb?); write the values out")
-        if isinstance(value, dict):
+        if isinstance(value, str) and not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ConfigError(f"{path}: the string {bounded_repr(value, 60)} holds a lone surrogate "
+                                  f"({value[err.start]!r}), which is not Unicode text") from None
+        elif isinstance(value, dict):
             stack.extend(value.keys())
             stack.extend(value.values())
         elif isinstance(value, (list, tuple)):
@@ -195,7 +203,7 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
     """
     path = Path(path)
     base = path.parent
-    _check_expanded_size(raw, path)
+    _check_values(raw, path)
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a config must be a mapping with a `tasks` list, got {type(raw).__name__}")
     unknown = set(raw) - _TOP_KEYS
@@ -313,6 +321,17 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                         None, None, f"duplicate key {bounded_repr(key)} (first on line {first}): YAML keeps only the "
                         "last value; remove one", key_node.start_mark)
         return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_str(self, node):
+        # a JSON config's "\ud83d\ude00" is one character in JSON, two surrogates to PyYAML: joined here as JSON
+        # joins them; a lone one stays and is refused with the file (``_check_values``)
+        value = super().construct_yaml_str(node)
+        if not value.isascii() and any("\ud800" <= char <= "\udfff" for char in value):
+            value = value.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+        return value
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:str", _UniqueKeyLoader.construct_yaml_str)
 
 
 def load_config(path: Path | str) -> EvalConfig:

@@ -66,6 +66,28 @@ def test_lone_surrogate_in_references_through_the_indexed_join(tmp_path):
         IndexedJoin(preds, refs)
 
 
+def test_a_config_string_with_a_lone_surrogate_is_refused_naming_the_config(tmp_path, capsys):
+    # YAML's "\ud800" escape gave a task name no report could write: exit 2 at the run's end naming no file
+    _task(tmp_path, '{"id": "1", "prediction": "a b"}\n', REFS)
+    config = tmp_path / "lone.yaml"
+    config.write_text('tasks:\n  - {name: "Q\\ud800A", metric: bleu, predictions: preds.jsonl, '
+                      'references: refs.jsonl}\n', encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "-o", tmp_path / "r.json"], capsys)
+    assert code == 2 and err.count("\n") == 1 and f"{config}: the string" in err and "lone surrogate" in err
+    assert not (tmp_path / "r.json").exists() and not (tmp_path / "r.checkpoint").exists()
+
+
+def test_a_json_config_s_surrogate_pair_is_one_character_as_in_json(tmp_path, capsys):
+    _task(tmp_path, '{"id": "1", "prediction": "a b"}\n{"id": "2", "prediction": "c"}\n', REFS)
+    config = tmp_path / "pair.json"
+    config.write_text(json.dumps({"tasks": [{"name": "QA \U0001F600", "metric": "bleu",
+                                             "predictions": "preds.jsonl", "references": "refs.jsonl"}]}),
+                      encoding="utf-8")  # json.dumps writes the emoji as the escaped pair "\ud83d\ude00"
+    assert "\\ud83d\\ude00" in config.read_text(encoding="utf-8")
+    assert _run(["evaluate", config, "-o", tmp_path / "r.json"], capsys)[0] == 0
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["tasks"][0]["name"] == "QA \U0001F600"
+
+
 # ---------------------------------------------------------------------------------------------------- item 14
 def _alias_bomb(levels: int = 9) -> str:
     """``options`` whose aliases expand to 9**levels strings (387 million at 9 levels) but parse in microseconds."""
