@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import check_choice, check_device
-from gpumetrics.core.checks import describe_value
+from gpumetrics.core.checks import check_int, check_positive_int, describe_value
 from gpumetrics.core.transfer import upload
 
 __all__ = ["ShapleyValues", "shapley_values", "marginal_contributions", "corpus_bleu_shapley", "corpus_cider_shapley",
@@ -39,18 +39,6 @@ class ShapleyValues(NamedTuple):
 
     values: Tensor
     std_error: Tensor
-
-
-def _check_players(n_players: Any) -> int:
-    if isinstance(n_players, bool) or not isinstance(n_players, int) or n_players < 1:
-        raise ValueError(f"`n_players` must be a positive int, got {describe_value(n_players)}")
-    return n_players
-
-
-def _check_positive(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"`{name}` must be a positive int, got {describe_value(value)}")
-    return value
 
 
 def _evaluate(value_fn: Callable[[Tensor], Any], coalitions: Tensor) -> Tensor:
@@ -145,19 +133,17 @@ def shapley_values(
     """
     if not callable(value_fn):
         raise TypeError(f"`value_fn` must be callable, got {describe_value(value_fn)}")
-    n = _check_players(n_players)
+    n = check_positive_int(n_players, "n_players")
     check_choice(method, "method", METHODS)
-    batch_size = _check_positive(batch_size, "batch_size")
+    batch_size = check_positive_int(batch_size, "batch_size")
     device = check_device(device, "device")
     if method == "exact":
         if n > MAX_EXACT_PLAYERS:
             raise ValueError(f"`n_players` is {n}: method='exact' enumerates 2^n coalitions and takes n ≤ "
                              f"{MAX_EXACT_PLAYERS}; use method='sampling'")
         return _exact(value_fn, n, batch_size, device)
-    if isinstance(num_permutations, bool) or not isinstance(num_permutations, int) or num_permutations < 2:
-        raise ValueError(f"`num_permutations` must be an int ≥ 2, got {describe_value(num_permutations)}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"`seed` must be an int, got {describe_value(seed)}")
+    check_int(num_permutations, "num_permutations", at_least=2)
+    check_int(seed, "seed")
     return _sampled(value_fn, n, num_permutations, seed, batch_size, device)
 
 
@@ -228,13 +214,12 @@ def marginal_contributions(
         >>> float(table["weighted"].sum())
         30.0
     """
-    n = _check_players(n_players)
+    n = check_positive_int(n_players, "n_players")
     if n > MAX_EXACT_PLAYERS:
         raise ValueError(f"`n_players` must be ≤ {MAX_EXACT_PLAYERS} to list every coalition, got {n}")
-    if isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < n:
-        raise ValueError(f"`player` must be an int in 0..{n - 1}, got {describe_value(player)}")
+    check_int(player, "player", at_least=0, at_most=n - 1)
     device = check_device(device, "device")
-    batch_size = _check_positive(batch_size, "batch_size")
+    batch_size = check_positive_int(batch_size, "batch_size")
     masks = torch.arange(1 << n, device=device)
     masks = masks[(masks >> player) & 1 == 0]
     coalitions = _bits(masks, n)

@@ -192,26 +192,47 @@ _BACKEND_NAMES = {"cuda": "CUDA", "mps": "MPS", "xpu": "XPU", "mtia": "MTIA", "h
 _LISTED_BACKENDS = ("cuda", "xpu", "mps", "mtia")  # the accelerators ``available_devices`` looks for
 
 
-def check_positive_int(value: Any, name: str) -> int:
-    """Return ``value`` if it is an ``int`` ≥ 1 (``bool`` is not), else raise naming ``name``.
+def check_int(
+    value: Any, name: str, *, at_least: Optional[int] = None, at_most: Optional[int] = None, hint: str = ""
+) -> int:
+    """Return ``value`` if it is an ``int`` (``bool`` is not) in ``[at_least, at_most]`` (either bound optional),
+    else raise naming ``name`` (``hint``: appended in brackets). The one check of every integer option.
 
     Raises:
         TypeError: ``value`` is not an int (or is a bool).
-        ValueError: ``value`` < 1.
+        ValueError: it is out of range.
 
     Example:
-        >>> check_positive_int(3, "batch_size")
-        3
+        >>> check_int(4, "n_gram", at_least=1, at_most=16)
+        4
+        >>> check_int(17, "n_gram", at_least=1, at_most=16)
+        Traceback (most recent call last):
+        ...
+        ValueError: `n_gram` must be an integer in [1, 16], got 17
+    """
+    if at_most is None:
+        kind = {None: "an integer", 0: "a non-negative integer", 1: "a positive integer"}.get(
+            at_least, f"an integer ≥ {at_least}")
+    else:
+        kind = f"an integer ≤ {at_most}" if at_least is None else f"an integer in [{at_least}, {at_most}]"
+    expected = f"`{name}` must be {kind}" + (f" ({hint})" if hint else "")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{expected}, got {describe_value(value)}")
+    if (at_least is not None and value < at_least) or (at_most is not None and value > at_most):
+        raise ValueError(f"{expected}, got {value!r}")
+    return value
+
+
+def check_positive_int(value: Any, name: str) -> int:
+    """``check_int(value, name, at_least=1)``.
+
+    Example:
         >>> check_positive_int(0, "batch_size")
         Traceback (most recent call last):
         ...
         ValueError: `batch_size` must be a positive integer, got 0
     """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"`{name}` must be a positive integer, got {describe_value(value)}")
-    if value < 1:
-        raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
-    return value
+    return check_int(value, name, at_least=1)
 
 
 def check_real(
@@ -244,18 +265,13 @@ def check_real(
 
 
 def check_non_negative_int(value: Any, name: str) -> int:
-    """Return ``value`` if it is an ``int`` ≥ 0 (``bool`` is not), else raise naming ``name`` (as
-    :func:`check_positive_int`).
+    """``check_int(value, name, at_least=0)``.
 
     Example:
         >>> check_non_negative_int(0, "seed")
         0
     """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"`{name}` must be a non-negative integer, got {describe_value(value)}")
-    if value < 0:
-        raise ValueError(f"`{name}` must be a non-negative integer, got {value!r}")
-    return value
+    return check_int(value, name, at_least=0)
 
 
 def _device_count(kind: str) -> int:

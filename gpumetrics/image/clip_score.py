@@ -52,7 +52,7 @@ from torch import Tensor, nn
 
 from gpumetrics.core import REDUCTIONS, PerSampleScore, reduce_scores
 from gpumetrics.core.checks import (
-    as_text_list, check_choice, check_device, check_holds_data, check_real, check_same_length,
+    as_text_list, check_choice, check_device, check_holds_data, check_int, check_real, check_same_length,
 )
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.image.clip_tokens import BatchCLIPTokenizer
@@ -391,8 +391,7 @@ def check_clip_options(
     _check_speed_mode(speed_mode)
     if not isinstance(download, bool):
         raise TypeError(f"`download` must be a bool, got {type(download).__name__}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"`seed` must be an int, got {type(seed).__name__}")
+    check_int(seed, "seed")
     if not isinstance(model_name, (str, os.PathLike)):
         raise TypeError(f"`model_name` must be a string or path, got {type(model_name).__name__}")
     if pretrained is not None and not isinstance(pretrained, (str, os.PathLike)):

@@ -49,7 +49,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from gpumetrics.core.checks import check_choice, check_holds_data
+from gpumetrics.core.checks import check_choice, check_holds_data, check_int
 from gpumetrics.image.precision import parse_speed_mode, precision_scope
 from gpumetrics.image.resize import pil_bilinear_resize
 from gpumetrics.image.weights import FID_INCEPTION, RANDOM, load_weights
@@ -290,8 +290,7 @@ class FIDInceptionV3(nn.Module):
         super().__init__()
         check_choice(dims, "dims", FEATURE_DIMS)
         check_choice(resize, "resize", RESIZE_MODES)
-        if isinstance(seed, bool) or not isinstance(seed, int):  # else torch.manual_seed's RuntimeError
-            raise TypeError(f"`seed` must be an int, got {type(seed).__name__}")
+        check_int(seed, "seed")  # else torch.manual_seed's RuntimeError
         self._speed = parse_speed_mode(speed_mode)
         self.dims = dims
         self.resize = resize

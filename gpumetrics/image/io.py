@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gpumetrics.core.checks import check_choice
+from gpumetrics.core.checks import check_choice, check_int
 
 #: pytorch-fid's image extensions.
 IMAGE_EXTENSIONS = ("bmp", "jpg", "jpeg", "pgm", "png", "ppm", "tif", "tiff", "webp")
@@ -111,9 +111,7 @@ def check_workers(workers: object, name: str = "workers") -> Optional[int]:
     """``None`` (:func:`default_workers`) or a count ≥ 0."""
     if workers is None:
         return None
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-        raise ValueError(f"`{name}` must be None or an integer ≥ 0, got {workers!r}")
-    return workers
+    return check_int(workers, name, at_least=0, hint="or None")
 
 
 class _Chunks(torch.utils.data.Dataset):

@@ -31,7 +31,7 @@ from torch import Tensor, nn
 from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.image.features import RealFakeFeatureMetric, check_features
-from gpumetrics.core.checks import check_real
+from gpumetrics.core.checks import check_int, check_real
 from gpumetrics.core.transfer import upload
 from gpumetrics.image.inception import WeightsArg
 
@@ -40,16 +40,13 @@ _CHUNK_BYTES = 256 * 2**20
 
 def check_kid_options(subsets: Any, subset_size: Any, degree: Any, gamma: Any, coef: Any, seed: Any = 0) -> None:
     """Every numeric option checked once, at construction (module) or call (function): type, finiteness, range."""
-    for name, value in (("subsets", subsets), ("degree", degree)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
-    if not isinstance(subset_size, int) or isinstance(subset_size, bool) or subset_size < 2:
-        raise ValueError(f"`subset_size` must be an integer ≥ 2, got {subset_size!r}")
+    check_int(subsets, "subsets", at_least=1)
+    check_int(degree, "degree", at_least=1)
+    check_int(subset_size, "subset_size", at_least=2)
     if gamma is not None:
         check_real(gamma, "gamma", above=0, hint="or None: 1/d")
     check_real(coef, "coef")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not -(2**63) <= seed < 2**64:
-        raise ValueError(f"`seed` must be an integer in [-2**63, 2**64) (torch.Generator's range), got {seed!r}")
+    check_int(seed, "seed", at_least=-(2**63), at_most=2**64 - 1, hint="torch.Generator's range")
 
 
 def subset_indices(n_real: int, n_fake: int, subsets: int, subset_size: int, seed: int) -> tuple[Tensor, Tensor]:

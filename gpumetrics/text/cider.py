@@ -45,7 +45,7 @@ from gpumetrics.core import (
     REDUCTIONS, Metric, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
     keep_sample_dim, reduce_scores, single_threaded,
 )
-from gpumetrics.core.checks import check_real
+from gpumetrics.core.checks import check_int, check_real
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.ngrams import TokenBatch, dense_rank, ngram_ids
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
@@ -78,8 +78,7 @@ def _check_options(mode: Any, tokenize: Any, reduction: Any, n_gram: Any, sigma:
     check_choice(mode, "mode", MODES)
     check_choice(tokenize, "tokenize", TOKENIZERS)
     check_choice(reduction, "reduction", REDUCTIONS)
-    if isinstance(n_gram, bool) or not isinstance(n_gram, int) or not 1 <= n_gram <= 16:
-        raise ValueError(f"`n_gram` must be an int in [1, 16], got {n_gram!r}")
+    check_int(n_gram, "n_gram", at_least=1, at_most=16)
     check_real(sigma, "sigma", above=0)
     if not 0 < 2.0 * float(sigma) * float(sigma) < math.inf:  # 1e-200: 2σ² = 0, CIDEr-D NaN; 1e200: OverflowError
         raise ValueError(f"`sigma` must have a positive finite 2·sigma² in float64 (about 1e-154 to 1e154), "

@@ -119,7 +119,7 @@ def test_many_players_sampling():
     (lambda: shapley_values(lambda c: c.sum(), 3), ValueError, r"`value_fn` must return a tensor of shape \(8,\)"),
     (lambda: shapley_values(lambda c: "x", 3), TypeError, "`value_fn` must return a tensor"),
     (lambda: shapley_values(lambda c: c.sum(1) / 0.0, 3), ValueError, "non-finite"),
-    (lambda: marginal_contributions(lambda c: c.sum(1), 3, 3), ValueError, "`player` must be an int in 0..2"),
+    (lambda: marginal_contributions(lambda c: c.sum(1), 3, 3), ValueError, r"`player` must be an integer in \[0, 2\]"),
     (lambda: corpus_bleu_shapley(["a"], ["a"], mode="nltk"), ValueError, "`bleu_options`"),
     (lambda: corpus_bleu_shapley(["a"], ["a"], colour="red"), TypeError, "unknown `bleu_options`: colour"),
 ])

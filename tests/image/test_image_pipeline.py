@@ -70,8 +70,8 @@ def test_options_are_checked():
     assert [default_workers(cores, torch.device("cuda")) for cores in (1, 2, 3, 9)] == [0, 1, 2, 8]
     assert default_workers(2, "cpu") == 0
     assert check_workers(None) is None and check_workers(3) == 3
-    for bad in (-1, 1.5, True, "2"):
-        with pytest.raises(ValueError, match="`workers`"):
+    for bad, error in ((-1, ValueError), (1.5, TypeError), (True, TypeError), ("2", TypeError)):
+        with pytest.raises(error, match="`workers` must be a non-negative integer"):
             check_workers(bad)
     with pytest.raises(ValueError, match="decode"):
         list(same_size_batches([], 2, decode="turbo"))

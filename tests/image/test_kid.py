@@ -157,9 +157,10 @@ def test_non_finite_features_are_an_error_naming_the_argument():
     ("subset_size", float("nan")), ("subset_size", True), ("seed", 1.5), ("seed", 2**64), ("seed", None),
 ])
 def test_numeric_options_are_checked_at_construction_and_call(option, value):
-    # was: KernelInceptionDistance(gamma=nan) constructed, then compute() returned (nan, nan); a real-valued option
-    # that is not a number is a TypeError (core.checks.check_real)
-    error = TypeError if option in ("gamma", "coef") and not isinstance(value, float) else ValueError
+    # was: KernelInceptionDistance(gamma=nan) constructed, then compute() returned (nan, nan); an option of the
+    # wrong type is a TypeError
+    number = float if option in ("gamma", "coef") else int  # core.checks.check_real / check_int
+    error = TypeError if isinstance(value, bool) or not isinstance(value, number) else ValueError
     with pytest.raises(error, match=f"`{option}`"):
         KernelInceptionDistance(feature=_Identity(), **{option: value})
     real, fake = _features(20, seed=0), _features(20, seed=1)
