@@ -236,11 +236,12 @@ def check_positive_int(value: Any, name: str) -> int:
 
 
 def check_real(
-    value: Any, name: str, *, above: Optional[float] = None, at_least: Optional[float] = None, hint: str = ""
+    value: Any, name: str, *, above: Optional[float] = None, at_least: Optional[float] = None,
+    at_most: Optional[float] = None, hint: str = ""
 ) -> float:
     """Return ``value`` as a float if it is a finite real number (``bool`` is not; an integer past float64's range is
-    not finite) that is ``> above`` / ``≥ at_least``, else raise naming ``name`` (``hint``: appended in brackets).
-    The one check of every real-valued option.
+    not finite) that is ``> above`` / ``≥ at_least`` / ``≤ at_most`` (each bound optional), else raise naming
+    ``name`` (``hint``: appended in brackets). The one check of every real-valued option.
 
     Raises:
         TypeError: ``value`` is not a real number.
@@ -254,12 +255,16 @@ def check_real(
         ...
         ValueError: `sigma` must be a finite number > 0, got inf
     """
-    expected = f"`{name}` must be a finite number" + (f" > {above:g}" if above is not None else "") + (
-        f" ≥ {at_least:g}" if at_least is not None else "") + (f" ({hint})" if hint else "")
+    if at_least is not None and at_most is not None:
+        bounds = f" in [{at_least:g}, {at_most:g}]"
+    else:
+        bounds = " and".join(f" {sign} {bound:g}" for sign, bound in ((">", above), ("≥", at_least), ("≤", at_most))
+                             if bound is not None)
+    expected = f"`{name}` must be a finite number{bounds}" + (f" ({hint})" if hint else "")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{expected}, got {describe_value(value)}")
     if not is_finite(value) or (above is not None and not value > above) or (
-            at_least is not None and not value >= at_least):
+            at_least is not None and not value >= at_least) or (at_most is not None and not value <= at_most):
         raise ValueError(f"{expected}, got {value!r}")
     return float(value)
 

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gpumetrics.core import Metric, check_choice, single_threaded
+from gpumetrics.core import Metric, check_choice, check_real, single_threaded
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.detection.iou import flatten_quads
 from gpumetrics.kernels.iou import (
@@ -80,8 +80,7 @@ def _texts(value: Any, name: str, counts: Tensor) -> list[str]:
 
 def _check_options(matching: str, iou_threshold: float, dont_care: str, case_sensitive: Optional[bool]) -> bool:
     check_choice(matching, "matching", MATCHINGS)
-    if isinstance(iou_threshold, bool) or not isinstance(iou_threshold, (int, float)) or not 0 <= iou_threshold <= 1:
-        raise ValueError(f"`iou_threshold` must be a number in [0, 1], got {iou_threshold!r}")
+    check_real(iou_threshold, "iou_threshold", at_least=0, at_most=1)
     if not isinstance(dont_care, str):
         raise TypeError(f"`dont_care` must be a string, got {type(dont_care).__name__}")
     if case_sensitive is None:

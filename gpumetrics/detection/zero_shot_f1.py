@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gpumetrics.core import Metric, check_choice, single_threaded
+from gpumetrics.core import Metric, check_choice, check_real, single_threaded
 from gpumetrics.core.checks import check_holds_data
 from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.iou import MAX_COORDINATE, block_pairs, box_iou_paired
@@ -98,8 +98,7 @@ def _flatten(images: list[Mapping], name: str, groups: list[tuple[int, Any]]) ->
 def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold: float = 0.5) -> Tensor:
     """``Tensor[3]`` (long): TP, FP, FN of the batch."""
     check_choice(preset, "preset", PRESETS)
-    if isinstance(iou_threshold, bool) or not isinstance(iou_threshold, (int, float)) or not 0 <= iou_threshold <= 1:
-        raise ValueError(f"`iou_threshold` must be a number in [0, 1], got {iou_threshold!r}")
+    check_real(iou_threshold, "iou_threshold", at_least=0, at_most=1)
     preds, target = _images(preds, "preds"), _images(target, "target")
     if len(preds) != len(target):
         raise ValueError(f"`preds` and `target` must have the same number of samples, got {len(preds)} and {len(target)}")
@@ -242,8 +241,7 @@ class ZeroShotDetectionF1(Metric):
     def __init__(self, preset: str = "aij2021", iou_threshold: float = 0.5, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         check_choice(preset, "preset", PRESETS)
-        if isinstance(iou_threshold, bool) or not isinstance(iou_threshold, (int, float)) or not 0 <= iou_threshold <= 1:
-            raise ValueError(f"`iou_threshold` must be a number in [0, 1], got {iou_threshold!r}")
+        check_real(iou_threshold, "iou_threshold", at_least=0, at_most=1)
         self.preset, self.iou_threshold = preset, iou_threshold
         self.add_state("stats", default=torch.zeros(3, dtype=torch.long), dist_reduce_fx="sum")
 
