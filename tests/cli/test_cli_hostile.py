@@ -453,3 +453,22 @@ def test_score_checks_options_as_a_config_task_is_checked(tmp_path, capsys):
     code, _, err = _run(["score", "-m", "precision", "--opt", "validate_args=false", "-r", tmp_path / "a.txt",
                          tmp_path / "b.txt"], capsys)
     assert code == 2 and err.count("\n") == 1 and "`num_classes` is required" in err
+
+
+# ---------------------------------------------------------------------------------------------------- fuzz: images
+@pytest.mark.parametrize("command", ["fid", "kid"])
+def test_an_undecodable_image_in_a_worker_process_is_one_line_naming_the_file(tmp_path, capsys, command):
+    # the DataLoader re-raised the worker's ValueError with the worker's whole traceback pasted into its message
+    from PIL import Image
+
+    for folder, count in (("real", 2), ("gen", 3)):
+        (tmp_path / folder).mkdir()
+        for i in range(count):
+            Image.new("RGB", (8, 8), (40 * i, 0, 0)).save(tmp_path / folder / f"{i}.png")
+    (tmp_path / "gen" / "9.png").write_bytes(b"")
+    kid = ["--subsets", "2", "--subset-size", "2"] if command == "kid" else []
+    code, _, err = _run([command, tmp_path / "real", tmp_path / "gen", "--weights", "random", "--dims", "64",
+                         "--no-cache", "--progress", "off", "--device", "cpu", "--workers", "2", "--batch-size", "1",
+                         *kid], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err and "worker" not in err
+    assert err.startswith(f"gpumetrics {command}: error: image file '{tmp_path / 'gen' / '9.png'}' cannot be decoded")
