@@ -54,6 +54,7 @@ from gpumetrics.core import REDUCTIONS, PerSampleScore, reduce_scores
 from gpumetrics.core.checks import (
     as_text_list, check_choice, check_device, check_holds_data, check_real, check_same_length,
 )
+from gpumetrics.core.files import expand_user
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.image.clip_tokens import BatchCLIPTokenizer
 from gpumetrics.image.inception import check_image_layout, check_images
@@ -175,7 +176,7 @@ def _not_found(what: str, places: str, reason: str) -> FileNotFoundError:
 def _hf_source(model_name: str, download: bool) -> tuple[str, dict[str, Any]]:
     """Where the hf model loads from, in order: a local directory ``model_name`` → ``$GPUMETRICS_HOME/<model_name>``
     → the Hugging Face cache (``local_files_only``: no network call at all) → the hub, only with ``download``."""
-    local = Path(model_name).expanduser()
+    local = expand_user(model_name)
     if local.is_dir():
         return str(local), {"local_files_only": True}
     home = gpumetrics_home()
@@ -275,7 +276,7 @@ def _open_clip_checkpoint(model_name: str, tag: str) -> tuple[Optional[str], dic
             if isinstance(found, str):
                 return found, preprocess, places
     if cfg.get("url"):
-        target = Path("~/.cache/clip").expanduser() / os.path.basename(cfg["url"])
+        target = expand_user("~/.cache/clip") / os.path.basename(cfg["url"])
         places.append(f"{target} (from {cfg['url']})")
         if target.is_file():
             return str(target), preprocess, places

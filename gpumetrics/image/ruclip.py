@@ -57,6 +57,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from gpumetrics.core.files import expand_user
 from gpumetrics.image.resize import pil_bilinear_resize
 from gpumetrics.image.weights import file_sha256, gpumetrics_home
 from gpumetrics.text.tokenize.yttm import YTTMBPE
@@ -298,7 +299,7 @@ def find_folder(model_name: str, needed: Sequence[str]) -> Path:
     Raises:
         FileNotFoundError: no such folder; the message lists the places and the files to put there.
     """
-    path = Path(model_name).expanduser()
+    path = expand_user(model_name)
     if path.is_file() and path.name == CONFIG_FILE:
         path = path.parent
     looked = []
@@ -364,7 +365,7 @@ def load_ruclip(
         model = RuCLIP(config)
     tag = "random"
     if pretrained != "random":
-        weights = Path(os.fspath(pretrained)).expanduser() if explicit else folder / WEIGHTS_FILE
+        weights = expand_user(pretrained) if explicit else folder / WEIGHTS_FILE
         if not weights.is_file():
             raise FileNotFoundError(f"`pretrained`: ruCLIP weights file {str(weights)!r} does not exist")
         state = torch.load(weights, map_location="cpu", weights_only=True)

@@ -28,7 +28,7 @@ from typing import Optional, Union
 
 import torch
 
-from gpumetrics.core.files import file_sha256, gpumetrics_home  # noqa: F401  (re-exported: ruclip, clip_score)
+from gpumetrics.core.files import expand_user, file_sha256, gpumetrics_home  # noqa: F401  (re-exported: ruclip, clip_score)
 
 RANDOM = "random"
 
@@ -161,7 +161,7 @@ def resolve_weights(name: str, path: Optional[Union[str, Path]] = None, download
         raise ValueError(f"unknown weights {name!r}; known: {', '.join(sorted(WEIGHTS))}")
     entry = WEIGHTS[name]
     if path is not None:
-        path = Path(path).expanduser()
+        path = expand_user(path)
         if not path.is_file():
             raise FileNotFoundError(f"weights file {str(path)!r} does not exist")
         if path.name == entry.file_name:

@@ -472,3 +472,75 @@ def test_an_undecodable_image_in_a_worker_process_is_one_line_naming_the_file(tm
                          *kid], capsys)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err and "worker" not in err
     assert err.startswith(f"gpumetrics {command}: error: image file '{tmp_path / 'gen' / '9.png'}' cannot be decoded")
+
+
+_NO_USER = "~no_such_user_here"
+
+
+@pytest.mark.parametrize("where", ["predictions", "references", "fid weights", "fid --weights", "fid --cache-dir",
+                                   "image path"])
+def test_a_path_under_an_unknown_user_s_home_is_a_file_not_found(tmp_path, capsys, where):
+    # Path.expanduser raised RuntimeError("Could not determine home directory.") past main for `~nobody/x`
+    from PIL import Image
+
+    (tmp_path / "img").mkdir()
+    for i in range(2):
+        Image.new("RGB", (8, 8), (90 * i, 0, 0)).save(tmp_path / "img" / f"{i}.png")
+    if where.startswith("fid -"):
+        option = ["--weights", f"{_NO_USER}/w.pth"] if where == "fid --weights" else ["--weights", "random", "--dims",
+                                                                                       "64", "--cache-dir", _NO_USER]
+        code, _, err = _run(["fid", tmp_path / "img", tmp_path / "img", "--device", "cpu", "--progress", "off",
+                             "--workers", "0", *option], capsys)
+        assert code == (2 if where == "fid --weights" else 0), err
+        assert where != "fid --weights" or f"'{_NO_USER}/w.pth' does not exist" in err
+        return
+    image = where in ("fid weights", "image path")
+    prediction = f"{_NO_USER}/0.png" if where == "image path" else "0.png"
+    (tmp_path / "p.jsonl").write_text(f'{{"id": 1, "prediction": "{prediction if image else "a"}"}}\n', encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text(f'{{"id": 1, "references": ["{"1.png" if image else "a"}"]}}\n', encoding="utf-8")
+    data = {"predictions": f"{_NO_USER}/p.jsonl", "references": "r.jsonl"} if where == "predictions" else (
+        {"predictions": "p.jsonl", "references": f"{_NO_USER}/r.jsonl"} if where == "references" else
+        {"predictions": "p.jsonl", "references": "r.jsonl"})
+    options = {"fid weights": f"{{weights: '{_NO_USER}/w.pth'}}",
+               "image path": "{weights: random, feature: 64, workers: 0, image_root: img}"}.get(where, "{}")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"tasks:\n  - {{name: T, metric: {'fid' if image else 'bleu'}, predictions: '{data['predictions']}', "
+                      f"references: '{data['references']}', options: {options}}}\n", encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and _NO_USER in err, err
+    assert "not found" in err or "does not exist" in err
+
+
+def test_an_image_path_too_long_for_the_file_system_names_the_sample(tmp_path, capsys):
+    # is_file() raised ENAMETOOLONG: "[Errno 36] File name too long" reached the user naming neither task nor sample
+    from PIL import Image
+
+    Image.new("RGB", (8, 8)).save(tmp_path / "0.png")
+    (tmp_path / "p.jsonl").write_text(f'{{"id": 1, "prediction": "{"a" * 5000}.png"}}\n', encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text('{"id": 1, "references": ["0.png"]}\n', encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text("tasks:\n  - {name: T, metric: fid, predictions: p.jsonl, references: r.jsonl, "
+                      "options: {weights: random, feature: 64, workers: 0}}\n", encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "task 'T'" in err and "prediction 0: unusable image path" in err
+
+
+def test_a_clip_score_record_with_an_empty_reference_list_is_named(tmp_path, capsys):
+    # `refs[0]` of [] raised IndexError past main
+    from PIL import Image
+
+    from tests.image.test_clip_score import TINY_OPEN_CLIP
+
+    (tmp_path / "tiny.json").write_text(json.dumps(TINY_OPEN_CLIP), encoding="utf-8")
+    for i in range(2):
+        Image.new("RGB", (8, 8), (90 * i, 0, 0)).save(tmp_path / f"{i}.png")
+    (tmp_path / "p.jsonl").write_text('{"id": 1, "prediction": "0.png"}\n{"id": 2, "prediction": "1.png"}\n',
+                                      encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text('{"id": 1, "references": ["a cat"]}\n{"id": 2, "references": []}\n',
+                                      encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text("tasks:\n  - {name: T, metric: clip_score, predictions: p.jsonl, references: r.jsonl, options: "
+                      f"{{backend: open_clip, model_name: '{tmp_path / 'tiny.json'}', pretrained: random, workers: 0}}}}\n",
+                      encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "task 'T'" in err and "references 1 hold no caption" in err
