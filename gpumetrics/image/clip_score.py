@@ -302,6 +302,14 @@ def _open_clip_hub_snapshot(repo: str) -> str:
     return f"local-dir:{folder}"
 
 
+def _is_file(path: Optional[str]) -> bool:
+    return path is not None and os.path.isfile(path)
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().split("\n", 1)[0] or type(error).__name__
+
+
 class _OpenCLIPBackend(nn.Module):
     def __init__(self, model_name: str, pretrained: Optional[str], seed: int, download: bool = False) -> None:
         super().__init__()
@@ -331,9 +339,17 @@ class _OpenCLIPBackend(nn.Module):
             except RuntimeError as error:  # open_clip's words for an unknown architecture or tag, given a name
                 name = "model_name" if "Model config for" in str(error) else "pretrained" \
                     if "Pretrained value" in str(error) else None
-                if name is None:
+                if name is not None:
+                    raise ValueError(f"`{name}`: {error}") from None
+                if not _is_file(weights):
                     raise
-                raise ValueError(f"`{name}`: {error}") from None
+                raise ValueError(f"`pretrained`: {str(weights)!r} is not an open_clip checkpoint of {model_name!r} "
+                                 f"({type(error).__name__}: {_first_line(error)})") from None
+            except Exception as error:  # torch.load / safetensors of a --pretrained file that is no checkpoint
+                if not _is_file(weights):
+                    raise
+                raise ValueError(f"`pretrained`: {str(weights)!r} is not an open_clip checkpoint of {model_name!r} "
+                                 f"({type(error).__name__}: {_first_line(error)})") from None
         self.model.eval().requires_grad_(False)
         self.tokenizer = BatchCLIPTokenizer(open_clip.get_tokenizer(model_name))  # the same ids, batch-wise
         cfg = self.model.visual.preprocess_cfg

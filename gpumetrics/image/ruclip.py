@@ -59,7 +59,7 @@ from torch import Tensor, nn
 
 from gpumetrics.core.files import expand_user
 from gpumetrics.image.resize import pil_bilinear_resize
-from gpumetrics.image.weights import file_sha256, gpumetrics_home
+from gpumetrics.image.weights import file_sha256, gpumetrics_home, read_state_dict
 from gpumetrics.text.tokenize.yttm import YTTMBPE
 
 CONFIG_FILE, WEIGHTS_FILE, BPE_FILE = "config.json", "pytorch_model.bin", "bpe.model"
@@ -368,9 +368,7 @@ def load_ruclip(
         weights = expand_user(pretrained) if explicit else folder / WEIGHTS_FILE
         if not weights.is_file():
             raise FileNotFoundError(f"`pretrained`: ruCLIP weights file {str(weights)!r} does not exist")
-        state = torch.load(weights, map_location="cpu", weights_only=True)
-        if not isinstance(state, dict):
-            raise ValueError(f"{str(weights)!r} does not hold a state_dict (got {type(state).__name__})")
+        state = read_state_dict(weights, "`pretrained`: ruCLIP weights file")
         result = model.load_state_dict(state, strict=False)
         if result.missing_keys or result.unexpected_keys:
             raise ValueError(

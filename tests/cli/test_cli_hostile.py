@@ -544,3 +544,37 @@ def test_a_clip_score_record_with_an_empty_reference_list_is_named(tmp_path, cap
                       encoding="utf-8")
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and err.count("\n") == 1 and "task 'T'" in err and "references 1 hold no caption" in err
+
+
+@pytest.mark.parametrize("field", ["image", "caption"])
+def test_a_lone_surrogate_in_a_clip_score_record_is_refused_with_file_and_line(tmp_path, field):
+    # read_field_records skipped the check every other reader makes: the caption was scored, the image "missing"
+    from gpumetrics.harness.records import read_field_records
+
+    path = tmp_path / "captions.jsonl"
+    record = {"image": "a.png", "caption": "x"}
+    path.write_text(json.dumps(record) + "\n" + json.dumps({**record, field: "b \ud800"}) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"captions.jsonl:2: .*lone surrogate"):
+        read_field_records(path, ("image", "caption"), "E")
+
+
+@pytest.mark.parametrize("content", [b"", b"not a checkpoint\n", "list"])
+def test_an_open_clip_pretrained_file_that_is_no_checkpoint_is_a_user_error(tmp_path, capsys, content):
+    # torch.load's UnpicklingError / EOFError and load_state_dict's RuntimeError escaped main from open_clip
+    from PIL import Image
+
+    from tests.image.test_clip_score import TINY_OPEN_CLIP
+
+    (tmp_path / "tiny.json").write_text(json.dumps(TINY_OPEN_CLIP), encoding="utf-8")
+    (tmp_path / "img").mkdir()
+    Image.new("RGB", (8, 8)).save(tmp_path / "img" / "0.png")
+    (tmp_path / "c.jsonl").write_text('{"image": "0.png", "caption": "a"}\n', encoding="utf-8")
+    weights = tmp_path / "w.pt"
+    if content == "list":
+        torch.save([1, 2], weights)
+    else:
+        weights.write_bytes(content)
+    code, _, err = _run(["clip-score", "--images", tmp_path / "img", "--captions", tmp_path / "c.jsonl", "--device",
+                         "cpu", "--workers", "0", "--backend", "open_clip", "--model", tmp_path / "tiny.json",
+                         "--pretrained", weights], capsys)
+    assert code == 2 and err.count("\n") == 1 and f"`pretrained`: '{weights}' is not an open_clip checkpoint" in err
