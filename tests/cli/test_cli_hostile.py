@@ -578,3 +578,23 @@ def test_an_open_clip_pretrained_file_that_is_no_checkpoint_is_a_user_error(tmp_
                          "cpu", "--workers", "0", "--backend", "open_clip", "--model", tmp_path / "tiny.json",
                          "--pretrained", weights], capsys)
     assert code == 2 and err.count("\n") == 1 and f"`pretrained`: '{weights}' is not an open_clip checkpoint" in err
+
+
+# ---------------------------------------------------------------------------------------------------- fuzz: stdin
+@pytest.mark.parametrize("hypotheses", [[], ["-"]])
+def test_score_with_stdin_closed_is_a_user_error(tmp_path, capsys, monkeypatch, hypotheses):
+    # `gpumetrics score -m bleu -r refs.txt <&-`: sys.stdin is None, and `.isatty()` raised AttributeError past main
+    refs = tmp_path / "refs.txt"
+    refs.write_text("a b\n", encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", None)
+    code, _, err = _run(["score", "-m", "bleu", "-r", refs, *hypotheses], capsys)
+    assert code == 2 and err.count("\n") == 1 and "stdin is closed" in err
+
+
+def test_evaluate_to_a_closed_stdout_is_refused_before_any_data_is_read(tmp_path, capsys, monkeypatch):
+    # `gpumetrics evaluate c.yaml -o - >&-`: print() to a None sys.stdout dropped the report and the run exited 0
+    config = _task(tmp_path, '{"id": "1", "prediction": "a b"}\n', REFS)
+    monkeypatch.setattr("sys.stdout", None)
+    code = cli.main(["evaluate", str(config), "-o", "-"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--output - writes to standard output, which is closed" in err
