@@ -598,3 +598,26 @@ def test_evaluate_to_a_closed_stdout_is_refused_before_any_data_is_read(tmp_path
     code = cli.main(["evaluate", str(config), "-o", "-"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "--output - writes to standard output, which is closed" in err
+
+
+# ---------------------------------------------------------------------------------------------------- fuzz: suites
+def test_aij2022_visual_qa_without_ruwordnet_is_one_line_naming_synonyms(tmp_path, capsys, monkeypatch):
+    # the suite's VisualQA (METEOR mode aij2022-vqa) let RuWordNetSynonyms' ImportError escape main; the s_visual_qa
+    # entry already said it as a FileNotFoundError naming `synonyms`
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_ruwordnet(name, *args, **kwargs):
+        if name == "ruwordnet":
+            raise ImportError("No module named 'ruwordnet'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ruwordnet)
+    (tmp_path / "gt.json").write_text('{"v1": [{"type": "text", "content": ["2"]}]}', encoding="utf-8")
+    (tmp_path / "pr.json").write_text('{"v1": [{"type": "text", "content": "2"}]}', encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text("suite: aij2022\ntasks:\n  - {name: VisualQA, references: gt.json, predictions: pr.json}\n",
+                      encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "`synonyms` is null, i.e. the RuWordNet database" in err
