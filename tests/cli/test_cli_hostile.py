@@ -621,3 +621,15 @@ def test_aij2022_visual_qa_without_ruwordnet_is_one_line_naming_synonyms(tmp_pat
                       encoding="utf-8")
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and err.count("\n") == 1 and "`synonyms` is null, i.e. the RuWordNet database" in err
+
+
+def test_an_image_name_too_long_for_the_file_system_in_a_suite_image_task(tmp_path):
+    # is_file() raised "[Errno 36] File name too long" through ImageGeneration / ImageCaptioning, naming no sample;
+    # with missing_image="zero" (the suite's) such a sample is a failed one, as a missing file is
+    from gpumetrics.suites.image import image_paths_under_root, split_missing_images
+
+    (tmp_path / "0.png").write_bytes(b"")
+    names = ["0.png", "a" * 3000 + ".png"]
+    assert split_missing_images(names, tmp_path, "zero") == ([0], ["0.png"])
+    with pytest.raises(ValueError, match=r"`images\[1\]`: file '.*' does not exist"):
+        image_paths_under_root(names, tmp_path)
