@@ -633,3 +633,13 @@ def test_an_image_name_too_long_for_the_file_system_in_a_suite_image_task(tmp_pa
     assert split_missing_images(names, tmp_path, "zero") == ([0], ["0.png"])
     with pytest.raises(ValueError, match=r"`images\[1\]`: file '.*' does not exist"):
         image_paths_under_root(names, tmp_path)
+
+
+def test_clip_score_record_naming_an_image_too_long_for_the_file_system_is_a_missing_image(tmp_path, capsys):
+    # is_file() raised "[Errno 36] File name too long", naming neither the captions file nor the count missing
+    (tmp_path / "img").mkdir()
+    (tmp_path / "c.jsonl").write_text(json.dumps({"image": "a" * 3000 + ".png", "caption": "x"}) + "\n",
+                                      encoding="utf-8")
+    code, _, err = _run(["clip-score", "--images", tmp_path / "img", "--captions", tmp_path / "c.jsonl", "--device",
+                         "cpu"], capsys)
+    assert code == 2 and err.count("\n") == 1 and f"1 image file(s) of {tmp_path / 'c.jsonl'} are missing" in err
