@@ -28,7 +28,8 @@ from typing import Optional, Union
 
 import torch
 
-from gpumetrics.core.files import expand_user, file_sha256, gpumetrics_home  # noqa: F401  (re-exported: ruclip, clip_score)
+from gpumetrics.core.files import expand_user
+from gpumetrics.core.files import file_sha256, gpumetrics_home  # noqa: F401  (re-exported: ruclip, clip_score)
 
 RANDOM = "random"
 

@@ -496,7 +496,8 @@ def test_a_path_under_an_unknown_user_s_home_is_a_file_not_found(tmp_path, capsy
         return
     image = where in ("fid weights", "image path")
     prediction = f"{_NO_USER}/0.png" if where == "image path" else "0.png"
-    (tmp_path / "p.jsonl").write_text(f'{{"id": 1, "prediction": "{prediction if image else "a"}"}}\n', encoding="utf-8")
+    value = prediction if image else "a"
+    (tmp_path / "p.jsonl").write_text(f'{{"id": 1, "prediction": "{value}"}}\n', encoding="utf-8")
     (tmp_path / "r.jsonl").write_text(f'{{"id": 1, "references": ["{"1.png" if image else "a"}"]}}\n', encoding="utf-8")
     data = {"predictions": f"{_NO_USER}/p.jsonl", "references": "r.jsonl"} if where == "predictions" else (
         {"predictions": "p.jsonl", "references": f"{_NO_USER}/r.jsonl"} if where == "references" else
@@ -504,7 +505,8 @@ def test_a_path_under_an_unknown_user_s_home_is_a_file_not_found(tmp_path, capsy
     options = {"fid weights": f"{{weights: '{_NO_USER}/w.pth'}}",
                "image path": "{weights: random, feature: 64, workers: 0, image_root: img}"}.get(where, "{}")
     config = tmp_path / "c.yaml"
-    config.write_text(f"tasks:\n  - {{name: T, metric: {'fid' if image else 'bleu'}, predictions: '{data['predictions']}', "
+    metric = "fid" if image else "bleu"
+    config.write_text(f"tasks:\n  - {{name: T, metric: {metric}, predictions: '{data['predictions']}', "
                       f"references: '{data['references']}', options: {options}}}\n", encoding="utf-8")
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and err.count("\n") == 1 and _NO_USER in err, err
@@ -539,8 +541,9 @@ def test_a_clip_score_record_with_an_empty_reference_list_is_named(tmp_path, cap
     (tmp_path / "r.jsonl").write_text('{"id": 1, "references": ["a cat"]}\n{"id": 2, "references": []}\n',
                                       encoding="utf-8")
     config = tmp_path / "c.yaml"
+    model = tmp_path / "tiny.json"
     config.write_text("tasks:\n  - {name: T, metric: clip_score, predictions: p.jsonl, references: r.jsonl, options: "
-                      f"{{backend: open_clip, model_name: '{tmp_path / 'tiny.json'}', pretrained: random, workers: 0}}}}\n",
+                      f"{{backend: open_clip, model_name: '{model}', pretrained: random, workers: 0}}}}\n",
                       encoding="utf-8")
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
     assert code == 2 and err.count("\n") == 1 and "task 'T'" in err and "references 1 hold no caption" in err
