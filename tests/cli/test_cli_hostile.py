@@ -479,9 +479,11 @@ _NO_USER = "~no_such_user_here"
 
 @pytest.mark.parametrize("where", ["predictions", "references", "fid weights", "fid --weights", "fid --cache-dir",
                                    "image path"])
-def test_a_path_under_an_unknown_user_s_home_is_a_file_not_found(tmp_path, capsys, where):
+def test_a_path_under_an_unknown_user_s_home_is_a_file_not_found(tmp_path, capsys, monkeypatch, where):
     # Path.expanduser raised RuntimeError("Could not determine home directory.") past main for `~nobody/x`
     from PIL import Image
+
+    monkeypatch.chdir(tmp_path)  # `--cache-dir ~nobody` is a folder of that name here, as the shell would make it
 
     (tmp_path / "img").mkdir()
     for i in range(2):
