@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from gpumetrics.core import REDUCTIONS, Metric, check_choice, check_positive_int
+from gpumetrics.core.files import expand_user
 from gpumetrics.harness.registry import resolve
 
 PAIRINGS = ("sets", "captions")
@@ -28,9 +29,13 @@ def _paths(root: Path, names: list, what: str) -> list[Path]:
     for index, name in enumerate(names):
         if not isinstance(name, str) or not name:
             raise TypeError(f"{what} {index} must be an image path, got {name!r:.60}")
-        path = Path(name).expanduser()
+        path = expand_user(name)
         path = path if path.is_absolute() else root / path
-        if not path.is_file():
+        try:
+            found = path.is_file()
+        except OSError as err:  # a name too long for the file system (is_file answers False only for missing files)
+            raise ValueError(f"{what} {index}: unusable image path {name!r:.60}: {err.strerror}") from None
+        if not found:
             raise ValueError(f"{what} {index}: image file not found: {path}")
         out.append(path)
     return out
@@ -81,6 +86,9 @@ class _ImageFileScore(Metric):
             return same_size_batches(files, self.batch_size, workers=self.workers, decode=self.decode, device=device)
 
         if self.pairing == "captions":
+            empty = next((index for index, refs in enumerate(references) if isinstance(refs, list) and not refs), None)
+            if empty is not None:
+                raise ValueError(f"references {empty} hold no caption: expected a caption or a list of them")
             captions = [refs[0] if isinstance(refs, list) else refs for refs in references]
             for indices, images in batches(generated):
                 self.inner.update(images, [captions[i] for i in indices])

@@ -205,6 +205,14 @@ def run_kid(args: argparse.Namespace) -> int:
     return 0
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False for a name the file system refuses (too long: ``is_file`` raises ``OSError``)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def _read_caption_records(path: Path) -> list[tuple[str, str]]:
     from gpumetrics.harness.records import read_field_records
 
@@ -224,9 +232,9 @@ def run_clip_score(args: argparse.Namespace) -> int:
         raise ValueError(f"--images '{folder}' is not a folder")
     records = _read_caption_records(Path(args.captions))
     paths = [folder / name for name, _ in records]
-    missing = [str(p) for p in paths if not p.is_file()]
+    missing = [str(p) for p in paths if not _is_file(p)]
     if missing:
-        raise ValueError(f"{len(missing)} image file(s) of {args.captions} are missing, e.g. '{missing[0]}'")
+        raise ValueError(f"{len(missing)} image file(s) of {args.captions} are missing, e.g. '{missing[0]:.300}'")
     model, pretrained = args.model, args.pretrained
     if args.backend == "hf" and pretrained not in (None, "random"):
         # an hf model is a whole directory (save_pretrained): --pretrained DIR names the model, weights included

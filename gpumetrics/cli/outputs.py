@@ -9,6 +9,7 @@ run: an existing directory, a report that would be its own checkpoint folder, a 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Iterable, Optional
@@ -27,9 +28,9 @@ def check_output(value: Optional[str], option: str, *, stdout_ok: bool = False) 
     """Check that ``value`` (an option's output file) can be written; ``None`` for no value or ``-``.
 
     Raises:
-        ValueError: naming ``option`` and the path: a directory; ``-`` where it is not allowed; a parent that is not
-            a directory; a directory in which no file can be created (read-only, a read-only file system); an existing
-            file without write permission.
+        ValueError: naming ``option`` and the path: a directory; ``-`` where it is not allowed or stdout is closed; a
+            parent that is not a directory; a directory in which no file can be created (read-only, a read-only file
+            system); an existing file without write permission.
 
     Example:
         >>> import tempfile
@@ -45,9 +46,11 @@ def check_output(value: Optional[str], option: str, *, stdout_ok: bool = False) 
     if value is None:
         return None
     if value == STDOUT:
-        if stdout_ok:
-            return None
-        raise ValueError(f"{option} - (standard output) is not supported here: give a file name")
+        if not stdout_ok:
+            raise ValueError(f"{option} - (standard output) is not supported here: give a file name")
+        if sys.stdout is None:  # started with stdout closed (`>&-`): print() would drop the report without a word
+            raise ValueError(f"{option} - writes to standard output, which is closed: give a file name")
+        return None
     path = Path(value)
     if path.is_dir():
         raise ValueError(f"{option} {value} is a directory: give a file name")

@@ -39,7 +39,7 @@ def read_lines(path: str) -> list[str]:
         ['a b', 'c', '', 'd']
     """
     if path == STDIN:
-        data, name = sys.stdin.buffer.read(), "stdin"
+        data, name = _stdin().buffer.read(), "stdin"
     else:
         if Path(path).is_dir():
             raise ValueError(f"{path} is a directory, not a text file of one sample per line")
@@ -53,6 +53,14 @@ def read_lines(path: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return [line.rstrip() for line in lines]
+
+
+def _stdin() -> Any:
+    """``sys.stdin``, which is ``None`` when the command starts with its standard input closed (``<&-``)."""
+    if sys.stdin is None:
+        raise ValueError("stdin is closed, so there are no lines to read from it (`-`, or no hypotheses file): give "
+                         "the file, or pipe the lines in")
+    return sys.stdin
 
 
 BOM = "\ufeff"  # a UTF-8 byte-order mark, as Windows editors write one at the start of a file
@@ -170,7 +178,7 @@ def _format(value: float, width: int) -> str:
 
 
 def _score(args: argparse.Namespace) -> int:
-    if args.hypotheses == STDIN and sys.stdin.isatty():
+    if args.hypotheses == STDIN and _stdin().isatty():
         print("gpumetrics score: reading hypotheses from stdin (give a file, or pipe them in) …", file=sys.stderr)
     options = parse_opts(args.opt)
     hypotheses = read_lines(args.hypotheses)

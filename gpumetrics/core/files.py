@@ -1,6 +1,6 @@
 """Files: written so that a reader never sees half of one (a temp file beside the target, then ``os.replace``), the
-one reader of ``$GPUMETRICS_HOME`` (:func:`gpumetrics_home`, :func:`cache_dir`) and the one file hasher
-(:func:`file_hash`, :func:`file_sha256`)."""
+one reader of ``$GPUMETRICS_HOME`` (:func:`gpumetrics_home`, :func:`cache_dir`), the one file hasher
+(:func:`file_hash`, :func:`file_sha256`) and the one ``~`` expander (:func:`expand_user`)."""
 
 from __future__ import annotations
 
@@ -108,6 +108,19 @@ def _create_temporary(target: Path) -> "tuple[int, str]":
     raise FileExistsError(errno.EEXIST, f"no free temporary name beside {str(target)!r}")
 
 
+def expand_user(path: Union[str, "os.PathLike[str]"]) -> Path:
+    """``path`` with a leading ``~`` / ``~user`` expanded — as ``Path.expanduser`` but for a user that does not exist
+    (``~nobody_here/x``) or no home directory: there ``Path.expanduser`` raises ``RuntimeError`` (no user error,
+    so it escaped the command line with a traceback), while this keeps the path as written (``os.path.expanduser``'s
+    and the shell's rule), so that it is then a file not found naming it.
+
+    Example:
+        >>> str(expand_user("~no_such_user_here/x.png"))
+        '~no_such_user_here/x.png'
+    """
+    return Path(os.path.expanduser(os.fspath(path)))
+
+
 def cache_dir(name: str) -> Path:
     """A folder for derived data that can be rebuilt (``$GPUMETRICS_HOME/<name>``, else the XDG cache), created.
 
@@ -120,7 +133,7 @@ def cache_dir(name: str) -> Path:
         >>> _ = os.environ.pop("GPUMETRICS_HOME") if saved is None else os.environ.update(GPUMETRICS_HOME=saved)
     """
     home = gpumetrics_home()
-    root = home if home is not None else Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "gpumetrics"
+    root = home if home is not None else expand_user(os.environ.get("XDG_CACHE_HOME", "~/.cache")) / "gpumetrics"
     folder = root / name
     folder.mkdir(parents=True, exist_ok=True)
     return folder
@@ -137,7 +150,7 @@ def gpumetrics_home() -> Optional[Path]:
         >>> _ = saved is not None and os.environ.update(GPUMETRICS_HOME=saved)
     """
     home = os.environ.get("GPUMETRICS_HOME")
-    return Path(home).expanduser() if home else None
+    return expand_user(home) if home else None
 
 
 def file_hash(path: Union[str, Path], algorithm: str = "sha256", **params: Any) -> Any:

@@ -39,6 +39,7 @@ from typing import Any, Optional
 import yaml
 
 from gpumetrics.core import check_device, check_positive_int
+from gpumetrics.core.files import expand_user
 from gpumetrics.harness.registry import Suite, TaskMetric, bounded_repr, formats, metrics, suites
 
 DEFAULT_BATCH_SIZE = 1024
@@ -106,7 +107,7 @@ def _check_batch_size(value: Any, where: str) -> int:
 def _resolve(base: Path, value: Any, where: str, key: str) -> Path:
     if not isinstance(value, str) or not value:
         raise ConfigError(f"{where}: `{key}` must be a path string, got {bounded_repr(value)}")
-    path = Path(value).expanduser()
+    path = expand_user(value)
     path = path if path.is_absolute() else Path(os.path.normpath(base / path))
     if path.is_dir():
         raise ConfigError(f"{where}: `{key}` is a directory, not a data file: {path}")
@@ -124,7 +125,7 @@ def _resolve_path_options(base: Path, entry: TaskMetric, options: dict) -> dict:
     resolved = dict(options)
     for key, default in entry.path_options.items():
         value = resolved.get(key, default)
-        if isinstance(value, str) and value and value != "random" and not Path(value).expanduser().is_absolute():
+        if isinstance(value, str) and value and value != "random" and not expand_user(value).is_absolute():
             resolved[key] = os.path.normpath(base / value)
     return resolved
 

@@ -751,7 +751,7 @@ def read_field_records(path: Path | str, fields: tuple[str, ...], example: str) 
 
     Raises:
         DataError: the file is missing, a line is not a JSON object or lacks a string field (``example`` shows the
-            layout), or the file holds no record.
+            layout), a field holds a lone surrogate, or the file holds no record.
 
     Example:
         >>> import tempfile, os
@@ -784,7 +784,9 @@ def read_field_records(path: Path | str, fields: tuple[str, ...], example: str) 
                 raise DataError(path, number, f"unreadable JSON value: {type(err).__name__}: {err}") from None
             if not isinstance(record, dict) or not all(isinstance(record.get(field), str) for field in fields):
                 raise DataError(path, number, f"expected {example}")
-            records.append(tuple(record[field] for field in fields))
+            values = tuple(record[field] for field in fields)
+            check_no_surrogates(path, number, list(values), line)
+            records.append(values)
     if not records:
         raise DataError(path, None, "holds no record")
     return records

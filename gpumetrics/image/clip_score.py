@@ -54,6 +54,7 @@ from gpumetrics.core import REDUCTIONS, PerSampleScore, reduce_scores
 from gpumetrics.core.checks import (
     as_text_list, check_choice, check_device, check_holds_data, check_int, check_real, check_same_length,
 )
+from gpumetrics.core.files import expand_user
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.image.clip_tokens import BatchCLIPTokenizer
 from gpumetrics.image.inception import check_image_layout, check_images
@@ -175,7 +176,7 @@ def _not_found(what: str, places: str, reason: str) -> FileNotFoundError:
 def _hf_source(model_name: str, download: bool) -> tuple[str, dict[str, Any]]:
     """Where the hf model loads from, in order: a local directory ``model_name`` → ``$GPUMETRICS_HOME/<model_name>``
     → the Hugging Face cache (``local_files_only``: no network call at all) → the hub, only with ``download``."""
-    local = Path(model_name).expanduser()
+    local = expand_user(model_name)
     if local.is_dir():
         return str(local), {"local_files_only": True}
     home = gpumetrics_home()
@@ -275,7 +276,7 @@ def _open_clip_checkpoint(model_name: str, tag: str) -> tuple[Optional[str], dic
             if isinstance(found, str):
                 return found, preprocess, places
     if cfg.get("url"):
-        target = Path("~/.cache/clip").expanduser() / os.path.basename(cfg["url"])
+        target = expand_user("~/.cache/clip") / os.path.basename(cfg["url"])
         places.append(f"{target} (from {cfg['url']})")
         if target.is_file():
             return str(target), preprocess, places
@@ -299,6 +300,14 @@ def _open_clip_hub_snapshot(repo: str) -> str:
             "no cached copy",
         )
     return f"local-dir:{folder}"
+
+
+def _is_file(path: Optional[str]) -> bool:
+    return path is not None and os.path.isfile(path)
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().split("\n", 1)[0] or type(error).__name__
 
 
 class _OpenCLIPBackend(nn.Module):
@@ -330,9 +339,17 @@ class _OpenCLIPBackend(nn.Module):
             except RuntimeError as error:  # open_clip's words for an unknown architecture or tag, given a name
                 name = "model_name" if "Model config for" in str(error) else "pretrained" \
                     if "Pretrained value" in str(error) else None
-                if name is None:
+                if name is not None:
+                    raise ValueError(f"`{name}`: {error}") from None
+                if not _is_file(weights):
                     raise
-                raise ValueError(f"`{name}`: {error}") from None
+                raise ValueError(f"`pretrained`: {str(weights)!r} is not an open_clip checkpoint of {model_name!r} "
+                                 f"({type(error).__name__}: {_first_line(error)})") from None
+            except Exception as error:  # torch.load / safetensors of a --pretrained file that is no checkpoint
+                if not _is_file(weights):
+                    raise
+                raise ValueError(f"`pretrained`: {str(weights)!r} is not an open_clip checkpoint of {model_name!r} "
+                                 f"({type(error).__name__}: {_first_line(error)})") from None
         self.model.eval().requires_grad_(False)
         self.tokenizer = BatchCLIPTokenizer(open_clip.get_tokenizer(model_name))  # the same ids, batch-wise
         cfg = self.model.visual.preprocess_cfg

@@ -26,7 +26,7 @@ from typing import Any, Optional, Sequence, Union
 import torch
 from torch import Tensor, nn
 
-from gpumetrics.core.files import atomic_write, cache_dir, file_hash
+from gpumetrics.core.files import atomic_write, cache_dir, expand_user, file_hash
 from gpumetrics.core.progress import ProgressFn  # noqa: F401  (re-exported: image_files takes it from here)
 from gpumetrics.core.signature import library_version
 from gpumetrics.core.warn import warn_caller
@@ -127,7 +127,7 @@ class FeatureCache:
     def __init__(self, directory: Optional[Union[str, os.PathLike]] = None) -> None:
         if directory is not None and not isinstance(directory, (str, os.PathLike)):
             raise TypeError(f"`directory` must be a path or None, got {type(directory).__name__}")
-        self._directory = None if directory is None else Path(directory).expanduser()
+        self._directory = None if directory is None else expand_user(directory)
 
     @property
     def directory(self) -> Path:

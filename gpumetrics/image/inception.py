@@ -50,6 +50,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from gpumetrics.core.checks import check_choice, check_holds_data, check_int
+from gpumetrics.core.files import expand_user
 from gpumetrics.image.precision import parse_speed_mode, precision_scope
 from gpumetrics.image.resize import pil_bilinear_resize
 from gpumetrics.image.weights import FID_INCEPTION, RANDOM, load_weights
@@ -67,7 +68,7 @@ def check_weights_argument(weights: Any) -> None:
     """``weights`` of the FID Inception: None (the registry's file), a path that exists, a state_dict or
     ``"random"``; the file's hash and contents are checked when it is loaded."""
     if isinstance(weights, (str, Path)) and not (isinstance(weights, str) and weights == RANDOM):
-        if not Path(weights).expanduser().is_file():
+        if not expand_user(weights).is_file():
             raise FileNotFoundError(f"`weights`: file {str(weights)!r} does not exist")
     elif weights is not None and not isinstance(weights, (str, dict)):
         raise TypeError(f"`weights` must be None, a path, a state_dict or 'random', got {type(weights).__name__}")

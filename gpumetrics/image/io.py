@@ -114,6 +114,9 @@ def check_workers(workers: object, name: str = "workers") -> Optional[int]:
     return check_int(workers, name, at_least=0, hint="or None")
 
 
+_Chunk = tuple[list[tuple[list[int], Tensor]], list[tuple[int, Tensor]]]
+
+
 class _Chunks(torch.utils.data.Dataset):
     """Chunk ``k`` of ``paths`` (``batch_size`` files), decoded where the loader runs it (a worker process):
     ``(groups, raw)`` — ``groups``: ``[(indices, Tensor[b, 3, H, W] uint8)]`` per image size in order of first
@@ -125,7 +128,16 @@ class _Chunks(torch.utils.data.Dataset):
     def __len__(self) -> int:
         return math.ceil(len(self.paths) / self.batch_size)
 
-    def __getitem__(self, chunk: int) -> tuple[list[tuple[list[int], Tensor]], list[tuple[int, Tensor]]]:
+    def __getitem__(self, chunk: int) -> Union[_Chunk, Exception]:
+        """The chunk, or the user error (an undecodable or unreadable file) that stopped it: returned, not raised, so
+        that a worker process hands it back whole — the DataLoader re-raises a worker's exception with the worker's
+        traceback pasted into its message."""
+        try:
+            return self._decode(chunk)
+        except (ValueError, OSError) as err:
+            return err
+
+    def _decode(self, chunk: int) -> _Chunk:
         start = chunk * self.batch_size
         groups: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}
         raw = []
@@ -227,7 +239,10 @@ def same_size_batches(
         )
     else:  # in this process: no loader, so no seed drawn (a host read) and nothing to start
         loader = (chunks[k] for k in range(len(chunks)))
-    for groups, raw in loader:
+    for chunk in loader:
+        if isinstance(chunk, Exception):
+            raise chunk
+        groups, raw = chunk
         if target is not None:
             groups = [(indices, images.to(target, non_blocking=True)) for indices, images in groups]
         if decode == "nvjpeg":

@@ -57,8 +57,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from gpumetrics.core.files import expand_user
 from gpumetrics.image.resize import pil_bilinear_resize
-from gpumetrics.image.weights import file_sha256, gpumetrics_home
+from gpumetrics.image.weights import file_sha256, gpumetrics_home, read_state_dict
 from gpumetrics.text.tokenize.yttm import YTTMBPE
 
 CONFIG_FILE, WEIGHTS_FILE, BPE_FILE = "config.json", "pytorch_model.bin", "bpe.model"
@@ -298,7 +299,7 @@ def find_folder(model_name: str, needed: Sequence[str]) -> Path:
     Raises:
         FileNotFoundError: no such folder; the message lists the places and the files to put there.
     """
-    path = Path(model_name).expanduser()
+    path = expand_user(model_name)
     if path.is_file() and path.name == CONFIG_FILE:
         path = path.parent
     looked = []
@@ -364,12 +365,10 @@ def load_ruclip(
         model = RuCLIP(config)
     tag = "random"
     if pretrained != "random":
-        weights = Path(os.fspath(pretrained)).expanduser() if explicit else folder / WEIGHTS_FILE
+        weights = expand_user(pretrained) if explicit else folder / WEIGHTS_FILE
         if not weights.is_file():
             raise FileNotFoundError(f"`pretrained`: ruCLIP weights file {str(weights)!r} does not exist")
-        state = torch.load(weights, map_location="cpu", weights_only=True)
-        if not isinstance(state, dict):
-            raise ValueError(f"{str(weights)!r} does not hold a state_dict (got {type(state).__name__})")
+        state = read_state_dict(weights, "`pretrained`: ruCLIP weights file")
         result = model.load_state_dict(state, strict=False)
         if result.missing_keys or result.unexpected_keys:
             raise ValueError(

@@ -28,6 +28,7 @@ from typing import Optional, Union
 
 import torch
 
+from gpumetrics.core.files import expand_user
 from gpumetrics.core.files import file_sha256, gpumetrics_home  # noqa: F401  (re-exported: ruclip, clip_score)
 
 RANDOM = "random"
@@ -161,7 +162,7 @@ def resolve_weights(name: str, path: Optional[Union[str, Path]] = None, download
         raise ValueError(f"unknown weights {name!r}; known: {', '.join(sorted(WEIGHTS))}")
     entry = WEIGHTS[name]
     if path is not None:
-        path = Path(path).expanduser()
+        path = expand_user(path)
         if not path.is_file():
             raise FileNotFoundError(f"weights file {str(path)!r} does not exist")
         if path.name == entry.file_name:
@@ -210,11 +211,26 @@ def load_weights(
         ``(state_dict, tag)`` where ``tag`` is what the metric's signature records (see ``weights_tag``).
     """
     file = resolve_weights(name, path, download)
+    return read_state_dict(file), weights_tag(name, file)
+
+
+def read_state_dict(file: Union[str, Path], what: str = "weights file") -> dict[str, torch.Tensor]:
+    """``torch.load(file)`` (CPU, ``weights_only=True``) of a state_dict; a file that is none is a ``ValueError``
+    naming ``what`` and the file (``torch.load`` raises pickle, zip and torch errors that are no user error).
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.NamedTemporaryFile(suffix=".pth") as f:
+        ...     read_state_dict(f.name)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: weights file '...' is not a torch weight file (EOFError: unreadable)
+    """
     try:
         state = torch.load(file, map_location="cpu", weights_only=True)
     except Exception as err:  # pickle, zip and torch errors of a file that is not a torch weight file
-        raise ValueError(f"weights file {str(file)!r} is not a torch weight file "
+        raise ValueError(f"{what} {str(file)!r} is not a torch weight file "
                          f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else 'unreadable'})") from None
     if not isinstance(state, dict):
-        raise ValueError(f"weights file {str(file)!r} does not hold a state_dict (got {type(state).__name__})")
-    return state, weights_tag(name, file)
+        raise ValueError(f"{what} {str(file)!r} does not hold a state_dict (got {type(state).__name__})")
+    return state

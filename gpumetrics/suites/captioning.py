@@ -49,7 +49,9 @@ from gpumetrics.suites.image import (
 )
 from gpumetrics.harness.registry import init_options
 from gpumetrics.text.meteor import METEORScore
-from gpumetrics.text.meteor.synonyms import DictSynonyms, RuWordNetSynonyms, SynonymProvider, as_synonym_provider
+from gpumetrics.text.meteor.synonyms import (
+    DictSynonyms, RuWordNetSynonyms, SynonymProvider, as_synonym_provider, default_ruwordnet,
+)
 
 #: METEOR mode of each variant.
 METEOR_MODES = {"caption": "aij2022-caption", "vqa": "aij2022-vqa"}
@@ -94,13 +96,7 @@ def _check_synonyms(synonyms: Any) -> None:
 def _default_synonyms() -> RuWordNetSynonyms:
     """The organisers' provider, RuWordNet; its absence is a missing-data error naming the option (an ``OSError``,
     which the CLI prints as one line), not a missing-package traceback."""
-    try:
-        return RuWordNetSynonyms()
-    except ImportError as error:
-        raise FileNotFoundError(
-            f"`synonyms` is null, i.e. the RuWordNet database, which is not installed: {error}; or set `synonyms` "
-            "to a 'word<TAB>synonym' TSV file or a mapping"
-        ) from error
+    return default_ruwordnet("synonyms")
 
 
 class CaptionImageScore(Metric):

@@ -115,7 +115,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -127,7 +126,7 @@ from gpumetrics.core import (
     gc_paused, reduce_scores, single_threaded,
 )
 from gpumetrics.core.checks import describe_value, is_finite
-from gpumetrics.core.files import file_sha256
+from gpumetrics.core.files import expand_user, file_sha256
 from gpumetrics.core.transfer import upload
 from gpumetrics.core.warn import warn_caller
 from gpumetrics.text.codebleu import ngram
@@ -233,7 +232,7 @@ def _grammar_path(grammar: Any) -> Optional[str]:
     if not isinstance(grammar, (str, os.PathLike)) or isinstance(grammar, bytes):
         raise TypeError(f"`grammar` must be the path of a compiled tree-sitter grammar library (str or PathLike) or "
                         f"None, got {describe_value(grammar)}")
-    path = Path(grammar).expanduser()
+    path = expand_user(grammar)
     if not path.is_file():
         raise ValueError(f"`grammar` file not found: {os.fspath(path)!r}")
     return os.fspath(path.resolve())

@@ -46,7 +46,7 @@ from gpumetrics.core.transfer import upload
 from gpumetrics.text.meteor.nltk_style import (
     Tokens, best_per_sample, cached_stemmer, flatten_pairs, meteor_pair_scores, porter_stem,
 )
-from gpumetrics.text.meteor.synonyms import RuWordNetSynonyms, SynonymProvider, as_synonym_provider
+from gpumetrics.text.meteor.synonyms import SynonymProvider, as_synonym_provider, default_ruwordnet
 from gpumetrics.text.tokenize.russian_lemmas import russian_number_lemma
 
 __all__ = ["aij2022_caption_scores", "aij2022_vqa_scores", "words_to_digits", "caption_tokens", "vqa_tokens"]
@@ -221,7 +221,7 @@ def _check_inputs(preds: Any, target: Any) -> tuple[list[str], list[list[str]]]:
 
 
 def _provider(synonyms: Any) -> SynonymProvider:
-    return RuWordNetSynonyms() if synonyms is None else as_synonym_provider(synonyms)
+    return default_ruwordnet("synonyms") if synonyms is None else as_synonym_provider(synonyms)
 
 
 def _tokenised_pairs(
@@ -249,7 +249,8 @@ def aij2022_caption_scores(preds: Any, target: Any, *, synonyms: Any = None, dev
     Raises:
         TypeError: ``preds``/``target``/``synonyms`` malformed (the message names it).
         ValueError: ``preds`` and ``target`` differ in length.
-        ImportError, FileNotFoundError: ``synonyms=None`` and RuWordNet is not installed; razdel missing.
+        FileNotFoundError: ``synonyms=None`` and RuWordNet is not installed.
+        ImportError: razdel missing.
 
     Example:
         >>> from gpumetrics.text.meteor.synonyms import NoSynonyms
@@ -289,7 +290,7 @@ def aij2022_vqa_scores(preds: Any, target: Any, *, synonyms: Any = None, device:
     Raises:
         TypeError: ``preds``/``target``/``synonyms`` malformed (the message names it).
         ValueError: ``preds`` and ``target`` differ in length.
-        ImportError, FileNotFoundError: ``synonyms=None`` and RuWordNet is not installed.
+        FileNotFoundError: ``synonyms=None`` and RuWordNet is not installed.
 
     Example:
         >>> from gpumetrics.text.meteor.synonyms import NoSynonyms

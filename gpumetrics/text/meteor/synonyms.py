@@ -294,6 +294,23 @@ def _ruwordnet_database(path: Optional[PathLike]) -> Path:
     )
 
 
+def default_ruwordnet(name: str = "synonyms") -> RuWordNetSynonyms:
+    """The AIJ-2022 organisers' provider for an option ``name`` left null: the installed RuWordNet database. Its
+    absence is a missing-data error naming the option (a ``FileNotFoundError``, which the command line prints as one
+    line), not a missing-package ``ImportError`` (a traceback there).
+
+    Raises:
+        FileNotFoundError: the ``ruwordnet`` package or its database is not installed.
+    """
+    try:
+        return RuWordNetSynonyms()
+    except ImportError as error:
+        raise FileNotFoundError(
+            f"`{name}` is null, i.e. the RuWordNet database, which is not installed: {error}; or set `{name}` "
+            "to a 'word<TAB>synonym' TSV file or a mapping"
+        ) from error
+
+
 def as_synonym_provider(value: Any, name: str = "synonyms") -> SynonymProvider:
     """A provider from a provider, a mapping (:class:`DictSynonyms`) or a path (:class:`TSVSynonyms`).
 
