@@ -27,7 +27,9 @@ class Metric(torchmetrics.Metric):
       ``all_reduce`` each instead of torchmetrics' all-gather; ``"cat"`` states are gathered with uneven lengths and
       ranks that saw no data are allowed. ``compute()`` returns the same value on every rank. Before the states
       travel, one 16-byte ``all_reduce`` checks that every rank's metric has the same :meth:`state_signature`: ranks
-      built with other options raise ``ValueError`` on every rank, naming each rank's signature.
+      built with other options raise ``ValueError`` on every rank, naming each rank's signature. Under DDP,
+      ``compute()`` always synchronises (torchmetrics answers from a per-rank cache when that rank has not updated
+      since its last ``compute()``, while the ranks that did update enter the collectives alone).
     * ``merge_state`` keeps ``cat`` states in call order: ``a.merge_state(b)`` equals updating with a's batches
       then b's (torchmetrics puts the incoming entries first), so per-sample results keep their order; the update
       counts add (``update_called``, the checkpointed count); a value cached by an earlier ``compute()`` is dropped.
@@ -131,6 +133,11 @@ class Metric(torchmetrics.Metric):
 
         @functools.wraps(compute)
         def finished(*args: Any, **kwargs: Any) -> Any:
+            if self._to_sync and not self._is_synced and self.distributed_available_fn():
+                # under DDP the value depends on every rank's states: a rank answering from its cache (nothing
+                # updated there since) skipped the collectives the others entered, which then waited or paired with
+                # the next sync (a stale or mixed value)
+                self._computed = None
             return self._finish_compute(wrapped(*args, **kwargs))
 
         return self._with_kernel_threads(finished)

@@ -240,3 +240,21 @@ def test_ranks_with_different_options_are_refused_on_every_rank():
             assert "rank 0 `" in message and "rank 1 `" in message
         assert outcomes[3] == ("value", 1.0)  # squad drops the articles
     assert "token_f1|preset:squad`" in results[0][0][1] and "token_f1|preset:aij2022`" in results[0][0][1]
+
+
+def _update_on_one_rank_after_compute(rank):
+    """Rank 1 gets one more batch after the first ``compute()``; rank 0 has nothing more and computes again."""
+    from gpumetrics import TokenF1
+
+    metric = TokenF1(reduction="sum")
+    metric.update(["a b"], ["a b"])
+    first = float(metric.compute())
+    if rank == 1:
+        metric.update(["c"], ["c"])
+    return first, float(metric.compute()), float(metric.compute())
+
+
+@pytest.mark.ddp
+def test_compute_syncs_again_on_a_rank_that_did_not_update_since():
+    # torchmetrics answered rank 0's second compute() from its cache, skipping the collectives rank 1 entered
+    assert run_ddp_function(_update_on_one_rank_after_compute) == [(2.0, 3.0, 3.0)] * 2
