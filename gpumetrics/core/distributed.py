@@ -8,6 +8,7 @@ saw no data contributes an empty tensor whose trailing shape and dtype it learns
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Callable, Optional, Sequence
 
 import torch
@@ -107,6 +108,36 @@ def gather_uneven(local: Optional[Tensor], group: Optional[Any] = None) -> Tenso
     buffers = [torch.empty_like(padded) for _ in lengths]
     dist.all_gather(buffers, padded, group=group)
     return torch.cat([buf[:n] for buf, n in zip(buffers, lengths)], dim=0)
+
+
+def check_same_on_all_ranks(text: str, what: str, group: Optional[Any] = None) -> None:
+    """Refuse, on every rank, a ``text`` (a metric's state signature) that is not the same on all ranks.
+
+    Costs one ``all_reduce`` of two int64 (MAX of a digest and of its negation: both come back unchanged only when
+    every rank holds the same digest); only when they differ are the texts themselves gathered, for the message.
+    Every rank takes the same branch, so a mismatch is an error on all ranks and never a hang.
+
+    Args:
+        text: this rank's value.
+        what: what the value describes, for the message (e.g. ``"TokenF1"``).
+        group: process group, default group when None.
+
+    Raises:
+        ValueError: naming each rank's value and the ``key:value`` fields that differ.
+    """
+    digest = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=7).digest(), "big")
+    probe = torch.tensor([digest, -digest], dtype=torch.int64, device=_collective_device(group))
+    dist.all_reduce(probe, op=dist.ReduceOp.MAX, group=group)
+    if int(probe[0]) == digest and int(probe[1]) == -digest:
+        return
+    texts: list = [None] * dist.get_world_size(group)
+    dist.all_gather_object(texts, text, group=group)
+    fields = [set(t.split("|")) for t in texts]
+    differing = sorted({part.split(":", 1)[0] for f in fields for part in f - set.intersection(*fields)})
+    listed = ", ".join(f"rank {rank} `{t}`" for rank, t in enumerate(texts))
+    raise ValueError(f"the ranks hold {what} metrics built with different options ({', '.join(differing)}): "
+                     f"{listed}; their states cannot be reduced into one number (build the metric with the same "
+                     "options on every rank)")
 
 
 def _collective_device(group: Optional[Any]) -> torch.device:

@@ -11,7 +11,7 @@ from torch import Tensor
 from torchmetrics.utilities.data import dim_zero_cat
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from gpumetrics.core.distributed import REDUCE_OPS, replicated, sync_states
+from gpumetrics.core.distributed import REDUCE_OPS, check_same_on_all_ranks, replicated, sync_states
 from gpumetrics.core.gcpause import gc_paused
 from gpumetrics.core.signature import format_signature
 from gpumetrics.core.threads import intra_op_threads
@@ -25,7 +25,11 @@ class Metric(torchmetrics.Metric):
 
     * **DDP reducer** — states registered with ``dist_reduce_fx="sum"`` (or max/min/mean) are synchronised by one
       ``all_reduce`` each instead of torchmetrics' all-gather; ``"cat"`` states are gathered with uneven lengths and
-      ranks that saw no data are allowed. ``compute()`` returns the same value on every rank.
+      ranks that saw no data are allowed. ``compute()`` returns the same value on every rank. Before the states
+      travel, one 16-byte ``all_reduce`` checks that every rank's metric has the same :meth:`state_signature`: ranks
+      built with other options raise ``ValueError`` on every rank, naming each rank's signature. Under DDP,
+      ``compute()`` always synchronises (torchmetrics answers from a per-rank cache when that rank has not updated
+      since its last ``compute()``, while the ranks that did update enter the collectives alone).
     * ``merge_state`` keeps ``cat`` states in call order: ``a.merge_state(b)`` equals updating with a's batches
       then b's (torchmetrics puts the incoming entries first), so per-sample results keep their order; the update
       counts add (``update_called``, the checkpointed count); a value cached by an earlier ``compute()`` is dropped.
@@ -129,6 +133,11 @@ class Metric(torchmetrics.Metric):
 
         @functools.wraps(compute)
         def finished(*args: Any, **kwargs: Any) -> Any:
+            if self._to_sync and not self._is_synced and self.distributed_available_fn():
+                # under DDP the value depends on every rank's states: a rank answering from its cache (nothing
+                # updated there since) skipped the collectives the others entered, which then waited or paired with
+                # the next sync (a stale or mixed value)
+                self._computed = None
             return self._finish_compute(wrapped(*args, **kwargs))
 
         return self._with_kernel_threads(finished)
@@ -152,8 +161,12 @@ class Metric(torchmetrics.Metric):
         if dist_sync_fn is not gather_all_tensors:  # a user-supplied sync function keeps torchmetrics' semantics
             super()._sync_dist(dist_sync_fn, process_group)
             return
+        group = process_group or self.process_group
+        # ranks built with other options would add incomparable states into one number (or, when the states' shapes
+        # differ, wait in mismatched collectives until the timeout)
+        check_same_on_all_ranks(self.state_signature(), type(self).__name__, group)
         states = {name: getattr(self, name) for name in self._reductions}
-        synced = sync_states(states, self._reductions, gather_all_tensors, process_group or self.process_group)
+        synced = sync_states(states, self._reductions, gather_all_tensors, group)
         for name, value in synced.items():
             setattr(self, name, value)
 

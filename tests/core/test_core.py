@@ -39,7 +39,8 @@ def _all_reduce_is_used(rank):
 def test_sum_states_use_one_all_reduce_each_and_empty_rank_is_fine():
     results = run_ddp_function(_all_reduce_is_used)
     for calls, value in results:
-        assert calls == {"all_reduce": 3, "all_gather": 1}  # total, count, peak; one gather for the cat state
+        # the signature check, total, count, peak; one gather for the cat state
+        assert calls == {"all_reduce": 4, "all_gather": 1}
         assert value["count"].item() == 2
         assert value["rows"].shape == (2, 3)
     assert torch.equal(results[0][1]["total"], results[1][1]["total"])
@@ -203,3 +204,57 @@ def test_a_rejected_batch_leaves_the_metric_as_it_was(call):
     with pytest.raises(TypeError):
         fresh.update(None, ["x"])
     assert fresh._update_count == 0 and not fresh.update_called
+
+
+def _mixed_options(rank):
+    """Each rank builds the metric with its own options; every rank reports what ``compute()`` did."""
+    from gpumetrics import MulticlassF1Score, TokenF1
+
+    outcomes = []
+    for build, batch in (
+        # same state shapes: the states used to add up silently into one number
+        (lambda: TokenF1(preset=("squad", "aij2022")[rank]), (["the cat sat"], ["a cat sat"])),
+        # other state shapes: the ranks used to wait in mismatched all_reduces until the 30-minute timeout
+        (lambda: MulticlassF1Score(num_classes=3 + rank), (torch.tensor([0, 1, 2]), torch.tensor([0, 2, 2]))),
+        # a per-sample `cat` state on one rank only: mismatched collectives as well
+        (lambda: TokenF1(reduction=("mean", "none")[rank]), (["a b"], ["a"])),
+    ):
+        metric = build()
+        metric.update(*batch)
+        try:
+            outcomes.append(("value", metric.compute()))
+        except ValueError as error:
+            outcomes.append(("refused", str(error)))
+    same = TokenF1()  # the check passes and the sync still works once the ranks agree
+    same.update(["the cat sat"], ["a cat sat"])
+    outcomes.append(("value", float(same.compute())))
+    return outcomes
+
+
+@pytest.mark.ddp
+def test_ranks_with_different_options_are_refused_on_every_rank():
+    results = run_ddp_function(_mixed_options)
+    for outcomes in results:
+        for (kind, message), option in zip(outcomes[:3], ("preset", "num_classes", "reduction")):
+            assert kind == "refused" and f"different options ({option})" in message, message
+            assert "rank 0 `" in message and "rank 1 `" in message
+        assert outcomes[3] == ("value", 1.0)  # squad drops the articles
+    assert "token_f1|preset:squad`" in results[0][0][1] and "token_f1|preset:aij2022`" in results[0][0][1]
+
+
+def _update_on_one_rank_after_compute(rank):
+    """Rank 1 gets one more batch after the first ``compute()``; rank 0 has nothing more and computes again."""
+    from gpumetrics import TokenF1
+
+    metric = TokenF1(reduction="sum")
+    metric.update(["a b"], ["a b"])
+    first = float(metric.compute())
+    if rank == 1:
+        metric.update(["c"], ["c"])
+    return first, float(metric.compute()), float(metric.compute())
+
+
+@pytest.mark.ddp
+def test_compute_syncs_again_on_a_rank_that_did_not_update_since():
+    # torchmetrics answered rank 0's second compute() from its cache, skipping the collectives rank 1 entered
+    assert run_ddp_function(_update_on_one_rank_after_compute) == [(2.0, 3.0, 3.0)] * 2

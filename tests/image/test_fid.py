@@ -150,10 +150,10 @@ def _collectives_of_fid_sync(rank, dims, stats_path):
 
 
 @pytest.mark.ddp
-def test_fid_sync_is_six_all_reduces_of_fixed_size(tmp_path):
+def test_fid_sync_is_seven_all_reduces_of_fixed_size(tmp_path):
     dims = 16
     results = run_ddp_function(_collectives_of_fid_sync, dims, str(tmp_path / "real.npz"))
-    expected_bytes = sorted([8 * dims, 8 * dims * dims, 8] * 2)
+    expected_bytes = sorted([8 * dims, 8 * dims * dims, 8] * 2 + [16])  # + the 2-int64 signature check
     for calls, _ in results:
         assert {name for name, _ in calls} == {"all_reduce"}
         assert sorted(size for _, size in calls) == expected_bytes
