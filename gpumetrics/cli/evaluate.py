@@ -227,4 +227,4 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
     listing = subparsers.add_parser("list", help="list the task metrics and suites configs can name")
     listing.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    listing.set_defaults(handler=_list)
+    listing.set_defaults(handler=_list, result_on_stdout=True)

@@ -316,7 +316,7 @@ def add_kid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
                         help="samples per subset (default 1000; at most the smaller folder's count)")
     parser.add_argument("--degree", type=positive_int, default=3, help="degree of the polynomial kernel (default 3)")
     _add_inception_output_arguments(parser)
-    parser.set_defaults(handler=run_kid)
+    parser.set_defaults(handler=run_kid, result_on_stdout=True)
     return parser
 
 
@@ -335,7 +335,7 @@ def add_fid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         "FILE (pytorch-fid's form, `PATH_A OUT.npz --save-stats`): write PATH_A's statistics to PATH_B",
     )
     _add_inception_output_arguments(parser)
-    parser.set_defaults(handler=run_fid)
+    parser.set_defaults(handler=run_fid, result_on_stdout=True)
     return parser
 
 
@@ -364,7 +364,7 @@ def add_clip_score_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     _add_pipeline_arguments(parser, "opt-in, recorded in the signature: tf32, bf16 or fp16 for the CLIP encoders; "
                                     "default: true float32 on every device")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(handler=run_clip_score)
+    parser.set_defaults(handler=run_clip_score, result_on_stdout=True)
     return parser
 
 

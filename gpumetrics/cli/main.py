@@ -1,7 +1,9 @@
 """The ``gpumetrics`` command: the parser, its subcommand modules (imported statically) and the error boundary.
 
 A subcommand module has ``add_parser(subparsers)``, which adds its parsers and sets ``handler=run`` with
-``run(args: argparse.Namespace) -> int`` (the exit code); it keeps heavy imports (models, torchvision, rich) inside
+``run(args: argparse.Namespace) -> int`` (the exit code), and ``result_on_stdout=True`` where the command prints its
+result (``score``, ``list``, ``fid``, ``kid``, ``clip-score``: with standard output closed they are refused before
+any work, not run to print nothing and exit 0); it keeps heavy imports (models, torchvision, rich) inside
 its handlers so that ``gpumetrics --help`` stays fast. A handler may raise ``ValueError`` or ``OSError`` for user
 errors: :func:`main` prints the message on one line and exits with status 2.
 """
@@ -66,6 +68,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     args.argv = ["gpumetrics", *(sys.argv[1:] if argv is None else map(str, argv))]  # recorded in reports
     try:
+        if getattr(args, "result_on_stdout", False) and sys.stdout is None:  # started with `>&-`
+            raise ValueError("standard output is closed, and this command prints its result there: redirect it to a "
+                             "file (or /dev/null)")
         return int(args.handler(args) or 0)
     except BrokenPipeError:  # `gpumetrics list --json | head`
         sys.stderr.close()

@@ -225,4 +225,4 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="print one JSON object: metric, score, signature, n, options (and a dict result's keys)")
     score.add_argument("-w", "--width", type=non_negative_int, default=4, help="decimals of the printed score (default 4)")
     score.add_argument("--device", help="cpu (default), cuda, cuda:N … (must exist here)")
-    score.set_defaults(handler=_score)
+    score.set_defaults(handler=_score, result_on_stdout=True)

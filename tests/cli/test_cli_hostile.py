@@ -627,6 +627,22 @@ def test_evaluate_to_a_closed_stdout_is_refused_before_any_data_is_read(tmp_path
     assert code == 2 and err.count("\n") == 1 and "--output - writes to standard output, which is closed" in err
 
 
+@pytest.mark.parametrize("argv", [
+    ["score", "-m", "bleu", "-r", "{refs}", "{refs}"], ["list"], ["list", "--json"],
+    ["fid", "{missing}", "{missing}"], ["kid", "{missing}", "{missing}"],
+    ["clip-score", "--images", "{missing}", "--captions", "{missing}"],
+])
+def test_a_command_that_prints_its_result_refuses_a_closed_stdout(tmp_path, capsys, monkeypatch, argv):
+    # `gpumetrics score … >&-`: the score went to a None sys.stdout and the command exited 0 (found by fuzzing);
+    # refused before any work (the missing image folders are never read)
+    refs = tmp_path / "refs.txt"
+    refs.write_text("a b\n", encoding="utf-8")
+    monkeypatch.setattr("sys.stdout", None)
+    code = cli.main([a.format(refs=refs, missing=tmp_path / "missing") for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "standard output is closed" in err
+
+
 # ---------------------------------------------------------------------------------------------------- fuzz: suites
 def test_aij2022_visual_qa_without_ruwordnet_is_one_line_naming_synonyms(tmp_path, capsys, monkeypatch):
     # the suite's VisualQA (METEOR mode aij2022-vqa) let RuWordNetSynonyms' ImportError escape main; the s_visual_qa
