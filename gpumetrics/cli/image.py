@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -205,14 +206,6 @@ def run_kid(args: argparse.Namespace) -> int:
     return 0
 
 
-def _is_file(path: Path) -> bool:
-    """``path.is_file()``, False for a name the file system refuses (too long: ``is_file`` raises ``OSError``)."""
-    try:
-        return path.is_file()
-    except OSError:
-        return False
-
-
 def _read_caption_records(path: Path) -> list[tuple[str, str]]:
     from gpumetrics.harness.records import read_field_records
 
@@ -232,7 +225,7 @@ def run_clip_score(args: argparse.Namespace) -> int:
         raise ValueError(f"--images '{folder}' is not a folder")
     records = _read_caption_records(Path(args.captions))
     paths = [folder / name for name, _ in records]
-    missing = [str(p) for p in paths if not _is_file(p)]
+    missing = [str(p) for p in paths if not os.path.isfile(p)]  # False for a name too long too (no OSError)
     if missing:
         raise ValueError(f"{len(missing)} image file(s) of {args.captions} are missing, e.g. '{missing[0]:.300}'")
     model, pretrained = args.model, args.pretrained

@@ -336,17 +336,13 @@ class _OpenCLIPBackend(nn.Module):
             torch.manual_seed(seed)
             try:
                 self.model = open_clip.create_model(model_name, pretrained=weights, **options)
-            except RuntimeError as error:  # open_clip's words for an unknown architecture or tag, given a name
+            except Exception as error:
+                # open_clip's words for an unknown architecture or tag, given a name
                 name = "model_name" if "Model config for" in str(error) else "pretrained" \
                     if "Pretrained value" in str(error) else None
-                if name is not None:
+                if isinstance(error, RuntimeError) and name is not None:
                     raise ValueError(f"`{name}`: {error}") from None
-                if not _is_file(weights):
-                    raise
-                raise ValueError(f"`pretrained`: {str(weights)!r} is not an open_clip checkpoint of {model_name!r} "
-                                 f"({type(error).__name__}: {_first_line(error)})") from None
-            except Exception as error:  # torch.load / safetensors of a --pretrained file that is no checkpoint
-                if not _is_file(weights):
+                if not _is_file(weights):  # else torch.load / safetensors of a --pretrained file that is no checkpoint
                     raise
                 raise ValueError(f"`pretrained`: {str(weights)!r} is not an open_clip checkpoint of {model_name!r} "
                                  f"({type(error).__name__}: {_first_line(error)})") from None

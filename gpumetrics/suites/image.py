@@ -127,15 +127,6 @@ def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_siz
     check_positive_int(batch_size, "batch_size")
 
 
-def _is_file(path: Path) -> bool:
-    """``path.is_file()``, but False for a name the file system refuses (too long: ``is_file`` raises ``OSError``
-    there, which named neither the task nor the sample)."""
-    try:
-        return path.is_file()
-    except OSError:
-        return False
-
-
 def image_paths_under_root(
     names: Sequence[str], image_root: Union[str, Path], allow_outside_root: bool = False, name: str = "images"
 ) -> list[Path]:
@@ -149,7 +140,7 @@ def image_paths_under_root(
     paths = [Path(image_root) / p for p in names]
     root = Path(image_root).resolve()
     for index, path in enumerate(paths):
-        if not _is_file(path):
+        if not os.path.isfile(path):  # False also for a name the file system refuses (too long)
             raise ValueError(f"`{name}[{index}]`: file '{str(path):.300}' does not exist")
         if not allow_outside_root and not path.resolve().is_relative_to(root):
             raise ValueError(
@@ -178,7 +169,7 @@ def split_missing_images(
         raise TypeError(f"`{name}` must be a sequence of image paths, got {type(names).__name__}")
     if missing_image == "error":
         return list(range(len(names))), as_text_list(list(names), name)
-    kept = [i for i, n in enumerate(names) if isinstance(n, str) and n and _is_file(Path(image_root) / n)]
+    kept = [i for i, n in enumerate(names) if isinstance(n, str) and n and os.path.isfile(Path(image_root) / n)]
     return kept, [names[i] for i in kept]
 
 
