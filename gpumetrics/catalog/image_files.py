@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from gpumetrics.core import REDUCTIONS, Metric, check_choice, check_positive_int
+from gpumetrics.core import Metric, check_positive_int
 from gpumetrics.core.files import expand_user
 from gpumetrics.harness.registry import resolve
 
@@ -135,32 +135,9 @@ def image_file_options(metric: str) -> Callable[..., None]:
         if unknown:
             raise TypeError(f"unexpected option(s) {', '.join(map(repr, unknown))}")
         values = {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
-        _check_metric_options(metric, {**values, **options})
+        resolve(metric).check_options({**values, **options})  # the metric's checks that need no model
 
     return check
-
-
-def _check_metric_options(metric: str, values: dict) -> None:
-    """The image metric's own checks that need no model (``values``: its options over its defaults), so that a config
-    with a bad option fails when it loads, not after its data are read (they ran when the model was built)."""
-    if metric.endswith(":CLIPScore"):
-        from gpumetrics.image.clip_score import check_clamp, check_clip_options, check_scale
-
-        check_clip_options(values["backend"], values["model_name"], values["pretrained"], values["seed"],
-                           values["download"], values["templates"], values["speed_mode"])
-        check_scale(values["scale"])
-        check_clamp(values["clamp"])
-        check_choice(values["reduction"], "reduction", REDUCTIONS)
-        return
-    from gpumetrics.image.features import check_extractor_options
-
-    check_extractor_options(values["feature"], values["weights"], values["resize"], values["download"],
-                            values["speed_mode"])
-    if metric.endswith(":KernelInceptionDistance"):
-        from gpumetrics.image.kid import check_kid_options
-
-        check_kid_options(values["subsets"], values["subset_size"], values["degree"], values["gamma"],
-                          values["coef"], values["seed"])
 
 
 def image_file_score(metric: str, pairing: str, **options: Any) -> Metric:

@@ -12,7 +12,7 @@ from gpumetrics.core.lazy import lazy_exports
 
 _EXPORTS = {
     **dict.fromkeys(
-        ["as_reference_lists", "as_text_list", "available_devices", "check_choice", "check_device",
+        ["as_reference_lists", "as_text_list", "available_devices", "check_bool", "check_choice", "check_device",
          "check_int", "check_non_negative_int", "check_positive_int", "check_real", "check_same_length", "parse_device"],
         "gpumetrics.core.checks"),
     "gc_paused": "gpumetrics.core.gcpause",
@@ -37,6 +37,7 @@ __all__ = [
     "as_reference_lists",
     "as_text_list",
     "available_devices",
+    "check_bool",
     "check_choice",
     "check_device",
     "check_int",
@@ -64,7 +65,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # static type checkers and IDEs see the names; nothing is imported at run time
     from gpumetrics.core.checks import (
-        as_reference_lists, as_text_list, available_devices, check_choice, check_device, check_int,
+        as_reference_lists, as_text_list, available_devices, check_bool, check_choice, check_device, check_int,
         check_non_negative_int, check_positive_int, check_real, check_same_length, parse_device,
     )
     from gpumetrics.core.distributed import replicated

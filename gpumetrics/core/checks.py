@@ -185,6 +185,21 @@ def check_choice(value: Any, name: str, choices: Sequence[Any]) -> None:
         raise ValueError(f"`{name}` must be one of {allowed}; got {value!r}")
 
 
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` if it is a ``bool`` (not ``0`` / ``1``, not ``"yes"``), else raise ``TypeError`` naming
+    ``name``. The one check of every flag option.
+
+    Example:
+        >>> check_bool(1, "lowercase")
+        Traceback (most recent call last):
+        ...
+        TypeError: `lowercase` must be a bool, got int 1
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"`{name}` must be a bool, got {describe_value(value)}")
+    return value
+
+
 # ---------------------------------------------------------------------------------------------------------- devices
 DeviceArg = Union[str, int, torch.device, None]
 _CPU = torch.device("cpu")

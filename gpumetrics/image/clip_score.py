@@ -52,7 +52,7 @@ from torch import Tensor, nn
 
 from gpumetrics.core import REDUCTIONS, PerSampleScore, reduce_scores
 from gpumetrics.core.checks import (
-    as_text_list, check_choice, check_device, check_holds_data, check_int, check_real, check_same_length,
+    as_text_list, check_bool, check_choice, check_device, check_holds_data, check_int, check_real, check_same_length,
 )
 from gpumetrics.core.files import expand_user
 from gpumetrics.core.transfer import upload, upload_all
@@ -402,8 +402,7 @@ def check_clip_options(
     check_choice(backend, "backend", BACKENDS)
     _check_templates(templates)
     _check_speed_mode(speed_mode)
-    if not isinstance(download, bool):
-        raise TypeError(f"`download` must be a bool, got {type(download).__name__}")
+    check_bool(download, "download")
     check_int(seed, "seed")
     if not isinstance(model_name, (str, os.PathLike)):
         raise TypeError(f"`model_name` must be a string or path, got {type(model_name).__name__}")
@@ -462,12 +461,6 @@ def _check_templates(templates: Any) -> Optional[tuple[str, ...]]:
         except (IndexError, KeyError, ValueError) as error:
             raise ValueError(f"`templates` entry {template!r} is not a format string with one '{{}}': {error}") from None
     return tuple(templates)
-
-
-def check_clamp(clamp: Any) -> bool:
-    if not isinstance(clamp, bool):
-        raise TypeError(f"`clamp` must be a bool, got {type(clamp).__name__}")
-    return clamp
 
 
 def check_scale(scale: Any) -> float:
@@ -578,7 +571,7 @@ def clip_score(
         True
     """
     check_choice(reduction, "reduction", REDUCTIONS)
-    scale, clamp, templates = check_scale(scale), check_clamp(clamp), _check_templates(templates)
+    scale, clamp, templates = check_scale(scale), check_bool(clamp, "clamp"), _check_templates(templates)
     speed = _check_speed_mode(speed_mode)
     target = _device_of(images) if device is None else check_device(device)
     # before the cache: an unhashable option or a model_name that is no path failed there, naming nothing
@@ -660,12 +653,22 @@ class CLIPScore(PerSampleScore):
         **kwargs: Any,
     ) -> None:
         super().__init__(reduction=reduction, **kwargs)
-        self.scale, self.clamp = check_scale(scale), check_clamp(clamp)
+        self.scale, self.clamp = check_scale(scale), check_bool(clamp, "clamp")
         self.speed = _check_speed_mode(speed_mode)
         self.templates_name = templates if isinstance(templates, str) or templates is None else "custom"
         self.templates = _check_templates(templates)
         self.encoder = _build_backend(backend, model_name, pretrained, seed, download)
         self.backend, self.model_name, self.pretrained, self.seed = backend, os.fspath(model_name), pretrained, seed
+
+    @classmethod
+    def check_options(cls, options: dict[str, Any]) -> None:
+        """The constructor's checks that need no model, so that a config fails when it loads: ``options`` holds every
+        ``__init__`` option by name (bound with their defaults by the caller)."""
+        check_clip_options(options["backend"], options["model_name"], options["pretrained"], options["seed"],
+                           options["download"], options["templates"], options["speed_mode"])
+        check_scale(options["scale"])
+        check_bool(options["clamp"], "clamp")
+        check_choice(options["reduction"], "reduction", REDUCTIONS)
 
     def _signature_fields(self) -> dict[str, Any]:
         name = Path(self.model_name).stem if self.model_name.endswith(".json") else self.model_name

@@ -16,7 +16,7 @@ from torch import Tensor, nn
 from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.core import Metric
-from gpumetrics.core.checks import check_choice, check_holds_data
+from gpumetrics.core.checks import check_bool, check_choice, check_holds_data
 from gpumetrics.image.precision import parse_speed_mode
 from gpumetrics.image.inception import (
     FEATURE_DIMS, RESIZE_MODES, FIDInceptionV3, WeightsArg, check_weights_argument,
@@ -124,10 +124,17 @@ class RealFakeFeatureMetric(Metric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if not isinstance(reset_real_features, bool):
-            raise TypeError(f"`reset_real_features` must be a bool, got {type(reset_real_features).__name__}")
+        check_bool(reset_real_features, "reset_real_features")
         self.extractor, self.dims, self._feature_fields = build_extractor(feature, weights, resize, download, speed_mode)
         self.reset_real_features = reset_real_features
+
+    @classmethod
+    def check_options(cls, options: dict[str, Any]) -> None:
+        """The constructor's checks that need no model, so that a config fails when it loads: ``options`` holds every
+        ``__init__`` option by name (bound with their defaults by the caller)."""
+        check_extractor_options(options["feature"], options["weights"], options["resize"], options["download"],
+                                options["speed_mode"])
+        check_bool(options["reset_real_features"], "reset_real_features")
 
     def update(self, images: Tensor, real: bool) -> None:
         """Extract features of a batch of images and add them to the real or the generated side.

@@ -31,7 +31,7 @@ from torch import Tensor, nn
 from torchmetrics.utilities.data import dim_zero_cat
 
 from gpumetrics.image.features import RealFakeFeatureMetric, check_features
-from gpumetrics.core.checks import check_int, check_real
+from gpumetrics.core.checks import check_bool, check_int, check_real
 from gpumetrics.core.transfer import upload
 from gpumetrics.image.inception import WeightsArg
 
@@ -262,11 +262,16 @@ class KernelInceptionDistance(RealFakeFeatureMetric):
         super().__init__(feature, weights, resize, download, speed_mode, reset_real_features, **kwargs)
         self.subsets, self.subset_size, self.degree, self.gamma, self.coef = subsets, subset_size, degree, gamma, coef
         self.seed = seed
-        if not isinstance(canonical_order, bool):
-            raise TypeError(f"`canonical_order` must be a bool, got {type(canonical_order).__name__}")
-        self.canonical_order = canonical_order
+        self.canonical_order = check_bool(canonical_order, "canonical_order")
         self.add_state("real_features", [], dist_reduce_fx="cat")
         self.add_state("fake_features", [], dist_reduce_fx="cat")
+
+    @classmethod
+    def check_options(cls, options: dict[str, Any]) -> None:
+        super().check_options(options)
+        check_kid_options(options["subsets"], options["subset_size"], options["degree"], options["gamma"],
+                          options["coef"], options["seed"])
+        check_bool(options["canonical_order"], "canonical_order")
 
     def _signature_fields(self) -> dict[str, Any]:
         gamma = "1/d" if self.gamma is None else self.gamma

@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import Metric
-from gpumetrics.core.checks import as_text_list, check_positive_int, check_same_length
+from gpumetrics.core.checks import as_text_list, check_bool, check_positive_int, check_same_length
 from gpumetrics.image.clip_score import CLIPScore, check_clip_options
 from gpumetrics.core.progress import ProgressFn
 from gpumetrics.image.feature_cache import FeatureCache
@@ -67,8 +67,7 @@ def build_task_clip(
 def check_task_clip_options(backend: Any, model: Any, pretrained: Any, clamp: Any, templates: Any,
                             speed_mode: Any = None) -> None:
     """The checks of :func:`build_task_clip`'s options that need no model (the image tasks' ``clip_*`` options)."""
-    if not isinstance(clamp, bool):
-        raise TypeError(f"`clip_clamp` must be a bool, got {type(clamp).__name__}")
+    check_bool(clamp, "clip_clamp")
     parse_speed_mode(speed_mode, "clip_speed_mode", PRECISIONS)  # the encoders take a precision, no layout
     check_clip_options(backend, model, pretrained, templates=templates)
 
@@ -120,8 +119,7 @@ def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_siz
     check_reading_options(workers, decode)
     if missing_image not in MISSING_IMAGE:
         raise ValueError(f"`missing_image` must be one of {', '.join(MISSING_IMAGE)}, got {missing_image!r}")
-    if not isinstance(allow_outside_root, bool):
-        raise TypeError(f"`allow_outside_root` must be a bool, got {type(allow_outside_root).__name__}")
+    check_bool(allow_outside_root, "allow_outside_root")
     if not isinstance(image_root, (str, os.PathLike)):
         raise TypeError(f"`image_root` must be a path, got {type(image_root).__name__}")
     check_positive_int(batch_size, "batch_size")
@@ -260,8 +258,7 @@ class ImageGenerationScore(Metric):
         check_image_file_options(image_root, allow_outside_root, batch_size, missing_image, workers, decode)
         if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
             raise TypeError(f"`cache_dir` must be a path or None, got {type(cache_dir).__name__}")
-        if not isinstance(no_cache, bool):
-            raise TypeError(f"`no_cache` must be a bool, got {type(no_cache).__name__}")
+        check_bool(no_cache, "no_cache")
         if not isinstance(real, (str, os.PathLike)) or not Path(real).exists():
             raise ValueError(f"`real` must be a folder of images or an .npz statistics file; '{real}' does not exist")
         check_extractor_options(fid_feature, inception_weights, resize)

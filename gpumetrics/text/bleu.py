@@ -53,7 +53,7 @@ from gpumetrics.core import (
     PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
     reduce_scores, single_threaded,
 )
-from gpumetrics.core.checks import check_real, is_finite
+from gpumetrics.core.checks import check_bool, check_real, is_finite
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
 from gpumetrics.text.tokenize import SacreBleuTokenizer
@@ -117,8 +117,7 @@ def _bleu_config(
         tokenize = "none"  # after the PTB tokenizer: pycocoevalcap splits its strings on whitespace
     tokenize = ("13a" if mode == "sacrebleu" else "none") if tokenize is None else tokenize
     tokenizer = SacreBleuTokenizer(tokenize, lowercase)  # checks `tokenize` and `lowercase`
-    if not isinstance(effective_order, bool):
-        raise TypeError(f"`effective_order` must be a bool, got {type(effective_order).__name__}")
+    check_bool(effective_order, "effective_order")
     if weights is None:
         weights = (0.25, 0.25, 0.25, 0.25)
     if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence):

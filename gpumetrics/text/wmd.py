@@ -43,7 +43,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import PerSampleScore, check_choice, check_device, check_same_length, reduce_scores
-from gpumetrics.core.checks import check_positive_int, check_real, describe_value, is_sequence
+from gpumetrics.core.checks import check_bool, check_positive_int, check_real, describe_value, is_sequence
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.transport import emd_host, sinkhorn_batch
 
@@ -290,8 +290,7 @@ def _check_options(method: Any, reg: Any, normalize: Any, stop_words: Any, max_i
     # unnamed TypeError from range(); checked for both methods, as reg is
     check_positive_int(max_iter, "max_iter")
     check_real(tol, "tol", at_least=0)
-    if not isinstance(normalize, bool):
-        raise TypeError(f"`normalize` must be a bool, got {describe_value(normalize)}")
+    check_bool(normalize, "normalize")
     if stop_words is not None and (isinstance(stop_words, (str, bytes)) or not isinstance(stop_words, Iterable)):
         raise TypeError(f"`stop_words` must be a collection of tokens, got {describe_value(stop_words)}")
     return frozenset(stop_words or ())

@@ -363,6 +363,10 @@ def test_an_option_past_float64_or_int64_is_a_user_error(tmp_path, capsys, metri
     ("clip_score", "scale: -1", "`scale` must be a finite number > 0"),
     ("kid", "gamma: -1", "`gamma` must be a finite number > 0"),
     ("fid", "feature: 7", "`feature` must be one of"),
+    ("fid", "reset_real_features: 1", "`reset_real_features` must be a bool"),
+    ("kid", "canonical_order: 'yes'", "`canonical_order` must be a bool"),
+    ("clip_score", "clamp: 0", "`clamp` must be a bool"),
+    ("clip_score", "reduction: max", "`reduction` must be one of"),
 ])
 def test_image_options_are_checked_when_the_config_loads(tmp_path, capsys, metric, options, expected):
     # the image entries' check looked at image_root, batch_size, workers and decode only: the metric's own options

@@ -125,7 +125,7 @@ from gpumetrics.core import (
     PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length,
     gc_paused, reduce_scores, single_threaded,
 )
-from gpumetrics.core.checks import describe_value, is_finite
+from gpumetrics.core.checks import check_bool, describe_value, is_finite
 from gpumetrics.core.files import expand_user, file_sha256
 from gpumetrics.core.transfer import upload
 from gpumetrics.core.warn import warn_caller
@@ -161,8 +161,7 @@ class _CodeBLEUConfig:
         check_choice(mode, "mode", MODES)
         check_choice(preset, "preset", PRESETS)
         check_choice(reduction, "reduction", CODEBLEU_REDUCTIONS)
-        if not isinstance(detokenize, bool):
-            raise TypeError(f"`detokenize` must be a bool, got {describe_value(detokenize)}")
+        check_bool(detokenize, "detokenize")
         if preset == "aij2021":
             if mode != "codebleu-0.7":
                 raise ValueError(f"preset='aij2021' fixes the computation; leave `mode` at its default (got {mode!r})")

@@ -19,6 +19,7 @@ import re
 import string
 from typing import Any, Callable, Optional
 
+from gpumetrics.core.checks import check_bool
 from gpumetrics.text.tokenize.base import Tokenizer
 from gpumetrics.text.tokenize.russian_lemmas import russian_number_lemma
 
@@ -167,8 +168,7 @@ class Aij2022Normalizer(Tokenizer):
     name = "aij2022"
 
     def __init__(self, keep_hyphen: bool = False) -> None:
-        if not isinstance(keep_hyphen, bool):
-            raise TypeError(f"`keep_hyphen` must be a bool, got {type(keep_hyphen).__name__}")
+        check_bool(keep_hyphen, "keep_hyphen")
         self.keep_hyphen = keep_hyphen
         # the cached function itself (no call layer in the QA metrics' loop), with the arguments qa.py always used
         self.tokenize: Callable[[str], Tokens] = (

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from gpumetrics.core import check_choice
+from gpumetrics.core import check_bool, check_choice
 from gpumetrics.kernels.ngrams import TokenBatch
 from gpumetrics.text.tokenize.base import Tokenizer, dense_ids
 
@@ -158,8 +158,7 @@ class RougeTokenizer(Tokenizer):
 
     def __init__(self, name: str = "rouge-score", use_stemmer: bool = False) -> None:
         check_choice(name, "tokenizer", ROUGE_TOKENIZERS)
-        if not isinstance(use_stemmer, bool):
-            raise TypeError(f"`use_stemmer` must be a bool, got {type(use_stemmer).__name__}")
+        check_bool(use_stemmer, "use_stemmer")
         self.name, self.use_stemmer = name, use_stemmer
         self._packed = name == "rouge-score"  # ASCII tokens: the packed byte scan, and rouge-score's validity filter
         self._raw_tokens = _rouge_score_tokens if self._packed else _unicode_tokens

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from gpumetrics.core import check_choice
+from gpumetrics.core import check_bool, check_choice
 from gpumetrics.kernels.ngrams import TokenBatch
 from gpumetrics.text.tokenize.base import Tokenizer, dense_ids, encode_token_lists, retokenize
 
@@ -255,8 +255,7 @@ class SacreBleuTokenizer(Tokenizer):
 
     def __init__(self, name: str = "13a", lowercase: bool = False) -> None:
         check_choice(name, "tokenize", SACREBLEU_TOKENIZERS)
-        if not isinstance(lowercase, bool):
-            raise TypeError(f"`lowercase` must be a bool, got {type(lowercase).__name__}")
+        check_bool(lowercase, "lowercase")
         self.name, self.lowercase = name, lowercase
         self._token_lists = _TOKEN_LISTS[name]
 
