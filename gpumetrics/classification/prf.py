@@ -391,7 +391,7 @@ def _count_checked_first(name: str) -> Any:
     the signature shown stays torchmetrics'). Its F1 modules size their states before they validate the count (a
     ``RuntimeError`` from ``torch.zeros`` for -1, an unnamed ``TypeError`` for 2.0), every module took
     ``num_classes=None`` with ``average="micro"``, then failed in ``update`` comparing labels with ``None``, and
-    ``top_k=None`` met an unnamed ``TypeError``."""
+    ``top_k=None`` met an unnamed ``TypeError``. A negative count is refused without ``validate_args`` too."""
 
     def decorate(cls: type) -> type:
         init = next(base for base in cls.__mro__ if base.__module__.startswith("torchmetrics.")).__init__
@@ -402,12 +402,12 @@ def _count_checked_first(name: str) -> Any:
             bound = signature.bind(self, *args, **kwargs)
             bound.apply_defaults()
             value = bound.arguments[name]
-            if bound.arguments["validate_args"]:
-                integer = isinstance(value, int) and not isinstance(value, bool)
-                if not (integer and value >= 2):
-                    raise ValueError(f"Expected argument `{name}` to be an integer larger than 1, but got {value!r}")
-                if "top_k" in bound.arguments:  # torchmetrics compares it with 1 first: "'<' not supported" for None
-                    _check_top_k(bound.arguments["top_k"], value)
+            integer = isinstance(value, int) and not isinstance(value, bool)
+            # without validate_args too: a negative count would size the F1 modules' states (torch.zeros' error)
+            if (integer and value < 0) or (bound.arguments["validate_args"] and not (integer and value >= 2)):
+                raise ValueError(f"Expected argument `{name}` to be an integer larger than 1, but got {value!r}")
+            if bound.arguments["validate_args"] and "top_k" in bound.arguments:
+                _check_top_k(bound.arguments["top_k"], value)  # torchmetrics compares it with 1 first: None raised
             super(cls, self).__init__(*args, **kwargs)
 
         cls.__init__ = __init__
@@ -441,15 +441,6 @@ class _CheckedUpdate:
                 self._validate_tensors(preds, target)
             return
         super().update(preds, target)
-
-    def _create_state(self, size: int, multidim_average: str) -> None:
-        # torchmetrics' F1 modules create their states before they check their arguments: `num_classes=-1` raised
-        # RuntimeError from torch.zeros instead of the check's ValueError (precision and recall check first)
-        name = "num_labels" if hasattr(self, "num_labels") else "num_classes"
-        count = getattr(self, name, None)
-        if isinstance(count, int) and count < 0:
-            raise ValueError(f"Expected argument `{name}` to be an integer larger than 1, but got {count}")
-        super()._create_state(size, multidim_average)
 
     def _final_state(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """``samplewise`` statistics of zero samples are ``[0]`` (binary) or ``[0, C]`` rows, as the functions return

@@ -640,6 +640,8 @@ def test_meta_tensors_devices_and_f1_class_counts_are_errors_naming_the_argument
         for bad in (-1, 0, 1, 2.0, None, True):
             with pytest.raises(ValueError, match=f"`{name}` to be an integer larger than 1"):
                 cls(**{name: bad})
+        with pytest.raises(ValueError, match=f"`{name}` to be an integer larger than 1"):  # F1: torch.zeros' error
+            cls(**{name: -1}, validate_args=False)
     assert classification.MulticlassF1Score(3, average="none")(torch.tensor([0, 1]), torch.tensor([0, 2])).tolist() \
         == [1.0, 0.0, 0.0]
     # torchmetrics compared top_k with 1 first: "'<' not supported" for None
