@@ -151,6 +151,23 @@ class _Chunks(torch.utils.data.Dataset):
         return stacked, raw
 
 
+def _deaths_as_os_errors(loader: Iterable) -> Iterator:
+    """``loader``'s items; a decoding process that died (killed by the OS: out of memory, most often) is an
+    ``OSError`` naming the likely cause (torch's ``RuntimeError`` would end a command with a traceback)."""
+    items = iter(loader)
+    while True:
+        try:
+            item = next(items)
+        except StopIteration:
+            return
+        except RuntimeError as err:
+            if not str(err).startswith("DataLoader worker"):
+                raise
+            raise OSError(f"an image-decoding process ended unexpectedly ({' '.join(str(err).split())}): out of "
+                          "memory? Fewer `workers` (or smaller images) need less") from None
+        yield item
+
+
 def _as_is(chunk: tuple) -> tuple:
     """The DataLoader's collate function: a chunk is already batched (a module-level function, so it pickles)."""
     return chunk
@@ -239,7 +256,7 @@ def same_size_batches(
         )
     else:  # in this process: no loader, so no seed drawn (a host read) and nothing to start
         loader = (chunks[k] for k in range(len(chunks)))
-    for chunk in loader:
+    for chunk in _deaths_as_os_errors(loader):
         if isinstance(chunk, Exception):
             raise chunk
         groups, raw = chunk

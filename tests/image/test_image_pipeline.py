@@ -63,6 +63,27 @@ def test_an_undecodable_file_is_named_also_from_a_worker(tmp_path):
             _batches(list_images(folder), workers=workers)
 
 
+def test_a_decoding_process_killed_by_the_os_is_one_os_error(tmp_path, monkeypatch):
+    # torch's RuntimeError "DataLoader worker (pid …) is killed by signal: Killed." ended commands with a traceback
+    import os
+    import signal
+
+    folder = tmp_path / "images"
+    save_random_images(folder, seed=4, n=4)
+    decode = _Chunks._decode
+
+    def killed_in_a_worker(self, chunk):
+        if torch.utils.data.get_worker_info() is not None:  # a forked worker: the OS's out-of-memory kill
+            os.kill(os.getpid(), signal.SIGKILL)
+        return decode(self, chunk)
+
+    monkeypatch.setattr(_Chunks, "_decode", killed_in_a_worker)
+    with pytest.raises(OSError, match=r"an image-decoding process ended unexpectedly \(DataLoader worker .*out of "
+                                      r"memory\? Fewer `workers`"):
+        same_size_batches(list_images(folder), 2, workers=2).__next__()
+    assert len(_batches(list_images(folder), workers=0)) == 2
+
+
 def test_options_are_checked():
     assert 0 <= default_workers() <= 8
     assert [default_workers(cores) for cores in (1, 2, 3, 9, 16)] == [0, 0, 2, 8, 8]
