@@ -1,9 +1,11 @@
-"""DDP reduction of metric states: one collective per state, sized independently of the world size.
+"""DDP reduction of metric states: few collectives, sized independently of the world size.
 
 torchmetrics synchronises every state with an all-gather followed by a local reduction, so the traffic of a sum
-state grows with the number of ranks. Here additive states (``sum``/``max``/``min``/``mean``) travel through a
-single ``all_reduce`` each; ``cat`` states are gathered with their true, possibly different, lengths — a rank that
-saw no data contributes an empty tensor whose trailing shape and dtype it learns from the others.
+state grows with the number of ranks, and it issues one collective per state. Here additive states
+(``sum``/``max``/``min``/``mean``) travel through ONE ``all_reduce`` per reduction op and dtype (the states
+flattened into one buffer: FID's six sum states are two collectives); ``cat`` states are gathered with their true,
+possibly different, lengths — one object all-gather of every ``cat`` state's shape, then one all-gather each; a
+rank that saw no data contributes an empty tensor whose trailing shape and dtype it learns from the others.
 """
 
 from __future__ import annotations
@@ -53,43 +55,58 @@ def replicated(stacked: Tensor) -> Tensor:
     return stacked[0]
 
 
-def all_reduce_state(value: Tensor, reduction_fn: Callable, group: Optional[Any] = None) -> Tensor:
-    """Reduce an additive state across ranks with one ``all_reduce``.
+def all_reduce_states(values: dict[str, Tensor], reductions: dict[str, Callable],
+                      group: Optional[Any] = None) -> dict[str, Tensor]:
+    """Reduce additive states across ranks: one ``all_reduce`` per (op, dtype), its states flattened into one
+    buffer (the one copy; ``bool`` travels as ``uint8``, which gloo and NCCL can reduce).
 
     Args:
-        value: the local state, any shape; identical shape on every rank.
-        reduction_fn: one of torchmetrics' ``dim_zero_sum|max|min|mean``.
+        values: state name → local state, any shape; identical shapes and dtypes on every rank, in the same order.
+        reductions: state name → one of torchmetrics' ``dim_zero_sum|max|min|mean``.
         group: process group, default group when None.
 
     Returns:
-        A new tensor, same shape and dtype, identical on every rank.
+        state name → a new tensor, same shape and dtype, identical on every rank (views of the reduced buffers).
     """
     from torchmetrics.utilities.data import dim_zero_mean
 
-    op = reduce_ops()[reduction_fn]
-    reduced = value.clone()
-    if reduced.dtype == torch.bool:  # gloo/nccl cannot reduce bool
-        reduced = reduced.to(torch.uint8)
-    dist.all_reduce(reduced, op=op, group=group)
-    if reduction_fn is dim_zero_mean:
-        reduced = reduced / dist.get_world_size(group)
-    return reduced.to(value.dtype)
+    ops = reduce_ops()
+    buckets: dict[tuple[Any, torch.dtype], list[str]] = {}
+    for name, value in values.items():
+        wire = torch.uint8 if value.dtype == torch.bool else value.dtype
+        buckets.setdefault((ops[reductions[name]], wire), []).append(name)
+    reduced: dict[str, Tensor] = {}
+    for (op, wire), names in buckets.items():
+        flat = torch.cat([values[name].reshape(-1).to(wire) for name in names])
+        dist.all_reduce(flat, op=op, group=group)
+        for name, part in zip(names, flat.split([values[name].numel() for name in names])):
+            part = part.view(values[name].shape)
+            if reductions[name] is dim_zero_mean:
+                part = part / dist.get_world_size(group)
+            reduced[name] = part.to(values[name].dtype)
+    return reduced
 
 
-def gather_uneven(local: Optional[Tensor], group: Optional[Any] = None) -> Tensor:
-    """Concatenate along dim 0 the tensors of all ranks, whose lengths may differ and may be zero.
+def gather_uneven(locals_: dict[str, Optional[Tensor]], group: Optional[Any] = None) -> dict[str, Tensor]:
+    """Concatenate along dim 0 each state's tensors of all ranks, whose lengths may differ and may be zero: one
+    object all-gather of every state's shape and dtype, then one all-gather per state.
 
     Args:
-        local: ``Tensor[n_r, *rest]`` of this rank, or None when this rank holds nothing.
+        locals_: state name → ``Tensor[n_r, *rest]`` of this rank, or None when this rank holds nothing.
         group: process group, default group when None.
 
     Returns:
-        ``Tensor[sum_r n_r, *rest]`` in rank order, identical on every rank; an empty 1-d tensor when every rank
-        is empty.
+        state name → ``Tensor[sum_r n_r, *rest]`` in rank order, identical on every rank; an empty 1-d tensor when
+        every rank is empty.
     """
-    meta = None if local is None else (tuple(local.shape), str(local.dtype).replace("torch.", ""))
-    metas: list = [None] * dist.get_world_size(group)
-    dist.all_gather_object(metas, meta, group=group)
+    metas = {name: None if local is None else (tuple(local.shape), str(local.dtype).replace("torch.", ""))
+             for name, local in locals_.items()}
+    every_rank: list = [None] * dist.get_world_size(group)
+    dist.all_gather_object(every_rank, metas, group=group)
+    return {name: _gather_one(local, [rank[name] for rank in every_rank], group) for name, local in locals_.items()}
+
+
+def _gather_one(local: Optional[Tensor], metas: list, group: Optional[Any]) -> Tensor:
     known = [m for m in metas if m is not None]
     if not known:
         return torch.empty(0)
@@ -110,28 +127,35 @@ def gather_uneven(local: Optional[Tensor], group: Optional[Any] = None) -> Tenso
     return torch.cat([buf[:n] for buf, n in zip(buffers, lengths)], dim=0)
 
 
-def check_same_on_all_ranks(text: str, what: str, group: Optional[Any] = None) -> None:
-    """Refuse, on every rank, a ``text`` (a metric's state signature) that is not the same on all ranks.
+def check_same_on_all_ranks(text: str, what: str, group: Optional[Any] = None, layout: str = "") -> None:
+    """Refuse, on every rank, a ``text`` (a metric's state signature) or a ``layout`` (its additive states' dtypes
+    and shapes) that is not the same on all ranks.
 
     Costs one ``all_reduce`` of two int64 (MAX of a digest and of its negation: both come back unchanged only when
-    every rank holds the same digest); only when they differ are the texts themselves gathered, for the message.
+    every rank holds the same digest); only when they differ are the values themselves gathered, for the message.
     Every rank takes the same branch, so a mismatch is an error on all ranks and never a hang.
 
     Args:
         text: this rank's value.
         what: what the value describes, for the message (e.g. ``"TokenF1"``).
         group: process group, default group when None.
+        layout: this rank's state layout, named in the message only where the texts are the same.
 
     Raises:
-        ValueError: naming each rank's value and the ``key:value`` fields that differ.
+        ValueError: naming each rank's value and the ``key:value`` fields that differ (or each rank's layout).
     """
-    digest = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=7).digest(), "big")
+    digest = int.from_bytes(hashlib.blake2b(f"{text}\0{layout}".encode("utf-8"), digest_size=7).digest(), "big")
     probe = torch.tensor([digest, -digest], dtype=torch.int64, device=_collective_device(group))
     dist.all_reduce(probe, op=dist.ReduceOp.MAX, group=group)
     if int(probe[0]) == digest and int(probe[1]) == -digest:
         return
-    texts: list = [None] * dist.get_world_size(group)
-    dist.all_gather_object(texts, text, group=group)
+    values: list = [None] * dist.get_world_size(group)
+    dist.all_gather_object(values, (text, layout), group=group)
+    texts = [t for t, _ in values]
+    if len(set(texts)) == 1:
+        listed = ", ".join(f"rank {rank} `{state_layout}`" for rank, (_, state_layout) in enumerate(values))
+        raise ValueError(f"the ranks hold {what} metrics whose states differ in dtype or shape: {listed}; they cannot "
+                         "be reduced into one number (set_dtype on some ranks only?)")
     fields = [set(t.split("|")) for t in texts]
     differing = sorted({part.split(":", 1)[0] for f in fields for part in f - set.intersection(*fields)})
     listed = ", ".join(f"rank {rank} `{t}`" for rank, t in enumerate(texts))
@@ -166,23 +190,23 @@ def sync_states(
     """
     from torchmetrics.utilities.data import dim_zero_cat
 
-    synced: dict[str, Any] = {}
     ops = reduce_ops()
+    additive = [name for name, fn in reductions.items() if fn in ops and isinstance(states[name], Tensor)]
+    concatenated = [name for name, fn in reductions.items()
+                    if fn is dim_zero_cat or (fn is None and isinstance(states[name], list))]
+    synced = all_reduce_states({name: states[name] for name in additive}, reductions, group) if additive else {}
+    if concatenated:
+        gathered = gather_uneven({name: _concat_local(states[name]) for name in concatenated}, group)
+        synced.update({name: [value] if isinstance(states[name], list) else value for name, value in gathered.items()})
     for name, reduction_fn in reductions.items():
-        value = states[name]
+        if name in synced:
+            continue
         if reduction_fn is replicated:
-            synced[name] = value
-        elif reduction_fn in ops and isinstance(value, Tensor):
-            synced[name] = all_reduce_state(value, reduction_fn, group)
-        elif reduction_fn is dim_zero_cat or (reduction_fn is None and isinstance(value, list)):
-            local = _concat_local(value)
-            gathered = gather_uneven(local, group)
-            synced[name] = [gathered] if isinstance(value, list) else gathered
+            synced[name] = states[name]
         else:
-            gathered = fallback_sync_fn(value, group=group)
-            stacked = torch.stack(gathered)
+            stacked = torch.stack(fallback_sync_fn(states[name], group=group))
             synced[name] = reduction_fn(stacked) if reduction_fn is not None else stacked
-    return synced
+    return {name: synced[name] for name in reductions}
 
 
 def _concat_local(value: Any) -> Optional[Tensor]:

@@ -162,10 +162,14 @@ class Metric(torchmetrics.Metric):
             super()._sync_dist(dist_sync_fn, process_group)
             return
         group = process_group or self.process_group
-        # ranks built with other options would add incomparable states into one number (or, when the states' shapes
-        # differ, wait in mismatched collectives until the timeout)
-        check_same_on_all_ranks(self.state_signature(), type(self).__name__, group)
         states = {name: getattr(self, name) for name in self._reductions}
+        # ranks built with other options would add incomparable states into one number, and ranks whose additive
+        # states differ in dtype or shape (set_dtype on one rank) would flatten them into buffers that do not match:
+        # both are refused on every rank instead of a mixed number or a wait in mismatched collectives
+        layout = ",".join(f"{name}={str(value.dtype).replace('torch.', '')}{list(value.shape)}"
+                          for name, value in states.items() if isinstance(value, Tensor)
+                          and self._reductions[name] in REDUCE_OPS)
+        check_same_on_all_ranks(self.state_signature(), type(self).__name__, group, layout)
         synced = sync_states(states, self._reductions, gather_all_tensors, group)
         for name, value in synced.items():
             setattr(self, name, value)

@@ -494,4 +494,5 @@ def test_restored_loaded_statistics_are_not_reduced_under_ddp(tmp_path):
     results = run_ddp_function(_restored_fid_on_rank, str(tmp_path / "ckpt.pt"))
     for value, calls in results:
         assert value == pytest.approx(expected, rel=1e-9)
-        assert {name for name, _ in calls} == {"all_reduce"} and len(calls) == 7  # sums/counts, signature check
+        # the signature check, the float64 sums, the int64 counts (the loaded statistics do not travel)
+        assert {name for name, _ in calls} == {"all_reduce"} and len(calls) == 3

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from gpumetrics.core import as_reference_lists, as_text_list, check_choice, check_same_length
-from tests.core.toy_metrics import SumAndCat, sum_and_cat
+from tests.core.toy_metrics import Float32Sums, SumAndCat, sum_and_cat
 from testkit.ddp import record_collectives, run_ddp_function
 from tests.helpers.harness import check_metric
 
@@ -36,10 +36,10 @@ def _all_reduce_is_used(rank):
 
 
 @pytest.mark.ddp
-def test_sum_states_use_one_all_reduce_each_and_empty_rank_is_fine():
+def test_sum_states_use_one_all_reduce_per_op_and_dtype_and_empty_rank_is_fine():
     results = run_ddp_function(_all_reduce_is_used)
     for calls, value in results:
-        # the signature check, total, count, peak; one gather for the cat state
+        # the signature check, total (float64 sum), count (int64 sum), peak (max); one gather for the cat state
         assert calls == {"all_reduce": 4, "all_gather": 1}
         assert value["count"].item() == 2
         assert value["rows"].shape == (2, 3)
@@ -204,6 +204,34 @@ def test_a_rejected_batch_leaves_the_metric_as_it_was(call):
     with pytest.raises(TypeError):
         fresh.update(None, ["x"])
     assert fresh._update_count == 0 and not fresh.update_called
+
+
+def _bucketed_sums(rank):
+    with record_collectives() as calls:
+        metric = Float32Sums()
+        metric.update(torch.full((1 + rank, 3), 1.0 + rank))
+        value = metric.compute()
+    half = Float32Sums()
+    if rank == 1:
+        half.set_dtype(torch.float16)
+    half.update(torch.ones(2, 3))
+    try:
+        half.compute()
+        refused = ""
+    except ValueError as error:
+        refused = str(error)
+    return calls, {name: tensor.tolist() for name, tensor in value.items()}, refused
+
+
+@pytest.mark.ddp
+def test_additive_states_of_one_op_and_dtype_travel_in_one_all_reduce():
+    results = run_ddp_function(_bucketed_sums)
+    for calls, value, refused in results:
+        # the signature check (16 bytes), total + squares + level (float32 SUM, 5 values), count (int64)
+        assert calls == [("all_reduce", 16), ("all_reduce", 20), ("all_reduce", 8)]
+        assert value == {"total": [5.0] * 3, "squares": 27.0, "level": 1.5, "count": 3}
+        # states of other dtypes on one rank would fill buffers that do not match: refused on every rank
+        assert "states differ in dtype or shape" in refused and "rank 1 `total=float16[3]" in refused, refused
 
 
 def _mixed_options(rank):

@@ -30,6 +30,28 @@ class SumAndCat(Metric):
         return {"total": self.total, "count": self.count.double(), "peak": self.peak, "rows": rows[order]}
 
 
+class Float32Sums(Metric):
+    """Two float32 sum states, a mean state and a count: the reducer's buckets (one all_reduce per op and dtype)."""
+
+    signature_name = "toy_sums"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.add_state("total", torch.zeros(3), dist_reduce_fx="sum")
+        self.add_state("squares", torch.tensor(0.0), dist_reduce_fx="sum")
+        self.add_state("level", torch.tensor(0.0), dist_reduce_fx="mean")
+        self.add_state("count", torch.tensor(0), dist_reduce_fx="sum")
+
+    def update(self, values: torch.Tensor) -> None:
+        self.total += values.sum(0).to(self.total.dtype)
+        self.squares += (values ** 2).sum().to(self.squares.dtype)
+        self.level = torch.full_like(self.level, float(values.shape[0]))
+        self.count += values.shape[0]
+
+    def compute(self):
+        return {"total": self.total, "squares": self.squares, "level": self.level, "count": self.count}
+
+
 def sum_and_cat(values: torch.Tensor):
     metric = SumAndCat()
     metric.update(values)
