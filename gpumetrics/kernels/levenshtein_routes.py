@@ -170,6 +170,13 @@ def _check_ragged(values: Tensor, offsets: Tensor, name: str) -> None:
 
 
 TOKEN_BACKENDS = ("auto", "torch", "triton", "rapidfuzz")
+# torch has no min / max (and few other kernels) for these: their symbols are read as int64 (a uint64 id ≥ 2**63 then
+# reads as negative, refused as any id outside [0, 2**32))
+_NARROW_KERNEL_DTYPES = (torch.uint16, torch.uint32, torch.uint64)
+
+
+def _widened(values: Tensor) -> Tensor:
+    return values.long() if values.dtype in _NARROW_KERNEL_DTYPES else values
 
 
 def _token_route(backend: str, device: torch.device) -> str:
@@ -259,7 +266,9 @@ def levenshtein_ragged(
                          f"rows), got {a_offsets.shape[0]} and {b_offsets.shape[0]}")
     device = a.device
     batch = a_offsets.shape[0] - 1
-    a_len, b_len = a_offsets.diff().long(), b_offsets.diff().long()
+    a, b = _widened(a), _widened(b)
+    a_offsets, b_offsets = a_offsets.long(), b_offsets.long()  # a narrow dtype's diff would wrap a falling offset
+    a_len, b_len = a_offsets.diff(), b_offsets.diff()
     route = _token_route(backend, device)
     use_triton = route == "triton"
     # every bound in one host read (symbols in [0, 2**32), offsets from 0 to T, non-decreasing), with the 2·B

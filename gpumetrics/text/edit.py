@@ -137,6 +137,14 @@ def _token_input(
             raise TypeError(f"`{name}` Ragged fields must be tensors")
         check_holds_data(values, f"{name}.values")
         check_holds_data(offsets, f"{name}.offsets")
+        for label, field in ((f"{name}.values", values), (f"{name}.offsets", offsets)):
+            if field.dtype.is_floating_point or field.dtype.is_complex or field.dtype == torch.bool:
+                raise TypeError(f"`{label}` must be an integer tensor, got {field.dtype}")
+        # the batch size is read from the offsets before the kernel checks them
+        if offsets.dim() != 1 or offsets.shape[0] < 1:
+            raise ValueError(f"`{name}.offsets` must be a 1-D tensor of B + 1 offsets, got shape "
+                             f"{tuple(offsets.shape)}")
+        offsets = offsets.long()  # torch lacks arithmetic on uint16 / uint32 / uint64
         if device is not None:
             values, offsets = upload(values, device), upload(offsets, device)
         return "ragged", values, offsets
