@@ -158,16 +158,24 @@ def _token_input(
         value = upload(value, device)
     batch, width = value.shape
     if lengths is not None:
-        if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != batch:
-            raise ValueError(f"`{lengths_name}` must be a 1-D tensor of {batch} lengths")
-        if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
+        if not isinstance(lengths, Tensor):
+            raise TypeError(f"`{lengths_name}` must be a 1-D integer tensor, got {type(lengths).__name__}")
+        if lengths.dim() != 1 or lengths.shape[0] != batch:
+            raise ValueError(f"`{lengths_name}` must be a 1-D tensor of {batch} lengths, got shape "
+                             f"{tuple(lengths.shape)}")
+        if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == torch.bool:
             raise TypeError(f"`{lengths_name}` must be an integer tensor, got {lengths.dtype}")
         return "padded", value, upload(lengths, value.device).long()
     if pad_id is not None:
-        # a row ends at its first pad_id (trailing padding), found without a host sync
-        stop = torch.ones(batch, 1, dtype=torch.bool, device=value.device)
-        found = torch.cat([value == pad_id, stop], 1).to(torch.uint8).argmax(1)
-        return "padded", value, found.long()
+        # a row ends at its first pad_id (trailing padding), found without a host sync. The comparison is by value:
+        # `value == pad_id` would wrap a pad_id outside the dtype's range (-1 == 255 in uint8), so such a pad_id
+        # matches nothing
+        pad_id = int(pad_id)
+        info = torch.iinfo(value.dtype)
+        if info.min <= pad_id <= info.max:
+            stop = torch.ones(batch, 1, dtype=torch.bool, device=value.device)
+            found = torch.cat([value == pad_id, stop], 1).to(torch.uint8).argmax(1)
+            return "padded", value, found.long()
     return "padded", value, torch.full((batch,), width, dtype=torch.long, device=value.device)
 
 

@@ -3,6 +3,7 @@
 import random
 
 import jiwer
+import numpy as np
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -753,3 +754,34 @@ def test_ragged_fields_of_the_wrong_shape_or_dtype_name_the_field():
         char_error_rate(ids, Ragged(torch.tensor([1, 2]), torch.tensor([0.0, 2.0])))
     with pytest.raises(TypeError, match=r"`target.values` must be an integer tensor, got torch.bool"):
         word_error_rate(ids, Ragged(torch.tensor([True, False]), torch.tensor([0, 2])))
+
+
+@pytest.mark.parametrize("backend", ["auto", "torch", "rapidfuzz"])
+def test_pad_id_is_compared_by_value_whatever_the_token_dtype(backend):
+    """``tokens == pad_id`` wraps a pad_id the dtype cannot hold: -1 matched 255 in uint8 and 300 matched 44 in int8,
+    cutting rows short (found by fuzzing); a pad_id past int64 raised OverflowError and a numpy uint64 one a TypeError.
+    A pad_id outside the dtype's range now matches nothing, as numerically it cannot."""
+    target = torch.tensor([[255, 1]])
+    for pad_id in (-1, 256, 2**70, np.uint64(2**64 - 1)):
+        got = edit_distance(torch.tensor([[255, 1]], dtype=torch.uint8), target, pad_id=pad_id, backend=backend)
+        assert got.item() == 0, pad_id
+    small, flat = torch.tensor([[44, 1]], dtype=torch.int8), Ragged(torch.tensor([44, 1]), torch.tensor([0, 2]))
+    assert edit_distance(small, flat, pad_id=300, backend=backend).item() == 0
+    assert edit_distance(small, flat, pad_id=np.int64(44), backend=backend).item() == 2  # in range: it cuts
+    module = gpumetrics.CharErrorRate(pad_id=-1, backend=backend)
+    module.update(torch.tensor([[255, 7]], dtype=torch.uint8), torch.tensor([[255, 1]], dtype=torch.uint8))
+    assert module.compute().item() == 0.5
+    with pytest.raises(ValueError, match=r"`preds` symbols must lie in \[0, 2\*\*32\)"):  # not a cut at -2**63
+        edit_distance(torch.tensor([[1, -2**63]]), target, pad_id=2**63, backend=backend)
+
+
+def test_token_lengths_must_be_integer_tensors():
+    """Complex lengths were accepted (a UserWarning from the cast, the imaginary part dropped); a list of lengths was
+    a ValueError saying it must be a tensor: now a TypeError naming the argument."""
+    ids = torch.tensor([[1, 2, 0]])
+    with pytest.raises(TypeError, match=r"`preds_lengths` must be an integer tensor, got torch.complex64"):
+        edit_distance(ids, ids, preds_lengths=torch.tensor([2 + 0j]))
+    with pytest.raises(TypeError, match=r"`target_lengths` must be a 1-D integer tensor, got list"):
+        char_error_rate(ids, ids, target_lengths=[2])
+    with pytest.raises(ValueError, match=r"`target_lengths` must be a 1-D tensor of 1 lengths, got shape \(1, 1\)"):
+        word_error_rate(ids, ids, target_lengths=torch.tensor([[2]]))
