@@ -318,7 +318,7 @@ def _levenshtein_rows(values: Tensor, starts: Tensor, lengths: Tensor, host_leng
         from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows
 
         found = _fused(lambda: levenshtein_triton_rows(values, starts[:batch], lengths[:batch], values, starts[batch:],
-                                                       lengths[batch:]))
+                                                       lengths[batch:], shared=True))
         if found is not None:
             return found
     if host_lengths is None:
