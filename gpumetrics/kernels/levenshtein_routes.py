@@ -109,7 +109,7 @@ def levenshtein_distance(
     for name, lengths in ((f"{name_a}_lengths", a_lengths), (f"{name_b}_lengths", b_lengths)):
         if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != batch:
             raise ValueError(f"`{name}` must be a 1-D tensor of {batch} lengths")
-        if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
+        if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == torch.bool:
             raise TypeError(f"`{name}` must be an integer tensor, got {lengths.dtype}")
     if batch == 0:
         return torch.zeros(0, dtype=torch.long, device=a.device)

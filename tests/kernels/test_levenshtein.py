@@ -180,6 +180,8 @@ def test_bad_inputs_name_the_argument():
         levenshtein_distance(a, la, a, torch.tensor([3]))
     with pytest.raises(TypeError, match="`a_lengths`"):
         levenshtein_distance(a, la.float(), a, la)
+    with pytest.raises(TypeError, match="`b_lengths` must be an integer tensor, got torch.complex64"):  # was cast
+        levenshtein_distance(a, la, a, la.to(torch.complex64))
     with pytest.raises(ValueError, match="`a` symbols"):
         levenshtein_distance(-a, la, a, la)
     with pytest.raises(ValueError, match="`backend`"):
