@@ -109,7 +109,7 @@ def levenshtein_distance(
     for name, lengths in ((f"{name_a}_lengths", a_lengths), (f"{name_b}_lengths", b_lengths)):
         if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != batch:
             raise ValueError(f"`{name}` must be a 1-D tensor of {batch} lengths")
-        if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
+        if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == torch.bool:
             raise TypeError(f"`{name}` must be an integer tensor, got {lengths.dtype}")
     if batch == 0:
         return torch.zeros(0, dtype=torch.long, device=a.device)
@@ -170,6 +170,13 @@ def _check_ragged(values: Tensor, offsets: Tensor, name: str) -> None:
 
 
 TOKEN_BACKENDS = ("auto", "torch", "triton", "rapidfuzz")
+# torch has no min / max (and few other kernels) for these: their symbols are read as int64 (a uint64 id ≥ 2**63 then
+# reads as negative, refused as any id outside [0, 2**32))
+_NARROW_KERNEL_DTYPES = (torch.uint16, torch.uint32, torch.uint64)
+
+
+def _widened(values: Tensor) -> Tensor:
+    return values.long() if values.dtype in _NARROW_KERNEL_DTYPES else values
 
 
 def _token_route(backend: str, device: torch.device) -> str:
@@ -259,7 +266,9 @@ def levenshtein_ragged(
                          f"rows), got {a_offsets.shape[0]} and {b_offsets.shape[0]}")
     device = a.device
     batch = a_offsets.shape[0] - 1
-    a_len, b_len = a_offsets.diff().long(), b_offsets.diff().long()
+    a, b = _widened(a), _widened(b)
+    a_offsets, b_offsets = a_offsets.long(), b_offsets.long()  # a narrow dtype's diff would wrap a falling offset
+    a_len, b_len = a_offsets.diff(), b_offsets.diff()
     route = _token_route(backend, device)
     use_triton = route == "triton"
     # every bound in one host read (symbols in [0, 2**32), offsets from 0 to T, non-decreasing), with the 2·B
@@ -309,7 +318,7 @@ def _levenshtein_rows(values: Tensor, starts: Tensor, lengths: Tensor, host_leng
         from gpumetrics.kernels.levenshtein_triton import levenshtein_triton_rows
 
         found = _fused(lambda: levenshtein_triton_rows(values, starts[:batch], lengths[:batch], values, starts[batch:],
-                                                       lengths[batch:]))
+                                                       lengths[batch:], shared=True))
         if found is not None:
             return found
     if host_lengths is None:

@@ -167,13 +167,14 @@ def levenshtein_triton(
 
 def levenshtein_triton_rows(
     a: Tensor, a_start: Tensor, a_len: Tensor, b: Tensor, b_start: Tensor, b_len: Tensor, block: int = 0,
-    num_warps: int = 0,
+    num_warps: int = 0, *, shared: bool = False,
 ) -> Tensor:
     """Distances of the pairs ``(a[a_start[i]:a_start[i] + a_len[i]], b[b_start[i]:b_start[i] + b_len[i]])``: rows
-    of flat symbol arrays that need not be contiguous (a padded ``[B, L]`` tensor is ``a.flatten()`` with
-    ``a_start = L · arange(B)``). Rows of one side must not overlap (each text row owns its carry bytes). ``b is
-    a``: one buffer holds both sides' rows (the string routes), read in place without a concatenated copy; then no
-    row of ``a`` may overlap a row of ``b`` either."""
+    of flat symbol arrays that need not be adjacent (a padded ``[B, L]`` tensor is ``a.flatten()`` with
+    ``a_start = L · arange(B)``). Rows of one side must not overlap (each text row owns its carry bytes).
+    ``shared=True`` (``b`` is ``a``): one buffer holds both sides' rows (the string routes), read in place without a
+    concatenated copy; then no row of ``a`` may overlap a row of ``b`` either — which one tensor under two offsets,
+    as a caller may pass it, does not promise, so sharing is asked for, never inferred from ``b is a``."""
     if triton is None:
         raise ImportError("the fused Levenshtein kernel needs triton: pip install triton")
     device = a.device
@@ -181,8 +182,10 @@ def levenshtein_triton_rows(
     out = torch.empty(batch, dtype=torch.long, device=device)
     if batch == 0:
         return out
-    shared = b is a
-    values = a.reshape(-1).long() if shared else torch.cat([a.reshape(-1).long(), b.reshape(-1).long()])
+    if shared and b is not a:
+        raise ValueError("`shared=True` reads one buffer for both sides: pass the same tensor as `a` and `b`")
+    # the kernel indexes the flat buffer itself: a strided view is made contiguous (a copy only then)
+    values = a.reshape(-1).long().contiguous() if shared else torch.cat([a.reshape(-1).long(), b.reshape(-1).long()])
     if values.numel() == 0:
         values = torch.zeros(1, dtype=torch.long, device=device)
     a_start, b_start = a_start.long(), b_start.long() + (0 if shared else a.numel())

@@ -150,8 +150,9 @@ class Ragged(NamedTuple):
     offsets: Tensor
 
     def lengths(self) -> Tensor:
-        """``LongTensor[B]`` row lengths."""
-        return self.offsets.diff().long()
+        """``LongTensor[B]`` row lengths (offsets read as int64 first: a narrow or unsigned dtype's difference wraps
+        or has no kernel)."""
+        return self.offsets.long().diff()
 
     @classmethod
     def from_lengths(cls, values: Tensor, lengths: Tensor) -> "Ragged":

@@ -137,6 +137,14 @@ def _token_input(
             raise TypeError(f"`{name}` Ragged fields must be tensors")
         check_holds_data(values, f"{name}.values")
         check_holds_data(offsets, f"{name}.offsets")
+        for label, field in ((f"{name}.values", values), (f"{name}.offsets", offsets)):
+            if field.dtype.is_floating_point or field.dtype.is_complex or field.dtype == torch.bool:
+                raise TypeError(f"`{label}` must be an integer tensor, got {field.dtype}")
+        # the batch size is read from the offsets before the kernel checks them
+        if offsets.dim() != 1 or offsets.shape[0] < 1:
+            raise ValueError(f"`{name}.offsets` must be a 1-D tensor of B + 1 offsets, got shape "
+                             f"{tuple(offsets.shape)}")
+        offsets = offsets.long()  # torch lacks arithmetic on uint16 / uint32 / uint64
         if device is not None:
             values, offsets = upload(values, device), upload(offsets, device)
         return "ragged", values, offsets
@@ -150,16 +158,24 @@ def _token_input(
         value = upload(value, device)
     batch, width = value.shape
     if lengths is not None:
-        if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != batch:
-            raise ValueError(f"`{lengths_name}` must be a 1-D tensor of {batch} lengths")
-        if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
+        if not isinstance(lengths, Tensor):
+            raise TypeError(f"`{lengths_name}` must be a 1-D integer tensor, got {type(lengths).__name__}")
+        if lengths.dim() != 1 or lengths.shape[0] != batch:
+            raise ValueError(f"`{lengths_name}` must be a 1-D tensor of {batch} lengths, got shape "
+                             f"{tuple(lengths.shape)}")
+        if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == torch.bool:
             raise TypeError(f"`{lengths_name}` must be an integer tensor, got {lengths.dtype}")
         return "padded", value, upload(lengths, value.device).long()
     if pad_id is not None:
-        # a row ends at its first pad_id (trailing padding), found without a host sync
-        stop = torch.ones(batch, 1, dtype=torch.bool, device=value.device)
-        found = torch.cat([value == pad_id, stop], 1).to(torch.uint8).argmax(1)
-        return "padded", value, found.long()
+        # a row ends at its first pad_id (trailing padding), found without a host sync. The comparison is by value:
+        # `value == pad_id` would wrap a pad_id outside the dtype's range (-1 == 255 in uint8), so such a pad_id
+        # matches nothing
+        pad_id = int(pad_id)
+        info = torch.iinfo(value.dtype)
+        if info.min <= pad_id <= info.max:
+            stop = torch.ones(batch, 1, dtype=torch.bool, device=value.device)
+            found = torch.cat([value == pad_id, stop], 1).to(torch.uint8).argmax(1)
+            return "padded", value, found.long()
     return "padded", value, torch.full((batch,), width, dtype=torch.long, device=value.device)
 
 

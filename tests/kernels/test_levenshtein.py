@@ -180,6 +180,8 @@ def test_bad_inputs_name_the_argument():
         levenshtein_distance(a, la, a, torch.tensor([3]))
     with pytest.raises(TypeError, match="`a_lengths`"):
         levenshtein_distance(a, la.float(), a, la)
+    with pytest.raises(TypeError, match="`b_lengths` must be an integer tensor, got torch.complex64"):  # was cast
+        levenshtein_distance(a, la, a, la.to(torch.complex64))
     with pytest.raises(ValueError, match="`a` symbols"):
         levenshtein_distance(-a, la, a, la)
     with pytest.raises(ValueError, match="`backend`"):
@@ -483,7 +485,7 @@ b = ["xy", "", "😀", *("".join(rng.choices("ab中😀", k=rng.randint(0, 150))
 values, offsets = upload_rows(*encode_chars_flat(a + b), torch.device("cpu"), private=True)
 starts, lengths, n = offsets[:-1], offsets.diff(), len(a)
 concatenate, torch.cat = torch.cat, None  # one buffer for both sides is read in place, never copied twice
-got = levenshtein_triton_rows(values, starts[:n], lengths[:n], values, starts[n:], lengths[n:]).tolist()
+got = levenshtein_triton_rows(values, starts[:n], lengths[:n], values, starts[n:], lengths[n:], shared=True).tolist()
 torch.cat = concatenate
 assert got == [Levenshtein.distance(x, y) for x, y in zip(a, b)], got
 # the device route for strings: rows between separators, and word ids found on the device
@@ -493,10 +495,10 @@ b += ["ab b a\u3000a", "x"]
 values = upload_code_points(encode_separated(a + b), torch.device("cpu"))
 starts, lengths = rows_from_separators(values, 2 * len(a))
 n = len(a)
-got = levenshtein_triton_rows(values, starts[:n], lengths[:n], values, starts[n:], lengths[n:]).tolist()
+got = levenshtein_triton_rows(values, starts[:n], lengths[:n], values, starts[n:], lengths[n:], shared=True).tolist()
 assert got == [Levenshtein.distance(x, y) for x, y in zip(a, b)], got
 ids, first, count, collided = split_words(values, starts, lengths)
-got = levenshtein_triton_rows(ids, first[:n], count[:n], ids, first[n:], count[n:]).tolist()
+got = levenshtein_triton_rows(ids, first[:n], count[:n], ids, first[n:], count[n:], shared=True).tolist()
 assert not bool(collided) and got == [Levenshtein.distance(x.split(), y.split()) for x, y in zip(a, b)], got
 print("ok")
 """
@@ -512,6 +514,45 @@ def test_triton_kernel_on_the_string_layout_both_sides_in_one_buffer():
     pytest.importorskip("triton")
     done = subprocess.run([sys.executable, "-c", _SHARED_BUFFER_CHECK], env={**os.environ, "TRITON_INTERPRET": "1"},
                           capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+
+
+_ONE_TENSOR_TWO_OFFSETS_CHECK = """
+import random, torch
+from tests.kernels.triton_interpret_check import mend_interpreter_scalars
+mend_interpreter_scalars()
+from rapidfuzz.distance import Levenshtein
+from gpumetrics.kernels.levenshtein_routes import levenshtein_ragged
+rng = random.Random(1)
+for trial in range(11):  # the 11th draw of this generator is the batch fuzzing found
+    n = rng.randint(300, 900)
+    values = torch.tensor([rng.randint(0, 2) for _ in range(n)])
+    rows = rng.randint(2, 6)
+    a, b = ([0] + sorted(rng.sample(range(1, n), rows - 1)) + [n] for _ in range(2))
+a_rows = [values[a[i]:a[i + 1]].tolist() for i in range(rows)]
+b_rows = [values[b[i]:b[i + 1]].tolist() for i in range(rows)]
+expected = [Levenshtein.distance(x, y) for x, y in zip(a_rows, b_rows)]
+strided = torch.zeros(2 * n, dtype=torch.long)
+strided[::2] = values
+flat = strided[::2]  # a view, as a caller may pass one
+got = levenshtein_ragged(flat, torch.tensor(a), flat, torch.tensor(b), backend="triton").tolist()
+assert got == expected, (got, expected)
+print("ok")
+"""
+
+
+def test_triton_kernel_on_one_values_tensor_under_two_offsets():
+    """``levenshtein_ragged(v, a_offsets, v, b_offsets)`` (preds and target cut from one tensor of ids) took the fused
+    kernel's one-buffer path, meant for the string routes, because ``b is a``: rows of the two sides overlapped and
+    their carries clobbered each other (distances 382 / 78 for 388 / 77 under the interpreter; found by fuzzing), and
+    a strided tensor would be read as if contiguous on a GPU. Sharing is now asked for (``shared=True``)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("triton")
+    done = subprocess.run([sys.executable, "-c", _ONE_TENSOR_TWO_OFFSETS_CHECK],
+                          env={**os.environ, "TRITON_INTERPRET": "1"}, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import random
 
+import pytest
 import torch
 
 from gpumetrics.kernels.ragged import (
+    Ragged,
     expand_segments,
     offsets_in_segment,
     pad_segments,
@@ -69,3 +71,11 @@ def test_empty_batches() -> None:
     assert pad_segments(values, lengths, 0).shape == (2, 0)
     assert expand_segments(values, lengths, torch.tensor([1, 0]))[0].numel() == 0
     assert [x.numel() for x in segment_products(lengths, lengths)] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.uint16, torch.uint32, torch.int32])
+def test_ragged_lengths_of_narrow_and_unsigned_offsets(dtype):
+    """``offsets.diff()`` in the offsets' own dtype wrapped a falling uint8 offset to 255 and has no kernel for uint16 /
+    uint32 (NotImplementedError; found by fuzzing): the lengths are taken in int64."""
+    assert Ragged(torch.tensor([1, 2, 3]), torch.tensor([0, 2, 2, 3], dtype=dtype)).lengths().tolist() == [2, 0, 1]
+    assert Ragged(torch.tensor([1, 2]), torch.tensor([0, 2, 1, 2], dtype=dtype)).lengths().tolist() == [2, -1, 1]

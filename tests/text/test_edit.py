@@ -3,6 +3,7 @@
 import random
 
 import jiwer
+import numpy as np
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -718,3 +719,69 @@ def test_padding_may_hold_any_value_such_as_minus_100():
     assert edit_distance(preds, target, pad_id=-100, reduction="none").tolist() == [1, 2]
     with pytest.raises(ValueError, match="symbols"):
         edit_distance(preds, target, reduction="none")  # no lengths, no pad_id: -100 is a symbol, and ids are ≥ 0
+
+
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64])
+@pytest.mark.parametrize("backend", ["auto", "torch", "rapidfuzz"])
+def test_ragged_tokens_of_every_unsigned_dtype(dtype, backend):
+    """torch has no min / max for uint16 / uint32 / uint64, so a Ragged of them raised NotImplementedError in the
+    input checks (found by fuzzing); padded tensors of them already worked. Unsigned offsets are read as int64, so a
+    falling offset in uint8 no longer wraps to a row of 255 symbols (it did: a wrong distance, or an IndexError)."""
+    values = torch.tensor([1, 2, 3, 9], dtype=dtype)
+    preds = Ragged(values, torch.tensor([0, 3, 3, 4], dtype=dtype if dtype != torch.uint64 else torch.long))
+    target = torch.tensor([[1, 3, 0], [5, 0, 0], [9, 0, 0]], dtype=dtype)
+    got = edit_distance(preds, target, pad_id=0, backend=backend, reduction="none")
+    assert got.tolist() == [1, 1, 0]
+    assert_close(char_error_rate(preds, target, pad_id=0, backend=backend, reduction="none"),
+                 torch.tensor([0.5, 1.0, 0.0], dtype=torch.float64))
+    high = Ragged(torch.tensor([2**32 - 1, 7], dtype=torch.uint32), torch.tensor([0, 1, 2]))
+    assert edit_distance(high, high, backend=backend).item() == 0
+    with pytest.raises(ValueError, match=r"`target` symbols must lie in \[0, 2\*\*32\)"):
+        edit_distance(preds, Ragged(torch.tensor([2**32], dtype=torch.uint64), torch.tensor([0, 1, 1, 1])))
+    falling = Ragged(torch.tensor([1, 2]), torch.tensor([0, 2, 1, 2], dtype=torch.uint8))
+    with pytest.raises(ValueError, match="`preds_offsets` must rise"):
+        edit_distance(falling, torch.ones(3, 1, dtype=torch.long), backend=backend)
+
+
+def test_ragged_fields_of_the_wrong_shape_or_dtype_name_the_field():
+    """The number of samples was read from the offsets before they were checked: empty or 2-D offsets gave
+    "must have the same number of samples, got -1 and 0" (found by fuzzing)."""
+    ids = torch.tensor([[1, 2]])
+    for offsets in (torch.zeros(0, dtype=torch.long), torch.tensor([[0, 2]]), torch.tensor(0)):
+        with pytest.raises(ValueError, match=r"`preds.offsets` must be a 1-D tensor of B \+ 1 offsets"):
+            edit_distance(Ragged(torch.tensor([1, 2]), offsets), ids)
+    with pytest.raises(TypeError, match=r"`target.offsets` must be an integer tensor, got torch.float32"):
+        char_error_rate(ids, Ragged(torch.tensor([1, 2]), torch.tensor([0.0, 2.0])))
+    with pytest.raises(TypeError, match=r"`target.values` must be an integer tensor, got torch.bool"):
+        word_error_rate(ids, Ragged(torch.tensor([True, False]), torch.tensor([0, 2])))
+
+
+@pytest.mark.parametrize("backend", ["auto", "torch", "rapidfuzz"])
+def test_pad_id_is_compared_by_value_whatever_the_token_dtype(backend):
+    """``tokens == pad_id`` wraps a pad_id the dtype cannot hold: -1 matched 255 in uint8 and 300 matched 44 in int8,
+    cutting rows short (found by fuzzing); a pad_id past int64 raised OverflowError and a numpy uint64 one a TypeError.
+    A pad_id outside the dtype's range now matches nothing, as numerically it cannot."""
+    target = torch.tensor([[255, 1]])
+    for pad_id in (-1, 256, 2**70, np.uint64(2**64 - 1)):
+        got = edit_distance(torch.tensor([[255, 1]], dtype=torch.uint8), target, pad_id=pad_id, backend=backend)
+        assert got.item() == 0, pad_id
+    small, flat = torch.tensor([[44, 1]], dtype=torch.int8), Ragged(torch.tensor([44, 1]), torch.tensor([0, 2]))
+    assert edit_distance(small, flat, pad_id=300, backend=backend).item() == 0
+    assert edit_distance(small, flat, pad_id=np.int64(44), backend=backend).item() == 2  # in range: it cuts
+    module = gpumetrics.CharErrorRate(pad_id=-1, backend=backend)
+    module.update(torch.tensor([[255, 7]], dtype=torch.uint8), torch.tensor([[255, 1]], dtype=torch.uint8))
+    assert module.compute().item() == 0.5
+    with pytest.raises(ValueError, match=r"`preds` symbols must lie in \[0, 2\*\*32\)"):  # not a cut at -2**63
+        edit_distance(torch.tensor([[1, -2**63]]), target, pad_id=2**63, backend=backend)
+
+
+def test_token_lengths_must_be_integer_tensors():
+    """Complex lengths were accepted (a UserWarning from the cast, the imaginary part dropped); a list of lengths was
+    a ValueError saying it must be a tensor: now a TypeError naming the argument."""
+    ids = torch.tensor([[1, 2, 0]])
+    with pytest.raises(TypeError, match=r"`preds_lengths` must be an integer tensor, got torch.complex64"):
+        edit_distance(ids, ids, preds_lengths=torch.tensor([2 + 0j]))
+    with pytest.raises(TypeError, match=r"`target_lengths` must be a 1-D integer tensor, got list"):
+        char_error_rate(ids, ids, target_lengths=[2])
+    with pytest.raises(ValueError, match=r"`target_lengths` must be a 1-D tensor of 1 lengths, got shape \(1, 1\)"):
+        word_error_rate(ids, ids, target_lengths=torch.tensor([[2]]))
