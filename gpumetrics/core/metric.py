@@ -89,6 +89,18 @@ class Metric(torchmetrics.Metric):
     #: torch intra-op threads for ``update`` and ``compute`` on CPU; ``None`` keeps torch's setting (see core/threads.py)
     kernel_threads: ClassVar[Optional[int]] = None
 
+    def add_state(self, name: str, default: Any, *args: Any, **kwargs: Any) -> None:
+        # states are normal tensors even where the metric is built under torch.inference_mode (an eval function
+        # decorated with it): an inference tensor cannot be updated in place outside that mode
+        with torch.inference_mode(False):
+            if isinstance(default, Tensor) and default.is_inference():
+                default = default.clone()
+            super().add_state(name, default, *args, **kwargs)
+
+    def reset(self) -> None:
+        with torch.inference_mode(False):  # the fresh states likewise (see add_state)
+            super().reset()
+
     def _wrap_update(self, update: Callable) -> Callable:
         # the thread setting encloses torchmetrics' bookkeeping too: every op of update/compute runs under it
         wrapped = self._with_kernel_threads(super()._wrap_update(gc_paused(update)))

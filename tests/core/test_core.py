@@ -1,6 +1,7 @@
 import pytest
 import torch
 
+import gpumetrics
 from gpumetrics.core import as_reference_lists, as_text_list, check_choice, check_same_length
 from tests.core.toy_metrics import Float32Sums, SumAndCat, sum_and_cat
 from testkit.ddp import record_collectives, run_ddp_function
@@ -286,3 +287,27 @@ def _update_on_one_rank_after_compute(rank):
 def test_compute_syncs_again_on_a_rank_that_did_not_update_since():
     # torchmetrics answered rank 0's second compute() from its cache, skipping the collectives rank 1 entered
     assert run_ddp_function(_update_on_one_rank_after_compute) == [(2.0, 3.0, 3.0)] * 2
+
+
+@pytest.mark.parametrize("build, batch", [
+    (SumAndCat, (torch.ones(2, 3),)),
+    (Float32Sums, (torch.ones(2, 3),)),
+    (gpumetrics.BLEUScore, (["the cat sat"], [["the cat sat down"]])),
+    (gpumetrics.CharErrorRate, (["abc"], ["abd"])),
+])
+def test_a_metric_built_or_reset_under_inference_mode_updates_outside_it(build, batch):
+    # its states were inference tensors: "Inplace update to inference tensor outside InferenceMode" on update
+    expected = build()
+    expected.update(*batch)
+    expected.update(*batch)
+    with torch.inference_mode():
+        metric = build()
+    metric.update(*batch)
+    with torch.inference_mode():
+        metric.update(*batch)  # and inside it, on the same states
+    assert str(metric.compute()) == str(expected.compute())
+    with torch.inference_mode():
+        metric.reset()
+    metric.update(*batch)
+    metric.update(*batch)
+    assert str(metric.compute()) == str(expected.compute())
