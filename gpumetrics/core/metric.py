@@ -110,6 +110,9 @@ class Metric(torchmetrics.Metric):
             # torchmetrics counts the update before running it: a rejected update would count (a checkpoint said 1
             # update, compute() no longer warned about none). The cached value stays dropped: an update that fails
             # after changing a state must not be answered from the cache
+            if self.device.type == "meta":  # its states hold no data (the metric was moved with .to("meta"))
+                raise ValueError(f"{type(self).__name__} is on the meta device, whose tensors hold no data: move it "
+                                 "to a device (metric.to('cpu'), .to('cuda')) before update")
             count = self._update_count
             try:
                 wrapped(*args, **kwargs)

@@ -165,6 +165,10 @@ def test_device_moves_still_move_states():
     metric.to("meta")
     assert metric.total.device.type == "meta" and metric.rows[0].device.type == "meta"
     assert metric.total.dtype == torch.float64 and metric.device.type == "meta"
+    # its states hold no data: an update names the metric and the move (CER named a `device` no one had passed)
+    for moved in (metric, gpumetrics.CharErrorRate().to("meta")):
+        with pytest.raises(ValueError, match=r"(SumAndCat|CharErrorRate) is on the meta device.*before update"):
+            moved.update(*((torch.rand(2, 3),) if moved is metric else (["ab"], ["ac"])))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
