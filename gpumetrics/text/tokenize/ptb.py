@@ -189,18 +189,22 @@ class _Runs:
 
 
 class _Tries:
-    """The tries of one caption's rules that read on through long runs (see :class:`_Runs`): EMAIL (an "@" ahead),
-    LIKELYURL (a web address without a scheme: a chain of runs of its class joined by single dots, "a.b.com",
-    with ".com" ".net" ".org" or ".edu" ahead; after "www.", a chain of ``_PTB_WWW_CHAR`` with a dot before two
-    ASCII letters ahead), and the longest-match rules for hyphenated numbers ("1.5-inch": a hyphen after the run)
-    and file names (".jpg" …). Where the anchor lies ahead, the rule matches (a hyphen or file name almost always):
-    so it runs about once per address, e-mail address or file name. EMAIL and LIKELYURL are left out of the lexer's
-    alternation: :meth:`search` finds its token as the alternation with them does."""
+    """The tries of one caption's rules that read on through long runs (see :class:`_Runs`): EMAIL (an "@" before a
+    domain character ahead), LIKELYURL (a web address without a scheme: a chain of runs of its class joined by
+    single dots, "a.b.com", with ".com" ".net" ".org" or ".edu" ahead; after "www.", a chain of ``_PTB_WWW_CHAR``
+    with a dot before two ASCII letters ahead), and the longest-match rules for hyphenated numbers ("1.5-inch": a
+    hyphen and a letter or digit after the run) and file names (".jpg" … and a space or . ? ! , after it). Each
+    anchor is the rule's match, not only its condition: where it lies ahead, the rule matches from a start
+    character of the rule (elsewhere it fails at once), so the pattern runs about once per address, e-mail address
+    or file name — an anchor that only some matches need ("@" alone: "a@.a@.…") would leave the cost. SGML's
+    <!…> and <?…> need a ">" on their line. EMAIL, SGML and LIKELYURL are left out of the lexer's alternation:
+    :meth:`search` finds its token as the alternation with them does."""
 
-    def __init__(self, patterns: dict[str, Any], likely_urls: bool) -> None:
+    def __init__(self, patterns: dict[str, Any], likely_urls: bool, emails: bool) -> None:
         self._patterns = patterns
         self._runs = {name: _Runs(*spec) for name, spec in patterns["runs"].items()}
         self._likely_urls = likely_urls  # (a text without any of _PTB_LIKELY_URL_MARKERS has no web address)
+        self._emails = emails  # (nor one without "@" an e-mail address: THINGA's new texts need not read their runs)
 
     def _run(self, pattern: re.Pattern, string: str, p: int) -> Optional[re.Match]:
         """Every run of a guarded rule's pattern goes through here (tests count them)."""
@@ -208,6 +212,11 @@ class _Tries:
 
     def reaches(self, name: str, string: str, p: int) -> bool:
         """Whether rule ``name`` can match at ``p``."""
+        if name == "tag":  # (an element reads its own tag only; <!…> and <?…> read on, to a ">" on their line)
+            return string.startswith("<", p) and (
+                string[p + 1: p + 2] not in ("!", "?") or self._runs["tag"].reaches(string, p))
+        if name == "email" and not self._emails:
+            return False
         if name != "likely":
             return self._runs[name].reaches(string, p)
         if not self._likely_urls:
@@ -223,11 +232,12 @@ class _Tries:
         """``re.match`` of rule ``name`` (``pattern``, by default its own) at ``p``."""
         return self._run(pattern or self._patterns[name], string, p) if self.reaches(name, string, p) else None
 
-    def search(self, token_re: re.Pattern, string: str, p: int) -> Optional[re.Match]:
-        """``token_re.search(string, p)`` where ``token_re`` is the lexer's alternation without EMAIL and LIKELYURL,
-        as the alternation with them gives it. The token found starts at ``s``; before it the lexer skipped
-        characters (spaces, U+200B, supplementary characters), where only LIKELYURL can start; at ``s`` EMAIL
-        (an alternative second only to FULLURL) then LIKELYURL (before the alternatives in ``after_likely``)."""
+    def search(self, token_re: re.Pattern, string: str, p: int, tag: bool = True) -> Optional[re.Match]:
+        """``token_re.search(string, p)`` where ``token_re`` is the lexer's alternation without EMAIL, SGML (unless
+        ``tag`` is false) and LIKELYURL, as the alternation with them gives it. The token found starts at ``s``;
+        before it the lexer skipped characters (spaces, U+200B, supplementary characters), where only LIKELYURL can
+        start; at ``s`` EMAIL then SGML (each before the alternatives not in ``before``), then LIKELYURL (before
+        those in ``after_likely``)."""
         found = token_re.search(string, p)
         if found is None:
             s, kind = len(string), None
@@ -236,10 +246,11 @@ class _Tries:
         likely = self._search_likely(string, p, s + (kind in self._patterns["after_likely"]))
         if likely and likely.start() < s:
             return likely
-        if kind not in (None, "url"):
-            email = self.match("email", string, s, self._patterns["email_token"])
-            if email:
-                return email
+        for name in ("email", "tag") if tag else ("email",):
+            if kind is not None and kind not in self._patterns["before"][name]:
+                earlier = self.match(name, string, s, self._patterns[f"{name}_token"])
+                if earlier:
+                    return earlier
         return likely or found
 
     def _search_likely(self, string: str, lo: int, hi: int) -> Optional[re.Match]:
@@ -278,10 +289,10 @@ class _Tries:
 
 @functools.lru_cache(maxsize=1)
 def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str, int, Optional[str]], ...], dict]:
-    """The lexer's patterns. The rules that read on through long runs are tried through :class:`_Tries`: EMAIL and
-    LIKELYURL are left out of the alternation (``raw["email_token"]``, ``raw["likely_token"]``: their alternatives
-    there; ``raw["after_likely"]``: the names of the alternatives after LIKELYURL), the longest-match entries name
-    their guard (``raw["runs"]``: the :class:`_Runs` of each)."""
+    """The lexer's patterns. The rules that read on through long runs are tried through :class:`_Tries`: EMAIL,
+    SGML and LIKELYURL are left out of the alternation (``raw["email_token"]`` …: their alternatives there;
+    ``raw["before"]``, ``raw["after_likely"]``: the names of the alternatives before / after them), the
+    longest-match entries name their guard (``raw["runs"]``: the :class:`_Runs` of each)."""
     def char_class(codes: Sequence[int]) -> str:
         ranges: list[tuple[int, int]] = []
         for code in codes:
@@ -381,10 +392,11 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     )
     names = [re.match(r"\(\?P<(\w+)>", a).group(1) for a in alternatives]
     after_likely = frozenset(names[names.index("likely") + 1:])
-    likely_token, email_token = alternatives.pop(names.index("likely")), alternatives.pop(names.index("email"))
+    before = {name: frozenset(names[:names.index(name)]) for name in ("email", "tag")}
+    # (tried through _Tries; without them, the alternation also serves a tag that holds a character the Java tool
+    # deletes: "<a 《》>")
+    guarded = {name: alternatives.pop(names.index(name)) for name in ("likely", "tag", "email")}
     token = re.compile("|".join(alternatives))
-    # the same without the SGML rule, for a tag that holds a character the Java tool deletes ("<a 《》>")
-    token_without_tag = re.compile("|".join(a for a in alternatives if not a.startswith("(?P<tag>")))
     acronym = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # a. / u.s / e.g (then followed by a period)
     # The Java lexer takes the longest of these at a word or number start (JFlex longest match).
     extensions = ("bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg|mov|mp3|pdf|php|pl|png"
@@ -429,15 +441,16 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     runs = {
         "url": (f"{_PTB_URL_CHAR}+(?:\\.{_PTB_URL_CHAR}+)*", r"(?s:.*)(\.)(?:com|net|org|edu)", 0),
         "www": (f"{_PTB_WWW_CHAR}+(?:\\.{_PTB_WWW_CHAR}+)*", r"(?s:.*)(\.)[a-zA-Z]{2}", 0),
-        "email": (f"<?{email_char}+", "(?s:.*)(@)", 0),
+        "email": (f"<?{email_char}+", f"(?s:.*)(@){email_char.replace('{}', '{}.')}", 0),  # (a domain character)
+        "tag": ("[^>\r\n]+", "(?s:.*)(>)", 1),  # (<!…> and <?…> only: a ">" on the line)
         "hyphenated": ("[A-Za-z0-9.,\xad]+", f"(?s:.*)()(?={hyphen}[A-Za-z0-9\xad])", 2),
         "filename": (f"{alnum}+(?:\\.{alnum}+)*", f"(?s:.*)(\\.)(?i:{extensions})(?={_PTB_SPACENL}|[.?!,])", 1),
     }
     raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL),
-           "email_token": re.compile(email_token), "likely_token": re.compile(likely_token),
-           "after_likely": after_likely, "runs": {name: (re.compile(run), re.compile(last), reach)
-                                                   for name, (run, last, reach) in runs.items()},
-           "word": re.compile(word), "tag": re.compile(_PTB_SGML), "without_tag": token_without_tag}
+           **{f"{name}_token": re.compile(alternative) for name, alternative in guarded.items()},
+           "after_likely": after_likely, "before": before,
+           "runs": {name: (re.compile(run), re.compile(last), reach) for name, (run, last, reach) in runs.items()},
+           "word": re.compile(word), "tag": re.compile(_PTB_SGML)}
     return token, acronym, longest, raw
 
 
@@ -529,7 +542,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     line_end = "\n" if following else ""
     original = text + line_end
     token_re, acronym_re, longest_res, raw_res = _ptb_patterns()
-    tries = _Tries(raw_res, _has_likely_url_marker(original))
+    tries = _Tries(raw_res, _has_likely_url_marker(original), "@" in original)
     text = original.translate(_PTB_TRANSLATION)
     rewritten = text != original
     tokens: list[str] = []
@@ -554,9 +567,9 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         if kind == "tag" and rewritten:
             # the SGML rule reads the original text: a deleted character inside a tag name or attribute list
             # (not inside a quoted value or a <!...> body) is no space for it
-            tag = raw_res["tag"].match(original, match.start())
+            tag = tries.match("tag", original, match.start())
             if tag is None:
-                match = tries.search(raw_res["without_tag"], text, match.start())  # (at its start: "<")
+                match = tries.search(token_re, text, match.start(), tag=False)  # (at its start: "<")
                 kind = match.lastgroup
             else:
                 match = tag
