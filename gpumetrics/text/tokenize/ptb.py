@@ -125,10 +125,12 @@ _PTB_EMAIL = (
     '(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+>?'
 )
 # A web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a"); the Java class's ",-_"
-# range bars digits and capitals from the domain.
+# range bars digits and capitals from the domain (_PTB_URL_CHAR; _PTB_WWW_CHAR after "www.").
+_PTB_URL_CHAR = r'[^ \t\n\r\f"`\'<>|.!?(){}$\x2c-\x5f\u2a00-\u2aff\ua000-\ua014]'
+_PTB_WWW_CHAR = r'[^ \t\n\r\f"`<>|.!?(){},]'
 _PTB_LIKELY_URL = (
-    r'(?:www\.(?:[^ \t\n\r\f"`<>|.!?(){},]+\.)+[a-zA-Z]{2,4}|(?:[^ \t\n\r\f"`\'<>|.!?(){}$\x2c-\x5f\u2a00-\u2aff\ua000-\ua014]+\.)+'
-    r'(?:com|net|org|edu))(?:/[^ \t\n\r\f"<>|()]+[^ \t\n\r\f"<>|.!?(){},-])?'
+    rf"(?:www\.(?:{_PTB_WWW_CHAR}+\.)+[a-zA-Z]{{2,4}}|(?:{_PTB_URL_CHAR}+\.)+(?:com|net|org|edu))"
+    r'(?:/[^ \t\n\r\f"<>|()]+[^ \t\n\r\f"<>|.!?(){},-])?'
 )
 # An SGML/XML tag as the Java lexer's SGML rule reads one: <!...> / <?...>, a name with attributes (quoted values may
 # hold spaces; the Java tool turns them into NBSP, which CIDEr's whitespace split undoes), or a closing tag.
@@ -139,7 +141,7 @@ _PTB_SGML = (
 )
 
 
-# Every web address without a scheme (LIKELYURL) holds one of these: a text without them needs no LIKELYURL pattern
+# Every web address without a scheme (LIKELYURL) holds one of these: a text without them needs no LIKELYURL try
 _PTB_LIKELY_URL_MARKERS = ("www.", ".com", ".net", ".org", ".edu")
 
 
@@ -147,14 +149,150 @@ def _has_likely_url_marker(text: str) -> bool:
     return any(marker in text for marker in _PTB_LIKELY_URL_MARKERS)
 
 
-@functools.lru_cache(maxsize=2)
-def _ptb_patterns(
-    likely_urls: bool = True,
-) -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str, int], ...], dict[str, re.Pattern]]:
-    """The lexer's patterns; ``likely_urls=False`` leaves out the LIKELYURL rule (in the alternation, the longest-match
-    list and ``raw["likely"]``, which then never matches) for texts without any of ``_PTB_LIKELY_URL_MARKERS``, where
-    it cannot match. Tried at every character the lexer skips (U+200B, lone surrogates, emoji …) it reads on through
-    the letters that follow before failing: ``"\u200b" * 1000 + "a" * 99000`` took 3 s with it, ~0.05 s without."""
+class _Runs:
+    """Where one rule can match in a caption's texts, each character read once.
+
+    A try of the rule at ``p`` reads on through the run of ``run_re`` from ``p`` (letters, symbols, skipped
+    characters …) and matches only where an anchor lies ahead in that run: ``last_re``, matched over the run (and
+    ``reach`` characters past it), finds the last one, its group 1. Tried at every token start or skipped character
+    of a long run, the rule read the run each time (the caption's length squared); here each run is read once, kept
+    per text (the lexer's tries only move on in a text; THINGA makes new texts), and a try at ``p`` is left out
+    where no anchor lies after ``p`` in it (the rule cannot match there: the same tokens)."""
+
+    def __init__(self, run_re: re.Pattern, last_re: re.Pattern, reach: int = 0) -> None:
+        self._run_re, self._last_re, self._reach = run_re, last_re, reach
+        # per text (one), the last run read: (text, where its search began, start, end, last anchor or -1)
+        self._held: list[tuple[str, int, int, int, int]] = []
+
+    def run(self, string: str, p: int, search: bool = False) -> Optional[tuple[int, int, int]]:
+        """``(start, end, last anchor or -1)`` of the run holding ``p`` (from ``p`` on: its rest), or with ``search``
+        of the first run from ``p`` on; ``None`` if there is none."""
+        for held, begin, start, end, anchor in self._held:
+            if held is string and (begin if search else start) <= p < end:
+                return (start, end, anchor) if start < len(string) else None
+        found = (self._run_re.search if search else self._run_re.match)(string, p)
+        if found is None:
+            if search:  # (kept: no run from p on)
+                self._held = [entry for entry in self._held if entry[0] is not string][-1:]
+                self._held.append((string, p, len(string), len(string), -1))
+            return None
+        start, end = found.span()
+        last = self._last_re.match(string, start, end + self._reach)
+        anchor = last.start(1) if last else -1
+        self._held = [entry for entry in self._held if entry[0] is not string][-1:] + [(string, p, start, end, anchor)]
+        return start, end, anchor
+
+    def reaches(self, string: str, p: int) -> bool:
+        """Whether an anchor lies after ``p`` in its run (else the rule cannot match at ``p``)."""
+        run = self.run(string, p)
+        return run is not None and p < run[2]
+
+
+class _Tries:
+    """The tries of one caption's rules that read on through long runs (see :class:`_Runs`): EMAIL (an "@" before a
+    domain character ahead), LIKELYURL (a web address without a scheme: a chain of runs of its class joined by
+    single dots, "a.b.com", with ".com" ".net" ".org" or ".edu" ahead; after "www.", a chain of ``_PTB_WWW_CHAR``
+    with a dot before two ASCII letters ahead), and the longest-match rules for hyphenated numbers ("1.5-inch": a
+    hyphen and a letter or digit after the run) and file names (".jpg" … and a space or . ? ! , after it). Each
+    anchor is the rule's match, not only its condition: where it lies ahead, the rule matches from a start
+    character of the rule (elsewhere it fails at once), so the pattern runs about once per address, e-mail address
+    or file name — an anchor that only some matches need ("@" alone: "a@.a@.…") would leave the cost. SGML's
+    <!…> and <?…> need a ">" on their line. EMAIL, SGML and LIKELYURL are left out of the lexer's alternation:
+    :meth:`search` finds its token as the alternation with them does."""
+
+    def __init__(self, patterns: dict[str, Any], likely_urls: bool, emails: bool) -> None:
+        self._patterns = patterns
+        self._runs = {name: _Runs(*spec) for name, spec in patterns["runs"].items()}
+        self._likely_urls = likely_urls  # (a text without any of _PTB_LIKELY_URL_MARKERS has no web address)
+        self._emails = emails  # (nor one without "@" an e-mail address: THINGA's new texts need not read their runs)
+
+    def _run(self, pattern: re.Pattern, string: str, p: int) -> Optional[re.Match]:
+        """Every run of a guarded rule's pattern goes through here (tests count them)."""
+        return pattern.match(string, p)
+
+    def reaches(self, name: str, string: str, p: int) -> bool:
+        """Whether rule ``name`` can match at ``p``."""
+        if name == "tag":  # (an element reads its own tag only; <!…> and <?…> read on, to a ">" on their line)
+            return string.startswith("<", p) and (
+                string[p + 1: p + 2] not in ("!", "?") or self._runs["tag"].reaches(string, p))
+        if name == "email" and not self._emails:
+            return False
+        if name != "likely":
+            return self._runs[name].reaches(string, p)
+        if not self._likely_urls:
+            return False
+        if string[p] != "." and self._runs["url"].reaches(string, p):  # (a dot of a chain starts no address)
+            return True
+        if string.startswith("www.", p):
+            run = self._runs["www"].run(string, p)
+            return run is not None and run[2] > p + 4  # (a run between "www." and the dot)
+        return False
+
+    def match(self, name: str, string: str, p: int, pattern: Optional[re.Pattern] = None) -> Optional[re.Match]:
+        """``re.match`` of rule ``name`` (``pattern``, by default its own) at ``p``."""
+        return self._run(pattern or self._patterns[name], string, p) if self.reaches(name, string, p) else None
+
+    def search(self, token_re: re.Pattern, string: str, p: int, tag: bool = True) -> Optional[re.Match]:
+        """``token_re.search(string, p)`` where ``token_re`` is the lexer's alternation without EMAIL, SGML (unless
+        ``tag`` is false) and LIKELYURL, as the alternation with them gives it. The token found starts at ``s``;
+        before it the lexer skipped characters (spaces, U+200B, supplementary characters), where only LIKELYURL can
+        start; at ``s`` EMAIL then SGML (each before the alternatives not in ``before``), then LIKELYURL (before
+        those in ``after_likely``)."""
+        found = token_re.search(string, p)
+        if found is None:
+            s, kind = len(string), None
+        else:
+            s, kind = found.start(), found.lastgroup
+        likely = self._search_likely(string, p, s + (kind in self._patterns["after_likely"]))
+        if likely and likely.start() < s:
+            return likely
+        for name in ("email", "tag") if tag else ("email",):
+            if kind is not None and kind not in self._patterns["before"][name]:
+                earlier = self.match(name, string, s, self._patterns[f"{name}_token"])
+                if earlier:
+                    return earlier
+        return likely or found
+
+    def _search_likely(self, string: str, lo: int, hi: int) -> Optional[re.Match]:
+        """The first match of LIKELYURL's alternative (with its lookaheads) starting in ``[lo, hi)``."""
+        while lo < hi and self._likely_urls:
+            p = self._first_likely_start(string, lo, hi)
+            if p is None:
+                return None
+            likely = self._run(self._patterns["likely_token"], string, p)  # (its lookaheads can still refuse p)
+            if likely:
+                return likely
+            lo = p + 1
+        return None
+
+    def _first_likely_start(self, string: str, lo: int, hi: int) -> Optional[int]:
+        """The first ``p`` in ``[lo, hi)`` where LIKELYURL can match (see :meth:`reaches`), or ``None``."""
+        first, p = None, lo
+        while p < hi:  # the chains without "www.", one after the other
+            run = self._runs["url"].run(string, p, search=True)
+            if run is None or run[0] >= hi:
+                break
+            p = max(p, run[0])
+            p += string[p] == "."  # (a dot of the chain: the next character is of its class)
+            if p < run[2]:
+                first = p if p < hi else None
+                break
+            p = run[1]
+        hi = hi if first is None else first
+        p = string.find("www.", lo, hi + 3)
+        while p >= 0:
+            if self.reaches("likely", string, p):
+                return p
+            p = string.find("www.", p + 1, hi + 3)
+        return first
+
+
+@functools.lru_cache(maxsize=1)
+def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str, int, Optional[str]], ...], dict]:
+    """The lexer's patterns. The rules that read on through long runs are tried through :class:`_Tries`: EMAIL,
+    SGML and LIKELYURL are left out of the alternation (``raw["email_token"]`` …: their alternatives there;
+    ``raw["before"]``, ``raw["after_likely"]``: the names of the alternatives before / after them), the
+    longest-match entries name their guard (``raw["runs"]``: the :class:`_Runs` of each)."""
     def char_class(codes: Sequence[int]) -> str:
         ranges: list[tuple[int, int]] = []
         for code in codes:
@@ -239,7 +377,9 @@ def _ptb_patterns(
                 f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?:[msdMSD]|(?i:re|ve|ll))))",
                 # the word before n't cannot end in n ("Mann't" → "Mann" "'" "t")
                 f"(?P<nt>[A-Za-z\xad]*[A-MO-Za-mo-z]\xad*[Nn][{etc}][Tt]{jletter}*)",
-                f"(?P<word>{word})",
+                # (its first character: the lexer reads the word, where it needs it, from raw["word"]; found
+                # whole here at every token start, a run like "a/a/a…", cut into words by THING3, was read each time)
+                f"(?P<word>{alnum})",
                 r"(?P<dots>\.{3,}|…)",
                 r"(?P<duck><<|>>)",
                 r"(?P<dashes>--+)",
@@ -250,16 +390,21 @@ def _ptb_patterns(
                 r"(?P<other>[^\s\u200b\U00010000-\U0010ffff])",
             ]
     )
-    if not likely_urls:
-        alternatives = tuple(a for a in alternatives if not a.startswith("(?P<likely>"))
+    names = [re.match(r"\(\?P<(\w+)>", a).group(1) for a in alternatives]
+    after_likely = frozenset(names[names.index("likely") + 1:])
+    before = {name: frozenset(names[:names.index(name)]) for name in ("email", "tag")}
+    # (tried through _Tries; without them, the alternation also serves a tag that holds a character the Java tool
+    # deletes: "<a 《》>")
+    guarded = {name: alternatives.pop(names.index(name)) for name in ("likely", "tag", "email")}
     token = re.compile("|".join(alternatives))
-    # the same without the SGML rule, for a tag that holds a character the Java tool deletes ("<a 《》>")
-    token_without_tag = re.compile("|".join(a for a in alternatives if not a.startswith("(?P<tag>")))
     acronym = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # a. / u.s / e.g (then followed by a period)
     # The Java lexer takes the longest of these at a word or number start (JFlex longest match).
+    extensions = ("bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg|mov|mp3|pdf|php|pl|png"
+                  "|ppt|ps|py|sql|tar|txt|wav|x|xml|zip")
     plain = jalnum  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
     # Each entry: (pattern, kind, length of the Java rule's trailing context, which counts in the longest match).
-    longest = tuple((re.compile(pattern), kind, context) for pattern, kind, context in (
+    # (a fourth item: the rule's guard in _Tries)
+    longest = tuple((re.compile(pattern), kind, context, *guard) for pattern, kind, context, *guard in (
         (_java_digits(r"[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*"), "number", 0),
         (f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*", "word", 0),  # word with inner . ! ?
         (f"{plain}+(?:(?:{hyphen}|_){plain}+)*", "word", 0),  # hyphenated / underscored
@@ -267,7 +412,8 @@ def _ptb_patterns(
         (f"(?:[DdOoLl][{etc}](?!{clitic}){jalnum})?{jalnum}+"
          f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*", "thing", 0),
         # 1.5-inch, a,b-c, pro-a.m. (ASCII only)
-        (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:{hyphen}(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0),
+        (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:{hyphen}(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0,
+         "hyphenated"),
         # slashes: ASCII, at most two
         (r"[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing3", 0),  # THING3
         # DATE: "06/20-5918383" → "06/20-5918" "383"
@@ -276,7 +422,7 @@ def _ptb_patterns(
         (f"{jletter}+[aeiouyAEIOUY][{etc}](?!(?:[msdMSD]|(?i:re|ve|ll))(?![A-Za-z]))[aeiouA-Z]{jletter}*", "thing", 0),
         # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
         # (runs over Unicode spaces like the URL rule; the Java class's ",-_" range bars digits and capitals)
-        (_PTB_LIKELY_URL, "thing", 0),
+        (_PTB_LIKELY_URL, "thing", 0, "likely"),
         (r"[A-Z]+\$", "thing", 0),  # currency prefix "US$" (ASCII capitals only)
         (r"(?i:pro-|anti-)", "thing", 0),  # "pro- and anti-abortion"
         (f"[Nn][{etc}][Tt]", "sredaux", 0),  # SREDAUX: "n't" alone ("n'ts" is an APOWORD, longer)
@@ -286,14 +432,25 @@ def _ptb_patterns(
          r"|(?:[0-9]{2,4}\.)?[0-9]{2,4}\.[0-9]{3,4}\.[0-9]{3,5}", "thing", 0),
         (r"(?i:c\+\+|[cf]#)", "thing", 0),
         # file name with a known extension ("3.x", "a.jpg"), then a space, line end or . ? ! ,
-        (f"{alnum}+(?:\\.{alnum}+)*\\.(?i:bat|bmp|c|class|cgi|cpp|dll|doc|docx|exe|gif|gz|h|htm|html|jar|java|jpeg|jpg"
-         f"|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|x|xml|zip)(?={_PTB_SPACENL}|[.?!,])", "thing", 1),
+        (f"{alnum}+(?:\\.{alnum}+)*\\.(?i:{extensions})(?={_PTB_SPACENL}|[.?!,])", "thing", 1,
+         "filename"),
     ))
-    if not likely_urls:
-        longest = tuple(entry for entry in longest if entry[0].pattern != _PTB_LIKELY_URL)
-    raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL),
-           "likely": re.compile(_PTB_LIKELY_URL if likely_urls else "(?!)"),
-           "tag": re.compile(_PTB_SGML), "without_tag": token_without_tag}
+    longest = tuple(entry if len(entry) == 4 else (*entry, None) for entry in longest)
+    email_char = '[^ \t\n\r\f"<>|(){}\xa0]'
+    # each guard: the run its rule reads, the last anchor in it (group 1), how far past the run that one reads
+    runs = {
+        "url": (f"{_PTB_URL_CHAR}+(?:\\.{_PTB_URL_CHAR}+)*", r"(?s:.*)(\.)(?:com|net|org|edu)", 0),
+        "www": (f"{_PTB_WWW_CHAR}+(?:\\.{_PTB_WWW_CHAR}+)*", r"(?s:.*)(\.)[a-zA-Z]{2}", 0),
+        "email": (f"<?{email_char}+", f"(?s:.*)(@){email_char.replace('{}', '{}.')}", 0),  # (a domain character)
+        "tag": ("[^>\r\n]+", "(?s:.*)(>)", 1),  # (<!…> and <?…> only: a ">" on the line)
+        "hyphenated": ("[A-Za-z0-9.,\xad]+", f"(?s:.*)()(?={hyphen}[A-Za-z0-9\xad])", 2),
+        "filename": (f"{alnum}+(?:\\.{alnum}+)*", f"(?s:.*)(\\.)(?i:{extensions})(?={_PTB_SPACENL}|[.?!,])", 1),
+    }
+    raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL),
+           **{f"{name}_token": re.compile(alternative) for name, alternative in guarded.items()},
+           "after_likely": after_likely, "before": before,
+           "runs": {name: (re.compile(run), re.compile(last), reach) for name, (run, last, reach) in runs.items()},
+           "word": re.compile(word), "tag": re.compile(_PTB_SGML)}
     return token, acronym, longest, raw
 
 
@@ -384,13 +541,14 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     # pycocoevalcap ends every caption but the last with a line break, which the rules' trailing contexts can see
     line_end = "\n" if following else ""
     original = text + line_end
-    token_re, acronym_re, longest_res, raw_res = _ptb_patterns(_has_likely_url_marker(original))
+    token_re, acronym_re, longest_res, raw_res = _ptb_patterns()
+    tries = _Tries(raw_res, _has_likely_url_marker(original), "@" in original)
     text = original.translate(_PTB_TRANSLATION)
     rewritten = text != original
     tokens: list[str] = []
     position = 0
     while True:
-        match = token_re.search(text, position)
+        match = tries.search(token_re, text, position)
         if match is None:
             break
         if rewritten and match.start() > position:
@@ -399,7 +557,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             # is one token); the lexer drops the first where no address starts there and tries the next
             starts = (p for p in range(position, match.start())
                       if text[p] == " " and not original[p].isspace() or text[p] == "\u200b" or text[p] > "\uffff")
-            likely = next(filter(None, (raw_res["likely"].match(original, p) for p in starts)), None)
+            likely = next(filter(None, (tries.match("likely", original, p) for p in starts)), None)
             if likely:
                 tokens.append(likely.group())
                 position = likely.end()
@@ -409,9 +567,9 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         if kind == "tag" and rewritten:
             # the SGML rule reads the original text: a deleted character inside a tag name or attribute list
             # (not inside a quoted value or a <!...> body) is no space for it
-            tag = raw_res["tag"].match(original, match.start())
+            tag = tries.match("tag", original, match.start())
             if tag is None:
-                match = raw_res["without_tag"].match(text, match.start())
+                match = tries.search(token_re, text, match.start(), tag=False)  # (at its start: "<")
                 kind = match.lastgroup
             else:
                 match = tag
@@ -419,14 +577,16 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         if rewritten and kind not in ("url", "email"):
             # FULLURL and EMAIL read the original text, over the deleted characters ("a@《b", "http://《x"): where
             # they are longer there than the token found here, JFlex's longest match takes them
-            longer = max((m for m in (raw_res[name].match(original, match.start()) for name in ("url", "email")) if m),
+            longer = max((m for m in (raw_res["url"].match(original, match.start()),
+                                      tries.match("email", original, match.start())) if m),
                          key=lambda m: m.end(), default=None)
-            if longer and longer.end() > match.end() and not longer.group().isspace():
+            token = raw_res["word"].match(text, match.start()) if kind == "word" else match  # (the whole word)
+            if longer and longer.end() > token.end() and not longer.group().isspace():
                 kind = "url" if raw_res["url"].match(original, match.start()) else "email"
         if kind not in ("word", "number", "url", "email", "likely", "tag"):
             # JFlex takes the longest match: a web address without a scheme outruns a quote pair, a clitic ...
             # ("‘‘x.org/ab")
-            likely = raw_res["likely"].match(original if rewritten else text, match.start())
+            likely = tries.match("likely", original if rewritten else text, match.start())
             if likely and likely.end() > match.end():
                 match, kind, position = likely, "likely", likely.end()
         value = match.group()
@@ -437,15 +597,19 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             tokens.append("'")
             position = match.start() + 1
             continue
-        if kind == "word" and not rewritten and value.isascii() and value.isalnum() and value[0].isalpha() and (
-            text[position: position + 1] in _PTB_ASCII_SPACE
-        ):  # a plain word before a space (or the end): no longer rule can match, the word rule wins the tie
-            kind, end = "word", position
+        start = match.start()
+        plain = kind == "word" and not rewritten and text[start].isalpha() and _PTB_WORD.match(text, start)
+        if plain and text[plain.end(): plain.end() + 1] in _PTB_ASCII_SPACE:
+            # a plain (ASCII) word before a space (or the end): no longer rule can match, the word rule wins the tie
+            value = literal = plain.group()
+            end = position = plain.end()
         elif kind in ("word", "number"):
             start = match.start()
-            longest, kind, end = max(  # ties: word, then thing, then number
+            best = max(  # ties: word, then thing, then number
                 ((m.end() + context, rule_kind, m.end())
-                for m, rule_kind, context in ((p.match(text, start), k, c) for p, k, c in longest_res)
+                for m, rule_kind, context in (
+                    (p.match(text, start) if guard is None else tries.match(guard, text, start, p), k, c)
+                    for p, k, c, guard in longest_res)
                 # a trailing context reads the original text: a deleted character is no space for it ("3.xⅫ")
                 if m and not (rewritten and original[start: m.end()] != text[start: m.end()])  # no deleted character
                 and not (context and rewritten and original[m.end(): m.end() + 1] not in _PTB_FILENAME_AFTER)
@@ -455,13 +619,17 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 and not (context and m.group()[-2:-1] == "." and (
                     m.group()[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
                     or m.group()[:1] + m.group()[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS))),
-                default=(match.end(), kind, match.end()),
+                default=None,
             )
+            if best is None:  # no longest-match rule: the alternation's token (a word, read whole here only)
+                token_end = (raw_res["word"].match(text, start) if kind == "word" else match).end()
+                best = (token_end, kind, token_end)
+            longest, kind, end = best
             value, position = text[start:end], end
             literal = value  # the lexer's literal rules (abbreviations, "cannot" ...) see the soft hyphens
             if "\xad" in value and kind != "thing":  # words, numbers, hyphenated words drop their soft hyphens
                 value = value.replace("\xad", "")
-            raw = _ptb_reread(original, start, raw_res["likely"]) if rewritten else None
+            raw = _ptb_reread(original, start, tries) if rewritten else None
             if raw and (raw[1], "thing") >= (longest, kind):  # the web address read over deleted characters wins
                 tokens.append(raw[0])
                 position = raw[1]
@@ -521,14 +689,15 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             source = original if rewritten else text
             longer = None
             for name in ("url", "email"):
-                candidate = raw_res[name].match(source, match.start())
+                candidate = (raw_res["url"].match(source, match.start()) if name == "url"
+                             else tries.match("email", source, match.start()))
                 if candidate and (longer is None or candidate.end() > longer.end()):
                     longer = candidate
             if longer:
                 value, position = longer.group(), longer.end()
             tokens.append(value)
         elif kind == "likely":
-            raw = _ptb_reread(original, match.start(), raw_res[kind]) if rewritten else None
+            raw = _ptb_reread(original, match.start(), tries) if rewritten else None
             if raw:
                 value, position = raw
             tokens.append(value)
@@ -614,11 +783,11 @@ def _ptb_lower(token: str) -> str:
     return "".join(lowered)
 
 
-def _ptb_reread(original: str, start: int, pattern: re.Pattern) -> tuple[str, int] | None:
-    """Match a URL / e-mail ``pattern`` at ``start`` on the original text, where the Java tool's deleted characters
-    are still there (its URL and e-mail rules run over them: "a@b\u0378c.com" is one token). Returns the token and
-    where lexing goes on (deletion keeps every position), or None where the pattern does not match there."""
-    match = pattern.match(original, start)
+def _ptb_reread(original: str, start: int, tries: _Tries) -> tuple[str, int] | None:
+    """Match LIKELYURL at ``start`` on the original text, where the Java tool's deleted characters are still there
+    (its URL and e-mail rules run over them: "a@b\u0378c.com" is one token). Returns the token and where lexing
+    goes on (deletion keeps every position), or None where the rule does not match there."""
+    match = tries.match("likely", original, start)
     return None if match is None else (match.group(), match.end())
 
 
