@@ -239,6 +239,10 @@ class _Tries:
         start; at ``s`` EMAIL then SGML (each before the alternatives not in ``before``), then LIKELYURL (before
         those in ``after_likely``)."""
         found = token_re.search(string, p)
+        if not (self._likely_urls or self._emails):  # (most captions: neither rule can match, SGML only at a "<")
+            if found is not None and tag and found.lastgroup not in self._patterns["before"]["tag"]:
+                return self.match("tag", string, found.start(), self._patterns["tag_token"]) or found
+            return found
         if found is None:
             s, kind = len(string), None
         else:
