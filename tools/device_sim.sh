@@ -13,8 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIM=${SIM:-/tmp/gpumetrics-devsim}
 OUT=${OUT:-/tmp/gpumetrics-devsim-out}
-PY312=${PY312:-$(command -v python3.12 || echo /root/.pyenv/versions/3.12.1/bin/python)}
+# the first Python 3.12 that runs (a pyenv shim named python3.12 exits 127 where 3.12 is not the selected version)
+PY312=${PY312:-$(for py in $(command -v python3.12) /root/.pyenv/versions/3.12.*/bin/python; do
+    "$py" -c "import sys; assert sys.version_info[:2] == (3, 12)" 2>/dev/null && { echo "$py"; break; }; done; true)}
 if [ ! -x "$SIM/bin/python" ]; then
+    [ -n "$PY312" ] || { echo "no Python 3.12 found: set PY312"; exit 1; }
     "$PY312" -m venv "$SIM"
     "$SIM/bin/pip" install -q "torch==2.11.0" "torchvision==0.26.0" "torchmetrics==1.9.0" "transformers==5.17.0" \
         "numpy==2.5.2" scipy numba pytest pytest-timeout hypothesis scikit-learn lightning sacrebleu pillow pyyaml \

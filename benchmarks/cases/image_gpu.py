@@ -146,7 +146,7 @@ def _clip_case(mode):
         tokens = encoder.tokenizer(captions).to(device)
 
         def encoders():
-            with torch.no_grad(), precision_scope(SpeedMode() if mode is None else metric.speed, "cuda"):
+            with torch.no_grad(), precision_scope(SpeedMode() if mode is None else metric.speed, pixels.device.type):
                 return encoder.model.encode_image(pixels), encoder.model.encode_text(tokens)
 
         label = f"CLIPScore.update {_label(mode)}"
