@@ -4,13 +4,14 @@ torchmetrics synchronises every state with an all-gather followed by a local red
 state grows with the number of ranks, and it issues one collective per state. Here additive states
 (``sum``/``max``/``min``/``mean``) travel through ONE ``all_reduce`` per reduction op and dtype (the states
 flattened into one buffer: FID's six sum states are two collectives); ``cat`` states are gathered with their true,
-possibly different, lengths — one object all-gather of every ``cat`` state's shape, then one all-gather each; a
-rank that saw no data contributes an empty tensor whose trailing shape and dtype it learns from the others.
+possibly different, lengths — one object all-gather of every ``cat`` state's shape, then one all-gather per dtype of
+those states flattened; a rank that saw no data contributes nothing, its shapes learnt from the others.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any, Callable, Optional, Sequence
 
 import torch
@@ -89,7 +90,8 @@ def all_reduce_states(values: dict[str, Tensor], reductions: dict[str, Callable]
 
 def gather_uneven(locals_: dict[str, Optional[Tensor]], group: Optional[Any] = None) -> dict[str, Tensor]:
     """Concatenate along dim 0 each state's tensors of all ranks, whose lengths may differ and may be zero: one
-    object all-gather of every state's shape and dtype, then one all-gather per state.
+    object all-gather of every state's shape and dtype, then ONE all-gather per dtype of the states of that dtype,
+    each rank's flattened one after the other (padded to the longest rank's total).
 
     Args:
         locals_: state name → ``Tensor[n_r, *rest]`` of this rank, or None when this rank holds nothing.
@@ -103,28 +105,42 @@ def gather_uneven(locals_: dict[str, Optional[Tensor]], group: Optional[Any] = N
              for name, local in locals_.items()}
     every_rank: list = [None] * dist.get_world_size(group)
     dist.all_gather_object(every_rank, metas, group=group)
-    return {name: _gather_one(local, [rank[name] for rank in every_rank], group) for name, local in locals_.items()}
+    gathered: dict[str, Tensor] = {}
+    by_dtype: dict[str, list[tuple[str, tuple[int, ...]]]] = {}  # dtype → its states and their trailing shapes
+    for name in locals_:
+        known = [rank[name] for rank in every_rank if rank[name] is not None]
+        if not known:
+            gathered[name] = torch.empty(0)
+            continue
+        rest, dtype_name = known[0][0][1:], known[0][1]
+        if any(shape[1:] != rest or other != dtype_name for shape, other in known):
+            raise RuntimeError(f"cat state {name!r} has different trailing shape/dtype across ranks: "
+                               f"{[rank[name] for rank in every_rank]}")
+        by_dtype.setdefault(dtype_name, []).append((name, rest))
+    for dtype_name, states in by_dtype.items():
+        gathered.update(_gather_flat(locals_, every_rank, states, getattr(torch, dtype_name), group))
+    return {name: gathered[name] for name in locals_}
 
 
-def _gather_one(local: Optional[Tensor], metas: list, group: Optional[Any]) -> Tensor:
-    known = [m for m in metas if m is not None]
-    if not known:
-        return torch.empty(0)
-    rest, dtype_name = known[0][0][1:], known[0][1]
-    dtype = getattr(torch, dtype_name)
-    for shape, other_dtype in known:
-        if shape[1:] != rest or other_dtype != dtype_name:
-            raise RuntimeError(f"cat state has different trailing shape/dtype across ranks: {metas}")
-    device = local.device if local is not None else _collective_device(group)
-    if local is None:
-        local = torch.empty((0, *rest), dtype=dtype, device=device)
-    lengths = [0 if m is None else m[0][0] for m in metas]
-    longest = max(lengths)
-    padded = torch.zeros((longest, *rest), dtype=dtype, device=device)
-    padded[: local.shape[0]] = local
-    buffers = [torch.empty_like(padded) for _ in lengths]
-    dist.all_gather(buffers, padded, group=group)
-    return torch.cat([buf[:n] for buf, n in zip(buffers, lengths)], dim=0)
+def _gather_flat(locals_: dict[str, Optional[Tensor]], every_rank: list, states: list[tuple[str, tuple[int, ...]]],
+                 dtype: torch.dtype, group: Optional[Any]) -> dict[str, Tensor]:
+    """The ``cat`` states of one dtype in one all-gather (see :func:`gather_uneven`)."""
+    # rows[r][k], sizes[r][k]: how many rows / values rank r holds of state k
+    rows = [[rank[name][0][0] if rank[name] is not None else 0 for name, _ in states] for rank in every_rank]
+    sizes = [[n * math.prod(rest) for n, (_, rest) in zip(rank_rows, states)] for rank_rows in rows]
+    held = [locals_[name] for name, _ in states if locals_[name] is not None]
+    device = held[0].device if held else _collective_device(group)
+    flat = torch.zeros(max(map(sum, sizes)), dtype=dtype, device=device)
+    if held:
+        torch.cat([t.reshape(-1) for t in held], out=flat[: sum(t.numel() for t in held)])
+    buffers = [torch.empty_like(flat) for _ in every_rank]
+    dist.all_gather(buffers, flat, group=group)
+    result = {}
+    for k, (name, rest) in enumerate(states):
+        parts = [buffer[sum(rank_sizes[:k]): sum(rank_sizes[:k + 1])].view(rank_rows[k], *rest)
+                 for buffer, rank_sizes, rank_rows in zip(buffers, sizes, rows)]
+        result[name] = torch.cat(parts, dim=0)
+    return result
 
 
 def check_same_on_all_ranks(text: str, what: str, group: Optional[Any] = None, layout: str = "") -> None:

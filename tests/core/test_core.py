@@ -3,7 +3,7 @@ import torch
 
 import gpumetrics
 from gpumetrics.core import as_reference_lists, as_text_list, check_choice, check_same_length
-from tests.core.toy_metrics import Float32Sums, SumAndCat, sum_and_cat
+from tests.core.toy_metrics import Float32Sums, SumAndCat, ThreeCats, sum_and_cat
 from testkit.ddp import record_collectives, run_ddp_function
 from tests.helpers.harness import check_metric
 
@@ -233,6 +233,28 @@ def test_additive_states_of_one_op_and_dtype_travel_in_one_all_reduce():
         assert value == {"total": [5.0] * 3, "squares": 27.0, "level": 1.5, "count": 3}
         # states of other dtypes on one rank would fill buffers that do not match: refused on every rank
         assert "states differ in dtype or shape" in refused and "rank 1 `total=float16[3]" in refused, refused
+
+
+def _three_cats(rank):
+    with record_collectives() as calls:
+        metric = ThreeCats()
+        if rank != 1:  # rank 1 holds nothing: its rows and dtypes come from the others
+            metric.update(torch.arange(4 * (rank + 1), dtype=torch.float32).reshape(-1, 4) + 100 * rank)
+        value = metric.compute()
+    return [name for name, _ in calls], {name: tensor.tolist() for name, tensor in value.items()}
+
+
+@pytest.mark.ddp
+def test_cat_states_of_one_dtype_travel_in_one_all_gather():
+    results = run_ddp_function(_three_cats, world_size=3)
+    rows = torch.cat([torch.arange(4, dtype=torch.float32).reshape(-1, 4),
+                      torch.arange(12, dtype=torch.float32).reshape(-1, 4) + 200])
+    expected = {"pairs": rows.double().reshape(-1, 2).tolist(), "scores": rows.double().sum(1).tolist(),
+                "ids": rows.long().reshape(-1).tolist()}
+    for calls, value in results:
+        # the signature check, the shapes of the three states, one gather for float64 (pairs + scores), one for int64
+        assert calls == ["all_reduce", "all_gather_object", "all_gather", "all_gather"]
+        assert value == expected
 
 
 def _mixed_options(rank):

@@ -52,6 +52,26 @@ class Float32Sums(Metric):
         return {"total": self.total, "squares": self.squares, "level": self.level, "count": self.count}
 
 
+class ThreeCats(Metric):
+    """Two float64 ``cat`` states (rows of 2, scalars) and an int64 one: the reducer gathers each dtype in one go."""
+
+    signature_name = "toy_cats"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.add_state("pairs", [], dist_reduce_fx="cat")
+        self.add_state("scores", [], dist_reduce_fx="cat")
+        self.add_state("ids", [], dist_reduce_fx="cat")
+
+    def update(self, values: torch.Tensor) -> None:
+        self.pairs.append(values.double().reshape(-1, 2))
+        self.scores.append(values.double().sum(1))
+        self.ids.append(values.long().reshape(-1))
+
+    def compute(self):
+        return {name: dim_zero_cat(getattr(self, name)) for name in ("pairs", "scores", "ids")}
+
+
 def sum_and_cat(values: torch.Tensor):
     metric = SumAndCat()
     metric.update(values)
