@@ -6,10 +6,9 @@ worker the CUDA suite spawns runs on CPU CI too (it ran on the CPU by hand only)
 from __future__ import annotations
 
 import pytest
-import torch
 
 from tests.core.test_host_syncs import _cases, update_for_compute
-from tests.cuda.test_cuda_ddp import FAMILIES, N, NETWORK_FAMILIES, NETWORK_RTOL, _families, _worker
+from tests.cuda.test_cuda_ddp import FAMILIES, N, _families, _worker, assert_every_rank_gives
 from tests.helpers.meteor_jar import skip_without_meteor_data
 from testkit.ddp import run_ddp_function
 
@@ -27,13 +26,4 @@ def test_two_cpu_processes_equal_one_for_every_family(name, tmp_path, two_cpu_pr
     make, batch = _cases(tmp_path)[name]
     single = make()
     update_for_compute(name, single, batch(N))
-    expected = single.compute()
-    rtol = NETWORK_RTOL if name in NETWORK_FAMILIES else 1e-9
-    for rank, results in enumerate(two_cpu_processes):
-        result = results[name]
-        assert not isinstance(result, str), f"rank {rank}: {result}"
-        if isinstance(expected, dict):
-            for key in expected:
-                torch.testing.assert_close(result[key].double(), expected[key].double(), rtol=rtol, atol=1e-12)
-        else:
-            torch.testing.assert_close(result.double(), expected.double(), rtol=rtol, atol=1e-12)
+    assert_every_rank_gives(single.compute(), two_cpu_processes, name)

@@ -84,16 +84,19 @@ def test_two_processes_on_one_gpu_equal_one(name, tmp_path, two_process_results)
     make, batch = _cases(tmp_path)[name]
     single = make().to("cuda")
     update_for_compute(name, single, _to_cuda(batch(N)))
-    expected = single.compute()
+    assert_every_rank_gives(single.compute(), two_process_results, name)
+
+
+def assert_every_rank_gives(expected, per_rank: list[dict], name: str) -> None:
+    """Each rank's result of family ``name`` (:func:`_worker`) equals the one-process ``expected`` (any device)."""
     rtol = NETWORK_RTOL if name in NETWORK_FAMILIES else 1e-9
-    for rank, results in enumerate(two_process_results):
+    wanted = expected if isinstance(expected, dict) else {None: expected}
+    for rank, results in enumerate(per_rank):
         result = results[name]
         assert not isinstance(result, str), f"rank {rank}: {result}"
-        if isinstance(expected, dict):
-            for key in expected:
-                torch.testing.assert_close(result[key].double(), expected[key].cpu().double(), rtol=rtol, atol=1e-12)
-        else:
-            torch.testing.assert_close(result.double(), expected.cpu().double(), rtol=rtol, atol=1e-12)
+        got = result if isinstance(expected, dict) else {None: result}
+        for key, want in wanted.items():
+            torch.testing.assert_close(got[key].double(), want.cpu().double(), rtol=rtol, atol=1e-12)
 
 
 def _report(args: list[str], out: Path) -> dict:
