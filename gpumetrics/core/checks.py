@@ -200,6 +200,21 @@ def check_bool(value: Any, name: str) -> bool:
     return value
 
 
+def check_integer_tensor(tensor: Tensor, name: str) -> Tensor:
+    """Return ``tensor`` if its dtype is an integer one, else raise ``TypeError`` naming ``name`` (floating, complex
+    and ``bool`` tensors are refused: a cast would drop fractions or imaginary parts without a word).
+
+    Example:
+        >>> check_integer_tensor(torch.ones(2), "lengths")
+        Traceback (most recent call last):
+        ...
+        TypeError: `lengths` must be an integer tensor, got torch.float32
+    """
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
+        raise TypeError(f"`{name}` must be an integer tensor, got {tensor.dtype}")
+    return tensor
+
+
 # ---------------------------------------------------------------------------------------------------------- devices
 DeviceArg = Union[str, int, torch.device, None]
 _CPU = torch.device("cpu")

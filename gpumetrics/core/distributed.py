@@ -56,6 +56,20 @@ def replicated(stacked: Tensor) -> Tensor:
     return stacked[0]
 
 
+def additive_states(states: dict[str, Any], reductions: dict[str, Optional[Callable]]) -> list[str]:
+    """The states that travel by ``all_reduce`` (:func:`all_reduce_states`): tensors whose reduction is one of
+    :func:`reduce_ops`."""
+    ops = reduce_ops()
+    return [name for name, fn in reductions.items() if fn in ops and isinstance(states[name], Tensor)]
+
+
+def state_layout(states: dict[str, Any], reductions: dict[str, Optional[Callable]]) -> str:
+    """The dtype and shape of every additive state (``"total=float64[3],count=int64[]"``): what the ranks' buffers of
+    :func:`all_reduce_states` are made of, so they must agree (:func:`check_same_on_all_ranks`)."""
+    return ",".join(f"{name}={str(states[name].dtype).replace('torch.', '')}{list(states[name].shape)}"
+                    for name in additive_states(states, reductions))
+
+
 def all_reduce_states(values: dict[str, Tensor], reductions: dict[str, Callable],
                       group: Optional[Any] = None) -> dict[str, Tensor]:
     """Reduce additive states across ranks: one ``all_reduce`` per (op, dtype), its states flattened into one
@@ -206,8 +220,7 @@ def sync_states(
     """
     from torchmetrics.utilities.data import dim_zero_cat
 
-    ops = reduce_ops()
-    additive = [name for name, fn in reductions.items() if fn in ops and isinstance(states[name], Tensor)]
+    additive = additive_states(states, reductions)
     concatenated = [name for name, fn in reductions.items()
                     if fn is dim_zero_cat or (fn is None and isinstance(states[name], list))]
     synced = all_reduce_states({name: states[name] for name in additive}, reductions, group) if additive else {}

@@ -11,7 +11,7 @@ from torch import Tensor
 from torchmetrics.utilities.data import dim_zero_cat
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from gpumetrics.core.distributed import REDUCE_OPS, check_same_on_all_ranks, replicated, sync_states
+from gpumetrics.core.distributed import REDUCE_OPS, check_same_on_all_ranks, replicated, state_layout, sync_states
 from gpumetrics.core.gcpause import gc_paused
 from gpumetrics.core.signature import format_signature
 from gpumetrics.core.threads import intra_op_threads
@@ -181,9 +181,7 @@ class Metric(torchmetrics.Metric):
         # ranks built with other options would add incomparable states into one number, and ranks whose additive
         # states differ in dtype or shape (set_dtype on one rank) would flatten them into buffers that do not match:
         # both are refused on every rank instead of a mixed number or a wait in mismatched collectives
-        layout = ",".join(f"{name}={str(value.dtype).replace('torch.', '')}{list(value.shape)}"
-                          for name, value in states.items() if isinstance(value, Tensor)
-                          and self._reductions[name] in REDUCE_OPS)
+        layout = state_layout(states, self._reductions)
         check_same_on_all_ranks(self.state_signature(), type(self).__name__, group, layout)
         synced = sync_states(states, self._reductions, gather_all_tensors, group)
         for name, value in synced.items():

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gpumetrics.core.checks import check_device
+from gpumetrics.core.checks import check_device, check_integer_tensor
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.core.warn import warn_caller
 from gpumetrics.kernels.host import (
@@ -99,8 +99,7 @@ def levenshtein_distance(
             raise TypeError(f"`{name}` must be a tensor, got {type(value).__name__}")
         if value.dim() != 2:
             raise ValueError(f"`{name}` must be a 2-D tensor [B, L], got shape {tuple(value.shape)}")
-        if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
-            raise TypeError(f"`{name}` must be an integer tensor, got {value.dtype}")
+        check_integer_tensor(value, name)
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"`{name_a}` and `{name_b}` must have the same batch size, got {a.shape[0]} and {b.shape[0]}")
     if a.device != b.device:
@@ -109,8 +108,7 @@ def levenshtein_distance(
     for name, lengths in ((f"{name_a}_lengths", a_lengths), (f"{name_b}_lengths", b_lengths)):
         if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != batch:
             raise ValueError(f"`{name}` must be a 1-D tensor of {batch} lengths")
-        if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == torch.bool:
-            raise TypeError(f"`{name}` must be an integer tensor, got {lengths.dtype}")
+        check_integer_tensor(lengths, name)
     if batch == 0:
         return torch.zeros(0, dtype=torch.long, device=a.device)
     a_lengths, b_lengths = a_lengths.to(a.device).long(), b_lengths.to(a.device).long()
@@ -162,9 +160,8 @@ def _check_ragged(values: Tensor, offsets: Tensor, name: str) -> None:
         raise ValueError(f"`{name}` must be a 1-D tensor of concatenated symbols, got shape {tuple(values.shape)}")
     if offsets.dim() != 1 or offsets.shape[0] < 1:
         raise ValueError(f"`{name}_offsets` must be a 1-D tensor of B + 1 offsets")
-    for label, value in ((name, values), (f"{name}_offsets", offsets)):
-        if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
-            raise TypeError(f"`{label}` must be an integer tensor, got {value.dtype}")
+    check_integer_tensor(values, name)
+    check_integer_tensor(offsets, f"{name}_offsets")
     if offsets.device != values.device:
         raise ValueError(f"`{name}_offsets` must be on the device of `{name}` ({values.device}), got {offsets.device}")
 

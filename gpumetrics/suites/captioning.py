@@ -50,7 +50,7 @@ from gpumetrics.suites.image import (
 from gpumetrics.harness.registry import init_options
 from gpumetrics.text.meteor import METEORScore
 from gpumetrics.text.meteor.synonyms import (
-    DictSynonyms, RuWordNetSynonyms, SynonymProvider, as_synonym_provider, default_ruwordnet,
+    DictSynonyms, SynonymProvider, as_synonym_provider, default_ruwordnet,
 )
 
 #: METEOR mode of each variant.
@@ -91,12 +91,6 @@ def _check_synonyms(synonyms: Any) -> None:
         "`synonyms` must be null (the RuWordNet database), a mapping word → list of synonyms or the path of a TSV "
         f"file, got {type(synonyms).__name__}"
     )
-
-
-def _default_synonyms() -> RuWordNetSynonyms:
-    """The organisers' provider, RuWordNet; its absence is a missing-data error naming the option (an ``OSError``,
-    which the CLI prints as one line), not a missing-package traceback."""
-    return default_ruwordnet("synonyms")
 
 
 class CaptionImageScore(Metric):
@@ -164,7 +158,7 @@ class CaptionImageScore(Metric):
         super().__init__(**kwargs)
         self.files = ImageFiles(Path(image_root), allow_outside_root, missing_image, batch_size, workers, decode)
         # resolved once (before CLIP loads, so that a missing RuWordNet fails first): one provider and one cache
-        provider = _default_synonyms() if synonyms is None else as_synonym_provider(synonyms, "synonyms")
+        provider = default_ruwordnet("synonyms") if synonyms is None else as_synonym_provider(synonyms, "synonyms")
         self.meteor = METEORScore(mode=METEOR_MODES[self.variant], reduction="corpus", synonyms=provider)
         self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates,
                                     clip_speed_mode)

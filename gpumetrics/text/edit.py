@@ -55,7 +55,7 @@ from gpumetrics.core import (
     REDUCTIONS, Metric, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device,
     check_same_length, gc_paused, keep_sample_dim, reduce_scores, single_threaded,
 )
-from gpumetrics.core.checks import check_holds_data
+from gpumetrics.core.checks import check_holds_data, check_integer_tensor
 from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.levenshtein_routes import BACKENDS, levenshtein_distance, levenshtein_ragged, levenshtein_texts
 from gpumetrics.kernels.ragged import Ragged, segment_ids
@@ -137,9 +137,8 @@ def _token_input(
             raise TypeError(f"`{name}` Ragged fields must be tensors")
         check_holds_data(values, f"{name}.values")
         check_holds_data(offsets, f"{name}.offsets")
-        for label, field in ((f"{name}.values", values), (f"{name}.offsets", offsets)):
-            if field.dtype.is_floating_point or field.dtype.is_complex or field.dtype == torch.bool:
-                raise TypeError(f"`{label}` must be an integer tensor, got {field.dtype}")
+        check_integer_tensor(values, f"{name}.values")
+        check_integer_tensor(offsets, f"{name}.offsets")
         # the batch size is read from the offsets before the kernel checks them
         if offsets.dim() != 1 or offsets.shape[0] < 1:
             raise ValueError(f"`{name}.offsets` must be a 1-D tensor of B + 1 offsets, got shape "
@@ -152,8 +151,7 @@ def _token_input(
     if value.dim() != 2:
         raise ValueError(f"`{name}` token tensor must be 2-D [B, L] (padded) or a Ragged (flat), got shape "
                          f"{tuple(value.shape)}")
-    if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
-        raise TypeError(f"`{name}` token tensor must hold integer ids, got {value.dtype}")
+    check_integer_tensor(value, name)
     if device is not None:
         value = upload(value, device)
     batch, width = value.shape
@@ -163,8 +161,7 @@ def _token_input(
         if lengths.dim() != 1 or lengths.shape[0] != batch:
             raise ValueError(f"`{lengths_name}` must be a 1-D tensor of {batch} lengths, got shape "
                              f"{tuple(lengths.shape)}")
-        if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == torch.bool:
-            raise TypeError(f"`{lengths_name}` must be an integer tensor, got {lengths.dtype}")
+        check_integer_tensor(lengths, lengths_name)
         return "padded", value, upload(lengths, value.device).long()
     if pad_id is not None:
         # a row ends at its first pad_id (trailing padding), found without a host sync. The comparison is by value:

@@ -651,16 +651,9 @@ def test_a_command_that_prints_its_result_refuses_a_closed_stdout(tmp_path, caps
 def test_aij2022_visual_qa_without_ruwordnet_is_one_line_naming_synonyms(tmp_path, capsys, monkeypatch):
     # the suite's VisualQA (METEOR mode aij2022-vqa) let RuWordNetSynonyms' ImportError escape main; the s_visual_qa
     # entry already said it as a FileNotFoundError naming `synonyms`
-    import builtins
+    from tests.helpers.imports import refuse_import
 
-    real_import = builtins.__import__
-
-    def no_ruwordnet(name, *args, **kwargs):
-        if name == "ruwordnet":
-            raise ImportError("No module named 'ruwordnet'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_ruwordnet)
+    refuse_import(monkeypatch, "ruwordnet")
     (tmp_path / "gt.json").write_text('{"v1": [{"type": "text", "content": ["2"]}]}', encoding="utf-8")
     (tmp_path / "pr.json").write_text('{"v1": [{"type": "text", "content": "2"}]}', encoding="utf-8")
     config = tmp_path / "c.yaml"

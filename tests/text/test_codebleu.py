@@ -328,18 +328,11 @@ def test_bad_tokenizer_output():
 
 
 def test_missing_grammar_says_what_to_install(monkeypatch):
-    import builtins
+    from tests.helpers.imports import refuse_import
 
     parsing.load_grammar.cache_clear()
-    real_import = builtins.__import__
-
-    def fake_import(name, *args, **kwargs):
-        if name == "tree_sitter_ruby":
-            raise ImportError("no module")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", fake_import)
-    monkeypatch.setattr("importlib.import_module", lambda name: fake_import(name))
+    refusing = refuse_import(monkeypatch, "tree_sitter_ruby")
+    monkeypatch.setattr("importlib.import_module", lambda name: refusing(name))
     try:
         with pytest.raises(ImportError, match=r"tree-sitter-ruby: pip install 'gpumetrics\[code\]'"):
             parsing.grammar("ruby")
