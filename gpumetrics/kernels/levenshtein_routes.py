@@ -15,7 +15,7 @@ Text pairs enter through :func:`levenshtein_texts` (characters, ``str.split()`` 
 :func:`levenshtein_strings` wraps it). On CUDA strings travel as code points with a separator after each
 (:mod:`gpumetrics.kernels.text_rows`: no per-string host work, the blocks staged straight into pinned memory), and
 their rows — for words also the words and their exact content ids — are found on the GPU; elsewhere they are encoded
-flat with host lengths (:func:`~gpumetrics.kernels.text_rows.encode_chars_flat`) and go to the device as values +
+flat with host lengths (:func:`~gpumetrics.kernels.text_rows.encode_chars_blocks`) and go to the device as values +
 offsets in two uploads (:func:`~gpumetrics.kernels.text_rows.upload_rows`), each chunk padded there. On CUDA (when
 triton imports) every entry point runs the fused kernel instead of the tensor kernel's step loop: one launch per
 batch, one host sync for token tensors (the input checks), none for strings' characters, one for their words (the
@@ -42,7 +42,7 @@ from gpumetrics.kernels.host import (
 )
 from gpumetrics.kernels.levenshtein import DEFAULT_MAX_ELEMENTS, levenshtein_padded, levenshtein_ragged_rows
 from gpumetrics.kernels.text_rows import (
-    encode_chars_flat, encode_pairs_separated, rows_from_separators, split_words, upload_code_points, upload_rows,
+    encode_chars_blocks, encode_pairs_separated, rows_from_separators, split_words, upload_code_points, upload_rows,
 )
 from gpumetrics.kernels.vocab import dense_ids
 
@@ -453,7 +453,7 @@ def _torch_pair_distances(a: Sequence, b: Sequence, unit: str, device: torch.dev
     if unit == "word":
         both = list(map(str.split, both))
     if unit == "char":
-        ids, host_lengths = encode_chars_flat(both)
+        ids, host_lengths = encode_chars_blocks(both)
     else:  # token lists: ids by first appearance over both sides
         ids, _ = dense_ids(list(chain.from_iterable(both)))
         host_lengths = np.fromiter(map(len, both), dtype=np.int64, count=len(both))

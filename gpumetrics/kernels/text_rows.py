@@ -3,8 +3,9 @@
 Two encodings of a batch of ``B`` strings, both joined and fixed-width encoded in blocks of ``_ENCODE_BLOCK``
 strings (each block in the narrowest width that holds it: its CPython storage kind):
 
-* :func:`encode_chars_flat` — the code points and the host's ``int64[B]`` lengths. For kernels planned on the host
-  (the CPU tensor kernel). The lengths are one ``len`` per string (500,000 strings: ~23 ms of ~100 for both sides).
+* :func:`encode_chars_blocks` (:func:`encode_chars_flat`: concatenated) — the code points and the host's
+  ``int64[B]`` lengths. For kernels planned on the host (the CPU tensor kernel). The lengths are one ``len`` per
+  string, read block by block while the block's strings are in cache.
 * :func:`encode_separated` — the code points with a ``0`` after every string and nothing else, in blocks that the
   upload concatenates (on CUDA straight into pinned memory). The rows are then found where the values are, by
   :func:`rows_from_separators` (no host sync), and :func:`split_words` tokenises them there as ``str.split()``
@@ -37,8 +38,8 @@ from gpumetrics.core.checks import check_device
 from gpumetrics.core.transfer import upload, upload_concatenated
 from gpumetrics.kernels.ragged import pad_segments
 
-__all__ = ["encode_chars_flat", "encode_separated", "encode_pairs_separated", "rows_from_separators", "split_words",
-           "upload_code_points", "upload_rows", "encode_chars", "encode_chars_ragged", "encode_words", "WHITESPACE"]
+__all__ = ["encode_chars_flat", "encode_chars_blocks", "encode_separated", "encode_pairs_separated",
+           "rows_from_separators", "split_words", "upload_code_points", "upload_rows", "encode_chars", "encode_chars_ragged", "encode_words", "WHITESPACE"]
 
 _ENCODE_BLOCK = 2048  # strings joined per block: a block stays in cache, one join of a large batch page-faults
 
@@ -50,12 +51,8 @@ WHITESPACE = (*range(0x09, 0x0E), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680, *range
 def encode_chars_flat(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Code points of all strings in one flat host array, and the strings' lengths: no per-sample work.
 
-    The strings are joined in blocks of ``_ENCODE_BLOCK`` and each block is encoded once in the narrowest fixed-width
-    encoding that holds it (its CPython storage kind: ASCII / Latin-1 → ``uint8``, BMP → ``uint16`` via UTF-16 with
-    ``surrogatepass``, else ``uint32``), so one string costs no Python frame. The result takes the widest block's
-    dtype. Blocks, not one join: a joined batch of tens of MB is a fresh allocation whose page faults cost more than
-    the encoding (500,000 strings of 5–40 characters incl. astral ones: 71.8 → 51.9 ms, ``edit_encode_chars``), while
-    a block stays in cache.
+    :func:`encode_chars_blocks` concatenated into the widest block's dtype (callers that upload pass the blocks to
+    :func:`upload_rows` instead: the upload's staging copy is then the only one).
 
     Args:
         texts: ``B`` strings.
@@ -68,20 +65,43 @@ def encode_chars_flat(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         >>> values.tolist(), lengths.tolist()
         ([97, 98, 233], [2, 1])
     """
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    if len(texts) <= _ENCODE_BLOCK:
-        return _code_points("".join(texts)), lengths
-    total = int(lengths.sum())
-    values = np.empty(total, dtype=np.uint8)
-    filled = 0
-    for block, _ in _encoded_blocks(texts, ""):
-        if block.dtype.itemsize > values.dtype.itemsize:  # at most twice: uint8 → uint16 → uint32
-            wider = np.empty(total, dtype=block.dtype)
-            wider[:filled] = values[:filled]
-            values = wider
-        values[filled:filled + len(block)] = block
-        filled += len(block)
-    return values, lengths
+    blocks, lengths = encode_chars_blocks(texts)
+    if len(blocks) == 1:
+        return blocks[0], lengths
+    return (np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.uint8)), lengths
+
+
+def encode_chars_blocks(texts: Sequence[str]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Code points of all strings in blocks, and the strings' lengths: no per-sample Python frame.
+
+    The strings are joined in blocks of ``_ENCODE_BLOCK`` and each block is encoded once in the narrowest fixed-width
+    encoding that holds it (its CPython storage kind: ASCII / Latin-1 → ``uint8``, BMP → ``uint16`` via UTF-16 with
+    ``surrogatepass``, else ``uint32``). Blocks, not one join: a joined batch of tens of MB is a fresh allocation
+    whose page faults cost more than the encoding, while a block stays in cache. The lengths of a block's strings are
+    read right after its join, while those string objects are in cache (500,000 strings of 5–40 characters incl.
+    astral ones on the 2-core VM: lengths in a pass of their own 46 ms, blocks 30 ms; both in one pass 45 ms; read
+    before the join 54 ms).
+
+    Args:
+        texts: ``B`` strings.
+
+    Returns:
+        ``(blocks, lengths)``: ``uint8|uint16|uint32`` arrays whose concatenation holds the ``T`` code points (each
+        block in its own width; none for ``B = 0``) and ``int64[B]`` lengths.
+
+    Example:
+        >>> blocks, lengths = encode_chars_blocks(["ab", "é"])
+        >>> [block.tolist() for block in blocks], lengths.tolist()
+        ([[97, 98, 233]], [2, 1])
+    """
+    lengths = np.empty(len(texts), dtype=np.int64)
+    blocks = []
+    for start in range(0, len(texts), _ENCODE_BLOCK):
+        strings = texts[start:start + _ENCODE_BLOCK]
+        joined = "".join(strings)  # first: the join brings the strings' objects into cache for the lengths
+        lengths[start:start + len(strings)] = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+        blocks.append(_code_points(joined))
+    return blocks, lengths
 
 
 def encode_separated(texts: Sequence[str]) -> Optional[list[np.ndarray]]:
@@ -99,22 +119,19 @@ def encode_separated(texts: Sequence[str]) -> Optional[list[np.ndarray]]:
         True
     """
     blocks = []
-    for block, count in _encoded_blocks(texts, "\0"):
+    for block, count in _separated_blocks(texts):
         if np.count_nonzero(block == 0) != count:
             return None
         blocks.append(block)
     return blocks
 
 
-def _encoded_blocks(texts: Sequence[str], separator: str) -> Iterator[tuple[np.ndarray, int]]:
-    """Each block of ``_ENCODE_BLOCK`` strings joined — with ``separator`` after every string when one is given —
-    and encoded by :func:`_code_points`; with the number of strings in the block."""
+def _separated_blocks(texts: Sequence[str]) -> Iterator[tuple[np.ndarray, int]]:
+    """Each block of ``_ENCODE_BLOCK`` strings joined with a ``"\\0"`` after every string and encoded by
+    :func:`_code_points`; with the number of strings in the block."""
     for start in range(0, len(texts), _ENCODE_BLOCK):
         strings = texts[start:start + _ENCODE_BLOCK]
-        count = len(strings)
-        if separator:
-            strings = [*strings, ""]  # the join then ends every string of the block with its separator
-        yield _code_points(separator.join(strings)), count
+        yield _code_points("\0".join([*strings, ""])), len(strings)  # the empty item ends the last string too
 
 
 def encode_pairs_separated(a: Sequence[str], b: Sequence[str],
@@ -335,9 +352,9 @@ def split_words(values: Tensor, starts: Tensor, lengths: Tensor) -> tuple[Tensor
 
 
 def upload_rows(
-    values: np.ndarray, lengths: np.ndarray, device: torch.device, private: bool = False
+    values: np.ndarray | Sequence[np.ndarray], lengths: np.ndarray, device: torch.device, private: bool = False
 ) -> tuple[Tensor, Tensor]:
-    """Flat host values and lengths → ``(values[T], LongTensor[B + 1] offsets)`` on ``device``: two uploads, the
+    """Flat host values (one array, or blocks to concatenate) and lengths → ``(values[T], LongTensor[B + 1] offsets)`` on ``device``: two uploads, the
     values in their narrow dtype (:func:`upload_code_points`). ``private``: the caller only reads the result, so on
     the CPU one-byte text may stay a view of the encoded (read-only) bytes."""
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -357,8 +374,8 @@ def encode_chars_ragged(texts: Sequence[str], device: Optional[torch.device | st
         (tensor([ 97,  98, 233], dtype=torch.int32), tensor([0, 2, 2, 3]))
     """
     device = check_device(device, "device")
-    values, lengths = encode_chars_flat(texts)
-    return upload_rows(values, lengths, device)
+    blocks, lengths = encode_chars_blocks(texts)
+    return upload_rows(blocks, lengths, device)
 
 
 def encode_chars(texts: Sequence[str], device: Optional[torch.device | str] = None) -> tuple[Tensor, Tensor]:
@@ -377,8 +394,8 @@ def encode_chars(texts: Sequence[str], device: Optional[torch.device | str] = No
                 [233,   0]]), tensor([2, 1]))
     """
     device = check_device(device, "device")
-    values, lengths = encode_chars_flat(texts)
-    flat, offsets = upload_rows(values, lengths, device)
+    blocks, lengths = encode_chars_blocks(texts)
+    flat, offsets = upload_rows(blocks, lengths, device)
     row_lengths = offsets.diff()
     return pad_segments(flat.long(), row_lengths, 0, int(lengths.max()) if len(lengths) else 0), row_lengths
 

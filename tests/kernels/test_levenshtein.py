@@ -368,6 +368,11 @@ def test_flat_encoding_in_blocks_widens_to_the_widest_block(monkeypatch, kinds):
     expected_dtype = np.uint8 if widest < 256 else np.uint16 if widest < 65536 else np.uint32
     assert values.dtype == expected_dtype
     assert values.tolist() == [ord(c) for c in "".join(texts)] and lengths.tolist() == [len(t) for t in texts]
+    blocks, block_lengths = text_rows.encode_chars_blocks(texts)  # what the uploads take: one staging copy
+    assert len(blocks) == -(-len(texts) // 3) and block_lengths.tolist() == lengths.tolist()
+    flat, offsets = text_rows.encode_chars_ragged(texts)
+    assert flat.dtype == torch.int32 and flat.tolist() == values.tolist()
+    assert offsets.tolist() == [0, *itertools.accumulate(lengths.tolist())]
     flat, offsets = text_rows.encode_chars_ragged(texts)
     assert flat.tolist() == values.tolist() and offsets[-1].item() == len("".join(texts))
 
