@@ -8,11 +8,11 @@ import zipfile
 from pathlib import Path
 from typing import Sequence
 
-import pytest
 import torch
 
 from gpumetrics.text.meteor.jar import clean_hypothesis
 from gpumetrics.text.tokenize.meteor import meteor_jar
+from tests.helpers.oracles import import_oracle, missing_oracle
 
 
 def meteor_data_installed() -> bool:
@@ -34,13 +34,15 @@ def missing_meteor_data(case: str) -> bool:
 
 
 def skip_without_meteor_data(case: str) -> None:
+    """Skip (or fail in CI: :func:`~tests.helpers.oracles.missing_oracle`) a case that reads METEOR 1.5's data
+    where it is not installed."""
     if missing_meteor_data(case):
-        pytest.skip("METEOR 1.5's data (pycocoevalcap's jar and paraphrase table) is not installed here")
+        missing_oracle("METEOR 1.5's data (pycocoevalcap's jar and paraphrase table)", "pip install pycocoevalcap")
 
 
 def pycocoevalcap_meteor(preds: Sequence[str], target: Sequence[Sequence[str]]) -> tuple[float, torch.Tensor]:
     """``Meteor().compute_score`` of pycocoevalcap (one JVM per call): ``(corpus score, segment scores [B])``."""
-    from pycocoevalcap.meteor.meteor import Meteor
+    Meteor = import_oracle("pycocoevalcap.meteor.meteor").Meteor
 
     meteor = Meteor()
     try:

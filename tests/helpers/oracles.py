@@ -7,9 +7,11 @@ Outside CI (``$CI`` unset) a missing oracle skips the tests that need it, with t
 from __future__ import annotations
 
 import glob
+import importlib
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -20,6 +22,17 @@ def missing_oracle(what: str, how: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{message} — CI must run these tests")
     pytest.skip(message)
+
+
+def import_oracle(module: str, install: str = "") -> ModuleType:
+    """``module`` of a reference tool the tests compare against (``"pycocoevalcap.cider.cider"``); skips or fails
+    (:func:`missing_oracle`) when it cannot be imported. ``install``: the pip requirement (the top package's name by
+    default)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        missing_oracle(f"{module} ({error})", f"pip install {install or module.split('.')[0]}")
+        raise AssertionError("unreachable") from error  # missing_oracle skips or fails
 
 
 def oracle_wheel(requirement: str) -> Path:

@@ -20,6 +20,7 @@ from gpumetrics.catalog import get_metric
 from gpumetrics.text.tokenize import SacreBleuTokenizer, get_tokenizer
 from gpumetrics.text.tokenize.sacrebleu import SEPARATOR_CANDIDATES, is_sacrebleu_chinese_char
 from tests.helpers.harness import assert_close, check_metric
+from tests.helpers.oracles import import_oracle
 from testkit.text_data import WORDS, qa_batch
 
 logging.getLogger("sacrebleu").setLevel(logging.ERROR)  # "lines end in a tokenized period" / effective order hints
@@ -504,9 +505,8 @@ def test_coco_mode_supplementary_digits_equal_cocoevalcap():
     import contextlib
     import io
 
-    pytest.importorskip("pycocoevalcap")
-    from pycocoevalcap.bleu.bleu import Bleu
-    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+    Bleu = import_oracle("pycocoevalcap.bleu.bleu").Bleu
+    PTBTokenizer = import_oracle("pycocoevalcap.tokenizer.ptbtokenizer").PTBTokenizer
 
     preds = ["two \U0001d7d9 dogs run on the grass", "a cat \U000104a0 sits on a mat", "fig.", "no. 5 people"]
     target = [["two dogs run on the grass"], ["a cat sits on a mat \U0001d7d9"], ["\U0001d7d9 fig"], ["no 5 people"]]

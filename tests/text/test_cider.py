@@ -11,6 +11,7 @@ from gpumetrics import CIDErScore
 from gpumetrics.functional import cider_score
 from gpumetrics.text.cider import _check_no_collision, _token_code
 from tests.helpers.harness import assert_close, check_metric
+from tests.helpers.oracles import import_oracle
 
 
 _VOCAB = (
@@ -36,7 +37,7 @@ def _batches(seed: int, sizes=(5, 1, 9, 3)):
 
 
 def _pycoco(preds, target, n=4, sigma=6.0):
-    from pycocoevalcap.cider.cider import Cider
+    Cider = import_oracle("pycocoevalcap.cider.cider").Cider
 
     gts = {i: list(refs) for i, refs in enumerate(target)}
     res = {i: [p] for i, p in enumerate(preds)}
@@ -140,7 +141,7 @@ def test_large_batch_many_references():
 
 
 def test_ptb_tokenization_equals_pycocoevalcap_pipeline():
-    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+    PTBTokenizer = import_oracle("pycocoevalcap.tokenizer.ptbtokenizer").PTBTokenizer
 
     preds = ["A man's dog doesn't like cats.", "Two DOGS, playing (frisbee)!", "", "A cat; sitting on the mat...",
              "A DOG'S toy\u00a0** :) on\ufeffthe mat --- x\u00b2y"]  # characters/rules the Java tool has its own way
@@ -154,7 +155,7 @@ def test_ptb_tokenization_equals_pycocoevalcap_pipeline():
     tokenizer = PTBTokenizer()
     gts = tokenizer.tokenize({i: [{"caption": r} for r in refs] for i, refs in enumerate(target)})
     res = tokenizer.tokenize({i: [{"caption": p}] for i, p in enumerate(preds)})
-    from pycocoevalcap.cider.cider import Cider
+    Cider = import_oracle("pycocoevalcap.cider.cider").Cider
 
     score, scores = Cider().compute_score(gts, res)
     assert_close(cider_score(preds, target, tokenize="ptb", reduction="none"), torch.tensor(scores))

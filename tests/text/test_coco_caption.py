@@ -19,6 +19,7 @@ from gpumetrics.harness.records import read_coco
 from gpumetrics.text.coco import COCO_KEYS
 from gpumetrics.text.tokenize.ptb import coco_ptb_strings
 from tests.helpers.harness import assert_close, check_metric
+from tests.helpers.oracles import import_oracle
 from testkit.text_data import random_caption
 
 _ODD = ["", ".", "dog", "Dog.", "A", "café au lait", "Кошка сидит на окне", "猫が座っている", "2 1/2 pizzas",
@@ -63,7 +64,7 @@ class _NoSpice:
 def run_cocoevalcap(annotations: Path, results: Path) -> tuple[dict, dict]:
     """``COCOEvalCap.evaluate()`` as its example script runs it (only the images of the results): ``(eval,
     imgToEval)``."""
-    import pycocoevalcap.eval as coco_eval
+    coco_eval = import_oracle("pycocoevalcap.eval")
     from pycocotools.coco import COCO
 
     coco = COCO(str(annotations))

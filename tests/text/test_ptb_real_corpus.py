@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpumetrics.text.tokenize.ptb import coco_tokenized_captions, ptb_tokenize_batch
+from tests.helpers.oracles import import_oracle
 
 _DATA = Path(__file__).parent / "data" / "ptb_real"
 _CORPORA = ("real", "family")
@@ -65,7 +66,7 @@ def test_split_tokens_equal_golden_split():
 @pytest.mark.skipif(shutil.which("java") is None, reason="no java: the committed golden values stand in for it")
 @pytest.mark.parametrize("name", _CORPORA)
 def test_golden_output_is_the_java_output(name):
-    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+    PTBTokenizer = import_oracle("pycocoevalcap.tokenizer.ptbtokenizer").PTBTokenizer
 
     lines, golden = _corpus(name)
     result = PTBTokenizer().tokenize({i: [{"caption": line}] for i, line in enumerate(lines)})

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpumetrics.text.tokenize.ptb import PTB_PUNCTUATIONS, ptb_tokenize, ptb_tokenize_batch
+from tests.helpers.oracles import import_oracle
 
 _WORDS = (
     "a man woman dog cat two young people sitting standing on the of with in is are table pizza street red blue "
@@ -218,7 +219,7 @@ def _bmp_probes(n: int, seed: int) -> list[str]:
 
 
 def _java_tokenize(captions: list[str]) -> list[list[str]]:
-    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+    PTBTokenizer = import_oracle("pycocoevalcap.tokenizer.ptbtokenizer").PTBTokenizer
 
     tokenized = PTBTokenizer().tokenize({i: [{"caption": c}] for i, c in enumerate(captions)})
     # CIDEr splits pycocoevalcap's strings on any whitespace (a URL or e-mail token can hold NBSP, U+3000 …)
