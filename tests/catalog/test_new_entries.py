@@ -9,6 +9,7 @@ import pytest
 
 from gpumetrics.harness.config import ConfigError, parse_config
 from gpumetrics.harness.runner import evaluate
+from tests.helpers.oracles import import_oracle
 
 
 def _run(tmp_path, metric, predictions, references, options=None, batch_size=2):
@@ -59,8 +60,8 @@ def test_ocr_end_to_end_of_region_records(tmp_path):
 
 
 def test_wmd_of_text_records_with_a_vector_file(tmp_path):
-    gensim = pytest.importorskip("gensim")
-    pytest.importorskip("ot")
+    gensim = import_oracle("gensim")
+    import_oracle("ot", "POT")
     from pathlib import Path
 
     from gpumetrics.functional import word_movers_distance

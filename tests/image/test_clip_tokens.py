@@ -9,8 +9,9 @@ import torch
 
 from gpumetrics.image import clip_tokens
 from gpumetrics.image.clip_tokens import BatchCLIPTokenizer
+from tests.helpers.oracles import import_oracle
 
-open_clip = pytest.importorskip("open_clip")
+open_clip = import_oracle("open_clip")
 
 #: every ASCII code point, text that ftfy rewrites (mojibake, ligatures, full-width, curly quotes, NBSP, controls),
 #: HTML entities, the special tokens' text, contractions the pattern splits off, and scripts the pattern reads

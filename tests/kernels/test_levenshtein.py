@@ -14,6 +14,7 @@ from rapidfuzz.distance import Levenshtein
 from gpumetrics.kernels import levenshtein_routes as _routes
 from gpumetrics.kernels.levenshtein_routes import levenshtein_strings
 from gpumetrics.kernels.text_rows import encode_chars, encode_words
+from tests.helpers.oracles import import_oracle
 
 
 def levenshtein_distance(*args, backend="torch", **kwargs):
@@ -470,7 +471,7 @@ def _run_triton_interpreter(seed: int, pairs: int, long: int) -> None:
     import subprocess
     import sys
 
-    pytest.importorskip("triton")
+    import_oracle("triton")
     env = {**os.environ, "TRITON_INTERPRET": "1"}  # must be set before triton is imported: a fresh process
     done = subprocess.run([sys.executable, "-m", "tests.kernels.triton_interpret_check", str(seed), str(pairs), str(long)],
                           env=env, capture_output=True, text=True, timeout=900)
@@ -516,7 +517,7 @@ def test_triton_kernel_on_the_string_layout_both_sides_in_one_buffer():
     import subprocess
     import sys
 
-    pytest.importorskip("triton")
+    import_oracle("triton")
     done = subprocess.run([sys.executable, "-c", _SHARED_BUFFER_CHECK], env={**os.environ, "TRITON_INTERPRET": "1"},
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
@@ -555,7 +556,7 @@ def test_triton_kernel_on_one_values_tensor_under_two_offsets():
     import subprocess
     import sys
 
-    pytest.importorskip("triton")
+    import_oracle("triton")
     done = subprocess.run([sys.executable, "-c", _ONE_TENSOR_TWO_OFFSETS_CHECK],
                           env={**os.environ, "TRITON_INTERPRET": "1"}, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
@@ -605,7 +606,7 @@ def test_triton_kernel_compiles_for_an_h100():
     import subprocess
     import sys
 
-    pytest.importorskip("triton")
+    import_oracle("triton")
     env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, "-c", _HOPPER_COMPILE], env=env, capture_output=True, text=True, timeout=600)
     if done.returncode and ("ptxas" in done.stderr and "not found" in done.stderr.lower()):

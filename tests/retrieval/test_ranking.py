@@ -13,9 +13,10 @@ from gpumetrics import RankingMetrics
 from gpumetrics.functional import ranking_metrics
 from tests.helpers.harness import assert_close, check_metric
 from tests.helpers.ranking_runs import RANX, heavy_ties
+from tests.helpers.oracles import import_oracle
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
-ranx = pytest.importorskip("ranx")
+pytrec_eval = import_oracle("pytrec_eval", "pytrec-eval-terrier")
+ranx = import_oracle("ranx")
 
 warnings.filterwarnings("ignore", category=UserWarning, module="ranx")  # numba's threading-layer notes
 

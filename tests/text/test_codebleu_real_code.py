@@ -21,9 +21,10 @@ import pytest
 from gpumetrics.functional import codebleu_score
 from gpumetrics.text.codebleu import CodeBLEUScore, clear_caches
 from testkit.codebleu_data import STDLIB_MODULES, edit_program, stdlib_functions
+from tests.helpers.oracles import import_oracle
 
-codebleu = pytest.importorskip("codebleu")
-pytest.importorskip("tree_sitter")
+codebleu = import_oracle("codebleu", "codebleu==0.7.0")
+import_oracle("tree_sitter", "tree-sitter")
 from tests.text.test_codebleu_dataflow import _assert_same, _outcome, _parse  # noqa: E402
 
 KEYS = ("codebleu", "ngram_match_score", "weighted_ngram_match_score", "syntax_match_score", "dataflow_match_score")

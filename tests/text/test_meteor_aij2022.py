@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from tests.helpers.oracles import import_oracle
 
-pytest.importorskip("nltk")
-pytest.importorskip("pymorphy3")
-pytest.importorskip("razdel")
+import_oracle("nltk")
+import_oracle("pymorphy3")
+import_oracle("razdel")
 
 from gpumetrics.text.meteor.aij2022 import (  # noqa: E402
     aij2022_caption_scores, aij2022_vqa_scores, caption_tokens, vqa_tokens, words_to_digits,

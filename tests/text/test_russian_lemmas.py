@@ -7,8 +7,9 @@ import random
 from pathlib import Path
 
 import pytest
+from tests.helpers.oracles import import_oracle
 
-pytest.importorskip("pymorphy3")
+import_oracle("pymorphy3")
 
 from gpumetrics.text.tokenize.russian_lemmas import organisers_morph_analyzer, russian_lemma  # noqa: E402
 from tests.helpers.pymorphy2_oracle import pymorphy2_analyzer, pymorphy2_lemma  # noqa: E402

@@ -12,9 +12,10 @@ import torch
 
 from gpumetrics.functional import word_movers_distance
 from gpumetrics.text.wmd import load_embeddings
+from tests.helpers.oracles import import_oracle
 
-gensim = pytest.importorskip("gensim")
-pytest.importorskip("ot")
+gensim = import_oracle("gensim")
+import_oracle("ot", "POT")
 from gensim.models import KeyedVectors  # noqa: E402
 from gensim.utils import simple_preprocess  # noqa: E402
 
