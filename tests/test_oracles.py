@@ -17,3 +17,12 @@ def test_a_missing_oracle_skips_outside_ci_and_fails_in_ci(monkeypatch, ci):
     expected = pytest.fail.Exception if ci else pytest.skip.Exception
     with pytest.raises(expected, match=r"no_such_tool\.sub .*pip install no_such_tool"):
         import_oracle("no_such_tool.sub")
+
+
+def test_no_test_imports_a_reference_tool_with_importorskip():
+    """``pytest.importorskip`` skips in CI as well: a parity check would pass silently without its tool."""
+    from pathlib import Path
+
+    marker = "pytest." + "importorskip("
+    offenders = [str(path) for path in Path(__file__).parent.rglob("*.py") if marker in path.read_text("utf-8")]
+    assert not offenders, f"use tests.helpers.oracles.import_oracle instead in {offenders}"
