@@ -105,6 +105,7 @@ def levenshtein_distance(
     if a.device != b.device:
         raise ValueError(f"`{name_a}` and `{name_b}` must be on the same device, got {a.device} and {b.device}")
     batch = a.shape[0]
+    dtypes = (a.dtype, b.dtype)
     for name, lengths in ((f"{name_a}_lengths", a_lengths), (f"{name_b}_lengths", b_lengths)):
         if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != batch:
             raise ValueError(f"`{name}` must be a 1-D tensor of {batch} lengths")
@@ -123,9 +124,7 @@ def levenshtein_distance(
     ])
 
     def check(values: np.ndarray) -> None:
-        for name, low, high in ((name_a, *values[0:2]), (name_b, *values[2:4])):
-            if low < 0 or high >= 1 << 32:
-                raise ValueError(f"`{name}` symbols must lie in [0, 2**32), got [{low}, {high}]")
+        _check_symbol_bounds(names, values[:4], dtypes)
         for name, low, high, width in ((f"{name_a}_lengths", *values[4:6], a.shape[1]),
                                        (f"{name_b}_lengths", *values[6:8], b.shape[1])):
             if low < 0 or high > width:
@@ -168,8 +167,18 @@ def _check_ragged(values: Tensor, offsets: Tensor, name: str) -> None:
 
 TOKEN_BACKENDS = ("auto", "torch", "triton", "rapidfuzz")
 # torch has no min / max (and few other kernels) for these: their symbols are read as int64 (a uint64 id ≥ 2**63 then
-# reads as negative, refused as any id outside [0, 2**32))
+# reads as negative: refused by _check_symbol_bounds, which names it)
 _NARROW_KERNEL_DTYPES = (torch.uint16, torch.uint32, torch.uint64)
+
+
+def _check_symbol_bounds(names: tuple[str, str], bounds: np.ndarray, dtypes: tuple[torch.dtype, torch.dtype]) -> None:
+    """Both sides' symbols in ``[0, 2**32)``: ``bounds`` = (min a, max a, min b, max b) read as int64, where a
+    ``uint64`` id ≥ 2**63 reads as negative (named as what it is)."""
+    for name, low, high, dtype in ((names[0], *bounds[0:2], dtypes[0]), (names[1], *bounds[2:4], dtypes[1])):
+        if low < 0 and dtype == torch.uint64:
+            raise ValueError(f"`{name}` symbols must lie in [0, 2**32), got a uint64 id of 2**63 or more")
+        if low < 0 or high >= 1 << 32:
+            raise ValueError(f"`{name}` symbols must lie in [0, 2**32), got [{low}, {high}]")
 
 
 def _widened(values: Tensor) -> Tensor:
@@ -263,6 +272,7 @@ def levenshtein_ragged(
                          f"rows), got {a_offsets.shape[0]} and {b_offsets.shape[0]}")
     device = a.device
     batch = a_offsets.shape[0] - 1
+    dtypes = (a.dtype, b.dtype)
     a, b = _widened(a), _widened(b)
     a_offsets, b_offsets = a_offsets.long(), b_offsets.long()  # a narrow dtype's diff would wrap a falling offset
     a_len, b_len = a_offsets.diff(), b_offsets.diff()
@@ -278,9 +288,7 @@ def levenshtein_ragged(
         a_len.min() if batch else zero, b_len.min() if batch else zero,
     ])
     host = (bounds if use_triton else torch.cat([bounds, a_len, b_len])).cpu().numpy()
-    for name, low, high in ((name_a, *host[0:2]), (name_b, *host[2:4])):
-        if low < 0 or high >= 1 << 32:
-            raise ValueError(f"`{name}` symbols must lie in [0, 2**32), got [{low}, {high}]")
+    _check_symbol_bounds(names, host[:4], dtypes)
     for name, first, last, shortest, total in ((name_a, *host[4:6], host[8], a.shape[0]),
                                                (name_b, *host[6:8], host[9], b.shape[0])):
         if first != 0 or last != total or shortest < 0:

@@ -738,6 +738,10 @@ def test_ragged_tokens_of_every_unsigned_dtype(dtype, backend):
     assert edit_distance(high, high, backend=backend).item() == 0
     with pytest.raises(ValueError, match=r"`target` symbols must lie in \[0, 2\*\*32\)"):
         edit_distance(preds, Ragged(torch.tensor([2**32], dtype=torch.uint64), torch.tensor([0, 1, 1, 1])))
+    huge = torch.tensor([2**63 + 5], dtype=torch.uint64)  # read as int64 it is negative: named as what it is
+    for other in (Ragged(huge, torch.tensor([0, 1, 1, 1])), huge.expand(3, 1)):
+        with pytest.raises(ValueError, match=r"`target` symbols must lie in .*, got a uint64 id of 2\*\*63 or more"):
+            edit_distance(preds if isinstance(other, Ragged) else target, other, backend=backend)
     falling = Ragged(torch.tensor([1, 2]), torch.tensor([0, 2, 1, 2], dtype=torch.uint8))
     with pytest.raises(ValueError, match="`preds_offsets` must rise"):
         edit_distance(falling, torch.ones(3, 1, dtype=torch.long), backend=backend)
