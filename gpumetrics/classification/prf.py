@@ -2,7 +2,9 @@
 
 The modules are thin subclasses of torchmetrics' classification metrics that also derive from
 :class:`gpumetrics.core.Metric`, so they gain gpumetrics' all-reduce DDP reducer and a ``signature()``; statistics,
-validation and formulas are torchmetrics' own. The functions are torchmetrics' functional forms, re-exported.
+validation and formulas are torchmetrics' own, except that multiclass top-1 counts take O(N + C) memory instead of a
+C × C confusion matrix per update (:mod:`gpumetrics.classification.stat_counts`; the same integers). The functions
+are torchmetrics' functional forms, re-exported.
 
 Parity (tests/classification/test_prf.py) is with ``sklearn.metrics.precision_score`` / ``recall_score`` /
 ``f1_score`` including ``zero_division`` (0 or 1), with these known differences:
@@ -41,7 +43,6 @@ from torchmetrics.functional.classification.stat_scores import (
     _multiclass_stat_scores_arg_validation,
     _multiclass_stat_scores_format,
     _multiclass_stat_scores_tensor_validation,
-    _multiclass_stat_scores_update,
     _multilabel_stat_scores_arg_validation,
     _multilabel_stat_scores_format,
     _multilabel_stat_scores_tensor_validation,
@@ -49,6 +50,7 @@ from torchmetrics.functional.classification.stat_scores import (
 )
 from torchmetrics.utilities.compute import _safe_divide
 
+from gpumetrics.classification.stat_counts import multiclass_stat_counts
 from gpumetrics.core import Metric, keep_sample_dim
 from gpumetrics.core.checks import check_holds_data
 from gpumetrics.core.transfer import upload
@@ -247,7 +249,7 @@ def _multiclass(
         tp = fp = fn = _zero_counts(num_classes, multidim_average, preds.device)
     else:
         preds, target = _multiclass_stat_scores_format(preds, target, top_k)
-        tp, fp, _, fn = _multiclass_stat_scores_update(
+        tp, fp, _, fn = multiclass_stat_counts(
             preds, target, num_classes, top_k, average, multidim_average, ignore_index
         )
     return _reduce(stat, tp, fp, fn, average, multidim_average, False, top_k, zero_division)
@@ -439,6 +441,13 @@ class _CheckedUpdate:
         if _no_samples(preds, target):
             if self.validate_args:
                 self._validate_tensors(preds, target)
+            return
+        if isinstance(self, _tm.MulticlassStatScores):  # torchmetrics' update, with O(N + C) counts
+            if self.validate_args:
+                self._validate_tensors(preds, target)
+            preds, target = _multiclass_stat_scores_format(preds, target, self.top_k)
+            self._update_state(*multiclass_stat_counts(preds, target, self.num_classes, self.top_k, self.average,
+                                                       self.multidim_average, self.ignore_index))
             return
         super().update(preds, target)
 
