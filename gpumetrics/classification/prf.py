@@ -136,6 +136,26 @@ def _check_shapes(task: str, preds: tuple, target: tuple, classes: int | None) -
         raise ValueError(f"{task} `preds` and `target` must be {expected}; got preds {preds} and target {target}")
 
 
+MAX_CLASSES = 2**31 - 1  # per-class int64 statistics: four states of 16 GiB each at this count
+
+
+def _check_class_count(name: str, value: Any, validate_args: bool) -> None:
+    """``ValueError`` naming ``name`` (``num_classes`` / ``num_labels``) unless it is an integer in
+    ``[2, MAX_CLASSES]`` (without ``validate_args`` only a negative count or one past the bound is refused: either
+    would otherwise end in torch's allocation error or an unnamed overflow ``TypeError``).
+
+    Example:
+        >>> _check_class_count("num_classes", 10**10, validate_args=False)
+        Traceback (most recent call last):
+        ...
+        ValueError: Expected argument `num_classes` to be an integer larger than 1 and at most 2**31 - 1 (per-class int64 statistics), but got 10000000000
+    """
+    integer = isinstance(value, int) and not isinstance(value, bool)
+    if (integer and not 0 <= value <= MAX_CLASSES) or (validate_args and not (integer and value >= 2)):
+        raise ValueError(f"Expected argument `{name}` to be an integer larger than 1 and at most 2**31 - 1 "
+                         f"(per-class int64 statistics), but got {value!r}")
+
+
 def _check_top_k(top_k: Any, num_classes: Any) -> None:
     """``ValueError`` naming ``top_k`` unless it is an integer in ``[1, num_classes]``.
 
@@ -238,6 +258,7 @@ def _multiclass(
     multidim_average: str = "global", ignore_index: int | None = None, validate_args: bool = True,
     zero_division: float = 0,
 ) -> Tensor:
+    _check_class_count("num_classes", num_classes, validate_args)
     if validate_args:
         _check_top_k(top_k, num_classes)
         _multiclass_stat_scores_arg_validation(num_classes, top_k, average, multidim_average, ignore_index, zero_division)
@@ -260,6 +281,7 @@ def _multilabel(
     average: str | None = "macro", multidim_average: str = "global", ignore_index: int | None = None,
     validate_args: bool = True, zero_division: float = 0,
 ) -> Tensor:
+    _check_class_count("num_labels", num_labels, validate_args)
     if validate_args:
         _multilabel_stat_scores_arg_validation(num_labels, threshold, average, multidim_average, ignore_index, zero_division)
         _check_inputs("multilabel", preds, target, num_labels, ignore_index)
@@ -404,10 +426,7 @@ def _count_checked_first(name: str) -> Any:
             bound = signature.bind(self, *args, **kwargs)
             bound.apply_defaults()
             value = bound.arguments[name]
-            integer = isinstance(value, int) and not isinstance(value, bool)
-            # without validate_args too: a negative count would size the F1 modules' states (torch.zeros' error)
-            if (integer and value < 0) or (bound.arguments["validate_args"] and not (integer and value >= 2)):
-                raise ValueError(f"Expected argument `{name}` to be an integer larger than 1, but got {value!r}")
+            _check_class_count(name, value, bound.arguments["validate_args"])
             if bound.arguments["validate_args"] and "top_k" in bound.arguments:
                 _check_top_k(bound.arguments["top_k"], value)  # torchmetrics compares it with 1 first: None raised
             super(cls, self).__init__(*args, **kwargs)

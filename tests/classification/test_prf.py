@@ -642,6 +642,18 @@ def test_meta_tensors_devices_and_f1_class_counts_are_errors_naming_the_argument
                 cls(**{name: bad})
         with pytest.raises(ValueError, match=f"`{name}` to be an integer larger than 1"):  # F1: torch.zeros' error
             cls(**{name: -1}, validate_args=False)
+        # past the bound: torch's allocation error (10**10) or an unnamed overflow TypeError (10**20) before
+        for huge in (2**31, 10**10, 10**20):
+            for validate_args in (True, False):
+                with pytest.raises(ValueError, match=rf"`{name}` .* at most 2\*\*31 - 1 .*, but got {huge}"):
+                    cls(**{name: huge}, validate_args=validate_args)
+    for huge in (2**31, 10**20):  # the functions likewise (an allocation error or OverflowError before)
+        for validate_args in (True, False):
+            with pytest.raises(ValueError, match=rf"`num_classes` .* but got {huge}"):
+                F.multiclass_f1_score(torch.tensor([0, 1]), torch.tensor([0, 1]), huge, validate_args=validate_args)
+            with pytest.raises(ValueError, match=rf"`num_labels` .* but got {huge}"):
+                F.multilabel_recall(torch.ones(1, 2), torch.ones(1, 2, dtype=torch.long), huge,
+                                    validate_args=validate_args)
     assert classification.MulticlassF1Score(3, average="none")(torch.tensor([0, 1]), torch.tensor([0, 2])).tolist() \
         == [1.0, 0.0, 0.0]
     # torchmetrics compared top_k with 1 first: "'<' not supported" for None
