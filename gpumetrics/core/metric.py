@@ -23,13 +23,17 @@ class Metric(torchmetrics.Metric):
     Behaves as a ``torchmetrics.Metric`` (Lightning logging, ``MetricCollection``, ``reset``, ``state_dict``,
     ``merge_state``) with two additions:
 
-    * **DDP reducer** — states registered with ``dist_reduce_fx="sum"`` (or max/min/mean) are synchronised by one
-      ``all_reduce`` each instead of torchmetrics' all-gather; ``"cat"`` states are gathered with uneven lengths and
-      ranks that saw no data are allowed. ``compute()`` returns the same value on every rank. Before the states
-      travel, one 16-byte ``all_reduce`` checks that every rank's metric has the same :meth:`state_signature`: ranks
-      built with other options raise ``ValueError`` on every rank, naming each rank's signature. Under DDP,
-      ``compute()`` always synchronises (torchmetrics answers from a per-rank cache when that rank has not updated
-      since its last ``compute()``, while the ranks that did update enter the collectives alone).
+    * **DDP reducer** — states registered with ``dist_reduce_fx="sum"`` (or max/min/mean) travel in one
+      ``all_reduce`` per reduction and dtype, flattened into one buffer, instead of torchmetrics' all-gather per
+      state; ``"cat"`` states in one all-gather per dtype after one object all-gather of their shapes, with uneven
+      lengths and ranks that saw no data allowed (:mod:`gpumetrics.core.distributed`). ``compute()`` returns the same
+      value on every rank. Before the states travel, one 16-byte ``all_reduce`` checks that every rank's metric has
+      the same :meth:`state_signature` and additive-state layout: ranks built with other options (or cast with
+      ``set_dtype`` on some ranks only) raise ``ValueError`` on every rank, naming each rank's signature. A user's
+      ``dist_sync_fn`` keeps torchmetrics' gather semantics, after the same signature check where
+      ``torch.distributed`` is initialized. Under DDP, ``compute()`` always synchronises (torchmetrics answers from a
+      per-rank cache when that rank has not updated since its last ``compute()``, while the ranks that did update
+      enter the collectives alone).
     * ``merge_state`` keeps ``cat`` states in call order: ``a.merge_state(b)`` equals updating with a's batches
       then b's (torchmetrics puts the incoming entries first), so per-sample results keep their order; the update
       counts add (``update_called``, the checkpointed count); a value cached by an earlier ``compute()`` is dropped.
@@ -173,10 +177,12 @@ class Metric(torchmetrics.Metric):
         return wrapped
 
     def _sync_dist(self, dist_sync_fn: Callable = gather_all_tensors, process_group: Optional[Any] = None) -> None:
+        group = process_group or self.process_group
         if dist_sync_fn is not gather_all_tensors:  # a user-supplied sync function keeps torchmetrics' semantics
+            if torch.distributed.is_available() and torch.distributed.is_initialized():  # its own transport otherwise
+                check_same_on_all_ranks(self.state_signature(), type(self).__name__, group)
             super()._sync_dist(dist_sync_fn, process_group)
             return
-        group = process_group or self.process_group
         states = {name: getattr(self, name) for name in self._reductions}
         # ranks built with other options would add incomparable states into one number, and ranks whose additive
         # states differ in dtype or shape (set_dtype on one rank) would flatten them into buffers that do not match:

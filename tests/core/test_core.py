@@ -269,6 +269,8 @@ def _mixed_options(rank):
         (lambda: MulticlassF1Score(num_classes=3 + rank), (torch.tensor([0, 1, 2]), torch.tensor([0, 2, 2]))),
         # a per-sample `cat` state on one rank only: mismatched collectives as well
         (lambda: TokenF1(reduction=("mean", "none")[rank]), (["a b"], ["a"])),
+        # a user's sync function (torchmetrics' gather semantics) skipped the check
+        (lambda: TokenF1(preset=("squad", "aij2022")[rank], dist_sync_fn=user_gather), (["a b"], ["a"])),
     ):
         metric = build()
         metric.update(*batch)
@@ -276,20 +278,27 @@ def _mixed_options(rank):
             outcomes.append(("value", metric.compute()))
         except ValueError as error:
             outcomes.append(("refused", str(error)))
-    same = TokenF1()  # the check passes and the sync still works once the ranks agree
-    same.update(["the cat sat"], ["a cat sat"])
-    outcomes.append(("value", float(same.compute())))
+    for sync in (None, user_gather):  # the check passes and the sync still works once the ranks agree
+        same = TokenF1(dist_sync_fn=sync)
+        same.update(["the cat sat"], ["a cat sat"])
+        outcomes.append(("value", float(same.compute())))
     return outcomes
+
+
+def user_gather(tensor, group=None):
+    from torchmetrics.utilities.distributed import gather_all_tensors
+
+    return gather_all_tensors(tensor, group)
 
 
 @pytest.mark.ddp
 def test_ranks_with_different_options_are_refused_on_every_rank():
     results = run_ddp_function(_mixed_options)
     for outcomes in results:
-        for (kind, message), option in zip(outcomes[:3], ("preset", "num_classes", "reduction")):
+        for (kind, message), option in zip(outcomes[:4], ("preset", "num_classes", "reduction", "preset")):
             assert kind == "refused" and f"different options ({option})" in message, message
             assert "rank 0 `" in message and "rank 1 `" in message
-        assert outcomes[3] == ("value", 1.0)  # squad drops the articles
+        assert outcomes[4:] == [("value", 1.0)] * 2  # squad drops the articles
     assert "token_f1|preset:squad`" in results[0][0][1] and "token_f1|preset:aij2022`" in results[0][0][1]
 
 
