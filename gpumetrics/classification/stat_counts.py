@@ -10,7 +10,8 @@ statistics need only the diagonal and the two marginals of that matrix:
     fn[c] = #{i: target_i = c} - tp[c]      tn[c] = N - tp[c] - fp[c] - fn[c]
 
 the same integers. Ignored samples (``target == ignore_index``) are counted in an extra bin ``C`` that is dropped,
-so no boolean-mask indexing (a host sync on CUDA) is needed. The other branches (top-k > 1, ``samplewise``, micro)
+so no boolean-mask indexing is needed, and the counts are scatter-adds: no host sync on CUDA (torchmetrics' path
+has one for its ``bincount`` and one for the mask). The other branches (top-k > 1, ``samplewise``, micro)
 are torchmetrics' own: they are O(N · C) at most.
 """
 
@@ -22,30 +23,22 @@ import torch
 from torch import Tensor
 from torchmetrics.functional.classification.stat_scores import _multiclass_stat_scores_update
 
-__all__ = ["multiclass_stat_counts", "class_counts", "sorted_counts"]
+__all__ = ["multiclass_stat_counts", "class_counts"]
 
 
 def class_counts(labels: Tensor, num_bins: int) -> Tensor:
     """``LongTensor[num_bins]``: how often each value of ``labels`` (``LongTensor[N]`` in ``[0, num_bins)``) occurs.
 
-    ``torch.bincount`` on the CPU and on CUDA; where it is not allowed (CUDA with deterministic algorithms) or not
-    implemented (MPS and other devices), a sort and ``searchsorted`` — O(N log N + num_bins), deterministic
-    (torchmetrics' fallback compares every label with every class: an ``[N, num_bins]`` tensor).
+    A ``scatter_add_`` of ones into ``num_bins`` zeros: no host sync on CUDA (``torch.bincount`` reads the largest
+    label there to size its output) and a deterministic implementation under ``torch.use_deterministic_algorithms``
+    (torchmetrics' fallback for that mode compares every label with every class: an ``[N, num_bins]`` tensor).
 
     Example:
         >>> class_counts(torch.tensor([2, 0, 2]), 4)
         tensor([1, 0, 2, 0])
     """
-    device = labels.device
-    if device.type == "cpu" or (device.type == "cuda" and not torch.are_deterministic_algorithms_enabled()):
-        return torch.bincount(labels, minlength=num_bins)
-    return sorted_counts(labels, num_bins)
-
-
-def sorted_counts(labels: Tensor, num_bins: int) -> Tensor:
-    """:func:`class_counts` by a sort and ``searchsorted``, on any device (deterministic)."""
-    ordered = labels.sort().values
-    return torch.searchsorted(ordered, torch.arange(num_bins + 1, device=labels.device)).diff()
+    counts = torch.zeros(num_bins, dtype=torch.long, device=labels.device)
+    return counts.scatter_add_(0, labels, torch.ones_like(labels))
 
 
 def multiclass_stat_counts(

@@ -2,7 +2,8 @@
 
 On a GPU these ops block the host until the queued kernels finish: reading a value (``item``, ``bool(t)``,
 ``int(t)``: ``aten._local_scalar_dense``), ops whose output size depends on values (``nonzero``, ``unique*``,
-``masked_select``, boolean-mask indexing, ``repeat_interleave`` without ``output_size``), and copies to the host
+``masked_select``, ``bincount`` — its output is sized by the largest value, even with ``minlength`` —, boolean-mask
+indexing, ``repeat_interleave`` without ``output_size``), and copies to the host
 (``tolist`` / ``numpy`` / ``cpu`` of a tensor). :class:`SyncCounter` counts them while it is active, on CPU tensors
 too, so a test can bound them without a GPU. It over-counts where a metric runs such an op on a host-side helper
 tensor on purpose (that costs nothing on a GPU); budgets are therefore "no more than today, and not growing with the
@@ -17,7 +18,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-_VALUE_SIZED = {"nonzero", "_unique", "_unique2", "unique_dim", "unique_consecutive", "masked_select"}
+_VALUE_SIZED = {"nonzero", "_unique", "_unique2", "unique_dim", "unique_consecutive", "masked_select", "bincount"}
 _HOST_COPIES = ("tolist", "numpy", "cpu")
 
 
