@@ -39,7 +39,8 @@ from gpumetrics.core.transfer import upload, upload_concatenated
 from gpumetrics.kernels.ragged import pad_segments
 
 __all__ = ["encode_chars_flat", "encode_chars_blocks", "encode_separated", "encode_pairs_separated",
-           "rows_from_separators", "split_words", "upload_code_points", "upload_rows", "encode_chars", "encode_chars_ragged", "encode_words", "WHITESPACE"]
+           "rows_from_separators", "split_words", "upload_code_points", "upload_rows", "encode_chars",
+           "encode_chars_ragged", "encode_words", "WHITESPACE"]
 
 _ENCODE_BLOCK = 2048  # strings joined per block: a block stays in cache, one join of a large batch page-faults
 
@@ -354,9 +355,10 @@ def split_words(values: Tensor, starts: Tensor, lengths: Tensor) -> tuple[Tensor
 def upload_rows(
     values: np.ndarray | Sequence[np.ndarray], lengths: np.ndarray, device: torch.device, private: bool = False
 ) -> tuple[Tensor, Tensor]:
-    """Flat host values (one array, or blocks to concatenate) and lengths → ``(values[T], LongTensor[B + 1] offsets)`` on ``device``: two uploads, the
-    values in their narrow dtype (:func:`upload_code_points`). ``private``: the caller only reads the result, so on
-    the CPU one-byte text may stay a view of the encoded (read-only) bytes."""
+    """Flat host values (one array, or blocks to concatenate) and lengths → ``(values[T], LongTensor[B + 1]
+    offsets)`` on ``device``: two uploads, the values in their narrow dtype (:func:`upload_code_points`).
+    ``private``: the caller only reads the result, so on the CPU one-byte text may stay a view of the encoded
+    (read-only) bytes."""
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return upload_code_points(values, device, narrow_on_cpu=private), upload(offsets, device)
