@@ -39,3 +39,29 @@ def multiclass_f1_vocabulary_case(size: int, device: str) -> Contenders:
              "torchmetrics allocates C² int64 bins per update (30,000 classes: 7.2 GB), gpumetrics three label "
              "counts (O(N + C))",
     )
+
+
+_TOP_K_BATCH = 2_048  # scored samples per update ([N, C] float32 scores: 245 MB at 30,000 classes)
+
+
+@register("multiclass_f1_top5_vocabulary", sizes=(1_000, 10_000, 30_000), quick_sizes=(1_000,), unit="classes",
+          repeats=3)
+def multiclass_f1_top5_vocabulary_case(size: int, device: str) -> Contenders:
+    generator = torch.Generator().manual_seed(size)
+    scores = torch.randn(_TOP_K_BATCH, size, generator=generator).to(device)
+    target = torch.randint(size, (_TOP_K_BATCH,), generator=generator).to(device)
+
+    def run(metric_class):
+        metric = metric_class(num_classes=size, top_k=5, average="none").to(device)
+        metric.update(scores, target)
+        return metric.compute()
+
+    return Contenders(
+        ours={"MulticlassF1Score(top_k=5) update + compute": lambda: run(MulticlassF1Score)},
+        anchors={"torchmetrics MulticlassF1Score(top_k=5) (one-hot [N, C] int64 tensors)":
+                 lambda: run(TorchmetricsMulticlassF1Score)},
+        check=lambda ours, anchor: torch.equal(ours, anchor),
+        note=f"one update of {_TOP_K_BATCH:,} score rows over `size` classes, top-5 (the target when among the 5 "
+             "highest scores, else the top 1): gpumetrics reduces each row to that label (O(N·k + C) beyond the "
+             "scores), torchmetrics compares one-hot [N, C] int64 tensors",
+    )

@@ -9,10 +9,11 @@ statistics need only the diagonal and the two marginals of that matrix:
     tp[c] = #{i: preds_i = target_i = c}    fp[c] = #{i: preds_i = c} - tp[c]
     fn[c] = #{i: target_i = c} - tp[c]      tn[c] = N - tp[c] - fp[c] - fn[c]
 
-the same integers. Ignored samples (``target == ignore_index``) are counted in an extra bin ``C`` that is dropped,
+the same integers; top-k predictions reduce to one label per sample first (see :func:`multiclass_stat_counts`).
+Ignored samples (``target == ignore_index``) are counted in an extra bin ``C`` that is dropped,
 so no boolean-mask indexing is needed, and the counts are scatter-adds: no host sync on CUDA (torchmetrics' path
-has one for its ``bincount`` and one for the mask). The other branches (top-k > 1, ``samplewise``, micro)
-are torchmetrics' own: they are O(N · C) at most.
+has one for its ``bincount`` and one for the mask). ``samplewise`` and top-1 micro are torchmetrics' own (their
+results are ``[N, C]`` rows, or four scalars from four sums).
 """
 
 from __future__ import annotations
@@ -48,17 +49,25 @@ def multiclass_stat_counts(
     """``(tp, fp, tn, fn)`` of formatted multiclass inputs, equal to torchmetrics' ``_multiclass_stat_scores_update``
     (same arguments, same integers and shapes).
 
+    ``top_k > 1`` scores one label per sample, as torchmetrics does: the target where it is among the ``top_k``
+    highest scores (``torch.topk``), else the top-1 class — so those labels are counted as top-1 labels are, in
+    O(N · top_k + C) beyond the scores (torchmetrics: one-hot ``[N, C]`` int64 tensors of the predictions and the
+    targets, several times the scores' own size).
+
     Args:
-        preds: ``LongTensor[N, ...]`` labels (top-1) or ``Tensor[N, C, ...]`` scores (top-k), as torchmetrics'
-            ``_multiclass_stat_scores_format`` leaves them.
-        target: ``LongTensor[N, ...]`` labels.
+        preds: ``LongTensor[N, X]`` labels (top-1) or ``Tensor[N, C, X]`` scores (top-k), as torchmetrics'
+            ``_multiclass_stat_scores_format`` leaves them (``X``: flattened extra dimensions).
+        target: ``LongTensor[N, X]`` labels.
 
     Returns:
-        Four ``LongTensor[C]`` (global) or ``[N, C]`` (samplewise); 0-d for ``average="micro"`` (global).
+        Four ``LongTensor[C]`` (global) or ``[N, C]`` (samplewise); 0-d for top-1 ``average="micro"`` (global).
     """
-    if multidim_average == "samplewise" or top_k != 1 or average == "micro":
+    if multidim_average == "samplewise" or (top_k == 1 and average == "micro"):
         return _multiclass_stat_scores_update(preds, target, num_classes, top_k, average, multidim_average,
                                               ignore_index)
+    if top_k != 1:
+        ranked = torch.topk(preds, k=top_k, dim=1).indices  # [N, k, X]
+        preds = torch.where((ranked == target.unsqueeze(1)).any(dim=1), target, ranked[:, 0])
     preds, target = preds.reshape(-1).long(), target.reshape(-1).long()
     dropped = num_classes  # the extra bin of ignored samples
     if ignore_index is not None:

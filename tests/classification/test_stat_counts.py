@@ -38,6 +38,32 @@ def test_counts_equal_torchmetrics_confusion_matrix(seed):
                 assert mine.dtype == reference.dtype and torch.equal(mine, reference), (name, average, ignore_index)
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_top_k_counts_equal_torchmetrics_one_hot_path(seed):
+    """top_k > 1: one label per sample (the target when among the top k, else the top 1), counted as top-1 labels,
+    equals torchmetrics' one-hot counts — scores with ties, extra dimensions, every average, ignore_index in and out
+    of range."""
+    rng = random.Random(seed)
+    num_classes = rng.choice([3, 5, 12])
+    top_k = rng.randint(2, num_classes)
+    extra = (rng.randint(1, 3),) if rng.random() < 0.3 else ()
+    n = rng.randint(1, 30)
+    generator = torch.Generator().manual_seed(seed)
+    scores = torch.randint(4, (n, num_classes, *extra), generator=generator).float()  # many ties
+    if rng.random() < 0.5:
+        scores = torch.rand(n, num_classes, *extra, generator=generator)
+    target = torch.randint(num_classes, (n, *extra), generator=generator)
+    ignore_index = rng.choice([None, 0, num_classes - 1, -1, 255])
+    if ignore_index is not None:
+        target = torch.where(torch.rand(target.shape, generator=generator) < 0.2, ignore_index, target)
+    p, t = _multiclass_stat_scores_format(scores, target, top_k)
+    for average in ("macro", "weighted", "none", None, "micro"):
+        args = (num_classes, top_k, average, "global", ignore_index)
+        ours, theirs = multiclass_stat_counts(p, t, *args), _multiclass_stat_scores_update(p.clone(), t.clone(), *args)
+        for name, mine, reference in zip(("tp", "fp", "tn", "fn"), ours, theirs):
+            assert mine.dtype == reference.dtype and torch.equal(mine, reference), (name, average, ignore_index)
+
+
 def test_counts_equal_bincount(monkeypatch):
     generator = torch.Generator().manual_seed(0)
     for size, bins in ((0, 3), (1, 1), (1000, 12), (5000, 5000)):
