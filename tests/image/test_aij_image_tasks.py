@@ -76,6 +76,7 @@ def test_image_captioning_from_the_official_files(tmp_path, clip_options):
     assert result.details["clip"] == pytest.approx(clip, abs=1e-6)
     assert result.score == pytest.approx((meteor + clip) / 2, abs=1e-6)
     assert "missing_image:clip0" in result.signature and "clamp:none" in result.signature
+    assert result.details["clip_failed"] == 3  # counted, so that a wrong image folder is seen (the CLI warns)
 
 
 def test_image_generation_from_the_official_files(tmp_path, clip_options, inception_file):
@@ -104,6 +105,7 @@ def test_image_generation_from_the_official_files(tmp_path, clip_options, incept
     assert result.details["clip"] == pytest.approx(clip, abs=1e-6)
     assert result.details["fid"] == pytest.approx(expected_fid, rel=1e-9)
     assert result.score == pytest.approx(float(image_generation_score(clip, expected_fid)), abs=1e-6)
+    assert result.details["clip_failed"] == 1
 
 
 # ---------------------------------------------------------------------------------------------------- ruCLIP term
