@@ -319,7 +319,14 @@ class ImageGenerationScore(Metric):
         self.load_real()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # small sets: the rank-deficiency warning is noise here
-            fid = self.fid.compute()
+            try:
+                fid = self.fid.compute()
+            except ValueError as err:
+                failed = int(self.clip_failed)
+                if not failed:
+                    raise
+                raise ValueError(f"{err} ({failed} generated samples have no image file: they score CLIP 0 and "
+                                 "stay out of FID)") from None
         clip = self.clip.compute()
         return {"score": image_generation_score(clip, fid), "clip": clip, "fid": fid,
                 "clip_failed": self.clip_failed.clone()}
