@@ -115,7 +115,8 @@ def test_image_generation_with_too_few_images_for_fid_names_the_task_and_the_sam
     _images(tmp_path / "output_images", 3, seed=1)
     _images(tmp_path / "images", 1, seed=2)
     inputs = {str(i): [{"type": "text", "content": f"Нарисуй. кот {i}"}] for i in range(3)}
-    pred = {str(i): [{"type": "text", "content": ""}, {"type": "image", "content": f"images/{i}.png"}] for i in range(3)}
+    pred = {str(i): [{"type": "text", "content": ""}, {"type": "image", "content": f"images/{i}.png"}]
+            for i in range(3)}
     task = {"name": "ImageGeneration", "references": _json(tmp_path / "generation_input.json", inputs),
             "predictions": _json(tmp_path / "generation_pred.json", pred),
             "options": {"real": str(tmp_path / "output_images"), "inception_weights": str(inception_file),
