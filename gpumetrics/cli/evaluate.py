@@ -63,6 +63,11 @@ def _missing_warnings(report) -> list[str]:
             else:
                 lines.append(f"WARNING: task {task.name!r}: none of the {task.n} references has a prediction in "
                              f"{task.predictions} (ids from another set?); all were scored as missing")
+        failed = task.details.get("clip_failed") if isinstance(task.details, dict) else None
+        if failed:  # AIJ-2022 image tasks: the organisers' try/except scores these 0, silently
+            lines.append(f"WARNING: task {task.name!r}: {int(failed)} of {task.n} samples have no image to score (none "
+                         "named, no such file, or a caption that is not the first element): CLIP 0 for each, as the "
+                         "organisers' script")
     return lines
 
 

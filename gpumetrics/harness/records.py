@@ -815,6 +815,18 @@ def _coco_image_id(value: Any, path: Path, line: Optional[int], where: str) -> s
     return str(value)
 
 
+def _check_id_kind(kinds: dict[str, tuple[bool, str]], image: str, value: Any, path: Path, line: Optional[int],
+                   where: str) -> None:
+    """Refuse an annotations file naming one image both as an integer and as a string (``7`` and ``"7"``): COCO
+    tells them apart, the reader keys images by text and would merge their captions."""
+    is_int = isinstance(value, int)
+    seen = kinds.setdefault(image, (is_int, where))
+    if seen[0] != is_int:
+        raise DataError(path, line, f"{where}: image_id {value!r:.40} and {seen[1]}'s image_id "
+                        f"{(int(image) if seen[0] else image)!r:.40} are two images to COCOEvalCap (an integer and a "
+                        "string) but the same id here: give every image id one type")
+
+
 @gc_paused
 def read_coco(results_path: Path | str, annotations_path: Path | str) -> JoinedData:
     """Read a COCO caption results file and a ``captions_*.json`` annotations file, as ``COCOEvalCap`` pairs them.
@@ -856,16 +868,20 @@ def read_coco(results_path: Path | str, annotations_path: Path | str) -> JoinedD
     if first < len(text) and text[first] != "{":
         raise DataError(annotations_path, _line_of(text, first), f"an annotations file is a JSON object; {COCO_FORMAT_NOTE}")
     for key, value, line in items:
+        if key in ("annotations", "images") and key in sections:  # json.load would keep the last one silently
+            raise DataError(annotations_path, line, f"a second `{key}` key (the first on line {sections[key][1]})")
         sections[key] = (value, line)
     if "annotations" not in sections or not isinstance(sections["annotations"][0], list):
         raise DataError(annotations_path, None, f"no `annotations` list; {COCO_FORMAT_NOTE}")
     annotations, annotations_line = sections["annotations"]
     references: dict[str, list[str]] = {}
+    kinds: dict[str, tuple[bool, str]] = {}
     for index, record in enumerate(annotations):
         where = f"annotations[{index}]"
         if not isinstance(record, dict) or "image_id" not in record or "caption" not in record:
             raise DataError(annotations_path, annotations_line, f"{where} must be an object with `image_id` and `caption`, got {record!r:.80}")
         image = _coco_image_id(record["image_id"], annotations_path, annotations_line, where)
+        _check_id_kind(kinds, image, record["image_id"], annotations_path, annotations_line, where)
         if not isinstance(record["caption"], str):
             raise DataError(annotations_path, annotations_line, f"{where} (image_id {image}): `caption` must be a string, "
                             f"got {type(record['caption']).__name__} {record['caption']!r:.40}")
@@ -881,6 +897,7 @@ def read_coco(results_path: Path | str, annotations_path: Path | str) -> JoinedD
             if not isinstance(record, dict) or "id" not in record:
                 raise DataError(annotations_path, images_line, f"images[{index}] must be an object with an `id`, got {record!r:.80}")
             order.append(_coco_image_id(record["id"], annotations_path, images_line, f"images[{index}]"))
+            _check_id_kind(kinds, order[-1], record["id"], annotations_path, images_line, f"images[{index}]")
         listed = set(order)
 
     text, items = _read_json_items(results_path)

@@ -359,7 +359,12 @@ class _Run:
         if total:
             with warnings.catch_warnings():  # a process whose shard is empty (fewer samples than processes)
                 warnings.filterwarnings("ignore", message=".*was called before the ``update`` method.*")
-                score, details = primary_score(metric.compute(), task.metric.primary, task.metric.name)
+                try:
+                    result = metric.compute()
+                except (TypeError, ValueError) as err:  # e.g. FID of fewer than 2 images: name the task and file
+                    raise TaskError(f"task {task.name!r}: metric {task.metric.name!r} has no score for "
+                                    f"{task.predictions}: {err}") from err
+                score, details = primary_score(result, task.metric.primary, task.metric.name)
         else:  # every prediction missing, each scored missing_score
             score, details = 0.0, {}
         if data.missing_score is not None and data.missing_count:

@@ -315,7 +315,9 @@ class _OpenCLIPBackend(nn.Module):
         super().__init__()
         import open_clip
 
-        if str(model_name).endswith(".json") and os.path.isfile(model_name):
+        if str(model_name).endswith(".json"):
+            if not os.path.isfile(model_name):  # else open_clip reads it as a name and lists its 200 built-ins
+                raise ValueError(f"`model_name`: open_clip model config file '{model_name}' does not exist")
             open_clip.add_model_config(model_name)
             model_name = Path(model_name).stem
         options: dict[str, Any] = {}

@@ -45,7 +45,8 @@ from torch import Tensor
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_reference_lists, as_text_list, check_same_length
 from gpumetrics.suites.image import (
-    ImageFiles, add_failed_clip_samples, build_task_clip, check_image_file_options, check_task_clip_options,
+    ImageFiles, add_clip_failed_state, add_failed_clip_samples, build_task_clip, check_image_file_options,
+    check_task_clip_options,
 )
 from gpumetrics.harness.registry import init_options
 from gpumetrics.text.meteor import METEORScore
@@ -122,7 +123,8 @@ class CaptionImageScore(Metric):
     ``clip`` (:class:`~gpumetrics.CLIPScore`), each all-reduced under DDP; ``merge_state`` takes another metric of
     the same class.
 
-    ``compute()`` returns ``{"score": S, "meteor": METEOR, "clip": CLIP}`` as 0-d float64 tensors.
+    ``compute()`` returns ``{"score": S, "meteor": METEOR, "clip": CLIP, "clip_failed": n}`` as 0-d float64 tensors,
+    ``n`` the samples without an image (``missing_image="zero"``) whose CLIP term scored 0.
     """
 
     higher_is_better = True
@@ -162,6 +164,7 @@ class CaptionImageScore(Metric):
         self.meteor = METEORScore(mode=METEOR_MODES[self.variant], reduction="corpus", synonyms=provider)
         self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates,
                                     clip_speed_mode)
+        add_clip_failed_state(self)
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
@@ -204,14 +207,15 @@ class CaptionImageScore(Metric):
         kept, batches = self.files.batches(images, self.clip.score_sum.device)
         for indices, batch in batches:
             self.clip.update(batch, [preds[kept[i]] for i in indices])
-        add_failed_clip_samples(self.clip, len(preds) - len(kept))
+        add_failed_clip_samples(self, len(preds) - len(kept))
         self.meteor.update(preds, target)
 
     def compute(self) -> dict[str, Tensor]:
-        """``{"score", "meteor", "clip"}`` as 0-d float64 tensors."""
+        """``{"score", "meteor", "clip", "clip_failed"}`` as 0-d float64 tensors."""
         meteor = self.meteor.compute()
         clip = self.clip.compute()
-        return {"score": meteor_clip_score(meteor, clip), "meteor": meteor, "clip": clip}
+        return {"score": meteor_clip_score(meteor, clip), "meteor": meteor, "clip": clip,
+                "clip_failed": self.clip_failed.clone()}
 
     def reset(self) -> None:
         super().reset()

@@ -210,10 +210,11 @@ def read_aij2022_vqa(predictions: Path, references: Path, options: dict) -> tupl
 
 
 def _image_after_text(path: Path, record: Record, index: int = 1) -> Optional[str]:
-    """``value[index]["content"]`` when that element is an image, else None (the scripts' ruCLIP term scores 0)."""
+    """``value[index]["content"]`` when that element is an image, else None (the scripts' ruCLIP term scores 0; an
+    empty path too: they open the image folder itself, which fails)."""
     elements = _elements(path, record)
     if len(elements) > index and elements[index]["type"] == "image" and isinstance(elements[index]["content"], str):
-        return elements[index]["content"]
+        return elements[index]["content"] or None
     return None
 
 

@@ -72,11 +72,18 @@ def check_task_clip_options(backend: Any, model: Any, pretrained: Any, clamp: An
     check_clip_options(backend, model, pretrained, templates=templates)
 
 
-def add_failed_clip_samples(clip: CLIPScore, count: int) -> None:
-    """Count ``count`` samples whose CLIP term failed (no image, no text) as 0 in the CLIP mean — the AIJ-2022
-    scripts' ``except: scores.append(0.0)``."""
+def add_clip_failed_state(metric: Metric) -> None:
+    """Register ``metric.clip_failed``: how many samples :func:`add_failed_clip_samples` scored 0 (a sum under DDP;
+    ``compute()`` reports it as ``clip_failed``, so a wrong image folder is seen, not only a low CLIP)."""
+    metric.add_state("clip_failed", torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
+
+
+def add_failed_clip_samples(metric: Metric, count: int) -> None:
+    """Count ``count`` samples whose CLIP term failed (no image, no text) as 0 in ``metric.clip``'s mean — the
+    AIJ-2022 scripts' ``except: scores.append(0.0)`` — and in ``metric.clip_failed``."""
     if count:
-        clip._accumulate(torch.zeros(count, dtype=torch.float64))
+        metric.clip._accumulate(torch.zeros(count, dtype=torch.float64))
+        metric.clip_failed += count
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,7 +207,8 @@ class ImageGenerationScore(Metric):
             through Inception once per content, extractor and batch size; later runs read its FID states from there.
         no_cache: True: neither read nor write the cache (an ``.npz`` ``real`` never uses it).
 
-    ``compute()`` returns ``{"score": S, "clip": CLIP, "fid": FID}``.
+    ``compute()`` returns ``{"score": S, "clip": CLIP, "fid": FID, "clip_failed": n}``: ``n`` the samples without an
+    image (``missing_image="zero"``), scored CLIP 0 and left out of FID.
     """
 
     higher_is_better = True
@@ -243,6 +251,7 @@ class ImageGenerationScore(Metric):
         )
         self.clip = build_task_clip(clip_backend, clip_model, clip_pretrained, clip_clamp, clip_templates,
                                     clip_speed_mode)
+        add_clip_failed_state(self)
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
@@ -303,16 +312,24 @@ class ImageGenerationScore(Metric):
         for indices, batch in batches:
             self.fid.update(batch, real=False)
             self.clip.update(batch, [captions[kept[i]] for i in indices])
-        add_failed_clip_samples(self.clip, len(captions) - len(kept))
+        add_failed_clip_samples(self, len(captions) - len(kept))
 
     def compute(self) -> dict[str, Tensor]:
-        """``{"score", "clip", "fid"}`` as 0-d float64 tensors."""
+        """``{"score", "clip", "fid", "clip_failed"}`` as 0-d float64 tensors."""
         self.load_real()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # small sets: the rank-deficiency warning is noise here
-            fid = self.fid.compute()
+            try:
+                fid = self.fid.compute()
+            except ValueError as err:
+                failed = int(self.clip_failed)
+                if not failed:
+                    raise
+                raise ValueError(f"{err} ({failed} generated samples have no image file: they score CLIP 0 and "
+                                 "stay out of FID)") from None
         clip = self.clip.compute()
-        return {"score": image_generation_score(clip, fid), "clip": clip, "fid": fid}
+        return {"score": image_generation_score(clip, fid), "clip": clip, "fid": fid,
+                "clip_failed": self.clip_failed.clone()}
 
     def reset(self) -> None:
         """Reset generated images; the real set stays loaded."""

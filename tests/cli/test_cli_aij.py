@@ -62,3 +62,31 @@ def test_list_shows_formats_and_hidden_slots(capsys):
     assert {t["format"] for t in listing["suites"]["aij2021"]["tasks"]} == {
         "aij2021-c2c", "aij2021-htr", "aij2021-zsod", "aij2021-vqa"}
     assert "aij2022-text" in listing["formats"]
+
+
+def test_images_scored_clip_0_are_counted_and_warned(tmp_path, capsys):
+    """A sample whose image file is absent scores CLIP 0 (the organisers' try/except): the report counts it and the
+    command says so, else an `inputs` file beside the wrong image folder halves the score without a trace."""
+    from PIL import Image
+
+    from tests.image.test_clip_score import TINY_OPEN_CLIP
+
+    (tmp_path / "images").mkdir()
+    Image.new("RGB", (40, 30), (200, 10, 10)).save(tmp_path / "images" / "0.png")
+    (tmp_path / "clip.json").write_text(json.dumps(TINY_OPEN_CLIP), encoding="utf-8")
+    (tmp_path / "syn.tsv").write_text("кот\tкошк\n", encoding="utf-8")
+    ask = {"type": "text", "content": "Опиши картинку"}
+    files = {"inp.json": {str(i): [ask, {"type": "image", "content": f"images/{i}.png"}] for i in range(3)},
+             "gt.json": {str(i): [{"type": "text", "content": ["кот"]}] for i in range(3)},
+             "pred.json": {str(i): [{"type": "text", "content": "кошка"}] for i in range(3)}}
+    for name, value in files.items():
+        (tmp_path / name).write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text(json.dumps({"suite": "aij2022", "tasks": [
+        {"name": "ImageCaptioning", "references": "gt.json", "predictions": "pred.json",
+         "options": {"inputs": "inp.json", "synonyms": "syn.tsv", "clip_backend": "open_clip",
+                     "clip_model": str(tmp_path / "clip.json"), "clip_pretrained": "random"}}]}), encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "-o", tmp_path / "r.json", "--no-checkpoint"], capsys)
+    assert code == 0, err
+    assert "WARNING: task 'ImageCaptioning': 2 of 3 samples have no image to score" in err
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["tasks"][0]["details"]["clip_failed"] == 2

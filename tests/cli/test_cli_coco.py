@@ -77,6 +77,17 @@ _ANNOTATIONS = {"images": [{"id": 1}, {"id": 2}, {"id": 3}],
      ["annotations[0] (image_id 1)", "`caption` must be a string"]),
     ([{"image_id": 2, "caption": "a"}], {"annotations": [{"image_id": 1, "caption": "x"}]}, "captions_val",
      ["unknown image_id 2"]),
+    # json.load keeps the last of two keys: the first list of captions would be dropped silently
+    ([{"image_id": 2, "caption": "y"}], '{"annotations": [{"image_id": 1, "caption": "x"}],\n'
+     ' "annotations": [{"image_id": 2, "caption": "y"}]}', "captions_val", ["a second `annotations` key", ":2"]),
+    ([{"image_id": 2, "caption": "y"}], '{"images": [{"id": 1}], "images": [{"id": 2}], "annotations": '
+     '[{"image_id": 2, "caption": "y"}]}', "captions_val", ["a second `images` key"]),
+    # 1 and "1" are two images to COCOEvalCap; keyed by text here, their captions would be merged
+    ([{"image_id": 1, "caption": "a dog"}], {"annotations": [{"image_id": 1, "caption": "a dog"},
+                                                             {"image_id": "1", "caption": "a cat"}]},
+     "captions_val", ["annotations[1]: image_id '1'", "annotations[0]'s image_id 1", "one type"]),
+    ([{"image_id": 1, "caption": "a dog"}], {"images": [{"id": "1"}], "annotations": [{"image_id": 1, "caption": "a"}]},
+     "captions_val", ["images[0]: image_id '1'", "annotations[0]'s image_id 1"]),
 ])
 def test_data_errors_name_file_and_image(tmp_path, results, annotations, bad, words):
     res, ann = _files(tmp_path, results, annotations)

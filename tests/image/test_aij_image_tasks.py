@@ -76,6 +76,7 @@ def test_image_captioning_from_the_official_files(tmp_path, clip_options):
     assert result.details["clip"] == pytest.approx(clip, abs=1e-6)
     assert result.score == pytest.approx((meteor + clip) / 2, abs=1e-6)
     assert "missing_image:clip0" in result.signature and "clamp:none" in result.signature
+    assert result.details["clip_failed"] == 3  # counted, so that a wrong image folder is seen (the CLI warns)
 
 
 def test_image_generation_from_the_official_files(tmp_path, clip_options, inception_file):
@@ -104,6 +105,28 @@ def test_image_generation_from_the_official_files(tmp_path, clip_options, incept
     assert result.details["clip"] == pytest.approx(clip, abs=1e-6)
     assert result.details["fid"] == pytest.approx(expected_fid, rel=1e-9)
     assert result.score == pytest.approx(float(image_generation_score(clip, expected_fid)), abs=1e-6)
+    assert result.details["clip_failed"] == 1
+
+
+def test_image_generation_with_too_few_images_for_fid_names_the_task_and_the_samples_without_image(
+        tmp_path, clip_options, inception_file):
+    """FID needs 2 generated images: the error named neither the task nor the file, and asked to "call update(images,
+    real=False)" — now it says which task and file, and how many samples had no image (found by fuzzing)."""
+    _images(tmp_path / "output_images", 3, seed=1)
+    _images(tmp_path / "images", 1, seed=2)
+    inputs = {str(i): [{"type": "text", "content": f"Нарисуй. кот {i}"}] for i in range(3)}
+    pred = {str(i): [{"type": "text", "content": ""}, {"type": "image", "content": f"images/{i}.png"}]
+            for i in range(3)}
+    task = {"name": "ImageGeneration", "references": _json(tmp_path / "generation_input.json", inputs),
+            "predictions": _json(tmp_path / "generation_pred.json", pred),
+            "options": {"real": str(tmp_path / "output_images"), "inception_weights": str(inception_file),
+                        "fid_feature": 64, **clip_options}}
+    with pytest.raises(ValueError) as error:
+        evaluate(parse_config({"suite": "aij2022", "tasks": [task]}, tmp_path / "c.yaml"), device="cpu")
+    message = str(error.value)
+    assert message.startswith("task 'ImageGeneration': metric 's_image_generation' has no score for ")
+    assert str(tmp_path / "generation_pred.json") in message and "got 1" in message
+    assert "2 generated samples have no image file" in message
 
 
 # ---------------------------------------------------------------------------------------------------- ruCLIP term

@@ -155,6 +155,9 @@ def test_clip_score_bad_inputs_name_the_argument(open_clip_config, hf_clip_dir):
         CLIPScore("open_clip", open_clip_config, "random", scale=float("inf"))
     with pytest.raises(ValueError, match="`model_name`: Model config for 'no-such-model' not found"):  # RuntimeError
         CLIPScore("open_clip", "no-such-model", "random")
+    # a config file that is not there: said so, not open_clip's list of its 200 built-in names (found by fuzzing)
+    with pytest.raises(ValueError, match=r"`model_name`: open_clip model config file '/no/such/tiny.json' does not"):
+        CLIPScore("open_clip", "/no/such/tiny.json", "random")
     with pytest.raises(ValueError, match="`pretrained`: Pretrained value 'no-such-tag'"):
         CLIPScore("open_clip", open_clip_config, "no-such-tag")
     for option in ({"model_name": None}, {"backend": []}, {"pretrained": []}, {"seed": [1]}, {"download": []}):

@@ -157,3 +157,15 @@ def test_suite_config_takes_the_files_hidden_scores_and_only_the_user_options(tm
         parse({"name": "Hidden7", "score": 0.5})
     with pytest.raises(ConfigError, match="reads 'TextQA' in format 'aij2022-text', not 'records'"):
         parse({"name": "TextQA", "format": "records", **files})
+
+
+def test_captioning_input_with_an_empty_image_path_has_no_image(tmp_path):
+    """Their script opens the image folder itself (image_folder + ""), fails and scores CLIP 0: no image here too,
+    where the metric refused the empty path naming only "references 0" (found by fuzzing)."""
+    ask = {"type": "text", "content": "Опиши"}
+    inputs = _write(tmp_path / "input.json", {"a": [ask, {"type": "image", "content": ""}],
+                                              "b": [ask, {"type": "image", "content": "images/b.png"}]})
+    gold, pred = _write(tmp_path / "gt.json", {"a": _text(["x"]), "b": _text(["y"])}), \
+        _write(tmp_path / "pred.json", {"a": _text("x"), "b": _text("y")})
+    data, _ = get_format("aij2022-captioning").read(pred, gold, {"inputs": str(inputs)})
+    assert [r["image"] for r in data.references] == [None, "images/b.png"]

@@ -82,7 +82,8 @@ def test_score_is_half_meteor_plus_clip(name, image_root, clip_dir):
     metric.update(*entry.update_args(preds[:3], [[r] for r in references[:3]]))
     metric.update(*entry.update_args(preds[3:], [[r] for r in references[3:]]))
     result = metric.compute()
-    assert set(result) == {"score", "meteor", "clip"} and all(v.dtype == torch.float64 for v in result.values())
+    assert set(result) == {"score", "meteor", "clip", "clip_failed"}
+    assert all(v.dtype == torch.float64 for v in result.values()) and float(result["clip_failed"]) == 0
 
     meteor, clip, score = _expected(name, tensors, clip_dir)
     assert float(result["meteor"]) == pytest.approx(meteor, abs=1e-12)

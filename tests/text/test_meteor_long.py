@@ -15,6 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -107,6 +108,14 @@ def test_bad_memory_budget(value, error):
         meteor_score(["a"], [["a"]], memory_budget=value)
     with pytest.raises(error, match="memory_budget"):
         METEORScore(memory_budget=value)
+
+
+def test_bad_memory_budget_shows_the_value():
+    """YAML reads `memory_budget: 1e9` as the text '1e9': the error said only "got str" (found by fuzzing)."""
+    with pytest.raises(TypeError, match=r"`memory_budget` must be a positive integer \(a number of bytes\), got str "
+                                        r"'1e9'"):
+        METEORScore(memory_budget="1e9")
+    assert float(meteor_score(["a"], [["a"]], memory_budget=np.int64(1 << 30))) > 0  # numpy ints stay accepted
 
 
 def test_memory_budget_is_a_meteor_1_5_option():

@@ -91,6 +91,8 @@ _EXACT = [
     "’red", "A10:30", "1/2with", "kitchenhttp://x.org/a", "a@b.com!", "‘“", "don'tZoë",
     # a one-letter word's period before Mr. / Ms. (sentence start), not before Mrs. / Dr.
     "the a. Mr. Smith", "the a. Ms. x", "the a. Mrs. Smith", "the a. Dr. x", "the a. Mr.",
+    # (fuzz) ... and before a next caption that is only that word: its own line break is the space after it
+    "the train B.", "The", "a b.", "  It", "by c.", "Mr.", "of d.", "\tA",
     # quote characters: adjacent pairs fuse (greedy, at most two), ASCII ' and " never fuse
     "x `’ y ‘” y ’‛ y “» y „„ y ‚` y ‟’ y ““““ y `’' y '“ y \"” y dog’“ y ’’s y “‘dog y ’’90s y ‛ y",
     # curly apostrophe: clitics split even before letters; ’em ’cause ’till ’n stay curly; ’tis / ’9 lose it
@@ -264,6 +266,16 @@ def test_random_captions_agreement(java):
     for group in ("plain", "glued", "very_glued"):
         rate, mismatches = _agreement(*java[group])
         assert rate == 1.0, (group, rate, mismatches[:5])
+
+
+def test_one_word_next_caption_is_read_with_its_line_break():
+    """Found by fuzzing COCOEvalCap: a next caption that is only a sentence-start word ("The", "  Mr.") is followed
+    by its own line break, so a final "B." loses its period (the port kept it: one reference's tokens, then every
+    image's CIDEr through the document frequency); the last caption has no line break after it. Java's output."""
+    assert ptb_tokenize_batch(["train B.", "The", "end"]) == [["train", "b"], ["the"], ["end"]]
+    assert ptb_tokenize_batch(["train B.", "  Mr.", "x"]) == [["train", "b"], ["mr."], ["x"]]
+    assert ptb_tokenize_batch(["train B.", "The", ""]) == [["train", "b"], ["the"], []]
+    assert ptb_tokenize_batch(["train B.", "The"]) == [["train", "b."], ["the"]]
 
 
 @pytest.mark.parametrize("last", ["x :)", "x 3.x", "x '90", "x Inc.", "x I. The", "x I.\xa0IN", "x I. Mr.", "x we've",

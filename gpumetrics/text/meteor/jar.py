@@ -40,6 +40,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from gpumetrics.core.checks import check_int
 from gpumetrics.core.transfer import DeviceArg, upload_all
 from gpumetrics.kernels.alignment import Matches, beam_align, ragged_ids, ragged_offsets, ragged_starts
 from gpumetrics.kernels.ngrams import TokenBatch
@@ -492,11 +493,10 @@ def check_memory_budget(memory_budget: Any) -> int:
     """``memory_budget`` as a positive ``int`` of bytes (``None``: :data:`DEFAULT_MEMORY_BUDGET`)."""
     if memory_budget is None:
         return DEFAULT_MEMORY_BUDGET
-    if isinstance(memory_budget, bool) or not isinstance(memory_budget, (int, np.integer)):
-        raise TypeError(f"`memory_budget` must be an int number of bytes, got {type(memory_budget).__name__}")
-    if memory_budget <= 0:
-        raise ValueError(f"`memory_budget` must be a positive number of bytes, got {memory_budget}")
-    return int(memory_budget)
+    if isinstance(memory_budget, np.integer):
+        memory_budget = int(memory_budget)
+    # the value is shown: YAML (a config, `--opt`) reads 1e9 as the text '1e9'
+    return check_int(memory_budget, "memory_budget", at_least=1, hint="a number of bytes")
 
 
 def pair_bytes(s: Sentences) -> np.ndarray:

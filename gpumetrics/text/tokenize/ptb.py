@@ -819,12 +819,15 @@ def ptb_tokenize_batch(texts: Sequence[str], split_spaces: bool = True) -> list[
 
 
 def _following(texts: Sequence[str], index: int) -> str:
-    """What the Java lexer sees after caption ``index``'s line break: the next caption, or for a blank one, its line
-    break and what follows (bounded: only the start of the next words matters); ``""`` after the last caption."""
+    """What the Java lexer sees after caption ``index``'s line break: the next caption and its own line break (none
+    after the last caption), or for a blank one, its line break and what follows (bounded: only the start of the next
+    words matters); ``""`` after the last caption."""
     seen = ""
     for after_index in range(index + 1, len(texts)):
         after = texts[after_index]
         if after.strip():
+            if after_index < len(texts) - 1:  # its own line break: the space after a one-word caption ("The")
+                after += "\n"
             return after if not seen else (seen + after)[:64]
         seen += after + "\n"
         if len(seen) >= 64:
