@@ -188,6 +188,10 @@ def _score(args: argparse.Namespace) -> int:
                             *(f"references {path}: {len(lines)}" for path, lines in reference_files)])
         raise ValueError(f"the files must be line-aligned (one sample per line) but have different line counts: {listed}")
     references = [list(refs) for refs in zip(*(lines for _, lines in reference_files))] if hypotheses else []
+    if not hypotheses:  # the score of no sample is the metric's defined empty value: say so, as `evaluate` does
+        name = "stdin" if args.hypotheses == STDIN else args.hypotheses
+        print(f"WARNING: gpumetrics score: {name} holds no line: the score below is {args.metric}'s value for zero "
+              "samples", file=sys.stderr)
     _warn_about_boms(args.metric, [("hypotheses", args.hypotheses, hypotheses),
                                    *(("references", path, lines) for path, lines in reference_files)])
     result = score_lines(args.metric, hypotheses, references, options, args.device)

@@ -204,6 +204,7 @@ def test_empty_files_score_like_the_python_api(tmp_path, capsys):
     code, out, err = _run(["score", "-m", "bleu", "-r", empty, empty, "--json"], capsys)
     assert code == 0, err
     assert json.loads(out)["n"] == 0 and json.loads(out)["score"] == float(F.bleu_score([], []))
+    assert f"WARNING: gpumetrics score: {empty} holds no line" in err  # a zero is said to be one of no samples
 
 
 def test_shipped_plain_text_captions_equal_evaluate_of_the_records(tmp_path, capsys):
