@@ -39,6 +39,7 @@ they agree whenever no pair has a negative cosine.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import itertools
 import os
@@ -306,6 +307,12 @@ def _is_file(path: Optional[str]) -> bool:
     return path is not None and os.path.isfile(path)
 
 
+def _closest(name: str, names: list[str]) -> str:
+    """``"closest: 'a', 'b'"`` — the known names nearest to ``name`` — or how many there are when none is near."""
+    near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    return f"closest: {', '.join(map(repr, near))}" if near else f"none of its {len(names)} names is close"
+
+
 def _first_line(error: BaseException) -> str:
     return str(error).strip().split("\n", 1)[0] or type(error).__name__
 
@@ -342,6 +349,10 @@ class _OpenCLIPBackend(nn.Module):
                 # open_clip's words for an unknown architecture or tag, given a name
                 name = "model_name" if "Model config for" in str(error) else "pretrained" \
                     if "Pretrained value" in str(error) else None
+                if isinstance(error, RuntimeError) and name == "model_name":  # open_clip lists its 200 built-ins
+                    raise ValueError(f"`model_name`: {model_name!r} is not an open_clip model ("
+                                     f"{_closest(model_name, open_clip.list_models())}; open_clip.list_models() lists "
+                                     "them all), nor a model config .json file") from None
                 if isinstance(error, RuntimeError) and name is not None:
                     raise ValueError(f"`{name}`: {error}") from None
                 if not _is_file(weights):  # else torch.load / safetensors of a --pretrained file that is no checkpoint

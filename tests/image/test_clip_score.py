@@ -153,7 +153,10 @@ def test_clip_score_bad_inputs_name_the_argument(open_clip_config, hf_clip_dir):
         CLIPScore("open_clip", open_clip_config, "random", scale=0)
     with pytest.raises(ValueError, match="`scale` must be a finite number > 0"):  # inf scored inf (found by fuzzing)
         CLIPScore("open_clip", open_clip_config, "random", scale=float("inf"))
-    with pytest.raises(ValueError, match="`model_name`: Model config for 'no-such-model' not found"):  # RuntimeError
+    # open_clip's RuntimeError listed its ~200 built-in names on one line: the closest ones instead
+    with pytest.raises(ValueError, match=r"`model_name`: 'ViT-B-23' is not an open_clip model \(closest: 'ViT-B-32'"):
+        CLIPScore("open_clip", "ViT-B-23", "random")
+    with pytest.raises(ValueError, match=r"'no-such-model' is not an open_clip model \(none of its \d+ names"):
         CLIPScore("open_clip", "no-such-model", "random")
     # a config file that is not there: said so, not open_clip's list of its 200 built-in names (found by fuzzing)
     with pytest.raises(ValueError, match=r"`model_name`: open_clip model config file '/no/such/tiny.json' does not"):
