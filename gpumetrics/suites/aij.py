@@ -15,6 +15,9 @@ _ORGANISERS_CLIP = {"clip_clamp": False, "clip_templates": "ruclip"}
 #: Options of the image tasks a config sets: the CLIP model (backend "ruclip" + a local checkpoint folder for the
 #: official numbers), the Inception weights, batch size, and the data the official scripts take as arguments
 _CLIP_OPTIONS = ("clip_backend", "clip_model", "clip_pretrained", "batch_size")
+#: Options of the image tasks that change no number: image paths that leave the folder of the file naming them (the
+#: organisers' scripts open them; refused unless the config says so) and the decoding processes
+_IMAGE_FILE_OPTIONS = ("allow_outside_root", "workers")
 
 register_suite(Suite(
     name="aij2022",
@@ -23,9 +26,10 @@ register_suite(Suite(
         SuiteTask("TextQA", "token_f1", {"preset": "aij2022"}, format="aij2022-text"),
         SuiteTask("MathQA", "exact_match", {"preset": "aij2022"}, format="aij2022-text"),
         SuiteTask("ImageGeneration", "s_image_generation", {**_ORGANISERS_CLIP, "resize": "aij2022"}, format="aij2022-generation",
-                  user_options=("real", "fid_feature", "inception_weights", "cache_dir", "no_cache", *_CLIP_OPTIONS)),
+                  user_options=("real", "fid_feature", "inception_weights", "cache_dir", "no_cache", *_CLIP_OPTIONS,
+                                *_IMAGE_FILE_OPTIONS)),
         SuiteTask("ImageCaptioning", "s_image_captioning", _ORGANISERS_CLIP, format="aij2022-captioning",
-                  user_options=("inputs", "synonyms", *_CLIP_OPTIONS)),
+                  user_options=("inputs", "synonyms", *_CLIP_OPTIONS, *_IMAGE_FILE_OPTIONS)),
         SuiteTask("VisualQA", "meteor", {"mode": "aij2022-vqa"}, format="aij2022-vqa", user_options=("synonyms",)),
         SuiteTask("TRitW", "ned_aij2022", format="aij2022-text"),
     ],

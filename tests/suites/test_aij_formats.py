@@ -153,6 +153,12 @@ def test_suite_config_takes_the_files_hidden_scores_and_only_the_user_options(tm
         parse({"name": "TextQA", "options": {"preset": "squad"}, **files})
     with pytest.raises(ConfigError, match="a config may set only inputs, synonyms, clip_backend"):
         parse({"name": "ImageCaptioning", "options": {"image_root": "."}, **files})
+    # what the refusal of a path leaving the folder advises (allow_outside_root), and the decoding processes: settable
+    (tmp_path / "real").mkdir()
+    for name, needed in (("ImageCaptioning", {}), ("ImageGeneration", {"real": "real"})):
+        options = {"allow_outside_root": True, "workers": 2, **needed}
+        task = parse({"name": name, "options": options, **files}).tasks[0]
+        assert task.options["allow_outside_root"] is True and task.options["workers"] == 2
     with pytest.raises(ConfigError, match="has no task 'Hidden7'; its tasks: .*Hidden6"):
         parse({"name": "Hidden7", "score": 0.5})
     with pytest.raises(ConfigError, match="reads 'TextQA' in format 'aij2022-text', not 'records'"):
