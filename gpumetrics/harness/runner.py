@@ -6,6 +6,7 @@ import dataclasses
 import datetime
 import json
 import platform
+import re
 import socket
 import time
 import warnings
@@ -184,6 +185,19 @@ def _device(device: Optional[str], name: str = "--device", where: Optional[str] 
         raise ConfigError(f"{where}: {error}" if where else str(error)) from None
 
 
+_BATCH_POSITION = re.compile(r"`?\w+\[(\d+)\]")  # a metric's error naming an item of its batch: `images[3]`
+
+
+def _named_position(message: str, ids: Sequence[Any]) -> str:
+    """`` (position k of the batch is id X)`` for the first batch position a metric's error names (``preds[3]``,
+    ``images[0]``: metrics number their batch, the files number their records), else ``""``."""
+    found = _BATCH_POSITION.search(message)
+    if found is None or int(found.group(1)) >= len(ids):
+        return ""
+    position = int(found.group(1))
+    return f" (position {position} of the batch is id {ids[position]!r})"
+
+
 def shard_bounds(total: int, rank: int, world_size: int) -> tuple[int, int]:
     """The samples ``[start, stop)`` of process ``rank`` of ``world_size``: contiguous, no padding, no duplicates.
 
@@ -346,7 +360,8 @@ class _Run:
             except (TypeError, ValueError) as err:
                 raise TaskError(
                     f"task {task.name!r}: metric {task.metric.name!r} rejected the batch of samples "
-                    f"{first + done}..{first + done + len(batch) - 1} (first id {batch.ids[0]!r}) of {task.references}: {err}"
+                    f"{first + done}..{first + done + len(batch) - 1} (first id {batch.ids[0]!r}) of {task.references}: "
+                    f"{err}{_named_position(str(err), batch.ids)}"
                 ) from err
             done += len(batch)
             batches_since_save += 1

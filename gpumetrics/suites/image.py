@@ -114,7 +114,7 @@ class ImageFiles:
         and their images as ``(indices into kept, Tensor[b, 3, H, W] uint8 on device)`` from
         :func:`~gpumetrics.image.io.same_size_batches`."""
         kept, names = split_missing_images(images, self.root, self.missing_image)
-        paths = image_paths_under_root(names, self.root, self.allow_outside_root)
+        paths = image_paths_under_root(names, self.root, self.allow_outside_root, positions=kept)
         return kept, same_size_batches(paths, self.batch_size, workers=self.workers, decode=self.decode, device=device)
 
 
@@ -133,23 +133,28 @@ def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_siz
 
 
 def image_paths_under_root(
-    names: Sequence[str], image_root: Union[str, Path], allow_outside_root: bool = False, name: str = "images"
+    names: Sequence[str], image_root: Union[str, Path], allow_outside_root: bool = False, name: str = "images",
+    positions: Optional[Sequence[int]] = None,
 ) -> list[Path]:
     """``image_root / name`` for each name; every file must exist and, unless ``allow_outside_root``, lie inside
     ``image_root`` once resolved (``..``, absolute paths and symlinks pointing elsewhere are refused), so that a
     submission cannot point its images at files outside the folder it was given.
 
+    Args:
+        positions: the position of each name in the caller's batch (where it passed a subset), for the messages.
+
     Raises:
-        ValueError: naming ``name[index]``: the file does not exist, or it leaves ``image_root``.
+        ValueError: naming ``name[position]``: the file does not exist, or it leaves ``image_root``.
     """
     paths = [Path(image_root) / p for p in names]
     root = Path(image_root).resolve()
     for index, path in enumerate(paths):
+        position = index if positions is None else positions[index]
         if not os.path.isfile(path):  # False also for a name the file system refuses (too long)
-            raise ValueError(f"`{name}[{index}]`: file '{str(path):.300}' does not exist")
+            raise ValueError(f"`{name}[{position}]`: file '{str(path):.300}' does not exist")
         if not allow_outside_root and not path.resolve().is_relative_to(root):
             raise ValueError(
-                f"`{name}[{index}]`: '{names[index]}' leaves image_root '{root}' (resolves to '{path.resolve()}'); "
+                f"`{name}[{position}]`: '{names[index]}' leaves image_root '{root}' (resolves to '{path.resolve()}'); "
                 "images must lie inside image_root — set `allow_outside_root: true` to accept it"
             )
     return paths

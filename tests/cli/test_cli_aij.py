@@ -90,3 +90,32 @@ def test_images_scored_clip_0_are_counted_and_warned(tmp_path, capsys):
     assert code == 0, err
     assert "WARNING: task 'ImageCaptioning': 2 of 3 samples have no image to score" in err
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["tasks"][0]["details"]["clip_failed"] == 2
+
+
+def test_an_image_leaving_its_folder_is_named_by_its_sample_id(tmp_path, capsys):
+    """The metric numbers the images it checks: once samples without an image were set aside (CLIP 0), that number
+    was a position among the others and named neither the sample nor its id; now the batch position and the id."""
+    from PIL import Image
+
+    from tests.image.test_clip_score import TINY_OPEN_CLIP
+
+    (tmp_path / "images").mkdir()
+    Image.new("RGB", (40, 30), (200, 10, 10)).save(tmp_path / "outside.png")
+    (tmp_path / "clip.json").write_text(json.dumps(TINY_OPEN_CLIP), encoding="utf-8")
+    (tmp_path / "syn.tsv").write_text("кот\tкошк\n", encoding="utf-8")
+    ask = {"type": "text", "content": "Опиши картинку"}
+    images = {"a": "images/none.png", "b": "images/none.png", "c": "../outside.png"}
+    files = {"images/inp.json": {i: [ask, {"type": "image", "content": path}] for i, path in images.items()},
+             "gt.json": {i: [{"type": "text", "content": ["кот"]}] for i in images},
+             "pred.json": {i: [{"type": "text", "content": "кошка"}] for i in images}}
+    for name, value in files.items():
+        (tmp_path / name).write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    options = {"inputs": "images/inp.json", "synonyms": "syn.tsv", "clip_backend": "open_clip",
+               "clip_model": str(tmp_path / "clip.json"), "clip_pretrained": "random"}
+    config.write_text(json.dumps({"suite": "aij2022", "tasks": [
+        {"name": "ImageCaptioning", "references": "gt.json", "predictions": "pred.json", "options": options}]}),
+        encoding="utf-8")
+    code, _, err = _run(["evaluate", config, "-o", tmp_path / "r.json", "--no-checkpoint"], capsys)
+    assert code != 0 and "`images[2]`" in err and "leaves image_root" in err, err
+    assert "(position 2 of the batch is id 'c')" in err, err
