@@ -20,24 +20,32 @@ def _labels(num_classes: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
     return preds.to(device), target.to(device)
 
 
-@register("multiclass_f1_vocabulary", sizes=(1_000, 10_000, 30_000), quick_sizes=(1_000,), unit="classes",
-          repeats=3)
-def multiclass_f1_vocabulary_case(size: int, device: str) -> Contenders:
-    preds, target = _labels(size, device)
+def _contenders(size: int, device: str, preds: torch.Tensor, target: torch.Tensor, options: dict, what: str,
+                anchor_how: str, note: str) -> Contenders:
+    """gpumetrics' and torchmetrics' ``MulticlassF1Score(num_classes=size, average="none", **options)``: one update
+    and ``compute()`` each, per-class values compared exactly."""
 
     def run(metric_class):
-        metric = metric_class(num_classes=size, average="none").to(device)
+        metric = metric_class(num_classes=size, average="none", **options).to(device)
         metric.update(preds, target)
         return metric.compute()
 
     return Contenders(
-        ours={"MulticlassF1Score update + compute (average=none)": lambda: run(MulticlassF1Score)},
-        anchors={"torchmetrics MulticlassF1Score (C × C confusion matrix)":
-                 lambda: run(TorchmetricsMulticlassF1Score)},
+        ours={f"MulticlassF1Score{what} update + compute": lambda: run(MulticlassF1Score)},
+        anchors={f"torchmetrics MulticlassF1Score{what} ({anchor_how})": lambda: run(TorchmetricsMulticlassF1Score)},
         check=lambda ours, anchor: torch.equal(ours, anchor),
-        note=f"one update of {_BATCH:,} top-1 labels over `size` classes (60 % correct): per-class F1; "
-             "torchmetrics allocates C² int64 bins per update (30,000 classes: 7.2 GB), gpumetrics three label "
-             "counts (O(N + C))",
+        note=note,
+    )
+
+
+@register("multiclass_f1_vocabulary", sizes=(1_000, 10_000, 30_000), quick_sizes=(1_000,), unit="classes",
+          repeats=3)
+def multiclass_f1_vocabulary_case(size: int, device: str) -> Contenders:
+    preds, target = _labels(size, device)
+    return _contenders(
+        size, device, preds, target, {}, " (average=none)", "C × C confusion matrix",
+        f"one update of {_BATCH:,} top-1 labels over `size` classes (60 % correct): per-class F1; torchmetrics "
+        "allocates C² int64 bins per update (30,000 classes: 7.2 GB), gpumetrics three label counts (O(N + C))",
     )
 
 
@@ -50,18 +58,9 @@ def multiclass_f1_top5_vocabulary_case(size: int, device: str) -> Contenders:
     generator = torch.Generator().manual_seed(size)
     scores = torch.randn(_TOP_K_BATCH, size, generator=generator).to(device)
     target = torch.randint(size, (_TOP_K_BATCH,), generator=generator).to(device)
-
-    def run(metric_class):
-        metric = metric_class(num_classes=size, top_k=5, average="none").to(device)
-        metric.update(scores, target)
-        return metric.compute()
-
-    return Contenders(
-        ours={"MulticlassF1Score(top_k=5) update + compute": lambda: run(MulticlassF1Score)},
-        anchors={"torchmetrics MulticlassF1Score(top_k=5) (one-hot [N, C] int64 tensors)":
-                 lambda: run(TorchmetricsMulticlassF1Score)},
-        check=lambda ours, anchor: torch.equal(ours, anchor),
-        note=f"one update of {_TOP_K_BATCH:,} score rows over `size` classes, top-5 (the target when among the 5 "
-             "highest scores, else the top 1): gpumetrics reduces each row to that label (O(N·k + C) beyond the "
-             "scores), torchmetrics compares one-hot [N, C] int64 tensors",
+    return _contenders(
+        size, device, scores, target, {"top_k": 5}, "(top_k=5)", "one-hot [N, C] int64 tensors",
+        f"one update of {_TOP_K_BATCH:,} score rows over `size` classes, top-5 (the target when among the 5 highest "
+        "scores, else the top 1): gpumetrics reduces each row to that label (O(N·k + C) beyond the scores), "
+        "torchmetrics compares one-hot [N, C] int64 tensors",
     )
