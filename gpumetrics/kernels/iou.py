@@ -23,13 +23,12 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-import numpy as np
 import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_holds_data
 from gpumetrics.core.transfer import upload
-from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_products, segment_starts
+from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_products, segment_starts, size_buckets
 
 __all__ = [
     "box_iou",
@@ -463,23 +462,6 @@ _OVERLAP_BLOCK_CELLS = 1 << 24  # (a, b) cells of the padded overlap test built 
 _OVERLAP_SLACK_CELLS = 1 << 22  # padding a batch may waste before its groups are split by size
 
 
-def _overlap_buckets(counts_a: np.ndarray, counts_b: np.ndarray) -> Optional[list[np.ndarray]]:
-    """Groups in buckets of similar ``(A, B)`` sizes (both within a factor 2), or None when padding every group to the
-    largest sizes wastes little (at most the groups' own cells again plus ``_OVERLAP_SLACK_CELLS``): one image of
-    2,000 boxes among 2,000 of two is not tested as 2,001 blocks of 2,000 × 2,000. Groups without pairs are left out.
-    """
-    cells = counts_a * counts_b
-    if counts_a.size * int(counts_a.max(initial=0)) * int(counts_b.max(initial=0)) <= \
-            2 * int(cells.sum()) + _OVERLAP_SLACK_CELLS:
-        return None
-    octave = [np.ceil(np.log2(np.maximum(counts, 1))).astype(np.int64) for counts in (counts_a, counts_b)]
-    key = octave[0] * 64 + octave[1]
-    groups = np.flatnonzero(cells > 0)
-    groups = groups[np.argsort(key[groups], kind="stable")]
-    bounds = np.flatnonzero(np.diff(key[groups])) + 1
-    return np.split(groups, bounds)
-
-
 def _overlap_block(
     lo_a: Tensor, hi_a: Tensor, lo_b: Tensor, hi_b: Tensor, group: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
@@ -526,7 +508,7 @@ def block_overlap_pairs(
     inf = float("inf")
     start_a, start_b = segment_starts(counts_a), segment_starts(counts_b)
     host_a, host_b = torch.stack([counts_a, counts_b]).numpy(force=True)  # one host sync: every group's sizes
-    buckets = _overlap_buckets(host_a, host_b)
+    buckets = size_buckets(host_a, host_b, _OVERLAP_SLACK_CELLS)
     if buckets is None:
         width_a, width_b = int(host_a.max()), int(host_b.max())
         lo_a, hi_a = pad_segments(min_a, counts_a, inf, width_a), pad_segments(max_a, counts_a, -inf, width_a)

@@ -9,6 +9,7 @@ import torchvision
 from gpumetrics.functional import box_iou, box_iou_paired, polygon_iou, polygon_iou_paired
 from gpumetrics.kernels import iou as kernels
 from gpumetrics.kernels.iou import block_pairs, normalize_quads, polygon_intersection_paired
+from gpumetrics.kernels.ragged import size_buckets
 
 UNIT = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]])
 
@@ -277,7 +278,7 @@ def test_block_overlap_pairs_in_size_buckets_equal_one_padded_block(monkeypatch)
     keep = ((lo_a[ia] < hi_b[ib]) & (lo_b[ib] < hi_a[ia])).all(1)
     whole = kernels.block_overlap_pairs(lo_a, hi_a, counts_a, lo_b, hi_b, counts_b)
     monkeypatch.setattr(kernels, "_OVERLAP_SLACK_CELLS", 0)
-    assert len(kernels._overlap_buckets(counts_a.numpy(), counts_b.numpy())) > 3
+    assert len(size_buckets(counts_a.numpy(), counts_b.numpy(), 0)) > 3
     bucketed = kernels.block_overlap_pairs(lo_a, hi_a, counts_a, lo_b, hi_b, counts_b)
     for got in (whole, bucketed):
         assert torch.equal(got[0], ia[keep]) and torch.equal(got[1], ib[keep])
