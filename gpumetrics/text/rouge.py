@@ -46,7 +46,7 @@ from gpumetrics.kernels.host import lcs_length_rapidfuzz
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.kernels.ngrams import TokenBatch, ngram_ids, ngram_totals
-from gpumetrics.kernels.ragged import expand_segments, offsets_in_segment, pad_segments, segment_ids, size_buckets
+from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_ids, size_buckets
 from gpumetrics.text.tokenize import RougeTokenizer
 from gpumetrics.text.tokenize.rouge import ROUGE_TOKENIZERS
 from gpumetrics.text.tokenize.base import encode_split
@@ -492,22 +492,40 @@ def _summary_lcs_hits(
     n_pairs = pair_sample.numel()
     target_line_len, pred_line_len = on_device["target_line_len"], on_device["pred_line_len"]
     combo_target, combo_pred = on_device["combo_target"], on_device["combo_pred"]
-    target_padded = pad_segments(target_flat, target_line_len, -2, layout["target_width"])
-    pred_padded = pad_segments(pred_flat, pred_line_len, -1, layout["pred_width"])
-    picked = lcs_backtrack_mask(
-        target_padded.index_select(0, combo_target), on_device["combo_target_len"],
-        pred_padded.index_select(0, combo_pred), on_device["combo_pred_len"],
-        host_lengths=(layout["combo_target_len"], layout["combo_pred_len"]),
-    )
-    union = torch.zeros(target_padded.shape, dtype=torch.long, device=device)
-    union.index_add_(0, combo_target, picked.long())
-    # the union flag of every target token (in target_flat's order); tokens outside the union get the id `vocab`,
-    # which no prediction token has
+    combo_target_host, combo_pred_host = layout["combo_target_len"], layout["combo_pred_len"]
     n_target = target_flat.numel()
+    target_line_start = torch.cumsum(target_line_len, 0) - target_line_len
+    # how many combinations pick each target token (slot n_target: padding), in target_flat's order
+    union = torch.zeros(n_target + 1, dtype=torch.long, device=device)
+    buckets = size_buckets(combo_target_host, combo_pred_host, _PAD_SLACK_CELLS)
+    if buckets is None:  # every combination padded to the longest lines
+        target_padded = pad_segments(target_flat, target_line_len, -2, layout["target_width"])
+        pred_padded = pad_segments(pred_flat, pred_line_len, -1, layout["pred_width"])
+        blocks = [(combo_target, target_padded.index_select(0, combo_target), on_device["combo_target_len"],
+                   pred_padded.index_select(0, combo_pred), on_device["combo_pred_len"],
+                   (combo_target_host, combo_pred_host))]
+    else:  # one long line among many short ones: combinations of similar line lengths padded together
+        order = upload(np.concatenate(buckets), device)
+        blocks, first = [], 0
+        for bucket in buckets:
+            combos = order[first : first + bucket.size]
+            first += bucket.size
+            block = [combo_target[combos]]
+            for flat, line_len, lines, host, fill in ((target_flat, target_line_len, combo_target[combos],
+                                                       combo_target_host, -2),
+                                                      (pred_flat, pred_line_len, combo_pred[combos], combo_pred_host,
+                                                       -1)):
+                tokens, _ = expand_segments(flat, line_len, lines, int(host[bucket].sum()))
+                block += [pad_segments(tokens, line_len[lines], fill, int(host[bucket].max())), line_len[lines]]
+            blocks.append((*block, (combo_target_host[bucket], combo_pred_host[bucket])))
+    for lines, target_padded, target_lengths, pred_padded, pred_lengths, host_lengths in blocks:
+        picked = lcs_backtrack_mask(target_padded, target_lengths, pred_padded, pred_lengths, host_lengths=host_lengths)
+        column = torch.arange(picked.shape[1], device=device)
+        token = torch.where(column < target_lengths[:, None], target_line_start[lines][:, None] + column, n_target)
+        union.index_add_(0, token.reshape(-1), picked.reshape(-1).long())
+    # the union flag of every target token; tokens outside the union get the id `vocab`, which no prediction token has
     token_line = segment_ids(target_line_len, n_target)
-    cell = token_line * target_padded.shape[1] + offsets_in_segment(target_line_len, token_line)
-    in_union = union.reshape(-1).index_select(0, cell) > 0
-    union_ids = torch.where(in_union, target_flat, vocab)
+    union_ids = torch.where(union[:n_target] > 0, target_flat, vocab)
     union_pair = on_device["target_line_pair"].index_select(0, token_line)
     pred_ids, pred_pair = expand_segments(pred_flat, pred_len, pair_sample, pair_pred_tokens)
     return multiset_intersection_size(union_ids, union_pair, pred_ids, pred_pair, n_pairs, id_bound=vocab + 1)

@@ -290,6 +290,42 @@ def test_one_long_pair_among_many_short_ones_is_not_padded_to_its_length(monkeyp
     reference = rouge_score_reference(("rougeL",), per_sample=True)(preds[:1] + preds[-20:], target[:1] + target[-20:])
     assert_close({key: out[key][[0, *range(-20, 0)]] for key in reference}, reference)
 
+
+def test_rouge_lsum_lines_of_very_different_lengths_are_padded_in_buckets(monkeypatch):
+    """ROUGE-Lsum's (reference line, prediction line) combinations bucketed by line lengths give the scores of one
+    block padded to the longest line, and rouge-score's."""
+    import gpumetrics.text.rouge as rouge_module
+
+    rng = random.Random(16)
+    preds, target = make_batch(rng, 30, ASCII_WORDS)
+    long_preds, long_target = _long_text_pairs(45, 400, 2, 30, lines=3)
+    preds += long_preds + ["the cat\nsat on the mat"]
+    target += [[t, "a dog\nthe cat"] for t in long_target] + [[long_target[0]]]
+    keys = ("rougeLsum",)
+    whole = rouge_score(preds, target, rouge_keys=keys, reduction="none")
+    monkeypatch.setattr(rouge_module, "_PAD_SLACK_CELLS", 0)
+    bucketed = rouge_score(preds, target, rouge_keys=keys, reduction="none")
+    assert all(torch.equal(bucketed[key], whole[key]) for key in whole)
+    assert_close(bucketed, rouge_score_reference(keys, per_sample=True)(preds, target))
+
+
+def test_rouge_lsum_one_long_line_among_many_short_ones_is_not_padded_to_its_length():
+    """One 5,000-token line among 2,000 five-line texts: every (reference line, prediction line) combination was
+    padded to 5,000 tokens (50,001 × 5,000 int64 per side: a 2 GB allocation, and the picked positions once more);
+    in buckets of similar line lengths the combinations take their own tokens."""
+    rng = random.Random(17)
+    words = [f"w{i}" for i in range(50)]
+
+    def line(k):
+        return " ".join(rng.choice(words) for _ in range(k))
+
+    preds = [line(5_000)] + ["\n".join(line(8) for _ in range(5)) for _ in range(2_000)]
+    target = [line(5_000)] + ["\n".join(line(8) for _ in range(5)) for _ in range(2_000)]
+    out = rouge_score(preds, target, rouge_keys=("rougeLsum",), reduction="none")
+    alone = rouge_score(preds[:1], target[:1], rouge_keys=("rougeLsum",), reduction="none")
+    some = rouge_score(preds[1:30], target[1:30], rouge_keys=("rougeLsum",), reduction="none")
+    assert all(torch.equal(out[key][:1], alone[key]) and torch.equal(out[key][1:30], some[key]) for key in out)
+
 def test_high_order_ngrams_with_a_large_vocabulary_use_the_exact_fallback():
     """rouge7 over ~900 distinct tokens: 900**7 > 2**62, so n-gram ids come from ``unique(dim=0)``, not packing."""
     rng = random.Random(15)
