@@ -298,8 +298,8 @@ def corpus_cider_value_function(
     the IDF of S's references. n-grams are counted once (the sort of :func:`_cider_compute`); for
     ``coalitions: BoolTensor[C, B]`` the document frequencies are one scatter over the (sample, n-gram) presence
     list and every TF-IDF norm, clipped dot product and length penalty is a ``[C, n-gram entries]`` operation, on
-    chunks of coalitions of at most ``_VALUE_FN_BYTES`` (256 MiB) of working memory. ``value_fn`` returns ``DoubleTensor[C]``, the mean CIDEr-D over each coalition's
-    samples (0 for the empty one).
+    chunks of coalitions of at most ``_VALUE_FN_BYTES`` (256 MiB) of working memory. ``value_fn`` returns
+    ``DoubleTensor[C]``, the mean CIDEr-D over each coalition's samples (0 for the empty one).
 
     Args:
         preds, target: as in :func:`cider_score`.
