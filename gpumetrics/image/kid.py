@@ -24,7 +24,7 @@ behaviour, reproduced exactly with the same seed).
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import torch
 from torch import Tensor, nn
@@ -57,12 +57,28 @@ def subset_indices(n_real: int, n_fake: int, subsets: int, subset_size: int, see
         >>> real.shape, bool((fake < 12).all())
         (torch.Size([3, 4]), True)
     """
+    real, fake = zip(*subset_index_chunks(n_real, n_fake, subsets, subset_size, seed, subsets))
+    return torch.cat(real), torch.cat(fake)
+
+
+def subset_index_chunks(
+    n_real: int, n_fake: int, subsets: int, subset_size: int, seed: int, chunk: int
+) -> Iterator[tuple[Tensor, Tensor]]:
+    """:func:`subset_indices` ``chunk`` subsets at a time (the same subsets, drawn in the same order): memory for a
+    chunk's ``[chunk, subset_size]`` indices and one permutation, not ``subsets`` permutations of every sample.
+
+    Example:
+        >>> [tuple(real.shape) for real, _ in subset_index_chunks(10, 12, subsets=5, subset_size=4, seed=0, chunk=2)]
+        [(2, 4), (2, 4), (1, 4)]
+    """
     generator = torch.Generator().manual_seed(seed)
-    real, fake = [], []
-    for _ in range(subsets):
-        real.append(torch.randperm(n_real, generator=generator)[:subset_size])
-        fake.append(torch.randperm(n_fake, generator=generator)[:subset_size])
-    return torch.stack(real), torch.stack(fake)
+    for start in range(0, subsets, chunk):
+        real, fake = [], []
+        for _ in range(min(chunk, subsets - start)):
+            # a slice keeps its whole permutation alive: copied, a subset holds subset_size indices, not n
+            real.append(torch.randperm(n_real, generator=generator)[:subset_size].clone())
+            fake.append(torch.randperm(n_fake, generator=generator)[:subset_size].clone())
+        yield torch.stack(real), torch.stack(fake)
 
 
 def canonical_order(features: Tensor) -> Tensor:
@@ -149,13 +165,11 @@ def _kid_compute(
         real, fake = canonical_order(real), canonical_order(fake)
     m, d = subset_size, real.shape[1]
     gamma = 1.0 / d if gamma is None else float(gamma)
-    index_real, index_fake = subset_indices(real.shape[0], fake.shape[0], subsets, m, seed)
-    index_real, index_fake = upload(index_real, real.device), upload(index_fake, fake.device)
     kernel_sums = _SubsetKernelSums(real, fake, m, subsets, gamma, coef, degree, max_chunk_bytes)
     scores = []
-    for start in range(0, subsets, kernel_sums.chunk):
-        stop = start + kernel_sums.chunk
-        sum_xx, sum_yy, sum_xy = kernel_sums(index_real[start:stop], index_fake[start:stop])
+    for index_real, index_fake in subset_index_chunks(real.shape[0], fake.shape[0], subsets, m, seed,
+                                                      kernel_sums.chunk):
+        sum_xx, sum_yy, sum_xy = kernel_sums(upload(index_real, real.device), upload(index_fake, fake.device))
         scores.append((sum_xx + sum_yy) / (m * (m - 1)) - 2 * sum_xy / (m * m))
     values = torch.cat(scores)
     if not bool(torch.isfinite(values).all()):

@@ -44,7 +44,10 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
+from gpumetrics.kernels.ragged import size_buckets
+
 _BITS = 64
+_PAD_SLACK_WORDS = 1 << 16  # bitset words (per path) padding may waste over all pairs before pairs are grouped
 
 
 # ------------------------------------------------------------------------------------- ragged arrays on the host
@@ -270,8 +273,28 @@ def beam_align(matches: Matches, len1: Any, len2: Any, beam: int = 40) -> Alignm
     chosen = fixed & ~in_search_mask
     in_search = np.flatnonzero(in_search_mask)
     if in_search.size:
-        chosen[in_search[_search(matches, fixed, in_search, searched, len1, len2, beam)]] = True
+        for members in _search_groups(searched, len1, len2):
+            part = in_search if members is searched else in_search[members[matches.pair[in_search]]]
+            chosen[part[_search(matches, fixed, part, members, len1, len2, beam)]] = True
     return Alignment(chosen, count_chunks(matches, chosen, pairs))
+
+
+def _search_groups(searched: np.ndarray, len1: np.ndarray, len2: np.ndarray) -> list[np.ndarray]:
+    """The searched pairs (``bool[P]``) in groups searched one after the other: all of them at once, or buckets of
+    similar bitset widths when padding every path's bitset to the longest lines would waste more than the pairs' own
+    words plus ``_PAD_SLACK_WORDS``: one pair of 16,000-word lines among 5,000 short pairs gave each of their paths
+    500 bitset words."""
+    pair_ids = np.flatnonzero(searched)
+    words1, words2 = (np.maximum(1, -(-lengths[pair_ids] // _BITS)) for lengths in (len1, len2))
+    buckets = size_buckets(words1, words2, _PAD_SLACK_WORDS)
+    if buckets is None:
+        return [searched]
+    groups = []
+    for bucket in buckets:
+        members = np.zeros_like(searched)
+        members[pair_ids[bucket]] = True
+        groups.append(members)
+    return groups
 
 
 def _search(matches: Matches, fixed: np.ndarray, in_search: np.ndarray, searched: np.ndarray, len1: np.ndarray,

@@ -27,7 +27,8 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_holds_data
-from gpumetrics.kernels.ragged import pad_segments, segment_products, segment_starts
+from gpumetrics.core.transfer import upload
+from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_products, segment_starts, size_buckets
 
 __all__ = [
     "box_iou",
@@ -457,13 +458,33 @@ def block_pairs(counts_a: Tensor, counts_b: Tensor) -> tuple[Tensor, Tensor, Ten
     return segment_starts(counts_a)[group] + local_a, segment_starts(counts_b)[group] + local_b, group
 
 
+_OVERLAP_BLOCK_CELLS = 1 << 24  # (a, b) cells of the padded overlap test built at once
+_OVERLAP_SLACK_CELLS = 1 << 22  # padding a batch may waste before its groups are split by size
+
+
+def _overlap_block(
+    lo_a: Tensor, hi_a: Tensor, lo_b: Tensor, hi_b: Tensor, group: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Overlapping ``(group, a, b)`` positions of padded ``[G, A, 2]`` / ``[G, B, 2]`` corner blocks, tested
+    ``_OVERLAP_BLOCK_CELLS`` cells at a time; ``group: LongTensor[G]`` the groups' indices."""
+    step = max(1, _OVERLAP_BLOCK_CELLS // max(1, lo_a.shape[1] * lo_b.shape[1]))
+    parts = []
+    for g0 in range(0, lo_a.shape[0], step):
+        g1 = g0 + step
+        hit = ((lo_a[g0:g1, :, None] < hi_b[g0:g1, None]) & (lo_b[g0:g1, None] < hi_a[g0:g1, :, None])).all(dim=3)
+        g, i, j = hit.nonzero(as_tuple=True)
+        parts.append((group[g + g0], i, j))
+    return tuple(torch.cat(column) for column in zip(*parts))
+
+
 def block_overlap_pairs(
     min_a: Tensor, max_a: Tensor, counts_a: Tensor, min_b: Tensor, max_b: Tensor, counts_b: Tensor
 ) -> tuple[Tensor, Tensor]:
     """Pairs ``(i, j)`` of the same group whose axis-aligned bounding boxes overlap with positive area.
 
     Items are stored group after group (as in :func:`block_pairs`); the test runs on padded ``[groups, A, B]``
-    blocks of bounded size, never on a gathered list of every pair.
+    blocks of bounded size, never on a gathered list of every pair. Groups of very different sizes are padded in
+    buckets of similar sizes, so the work and memory follow ``Σ A·B``, not ``groups · max A · max B``.
 
     Args:
         min_a, max_a: ``Tensor[ΣA, 2]`` lower / upper corners of the ``a`` items' bounding boxes.
@@ -480,21 +501,33 @@ def block_overlap_pairs(
         [[0, 1, 2], [0, 1, 2]]
     """
     counts_a, counts_b = counts_a.long(), counts_b.long()
-    empty = torch.zeros(0, dtype=torch.long, device=counts_a.device)
+    device = counts_a.device
+    empty = torch.zeros(0, dtype=torch.long, device=device)
     if min_a.shape[0] == 0 or min_b.shape[0] == 0:
         return empty, empty
     inf = float("inf")
     start_a, start_b = segment_starts(counts_a), segment_starts(counts_b)
-    width_a, width_b = int(counts_a.max()), int(counts_b.max())
-    lo_a, hi_a = pad_segments(min_a, counts_a, inf, width_a), pad_segments(max_a, counts_a, -inf, width_a)
-    lo_b, hi_b = pad_segments(min_b, counts_b, inf, width_b), pad_segments(max_b, counts_b, -inf, width_b)
-    per_group = max(1, lo_a.shape[1] * lo_b.shape[1])
-    step = max(1, (1 << 24) // per_group)
-    parts_a, parts_b = [], []
-    for g0 in range(0, counts_a.numel(), step):
-        g1 = g0 + step
-        hit = ((lo_a[g0:g1, :, None] < hi_b[g0:g1, None]) & (lo_b[g0:g1, None] < hi_a[g0:g1, :, None])).all(dim=3)
-        g, i, j = hit.nonzero(as_tuple=True)
-        parts_a.append(start_a[g + g0] + i)
-        parts_b.append(start_b[g + g0] + j)
-    return torch.cat(parts_a), torch.cat(parts_b)
+    host_a, host_b = torch.stack([counts_a, counts_b]).numpy(force=True)  # one host sync: every group's sizes
+    buckets = size_buckets(host_a, host_b, _OVERLAP_SLACK_CELLS)
+    if buckets is None:
+        width_a, width_b = int(host_a.max()), int(host_b.max())
+        lo_a, hi_a = pad_segments(min_a, counts_a, inf, width_a), pad_segments(max_a, counts_a, -inf, width_a)
+        lo_b, hi_b = pad_segments(min_b, counts_b, inf, width_b), pad_segments(max_b, counts_b, -inf, width_b)
+        g, i, j = _overlap_block(lo_a, hi_a, lo_b, hi_b, torch.arange(counts_a.numel(), device=device))
+        return start_a[g] + i, start_b[g] + j
+    parts = []
+    for groups in buckets:
+        group = upload(groups, device)
+        sides = []
+        for low, high, counts, host in ((min_a, max_a, counts_a, host_a), (min_b, max_b, counts_b, host_b)):
+            corners, _ = expand_segments(torch.cat([low, high], 1), counts, group, int(host[groups].sum()))
+            lengths, width = counts[group], int(host[groups].max())
+            sides.append((pad_segments(corners[:, :2], lengths, inf, width),
+                          pad_segments(corners[:, 2:], lengths, -inf, width)))
+        (lo_a, hi_a), (lo_b, hi_b) = sides
+        g, i, j = _overlap_block(lo_a, hi_a, lo_b, hi_b, group)
+        parts.append((start_a[g] + i, start_b[g] + j))
+    index_a, index_b = (torch.cat(column) for column in zip(*parts))
+    order = torch.sort(index_b, stable=True).indices  # buckets come in size order: back to group, a, b order
+    order = order[torch.sort(index_a[order], stable=True).indices]
+    return index_a[order], index_b[order]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -129,6 +130,38 @@ def segment_products(counts_a: Tensor, counts_b: Tensor, total: Optional[int] = 
     local = offsets_in_segment(per_segment, segment)
     width = counts_b[segment].clamp_min(1)
     return segment, torch.div(local, width, rounding_mode="floor"), local % width
+
+
+def size_buckets(sizes_a: np.ndarray, sizes_b: np.ndarray, slack: int) -> Optional[list[np.ndarray]]:
+    """Items (pairs, groups) in buckets of similar ``(a, b)`` sizes, for padded ``[n, max a, max b]`` work.
+
+    Padding every item to the largest sizes costs ``n · max a · max b`` cells of work and ``n · (max a + max b)`` of
+    memory: one item of 10^4 among 10^4 of 10 makes both quadratic. Within a bucket both sizes lie in the same
+    power-of-two octave, so its padded work is at most 4× its own ``Σ a·b`` (and its memory 2× ``Σ a + b``).
+
+    Args:
+        sizes_a, sizes_b: host ``int64[n]`` sizes of every item on either side.
+        slack: cells a single padded block may waste before the items are split.
+
+    Returns:
+        ``None`` when one padded block wastes at most the items' own cells plus ``slack`` (work and memory);
+        otherwise ``int64`` index arrays, one per bucket (ascending inside a bucket). Items with a size 0 are in no
+        bucket: they have no ``(a, b)`` cell.
+
+    Example:
+        >>> size_buckets(np.array([1000, 2, 2, 0, 3]), np.array([900, 2, 2, 5, 1]), slack=0)
+        [array([1, 2]), array([4]), array([0])]
+    """
+    n = sizes_a.size
+    width_a, width_b = int(sizes_a.max(initial=0)), int(sizes_b.max(initial=0))
+    cells, items = int((sizes_a * sizes_b).sum()), int((sizes_a + sizes_b).sum())
+    if n * width_a * width_b <= 2 * cells + slack and n * (width_a + width_b) <= 2 * items + slack:
+        return None
+    octave_a, octave_b = (np.ceil(np.log2(np.maximum(sizes, 1))).astype(np.int64) for sizes in (sizes_a, sizes_b))
+    key = octave_a * 64 + octave_b
+    kept = np.flatnonzero((sizes_a > 0) & (sizes_b > 0))
+    kept = kept[np.argsort(key[kept], kind="stable")]
+    return np.split(kept, np.flatnonzero(np.diff(key[kept])) + 1) if kept.size else []
 
 
 class Ragged(NamedTuple):

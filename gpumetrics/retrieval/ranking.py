@@ -4,7 +4,9 @@ All queries of a batch are scored at once: one padded ``[Q, D]`` ranking per bat
 ``(scores, relevance, query_ids)`` triples, grouped and padded on the device), one stable sort per batch (up to three
 with ``doc_ids`` or a ``mask``), then cumulative sums along the document axis. No loop over queries, one host
 synchronisation per batch (the input checks; two more to group flat inputs; one more for ranx's tie order on queries
-of 16 or more documents, whose tied queries numba sorts on the CPU).
+of 16 or more documents, whose tied queries numba sorts on the CPU). Flat queries of very different lengths are padded
+in groups of similar length (one long query among many short ones is not a ``[Q, longest]`` block), each extra group
+checked in its own synchronisation.
 
 Conventions (every one a named option; the defaults are trec_eval's):
 
@@ -125,28 +127,84 @@ def _as_tensor(value: Any, name: str, device: Optional[torch.device] = None) -> 
     return tensor if device is None or tensor.device == device else upload(tensor, device)
 
 
+_PAD_SLACK_CELLS = 1 << 20  # padding a group of flat queries may waste beyond its own cells (one group below this)
+
+
+def _width_groups(counts: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
+    """Queries of ``counts`` (host ``int64[Q]`` documents per query) in groups whose padded ``[q, width]`` block holds
+    at most twice their documents plus ``_PAD_SLACK_CELLS``: one query of 10^6 documents among 1,000 of 10 is not
+    padded into a ``[1001, 10^6]`` block. Groups take the longest queries first (at most ~2·log2(max count) groups).
+
+    Returns:
+        ``(perm, groups)``: ``perm: int64[Q]`` the queries group after group (ascending inside a group; the identity
+        when one group holds them all) and ``groups``: ``(first, end, width)`` slices of ``perm`` and their widths.
+    """
+    q = counts.size
+    total = int(counts.sum())
+    width = int(counts.max(initial=0))
+    if q * width <= 2 * total + _PAD_SLACK_CELLS:
+        return np.arange(q, dtype=np.int64), [(0, q, width)]
+    by_length = np.argsort(-counts, kind="stable")
+    cells = np.cumsum(counts[by_length])
+    perm_parts, groups, first = [], [], 0
+    while first < q:
+        width = int(counts[by_length[first]])
+        before = int(cells[first - 1]) if first else 0
+        # the group [first, end) is the longest prefix with (end - first) * width <= 2 * cells + slack
+        fits = (np.arange(1, q - first + 1) * width) <= 2 * (cells[first:] - before) + _PAD_SLACK_CELLS
+        end = first + (int(np.argmin(fits)) if not fits.all() else q - first)
+        end = max(end, first + 1)
+        perm_parts.append(np.sort(by_length[first:end]))
+        groups.append((first, end, width))
+        first = end
+    return np.concatenate(perm_parts).astype(np.int64), groups
+
+
 def _flat_to_padded(
     scores: Tensor, relevance: Tensor, query_ids: Tensor, doc_ids: Optional[Tensor]
-) -> tuple[Tensor, Tensor, Tensor, Optional[Tensor]]:
-    """Group flat ``[N]`` triples by query (queries in sorted id order, documents in input order) into ``[Q, D]``."""
+) -> list[tuple[Optional[Tensor], Tensor, Tensor, Tensor, Optional[Tensor]]]:
+    """Group flat ``[N]`` triples by query (queries in sorted id order, documents in input order) into padded
+    ``[q, D]`` blocks of queries of similar length (:func:`_width_groups`; one block in the usual case).
+
+    Returns:
+        ``(queries, scores, relevance, mask, doc_ids)`` per block; ``queries: LongTensor[q]`` the positions of its
+        rows among the sorted query ids (``None`` for a single block holding every query in order).
+    """
     if query_ids.dim() != 1 or query_ids.shape != scores.shape or query_ids.is_floating_point():
         raise ValueError(f"`query_ids` must be an integer tensor of shape {tuple(scores.shape)} like `scores`, got "
                          f"{query_ids.dtype} {tuple(query_ids.shape)}")
+    device = scores.device
     _, inverse, counts = torch.unique(query_ids, return_inverse=True, return_counts=True)
-    order = torch.sort(inverse, stable=True).indices
-    width = int(counts.max()) if counts.numel() else 0  # one host sync: the padded width
-    row = inverse[order]
-    col = offsets_in_segment(counts, row)
-    shape = (counts.numel(), width)
+    counts_host = counts.numpy(force=True)  # one host sync: the padded widths
+    perm_host, groups = _width_groups(counts_host)
+    if len(groups) == 1:
+        rank, counts_ranked, queries = inverse, counts, None
+    else:
+        perm = upload(perm_host, device)
+        rank = torch.empty_like(perm).scatter_(0, perm, torch.arange(perm.numel(), device=device))[inverse]
+        counts_ranked, queries = counts[perm], perm
+    order = torch.sort(rank, stable=True).indices
+    row = rank[order]
+    col = offsets_in_segment(counts_ranked, row)
+    entry_start = np.concatenate(([0], np.cumsum(counts_host[perm_host])))
+    blocks = []
+    for first, end, width in groups:
+        part = slice(int(entry_start[first]), int(entry_start[end]))
+        cells = (order[part], row[part] - first, col[part], (end - first, width))
+        mask = _scatter_rows(torch.ones(scores.shape, dtype=torch.bool, device=device), cells, False)
+        blocks.append((None if queries is None else queries[first:end], _scatter_rows(scores, cells, 0),
+                       _scatter_rows(relevance, cells, 0), mask,
+                       None if doc_ids is None else _scatter_rows(doc_ids, cells, 0)))
+    return blocks
 
-    def pad(values: Tensor, fill: float) -> Tensor:
-        out = values.new_full(shape, fill)
-        out[row, col] = values[order]
-        return out
 
-    mask = torch.zeros(shape, dtype=torch.bool, device=scores.device)
-    mask[row, col] = True
-    return pad(scores, 0), pad(relevance, 0), mask, None if doc_ids is None else pad(doc_ids, 0)
+def _scatter_rows(values: Tensor, cells: tuple[Tensor, Tensor, Tensor, tuple[int, int]], fill: float) -> Tensor:
+    """``values[index]`` written at ``(row, col)`` of a ``shape`` block filled with ``fill``;
+    ``cells = (index, row, col, shape)``."""
+    index, row, col, shape = cells
+    out = values.new_full(shape, fill)
+    out[row, col] = values[index]
+    return out
 
 
 def _holds_strings(value: Any) -> bool:
@@ -165,10 +223,15 @@ def _string_ids(doc_ids: Sequence) -> list:
     return ranks if nested else ranks[0]
 
 
+_Block = tuple[Optional[Tensor], Tensor, Tensor, Optional[Tensor], Optional[Tensor], Optional[Tensor]]
+
+
 def _prepare(
     scores: Any, relevance: Any, mask: Any, query_ids: Any, doc_ids: Any, qrels: Any
-) -> tuple[Tensor, Tensor, Tensor, Optional[Tensor], Optional[Tensor]]:
-    """Checked padded ``scores, relevance, mask, doc_ids, qrels``; shapes only (values are checked in one sync)."""
+) -> tuple[list[_Block], int]:
+    """Checked padded ``(queries, scores, relevance, mask, doc_ids, qrels)`` blocks and the number of queries; shapes
+    only (values are checked in one sync per block). Padded input is one block (``queries`` None); flat input is
+    grouped by :func:`_flat_to_padded`."""
     scores = _as_tensor(scores, "scores")
     device = scores.device
     relevance = _as_tensor(relevance, "relevance", device)
@@ -200,7 +263,8 @@ def _prepare(
         if scores.dim() != 1:
             raise ValueError(f"with `query_ids`, `scores` must be flat [N], got shape {tuple(scores.shape)}")
         query_ids = _as_tensor(query_ids, "query_ids", device)
-        scores, relevance, mask, doc_ids = _flat_to_padded(scores, relevance, query_ids, doc_ids)
+        blocks = _flat_to_padded(scores, relevance, query_ids, doc_ids)
+        return [(*block, None) for block in blocks], sum(block[1].shape[0] for block in blocks)
     else:
         if scores.dim() == 1:
             scores, relevance = scores[None], relevance[None]
@@ -221,7 +285,7 @@ def _prepare(
             raise ValueError(f"`qrels` must be [Q, J] with Q = {scores.shape[0]} queries, got {tuple(qrels.shape)}")
         if qrels.dtype == torch.bool:
             qrels = qrels.long()
-    return scores, relevance, mask, doc_ids, qrels
+    return [(None, scores, relevance, mask, doc_ids, qrels)], scores.shape[0]
 
 
 def _check_values(scores: Tensor, labels: Tensor, mask: Optional[Tensor], qrels: Optional[Tensor],
@@ -455,7 +519,22 @@ def _ranking_update(
 
     Only what the asked metrics need is computed: columns past the largest cut-off are not read unless a metric
     takes the whole list, and the ideal DCG takes the top k of the judged labels (``topk``), not a full sort."""
-    scores, relevance, mask, doc_ids, qrels = _prepare(scores, relevance, mask, query_ids, doc_ids, qrels)
+    blocks, n_queries = _prepare(scores, relevance, mask, query_ids, doc_ids, qrels)
+    options = (metrics, ties, gain, empty, relevance_level)
+    if len(blocks) == 1:
+        return _block_update(*blocks[0][1:], *options)
+    values = torch.zeros(len(metrics), n_queries, dtype=torch.float64, device=blocks[0][1].device)
+    counted = torch.zeros(len(metrics), n_queries, dtype=torch.bool, device=values.device)
+    for queries, *block in blocks:
+        values[:, queries], counted[:, queries] = _block_update(*block, *options)
+    return values, counted
+
+
+def _block_update(
+    scores: Tensor, relevance: Tensor, mask: Optional[Tensor], doc_ids: Optional[Tensor], qrels: Optional[Tensor],
+    metrics: Sequence[tuple[str, str, Optional[int]]], ties: str, gain: str, empty: str, relevance_level: float,
+) -> tuple[Tensor, Tensor]:
+    """:func:`_ranking_update` of one padded ``[Q, D]`` block of checked tensors."""
     q, d = scores.shape
     device = scores.device
     labels = relevance if mask is None else relevance.masked_fill(~mask, 0)

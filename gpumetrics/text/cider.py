@@ -55,6 +55,7 @@ MODES = ("cider-d", "cider")
 TOKENIZERS = ("ptb", "none")
 #: the module's ``cat`` states, in the order :func:`_cider_update` returns them (shared with ``COCOCaptionScores``)
 CIDER_STATES = ("hyp_codes", "hyp_lengths", "ref_codes", "ref_lengths", "ref_counts", "long_codes", "long_checks")
+_VALUE_FN_BYTES = 1 << 28  # working memory of one corpus_cider_value_function call: coalitions in chunks under it
 
 
 def cat_state(value: Tensor | list[Tensor], device: torch.device, dtype: torch.dtype = torch.long) -> Tensor:
@@ -296,9 +297,9 @@ def corpus_cider_value_function(
     pycocoevalcap computes document frequencies over whatever corpus it is given, so the CIDEr-D of a subset S uses
     the IDF of S's references. n-grams are counted once (the sort of :func:`_cider_compute`); for
     ``coalitions: BoolTensor[C, B]`` the document frequencies are one scatter over the (sample, n-gram) presence
-    list and every TF-IDF norm, clipped dot product and length penalty is a ``[C, n-gram entries]`` operation, so
-    memory grows with C × entries. ``value_fn`` returns ``DoubleTensor[C]``, the mean CIDEr-D over each coalition's
-    samples (0 for the empty one).
+    list and every TF-IDF norm, clipped dot product and length penalty is a ``[C, n-gram entries]`` operation, on
+    chunks of coalitions of at most ``_VALUE_FN_BYTES`` (256 MiB) of working memory. ``value_fn`` returns
+    ``DoubleTensor[C]``, the mean CIDEr-D over each coalition's samples (0 for the empty one).
 
     Args:
         preds, target: as in :func:`cider_score`.
@@ -336,7 +337,18 @@ def corpus_cider_value_function(
     delta = (bigrams[:n_samples][sample_of_ref] - bigrams[n_samples:]).double()
     penalty = torch.exp(-(delta * delta) / (2.0 * float(sigma) ** 2))
 
+    # float64 cells one coalition takes (df and idf per n-gram, ~6 per entry, norms, dots and cosines per sentence)
+    per_coalition = 8 * (2 * max(n_grams, 1) + 6 * tf.numel() + (lengths.numel() + 6 * n_refs + n_samples) * n_gram
+                         + 2 * n_samples)
+    chunk = max(1, _VALUE_FN_BYTES // per_coalition)
+
     def value_fn(coalitions: Tensor) -> Tensor:
+        if coalitions.shape[0] <= chunk:
+            return coalition_values(coalitions)
+        return torch.cat([coalition_values(coalitions[start : start + chunk])
+                          for start in range(0, coalitions.shape[0], chunk)])
+
+    def coalition_values(coalitions: Tensor) -> Tensor:
         c = coalitions.shape[0]
         members = upload(coalitions, device, torch.float64)  # coalitions drawn on the host go up without a wait
         size = members.sum(1)

@@ -46,6 +46,7 @@ from gpumetrics.core import PerSampleScore, check_choice, check_device, check_sa
 from gpumetrics.core.checks import check_bool, check_positive_int, check_real, describe_value, is_sequence
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.transport import emd_host, sinkhorn_batch
+from gpumetrics.kernels.ragged import size_buckets
 
 __all__ = ["WordEmbeddings", "WordMoversDistance", "load_embeddings", "word_movers_distance", "WMD_METHODS",
            "UNICODE_ERRORS"]
@@ -371,6 +372,47 @@ def _wmd_update(preds: Any, target: Any, table: WordEmbeddings, method: str, sto
     words_t, weights_t, lengths_t, tokens_t = _bags(target, table, stop)
     if normalize:
         table.check_normalizable(np.concatenate([words_p, words_t]))
+    p_side, t_side = (words_p, weights_p, lengths_p, tokens_p), (words_t, weights_t, lengths_t, tokens_t)
+    buckets = _length_buckets(lengths_p, lengths_t, table.vectors.shape[1])
+    if buckets is None:
+        return _wmd_block(p_side, t_side, table, method, normalize, reg, max_iter, tol, device)
+    out = torch.full((size,), math.inf, dtype=torch.float64, device=device)  # a pair in no bucket has an empty side
+    for bucket in buckets:
+        out[upload(bucket, device)] = _wmd_block(_take(p_side, bucket), _take(t_side, bucket), table, method,
+                                                 normalize, reg, max_iter, tol, device)
+    return out
+
+
+_PAD_BUDGET_BYTES = 1 << 28  # what one padded block of pairs may take (or 4x the pairs' own) before pairs are bucketed
+
+
+def _length_buckets(lengths_p: np.ndarray, lengths_t: np.ndarray, dim: int) -> Optional[list[np.ndarray]]:
+    """Pairs in buckets of similar document lengths (:func:`~gpumetrics.kernels.ragged.size_buckets`), or None when
+    one block padded to the longest documents (``[B, Wp + Wt, dim]`` vectors, ``[B, Wp, Wt]`` costs) takes at most
+    4x what the pairs' own words take, or ``_PAD_BUDGET_BYTES``: one document of 1,000 words among 300 short pairs
+    made 301 costs of 1,000 × 1,000 and 301 × 2,000 word vectors."""
+    width_p, width_t = int(lengths_p.max(initial=0)), int(lengths_t.max(initial=0))
+    padded = lengths_p.size * ((width_p + width_t) * dim + width_p * width_t)
+    own = int(((lengths_p + lengths_t) * dim + lengths_p * lengths_t).sum())
+    if 8 * padded <= max(4 * 8 * own, _PAD_BUDGET_BYTES):
+        return None
+    return size_buckets(lengths_p, lengths_t, slack=0)
+
+
+def _take(side: tuple[np.ndarray, ...], pairs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The bags ``(words, weights, lengths, tokens)`` of the documents ``pairs`` (host ``int64[p]``)."""
+    words, weights, lengths, tokens = side
+    starts = np.cumsum(lengths) - lengths
+    kept = lengths[pairs]
+    offset = np.arange(int(kept.sum())) - np.repeat(np.cumsum(kept) - kept, kept)
+    flat = np.repeat(starts[pairs], kept) + offset
+    return words[flat], weights[flat], kept, tokens[pairs]
+
+
+def _wmd_block(p_side: tuple[np.ndarray, ...], t_side: tuple[np.ndarray, ...], table: WordEmbeddings, method: str,
+               normalize: bool, reg: float, max_iter: int, tol: float, device: torch.device) -> Tensor:
+    """Distances ``DoubleTensor[B]`` of the pairs of two sides' bags (:func:`_bags`), padded to their longest."""
+    (words_p, weights_p, lengths_p, tokens_p), (words_t, weights_t, lengths_t, tokens_t) = p_side, t_side
     # the layout on the host: padded ids and weights, the pairs with an empty side or one shared word
     width_p, width_t = max(int(lengths_p.max(initial=0)), 1), max(int(lengths_t.max(initial=0)), 1)
     ids_p, ids_t = _pad(words_p, lengths_p, -1, width_p), _pad(words_t, lengths_t, -1, width_t)

@@ -9,6 +9,7 @@ import torchvision
 from gpumetrics.functional import box_iou, box_iou_paired, polygon_iou, polygon_iou_paired
 from gpumetrics.kernels import iou as kernels
 from gpumetrics.kernels.iou import block_pairs, normalize_quads, polygon_intersection_paired
+from gpumetrics.kernels.ragged import size_buckets
 
 UNIT = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]])
 
@@ -258,6 +259,44 @@ def test_block_overlap_pairs_equals_filtered_block_pairs(monkeypatch):
     small_a, small_b = kernels.block_overlap_pairs(lo_a, hi_a, counts_a, lo_b, hi_b, counts_b)
     assert torch.equal(small_a, got_a) and torch.equal(small_b, got_b)
 
+
+
+def _overlap_case(seed: int, counts_a: list, counts_b: list, extent: float = 10.0) -> tuple:
+    g = torch.Generator().manual_seed(seed)
+    counts_a, counts_b = torch.tensor(counts_a), torch.tensor(counts_b)
+    lo_a = torch.rand(int(counts_a.sum()), 2, generator=g, dtype=torch.float64) * extent
+    lo_b = torch.rand(int(counts_b.sum()), 2, generator=g, dtype=torch.float64) * extent
+    return (lo_a, lo_a + 0.5 + torch.rand(lo_a.shape, generator=g, dtype=torch.float64) * 5, counts_a,
+            lo_b, lo_b + 0.5 + torch.rand(lo_b.shape, generator=g, dtype=torch.float64) * 5, counts_b)
+
+
+def test_block_overlap_pairs_in_size_buckets_equal_one_padded_block(monkeypatch):
+    """Groups of very different sizes are tested in buckets of similar sizes: same pairs, same order."""
+    lo_a, hi_a, counts_a, lo_b, hi_b, counts_b = _overlap_case(9, [3, 0, 40, 2, 1, 17, 9, 0, 5, 64],
+                                                               [4, 2, 33, 0, 1, 2, 70, 3, 5, 1])
+    ia, ib, _ = block_pairs(counts_a, counts_b)
+    keep = ((lo_a[ia] < hi_b[ib]) & (lo_b[ib] < hi_a[ia])).all(1)
+    whole = kernels.block_overlap_pairs(lo_a, hi_a, counts_a, lo_b, hi_b, counts_b)
+    monkeypatch.setattr(kernels, "_OVERLAP_SLACK_CELLS", 0)
+    assert len(size_buckets(counts_a.numpy(), counts_b.numpy(), 0)) > 3
+    bucketed = kernels.block_overlap_pairs(lo_a, hi_a, counts_a, lo_b, hi_b, counts_b)
+    for got in (whole, bucketed):
+        assert torch.equal(got[0], ia[keep]) and torch.equal(got[1], ib[keep])
+
+
+def test_one_crowded_group_among_many_small_ones_is_not_padded_to_its_size():
+    """One image of 3,000 × 3,000 boxes among 20,000 images of one box each: padding every image to the crowded one
+    held four [20,001, 3,000, 2] float64 blocks (3.8 GB) and tested 1.8e11 cells; in size buckets the work is the
+    9e6 + 20,000 cells of the actual pairs."""
+    lo_a, hi_a, counts_a, lo_b, hi_b, counts_b = _overlap_case(10, [3_000] + [1] * 20_000, [3_000] + [1] * 20_000,
+                                                               extent=1_000.0)
+    index_a, index_b = kernels.block_overlap_pairs(lo_a, hi_a, counts_a, lo_b, hi_b, counts_b)
+    crowded = index_a < 3_000
+    ia, ib, _ = block_pairs(counts_a[:1], counts_b[:1])
+    keep = ((lo_a[ia] < hi_b[ib]) & (lo_b[ib] < hi_a[ia])).all(1)
+    assert torch.equal(index_a[crowded], ia[keep]) and torch.equal(index_b[crowded], ib[keep])
+    single = ((lo_a[3_000:] < hi_b[3_000:]) & (lo_b[3_000:] < hi_a[3_000:])).all(1).nonzero()[:, 0] + 3_000
+    assert torch.equal(index_a[~crowded], single) and torch.equal(index_b[~crowded], single)
 
 def test_integer_coordinates_are_computed_in_float64():
     big = torch.tensor([[[100_000_001, 0], [100_000_003, 0], [100_000_003, 2], [100_000_001, 2]]])

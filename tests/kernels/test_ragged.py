@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 import torch
 
@@ -16,6 +17,7 @@ from gpumetrics.kernels.ragged import (
     segment_ids,
     segment_products,
     segment_starts,
+    size_buckets,
 )
 
 
@@ -79,3 +81,18 @@ def test_ragged_lengths_of_narrow_and_unsigned_offsets(dtype):
     uint32 (NotImplementedError; found by fuzzing): the lengths are taken in int64."""
     assert Ragged(torch.tensor([1, 2, 3]), torch.tensor([0, 2, 2, 3], dtype=dtype)).lengths().tolist() == [2, 0, 1]
     assert Ragged(torch.tensor([1, 2]), torch.tensor([0, 2, 1, 2], dtype=dtype)).lengths().tolist() == [2, -1, 1]
+
+
+def test_size_buckets_bound_the_padding_of_every_bucket():
+    """Every item with both sizes positive is in exactly one bucket, whose padded block is at most 4× its cells."""
+    rng = np.random.default_rng(0)
+    sizes_a = np.concatenate([rng.integers(0, 20, 500), [5_000]])
+    sizes_b = np.concatenate([rng.integers(0, 20, 500), [3_000]])
+    assert size_buckets(sizes_a[:-1], sizes_b[:-1], slack=1 << 20) is None  # one block wastes little
+    buckets = size_buckets(sizes_a, sizes_b, slack=1 << 20)
+    kept = np.sort(np.concatenate(buckets))
+    assert np.array_equal(kept, np.flatnonzero((sizes_a > 0) & (sizes_b > 0)))
+    for bucket in buckets:
+        a, b = sizes_a[bucket], sizes_b[bucket]
+        assert np.all(np.diff(bucket) > 0)
+        assert bucket.size * a.max() * b.max() <= 4 * (a * b).sum()

@@ -491,3 +491,45 @@ def test_numpy_inputs_equal_tensor_inputs():
     assert all(torch.equal(got[name], want[name]) for name in names)
     with pytest.raises(TypeError, match="`scores` must be a tensor"):
         ranking_metrics(np.array([[object(), object()]]), torch.zeros(1, 2), metrics="map")
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "ranx", "average", "optimistic"])
+def test_flat_queries_of_very_different_lengths_are_padded_in_groups(ties, monkeypatch):
+    """Flat queries grouped by length (no group padded past twice its documents) score as one padded batch does:
+    every query in its place, ranx's and trec_eval's tie orders unchanged."""
+    from gpumetrics.retrieval import ranking
+
+    g = torch.Generator().manual_seed(3)
+    lengths = torch.tensor([400, 3, 17, 1, 90, 16, 2, 250, 5, 33, 8, 1, 64])
+    query_ids = torch.randperm(lengths.numel(), generator=g).repeat_interleave(lengths) * 7  # unsorted, sparse ids
+    scores = torch.randint(0, 4, (query_ids.numel(),), generator=g).double()
+    relevance = torch.randint(0, 3, (query_ids.numel(),), generator=g)
+    names = ["ndcg@10", "precision@5", "recall@20", "r_precision"] + ([] if ties == "average" else ["map", "mrr"])
+    whole = ranking_metrics(scores, relevance, metrics=names, query_ids=query_ids, ties=ties, reduction="none")
+    monkeypatch.setattr(ranking, "_PAD_SLACK_CELLS", 0)
+    assert len(ranking._width_groups(lengths.numpy())[1]) > 2
+    grouped = ranking_metrics(scores, relevance, metrics=names, query_ids=query_ids, ties=ties, reduction="none")
+    for name in names:
+        assert_close(grouped[name], whole[name], 1e-12, what=name)  # sums over other widths: rounding only
+    metric = RankingMetrics(names, ties=ties)
+    metric.update(scores, relevance, query_ids=query_ids)
+    for name, value in metric.compute().items():
+        assert_close(value, whole[name].mean(), 1e-12, what=name)
+
+
+def test_one_long_flat_query_among_many_short_ones_is_not_padded_to_its_length():
+    """One query of 10^6 documents and 5,000 of 3: padding every query to the longest took 5,001 × 10^6 cells
+    (40 GB per float64 tensor); grouped by length the batch needs memory for its 10^6 + 15,000 entries."""
+    g = torch.Generator().manual_seed(0)
+    short, long_length = 5_000, 1_000_000
+    query_ids = torch.cat([torch.arange(1, short + 1).repeat_interleave(3), torch.zeros(long_length, dtype=torch.long)])
+    scores = torch.rand(query_ids.numel(), generator=g, dtype=torch.float64)
+    relevance = (torch.arange(query_ids.numel()) % 3 == 0).long()
+    out = ranking_metrics(scores, relevance, metrics=["mrr", "precision@3"], query_ids=query_ids, reduction="none")
+    alone = ranking_metrics(scores[-long_length:], relevance[-long_length:], metrics=["mrr", "precision@3"])
+    short_ones = ranking_metrics(scores[:-long_length].reshape(short, 3), relevance[:-long_length].reshape(short, 3),
+                                 metrics=["mrr", "precision@3"], reduction="none")
+    for name in ("mrr", "precision@3"):
+        assert out[name].shape == (short + 1,)
+        assert_close(out[name][0], alone[name], 1e-12, what=name)
+        assert_close(out[name][1:], short_ones[name], 1e-12, what=name)

@@ -170,3 +170,55 @@ def test_peak_memory_follows_the_budget():
     assert small["scores"] == large["scores"]
     assert small["grew_mib"] < 48 * 2, small
     assert small["grew_mib"] < large["grew_mib"] / 2, (small, large)
+
+
+def _mixed_batch(seed: int, long_words: int, short: int) -> tuple[list[str], list[list[str]]]:
+    """One long pair (a text against a different one and a shuffled copy) among ``short`` pairs of short sentences
+    with repeated words (free candidates: every one of them is searched)."""
+    preds, target = long_pairs(seed, long_words)
+    rng = random.Random(seed)
+    words = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "cats", "running"]
+    for _ in range(short):
+        preds.append(" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))))
+        target.append([" ".join(rng.choice(words) for _ in range(rng.randint(1, 12)))])
+    return preds, target
+
+
+def test_pairs_of_very_different_lengths_are_aligned_in_groups_as_the_jar_aligns_them(monkeypatch):
+    """Searched pairs grouped by bitset width (each group's path bitsets as wide as its own longest lines) give the
+    jar's scores, as one group of all pairs does."""
+    from gpumetrics.kernels import alignment
+
+    preds, target = _mixed_batch(4, 300, 30)
+    whole = meteor_score(preds, target, reduction="none")
+    monkeypatch.setattr(alignment, "_PAD_SLACK_WORDS", 0)
+    searched = alignment._search_groups(np.ones(31, dtype=bool), np.array([300] + [12] * 30), np.array([300] + [9] * 30))
+    assert len(searched) == 2
+    assert torch.equal(meteor_score(preds, target, reduction="none"), whole)
+    _check_against_jar(preds, target)
+
+
+def test_one_long_pair_among_many_short_ones_does_not_widen_their_paths(monkeypatch):
+    """One pair of 16,000-word lines among 5,000 short pairs: searched together, every path of every pair carried
+    2 × 250 bitset words (2.7 GB peak against 1.2 GB); grouped by width, the short pairs' paths carry two."""
+    from gpumetrics.kernels import alignment
+
+    widths = []
+    inner = alignment._search
+
+    def recorded(matches, fixed, in_search, searched, len1, len2, beam):
+        pairs = np.flatnonzero(searched)
+        own = (-(-len1[pairs] // 64)).clip(1) + (-(-len2[pairs] // 64)).clip(1)
+        widths.append((pairs.size * int(own.max()), int(own.sum())))
+        return inner(matches, fixed, in_search, searched, len1, len2, beam)
+
+    monkeypatch.setattr(alignment, "_search", recorded)
+    rng = random.Random(5)
+    vocabulary = [f"word{i}" for i in range(3_000)]
+    base = [rng.choice(vocabulary) for _ in range(16_000)]
+    small = ["cat", "dog", "sat", "mat", "ran"]
+    preds = [" ".join(base[:8_000] * 2)] + [" ".join(rng.choice(small) for _ in range(12)) for _ in range(5_000)]
+    target = [[" ".join(base)]] + [[" ".join(rng.choice(small) for _ in range(12))] for _ in range(5_000)]
+    scores = meteor_score(preds, target, reduction="none")
+    assert len(widths) >= 2 and sum(padded for padded, _ in widths) <= 2 * sum(own for _, own in widths) + (1 << 16)
+    assert_close(scores[-3:], meteor_score(preds[-3:], target[-3:], reduction="none"), what="short pairs")

@@ -241,6 +241,91 @@ def test_rouge_l_on_5k_token_texts_matches_rouge_score():
                  rouge_score_reference(keys, per_sample=True)(preds, target))
 
 
+
+@pytest.mark.parametrize("mode", ["rouge-score", "coco"])
+def test_pairs_of_very_different_lengths_are_padded_in_buckets(monkeypatch, mode):
+    """The tensor LCS kernels on pairs bucketed by length (every bucket padded to its own longest texts) give the
+    scores of one block padded to the longest text: several references, empty texts, long and short pairs."""
+    import gpumetrics.text.rouge as rouge_module
+
+    rng = random.Random(14)
+    preds, target = make_batch(rng, 40, ASCII_WORDS)
+    long_preds, long_target = _long_text_pairs(43, 300, 3, 30)
+    preds += ["", *long_preds, "the cat"]
+    target += [["", "the cat"], *[[t, "a dog"] for t in long_target], [long_target[0]]]
+    options = {"mode": "coco", "tokenize": "none"} if mode == "coco" else {"rouge_keys": ("rougeL", "rougeW")}
+    monkeypatch.setattr(rouge_module, "lcs_length_rapidfuzz", lambda *args: None)
+    whole = rouge_score(preds, target, reduction="none", **options)
+    monkeypatch.setattr(rouge_module, "_PAD_SLACK_CELLS", 0)
+    bucketed = rouge_score(preds, target, reduction="none", **options)
+    assert bucketed.keys() == whole.keys() and all(torch.equal(bucketed[key], whole[key]) for key in whole)
+
+
+def test_one_long_pair_among_many_short_ones_is_not_padded_to_its_length(monkeypatch):
+    """One 2,000-token pair among 1,500 pairs of 5 tokens: padded together, ROUGE-W's anti-diagonal DP ran over
+    1,501 × 2,000 × 4,000 cells (165 s on one core, 30× rouge-score on the same data); by length buckets no block
+    pads past 4× its own cells (0.4 s)."""
+    import gpumetrics.text.rouge as rouge_module
+    from gpumetrics.kernels.lcs import lcs_length, weighted_lcs
+
+    calls = []
+
+    def recording(kernel):
+        def run(a, a_lengths, b, b_lengths, *args):
+            calls.append((a.shape[0] * a.shape[1] * b.shape[1], int((a_lengths * b_lengths).sum())))
+            return kernel(a, a_lengths, b, b_lengths, *args)
+        return run
+
+    monkeypatch.setattr(rouge_module, "weighted_lcs", recording(weighted_lcs))
+    monkeypatch.setattr(rouge_module, "lcs_length", recording(lcs_length))
+    monkeypatch.setattr(rouge_module, "lcs_length_rapidfuzz", lambda *args: None)  # the CUDA path's LCS kernel
+    rng = random.Random(15)
+    long_preds, long_target = _long_text_pairs(44, 2_000, 1, 50)
+    short = [" ".join(rng.choice(ASCII_WORDS) for _ in range(5)) for _ in range(3_000)]
+    preds, target = long_preds + short[:1_500], long_target + short[1_500:]
+    out = rouge_score(preds, target, rouge_keys=("rougeL", "rougeW"), reduction="none")
+    padded = sum(cells for cells, _ in calls)
+    used = sum(cells for _, cells in calls)
+    assert len(calls) > 2 and padded <= 4 * used + 2 * rouge_module._PAD_SLACK_CELLS
+    reference = rouge_score_reference(("rougeL",), per_sample=True)(preds[:1] + preds[-20:], target[:1] + target[-20:])
+    assert_close({key: out[key][[0, *range(-20, 0)]] for key in reference}, reference)
+
+
+def test_rouge_lsum_lines_of_very_different_lengths_are_padded_in_buckets(monkeypatch):
+    """ROUGE-Lsum's (reference line, prediction line) combinations bucketed by line lengths give the scores of one
+    block padded to the longest line, and rouge-score's."""
+    import gpumetrics.text.rouge as rouge_module
+
+    rng = random.Random(16)
+    preds, target = make_batch(rng, 30, ASCII_WORDS)
+    long_preds, long_target = _long_text_pairs(45, 400, 2, 30, lines=3)
+    preds += long_preds + ["the cat\nsat on the mat"]
+    target += [[t, "a dog\nthe cat"] for t in long_target] + [[long_target[0]]]
+    keys = ("rougeLsum",)
+    whole = rouge_score(preds, target, rouge_keys=keys, reduction="none")
+    monkeypatch.setattr(rouge_module, "_PAD_SLACK_CELLS", 0)
+    bucketed = rouge_score(preds, target, rouge_keys=keys, reduction="none")
+    assert all(torch.equal(bucketed[key], whole[key]) for key in whole)
+    assert_close(bucketed, rouge_score_reference(keys, per_sample=True)(preds, target))
+
+
+def test_rouge_lsum_one_long_line_among_many_short_ones_is_not_padded_to_its_length():
+    """One 5,000-token line among 2,000 five-line texts: every (reference line, prediction line) combination was
+    padded to 5,000 tokens (50,001 × 5,000 int64 per side: a 2 GB allocation, and the picked positions once more);
+    in buckets of similar line lengths the combinations take their own tokens."""
+    rng = random.Random(17)
+    words = [f"w{i}" for i in range(50)]
+
+    def line(k):
+        return " ".join(rng.choice(words) for _ in range(k))
+
+    preds = [line(5_000)] + ["\n".join(line(8) for _ in range(5)) for _ in range(2_000)]
+    target = [line(5_000)] + ["\n".join(line(8) for _ in range(5)) for _ in range(2_000)]
+    out = rouge_score(preds, target, rouge_keys=("rougeLsum",), reduction="none")
+    alone = rouge_score(preds[:1], target[:1], rouge_keys=("rougeLsum",), reduction="none")
+    some = rouge_score(preds[1:30], target[1:30], rouge_keys=("rougeLsum",), reduction="none")
+    assert all(torch.equal(out[key][:1], alone[key]) and torch.equal(out[key][1:30], some[key]) for key in out)
+
 def test_high_order_ngrams_with_a_large_vocabulary_use_the_exact_fallback():
     """rouge7 over ~900 distinct tokens: 900**7 > 2**62, so n-gram ids come from ``unique(dim=0)``, not packing."""
     rng = random.Random(15)

@@ -115,6 +115,44 @@ def test_sinkhorn_is_close_to_exact(kv, sentences):
         assert float(gap.max()) < bound, (reg, float(gap.max()))
 
 
+
+@pytest.mark.parametrize("method", ["emd", "sinkhorn"])
+def test_documents_of_very_different_lengths_are_padded_in_buckets(kv, sentences, monkeypatch, method):
+    """Pairs bucketed by document length (each bucket padded to its own longest) score as one padded block does, and
+    exact WMD still equals gensim's: short and long documents, gensim's edge cases, empty sides."""
+    from gpumetrics.text import wmd
+
+    preds, target = _pairs(sentences, 40, 11)
+    long_doc = [word for sentence in sentences[:60] for word in sentence]
+    preds += [long_doc[:400], long_doc[100:130], []]
+    target += [long_doc[200:], long_doc[:3], long_doc[:50]]
+    whole = word_movers_distance(preds, target, embeddings=kv, reduction="none", method=method)
+    monkeypatch.setattr(wmd, "_PAD_BUDGET_BYTES", 0)
+    assert len(wmd._length_buckets(*(_bag_lengths(kv, docs) for docs in (preds, target)), kv.vector_size)) > 3
+    bucketed = word_movers_distance(preds, target, embeddings=kv, reduction="none", method=method)
+    # Sinkhorn stops when every pair of its batch is within tol (1e-6) of its marginals: other batches, other stops
+    _assert_same(bucketed, whole, 0 if method == "emd" else 1e-5)
+    if method == "emd":
+        _assert_same(bucketed, _gensim(kv, preds, target))
+
+
+def _bag_lengths(kv, docs) -> np.ndarray:
+    return np.array([len({word for word in doc if word in kv.key_to_index}) for doc in docs], dtype=np.int64)
+
+
+def test_one_long_document_among_many_short_ones_is_not_padded_to_its_length(kv, sentences):
+    """One pair of 1,500-word documents among 2,000 short pairs: padded together, Sinkhorn held 2,001 costs of
+    1,500 × 1,500 float64 (36 GB); in length buckets, the long pair's own cost and the short pairs' small ones."""
+    preds, target = _pairs(sentences, 2_000, 12)
+    vocabulary = kv.index_to_key
+    preds.append(vocabulary[:1_500])
+    target.append(vocabulary[200:1_700])
+    out = word_movers_distance(preds, target, embeddings=kv, reduction="none", method="sinkhorn", reg=0.05)
+    alone = word_movers_distance(preds[-1:], target[-1:], embeddings=kv, reduction="none", method="sinkhorn", reg=0.05)
+    short = word_movers_distance(preds[:50], target[:50], embeddings=kv, reduction="none", method="sinkhorn", reg=0.05)
+    _assert_same(out[-1:], alone, 1e-5)  # Sinkhorn's stop depends on the batch (tol=1e-6 on the marginals)
+    _assert_same(out[:50], short, 1e-5)
+
 def test_small_cases_and_shapes(kv):
     assert word_movers_distance([], [], embeddings=kv, reduction="none").shape == (0,)
     out = word_movers_distance([["the"]], [["the", "the"]], embeddings=kv, reduction="none")
