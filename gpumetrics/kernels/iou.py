@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -507,7 +508,7 @@ def block_overlap_pairs(
         return empty, empty
     inf = float("inf")
     start_a, start_b = segment_starts(counts_a), segment_starts(counts_b)
-    host_a, host_b = torch.stack([counts_a, counts_b]).numpy(force=True)  # one host sync: every group's sizes
+    host_a, host_b = np.array(torch.stack([counts_a, counts_b]).tolist(), dtype=np.int64)  # one host sync: the sizes
     buckets = size_buckets(host_a, host_b, _OVERLAP_SLACK_CELLS)
     if buckets is None:
         width_a, width_b = int(host_a.max()), int(host_b.max())

@@ -175,7 +175,7 @@ def _flat_to_padded(
                          f"{query_ids.dtype} {tuple(query_ids.shape)}")
     device = scores.device
     _, inverse, counts = torch.unique(query_ids, return_inverse=True, return_counts=True)
-    counts_host = counts.numpy(force=True)  # one host sync: the padded widths
+    counts_host = np.array(counts.tolist(), dtype=np.int64)  # one host sync: the padded widths
     perm_host, groups = _width_groups(counts_host)
     if len(groups) == 1:
         rank, counts_ranked, queries = inverse, counts, None
