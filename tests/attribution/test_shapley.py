@@ -12,6 +12,7 @@ import torch
 from gpumetrics.attribution.shapley import _permutations
 from gpumetrics.functional import corpus_bleu_shapley, corpus_cider_shapley, marginal_contributions, shapley_values
 from tests.helpers.harness import assert_close
+from tests.helpers.memory import run_python
 from tests.helpers.oracles import import_oracle
 
 
@@ -243,11 +244,6 @@ def test_cider_value_function_scores_coalitions_in_bounded_chunks(monkeypatch):
     65,536 × (n-gram entries) doubles per tensor: 16 players of ten-word captions with five references each
     allocated 1.4 GB at once (over 3 GB in all; 16,384 coalitions: over 512 MB). Chunked under 256 MiB, the values
     are the same."""
-    import subprocess
-    import sys
-    import textwrap
-    from pathlib import Path
-
     from gpumetrics.text import cider
 
     preds, refs = _corpus(7, 13)
@@ -255,35 +251,26 @@ def test_cider_value_function_scores_coalitions_in_bounded_chunks(monkeypatch):
     whole = cider.corpus_cider_value_function(preds, refs, tokenize="none")[0](coalitions)
     monkeypatch.setattr(cider, "_VALUE_FN_BYTES", 1)  # one coalition per chunk
     assert torch.equal(cider.corpus_cider_value_function(preds, refs, tokenize="none")[0](coalitions), whole)
-    script = textwrap.dedent("""
-        import random, resource, torch
+    script = """
+        from tests.helpers.memory import limit_address_space
+        import random, torch
         from gpumetrics.text.cider import corpus_cider_value_function
         rng = random.Random(0)
         words = [f"w{i}" for i in range(3000)]
         text = lambda: " ".join(rng.choice(words) for _ in range(10))
         value_fn, n = corpus_cider_value_function([text() for _ in range(16)], [[text() for _ in range(5)]
                                                                                for _ in range(16)], tokenize="none")
-        size = [int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmSize")][0]
-        resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 29), size + (1 << 29)))
+        limit_address_space(1 << 29)
         masks = torch.arange(1 << 14)[:, None] >> torch.arange(n) & 1 == 1
         print(float(value_fn(masks).sum()))
-    """)
-    root = Path(__file__).resolve().parents[2]
-    env = {"PYTHONPATH": str(root), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, env=env,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
+    """
+    run_python(script)
 
 
 def test_bleu_value_function_sums_coalitions_in_bounded_chunks(monkeypatch):
     """``corpus_bleu_value_function`` turned a whole batch of coalitions into float64 for its matrix product:
     ``shapley_values``' default batch of 65,536 coalitions of 2,000 players took 1 GB at once. In chunks under
     256 MiB the sums, integers exact in float64, are the same."""
-    import subprocess
-    import sys
-    import textwrap
-    from pathlib import Path
-
     from gpumetrics.text import bleu
 
     preds, refs = _corpus(7, 14)
@@ -291,22 +278,18 @@ def test_bleu_value_function_sums_coalitions_in_bounded_chunks(monkeypatch):
     whole = bleu.corpus_bleu_value_function(preds, refs)[0](coalitions)
     monkeypatch.setattr(bleu, "_VALUE_FN_BYTES", 1)  # one coalition per chunk
     assert torch.equal(bleu.corpus_bleu_value_function(preds, refs)[0](coalitions), whole)
-    script = textwrap.dedent("""
-        import random, resource, torch
+    script = """
+        from tests.helpers.memory import limit_address_space
+        import random, torch
         from gpumetrics.text.bleu import corpus_bleu_value_function
         rng = random.Random(0)
         text = lambda: " ".join(f"w{rng.randrange(300)}" for _ in range(10))
         value_fn, n = corpus_bleu_value_function([text() for _ in range(2_000)], [[text()] for _ in range(2_000)])
         masks = torch.rand(1 << 16, n, generator=torch.Generator().manual_seed(0)) < 0.5
-        size = [int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmSize")][0]
-        resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 29), size + (1 << 29)))
+        limit_address_space(1 << 29)
         print(float(value_fn(masks).sum()))
-    """)
-    root = Path(__file__).resolve().parents[2]
-    env = {"PYTHONPATH": str(root), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, env=env,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
+    """
+    run_python(script)
 
 @pytest.mark.parametrize("name", ["shapley_corpus_bleu", "shapley_corpus_cider"])
 def test_benchmark_case_runs_at_a_tiny_size(name):

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 import warnings
-from pathlib import Path
 
 import pytest
 import torch
@@ -17,6 +13,7 @@ from gpumetrics.image.kid import (
     KernelInceptionDistance, canonical_order, kernel_inception_distance, subset_index_chunks, subset_indices,
 )
 from tests.helpers.harness import check_metric
+from tests.helpers.memory import run_python
 
 DIMS = 10
 OPTIONS = {"subsets": 7, "subset_size": 12, "seed": 5}
@@ -104,19 +101,15 @@ def test_subset_chunks_hold_their_indices_not_a_permutation_per_subset():
     first, second = subset_indices(1_000, 900, 7, 3, seed=4)
     assert torch.equal(torch.cat([r for r, _ in chunks]), first)
     assert torch.equal(torch.cat([f for _, f in chunks]), second)
-    script = textwrap.dedent("""
-        import resource, torch
+    script = """
+        from tests.helpers.memory import limit_address_space
+        import torch
         from gpumetrics.image.kid import kernel_inception_distance
         real, fake = torch.rand(100_000, 2, dtype=torch.float64), torch.rand(100_000, 2, dtype=torch.float64)
-        size = [int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmSize")][0]
-        resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30), size + (1 << 30)))
+        limit_address_space(1 << 30)
         print(float(kernel_inception_distance(real, fake, subsets=1_500, subset_size=2)[0]))
-    """)
-    root = Path(__file__).resolve().parents[2]
-    env = {"PYTHONPATH": str(root), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, env=env,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
+    """
+    run_python(script)
 
 class FeaturePairKID(KernelInceptionDistance):
     def __init__(self, **kwargs):
