@@ -59,7 +59,7 @@ from torch import Tensor
 from gpumetrics.core import Metric, check_choice
 from gpumetrics.core.checks import check_holds_data, check_real, describe_value, is_sequence
 from gpumetrics.core.transfer import upload
-from gpumetrics.kernels.ragged import offsets_in_segment
+from gpumetrics.kernels.ragged import offsets_in_segment, size_buckets
 
 __all__ = ["RankingMetrics", "ranking_metrics", "TIES", "GAINS", "EMPTY", "METRIC_NAMES"]
 
@@ -131,33 +131,21 @@ _PAD_SLACK_CELLS = 1 << 20  # padding a group of flat queries may waste beyond i
 
 
 def _width_groups(counts: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
-    """Queries of ``counts`` (host ``int64[Q]`` documents per query) in groups whose padded ``[q, width]`` block holds
-    at most twice their documents plus ``_PAD_SLACK_CELLS``: one query of 10^6 documents among 1,000 of 10 is not
-    padded into a ``[1001, 10^6]`` block. Groups take the longest queries first (at most ~2·log2(max count) groups).
+    """Queries of ``counts`` (host ``int64[Q]`` documents per query, each ≥ 1) in groups padded one after the other:
+    all at once, or the buckets of :func:`~gpumetrics.kernels.ragged.size_buckets` (queries whose lengths share a
+    power-of-two octave) when one ``[Q, longest]`` block would waste more than their documents plus
+    ``_PAD_SLACK_CELLS``: one query of 10^6 documents among 1,000 of 10 is not padded into a ``[1001, 10^6]`` block.
 
     Returns:
         ``(perm, groups)``: ``perm: int64[Q]`` the queries group after group (ascending inside a group; the identity
         when one group holds them all) and ``groups``: ``(first, end, width)`` slices of ``perm`` and their widths.
     """
-    q = counts.size
-    total = int(counts.sum())
-    width = int(counts.max(initial=0))
-    if q * width <= 2 * total + _PAD_SLACK_CELLS:
-        return np.arange(q, dtype=np.int64), [(0, q, width)]
-    by_length = np.argsort(-counts, kind="stable")
-    cells = np.cumsum(counts[by_length])
-    perm_parts, groups, first = [], [], 0
-    while first < q:
-        width = int(counts[by_length[first]])
-        before = int(cells[first - 1]) if first else 0
-        # the group [first, end) is the longest prefix with (end - first) * width <= 2 * cells + slack
-        fits = (np.arange(1, q - first + 1) * width) <= 2 * (cells[first:] - before) + _PAD_SLACK_CELLS
-        end = first + (int(np.argmin(fits)) if not fits.all() else q - first)
-        end = max(end, first + 1)
-        perm_parts.append(np.sort(by_length[first:end]))
-        groups.append((first, end, width))
-        first = end
-    return np.concatenate(perm_parts).astype(np.int64), groups
+    buckets = size_buckets(counts, np.ones_like(counts), _PAD_SLACK_CELLS)
+    if buckets is None:
+        return np.arange(counts.size, dtype=np.int64), [(0, counts.size, int(counts.max(initial=0)))]
+    ends = np.cumsum([bucket.size for bucket in buckets])
+    groups = [(int(end - bucket.size), int(end), int(counts[bucket].max())) for bucket, end in zip(buckets, ends)]
+    return np.concatenate(buckets).astype(np.int64), groups
 
 
 def _flat_to_padded(
