@@ -45,8 +45,9 @@ from torch import Tensor
 from gpumetrics.core import PerSampleScore, check_choice, check_device, check_same_length, reduce_scores
 from gpumetrics.core.checks import check_bool, check_positive_int, check_real, describe_value, is_sequence
 from gpumetrics.core.transfer import upload, upload_all
-from gpumetrics.kernels.transport import emd_host, sinkhorn_batch
+from gpumetrics.kernels.alignment import ragged_offsets, ragged_starts
 from gpumetrics.kernels.ragged import size_buckets
+from gpumetrics.kernels.transport import emd_host, sinkhorn_batch
 
 __all__ = ["WordEmbeddings", "WordMoversDistance", "load_embeddings", "word_movers_distance", "WMD_METHODS",
            "UNICODE_ERRORS"]
@@ -402,10 +403,8 @@ def _length_buckets(lengths_p: np.ndarray, lengths_t: np.ndarray, dim: int) -> O
 def _take(side: tuple[np.ndarray, ...], pairs: np.ndarray) -> tuple[np.ndarray, ...]:
     """The bags ``(words, weights, lengths, tokens)`` of the documents ``pairs`` (host ``int64[p]``)."""
     words, weights, lengths, tokens = side
-    starts = np.cumsum(lengths) - lengths
     kept = lengths[pairs]
-    offset = np.arange(int(kept.sum())) - np.repeat(np.cumsum(kept) - kept, kept)
-    flat = np.repeat(starts[pairs], kept) + offset
+    flat = np.repeat(ragged_starts(lengths)[pairs], kept) + ragged_offsets(kept)
     return words[flat], weights[flat], kept, tokens[pairs]
 
 
