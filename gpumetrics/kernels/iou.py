@@ -28,8 +28,9 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_holds_data
-from gpumetrics.core.transfer import upload
-from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_products, segment_starts, size_buckets
+from gpumetrics.kernels.ragged import (
+    bucket_indices, expand_segments, pad_segments, segment_products, segment_starts, size_buckets,
+)
 
 __all__ = [
     "box_iou",
@@ -517,8 +518,7 @@ def block_overlap_pairs(
         g, i, j = _overlap_block(lo_a, hi_a, lo_b, hi_b, torch.arange(counts_a.numel(), device=device))
         return start_a[g] + i, start_b[g] + j
     parts = []
-    for groups in buckets:
-        group = upload(groups, device)
+    for groups, group in bucket_indices(buckets, device):
         sides = []
         for low, high, counts, host in ((min_a, max_a, counts_a, host_a), (min_b, max_b, counts_b, host_b)):
             corners, _ = expand_segments(torch.cat([low, high], 1), counts, group, int(host[groups].sum()))

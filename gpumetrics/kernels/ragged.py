@@ -9,11 +9,13 @@ it is already known on the host; otherwise the helper reads it, which is one hos
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Iterator, NamedTuple, Optional
 
 import numpy as np
 import torch
 from torch import Tensor
+
+from gpumetrics.core.transfer import upload
 
 
 def segment_ids(lengths: Tensor, total: Optional[int] = None) -> Tensor:
@@ -162,6 +164,35 @@ def size_buckets(sizes_a: np.ndarray, sizes_b: np.ndarray, slack: int) -> Option
     kept = np.flatnonzero((sizes_a > 0) & (sizes_b > 0))
     kept = kept[np.argsort(key[kept], kind="stable")]
     return np.split(kept, np.flatnonzero(np.diff(key[kept])) + 1) if kept.size else []
+
+
+def bucket_indices(buckets: list[np.ndarray], device: torch.device) -> Iterator[tuple[np.ndarray, Tensor]]:
+    """Each bucket of :func:`size_buckets` with its indices on ``device`` (one upload for all buckets).
+
+    Example:
+        >>> [(b.tolist(), t.tolist()) for b, t in bucket_indices([np.array([1, 2]), np.array([0])], "cpu")]
+        [([1, 2], [1, 2]), ([0], [0])]
+    """
+    order = upload(np.concatenate(buckets) if buckets else np.zeros(0, dtype=np.int64), device)
+    first = 0
+    for bucket in buckets:
+        yield bucket, order[first:first + bucket.size]
+        first += bucket.size
+
+
+def pad_rows(
+    flat: Tensor, lengths: Tensor, rows: Tensor, host_lengths: np.ndarray, fill: float
+) -> tuple[Tensor, Tensor]:
+    """Segments ``rows`` (``LongTensor[r]``) of ``flat`` / ``lengths`` right-padded with ``fill`` to the longest of
+    them: ``(Tensor[r, W], LongTensor[r])``; ``host_lengths``: their lengths on the host (no sync).
+
+    Example:
+        >>> pad_rows(torch.tensor([1, 2, 3]), torch.tensor([2, 1]), torch.tensor([1, 0]), np.array([1, 2]), -1)
+        (tensor([[ 3, -1],
+                [ 1,  2]]), tensor([1, 2]))
+    """
+    tokens, _ = expand_segments(flat, lengths, rows, int(host_lengths.sum()))
+    return pad_segments(tokens, lengths[rows], fill, int(host_lengths.max(initial=0))), lengths[rows]
 
 
 class Ragged(NamedTuple):

@@ -30,7 +30,7 @@ synchronisation.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import torch
@@ -46,7 +46,9 @@ from gpumetrics.kernels.host import lcs_length_rapidfuzz
 from gpumetrics.kernels.lcs import lcs_backtrack_mask, lcs_length, weighted_lcs
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.kernels.ngrams import TokenBatch, ngram_ids, ngram_totals
-from gpumetrics.kernels.ragged import expand_segments, pad_segments, segment_ids, size_buckets
+from gpumetrics.kernels.ragged import (
+    bucket_indices, expand_segments, pad_rows, pad_segments, segment_ids, size_buckets,
+)
 from gpumetrics.text.tokenize import RougeTokenizer
 from gpumetrics.text.tokenize.rouge import ROUGE_TOKENIZERS
 from gpumetrics.text.tokenize.base import encode_split
@@ -302,26 +304,9 @@ def _padded_pairs(
         widths = int(pair_pred_host.max(initial=0)), int(target_host.max(initial=0))
         pred_padded = pad_segments(pred_flat, pred_len, -1, widths[0]).index_select(0, pair_sample)
         return [(None, pad_segments(target_flat, target_len, -2, widths[1]), target_len, pred_padded, pair_pred_len)]
-    return [(pairs, *_padded_rows(target_flat, target_len, pairs, target_host[bucket], -2),
-             *_padded_rows(pred_flat, pred_len, pair_sample[pairs], pair_pred_host[bucket], -1))
-            for bucket, pairs in _bucket_indices(buckets, pred_flat.device)]
-
-
-def _bucket_indices(buckets: list[np.ndarray], device: torch.device) -> Iterator[tuple[np.ndarray, Tensor]]:
-    """Each bucket of :func:`~gpumetrics.kernels.ragged.size_buckets` with its indices on ``device`` (one upload)."""
-    order = upload(np.concatenate(buckets) if buckets else np.zeros(0, dtype=np.int64), device)
-    first = 0
-    for bucket in buckets:
-        yield bucket, order[first:first + bucket.size]
-        first += bucket.size
-
-
-def _padded_rows(flat: Tensor, lengths: Tensor, rows: Tensor, host_lengths: np.ndarray,
-                 fill: int) -> tuple[Tensor, Tensor]:
-    """Rows ``rows`` (``LongTensor[r]``) of the ragged ``flat`` / ``lengths`` right-padded with ``fill`` to the longest
-    of them: ``(Tensor[r, W], LongTensor[r])``; ``host_lengths``: their lengths on the host."""
-    tokens, _ = expand_segments(flat, lengths, rows, int(host_lengths.sum()))
-    return pad_segments(tokens, lengths[rows], fill, int(host_lengths.max(initial=0))), lengths[rows]
+    return [(pairs, *pad_rows(target_flat, target_len, pairs, target_host[bucket], -2),
+             *pad_rows(pred_flat, pred_len, pair_sample[pairs], pair_pred_host[bucket], -1))
+            for bucket, pairs in bucket_indices(buckets, pred_flat.device)]
 
 
 def _over_blocks(blocks: list, kernel: Callable[..., Tensor], out: Tensor) -> Tensor:
@@ -514,10 +499,10 @@ def _summary_lcs_hits(
                    (combo_target_host, combo_pred_host))]
     else:  # one long line among many short ones: combinations of similar line lengths padded together
         blocks = [(combo_target[combos],
-                   *_padded_rows(target_flat, target_line_len, combo_target[combos], combo_target_host[bucket], -2),
-                   *_padded_rows(pred_flat, pred_line_len, combo_pred[combos], combo_pred_host[bucket], -1),
+                   *pad_rows(target_flat, target_line_len, combo_target[combos], combo_target_host[bucket], -2),
+                   *pad_rows(pred_flat, pred_line_len, combo_pred[combos], combo_pred_host[bucket], -1),
                    (combo_target_host[bucket], combo_pred_host[bucket]))
-                  for bucket, combos in _bucket_indices(buckets, device)]
+                  for bucket, combos in bucket_indices(buckets, device)]
     for lines, target_padded, target_lengths, pred_padded, pred_lengths, host_lengths in blocks:
         picked = lcs_backtrack_mask(target_padded, target_lengths, pred_padded, pred_lengths, host_lengths=host_lengths)
         column = torch.arange(picked.shape[1], device=device)
