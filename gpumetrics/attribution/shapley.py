@@ -25,6 +25,7 @@ from torch import Tensor
 
 from gpumetrics.core import check_choice, check_device
 from gpumetrics.core.checks import check_int, check_positive_int, describe_value
+from gpumetrics.core.chunks import rows_per_chunk
 from gpumetrics.core.transfer import upload
 
 __all__ = ["ShapleyValues", "shapley_values", "marginal_contributions", "corpus_bleu_shapley", "corpus_cider_shapley",
@@ -110,7 +111,8 @@ def shapley_values(
         num_permutations: M, permutations drawn by ``"sampling"`` (≥ 2, for the standard error); each costs n + 1
             coalition values.
         seed: seed of the permutations.
-        batch_size: most coalitions per ``value_fn`` call.
+        batch_size: most coalitions per ``value_fn`` call (``"sampling"`` also keeps a call's
+            ``BoolTensor[C, n]`` under ``core.chunks.WORKING_BYTES``, 256 MiB).
         device: device of the coalition tensors and of the result (CPU by default).
 
     Returns:
@@ -164,7 +166,9 @@ def _sampled(value_fn: Callable, n: int, num_permutations: int, seed: int, batch
     order = upload(_permutations(n, num_permutations, seed), device)
     position = order.argsort(1)  # position[p, i]: where player i stands in permutation p
     prefix = torch.arange(n + 1, device=device)
-    per_chunk = max(1, batch_size // (n + 1))  # whole permutations per value_fn call
+    # whole permutations per value_fn call: at most batch_size coalitions, and their BoolTensor[rows, n] within
+    # the working-memory budget (65,536 coalitions of 10,000 players would be 655 MB of booleans)
+    per_chunk = max(1, min(batch_size, rows_per_chunk(n)) // (n + 1))
     parts = []
     for start in range(0, num_permutations, per_chunk):
         pos = position[start:start + per_chunk]

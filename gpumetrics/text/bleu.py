@@ -54,6 +54,7 @@ from gpumetrics.core import (
     reduce_scores, single_threaded,
 )
 from gpumetrics.core.checks import check_bool, check_real, is_finite
+from gpumetrics.core.chunks import map_row_chunks, rows_per_chunk
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
 from gpumetrics.text.tokenize import SacreBleuTokenizer
@@ -69,7 +70,6 @@ _SACREBLEU_SMOOTH_DEFAULTS = {"floor": 0.1, "add-k": 1.0}
 # nltk SmoothingFunction() defaults (Chen & Cherry 2014): epsilon (method1), alpha (method6), k (method4).
 _NLTK_EPSILON, _NLTK_ALPHA, _NLTK_K = 0.1, 5.0, 5.0
 _SACREBLEU_LOG_ZERO = -9999999999.0  # sacrebleu's my_log(0)
-_VALUE_FN_BYTES = 1 << 28  # float64 coalition rows one corpus_bleu_value_function matrix product takes at once
 
 
 @dataclasses.dataclass(frozen=True)
@@ -592,13 +592,11 @@ def corpus_bleu_value_function(
                        stats["ref_len"][:, None]], 1).double()  # [B, 2·orders + 2]
     last = torch.zeros(3, dtype=torch.float64, device=device)
 
-    chunk = max(1, _VALUE_FN_BYTES // (8 * (table.shape[0] + table.shape[1])))  # float64 coalition rows at once
+    chunk = rows_per_chunk(8 * (table.shape[0] + table.shape[1]))  # a float64 coalition row and its sums
 
     def value_fn(coalitions: Tensor) -> Tensor:
         # integer sums, exact in float64 whatever the chunking
-        sums = torch.cat([upload(coalitions[start : start + chunk], table.device, torch.float64) @ table
-                          for start in range(0, coalitions.shape[0], chunk)]) if coalitions.shape[0] else \
-            table.new_zeros(0, table.shape[1])
+        sums = map_row_chunks(lambda rows: upload(rows, table.device, torch.float64) @ table, coalitions, chunk)
         return _scores(sums[:, :orders], sums[:, orders:2 * orders], sums[:, -2], sums[:, -1],
                        last.expand(sums.shape[0], 3), config)
 

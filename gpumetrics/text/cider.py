@@ -46,6 +46,7 @@ from gpumetrics.core import (
     keep_sample_dim, reduce_scores, single_threaded,
 )
 from gpumetrics.core.checks import check_int, check_real
+from gpumetrics.core.chunks import map_row_chunks, rows_per_chunk
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.ngrams import TokenBatch, dense_rank, ngram_ids
 from gpumetrics.kernels.ragged import offsets_in_segment, segment_ids, segment_starts
@@ -55,7 +56,6 @@ MODES = ("cider-d", "cider")
 TOKENIZERS = ("ptb", "none")
 #: the module's ``cat`` states, in the order :func:`_cider_update` returns them (shared with ``COCOCaptionScores``)
 CIDER_STATES = ("hyp_codes", "hyp_lengths", "ref_codes", "ref_lengths", "ref_counts", "long_codes", "long_checks")
-_VALUE_FN_BYTES = 1 << 28  # working memory of one corpus_cider_value_function call: coalitions in chunks under it
 
 
 def cat_state(value: Tensor | list[Tensor], device: torch.device, dtype: torch.dtype = torch.long) -> Tensor:
@@ -298,7 +298,7 @@ def corpus_cider_value_function(
     the IDF of S's references. n-grams are counted once (the sort of :func:`_cider_compute`); for
     ``coalitions: BoolTensor[C, B]`` the document frequencies are one scatter over the (sample, n-gram) presence
     list and every TF-IDF norm, clipped dot product and length penalty is a ``[C, n-gram entries]`` operation, on
-    chunks of coalitions of at most ``_VALUE_FN_BYTES`` (256 MiB) of working memory. ``value_fn`` returns
+    chunks of coalitions of at most ``core.chunks.WORKING_BYTES`` (256 MiB) of working memory. ``value_fn`` returns
     ``DoubleTensor[C]``, the mean CIDEr-D over each coalition's samples (0 for the empty one).
 
     Args:
@@ -340,13 +340,10 @@ def corpus_cider_value_function(
     # float64 cells one coalition takes (df and idf per n-gram, ~6 per entry, norms, dots and cosines per sentence)
     per_coalition = 8 * (2 * max(n_grams, 1) + 6 * tf.numel() + (lengths.numel() + 6 * n_refs + n_samples) * n_gram
                          + 2 * n_samples)
-    chunk = max(1, _VALUE_FN_BYTES // per_coalition)
+    chunk = rows_per_chunk(per_coalition)
 
     def value_fn(coalitions: Tensor) -> Tensor:
-        if coalitions.shape[0] <= chunk:
-            return coalition_values(coalitions)
-        return torch.cat([coalition_values(coalitions[start : start + chunk])
-                          for start in range(0, coalitions.shape[0], chunk)])
+        return map_row_chunks(coalition_values, coalitions, chunk)
 
     def coalition_values(coalitions: Tensor) -> Tensor:
         c = coalitions.shape[0]

@@ -111,6 +111,29 @@ def test_many_players_sampling():
     assert float(phi.std_error.max()) < 1e-9
 
 
+def test_sampling_keeps_each_calls_coalitions_under_the_working_memory_budget(monkeypatch):
+    """The default ``batch_size`` (65,536 coalitions) of 10,000 players was 655 MB of coalition booleans per call;
+    ``"sampling"`` now also caps a call's ``BoolTensor[C, n]`` at ``core.chunks.WORKING_BYTES`` (whole permutations,
+    at least one), with the same permutations."""
+    from gpumetrics.core import chunks
+
+    n = 300
+    w = _linear_weights(n, 1)
+    seen = []
+
+    def game(coalitions):
+        seen.append(coalitions.numel())
+        return coalitions.double() @ w
+
+    whole = shapley_values(game, n, "sampling", num_permutations=20)
+    assert max(seen) == 20 * (n + 1) * n  # one call: 20 permutations of n + 1 prefixes
+    seen.clear()
+    monkeypatch.setattr(chunks, "WORKING_BYTES", 2 * (n + 1) * n)
+    capped = shapley_values(game, n, "sampling", num_permutations=20)
+    assert max(seen) == 2 * (n + 1) * n and len(seen) == 10
+    assert_close(capped.values, whole.values, 1e-12)  # the same permutations (BLAS may round other batches apart)
+
+
 @pytest.mark.parametrize("call, error, match", [
     (lambda: shapley_values(lambda c: c.sum(1), 0), ValueError, "`n_players` must be a positive int"),
     (lambda: shapley_values(lambda c: c.sum(1), 21), ValueError, "method='exact' enumerates"),
@@ -244,12 +267,13 @@ def test_cider_value_function_scores_coalitions_in_bounded_chunks(monkeypatch):
     65,536 × (n-gram entries) doubles per tensor: 16 players of ten-word captions with five references each
     allocated 1.4 GB at once (over 3 GB in all; 16,384 coalitions: over 512 MB). Chunked under 256 MiB, the values
     are the same."""
+    from gpumetrics.core import chunks
     from gpumetrics.text import cider
 
     preds, refs = _corpus(7, 13)
     coalitions = torch.rand(40, 7, generator=torch.Generator().manual_seed(0)) < 0.5
     whole = cider.corpus_cider_value_function(preds, refs, tokenize="none")[0](coalitions)
-    monkeypatch.setattr(cider, "_VALUE_FN_BYTES", 1)  # one coalition per chunk
+    monkeypatch.setattr(chunks, "WORKING_BYTES", 1)  # one coalition per chunk
     assert torch.equal(cider.corpus_cider_value_function(preds, refs, tokenize="none")[0](coalitions), whole)
     script = """
         from tests.helpers.memory import limit_address_space
@@ -271,12 +295,13 @@ def test_bleu_value_function_sums_coalitions_in_bounded_chunks(monkeypatch):
     """``corpus_bleu_value_function`` turned a whole batch of coalitions into float64 for its matrix product:
     ``shapley_values``' default batch of 65,536 coalitions of 2,000 players took 1 GB at once. In chunks under
     256 MiB the sums, integers exact in float64, are the same."""
+    from gpumetrics.core import chunks
     from gpumetrics.text import bleu
 
     preds, refs = _corpus(7, 14)
     coalitions = torch.rand(40, 7, generator=torch.Generator().manual_seed(1)) < 0.5
     whole = bleu.corpus_bleu_value_function(preds, refs)[0](coalitions)
-    monkeypatch.setattr(bleu, "_VALUE_FN_BYTES", 1)  # one coalition per chunk
+    monkeypatch.setattr(chunks, "WORKING_BYTES", 1)  # one coalition per chunk
     assert torch.equal(bleu.corpus_bleu_value_function(preds, refs)[0](coalitions), whole)
     script = """
         from tests.helpers.memory import limit_address_space
