@@ -441,12 +441,13 @@ def polygon_iou(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
 
 
 # ------------------------------------------------------------------------------------------------ grouped pairs
-def block_pairs(counts_a: Tensor, counts_b: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+def block_pairs(counts_a: Tensor, counts_b: Tensor, total: Optional[int] = None) -> tuple[Tensor, Tensor, Tensor]:
     """All pairs ``(i, j)`` of items in the same group, for items stored group after group.
 
     Args:
         counts_a: ``Tensor[G]`` number of ``a`` items of each group (items of group g follow those of group g−1).
         counts_b: ``Tensor[G]`` number of ``b`` items of each group.
+        total: ``Σ counts_a·counts_b`` when known on the host (no host sync).
 
     Returns:
         ``(index_a, index_b, group)``, each ``Tensor[Σ counts_a·counts_b]`` (long), group-major, then a, then b.
@@ -456,7 +457,7 @@ def block_pairs(counts_a: Tensor, counts_b: Tensor) -> tuple[Tensor, Tensor, Ten
         [[0, 1, 2, 2], [0, 0, 1, 2], [0, 0, 1, 1]]
     """
     counts_a, counts_b = counts_a.long(), counts_b.long()
-    group, local_a, local_b = segment_products(counts_a, counts_b)
+    group, local_a, local_b = segment_products(counts_a, counts_b, total)
     return segment_starts(counts_a)[group] + local_a, segment_starts(counts_b)[group] + local_b, group
 
 
