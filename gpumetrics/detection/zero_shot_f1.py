@@ -148,7 +148,8 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
         stats[2] = torch.where(cp == 0, cg, (cg - cp).clamp(min=0)).sum()
         return stats
 
-    matches = _greedy_by_iou(ip, ig, iou, hit, pb.shape[0], gb.shape[0], int(np.minimum(host_p, host_g).max()))
+    rounds = int(np.minimum(host_p, host_g).max())
+    matches = _greedy_by_iou(ip, ig, iou, hit, pb.shape[0], gb.shape[0], rounds).sum()
     stats[0] = matches
     stats[1] = cp.sum() - matches
     stats[2] = cg.sum() - matches
@@ -161,7 +162,7 @@ def _xyxy(boxes: Tensor) -> Tensor:
 
 
 def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor, hit: Tensor, n_p: int, n_g: int, rounds: int) -> Tensor:
-    """Size of the greedy one-to-one matching by decreasing IoU among the ``hit`` pairs, in rounds of mutually-best
+    """The greedy one-to-one matching by decreasing IoU among the ``hit`` pairs, in rounds of mutually-best
     pairs.
 
     With a strict total order on pairs (IoU, then earlier prediction, then earlier ground truth), repeatedly taking
@@ -169,7 +170,7 @@ def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor, hit: Tensor, n_p: int, n
     the sequential greedy matching. Groups (image, class) share no box, and each round takes at least the best
     remaining pair of every group that has one, so ``rounds`` = the most matches a group can have (``min(#pred,
     #gt)``, from host sizes) ends every group: no host read, no mask indexing. Every round runs on all pairs,
-    16 kernel launches per round; memory linear in the pairs.
+    15 kernel launches per round (``rounds`` × 15 in all); memory linear in the pairs.
 
     Args:
         ip, ig: ``LongTensor[E]`` flat prediction / ground-truth index of each pair, sorted by ``(ip, ig)``.
@@ -178,11 +179,12 @@ def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor, hit: Tensor, n_p: int, n
         rounds: an upper bound on the matches of one group.
 
     Returns:
-        ``LongTensor[]``: the number of matched pairs.
+        ``BoolTensor[E]``: the matched pairs.
     """
     n, device = ip.numel(), ip.device
+    matched = torch.zeros(n, dtype=torch.bool, device=device)
     if n == 0:
-        return torch.zeros((), dtype=torch.long, device=device)
+        return matched
     order = torch.argsort(-iou, stable=True)  # pairs come sorted by (prediction, ground truth): the ties' order
     ip, ig, alive = ip[order], ig[order], hit[order]
     rank = torch.arange(n, device=device)
@@ -195,7 +197,8 @@ def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor, hit: Tensor, n_p: int, n
         taken[:n] |= (bp == rank) & (bg == rank)
         # a box is used once the best remaining pair of its own was taken
         alive &= ~(taken[bp] | taken[bg])
-    return taken.sum()
+    matched[order] = taken[:n]
+    return matched
 
 
 def _zsd_compute(stats: Tensor) -> dict[str, Tensor]:
