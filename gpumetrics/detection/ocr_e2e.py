@@ -26,6 +26,7 @@ the DDP state is one all-reduce of 9 numbers.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -34,9 +35,9 @@ from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice, check_real, single_threaded
 from gpumetrics.core.transfer import upload, upload_all
-from gpumetrics.detection.iou import flatten_quads
+from gpumetrics.detection.iou import check_finite_quads, flatten_quads
 from gpumetrics.kernels.iou import (
-    block_overlap_pairs, normalize_quads, paired_intersection_areas, quad_areas, work_dtype,
+    MAX_COORDINATE, block_overlap_pairs, normalize_quads, paired_intersection_areas, quad_areas, work_dtype,
 )
 from gpumetrics.kernels.ragged import scatter_any, segment_ids, segment_starts
 from gpumetrics.kernels.vocab import dense_ids
@@ -102,16 +103,26 @@ def _ocr_e2e_update(
 ) -> Tensor:
     """Per-image counts ``Tensor[B, 9]`` (long; columns ``_COUNTS``)."""
     case_sensitive = _check_options(matching, iou_threshold, dont_care, case_sensitive)
-    preds, n_pred = flatten_quads(pred_polys, "pred_polys")
-    gts, n_gt = flatten_quads(gt_polys, "gt_polys")
+    preds, n_pred = flatten_quads(pred_polys, "pred_polys", check_finite=False)
+    gts, n_gt = flatten_quads(gt_polys, "gt_polys", check_finite=False)
     if n_pred.numel() != n_gt.numel():
         raise ValueError(f"`pred_polys` and `gt_polys` must hold the same number of images, got {n_pred.numel()} and {n_gt.numel()}")
     device = preds.device if preds.numel() else gts.device
     n_pred, n_gt = upload(n_pred, device), upload(n_gt, device)
-    host_p, host_g = np.array(torch.stack([n_pred, n_gt]).tolist(), dtype=np.int64)  # the sizes: one read
+    n_img, total_p, total_g = n_pred.numel(), preds.shape[0], gts.shape[0]
+    # float64 whatever the input dtype: IoU is compared with a threshold, and float32 arithmetic decided pairs whose
+    # IoU (on the very same coordinates) lies within ~1e-6 of it the other way from shapely's double arithmetic
+    preds, gts = upload(preds, device, torch.float64), upload(gts, device, torch.float64)
+    # one host read: the sizes and the coordinate checks (NaN, ±inf and |x| > MAX_COORDINATE all fail the test)
+    in_range = torch.stack([(x.abs() <= MAX_COORDINATE).all() for x in (preds, gts)]).long()
+    head = np.array(torch.cat([n_pred, n_gt, in_range]).tolist(), dtype=np.int64)
+    host_p, host_g = head[:n_img], head[n_img : 2 * n_img]
+    if not head[2 * n_img :].all():  # error path: name the image, or the coordinate beyond the supported range
+        check_finite_quads(preds, n_pred, "pred_polys")
+        check_finite_quads(gts, n_gt, "gt_polys")
+        work_dtype(preds, gts, names=("pred_polys", "gt_polys"))
     p_texts = _texts(pred_texts, "pred_texts", host_p.tolist())
     g_texts = _texts(gt_texts, "gt_texts", host_g.tolist())
-    n_img, total_p, total_g = n_pred.numel(), preds.shape[0], gts.shape[0]
 
     # text ids: equal ids ⇔ equal texts (after case folding when case-insensitive), from the shared vocabulary builder
     texts = [*p_texts, *g_texts]
@@ -125,14 +136,16 @@ def _ocr_e2e_update(
     gt_img = segment_ids(n_gt, total_g)
 
     # IoU of every (prediction, ground truth) pair of the same image whose bounding boxes overlap
-    # float64 whatever the input dtype: IoU is compared with a threshold, and float32 arithmetic decided pairs whose
-    # IoU (on the very same coordinates) lies within ~1e-6 of it the other way from shapely's double arithmetic
-    work_dtype(preds, gts, names=("pred_polys", "gt_polys"))  # the coordinate checks (NaN, inf, |x| > 1e150)
-    preds, gts = normalize_quads(preds.double()), normalize_quads(gts.double())
+    preds, gts = normalize_quads(preds), normalize_quads(gts)
     area_p, area_g = quad_areas(preds), quad_areas(gts)
-    low_p, high_p, low_g, high_g = preds.amin(1), preds.amax(1), gts.amin(1), gts.amax(1)
+    # a quad of zero area overlaps nothing (its pairs could not pass either test below): an empty bounding box
+    low_p, high_p, low_g, high_g = (
+        torch.where(area[:, None] > 0, corners, fill)
+        for area, corners, fill in ((area_p, preds.amin(1), math.inf), (area_p, preds.amax(1), -math.inf),
+                                    (area_g, gts.amin(1), math.inf), (area_g, gts.amax(1), -math.inf))
+    )
     ip, ig = block_overlap_pairs(low_p, high_p, n_pred, low_g, high_g, n_gt, host_counts=(host_p, host_g))
-    inter = paired_intersection_areas(preds[ip], gts[ig], area_p[ip], area_g[ig])
+    inter = paired_intersection_areas(preds[ip], gts[ig], area_p[ip], area_g[ig], overlapping=True)
     # IoU > t  ⇔  (1 + t)·inter − t·(area_p + area_g) > 0, decided beyond the float64 noise of the pair's areas: an
     # exact tie (IoU = t on grid coordinates, polygons that only touch when t = 0) rounds either way otherwise
     extent = (torch.maximum(high_p[ip], high_g[ig]) - torch.minimum(low_p[ip], low_g[ig])).amax(1)
