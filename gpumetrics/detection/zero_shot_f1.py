@@ -170,7 +170,7 @@ def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor, hit: Tensor, n_p: int, n
     the sequential greedy matching. Groups (image, class) share no box, and each round takes at least the best
     remaining pair of every group that has one, so ``rounds`` = the most matches a group can have (``min(#pred,
     #gt)``, from host sizes) ends every group: no host read, no mask indexing. Every round runs on all pairs,
-    15 kernel launches per round (``rounds`` × 15 in all); memory linear in the pairs.
+    16 kernel launches per round (``rounds`` × 16 in all); memory linear in the pairs.
 
     Args:
         ip, ig: ``LongTensor[E]`` flat prediction / ground-truth index of each pair, sorted by ``(ip, ig)``.
@@ -189,15 +189,16 @@ def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor, hit: Tensor, n_p: int, n
     ip, ig, alive = ip[order], ig[order], hit[order]
     rank = torch.arange(n, device=device)
     taken = torch.zeros(n + 1, dtype=torch.bool, device=device)  # taken[n]: the "no pair" rank, never taken
+    pairs_taken = taken[:n]
     for _ in range(rounds):
         key = torch.where(alive, rank, n)
         best_p = torch.full((n_p,), n, dtype=torch.long, device=device).scatter_reduce_(0, ip, key, reduce="amin")
         best_g = torch.full((n_g,), n, dtype=torch.long, device=device).scatter_reduce_(0, ig, key, reduce="amin")
         bp, bg = best_p[ip], best_g[ig]
-        taken[:n] |= (bp == rank) & (bg == rank)
+        pairs_taken |= (bp == rank) & (bg == rank)
         # a box is used once the best remaining pair of its own was taken
         alive &= ~(taken[bp] | taken[bg])
-    matched[order] = taken[:n]
+    matched[order] = pairs_taken
     return matched
 
 
