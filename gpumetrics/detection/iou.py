@@ -25,6 +25,7 @@ from gpumetrics.kernels.iou import (
 
 __all__ = [
     "as_quads",
+    "check_finite_quads",
     "flatten_quads",
     "box_iou",
     "box_iou_paired",
@@ -78,8 +79,14 @@ def as_quads(value: Any, name: str, device: Optional[torch.device] = None, check
     return quads
 
 
-def flatten_quads(images: Any, name: str) -> tuple[Tensor, Tensor]:
+def flatten_quads(images: Any, name: str, check_finite: bool = True) -> tuple[Tensor, Tensor]:
     """A per-image list of shapes → ``(Tensor[ΣP, 4, 2], counts Tensor[B])`` on the first tensor's device.
+
+    Args:
+        images: per image, shapes as :func:`as_quads` takes them.
+        name: the argument's name in error messages.
+        check_finite: raise on NaN / infinite coordinates (:func:`check_finite_quads`, one host sync); a caller that
+            checks its values together with other reads passes False.
 
     Example:
         >>> quads, counts = flatten_quads([torch.zeros(2, 4), torch.zeros(0, 4)], "pred_polys")
@@ -95,8 +102,24 @@ def flatten_quads(images: Any, name: str) -> tuple[Tensor, Tensor]:
         return torch.zeros(0, 4, 2, device=device), counts
     dtype = torch.float64 if any(q.dtype == torch.float64 for q in quads) else torch.float32
     flat = torch.cat([q.to(dtype) for q in quads])
+    if check_finite:
+        check_finite_quads(flat, counts, name)
+    return flat, counts
+
+
+def check_finite_quads(flat: Tensor, counts: Tensor, name: str) -> None:
+    """Raise ``ValueError`` naming the first image (``name[i]``) whose shapes hold a NaN or infinite coordinate.
+
+    Args:
+        flat: ``Tensor[ΣP, 4, 2]`` the shapes of all images, image after image; ``counts``: ``LongTensor[B]``.
+
+    Example:
+        >>> check_finite_quads(torch.full((1, 4, 2), float("nan")), torch.tensor([0, 1]), "gts")
+        Traceback (most recent call last):
+        ...
+        ValueError: `gts[1]` holds NaN or infinite coordinates
+    """
     finite = torch.isfinite(flat).flatten(1).all(dim=1)
     if not bool(finite.all()):  # one check for the batch; name the first image at fault
         image = int(torch.searchsorted(torch.cumsum(counts, 0), (~finite).nonzero()[0, 0], right=True))
         raise ValueError(f"`{name}[{image}]` holds NaN or infinite coordinates")
-    return flat, counts

@@ -26,6 +26,7 @@ the DDP state is one all-reduce of 9 numbers.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -34,9 +35,9 @@ from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice, check_real, single_threaded
 from gpumetrics.core.transfer import upload, upload_all
-from gpumetrics.detection.iou import flatten_quads
+from gpumetrics.detection.iou import check_finite_quads, flatten_quads
 from gpumetrics.kernels.iou import (
-    block_overlap_pairs, normalize_quads, paired_intersection_areas, quad_areas, work_dtype,
+    MAX_COORDINATE, block_overlap_pairs, normalize_quads, paired_intersection_areas, quad_areas, work_dtype,
 )
 from gpumetrics.kernels.ragged import scatter_any, segment_ids, segment_starts
 from gpumetrics.kernels.vocab import dense_ids
@@ -60,13 +61,13 @@ _ICDAR_AREA_PRECISION = 0.5
 _TIE_ULPS = 64  # |error| of a pair's area terms in units of eps·extent² (the quad kernel's resolution is 16)
 
 
-def _texts(value: Any, name: str, counts: Tensor) -> list[str]:
+def _texts(value: Any, name: str, counts: list[int]) -> list[str]:
     if isinstance(value, (str, Tensor)) or not isinstance(value, Sequence):
         raise TypeError(f"`{name}` must be a list with one list of strings per image, got {type(value).__name__}")
-    if len(value) != counts.numel():
-        raise ValueError(f"`{name}` has {len(value)} images but its polygons have {counts.numel()}")
+    if len(value) != len(counts):
+        raise ValueError(f"`{name}` has {len(value)} images but its polygons have {len(counts)}")
     flat: list[str] = []
-    for i, (texts, n) in enumerate(zip(value, counts.tolist())):
+    for i, (texts, n) in enumerate(zip(value, counts)):
         if isinstance(texts, str) or not isinstance(texts, Sequence):
             raise TypeError(f"`{name}[{i}]` must be a list of strings, got {type(texts).__name__}")
         if len(texts) != n:
@@ -102,15 +103,26 @@ def _ocr_e2e_update(
 ) -> Tensor:
     """Per-image counts ``Tensor[B, 9]`` (long; columns ``_COUNTS``)."""
     case_sensitive = _check_options(matching, iou_threshold, dont_care, case_sensitive)
-    preds, n_pred = flatten_quads(pred_polys, "pred_polys")
-    gts, n_gt = flatten_quads(gt_polys, "gt_polys")
+    preds, n_pred = flatten_quads(pred_polys, "pred_polys", check_finite=False)
+    gts, n_gt = flatten_quads(gt_polys, "gt_polys", check_finite=False)
     if n_pred.numel() != n_gt.numel():
         raise ValueError(f"`pred_polys` and `gt_polys` must hold the same number of images, got {n_pred.numel()} and {n_gt.numel()}")
-    p_texts = _texts(pred_texts, "pred_texts", n_pred)
-    g_texts = _texts(gt_texts, "gt_texts", n_gt)
     device = preds.device if preds.numel() else gts.device
     n_pred, n_gt = upload(n_pred, device), upload(n_gt, device)
     n_img, total_p, total_g = n_pred.numel(), preds.shape[0], gts.shape[0]
+    # float64 whatever the input dtype: IoU is compared with a threshold, and float32 arithmetic decided pairs whose
+    # IoU (on the very same coordinates) lies within ~1e-6 of it the other way from shapely's double arithmetic
+    preds, gts = upload(preds, device, torch.float64), upload(gts, device, torch.float64)
+    # one host read: the sizes and the coordinate checks (NaN, ±inf and |x| > MAX_COORDINATE all fail the test)
+    in_range = torch.stack([(x.abs() <= MAX_COORDINATE).all() for x in (preds, gts)]).long()
+    head = np.array(torch.cat([n_pred, n_gt, in_range]).tolist(), dtype=np.int64)
+    host_p, host_g = head[:n_img], head[n_img : 2 * n_img]
+    if not head[2 * n_img :].all():  # error path: name the image, or the coordinate beyond the supported range
+        check_finite_quads(preds, n_pred, "pred_polys")
+        check_finite_quads(gts, n_gt, "gt_polys")
+        work_dtype(preds, gts, names=("pred_polys", "gt_polys"))
+    p_texts = _texts(pred_texts, "pred_texts", host_p.tolist())
+    g_texts = _texts(gt_texts, "gt_texts", host_g.tolist())
 
     # text ids: equal ids ⇔ equal texts (after case folding when case-insensitive), from the shared vocabulary builder
     texts = [*p_texts, *g_texts]
@@ -124,14 +136,16 @@ def _ocr_e2e_update(
     gt_img = segment_ids(n_gt, total_g)
 
     # IoU of every (prediction, ground truth) pair of the same image whose bounding boxes overlap
-    # float64 whatever the input dtype: IoU is compared with a threshold, and float32 arithmetic decided pairs whose
-    # IoU (on the very same coordinates) lies within ~1e-6 of it the other way from shapely's double arithmetic
-    work_dtype(preds, gts, names=("pred_polys", "gt_polys"))  # the coordinate checks (NaN, inf, |x| > 1e150)
-    preds, gts = normalize_quads(preds.double()), normalize_quads(gts.double())
+    preds, gts = normalize_quads(preds), normalize_quads(gts)
     area_p, area_g = quad_areas(preds), quad_areas(gts)
-    low_p, high_p, low_g, high_g = preds.amin(1), preds.amax(1), gts.amin(1), gts.amax(1)
-    ip, ig = block_overlap_pairs(low_p, high_p, n_pred, low_g, high_g, n_gt)
-    inter = paired_intersection_areas(preds[ip], gts[ig], area_p[ip], area_g[ig])
+    # a quad of zero area overlaps nothing (its pairs could not pass either test below): an empty bounding box
+    low_p, high_p, low_g, high_g = (
+        torch.where(area[:, None] > 0, corners, fill)
+        for area, corners, fill in ((area_p, preds.amin(1), math.inf), (area_p, preds.amax(1), -math.inf),
+                                    (area_g, gts.amin(1), math.inf), (area_g, gts.amax(1), -math.inf))
+    )
+    ip, ig = block_overlap_pairs(low_p, high_p, n_pred, low_g, high_g, n_gt, host_counts=(host_p, host_g))
+    inter = paired_intersection_areas(preds[ip], gts[ig], area_p[ip], area_g[ig], overlapping=True)
     # IoU > t  ⇔  (1 + t)·inter − t·(area_p + area_g) > 0, decided beyond the float64 noise of the pair's areas: an
     # exact tie (IoU = t on grid coordinates, polygons that only touch when t = 0) rounds either way otherwise
     extent = (torch.maximum(high_p[ip], high_g[ig]) - torch.minimum(low_p[ip], low_g[ig])).amax(1)
@@ -167,52 +181,69 @@ def _ocr_e2e_update(
     covered = inter - _ICDAR_AREA_PRECISION * area_p[ip] > noise  # intersection / prediction area > 0.5, ties as above
     p_dc = scatter_any(pair_dc & covered, ip, total_p)
     eligible = overlap & ~pair_dc & ~p_dc[ip]
-    matched, correct = _greedy_in_gt_order(
-        ip[eligible], ig[eligible], same_text[eligible], n_pred, n_gt, pred_img, gt_img, n_img
-    )
-    counts[:, 2] = counts[:, 3] = matched
+    pair_img = pred_img[ip]
+    gt_pos = ig - segment_starts(n_gt)[pair_img]
+    taken = _greedy_in_gt_order(ip, pair_img, gt_pos, eligible, total_p, int(host_g.max(initial=0)))
+    counts[:, 2] = counts[:, 3] = per_image(taken, pair_img)
     counts[:, 4] = counts[:, 7] = per_image(p_dc, pred_img)
-    counts[:, 5] = counts[:, 6] = correct
+    counts[:, 5] = counts[:, 6] = per_image(taken & same_text, pair_img)
     return counts
 
 
 def _greedy_in_gt_order(
-    ip: Tensor, ig: Tensor, same_text: Tensor, n_pred: Tensor, n_gt: Tensor, pred_img: Tensor, gt_img: Tensor, n_img: int
-) -> tuple[Tensor, Tensor]:
-    """ICDAR greedy matching on eligible pairs: ground truths in order, each taking the first free prediction.
+    ip: Tensor, image: Tensor, gt_pos: Tensor, eligible: Tensor, total_p: int, max_gt: int
+) -> Tensor:
+    """ICDAR greedy one-to-one matching: ground truths in order, each taking the first free eligible prediction.
 
-    The loop runs over the ground-truth *position* within an image (at most max ΣG_i steps, usually ~100), every
-    step handling all images at once on ``[images, max predictions]`` tensors.
+    Images are independent, so this is the sequential greedy over each image's pairs in (ground truth, prediction)
+    order. Step ``k`` decides the ``k``-th ground truth of every image at once, on the slice of eligible pairs of
+    that position (sorted by position, then prediction): each image's first pair whose prediction is still free is
+    taken (a segment ``amin``). The slices' sizes are the one host read; the steps read nothing and index no mask.
+    Work and memory are linear in the pairs; 8 kernel launches per step, one step per ground-truth position that has
+    an eligible pair in some image (at most ``max_gt``).
+
+    Args:
+        ip: ``LongTensor[E]`` flat prediction index of each candidate pair.
+        image: ``LongTensor[E]`` image of each pair.
+        gt_pos: ``LongTensor[E]`` position of the pair's ground truth inside its image (``< max_gt``).
+        eligible: ``BoolTensor[E]`` pairs that may match.
+        total_p: number of predictions (``ip < total_p``).
+        max_gt: most ground truths of an image.
+
+    Returns:
+        ``BoolTensor[E]``: the matched pairs.
     """
-    device = ip.device
-    matched = torch.zeros(n_img, dtype=torch.long, device=device)
-    correct = torch.zeros(n_img, dtype=torch.long, device=device)
-    if ip.numel() == 0:
-        return matched, correct
-    start_p, start_g = segment_starts(n_pred), segment_starts(n_gt)
-    img = pred_img[ip]
-    lp, lg = ip - start_p[img], ig - start_g[img]
-    width = int(n_pred.max())
-    steps = torch.unique(lg)  # only ground-truth positions that have a candidate somewhere
-    # candidate table: [image, gt position, prediction position] as a sparse list sorted by (gt pos, image, pred pos)
-    order = torch.argsort((lg * n_img + img) * width + lp)
-    lp, lg, img, same_text = lp[order], lg[order], img[order], same_text[order]
-    bounds = torch.searchsorted(lg, torch.stack([steps, steps + 1])).tolist()
-    free = torch.ones(n_img, width, dtype=torch.bool, device=device)
-    for lo, hi in zip(*bounds):
-        c_img, c_p, c_text = img[lo:hi], lp[lo:hi], same_text[lo:hi]
-        ok = free[c_img, c_p]
-        if not bool(ok.any()):
+    n, device = ip.numel(), ip.device
+    taken = torch.zeros(n, dtype=torch.bool, device=device)
+    if n == 0:
+        return taken
+    position = torch.where(eligible, gt_pos, max_gt)  # ineligible pairs last, in no step
+    order = torch.argsort(position * total_p + ip)  # flat prediction indices run image after image
+    ip, image, position = ip[order], image[order], position[order]
+    sizes = torch.zeros(max_gt + 1, dtype=torch.long, device=device).index_add_(0, position, torch.ones_like(ip))
+    sizes = sizes[:max_gt].tolist()  # the one host read
+    # segment: the pairs of one ground truth (a position in an image); its first free prediction is the lowest rank
+    first = torch.ones(n, dtype=torch.bool, device=device)
+    first[1:] = (position[1:] != position[:-1]) | (image[1:] != image[:-1])
+    segment = torch.cumsum(first, 0) - 1
+    rank = torch.arange(n, device=device)
+    best = torch.full((n,), n, dtype=torch.long, device=device)
+    free = torch.ones(total_p, dtype=torch.bool, device=device)
+    taken_sorted = torch.zeros(n, dtype=torch.bool, device=device)
+    lo = 0
+    for size in sizes:
+        if size == 0:
             continue
-        c_img, c_p, c_text = c_img[ok], c_p[ok], c_text[ok]
-        # candidates are sorted by (image, prediction): the first of each image is its choice
-        first = torch.ones_like(c_img, dtype=torch.bool)
-        first[1:] = c_img[1:] != c_img[:-1]
-        c_img, c_p, c_text = c_img[first], c_p[first], c_text[first]
-        free[c_img, c_p] = False
-        matched.index_add_(0, c_img, torch.ones_like(c_img))
-        correct.index_add_(0, c_img, c_text.long())
-    return matched, correct
+        hi = lo + size
+        p, seg, r = ip[lo:hi], segment[lo:hi], rank[lo:hi]
+        ok = free[p]
+        best.scatter_reduce_(0, seg, torch.where(ok, r, n), reduce="amin")
+        take = best[seg] == r
+        free[p] = ok ^ take  # a step's predictions are distinct: one ground truth per image
+        taken_sorted[lo:hi] = take
+        lo = hi
+    taken[order] = taken_sorted
+    return taken
 
 
 def _ratio(num: Tensor, den: Tensor, empty: float) -> Tensor:

@@ -25,7 +25,7 @@ from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice, check_real, single_threaded
 from gpumetrics.core.checks import check_holds_data
-from gpumetrics.core.transfer import upload
+from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.iou import MAX_COORDINATE, block_pairs, box_iou_paired
 from gpumetrics.kernels.ragged import scatter_any, segment_ids
 
@@ -56,9 +56,14 @@ def _boxes(value: Any, name: str) -> Tensor:
     return boxes.double() if not boxes.is_floating_point() else boxes
 
 
+def _bad_values(boxes: Tensor) -> Tensor:
+    """``BoolTensor[]``: ``boxes: Tensor[K, 4]`` holds a non-finite, negative-size or out-of-range value."""
+    return ~((boxes.abs() <= MAX_COORDINATE).all() & (boxes[:, 2:] >= 0).all())
+
+
 def _check_values(boxes: Tensor, name: str) -> None:
-    """Raise if ``boxes: Tensor[K, 4]`` holds a non-finite, negative-size or out-of-range value (one host sync)."""
-    if bool((boxes.abs() <= MAX_COORDINATE).all() & (boxes[:, 2:] >= 0).all()):
+    """Raise naming ``name`` if ``boxes: Tensor[K, 4]`` holds a non-finite, negative-size or out-of-range value."""
+    if not bool(_bad_values(boxes)):
         return
     if not bool(torch.isfinite(boxes).all()):
         raise ValueError(f"`{name}` holds NaN or infinite coordinates")
@@ -78,21 +83,29 @@ def _images(value: Any, name: str) -> list[Mapping]:
     return list(value)
 
 
-def _flatten(images: list[Mapping], name: str, groups: list[tuple[int, Any]]) -> tuple[Tensor, Tensor]:
-    """Boxes of each (image, label) group, group after group, and the count of each group."""
+def _flatten(images: list[Mapping], name: str, groups: list[tuple[int, Any]]) -> tuple[Tensor, np.ndarray, list]:
+    """Boxes of each (image, label) group, group after group, the host count of each group and the parts (for
+    naming a bad group: :func:`_check_sides`)."""
     names = [f"{name}[{image}][{label!r}]" for image, label in groups]
     parts = [_boxes(images[image].get(label, []), group) for (image, label), group in zip(groups, names)]
-    counts = [boxes.shape[0] for boxes in parts]
+    counts = np.fromiter((boxes.shape[0] for boxes in parts), dtype=np.int64, count=len(parts))
     device = next((p.device for p in parts if p.numel()), torch.device("cpu"))
     dtype = torch.float64 if any(p.dtype == torch.float64 for p in parts) or not parts else torch.float32
     flat = torch.cat([upload(p, device, dtype) for p in parts]) if parts else torch.zeros(0, 4, dtype=dtype)
-    try:
-        _check_values(flat.double(), name)  # the whole batch at once
-    except ValueError:
-        for boxes, group in zip(parts, names):  # error path only: name the first offending group
-            _check_values(boxes.double(), group)
-        raise
-    return flat, upload(np.asarray(counts, dtype=np.int64), device)
+    return flat, counts, list(zip(parts, names))
+
+
+def _check_sides(sides: list[tuple[Tensor, str, list]]) -> None:
+    """Check the boxes of every side at once (one host read); on failure name the first offending group."""
+    if not bool(torch.stack([_bad_values(flat.double()) for flat, _, _ in sides]).any()):
+        return
+    for flat, name, parts in sides:  # error path only
+        try:
+            _check_values(flat.double(), name)
+        except ValueError:
+            for boxes, group in parts:
+                _check_values(boxes.double(), group)
+            raise
 
 
 def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold: float = 0.5) -> Tensor:
@@ -106,23 +119,24 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
     for i, (p, t) in enumerate(zip(preds, target)):
         labels = list(t) if preset == "aij2021" else list(p) + [label for label in t if label not in p]
         groups.extend((i, label) for label in labels)
-    pb, cp = _flatten(preds, "preds", groups)
-    gb, cg = _flatten(target, "target", groups)
+    pb, host_p, parts_p = _flatten(preds, "preds", groups)
+    gb, host_g, parts_g = _flatten(target, "target", groups)
     device = pb.device if pb.numel() else gb.device
-    pb, gb, cp, cg = (upload(x, device) for x in (pb, gb, cp, cg))  # no-ops unless one side came from the host
-    # IoU is compared with the threshold in float64, as the official script does in Python floats: float32
-    # arithmetic flips hits whose IoU is within rounding of the threshold (a box shifted by a third of its width)
-    pb, gb = pb.double(), gb.double()
+    pb, gb = upload(pb, device), upload(gb, device)  # no-ops unless one side came from the host
     stats = torch.zeros(3, dtype=torch.long, device=device)
     if not groups:
         return stats
-
-    ip, ig, _ = block_pairs(cp, cg)
-    iou = box_iou_paired(pb[ip], gb[ig], fmt="xywh") if ip.numel() else pb.new_zeros(0)
+    _check_sides([(pb, "preds", parts_p), (gb, "target", parts_g)])
+    cp, cg = upload_all([host_p, host_g], device)
+    # IoU is compared with the threshold in float64, as the official script does in Python floats: float32
+    # arithmetic flips hits whose IoU is within rounding of the threshold (a box shifted by a third of its width)
+    pb = pb.double()
+    ip, ig, _ = block_pairs(cp, cg, total=int(host_p @ host_g))
+    iou = box_iou_paired(_xyxy(pb)[ip], _xyxy(gb.double())[ig]) if ip.numel() else pb.new_zeros(0)  # w, h ≥ 0
     hit = iou >= iou_threshold
-    group_of_pred = segment_ids(cp, pb.shape[0])
 
     if preset == "aij2021":
+        group_of_pred = segment_ids(cp, pb.shape[0])
         absent = cg == 0  # class not in the ground truth: every predicted box is FP
         tp_candidates = scatter_any(hit, ip, pb.shape[0])
         dup = torch.zeros(pb.shape[0], dtype=torch.bool, device=device)
@@ -130,44 +144,62 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
             dup[1:] = (group_of_pred[1:] == group_of_pred[:-1]) & (pb[1:] == pb[:-1]).all(dim=1)
         scored = ~dup & ~absent[group_of_pred]
         stats[0] = (tp_candidates & scored).sum()
-        stats[1] = (~tp_candidates & scored).sum() + cp[absent].sum()
+        stats[1] = (~tp_candidates & scored).sum() + torch.where(absent, cp, 0).sum()
         stats[2] = torch.where(cp == 0, cg, (cg - cp).clamp(min=0)).sum()
         return stats
 
-    matches = _greedy_by_iou(ip[hit], ig[hit], iou[hit])
+    rounds = int(np.minimum(host_p, host_g).max())
+    matches = _greedy_by_iou(ip, ig, iou, hit, pb.shape[0], gb.shape[0], rounds).sum()
     stats[0] = matches
     stats[1] = cp.sum() - matches
     stats[2] = cg.sum() - matches
     return stats
 
 
-def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor) -> Tensor:
-    """Size of the greedy one-to-one matching by decreasing IoU, computed in rounds of mutually-best pairs.
+def _xyxy(boxes: Tensor) -> Tensor:
+    """``[x, y, w, h]`` → ``[x1, y1, x2, y2]`` (``Tensor[K, 4]``)."""
+    return torch.cat([boxes[:, :2], boxes[:, :2] + boxes[:, 2:]], dim=1)
 
-    With a strict total order on pairs, repeatedly taking every pair that is the best remaining pair of both its
-    prediction and its ground truth gives exactly the sequential greedy matching.
+
+def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor, hit: Tensor, n_p: int, n_g: int, rounds: int) -> Tensor:
+    """The greedy one-to-one matching by decreasing IoU among the ``hit`` pairs, in rounds of mutually-best
+    pairs.
+
+    With a strict total order on pairs (IoU, then earlier prediction, then earlier ground truth), repeatedly taking
+    every remaining pair that is the best remaining pair of both its prediction and its ground truth gives exactly
+    the sequential greedy matching. Groups (image, class) share no box, and each round takes at least the best
+    remaining pair of every group that has one, so ``rounds`` = the most matches a group can have (``min(#pred,
+    #gt)``, from host sizes) ends every group: no host read, no mask indexing. Every round runs on all pairs,
+    16 kernel launches per round (``rounds`` × 16 in all); memory linear in the pairs.
+
+    Args:
+        ip, ig: ``LongTensor[E]`` flat prediction / ground-truth index of each pair, sorted by ``(ip, ig)``.
+        iou: ``Tensor[E]`` their IoU; ``hit``: ``BoolTensor[E]`` the pairs that may match.
+        n_p, n_g: numbers of predictions and ground truths.
+        rounds: an upper bound on the matches of one group.
+
+    Returns:
+        ``BoolTensor[E]``: the matched pairs.
     """
-    count = torch.zeros((), dtype=torch.long, device=ip.device)
-    if ip.numel() == 0:
-        return count
-    order = torch.argsort(ip * (int(ig.max()) + 1) + ig)  # ties: earlier prediction, then earlier ground truth
-    order = order[torch.argsort(-iou[order], stable=True)]
-    rank = torch.empty_like(order)
-    rank[order] = torch.arange(order.numel(), device=ip.device)
-    ip, ig = ip.clone(), ig.clone()
-    n_p, n_g = int(ip.max()) + 1, int(ig.max()) + 1
-    while rank.numel():
-        best_p = torch.full((n_p,), rank.numel() + order.numel(), dtype=rank.dtype, device=ip.device)
-        best_g = best_p.new_full((n_g,), rank.numel() + order.numel())
-        best_p.scatter_reduce_(0, ip, rank, reduce="amin")
-        best_g.scatter_reduce_(0, ig, rank, reduce="amin")
-        take = (best_p[ip] == rank) & (best_g[ig] == rank)
-        count += take.sum()
-        used_p = scatter_any(take, ip, n_p)
-        used_g = scatter_any(take, ig, n_g)
-        keep = ~used_p[ip] & ~used_g[ig]
-        ip, ig, rank = ip[keep], ig[keep], rank[keep]
-    return count
+    n, device = ip.numel(), ip.device
+    matched = torch.zeros(n, dtype=torch.bool, device=device)
+    if n == 0:
+        return matched
+    order = torch.argsort(-iou, stable=True)  # pairs come sorted by (prediction, ground truth): the ties' order
+    ip, ig, alive = ip[order], ig[order], hit[order]
+    rank = torch.arange(n, device=device)
+    taken = torch.zeros(n + 1, dtype=torch.bool, device=device)  # taken[n]: the "no pair" rank, never taken
+    pairs_taken = taken[:n]
+    for _ in range(rounds):
+        key = torch.where(alive, rank, n)
+        best_p = torch.full((n_p,), n, dtype=torch.long, device=device).scatter_reduce_(0, ip, key, reduce="amin")
+        best_g = torch.full((n_g,), n, dtype=torch.long, device=device).scatter_reduce_(0, ig, key, reduce="amin")
+        bp, bg = best_p[ip], best_g[ig]
+        pairs_taken |= (bp == rank) & (bg == rank)
+        # a box is used once the best remaining pair of its own was taken
+        alive &= ~(taken[bp] | taken[bg])
+    matched[order] = pairs_taken
+    return matched
 
 
 def _zsd_compute(stats: Tensor) -> dict[str, Tensor]:

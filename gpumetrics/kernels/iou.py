@@ -29,7 +29,7 @@ from torch import Tensor
 
 from gpumetrics.core.checks import check_holds_data
 from gpumetrics.kernels.ragged import (
-    bucket_indices, expand_segments, pad_segments, segment_products, segment_starts, size_buckets,
+    bucket_indices, pad_rows, pad_segments, segment_products, segment_starts, size_buckets,
 )
 
 __all__ = [
@@ -307,16 +307,25 @@ def _kernel(compiled: bool):
     return _COMPILED["kernel"]
 
 
-def paired_intersection_areas(a: Tensor, b: Tensor, area_a: Tensor, area_b: Tensor, compiled: bool = False) -> Tensor:
-    """Intersection areas of normalised quads ``a[i]``, ``b[i]`` (``Tensor[P, 4, 2]``), chunked, AABB-filtered."""
+def paired_intersection_areas(
+    a: Tensor, b: Tensor, area_a: Tensor, area_b: Tensor, compiled: bool = False, overlapping: bool = False
+) -> Tensor:
+    """Intersection areas of normalised quads ``a[i]``, ``b[i]`` (``Tensor[P, 4, 2]``), chunked, AABB-filtered.
+
+    ``overlapping``: every pair is known to have overlapping bounding boxes and positive areas (as
+    :func:`block_overlap_pairs` gives them for quads of positive area): no filter, so no host read.
+    """
     n = a.shape[0]
     inter = a.new_zeros(n)
     if n == 0:
         return inter
-    amin, amax = a.amin(dim=1), a.amax(dim=1)
-    bmin, bmax = b.amin(dim=1), b.amax(dim=1)
-    overlap = ((amin < bmax) & (bmin < amax)).all(dim=1) & (area_a > 0) & (area_b > 0)
-    idx = overlap.nonzero().squeeze(1)
+    if overlapping:
+        idx = torch.arange(n, device=a.device)
+    else:
+        amin, amax = a.amin(dim=1), a.amax(dim=1)
+        bmin, bmax = b.amin(dim=1), b.amax(dim=1)
+        overlap = ((amin < bmax) & (bmin < amax)).all(dim=1) & (area_a > 0) & (area_b > 0)
+        idx = overlap.nonzero().squeeze(1)
     kernel = _kernel(compiled)
     for start in range(0, idx.numel(), _CHUNK):
         sel = idx[start : start + _CHUNK]
@@ -441,12 +450,13 @@ def polygon_iou(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
 
 
 # ------------------------------------------------------------------------------------------------ grouped pairs
-def block_pairs(counts_a: Tensor, counts_b: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+def block_pairs(counts_a: Tensor, counts_b: Tensor, total: Optional[int] = None) -> tuple[Tensor, Tensor, Tensor]:
     """All pairs ``(i, j)`` of items in the same group, for items stored group after group.
 
     Args:
         counts_a: ``Tensor[G]`` number of ``a`` items of each group (items of group g follow those of group g−1).
         counts_b: ``Tensor[G]`` number of ``b`` items of each group.
+        total: ``Σ counts_a·counts_b`` when known on the host (no host sync).
 
     Returns:
         ``(index_a, index_b, group)``, each ``Tensor[Σ counts_a·counts_b]`` (long), group-major, then a, then b.
@@ -456,7 +466,7 @@ def block_pairs(counts_a: Tensor, counts_b: Tensor) -> tuple[Tensor, Tensor, Ten
         [[0, 1, 2, 2], [0, 0, 1, 2], [0, 0, 1, 1]]
     """
     counts_a, counts_b = counts_a.long(), counts_b.long()
-    group, local_a, local_b = segment_products(counts_a, counts_b)
+    group, local_a, local_b = segment_products(counts_a, counts_b, total)
     return segment_starts(counts_a)[group] + local_a, segment_starts(counts_b)[group] + local_b, group
 
 
@@ -480,7 +490,13 @@ def _overlap_block(
 
 
 def block_overlap_pairs(
-    min_a: Tensor, max_a: Tensor, counts_a: Tensor, min_b: Tensor, max_b: Tensor, counts_b: Tensor
+    min_a: Tensor,
+    max_a: Tensor,
+    counts_a: Tensor,
+    min_b: Tensor,
+    max_b: Tensor,
+    counts_b: Tensor,
+    host_counts: Optional[tuple[np.ndarray, np.ndarray]] = None,
 ) -> tuple[Tensor, Tensor]:
     """Pairs ``(i, j)`` of the same group whose axis-aligned bounding boxes overlap with positive area.
 
@@ -493,6 +509,8 @@ def block_overlap_pairs(
         counts_a: ``Tensor[G]`` items of ``a`` per group.
         min_b, max_b: ``Tensor[ΣB, 2]`` corners of the ``b`` items.
         counts_b: ``Tensor[G]`` items of ``b`` per group.
+        host_counts: ``counts_a`` and ``counts_b`` as host ``int64[G]`` arrays when the caller has them (no host
+            read); read from the tensors otherwise (one host sync).
 
     Returns:
         ``(index_a, index_b)``, long, sorted by group, then ``a``, then ``b``.
@@ -509,7 +527,9 @@ def block_overlap_pairs(
         return empty, empty
     inf = float("inf")
     start_a, start_b = segment_starts(counts_a), segment_starts(counts_b)
-    host_a, host_b = np.array(torch.stack([counts_a, counts_b]).tolist(), dtype=np.int64)  # one host sync: the sizes
+    if host_counts is None:
+        host_counts = np.array(torch.stack([counts_a, counts_b]).tolist(), dtype=np.int64)  # one host sync: the sizes
+    host_a, host_b = (np.asarray(host, dtype=np.int64) for host in host_counts)
     buckets = size_buckets(host_a, host_b, _OVERLAP_SLACK_CELLS)
     if buckets is None:
         width_a, width_b = int(host_a.max()), int(host_b.max())
@@ -521,10 +541,9 @@ def block_overlap_pairs(
     for groups, group in bucket_indices(buckets, device):
         sides = []
         for low, high, counts, host in ((min_a, max_a, counts_a, host_a), (min_b, max_b, counts_b, host_b)):
-            corners, _ = expand_segments(torch.cat([low, high], 1), counts, group, int(host[groups].sum()))
-            lengths, width = counts[group], int(host[groups].max())
-            sides.append((pad_segments(corners[:, :2], lengths, inf, width),
-                          pad_segments(corners[:, 2:], lengths, -inf, width)))
+            # one gather and one padding: the negated upper corners padded with +inf are the upper corners with -inf
+            corners, _ = pad_rows(torch.cat([low, -high], 1), counts, group, host[groups], inf)
+            sides.append((corners[..., :2], -corners[..., 2:]))
         (lo_a, hi_a), (lo_b, hi_b) = sides
         g, i, j = _overlap_block(lo_a, hi_a, lo_b, hi_b, group)
         parts.append((start_a[g] + i, start_b[g] + j))

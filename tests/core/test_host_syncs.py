@@ -231,6 +231,7 @@ def _cases(tmp: Path) -> dict[str, tuple[Callable[[], Any], Callable[[int], tupl
         "OCREndToEnd": (gpumetrics.OCREndToEnd, _ocr),
         "OCREndToEnd(icdar15)": (lambda: gpumetrics.OCREndToEnd(matching="icdar15"), _ocr),
         "ZeroShotDetectionF1": (gpumetrics.ZeroShotDetectionF1, _zsd),
+        "ZeroShotDetectionF1(strict)": (lambda: gpumetrics.ZeroShotDetectionF1(preset="strict"), _zsd),
         "FrechetInceptionDistance": (lambda: gpumetrics.FrechetInceptionDistance(feature=64, weights="random"),
                                      lambda n: (_images(n), True)),
         "KernelInceptionDistance": (lambda: gpumetrics.KernelInceptionDistance(feature=64, weights="random",
@@ -276,8 +277,11 @@ BUDGETS = {
     "BLEUScore": 2, "BLEUScore(nltk)": 2,
     "ROUGEScore": 0,  # sizes, ROUGE-Lsum's line layout and widths from the host tokenizer; sort-ranked n-gram ids
     "CIDErScore": 0,  # predictions and references are encoded apart (no split to size); scoring is in compute
-    "OCREndToEnd": 9, "OCREndToEnd(icdar15)": 36,  # candidate pairs; icdar15: its greedy loop over GT positions
-    "ZeroShotDetectionF1": 7,  # box checks once per batch, candidate pairs, greedy rounds
+    # OCR: one read of the sizes with the coordinate checks, the overlapping pairs (nonzero); icdar15: + the sizes of
+    # its greedy steps (the steps read nothing), whatever the boxes per image, images or ground-truth positions
+    "OCREndToEnd": 2, "OCREndToEnd(icdar15)": 3,
+    # one box check for both sides, IoU's coordinate check; strict: its greedy rounds are bounded by host sizes
+    "ZeroShotDetectionF1": 2, "ZeroShotDetectionF1(strict)": 2,
     "FrechetInceptionDistance": 0, "KernelInceptionDistance": 0, "CLIPScore": 0, "ImageGenerationScore": 0,
     # METEOR 1.5: matchers, beam search and pair statistics are host work in numpy (value-sized joins and a loop over
     # reference positions: every step would be a sync on a GPU); the float64[P, 23] statistics go up in one

@@ -31,6 +31,7 @@ CASES = (
     "EditDistance", "CharErrorRate", "WordErrorRate", "NormalizedEditSimilarity",
     "METEORScore", "METEORScore(nltk)",
     "RankingMetrics", "RankingMetrics(flat)", "OCREndToEnd", "OCREndToEnd(icdar15)", "ZeroShotDetectionF1",
+    "ZeroShotDetectionF1(strict)",
 )
 #: cases whose tensor inputs a caller keeps on the device (they are tagged so); the rest take host data (strings)
 TENSOR_INPUTS = ("RankingMetrics", "OCREndToEnd", "ZeroShotDetectionF1")
