@@ -228,6 +228,17 @@ class _Tries:
             return run is not None and run[2] > p + 4  # (a run between "www." and the dot)
         return False
 
+    def reach(self, name: str, string: str, p: int) -> int:
+        """The end of rule ``name``'s run that holds ``p`` if the rule can match after ``p`` in it, else ``p``."""
+        if name == "email" and not self._emails:
+            return p
+        run = self._runs[name].run(string, p)
+        return run[1] if run is not None and p < run[2] else p
+
+    def fresh(self) -> "_Tries":
+        """Tries of the same rules over other texts."""
+        return _Tries(self._patterns, self._likely_urls, self._emails)
+
     def match(self, name: str, string: str, p: int, pattern: Optional[re.Pattern] = None) -> Optional[re.Match]:
         """``re.match`` of rule ``name`` (``pattern``, by default its own) at ``p``."""
         return self._run(pattern or self._patterns[name], string, p) if self.reaches(name, string, p) else None
@@ -289,6 +300,42 @@ class _Tries:
                 return p
             p = string.find("www.", p + 1, hi + 3)
         return first
+
+
+# THINGA's rest (the entity's letters after its capitals, then its ";") starts a word, an e-mail address, ";" or a
+# smiley (";(", ";-)": 3 characters and one of trailing context); only the e-mail address reads on past a few
+# characters, through its run
+_PTB_THINGA_READ = 16
+
+
+class _PtbThingaCopy:
+    """The caption as the lexer reads on after a THINGA token ("AT&MD;" → "AT&MD", then ";"): the entity's stand-in
+    replaced by its rest, in a copy of the caption's text and original text from the character before the stand-in
+    (the look-behinds read one) to :data:`_PTB_THINGA_READ` characters past it or, where an e-mail address can start
+    in the rest (its anchor lies ahead in its run), as many past that run: what the tokens from the rest read. The
+    lexer goes back to the caption once past the rest: the caption is never rewritten (each THINGA token rewrote the
+    rest of it, a cost of the caption's length squared) and its runs (:class:`_Runs`) are read once.
+
+    ``strings``: the copy of the text, of the original text, and the tries over them; ``start``: where the rest
+    starts in the copy, ``tail``: where the caption goes on, ``shift``: what turns a position there into the
+    caption's; ``cut``: whether the copy ends before the caption (``whole``: it does not); ``checkpoint``: where the
+    lexer's last token in the copy began and how many tokens were out then (kept by the lexer)."""
+
+    def __init__(self, caption: tuple[str, str, "_Tries"], stand_in: int, rest: str, rewritten: bool,
+                 whole: bool = False) -> None:
+        text, original, tries = caption
+        self.stand_in, self.rest = stand_in, rest
+        begin, end = max(stand_in - 1, 0), stand_in + 1 + _PTB_THINGA_READ
+        if whole:
+            end = len(text)
+        elif rest[:1].isalpha():
+            for string in (text, original) if rewritten else (text,):
+                end = max(end, tries.reach("email", string, stand_in) + _PTB_THINGA_READ)
+        end = min(end, len(text))
+        self.strings = (text[begin:stand_in] + rest + text[stand_in + 1:end],
+                        original[begin:stand_in] + rest + original[stand_in + 1:end], tries.fresh())
+        self.start, self.tail, self.shift = stand_in - begin, stand_in - begin + len(rest), begin + 1 - len(rest)
+        self.cut, self.checkpoint = end < len(text), (stand_in - begin, 0)
 
 
 @functools.lru_cache(maxsize=1)
@@ -549,9 +596,28 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     tries = _Tries(raw_res, _has_likely_url_marker(original), "@" in original)
     text = original.translate(_PTB_TRANSLATION)
     rewritten = text != original
+    caption = (text, original, tries)  # never rewritten: THINGA's rest is lexed in a short copy (_PtbThingaCopy)
+    copy: Optional[_PtbThingaCopy] = None  # while lexing in one
+    thinga: Optional[tuple[int, str]] = None  # a THINGA token's stand-in (where it is in the caption) and its rest
     tokens: list[str] = []
     position = 0
     while True:
+        if copy is not None:
+            if copy.cut and position > len(text) - _PTB_THINGA_READ // 2:
+                # (never seen: a token from the rest read on past what its rules read; again over the whole caption)
+                checkpoint = copy.checkpoint
+                copy = _PtbThingaCopy(caption, copy.stand_in, copy.rest, rewritten, whole=True)
+                (text, original, tries), thinga, (position, count) = copy.strings, None, checkpoint
+                copy.checkpoint = checkpoint
+                del tokens[count:]
+            elif position >= copy.tail:  # past the rest: on in the caption itself
+                (text, original, tries), position, copy = caption, position + copy.shift, None
+            else:
+                copy.checkpoint = (position, len(tokens))
+        if thinga is not None:
+            copy, thinga = _PtbThingaCopy(caption, *thinga, rewritten), None
+            (text, original, tries), position = copy.strings, copy.start
+            copy.checkpoint = (position, len(tokens))
         match = tries.search(token_re, text, position)
         if match is None:
             break
@@ -660,9 +726,8 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             if entity and not "\ua000" <= text[position] <= "\ua014" or kind == "amp" and entity:
                 # THINGA: capitals joined over the entity's "&" (not for a word that runs on through a letter entity)
                 tokens.append(re.sub("(?i:&amp;)", "&", value) + "&" + entity.group(1))
-                rest = entity.group(2) + entity.group(3)  # lexed in context: "K&MD;(" → "K&MD" ";(" (a smiley)
-                text = text[:position] + rest + text[position + 1:]
-                original = original[:position] + rest + original[position + 1:]
+                # the rest is lexed in context: "K&MD;(" → "K&MD" ";(" (a smiley)
+                thinga = (position + (copy.shift if copy else 0), entity.group(2) + entity.group(3))
                 continue
         if kind == "word":
             if text.startswith(".", end) and (
@@ -728,7 +793,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         table = str.maketrans({char: entity.lower() for char, entity in restore.items()})
         tokens = ["--" if token in dashes else token.translate(table) for token in tokens]
     # pycocoevalcap filters whole tokens, then CIDEr splits its string on any whitespace
-    lower = _ptb_lower if "Σ" in text else str.lower
+    lower = _ptb_lower if "Σ" in caption[0] else str.lower
     if not split_spaces:  # the Java tool writes the spaces inside a token as U+00A0
         if tokens:  # pycocoevalcap strips the end of each output line ("x.org/ab\u3000" at the end)
             tokens[-1] = tokens[-1].rstrip()
