@@ -304,7 +304,7 @@ class _Tries:
 _PTB_THINGA_READ = 16
 
 
-class _PtbThingaCopy:
+class _ThingaCopy:
     """The caption as the lexer reads on after a THINGA token ("AT&MD;" → "AT&MD", then ";"): the entity's stand-in
     replaced by its rest, in a copy of the caption's text and original text from the character before the stand-in
     (the look-behinds read one) to :data:`_PTB_THINGA_READ` characters past it. The lexer goes back to the caption
@@ -582,8 +582,8 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     tries = _Tries(raw_res, _has_likely_url_marker(original), "@" in original)
     text = original.translate(_PTB_TRANSLATION)
     rewritten = text != original
-    caption = (text, original, tries)  # never rewritten: THINGA's rest is lexed in a short copy (_PtbThingaCopy)
-    copy: Optional[_PtbThingaCopy] = None  # while lexing in one
+    caption = (text, original, tries)  # never rewritten: THINGA's rest is lexed in a short copy (_ThingaCopy)
+    copy: Optional[_ThingaCopy] = None  # while lexing in one
     thinga: Optional[tuple[int, str]] = None  # a THINGA token's stand-in (where it is in the caption) and its rest
     tokens: list[str] = []
     position = 0
@@ -591,7 +591,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         if copy is not None and position >= copy.tail:  # past the rest: on in the caption itself
             (text, original, tries), position, copy = caption, position + copy.shift, None
         if thinga is not None:
-            copy, thinga = _PtbThingaCopy(caption, *thinga), None
+            copy, thinga = _ThingaCopy(caption, *thinga), None
             (text, original, tries), position = copy.strings, copy.start
         match = tries.search(token_re, text, position)
         if match is None:
