@@ -220,6 +220,40 @@ def _bmp_probes(n: int, seed: int) -> list[str]:
     return [f"a {chr(c)} b" for c in codes] + [f"a{chr(c)}b" for c in codes]
 
 
+# THINGA joins capitals over an entity's "&" ("AT&MD;" → "AT&MD" ";"): capitals glued to entities of every case and
+# to what the entity's rest runs into (e-mail addresses, URLs, smileys, soft hyphens, line breaks, deleted characters)
+_THINGA_CAPITALS = ["A", "AT", "K", "S", "ABC", "T", "MD", "X", "I", "US", "O", "D", "C", "Q", "L"]
+_THINGA_ENTITIES = [
+    "&MD;", "&Md;", "&md;", "&amp;", "&AMP;", "&Amp;", "&Uuml;", "&uuml;", "&UUML;", "&APOS;", "&apos;", "&Apos;",
+    "&APos;", "&Mdash;", "&MDASH;", "&MDash;", "&Ndash;", "&HT;", "&Ht;", "&Odq;", "&ODQ;", "&Cdq;", "&Eacute;",
+    "&eacute;", "&EAcute;", "&AcUTE;", "&Aacute;", "&#8230;", "&QC;", "&Qc;", "&LR;", "&Ograve;", "&Auml;", "&lt;",
+    "&quot;", "&nbsp;", "&odq;",
+]
+_THINGA_OTHER = [
+    "@", "x@y.com", "a@b", "@x", "http://x.org/a", "www.x.com", "x.com/ab", "a.org", ":)", ";(", ";-)", ";D", ";d",
+    ";)", ";o)", "(", ")", "\xad", "\n", "\u0378", "\ufeff", "\u200b", "x", "dog", "a", "e", "5", "12", ";", "'s",
+    "'", "’", ".", "-", "+", "&", "<", ">", "<b>", "'n", "n't", "Inc.", "etc.", "fig.", "\xa0", "\u3000", "é", "'90",
+    ":", "!", "?", "_", "/", "#", "$", "US$", "c++", "3.x", "a.jpg",
+]
+
+
+def _thinga_captions(n: int, seed: int) -> list[str]:
+    """Random captions of capitals, entities and the rest, mostly glued together."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        parts: list[str] = []
+        for _ in range(rng.randint(1, 16)):
+            r = rng.random()
+            piece = rng.choice(_THINGA_CAPITALS if r < 0.35 else _THINGA_ENTITIES if r < 0.7 else _THINGA_OTHER)
+            if parts and rng.random() < 0.7:
+                parts[-1] += piece
+            else:
+                parts.append(piece)
+        out.append(rng.choice([" ", " ", "", "\t"]).join(parts))
+    return out
+
+
 def _java_tokenize(captions: list[str]) -> list[list[str]]:
     PTBTokenizer = import_oracle("pycocoevalcap.tokenizer.ptbtokenizer").PTBTokenizer
 
@@ -234,12 +268,13 @@ def java():
     plain, glued = _captions(600, seed=11, glue=0.0), _captions(600, seed=12, glue=0.25)
     very_glued = _captions(600, seed=14, glue=0.5)
     characters = _bmp_probes(1500, seed=13)
-    everything = _EXACT + plain + glued + very_glued + characters
+    thinga = _thinga_captions(1500, seed=15)
+    everything = _EXACT + plain + glued + very_glued + characters + thinga
     outputs = _java_tokenize(everything)
     ours = ptb_tokenize_batch(everything)  # one list, like the Java call: each caption sees the next one
     groups, start = {}, 0
     for name, items in (("exact", _EXACT), ("plain", plain), ("glued", glued), ("very_glued", very_glued),
-                        ("characters", characters)):
+                        ("characters", characters), ("thinga", thinga)):
         groups[name] = (items, outputs[start: start + len(items)], ours[start: start + len(items)])
         start += len(items)
     return groups
@@ -266,6 +301,13 @@ def test_random_captions_agreement(java):
     for group in ("plain", "glued", "very_glued"):
         rate, mismatches = _agreement(*java[group])
         assert rate == 1.0, (group, rate, mismatches[:5])
+
+
+def test_thinga_captions_match_java(java):
+    # capitals over an entity's "&" in every case ("&Apos;" after "&APOS;" is read with its own capitals), then the
+    # rest of the entity lexed with what follows it (";-)" a smiley, "uml;x@y.com" an e-mail address)
+    rate, mismatches = _agreement(*java["thinga"])
+    assert not mismatches, mismatches[:5]
 
 
 def test_one_word_next_caption_is_read_with_its_line_break():
@@ -415,3 +457,47 @@ def test_hostile_captions_match_java_golden():
         data = json.load(handle)
     assert len(data["captions"]) == len(data["tokens"]) == 695
     assert ptb_tokenize_batch(data["captions"]) == data["tokens"]
+
+
+# Captions of many THINGA tokens (~21,000 characters): before session 47 each such token rewrote the rest of the
+# caption (and the runs of the e-mail rule were read again in each new text), a cost of the length squared.
+_THINGA_RUNS = {
+    "spaced": "AT&MD; " * 3000,
+    "glued, an @ at the end": "AT&MD;" * 3500 + "@",
+    "rests of letters, e-mail addresses": "AT&T&Uuml;x a@b " * 1300,
+    "smileys after the entity": "AT&APOS;;-)" * 2000,
+}
+
+
+@pytest.mark.parametrize("name", _THINGA_RUNS)
+def test_thinga_tokens_leave_the_caption_as_it_is(name, monkeypatch):
+    """Counted, not timed: the lexer reads the caption itself and, after each THINGA token, the entity's rest in a
+    copy of a few characters: the texts it lexes hold a few times the caption's characters in all, where each THINGA
+    token made a new text of the rest of the caption."""
+    import gpumetrics.text.tokenize.ptb as ptb
+
+    text = _THINGA_RUNS[name]
+    texts: dict[int, str] = {}
+    search = ptb._Tries.search
+
+    def counted_search(self, token_re, string, p, tag=True):
+        texts[id(string)] = string  # (held: an id is not reused)
+        return search(self, token_re, string, p, tag)
+
+    monkeypatch.setattr(ptb._Tries, "search", counted_search)
+    tokens = ptb.ptb_tokenize(text)
+    assert len(tokens) >= 2000 and tokens[0].startswith("at&")
+    lexed = sum(map(len, texts.values()))
+    assert lexed <= 6 * len(text), (lexed, len(text))  # (before session 47: 1,000 to 1,700 times)
+
+
+def test_thinga_rest_lexed_in_a_short_copy_as_in_the_whole_caption(monkeypatch):
+    """THINGA's rest is lexed in a copy of the next ``_PTB_THINGA_READ`` characters of the caption; with a copy of
+    the whole rest of the caption (what the port lexed before session 47), the same tokens."""
+    import gpumetrics.text.tokenize.ptb as ptb
+
+    captions = _thinga_captions(3000, seed=16)
+    long = [" ".join(captions[i: i + 20]) for i in range(0, 600, 20)]  # (many THINGA tokens in one caption)
+    short = ptb_tokenize_batch(captions + long)
+    monkeypatch.setattr(ptb, "_PTB_THINGA_READ", 10**9)
+    assert ptb_tokenize_batch(captions + long) == short

@@ -156,8 +156,9 @@ class _Runs:
     characters …) and matches only where an anchor lies ahead in that run: ``last_re``, matched over the run (and
     ``reach`` characters past it), finds the last one, its group 1. Tried at every token start or skipped character
     of a long run, the rule read the run each time (the caption's length squared); here each run is read once, kept
-    per text (the lexer's tries only move on in a text; THINGA makes new texts), and a try at ``p`` is left out
-    where no anchor lies after ``p`` in it (the rule cannot match there: the same tokens)."""
+    per text (the lexer's tries only move on in a text: the caption's text and original text, or the copy that
+    THINGA's rest is lexed in, with tries of its own), and a try at ``p`` is left out where no anchor lies after
+    ``p`` in it (the rule cannot match there: the same tokens)."""
 
     def __init__(self, run_re: re.Pattern, last_re: re.Pattern, reach: int = 0) -> None:
         self._run_re, self._last_re, self._reach = run_re, last_re, reach
@@ -204,7 +205,7 @@ class _Tries:
         self._patterns = patterns
         self._runs = {name: _Runs(*spec) for name, spec in patterns["runs"].items()}
         self._likely_urls = likely_urls  # (a text without any of _PTB_LIKELY_URL_MARKERS has no web address)
-        self._emails = emails  # (nor one without "@" an e-mail address: THINGA's new texts need not read their runs)
+        self._emails = emails  # (nor one without "@" an e-mail address)
 
     def _run(self, pattern: re.Pattern, string: str, p: int) -> Optional[re.Match]:
         """Every run of a guarded rule's pattern goes through here (tests count them)."""
@@ -227,6 +228,10 @@ class _Tries:
             run = self._runs["www"].run(string, p)
             return run is not None and run[2] > p + 4  # (a run between "www." and the dot)
         return False
+
+    def fresh(self) -> "_Tries":
+        """Tries of the same rules over other texts."""
+        return _Tries(self._patterns, self._likely_urls, self._emails)
 
     def match(self, name: str, string: str, p: int, pattern: Optional[re.Pattern] = None) -> Optional[re.Match]:
         """``re.match`` of rule ``name`` (``pattern``, by default its own) at ``p``."""
@@ -289,6 +294,33 @@ class _Tries:
                 return p
             p = string.find("www.", p + 1, hi + 3)
         return first
+
+
+# How far past an entity's stand-in THINGA's rest is lexed in a copy of the caption: the rest (the entity's letters
+# after its capitals, then its ";") starts a word, which ends at the ";", and ";" or a smiley (";-)": 3 characters
+# and 1 of trailing context); the rules tried there read at most 4 characters past the rest (a smiley, the
+# hyphenated-number rule's 2 after the word). No e-mail address starts in it: one from the capitals before would
+# have been the token (the same run, the same "@" ahead).
+_PTB_THINGA_READ = 16
+
+
+class _ThingaCopy:
+    """The caption as the lexer reads on after a THINGA token ("AT&MD;" → "AT&MD", then ";"): the entity's stand-in
+    replaced by its rest, in a copy of the caption's text and original text from the character before the stand-in
+    (the look-behinds read one) to :data:`_PTB_THINGA_READ` characters past it. The lexer goes back to the caption
+    once past the rest: the caption is never rewritten (each THINGA token rewrote the rest of it, a cost of the
+    caption's length squared) and its runs (:class:`_Runs`) are read once.
+
+    ``strings``: the copy of the text, of the original text, and the tries over them; ``start``: where the rest
+    starts in the copy, ``tail``: where the caption goes on, ``shift``: what turns a position there into the
+    caption's."""
+
+    def __init__(self, caption: tuple[str, str, "_Tries"], stand_in: int, rest: str) -> None:
+        text, original, tries = caption
+        begin, end = max(stand_in - 1, 0), stand_in + 1 + _PTB_THINGA_READ
+        self.strings = (text[begin:stand_in] + rest + text[stand_in + 1:end],
+                        original[begin:stand_in] + rest + original[stand_in + 1:end], tries.fresh())
+        self.start, self.tail, self.shift = stand_in - begin, stand_in - begin + len(rest), begin + 1 - len(rest)
 
 
 @functools.lru_cache(maxsize=1)
@@ -540,8 +572,9 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         return simple
     restore: dict[str, str] = {}
     dashes: set[str] = set()
+    spellings: dict[int, str] = {}
     if "&" in text:
-        text = _ptb_entity_chars(text, restore, dashes)
+        text = _ptb_entity_chars(text, restore, dashes, spellings)
     # pycocoevalcap ends every caption but the last with a line break, which the rules' trailing contexts can see
     line_end = "\n" if following else ""
     original = text + line_end
@@ -549,9 +582,17 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     tries = _Tries(raw_res, _has_likely_url_marker(original), "@" in original)
     text = original.translate(_PTB_TRANSLATION)
     rewritten = text != original
+    caption = (text, original, tries)  # never rewritten: THINGA's rest is lexed in a short copy (_ThingaCopy)
+    copy: Optional[_ThingaCopy] = None  # while lexing in one
+    thinga: Optional[tuple[int, str]] = None  # a THINGA token's stand-in (where it is in the caption) and its rest
     tokens: list[str] = []
     position = 0
     while True:
+        if copy is not None and position >= copy.tail:  # past the rest: on in the caption itself
+            (text, original, tries), position, copy = caption, position + copy.shift, None
+        if thinga is not None:
+            copy, thinga = _ThingaCopy(caption, *thinga), None
+            (text, original, tries), position = copy.strings, copy.start
         match = tries.search(token_re, text, position)
         if match is None:
             break
@@ -656,13 +697,13 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         if kind in ("word", "amp") and restore and text[position: position + 1] in restore and (
             kind == "amp" or literal.isascii() and literal.isupper() and literal.isalpha()  # "CAT\xad&MDASH;": no THINGA
         ) and not (kind == "word" and _PTB_REDAUX.match(text, position)):  # WORD/{REDAUX} is longer: "IPHONE&APOS;S"
-            entity = _PTB_THINGA_ENTITY.fullmatch(restore[text[position]])
+            stand_in = position + (copy.shift if copy else 0)  # (in the caption)
+            entity = _PTB_THINGA_ENTITY.fullmatch(spellings.get(stand_in) or restore[text[position]])
             if entity and not "\ua000" <= text[position] <= "\ua014" or kind == "amp" and entity:
                 # THINGA: capitals joined over the entity's "&" (not for a word that runs on through a letter entity)
                 tokens.append(re.sub("(?i:&amp;)", "&", value) + "&" + entity.group(1))
-                rest = entity.group(2) + entity.group(3)  # lexed in context: "K&MD;(" → "K&MD" ";(" (a smiley)
-                text = text[:position] + rest + text[position + 1:]
-                original = original[:position] + rest + original[position + 1:]
+                # the rest is lexed in context: "K&MD;(" → "K&MD" ";(" (a smiley)
+                thinga = (stand_in, entity.group(2) + entity.group(3))
                 continue
         if kind == "word":
             if text.startswith(".", end) and (
@@ -728,7 +769,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         table = str.maketrans({char: entity.lower() for char, entity in restore.items()})
         tokens = ["--" if token in dashes else token.translate(table) for token in tokens]
     # pycocoevalcap filters whole tokens, then CIDEr splits its string on any whitespace
-    lower = _ptb_lower if "Σ" in text else str.lower
+    lower = _ptb_lower if "Σ" in caption[0] else str.lower
     if not split_spaces:  # the Java tool writes the spaces inside a token as U+00A0
         if tokens:  # pycocoevalcap strips the end of each output line ("x.org/ab\u3000" at the end)
             tokens[-1] = tokens[-1].rstrip()
@@ -747,21 +788,28 @@ _PTB_JAVA_WORD_REST = re.compile(
 )
 
 
-def _ptb_entity_chars(text: str, restore: dict[str, str], dashes: set[str]) -> str:
+def _ptb_entity_chars(text: str, restore: dict[str, str], dashes: set[str], spellings: dict[int, str]) -> str:
     """``text`` with each entity the Java lexer reads as one character (see ``_PTB_ENTITY_CHARS``) replaced by a
     stand-in character of the same lexer class that ``text`` does not hold: a letter (Yi syllables) for SPLET, a
     symbol (supplemental math operators) for SPPUNC / SPMDASH, U+2AFF (in the port's apostrophe classes, rewritten
     to "'" by the quote rules as "&apos;" is, but no member of the QUOTES pairs) for "&apos;", U+2AFE for the same
-    entity in other cases ("&APOS;": an apostrophe for the rules, which the case-sensitive quote rewriting keeps). Fills ``restore`` (stand-in → entity text) and ``dashes``."""
+    entity in other cases ("&APOS;": an apostrophe for the rules, which the case-sensitive quote rewriting keeps).
+    Fills ``restore`` (stand-in → entity text), ``dashes`` and ``spellings``: where U+2AFE stands in the returned text
+    for another spelling than its ``restore`` entry ("&Apos;" after "&APOS;": THINGA reads its capitals)."""
     allocated: dict[str, str] = {}
     pools = {"letter": iter(range(0xA000, 0xA015)), "symbol": iter(range(0x2A00, 0x2AFE))}
+    free = {char: char not in text for char in "\u2afe\u2aff"}
+    removed = 0  # characters the entities before the current one took out
 
     def stand_in(match: re.Match) -> str:
+        nonlocal removed
         kind, entity = match.lastgroup, match.group()
+        at, removed = match.start() - removed, removed + len(entity) - 1  # (``at``: where it stands in the result)
         if kind in ("apostrophe", "raw_apostrophe"):
             char = "\u2aff" if kind == "apostrophe" else "\u2afe"
-            if char not in text:
-                restore.setdefault(char, entity)
+            if free[char]:
+                if restore.setdefault(char, entity) != entity:
+                    spellings[at] = entity
                 return char
         key = entity  # (exact: THINGA reads the entity's capitals)
         if key not in allocated:
