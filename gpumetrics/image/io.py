@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Sequence, Union
 
@@ -24,6 +25,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_choice, check_int
+from gpumetrics.core.warn import warn_caller
 
 #: pytorch-fid's image extensions.
 IMAGE_EXTENSIONS = ("bmp", "jpg", "jpeg", "pgm", "png", "ppm", "tif", "tiff", "webp")
@@ -140,16 +142,33 @@ def check_workers(workers: object, name: str = "workers") -> Optional[int]:
 
 #: ``[(index, error)]``: the files of a chunk that could not be decoded or read, with what stopped each
 _Failures = list[tuple[int, Exception]]
-_Chunk = tuple[list[tuple[list[int], Tensor]], list[tuple[int, Tensor]], _Failures]
+#: ``[(index, "Category: message")]``: the Python warnings PIL issued while decoding a file
+_Notes = list[tuple[int, str]]
+_Chunk = tuple[list[tuple[list[int], Tensor]], list[tuple[int, Tensor]], _Failures, _Notes]
+#: files a decoding warning names (the count covers them all)
+NAMED_NOTES = 3
+
+
+def _read_rgb_noting(path: Union[str, Path], index: int, notes: _Notes) -> np.ndarray:
+    """:func:`_read_rgb`, the Python warnings PIL issues meanwhile (a ``DecompressionBombWarning``, a bad EXIF or TIFF
+    tag …) appended to ``notes`` as ``(index, "Category: message")`` instead of shown: in a worker process they
+    would print on its stderr, past the caller's warning filters and records. The caller's filters still apply (a
+    warning turned into an error still raises; an ignored one is not noted)."""
+    with warnings.catch_warnings(record=True) as caught:
+        try:
+            return _read_rgb(path)
+        finally:
+            notes.extend((index, f"{w.category.__name__}: {w.message}") for w in caught)
 
 
 class _Chunks(torch.utils.data.Dataset):
     """Chunk ``k`` of ``paths`` (``batch_size`` files), decoded where the loader runs it (a worker process):
-    ``(groups, raw, failed)`` — ``groups``: ``[(indices, Tensor[b, 3, H, W] uint8)]`` per image size in order of
-    first appearance; ``raw``: ``[(index, Tensor[n] uint8)]``, the bytes of the JPEGs the main process decodes on the
-    GPU; ``failed``: ``[(index, error)]``, each file that could not be decoded or read (an :class:`UndecodableImage`
-    or an ``OSError``), in file order. A bad file is data, not an exception: the worker goes on with the chunk's
-    other files, and the main process decides (raise, or score the sample 0)."""
+    ``(groups, raw, failed, notes)`` — ``groups``: ``[(indices, Tensor[b, 3, H, W] uint8)]`` per image size in order
+    of first appearance; ``raw``: ``[(index, Tensor[n] uint8)]``, the bytes of the JPEGs the main process decodes on
+    the GPU; ``failed``: ``[(index, error)]``, each file that could not be decoded or read (an
+    :class:`UndecodableImage` or an ``OSError``), in file order; ``notes``: PIL's Python warnings per file. A bad
+    file is data, not an exception: the worker goes on with the chunk's other files, and the main process decides
+    (raise, or score the sample 0)."""
 
     def __init__(self, paths: Sequence[Union[str, Path]], batch_size: int, raw_jpegs: bool) -> None:
         self.paths, self.batch_size, self.raw_jpegs = list(paths), batch_size, raw_jpegs
@@ -169,7 +188,7 @@ class _Chunks(torch.utils.data.Dataset):
     def _decode(self, chunk: int) -> _Chunk:
         start = chunk * self.batch_size
         groups: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}
-        raw, failed = [], []
+        raw, failed, notes = [], [], []
         for index, path in enumerate(self.paths[start : start + self.batch_size], start):
             try:
                 if self.raw_jpegs and str(path).lower().endswith(JPEG_EXTENSIONS):
@@ -178,12 +197,12 @@ class _Chunks(torch.utils.data.Dataset):
                         raise UndecodableImage(path, "empty file")
                     raw.append((index, torch.frombuffer(bytearray(data), dtype=torch.uint8)))
                 else:
-                    array = _read_rgb(path)
+                    array = _read_rgb_noting(path, index, notes)
                     groups.setdefault(array.shape[:2], []).append((index, array))
             except (ValueError, OSError) as err:
                 failed.append((index, err))
         stacked = [([i for i, _ in items], _batch([a for _, a in items])) for items in groups.values()]
-        return stacked, raw, failed
+        return stacked, raw, failed, notes
 
 
 def _deaths_as_os_errors(loader: Iterable) -> Iterator:
@@ -287,6 +306,10 @@ def same_size_batches(
         UndecodableImage: a file that cannot be decoded (naming it; a ``ValueError``), unless ``undecodable`` is
             given. ValueError: a bad option, ``decode="nvjpeg"`` without a CUDA ``device``.
 
+    Warns:
+        UserWarning: once, after the last batch, when PIL warned while decoding (naming the first files and what
+            it said), whichever process decoded them.
+
     Example:
         >>> import tempfile, pathlib
         >>> from PIL import Image
@@ -312,10 +335,12 @@ def same_size_batches(
         )
     else:  # in this process: no loader, so no seed drawn (a host read) and nothing to start
         loader = (chunks[k] for k in range(len(chunks)))
+    notes: _Notes = []
     for chunk in _deaths_as_os_errors(loader):
         if isinstance(chunk, Exception):
             raise chunk
-        groups, raw, failed = chunk
+        groups, raw, failed, more_notes = chunk
+        notes += more_notes
         if target is not None:
             groups = [(indices, images.to(target, non_blocking=True)) for indices, images in groups]
         if decode == "nvjpeg":
@@ -327,3 +352,15 @@ def same_size_batches(
                 raise failed[0][1]
             undecodable.extend(failed)
         yield from groups
+    _warn_decoding_notes(paths, notes)
+
+
+def _warn_decoding_notes(paths: Sequence[Union[str, Path]], notes: _Notes) -> None:
+    """One warning for PIL's warnings while decoding ``paths`` (from this process or a worker): how many files, and
+    the first :data:`NAMED_NOTES` with what PIL said."""
+    if not notes:
+        return
+    files = list(dict.fromkeys(index for index, _ in notes))
+    named = "; ".join(f"'{paths[index]}': {text}" for index, text in notes if index in files[:NAMED_NOTES])
+    more = ", …" if len(files) > NAMED_NOTES else ""
+    warn_caller(f"PIL warned while decoding {len(files)} image file(s) ({named}{more})")

@@ -104,6 +104,34 @@ def test_undecodable_files_travel_back_per_file_when_asked(tmp_path, workers):
         list(same_size_batches(paths, 3, workers=workers))
 
 
+@pytest.mark.parametrize("workers", [0, 2])
+def test_pil_warnings_come_back_as_one_warning_naming_the_files(tmp_path, monkeypatch, workers):
+    """PIL's Python warnings (here its DecompressionBombWarning) printed on a worker's stderr, past the caller's
+    filters and records (``gpumetrics fid`` lists the run's warnings in its result); now each process notes them
+    per file, and one warning names how many files and the first three, whichever process decoded them."""
+    import warnings
+
+    from PIL import Image as PILImage
+
+    folder = tmp_path / "images"
+    save_random_images(folder, seed=10, n=5)
+    paths = list_images(folder)
+    serial = _batches(paths, workers=0)
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 500)  # 24×30 = 720: over the limit, under twice it
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        batches = _batches(paths, workers=workers)
+    assert all(torch.equal(a, b) for (_, a), (_, b) in zip(serial, batches)) and len(batches) == len(serial)
+    (message,) = [str(w.message) for w in caught]
+    assert message.startswith(f"PIL warned while decoding 5 image file(s) ('{paths[0]}': DecompressionBombWarning: "
+                              "Image size (720 pixels) exceeds limit of 500 pixels")
+    assert f"'{paths[2]}'" in message and f"'{paths[3]}'" not in message and message.endswith(", …)")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore")
+        _batches(paths, workers=workers)
+    assert caught == []  # the caller's filters still apply
+
+
 def test_a_decompression_bomb_and_a_file_gone_are_failures_of_their_own_file(tmp_path, monkeypatch):
     from PIL import Image as PILImage
 
@@ -126,7 +154,7 @@ def test_the_device_decoders_fallback_names_each_jpeg_it_cannot_decode(tmp_path)
     (folder / "1.jpg").write_bytes((folder / "1.jpg").read_bytes()[:200])
     (folder / "3.jpg").write_bytes(b"")
     paths = list_images(folder)
-    groups, raw, failed = _Chunks(paths, 10, raw_jpegs=True)[0]
+    groups, raw, failed, _ = _Chunks(paths, 10, raw_jpegs=True)[0]
     assert [i for i, _ in failed] == [3] and failed[0][1].reason == "empty file"
     decoded, failed = _decode_jpegs_on(torch.device("cpu"), paths, raw)
     assert [i for i, _ in failed] == [1] and "'" + str(paths[1]) + "' cannot be decoded: decode='nvjpeg'" in str(
@@ -181,7 +209,7 @@ def test_device_decoder_reads_jpegs_close_to_pil(tmp_path):
     Image.new("L", (9, 7), 128).save(folder / "gray.jpg")
     Image.new("RGB", (5, 6), (1, 2, 3)).save(folder / "x.png")
     paths = list_images(folder)
-    groups, raw, failed = _Chunks(paths, 10, raw_jpegs=True)[0]
+    groups, raw, failed, _ = _Chunks(paths, 10, raw_jpegs=True)[0]
     assert [i for i, _ in raw] == [0, 1, 2, 3] and [indices for indices, _ in groups] == [[4]] and failed == []
     decoded, failed = _decode_jpegs_on(torch.device("cpu"), paths, raw)
     groups += decoded
