@@ -108,11 +108,12 @@ def reset_undecodable_images(metric: Metric) -> None:
 
 
 def warn_undecodable_images(metric: Metric) -> None:
-    """One warning for all the image files ``metric`` could not decode (scored CLIP 0): how many, and the first
-    few with the decoder's reason. Nothing when there were none."""
-    count = int(metric.clip_undecodable.item())
-    if not count:
+    """One warning for all the image files ``metric`` could not decode (scored CLIP 0): how many (over every
+    process), and the first few this process met, with the decoder's reason. Nothing when this process met none —
+    the count is read only then (a host sync); a restored checkpoint's earlier files are in the counts only."""
+    if not metric.undecodable_images:
         return
+    count = int(metric.clip_undecodable.item())
     named = "; ".join(f"'{path}': {reason}" if path else reason for path, reason in metric.undecodable_images)
     more = ", …" if count > len(metric.undecodable_images) else ""
     warn_caller(f"{metric.signature_name}: {count} image file(s) cannot be decoded, each scored CLIP 0 as the AIJ-2022 "
