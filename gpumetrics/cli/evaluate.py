@@ -63,11 +63,13 @@ def _missing_warnings(report) -> list[str]:
             else:
                 lines.append(f"WARNING: task {task.name!r}: none of the {task.n} references has a prediction in "
                              f"{task.predictions} (ids from another set?); all were scored as missing")
-        failed = task.details.get("clip_failed") if isinstance(task.details, dict) else None
+        details = task.details if isinstance(task.details, dict) else {}
+        failed, undecodable = details.get("clip_failed"), details.get("clip_undecodable")
         if failed:  # AIJ-2022 image tasks: the organisers' try/except scores these 0, silently
+            bad = f", {int(undecodable)} of them a file that cannot be decoded" if undecodable else ""
             lines.append(f"WARNING: task {task.name!r}: {int(failed)} of {task.n} samples have no image to score (none "
-                         "named, no such file, or a caption that is not the first element): CLIP 0 for each, as the "
-                         "organisers' script")
+                         "named, no such file, a file that cannot be decoded, or a caption that is not the first "
+                         f"element{bad}): CLIP 0 for each, as the organisers' script")
     return lines
 
 

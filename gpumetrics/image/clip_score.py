@@ -666,22 +666,31 @@ class CLIPScore(PerSampleScore):
         **kwargs: Any,
     ) -> None:
         super().__init__(reduction=reduction, **kwargs)
-        self.scale, self.clamp = check_scale(scale), check_bool(clamp, "clamp")
-        self.speed = _check_speed_mode(speed_mode)
+        self.scale, self.clamp, self.templates, self.speed = CLIPScore._checked(
+            backend, model_name, pretrained, scale, seed, download, reduction, clamp, templates, speed_mode)
         self.templates_name = templates if isinstance(templates, str) or templates is None else "custom"
-        self.templates = _check_templates(templates)
         self.encoder = _build_backend(backend, model_name, pretrained, seed, download)
         self.backend, self.model_name, self.pretrained, self.seed = backend, os.fspath(model_name), pretrained, seed
+
+    @staticmethod
+    def _checked(backend: Any, model_name: Any, pretrained: Any, scale: Any, seed: Any, download: Any,
+                 reduction: Any, clamp: Any, templates: Any,
+                 speed_mode: Any) -> tuple[float, bool, Optional[tuple[str, ...]], SpeedMode]:
+        """The option checks that need no model — the one list ``__init__`` and :meth:`check_options` run — and the
+        values ``__init__`` keeps: ``(scale, clamp, templates, speed)``."""
+        check_choice(reduction, "reduction", REDUCTIONS)
+        scale, clamp = check_scale(scale), check_bool(clamp, "clamp")
+        speed, parsed_templates = _check_speed_mode(speed_mode), _check_templates(templates)
+        check_clip_options(backend, model_name, pretrained, seed, download, templates, speed_mode)
+        return scale, clamp, parsed_templates, speed
 
     @classmethod
     def check_options(cls, options: dict[str, Any]) -> None:
         """The constructor's checks that need no model, so that a config fails when it loads: ``options`` holds every
         ``__init__`` option by name (bound with their defaults by the caller)."""
-        check_clip_options(options["backend"], options["model_name"], options["pretrained"], options["seed"],
-                           options["download"], options["templates"], options["speed_mode"])
-        check_scale(options["scale"])
-        check_bool(options["clamp"], "clamp")
-        check_choice(options["reduction"], "reduction", REDUCTIONS)
+        CLIPScore._checked(options["backend"], options["model_name"], options["pretrained"], options["scale"],
+                           options["seed"], options["download"], options["reduction"], options["clamp"],
+                           options["templates"], options["speed_mode"])
 
     def _signature_fields(self) -> dict[str, Any]:
         name = Path(self.model_name).stem if self.model_name.endswith(".json") else self.model_name

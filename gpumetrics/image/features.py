@@ -124,17 +124,23 @@ class RealFakeFeatureMetric(Metric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        check_bool(reset_real_features, "reset_real_features")
+        RealFakeFeatureMetric._check(feature, weights, resize, download, speed_mode, reset_real_features)
         self.extractor, self.dims, self._feature_fields = build_extractor(feature, weights, resize, download, speed_mode)
         self.reset_real_features = reset_real_features
+
+    @staticmethod
+    def _check(feature: Any, weights: Any, resize: Any, download: Any, speed_mode: Any,
+               reset_real_features: Any) -> None:
+        """This class's option checks that need no model: the one list ``__init__`` and :meth:`check_options` run."""
+        check_bool(reset_real_features, "reset_real_features")
+        check_extractor_options(feature, weights, resize, download, speed_mode)
 
     @classmethod
     def check_options(cls, options: dict[str, Any]) -> None:
         """The constructor's checks that need no model, so that a config fails when it loads: ``options`` holds every
         ``__init__`` option by name (bound with their defaults by the caller)."""
-        check_extractor_options(options["feature"], options["weights"], options["resize"], options["download"],
-                                options["speed_mode"])
-        check_bool(options["reset_real_features"], "reset_real_features")
+        RealFakeFeatureMetric._check(options["feature"], options["weights"], options["resize"], options["download"],
+                                     options["speed_mode"], options["reset_real_features"])
 
     def update(self, images: Tensor, real: bool) -> None:
         """Extract features of a batch of images and add them to the real or the generated side.

@@ -7,13 +7,16 @@ so decoding overlaps the forward. The decoded pixels — and so every score — 
 workers (PIL, as pytorch-fid). ``decode="nvjpeg"`` decodes JPEG files on the GPU (``torchvision.io.decode_jpeg``,
 nvJPEG): faster, but its pixels are not PIL's (a different IDCT and chroma upsampling: a few grey levels per pixel,
 FID about 1 % apart on 5,000 256×256 JPEGs measured on an H100), so the signature of a run should say so; other
-formats still go through the workers.
+formats still go through the workers. A file that cannot be decoded is data, not a dead worker: each route hands
+back each bad file with the decoder's reason (:class:`UndecodableImage`), and the caller raises it or, given an
+``undecodable`` list, scores the sample as it sees fit (the AIJ-2022 tasks: CLIP 0).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import warnings
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Sequence, Union
 
@@ -22,6 +25,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_choice, check_int
+from gpumetrics.core.warn import warn_caller
 
 #: pytorch-fid's image extensions.
 IMAGE_EXTENSIONS = ("bmp", "jpg", "jpeg", "pgm", "png", "ppm", "tif", "tiff", "webp")
@@ -54,19 +58,41 @@ def list_images(folder: Union[str, Path]) -> list[Path]:
     return files
 
 
+class UndecodableImage(ValueError):
+    """An image file the decoder refuses (truncated, corrupt, another format, a decompression bomb): its ``path`` and
+    the decoder's ``reason``. A ``ValueError`` naming the file; it pickles whole, so a decoding process hands it back
+    as data."""
+
+    def __init__(self, path: Union[str, Path], reason: str) -> None:
+        super().__init__(f"image file '{path}' cannot be decoded: {reason}")
+        self.path, self.reason = str(path), reason
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.path, self.reason)
+
+
+#: errors of a file that are not its content's: they keep their type (a missing file stays a FileNotFoundError)
+_NOT_DECODING = (FileNotFoundError, IsADirectoryError, PermissionError, MemoryError)
+
+
 def _read_rgb(path: Union[str, Path]) -> np.ndarray:
-    """``uint8[H, W, 3]``: ``PIL.Image.open(path).convert("RGB")``, as pytorch-fid; errors name the file."""
-    from PIL import Image, UnidentifiedImageError
+    """``uint8[H, W, 3]``: ``PIL.Image.open(path).convert("RGB")``, as pytorch-fid; errors name the file.
+
+    Raises:
+        UndecodableImage: whatever PIL raises on the file's content (``OSError``, ``SyntaxError``, a
+            ``DecompressionBombError``, the odd ``struct.error`` / ``EOFError`` of a fuzzed file …).
+        FileNotFoundError, IsADirectoryError, PermissionError: as ``open`` raises them.
+    """
+    from PIL import Image
 
     try:
         with Image.open(path) as image:
             return np.asarray(image.convert("RGB"))
-    except Image.DecompressionBombError as err:  # a small file claiming a huge size: not an OSError
-        raise ValueError(f"image file '{path}' cannot be decoded: {err}") from None
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
-        if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
-            raise
-        raise ValueError(f"image file '{path}' cannot be decoded: {err}") from None
+    except _NOT_DECODING:
+        raise
+    except Exception as err:  # the content's fault, whatever PIL's plugin raised for it
+        reason = (str(err) or type(err).__name__).replace(f" {os.fspath(path)!r}", "")  # named once, by us
+        raise UndecodableImage(path, reason) from None
 
 
 def _batch(arrays: Sequence[np.ndarray]) -> Tensor:
@@ -114,13 +140,35 @@ def check_workers(workers: object, name: str = "workers") -> Optional[int]:
     return check_int(workers, name, at_least=0, hint="or None")
 
 
-_Chunk = tuple[list[tuple[list[int], Tensor]], list[tuple[int, Tensor]]]
+#: ``[(index, error)]``: the files of a chunk that could not be decoded or read, with what stopped each
+_Failures = list[tuple[int, Exception]]
+#: ``[(index, "Category: message")]``: the Python warnings PIL issued while decoding a file
+_Notes = list[tuple[int, str]]
+_Chunk = tuple[list[tuple[list[int], Tensor]], list[tuple[int, Tensor]], _Failures, _Notes]
+#: files a decoding warning names (the count covers them all)
+NAMED_NOTES = 3
+
+
+def _read_rgb_noting(path: Union[str, Path], index: int, notes: _Notes) -> np.ndarray:
+    """:func:`_read_rgb`, the Python warnings PIL issues meanwhile (a ``DecompressionBombWarning``, a bad EXIF or TIFF
+    tag …) appended to ``notes`` as ``(index, "Category: message")`` instead of shown: in a worker process they
+    would print on its stderr, past the caller's warning filters and records. The caller's filters still apply (a
+    warning turned into an error still raises; an ignored one is not noted)."""
+    with warnings.catch_warnings(record=True) as caught:
+        try:
+            return _read_rgb(path)
+        finally:
+            notes.extend((index, f"{w.category.__name__}: {w.message}") for w in caught)
 
 
 class _Chunks(torch.utils.data.Dataset):
     """Chunk ``k`` of ``paths`` (``batch_size`` files), decoded where the loader runs it (a worker process):
-    ``(groups, raw)`` — ``groups``: ``[(indices, Tensor[b, 3, H, W] uint8)]`` per image size in order of first
-    appearance; ``raw``: ``[(index, Tensor[n] uint8)]``, the bytes of the JPEGs the main process decodes on the GPU."""
+    ``(groups, raw, failed, notes)`` — ``groups``: ``[(indices, Tensor[b, 3, H, W] uint8)]`` per image size in order
+    of first appearance; ``raw``: ``[(index, Tensor[n] uint8)]``, the bytes of the JPEGs the main process decodes on
+    the GPU; ``failed``: ``[(index, error)]``, each file that could not be decoded or read (an
+    :class:`UndecodableImage` or an ``OSError``), in file order; ``notes``: PIL's Python warnings per file. A bad
+    file is data, not an exception: the worker goes on with the chunk's other files, and the main process decides
+    (raise, or score the sample 0)."""
 
     def __init__(self, paths: Sequence[Union[str, Path]], batch_size: int, raw_jpegs: bool) -> None:
         self.paths, self.batch_size, self.raw_jpegs = list(paths), batch_size, raw_jpegs
@@ -129,9 +177,9 @@ class _Chunks(torch.utils.data.Dataset):
         return math.ceil(len(self.paths) / self.batch_size)
 
     def __getitem__(self, chunk: int) -> Union[_Chunk, Exception]:
-        """The chunk, or the user error (an undecodable or unreadable file) that stopped it: returned, not raised, so
-        that a worker process hands it back whole — the DataLoader re-raises a worker's exception with the worker's
-        traceback pasted into its message."""
+        """The chunk, or an error that stopped it whole: returned, not raised, so that a worker process hands it
+        back whole — the DataLoader re-raises a worker's exception with the worker's traceback pasted into its
+        message."""
         try:
             return self._decode(chunk)
         except (ValueError, OSError) as err:
@@ -140,15 +188,21 @@ class _Chunks(torch.utils.data.Dataset):
     def _decode(self, chunk: int) -> _Chunk:
         start = chunk * self.batch_size
         groups: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}
-        raw = []
+        raw, failed, notes = [], [], []
         for index, path in enumerate(self.paths[start : start + self.batch_size], start):
-            if self.raw_jpegs and str(path).lower().endswith(JPEG_EXTENSIONS):
-                raw.append((index, torch.frombuffer(bytearray(Path(path).read_bytes()), dtype=torch.uint8)))
-            else:
-                array = _read_rgb(path)
-                groups.setdefault(array.shape[:2], []).append((index, array))
+            try:
+                if self.raw_jpegs and str(path).lower().endswith(JPEG_EXTENSIONS):
+                    data = Path(path).read_bytes()
+                    if not data:  # torch.frombuffer refuses an empty buffer with a message naming no file
+                        raise UndecodableImage(path, "empty file")
+                    raw.append((index, torch.frombuffer(bytearray(data), dtype=torch.uint8)))
+                else:
+                    array = _read_rgb_noting(path, index, notes)
+                    groups.setdefault(array.shape[:2], []).append((index, array))
+            except (ValueError, OSError) as err:
+                failed.append((index, err))
         stacked = [([i for i, _ in items], _batch([a for _, a in items])) for items in groups.values()]
-        return stacked, raw
+        return stacked, raw, failed, notes
 
 
 def _deaths_as_os_errors(loader: Iterable) -> Iterator:
@@ -175,21 +229,37 @@ def _as_is(chunk: tuple) -> tuple:
 
 def _decode_jpegs_on(
     device: torch.device, paths: Sequence[Union[str, Path]], raw: list[tuple[int, Tensor]]
-) -> list[tuple[list[int], Tensor]]:
-    """``raw`` JPEG bytes decoded on ``device``: ``[(indices, Tensor[b, 3, H, W] uint8)]`` per image size."""
+) -> tuple[list[tuple[list[int], Tensor]], _Failures]:
+    """``raw`` JPEG bytes decoded on ``device``: ``([(indices, Tensor[b, 3, H, W] uint8)] per image size, failed)``.
+
+    The files go to the decoder together; when it refuses the batch, each file is decoded alone, so that
+    ``failed`` (``[(index, UndecodableImage)]``) names exactly the files it cannot decode and the others keep
+    their pixels. Running out of device memory is not a file's fault and is raised."""
     from torchvision.io import ImageReadMode, decode_jpeg
 
     if not raw:
-        return []
+        return [], []
+    failed: _Failures = []
     try:
         decoded = decode_jpeg([data for _, data in raw], mode=ImageReadMode.RGB, device=device)
-    except RuntimeError as err:
-        names = ", ".join(f"'{paths[index]}'" for index, _ in raw[:3])
-        raise ValueError(f"decode='nvjpeg' cannot decode a JPEG among {names}…: {err}") from None
+        kept = [index for index, _ in raw]
+    except torch.cuda.OutOfMemoryError:
+        raise
+    except (RuntimeError, ValueError):
+        kept, decoded = [], []
+        for index, data in raw:
+            try:
+                decoded.append(decode_jpeg(data, mode=ImageReadMode.RGB, device=device))
+                kept.append(index)
+            except torch.cuda.OutOfMemoryError:
+                raise
+            except (RuntimeError, ValueError) as err:
+                reason = f"decode='nvjpeg': {' '.join(str(err).split())}"
+                failed.append((index, UndecodableImage(paths[index], reason)))
     groups: dict[tuple[int, int], list[tuple[int, Tensor]]] = {}
-    for (index, _), image in zip(raw, decoded):
+    for index, image in zip(kept, decoded):
         groups.setdefault(tuple(image.shape[1:]), []).append((index, image))
-    return [([i for i, _ in items], torch.stack([image for _, image in items])) for items in groups.values()]
+    return [([i for i, _ in items], torch.stack([image for _, image in items])) for items in groups.values()], failed
 
 
 def check_reading_options(workers: object, decode: object) -> None:
@@ -212,6 +282,7 @@ def same_size_batches(
     workers: Optional[int] = 0,
     decode: str = "pil",
     device: Optional[Union[str, torch.device]] = None,
+    undecodable: Optional[list[tuple[int, Exception]]] = None,
 ) -> Iterator[tuple[list[int], Tensor]]:
     """Read ``paths`` in chunks of ``batch_size`` and yield ``(indices, Tensor[b, 3, H, W] uint8)`` per image size.
 
@@ -226,10 +297,18 @@ def same_size_batches(
         decode: ``"pil"`` (default, pytorch-fid's pixels) or ``"nvjpeg"`` (JPEG files decoded on ``device``, a CUDA
             device; other formats as ``"pil"``).
         device: where the batches go (pinned and copied without blocking for CUDA); ``None``: stay on the CPU.
+        undecodable: ``None`` (default): the first file that cannot be decoded or read stops the reading (raised).
+            A list: such a file is left out of the batches and ``(index, error)`` appended to the list instead
+            (an :class:`UndecodableImage` — ``path`` and the decoder's ``reason`` — or the ``OSError`` of a file
+            gone or unreadable), in file order, as the batches are yielded.
 
     Raises:
-        ValueError: a file that cannot be decoded (naming it), a bad option, ``decode="nvjpeg"`` without a CUDA
-            ``device``.
+        UndecodableImage: a file that cannot be decoded (naming it; a ``ValueError``), unless ``undecodable`` is
+            given. ValueError: a bad option, ``decode="nvjpeg"`` without a CUDA ``device``.
+
+    Warns:
+        UserWarning: once, after the last batch, when PIL warned while decoding (naming the first files and what
+            it said), whichever process decoded them.
 
     Example:
         >>> import tempfile, pathlib
@@ -256,12 +335,32 @@ def same_size_batches(
         )
     else:  # in this process: no loader, so no seed drawn (a host read) and nothing to start
         loader = (chunks[k] for k in range(len(chunks)))
+    notes: _Notes = []
     for chunk in _deaths_as_os_errors(loader):
         if isinstance(chunk, Exception):
             raise chunk
-        groups, raw = chunk
+        groups, raw, failed, more_notes = chunk
+        notes += more_notes
         if target is not None:
             groups = [(indices, images.to(target, non_blocking=True)) for indices, images in groups]
         if decode == "nvjpeg":
-            groups += _decode_jpegs_on(target, paths, raw)
+            on_device, refused = _decode_jpegs_on(target, paths, raw)
+            groups += on_device
+            failed = sorted(failed + refused, key=lambda item: item[0])
+        if failed:
+            if undecodable is None:
+                raise failed[0][1]
+            undecodable.extend(failed)
         yield from groups
+    _warn_decoding_notes(paths, notes)
+
+
+def _warn_decoding_notes(paths: Sequence[Union[str, Path]], notes: _Notes) -> None:
+    """One warning for PIL's warnings while decoding ``paths`` (from this process or a worker): how many files, and
+    the first :data:`NAMED_NOTES` with what PIL said."""
+    if not notes:
+        return
+    files = list(dict.fromkeys(index for index, _ in notes))
+    named = "; ".join(f"'{paths[index]}': {text}" for index, text in notes if index in files[:NAMED_NOTES])
+    more = ", …" if len(files) > NAMED_NOTES else ""
+    warn_caller(f"PIL warned while decoding {len(files)} image file(s) ({named}{more})")

@@ -272,20 +272,28 @@ class KernelInceptionDistance(RealFakeFeatureMetric):
         speed_mode: Optional[str] = None,
         **kwargs: Any,
     ) -> None:
-        check_kid_options(subsets, subset_size, degree, gamma, coef, seed)
+        KernelInceptionDistance._check(subsets, subset_size, degree, gamma, coef, seed, canonical_order)
         super().__init__(feature, weights, resize, download, speed_mode, reset_real_features, **kwargs)
         self.subsets, self.subset_size, self.degree, self.gamma, self.coef = subsets, subset_size, degree, gamma, coef
-        self.seed = seed
-        self.canonical_order = check_bool(canonical_order, "canonical_order")
+        self.seed, self.canonical_order = seed, canonical_order
         self.add_state("real_features", [], dist_reduce_fx="cat")
         self.add_state("fake_features", [], dist_reduce_fx="cat")
 
+    @staticmethod
+    def _check(subsets: Any, subset_size: Any, degree: Any, gamma: Any, coef: Any, seed: Any,
+               canonical_order: Any) -> None:
+        """KID's own option checks (the extractor's are the base class's): the one list ``__init__`` and
+        :meth:`check_options` run, before the base class's."""
+        check_kid_options(subsets, subset_size, degree, gamma, coef, seed)
+        check_bool(canonical_order, "canonical_order")
+
     @classmethod
     def check_options(cls, options: dict[str, Any]) -> None:
+        """The constructor's checks that need no model, in its order: ``options`` holds every ``__init__`` option by
+        name (bound with their defaults by the caller)."""
+        KernelInceptionDistance._check(options["subsets"], options["subset_size"], options["degree"],
+                                       options["gamma"], options["coef"], options["seed"], options["canonical_order"])
         super().check_options(options)
-        check_kid_options(options["subsets"], options["subset_size"], options["degree"], options["gamma"],
-                          options["coef"], options["seed"])
-        check_bool(options["canonical_order"], "canonical_order")
 
     def _signature_fields(self) -> dict[str, Any]:
         gamma = "1/d" if self.gamma is None else self.gamma

@@ -20,8 +20,9 @@ not compared blindly: their CLIP term is ruCLIP ``ruclip-vit-large-patch14-336``
 (``clip_clamp=False`` here, which the ``aij2022`` suite sets); here the CLIP model is the ``clip_*`` options'
 (``clip_backend: ruclip`` with a local checkpoint folder once that backend is available —
 :func:`~gpumetrics.suites.image.build_task_clip`; hf or open_clip otherwise; the signature names it).
-With ``missing_image="zero"`` (what the ``aij2022`` suite sets) a sample without an image scores CLIP 0 as in their
-``try/except``; an image file that cannot be decoded is an error here. Their VQA script prints METEOR only, and the
+With ``missing_image="zero"`` (what the ``aij2022`` suite sets) a sample without an image — none named, no such
+file, or a file that cannot be decoded — scores CLIP 0 as in their ``try/except``, and is counted and warned about
+here. Their VQA script prints METEOR only, and the
 ``aij2022`` suite scores VisualQA that way (the ``meteor`` task metric, mode ``aij2022-vqa``); ``s_visual_qa`` is the
 task description's ½ (METEOR + CLIP) for configs that want it.
 
@@ -45,8 +46,8 @@ from torch import Tensor
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_reference_lists, as_text_list, check_same_length
 from gpumetrics.suites.image import (
-    ImageFiles, add_clip_failed_state, add_failed_clip_samples, build_task_clip, check_image_file_options,
-    check_task_clip_options,
+    NAMED_UNDECODABLE, ImageFiles, add_clip_failed_state, add_failed_clip_samples, build_task_clip,
+    check_image_file_options, check_task_clip_options, reset_undecodable_images, warn_undecodable_images,
 )
 from gpumetrics.harness.registry import init_options
 from gpumetrics.text.meteor import METEORScore
@@ -109,8 +110,10 @@ class CaptionImageScore(Metric):
         batch_size: images read per CLIP model call.
         allow_outside_root: accept image paths that leave ``image_root`` (``..``, absolute paths, symlinks pointing
             elsewhere). Default False: such a path is a ``ValueError``.
-        missing_image: ``"error"`` (default): an absent image file is a ``ValueError``; ``"zero"`` (the AIJ-2022
-            script's ruCLIP ``try/except``): a sample without an image (``None`` or no such file) scores CLIP 0.
+        missing_image: ``"error"`` (default): an absent or undecodable image file is a ``ValueError`` naming it;
+            ``"zero"`` (the AIJ-2022 script's ruCLIP ``try/except``): a sample without a usable image (``None``, no
+            such file, or one that cannot be decoded) scores CLIP 0; one warning at ``compute()`` names how many
+            files could not be decoded and the first few, with the decoder's reason.
         clip_clamp, clip_templates: ``CLIPScore``'s ``clamp`` (default True: each cosine clamped at 0) and
             ``templates`` (default None); the ``aij2022`` suite sets False and ``"ruclip"``, as the organisers' term.
         workers, decode: how the image files are read (``gpumetrics.image.io.same_size_batches``): decoding
@@ -123,8 +126,9 @@ class CaptionImageScore(Metric):
     ``clip`` (:class:`~gpumetrics.CLIPScore`), each all-reduced under DDP; ``merge_state`` takes another metric of
     the same class.
 
-    ``compute()`` returns ``{"score": S, "meteor": METEOR, "clip": CLIP, "clip_failed": n}`` as 0-d float64 tensors,
-    ``n`` the samples without an image (``missing_image="zero"``) whose CLIP term scored 0.
+    ``compute()`` returns ``{"score": S, "meteor": METEOR, "clip": CLIP, "clip_failed": n, "clip_undecodable": u}``
+    as 0-d float64 tensors, ``n`` the samples without a usable image (``missing_image="zero"``) whose CLIP term
+    scored 0, ``u`` of them those whose image file cannot be decoded.
     """
 
     higher_is_better = True
@@ -198,27 +202,30 @@ class CaptionImageScore(Metric):
         Raises:
             TypeError, ValueError: naming the argument (and index): wrong types, different lengths, a sample
                 without gold answer, a missing image file or one outside ``image_root``. Everything is checked
-                before any state changes; an image file that cannot be decoded fails mid-batch.
+                before any state changes; an image file that cannot be decoded fails mid-batch (with
+                ``missing_image="zero"`` it scores CLIP 0 instead).
         """
         preds = as_text_list(preds, "preds")
         target = as_reference_lists(target, "target")
         check_same_length(images, "images", preds, "preds")
         check_same_length(preds, "preds", target, "target")
-        kept, batches = self.files.batches(images, self.clip.score_sum.device)
+        kept, batches, undecodable = self.files.batches(images, self.clip.score_sum.device)
         for indices, batch in batches:
             self.clip.update(batch, [preds[kept[i]] for i in indices])
-        add_failed_clip_samples(self, len(preds) - len(kept))
+        add_failed_clip_samples(self, len(preds) - len(kept), undecodable)
         self.meteor.update(preds, target)
 
     def compute(self) -> dict[str, Tensor]:
-        """``{"score", "meteor", "clip", "clip_failed"}`` as 0-d float64 tensors."""
+        """``{"score", "meteor", "clip", "clip_failed", "clip_undecodable"}`` as 0-d float64 tensors."""
         meteor = self.meteor.compute()
         clip = self.clip.compute()
+        warn_undecodable_images(self)
         return {"score": meteor_clip_score(meteor, clip), "meteor": meteor, "clip": clip,
-                "clip_failed": self.clip_failed.clone()}
+                "clip_failed": self.clip_failed.clone(), "clip_undecodable": self.clip_undecodable.clone()}
 
     def reset(self) -> None:
         super().reset()
+        reset_undecodable_images(self)
         self.meteor.reset()
         self.clip.reset()
 
@@ -230,6 +237,8 @@ class CaptionImageScore(Metric):
                 f"child metrics), got {type(incoming_state).__name__}"
             )
         super().merge_state(incoming_state)
+        room = max(NAMED_UNDECODABLE - len(self.undecodable_images), 0)
+        self.undecodable_images += incoming_state.undecodable_images[:room]
         self.meteor.merge_state(incoming_state.meteor)
         self.clip.merge_state(incoming_state.clip)
 

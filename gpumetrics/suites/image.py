@@ -21,6 +21,7 @@ from torch import Tensor
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_text_list, check_bool, check_positive_int, check_same_length
+from gpumetrics.core.warn import warn_caller
 from gpumetrics.image.clip_score import CLIPScore, check_clip_options
 from gpumetrics.core.progress import ProgressFn
 from gpumetrics.image.feature_cache import FeatureCache
@@ -72,18 +73,51 @@ def check_task_clip_options(backend: Any, model: Any, pretrained: Any, clamp: An
     check_clip_options(backend, model, pretrained, templates=templates)
 
 
+#: undecodable image files a task metric names in its warning (the count covers them all)
+NAMED_UNDECODABLE = 3
+
+
 def add_clip_failed_state(metric: Metric) -> None:
     """Register ``metric.clip_failed``: how many samples :func:`add_failed_clip_samples` scored 0 (a sum under DDP;
-    ``compute()`` reports it as ``clip_failed``, so a wrong image folder is seen, not only a low CLIP)."""
+    ``compute()`` reports it as ``clip_failed``, so a wrong image folder is seen, not only a low CLIP), and
+    ``metric.clip_undecodable``: how many of them name an image file that cannot be decoded (with the first
+    :data:`NAMED_UNDECODABLE` of those this process met, and the decoder's reason, in ``metric.undecodable_images``)."""
     metric.add_state("clip_failed", torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
+    metric.add_state("clip_undecodable", torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
+    metric.undecodable_images = []
 
 
-def add_failed_clip_samples(metric: Metric, count: int) -> None:
-    """Count ``count`` samples whose CLIP term failed (no image, no text) as 0 in ``metric.clip``'s mean — the
-    AIJ-2022 scripts' ``except: scores.append(0.0)`` — and in ``metric.clip_failed``."""
+def add_failed_clip_samples(metric: Metric, count: int, undecodable: Sequence[tuple[int, Exception]] = ()) -> None:
+    """Count ``count`` samples whose CLIP term failed (no image, no text) and the ``undecodable`` ones (``(index,
+    error)`` from :meth:`ImageFiles.batches`) as 0 in ``metric.clip``'s mean — the AIJ-2022 scripts' ``except:
+    scores.append(0.0)`` — and in ``metric.clip_failed`` (``metric.clip_undecodable`` for the latter)."""
+    count += len(undecodable)
     if count:
         metric.clip._accumulate(torch.zeros(count, dtype=torch.float64))
         metric.clip_failed += count
+    if undecodable:
+        metric.clip_undecodable += len(undecodable)
+        room = NAMED_UNDECODABLE - len(metric.undecodable_images)
+        metric.undecodable_images += [(getattr(error, "path", ""), getattr(error, "reason", str(error)))
+                                      for _, error in undecodable[:max(room, 0)]]
+
+
+def reset_undecodable_images(metric: Metric) -> None:
+    """Forget the undecodable files ``metric`` named (its ``reset()``; the counts are states, reset with them)."""
+    metric.undecodable_images = []
+
+
+def warn_undecodable_images(metric: Metric) -> None:
+    """One warning for all the image files ``metric`` could not decode (scored CLIP 0): how many (over every
+    process), and the first few this process met, with the decoder's reason. Nothing when this process met none —
+    the count is read only then (a host sync); a restored checkpoint's earlier files are in the counts only."""
+    if not metric.undecodable_images:
+        return
+    count = int(metric.clip_undecodable.item())
+    named = "; ".join(f"'{path}': {reason}" if path else reason for path, reason in metric.undecodable_images)
+    more = ", …" if count > len(metric.undecodable_images) else ""
+    warn_caller(f"{metric.signature_name}: {count} image file(s) cannot be decoded, each scored CLIP 0 as the AIJ-2022 "
+                f"scripts' try/except does ({named}{more})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,13 +143,18 @@ class ImageFiles:
 
     def batches(
         self, images: Sequence[Any], device: torch.device
-    ) -> tuple[list[int], Iterator[tuple[list[int], Tensor]]]:
-        """``(kept, batches)``: the samples whose image is given (every path checked now, before any state changes)
-        and their images as ``(indices into kept, Tensor[b, 3, H, W] uint8 on device)`` from
-        :func:`~gpumetrics.image.io.same_size_batches`."""
+    ) -> tuple[list[int], Iterator[tuple[list[int], Tensor]], list[tuple[int, Exception]]]:
+        """``(kept, batches, undecodable)``: the samples whose image is given (every path checked now, before any
+        state changes), their images as ``(indices into kept, Tensor[b, 3, H, W] uint8 on device)`` from
+        :func:`~gpumetrics.image.io.same_size_batches`, and — filled as the batches are read, with
+        ``missing_image="zero"`` — ``(index into kept, error)`` of each image file that cannot be decoded (left out
+        of the batches, a failed sample as a missing file is). With ``"error"`` such a file is raised (naming it)."""
         kept, names = split_missing_images(images, self.root, self.missing_image)
         paths = image_paths_under_root(names, self.root, self.allow_outside_root, positions=kept)
-        return kept, same_size_batches(paths, self.batch_size, workers=self.workers, decode=self.decode, device=device)
+        undecodable: list[tuple[int, Exception]] = []
+        batches = same_size_batches(paths, self.batch_size, workers=self.workers, decode=self.decode, device=device,
+                                    undecodable=undecodable if self.missing_image == "zero" else None)
+        return kept, batches, undecodable
 
 
 def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_size: Any, missing_image: Any = "error",
@@ -197,8 +236,10 @@ class ImageGenerationScore(Metric):
         clip_backend, clip_model, clip_pretrained: ``CLIPScore`` options (``backend``, ``model_name``,
             ``pretrained``); the CLIP score is the raw cosine (``scale=1``).
         batch_size: images read per model call.
-        missing_image: ``"error"`` (default): an absent image file is a ``ValueError``; ``"zero"`` (the AIJ-2022
-            script): a sample without an image (``None`` or no such file) scores CLIP 0 and is left out of FID.
+        missing_image: ``"error"`` (default): an absent or undecodable image file is a ``ValueError`` naming it;
+            ``"zero"`` (the AIJ-2022 script's ``try/except``): a sample without a usable image (``None``, no such
+            file, or one that cannot be decoded) scores CLIP 0 and is left out of FID; one warning at ``compute()``
+            names how many files could not be decoded and the first few, with the decoder's reason.
         clip_clamp, clip_templates: ``CLIPScore``'s ``clamp`` (default True: each cosine clamped at 0) and
             ``templates`` (default None); the ``aij2022`` suite sets False and ``"ruclip"``, as the organisers' term.
         workers: processes decoding the image files (``None``: from the core count; 0: this process); the values do
@@ -212,8 +253,9 @@ class ImageGenerationScore(Metric):
             through Inception once per content, extractor and batch size; later runs read its FID states from there.
         no_cache: True: neither read nor write the cache (an ``.npz`` ``real`` never uses it).
 
-    ``compute()`` returns ``{"score": S, "clip": CLIP, "fid": FID, "clip_failed": n}``: ``n`` the samples without an
-    image (``missing_image="zero"``), scored CLIP 0 and left out of FID.
+    ``compute()`` returns ``{"score": S, "clip": CLIP, "fid": FID, "clip_failed": n, "clip_undecodable": u}``: ``n``
+    the samples without a usable image (``missing_image="zero"``), scored CLIP 0 and left out of FID, ``u`` of them
+    those whose image file cannot be decoded.
     """
 
     higher_is_better = True
@@ -310,17 +352,18 @@ class ImageGenerationScore(Metric):
 
     def update(self, images: Sequence[Optional[str]], captions: Union[str, Sequence[str]]) -> None:
         """Add ``B`` generated images (file paths, relative to ``image_root``; ``None`` for none with
-        ``missing_image="zero"``) with their ``B`` captions."""
+        ``missing_image="zero"``) with their ``B`` captions. An image file that cannot be decoded is a
+        ``ValueError`` naming it, or with ``missing_image="zero"`` a sample scored CLIP 0 and left out of FID."""
         captions = as_text_list(captions, "captions")
         check_same_length(images, "images", captions, "captions")
-        kept, batches = self.files.batches(images, self.fid.real_sum.device)
+        kept, batches, undecodable = self.files.batches(images, self.fid.real_sum.device)
         for indices, batch in batches:
             self.fid.update(batch, real=False)
             self.clip.update(batch, [captions[kept[i]] for i in indices])
-        add_failed_clip_samples(self, len(captions) - len(kept))
+        add_failed_clip_samples(self, len(captions) - len(kept), undecodable)
 
     def compute(self) -> dict[str, Tensor]:
-        """``{"score", "clip", "fid", "clip_failed"}`` as 0-d float64 tensors."""
+        """``{"score", "clip", "fid", "clip_failed", "clip_undecodable"}`` as 0-d float64 tensors."""
         self.load_real()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # small sets: the rank-deficiency warning is noise here
@@ -330,15 +373,17 @@ class ImageGenerationScore(Metric):
                 failed = int(self.clip_failed)
                 if not failed:
                     raise
-                raise ValueError(f"{err} ({failed} generated samples have no image file: they score CLIP 0 and "
-                                 "stay out of FID)") from None
+                raise ValueError(f"{err} ({failed} generated samples have no image file, or one that cannot be "
+                                 "decoded: they score CLIP 0 and stay out of FID)") from None
         clip = self.clip.compute()
+        warn_undecodable_images(self)
         return {"score": image_generation_score(clip, fid), "clip": clip, "fid": fid,
-                "clip_failed": self.clip_failed.clone()}
+                "clip_failed": self.clip_failed.clone(), "clip_undecodable": self.clip_undecodable.clone()}
 
     def reset(self) -> None:
         """Reset generated images; the real set stays loaded."""
         super().reset()
+        reset_undecodable_images(self)
         self.fid.reset()
         self.clip.reset()
 

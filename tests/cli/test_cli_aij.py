@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,105 @@ def test_an_image_leaving_its_folder_is_named_by_its_sample_id(tmp_path, capsys)
     code, _, err = _run(["evaluate", config, "-o", tmp_path / "r.json", "--no-checkpoint"], capsys)
     assert code != 0 and "`images[2]`" in err and "leaves image_root" in err, err
     assert "(position 2 of the batch is id 'c')" in err, err
+
+
+def _bomb_png() -> bytes:
+    """A valid PNG header claiming 30,000 × 30,000 pixels (PIL's decompression-bomb check refuses it at open)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 30000, 30000, 8, 2, 0, 0, 0)) + chunk(
+        b"IEND", b"")
+
+
+def _aij_image_tasks(folder: Path, corrupt: bool, batch_size: int, workers: int) -> Path:
+    """An aij2022 config of ImageCaptioning and ImageGeneration over 8 samples each: 3 good images, 1 missing file,
+    and 4 image files that cannot be decoded (``corrupt``) or are missing too (not ``corrupt``)."""
+    import torch
+    from PIL import Image
+
+    from gpumetrics.image.inception import random_fid_inception_state_dict
+    from tests.image.test_clip_score import TINY_OPEN_CLIP
+
+    images, real = folder / "gen" / "images", folder / "real"
+    images.mkdir(parents=True)
+    real.mkdir()
+    generator = torch.Generator().manual_seed(5)
+    for i in range(7):
+        pixels = torch.randint(0, 256, (30, 40, 3), dtype=torch.uint8, generator=generator)
+        Image.fromarray(pixels.numpy()).save((images / f"{i}.png") if i < 3 else (real / f"{i}.png"))
+    Image.open(images / "0.png").save(folder / "whole.jpg", quality=90)
+    bad = {"3.jpg": (folder / "whole.jpg").read_bytes()[:300], "4.png": b"\x89PNG\r\n\x1a\n" + b"garbage" * 9,
+           "5.png": b"", "6.png": b"a text file named .png\n", "7.png": _bomb_png()}
+    names = ["0.png", "1.png", "2.png", "3.jpg", "4.png", "5.png", "6.png", "7.png", "missing.png"]
+    if corrupt:
+        for name, data in bad.items():
+            (images / name).write_bytes(data)
+    torch.save(random_fid_inception_state_dict(seed=0), folder / "inception.pth")
+    (folder / "clip.json").write_text(json.dumps(TINY_OPEN_CLIP), encoding="utf-8")
+    (folder / "syn.tsv").write_text("кот\tкошк\n", encoding="utf-8")
+    ask = {"type": "text", "content": "Опиши картинку"}
+    captions = [f"кошка номер {i}" for i in range(len(names))]
+    files = {
+        "gen/inp.json": {str(i): [ask, {"type": "image", "content": f"images/{n}"}] for i, n in enumerate(names)},
+        "gt.json": {str(i): [{"type": "text", "content": ["кот"]}] for i in range(len(names))},
+        "pred.json": {str(i): [{"type": "text", "content": c}] for i, c in enumerate(captions)},
+        "gen_input.json": {str(i): [{"type": "text", "content": f"Нарисуй. {c}"}] for i, c in enumerate(captions)},
+        "gen/gen_pred.json": {str(i): [{"type": "text", "content": ""}, {"type": "image", "content": f"x/images/{n}"}]
+                              for i, n in enumerate(names)},
+    }
+    for name, value in files.items():
+        (folder / name).write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+    reading = {"batch_size": batch_size, "workers": workers, "clip_backend": "open_clip",
+               "clip_model": str(folder / "clip.json"), "clip_pretrained": "random"}
+    config = folder / "c.yaml"
+    config.write_text(json.dumps({"suite": "aij2022", "tasks": [
+        {"name": "ImageCaptioning", "references": "gt.json", "predictions": "pred.json",
+         "options": {"inputs": "gen/inp.json", "synonyms": "syn.tsv", **reading}},
+        {"name": "ImageGeneration", "references": "gen_input.json", "predictions": "gen/gen_pred.json",
+         "options": {"real": str(real), "inception_weights": str(folder / "inception.pth"), "fid_feature": 64,
+                     **reading}}]}), encoding="utf-8")
+    return config
+
+
+@pytest.mark.parametrize("batch_size, workers", [(1, 0), (4, 0), (1, 2), (4, 2)])
+def test_undecodable_images_score_clip_0_as_missing_ones(tmp_path, capsys, batch_size, workers):
+    """The organisers' try/except scores 0 for any failure of a sample's image — a missing file, but also a
+    truncated JPEG, garbage bytes, an empty file, a text file named .png, a decompression bomb — and goes on;
+    gpumetrics stopped the run at the first such file. Now they score as missing images do (CLIP 0, out of FID),
+    counted, with one warning naming the first few and why, at every batch size and with worker processes."""
+    reports = {}
+    for corrupt in (False, True):
+        config = _aij_image_tasks(tmp_path / f"corrupt-{corrupt}", corrupt, batch_size, workers)
+        out = tmp_path / f"r-{corrupt}.json"
+        args = ["evaluate", config, "-o", out, "--no-checkpoint", "--batch-size", batch_size]
+        if corrupt:
+            with pytest.warns(UserWarning, match=r"5 image file\(s\) cannot be decoded") as caught:
+                code, _, err = _run(args, capsys)
+        else:
+            code, _, err = _run(args, capsys)
+        assert code == 0, err
+        reports[corrupt] = {t["name"]: t for t in json.loads(out.read_text(encoding="utf-8"))["tasks"]}
+        for task in ("ImageCaptioning", "ImageGeneration"):
+            undecodable = ", 5 of them a file that cannot be decoded" if corrupt else ""
+            assert (f"WARNING: task '{task}': 6 of 9 samples have no image to score (none named, no such file, a file "
+                    f"that cannot be decoded, or a caption that is not the first element{undecodable})") in err
+    messages = [str(w.message) for w in caught if "cannot be decoded" in str(w.message)]
+    assert len(messages) == 2  # one per task, not one per image
+    images = re.escape(str(tmp_path / "corrupt-True" / "gen" / "images"))
+    for message, task in zip(messages, ("s_image_captioning", "s_image_generation")):
+        # the first three files, each with the decoder's reason (Pillow's words: not pinned here), then "…"
+        assert re.fullmatch(rf"{task}: 5 image file\(s\) cannot be decoded, each scored CLIP 0 as the AIJ-2022 "
+                            rf"scripts' try/except does \('{images}/3\.jpg': [^;']+; '{images}/4\.png': [^;']+; "
+                            rf"'{images}/5\.png': cannot identify image file, …\)", message), message
+    for task in ("ImageCaptioning", "ImageGeneration"):
+        missing, corrupt = reports[False][task], reports[True][task]
+        assert corrupt["details"]["clip_failed"] == missing["details"]["clip_failed"] == 6
+        assert corrupt["details"]["clip_undecodable"] == 5 and missing["details"]["clip_undecodable"] == 0
+        assert corrupt["score"] == pytest.approx(missing["score"], abs=1e-12)
+        for key in ("clip", "meteor", "fid"):
+            if key in missing["details"]:
+                assert corrupt["details"][key] == pytest.approx(missing["details"][key], rel=1e-9, abs=1e-12)

@@ -11,7 +11,8 @@ from PIL import Image
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.image.image_files import add_image_files
 from gpumetrics.image.io import (
-    _decode_jpegs_on, _Chunks, check_workers, default_workers, list_images, read_image, same_size_batches,
+    UndecodableImage, _decode_jpegs_on, _Chunks, check_workers, default_workers, list_images, read_image,
+    same_size_batches,
 )
 from tests.helpers.image_files import save_random_images
 
@@ -63,6 +64,106 @@ def test_an_undecodable_file_is_named_also_from_a_worker(tmp_path):
             _batches(list_images(folder), workers=workers)
 
 
+def _corrupt_files(folder):
+    """Files that exist and cannot be decoded, each its own way (named by the way)."""
+    good = folder / "0.png"
+    jpeg = folder / "0.jpg"
+    Image.open(good).save(jpeg, quality=90)
+    corrupt = {
+        "truncated.jpg": jpeg.read_bytes()[: len(jpeg.read_bytes()) // 2],
+        "garbage.png": b"\x89PNG\r\n\x1a\n" + b"not really a png",
+        "empty.png": b"",
+        "text.png": "a text file named .png\n".encode(),
+    }
+    for name, data in corrupt.items():
+        (folder / name).write_bytes(data)
+    jpeg.unlink()
+    return sorted(corrupt)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_undecodable_files_travel_back_per_file_when_asked(tmp_path, workers):
+    """With an ``undecodable`` list every file that cannot be decoded is named there with the decoder's reason and
+    left out; the other files give the batches they give alone, bit for bit (also from a worker process, which
+    must not stop at the first bad file of its chunk)."""
+    folder = tmp_path / "mixed"
+    save_random_images(folder, seed=7, n=5)
+    bad_names = _corrupt_files(folder)
+    paths = list_images(folder)
+    bad = [i for i, p in enumerate(paths) if p.name in bad_names]
+    good = [i for i in range(len(paths)) if i not in bad]
+    undecodable = []
+    batches = list(same_size_batches(paths, 3, workers=workers, undecodable=undecodable))
+    assert [i for i, _ in undecodable] == bad
+    assert all(isinstance(err, UndecodableImage) and err.path == str(paths[i]) and err.reason
+               for i, err in undecodable)
+    assert sorted(i for indices, _ in batches for i in indices) == good
+    for indices, images in batches:
+        assert all(torch.equal(images[k], read_image(paths[i])) for k, i in enumerate(indices))
+    with pytest.raises(UndecodableImage, match=f"'{paths[bad[0]]}' cannot be decoded"):
+        list(same_size_batches(paths, 3, workers=workers))
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_pil_warnings_come_back_as_one_warning_naming_the_files(tmp_path, monkeypatch, workers):
+    """PIL's Python warnings (here its DecompressionBombWarning) printed on a worker's stderr, past the caller's
+    filters and records (``gpumetrics fid`` lists the run's warnings in its result); now each process notes them
+    per file, and one warning names how many files and the first three, whichever process decoded them."""
+    import warnings
+
+    from PIL import Image as PILImage
+
+    folder = tmp_path / "images"
+    save_random_images(folder, seed=10, n=5)
+    paths = list_images(folder)
+    serial = _batches(paths, workers=0)
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 500)  # 24×30 = 720: over the limit, under twice it
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        batches = _batches(paths, workers=workers)
+    assert all(torch.equal(a, b) for (_, a), (_, b) in zip(serial, batches)) and len(batches) == len(serial)
+    (message,) = [str(w.message) for w in caught]
+    assert message.startswith(f"PIL warned while decoding 5 image file(s) ('{paths[0]}': DecompressionBombWarning: "
+                              "Image size (720 pixels) exceeds limit of 500 pixels")
+    assert f"'{paths[2]}'" in message and f"'{paths[3]}'" not in message and message.endswith(", …)")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore")
+        _batches(paths, workers=workers)
+    assert caught == []  # the caller's filters still apply
+
+
+def test_a_decompression_bomb_and_a_file_gone_are_failures_of_their_own_file(tmp_path, monkeypatch):
+    from PIL import Image as PILImage
+
+    folder = tmp_path / "images"
+    save_random_images(folder, seed=8, n=3)
+    paths = list_images(folder) + [folder / "gone.png"]
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 300)  # 24×30 = 720 > 2 × 300: PIL refuses it
+    undecodable = []
+    assert list(same_size_batches(paths, 2, undecodable=undecodable)) == []
+    assert [i for i, _ in undecodable] == [0, 1, 2, 3]
+    assert all("exceeds limit" in err.reason for _, err in undecodable[:3])
+    assert isinstance(undecodable[3][1], FileNotFoundError)
+
+
+def test_the_device_decoders_fallback_names_each_jpeg_it_cannot_decode(tmp_path):
+    """``decode="nvjpeg"``'s decoding, run on the CPU: a batch the decoder refuses is decoded file by file, so the
+    good JPEGs keep their pixels and each bad one is named (the batch call named three files and ended the run)."""
+    folder = tmp_path / "jpegs"
+    save_random_images(folder, seed=9, n=4, size=(33, 40), suffix="jpg")
+    (folder / "1.jpg").write_bytes((folder / "1.jpg").read_bytes()[:200])
+    (folder / "3.jpg").write_bytes(b"")
+    paths = list_images(folder)
+    groups, raw, failed, _ = _Chunks(paths, 10, raw_jpegs=True)[0]
+    assert [i for i, _ in failed] == [3] and failed[0][1].reason == "empty file"
+    decoded, failed = _decode_jpegs_on(torch.device("cpu"), paths, raw)
+    assert [i for i, _ in failed] == [1] and "'" + str(paths[1]) + "' cannot be decoded: decode='nvjpeg'" in str(
+        failed[0][1])
+    assert [indices for indices, _ in decoded] == [[0, 2]]
+    alone, _ = _decode_jpegs_on(torch.device("cpu"), paths, [raw[0], raw[2]])
+    assert torch.equal(decoded[0][1], alone[0][1])
+
+
 def test_a_decoding_process_killed_by_the_os_is_one_os_error(tmp_path, monkeypatch):
     # torch's RuntimeError "DataLoader worker (pid …) is killed by signal: Killed." ended commands with a traceback
     import os
@@ -108,9 +209,11 @@ def test_device_decoder_reads_jpegs_close_to_pil(tmp_path):
     Image.new("L", (9, 7), 128).save(folder / "gray.jpg")
     Image.new("RGB", (5, 6), (1, 2, 3)).save(folder / "x.png")
     paths = list_images(folder)
-    groups, raw = _Chunks(paths, 10, raw_jpegs=True)[0]
-    assert [i for i, _ in raw] == [0, 1, 2, 3] and [indices for indices, _ in groups] == [[4]]
-    groups += _decode_jpegs_on(torch.device("cpu"), paths, raw)
+    groups, raw, failed, _ = _Chunks(paths, 10, raw_jpegs=True)[0]
+    assert [i for i, _ in raw] == [0, 1, 2, 3] and [indices for indices, _ in groups] == [[4]] and failed == []
+    decoded, failed = _decode_jpegs_on(torch.device("cpu"), paths, raw)
+    groups += decoded
+    assert failed == []
     assert sorted(i for indices, _ in groups for i in indices) == list(range(5))
     for indices, images in groups:
         for image, index in zip(images, indices):

@@ -82,8 +82,9 @@ def test_score_is_half_meteor_plus_clip(name, image_root, clip_dir):
     metric.update(*entry.update_args(preds[:3], [[r] for r in references[:3]]))
     metric.update(*entry.update_args(preds[3:], [[r] for r in references[3:]]))
     result = metric.compute()
-    assert set(result) == {"score", "meteor", "clip", "clip_failed"}
+    assert set(result) == {"score", "meteor", "clip", "clip_failed", "clip_undecodable"}
     assert all(v.dtype == torch.float64 for v in result.values()) and float(result["clip_failed"]) == 0
+    assert float(result["clip_undecodable"]) == 0
 
     meteor, clip, score = _expected(name, tensors, clip_dir)
     assert float(result["meteor"]) == pytest.approx(meteor, abs=1e-12)
@@ -257,6 +258,40 @@ def test_merge_state_and_checkpoint_equal_one_pass(image_root, clip_dir):
 
     restored.reset()
     assert int(restored.meteor.count) == 0 and int(restored.clip.count) == 0
+
+
+def test_an_undecodable_image_is_an_error_or_a_failed_sample_as_missing_image_says(image_root, clip_dir):
+    """``missing_image="error"``: the file is named; ``"zero"``: CLIP 0 as a missing file, counted, one warning at
+    ``compute()`` naming the files with the decoder's reason — also after ``merge_state``, and ``reset`` forgets."""
+    root, names, _ = image_root
+    _, preds, answers = SAMPLES["s_visual_qa"]
+    (root / "images" / "01.png").write_bytes(b"not an image")
+    (root / "images" / "03.png").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"01\.png' cannot be decoded: cannot identify image file$"):
+        VisualQAScore(**_options(root, clip_dir)).update(names, preds, answers)
+
+    def scored(images, missing_image="zero"):
+        metric = VisualQAScore(**_options(root, clip_dir, missing_image=missing_image))
+        metric.update(images[:2], preds[:2], answers[:2])
+        other = VisualQAScore(**_options(root, clip_dir, missing_image=missing_image))
+        other.update(images[2:], preds[2:], answers[2:])
+        metric.merge_state(other)
+        return metric
+
+    metric = scored(names)
+    with pytest.warns(UserWarning) as caught:
+        result = {k: float(v) for k, v in metric.compute().items()}
+    (message,) = [str(w.message) for w in caught]
+    assert message == (f"s_visual_qa: 2 image file(s) cannot be decoded, each scored CLIP 0 as the AIJ-2022 scripts' "
+                       f"try/except does ('{root / names[1]}': cannot identify image file; '{root / names[3]}': "
+                       "cannot identify image file)")
+    assert result["clip_failed"] == 2 and result["clip_undecodable"] == 2
+    absent = [None if i in (1, 3) else name for i, name in enumerate(names)]
+    expected = {k: float(v) for k, v in scored(absent).compute().items()}
+    # a bad file leaves a hole in its chunk, so the CLIP forward sees other batches: float32 rounding apart
+    assert result == pytest.approx({**expected, "clip_undecodable": 2}, abs=1e-7)
+    metric.reset()
+    assert metric.undecodable_images == [] and float(metric.clip_undecodable) == 0
 
 
 def test_reading_and_clip_speed_options(image_root, clip_dir):
