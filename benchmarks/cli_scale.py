@@ -39,7 +39,8 @@ def _write_data(folder: Path, metric: str, size: int, seed: int = 0) -> tuple[Pa
         texts = []
         for i in range(size):
             if metric == "cer":
-                text = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz абвгдеж0123456789") for _ in range(rng.randint(20, 60)))
+                text = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz абвгдеж0123456789")
+                               for _ in range(rng.randint(20, 60)))
             else:
                 text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 30)))
             texts.append(text)

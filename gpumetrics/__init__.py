@@ -35,7 +35,8 @@ _EXPORTS = {
     # --- detection and OCR: OCR end-to-end, zero-shot detection F1 (docs/metrics/detection.md)
     "OCREndToEnd": "gpumetrics.detection.ocr_e2e",
     "ZeroShotDetectionF1": "gpumetrics.detection.zero_shot_f1",
-    # --- classification: torchmetrics' precision / recall / F1 with our reducer + signatures (docs/metrics/classification.md)
+    # --- classification: torchmetrics' precision / recall / F1 with our reducer + signatures
+    # (docs/metrics/classification.md)
     **dict.fromkeys(
         ["BinaryPrecision", "BinaryRecall", "BinaryF1Score", "MulticlassPrecision", "MulticlassRecall",
          "MulticlassF1Score", "MultilabelPrecision", "MultilabelRecall", "MultilabelF1Score"],

@@ -86,7 +86,8 @@ CAPTION_ODDITIES = [
 
 def random_caption(rng: random.Random) -> str:
     """A COCO-like caption: subject, verb, object, tail, sometimes an odd token (punctuation, digits, case …)."""
-    words = f"{rng.choice(CAPTION_SUBJECTS)} {rng.choice(CAPTION_VERBS)} {rng.choice(CAPTION_OBJECTS)}{rng.choice(CAPTION_TAILS)}"
+    words = (f"{rng.choice(CAPTION_SUBJECTS)} {rng.choice(CAPTION_VERBS)} {rng.choice(CAPTION_OBJECTS)}"
+             f"{rng.choice(CAPTION_TAILS)}")
     if rng.random() < 0.3:
         parts = words.split(" ")
         parts.insert(rng.randrange(len(parts) + 1), rng.choice(CAPTION_ODDITIES))

@@ -87,7 +87,8 @@ def test_rows_of_several_processes_pool_to_the_median_of_their_ratios():
     def run(ours, anchor):
         return [{"case": TOY, "size": 5, "ours": "o", "anchor": "a", "ratio": anchor / ours,
                  "ours_s": ours, "ours_min": ours * 0.9, "ours_max": ours * 1.1, "ours_times": [ours],
-                 "ours_cpu_s": ours, "anchor_s": anchor, "anchor_min": anchor, "anchor_max": anchor, "anchor_times": [anchor],
+                 "ours_cpu_s": ours, "anchor_s": anchor, "anchor_min": anchor, "anchor_max": anchor,
+                 "anchor_times": [anchor],
                  "anchor_cpu_s": anchor}]
 
     # the second process ran at half the speed, the third was an outlier: the ratio is the processes' median
@@ -323,7 +324,8 @@ _JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testcase classname="tests.cuda.a" name="test_ok" time="1.0"/>
 <testcase classname="tests.cuda.a" name="test_ok_too" time="1.0"><system-out>printed</system-out></testcase>
 <testcase classname="tests.cuda.a" name="test_bad" time="1.0"><failure message="boom">trace</failure></testcase>
-<testcase classname="tests.cuda.a" name="test_skip" time="0.0"><skipped type="pytest.skip" message="needs CUDA"/></testcase>
+<testcase classname="tests.cuda.a" name="test_skip" time="0.0"><skipped type="pytest.skip"
+ message="needs CUDA"/></testcase>
 <testcase classname="tests.cuda.b" name="test_skip_too" time="0.0"><skipped message="no data"/></testcase>
 <testcase classname="tests.cuda.c" name="tests.cuda.c" time="0.0"><error message="collection failure">E</error>
 </testcase></testsuite></testsuites>

@@ -40,7 +40,8 @@ NOT_RUN = {
 
 
 def readme_blocks(language: str, pages: tuple = (README,)) -> list[str]:
-    return [body for page in pages for lang, body in FENCE.findall(page.read_text(encoding="utf-8")) if lang == language]
+    return [body for page in pages for lang, body in FENCE.findall(page.read_text(encoding="utf-8"))
+            if lang == language]
 
 
 def docs_blocks(language: str) -> list[str]:
@@ -188,8 +189,10 @@ def test_readme_bash_lines_run(readme_sandbox, capsys):
     for block in docs_blocks("bash"):
         for line in command_lines(block):
             args = _cli_args(line)
-            if args is None or line in NOT_RUN or line in seen:  # a line the README repeats ran once already (an
-                continue  # FID line costs ~30 s here: the 2048-d eigen-decompositions of two rank-deficient covariances)
+            # a line the README repeats ran once already (an FID line costs ~30 s here: the 2048-d eigen-decompositions
+            # of two rank-deficient covariances)
+            if args is None or line in NOT_RUN or line in seen:
+                continue
             seen.add(line)
             code = main(args)
             captured = capsys.readouterr()
@@ -212,7 +215,8 @@ def test_examples_readme_table_matches_the_data():
     assert sorted(row.split("`")[1].rstrip("/") for row in rows) == folders
     for task, folder in (("textqa", "textqa"), ("mathqa", "mathqa"), ("tritw", "text_recognition")):
         official = ROOT / "examples" / "aij2022" / folder
-        assert _ids(official / f"{folder}_gt.json") == [str(i) for i in _ids(ROOT / "examples" / task / "references.jsonl")]
+        assert _ids(official / f"{folder}_gt.json") == [str(i) for i in
+                                                        _ids(ROOT / "examples" / task / "references.jsonl")]
         assert sorted(_ids(official / f"{folder}_pred.json")) == sorted(
             str(i) for i in _ids(ROOT / "examples" / task / "predictions.jsonl"))
     for row in rows:
@@ -265,7 +269,8 @@ def _exported_metric_classes() -> list[type]:
     import gpumetrics.classification as classification
 
     found = {getattr(module, name) for module in (gpumetrics, classification) for name in module.__all__}
-    return sorted((cls for cls in found if isinstance(cls, type) and issubclass(cls, Metric) and cls is not Metric), key=lambda c: c.__name__)
+    return sorted((cls for cls in found if isinstance(cls, type) and issubclass(cls, Metric) and cls is not Metric),
+                  key=lambda c: c.__name__)
 
 
 @pytest.mark.parametrize("metric_cls", _exported_metric_classes(), ids=lambda cls: cls.__name__)

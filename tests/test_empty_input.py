@@ -136,7 +136,8 @@ def _cases() -> dict[str, list[tuple[str, Callable[[Path], Any], Optional[Callab
             lambda _, r=reduction: gpumetrics.WordMoversDistance(vectors, reduction=r), _text_empty,
             EMPTY if reduction == "none" else ZERO)
     for empty in ("zero", "one", "skip", "error"):  # no query scored: 0 whatever the empty-query rule
-        add("RankingMetrics", f"empty={empty}", lambda _, e=empty: gpumetrics.RankingMetrics(["ndcg@10", "map"], empty=e),
+        add("RankingMetrics", f"empty={empty}",
+            lambda _, e=empty: gpumetrics.RankingMetrics(["ndcg@10", "map"], empty=e),
             lambda m: m.update(torch.zeros(0, 5), torch.zeros(0, 5)), ZERO)
     add("RankingMetrics", "flat", lambda _: gpumetrics.RankingMetrics(["mrr"]),
         lambda m: m.update(torch.zeros(0), torch.zeros(0), query_ids=torch.zeros(0, dtype=torch.long)), ZERO)

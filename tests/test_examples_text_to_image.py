@@ -48,7 +48,8 @@ def inputs(tmp_path_factory) -> dict:
 
 def _run(inputs: dict, processes: int) -> dict:
     output = inputs["folder"] / f"scores{processes}.json"
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
     env.update(PYTHONPATH=checkout_pythonpath(), OMP_NUM_THREADS="1",
                CUDA_VISIBLE_DEVICES="")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}",

@@ -71,7 +71,8 @@ def _imports(path: Path) -> list[tuple[int, str]]:
                 relative = Path(*candidate.split("."))
                 if (ROOT / relative).is_dir() or (ROOT / relative).with_suffix(".py").is_file():
                     found.append((node.lineno, candidate))
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module":
+        elif (isinstance(node, ast.Call)
+              and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"):
             if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 found.append((node.lineno, node.args[0].value))
     return [(line, module) for line, module in found if _part(module) is not None]
@@ -133,7 +134,8 @@ def test_the_checker_sees_lazy_and_relative_imports(tmp_path, monkeypatch):
         found = _violations()
     finally:
         globals()["ROOT"], globals()["PACKAGE"] = saved, saved_package
-    assert any("imports gpumetrics.cli" in v for v in found) and any("imports gpumetrics.harness" in v for v in found), found
+    assert (any("imports gpumetrics.cli" in v for v in found)
+            and any("imports gpumetrics.harness" in v for v in found)), found
 
 
 @pytest.mark.parametrize("path", sorted((PACKAGE / "harness").glob("*.py")), ids=lambda p: p.stem)

@@ -2,8 +2,9 @@
 
 ``python tools/gpu_rows_on_cpu.py [CASE ...]``: for each ``group="gpu"`` case at its quick size, every contender runs
 once on the CPU (the Triton kernel under ``TRITON_INTERPRET=1``) and the case's check compares the first of ours with
-the first anchor, so an import, API or value error in a GPU row shows here, not in the device call. A contender that refuses the CPU itself (an error naming CUDA:
-nvJPEG decoding) is reported and not counted as a failure. Exit status 1 on any other failure.
+the first anchor, so an import, API or value error in a GPU row shows here, not in the device call. A contender that
+refuses the CPU itself (an error naming CUDA: nvJPEG decoding) is reported and not counted as a failure. Exit status 1
+on any other failure.
 """
 
 from __future__ import annotations

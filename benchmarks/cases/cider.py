@@ -56,7 +56,8 @@ def cider_d_case(size: int, device: str) -> Contenders:
     preds, target = _captions(size, punctuated=False)
     gts, res = _pycoco_inputs(preds, target)
     return Contenders(
-        ours={"cider_score(tokenize=none)": _cold(lambda: cider_score(preds, target, tokenize="none", device=device).item())},
+        ours={"cider_score(tokenize=none)": _cold(lambda: cider_score(preds, target, tokenize="none",
+                                                                      device=device).item())},
         anchors={"pycocoevalcap Cider (CIDEr-D)": lambda: float(Cider().compute_score(gts, res)[0])},
         check=lambda ours, anchor: abs(ours - anchor) < 1e-9,
         note=f"pre-tokenised captions, {_N_REFS} references each; tokenisation excluded on both sides",
@@ -77,7 +78,8 @@ def cider_d_ptb_case(size: int, device: str) -> Contenders:
         return float(Cider().compute_score(gts, res)[0])
 
     return Contenders(
-        ours={"cider_score(tokenize=ptb)": _cold(lambda: cider_score(preds, target, tokenize="ptb", device=device).item())},
+        ours={"cider_score(tokenize=ptb)": _cold(lambda: cider_score(preds, target, tokenize="ptb",
+                                                                     device=device).item())},
         anchors={"pycocoevalcap PTBTokenizer (Java) + Cider": anchor},
         check=lambda ours, anchor: abs(ours - anchor) < 1e-9,
         note=f"raw captions (case, commas, 's, final punctuation), {_N_REFS} refs each; tokenisation included",

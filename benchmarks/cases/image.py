@@ -222,7 +222,8 @@ def fid_files_case(size: int, device: str) -> Contenders:
     base = torch.randint(0, 256, (3, 64, 64), dtype=torch.uint8, generator=generator)
     for i in range(size):  # smooth images (upsampled noise) compress like photos, unlike raw noise
         pixels = torch.nn.functional.interpolate(base[None].float().roll(i, -1), size=(256, 256), mode="bilinear")
-        Image.fromarray(pixels[0].clamp(0, 255).byte().permute(1, 2, 0).numpy()).save(folder / f"{i:05d}.jpg", quality=90)
+        Image.fromarray(pixels[0].clamp(0, 255).byte().permute(1, 2, 0).numpy()).save(folder / f"{i:05d}.jpg",
+                                                                                       quality=90)
     files = list_images(folder)
     workers = max(2, default_workers())  # the pipeline itself: on <= 2 cores the default decodes serially
 

@@ -224,10 +224,12 @@ def fid_gpu_files_case(size: int, device: str) -> Contenders:
         stats = [(torch.from_numpy(a.mean(0)), torch.from_numpy(np.cov(a, rowvar=False))) for a in sides]
         return float(frechet_distance(*stats[0], *stats[1]))
 
-    parity, fastest = f"gpumetrics fid (parity, {workers} workers)", "gpumetrics fid (decode nvjpeg, speed_mode fastest)"
+    parity, fastest = (f"gpumetrics fid (parity, {workers} workers)",
+                       "gpumetrics fid (decode nvjpeg, speed_mode fastest)")
     return Contenders(
         ours={parity: ours, fastest: lambda: ours("--decode", "nvjpeg", "--speed-mode", "fastest")},
-        anchors={f"pytorch-fid pipeline ({workers} workers; its SciPy sqrtm Fréchet step replaced by ours)": pytorch_fid},
+        anchors={f"pytorch-fid pipeline ({workers} workers; its SciPy sqrtm Fréchet step replaced by ours)":
+                 pytorch_fid},
         check=lambda a, b: abs(a - b) <= 1e-2 * abs(b),  # TF32 convolutions on pytorch-fid's side
         throughput_goals={parity: 2_000.0, fastest: 4_000.0},
         note="2 folders of JPEGs 256×256 (size = both), batch 256, random-weight Inception; end to end in-process",

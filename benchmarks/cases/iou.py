@@ -130,7 +130,8 @@ def ocr_case(size: int, device: str) -> Contenders:
 
     return Contenders(
         ours={"ocr_end_to_end(matching=icdar15)": ours},
-        anchors={"shapely 2 STRtree + GEOS + Python greedy": lambda: icdar15_shapely(cpu_preds, pred_texts, cpu_gts, gt_texts)},
+        anchors={"shapely 2 STRtree + GEOS + Python greedy":
+                 lambda: icdar15_shapely(cpu_preds, pred_texts, cpu_gts, gt_texts)},
         check=lambda x, y: all(abs(x[k] - y[k]) < 1e-12 for k in y),
         note="100 predictions × 100 ground truths per image, page layout, quads",
     )

@@ -105,7 +105,8 @@ def meteor_nltk_case(size: int, device: str) -> Contenders:
                                                               reduction="none", device=device)},
         anchors={"nltk meteor_score loop": lambda: [nltk_meteor(r, h, wordnet=fake) for h, r in zip(hyps, refs)]},
         check=lambda ours, anchor: max(abs(a - b) for a, b in zip(ours.tolist(), anchor)) < 1e-9,
-        note="pre-tokenised captions, 5 refs, the same fake WordNet (30% of words with one 3-word synset) on both sides",
+        note="pre-tokenised captions, 5 refs, the same fake WordNet (30% of words with one 3-word synset) on both "
+             "sides",
     )
 
 

@@ -85,7 +85,8 @@ def rouge_lsum_case(size: int, device: str) -> Contenders:
         },
         anchors={"rouge-score 0.1.2 RougeScorer.score": lambda: _rouge_score_means(preds, refs, keys)},
         check=_same,
-        note="sentences on separate lines (rouge-score split_summaries=False); torchmetrics needs nltk punkt, not timed",
+        note="sentences on separate lines (rouge-score split_summaries=False); torchmetrics needs nltk punkt, not "
+             "timed",
     )
 
 

@@ -27,7 +27,8 @@ def lee_pairs(size: int, seed: int = 0):
     data = Path(gensim.__file__).parent / "test" / "test_data"
     kv = KeyedVectors.load_word2vec_format(str(data / "lee_fasttext.vec"))
     text = (data / "lee.cor").read_text(encoding="latin-1")
-    sentences = [s for s in (simple_preprocess(x) for line in text.splitlines() for x in line.split(". ")) if len(s) > 2]
+    sentences = [s for s in (simple_preprocess(x) for line in text.splitlines() for x in line.split(". "))
+                 if len(s) > 2]
     rng = random.Random(seed)
     return kv, [rng.choice(sentences)[:25] for _ in range(size)], [rng.choice(sentences)[:25] for _ in range(size)]
 

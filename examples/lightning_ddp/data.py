@@ -1,4 +1,5 @@
-"""Validation data: JSONL records ``{"id", "source", "references": [...]}``, split over the DDP ranks without padding."""
+"""Validation data: JSONL records ``{"id", "source", "references": [...]}``, split over the DDP ranks without
+padding."""
 
 from __future__ import annotations
 

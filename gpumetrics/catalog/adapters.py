@@ -32,7 +32,8 @@ def error_rate_per_sample(cls_path: str) -> Callable[[dict, Any], Callable[..., 
         metric = resolve(cls_path)(**options)  # checks the options and resolves the default transform
 
         def score(preds: list, target: list) -> Any:
-            return error_rate_compute(*error_rate_pairs(preds, target, metric.unit, metric.backend, device, metric.transform))
+            return error_rate_compute(*error_rate_pairs(preds, target, metric.unit, metric.backend, device,
+                                                        metric.transform))
 
         return score
 
@@ -106,7 +107,8 @@ def label_update_args(predictions: list[Any], references: list[Any]) -> tuple:
 
 
 def _doc_scores(value: Any, what: str) -> dict:
-    if not isinstance(value, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values()):
+    if not isinstance(value, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                              for v in value.values()):
         raise TypeError(f"{what} must be a JSON object document id → number, got {value!r:.80}")
     try:
         return {doc: float(number) for doc, number in value.items()}

@@ -59,13 +59,15 @@ ENTRIES: tuple[TaskMetric, ...] = (
     # ------------------------------------------------------------------------------------ edit distances
     TaskMetric(
         name="ned_aij2022", factory=_NED_AIJ2022, per_sample=per_sample_of(_NED_AIJ2022),
-        description="1 − NED, AIJ-2022 text recognition: either string empty → 0, max over gold strings (docs/metrics/edit.md)",
+        description="1 − NED, AIJ-2022 text recognition: either string empty → 0, max over gold strings "
+                    "(docs/metrics/edit.md)",
         empty_prediction="", options={"preset": "aij2022", "backend": "auto", "pad_id": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="normalized_edit_similarity", factory=f"{_EDIT}:NormalizedEditSimilarity",
         per_sample=per_sample_of(f"{_EDIT}:NormalizedEditSimilarity"),
-        description="1 − NED = mean of 1 − lev/max(len), max over gold strings; presets default, aij2022 (docs/metrics/edit.md)",
+        description="1 − NED = mean of 1 − lev/max(len), max over gold strings; presets default, aij2022 "
+                    "(docs/metrics/edit.md)",
         empty_prediction="", options={"preset": "default", "backend": "auto", "pad_id": None, "reduction": "mean"},
     ),
     TaskMetric(
@@ -76,21 +78,23 @@ ENTRIES: tuple[TaskMetric, ...] = (
     ),
     TaskMetric(
         name="wer", factory=f"{_EDIT}:WordErrorRate", per_sample=error_rate_per_sample(f"{_EDIT}:WordErrorRate"),
-        description="word error rate, pooled over whitespace tokens (jiwer, torchmetrics); several references: the best "
-                    "per sample (fewest edits, then the longest) — docs/metrics/edit.md",
+        description="word error rate, pooled over whitespace tokens (jiwer, torchmetrics); several references: the "
+                    "best per sample (fewest edits, then the longest) — docs/metrics/edit.md",
         empty_prediction="", options={"backend": "auto", "transform": None, "pad_id": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="edit_distance", factory=f"{_EDIT}:EditDistance", per_sample=per_sample_of(f"{_EDIT}:EditDistance"),
         description="Levenshtein distance (rapidfuzz parity), unit char|word, of each prediction and its one "
                     "reference; mean over samples — docs/metrics/qa.md",
-        empty_prediction="", higher_is_better=False, update_args=one_reference_update_args, options={"unit": "char", "backend": "auto", "pad_id": None, "reduction": "mean"},
+        empty_prediction="", higher_is_better=False, update_args=one_reference_update_args,
+        options={"unit": "char", "backend": "auto", "pad_id": None, "reduction": "mean"},
     ),
     # ------------------------------------------------------------------------------------ n-gram metrics
     TaskMetric(
-        name="bleu", factory="gpumetrics.text.bleu:BLEUScore", per_sample=per_sample_of("gpumetrics.text.bleu:BLEUScore"),
-        description="BLEU in [0, 1]: sacrebleu corpus_bleu (13a/intl/char/zh/none), NLTK corpus_bleu or pycocoevalcap Bleu "
-                    "(mode coco, tokenize ptb|none) — docs/metrics/coco.md",
+        name="bleu", factory="gpumetrics.text.bleu:BLEUScore",
+        per_sample=per_sample_of("gpumetrics.text.bleu:BLEUScore"),
+        description="BLEU in [0, 1]: sacrebleu corpus_bleu (13a/intl/char/zh/none), NLTK corpus_bleu or "
+                    "pycocoevalcap Bleu (mode coco, tokenize ptb|none) — docs/metrics/coco.md",
         empty_prediction="", safe_cut=ptb_safe_cut,
         options={"mode": "sacrebleu", "tokenize": None, "smooth": None, "smooth_value": None, "weights": None,
                  "lowercase": False, "effective_order": False, "reduction": "corpus"},
@@ -98,7 +102,8 @@ ENTRIES: tuple[TaskMetric, ...] = (
     TaskMetric(
         name="cider", factory="gpumetrics.text.cider:CIDErScore",
         description="CIDEr-D (pycocoevalcap Cider parity, corpus document frequency) or CIDEr (Vedantam 2015); options "
-                    "mode (cider-d|cider), tokenize (ptb|none), n_gram, sigma; all references of a sample — docs/metrics/ngram.md",
+                    "mode (cider-d|cider), tokenize (ptb|none), n_gram, sigma; all references of a sample — "
+                    "docs/metrics/ngram.md",
         empty_prediction="", safe_cut=ptb_safe_cut,
         options={"mode": "cider-d", "tokenize": "ptb", "reduction": "mean", "n_gram": 4, "sigma": 6.0},
     ),
@@ -106,14 +111,15 @@ ENTRIES: tuple[TaskMetric, ...] = (
         name="rouge", factory="gpumetrics.text.rouge:ROUGEScore",
         per_sample=per_sample_of("gpumetrics.text.rouge:ROUGEScore", key="rougeL_fmeasure"),
         description="ROUGE-N/L/Lsum (rouge-score parity) and ROUGE-W; options rouge_keys, use_stemmer, tokenize "
-                    "(rouge-score|unicode); best reference per key; mode coco: pycocoevalcap Rouge (best P and R apart, "
-                    "β=1.2, tokenize ptb|none); primary score rougeL_fmeasure — docs/metrics/ngram.md",
+                    "(rouge-score|unicode); best reference per key; mode coco: pycocoevalcap Rouge (best P and R "
+                    "apart, β=1.2, tokenize ptb|none); primary score rougeL_fmeasure — docs/metrics/ngram.md",
         empty_prediction="", primary="rougeL_fmeasure", safe_cut=ptb_safe_cut,
         options={"rouge_keys": None, "use_stemmer": False, "tokenize": None, "rouge_w_weight": 1.2,
                  "reduction": "mean", "mode": "rouge-score"},
     ),
     TaskMetric(
-        name="meteor", factory="gpumetrics.text.meteor:METEORScore", per_sample=per_sample_of("gpumetrics.text.meteor:METEORScore"),
+        name="meteor", factory="gpumetrics.text.meteor:METEORScore",
+        per_sample=per_sample_of("gpumetrics.text.meteor:METEORScore"),
         description="METEOR: mode meteor-1.5 (pycocoevalcap jar parity, corpus score of summed statistics; language "
                     "en|ru), nltk, aij2022-caption, aij2022-vqa (option synonyms: a TSV path); all references of a "
                     "sample — docs/metrics/meteor.md",
@@ -125,9 +131,9 @@ ENTRIES: tuple[TaskMetric, ...] = (
         name="codebleu", factory="gpumetrics.text.codebleu:CodeBLEUScore",
         description="CodeBLEU: mode codebleu-0.7 (codebleu 0.7.0 calc_codebleu parity; option language: python|java|"
                     "javascript|c_sharp|php|c|cpp|go|ruby|rust) or paper; preset aij2021 (Code2code, TransCoder-"
-                    "tokenised Python); option grammar: path of a tree-sitter grammar library (the AIJ-2021 organisers' "
-                    "my-languages.so with py-tree-sitter 0.2.0 gives the official Code2code number); primary score "
-                    "codebleu — docs/metrics/codebleu.md",
+                    "tokenised Python); option grammar: path of a tree-sitter grammar library (the AIJ-2021 "
+                    "organisers' my-languages.so with py-tree-sitter 0.2.0 gives the official Code2code number); "
+                    "primary score codebleu — docs/metrics/codebleu.md",
         empty_prediction="", primary="codebleu",
         path_options={"grammar": None},  # a compiled tree-sitter grammar library (the AIJ-2021 organisers' .so)
         options={"language": None, "weights": (0.25, 0.25, 0.25, 0.25), "mode": "codebleu-0.7", "preset": None,
@@ -191,7 +197,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         ("precision", "Precision", "precision", _PR_OPTIONS),
         ("recall", "Recall", "recall", _PR_OPTIONS),
     )),
-    # ------------------------------------------------------------------------------------ images (files named by records)
+    # ---------------------------------------------------------------------------------- images (files named by records)
     TaskMetric(
         name="fid", factory=f"{_FACTORIES}:fid_files", check_options=f"{_FACTORIES}:check_fid_files",
         description="FID (pytorch-fid parity) of the generated images (prediction: an image path) against the real "
@@ -213,7 +219,8 @@ ENTRIES: tuple[TaskMetric, ...] = (
                  "workers": None, "decode": "pil"},
     ),
     TaskMetric(
-        name="clip_score", factory=f"{_FACTORIES}:clip_score_files", check_options=f"{_FACTORIES}:check_clip_score_files",
+        name="clip_score", factory=f"{_FACTORIES}:clip_score_files",
+        check_options=f"{_FACTORIES}:check_clip_score_files",
         description="CLIP score (torchmetrics parity; backends hf, open_clip, ruclip) of each image (prediction: an "
                     "image path) and its caption (references: the caption) — docs/metrics/image.md",
         empty_prediction=None, higher_is_better=True, path_options={"image_root": "."},

@@ -1,4 +1,5 @@
-"""Precision, recall and F1 (binary / multiclass / multilabel; micro, macro, weighted) — torchmetrics' statistics, sklearn's averaging.
+"""Precision, recall and F1 (binary / multiclass / multilabel; micro, macro, weighted) — torchmetrics' statistics,
+sklearn's averaging.
 
 The modules are thin subclasses of torchmetrics' classification metrics that also derive from
 :class:`gpumetrics.core.Metric`, so they gain gpumetrics' all-reduce DDP reducer and a ``signature()``; statistics,
@@ -12,7 +13,8 @@ Parity (tests/classification/test_prf.py) is with ``sklearn.metrics.precision_sc
 * results are ``float32`` tensors (sklearn: float64), so they agree to ~1e-7, not bit for bit;
 * multiclass ``macro`` averages over the classes that occur in ``target`` or ``preds`` — sklearn's default
   ``labels=None``; with an explicit ``labels=range(num_classes)`` sklearn also averages the absent classes (each
-  scored ``zero_division``) and the two differ. ``average="none"`` returns every class (sklearn with ``labels=range(C)``);
+  scored ``zero_division``) and the two differ. ``average="none"`` returns every class (sklearn with
+  ``labels=range(C)``);
 * no ``average="samples"`` for multilabel (``multidim_average="samplewise"`` is a different, per-sample-row view);
 * ``ignore_index`` drops those samples (sklearn: filter them out first);
 * ``top_k > 1`` scores the target when it is among the ``top_k`` highest scores, else the top-1 class: micro is
@@ -229,7 +231,8 @@ def _check_inputs(
 
 
 def _unscored_labels_to_zero(preds: Any, target: Any, ignore_index: int | None) -> Any:
-    """Label ``preds`` with 0 where ``target`` is ``ignore_index`` (float scores and other shapes are returned as given).
+    """Label ``preds`` with 0 where ``target`` is ``ignore_index`` (float scores and other shapes are returned as
+    given).
 
     Those positions are not scored, so their values must not matter (docs/metrics/classification.md), but
     torchmetrics still reads them: its validation counts their distinct values (``RuntimeError`` for binary /
@@ -261,7 +264,8 @@ def _multiclass(
     _check_class_count("num_classes", num_classes, validate_args)
     if validate_args:
         _check_top_k(top_k, num_classes)
-        _multiclass_stat_scores_arg_validation(num_classes, top_k, average, multidim_average, ignore_index, zero_division)
+        _multiclass_stat_scores_arg_validation(num_classes, top_k, average, multidim_average, ignore_index,
+                                               zero_division)
         _check_inputs("multiclass", preds, target, num_classes, ignore_index, top_k)
     preds = _unscored_labels_to_zero(preds, target, ignore_index)
     if validate_args:
@@ -283,7 +287,8 @@ def _multilabel(
 ) -> Tensor:
     _check_class_count("num_labels", num_labels, validate_args)
     if validate_args:
-        _multilabel_stat_scores_arg_validation(num_labels, threshold, average, multidim_average, ignore_index, zero_division)
+        _multilabel_stat_scores_arg_validation(num_labels, threshold, average, multidim_average, ignore_index,
+                                               zero_division)
         _check_inputs("multilabel", preds, target, num_labels, ignore_index)
     preds = _unscored_labels_to_zero(preds, target, ignore_index)
     if validate_args:
@@ -347,7 +352,8 @@ def multiclass_precision(
 ) -> Tensor:
     """``torchmetrics.functional.multiclass_precision`` (same arguments) with sklearn's zero-weight average."""
     return _multiclass(
-        "precision", preds, target, num_classes, average, top_k, multidim_average, ignore_index, validate_args, zero_division
+        "precision", preds, target, num_classes, average, top_k, multidim_average, ignore_index, validate_args,
+        zero_division,
     )
 
 
@@ -358,7 +364,8 @@ def multiclass_recall(
 ) -> Tensor:
     """``torchmetrics.functional.multiclass_recall`` (same arguments) with sklearn's zero-weight average."""
     return _multiclass(
-        "recall", preds, target, num_classes, average, top_k, multidim_average, ignore_index, validate_args, zero_division
+        "recall", preds, target, num_classes, average, top_k, multidim_average, ignore_index, validate_args,
+        zero_division,
     )
 
 
@@ -660,7 +667,8 @@ class MultilabelRecall(_CheckedUpdate, _SklearnAverage, _tm.MultilabelRecall, Me
 
     Example:
         >>> import torch
-        >>> MultilabelRecall(num_labels=3, average="micro")(torch.tensor([[1, 0, 1], [0, 1, 0]]), torch.tensor([[1, 0, 0], [0, 1, 1]]))
+        >>> MultilabelRecall(num_labels=3, average="micro")(torch.tensor([[1, 0, 1], [0, 1, 0]]),
+        ...                                                 torch.tensor([[1, 0, 0], [0, 1, 1]]))
         tensor(0.6667)
     """
 
@@ -677,7 +685,8 @@ class MultilabelF1Score(_CheckedUpdate, _SklearnAverage, _tm.MultilabelF1Score, 
 
     Example:
         >>> import torch
-        >>> MultilabelF1Score(num_labels=3, average="macro")(torch.tensor([[1, 0, 1], [0, 1, 0]]), torch.tensor([[1, 0, 0], [0, 1, 1]]))
+        >>> MultilabelF1Score(num_labels=3, average="macro")(torch.tensor([[1, 0, 1], [0, 1, 0]]),
+        ...                                                  torch.tensor([[1, 0, 0], [0, 1, 1]]))
         tensor(0.6667)
     """
 

@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Optional
 
 from gpumetrics.cli.options import console, positive_int
-from gpumetrics.cli.outputs import STDOUT, check_evaluate_outputs, check_not_inputs, check_output, default_checkpoint_dir
+from gpumetrics.cli.outputs import (
+    STDOUT,
+    check_evaluate_outputs,
+    check_not_inputs,
+    check_output,
+    default_checkpoint_dir,
+)
 from gpumetrics.cli.progress import add_progress_argument, progress_bars
 
 def _distributed(device: Optional[str]) -> tuple[Optional[str], bool]:
@@ -158,7 +164,8 @@ def _report(args: argparse.Namespace) -> int:
     try:
         report = json.loads(Path(args.report).read_text(encoding="utf-8"))
     except UnicodeDecodeError as err:
-        raise ValueError(f"{args.report}: not a JSON report (not UTF-8 text: {err.reason} at byte {err.start})") from None
+        raise ValueError(f"{args.report}: not a JSON report (not UTF-8 text: {err.reason} at byte "
+                         f"{err.start})") from None
     except json.JSONDecodeError as err:
         raise ValueError(f"{args.report}: not a JSON file ({err})") from None
     if not isinstance(report, dict) or not isinstance(report.get("tasks"), list):
@@ -204,8 +211,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_progress_argument(evaluate)
     evaluate.add_argument(
         "--checkpoint-dir",
-        help="save resumable checkpoints here (default: beside --output, REPORT.checkpoint/; none with `-o -`); removed "
-             "when the run ends",
+        help="save resumable checkpoints here (default: beside --output, REPORT.checkpoint/; none with `-o -`); "
+             "removed when the run ends",
     )
     evaluate.add_argument("--no-checkpoint", action="store_true", help="write no checkpoints")
     evaluate.add_argument(
@@ -218,8 +225,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument(
         "--strict", action="store_true",
-        help=f"exit with status {EXIT_MISSING} when any prediction is missing (the report and table are still written); "
-             "without it a missing prediction is scored as the metric's empty answer and counted",
+        help=f"exit with status {EXIT_MISSING} when any prediction is missing (the report and table are still "
+             "written); without it a missing prediction is scored as the metric's empty answer and counted",
     )
     evaluate.add_argument("--html", help="write a self-contained HTML page of the report here (checked before scoring)")
     evaluate.set_defaults(handler=_evaluate)

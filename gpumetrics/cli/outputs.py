@@ -73,7 +73,8 @@ def check_output(value: Optional[str], option: str, *, stdout_ok: bool = False) 
     return path
 
 
-def check_not_inputs(outputs: Iterable[tuple[str, Optional[str]]], inputs: Iterable[tuple[str, Optional[Path]]]) -> None:
+def check_not_inputs(outputs: Iterable[tuple[str, Optional[str]]],
+                     inputs: Iterable[tuple[str, Optional[Path]]]) -> None:
     """Refuse an output that is one of the command's input files (``-o config.yaml``, ``--html predictions.jsonl``,
     ``report r.json --html r.json``): the write would replace the input with the report. Symbolic and hard links to
     an input count as the input.
@@ -121,7 +122,8 @@ def check_evaluate_outputs(output: Optional[str], html: Optional[str], checkpoin
     option = "--checkpoint-dir" if checkpoint_dir is not None else "--output"
     for name, value in (("--output", output), ("--html", html)):
         if value not in (None, STDOUT) and Path(value).resolve() == folder.resolve():
-            hint = "" if checkpoint_dir is not None else " (its checkpoint folder is REPORT with the suffix .checkpoint)"
+            hint = ("" if checkpoint_dir is not None
+                    else " (its checkpoint folder is REPORT with the suffix .checkpoint)")
             raise ValueError(f"{name} {value} is also the checkpoint folder{hint}: rename it, or give --checkpoint-dir "
                              "or --no-checkpoint")
     if folder.exists() and not folder.is_dir():

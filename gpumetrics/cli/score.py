@@ -4,8 +4,9 @@ Line-aligned plain-text files, one sample per line (UTF-8; lines end at ``\\n`` 
 whitespace, as ``sacrebleu`` reads them); the hypotheses come from stdin when no file is given; several ``-r`` give
 several references per sample. Any task metric of the catalog (``gpumetrics list``) with ``--opt key=value``
 (values parsed as YAML scalars); for a metric whose records are not text (labels, boxes, rankings) each line is read
-as a JSON value when it is one (``3``, ``[1, 2]``), else as the text. Prints the score alone (a dict result: its primary key, or ``key=value`` pairs for a
-metric without one), or ``--json``: one object with the score, signature, n, options and the dict's keys.
+as a JSON value when it is one (``3``, ``[1, 2]``), else as the text. Prints the score alone (a dict result: its primary
+key, or ``key=value`` pairs for a metric without one), or ``--json``: one object with the score, signature, n, options
+and the dict's keys.
 """
 
 from __future__ import annotations
@@ -186,7 +187,8 @@ def _score(args: argparse.Namespace) -> int:
     if any(len(lines) != len(hypotheses) for _, lines in reference_files):
         listed = ", ".join([f"hypotheses {'stdin' if args.hypotheses == STDIN else args.hypotheses}: {len(hypotheses)}",
                             *(f"references {path}: {len(lines)}" for path, lines in reference_files)])
-        raise ValueError(f"the files must be line-aligned (one sample per line) but have different line counts: {listed}")
+        raise ValueError("the files must be line-aligned (one sample per line) but have different line counts: "
+                         f"{listed}")
     references = [list(refs) for refs in zip(*(lines for _, lines in reference_files))] if hypotheses else []
     if not hypotheses:  # the score of no sample is the metric's defined empty value: say so, as `evaluate` does
         name = "stdin" if args.hypotheses == STDIN else args.hypotheses
@@ -212,7 +214,8 @@ def _score(args: argparse.Namespace) -> int:
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """The ``score`` subcommand."""
     score = subparsers.add_parser(
-        "score", help="score a plain-text hypotheses file against reference files, one sample per line (sacrebleu-style)",
+        "score",
+        help="score a plain-text hypotheses file against reference files, one sample per line (sacrebleu-style)",
         description="Score line-aligned plain-text files (UTF-8, one sample per line, trailing whitespace removed as "
                     "sacrebleu does) with any task metric of `gpumetrics list`. Prints the score alone, or --json.",
         epilog="examples: gpumetrics score -m bleu -r refs.txt hyps.txt · gpumetrics score -m bleu -r r1.txt -r r2.txt "
@@ -227,6 +230,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="a metric option (repeatable); the value is a YAML scalar: 3, 0.5, true, null, [a, b]")
     score.add_argument("--json", action="store_true",
                        help="print one JSON object: metric, score, signature, n, options (and a dict result's keys)")
-    score.add_argument("-w", "--width", type=non_negative_int, default=4, help="decimals of the printed score (default 4)")
+    score.add_argument("-w", "--width", type=non_negative_int, default=4,
+                       help="decimals of the printed score (default 4)")
     score.add_argument("--device", help="cpu (default), cuda, cuda:N … (must exist here)")
     score.set_defaults(handler=_score, result_on_stdout=True)

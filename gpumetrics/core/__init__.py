@@ -13,7 +13,8 @@ from gpumetrics.core.lazy import lazy_exports
 _EXPORTS = {
     **dict.fromkeys(
         ["as_reference_lists", "as_text_list", "available_devices", "check_bool", "check_choice", "check_device",
-         "check_int", "check_non_negative_int", "check_positive_int", "check_real", "check_same_length", "parse_device"],
+         "check_int", "check_non_negative_int", "check_positive_int", "check_real", "check_same_length",
+         "parse_device"],
         "gpumetrics.core.checks"),
     "gc_paused": "gpumetrics.core.gcpause",
     "paused_gc": "gpumetrics.core.gcpause",

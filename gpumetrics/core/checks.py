@@ -167,7 +167,8 @@ def check_same_length(first: Sequence, first_name: str, second: Sequence, second
     """
     if len(first) != len(second):
         raise ValueError(
-            f"`{first_name}` and `{second_name}` must have the same number of samples, got {len(first)} and {len(second)}"
+            f"`{first_name}` and `{second_name}` must have the same number of samples, got {len(first)} and "
+            f"{len(second)}"
         )
 
 

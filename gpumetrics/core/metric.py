@@ -90,7 +90,8 @@ class Metric(torchmetrics.Metric):
     #: left out when a checkpoint or a merged metric is checked against this one (see :meth:`state_signature`)
     _signature_state_keys: ClassVar[tuple[str, ...]] = ()
 
-    #: torch intra-op threads for ``update`` and ``compute`` on CPU; ``None`` keeps torch's setting (see core/threads.py)
+    #: torch intra-op threads for ``update`` and ``compute`` on CPU; ``None`` keeps torch's setting (see
+    #: core/threads.py)
     kernel_threads: ClassVar[Optional[int]] = None
 
     def add_state(self, name: str, default: Any, *args: Any, **kwargs: Any) -> None:

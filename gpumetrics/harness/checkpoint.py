@@ -73,7 +73,8 @@ class RunCheckpoint:
         if (not isinstance(saved, dict) or saved.get("format") != FORMAT_VERSION
                 or not isinstance(saved.get("fingerprint"), dict)
                 or not {"started", "finished", "task", "done", "metric", "samples", "seconds"} <= set(saved)):
-            raise ConfigError(f"{self.path}: not a gpumetrics checkpoint of this version; delete it or run without --resume")
+            raise ConfigError(f"{self.path}: not a gpumetrics checkpoint of this version; delete it or run without "
+                              "--resume")
         changed = sorted(key for key in {*saved["fingerprint"], *self.fingerprint}
                          if saved["fingerprint"].get(key) != self.fingerprint.get(key))
         if changed:

@@ -25,8 +25,8 @@ paths); a hidden-task slot of the suite gives ``score: S`` (a number in [0, 1]) 
       - {name: Hidden1, score: 0.42}
 
 Relative paths — data files and a metric's path options (e.g. ``real`` and ``image_root`` of
-``s_image_generation``) — are resolved against the directory of the config file, never the working directory. Every error is a :class:`ConfigError`
-naming the config file and the offending entry.
+``s_image_generation``) — are resolved against the directory of the config file, never the working directory. Every
+error is a :class:`ConfigError` naming the config file and the offending entry.
 """
 
 from __future__ import annotations
@@ -45,9 +45,10 @@ from gpumetrics.harness.registry import Suite, TaskMetric, bounded_repr, formats
 DEFAULT_BATCH_SIZE = 1024
 _TOP_KEYS = {"name", "suite", "batch_size", "device", "tasks"}
 _TASK_KEYS = {"name", "metric", "options", "predictions", "references", "format", "score"}
-#: data layouts a task outside a suite can read: ``records`` (:class:`~gpumetrics.harness.records.IndexedJoin`) and ``coco``
-#: (:func:`~gpumetrics.harness.records.read_coco`: a COCO results file and a ``captions_*.json`` annotations file); a
-#: suite task reads its official format (:mod:`gpumetrics.suites.formats`; ``coco`` is registered in :mod:`gpumetrics.harness.registry`)
+#: data layouts a task outside a suite can read: ``records`` (:class:`~gpumetrics.harness.records.IndexedJoin`) and
+#: ``coco`` (:func:`~gpumetrics.harness.records.read_coco`: a COCO results file and a ``captions_*.json`` annotations
+#: file); a suite task reads its official format (:mod:`gpumetrics.suites.formats`; ``coco`` is registered in
+#: :mod:`gpumetrics.harness.registry`)
 DATA_FORMATS = ("records", "coco")
 
 
@@ -89,7 +90,8 @@ def _check_device(device: Any, where: str) -> str:
     """``device`` as a config gives it: a name torch reads (``core.check_device(..., available=False)``); whether
     this machine has it is checked when the config is run, so a config written for a GPU machine loads anywhere."""
     if not isinstance(device, str):
-        raise ConfigError(f"{where}: expected a device name such as 'cpu', 'cuda' or 'cuda:1', got {bounded_repr(device)}")
+        raise ConfigError(f"{where}: expected a device name such as 'cpu', 'cuda' or 'cuda:1', got "
+                          f"{bounded_repr(device)}")
     try:
         check_device(device, "device", available=False)
     except ValueError as error:
@@ -138,7 +140,8 @@ def _check_options(entry: TaskMetric, options: dict, where: str) -> None:
     try:
         entry.check(options)
     except (TypeError, ValueError, FileNotFoundError) as err:
-        raise ConfigError(f"{where}: invalid options {bounded_repr(options, 200)} for metric {entry.name!r}: {err}") from None
+        raise ConfigError(f"{where}: invalid options {bounded_repr(options, 200)} for metric {entry.name!r}: "
+                          f"{err}") from None
 
 
 #: values a config may hold once YAML aliases are followed (a real config holds hundreds)
@@ -209,7 +212,8 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
         raise ConfigError(f"{path}: a config must be a mapping with a `tasks` list, got {type(raw).__name__}")
     unknown = set(raw) - _TOP_KEYS
     if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; allowed: {', '.join(sorted(_TOP_KEYS))}")
+        raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
+                          f"allowed: {', '.join(sorted(_TOP_KEYS))}")
     tasks_raw = raw.get("tasks")
     if not isinstance(tasks_raw, list) or not tasks_raw:
         raise ConfigError(f"{path}: `tasks` must be a non-empty list of task mappings")
@@ -218,7 +222,8 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
     if raw.get("suite") is not None:
         known_suites = suites()
         if not isinstance(raw["suite"], str) or raw["suite"] not in known_suites:
-            raise ConfigError(f"{path}: unknown suite {bounded_repr(raw['suite'])}; known: {', '.join(sorted(known_suites)) or 'none'}")
+            raise ConfigError(f"{path}: unknown suite {bounded_repr(raw['suite'])}; "
+                              f"known: {', '.join(sorted(known_suites)) or 'none'}")
         suite = known_suites[raw["suite"]]
     suite_tasks = {task.name: task for task in suite.tasks} if suite else {}
     batch_size = _check_batch_size(raw.get("batch_size", DEFAULT_BATCH_SIZE), str(path))
@@ -236,7 +241,8 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
         where = f"{where} ({name})"
         unknown = set(item) - _TASK_KEYS
         if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; allowed: {', '.join(sorted(_TASK_KEYS))}")
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
+                              f"allowed: {', '.join(sorted(_TASK_KEYS))}")
         if name in seen:
             raise ConfigError(f"{where}: duplicate task name {name!r}")
         seen.add(name)
@@ -258,11 +264,13 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
         data_format = item.get("format", "records")
         format_options: dict = {}
         if suite is None and data_format not in DATA_FORMATS:
-            raise ConfigError(f"{where}: `format` must be one of {', '.join(DATA_FORMATS)}, got {bounded_repr(data_format)}")
+            raise ConfigError(f"{where}: `format` must be one of {', '.join(DATA_FORMATS)}, "
+                              f"got {bounded_repr(data_format)}")
         if suite is not None:
             fixed = suite_tasks[name]
             if metric_name is not None and metric_name != fixed.metric:
-                raise ConfigError(f"{where}: suite {suite.name!r} scores {name!r} with {fixed.metric!r}, not {bounded_repr(metric_name)}")
+                raise ConfigError(f"{where}: suite {suite.name!r} scores {name!r} with {fixed.metric!r}, "
+                                  f"not {bounded_repr(metric_name)}")
             conflicts = {k: v for k, v in options.items()
                          if k not in fixed.user_options and (k not in fixed.options or fixed.options[k] != v)}
             if conflicts:

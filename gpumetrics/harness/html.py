@@ -51,7 +51,8 @@ dl.meta dd {{ margin: 0; overflow-wrap: anywhere; }}
 .ref + .ref {{ border-top: 1px dashed #cbd2dc; margin-top: .3rem; padding-top: .3rem; }}
 .empty {{ color: #8a94a6; font-style: italic; }}
 .cut {{ color: #b45309; font-style: italic; }}
-.suite {{ font-size: 1.1rem; background: #eef6ee; border: 1px solid #b7dcb9; padding: .5rem .8rem; display: inline-block; }}
+.suite {{ font-size: 1.1rem; background: #eef6ee; border: 1px solid #b7dcb9; padding: .5rem .8rem;
+  display: inline-block; }}
 .note {{ color: #4a5568; }}
 svg.histogram rect.bar {{ fill: #4c78a8; }}
 svg.histogram text {{ font-size: 11px; fill: #4a5568; }}
@@ -73,7 +74,8 @@ def render_html(report: dict) -> str:
         TypeError: ``report`` is not a dict.
     """
     if not isinstance(report, dict):
-        raise TypeError(f"`report` must be a report dict (Report.to_dict() or a JSON report), got {type(report).__name__}")
+        raise TypeError(f"`report` must be a report dict (Report.to_dict() or a JSON report), "
+                        f"got {type(report).__name__}")
     tasks = [task for task in _sequence(report.get("tasks")) if isinstance(task, dict)]
     title = f"gpumetrics · {report.get('name', 'report')}"
     parts = [HEAD.format(title=_escape(title)), f"<h1>{_escape(title)}</h1>\n", _header(report)]
@@ -119,7 +121,8 @@ def histogram_svg(histogram: dict, label: str = "score") -> str:
         bar_height = plot_height * count / tallest
         x, y = margin + index * bin_width, margin + plot_height - bar_height
         bars.append(
-            f'<rect class="bar" x="{x:.2f}" y="{y:.2f}" width="{max(bin_width - 1, 0.5):.2f}" height="{bar_height:.2f}">'
+            f'<rect class="bar" x="{x:.2f}" y="{y:.2f}" width="{max(bin_width - 1, 0.5):.2f}" '
+            f'height="{bar_height:.2f}">'
             f"<title>{_number(edges[index])} … {_number(edges[index + 1])}: {count}</title></rect>"
         )
     baseline = margin + plot_height
@@ -127,7 +130,8 @@ def histogram_svg(histogram: dict, label: str = "score") -> str:
     ticks = [(margin, edges[0], "start"), (margin + middle * bin_width, edges[middle], "middle"),
              (margin + plot_width, edges[-1], "end")]
     labels = "".join(
-        f'<text x="{x:.2f}" y="{baseline + 14}" text-anchor="{anchor}">{_number(value)}</text>' for x, value, anchor in ticks
+        f'<text x="{x:.2f}" y="{baseline + 14}" text-anchor="{anchor}">{_number(value)}</text>'
+        for x, value, anchor in ticks
     )
     return (
         f'<svg class="histogram" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -149,7 +153,8 @@ def shown_text(value: Any, limit: int = TEXT_LIMIT) -> str:
         >>> shown_text({"box": [1, 2]})
         '{&quot;box&quot;:[1,2]}'
     """
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+                                                           default=str)
     if text == "":
         return '<span class="empty">(empty)</span>'
     if len(text) <= limit:
@@ -204,7 +209,8 @@ def _header(report: dict) -> str:
     timing = _mapping(report.get("timing"))
     total = timing.get("total_seconds")
     if isinstance(total, (int, float)):
-        items.append(("total time", f"{total:.2f} s" + (" (resumed from a checkpoint)" if timing.get("resumed") else "")))
+        items.append(("total time",
+                      f"{total:.2f} s" + (" (resumed from a checkpoint)" if timing.get("resumed") else "")))
     run = report.get("run")
     for key, value in (run.items() if isinstance(run, dict) else ()):
         if key == "argv" and isinstance(value, list):
@@ -232,7 +238,8 @@ def _results_table(tasks: list[dict]) -> str:
         entry = _lookup(registry.metrics(), task.get("metric"), None)
         for key in entry.table_keys if entry is not None else ():
             if isinstance(details.get(key), (int, float)):
-                rows.append(f'<tr class="key"><td>{_escape(key)}</td><td></td><td class="num">{_number(details[key])}</td>'
+                rows.append(f'<tr class="key"><td>{_escape(key)}</td><td></td>'
+                            f'<td class="num">{_number(details[key])}</td>'
                             "<td></td><td></td><td></td></tr>")
     return (
         '<table class="results">\n<thead><tr><th>task</th><th>metric</th><th>score</th><th>n</th><th>missing</th>'
@@ -253,7 +260,8 @@ def _suite(suite: dict) -> str:
 def _task_section(index: int, task: dict) -> str:
     counts, files = _mapping(task.get("counts")), _mapping(task.get("files"))
     items = [("metric", _escape(task.get("metric", ""))), ("score", _number(task.get("score")))]
-    items += [(label, _escape(files[key])) for key, label in (("predictions", "predictions"), ("references", "references"))
+    items += [(label, _escape(files[key]))
+              for key, label in (("predictions", "predictions"), ("references", "references"))
               if files.get(key)]
     if task.get("options"):
         items.append(("options", f"<code>{shown_text(task['options'])}</code>"))

@@ -266,7 +266,8 @@ def _json_line(path: Path, line_no: int, line: str) -> Any:
     try:
         return json.loads(line)
     except json.JSONDecodeError as err:
-        raise DataError(path, line_no, f"malformed JSON line: {err.msg} (column {err.colno}){_lone_cr_hint(line)}") from None
+        raise DataError(path, line_no,
+                        f"malformed JSON line: {err.msg} (column {err.colno}){_lone_cr_hint(line)}") from None
     except RecursionError:
         raise DataError(path, line_no, _TOO_DEEP) from None
     except ValueError as err:  # an integer over Python's 4300-digit limit
@@ -384,7 +385,8 @@ def read_id_object(path: Path | str) -> list[Record]:
     except DataError as err:
         if "no 'value' key" not in str(err):
             raise
-        raise DataError(path, err.line, f"the official format is one JSON object {{id: value, …}}, got {generic}") from None
+        raise DataError(path, err.line,
+                        f"the official format is one JSON object {{id: value, …}}, got {generic}") from None
 
 
 def check_text_value(path: Path, record_id: str, line: int, value: Any, is_references: bool) -> Any:
@@ -400,7 +402,8 @@ def check_text_value(path: Path, record_id: str, line: int, value: Any, is_refer
         if not value:
             raise DataError(path, line, f"id {record_id!r}: `references` is empty; give at least one reference")
     elif not isinstance(value, str):
-        raise DataError(path, line, f"id {record_id!r}: `prediction` must be a string, got {type(value).__name__} {value!r:.60}")
+        raise DataError(path, line, f"id {record_id!r}: `prediction` must be a string, "
+                        f"got {type(value).__name__} {value!r:.60}")
     return value
 
 
@@ -412,7 +415,8 @@ JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
 
 @dataclasses.dataclass(frozen=True)
 class _Index:
-    """Per record of a file, in file order: ``hashes`` (of the id), ``locators`` (byte offset or list index), ``lines``."""
+    """Per record of a file, in file order: ``hashes`` (of the id), ``locators`` (byte offset or list index),
+    ``lines``."""
 
     hashes: torch.Tensor
     locators: array
@@ -458,11 +462,13 @@ class _RecordFile:
         if not self.streamed:
             self._records = read_records(self.path, self.value_key)
             for position, record in enumerate(self._records):
-                self._records[position] = dataclasses.replace(record, value=self._checked(record.id, record.value, record.line))
+                self._records[position] = dataclasses.replace(record,
+                                                              value=self._checked(record.id, record.value, record.line))
                 hashes.append(hash(record.id))
                 locators.append(position)
                 lines.append(record.line)
-            return _Index(torch.frombuffer(hashes, dtype=torch.int64) if hashes else torch.empty(0, dtype=torch.int64), locators, lines)
+            return _Index(torch.frombuffer(hashes, dtype=torch.int64) if hashes else torch.empty(0, dtype=torch.int64),
+                          locators, lines)
         try:
             total = os.path.getsize(self.path)
             handle = open(self.path, "rb")
@@ -483,7 +489,8 @@ class _RecordFile:
                     progress(label, offset, total)
         if progress is not None:
             progress(label, total, total)
-        return _Index(torch.frombuffer(hashes, dtype=torch.int64) if hashes else torch.empty(0, dtype=torch.int64), locators, lines)
+        return _Index(torch.frombuffer(hashes, dtype=torch.int64) if hashes else torch.empty(0, dtype=torch.int64),
+                      locators, lines)
 
     def read(self, locator: int, line: int) -> tuple[str, Any]:
         """The checked ``(id, value)`` of the record at ``locator`` (starting on ``line``)."""
@@ -513,7 +520,8 @@ def _as_array(values: torch.Tensor) -> array:
 
 
 def _first_duplicate(file: _RecordFile, index: _Index) -> None:
-    """Raise the DataError of the duplicate id that ``read_records`` meets first (lowest line of a second occurrence)."""
+    """Raise the DataError of the duplicate id that ``read_records`` meets first (lowest line of a second
+    occurrence)."""
     import torch
     if index.hashes.numel() < 2:
         return
@@ -589,7 +597,8 @@ class IndexedJoin:
         unknown = torch.nonzero(~torch.isin(prediction_hashes, reference_hashes)).flatten()
         if unknown.numel():
             position = int(unknown[0])
-            record_id, _ = self._predictions.read(self._prediction_index.locators[position], self._prediction_index.lines[position])
+            record_id, _ = self._predictions.read(self._prediction_index.locators[position],
+                                                  self._prediction_index.lines[position])
             raise DataError(
                 self._predictions.path, self._prediction_index.lines[position],
                 f"unknown id {record_id!r}: no record with this id in {self._references.path}",
@@ -624,9 +633,11 @@ class IndexedJoin:
     def _prediction(self, reference_id: str, first: int) -> Any:
         """The prediction of ``reference_id``, whose hash first sits at ``first`` of the sorted hashes (-1: none)."""
         position = first
-        while 0 <= position < len(self._sorted_hashes) and (position == first or self._sorted_hashes[position] == self._sorted_hashes[first]):
+        while 0 <= position < len(self._sorted_hashes) and (
+                position == first or self._sorted_hashes[position] == self._sorted_hashes[first]):
             record = self._order[position]
-            record_id, value = self._predictions.read(self._prediction_index.locators[record], self._prediction_index.lines[record])
+            record_id, value = self._predictions.read(self._prediction_index.locators[record],
+                                                      self._prediction_index.lines[record])
             if record_id == reference_id:
                 return value
             position += 1  # another id with the same 64-bit hash
@@ -646,7 +657,8 @@ class IndexedJoin:
             for begin in range(start, stop, batch_size):
                 ids, predictions, references = [], [], []
                 for position in range(begin, min(begin + batch_size, stop)):
-                    record_id, value = self._references.read(reference_index.locators[position], reference_index.lines[position])
+                    record_id, value = self._references.read(reference_index.locators[position],
+                                                             reference_index.lines[position])
                     ids.append(record_id)
                     references.append(value)
                     predictions.append(self._prediction(record_id, self._match[position]))
@@ -811,7 +823,8 @@ def _read_json_items(path: Path) -> tuple[str, Iterator[tuple[Optional[str], Any
 
 def _coco_image_id(value: Any, path: Path, line: Optional[int], where: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise DataError(path, line, f"{where}: `image_id` must be an integer or a string, got {type(value).__name__} {value!r:.40}")
+        raise DataError(path, line, f"{where}: `image_id` must be an integer or a string, "
+                        f"got {type(value).__name__} {value!r:.40}")
     return str(value)
 
 
@@ -866,7 +879,8 @@ def read_coco(results_path: Path | str, annotations_path: Path | str) -> JoinedD
     sections: dict[str, tuple[Any, int]] = {}
     first = _skip_ws(text, 0)
     if first < len(text) and text[first] != "{":
-        raise DataError(annotations_path, _line_of(text, first), f"an annotations file is a JSON object; {COCO_FORMAT_NOTE}")
+        raise DataError(annotations_path, _line_of(text, first),
+                        f"an annotations file is a JSON object; {COCO_FORMAT_NOTE}")
     for key, value, line in items:
         if key in ("annotations", "images") and key in sections:  # json.load would keep the last one silently
             raise DataError(annotations_path, line, f"a second `{key}` key (the first on line {sections[key][1]})")
@@ -879,11 +893,13 @@ def read_coco(results_path: Path | str, annotations_path: Path | str) -> JoinedD
     for index, record in enumerate(annotations):
         where = f"annotations[{index}]"
         if not isinstance(record, dict) or "image_id" not in record or "caption" not in record:
-            raise DataError(annotations_path, annotations_line, f"{where} must be an object with `image_id` and `caption`, got {record!r:.80}")
+            raise DataError(annotations_path, annotations_line,
+                            f"{where} must be an object with `image_id` and `caption`, got {record!r:.80}")
         image = _coco_image_id(record["image_id"], annotations_path, annotations_line, where)
         _check_id_kind(kinds, image, record["image_id"], annotations_path, annotations_line, where)
         if not isinstance(record["caption"], str):
-            raise DataError(annotations_path, annotations_line, f"{where} (image_id {image}): `caption` must be a string, "
+            raise DataError(annotations_path, annotations_line,
+                            f"{where} (image_id {image}): `caption` must be a string, "
                             f"got {type(record['caption']).__name__} {record['caption']!r:.40}")
         references.setdefault(image, []).append(record["caption"])
     order = list(references)
@@ -891,11 +907,13 @@ def read_coco(results_path: Path | str, annotations_path: Path | str) -> JoinedD
     if "images" in sections:
         images, images_line = sections["images"]
         if not isinstance(images, list):
-            raise DataError(annotations_path, images_line, f"`images` must be a list of {{\"id\": …}} records; {COCO_FORMAT_NOTE}")
+            raise DataError(annotations_path, images_line,
+                            f"`images` must be a list of {{\"id\": …}} records; {COCO_FORMAT_NOTE}")
         order = []
         for index, record in enumerate(images):
             if not isinstance(record, dict) or "id" not in record:
-                raise DataError(annotations_path, images_line, f"images[{index}] must be an object with an `id`, got {record!r:.80}")
+                raise DataError(annotations_path, images_line,
+                                f"images[{index}] must be an object with an `id`, got {record!r:.80}")
             order.append(_coco_image_id(record["id"], annotations_path, images_line, f"images[{index}]"))
             _check_id_kind(kinds, order[-1], record["id"], annotations_path, images_line, f"images[{index}]")
         listed = set(order)
@@ -908,21 +926,24 @@ def read_coco(results_path: Path | str, annotations_path: Path | str) -> JoinedD
     result_line: dict[str, int] = {}
     for _, record, line in items:
         if not isinstance(record, dict) or "image_id" not in record or "caption" not in record:
-            raise DataError(results_path, line, f"a result must be an object with `image_id` and `caption`, got {record!r:.80}")
+            raise DataError(results_path, line,
+                            f"a result must be an object with `image_id` and `caption`, got {record!r:.80}")
         image = _coco_image_id(record["image_id"], results_path, line, "result")
         if not isinstance(record["caption"], str):
             raise DataError(results_path, line, f"image_id {image}: `caption` must be a string, got "
                             f"{type(record['caption']).__name__} {record['caption']!r:.40}")
         if (listed is not None and image not in listed) or (listed is None and image not in references):
-            raise DataError(results_path, line, f"result for unknown image_id {image}: {annotations_path} does not list it")
+            raise DataError(results_path, line,
+                            f"result for unknown image_id {image}: {annotations_path} does not list it")
         if image not in references:
             raise DataError(results_path, line, f"image_id {image} has no reference caption in {annotations_path}")
         if image in results:
-            raise DataError(results_path, line, f"second result for image_id {image} (first on line {result_line[image]}); "
+            raise DataError(results_path, line,
+                            f"second result for image_id {image} (first on line {result_line[image]}); "
                             "COCOEvalCap scores one caption per image")
         results[image], result_line[image] = record["caption"], line
     if not results:
         raise DataError(results_path, None, "the results file holds no result")
     gold = [Record(image, references.get(image), 0) for image in dict.fromkeys(order)]
-    return join_records(results_path, annotations_path, [Record(i, c, result_line[i]) for i, c in results.items()], gold,
-                        lambda record: record.value, lambda record: record.value, missing="skip")
+    return join_records(results_path, annotations_path, [Record(i, c, result_line[i]) for i, c in results.items()],
+                        gold, lambda record: record.value, lambda record: record.value, missing="skip")

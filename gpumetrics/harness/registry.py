@@ -121,7 +121,8 @@ def text_update_args(predictions: list[Any], references: list[list[Any]]) -> tup
     return predictions, references
 
 
-def per_sample_of(factory: Union[str, Callable[..., Metric]], key: Optional[str] = None) -> Callable[[dict, Any], Callable[..., Any]]:
+def per_sample_of(factory: Union[str, Callable[..., Metric]],
+                  key: Optional[str] = None) -> Callable[[dict, Any], Callable[..., Any]]:
     """``TaskMetric.per_sample`` of a metric that takes ``reduction="none"``: a second instance of it, reset for
     every batch, never synchronised across processes (each rank scores its own samples); ``key``: the entry of a
     dict result (ROUGE's primary key)."""
@@ -216,8 +217,8 @@ class SuiteTask:
     """One task of a suite: a display name, its metric, fixed options and the official file format.
 
     Attributes:
-        format: name of a registered :class:`Format` (:mod:`gpumetrics.suites.formats`) for the organisers' two files (``None``: the
-            generic ``{"id", "prediction"}`` / ``{"id", "references"}`` records).
+        format: name of a registered :class:`Format` (:mod:`gpumetrics.suites.formats`) for the organisers' two files
+            (``None``: the generic ``{"id", "prediction"}`` / ``{"id", "references"}`` records).
         user_options: options a config may set (model paths, real images, …); every other option is fixed.
     """
 
@@ -335,5 +336,6 @@ def _read_coco_captions(predictions: Path, references: Path, options: dict) -> t
     return read_coco(predictions, references), options
 
 
-register_format("coco", "COCO captions: predictions = a results file [{image_id, caption}], references = captions_*.json; "
-                        "only the images of the results are evaluated (COCOEvalCap)")(_read_coco_captions)
+register_format("coco", "COCO captions: predictions = a results file [{image_id, caption}], "
+                        "references = captions_*.json; only the images of the results are evaluated "
+                        "(COCOEvalCap)")(_read_coco_captions)

@@ -25,7 +25,8 @@ def results_table(report: Report) -> Table:
     one row per key under it for metrics with ``table_keys`` (the COCO caption table) —, then the suite's combined
     score."""
     title = f"gpumetrics · {report.name} · {report.device}"
-    table = Table(title=title, title_justify="left", caption="↑ higher is better · ↓ lower is better", caption_justify="left")
+    table = Table(title=title, title_justify="left", caption="↑ higher is better · ↓ lower is better",
+                  caption_justify="left")
     table.add_column("task", style="bold")
     table.add_column("metric")
     table.add_column("score", justify="right")
@@ -34,7 +35,8 @@ def results_table(report: Report) -> Table:
     table.add_column("signature", overflow="fold")
     for task in report.tasks:
         missing = f"[yellow]{task.missing}[/yellow]" if task.missing else "0"
-        table.add_row(task.name, task.metric, f"{task.score:.4f} {DIRECTION_MARKS[task.higher_is_better]}".rstrip(), str(task.n), missing, task.signature)
+        table.add_row(task.name, task.metric, f"{task.score:.4f} {DIRECTION_MARKS[task.higher_is_better]}".rstrip(),
+                      str(task.n), missing, task.signature)
         entry = registry.metrics().get(task.metric)
         for key in entry.table_keys if entry is not None else ():
             if isinstance(task.details.get(key), (int, float)):

@@ -178,7 +178,8 @@ def _check_position(saved: dict, tasks: int, path: Path) -> None:
 
 
 def _device(device: Optional[str], name: str = "--device", where: Optional[str] = None) -> torch.device:
-    """``core.check_device`` (``None`` → CPU), its error as a ``ConfigError`` (after ``where``, e.g. the config file)."""
+    """``core.check_device`` (``None`` → CPU), its error as a ``ConfigError`` (after ``where``, e.g. the config
+    file)."""
     try:
         return check_device(device, name)
     except (TypeError, ValueError) as error:
@@ -296,7 +297,8 @@ class _Run:
     def _open(self, task: TaskConfig) -> tuple[Any, dict]:
         if task.format != "records":  # coco (only the images of the results file), a suite task's official format
             return get_format(task.format).read(task.predictions, task.references, dict(task.options))
-        join = IndexedJoin(task.predictions, task.references, task.metric.empty_prediction, self.progress, f"{task.name}: ")
+        join = IndexedJoin(task.predictions, task.references, task.metric.empty_prediction, self.progress,
+                           f"{task.name}: ")
         return join, task.options
 
     def evaluate_task(self, index: int, task: TaskConfig, resume: Optional[dict] = None) -> TaskResult:
@@ -328,7 +330,8 @@ class _Run:
         first, stop = shard_bounds(total, self.rank, self.world_size)
         reads_next = task.metric.reads_next(metric)
         if reads_next is not None and self.world_size > 1:  # shards end where batches may (cut_where_safe)
-            first, stop = (_safe_bound(data, bound, SAFE_CUT_LIMIT * self.batch_size, reads_next) for bound in (first, stop))
+            first, stop = (_safe_bound(data, bound, SAFE_CUT_LIMIT * self.batch_size, reads_next)
+                           for bound in (first, stop))
         done, earlier = 0, (0.0, 0.0)
         if resume is not None:
             if resume["done"] > stop - first:
@@ -344,7 +347,8 @@ class _Run:
             # e.g. a metric with a reference set of its own (the real images of s_image_generation) reads it first,
             # so that this long pass has its own progress bar instead of hiding in compute(); a restored state has it
             progress = self.progress
-            task.metric.prepare(metric, None if progress is None else lambda phase, n, of: progress(f"{task.name}: {phase}", n, of))
+            task.metric.prepare(metric, None if progress is None
+                                else lambda phase, n, of: progress(f"{task.name}: {phase}", n, of))
         if self.progress is not None:
             self.progress(task.name, done, stop - first)
         batches_since_save = 0
@@ -360,7 +364,8 @@ class _Run:
             except (TypeError, ValueError) as err:
                 raise TaskError(
                     f"task {task.name!r}: metric {task.metric.name!r} rejected the batch of samples "
-                    f"{first + done}..{first + done + len(batch) - 1} (first id {batch.ids[0]!r}) of {task.references}: "
+                    f"{first + done}..{first + done + len(batch) - 1} (first id {batch.ids[0]!r}) "
+                    f"of {task.references}: "
                     f"{err}{_named_position(str(err), batch.ids)}"
                 ) from err
             done += len(batch)
@@ -519,8 +524,10 @@ def evaluate(
     except (TypeError, ValueError) as error:
         raise ConfigError(str(error)) from None
     if resume and checkpoint_dir is None:
-        raise ConfigError("--resume needs a checkpoint folder: give --checkpoint-dir (or --output, beside which it is kept)")
-    rank, world_size = (dist.get_rank(), dist.get_world_size()) if dist.is_available() and dist.is_initialized() else (0, 1)
+        raise ConfigError("--resume needs a checkpoint folder: give --checkpoint-dir (or --output, beside which it "
+                          "is kept)")
+    rank, world_size = ((dist.get_rank(), dist.get_world_size()) if dist.is_available() and dist.is_initialized()
+                        else (0, 1))
     run = _Run(torch_device, size, progress, rank, world_size, checkpoint_every=checkpoint_every, samples=samples,
                started=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     saved = None

@@ -69,13 +69,15 @@ class SampleSummary:
         inside = finite[(finite >= low) & (finite <= high)]
         bins = torch.bucketize(inside, self.edges[1:-1], right=True)
         self.counts += torch.bincount(bins, minlength=self.counts.numel())
-        badness = torch.where(torch.isnan(scores), torch.full_like(scores, math.inf), scores if self.higher_is_better is not False else -scores)
+        badness = torch.where(torch.isnan(scores), torch.full_like(scores, math.inf),
+                              scores if self.higher_is_better is not False else -scores)
         take = min(self.keep, scores.numel())
         if take == 0:
             return
         # stable sort: equal scores keep file order, as the merge's (badness, position) key does
         order = torch.sort(badness, stable=True).indices[:take].tolist()
-        candidates = [(scores[i].item(), first_position + i, batch.ids[i], _clip(batch.predictions[i]), _clip(batch.references[i]))
+        candidates = [(scores[i].item(), first_position + i, batch.ids[i], _clip(batch.predictions[i]),
+                       _clip(batch.references[i]))
                       for i in order]
         self._merge_worst(candidates)
 

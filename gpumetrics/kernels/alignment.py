@@ -141,7 +141,8 @@ def _touch(start: np.ndarray, length: np.ndarray, column_offset: int) -> tuple[n
     return np.stack((first, last), 1) + column_offset, np.stack(bits, 1)
 
 
-def _span_bits_into(bits: np.ndarray, row: np.ndarray, start: np.ndarray, length: np.ndarray, column_offset: int) -> None:
+def _span_bits_into(bits: np.ndarray, row: np.ndarray, start: np.ndarray, length: np.ndarray,
+                    column_offset: int) -> None:
     """OR the positions of spans into ``bits[row[k]]`` (words ``column_offset + q // 64``), in place."""
     span = ragged_ids(length)
     position = start[span] + ragged_offsets(length, span)
@@ -155,7 +156,8 @@ def _fixed_matches(m: Matches, len1: np.ndarray, len2: np.ndarray) -> np.ndarray
     flat2 = offset2[m.pair] + m.start
     at_start = np.bincount(flat2, minlength=int(len2.sum()))
     shared = np.zeros(m.pair.size, dtype=bool)
-    for offset, start, length, size in ((offset1, m.match_start, m.match_length, len1), (offset2, m.start, m.length, len2)):
+    for offset, start, length, size in ((offset1, m.match_start, m.match_length, len1),
+                                        (offset2, m.start, m.length, len2)):
         span = ragged_ids(length)
         position = offset[m.pair][span] + start[span] + ragged_offsets(length, span)
         coverage = np.bincount(position, minlength=int(size.sum()))
@@ -220,9 +222,11 @@ def _rank_order(pair: np.ndarray, state: np.ndarray) -> np.ndarray:
     if pair.size == 0:
         return pair
     distance, score, chunks = (state[:, k].astype(np.int64) for k in (_DISTANCE, _SCORE, _CHUNKS))
-    top_pair, top_score, top_chunks, top_distance = int(pair.max()), int(score.max()), int(chunks.max()), int(distance.max())
+    top_pair, top_score, top_chunks, top_distance = (int(pair.max()), int(score.max()), int(chunks.max()),
+                                                     int(distance.max()))
     if (top_pair + 1) * (top_score + 1) * (top_chunks + 1) * (top_distance + 1) < 1 << 62:
-        key = ((pair * (top_score + 1) + (top_score - score)) * (top_chunks + 1) + chunks) * (top_distance + 1) + distance
+        key = (((pair * (top_score + 1) + (top_score - score)) * (top_chunks + 1) + chunks) * (top_distance + 1)
+               + distance)
         return np.argsort(key, kind="stable")
     order = np.argsort(chunks * (top_distance + 1) + distance, kind="stable")
     return order[np.argsort(pair[order] * (top_score + 1) + (top_score - score[order]), kind="stable")]
@@ -484,4 +488,5 @@ def _step(rows: _Rows, position: int, s: _Search) -> tuple[np.ndarray, np.ndarra
         return out
 
     pair = rows.pair
-    return placed(pair[parent_c], pair[single]), placed(state_c, state), placed(parent_c, single), placed(match_c, match_s)
+    return (placed(pair[parent_c], pair[single]), placed(state_c, state), placed(parent_c, single),
+            placed(match_c, match_s))

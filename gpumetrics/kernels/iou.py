@@ -380,8 +380,8 @@ def polygon_iou_paired(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
         compiled: run the clipping kernel through ``torch.compile`` (see :func:`polygon_iou`).
 
     Returns:
-        ``Tensor[N]`` IoU in ``[0, 1]``; float64 for float64 or integer inputs, else float32 (computed after a per-pair centre
-        shift). Zero-area polygons give 0.
+        ``Tensor[N]`` IoU in ``[0, 1]``; float64 for float64 or integer inputs, else float32 (computed after a per-pair
+        centre shift). Zero-area polygons give 0.
 
     Raises:
         TypeError: non-tensor / non-real input. ValueError: wrong shape, N mismatch, NaN or infinite coordinates.
@@ -410,8 +410,9 @@ def polygon_iou(a: Tensor, b: Tensor, compiled: bool = False) -> Tensor:
             compilation cost of tens of seconds per process (cached on disk by inductor). Same results.
 
     Returns:
-        ``Tensor[N, M]`` IoU in ``[0, 1]``; float64 for float64 or integer inputs, else float32 (computed after a per-pair centre
-        shift so large coordinates lose nothing). Degenerate (zero-area, collinear) polygons give 0, never NaN.
+        ``Tensor[N, M]`` IoU in ``[0, 1]``; float64 for float64 or integer inputs, else float32 (computed after a
+        per-pair centre shift so large coordinates lose nothing). Degenerate (zero-area, collinear) polygons give 0,
+        never NaN.
 
     Raises:
         TypeError: non-tensor / non-real input. ValueError: wrong shape, NaN or infinite coordinates.
@@ -517,7 +518,8 @@ def block_overlap_pairs(
 
     Example:
         >>> lo = torch.tensor([[0., 0.], [5., 5.], [0., 0.]])
-        >>> [x.tolist() for x in block_overlap_pairs(lo, lo + 1, torch.tensor([2, 1]), lo, lo + 1, torch.tensor([2, 1]))]
+        >>> [x.tolist() for x in block_overlap_pairs(lo, lo + 1, torch.tensor([2, 1]),
+        ...                                          lo, lo + 1, torch.tensor([2, 1]))]
         [[0, 1, 2], [0, 1, 2]]
     """
     counts_a, counts_b = counts_a.long(), counts_b.long()

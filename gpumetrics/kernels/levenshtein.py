@@ -312,7 +312,8 @@ def _levenshtein_pair_by_blocks(pattern: Tensor, text: Tensor, max_elements: int
     return _distance_from_deltas(pv, mv, torch.full((1,), m, dtype=torch.long, device=device), t_len)[0]
 
 
-def _run_columns(n_host: np.ndarray, n_words: int, block: int, block_masks, device: torch.device) -> tuple[Tensor, Tensor]:
+def _run_columns(n_host: np.ndarray, n_words: int, block: int, block_masks,
+                 device: torch.device) -> tuple[Tensor, Tensor]:
     """Advance the vertical-delta vectors of every row over its text (rows sorted by text length descending;
     ``n_host``: their text lengths, on the host — no sync).
 

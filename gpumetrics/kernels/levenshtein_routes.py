@@ -523,7 +523,8 @@ def _fused_kernel_serves(device: torch.device) -> bool:
 def _fused(launch: Callable[[], Tensor], explicit: bool = False) -> Optional[Tensor]:
     """``launch()`` of the fused kernel, or ``None`` — with one warning per process — where Triton cannot build or
     launch it on this machine (its compiler, ``ptxas`` or the driver fails: an install problem, not an input's), so
-    the caller runs the tensor kernel, with the same values. ``explicit`` (``backend="triton"``): the error is raised."""
+    the caller runs the tensor kernel, with the same values. ``explicit`` (``backend="triton"``): the error is
+    raised."""
     try:
         return launch()
     except torch.OutOfMemoryError:  # a batch too large for the device now, not a broken install

@@ -214,7 +214,8 @@ def ngram_occurrences(batch: TokenBatch, max_order: int) -> tuple[Tensor, Tensor
         occupy ``[Σ_{m<n} D_m, Σ_{m≤n} D_m)``), and ``distinct``: the D_n of each order.
 
     Example:
-        >>> segment, gram, distinct = ngram_occurrences(TokenBatch(torch.tensor([0, 1, 0, 1, 0]), torch.tensor([3, 2]), 2), 2)
+        >>> segment, gram, distinct = ngram_occurrences(
+        ...     TokenBatch(torch.tensor([0, 1, 0, 1, 0]), torch.tensor([3, 2]), 2), 2)
         >>> segment.tolist(), gram[:5].tolist(), distinct  # unigrams a b a | b a, then bigrams ab ba | ba
         ([0, 0, 0, 1, 1, 0, 0, 1], [0, 1, 0, 1, 0], [2, 2])
         >>> sorted(set(gram[5:].tolist())), bool(gram[6] == gram[7])
@@ -325,7 +326,8 @@ def clip_levels(
     # (sample, segment, is-hypothesis) of every token in one int64, so an order gathers them at once
     segment_bits = max(int(lengths.numel()).bit_length(), 1)
     if int(num_samples).bit_length() + segment_bits + 1 > 63:
-        raise ValueError(f"clipped_ngram_matches: {num_samples} samples of {lengths.numel()} segments exceed int64 codes")
+        raise ValueError(f"clipped_ngram_matches: {num_samples} samples of {lengths.numel()} segments exceed int64 "
+                         "codes")
     token_code = (((token_sample << segment_bits) | segment) << 1) | is_hypothesis.index_select(0, segment).long()
     prefix = token_sample  # order 1: the sample takes the place of the prefix id
     matched = torch.zeros(total + 1, dtype=torch.bool, device=device)

@@ -59,7 +59,8 @@ def offsets_in_segment(lengths: Tensor, segment: Optional[Tensor] = None) -> Ten
     return torch.arange(segment.numel(), device=lengths.device) - segment_starts(lengths).index_select(0, segment)
 
 
-def expand_segments(values: Tensor, lengths: Tensor, owner: Tensor, total: Optional[int] = None) -> tuple[Tensor, Tensor]:
+def expand_segments(values: Tensor, lengths: Tensor, owner: Tensor,
+                    total: Optional[int] = None) -> tuple[Tensor, Tensor]:
     """Copy segment ``owner[k]`` for every k: the items of a ragged batch repeated per pair.
 
     Used where one text is compared with each of its references (segment = text, k = pair).

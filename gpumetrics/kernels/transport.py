@@ -142,9 +142,9 @@ def _warn_if_far(violation: Callable[[], Tensor], a: Tensor, max_iter: int) -> N
     far = int((violation() > UNCONVERGED_MASS * a.sum(1)).sum())
     if far:
         warn_caller(
-            f"Sinkhorn did not converge for {far} pair(s) in max_iter={max_iter} iterations (a marginal is still off by "
-            f"more than {UNCONVERGED_MASS:g} of its mass): their transport cost may be far from the EMD, below it too; "
-            "raise `max_iter` or `reg`, or use method='emd'", RuntimeWarning)
+            f"Sinkhorn did not converge for {far} pair(s) in max_iter={max_iter} iterations (a marginal is still off "
+            f"by more than {UNCONVERGED_MASS:g} of its mass): their transport cost may be far from the EMD, below it "
+            "too; raise `max_iter` or `reg`, or use method='emd'", RuntimeWarning)
 
 
 class _Stopping:

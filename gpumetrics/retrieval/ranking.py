@@ -240,9 +240,11 @@ def _prepare(
         if doc_ids.is_floating_point() or doc_ids.dtype == torch.bool:
             raise TypeError(f"`doc_ids` must hold integer ids, got dtype {doc_ids.dtype}")
         if doc_ids.shape != scores.shape:
-            raise ValueError(f"`doc_ids` must have the shape of `scores` {tuple(scores.shape)}, got {tuple(doc_ids.shape)}")
+            raise ValueError(f"`doc_ids` must have the shape of `scores` {tuple(scores.shape)}, "
+                             f"got {tuple(doc_ids.shape)}")
     if relevance.shape != scores.shape:
-        raise ValueError(f"`relevance` must have the shape of `scores` {tuple(scores.shape)}, got {tuple(relevance.shape)}")
+        raise ValueError(f"`relevance` must have the shape of `scores` {tuple(scores.shape)}, "
+                         f"got {tuple(relevance.shape)}")
     if query_ids is not None:
         if mask is not None:
             raise ValueError("`mask` is for padded [Q, D] inputs; flat inputs with `query_ids` need none")
@@ -608,7 +610,8 @@ def _ideal_dcg(judged: Tensor, exponential: bool, k: Optional[int], cache: dict)
         if j == 0:
             cache[key] = judged.new_zeros(judged.shape[0], dtype=torch.float64)
         else:
-            best = torch.topk(judged, top, dim=1).values if top < j else torch.sort(judged, dim=1, descending=True).values
+            best = (torch.topk(judged, top, dim=1).values if top < j
+                    else torch.sort(judged, dim=1, descending=True).values)
             discount = 1.0 / torch.log2(torch.arange(2, top + 2, device=judged.device, dtype=torch.float64))
             cache[key] = (_gain(best, exponential) * discount).sum(1)
     return cache[key]
@@ -690,8 +693,9 @@ class RankingMetrics(Metric):
 
     States are additive: ``sums: DoubleTensor[M]`` (per-query values summed) and ``count: DoubleTensor[M]`` (queries
     counted per metric: ``empty="skip"`` leaves out different queries for NDCG and for binary metrics when
-    ``relevance_level`` is above 1), one all-reduce each under DDP. Every query must arrive whole in one ``update`` (its documents in one
-    row, or all its flat entries in one call): metrics of a query split across two updates are not defined.
+    ``relevance_level`` is above 1), one all-reduce each under DDP. Every query must arrive whole in one ``update`` (its
+    documents in one row, or all its flat entries in one call): metrics of a query split across two updates are not
+    defined.
 
     Args:
         metrics: metric names (``"ndcg@10"``, ``"map"``, ``"mrr"`` …).

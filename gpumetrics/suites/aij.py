@@ -5,7 +5,8 @@ A config names, per task, the organisers' two files — ``references`` (the gold
 participant's file) — and nothing else; the format (:mod:`gpumetrics.suites.formats`) and the options are the
 suite's. Image tasks also take the paths the official scripts take as arguments (``user_options``: the real images,
 the task's input file, the CLIP checkpoint); Code2code takes ``grammar``, the path of the organisers' grammar
-library (``my-languages.so``), which gives the official number where py-tree-sitter 0.2.0 is installed. Hidden-task slots take a score ``S_k ∈ [0, 1]`` from the config.
+library (``my-languages.so``), which gives the official number where py-tree-sitter 0.2.0 is installed. Hidden-task
+slots take a score ``S_k ∈ [0, 1]`` from the config.
 """
 
 from gpumetrics.harness.registry import Suite, SuiteTask, register_suite
@@ -25,7 +26,8 @@ register_suite(Suite(
     tasks=[
         SuiteTask("TextQA", "token_f1", {"preset": "aij2022"}, format="aij2022-text"),
         SuiteTask("MathQA", "exact_match", {"preset": "aij2022"}, format="aij2022-text"),
-        SuiteTask("ImageGeneration", "s_image_generation", {**_ORGANISERS_CLIP, "resize": "aij2022"}, format="aij2022-generation",
+        SuiteTask("ImageGeneration", "s_image_generation", {**_ORGANISERS_CLIP, "resize": "aij2022"},
+                  format="aij2022-generation",
                   user_options=("real", "fid_feature", "inception_weights", "cache_dir", "no_cache", *_CLIP_OPTIONS,
                                 *_IMAGE_FILE_OPTIONS)),
         SuiteTask("ImageCaptioning", "s_image_captioning", _ORGANISERS_CLIP, format="aij2022-captioning",

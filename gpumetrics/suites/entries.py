@@ -21,7 +21,8 @@ register_metric(TaskMetric(
     prepare=lazy(f"{_IMAGE}:ImageGenerationScore.load_real"),  # the real set first, with its own progress bar
     higher_is_better=True,
 ))
-for _name, _cls, _what, _mode in (("s_image_captioning", "ImageCaptioningScore", "S_ImageCaptioning", "aij2022-caption"),
+for _name, _cls, _what, _mode in (("s_image_captioning", "ImageCaptioningScore", "S_ImageCaptioning",
+                                   "aij2022-caption"),
                                   ("s_visual_qa", "VisualQAScore", "S_VisualQA", "aij2022-vqa")):
     register_metric(TaskMetric(
         name=_name,

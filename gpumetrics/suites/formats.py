@@ -2,8 +2,8 @@
 
 A suite task names its format (``SuiteTask.format``); a config then gives the two official files — the gold file as
 ``references``, the participant's file as ``predictions`` — and nothing else about their layout. Each reader checks
-the files as the official script would use them and raises :class:`~gpumetrics.harness.records.DataError` naming the file,
-the line of the record and its id where the script would assert, crash, or silently score a malformed record.
+the files as the official script would use them and raises :class:`~gpumetrics.harness.records.DataError` naming the
+file, the line of the record and its id where the script would assert, crash, or silently score a malformed record.
 
 (The ``coco`` layout is the harness's own: :func:`~gpumetrics.harness.records.read_coco`.) The organisers' formats:
 
@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from gpumetrics.harness.records import DataError, JoinedData, Record, join_records, read_id_object
-from gpumetrics.harness.registry import FORMATS, Format, get_format, register_format  # noqa: F401  (the format registry)
+# (the format registry)
+from gpumetrics.harness.registry import FORMATS, Format, get_format, register_format  # noqa: F401
 
 def _string(path: Path, record: Record, what: str = "value") -> str:
     if not isinstance(record.value, str):
@@ -134,8 +135,8 @@ def _label_boxes(path: Path, record: Record) -> dict[str, list]:
     return {label: _boxes(path, record, label, boxes) for label, boxes in record.value.items()}
 
 
-@register_format("aij2021-zsod", "AIJ-2021 zero-shot detection: {image: {label: [[x, y, w, h], …]}}; the gold labels are "
-                           "the queries, each needs a predicted list")
+@register_format("aij2021-zsod", "AIJ-2021 zero-shot detection: {image: {label: [[x, y, w, h], …]}}; the gold labels "
+                           "are the queries, each needs a predicted list")
 def read_aij2021_zsod(predictions: Path, references: Path, options: dict) -> tuple[JoinedData, dict]:
     """Read AIJ-2021 zero-shot detection files: N dicts label → boxes and N ``[gold dict]``; every image and every
     queried label needs a prediction."""
@@ -218,8 +219,8 @@ def _image_after_text(path: Path, record: Record, index: int = 1) -> Optional[st
     return None
 
 
-@register_format("aij2022-captioning", "AIJ-2022 ImageCaptioning: gold/pred as aij2022-text; the image of each id is the "
-                                 "second element of the `inputs` file", path_options=("inputs",))
+@register_format("aij2022-captioning", "AIJ-2022 ImageCaptioning: gold/pred as aij2022-text; the image of each id is "
+                                 "the second element of the `inputs` file", path_options=("inputs",))
 def read_aij2022_captioning(predictions: Path, references: Path, options: dict) -> tuple[JoinedData, dict]:
     """Read AIJ-2022 ImageCaptioning files: N predicted captions and N ``{"image": path or None, "answers": [...]}``
     (image from the ``inputs`` file; None when the prediction's first element is not text); sets ``image_root`` (the
@@ -263,8 +264,8 @@ def _generation_caption(path: Path, record: Record) -> str:
                                        f"[…, {{text: caption}}], got {record.value!r:.80}")
 
 
-@register_format("aij2022-generation", "AIJ-2022 ImageGeneration: gold = the input file (captions), predictions name the "
-                                 "generated image as their second element, relative to the predictions file")
+@register_format("aij2022-generation", "AIJ-2022 ImageGeneration: gold = the input file (captions), predictions name "
+                                 "the generated image as their second element, relative to the predictions file")
 def read_aij2022_generation(predictions: Path, references: Path, options: dict) -> tuple[JoinedData, dict]:
     """Read AIJ-2022 ImageGeneration files: N image paths (None without an image element) and N ``[caption]``; sets
     ``image_root`` (the predictions file's folder) and ``missing_image="zero"``."""

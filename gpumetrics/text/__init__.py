@@ -1,5 +1,6 @@
 """Text metrics, one file per family: qa.py, edit.py, bleu.py, rouge.py, cider.py, meteor/ and codebleu/ (packages:
-one room per job or reference convention), and coco.py (the COCOEvalCap table from the BLEU, METEOR, ROUGE, CIDEr rooms).
+one room per job or reference convention), and coco.py (the COCOEvalCap table from the BLEU, METEOR, ROUGE, CIDEr
+rooms).
 
 Their tokenizers are objects in the :mod:`gpumetrics.text.tokenize` package, one module per reference family
 (sacrebleu, rouge-score, PTB, SQuAD / AIJ answer normalisers), chosen once by name with ``get_tokenizer``; each turns

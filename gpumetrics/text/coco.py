@@ -172,8 +172,10 @@ def coco_caption_scores(
         >>> preds = ["A man is riding a horse on the beach.", "Two dogs play in the snow."]
         >>> target = [["A man is riding a horse along the beach.", "A person on a horse at the sea."],
         ...           ["Two dogs are playing in the snow.", "Dogs running through snow."]]
-        >>> {key: round(value.item(), 4) for key, value in coco_caption_scores(preds, target).items()}
-        {'Bleu_1': 0.8731, 'Bleu_2': 0.752, 'Bleu_3': 0.6218, 'Bleu_4': 0.5233, 'METEOR': 0.9343, 'ROUGE_L': 0.8238, 'CIDEr': 3.3631}
+        >>> scores = coco_caption_scores(preds, target)
+        >>> {key: round(value.item(), 4) for key, value in scores.items()}  # doctest: +NORMALIZE_WHITESPACE
+        {'Bleu_1': 0.8731, 'Bleu_2': 0.752, 'Bleu_3': 0.6218, 'Bleu_4': 0.5233, 'METEOR': 0.9343, 'ROUGE_L': 0.8238,
+         'CIDEr': 3.3631}
     """
     _check_options(tokenize, reduction)
     device = check_device(device, "device")
@@ -198,7 +200,8 @@ class COCOCaptionScores(Metric):
         >>> metric = COCOCaptionScores()
         >>> metric.update(["A man is riding a horse on the beach."],
         ...               [["A man is riding a horse along the beach.", "A person on a horse at the sea."]])
-        >>> metric.update(["Two dogs play in the snow."], [["Two dogs are playing in the snow.", "Dogs running through snow."]])
+        >>> metric.update(["Two dogs play in the snow."],
+        ...               [["Two dogs are playing in the snow.", "Dogs running through snow."]])
         >>> round(metric.compute()["Bleu_4"].item(), 4)
         0.5233
         >>> metric.signature()[:70]

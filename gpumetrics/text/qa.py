@@ -7,9 +7,10 @@ Presets:
   answer does (then the gold is ``""``). Empty vs empty scores 1, empty vs non-empty 0. Max over gold answers.
 * ``aij2022`` — the AIJ-2022 TextQA/MathQA scripts: lowercase, ASCII punctuation removed (``-`` kept for exact
   match), no article removal, each token lemmatised as the scripts' pymorphy2 with their dictionary
-  (:mod:`~gpumetrics.text.tokenize.russian_lemmas`) and number words mapped to digits (``три`` → ``3``). When the best score is ≤ 0.5 (F1) or 0 (EM) and the *raw* prediction contains one of
-  ``a b c d e`` (lower case), the prediction is replaced by the first such letter and rescored (multiple-choice
-  answers such as "Ответ: b"); the rescored value is final.
+  (:mod:`~gpumetrics.text.tokenize.russian_lemmas`) and number words mapped to digits (``три`` → ``3``). When the best
+  score is ≤ 0.5 (F1) or 0 (EM) and the *raw* prediction contains one of ``a b c d e`` (lower case), the prediction is
+  replaced by the first such letter and rescored (multiple-choice answers such as "Ответ: b"); the rescored value is
+  final.
 * ``raw`` (exact match only) — plain string equality, as string accuracy.
 
 VQA accuracy (AIJ-2021 ``vqaEval.py``) compares the *normalised* prediction
@@ -69,7 +70,8 @@ def _f1_from_counts(common: Tensor, pred_len: Tensor, gold_len: Tensor) -> Tenso
     return torch.where(either_empty, (pred_len == gold_len).double(), f1)
 
 
-def best_token_f1(pred_tokens: Sequence[Tokens], gold_tokens: Sequence[Sequence[Tokens]], device: torch.device) -> Tensor:
+def best_token_f1(pred_tokens: Sequence[Tokens], gold_tokens: Sequence[Sequence[Tokens]],
+                  device: torch.device) -> Tensor:
     """Max over gold answers of token F1, for every sample, as tensor work.
 
     Args:
@@ -165,7 +167,8 @@ def _exact_match_update(preds: Any, target: Any, preset: str, device: torch.devi
     if preset == "raw":
         return best_exact_match(pred_list, gold_lists, device)
     if preset == "squad":
-        return best_exact_match([squad_tokens(p) for p in pred_list], [_squad_gold_tokens(g) for g in gold_lists], device)
+        return best_exact_match([squad_tokens(p) for p in pred_list], [_squad_gold_tokens(g) for g in gold_lists],
+                                device)
     key = get_tokenizer("aij2022", keep_hyphen=True).tokenize
     gold_keys = [[key(g) for g in golds] for golds in gold_lists]
     scores = best_exact_match([key(p) for p in pred_list], gold_keys, device)

@@ -1,4 +1,5 @@
-"""ROUGE-N, ROUGE-L, ROUGE-Lsum (google-research ``rouge-score``) and ROUGE-W (Lin 2004) on tensors (docs/metrics/ngram.md).
+"""ROUGE-N, ROUGE-L, ROUGE-Lsum (google-research ``rouge-score``) and ROUGE-W (Lin 2004) on tensors
+(docs/metrics/ngram.md).
 
 Parity: with ``tokenize="rouge-score"`` every ``rouge1``…``rouge9``, ``rougeL`` and ``rougeLsum`` score equals
 ``rouge_score.rouge_scorer.RougeScorer(keys, use_stemmer).score_multi(refs, pred)`` (``split_summaries=False``:
@@ -105,7 +106,8 @@ def _check_options(
     if mode == "coco":
         keys = ("rougeL",) if rouge_keys is None else _check_keys(rouge_keys)
         if keys != ("rougeL",):
-            raise ValueError(f"`rouge_keys` must be ('rougeL',) in mode='coco' (pycocoevalcap's ROUGE_L), got {rouge_keys!r}")
+            raise ValueError(f"`rouge_keys` must be ('rougeL',) in mode='coco' (pycocoevalcap's ROUGE_L), "
+                             f"got {rouge_keys!r}")
         tokenize = "ptb" if tokenize is None else tokenize
         check_choice(tokenize, "tokenize", COCO_TOKENIZERS)
         if use_stemmer is not False:

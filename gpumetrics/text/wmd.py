@@ -128,7 +128,8 @@ class WordEmbeddings:
         if bad:
             words = [self._words[i] for i in bad]
             many = len(words) > 1
-            raise ValueError(f"`embeddings`: the vector{'s' if many else ''} of {_listed(words)} {'have' if many else 'has'}"
+            raise ValueError(f"`embeddings`: the vector{'s' if many else ''} of {_listed(words)} "
+                             f"{'have' if many else 'has'}"
                              f" norm 0 (or a {self._host[False].dtype} norm that overflows, ≥ "
                              f"{float(np.finfo(self._host[False].dtype).max):.3g}) and cannot be L2-normalised; pass "
                              "normalize=False or drop the word (stop_words)")
@@ -238,7 +239,8 @@ def load_embeddings(source: Any, unicode_errors: str = "strict") -> WordEmbeddin
                 vectors = KeyedVectors.load_word2vec_format(path, binary=True, unicode_errors=unicode_errors)
             except UnicodeDecodeError as error:
                 raise ValueError(f"`embeddings` file {path!r}: a word is not UTF-8 ({error}); pass "
-                                 "unicode_errors='ignore' or 'replace' (gensim's load_word2vec_format option)") from None
+                                 "unicode_errors='ignore' or 'replace' (gensim's load_word2vec_format "
+                                 "option)") from None
             return load_embeddings(vectors)
         return _read_text_vectors(path, unicode_errors)
     raise TypeError(f"`embeddings` must be a {{word: vector}} dict, gensim KeyedVectors or a path to a vector file, "
@@ -247,7 +249,8 @@ def load_embeddings(source: Any, unicode_errors: str = "strict") -> WordEmbeddin
 
 def _as_documents(value: Any, name: str) -> list[list[str]]:
     if isinstance(value, str) or not is_sequence(value):
-        raise TypeError(f"`{name}` must be a sequence of documents (strings or token lists), got {describe_value(value)}")
+        raise TypeError(f"`{name}` must be a sequence of documents (strings or token lists), "
+                        f"got {describe_value(value)}")
     docs = []
     for i, doc in enumerate(value):
         if isinstance(doc, str):
@@ -318,7 +321,8 @@ def word_movers_distance(
     Args:
         preds: B documents (strings, split on whitespace, or token lists).
         target: B documents.
-        embeddings: a ``{word: vector}`` dict, gensim ``KeyedVectors``, a vector file path, or a :class:`WordEmbeddings`.
+        embeddings: a ``{word: vector}`` dict, gensim ``KeyedVectors``, a vector file path, or a
+            :class:`WordEmbeddings`.
         method: ``"emd"`` (exact, POT ``ot.emd2`` in float64 per pair) or ``"sinkhorn"`` (entropic, batched on
             ``device``).
         stop_words: tokens to drop before scoring (none by default, as gensim).

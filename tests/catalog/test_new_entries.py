@@ -30,7 +30,8 @@ def test_f1_precision_recall_of_label_records(tmp_path):
     f1 = _run(tmp_path, "f1", predictions, references, {"num_classes": 3})
     assert f1.score == pytest.approx((1 + 0.8 + 0) / 3)
     assert _run(tmp_path, "precision", predictions, references, {"num_classes": 3}).score == pytest.approx(2 / 3)
-    assert _run(tmp_path, "recall", predictions, references, {"num_classes": 3, "average": "micro"}).score == pytest.approx(0.75)
+    assert _run(tmp_path, "recall", predictions, references,
+                {"num_classes": 3, "average": "micro"}).score == pytest.approx(0.75)
 
 
 def test_classification_needs_num_classes_and_every_prediction(tmp_path):
@@ -44,7 +45,8 @@ def test_ranking_of_run_and_qrels_records(tmp_path):
     predictions = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}, "q2": {"a": 0.3, "b": 0.7}}
     references = {"q1": {"d2": 1, "d4": 1}, "q2": {"b": 1}}
     # q1: first relevant at rank 2 (RR ½), AP = (½) / 2 relevant = ¼; q2: RR 1, AP 1
-    result = _run(tmp_path, "ranking", predictions, references, {"metrics": ["map", "mrr", "precision@2"]}, batch_size=1)
+    result = _run(tmp_path, "ranking", predictions, references, {"metrics": ["map", "mrr", "precision@2"]},
+                  batch_size=1)
     assert result.score == pytest.approx((0.25 + 1) / 2)
     assert result.details["mrr"] == pytest.approx(0.75) and result.details["precision@2"] == pytest.approx(0.5)
 

@@ -15,7 +15,8 @@ from gpumetrics.catalog.factories import IMAGE_FILE_METRICS
 from gpumetrics.harness.registry import resolve
 
 #: factories that fix an option of a class: (class path, fixed options)
-_FIXED = {"gpumetrics.catalog.factories:ned_aij2022": ("gpumetrics.text.edit:NormalizedEditSimilarity", {"preset": "aij2022"})}
+_FIXED = {"gpumetrics.catalog.factories:ned_aij2022": ("gpumetrics.text.edit:NormalizedEditSimilarity",
+                                                       {"preset": "aij2022"})}
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)

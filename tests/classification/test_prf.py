@@ -232,9 +232,11 @@ def test_wide_random_parity_with_sklearn():
             keep = target != ignore if ignore is not None else torch.ones(n, dtype=torch.bool)
             cls, fn = MULTICLASS[name]
             for average in ("micro", "macro", "weighted", "none"):
-                sk_kwargs = dict(average=None, labels=list(range(num_classes))) if average == "none" else dict(average=average)
+                sk_kwargs = (dict(average=None, labels=list(range(num_classes))) if average == "none"
+                             else dict(average=average))
                 expected = _sk(name, target[keep], preds[keep], zero_division=zero_division, **sk_kwargs)
-                kwargs = dict(num_classes=num_classes, average=average, zero_division=zero_division, ignore_index=ignore)
+                kwargs = dict(num_classes=num_classes, average=average, zero_division=zero_division,
+                              ignore_index=ignore)
                 torch.testing.assert_close(fn(preds, target, **kwargs).double(), expected, atol=ATOL, rtol=0)
                 metric = cls(**kwargs)
                 for p, t in zip(preds.split(4), target.split(4)):
@@ -299,7 +301,8 @@ def test_zero_sample_batches_are_still_validated():
 
 
 @pytest.mark.parametrize("call, shapes", [
-    (lambda: C.MultilabelF1Score(num_labels=3).update(torch.rand(4), torch.randint(0, 2, (4,))), r"\(4,\) and target \(4,\)"),
+    (lambda: C.MultilabelF1Score(num_labels=3).update(torch.rand(4), torch.randint(0, 2, (4,))),
+     r"\(4,\) and target \(4,\)"),
     (lambda: C.multilabel_f1_score(torch.rand(4, 2), torch.randint(0, 2, (4, 2)), num_labels=3), r"\(4, 2\)"),
     (lambda: C.multiclass_f1_score(torch.rand(4, 3, 2), torch.randint(0, 3, (4,)), num_classes=3), r"\(4, 3, 2\)"),
     (lambda: C.MulticlassF1Score(num_classes=3).update(torch.rand(4, 2), torch.randint(0, 3, (4,))), r"num_classes=3"),
@@ -314,7 +317,8 @@ def test_wrong_shapes_are_value_errors_naming_both_shapes(call, shapes):
 _NAN = float("nan")
 _BAD_INPUTS = [
     # (task, preds, target, kwargs, error type, message pattern)
-    ("multiclass", torch.tensor([5]), torch.tensor([0]), {"num_classes": 4}, ValueError, r"`preds`.*0 ≤ label < 4.*\[5\]"),
+    ("multiclass", torch.tensor([5]), torch.tensor([0]), {"num_classes": 4}, ValueError,
+     r"`preds`.*0 ≤ label < 4.*\[5\]"),
     ("multiclass", torch.tensor([0]), torch.tensor([-1]), {"num_classes": 4}, ValueError, r"`target`.*0 ≤ label < 4"),
     ("multiclass", torch.tensor([0, 1]), torch.tensor([0, 4]), {"num_classes": 4}, ValueError, r"`target`.*\[4\]"),
     ("multiclass", torch.tensor([[_NAN, 0.5, 0.1]]), torch.tensor([0]), {"num_classes": 3}, ValueError, "`preds`.*NaN"),
@@ -502,7 +506,8 @@ def test_samplewise_modules_that_saw_no_samples_return_empty_rows(stat):
     for table, options, preds, target, averages in cases:
         module, function = table[stat]
         for average in averages:
-            kwargs = {**options, "multidim_average": "samplewise", **({} if average == "binary" else {"average": average})}
+            kwargs = {**options, "multidim_average": "samplewise",
+                      **({} if average == "binary" else {"average": average})}
             expected = function(preds, target, **kwargs)
             assert expected.shape == ((0, 3) if average == "none" else (0,))
             metric = module(**kwargs)

@@ -1,4 +1,5 @@
-"""Checkpointing every metric mid-stream: update half → persistent(True) → save → fresh metric → load → rest == one pass.
+"""Checkpointing every metric mid-stream: update half → persistent(True) → save → fresh metric → load → rest == one
+pass.
 
 Every ``Metric`` exported from ``gpumetrics`` / ``gpumetrics.classification`` (and the AIJ-2022 image task metric)
 needs a case in ``CASES``; a new metric without one fails ``test_every_exported_metric_has_a_checkpoint_case``.

@@ -70,7 +70,8 @@ def test_functional_import_of_one_function_brings_only_its_module():
     ours = {m for m in added if m.startswith("gpumetrics.")}
     assert "gpumetrics.text.edit" in ours
     assert not {m for m in ours if m.startswith(("gpumetrics.image", "gpumetrics.text.bleu", "gpumetrics.attribution"))}
-    assert not _top(added) & {"transformers", "open_clip", "gensim"} - _top(_modules_after("import torchmetrics")["all"])
+    assert not (_top(added) & {"transformers", "open_clip", "gensim"}
+                - _top(_modules_after("import torchmetrics")["all"]))
 
 
 @pytest.mark.parametrize("package", ["gpumetrics", "gpumetrics.functional", "gpumetrics.core", "gpumetrics.text",

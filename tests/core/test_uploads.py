@@ -1,10 +1,12 @@
-"""No blocking host → device copy in a text, ranking or detection metric's ``update`` / ``compute`` — checked on the CPU.
+"""No blocking host → device copy in a text, ranking or detection metric's ``update`` / ``compute`` — checked on the
+CPU.
 
 On CUDA every upload that bypasses :mod:`gpumetrics.core.transfer` (``torch.tensor(data, device=d)``, ``host.to(d)``,
 ``d.copy_(host)``) makes the host wait; ``tests/cuda`` counts those waits on a GPU. Here
 :class:`tests.helpers.uploads.UploadTracker` plays the device on the CPU (``cpu:0`` for the device, ``cpu`` for the
 host) and records every such copy, and every op that mixes a device tensor with a host one, while a metric placed on
-the simulated device runs one ``update`` (and its ``compute``). The cases are those of ``tests/core/test_host_syncs.py``.
+the simulated device runs one ``update`` (and its ``compute``). The cases are those of
+``tests/core/test_host_syncs.py``.
 
 What it cannot see: a branch on ``device.type == "cpu"`` takes its CPU path here (``cpu:0`` is a CPU); such code is
 checked by ``tests/cuda`` only.
@@ -190,7 +192,8 @@ FUNCTIONS = {
     "rouge_score": (lambda d: F.rouge_score(*_TEXT, reduction="sum", device=d), ()),
     "rouge_score(coco)": (lambda d: F.rouge_score(*_TEXT, mode="coco", reduction="none", device=d), ()),
     "cider_score": (lambda d: F.cider_score(*_TEXT, reduction="sum", device=d), ()),
-    "codebleu_score": (lambda d: F.codebleu_score(["def f(a):\n    return a + 1\n"], [["def g(b):\n    return b + 1\n"]],
+    "codebleu_score": (lambda d: F.codebleu_score(["def f(a):\n    return a + 1\n"],
+                                                  [["def g(b):\n    return b + 1\n"]],
                                                   language="python", device=d), ()),
     "word_movers_distance": (lambda d: F.word_movers_distance(*_FLAT, embeddings=_VECTORS, reduction="sum",
                                                               device=d), ()),
@@ -204,7 +207,8 @@ FUNCTIONS = {
     "polygon_iou": (lambda d, a, b: F.polygon_iou(a, b), (_quads(5, 1), _quads(4, 2))),
     "ocr_end_to_end": (lambda d, p, g: F.ocr_end_to_end([p], [["a", "b", "c"]], [g], [["a", "x", "c"]]),
                        (_quads(3, 1), _quads(3, 1))),
-    "zero_shot_detection_f1": (lambda d, p, g: F.zero_shot_detection_f1([{"cat": p}], [{"cat": g, "dog": [[1, 1, 2, 2]]}]),
+    "zero_shot_detection_f1": (lambda d, p, g: F.zero_shot_detection_f1([{"cat": p}],
+                                                                        [{"cat": g, "dog": [[1, 1, 2, 2]]}]),
                                (_quads(2, 3)[:, 0].repeat(1, 2), _quads(2, 3)[:, 0].repeat(1, 2))),
 }
 

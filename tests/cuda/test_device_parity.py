@@ -144,14 +144,16 @@ FUNCTIONAL_CASES: dict[str, Callable[[str], Any]] = {
 
 def test_every_functional_export_has_a_device_case():
     assert set(FUNCTIONAL_CASES) == set(F.__all__), (
-        f"missing: {sorted(set(F.__all__) - set(FUNCTIONAL_CASES))}; stale: {sorted(set(FUNCTIONAL_CASES) - set(F.__all__))}"
+        f"missing: {sorted(set(F.__all__) - set(FUNCTIONAL_CASES))}; "
+        f"stale: {sorted(set(FUNCTIONAL_CASES) - set(F.__all__))}"
     )
 
 
 def test_every_exported_module_has_a_device_case(tmp_path):
     names = {name.split("(")[0] for name in _cases(tmp_path)}
     exported = {name for name in gpumetrics.__all__
-                if isinstance(getattr(gpumetrics, name), type) and issubclass(getattr(gpumetrics, name), gpumetrics.Metric)
+                if isinstance(getattr(gpumetrics, name), type)
+                and issubclass(getattr(gpumetrics, name), gpumetrics.Metric)
                 and name != "Metric"}
     assert exported <= names, f"no device case for {sorted(exported - names)}"
 

@@ -16,7 +16,8 @@ from tests.image.test_clip_score import CAPTIONS, SPEED_BOUNDS, _images as _clip
 from tests.image.test_speed_modes import BOUNDS, _images
 
 CUDA = torch.cuda.is_available()
-pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not CUDA, reason="needs CUDA: run `make test-cuda` on a GPU machine")]
+pytestmark = [pytest.mark.cuda,
+              pytest.mark.skipif(not CUDA, reason="needs CUDA: run `make test-cuda` on a GPU machine")]
 #: the default path on CUDA vs the CPU: float32 rounding in another summation order (TF32 would be ~1e-3)
 EXACT_FEATURES = 1e-4
 #: every precision and layout; compile once, combined (compiling Inception costs most of a minute on a GPU)

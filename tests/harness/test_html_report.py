@@ -51,7 +51,8 @@ def _task(name: str, metric: str, score: float, higher_is_better=True, samples=N
         "counts": {"n": 24, "missing_predictions": 2, "missing_ids": ["7", "9"], "missing_ids_truncated": False,
                    "not_evaluated": 0},
         "details": details or {},
-        "files": {"predictions": f"examples/{name}/predictions.jsonl", "references": f"examples/{name}/references.jsonl"},
+        "files": {"predictions": f"examples/{name}/predictions.jsonl",
+                  "references": f"examples/{name}/references.jsonl"},
         "timing": {"load_seconds": 0.001, "eval_seconds": 0.01},
     }
     if samples is not None:
@@ -61,7 +62,8 @@ def _task(name: str, metric: str, score: float, higher_is_better=True, samples=N
 
 def sample_report(task_count: int = 14) -> dict:
     """A report dict as the runner writes it, with samples on most tasks, a COCO table, a suite and run metadata."""
-    coco = {"Bleu_1": 0.88, "Bleu_2": 0.64, "Bleu_3": 0.43, "Bleu_4": 0.2, "METEOR": 0.34, "ROUGE_L": 0.61, "CIDEr": 1.44}
+    coco = {"Bleu_1": 0.88, "Bleu_2": 0.64, "Bleu_3": 0.43, "Bleu_4": 0.2, "METEOR": 0.34, "ROUGE_L": 0.61,
+            "CIDEr": 1.44}
     tasks = [
         _task("HTR-CER", "cer", 0.1234, higher_is_better=False, samples=_samples()),
         _task("COCO-captions", "coco_caption", 1.44, details=coco),
@@ -103,13 +105,15 @@ def test_long_texts_are_cut_with_a_marker_and_empty_ones_marked():
     assert "ж" * TEXT_LIMIT + '<span class="cut">… [+4700 chars]</span>' in page
     assert "ж" * (TEXT_LIMIT + 1) not in page
     assert '<span class="empty">(empty)</span>' in page
-    assert "{&quot;boxes&quot;:[[1,2,3,4]],&quot;label&quot;:&quot;&lt;b&gt;cat&lt;/b&gt;&quot;}" in page  # compact JSON
+    # compact JSON
+    assert "{&quot;boxes&quot;:[[1,2,3,4]],&quot;label&quot;:&quot;&lt;b&gt;cat&lt;/b&gt;&quot;}" in page
 
 
 def test_header_table_suite_and_sections():
     report = sample_report()
     page = render_html(report)
-    for text in ("node-1", "Linux-6.1-x86_64", "<code>gpumetrics evaluate configs/demo.yaml --html &#x27;a b.html&#x27;</code>",
+    for text in ("node-1", "Linux-6.1-x86_64",
+                 "<code>gpumetrics evaluate configs/demo.yaml --html &#x27;a b.html&#x27;</code>",
                  "2026-01-02T03:04:05+00:00", "torch", "2.14.1", "combined score <strong>2.6174</strong>",
                  "missing tasks: VisualQA", "hidden tasks not supplied: Hidden2", "0.1234 ↓", "1.4400 ↑",
                  "cer|preset:aij2022|version:0.1.0"):
@@ -193,7 +197,8 @@ def test_evaluate_html_and_report_subcommand(tmp_path, capsys):
     assert again.read_text(encoding="utf-8") == page  # the page is a function of the JSON report alone
 
 
-@pytest.mark.parametrize("content, message", [("[1, 2]", "not a gpumetrics JSON report"), ("<html>", "not a JSON file")])
+@pytest.mark.parametrize("content, message", [("[1, 2]", "not a gpumetrics JSON report"),
+                                              ("<html>", "not a JSON file")])
 def test_report_subcommand_rejects_other_files(tmp_path, capsys, content, message):
     path = tmp_path / "x.json"
     path.write_text(content, encoding="utf-8")
@@ -262,7 +267,8 @@ def test_page_renders_in_chromium(browser, tmp_path):
         assert not seen["dialog"] and page.evaluate("document.scripts.length") == 0  # the escaped alert never ran
         text = page.inner_text("body")
         for expected in (SCRIPT, "combined score", "demo & co", "node-1", *UNICODE_TEXTS,
-                         "Per-sample scores are not available for metric supplied.", *(t["name"] for t in report["tasks"])):
+                         "Per-sample scores are not available for metric supplied.",
+                         *(t["name"] for t in report["tasks"])):
             assert expected in text, expected
         assert page.locator("svg.histogram rect.bar").count() == sum(
             len(t["samples"]["histogram"]["counts"]) for t in report["tasks"] if "samples" in t)

@@ -125,7 +125,8 @@ def test_join_errors_name_file_and_line_in_both_layouts(tmp_path):
             refs.write_text("[\n" + ",\n".join(json.dumps(r) for r in records) + "\n]\n")
             preds.write_text('[\n{"id": "a", "prediction": "x"}\n]\n')
             line_of = {0: 2, 1: 3, 2: 4}
-        with pytest.raises(DataError, match=rf"{refs}:{line_of[2]}: duplicate id 'a' \(first seen on line {line_of[0]}\)"):
+        with pytest.raises(DataError,
+                           match=rf"{refs}:{line_of[2]}: duplicate id 'a' \(first seen on line {line_of[0]}\)"):
             IndexedJoin(preds, refs)
         refs.write_text("\n".join(json.dumps(r) for r in records[:2]) + "\n" if suffix == ".jsonl"
                         else json.dumps(records[:2]))
@@ -157,7 +158,8 @@ def test_ids_with_colliding_hashes_still_join_by_their_text(tmp_path, monkeypatc
     assert sum((b.predictions for b in batches), []) == predictions
     assert sum((b.ids for b in batches), []) == ids
     duplicate = tmp_path / "dup.jsonl"
-    duplicate.write_text('{"id": "ab", "prediction": "x"}\n{"id": "cd", "prediction": "y"}\n{"id": "ab", "prediction": "z"}\n')
+    duplicate.write_text('{"id": "ab", "prediction": "x"}\n{"id": "cd", "prediction": "y"}\n'
+                         '{"id": "ab", "prediction": "z"}\n')
     with pytest.raises(DataError, match=r"dup.jsonl:3: duplicate id 'ab' \(first seen on line 1\)"):
         IndexedJoin(duplicate, ref_path)
 
@@ -207,10 +209,13 @@ def _config(folder: Path, n: int = 240, seed: int = 0) -> Path:
     tasks = []
     for k, metric in enumerate(("cer", "bleu", "rouge", "token_f1")):
         pred_path, ref_path = _write_task(folder, metric, n + k, seed + k, ".json" if metric == "rouge" else ".jsonl")
-        tasks.append(f"  - name: {metric}\n    metric: {metric}\n    predictions: {pred_path.name}\n    references: {ref_path.name}\n")
+        tasks.append(f"  - name: {metric}\n    metric: {metric}\n    predictions: {pred_path.name}\n"
+                     f"    references: {ref_path.name}\n")
     pred_path, ref_path = _write_captions(folder, "captions", n // 2 + 1, seed)
-    tasks.append(f"  - name: captions\n    metric: cider\n    predictions: {pred_path.name}\n    references: {ref_path.name}\n")
-    tasks.append(f"  - name: one\n    metric: cer\n    predictions: {_write_task(folder, 'one', 1, 9, missing=0)[0].name}\n"
+    tasks.append(f"  - name: captions\n    metric: cider\n    predictions: {pred_path.name}\n"
+                 f"    references: {ref_path.name}\n")
+    tasks.append(f"  - name: one\n    metric: cer\n"
+                 f"    predictions: {_write_task(folder, 'one', 1, 9, missing=0)[0].name}\n"
                  f"    references: one_ref.jsonl\n")
     path = folder / "run.yaml"
     path.write_text("name: scale\nbatch_size: 16\ntasks:\n" + "".join(tasks), encoding="utf-8")
@@ -337,12 +342,13 @@ def _free_port() -> int:
 def test_torchrun_two_processes_equal_one(tmp_path):
     config = _config(tmp_path, n=101)
     single = tmp_path / "single.json"
-    assert _cli("evaluate", str(config), "--output", str(single), "--html", str(tmp_path / "single.html")).wait(timeout=300) == 0
+    assert _cli("evaluate", str(config), "--output", str(single), "--html",
+                str(tmp_path / "single.html")).wait(timeout=300) == 0
     shared = tmp_path / "ddp.json"
     environment = {**os.environ, "PYTHONPATH": checkout_pythonpath(), "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", f"--master_port={_free_port()}", "-m", "gpumetrics",
-         "evaluate", str(config), "--output", str(shared), "--html", str(tmp_path / "ddp.html")],
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", f"--master_port={_free_port()}",
+         "-m", "gpumetrics", "evaluate", str(config), "--output", str(shared), "--html", str(tmp_path / "ddp.html")],
         env=environment, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -429,7 +435,8 @@ def test_ptb_tasks_cut_batches_where_one_call_over_the_file_tokenises_the_same(t
     ids, predictions, references = _naive_join(pred_path, ref_path)
     config = tmp_path / "c.yaml"
     config.write_text(f"name: c\ntasks:\n  - name: cider\n    metric: cider\n    predictions: {pred_path.name}\n"
-                      f"    references: {ref_path.name}\n  - name: bleu\n    metric: bleu\n    options: {{mode: coco}}\n"
+                      f"    references: {ref_path.name}\n  - name: bleu\n    metric: bleu\n"
+                      "    options: {mode: coco}\n"
                       f"    predictions: {pred_path.name}\n    references: {ref_path.name}\n")
     whole = {"cider": float(F.cider_score(predictions, references)),
              "bleu": float(F.bleu_score(predictions, references, mode="coco"))}

@@ -46,7 +46,8 @@ def pycocoevalcap_meteor(preds: Sequence[str], target: Sequence[Sequence[str]]) 
 
     meteor = Meteor()
     try:
-        score, scores = meteor.compute_score({i: list(r) for i, r in enumerate(target)}, {i: [p] for i, p in enumerate(preds)})
+        score, scores = meteor.compute_score({i: list(r) for i, r in enumerate(target)},
+                                             {i: [p] for i, p in enumerate(preds)})
     finally:
         del meteor
     return float(score), torch.tensor(scores, dtype=torch.float64)

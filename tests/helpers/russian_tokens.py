@@ -34,7 +34,8 @@ def random_tokens(rng: random.Random, analyzer: Any, count: int) -> list[str]:
         lambda: "".join(rng.choice(CYRILLIC) for _ in range(rng.randint(2, 7))) + rng.choice(_ENDINGS),
         lambda: rng.choice(forms) + "-" + rng.choice(forms),
         lambda: " ".join(rng.choice(forms) for _ in range(rng.randint(2, 3))),
-        lambda: rng.choice(forms) + str(rng.randint(0, 99)) if rng.random() < 0.5 else f"{rng.randint(0, 99)}-{rng.choice(forms)}",
+        lambda: (rng.choice(forms) + str(rng.randint(0, 99)) if rng.random() < 0.5
+                 else f"{rng.randint(0, 99)}-{rng.choice(forms)}"),
         lambda: "".join(rng.choice(CYRILLIC + "abcxyz0123456789-") for _ in range(rng.randint(1, 10))),
         lambda: rng.choice(forms).replace("е", "ё", 1) if rng.random() < 0.5 else rng.choice(forms).replace("ё", "е"),
         lambda: rng.choice(forms).upper() if rng.random() < 0.3 else rng.choice(forms).capitalize(),

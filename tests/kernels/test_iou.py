@@ -59,7 +59,8 @@ def _adversarial_pairs(seed=0, per_kind=1000):
     wh = rng.integers(0, 6, (per_kind, 2)).astype(float)
     lo2 = lo + rng.integers(-3, 4, (per_kind, 2))
     wh2 = rng.integers(0, 6, (per_kind, 2)).astype(float)
-    box = lambda l, s: np.stack([l, l + [s[:, 0], 0 * s[:, 0]][0][:, None] * [1, 0], l + s, l + s * [0, 1]], 1)  # noqa: E731
+    box = lambda l, s: np.stack([l, l + [s[:, 0], 0 * s[:, 0]][0][:, None] * [1, 0], l + s,  # noqa: E731
+                                 l + s * [0, 1]], 1)
     kinds.append((box(lo, wh), box(lo2, wh2)))
     a = np.concatenate([k[0] for k in kinds])
     b = np.concatenate([k[1] for k in kinds])

@@ -473,7 +473,8 @@ def _run_triton_interpreter(seed: int, pairs: int, long: int) -> None:
 
     import_oracle("triton")
     env = {**os.environ, "TRITON_INTERPRET": "1"}  # must be set before triton is imported: a fresh process
-    done = subprocess.run([sys.executable, "-m", "tests.kernels.triton_interpret_check", str(seed), str(pairs), str(long)],
+    done = subprocess.run([sys.executable, "-m", "tests.kernels.triton_interpret_check", str(seed), str(pairs),
+                           str(long)],
                           env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
 

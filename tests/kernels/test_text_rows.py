@@ -73,8 +73,9 @@ def _other_cpythons() -> list[str]:
     import sys
 
     found = {os.path.realpath(path) for path in glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3"))}
+    # pyenv's shims: not interpreters
     found |= {os.path.realpath(path) for minor in range(10, 16)
-              if (path := shutil.which(f"python3.{minor}")) and "/shims/" not in path}  # pyenv's shims: not interpreters
+              if (path := shutil.which(f"python3.{minor}")) and "/shims/" not in path}
     found.discard(os.path.realpath(sys.executable))
     return sorted(found)
 

@@ -15,7 +15,8 @@ from tests.helpers.syncs import SyncCounter
 
 def _batch(seed: int, pairs: int = 12, n: int = 6, m: int = 5) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
-    a, b = torch.rand(pairs, n, generator=g, dtype=torch.float64), torch.rand(pairs, m, generator=g, dtype=torch.float64)
+    a, b = (torch.rand(pairs, n, generator=g, dtype=torch.float64),
+            torch.rand(pairs, m, generator=g, dtype=torch.float64))
     a[:, -2:] = 0.0  # padding
     b[::2, -1] = 0.0
     a, b = a / a.sum(1, keepdim=True), b / b.sum(1, keepdim=True)
@@ -74,4 +75,5 @@ def test_emd_host_equals_emd_batch_and_pot() -> None:
     assert torch.equal(emd_batch(a, b, cost), torch.from_numpy(out))
     for i in range(a.shape[0]):
         rows, cols = a[i].numpy() > 0, b[i].numpy() > 0
-        assert out[i] == ot.emd2(a[i].numpy()[rows], b[i].numpy()[cols], np.ascontiguousarray(cost[i].numpy()[rows][:, cols]))
+        assert out[i] == ot.emd2(a[i].numpy()[rows], b[i].numpy()[cols],
+                                 np.ascontiguousarray(cost[i].numpy()[rows][:, cols]))

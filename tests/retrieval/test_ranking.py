@@ -70,13 +70,13 @@ def test_trec_eval_parity_per_query(seed):
     measures = {"map_cut.5", "ndcg_cut.3,10,100", "P.1,5,30", "recall.5,30", "success.1,5", "map", "ndcg",
                 "recip_rank", "Rprec"}
     expected = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(trec_run)
-    ours = ranking_metrics(run["scores"], run["relevance"], metrics=list(TREC), mask=run["mask"], doc_ids=run["doc_ids"],
-                           qrels=run["qrels"], reduction="none")
+    ours = ranking_metrics(run["scores"], run["relevance"], metrics=list(TREC), mask=run["mask"],
+                           doc_ids=run["doc_ids"], qrels=run["qrels"], reduction="none")
     for name, measure in TREC.items():
         reference = torch.tensor([expected[f"q{i:04d}"][measure] for i in range(40)], dtype=torch.float64)
         assert_close(ours[name], reference, 1e-9, what=f"{name} vs trec_eval {measure}")
-    mean = ranking_metrics(run["scores"], run["relevance"], metrics=list(TREC), mask=run["mask"], doc_ids=run["doc_ids"],
-                           qrels=run["qrels"])
+    mean = ranking_metrics(run["scores"], run["relevance"], metrics=list(TREC), mask=run["mask"],
+                           doc_ids=run["doc_ids"], qrels=run["qrels"])
     for name, measure in TREC.items():
         assert abs(float(mean[name]) - np.mean([v[measure] for v in expected.values()])) < 1e-9
 
@@ -115,8 +115,8 @@ def test_ranx_parity_with_ties(seed):
     run = random_run(100 + seed, q=30, d=6 + seed, min_length=1)
     qrels, ranx_run = to_dicts(run)
     expected = _ranx_per_query(qrels, ranx.Run(ranx_run), RANX)
-    ours = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, mask=run["mask"], qrels=run["qrels"], ties="ranx",
-                           reduction="none")
+    ours = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, mask=run["mask"], qrels=run["qrels"],
+                           ties="ranx", reduction="none")
     for name in RANX:
         assert_close(ours[name], torch.from_numpy(np.asarray(expected[name], dtype=np.float64)), 1e-9, what=name)
 
@@ -127,8 +127,8 @@ def test_ranx_parity_long_lists(seed):
     run = random_run(200 + seed, q=25, d=100, tie_values=10_000_000, extra=5)
     qrels, ranx_run = to_dicts(run)
     expected = _ranx_per_query(qrels, ranx.Run(ranx_run), RANX)
-    ours = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, mask=run["mask"], qrels=run["qrels"], ties="ranx",
-                           reduction="none")
+    ours = ranking_metrics(run["scores"], run["relevance"], metrics=RANX, mask=run["mask"], qrels=run["qrels"],
+                           ties="ranx", reduction="none")
     for name in RANX:
         assert_close(ours[name], torch.from_numpy(np.asarray(expected[name], dtype=np.float64)), 1e-9, what=name)
 
@@ -251,7 +251,8 @@ def test_torchmetrics_retrieval_flat_inputs(empty, action):
         "map": R.RetrievalMAP, "map@5": lambda **o: R.RetrievalMAP(top_k=5, **o), "mrr": R.RetrievalMRR,
         "precision@3": lambda **o: R.RetrievalPrecision(top_k=3, **o),
         "precision@50": lambda **o: R.RetrievalPrecision(top_k=50, **o),
-        "recall@4": lambda **o: R.RetrievalRecall(top_k=4, **o), "hit_rate@2": lambda **o: R.RetrievalHitRate(top_k=2, **o),
+        "recall@4": lambda **o: R.RetrievalRecall(top_k=4, **o),
+        "hit_rate@2": lambda **o: R.RetrievalHitRate(top_k=2, **o),
         "ndcg@5": lambda **o: R.RetrievalNormalizedDCG(top_k=5, **o), "ndcg": R.RetrievalNormalizedDCG,
         "r_precision": R.RetrievalRPrecision,
     }
@@ -266,13 +267,14 @@ def test_torchmetrics_retrieval_flat_inputs(empty, action):
 def test_edge_cases():
     scores = torch.tensor([[0.3, 0.2, 0.1]])
     relevance = torch.tensor([[0, 0, 1]])
-    out = ranking_metrics(scores, relevance, metrics=["precision@10", "recall@1000", "mrr@2", "ndcg@1000000", "r_precision",
-                                              "hits@100"])
+    out = ranking_metrics(scores, relevance, metrics=["precision@10", "recall@1000", "mrr@2", "ndcg@1000000",
+                                              "r_precision", "hits@100"])
     assert float(out["precision@10"]) == pytest.approx(0.1)  # P@k divides by k beyond the list
     assert float(out["recall@1000"]) == 1.0 and float(out["mrr@2"]) == 0.0 and float(out["hits@100"]) == 1.0
     assert float(out["ndcg@1000000"]) == pytest.approx(0.5) and float(out["r_precision"]) == 0.0
     # a query whose run is empty (mask all False) but that has judged relevant documents scores 0
-    out = ranking_metrics(torch.zeros(2, 3), torch.zeros(2, 3, dtype=torch.long), metrics=["map", "ndcg@3", "precision"],
+    out = ranking_metrics(torch.zeros(2, 3), torch.zeros(2, 3, dtype=torch.long),
+                          metrics=["map", "ndcg@3", "precision"],
                           mask=torch.tensor([[False] * 3, [True, False, False]]), qrels=torch.tensor([[1, 2], [0, 1]]))
     assert all(float(v) == 0.0 for v in out.values())
     # empty conventions
@@ -280,7 +282,8 @@ def test_edge_cases():
     assert float(ranking_metrics(scores, relevance, metrics="mrr", empty="zero")["mrr"]) == 0.25
     assert float(ranking_metrics(scores, relevance, metrics="mrr", empty="one")["mrr"]) == 0.75
     assert float(ranking_metrics(scores, relevance, metrics="mrr", empty="skip")["mrr"]) == 0.5
-    assert math.isnan(float(ranking_metrics(scores, relevance, metrics="mrr", empty="skip", reduction="none")["mrr"][1]))
+    assert math.isnan(float(ranking_metrics(scores, relevance, metrics="mrr", empty="skip",
+                                            reduction="none")["mrr"][1]))
     with pytest.raises(ValueError, match="empty='error'"):
         ranking_metrics(scores, relevance, metrics="mrr", empty="error")
     # tie conventions on one query: three tied documents, the middle one relevant
@@ -290,15 +293,18 @@ def test_edge_cases():
     assert mrr == {"trec_eval": 0.5, "ranx": 0.5, "optimistic": 1.0, "pessimistic": 1 / 3}
     ids = torch.tensor([[5, 9, 1]])
     assert float(ranking_metrics(scores, relevance, metrics="mrr", doc_ids=ids)["mrr"]) == 1.0  # id 9 first
-    assert float(ranking_metrics(scores, relevance, metrics="precision@1", ties="average")["precision@1"]) == pytest.approx(1 / 3)
+    assert float(ranking_metrics(scores, relevance, metrics="precision@1",
+                                 ties="average")["precision@1"]) == pytest.approx(1 / 3)
     # exponential gain
-    out = ranking_metrics(torch.tensor([[0.9, 0.1]]), torch.tensor([[1, 3]]), metrics=["ndcg", "ndcg_burges"], gain="linear")
+    out = ranking_metrics(torch.tensor([[0.9, 0.1]]), torch.tensor([[1, 3]]), metrics=["ndcg", "ndcg_burges"],
+                          gain="linear")
     assert float(out["ndcg"]) == pytest.approx((1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3)))
     assert float(out["ndcg_burges"]) == pytest.approx((1 + 7 / math.log2(3)) / (7 + 1 / math.log2(3)))
     assert float(ranking_metrics(torch.tensor([[0.9, 0.1]]), torch.tensor([[1, 3]]), metrics="ndcg", gain="exponential")
                  ["ndcg"]) == float(out["ndcg_burges"])
     # a single flat query, bool labels
-    out = ranking_metrics(torch.tensor([0.2, 0.9]), torch.tensor([True, False]), metrics="mrr", query_ids=torch.tensor([4, 4]))
+    out = ranking_metrics(torch.tensor([0.2, 0.9]), torch.tensor([True, False]), metrics="mrr",
+                          query_ids=torch.tensor([4, 4]))
     assert float(out["mrr"]) == 0.5
 
 
@@ -307,19 +313,26 @@ def test_edge_cases():
     (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="nope@3"), "`metrics` holds 'nope@3'"),
     (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="ndcg@0"), "k must be ≥ 1"),
     (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="r_precision@3"), "takes no @k"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", ties="random"), "`ties` must be one of"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", ties="random"),
+     "`ties` must be one of"),
     (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", gain="log"), "`gain` must be one of"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", empty="nan"), "`empty` must be one of"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", empty="nan"),
+     "`empty` must be one of"),
     (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="mrr", ties="average"), "ties='average'"),
     (lambda: ranking_metrics(torch.full((1, 2), math.nan), torch.ones(1, 2), metrics="map"), "`scores` holds NaN"),
-    (lambda: ranking_metrics(torch.rand(1, 2), torch.tensor([[1.0, math.nan]]), metrics="map"), "`relevance` holds NaN"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", mask=torch.ones(2, 3)), "`mask` must be a bool"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", qrels=torch.ones(3, 1)), "`qrels` must be"),
+    (lambda: ranking_metrics(torch.rand(1, 2), torch.tensor([[1.0, math.nan]]), metrics="map"),
+     "`relevance` holds NaN"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", mask=torch.ones(2, 3)),
+     "`mask` must be a bool"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", qrels=torch.ones(3, 1)),
+     "`qrels` must be"),
     (lambda: ranking_metrics(torch.rand(4), torch.zeros(4), metrics="map", query_ids=torch.zeros(3, dtype=torch.long)),
      "`query_ids` must be"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", doc_ids=torch.rand(2, 3)), "`doc_ids`"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", doc_ids=torch.rand(2, 3)),
+     "`doc_ids`"),
     (lambda: ranking_metrics("abc", torch.zeros(2, 3), metrics="map"), "`scores` must be a tensor"),
-    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", relevance_level=0), "`relevance_level`"),
+    (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", relevance_level=0),
+     "`relevance_level`"),
     (lambda: RankingMetrics(metrics=[]), "`metrics` must be"),
     # found by fuzzing: NaN made every label irrelevant (every metric 0, silently); meta tensors (no values) failed
     # deep inside torch with NotImplementedError; [] docnos for zero queries read as float ids
@@ -349,7 +362,8 @@ def test_module_ddp_checkpoint_and_functional_agree():
         return ranking_metrics(scores, relevance, mask=mask, doc_ids=doc_ids, qrels=qrels, **options)
 
     joined_qrels, joined_run = to_dicts(run)
-    expected = pytrec_eval.RelevanceEvaluator(joined_qrels, {"ndcg_cut.5", "map", "recip_rank", "P.3", "recall.10", "Rprec"}
+    expected = pytrec_eval.RelevanceEvaluator(joined_qrels,
+                                              {"ndcg_cut.5", "map", "recip_rank", "P.3", "recall.10", "Rprec"}
                                               ).evaluate(joined_run)
 
     def reference(*_):
@@ -457,13 +471,14 @@ def test_negative_labels_are_judged_non_relevant_as_trec_eval_and_ranx_score_the
     measures = {"map_cut.5", "ndcg_cut.3,10,100", "P.1,5,30", "recall.5,30", "success.1,5", "map", "ndcg",
                 "recip_rank", "Rprec"}
     expected = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(trec_run)
-    ours = ranking_metrics(run["scores"], run["relevance"], metrics=list(TREC), mask=run["mask"], doc_ids=run["doc_ids"],
-                           qrels=run["qrels"], relevance_level=level, reduction="none")
+    ours = ranking_metrics(run["scores"], run["relevance"], metrics=list(TREC), mask=run["mask"],
+                           doc_ids=run["doc_ids"], qrels=run["qrels"], relevance_level=level, reduction="none")
     for name, measure in TREC.items():
         reference = torch.tensor([expected[f"q{i:04d}"][measure] for i in range(30)], dtype=torch.float64)
         assert_close(ours[name], reference, 1e-9, what=f"{name} vs trec_eval {measure}, negative labels")
     if level == 1:
-        names = {"map": "map", "ndcg@5": "ndcg@5", "ndcg_burges": "ndcg_burges", "mrr": "mrr", "r_precision": "r-precision"}
+        names = {"map": "map", "ndcg@5": "ndcg@5", "ndcg_burges": "ndcg_burges", "mrr": "mrr",
+                 "r_precision": "r-precision"}
         reference = evaluate(Qrels(qrels), Run(trec_run), list(names.values()), return_mean=False)
         ours = ranking_metrics(run["scores"], run["relevance"], metrics=list(names), mask=run["mask"],
                                doc_ids=run["doc_ids"], qrels=run["qrels"], ties="ranx", reduction="none")

@@ -191,7 +191,8 @@ def test_nltk_sentence_parity() -> None:
             function = getattr(SmoothingFunction(), f"method{k}")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                expected = [sentence_bleu(r, h, weights=weights, smoothing_function=function) for h, r in zip(hyps, refs)]
+                expected = [sentence_bleu(r, h, weights=weights, smoothing_function=function)
+                            for h, r in zip(hyps, refs)]
             got = bleu_score(preds, target, mode="nltk", weights=weights, smooth=f"method{k}", reduction="none")
             assert_close(got, expected, 1e-9, what=f"method{k} {weights}")
 
@@ -410,7 +411,8 @@ def test_result_device_and_dtype() -> None:
 # ------------------------------------------------------------------------------------------------ wide random parity
 WIDE_PIECES = [
     "the", "Cat", "42", "3.14", "1,000.", "-5", "5-", "x-ray", "don't", "U.S.A.", "кошка", "Ёж", "北京", "我爱猫。", "🐈‍⬛",
-    "e\u0301", "Z̤͂", "ß", "İstanbul", "K\u212a", "ﬁ", "שלום", "مرحبا", "हिन्दी", "\u200b", "\u200d", ",", ".", "!", "«»",
+    "e\u0301", "Z̤͂", "ß", "İstanbul", "K\u212a", "ﬁ", "שלום", "مرحبا", "हिन्दी", "\u200b", "\u200d", ",", ".", "!",
+    "«»",
     "—", "&amp;", "&quot;", "&lt;", "<skipped>", "€5", "$3.50", "°", "(a)", "...", "a.b", ",5", ".5", "x,",
 ]
 WIDE_SEPARATORS = [" ", " ", "  ", "\t", "", "\n", "\r", "\r\n", "\u2028", "\u00a0", "\u3000", "\x0b", "\x1c", "\x85"]
@@ -516,5 +518,5 @@ def test_coco_mode_supplementary_digits_equal_cocoevalcap():
         res = tokenizer.tokenize({i: [{"caption": p}] for i, p in enumerate(preds)})
         score, scores = Bleu(4).compute_score(gts, res, verbose=0)
     assert abs(bleu_score(preds, target, mode="coco").item() - score[-1]) <= 1e-12
-    assert_close(bleu_score(preds, target, mode="coco", reduction="none"), torch.tensor(scores[-1], dtype=torch.float64),
-                 atol=1e-12)
+    assert_close(bleu_score(preds, target, mode="coco", reduction="none"),
+                 torch.tensor(scores[-1], dtype=torch.float64), atol=1e-12)

@@ -77,7 +77,8 @@ def _cider_formula(preds, target, n_max=4):
 
     scores = []
     for pred, refs in zip(preds, target):
-        per_order = [sum(cosine(vector(pred, n), vector(ref, n)) for ref in refs) / len(refs) for n in range(1, n_max + 1)]
+        per_order = [sum(cosine(vector(pred, n), vector(ref, n)) for ref in refs) / len(refs)
+                     for n in range(1, n_max + 1)]
         scores.append(sum(per_order) / n_max)
     return torch.tensor(scores, dtype=torch.float64)
 
@@ -123,7 +124,8 @@ def test_cider_d_random_corpora_and_options():
     preds, target = _corpus(rng, 25)
     for sigma in (0.5, 3.0, 100.0):  # pycocoevalcap's `n` is inert (its cook_* helpers always count up to 4-grams)
         assert_close(
-            cider_score(preds, target, tokenize="none", sigma=sigma, reduction="none"), _pycoco(preds, target, 4, sigma)[1]
+            cider_score(preds, target, tokenize="none", sigma=sigma, reduction="none"),
+            _pycoco(preds, target, 4, sigma)[1],
         )
     for n in (1, 2, 6):
         assert_close(
@@ -131,7 +133,8 @@ def test_cider_d_random_corpora_and_options():
             _cider_formula(preds, target, n),
         )
     preds, target = _corpus(rng, 25)
-    assert_close(cider_score(preds, target, mode="cider", tokenize="none", reduction="none"), _cider_formula(preds, target))
+    assert_close(cider_score(preds, target, mode="cider", tokenize="none", reduction="none"),
+                 _cider_formula(preds, target))
 
 
 def test_large_batch_many_references():

@@ -46,7 +46,8 @@ def write_coco_files(folder: Path, n_images: int, seed: int, skip_results: int =
     folder.mkdir(parents=True, exist_ok=True)
     ann_path, res_path = folder / "captions_test.json", folder / "results.json"
     images = [{"id": image_id, "file_name": f"{image_id:012d}.jpg"} for image_id in ids]
-    ann_path.write_text(json.dumps({"images": images, "annotations": annotations}, ensure_ascii=False), encoding="utf-8")
+    ann_path.write_text(json.dumps({"images": images, "annotations": annotations}, ensure_ascii=False),
+                        encoding="utf-8")
     res_path.write_text(json.dumps(results, ensure_ascii=False), encoding="utf-8")
     return ann_path, res_path
 
@@ -84,7 +85,8 @@ def oracle(tmp_path_factory):
     """COCOEvalCap on a random 240-image set (40 images without result) and on a single image."""
     out = {}
     for name, n_images, skip in (("random", 240, 40), ("single", 1, 0)):
-        annotations, results = write_coco_files(tmp_path_factory.mktemp(name), n_images, seed=len(name), skip_results=skip)
+        annotations, results = write_coco_files(tmp_path_factory.mktemp(name), n_images, seed=len(name),
+                                                skip_results=skip)
         data = read_coco(results, annotations)
         scores, per_image = run_cocoevalcap(annotations, results)
         out[name] = (data, scores, per_image)

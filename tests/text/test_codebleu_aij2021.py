@@ -243,7 +243,7 @@ def test_suite_option_grammar_resolves_against_the_config_and_is_checked_there(t
         config("nothing.so")
 
 
-# ---------------------------------------------------------------------------------------------------- py-tree-sitter 0.2.0
+# ------------------------------------------------------------------------------------------------- py-tree-sitter 0.2.0
 def _organisers_grammar() -> str:
     path = os.environ.get("GPUMETRICS_AIJ2021_GRAMMAR") or str(SAMPLES / "my-languages.so")
     if not Path(path).is_file():

@@ -519,7 +519,8 @@ def _token_layouts(items, pad_id, rng):
         padded[i, : len(x)] = torch.tensor(x, dtype=torch.long)
         garbage[i, : len(x)] = torch.tensor(x, dtype=torch.long)
     flat = torch.tensor([v for x in items for v in x], dtype=torch.long)
-    return {"pad_id": (padded, None), "lengths": (garbage, lengths), "ragged": (Ragged.from_lengths(flat, lengths), None)}
+    return {"pad_id": (padded, None), "lengths": (garbage, lengths),
+            "ragged": (Ragged.from_lengths(flat, lengths), None)}
 
 
 def _char_ids(texts):
@@ -615,7 +616,8 @@ def test_token_inputs_bad_arguments_name_them():
     with pytest.raises(TypeError, match="`pad_id`"):
         edit_distance(ids, ids, pad_id=0.5)
     with pytest.raises(ValueError, match="`preds_offsets`"):
-        edit_distance(Ragged(torch.tensor([1, 2]), torch.tensor([0, 3])), Ragged(torch.tensor([1]), torch.tensor([0, 1])))
+        edit_distance(Ragged(torch.tensor([1, 2]), torch.tensor([0, 3])),
+                      Ragged(torch.tensor([1]), torch.tensor([0, 1])))
     with pytest.raises(ValueError, match="`target` symbols must lie in"):
         edit_distance(ids, -ids)
     meta = ids.to("meta")  # a shape without values: NotImplementedError deep inside torch (found by fuzzing)

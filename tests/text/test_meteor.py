@@ -55,7 +55,8 @@ def _paraphrase_sentences(rng: random.Random, n: int) -> tuple[list[str], list[l
     for _ in range(n):
         picked = [rng.choice(entries) for _ in range(rng.randint(1, 4))]
         hyp = [side for pair in picked for side in (pair[rng.random() < 0.5], rng.choice(filler))]
-        refs = [" ".join(rng.sample([side for pair in picked for side in pair] + filler[:3], k=3)) for _ in range(rng.randint(1, 3))]
+        refs = [" ".join(rng.sample([side for pair in picked for side in pair] + filler[:3], k=3))
+                for _ in range(rng.randint(1, 3))]
         preds.append(" ".join(hyp))
         target.append(refs)
     return preds, target
@@ -149,9 +150,11 @@ def test_newline_is_whitespace():
 
 def test_russian_equals_the_jar():
     rng = random.Random(5)
-    words = "Кошка кошки кошку сидит сидела сидят на окне окнах и в не он она собака собаки бежали бежит по улице , . зелёный зелёная ёж".split()
+    words = ("Кошка кошки кошку сидит сидела сидят на окне окнах и в не он она собака собаки бежали бежит по улице , . "
+             "зелёный зелёная ёж").split()
     preds = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 9))) for _ in range(120)]
-    target = [[" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(rng.randint(1, 3))] for _ in preds]
+    target = [[" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(rng.randint(1, 3))]
+              for _ in preds]
     # δ = 0.5 weighs content and function words alike, so the jar's function-word list cannot change a score
     _check_against_jar(
         preds, target, jar=lambda p, t: stdio_meteor(p, t, "-l", "ru", "-norm", "-m", "exact stem"), language="ru"
@@ -172,7 +175,8 @@ def test_stemmers_equal_the_jar(tmp_path: Path):
     import pymorphy3
 
     morph = pymorphy3.MorphAnalyzer()
-    lemmas = "кошка собака бежать окно красивый сидеть улица человек дом быстро говорить новый ёж зелёный берёза".split()
+    lemmas = ("кошка собака бежать окно красивый сидеть улица человек дом быстро говорить новый ёж зелёный "
+              "берёза").split()
     russian = sorted({form.word for lemma in lemmas for form in morph.parse(lemma)[0].lexeme})
     russian += ["\ue000", "ё\ue000", "\ue000меду"]  # the private-use character the stemmer swaps ё for
     english = sorted(tables.synonym_table()._sets)[::97]
@@ -277,8 +281,10 @@ def test_command_line_task(tmp_path: Path, capsys):
     from gpumetrics import cli
 
     preds, target = caption_batch(random.Random(8), 12)
-    (tmp_path / "p.jsonl").write_text("".join(json.dumps({"id": i, "prediction": p}) + "\n" for i, p in enumerate(preds)))
-    (tmp_path / "r.jsonl").write_text("".join(json.dumps({"id": i, "references": t}) + "\n" for i, t in enumerate(target)))
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps({"id": i, "prediction": p}) + "\n"
+                                              for i, p in enumerate(preds)))
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps({"id": i, "references": t}) + "\n"
+                                              for i, t in enumerate(target)))
     (tmp_path / "syn.tsv").write_text("man\tperson\n", encoding="utf-8")
     tasks = [
         {"name": "jar", "metric": "meteor", "predictions": "p.jsonl", "references": "r.jsonl"},
@@ -286,7 +292,8 @@ def test_command_line_task(tmp_path: Path, capsys):
          "predictions": "p.jsonl", "references": "r.jsonl"},
     ]
     (tmp_path / "c.yaml").write_text(json.dumps({"tasks": tasks}))
-    assert cli.main(["evaluate", str(tmp_path / "c.yaml"), "--output", str(tmp_path / "out.json")]) == 0, capsys.readouterr().err
+    assert cli.main(["evaluate", str(tmp_path / "c.yaml"), "--output",
+                     str(tmp_path / "out.json")]) == 0, capsys.readouterr().err
     report = {task["name"]: task["score"] for task in json.loads((tmp_path / "out.json").read_text())["tasks"]}
     assert report["jar"] == pytest.approx(meteor_score(preds, target).item(), abs=1e-12)
     expected = meteor_score(preds, target, mode="nltk", synonyms=str(tmp_path / "syn.tsv")).item()

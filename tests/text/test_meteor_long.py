@@ -192,7 +192,8 @@ def test_pairs_of_very_different_lengths_are_aligned_in_groups_as_the_jar_aligns
     preds, target = _mixed_batch(4, 300, 30)
     whole = meteor_score(preds, target, reduction="none")
     monkeypatch.setattr(alignment, "_PAD_SLACK_WORDS", 0)
-    searched = alignment._search_groups(np.ones(31, dtype=bool), np.array([300] + [12] * 30), np.array([300] + [9] * 30))
+    searched = alignment._search_groups(np.ones(31, dtype=bool), np.array([300] + [12] * 30),
+                                        np.array([300] + [9] * 30))
     assert len(searched) == 2
     assert torch.equal(meteor_score(preds, target, reduction="none"), whole)
     _check_against_jar(preds, target)

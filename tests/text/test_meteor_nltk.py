@@ -95,7 +95,8 @@ def test_equals_nltk_with_the_same_synonyms(seed):
     assert got.dtype == torch.float64 and got.shape == (400,)
     torch.testing.assert_close(got, expected, rtol=0, atol=1e-9)
     # WordNetSynonyms over the same fake reader builds the same sets
-    torch.testing.assert_close(nltk_meteor_scores(hyps, refs, synonyms=WordNetSynonyms(fake)), expected, rtol=0, atol=1e-9)
+    torch.testing.assert_close(nltk_meteor_scores(hyps, refs, synonyms=WordNetSynonyms(fake)), expected, rtol=0,
+                               atol=1e-9)
 
 
 def test_equals_nltk_with_other_parameters_and_stemmers():
@@ -146,7 +147,8 @@ def test_strings_are_split_on_whitespace():
                                     synonyms=_equivalent_dict(fake))
     torch.testing.assert_close(as_strings, expected, rtol=0, atol=0)
     one = nltk_meteor_scores("the cat sat", "the cat sat", synonyms=NoSynonyms())  # one sample, one reference
-    torch.testing.assert_close(one, _nltk_scores([["the", "cat", "sat"]], [[["the", "cat", "sat"]]], wordnet=FakeWordNet({})))
+    torch.testing.assert_close(one, _nltk_scores([["the", "cat", "sat"]], [[["the", "cat", "sat"]]],
+                                                 wordnet=FakeWordNet({})))
 
 
 def test_real_wordnet_if_installed():
@@ -158,8 +160,8 @@ def test_real_wordnet_if_installed():
 
     rng = random.Random(11)
     hyps, refs = _random_batch(rng, 200)
-    torch.testing.assert_close(nltk_meteor_scores(hyps, refs, synonyms=provider), _nltk_scores(hyps, refs, wordnet=wordnet),
-                               rtol=0, atol=1e-9)
+    torch.testing.assert_close(nltk_meteor_scores(hyps, refs, synonyms=provider),
+                               _nltk_scores(hyps, refs, wordnet=wordnet), rtol=0, atol=1e-9)
 
 
 def test_device_argument_cpu():
@@ -190,7 +192,8 @@ def _tiny_ruwordnet(path):
         CREATE TABLE synset (id TEXT PRIMARY KEY, title TEXT, definition TEXT, part_of_speech TEXT);
         CREATE TABLE hypernym_relation (hyponym_id TEXT, hypernym_id TEXT);
         CREATE TABLE derivation_relation (source_id TEXT, derivative_id TEXT);
-        INSERT INTO synset VALUES ('s1', 'КОШКА', '', 'N'), ('s2', 'ЖИВОТНОЕ', '', 'N'), ('s3', 'Домашний Зверь', '', 'N');
+        INSERT INTO synset VALUES ('s1', 'КОШКА', '', 'N'), ('s2', 'ЖИВОТНОЕ', '', 'N'),
+                                  ('s3', 'Домашний Зверь', '', 'N');
         INSERT INTO sense VALUES ('k1', 'КОШКА', 'КОШКА', 's1'), ('k2', 'КОШАЧИЙ', 'КОШАЧИЙ', 's2'),
                                  ('k3', 'КОШКА', 'КОШКА', 's3');
         INSERT INTO hypernym_relation VALUES ('s1', 's2'), ('s3', 's3');
@@ -294,7 +297,8 @@ def test_module_equals_nltk_with_ddp():
         metric_kwargs={"mode": "nltk", "synonyms": _equivalent_dict(fake), "reduction": "none"}, check_forward=False,
     )
     check_metric(  # corpus = mean of sentence scores, with parameters handed through the module
-        METEORScore, meteor_score, lambda hyps, refs: _nltk_scores(hyps, refs, wordnet=fake, alpha=0.8, gamma=0.4).mean(),
+        METEORScore, meteor_score,
+        lambda hyps, refs: _nltk_scores(hyps, refs, wordnet=fake, alpha=0.8, gamma=0.4).mean(),
         batches, metric_kwargs={"mode": "nltk", "synonyms": _equivalent_dict(fake), "alpha": 0.8, "gamma": 0.4},
         check_forward=False, ddp=False,
     )

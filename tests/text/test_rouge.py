@@ -341,7 +341,8 @@ def test_high_order_ngrams_with_a_large_vocabulary_use_the_exact_fallback():
 
 
 def test_seed_004_example():
-    scores = rouge_score(["The cat and the dog."], ["The cat is on the mat."], rouge_keys=("rouge1", "rouge2", "rougeL"))
+    scores = rouge_score(["The cat and the dog."], ["The cat is on the mat."],
+                         rouge_keys=("rouge1", "rouge2", "rougeL"))
     assert_close(scores["rouge1_precision"], 0.6)
     assert_close(scores["rouge1_recall"], 0.5)
     assert_close(scores["rouge2_precision"], 0.25)
@@ -532,7 +533,8 @@ def wide_text(rng: random.Random, small_alphabet: bool) -> str:
     if kind < 0.06:
         return rng.choice(["", " ", "\n", "\n\n", "...", "\u00a0", "猫"])
     if kind < 0.12:  # random code points, lone surrogates included
-        return "".join(chr(rng.choice([rng.randint(0, 0x7F), rng.randint(0x80, 0xFFFF), rng.randint(0x10000, 0x10FFFF)]))
+        return "".join(chr(rng.choice([rng.randint(0, 0x7F), rng.randint(0x80, 0xFFFF),
+                                       rng.randint(0x10000, 0x10FFFF)]))
                        for _ in range(rng.randint(1, 12)))
     pieces = ["a", "b", "c", "running", "runs", "\n"] if small_alphabet else WIDE_PIECES
     text = rng.choice(pieces)

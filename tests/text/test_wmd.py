@@ -93,7 +93,8 @@ def test_glove_text_file_and_binary_word2vec():
     rng = random.Random(0)
     preds = [rng.sample(words, rng.randint(1, 6)) for _ in range(20)]
     target = [rng.sample(words, rng.randint(1, 6)) for _ in range(20)]
-    _assert_same(word_movers_distance(preds, target, embeddings=str(glove), reduction="none"), _gensim(kv, preds, target))
+    _assert_same(word_movers_distance(preds, target, embeddings=str(glove), reduction="none"),
+                 _gensim(kv, preds, target))
     binary = KeyedVectors.load_word2vec_format(str(DATA / "euclidean_vectors.bin"), binary=True)
     words = binary.index_to_key[:200]
     preds = [rng.sample(words, rng.randint(1, 6)) for _ in range(20)]
@@ -158,20 +159,25 @@ def test_small_cases_and_shapes(kv):
     out = word_movers_distance([["the"]], [["the", "the"]], embeddings=kv, reduction="none")
     assert out.tolist() == [0.0]
     table = load_embeddings({"a": [1.0, 0.0], "b": [0.0, 1.0]})
-    assert math.isclose(float(word_movers_distance(["a"], ["b"], embeddings=table, reduction="none")[0]), math.sqrt(2), rel_tol=1e-12)
+    assert math.isclose(float(word_movers_distance(["a"], ["b"], embeddings=table, reduction="none")[0]), math.sqrt(2),
+                        rel_tol=1e-12)
     assert math.isclose(float(word_movers_distance(["a a b"], ["b"], embeddings=table, reduction="none")[0]),
                         2 / 3 * math.sqrt(2), rel_tol=1e-12)
     assert np.isinf(float(word_movers_distance(["x"], ["a"], embeddings=table, reduction="none")[0]))
 
 
 @pytest.mark.parametrize("call, error, match", [
-    (lambda kv: word_movers_distance(["a"], ["a", "b"], embeddings=kv), ValueError, "`preds` and `target` must have the same"),
-    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="wasserstein"), ValueError, "`method` must be one of"),
-    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="sinkhorn", reg=0), ValueError, "`reg` must be a finite number > 0"),
+    (lambda kv: word_movers_distance(["a"], ["a", "b"], embeddings=kv), ValueError,
+     "`preds` and `target` must have the same"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="wasserstein"), ValueError,
+     "`method` must be one of"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, method="sinkhorn", reg=0), ValueError,
+     "`reg` must be a finite number > 0"),
     (lambda kv: word_movers_distance("a", ["a"], embeddings=kv), TypeError, "`preds` must be a sequence of documents"),
     (lambda kv: word_movers_distance([3], ["a"], embeddings=kv), TypeError, r"`preds\[0\]` must be a string"),
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings=42), TypeError, "`embeddings` must be"),
-    (lambda kv: word_movers_distance(["a"], ["a"], embeddings="/nonexistent/vectors.txt"), ValueError, "does not exist"),
+    (lambda kv: word_movers_distance(["a"], ["a"], embeddings="/nonexistent/vectors.txt"), ValueError,
+     "does not exist"),
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, stop_words="the"), TypeError, "`stop_words`"),
     (lambda kv: word_movers_distance(["a"], ["a"], embeddings=kv, device="tpu"), ValueError, "`device`"),
     # found by fuzzing: Sinkhorn with max_iter=0 returned the unscaled kernel's cost (1.7e-58 for 0.67), 2.5 raised
@@ -219,7 +225,8 @@ def test_sinkhorn_log_domain_for_small_reg(kv, sentences):
     """reg small enough that exp(−C/reg) underflows: the log-domain iteration takes over."""
     preds, target = _pairs(sentences, 12, 8)
     exact = word_movers_distance(preds, target, embeddings=kv, reduction="none")
-    approx = word_movers_distance(preds, target, embeddings=kv, reduction="none", method="sinkhorn", reg=0.001, max_iter=3000)
+    approx = word_movers_distance(preds, target, embeddings=kv, reduction="none", method="sinkhorn", reg=0.001,
+                                  max_iter=3000)
     finite = torch.isfinite(exact)
     assert torch.equal(torch.isfinite(approx), finite)
     assert float((approx[finite] - exact[finite]).abs().max()) < 2e-3
@@ -314,8 +321,8 @@ def test_zero_vector_cannot_be_normalised():
     huge = load_embeddings({"x": [1e30, 0.0], "y": [0.0, 1e30], "a": [1.0, 0.0]})  # float32 norm overflows to inf
     with pytest.raises(ValueError, match="the vectors of 'x', 'y' have norm 0 .*overflows"):
         word_movers_distance(["x a"], ["y"], embeddings=huge)  # before: every unit vector 0, the distance inf
-    assert math.isclose(float(word_movers_distance(["x"], ["y"], embeddings=huge, normalize=False)), math.sqrt(2) * 1e30,
-                        rel_tol=1e-6)
+    assert math.isclose(float(word_movers_distance(["x"], ["y"], embeddings=huge, normalize=False)),
+                        math.sqrt(2) * 1e30, rel_tol=1e-6)
 
 
 def test_function_and_module_share_defaults():

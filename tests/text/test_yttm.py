@@ -43,7 +43,8 @@ def _random_texts(rng, words, n):
         pieces = []
         for _ in range(rng.randint(0, 25)):
             roll = rng.random()
-            pieces.append(rng.choice(words) if roll < 0.5 else rng.choice(ODD) if roll < 0.8 else rng.choice(WORD_CHARS))
+            pieces.append(rng.choice(words) if roll < 0.5 else rng.choice(ODD) if roll < 0.8
+                          else rng.choice(WORD_CHARS))
             pieces.append(rng.choice(["", " ", " ", "  ", "\t", "\n"]))
         texts.append("".join(pieces))
     texts.append(" ".join(rng.choice(words) for _ in range(4000)))  # very long

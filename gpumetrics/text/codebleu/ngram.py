@@ -89,7 +89,8 @@ def ngram_statistics(
     host_is_hyp[host_starts] = True
     ref_lines = np.flatnonzero(~host_is_hyp)
     span = int(host_lengths.max(initial=0)) + 1
-    parts = (host_ids, fifths[host_ids], host_lengths, host_sample, host_is_hyp.astype(np.int64), host_starts, ref_lines)
+    parts = (host_ids, fifths[host_ids], host_lengths, host_sample, host_is_hyp.astype(np.int64), host_starts,
+             ref_lines)
     ids, token_fifths, lengths, sample, is_hyp, starts, ref_lines_t = upload_all(list(parts), device)  # one copy
     is_hyp = is_hyp.bool()
     batch = host._replace(ids=ids, lengths=lengths)

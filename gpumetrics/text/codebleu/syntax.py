@@ -3,8 +3,8 @@
 A *subtree* is the root or any node that has children (``node.children``, anonymous ones included; leaves are not
 subtrees), written as tree-sitter's S-expression (``str(node)`` in py-tree-sitter 0.22, ``node.sexp()`` in 0.2.x–0.21,
 chosen by :func:`gpumetrics.text.codebleu.parsing.sexp`: node types, and field names where the binding writes them, of
-the named nodes, no leaf text — so renamed identifiers still match). Equal S-expressions get equal ids from one per-process intern
-table, so a program's subtrees are an ``int64`` array that is cached per ``(lang, text)``.
+the named nodes, no leaf text — so renamed identifiers still match). Equal S-expressions get equal ids from one
+per-process intern table, so a program's subtrees are an ``int64`` array that is cached per ``(lang, text)``.
 
 Match counts of P (candidate, reference) pairs at once:
 

@@ -381,7 +381,8 @@ def _emitted(grams: _Grams, trie: tables.ParaphraseTrie, wanted: np.ndarray) -> 
     return gram, entry[ragged_starts(kept)[inverse[gram]] + k]
 
 
-def _occurrences(queries: np.ndarray, grams_key: np.ndarray, grams_position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _occurrences(queries: np.ndarray, grams_key: np.ndarray,
+                 grams_position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each query key, every gram with that key: ``(query index, gram position)`` (``grams_key`` sorted)."""
     first = np.searchsorted(grams_key, queries)
     found = np.searchsorted(grams_key, queries, side="right") - first
@@ -588,9 +589,12 @@ def _pair_statistics(s: Sentences, language: str) -> np.ndarray:
     content1, content2 = matches.match_length[chosen] - function1, matches.length[chosen] - function2
     # every per-stage count in one pass (integer sums: exact in float64)
     cell = pair * STATS + 4 + 4 * mod
-    index = np.concatenate([cell + column for column in range(4)] + [pair * STATS + _TEST_WORDS, pair * STATS + _REF_WORDS])
-    values = np.concatenate((content1, content2, function1, function2, matches.match_length[chosen], matches.length[chosen]))
-    stats = np.bincount(index, weights=values, minlength=pairs * STATS).astype(np.float64, copy=False).reshape(pairs, STATS)
+    index = np.concatenate([cell + column for column in range(4)]
+                           + [pair * STATS + _TEST_WORDS, pair * STATS + _REF_WORDS])
+    values = np.concatenate((content1, content2, function1, function2, matches.match_length[chosen],
+                             matches.length[chosen]))
+    stats = (np.bincount(index, weights=values, minlength=pairs * STATS)
+             .astype(np.float64, copy=False).reshape(pairs, STATS))
     stats[:, 0] = len1
     stats[:, 1] = s.ref_lengths
     stats[:, 2] = (cum1[hyp_start + s.hyp_lengths] - cum1[hyp_start])[s.owner]
@@ -666,8 +670,10 @@ def best_reference_statistics(
     device = stats.device
     scores = scores_from_statistics(stats, language)
     samples = s.hyp_lengths.size
-    best_score = torch.full((samples,), -1.0, dtype=torch.float64, device=device).scatter_reduce(0, owner, scores, "amax")
+    best_score = (torch.full((samples,), -1.0, dtype=torch.float64, device=device)
+                  .scatter_reduce(0, owner, scores, "amax"))
     is_best = scores == best_score[owner]
     candidates = torch.where(is_best, torch.arange(scores.numel(), device=device), scores.numel())
-    best = torch.full((samples,), scores.numel(), dtype=torch.long, device=device).scatter_reduce(0, owner, candidates, "amin")
+    best = (torch.full((samples,), scores.numel(), dtype=torch.long, device=device)
+            .scatter_reduce(0, owner, candidates, "amin"))
     return stats[best], scores[best]

@@ -80,7 +80,8 @@ class _METEORConfig:
     def signature_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {"mode": self.mode}
         if self.mode == "meteor-1.5":
-            fields.update(lang=self.language, norm="yes", tok=f"meteor-1.5-norm{'' if self.language == 'en' else '-ru'}")
+            fields.update(lang=self.language, norm="yes",
+                          tok=f"meteor-1.5-norm{'' if self.language == 'en' else '-ru'}")
         else:
             fields["synonyms"] = "default" if self.synonyms is None else type(self.synonyms).__name__
         if self.mode == "nltk":
@@ -97,7 +98,8 @@ def _meteor_update(preds: Any, target: Any, config: _METEORConfig, device: torch
         hypotheses = as_text_list(preds, "preds")
         references = as_reference_lists(target, "target")
         check_same_length(hypotheses, "preds", references, "target")
-        return tuple(reversed(jar.sentence_statistics(hypotheses, references, config.language, device, config.memory_budget)))
+        return tuple(reversed(jar.sentence_statistics(hypotheses, references, config.language, device,
+                                                      config.memory_budget)))
     if config.mode == "nltk":
         from gpumetrics.text.meteor.nltk_style import nltk_meteor_scores
 

@@ -331,7 +331,8 @@ def _string_references(refs: Any, name: str) -> list[Tokens]:
 
 def _token_references(refs: Any, name: str) -> list[Tokens]:
     if not is_sequence(refs):
-        raise TypeError(f"`{name}` must be a list of token lists (hypotheses are token lists), got {describe_value(refs)}")
+        raise TypeError(f"`{name}` must be a list of token lists (hypotheses are token lists), "
+                        f"got {describe_value(refs)}")
     out = [_lowered(_as_tokens(ref, f"{name}[{j}]")) for j, ref in enumerate(refs)]
     if not out:
         raise ValueError(f"`{name}` holds no reference; every hypothesis needs at least one")

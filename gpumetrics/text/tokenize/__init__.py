@@ -48,8 +48,8 @@ def get_tokenizer(name: str, **options: Any) -> Tokenizer:
 
     Args:
         name: one of ``TOKENIZERS``: ``"13a"``, ``"intl"``, ``"char"``, ``"zh"``, ``"none"`` (sacrebleu; option
-            ``lowercase``), ``"rouge-score"``, ``"unicode"`` (option ``use_stemmer``), ``"ptb"``, ``"meteor-1.5"`` (option ``language``),
-            ``"squad"``, ``"aij2022"`` (option ``keep_hyphen``).
+            ``lowercase``), ``"rouge-score"``, ``"unicode"`` (option ``use_stemmer``), ``"ptb"``, ``"meteor-1.5"``
+            (option ``language``), ``"squad"``, ``"aij2022"`` (option ``keep_hyphen``).
         options: the tokenizer's keyword options.
 
     Raises:

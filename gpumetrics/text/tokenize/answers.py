@@ -70,7 +70,8 @@ def choice_letter(text: str) -> Optional[str]:
 
 # ---------------------------------------------------------------------------------------------------- AIJ-2021 VQA
 #: ``vqaEval.py``'s punctuation characters, in its order.
-_VQA_PUNCTUATION = (";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",", "?", "!")
+_VQA_PUNCTUATION = (";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",",
+                    "?", "!")
 _VQA_DIGIT_COMMA_DIGIT = re.compile(r"\d,\d")
 _VQA_PERIOD = re.compile(r"\.(?!\d)")  # their "(?!<=\d)(\.)(?!\d)": the first look-ahead never fails before a "."
 _VQA_PERIOD_LIMIT = 32  # they pass re.UNICODE (= 32) as `count`: at most 32 periods go

@@ -17,7 +17,8 @@ import os
 from typing import Any
 
 __all__ = [
-    "ORGANISERS_DICTIONARY", "RUSSIAN_NUMBER_WORDS", "organisers_morph_analyzer", "russian_lemma", "russian_number_lemma",
+    "ORGANISERS_DICTIONARY", "RUSSIAN_NUMBER_WORDS", "organisers_morph_analyzer", "russian_lemma",
+    "russian_number_lemma",
 ]
 
 _CACHE_SIZE = 1 << 18

@@ -71,7 +71,8 @@ class YTTMBPE:
         try:
             numbers = [int(token) for token in path.read_bytes().split()]
         except ValueError as error:
-            raise YTTMFormatError(f"{str(path)!r} is not a YouTokenToMe BPE model (non-integer field: {error})") from None
+            raise YTTMFormatError(f"{str(path)!r} is not a YouTokenToMe BPE model (non-integer field: "
+                                  f"{error})") from None
         if len(numbers) < 2:
             raise YTTMFormatError(f"{str(path)!r} is not a YouTokenToMe BPE model (no header)")
         n_chars, n_rules = numbers[0], numbers[1]
@@ -97,7 +98,8 @@ class YTTMBPE:
         self.vocab_size = n_chars + n_rules + sum(i != -1 for i in numbers[-4:])
         self.path = str(path)
         self._word_start = self.char_ids[SPACE_MARK]
-        self._encode_word = functools.lru_cache(maxsize=cache_size)(self._merge_word) if cache_size else self._merge_word
+        self._encode_word = (functools.lru_cache(maxsize=cache_size)(self._merge_word) if cache_size
+                             else self._merge_word)
 
     def __repr__(self) -> str:
         return f"YTTMBPE({self.path!r}, vocab_size={self.vocab_size})"

@@ -81,7 +81,8 @@ def _dump(path: Path, value: object) -> None:
 def htr(r: random.Random, n: int = 300) -> tuple[dict, dict]:
     true, pred = {}, {}
     for i in range(n):
-        gold = r.choice(["", ".", "!", "...", "'re"] + EN_WORDS + RU_WORDS) if r.random() < 0.3 else _phrase(r, EN_WORDS + RU_WORDS, EN_NUMBERS, 2)
+        gold = (r.choice(["", ".", "!", "...", "'re"] + EN_WORDS + RU_WORDS) if r.random() < 0.3
+                else _phrase(r, EN_WORDS + RU_WORDS, EN_NUMBERS, 2))
         true[f"{i}.png"] = gold
         roll = r.random()
         if roll < 0.15:
@@ -177,7 +178,8 @@ def _qa(r: random.Random, n: int, letters: bool, hyphens: bool) -> tuple[dict, d
             if letters and r.random() < 0.3:
                 golds.append(r.choice("abcdeABCDE") + r.choice(["", "", ")", " 12", " три"]))
             elif hyphens and r.random() < 0.3:
-                golds.append(f"{r.randint(-9, 9)}-{r.choice(RU_NUMBERS)}" if r.random() < 0.5 else f"x-{r.randint(0, 5)}")
+                golds.append(f"{r.randint(-9, 9)}-{r.choice(RU_NUMBERS)}" if r.random() < 0.5
+                             else f"x-{r.randint(0, 5)}")
             else:
                 golds.append(_phrase(r, RU_WORDS, RU_NUMBERS))
         key = str(i)
@@ -189,9 +191,11 @@ def _qa(r: random.Random, n: int, letters: bool, hyphens: bool) -> tuple[dict, d
         if roll < 0.4:
             answer = _perturb(r, base)
         elif roll < 0.55:
-            answer = r.choice(["Ответ: ", "вариант ", "Answer: ", "ответ - ", ""]) + r.choice("abcdeABCDEfx") + r.choice(["", ")", " 7"])
+            answer = (r.choice(["Ответ: ", "вариант ", "Answer: ", "ответ - ", ""]) + r.choice("abcdeABCDEfx")
+                      + r.choice(["", ")", " 7"]))
         elif roll < 0.7:
-            answer = " ".join(str(RU_NUMBERS.index(w) if w in RU_NUMBERS[:3] and r.random() < 0.5 else w) for w in base.split())
+            answer = " ".join(str(RU_NUMBERS.index(w) if w in RU_NUMBERS[:3] and r.random() < 0.5 else w)
+                              for w in base.split())
         else:
             answer = _phrase(r, RU_WORDS, RU_NUMBERS)
         pred[key] = _text_prediction(r, answer)
@@ -398,8 +402,8 @@ def write_golden(official: dict[str, Path], python: str) -> None:
     for (year, task), (folder, snippet) in runs.items():
         true, pred = _files(year, task)
         code = f"TRUE, PRED = {str(true)!r}, {str(pred)!r}\n{snippet}"
-        done = subprocess.run([python, "-c", code], cwd=official["2022" if year == "examples" else year] / folder, capture_output=True, text=True,
-                              check=True)
+        done = subprocess.run([python, "-c", code], cwd=official["2022" if year == "examples" else year] / folder,
+                              capture_output=True, text=True, check=True)
         value = float(done.stdout.strip().splitlines()[-1])
         golden[f"{year}/{task}"] = {"official": value, "script": f"evaluation/{folder}", "call": snippet}
         print(year, task, value)
@@ -441,7 +445,8 @@ def write_ruclip_golden(official: Path) -> None:
 
     stub = types.ModuleType("ruclip")
     stub.load = lambda name, device=None: (model, processor)
-    stub.Predictor = lambda clip, proc, device, bs=8, quiet=False: predictor_class(clip, proc, "cpu", bs=bs, quiet=quiet)
+    stub.Predictor = lambda clip, proc, device, bs=8, quiet=False: predictor_class(clip, proc, "cpu", bs=bs,
+                                                                                   quiet=quiet)
     sys.modules["ruclip"] = stub
     sys.modules.setdefault("cv2", types.ModuleType("cv2"))  # imported, unused
     golden = json.loads((HERE / "golden.json").read_text(encoding="utf-8"))
@@ -451,7 +456,8 @@ def write_ruclip_golden(official: Path) -> None:
         spec.loader.exec_module(module)
         data = HERE / key.rsplit("/", 1)[0]
         read = lambda name, data=data: json.loads((data / name).read_text(encoding="utf-8"))  # noqa: E731
-        value = float(eval(call, {"calc_ruclip_metric": module.calc_ruclip_metric, "read": read, "DATA": data, "np": np}))
+        value = float(eval(call, {"calc_ruclip_metric": module.calc_ruclip_metric, "read": read, "DATA": data,
+                                  "np": np}))
         golden[key] = {"official": value, "script": f"evaluation/{path}", "call": call,
                        "model": "tests.helpers.ruclip_models: TINY_RUCLIP, random_ruclip_state(seed=0)"}
         print(key, value)

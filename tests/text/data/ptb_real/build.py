@@ -141,7 +141,8 @@ def family_lines() -> list[str]:
     more = [
         "\\n", '\\"', "\\t", "\\(", "\\.", "\\@", "\\`", "\\&", "`x`", "``x``", "<p>", "<br/>",
         '<a href="http://x.org/a">', "<img src='a.png'/>", "<!-- c -->", "<?xml v?>", "&#160;", "&#x2014;", "&hellip;",
-        "&rsquo;", "&lsquo;", "&ldquo;", "&Ouml;", "&ouml;s", "ſ&lsquo;", "K&MD;", "e.g.", "i.e.", "etc.", "No.", "Fig.",
+        "&rsquo;", "&lsquo;", "&ldquo;", "&Ouml;", "&ouml;s", "ſ&lsquo;", "K&MD;", "e.g.", "i.e.", "etc.", "No.",
+        "Fig.",
         "b.c.", "cannot", "gonna", "3.x", "a.jpg", "foo.py", "(555) 123-4567", "+1 555 123 4567", "1/2/2003",
         "06/20/2003", "5-6", "x86", "10:30", "$5", "US$5", "50%", "a_b", "__init__", "@decorator", "a.b.c", "x-ray",
         "O'Neil", "y'all", "'tis", "'til", "'em", "rock'n'roll", "Ꝛ", "ȝ", "ð", "İ", "ı", "K", "Ǆ", "ǅ", "Ϊ", "ΣΟΦΟΣ",
