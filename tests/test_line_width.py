@@ -18,46 +18,8 @@ LIMIT = 120
 MARKER = "# noqa: E501"
 SHOWN = 20
 
-#: repo-relative paths skipped for now: other branches' files (being changed there right now), to be emptied when those
-#: merge — rewrap a file's long lines and drop it from here in the same commit
-PENDING = frozenset({
-    "gpumetrics/attribution/shapley.py",
-    "gpumetrics/catalog/image_files.py",
-    "gpumetrics/cli/image.py",
-    "gpumetrics/detection/iou.py",
-    "gpumetrics/detection/ocr_e2e.py",
-    "gpumetrics/detection/zero_shot_f1.py",
-    "gpumetrics/image/clip_score.py",
-    "gpumetrics/image/features.py",
-    "gpumetrics/image/fid.py",
-    "gpumetrics/image/image_files.py",
-    "gpumetrics/image/inception.py",
-    "gpumetrics/image/precision.py",
-    "gpumetrics/image/ruclip.py",
-    "gpumetrics/image/weights.py",
-    "gpumetrics/suites/captioning.py",
-    "gpumetrics/text/bleu.py",
-    "gpumetrics/text/cider.py",
-    "gpumetrics/text/tokenize/ptb.py",
-    "tests/cli/test_cli.py",
-    "tests/cli/test_cli_coco.py",
-    "tests/cli/test_cli_hostile.py",
-    "tests/cli/test_cli_image.py",
-    "tests/cli/test_cli_score.py",
-    "tests/core/test_host_syncs.py",
-    "tests/detection/test_ocr_e2e.py",
-    "tests/detection/test_zero_shot_f1.py",
-    "tests/image/test_aij_image_tasks.py",
-    "tests/image/test_cli_image.py",
-    "tests/image/test_fid.py",
-    "tests/image/test_kid.py",
-    "tests/image/test_ruclip.py",
-    "tests/image/test_task_image.py",
-    "tests/suites/test_aij_formats.py",
-    "tests/suites/test_suites.py",
-    "tests/suites/test_task_captioning.py",
-    "tests/text/test_ptb_tokenizer.py",
-})
+#: repo-relative paths of files skipped for now; empty
+PENDING: frozenset[str] = frozenset()
 
 
 def _python_files() -> list[Path]:

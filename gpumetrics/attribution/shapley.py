@@ -2,8 +2,8 @@
 
 φᵢ = Σ_{S ⊆ N∖{i}} |S|! (n − |S| − 1)! / n! · (v(S ∪ {i}) − v(S))   (seed 003; docs/metrics/shapley.md)
 
-* ``method="exact"`` (n ≤ 20): every one of the 2ⁿ coalitions is a bitmask; ``value_fn`` sees them as ``BoolTensor[C, n]``
-  rows in batches of ``batch_size``, once each; φ is then a weighted sum per player.
+* ``method="exact"`` (n ≤ 20): every one of the 2ⁿ coalitions is a bitmask; ``value_fn`` sees them as
+  ``BoolTensor[C, n]`` rows in batches of ``batch_size``, once each; φ is then a weighted sum per player.
 * ``method="sampling"``: random permutations of the players (seeded, drawn on the CPU so that every device gets the
   same ones); the marginal contribution of each player to the players before it, averaged over permutations, is an
   unbiased estimate of φ with the standard error ``std / √M``. Every permutation's marginals add up to

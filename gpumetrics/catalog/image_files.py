@@ -93,7 +93,8 @@ class _ImageFileScore(Metric):
             for indices, images in batches(generated):
                 self.inner.update(images, [captions[i] for i in indices])
             return
-        real = _paths(self.image_root, [path for refs in references for path in (refs if isinstance(refs, list) else [refs])],
+        real = _paths(self.image_root,
+                      [path for refs in references for path in (refs if isinstance(refs, list) else [refs])],
                       "reference")
         for side, files in ((False, generated), (True, real)):
             for _, images in batches(files):

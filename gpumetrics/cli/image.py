@@ -15,9 +15,9 @@ statistics files), CLIP score of captions.
 Images are decoded by ``--workers`` processes (default: the usable cores less one, at most 8; none on 2 cores
 or fewer without a GPU) and prefetched while the network runs (:func:`gpumetrics.image.io.same_size_batches`): the
 numbers do not depend on the count; ``--decode nvjpeg`` decodes JPEGs on the GPU (other formats by the workers; the
-pixels differ slightly from PIL's, and the signature of the cache key says so). ``--speed-mode`` is opt-in and recorded in the signature
-(:mod:`gpumetrics.image.precision`). ``--device`` defaults to ``cuda`` when torch sees a GPU (pytorch-fid's
-convention), else ``cpu``.
+pixels differ slightly from PIL's, and the signature of the cache key says so). ``--speed-mode`` is opt-in and
+recorded in the signature (:mod:`gpumetrics.image.precision`). ``--device`` defaults to ``cuda`` when torch sees a
+GPU (pytorch-fid's convention), else ``cpu``.
 
 ``fid`` takes folders of images or pytorch-fid ``.npz`` statistics, like ``python -m pytorch_fid``;
 ``--save-stats FILE`` also writes the statistics of the folder PATH_A to FILE (only that, without PATH_B), and a bare
@@ -41,7 +41,8 @@ from gpumetrics.cli.progress import add_progress_argument, progress_bars
 
 
 def _device(name: Optional[str]):
-    """``--device``: the given one (checked), else ``cuda`` when torch sees a GPU (pytorch-fid's convention), else cpu."""
+    """``--device``: the given one (checked), else ``cuda`` when torch sees a GPU (pytorch-fid's convention), else
+    cpu."""
     import torch
 
     from gpumetrics.core import check_device
@@ -125,7 +126,8 @@ def run_fid(args: argparse.Namespace) -> int:
     if save is not None:
         check_output(str(save), "--save-stats")  # before any image is read
     if second is None and save is None:
-        raise ValueError("PATH_B is required unless --save-stats FILE is given (then PATH_A's statistics are only saved)")
+        raise ValueError("PATH_B is required unless --save-stats FILE is given "
+                         "(then PATH_A's statistics are only saved)")
     for path in (first,) if second is None else (first, second):
         if not path.exists():
             raise ValueError(f"path '{path}' does not exist (expected a folder of images or an .npz file)")
@@ -170,12 +172,14 @@ def _fid_of_stats_files(first: Path, second: Path, as_json: bool) -> int:
             raise ValueError(f"'{path}' holds statistics of shapes {mu.shape}/{sigma.shape}, expected (d,)/(d, d)")
         stats += [mu, sigma]
     if stats[0].shape != stats[2].shape:
-        raise ValueError(f"'{first}' and '{second}' hold statistics of different sizes: {stats[0].shape} and {stats[2].shape}")
+        raise ValueError(f"'{first}' and '{second}' hold statistics of different sizes: "
+                         f"{stats[0].shape} and {stats[2].shape}")
     try:
         value = float(frechet_distance(*stats))
     except ValueError as err:  # NaN or infinite statistics: name the files
         raise ValueError(f"'{first}' / '{second}': {err}") from None
-    _print({"fid": value, "signature": format_signature("fid", {"feature": stats[0].shape[0], "stats": "npz"})}, as_json)
+    _print({"fid": value, "signature": format_signature("fid", {"feature": stats[0].shape[0], "stats": "npz"})},
+           as_json)
     return 0
 
 
@@ -262,15 +266,16 @@ def _add_pipeline_arguments(parser: argparse.ArgumentParser, speed_modes: str) -
     )
 
 
-_INCEPTION_SPEED_MODES = ("opt-in, recorded in the signature: tf32, bf16, fp16, channels_last, compile, a precision joined "
-                          "with + to channels_last/compile (bf16+channels_last), or fastest; default: true float32 on "
-                          "every device")
+_INCEPTION_SPEED_MODES = ("opt-in, recorded in the signature: tf32, bf16, fp16, channels_last, compile, a precision "
+                          "joined with + to channels_last/compile (bf16+channels_last), or fastest; default: true "
+                          "float32 on every device")
 
 
 def _add_inception_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weights", help="Inception weight file (default: the pinned pytorch-fid weights)")
     parser.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048), help="feature size")
-    parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean", "aij2022"), help="resize mode")
+    parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean", "aij2022"),
+                        help="resize mode")
     parser.add_argument("--batch-size", type=positive_int, default=50, help="images per forward (default 50)")
     _add_pipeline_arguments(parser, _INCEPTION_SPEED_MODES)
 
@@ -298,8 +303,8 @@ def add_kid_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     """Add ``kid`` to a ``gpumetrics`` argument parser."""
     parser = subparsers.add_parser(
         "kid", help="kernel inception distance between two image folders (torchmetrics' / clean-fid's KID)",
-        description="KID of PATH_A (real) and PATH_B (generated), two folders of images: the mean and standard deviation "
-                    "of the polynomial-kernel MMD over random subsets of the Inception features.",
+        description="KID of PATH_A (real) and PATH_B (generated), two folders of images: the mean and standard "
+                    "deviation of the polynomial-kernel MMD over random subsets of the Inception features.",
     )
     parser.add_argument("path_a", metavar="PATH_A", help="folder of real images")
     parser.add_argument("path_b", metavar="PATH_B", help="folder of generated images")

@@ -58,7 +58,8 @@ def as_quads(value: Any, name: str, device: Optional[torch.device] = None, check
             except (TypeError, ValueError) as err:
                 raise TypeError(f"`{name}` must be a tensor or a nested list of numbers: {err}") from None
         else:
-            raise TypeError(f"`{name}` must be a Tensor[P, 4, 2], Tensor[P, 8] or Tensor[P, 4], got {type(value).__name__}")
+            raise TypeError(f"`{name}` must be a Tensor[P, 4, 2], Tensor[P, 8] or Tensor[P, 4], "
+                            f"got {type(value).__name__}")
     check_holds_data(value, name)
     if value.dtype == torch.bool or value.is_complex():
         raise TypeError(f"`{name}` must hold real coordinates, got dtype {value.dtype}")

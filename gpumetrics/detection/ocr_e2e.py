@@ -106,7 +106,8 @@ def _ocr_e2e_update(
     preds, n_pred = flatten_quads(pred_polys, "pred_polys", check_finite=False)
     gts, n_gt = flatten_quads(gt_polys, "gt_polys", check_finite=False)
     if n_pred.numel() != n_gt.numel():
-        raise ValueError(f"`pred_polys` and `gt_polys` must hold the same number of images, got {n_pred.numel()} and {n_gt.numel()}")
+        raise ValueError(f"`pred_polys` and `gt_polys` must hold the same number of images, "
+                         f"got {n_pred.numel()} and {n_gt.numel()}")
     device = preds.device if preds.numel() else gts.device
     n_pred, n_gt = upload(n_pred, device), upload(n_gt, device)
     n_img, total_p, total_g = n_pred.numel(), preds.shape[0], gts.shape[0]
@@ -260,7 +261,8 @@ def _scores(c: Tensor, matching: str, per_image: bool) -> dict[str, Tensor]:
     n_pred, n_gt = c[..., 0], c[..., 1]
     evaluated = c[..., 8] > 0
     out: dict[str, Tensor] = {}
-    for kind, (m_pred, m_gt, dc) in {"bbox": (c[..., 2], c[..., 3], c[..., 4]), "e2e": (c[..., 5], c[..., 6], c[..., 7])}.items():
+    for kind, (m_pred, m_gt, dc) in {"bbox": (c[..., 2], c[..., 3], c[..., 4]),
+                                     "e2e": (c[..., 5], c[..., 6], c[..., 7])}.items():
         cared_pred = n_pred - dc
         if matching == "many-to-many":
             p, r = _ratio(m_pred, cared_pred, 1.0), _ratio(m_gt, n_gt, 1.0)
@@ -330,7 +332,8 @@ def ocr_end_to_end(
         >>> float(out["bbox_precision"]), float(out["e2e_recall"])
         (1.0, 1.0)
     """
-    counts = _ocr_e2e_update(pred_polys, pred_texts, gt_polys, gt_texts, matching, iou_threshold, dont_care, case_sensitive)
+    counts = _ocr_e2e_update(pred_polys, pred_texts, gt_polys, gt_texts, matching, iou_threshold, dont_care,
+                             case_sensitive)
     return _ocr_e2e_compute(counts.sum(0), matching, counts if per_image else None)
 
 

@@ -4,11 +4,13 @@ Per image, per queried class, boxes ``[x, y, w, h]``:
 
 * preset ``"aij2021"`` (the official ``zsOD_F1/evaluate.py``) — the queried classes are the ground truth's labels
   only: a predicted label the ground truth does not list is ignored. A queried class with no ground-truth box but
-  predicted → every predicted box is FP; no predicted box for a present class → every ground-truth box is FN; otherwise FN = max(0, #gt − #pred) (raw
-  list lengths), and each predicted box is TP if its IoU with any ground-truth box of that class is ≥ the threshold,
-  else FP, where a box identical to the one just before it in the list is skipped (consecutive duplicates count once);
-* preset ``"strict"`` — the queried classes are the union of both dicts' labels; one-to-one matching, greedy by decreasing IoU (ties: earlier prediction, then earlier ground
-  truth) among pairs with IoU ≥ threshold; TP = matches, FP = #pred − TP, FN = #gt − TP.
+  predicted → every predicted box is FP; no predicted box for a present class → every ground-truth box is FN; otherwise
+  FN = max(0, #gt − #pred) (raw list lengths), and each predicted box is TP if its IoU with any ground-truth box of that
+  class is ≥ the threshold, else FP, where a box identical to the one just before it in the list is skipped (consecutive
+  duplicates count once);
+* preset ``"strict"`` — the queried classes are the union of both dicts' labels; one-to-one matching, greedy by
+  decreasing IoU (ties: earlier prediction, then earlier ground truth) among pairs with IoU ≥ threshold; TP = matches,
+  FP = #pred − TP, FN = #gt − TP.
 
 A ground-truth class missing from the prediction dict counts as predicted empty. TP/FP/FN are micro-summed over
 images and classes; precision, recall and F1 are 0 when their denominator is 0. IoU is computed in float64 whatever
@@ -114,7 +116,8 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
     check_real(iou_threshold, "iou_threshold", at_least=0, at_most=1)
     preds, target = _images(preds, "preds"), _images(target, "target")
     if len(preds) != len(target):
-        raise ValueError(f"`preds` and `target` must have the same number of samples, got {len(preds)} and {len(target)}")
+        raise ValueError(f"`preds` and `target` must have the same number of samples, "
+                         f"got {len(preds)} and {len(target)}")
     groups = []
     for i, (p, t) in enumerate(zip(preds, target)):
         labels = list(t) if preset == "aij2021" else list(p) + [label for label in t if label not in p]

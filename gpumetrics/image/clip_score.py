@@ -222,7 +222,8 @@ class _HFBackend(nn.Module):
             raise _hf_not_found(model_name, error, download) from error
         self.model.eval().requires_grad_(False)
         size = processor.size.get("shortest_edge") or processor.size.get("height")
-        crop = (processor.crop_size["height"], processor.crop_size["width"]) if processor.do_center_crop else (size, size)
+        crop = ((processor.crop_size["height"], processor.crop_size["width"]) if processor.do_center_crop
+                else (size, size))
         self.preprocess = _Preprocess(size, crop, processor.image_mean, processor.image_std, "shortest")
         self.context_length = self.model.config.text_config.max_position_embeddings
         self.eot_id = self.tokenizer.eos_token_id
@@ -364,8 +365,10 @@ class _OpenCLIPBackend(nn.Module):
         cfg = self.model.visual.preprocess_cfg
         size = cfg["size"] if isinstance(cfg["size"], int) else cfg["size"][0]
         crop = (size, size) if isinstance(cfg["size"], int) else tuple(cfg["size"])
-        if cfg.get("interpolation", "bicubic") != "bicubic" or cfg.get("resize_mode", "shortest") not in ("shortest", "squash"):
-            raise ValueError(f"unsupported open_clip preprocessing {cfg}; only bicubic shortest/squash resizes are exact")
+        if (cfg.get("interpolation", "bicubic") != "bicubic"
+                or cfg.get("resize_mode", "shortest") not in ("shortest", "squash")):
+            raise ValueError(f"unsupported open_clip preprocessing {cfg}; "
+                             "only bicubic shortest/squash resizes are exact")
         self.preprocess = _Preprocess(size, crop, cfg["mean"], cfg["std"], cfg.get("resize_mode", "shortest"))
 
     def forward(self, pixels: Tensor, captions: list[str]) -> tuple[Tensor, Tensor]:
@@ -472,7 +475,8 @@ def _check_templates(templates: Any) -> Optional[tuple[str, ...]]:
         try:
             template.format("x")
         except (IndexError, KeyError, ValueError) as error:
-            raise ValueError(f"`templates` entry {template!r} is not a format string with one '{{}}': {error}") from None
+            raise ValueError(f"`templates` entry {template!r} is not a format string with one '{{}}': "
+                             f"{error}") from None
     return tuple(templates)
 
 
@@ -575,7 +579,8 @@ def clip_score(
     Example:
         >>> import gpumetrics.image.clip_score as cs, json, os, tempfile
         >>> config = os.path.join(tempfile.mkdtemp(), "tiny-clip.json")
-        >>> json.dump({"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16, "head_width": 16},
+        >>> json.dump({"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16,
+        ...                                            "head_width": 16},
         ...            "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1}},
         ...           open(config, "w"))
         >>> images = torch.zeros(2, 3, 40, 50, dtype=torch.uint8)
@@ -590,7 +595,8 @@ def clip_score(
     # before the cache: an unhashable option or a model_name that is no path failed there, naming nothing
     check_clip_options(backend, model_name, pretrained, seed, download)
     encoder = _cached_backend(backend, os.fspath(model_name), pretrained, seed, download, target)
-    return reduce_scores(_clip_score_update(images, captions, encoder, scale, clamp, templates, speed), reduction, _EMPTY)
+    return reduce_scores(_clip_score_update(images, captions, encoder, scale, clamp, templates, speed), reduction,
+                         _EMPTY)
 
 
 class CLIPScore(PerSampleScore):
@@ -634,7 +640,8 @@ class CLIPScore(PerSampleScore):
     Example:
         >>> import json, os, tempfile
         >>> config = os.path.join(tempfile.mkdtemp(), "tiny-clip.json")
-        >>> json.dump({"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16, "head_width": 16},
+        >>> json.dump({"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16,
+        ...                                            "head_width": 16},
         ...            "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1}},
         ...           open(config, "w"))
         >>> metric = CLIPScore("open_clip", config, pretrained="random", scale=2.5)

@@ -27,7 +27,8 @@ MAX_FEATURE = 1e150
 
 
 def check_features(features: Any, name: str, dims: Optional[int]) -> Tensor:
-    """``features: Tensor[B, dims]`` checked: floating point, non-empty, finite, ``|x| ≤ MAX_FEATURE`` (one host sync)."""
+    """``features: Tensor[B, dims]`` checked: floating point, non-empty, finite, ``|x| ≤ MAX_FEATURE``
+    (one host sync)."""
     if not isinstance(features, Tensor):
         raise TypeError(f"`{name}` must be a Tensor[B, D], got {type(features).__name__}")
     check_holds_data(features, name)
@@ -125,7 +126,8 @@ class RealFakeFeatureMetric(Metric):
     ) -> None:
         super().__init__(**kwargs)
         RealFakeFeatureMetric._check(feature, weights, resize, download, speed_mode, reset_real_features)
-        self.extractor, self.dims, self._feature_fields = build_extractor(feature, weights, resize, download, speed_mode)
+        self.extractor, self.dims, self._feature_fields = build_extractor(feature, weights, resize, download,
+                                                                          speed_mode)
         self.reset_real_features = reset_real_features
 
     @staticmethod

@@ -3,8 +3,8 @@
 FID = ‖μ₁ − μ₂‖² + tr Σ₁ + tr Σ₂ − 2 tr √(Σ₁Σ₂) on pytorch-fid's Inception-v3 features; covariances with n − 1.
 
 * ``frechet_distance`` — the distance between two Gaussians, on the device, in float64. ``tr √(Σ₁Σ₂)`` comes from
-  one symmetric eigenvalue problem (``_frechet_distance`` with ``gpumetrics.kernels.linalg.psd_factor``: Cholesky factor ``L`` of a
-  positive-definite covariance, eigenvalues of ``Lᵀ Σ₂ L`` clamped at 0; an ``eigh`` square root when neither
+  one symmetric eigenvalue problem (``_frechet_distance`` with ``gpumetrics.kernels.linalg.psd_factor``: Cholesky factor
+  ``L`` of a positive-definite covariance, eigenvalues of ``Lᵀ Σ₂ L`` clamped at 0; an ``eigh`` square root when neither
   covariance is positive definite). Never complex, never NaN. It matches scipy's ``sqrtm`` (pytorch-fid) to ~1e-9
   relative on well-conditioned statistics and is several times faster than both scipy and torchmetrics.
 * ``FrechetInceptionDistance`` — states are, per side, a float64 feature sum ``Tensor[d]``, a float64 sum of outer
@@ -15,9 +15,9 @@ Rank-deficient covariance (fewer samples than feature dimensions): FID is still 
 (singular) PSD covariances — no ``eps`` is added — and a warning is issued. pytorch-fid instead adds 1e-6 to the
 diagonals when scipy's ``sqrtm`` returns a non-finite result; where scipy succeeds both agree to ~1e-6.
 
-Offset-dominated features: the module's covariance is ``(Σxxᵀ − n·μμᵀ)/(n − 1)`` from the summed states (as torchmetrics),
-which loses about ``log10(μ²/σ²)`` of float64's 16 digits where pytorch-fid's ``np.cov`` centres first — e.g.
-features ``10⁴ + N(0, 1)`` give FID ~1e-5 relative from pytorch-fid (torchmetrics the same as us). Inception
+Offset-dominated features: the module's covariance is ``(Σxxᵀ − n·μμᵀ)/(n − 1)`` from the summed states (as
+torchmetrics), which loses about ``log10(μ²/σ²)`` of float64's 16 digits where pytorch-fid's ``np.cov`` centres first —
+e.g. features ``10⁴ + N(0, 1)`` give FID ~1e-5 relative from pytorch-fid (torchmetrics the same as us). Inception
 features (mean ≈ spread) are far from this; a warning is issued when some feature's mean exceeds ~3000× its spread
 (subtract a constant from the features: FID does not change). ``feature_statistics``, which has all the features at
 once, centres them first as ``np.cov`` does and keeps every digit.

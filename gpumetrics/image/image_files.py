@@ -29,9 +29,10 @@ def add_image_files(
     """Add the features of ``files`` to the ``real`` (or generated) side of ``metric``.
 
     Files are decoded in chunks of ``batch_size`` by ``workers`` processes (``same_size_batches``: prefetched, pinned
-    and copied without blocking to a CUDA ``device``) and passed through the metric's extractor. With a ``cache``, the side's states are looked up under
-    :func:`~gpumetrics.image.feature_cache.reference_key` first — a hit sets them without running the extractor,
-    to the bit what the pass would give — and stored after a pass. A custom feature module is never cached.
+    and copied without blocking to a CUDA ``device``) and passed through the metric's extractor. With a ``cache``, the
+    side's states are looked up under :func:`~gpumetrics.image.feature_cache.reference_key` first — a hit sets them
+    without running the extractor, to the bit what the pass would give — and stored after a pass. A custom feature
+    module is never cached.
 
     Args:
         metric: a FID / KID metric; with a ``cache`` its ``real`` side must be empty.

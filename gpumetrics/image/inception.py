@@ -315,7 +315,8 @@ class FIDInceptionV3(nn.Module):
         blocks = [
             [net.Conv2d_1a_3x3, net.Conv2d_2a_3x3, net.Conv2d_2b_3x3, nn.MaxPool2d(kernel_size=3, stride=2)],
             [net.Conv2d_3b_1x1, net.Conv2d_4a_3x3, nn.MaxPool2d(kernel_size=3, stride=2)],
-            [net.Mixed_5b, net.Mixed_5c, net.Mixed_5d, net.Mixed_6a, net.Mixed_6b, net.Mixed_6c, net.Mixed_6d, net.Mixed_6e],
+            [net.Mixed_5b, net.Mixed_5c, net.Mixed_5d, net.Mixed_6a, net.Mixed_6b, net.Mixed_6c, net.Mixed_6d,
+             net.Mixed_6e],
             [net.Mixed_7a, net.Mixed_7b, net.Mixed_7c],
         ]
         self.blocks = nn.Sequential(*[nn.Sequential(*block) for block in blocks[: last + 1]])

@@ -54,7 +54,8 @@ class SpeedMode:
         return _AUTOCAST.get(self.precision)
 
 
-def parse_speed_mode(value: Any, name: str = "speed_mode", allowed: tuple[str, ...] = PRECISIONS + LAYOUTS) -> SpeedMode:
+def parse_speed_mode(value: Any, name: str = "speed_mode",
+                     allowed: tuple[str, ...] = PRECISIONS + LAYOUTS) -> SpeedMode:
     """Read a speed mode: ``None``, a preset, or ``+``-joined parts (one precision first, then layout parts).
 
     Args:
@@ -67,10 +68,11 @@ def parse_speed_mode(value: Any, name: str = "speed_mode", allowed: tuple[str, .
         ValueError: an unknown or repeated part, two precisions, or parts out of order.
 
     Example:
-        >>> parse_speed_mode("channels_last+bf16").name
+        >>> parse_speed_mode("channels_last+bf16").name  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        ValueError: `speed_mode` 'channels_last+bf16': write the precision first, then channels_last, then compile ('bf16+channels_last')
+        ValueError: `speed_mode` 'channels_last+bf16': write the precision first, then channels_last, then compile
+        ('bf16+channels_last')
         >>> parse_speed_mode("fastest").name
         'bf16+channels_last'
         >>> parse_speed_mode(None) == parse_speed_mode("fp32") == SpeedMode()

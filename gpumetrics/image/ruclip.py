@@ -1,4 +1,5 @@
-r"""ruCLIP (ai-forever / sberbank-ai ``ru-clip``, PyPI ``ruclip`` 0.0.2) in plain torch: model, tokenizer, preprocessing.
+r"""ruCLIP (ai-forever / sberbank-ai ``ru-clip``, PyPI ``ruclip`` 0.0.2) in plain torch: model, tokenizer,
+preprocessing.
 
 A ruCLIP checkpoint is a folder (``ruclip-vit-large-patch14-336`` is the one AIJ-2022 scores with)::
 

@@ -76,7 +76,8 @@ def register_weights(entry: WeightEntry) -> WeightEntry:
 FID_INCEPTION = register_weights(
     WeightEntry(
         name="pt_inception-2015-12-05",
-        url="https://github.com/mseitzer/pytorch-fid/releases/download/fid_weights/pt_inception-2015-12-05-6726825d.pth",
+        url="https://github.com/mseitzer/pytorch-fid/releases/download/fid_weights/"
+            "pt_inception-2015-12-05-6726825d.pth",
         file_name="pt_inception-2015-12-05-6726825d.pth",
         sha256_prefix="6726825d",
         # the digest that pytorch-fid's file name abbreviates; torch-fidelity publishes the same bytes under
@@ -175,7 +176,8 @@ def resolve_weights(name: str, path: Optional[Union[str, Path]] = None, download
     if download is None:
         download = os.environ.get("GPUMETRICS_DOWNLOAD", "0").lower() in ("1", "true", "yes")
     if not download:
-        raise _not_found(entry, "no local copy, and downloading was not asked for (`download=True` or $GPUMETRICS_DOWNLOAD=1)")
+        raise _not_found(entry, "no local copy, and downloading was not asked for "
+                                "(`download=True` or $GPUMETRICS_DOWNLOAD=1)")
     target = candidate_paths(entry)[0]
     target.parent.mkdir(parents=True, exist_ok=True)
     try:

@@ -172,7 +172,8 @@ class CaptionImageScore(Metric):
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
-        """Check the options as ``__init__`` does (its own names and defaults), without building CLIP or opening RuWordNet."""
+        """Check the options as ``__init__`` does (its own names and defaults), without building CLIP or opening
+        RuWordNet."""
         cls._check(**init_options(cls, options))
 
     @staticmethod
@@ -300,7 +301,8 @@ def caption_update_args(predictions: list[Any], references: list[Any]) -> tuple:
             )
         image, answers = ref.get("image"), ref.get("answers")
         if "image" not in ref or (image is not None and (not isinstance(image, str) or not image)):
-            raise ValueError(f"references {index}: `image` must be a non-empty path string (or null), got {image!r:.80}")
+            raise ValueError(f"references {index}: `image` must be a non-empty path string (or null), "
+                             f"got {image!r:.80}")
         if isinstance(answers, str):
             answers = [answers]
         if not isinstance(answers, list) or not answers or not all(isinstance(a, str) for a in answers):

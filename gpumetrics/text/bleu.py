@@ -113,7 +113,8 @@ def _bleu_config(
         for name, value, default in (("smooth", smooth, None), ("smooth_value", smooth_value, None),
                                      ("lowercase", lowercase, False), ("effective_order", effective_order, False)):
             if value != default:
-                raise ValueError(f"`{name}` is not an option of mode='coco' (pycocoevalcap's Bleu has none), got {value!r}")
+                raise ValueError(f"`{name}` is not an option of mode='coco' (pycocoevalcap's Bleu has none), "
+                                 f"got {value!r}")
         coco_ptb = tokenize == "ptb"
         tokenize = "none"  # after the PTB tokenizer: pycocoevalcap splits its strings on whitespace
     tokenize = ("13a" if mode == "sacrebleu" else "none") if tokenize is None else tokenize

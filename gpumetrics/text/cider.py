@@ -22,8 +22,9 @@ Tokenisation (``tokenize="ptb"``) is Python (:class:`gpumetrics.text.tokenize.PT
 tokenizer pycocoevalcap runs in Java). Everything else is tensor work on the metric's device: tokens become int64
 codes (the UTF-8 bytes themselves for tokens of ≤ 7 bytes, a 63-bit BLAKE2b hash for longer ones, with a second
 independent 64-bit hash kept to *detect* a collision), n-grams get exact dense ids from the shared n-gram ladder
-(:mod:`gpumetrics.kernels.ngrams`: ``rank(n-gram) = rank(rank((n−1)-gram) · V + next token)``, no hashing), and term/document frequencies, norms
-and clipped dot products are ``unique`` / ``bincount`` / ``index_add`` / ``searchsorted`` over all sentences at once.
+(:mod:`gpumetrics.kernels.ngrams`: ``rank(n-gram) = rank(rank((n−1)-gram) · V + next token)``, no hashing), and
+term/document frequencies, norms and clipped dot products are ``unique`` / ``bincount`` / ``index_add`` /
+``searchsorted`` over all sentences at once.
 
 Document frequency is a corpus statistic that cannot be summed, so the module keeps the token codes of every
 sentence (``cat`` states) and gathers them once at ``compute`` (every rank then scores the whole corpus). With
@@ -63,7 +64,8 @@ def cat_state(value: Tensor | list[Tensor], device: torch.device, dtype: torch.d
     an empty ``dtype`` tensor before any update.
 
     Example:
-        >>> cat_state([torch.tensor([1, 2]), torch.tensor([3])], torch.device("cpu")), cat_state([], torch.device("cpu"))
+        >>> (cat_state([torch.tensor([1, 2]), torch.tensor([3])], torch.device("cpu")),
+        ...  cat_state([], torch.device("cpu")))
         (tensor([1, 2, 3]), tensor([], dtype=torch.int64))
     """
     if isinstance(value, Tensor):

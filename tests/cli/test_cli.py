@@ -108,7 +108,8 @@ def test_missing_prediction_is_scored_as_empty_and_counted(tmp_path, capsys):
         '{"id": 3, "references": [""]}',
         '{"id": 4, "references": "Paris"}',
     ])
-    preds = _write(tmp_path / "preds.jsonl", ['{"id": "2", "prediction": "cat"}', '', '{"id": 4, "prediction": "paris"}'])
+    preds = _write(tmp_path / "preds.jsonl",
+                   ['{"id": "2", "prediction": "cat"}', '', '{"id": 4, "prediction": "paris"}'])
     out_path = tmp_path / "r.json"
     code, out, err = _run(["evaluate", _config(tmp_path, preds, refs), "-o", out_path], capsys)
     assert code == 0, err
@@ -123,7 +124,8 @@ def test_missing_prediction_is_scored_as_empty_and_counted(tmp_path, capsys):
     "pred_lines, ref_lines, bad_file, line, words",
     [
         (['{"id": 1, "prediction": "a"}', '{"id": 2, "prediction": "b"}', '{"id": 1, "prediction": "c"}'],
-         ['{"id": 1, "references": ["a"]}', '{"id": 2, "references": ["b"]}'], "preds", 3, ["duplicate id '1'", "line 1"]),
+         ['{"id": 1, "references": ["a"]}', '{"id": 2, "references": ["b"]}'], "preds", 3,
+         ["duplicate id '1'", "line 1"]),
         (['{"id": 1, "prediction": "a"}'],
          ['{"id": 1, "references": ["a"]}', '', '{"id": 1, "references": ["b"]}'], "refs", 3, ["duplicate id"]),
         (['{"id": 1, "prediction": "a"}', '{"id": 9, "prediction": "b"}'],
@@ -217,7 +219,8 @@ def test_config_errors_name_the_task(tmp_path, capsys):
         code, _, err = _run(["evaluate", path], capsys)
         assert code == 2 and message in err and str(path) in err, (kwargs, err)
     with pytest.raises(ConfigError, match="file not found"):
-        parse_config({"tasks": [{"name": "T", "metric": "token_f1", "predictions": "x.jsonl", "references": "r.jsonl"}]},
+        parse_config({"tasks": [{"name": "T", "metric": "token_f1", "predictions": "x.jsonl",
+                                 "references": "r.jsonl"}]},
                      tmp_path / "c.yaml")
     with pytest.raises(ConfigError, match="duplicate task name"):
         task = {"name": "T", "metric": "token_f1", "predictions": "p.jsonl", "references": "r.jsonl"}
@@ -370,7 +373,8 @@ def _tritw_reference(prediction, golds):
     """AIJ-2022 1 − NED of one sample from the spec: 0 when either string is empty, max over gold strings."""
     from rapidfuzz.distance import Levenshtein
 
-    return max(0.0 if not prediction or not g else 1 - Levenshtein.distance(prediction, g) / max(len(prediction), len(g))
+    return max(0.0 if not prediction or not g
+               else 1 - Levenshtein.distance(prediction, g) / max(len(prediction), len(g))
                for g in golds)
 
 
@@ -428,7 +432,8 @@ def test_wide_random_suites_join_and_sum_like_the_spec(tmp_path, capsys):
             dump(r_path, refs)
             tasks.append({"name": name, "predictions": p_path.name, "references": r_path.name})
         config = tmp_path / f"suite{round_}.yaml"
-        config.write_text(json.dumps({"suite": suite, "batch_size": rng.choice([1, 3, 64]), "tasks": tasks}), encoding="utf-8")
+        config.write_text(json.dumps({"suite": suite, "batch_size": rng.choice([1, 3, 64]), "tasks": tasks}),
+                          encoding="utf-8")
         out_path = tmp_path / f"out{round_}.json"
         code, _, err = _run(["evaluate", config, "-o", out_path], capsys)
         assert code == 0, err

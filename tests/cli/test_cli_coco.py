@@ -64,10 +64,12 @@ _ANNOTATIONS = {"images": [{"id": 1}, {"id": 2}, {"id": 3}],
 
 
 @pytest.mark.parametrize("results, annotations, bad, words", [
-    ([{"image_id": 1, "caption": "a"}, {"image_id": 9, "caption": "b"}], _ANNOTATIONS, "results", ["unknown image_id 9", ":6"]),
+    ([{"image_id": 1, "caption": "a"}, {"image_id": 9, "caption": "b"}], _ANNOTATIONS, "results",
+     ["unknown image_id 9", ":6"]),
     ([{"image_id": 3, "caption": "a"}], _ANNOTATIONS, "results", ["image_id 3 has no reference caption"]),
     ([{"image_id": 1, "caption": 5}], _ANNOTATIONS, "results", ["image_id 1", "`caption` must be a string"]),
-    ([{"image_id": 1, "caption": "a"}, {"image_id": 1, "caption": "b"}], _ANNOTATIONS, "results", ["second result for image_id 1"]),
+    ([{"image_id": 1, "caption": "a"}, {"image_id": 1, "caption": "b"}], _ANNOTATIONS, "results",
+     ["second result for image_id 1"]),
     ([{"image_id": 1.5, "caption": "a"}], _ANNOTATIONS, "results", ["`image_id` must be an integer or a string"]),
     ([{"image_id": 1}], _ANNOTATIONS, "results", ["`image_id` and `caption`"]),
     ([], _ANNOTATIONS, "results", ["no result"]),

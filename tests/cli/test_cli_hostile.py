@@ -252,7 +252,8 @@ def test_an_integer_over_python_s_digit_limit_names_file_and_line(tmp_path, caps
 def test_lone_cr_line_endings_are_named(tmp_path, capsys):
     config = _task(tmp_path, '{"id": "1", "prediction": "a b"}\r{"id": "2", "prediction": "c"}\r', REFS)
     code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
-    assert code == 2 and err.count("\n") == 1 and "preds.jsonl:1: malformed JSON line" in err and "carriage return" in err
+    assert (code == 2 and err.count("\n") == 1 and "preds.jsonl:1: malformed JSON line" in err
+            and "carriage return" in err)
 
 
 def test_a_device_or_fifo_as_data_file_is_named_not_found_or_read(tmp_path, capsys):

@@ -130,7 +130,8 @@ def test_save_stats_over_path_b_is_refused(folders, tmp_path, capsys):
     stats = tmp_path / "b.npz"
     np.savez(stats, mu=np.zeros(64), sigma=np.eye(64))
     before = stats.read_bytes()
-    code, _, err = _run(["fid", real, stats, "--save-stats", stats, *RANDOM, "--device", "cpu", "--workers", "0"], capsys)
+    code, _, err = _run(["fid", real, stats, "--save-stats", stats, *RANDOM, "--device", "cpu", "--workers", "0"],
+                        capsys)
     assert code == 2 and "--save-stats" in err and "PATH_B" in err and err.count("\n") == 1
     assert stats.read_bytes() == before
 

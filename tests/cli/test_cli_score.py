@@ -163,7 +163,8 @@ def test_a_leading_byte_order_mark_is_read_as_the_sacrebleu_command_reads_it(tmp
         path.write_bytes(("\ufeff" if bom_in in (name, "both") else "").encode() + "\n".join(lines).encode() + b"\n")
     code, out, err = _run(["score", "-m", "bleu", "-r", refs, hyps, "-w", "6"], capsys)
     assert code == 0, err
-    assert err.count("byte-order mark") == (2 if bom_in == "both" else 1) and str(hyps if bom_in != "refs" else refs) in err
+    assert (err.count("byte-order mark") == (2 if bom_in == "both" else 1)
+            and str(hyps if bom_in != "refs" else refs) in err)
     marked = ["\ufeff" + lines[0], *lines[1:]]
     expected = sacrebleu.corpus_bleu(marked if bom_in != "refs" else lines, [marked if bom_in != "hyps" else lines])
     assert f"{float(out) * 100:.2f}" == f"{expected.score:.2f}"
@@ -217,7 +218,8 @@ def test_shipped_plain_text_captions_equal_evaluate_of_the_records(tmp_path, cap
     assert code == 0, err
     scored = json.loads(out)
     config = tmp_path / "c.yaml"
-    config.write_text(json.dumps({"tasks": [{"name": "C", "metric": "bleu", "predictions": str(folder / "predictions.jsonl"),
+    config.write_text(json.dumps({"tasks": [{"name": "C", "metric": "bleu",
+                                             "predictions": str(folder / "predictions.jsonl"),
                                              "references": str(folder / "references.jsonl")}]}), encoding="utf-8")
     code, out, err = _run(["evaluate", config, "-o", "-", "--progress", "off"], capsys)
     assert code == 0, err

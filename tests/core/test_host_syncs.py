@@ -1,10 +1,10 @@
 """GPU readiness without a GPU: host↔device synchronisations per ``update`` do not grow with the batch.
 
 For every module class of the package (the same discovery as ``tests/test_empty_input.py``), ``update`` runs once on
-a batch of B samples and once on the same samples four times over (4·B), inside :class:`tests.helpers.syncs.SyncCounter`. Each
-op kind must be counted the same number of times for both batches, and the total must stay within the metric's
-budget below: today's measured count (``pytest -s`` prints the table), so a change that adds a sync fails here and
-must either remove it again or raise the budget with a reason.
+a batch of B samples and once on the same samples four times over (4·B), inside
+:class:`tests.helpers.syncs.SyncCounter`. Each op kind must be counted the same number of times for both batches, and
+the total must stay within the metric's budget below: today's measured count (``pytest -s`` prints the table), so a
+change that adds a sync fails here and must either remove it again or raise the budget with a reason.
 """
 
 from __future__ import annotations

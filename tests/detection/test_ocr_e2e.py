@@ -112,7 +112,8 @@ def _result(counts, global_p, global_r):
         p, r = global_p(m_p, n_pred - dc), global_r(m_g, n_gt)
         if n_images == 0:  # nothing evaluated: every rate 0 (gpumetrics' empty-input rule)
             p = r = 0.0
-        out.update({f"{kind}_precision": p, f"{kind}_recall": r, f"{kind}_f1": 0.0 if p + r == 0 else 2 * p * r / (p + r)})
+        out.update({f"{kind}_precision": p, f"{kind}_recall": r,
+                    f"{kind}_f1": 0.0 if p + r == 0 else 2 * p * r / (p + r)})
     names = ["n_pred", "n_gt", "bbox_matched_pred", "bbox_matched_gt", "bbox_dontcare_pred", "e2e_matched_pred",
              "e2e_matched_gt", "e2e_dontcare_pred", "n_images"]
     out.update({k: float(v) for k, v in zip(names, counts)})
@@ -209,8 +210,10 @@ def _random_images(seed, n_images, max_gt=12, quads=True):
         preds = [preds[i] for i in order]
         pred_texts = [pred_texts[i] for i in order]
         if not quads:  # axis-aligned xyxy boxes
-            pt = torch.tensor(np.array([[p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()] for p in preds]).reshape(-1, 4))
-            gt = torch.tensor(np.array([[g[:, 0].min(), g[:, 1].min(), g[:, 0].max(), g[:, 1].max()] for g in gts]).reshape(-1, 4))
+            pt = torch.tensor(np.array([[p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()]
+                                        for p in preds]).reshape(-1, 4))
+            gt = torch.tensor(np.array([[g[:, 0].min(), g[:, 1].min(), g[:, 0].max(), g[:, 1].max()]
+                                        for g in gts]).reshape(-1, 4))
         else:
             pt = torch.tensor(np.array(preds).reshape(-1, 4, 2))
             gt = torch.tensor(gts.reshape(-1, 4, 2))
@@ -326,8 +329,8 @@ def test_shape_formats_are_equivalent():
     assert all(float(f32[k]) == float(f64[k]) for k in f64)
 
 
-WIDE_TEXTS = ["abc", "ABC", "", " ", "###", "### ", "\u200b", "ǅ", "ǆ", "ß", "SS", "ﬁ", "FI", "İ", "i̇", "привет", "ПРИВЕТ",
-              "日本", "🙂", "a\u0301", "á", "\u2028", "x\ty", "\xa0", "ς", "Σ", "σ"]
+WIDE_TEXTS = ["abc", "ABC", "", " ", "###", "### ", "\u200b", "ǅ", "ǆ", "ß", "SS", "ﬁ", "FI", "İ", "i̇", "привет",
+              "ПРИВЕТ", "日本", "🙂", "a\u0301", "á", "\u2028", "x\ty", "\xa0", "ς", "Σ", "σ"]
 
 
 def _wide_random_images(seed, n_images):
@@ -360,7 +363,8 @@ def _wide_random_images(seed, n_images):
     return images
 
 
-@pytest.mark.parametrize("matching, case_sensitive", [("many-to-many", True), ("many-to-many", False), ("icdar15", None)])
+@pytest.mark.parametrize("matching, case_sensitive",
+                         [("many-to-many", True), ("many-to-many", False), ("icdar15", None)])
 def test_wide_random_degenerate_shapes_and_unicode_match_loop_reference(matching, case_sensitive):
     images = _wide_random_images(50, 40)
     args = tuple([img[k] for img in images] for k in range(4))
@@ -410,7 +414,8 @@ def test_no_image_gives_zero_rates_under_both_rules(matching):
 
 
 def test_images_without_cared_boxes_keep_each_rules_zero_over_zero():
-    # evaluated images with nothing cared: many-to-many's 0/0 = 1 (docs/metrics/detection.md), ICDAR's global 0; not the no-image rule
+    # evaluated images with nothing cared: many-to-many's 0/0 = 1 (docs/metrics/detection.md), ICDAR's global 0; not the
+    # no-image rule
     empty = [torch.zeros(0, 4)]
     m2m = ocr_end_to_end(empty, [[]], empty, [[]])
     icdar = ocr_end_to_end(empty, [[]], empty, [[]], matching="icdar15")
@@ -418,7 +423,8 @@ def test_images_without_cared_boxes_keep_each_rules_zero_over_zero():
     assert float(icdar["bbox_precision"]) == float(icdar["e2e_recall"]) == 0.0
 
 
-@pytest.mark.parametrize("matching, reference", [("many-to-many", many_to_many_reference), ("icdar15", icdar15_reference)])
+@pytest.mark.parametrize("matching, reference",
+                         [("many-to-many", many_to_many_reference), ("icdar15", icdar15_reference)])
 def test_float32_quads_at_the_threshold_decide_as_shapely(matching, reference):
     """A rotated box shifted by a third of its first edge has IoU 1/2 up to the rounding of its float32 coordinates;
     float32 arithmetic decided some of these pairs the other way from shapely's doubles on the same coordinates."""

@@ -87,7 +87,8 @@ def _random_data(seed, n):
     for _ in range(n):
         gt, pred = {}, {}
         for label in r.sample(LABELS, r.randint(0, 4)):
-            boxes = [[r.randint(0, 50), r.randint(0, 50), r.randint(0, 20), r.randint(1, 20)] for _ in range(r.randint(0, 4))]
+            boxes = [[r.randint(0, 50), r.randint(0, 50), r.randint(0, 20), r.randint(1, 20)]
+                     for _ in range(r.randint(0, 4))]
             gt[label] = torch.tensor(boxes, dtype=torch.float64).reshape(-1, 4)
         for label in r.sample(LABELS, r.randint(0, 4)):
             boxes = []

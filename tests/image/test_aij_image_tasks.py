@@ -60,7 +60,8 @@ def test_image_captioning_from_the_official_files(tmp_path, clip_options):
     gold = {str(i): [{"type": "text", "content": [f"кот номер {i}", "кошка"]}] for i in range(5)}
     captions = ["кот сидит", "кошка на столе", "собака", "кот номер 3", "кошка"]
     pred = {str(i): [{"type": "text", "content": c}] for i, c in enumerate(captions)}
-    pred["2"] = [{"type": "image", "content": "x.png"}, {"type": "text", "content": captions[2]}]  # CLIP reads element 0
+    # CLIP reads element 0
+    pred["2"] = [{"type": "image", "content": "x.png"}, {"type": "text", "content": captions[2]}]
     synonyms = tmp_path / "syn.tsv"
     synonyms.write_text("кот\tкошк\n", encoding="utf-8")
     task = {"name": "ImageCaptioning", "references": _json(tmp_path / "split" / "gt.json", gold),
@@ -86,7 +87,8 @@ def test_image_generation_from_the_official_files(tmp_path, clip_options, incept
               "1": [{"type": "text", "content": "Нарисуй"}, {"type": "text", "content": "синяя река"}],
               "2": [{"type": "text", "content": "Создай картинку. кот"}],
               "3": [{"type": "text", "content": "Создай картинку. собака"}]}
-    pred = {str(i): [{"type": "text", "content": ""}, {"type": "image", "content": f"/elsewhere/output_pr_images/{i}.png"}]
+    pred = {str(i): [{"type": "text", "content": ""},
+                     {"type": "image", "content": f"/elsewhere/output_pr_images/{i}.png"}]
             for i in range(3)}  # the script keeps the last two path parts, relative to the predictions file
     pred["3"] = [{"type": "text", "content": "no image"}]  # CLIP 0, not in FID
     task = {"name": "ImageGeneration", "references": _json(tmp_path / "generation_input.json", inputs),

@@ -79,7 +79,8 @@ def test_fid_save_stats_beside_a_score_as_readme_shows(tmp_path, capsys, incepti
 def test_corrupt_image_is_one_line_exit_2(tmp_path, capsys, inception_file):
     _images(tmp_path / "real", 0), _images(tmp_path / "fake", 1)
     (tmp_path / "fake" / "9.png").write_bytes(b"not a png at all")
-    code = main(["fid", str(tmp_path / "real"), str(tmp_path / "fake"), "--weights", str(inception_file), "--dims", "64"])
+    code = main(["fid", str(tmp_path / "real"), str(tmp_path / "fake"), "--weights", str(inception_file),
+                 "--dims", "64"])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and err.startswith("gpumetrics fid: error: ")
     assert "9.png" in err and "Traceback" not in err

@@ -59,7 +59,8 @@ def test_frechet_distance_matches_scipy_sqrtm_on_well_conditioned_stats(d, n):
 def test_rank_deficient_stats_are_finite_warned_and_close_to_scipy(n_real, n_fake):
     d = 32
     real, fake = _features(n_real, d, seed=n_real), _features(n_fake, d, seed=100 + n_fake, shift=0.1)
-    with pytest.warns(UserWarning, match="singular|rank-deficient") if min(n_real, n_fake) <= d else warnings.catch_warnings():
+    with (pytest.warns(UserWarning, match="singular|rank-deficient") if min(n_real, n_fake) <= d
+          else warnings.catch_warnings()):
         metric = FrechetInceptionDistance(feature=_Identity(d))
         metric.update_features(real, real=True)
         metric.update_features(fake, real=False)

@@ -127,7 +127,8 @@ def _functional(real, fake, **options):
 @pytest.mark.ddp
 def test_kid_harness_with_ddp():
     sizes = [(9, 7), (1, 4), (14, 10), (6, 3)]
-    batches = [(_features(r, seed=i).float(), _features(f, seed=20 + i, shift=0.3).float()) for i, (r, f) in enumerate(sizes)]
+    batches = [(_features(r, seed=i).float(), _features(f, seed=20 + i, shift=0.3).float())
+               for i, (r, f) in enumerate(sizes)]
     value = check_metric(
         FeaturePairKID, _functional,
         lambda real, fake: _torchmetrics_kid(canonical_order(real.double()), canonical_order(fake.double())), batches,

@@ -1,4 +1,5 @@
-"""CLIPScore backend "ruclip" vs ruclip 0.0.2's own model.py / processor.py / predictor.py on the same random weights."""
+"""CLIPScore backend "ruclip" vs ruclip 0.0.2's own model.py / processor.py / predictor.py on the same random
+weights."""
 
 from __future__ import annotations
 
@@ -267,7 +268,8 @@ def test_clip_score_command_with_ruclip(tmp_path, capsys, folder):
     for i, image in enumerate(images):
         Image.fromarray(image.permute(1, 2, 0).numpy()).save(tmp_path / "images" / f"{i}.png")
     (tmp_path / "captions.jsonl").write_text(
-        "\n".join(json.dumps({"image": f"{i}.png", "caption": c}, ensure_ascii=False) for i, c in enumerate(CAPTIONS[:3]))
+        "\n".join(json.dumps({"image": f"{i}.png", "caption": c}, ensure_ascii=False)
+                  for i, c in enumerate(CAPTIONS[:3]))
     )
     args = ["clip-score", "--images", str(tmp_path / "images"), "--captions", str(tmp_path / "captions.jsonl"),
             "--backend", "ruclip", "--model", str(folder), "--scale", "1", "--no-clamp", "--templates", "ruclip",
@@ -276,7 +278,8 @@ def test_clip_score_command_with_ruclip(tmp_path, capsys, folder):
     result = json.loads(capsys.readouterr().out)
     expected = clip_score(images, CAPTIONS[:3], "ruclip", folder, scale=1, clamp=False, templates="ruclip")
     assert result["clip_score"] == pytest.approx(float(expected), abs=1e-6) and result["n"] == 3
-    assert "|backend:ruclip|model:tiny-ruclip|" in result["signature"] and "|clamp:none|templates:ruclip6" in result["signature"]
+    assert ("|backend:ruclip|model:tiny-ruclip|" in result["signature"]
+            and "|clamp:none|templates:ruclip6" in result["signature"])
 
 
 def test_name_found_in_ruclips_cache_and_the_hugging_face_cache(tmp_path, monkeypatch, state):

@@ -103,7 +103,8 @@ def test_real_and_image_root_resolve_against_the_config_folder(tmp_path, incepti
     (project / "configs").mkdir(parents=True)
     _save(project / "real", torch.randint(0, 256, (3, 3, 30, 40), dtype=torch.uint8, generator=generator))
     names = _save(project / "gen", torch.randint(0, 256, (2, 3, 30, 40), dtype=torch.uint8, generator=generator))
-    (project / "p.jsonl").write_text("".join(json.dumps({"id": i, "prediction": n}) + "\n" for i, n in enumerate(names)))
+    (project / "p.jsonl").write_text("".join(json.dumps({"id": i, "prediction": n}) + "\n"
+                                             for i, n in enumerate(names)))
     (project / "r.jsonl").write_text("".join(json.dumps({"id": i, "references": ["x"]}) + "\n" for i in range(2)))
     options = {**_tiny_task_options(tmp_path, inception_file), "real": "../real", "image_root": ".."}
     config = project / "configs" / "gen.yaml"
@@ -198,7 +199,8 @@ def test_evaluate_reads_the_real_folder_first_and_reports_it(tmp_path, inception
     generator = torch.Generator().manual_seed(4)
     _save(tmp_path / "real", torch.randint(0, 256, (4, 3, 30, 40), dtype=torch.uint8, generator=generator))
     names = _save(tmp_path / "gen", torch.randint(0, 256, (2, 3, 30, 40), dtype=torch.uint8, generator=generator))
-    (tmp_path / "p.jsonl").write_text("".join(json.dumps({"id": i, "prediction": n}) + "\n" for i, n in enumerate(names)))
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps({"id": i, "prediction": n}) + "\n"
+                                              for i, n in enumerate(names)))
     (tmp_path / "r.jsonl").write_text("".join(json.dumps({"id": i, "references": ["x"]}) + "\n" for i in range(2)))
     options = {**_tiny_task_options(tmp_path, inception_file), "real": "real", "cache_dir": "cache"}
     config = tmp_path / "gen.yaml"
@@ -207,7 +209,8 @@ def test_evaluate_reads_the_real_folder_first_and_reports_it(tmp_path, inception
     reports = []
     evaluate(load_config(config), progress=lambda *report: reports.append(report))
     phases = list(dict.fromkeys(phase for phase, _, _ in reports))
-    assert phases == ["G: reading predictions", "G: reading references", "G: hashing real images", "G: real images", "G"]
+    assert phases == ["G: reading predictions", "G: reading references", "G: hashing real images", "G: real images",
+                      "G"]
     assert ("G: real images", 4, 4) in reports and len(list((tmp_path / "cache").iterdir())) == 1  # config-relative
 
 

@@ -91,7 +91,8 @@ def test_aij2022_visual_qa_is_the_official_meteor(tmp_path):
 WRONG = [
     # (suite, task, true, pred, message regex) — the message names the file, the line and the id
     ("aij2022", "TextQA", {"a": _text(["x"]), "b": _text(["y"])},
-     {"a": _text("x"), "b": [{"type": "image", "content": "1.png"}]}, r"pred\.json:3: id 'b': no element of type 'text'"),
+     {"a": _text("x"), "b": [{"type": "image", "content": "1.png"}]},
+     r"pred\.json:3: id 'b': no element of type 'text'"),
     ("aij2022", "TRitW", {"a": _text(["x"])}, {"a": []}, r"pred\.json:2: id 'a': no element of type 'text'"),
     ("aij2022", "MathQA", {"a": _text("x")}, {"a": _text("x")}, r"true\.json:2: id 'a': the gold content must be"),
     ("aij2022", "TextQA", {"a": _text(["x"])}, {"a": _text("x"), "z": _text("x")}, r"pred\.json:3: id 'z' is not in"),
@@ -104,7 +105,8 @@ WRONG = [
     ("aij2021", "ZeroShotDetection", {"1.jpg": {"cat": []}, "2.jpg": {}}, {"1.jpg": {"cat": []}},
      r"ids .* have no prediction: '2\.jpg' \(line 3\)"),
     ("aij2021", "VQA", {"0": {"answer": "x", "lang": "de"}}, {"0": "x"}, r"true\.json:2: id '0': \"lang\" must be"),
-    ("aij2021", "VQA", {"0": {"answer": "x", "lang": "en"}}, {"0": ["x"]}, r"pred\.json:2: id '0': the prediction must"),
+    ("aij2021", "VQA", {"0": {"answer": "x", "lang": "en"}}, {"0": ["x"]},
+     r"pred\.json:2: id '0': the prediction must"),
     ("aij2021", "HTR", {"0": "x"}, {"0": 5}, r"pred\.json:2: id '0': the prediction must be a string"),
     ("aij2021", "Code2code", {"0": "x", "1": "y"}, {"0": "x"}, r"have no prediction: '1' \(line 3\)"),
 ]
@@ -124,8 +126,8 @@ def test_an_array_of_records_is_not_the_official_layout(tmp_path):
 
 
 def test_every_format_is_documented():
-    assert set(FORMATS) == {"coco", "aij2021-htr", "aij2021-c2c", "aij2021-zsod", "aij2021-vqa", "aij2022-text", "aij2022-vqa",
-                            "aij2022-captioning", "aij2022-generation"}
+    assert set(FORMATS) == {"coco", "aij2021-htr", "aij2021-c2c", "aij2021-zsod", "aij2021-vqa", "aij2022-text",
+                            "aij2022-vqa", "aij2022-captioning", "aij2022-generation"}
     with pytest.raises(ValueError, match="unknown format 'x'; known: aij2021-c2c"):
         get_format("x")
 

@@ -52,7 +52,8 @@ def test_the_random_data_exercises_the_quirks():
     langs = [ref[0]["lang"] for ref in data.references]
     raw = float(exact_match(data.predictions, golds, preset="raw"))
     assert abs(raw - GOLDEN["2021/vqa"]["official"]) > 0.1
-    assert float(vqa_accuracy(data.predictions, golds, langs)) == pytest.approx(GOLDEN["2021/vqa"]["official"], abs=1e-12)
+    assert (float(vqa_accuracy(data.predictions, golds, langs))
+            == pytest.approx(GOLDEN["2021/vqa"]["official"], abs=1e-12))
 
     data, _ = get_format("aij2021-zsod").read(DATA / "2021/zsod/pred.json", DATA / "2021/zsod/true.json", {})
     ours = zero_shot_detection_f1(data.predictions, [ref[0] for ref in data.references], preset="aij2021")

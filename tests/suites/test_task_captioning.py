@@ -309,7 +309,7 @@ def test_reading_and_clip_speed_options(image_root, clip_dir):
         signatures.append(metric.signature())
     assert values[0] == values[1] and signatures[0] == signatures[1]
     assert "bf16" in entry.build(_options(root, clip_dir, clip_speed_mode="bf16")).signature().split("|clip:")[1]
-    for option, value, error in (("workers", 1.5, TypeError), ("workers", -1, ValueError), ("decode", "png", ValueError),
-                                 ("clip_speed_mode", "bf16+compile", ValueError)):
+    for option, value, error in (("workers", 1.5, TypeError), ("workers", -1, ValueError),
+                                 ("decode", "png", ValueError), ("clip_speed_mode", "bf16+compile", ValueError)):
         with pytest.raises(error, match=f"`{option}`"):
             entry.check_options(**_options(root, clip_dir, **{option: value}))

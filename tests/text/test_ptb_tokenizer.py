@@ -83,7 +83,8 @@ _EXACT = [
     # a one-letter word's period is split before a sentence-start word, also across the line break
     "the a. The x the a. Dog y the a. In, z the b. There", "A cat on a.", "The end of a.", "Dog of x.", "In a.", "Man",
     # characters the Java tool deletes (still a token boundary), glued superscripts, modifier letters, hyphens
-    "a\x00b one\ufefftwo x\ue000y z\u200ew \u0378 a\u02c2b a\u00b2b a\u2460b a\u2010b x \u2010 y so\u00adft 5\u00a2 \u00a4 a\u00a3b",
+    "a\x00b one\ufefftwo x\ue000y z\u200ew \u0378 a\u02c2b a\u00b2b a\u2460b a\u2010b x \u2010 y "
+    "so\u00adft 5\u00a2 \u00a4 a\u00a3b",
     # star runs, 2-4 hyphens filtered, 5+ kept, clitics after a space and in upper case, emoticons
     "x ** y x**y x --- y x ----- y 's y IT'S 'TIS '90S HTTP://x.org MA'AM :) ;-) =] >:( :'( x:D :Dog :) :(",
     # former known differences (now ported): curly-apostrophe clitics before letters, glued clock/signed numbers,
@@ -190,7 +191,8 @@ _EXACT = [
     # (fuzz) ASCII 'n is a token before " " \t \xa0 or a line break only; FILENAME ("3.x") and ABBREV3 ("fig. 5") read
     # the lexer's spaces (\x85 is one; \x1c, U+202F and deleted characters are none)
     "x 'n\x1cy 'N\u2009y 'n\u3000y 'n\ufeffy 'n\x00y 'n\xa0y 'n'\x1cy \u200b'tis 'em\ufeffy 'n y",
-    "x 3.x\x1cin 3.x\u202fy 3.x\ufeffy 3.x\x85y 3.x\u2009y fig.\x851,000 pp.\ufeff\u0966 pp.\x1f5 fig.\u202f3 fig.\t3 y",
+    "x 3.x\x1cin 3.x\u202fy 3.x\ufeffy 3.x\x85y 3.x\u2009y fig.\x851,000 pp.\ufeff\u0966 pp.\x1f5 "
+    "fig.\u202f3 fig.\t3 y",
     "a\u200db 'n",
     # (fuzz) THINGA over an entity: not after a soft hyphen, not where WORD/{REDAUX} is longer ("&APOS;S")
     "x CAT\xad&MDASH; WITH IPHONE&APOS;S 1/2 RIDING&APOS;S\xa0PLATE AT&T&APOS;S DOG&APOS;X DOG&APOS;RE y",

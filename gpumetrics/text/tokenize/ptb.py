@@ -390,7 +390,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                              r"(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))"),
                 # also after a space ("x 's y"), in any case ("IT'S")
                 # (ASCII 're 've 'll need a character after them: at the end of the input "we've" is "we" "'" "ve")
-                r"(?P<clitic>[’\x92\u2afe\u2aff](?:[msdMSD]|(?i:re|ve|ll))|'(?:[msdMSD](?![A-Za-z])|(?i:re|ve|ll)(?=[^A-Za-z])))",
+                r"(?P<clitic>[’\x92\u2afe\u2aff](?:[msdMSD]|(?i:re|ve|ll))"
+                r"|'(?:[msdMSD](?![A-Za-z])|(?i:re|ve|ll)(?=[^A-Za-z])))",
                 # Twitter names are ASCII with _ and digits; runs of # @ _ are one token
                 # a web address starting with a symbol ("*www.x.org", "·x.com"); at a word start the longest
                 # rule decides
@@ -679,23 +680,25 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 tokens.append(raw[0])
                 position = raw[1]
                 continue
-            # "dog.," keeps its period (INSENTP: , ; : and the ideographic comma "、") (not a number with . , : or a sign: "12:55.;" → "12:55" ".")
-            if text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":", "\u3001") and kind not in ("sredaux", "thing3") and (
-                kind != "number" or value.isdigit()
-            ):
+            # "dog.," keeps its period (INSENTP: , ; : and the ideographic comma "、") (not a number with . , : or a
+            # sign: "12:55.;" → "12:55" ".")
+            if (text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":", "\u3001")
+                    and kind not in ("sredaux", "thing3") and (kind != "number" or value.isdigit())):
                 tokens.append(value + ".")
                 position = end + 1
                 continue
-            if kind == "word" and literal[-2:-1] == "." and end < len(text) and literal[-1] not in restore and not _PTB_REDAUX.match(text, end) and (
-                literal[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
-                or literal[:1] + literal[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS
-            ):  # "Inc.s" → "Inc." "s", but "etc.I'm" → "etc.I" "'m" (the word + clitic is the longer match); a soft
-                # hyphen is a letter here ("etc.\xad" → "etc." ""), not before the period ("Inc\xad.s" is one word)
+            # "Inc.s" → "Inc." "s", but "etc.I'm" → "etc.I" "'m" (the word + clitic is the longer match); a soft
+            # hyphen is a letter here ("etc.\xad" → "etc." ""), not before the period ("Inc\xad.s" is one word)
+            if (kind == "word" and literal[-2:-1] == "." and end < len(text) and literal[-1] not in restore
+                    and not _PTB_REDAUX.match(text, end) and (
+                        literal[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
+                        or literal[:1] + literal[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS)):
                 value, end, position = literal[:-1].replace("\xad", ""), end - 1, end - 1
                 tokens.append(value)
                 continue
         if kind in ("word", "amp") and restore and text[position: position + 1] in restore and (
-            kind == "amp" or literal.isascii() and literal.isupper() and literal.isalpha()  # "CAT\xad&MDASH;": no THINGA
+            # "CAT\xad&MDASH;": no THINGA
+            kind == "amp" or literal.isascii() and literal.isupper() and literal.isalpha()
         ) and not (kind == "word" and _PTB_REDAUX.match(text, position)):  # WORD/{REDAUX} is longer: "IPHONE&APOS;S"
             stand_in = position + (copy.shift if copy else 0)  # (in the caption)
             entity = _PTB_THINGA_ENTITY.fullmatch(spellings.get(stand_in) or restore[text[position]])
@@ -707,7 +710,8 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 continue
         if kind == "word":
             if text.startswith(".", end) and (
-                (acronym_re.fullmatch(literal) and not (len(value) == 1 and _sentence_start_follows(original, end + 1, following)))
+                (acronym_re.fullmatch(literal)
+                 and not (len(value) == 1 and _sentence_start_follows(original, end + 1, following)))
                 or literal.lower() in _PTB_ABBREVIATIONS
                 or literal[:1] + literal[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS
                 or (literal.lower() in _PTB_BEFORE_NUMBER and (  # the line break is the space before the next caption
@@ -748,7 +752,8 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             tokens.append(value)
         elif kind == "amp":
             tokens.append(re.sub("(?i:&amp;)", "&", value))
-        elif kind in ("number", "thing", "thing3", "tag", "year", "handle", "lead", "apos", "apos2", "tbspec", "subsup"):
+        elif kind in ("number", "thing", "thing3", "tag", "year", "handle", "lead", "apos", "apos2", "tbspec",
+                      "subsup"):
             tokens.append(value)
         elif kind in ("clitic", "quotes", "sredaux"):
             tokens.append(value.translate(_PTB_LATEX_QUOTES))
