@@ -199,6 +199,8 @@ def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor, hit: Tensor, n_p: int, n
     # one host read: the rounds run on the pairs that may match (a few % of a batch's candidate pairs)
     hits = hit.nonzero().squeeze(1)
     n = hits.numel()
+    if n == 0:
+        return matched
     # the hits stay sorted by (prediction, ground truth): the ties' order
     order = hits[torch.argsort(-iou[hits], stable=True)]
     ip, ig, alive = ip[order], ig[order], torch.ones(n, dtype=torch.bool, device=device)
