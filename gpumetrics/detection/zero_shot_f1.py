@@ -28,7 +28,7 @@ from torch import Tensor
 from gpumetrics.core import Metric, check_choice, check_real, single_threaded
 from gpumetrics.core.checks import check_holds_data
 from gpumetrics.core.transfer import upload, upload_all
-from gpumetrics.kernels.iou import MAX_COORDINATE, block_pairs, box_iou_paired
+from gpumetrics.kernels.iou import MAX_COORDINATE, block_pairs, box_iou_of_pairs
 from gpumetrics.kernels.ragged import scatter_any, segment_ids
 
 __all__ = ["ZeroShotDetectionF1", "zero_shot_detection_f1"]
@@ -135,7 +135,7 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
     # arithmetic flips hits whose IoU is within rounding of the threshold (a box shifted by a third of its width)
     pb = pb.double()
     ip, ig, _ = block_pairs(cp, cg, total=int(host_p @ host_g))
-    iou = box_iou_paired(_xyxy(pb)[ip], _xyxy(gb.double())[ig]) if ip.numel() else pb.new_zeros(0)  # w, h ≥ 0
+    iou = box_iou_of_pairs(_xyxy(pb), _xyxy(gb.double()), ip, ig)  # boxes checked above (_check_sides); w, h ≥ 0
     hit = iou >= iou_threshold
 
     if preset == "aij2021":

@@ -35,6 +35,7 @@ from gpumetrics.kernels.ragged import (
 __all__ = [
     "box_iou",
     "box_iou_paired",
+    "box_iou_of_pairs",
     "polygon_iou",
     "polygon_iou_paired",
     "polygon_intersection_paired",
@@ -184,10 +185,41 @@ def box_iou_paired(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
     dtype, out_dtype = work_dtype(a, b, names=("a", "b")), _result_dtype(a, b)
     a = _as_xyxy(a.to(dtype), fmt, "a")
     b = _as_xyxy(b.to(dtype), fmt, "b")
+    return _paired_box_iou(a, b, _box_area(a), _box_area(b)).to(out_dtype)
+
+
+def box_iou_of_pairs(a: Tensor, b: Tensor, index_a: Tensor, index_b: Tensor) -> Tensor:
+    """IoU of ``a[index_a[k]]`` with ``b[index_b[k]]``, for boxes the caller has checked already (finite, in range:
+    nothing is checked here, so that P pairs of N boxes cost no O(P) scan of the coordinates): the same values as
+    :func:`box_iou_paired` on the gathered boxes.
+
+    Args:
+        a, b: ``Tensor[N, 4]`` / ``Tensor[M, 4]`` ``xyxy`` boxes of one floating dtype (the result's).
+        index_a, index_b: ``LongTensor[P]`` the pairs.
+
+    Returns:
+        ``Tensor[P]`` of IoU in ``[0, 1]``.
+
+    Example:
+        >>> box_iou_of_pairs(torch.tensor([[0., 0., 2., 2.]]), torch.tensor([[0., 0., 1., 2.], [5., 5., 6., 6.]]),
+        ...                  torch.tensor([0, 0]), torch.tensor([1, 0]))
+        tensor([0.0000, 0.5000])
+    """
+    # column by column: index_select of a 1-D column is ~4x faster than indexing [N, 4] rows on the CPU
+    a_cols = [column.index_select(0, index_a) for column in a.t().contiguous()]
+    b_cols = [column.index_select(0, index_b) for column in b.t().contiguous()]
+    w = (torch.minimum(a_cols[2], b_cols[2]) - torch.maximum(a_cols[0], b_cols[0])).clamp_(min=0)
+    h = (torch.minimum(a_cols[3], b_cols[3]) - torch.maximum(a_cols[1], b_cols[1])).clamp_(min=0)
+    inter = w * h
+    union = _box_area(a).index_select(0, index_a) + _box_area(b).index_select(0, index_b) - inter
+    return torch.where(union > 0, inter / torch.where(union > 0, union, 1), 0).clamp(0, 1)
+
+
+def _paired_box_iou(a: Tensor, b: Tensor, area_a: Tensor, area_b: Tensor) -> Tensor:
     wh = (torch.minimum(a[:, 2:], b[:, 2:]) - torch.maximum(a[:, :2], b[:, :2])).clamp(min=0)
     inter = wh[:, 0] * wh[:, 1]
-    union = _box_area(a) + _box_area(b) - inter
-    return torch.where(union > 0, inter / torch.where(union > 0, union, 1), 0).clamp(0, 1).to(out_dtype)
+    union = area_a + area_b - inter
+    return torch.where(union > 0, inter / torch.where(union > 0, union, 1), 0).clamp(0, 1)
 
 
 def boxes_to_quads(boxes: Tensor) -> Tensor:
@@ -468,7 +500,8 @@ def block_pairs(counts_a: Tensor, counts_b: Tensor, total: Optional[int] = None)
     """
     counts_a, counts_b = counts_a.long(), counts_b.long()
     group, local_a, local_b = segment_products(counts_a, counts_b, total)
-    return segment_starts(counts_a)[group] + local_a, segment_starts(counts_b)[group] + local_b, group
+    return (segment_starts(counts_a).index_select(0, group) + local_a,
+            segment_starts(counts_b).index_select(0, group) + local_b, group)
 
 
 _OVERLAP_BLOCK_CELLS = 1 << 24  # (a, b) cells of the padded overlap test built at once

@@ -131,7 +131,7 @@ def segment_products(counts_a: Tensor, counts_b: Tensor, total: Optional[int] = 
     per_segment = counts_a * counts_b
     segment = segment_ids(per_segment, total)
     local = offsets_in_segment(per_segment, segment)
-    width = counts_b[segment].clamp_min(1)
+    width = counts_b.index_select(0, segment).clamp_min(1)
     return segment, torch.div(local, width, rounding_mode="floor"), local % width
 
 

@@ -315,3 +315,12 @@ def test_meta_boxes_are_errors_naming_the_argument():
         metric.update([{"cat": box}], [{"cat": box.to("meta")}])
     metric.update([{"cat": box}], [{"cat": box}])
     assert float(metric.compute()["f1"]) == 1.0
+
+
+@pytest.mark.parametrize("name", ["zero_shot_f1_strict", "zero_shot_f1_strict_crowded"])
+def test_benchmark_case_runs_at_a_tiny_size(name):
+    from benchmarks.__main__ import CASES, load_cases, run_case
+
+    load_cases()
+    rows = run_case(CASES[name], 3, "cpu", repeats=1)  # raises when gpumetrics and the anchor disagree
+    assert rows and all(row["ours_s"] > 0 for row in rows)
