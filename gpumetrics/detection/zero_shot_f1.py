@@ -28,7 +28,7 @@ from torch import Tensor
 from gpumetrics.core import Metric, check_choice, check_real, single_threaded
 from gpumetrics.core.checks import check_holds_data
 from gpumetrics.core.transfer import upload, upload_all
-from gpumetrics.kernels.iou import MAX_COORDINATE, block_pairs, box_iou_of_pairs
+from gpumetrics.kernels.iou import MAX_COORDINATE, block_box_iou_hits
 from gpumetrics.kernels.ragged import scatter_any, segment_ids
 
 __all__ = ["ZeroShotDetectionF1", "zero_shot_detection_f1"]
@@ -134,14 +134,13 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
     # IoU is compared with the threshold in float64, as the official script does in Python floats: float32
     # arithmetic flips hits whose IoU is within rounding of the threshold (a box shifted by a third of its width)
     pb = pb.double()
-    ip, ig, _ = block_pairs(cp, cg, total=int(host_p @ host_g))
-    iou = box_iou_of_pairs(_xyxy(pb), _xyxy(gb.double()), ip, ig)  # boxes checked above (_check_sides); w, h ≥ 0
-    hit = iou >= iou_threshold
-
+    # the pairs of a group at or above the threshold, by dense per-group IoU blocks of the boxes checked above (one
+    # host read for an ordinary batch); w, h ≥ 0
+    ip, ig, iou = block_box_iou_hits(_xyxy(pb), cp, _xyxy(gb.double()), cg, host_p, host_g, float(iou_threshold))
     if preset == "aij2021":
         group_of_pred = segment_ids(cp, pb.shape[0])
         absent = cg == 0  # class not in the ground truth: every predicted box is FP
-        tp_candidates = scatter_any(hit, ip, pb.shape[0])
+        tp_candidates = scatter_any(torch.ones_like(ip, dtype=torch.bool), ip, pb.shape[0])
         dup = torch.zeros(pb.shape[0], dtype=torch.bool, device=device)
         if pb.shape[0] > 1:
             dup[1:] = (group_of_pred[1:] == group_of_pred[:-1]) & (pb[1:] == pb[:-1]).all(dim=1)
@@ -152,7 +151,7 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
         return stats
 
     rounds = int(np.minimum(host_p, host_g).max())
-    matches = _greedy_by_iou(ip, ig, iou, hit, pb.shape[0], gb.shape[0], rounds).sum()
+    matches = _greedy_by_iou(ip, ig, iou, pb.shape[0], gb.shape[0], rounds).sum()
     stats[0] = matches
     stats[1] = cp.sum() - matches
     stats[2] = cg.sum() - matches
@@ -167,42 +166,36 @@ def _xyxy(boxes: Tensor) -> Tensor:
 _FIRST_BURST = 4  # rounds of _greedy_by_iou before its first host read
 
 
-def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor, hit: Tensor, n_p: int, n_g: int, rounds: int) -> Tensor:
-    """The greedy one-to-one matching by decreasing IoU among the ``hit`` pairs, in rounds of mutually-best
+def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor, n_p: int, n_g: int, rounds: int) -> Tensor:
+    """The greedy one-to-one matching by decreasing IoU among pairs that may all match, in rounds of mutually-best
     pairs.
 
     With a strict total order on pairs (IoU, then earlier prediction, then earlier ground truth), repeatedly taking
     every remaining pair that is the best remaining pair of both its prediction and its ground truth gives exactly
     the sequential greedy matching. Groups (image, class) share no box, and each round takes at least the best
     remaining pair of every group that has one, so ``rounds`` = the most matches a group can have (``min(#pred,
-    #gt)``, from host sizes) ends every group. One host read first keeps the ``hit`` pairs only (rounds over every
-    candidate pair were 1.4× slower on the CPU for 5 boxes a class). Rounds then run in bursts on fixed shapes (no
-    mask indexing): 4 rounds, then 8, 16 … (~16 kernel launches a round); between bursts one host read compacts
-    the pairs still alive and ends the loop when none is. Groups of at most 4 boxes a side end within the first
-    burst (the hit read only); a crowded class needing R rounds costs at most ⌈log₂(R / 4)⌉ + 1 more reads and at
-    most twice its rounds of work on ever fewer pairs (a fixed ``rounds`` loop over all pairs was 21× slower for
-    300 boxes a class). Memory linear in the pairs.
+    #gt)``, from host sizes) ends every group. The caller hands over only the pairs at or above the threshold
+    (rounds over every candidate pair were 1.4× slower on the CPU for 5 boxes a class). Rounds run in bursts on fixed
+    shapes (no mask indexing): 4 rounds, then 8, 16 … (~16 kernel launches a round); between bursts one host read
+    compacts the pairs still alive and ends the loop when none is. Groups of at most 4 boxes a side end within the
+    first burst (no read); a crowded class needing R rounds costs at most ⌈log₂(R / 4)⌉ + 1 reads and at most twice
+    its rounds of work on ever fewer pairs (a fixed ``rounds`` loop over all pairs was 21× slower for 300 boxes a
+    class). Memory linear in the pairs.
 
     Args:
         ip, ig: ``LongTensor[E]`` flat prediction / ground-truth index of each pair, sorted by ``(ip, ig)``.
-        iou: ``Tensor[E]`` their IoU; ``hit``: ``BoolTensor[E]`` the pairs that may match.
+        iou: ``Tensor[E]`` their IoU.
         n_p, n_g: numbers of predictions and ground truths.
         rounds: an upper bound on the matches of one group.
 
     Returns:
         ``BoolTensor[E]``: the matched pairs.
     """
-    device = ip.device
-    matched = torch.zeros(ip.numel(), dtype=torch.bool, device=device)
-    if ip.numel() == 0:
-        return matched
-    # one host read: the rounds run on the pairs that may match (a few % of a batch's candidate pairs)
-    hits = hit.nonzero().squeeze(1)
-    n = hits.numel()
+    device, n = ip.device, ip.numel()
+    matched = torch.zeros(n, dtype=torch.bool, device=device)
     if n == 0:
         return matched
-    # the hits stay sorted by (prediction, ground truth): the ties' order
-    order = hits[torch.argsort(-iou[hits], stable=True)]
+    order = torch.argsort(-iou, stable=True)  # pairs come sorted by (prediction, ground truth): the ties' order
     ip, ig, alive = ip[order], ig[order], torch.ones(n, dtype=torch.bool, device=device)
     rank = torch.arange(n, device=device)  # a pair's place in the order; kept through the compactions
     taken = torch.zeros(n + 1, dtype=torch.bool, device=device)  # by rank; taken[n]: "no pair", never taken

@@ -280,9 +280,10 @@ BUDGETS = {
     # OCR: one read of the sizes with the coordinate checks, the overlapping pairs (nonzero); icdar15: + the sizes of
     # its greedy steps (the steps read nothing), whatever the boxes per image, images or ground-truth positions
     "OCREndToEnd": 2, "OCREndToEnd(icdar15)": 3,
-    # one box check for both sides, IoU's coordinate check; strict: + the pairs above the IoU threshold (nonzero),
-    # its greedy rounds bounded by host sizes (groups of ≤ 4 boxes a side: one burst; crowded ones + a read a burst)
-    "ZeroShotDetectionF1": 2, "ZeroShotDetectionF1(strict)": 3,
+    # one box check for both sides, IoU's coordinate check, the pairs above the IoU threshold (nonzero of a dense
+    # per-group block); strict: its greedy rounds bounded by host sizes (groups of ≤ 4 boxes a side: one burst, no
+    # read; crowded ones + a read a burst)
+    "ZeroShotDetectionF1": 3, "ZeroShotDetectionF1(strict)": 3,
     "FrechetInceptionDistance": 0, "KernelInceptionDistance": 0, "CLIPScore": 0, "ImageGenerationScore": 0,
     # METEOR 1.5: matchers, beam search and pair statistics are host work in numpy (value-sized joins and a loop over
     # reference positions: every step would be a sync on a GPU); the float64[P, 23] statistics go up in one

@@ -102,8 +102,9 @@ def test_strict_greedy_by_iou_equals_the_sequential_loop(seed):
     iou = torch.tensor([row[2] for row in rows], dtype=torch.float64)
     hit = torch.tensor([row[3] for row in rows], dtype=torch.bool)
     rounds = max(min(group[:2]) for group in groups)
-    taken = _greedy_by_iou(ip, ig, iou, hit, start_p, start_g, rounds)
-    got = {(rows[k][0], rows[k][1]) for k in torch.nonzero(taken).flatten().tolist()}
+    keep = torch.nonzero(hit).flatten()  # the caller hands over the pairs at or above the threshold
+    taken = _greedy_by_iou(ip[keep], ig[keep], iou[keep], start_p, start_g, rounds)
+    got = {(rows[k][0], rows[k][1]) for k in keep[taken].tolist()}
     expected = _by_iou_reference(rows)
     assert got == expected and len(expected) > 20
 
@@ -113,11 +114,11 @@ def test_strict_greedy_needs_its_rounds_on_a_chain():
     pairs = sorted({(i, i) for i in range(10)} | {(i + 1, i) for i in range(9)})
     rows = [(p, g, 0.5 + k / 100, True) for k, (p, g) in enumerate(pairs)]
     ip, ig = (torch.tensor([row[k] for row in rows]) for k in (0, 1))
-    iou, hit = torch.tensor([row[2] for row in rows], dtype=torch.float64), torch.ones(len(rows), dtype=torch.bool)
+    iou = torch.tensor([row[2] for row in rows], dtype=torch.float64)
     expected = _by_iou_reference(rows)
-    full = _greedy_by_iou(ip, ig, iou, hit, 10, 10, 10)
+    full = _greedy_by_iou(ip, ig, iou, 10, 10, 10)
     assert {(rows[k][0], rows[k][1]) for k in torch.nonzero(full).flatten().tolist()} == expected
-    assert int(_greedy_by_iou(ip, ig, iou, hit, 10, 10, 9).sum()) < len(expected)  # the bound is tight here
+    assert int(_greedy_by_iou(ip, ig, iou, 10, 10, 9).sum()) < len(expected)  # the bound is tight here
 
 
 def test_icdar15_metric_on_grid_cells_equals_the_sequential_loop():

@@ -397,3 +397,34 @@ def test_xywh_boxes_with_negative_size_are_an_error_naming_the_argument():
     # zero size is a valid (empty) box; an unordered xyxy box is documented as zero-area (torchvision: undefined)
     assert float(box_iou(good, torch.tensor([[1.0, 1.0, 0.0, 3.0]]), fmt="xywh")) == 0.0
     assert float(box_iou(good, torch.tensor([[2.0, 2.0, 0.0, 0.0]]))) == 0.0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_block_box_iou_hits_equal_the_flat_pairs_above_the_threshold(seed, monkeypatch):
+    """Dense per-group blocks (buckets of similar sizes, blocks split by cells) give the very pairs and IoU values of
+    ``block_pairs`` + ``box_iou_paired`` at or above the threshold, in (a, b) order."""
+    from gpumetrics.kernels import iou as kernel
+
+    g = torch.Generator().manual_seed(seed)
+    sizes = [0, 1, 2, 3, 7, 40] if seed % 2 else [0, 1, 2, 5]
+    counts_a = torch.tensor([sizes[int(k)] for k in torch.randint(0, len(sizes), (30,), generator=g)])
+    counts_b = torch.tensor([sizes[int(k)] for k in torch.randint(0, len(sizes), (30,), generator=g)])
+    if seed == 0:
+        counts_a[3], counts_b[3] = 300, 200  # one large group: another bucket
+
+    def boxes(n):
+        corner = torch.rand(n, 2, generator=g, dtype=torch.float64) * 50
+        size = torch.randint(0, 4, (n, 2), generator=g).double() * 5  # grid sizes: ties and empty boxes
+        return torch.cat([corner.round(), corner.round() + size], 1)
+
+    a, b = boxes(int(counts_a.sum())), boxes(int(counts_b.sum()))
+    if seed < 3:
+        monkeypatch.setattr(kernel, "_OVERLAP_SLACK_CELLS", 0)  # groups split by size octaves: several buckets
+    if seed >= 3:
+        monkeypatch.setattr(kernel, "_OVERLAP_BLOCK_CELLS", 64)  # many blocks per bucket
+    for threshold in (0.0, 0.3, 0.5):
+        ia, ib, _ = kernel.block_pairs(counts_a, counts_b)
+        flat = kernel.box_iou_paired(a[ia], b[ib])
+        keep = flat >= threshold
+        got = kernel.block_box_iou_hits(a, counts_a, b, counts_b, counts_a.numpy(), counts_b.numpy(), threshold)
+        assert torch.equal(got[0], ia[keep]) and torch.equal(got[1], ib[keep]) and torch.equal(got[2], flat[keep])
