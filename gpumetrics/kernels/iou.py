@@ -21,7 +21,7 @@ quadrilateral is taken as the convex hull of its 4 points — vertex order and o
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
@@ -155,12 +155,8 @@ def box_iou(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
     dtype, out_dtype = work_dtype(a, b, names=("a", "b")), _result_dtype(a, b)
     a = _as_xyxy(a.to(dtype), fmt, "a")
     b = _as_xyxy(b.to(dtype), fmt, "b")
-    lt = torch.maximum(a[:, None, :2], b[None, :, :2])
-    rb = torch.minimum(a[:, None, 2:], b[None, :, 2:])
-    wh = (rb - lt).clamp(min=0)
-    inter = wh[..., 0] * wh[..., 1]
-    union = _box_area(a)[:, None] + _box_area(b)[None, :] - inter
-    return torch.where(union > 0, inter / torch.where(union > 0, union, 1), 0).clamp(0, 1).to(out_dtype)
+    corners_a, corners_b = [c[:, None] for c in a.unbind(1)], [c[None, :] for c in b.unbind(1)]
+    return _box_iou_of_corners(corners_a, corners_b, _box_area(a)[:, None], _box_area(b)[None, :]).to(out_dtype)
 
 
 def box_iou_paired(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
@@ -185,7 +181,7 @@ def box_iou_paired(a: Tensor, b: Tensor, fmt: str = "xyxy") -> Tensor:
     dtype, out_dtype = work_dtype(a, b, names=("a", "b")), _result_dtype(a, b)
     a = _as_xyxy(a.to(dtype), fmt, "a")
     b = _as_xyxy(b.to(dtype), fmt, "b")
-    return _paired_box_iou(a, b, _box_area(a), _box_area(b)).to(out_dtype)
+    return _box_iou_of_corners(a.unbind(1), b.unbind(1), _box_area(a), _box_area(b)).to(out_dtype)
 
 
 def block_box_iou_hits(
@@ -211,7 +207,6 @@ def block_box_iou_hits(
 
     Example:
         >>> boxes = torch.tensor([[0., 0., 2., 2.], [0., 0., 1., 2.], [5., 5., 6., 6.]])
-        >>> counts = torch.tensor([1, 2])
         >>> [x.tolist() for x in block_box_iou_hits(boxes[:1], torch.tensor([1]), boxes[1:], torch.tensor([2]),
         ...                                         np.array([1]), np.array([2]), 0.5)]
         [[0], [0], [0.5]]
@@ -234,14 +229,10 @@ def block_box_iou_hits(
             valid_a = rows_a < (starts_a + counts_a).index_select(0, g)[:, None]
             valid_b = rows_b < (starts_b + counts_b).index_select(0, g)[:, None]
             rows_a, rows_b = torch.where(valid_a, rows_a, 0).view(-1), torch.where(valid_b, rows_b, 0).view(-1)
-            ca = [column.index_select(0, rows_a).view(-1, width_a, 1) for column in a.t().contiguous()]
-            cb = [column.index_select(0, rows_b).view(-1, 1, width_b) for column in b.t().contiguous()]
-            w = (torch.minimum(ca[2], cb[2]) - torch.maximum(ca[0], cb[0])).clamp_(min=0)
-            h = (torch.minimum(ca[3], cb[3]) - torch.maximum(ca[1], cb[1])).clamp_(min=0)
-            inter = w * h
-            union = (area_a.index_select(0, rows_a).view(-1, width_a, 1)
-                     + area_b.index_select(0, rows_b).view(-1, 1, width_b) - inter)
-            iou = torch.where(union > 0, inter / torch.where(union > 0, union, 1), 0).clamp(0, 1)
+            # [n, A, 1] against [n, 1, B]: gathered column by column (index_select: no [N, 4] row gather)
+            ca = [column.index_select(0, rows_a).view(-1, width_a, 1) for column in (*a.t().contiguous(), area_a)]
+            cb = [column.index_select(0, rows_b).view(-1, 1, width_b) for column in (*b.t().contiguous(), area_b)]
+            iou = _box_iou_of_corners(ca[:4], cb[:4], ca[4], cb[4])
             hit = (iou >= threshold) & valid_a[:, :, None] & valid_b[:, None, :]
             n, i, j = hit.nonzero(as_tuple=True)  # the block's one host read
             found.append((rows_a.view(-1, width_a)[n, i], rows_b.view(-1, width_b)[n, j], iou[n, i, j]))
@@ -255,11 +246,12 @@ def block_box_iou_hits(
     return index_a, index_b, iou
 
 
-def _paired_box_iou(a: Tensor, b: Tensor, area_a: Tensor, area_b: Tensor) -> Tensor:
-    wh = (torch.minimum(a[:, 2:], b[:, 2:]) - torch.maximum(a[:, :2], b[:, :2])).clamp(min=0)
-    inter = wh[:, 0] * wh[:, 1]
-    union = area_a + area_b - inter
-    return torch.where(union > 0, inter / torch.where(union > 0, union, 1), 0).clamp(0, 1)
+def _box_iou_of_corners(a: Sequence[Tensor], b: Sequence[Tensor], area_a: Tensor, area_b: Tensor) -> Tensor:
+    """IoU of ``xyxy`` boxes given as their four corner coordinates ``(x1, y1, x2, y2)`` and areas, tensors that
+    broadcast against the other side's (dense, paired or per-group blocks: one formula)."""
+    w = (torch.minimum(a[2], b[2]) - torch.maximum(a[0], b[0])).clamp_(min=0)
+    h = (torch.minimum(a[3], b[3]) - torch.maximum(a[1], b[1])).clamp_(min=0)
+    return _iou_from_parts(w.mul_(h), area_a, area_b)
 
 
 def boxes_to_quads(boxes: Tensor) -> Tensor:
@@ -413,7 +405,7 @@ def paired_intersection_areas(
 def _iou_from_parts(inter: Tensor, area_a: Tensor, area_b: Tensor) -> Tensor:
     union = area_a + area_b - inter
     ok = union > 0
-    return torch.where(ok, inter / torch.where(ok, union, torch.ones_like(union)), torch.zeros_like(union)).clamp(0, 1)
+    return torch.where(ok, inter / torch.where(ok, union, 1), 0).clamp_(0, 1)
 
 
 def polygon_intersection_paired(a: Tensor, b: Tensor, compiled: bool = False) -> tuple[Tensor, Tensor, Tensor]:
