@@ -37,7 +37,7 @@ from gpumetrics.core import Metric, check_choice, check_real, single_threaded
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.detection.iou import check_finite_quads, flatten_quads
 from gpumetrics.kernels.iou import (
-    MAX_COORDINATE, block_overlap_pairs, normalize_quads, paired_intersection_areas, quad_areas, work_dtype,
+    block_overlap_pairs, coordinates_in_range, normalize_quads, paired_intersection_areas, quad_areas, work_dtype,
 )
 from gpumetrics.kernels.ragged import scatter_any, segment_ids, segment_starts
 from gpumetrics.kernels.vocab import dense_ids
@@ -115,7 +115,7 @@ def _ocr_e2e_update(
     # IoU (on the very same coordinates) lies within ~1e-6 of it the other way from shapely's double arithmetic
     preds, gts = upload(preds, device, torch.float64), upload(gts, device, torch.float64)
     # one host read: the sizes and the coordinate checks (NaN, ±inf and |x| > MAX_COORDINATE all fail the test)
-    in_range = torch.stack([(x.abs() <= MAX_COORDINATE).all() for x in (preds, gts)]).long()
+    in_range = torch.stack([coordinates_in_range(x) for x in (preds, gts)]).long()
     head = np.array(torch.cat([n_pred, n_gt, in_range]).tolist(), dtype=np.int64)
     host_p, host_g = head[:n_img], head[n_img : 2 * n_img]
     if not head[2 * n_img :].all():  # error path: name the image, or the coordinate beyond the supported range

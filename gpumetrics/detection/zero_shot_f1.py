@@ -28,7 +28,7 @@ from torch import Tensor
 from gpumetrics.core import Metric, check_choice, check_real, single_threaded
 from gpumetrics.core.checks import check_holds_data
 from gpumetrics.core.transfer import upload, upload_all
-from gpumetrics.kernels.iou import MAX_COORDINATE, block_box_iou_hits
+from gpumetrics.kernels.iou import MAX_COORDINATE, block_box_iou_hits, coordinates_in_range
 from gpumetrics.kernels.ragged import scatter_any, segment_ids
 
 __all__ = ["ZeroShotDetectionF1", "zero_shot_detection_f1"]
@@ -60,7 +60,7 @@ def _boxes(value: Any, name: str) -> Tensor:
 
 def _bad_values(boxes: Tensor) -> Tensor:
     """``BoolTensor[]``: ``boxes: Tensor[K, 4]`` holds a non-finite, negative-size or out-of-range value."""
-    return ~((boxes.abs() <= MAX_COORDINATE).all() & (boxes[:, 2:] >= 0).all())
+    return ~(coordinates_in_range(boxes) & (boxes[:, 2:] >= 0).all())
 
 
 def _check_values(boxes: Tensor, name: str) -> None:
@@ -133,10 +133,10 @@ def _zsd_update(preds: Any, target: Any, preset: str = "aij2021", iou_threshold:
     cp, cg = upload_all([host_p, host_g], device)
     # IoU is compared with the threshold in float64, as the official script does in Python floats: float32
     # arithmetic flips hits whose IoU is within rounding of the threshold (a box shifted by a third of its width)
-    pb = pb.double()
+    pb, gb = pb.double(), gb.double()
     # the pairs of a group at or above the threshold, by dense per-group IoU blocks of the boxes checked above (one
     # host read for an ordinary batch); w, h ≥ 0
-    ip, ig, iou = block_box_iou_hits(_xyxy(pb), cp, _xyxy(gb.double()), cg, host_p, host_g, float(iou_threshold))
+    ip, ig, iou = block_box_iou_hits(_xyxy(pb), cp, _xyxy(gb), cg, host_p, host_g, float(iou_threshold))
     if preset == "aij2021":
         group_of_pred = segment_ids(cp, pb.shape[0])
         absent = cg == 0  # class not in the ground truth: every predicted box is FP
@@ -174,13 +174,12 @@ def _greedy_by_iou(ip: Tensor, ig: Tensor, iou: Tensor, n_p: int, n_g: int, roun
     every remaining pair that is the best remaining pair of both its prediction and its ground truth gives exactly
     the sequential greedy matching. Groups (image, class) share no box, and each round takes at least the best
     remaining pair of every group that has one, so ``rounds`` = the most matches a group can have (``min(#pred,
-    #gt)``, from host sizes) ends every group. The caller hands over only the pairs at or above the threshold
-    (rounds over every candidate pair were 1.4× slower on the CPU for 5 boxes a class). Rounds run in bursts on fixed
-    shapes (no mask indexing): 4 rounds, then 8, 16 … (~16 kernel launches a round); between bursts one host read
-    compacts the pairs still alive and ends the loop when none is. Groups of at most 4 boxes a side end within the
-    first burst (no read); a crowded class needing R rounds costs at most ⌈log₂(R / 4)⌉ + 1 reads and at most twice
-    its rounds of work on ever fewer pairs (a fixed ``rounds`` loop over all pairs was 21× slower for 300 boxes a
-    class). Memory linear in the pairs.
+    #gt)``, from host sizes) ends every group. The caller hands over only the pairs at or above the threshold.
+    Rounds run in bursts on fixed shapes (no mask indexing): 4 rounds, then 8, 16 … (~16 kernel launches a round);
+    between bursts one host read compacts the pairs still alive and ends the loop when none is. Groups of at most 4
+    boxes a side end within the first burst (no read); a crowded class needing R rounds costs at most
+    ⌈log₂(R / 4)⌉ + 1 reads and at most twice its rounds of work on ever fewer pairs (a fixed ``rounds`` loop over
+    all pairs would cost ``rounds`` × pairs). Memory linear in the pairs.
 
     Args:
         ip, ig: ``LongTensor[E]`` flat prediction / ground-truth index of each pair, sorted by ``(ip, ig)``.

@@ -36,6 +36,7 @@ __all__ = [
     "box_iou",
     "box_iou_paired",
     "block_box_iou_hits",
+    "coordinates_in_range",
     "polygon_iou",
     "polygon_iou_paired",
     "polygon_intersection_paired",
@@ -57,6 +58,13 @@ _CHUNK = 32_768
 _FLOAT32_RANGE = (2.0**-30, 2.0**50)
 # float64 products of differences of coordinates up to this size stay finite
 MAX_COORDINATE = 1e150
+
+
+def coordinates_in_range(x: Tensor) -> Tensor:
+    """``BoolTensor[]`` on ``x``'s device: every coordinate is finite and within ``±MAX_COORDINATE`` (NaN fails the
+    comparison too). No host read: callers fold it into a read they make anyway, and name the culprit on failure
+    (:func:`work_dtype` with ``names``)."""
+    return (x.abs() <= MAX_COORDINATE).all()
 
 
 def _check_float_tensor(value: object, name: str, tail: tuple[int, ...], ndim: int) -> Tensor:
