@@ -46,8 +46,8 @@ from torch import Tensor
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_reference_lists, as_text_list, check_same_length
 from gpumetrics.suites.image import (
-    NAMED_UNDECODABLE, ImageFiles, add_clip_failed_state, add_failed_clip_samples, build_task_clip,
-    check_image_file_options, check_task_clip_options, reset_undecodable_images, warn_undecodable_images,
+    ImageFiles, add_clip_failed_state, add_failed_clip_samples, build_task_clip, check_image_file_options,
+    check_task_clip_options, name_undecodable_images, reset_undecodable_images, warn_undecodable_images,
 )
 from gpumetrics.harness.registry import init_options
 from gpumetrics.text.meteor import METEORScore
@@ -238,8 +238,7 @@ class CaptionImageScore(Metric):
                 f"child metrics), got {type(incoming_state).__name__}"
             )
         super().merge_state(incoming_state)
-        room = max(NAMED_UNDECODABLE - len(self.undecodable_images), 0)
-        self.undecodable_images += incoming_state.undecodable_images[:room]
+        name_undecodable_images(self, incoming_state.undecodable_images)
         self.meteor.merge_state(incoming_state.meteor)
         self.clip.merge_state(incoming_state.clip)
 

@@ -97,9 +97,15 @@ def add_failed_clip_samples(metric: Metric, count: int, undecodable: Sequence[tu
         metric.clip_failed += count
     if undecodable:
         metric.clip_undecodable += len(undecodable)
-        room = NAMED_UNDECODABLE - len(metric.undecodable_images)
-        metric.undecodable_images += [(getattr(error, "path", ""), getattr(error, "reason", str(error)))
-                                      for _, error in undecodable[:max(room, 0)]]
+        name_undecodable_images(metric, [(getattr(error, "path", ""), getattr(error, "reason", str(error)))
+                                         for _, error in undecodable])
+
+
+def name_undecodable_images(metric: Metric, named: Sequence[tuple[str, str]]) -> None:
+    """Keep ``(path, reason)`` of undecodable files for ``metric``'s warning, up to ``NAMED_UNDECODABLE`` in all
+    (from its own batches, or from a metric merged into it)."""
+    room = max(NAMED_UNDECODABLE - len(metric.undecodable_images), 0)
+    metric.undecodable_images += list(named[:room])
 
 
 def reset_undecodable_images(metric: Metric) -> None:
