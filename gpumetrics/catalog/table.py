@@ -224,6 +224,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         description="CLIP score (torchmetrics parity; backends hf, open_clip, ruclip) of each image (prediction: an "
                     "image path) and its caption (references: the caption) — docs/metrics/image.md",
         empty_prediction=None, higher_is_better=True, path_options={"image_root": "."},
+        model_options=("model_name", "pretrained"),
         options={"image_root": ".", "batch_size": 32, "backend": "hf", "model_name": "openai/clip-vit-base-patch32",
                  "pretrained": None, "scale": 100.0, "seed": 0, "download": False, "reduction": "mean",
                  "clamp": True, "templates": None, "speed_mode": None, "workers": None, "decode": "pil"},

@@ -123,11 +123,16 @@ def _resolve(base: Path, value: Any, where: str, key: str) -> Path:
 def _resolve_path_options(base: Path, entry: TaskMetric, options: dict) -> dict:
     """The metric's path options (``TaskMetric.path_options``) resolved against the config's folder: a relative
     value or an unset option's default becomes ``base / value``; absolute paths and non-paths (``"random"``, None)
-    stay as they are."""
+    stay as they are. A model option (``TaskMetric.model_options``) becomes ``base / value`` only where that file or
+    folder exists (else it is a model's name, a hub id or a tag)."""
     resolved = dict(options)
     for key, default in entry.path_options.items():
         value = resolved.get(key, default)
         if isinstance(value, str) and value and value != "random" and not expand_user(value).is_absolute():
+            resolved[key] = os.path.normpath(base / value)
+    for key in entry.model_options:  # a path beside the config, or a model's name / hub id / tag kept as written
+        value = resolved.get(key)
+        if isinstance(value, str) and value and not expand_user(value).is_absolute() and (base / value).exists():
             resolved[key] = os.path.normpath(base / value)
     return resolved
 

@@ -155,6 +155,9 @@ class TaskMetric:
         primary: key of the score to report when ``compute()`` returns a dict.
         path_options: options that are file-system paths, with their default (``None``: no default). A config
             resolves their relative values — and the defaults — against the config file's folder.
+        model_options: options that name a model by a path *or* by a name (a hub id, an open_clip model or tag). A
+            config resolves a relative value against its folder when a file or folder of that name is there; any
+            other value stays as written (``"ViT-B-32"``, ``"openai/clip-vit-base-patch32"``, ``"openai"``).
         table_keys: keys of a dict result that the results table shows one row each, under the task (the
             COCO caption table); the JSON report holds every key in ``details`` anyway.
         check_options: ``check_options(**options)`` raising ``TypeError``/``ValueError``/``FileNotFoundError`` for
@@ -182,6 +185,7 @@ class TaskMetric:
     update_args: Callable[[list, list], tuple] = text_update_args
     primary: Optional[str] = None
     path_options: dict = dataclasses.field(default_factory=dict)
+    model_options: tuple[str, ...] = ()
     check_options: Optional[Callable[..., None]] = None
     table_keys: Sequence[str] = ()
     per_sample: Optional[Callable[[dict, Any], Callable[..., Any]]] = None

@@ -186,7 +186,7 @@ def _hf_source(model_name: str, download: bool) -> tuple[str, dict[str, Any]]:
     return model_name, {} if download else {"local_files_only": True}
 
 
-def _hf_not_found(model_name: str, error: Exception, download: bool) -> FileNotFoundError:
+def _hf_not_found(model_name: str, error: Optional[Exception], download: bool) -> FileNotFoundError:
     home = gpumetrics_home()
     places = (
         f"as a folder written by `CLIPModel.save_pretrained` + `CLIPProcessor.save_pretrained` and pass its path as "
@@ -318,30 +318,116 @@ def _first_line(error: BaseException) -> str:
     return str(error).strip().split("\n", 1)[0] or type(error).__name__
 
 
+def _open_clip_sources(model_name: str, pretrained: Optional[str],
+                       download: bool) -> tuple[str, Optional[str], dict[str, Any]]:
+    """What ``open_clip.create_model`` is given for ``model_name`` / ``pretrained``, read from the disk only (no
+    weights loaded, no network call): ``(model name, weights file or tag or None, create_model options)``.
+
+    A ``.json`` model config is registered under its file name; an ``hf-hub:`` model without ``download`` becomes
+    its cached snapshot; a tag without ``download`` becomes its cached file (open_clip would ask the network first)
+    with the tag's preprocessing. The build and the config-time check (:func:`check_clip_files`) both call this, so
+    a config that loads finds the files its run loads.
+
+    Raises:
+        ValueError: ``model_name`` is no open_clip model (or a missing ``.json`` config); ``pretrained`` is neither a
+            file, ``'random'`` nor a tag of the model. FileNotFoundError: the cached files of a tag / ``hf-hub:``
+            model.
+    """
+    import open_clip
+
+    if str(model_name).endswith(".json"):
+        if not os.path.isfile(model_name):  # else open_clip reads it as a name and lists its 200 built-ins
+            raise ValueError(f"`model_name`: open_clip model config file '{model_name}' does not exist")
+        open_clip.add_model_config(model_name)
+        model_name = Path(model_name).stem
+    options: dict[str, Any] = {}
+    weights = None if pretrained == RANDOM else pretrained
+    if model_name.startswith("hf-hub:"):
+        if not download:
+            model_name = _open_clip_hub_snapshot(model_name[len("hf-hub:"):])
+        return model_name, weights, options
+    if model_name.startswith("local-dir:"):
+        return model_name, weights, options
+    if open_clip.get_model_config(model_name.replace("/", "-")) is None:
+        raise ValueError(f"`model_name`: {model_name!r} is not an open_clip model ("
+                         f"{_closest(model_name, open_clip.list_models())}; open_clip.list_models() lists them all), "
+                         "nor a model config .json file")
+    if weights is None or os.path.isfile(weights):
+        return model_name, weights, options
+    path, preprocess, places = _open_clip_checkpoint(model_name, weights)
+    if not places:  # no tag of this model
+        tags = open_clip.list_pretrained_tags_by_model(model_name.replace("/", "-"))
+        raise ValueError(f"`pretrained`: {weights!r} is neither a file, 'random' nor a pretrained tag of open_clip "
+                         f"model {model_name!r} ({_closest(weights, tags) if tags else 'it has no tags'})")
+    if not download:
+        if path is None:
+            raise _not_found(f"open_clip weights {model_name!r} / {weights!r}", "at one of: " + "; ".join(places),
+                             "no cached copy")
+        weights, options = path, {"force_preprocess_cfg": preprocess}
+    return model_name, weights, options
+
+
+#: what the hf backend needs in a folder or the cache, one file of each group: the config, and (unless
+#: ``pretrained='random'``) the weights, single or sharded, safetensors or torch. The processor's and tokenizer's
+#: files are left to the build: their names vary with the transformers version that wrote the folder
+_HF_CONFIG = ("config.json",)
+_HF_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
+
+
+def _hf_files(model_name: str, pretrained: Optional[str]) -> None:
+    """Raise unless the hf model's config and weights (:data:`_HF_CONFIG`, :data:`_HF_WEIGHTS`; no weights for
+    ``pretrained='random'``) are where :func:`_hf_source` will load them from without ``download``: a local folder,
+    or the Hugging Face cache."""
+    needed = [_HF_CONFIG] + ([_HF_WEIGHTS] if pretrained != RANDOM else [])
+    source, _ = _hf_source(model_name, False)
+    folder = Path(source)
+    if folder.is_dir():
+        missing = [" or ".join(names) for names in needed if not any((folder / name).is_file() for name in names)]
+        if missing:
+            raise FileNotFoundError(
+                f"`model_name`: hf CLIP folder {source!r} lacks {'; '.join(missing)} (a folder written by "
+                "`CLIPModel.save_pretrained` + `CLIPProcessor.save_pretrained`; `pretrained='random'` needs no "
+                "weights)"
+            )
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        found = all(any(isinstance(try_to_load_from_cache(model_name, name), str) for name in names)
+                    for names in needed)
+    except ValueError:  # huggingface_hub's HFValidationError: no valid repository id, so nothing cached under it
+        found = False
+    if not found:
+        raise _hf_not_found(model_name, None, False)
+
+
+def check_clip_files(backend: str, model_name: Any, pretrained: Optional[Any], download: bool = False) -> None:
+    """Raise as building the encoder would when its files are not where it will look — reading the disk only, no
+    weights loaded and no network call — so that a config naming missing CLIP files fails when it loads, before any
+    task is scored. With ``download`` (hf, open_clip) only what needs no network is checked (the model name, the tag).
+
+    Raises:
+        FileNotFoundError: naming the files and the places looked at. ValueError: an unknown open_clip model or tag.
+    """
+    model_name = os.fspath(model_name)
+    pretrained = None if pretrained is None else os.fspath(pretrained)
+    if backend == "hf":
+        if not download:
+            _hf_files(model_name, pretrained)
+    elif backend == "open_clip":
+        _open_clip_sources(model_name, pretrained, download)
+    else:
+        from gpumetrics.image import ruclip
+
+        ruclip.ruclip_files(model_name, pretrained)
+
+
 class _OpenCLIPBackend(nn.Module):
     def __init__(self, model_name: str, pretrained: Optional[str], seed: int, download: bool = False) -> None:
         super().__init__()
         import open_clip
 
-        if str(model_name).endswith(".json"):
-            if not os.path.isfile(model_name):  # else open_clip reads it as a name and lists its 200 built-ins
-                raise ValueError(f"`model_name`: open_clip model config file '{model_name}' does not exist")
-            open_clip.add_model_config(model_name)
-            model_name = Path(model_name).stem
-        options: dict[str, Any] = {}
-        weights = None if pretrained == RANDOM else pretrained
-        if model_name.startswith("hf-hub:") and not download:
-            model_name = _open_clip_hub_snapshot(model_name[len("hf-hub:"):])
-        elif weights is not None and not download and not os.path.isfile(weights):
-            # a tag: load its cached file by path (open_clip would ask the network first), with the tag's preprocessing
-            path, preprocess, places = _open_clip_checkpoint(model_name, weights)
-            if path is None and places:
-                raise _not_found(
-                    f"open_clip weights {model_name!r} / {weights!r}", "at one of: " + "; ".join(places),
-                    "no cached copy",
-                )
-            if path is not None:
-                weights, options = path, {"force_preprocess_cfg": preprocess}
+        model_name, weights, options = _open_clip_sources(model_name, pretrained, download)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             try:
@@ -413,8 +499,9 @@ def check_clip_options(
     backend: Any, model_name: Any, pretrained: Any, seed: Any = 0, download: Any = False, templates: Any = None,
     speed_mode: Any = None,
 ) -> None:
-    """Every check of the CLIP options that needs no model (values and types); whether the model files are found is
-    known when the encoder is built. Raises ``ValueError`` or ``TypeError`` naming the argument."""
+    """Every check of the CLIP options that needs no model: values, types, and whether the model's files are where
+    the build will look (:func:`check_clip_files`). Raises ``ValueError``, ``TypeError`` or ``FileNotFoundError``
+    naming the argument."""
     check_choice(backend, "backend", BACKENDS)
     _check_templates(templates)
     _check_speed_mode(speed_mode)
@@ -428,12 +515,12 @@ def check_clip_options(
         raise ValueError("the open_clip backend needs `pretrained`: a tag (e.g. 'openai'), a file, or 'random'")
     if backend == "ruclip" and download:
         raise ValueError("`download=True` is not available for the ruclip backend (it loads from a local folder only)")
+    check_clip_files(backend, model_name, pretrained, download)
 
 
 def _build_backend(
     backend: str, model_name: str, pretrained: Optional[str], seed: int, download: bool = False
 ) -> nn.Module:
-    check_clip_options(backend, model_name, pretrained, seed, download)
     cls = {"hf": _HFBackend, "open_clip": _OpenCLIPBackend, "ruclip": _RuCLIPBackend}[backend]
     return cls(os.fspath(model_name), None if pretrained is None else os.fspath(pretrained), seed, download)
 

@@ -339,6 +339,23 @@ def read_config(folder: Path) -> dict[str, Any]:
     return config
 
 
+def ruclip_files(model_name: Union[str, os.PathLike], pretrained: Optional[str] = None) -> tuple[Path, Optional[Path]]:
+    """``(the folder, the weights file or None for random weights)`` that :func:`load_ruclip` reads, found on the disk
+    only (nothing is read from them).
+
+    Raises:
+        FileNotFoundError: the folder, one of its files or the ``pretrained`` file is missing.
+    """
+    needed = [CONFIG_FILE, BPE_FILE] if pretrained is not None else [CONFIG_FILE, BPE_FILE, WEIGHTS_FILE]
+    folder = find_folder(os.fspath(model_name), needed)
+    if pretrained == "random":
+        return folder, None
+    weights = expand_user(pretrained) if pretrained is not None else folder / WEIGHTS_FILE
+    if not weights.is_file():
+        raise FileNotFoundError(f"`pretrained`: ruCLIP weights file {str(weights)!r} does not exist")
+    return folder, weights
+
+
 def load_ruclip(
     model_name: Union[str, os.PathLike], pretrained: Optional[str] = None, seed: int = 0
 ) -> tuple[RuCLIP, YTTMBPE, dict[str, Any], str]:
@@ -356,19 +373,13 @@ def load_ruclip(
     Raises:
         FileNotFoundError: the folder or a file is missing. ValueError: a bad ``config.json`` or state_dict.
     """
-    model_name = os.fspath(model_name)
-    explicit = pretrained not in (None, "random")
-    needed = [CONFIG_FILE, BPE_FILE] if pretrained is not None else [CONFIG_FILE, BPE_FILE, WEIGHTS_FILE]
-    folder = find_folder(model_name, needed)
+    folder, weights = ruclip_files(model_name, pretrained)
     config = read_config(folder)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = RuCLIP(config)
     tag = "random"
-    if pretrained != "random":
-        weights = expand_user(pretrained) if explicit else folder / WEIGHTS_FILE
-        if not weights.is_file():
-            raise FileNotFoundError(f"`pretrained`: ruCLIP weights file {str(weights)!r} does not exist")
+    if weights is not None:
         state = read_state_dict(weights, "`pretrained`: ruCLIP weights file")
         result = model.load_state_dict(state, strict=False)
         if result.missing_keys or result.unexpected_keys:

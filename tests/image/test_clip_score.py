@@ -161,7 +161,7 @@ def test_clip_score_bad_inputs_name_the_argument(open_clip_config, hf_clip_dir):
     # a config file that is not there: said so, not open_clip's list of its 200 built-in names (found by fuzzing)
     with pytest.raises(ValueError, match=r"`model_name`: open_clip model config file '/no/such/tiny.json' does not"):
         CLIPScore("open_clip", "/no/such/tiny.json", "random")
-    with pytest.raises(ValueError, match="`pretrained`: Pretrained value 'no-such-tag'"):
+    with pytest.raises(ValueError, match="`pretrained`: 'no-such-tag' is neither a file, 'random' nor a pretrained"):
         CLIPScore("open_clip", open_clip_config, "no-such-tag")
     for option in ({"model_name": None}, {"backend": []}, {"pretrained": []}, {"seed": [1]}, {"download": []}):
         arguments = {"backend": "open_clip", "model_name": open_clip_config, "pretrained": "random", **option}

@@ -18,7 +18,7 @@ from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.image.kid import KernelInceptionDistance
 from gpumetrics.suites.captioning import ImageCaptioningScore, VisualQAScore
 from gpumetrics.suites.image import ImageGenerationScore
-from tests.image.test_clip_score import TINY_OPEN_CLIP
+from tests.image.test_clip_score import TINY_OPEN_CLIP, empty_caches  # noqa: F401 (a fixture)
 
 
 @pytest.fixture()
@@ -107,3 +107,76 @@ def test_captioning_options_fail_alike_in_the_config_and_the_constructor(no_mode
            "clip_clamp": "no", "clip_templates": "x", "workers": -1, "decode": "gpu", "clip_speed_mode": "turbo",
            "clip_backend": "jax", "clip_pretrained": 7}
     _same_error(no_models, metric, cls, options, bad)
+
+
+def test_missing_clip_files_fail_when_the_config_loads_before_any_task_is_scored(no_models, empty_caches):
+    """CLIP files that are not where the run would load them fail the config when it loads — naming the task and the
+    constructor's message (the files, where they were looked for) — instead of at that task's build, after every
+    task before it had been scored (an hour of text metrics, then "not found"). The check reads the disk only:
+    ``no_models`` fails the test if a model is built, ``empty_caches`` if the network is asked."""
+    hf_folder = no_models / "hf-clip"
+    hf_folder.mkdir()
+    (hf_folder / "config.json").write_text("{}")
+    (no_models / "ruclip").mkdir()
+    (no_models / "ruclip" / "config.json").write_text("{}")
+    cases = [
+        ({"backend": "hf", "model_name": "acme/not-cached"}, FileNotFoundError, "not in the Hugging Face cache"),
+        ({"backend": "hf", "model_name": str(hf_folder)}, FileNotFoundError, "lacks model.safetensors or"),
+        ({"backend": "open_clip", "model_name": "ViT-B-32", "pretrained": "openai"}, FileNotFoundError,
+         "no cached copy"),
+        ({"backend": "open_clip", "model_name": "ViT-B-32", "pretrained": str(no_models / "w.bin")}, ValueError,
+         "is neither a file, 'random' nor a pretrained tag of open_clip model 'ViT-B-32'"),
+        ({"backend": "open_clip", "model_name": "ViT-B-32", "pretrained": "opneai"}, ValueError, "closest: 'openai'"),
+        ({"backend": "ruclip", "model_name": str(no_models / "ruclip")}, FileNotFoundError, "lacks bpe.model"),
+        ({"backend": "ruclip", "model_name": str(no_models / "none")}, FileNotFoundError, "not found locally"),
+        ({"backend": "ruclip", "model_name": str(no_models / "ruclip"), "pretrained": str(no_models / "w.bin")},
+         FileNotFoundError, "lacks bpe.model"),
+    ]
+    bleu = {"name": "BLEU", "metric": "bleu", "predictions": "p.jsonl", "references": "r.jsonl"}
+    for options, error, words in cases:
+        with pytest.raises(error, match=words) as built:
+            CLIPScore(**options)
+        clip = {"name": "CLIP", "metric": "clip_score", "options": options, "predictions": "p.jsonl",
+                "references": "r.jsonl"}
+        with pytest.raises(ConfigError) as checked:
+            parse_config({"tasks": [bleu, clip]}, no_models / "c.yaml")
+        assert "tasks[1] (CLIP)" in str(checked.value), options
+        assert str(checked.value).endswith(f": {built.value}"), options
+    # the same files for the AIJ-2022 task's CLIP term (its options are clip_*)
+    generation = {"name": "Gen", "metric": "s_image_generation", "predictions": "p.jsonl", "references": "r.jsonl",
+                  "options": {"real": str(no_models / "real"), "inception_weights": "random", "clip_backend": "ruclip",
+                              "clip_model": str(no_models / "none")}}
+    with pytest.raises(ConfigError, match=r"tasks\[1\] \(Gen\).*ruCLIP model .* not found locally"):
+        parse_config({"tasks": [bleu, generation]}, no_models / "c.yaml")
+    # files in place: the config loads (nothing read from them, no model built)
+    (hf_folder / "model.safetensors").write_bytes(b"")
+    for options in ({"backend": "hf", "model_name": str(hf_folder)},
+                    {"backend": "hf", "model_name": str(hf_folder), "pretrained": "random"},
+                    {"backend": "open_clip", "model_name": "ViT-B-32", "pretrained": "random"},
+                    {"backend": "open_clip", "model_name": "ViT-B-32", "pretrained": str(hf_folder / "config.json")}):
+        clip = {"name": "CLIP", "metric": "clip_score", "options": options, "predictions": "p.jsonl",
+                "references": "r.jsonl"}
+        parse_config({"tasks": [bleu, clip]}, no_models / "c.yaml")
+
+
+def test_clip_model_paths_beside_the_config_resolve_against_its_folder(no_models, monkeypatch, tmp_path_factory):
+    """``model_name`` / ``pretrained`` (``clip_model`` / ``clip_pretrained``) that name a file beside the config resolve
+    against the config's folder like the data paths (they were read from the working directory, so a config run from
+    elsewhere did not find its own model); names, hub ids and tags stay as written."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    (no_models / "w.bin").write_bytes(b"")
+    bleu = {"name": "BLEU", "metric": "bleu", "predictions": "p.jsonl", "references": "r.jsonl"}
+    cases = [({"backend": "open_clip", "model_name": "clip.json", "pretrained": "random"},
+              {"model_name": str(no_models / "clip.json"), "pretrained": "random"}),
+             ({"backend": "open_clip", "model_name": "ViT-B-32", "pretrained": "w.bin"},
+              {"model_name": "ViT-B-32", "pretrained": str(no_models / "w.bin")})]
+    for options, resolved in cases:
+        clip = {"name": "CLIP", "metric": "clip_score", "options": options, "predictions": "p.jsonl",
+                "references": "r.jsonl"}
+        task = parse_config({"tasks": [bleu, clip]}, no_models / "c.yaml").tasks[1]
+        assert {key: task.options[key] for key in resolved} == resolved
+    generation = {"name": "Gen", "metric": "s_image_generation", "predictions": "p.jsonl", "references": "r.jsonl",
+                  "options": {"real": "real", "inception_weights": "random", "clip_backend": "open_clip",
+                              "clip_model": "clip.json", "clip_pretrained": "random"}}
+    task = parse_config({"tasks": [generation]}, no_models / "c.yaml").tasks[0]
+    assert task.options["clip_model"] == str(no_models / "clip.json")

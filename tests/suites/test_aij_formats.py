@@ -157,8 +157,10 @@ def test_suite_config_takes_the_files_hidden_scores_and_only_the_user_options(tm
         parse({"name": "ImageCaptioning", "options": {"image_root": "."}, **files})
     # what the refusal of a path leaving the folder advises (allow_outside_root), and the decoding processes: settable
     (tmp_path / "real").mkdir()
+    # (a CLIP model whose files are found: a config naming missing model files fails when it loads)
+    clip = {"clip_backend": "open_clip", "clip_model": "ViT-B-32", "clip_pretrained": "random"}
     for name, needed in (("ImageCaptioning", {}), ("ImageGeneration", {"real": "real"})):
-        options = {"allow_outside_root": True, "workers": 2, **needed}
+        options = {"allow_outside_root": True, "workers": 2, **clip, **needed}
         task = parse({"name": name, "options": options, **files}).tasks[0]
         assert task.options["allow_outside_root"] is True and task.options["workers"] == 2
     with pytest.raises(ConfigError, match="has no task 'Hidden7'; its tasks: .*Hidden6"):

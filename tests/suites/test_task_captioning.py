@@ -189,6 +189,9 @@ def test_options_are_checked_without_loading_a_model(tmp_path, monkeypatch):
     for name in ("p.jsonl", "r.jsonl"):
         (tmp_path / name).write_text("")
     (tmp_path / "syn.tsv").write_text("кот\tкошк\n", "utf-8")
+    # the CLIP model's files must be found when a config loads (nothing is read from them: no model is built)
+    (tmp_path / "x.json").write_text(json.dumps({"embed_dim": 16, "vision_cfg": {}, "text_cfg": {}}))
+    random_clip = {"clip_backend": "open_clip", "clip_model": "x.json", "clip_pretrained": "random"}
 
     def parse(metric, options, task_name="T", suite=None):
         task = {"name": task_name, "options": options, "predictions": "p.jsonl", "references": "r.jsonl"}
@@ -214,7 +217,7 @@ def test_options_are_checked_without_loading_a_model(tmp_path, monkeypatch):
     # the aij2022 suite: ImageCaptioning with its fixed options, VisualQA as the official script (METEOR only); the
     # synonyms are one of the options a config may set, a metric option is not
     config = parse_config({"suite": "aij2022", "tasks": [
-        {"name": "ImageCaptioning", "predictions": "p.jsonl", "references": "r.jsonl"},
+        {"name": "ImageCaptioning", "predictions": "p.jsonl", "references": "r.jsonl", "options": random_clip},
         {"name": "VisualQA", "predictions": "p.jsonl", "references": "r.jsonl", "options": {"synonyms": "syn.tsv"}},
     ]}, tmp_path / "suite.yaml")
     assert [task.metric.name for task in config.tasks] == ["s_image_captioning", "meteor"]
@@ -229,7 +232,7 @@ def test_default_synonyms_need_ruwordnet_and_fail_before_clip_loads(monkeypatch)
 
     monkeypatch.setattr(clip_module, "_build_backend", lambda *a, **k: pytest.fail("CLIP was built first"))
     with pytest.raises(FileNotFoundError, match="`synonyms` is null.*RuWordNet.*pip install ruwordnet.*TSV"):
-        VisualQAScore()
+        VisualQAScore(clip_backend="open_clip", clip_model="ViT-B-32", clip_pretrained="random")
 
 
 def test_merge_state_and_checkpoint_equal_one_pass(image_root, clip_dir):
