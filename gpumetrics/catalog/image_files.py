@@ -155,7 +155,8 @@ class _ImageFileScore(Metric):
             try:
                 value = self.inner.compute()
             except ValueError as err:
-                failed = int(getattr(self, f"{_FAILED[self.pairing][0]}_failed")) if self.missing_image == "zero" else 0
+                zero = self.missing_image == "zero"
+                failed = int(getattr(self, f"{_FAILED[self.pairing][0]}_failed").tolist()) if zero else 0
                 if not failed:
                     raise
                 raise ValueError(f"{err} ({failed} generated images are missing or cannot be decoded: "

@@ -206,3 +206,12 @@ def test_evaluate_prints_the_count_of_generated_images_left_out(tmp_path, capsys
     assert code == 0, err
     assert ("WARNING: task 't': 4 of 9 generated images are missing or cannot be decoded, 3 of them a file that "
             "cannot be decoded: left out of the generated set (missing_image: zero)") in err
+
+
+def test_too_few_generated_images_left_names_the_ones_left_out(tmp_path):
+    _with_bad_files(tmp_path)
+    references = {i: [f"real/{i}.png"] for i in range(3)}
+    _records(tmp_path, {0: "fake/0.png", 1: "fake/junk.png", 2: "fake/no.png"}, references)
+    with pytest.raises(Exception, match=r"at least 2 fake samples, got 1.* \(2 generated images are missing or cannot "
+                                        r"be decoded: `missing_image: zero` left them out\)"):
+        _run(tmp_path, "fid", {"feature": 64, "weights": "random", "missing_image": "zero"})

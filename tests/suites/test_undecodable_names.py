@@ -138,19 +138,26 @@ def test_the_names_travel_in_a_weights_only_checkpoint(options):
     assert _named(message) == ["empty.png", "cut.jpg", "junk.png"] and result["clip_undecodable"] == 3
 
 
-def _rank_names(rank: int, options: dict) -> tuple[dict, str]:
+def _rank_names(rank: int, options: dict, second_rank_bad: bool) -> list[tuple[dict, str]]:
     metric = ImageGenerationScore(**options)
     if rank == 0:
         metric.update([GOOD[0], GOOD[1], "junk.png"], ["a cat", "a dog", "a bird"])
     else:
-        metric.update(["cut.jpg", GOOD[2], GOOD[3]], ["a cat", "a dog", "a bird"])
-    return _warning(metric)
+        metric.update(["cut.jpg" if second_rank_bad else GOOD[4], GOOD[2], GOOD[3]], ["a cat", "a dog", "a bird"])
+    computed = [_warning(metric)]
+    metric.update([GOOD[5]], ["a fish"])  # after the sync, each rank's own names again, then both once more
+    computed.append(_warning(metric))
+    return computed
 
 
-def test_each_ddp_rank_names_the_other_rank_s_files(options):
-    (first, message0), (second, message1) = run_ddp_function(_rank_names, options)
-    assert _named(message0) == _named(message1) == ["junk.png", "cut.jpg"]  # rank order
-    assert first == second and first["clip_undecodable"] == 2 and first["clip_failed"] == 2
+@pytest.mark.parametrize("second_rank_bad", [True, False])
+def test_each_ddp_rank_names_the_other_rank_s_files(options, second_rank_bad):
+    """Both ranks warn, naming the files of both in rank order — also rank 1 when it read none (it warned nothing)."""
+    rank0, rank1 = run_ddp_function(_rank_names, options, second_rank_bad)
+    for (first, message0), (second, message1) in zip(rank0, rank1):
+        named = ["junk.png", "cut.jpg"] if second_rank_bad else ["junk.png"]
+        assert _named(message0) == _named(message1) == named
+        assert first == second and first["clip_undecodable"] == first["clip_failed"] == len(named)
 
 
 def test_evaluate_resume_still_names_the_files_read_before_the_interruption(tmp_path, capsys):
