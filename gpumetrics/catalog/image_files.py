@@ -8,6 +8,13 @@ A record's prediction is a generated image's path; its references are
 
 Relative paths resolve against ``image_root`` (a config's folder by default). The metric modules are imported when
 an entry is built, never when the catalog is listed.
+
+``missing_image`` (default ``"error"``: a prediction naming no file, a missing one or one that cannot be decoded is an
+error naming it) ``"zero"`` scores such a generated image as the AIJ-2022 scripts' ``try/except`` does: CLIP 0 for
+``clip_score``, left out of the generated set for ``fid`` / ``kid``; the result then counts them
+(``clip_failed`` / ``images_failed``, of them ``*_undecodable`` files that exist but cannot be decoded) and one
+warning at ``compute()`` names the first undecodable files (:mod:`gpumetrics.image.undecodable`). The references
+(real images) must always be there.
 """
 
 from __future__ import annotations
@@ -17,16 +24,37 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+import torch
+
 from gpumetrics.core import Metric, check_positive_int
 from gpumetrics.core.files import expand_user
 from gpumetrics.harness.registry import resolve
 
 PAIRINGS = ("sets", "captions")
 
+#: per pairing: the prefix of the counts of failed samples, what is done with them, the signature value
+_FAILED = {"captions": ("clip", "each scored CLIP 0", "clip0"),
+           "sets": ("images", "each left out of the generated set", "left-out")}
 
-def _paths(root: Path, names: list, what: str) -> list[Path]:
+
+def _present(root: Path, names: list) -> list[int]:
+    """Indices of the names that are a path of an existing file (relative to ``root``)."""
+    kept = []
+    for index, name in enumerate(names):
+        if isinstance(name, str) and name:
+            path = expand_user(name)
+            try:
+                if (path if path.is_absolute() else root / path).is_file():
+                    kept.append(index)
+            except OSError:  # a name too long for the file system: no such file
+                pass
+    return kept
+
+
+def _paths(root: Path, names: list, what: str, positions: Optional[list[int]] = None) -> list[Path]:
     out = []
     for index, name in enumerate(names):
+        index = index if positions is None else positions[index]
         if not isinstance(name, str) or not name:
             raise TypeError(f"{what} {index} must be an image path, got {name!r:.60}")
         path = expand_user(name)
@@ -56,67 +84,117 @@ class _ImageFileScore(Metric):
         workers: decoding processes (``None``: from the core count; ``0``: this process) — values do not depend on it.
         decode: ``"pil"`` (parity pixels) or ``"nvjpeg"`` (JPEGs decoded on the metric's CUDA device; recorded in the
             signature). See :func:`gpumetrics.image.io.same_size_batches`.
+        missing_image: ``"error"`` (default) or ``"zero"`` (module docstring; recorded in the signature).
         **options: the image metric's own options (``speed_mode`` among them).
     """
 
     full_state_update = False
 
     def __init__(self, metric: str, pairing: str, image_root: str = ".", batch_size: int = 32,
-                 workers: Optional[int] = None, decode: str = "pil", **options: Any) -> None:
+                 workers: Optional[int] = None, decode: str = "pil", missing_image: str = "error",
+                 **options: Any) -> None:
         from gpumetrics.image.io import check_reading_options
+        from gpumetrics.image.undecodable import add_failed_image_states, check_missing_image
 
         if pairing not in PAIRINGS:
             raise ValueError(f"`pairing` must be one of {', '.join(PAIRINGS)}, got {pairing!r}")
         check_positive_int(batch_size, "batch_size")
         check_reading_options(workers, decode)
+        check_missing_image(missing_image)
         super().__init__()
         self.pairing, self.image_root, self.batch_size = pairing, Path(image_root), batch_size
-        self.workers, self.decode = workers, decode
+        self.workers, self.decode, self.missing_image = workers, decode, missing_image
         self.inner = resolve(metric)(**options)
         self.signature_name = getattr(self.inner, "signature_name", "")
+        if missing_image == "zero":
+            add_failed_image_states(self, _FAILED[pairing][0])
 
     def update(self, predictions: list, references: list) -> None:
         """Add ``B`` generated image paths with their references (real image paths or captions)."""
         from gpumetrics.image.io import same_size_batches
+        from gpumetrics.image.undecodable import count_failed_images
 
-        generated = _paths(self.image_root, predictions, "prediction")
+        zero = self.missing_image == "zero"
+        kept = _present(self.image_root, predictions) if zero else list(range(len(predictions)))
+        generated = _paths(self.image_root, [predictions[i] for i in kept], "prediction", kept)
         device = next((t.device for t in self.inner.buffers()), self.device)
+        undecodable: list = []
 
-        def batches(files: list[Path]):
-            return same_size_batches(files, self.batch_size, workers=self.workers, decode=self.decode, device=device)
+        def batches(files: list[Path], bad: Optional[list] = None):
+            return same_size_batches(files, self.batch_size, workers=self.workers, decode=self.decode, device=device,
+                                     undecodable=bad)
 
         if self.pairing == "captions":
             empty = next((index for index, refs in enumerate(references) if isinstance(refs, list) and not refs), None)
             if empty is not None:
                 raise ValueError(f"references {empty} hold no caption: expected a caption or a list of them")
             captions = [refs[0] if isinstance(refs, list) else refs for refs in references]
-            for indices, images in batches(generated):
-                self.inner.update(images, [captions[i] for i in indices])
+            for indices, images in batches(generated, undecodable if zero else None):
+                self.inner.update(images, [captions[kept[i]] for i in indices])
+            if zero:
+                failed = count_failed_images(self, "clip", len(predictions) - len(kept), undecodable)
+                if failed:
+                    self.inner._accumulate(torch.zeros(failed, dtype=torch.float64))
             return
         real = _paths(self.image_root,
                       [path for refs in references for path in (refs if isinstance(refs, list) else [refs])],
                       "reference")
         for side, files in ((False, generated), (True, real)):
-            for _, images in batches(files):
+            for _, images in batches(files, undecodable if zero and not side else None):
                 self.inner.update(images, real=side)
+        if zero:
+            count_failed_images(self, "images", len(predictions) - len(kept), undecodable)
 
     def compute(self) -> Any:
+        """The image metric's value (KID: ``{"kid_mean", "kid_std"}``); with ``missing_image="zero"`` a dict that
+        also holds the counts of failed samples, ``<prefix>_failed`` and ``<prefix>_undecodable``."""
+        from gpumetrics.image.undecodable import warn_undecodable_images
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # small sets: the rank-deficiency warning is noise here
-            value = self.inner.compute()
+            try:
+                value = self.inner.compute()
+            except ValueError as err:
+                zero = self.missing_image == "zero"
+                failed = int(getattr(self, f"{_FAILED[self.pairing][0]}_failed").tolist()) if zero else 0
+                if not failed:
+                    raise
+                raise ValueError(f"{err} ({failed} generated images are missing or cannot be decoded: "
+                                 "`missing_image: zero` left them out)") from None
         if isinstance(value, tuple):  # KID: (mean, std)
-            return {"kid_mean": value[0], "kid_std": value[1]}
-        return value
+            value = {"kid_mean": value[0], "kid_std": value[1]}
+        if self.missing_image != "zero":
+            return value
+        prefix, consequence, _ = _FAILED[self.pairing]
+        warn_undecodable_images(self, prefix, consequence)
+        value = value if isinstance(value, dict) else {self.signature_name: value}
+        return {**value, f"{prefix}_failed": getattr(self, f"{prefix}_failed").clone(),
+                f"{prefix}_undecodable": getattr(self, f"{prefix}_undecodable").clone()}
 
     def reset(self) -> None:
         super().reset()
         self.inner.reset()
 
+    def merge_state(self, incoming_state: Any) -> None:
+        """Add the samples of another task metric of the same options (its image metric's states, its counts and
+        named undecodable files after this one's)."""
+        if not isinstance(incoming_state, type(self)):
+            raise TypeError(f"{type(self).__name__}.merge_state takes another {type(self).__name__}, got "
+                            f"{type(incoming_state).__name__}")
+        from gpumetrics.image.undecodable import bound_undecodable_names
+
+        super().merge_state(incoming_state)
+        if self.missing_image == "zero":
+            bound_undecodable_names(self)
+        self.inner.merge_state(incoming_state.inner)
+
     def signature(self) -> str:
-        if self.decode == "pil":
+        extra = ([f"decode:{self.decode}"] if self.decode != "pil" else []) + (
+            [f"missing_image:{_FAILED[self.pairing][2]}"] if self.missing_image == "zero" else [])
+        if not extra:
             return self.inner.signature()
         head, version = self.inner.signature().rsplit("|", 1)
-        return f"{head}|decode:{self.decode}|{version}"
+        return "|".join([head, *extra, version])
 
 
 def image_file_options(metric: str) -> Callable[..., None]:
@@ -124,11 +202,13 @@ def image_file_options(metric: str) -> Callable[..., None]:
     ``image_root``/``batch_size``), no model loaded."""
 
     def check(image_root: Any = ".", batch_size: Any = 32, workers: Any = None, decode: Any = "pil",
-              **options: Any) -> None:
+              missing_image: Any = "error", **options: Any) -> None:
         from gpumetrics.image.io import check_reading_options
+        from gpumetrics.image.undecodable import check_missing_image
 
         check_positive_int(batch_size, "batch_size")
         check_reading_options(workers, decode)
+        check_missing_image(missing_image)
         if not isinstance(image_root, str):
             raise TypeError(f"`image_root` must be a path, got {image_root!r}")
         parameters = inspect.signature(resolve(metric).__init__).parameters

@@ -205,7 +205,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         empty_prediction=None, higher_is_better=False, path_options={"image_root": ".", "weights": None},
         options={"image_root": ".", "batch_size": 32, "feature": 2048, "weights": None, "resize": "pytorch-fid",
                  "reset_real_features": True, "download": None, "speed_mode": None, "workers": None,
-                 "decode": "pil"},
+                 "decode": "pil", "missing_image": "error"},
     ),
     TaskMetric(
         name="kid", factory=f"{_FACTORIES}:kid_files", check_options=f"{_FACTORIES}:check_kid_files",
@@ -216,7 +216,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         options={"image_root": ".", "batch_size": 32, "feature": 2048, "weights": None, "resize": "pytorch-fid",
                  "subsets": 100, "subset_size": 1000, "degree": 3, "gamma": None, "coef": 1.0, "seed": 42,
                  "canonical_order": True, "reset_real_features": True, "download": None, "speed_mode": None,
-                 "workers": None, "decode": "pil"},
+                 "workers": None, "decode": "pil", "missing_image": "error"},
     ),
     TaskMetric(
         name="clip_score", factory=f"{_FACTORIES}:clip_score_files",
@@ -227,6 +227,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         model_options=("model_name", "pretrained"),
         options={"image_root": ".", "batch_size": 32, "backend": "hf", "model_name": "openai/clip-vit-base-patch32",
                  "pretrained": None, "scale": 100.0, "seed": 0, "download": False, "reduction": "mean",
-                 "clamp": True, "templates": None, "speed_mode": None, "workers": None, "decode": "pil"},
+                 "clamp": True, "templates": None, "speed_mode": None, "workers": None, "decode": "pil",
+                 "missing_image": "error"},
     ),
 )

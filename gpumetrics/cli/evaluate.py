@@ -76,6 +76,11 @@ def _missing_warnings(report) -> list[str]:
             lines.append(f"WARNING: task {task.name!r}: {int(failed)} of {task.n} samples have no image to score (none "
                          "named, no such file, a file that cannot be decoded, or a caption that is not the first "
                          f"element{bad}): CLIP 0 for each, as the organisers' script")
+        failed, undecodable = details.get("images_failed"), details.get("images_undecodable")
+        if failed:  # fid / kid with missing_image: zero
+            bad = f", {int(undecodable)} of them a file that cannot be decoded" if undecodable else ""
+            lines.append(f"WARNING: task {task.name!r}: {int(failed)} of {task.n} generated images are missing or "
+                         f"cannot be decoded{bad}: left out of the generated set (missing_image: zero)")
     return lines
 
 

@@ -47,9 +47,10 @@ from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_reference_lists, as_text_list, check_same_length
 from gpumetrics.suites.image import (
     ImageFiles, add_clip_failed_state, add_failed_clip_samples, build_task_clip, check_image_file_options,
-    check_task_clip_options, name_undecodable_images, reset_undecodable_images, warn_undecodable_images,
+    check_task_clip_options, warn_undecodable_clip_images,
 )
 from gpumetrics.harness.registry import init_options
+from gpumetrics.image.undecodable import bound_undecodable_names
 from gpumetrics.text.meteor import METEORScore
 from gpumetrics.text.meteor.synonyms import (
     DictSynonyms, SynonymProvider, as_synonym_provider, default_ruwordnet,
@@ -220,13 +221,12 @@ class CaptionImageScore(Metric):
         """``{"score", "meteor", "clip", "clip_failed", "clip_undecodable"}`` as 0-d float64 tensors."""
         meteor = self.meteor.compute()
         clip = self.clip.compute()
-        warn_undecodable_images(self)
+        warn_undecodable_clip_images(self)
         return {"score": meteor_clip_score(meteor, clip), "meteor": meteor, "clip": clip,
                 "clip_failed": self.clip_failed.clone(), "clip_undecodable": self.clip_undecodable.clone()}
 
     def reset(self) -> None:
         super().reset()
-        reset_undecodable_images(self)
         self.meteor.reset()
         self.clip.reset()
 
@@ -238,7 +238,7 @@ class CaptionImageScore(Metric):
                 f"child metrics), got {type(incoming_state).__name__}"
             )
         super().merge_state(incoming_state)
-        name_undecodable_images(self, incoming_state.undecodable_images)
+        bound_undecodable_names(self)
         self.meteor.merge_state(incoming_state.meteor)
         self.clip.merge_state(incoming_state.clip)
 

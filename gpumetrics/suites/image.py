@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import torch
+import torchmetrics
 from torch import Tensor
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_text_list, check_bool, check_positive_int, check_same_length
-from gpumetrics.core.warn import warn_caller
 from gpumetrics.image.clip_score import CLIPScore, check_clip_options
 from gpumetrics.core.progress import ProgressFn
 from gpumetrics.image.feature_cache import FeatureCache
@@ -29,6 +29,10 @@ from gpumetrics.image.features import check_extractor_options
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.image.precision import PRECISIONS, parse_speed_mode
 from gpumetrics.image.image_files import add_image_files
+from gpumetrics.image.undecodable import (
+    add_failed_image_states, bound_undecodable_names, check_missing_image, count_failed_images,
+    warn_undecodable_images,
+)
 from gpumetrics.image.io import check_reading_options, decode_signature, list_images, same_size_batches
 from gpumetrics.harness.registry import init_options
 
@@ -45,9 +49,6 @@ def image_generation_score(clip: Union[float, Tensor], fid: Union[float, Tensor]
     clip = torch.as_tensor(clip, dtype=torch.float64)
     fid = torch.as_tensor(fid, dtype=torch.float64, device=clip.device)
     return 0.5 * (clip + (200 - fid.clamp(max=200)) / 200)
-
-
-MISSING_IMAGE = ("error", "zero")
 
 
 def build_task_clip(
@@ -73,57 +74,29 @@ def check_task_clip_options(backend: Any, model: Any, pretrained: Any, clamp: An
     check_clip_options(backend, model, pretrained, templates=templates)
 
 
-#: undecodable image files a task metric names in its warning (the count covers them all)
-NAMED_UNDECODABLE = 3
-
-
 def add_clip_failed_state(metric: Metric) -> None:
     """Register ``metric.clip_failed``: how many samples :func:`add_failed_clip_samples` scored 0 (a sum under DDP;
-    ``compute()`` reports it as ``clip_failed``, so a wrong image folder is seen, not only a low CLIP), and
-    ``metric.clip_undecodable``: how many of them name an image file that cannot be decoded (with the first
-    :data:`NAMED_UNDECODABLE` of those this process met, and the decoder's reason, in ``metric.undecodable_images``)."""
-    metric.add_state("clip_failed", torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
-    metric.add_state("clip_undecodable", torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
-    metric.undecodable_images = []
+    ``compute()`` reports it as ``clip_failed``, so a wrong image folder is seen, not only a low CLIP),
+    ``metric.clip_undecodable``: how many of them name an image file that cannot be decoded, and the first
+    :data:`~gpumetrics.image.undecodable.NAMED_UNDECODABLE` of those with the decoder's reason
+    (:mod:`gpumetrics.image.undecodable`: states, so a checkpoint, ``merge_state`` and DDP carry them)."""
+    add_failed_image_states(metric, "clip")
 
 
 def add_failed_clip_samples(metric: Metric, count: int, undecodable: Sequence[tuple[int, Exception]] = ()) -> None:
     """Count ``count`` samples whose CLIP term failed (no image, no text) and the ``undecodable`` ones (``(index,
     error)`` from :meth:`ImageFiles.batches`) as 0 in ``metric.clip``'s mean — the AIJ-2022 scripts' ``except:
-    scores.append(0.0)`` — and in ``metric.clip_failed`` (``metric.clip_undecodable`` for the latter)."""
-    count += len(undecodable)
+    scores.append(0.0)`` — and in ``metric.clip_failed`` (``metric.clip_undecodable`` for the latter, naming them)."""
+    count = count_failed_images(metric, "clip", count, undecodable)
     if count:
         metric.clip._accumulate(torch.zeros(count, dtype=torch.float64))
-        metric.clip_failed += count
-    if undecodable:
-        metric.clip_undecodable += len(undecodable)
-        name_undecodable_images(metric, [(getattr(error, "path", ""), getattr(error, "reason", str(error)))
-                                         for _, error in undecodable])
 
 
-def name_undecodable_images(metric: Metric, named: Sequence[tuple[str, str]]) -> None:
-    """Keep ``(path, reason)`` of undecodable files for ``metric``'s warning, up to ``NAMED_UNDECODABLE`` in all
-    (from its own batches, or from a metric merged into it)."""
-    room = max(NAMED_UNDECODABLE - len(metric.undecodable_images), 0)
-    metric.undecodable_images += list(named[:room])
-
-
-def reset_undecodable_images(metric: Metric) -> None:
-    """Forget the undecodable files ``metric`` named (its ``reset()``; the counts are states, reset with them)."""
-    metric.undecodable_images = []
-
-
-def warn_undecodable_images(metric: Metric) -> None:
+def warn_undecodable_clip_images(metric: Metric) -> None:
     """One warning for all the image files ``metric`` could not decode (scored CLIP 0): how many (over every
-    process), and the first few this process met, with the decoder's reason. Nothing when this process met none —
-    the count is read only then (a host sync); a restored checkpoint's earlier files are in the counts only."""
-    if not metric.undecodable_images:
-        return
-    count = int(metric.clip_undecodable.item())
-    named = "; ".join(f"'{path}': {reason}" if path else reason for path, reason in metric.undecodable_images)
-    more = ", …" if count > len(metric.undecodable_images) else ""
-    warn_caller(f"{metric.signature_name}: {count} image file(s) cannot be decoded, each scored CLIP 0 as the AIJ-2022 "
-                f"scripts' try/except does ({named}{more})")
+    process), and the first few read — by any process, before a resume, or by a merged metric — with the decoder's
+    reason. Nothing when none was named."""
+    warn_undecodable_images(metric, "clip", "each scored CLIP 0 as the AIJ-2022 scripts' try/except does")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,8 +142,7 @@ def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_siz
     ``batch_size`` a positive int, ``missing_image`` ``"error"`` or ``"zero"``, ``workers`` and ``decode`` (see
     :func:`gpumetrics.image.io.same_size_batches`). Raises ``TypeError``/``ValueError`` naming the option."""
     check_reading_options(workers, decode)
-    if missing_image not in MISSING_IMAGE:
-        raise ValueError(f"`missing_image` must be one of {', '.join(MISSING_IMAGE)}, got {missing_image!r}")
+    check_missing_image(missing_image)
     check_bool(allow_outside_root, "allow_outside_root")
     if not isinstance(image_root, (str, os.PathLike)):
         raise TypeError(f"`image_root` must be a path, got {type(image_root).__name__}")
@@ -262,6 +234,10 @@ class ImageGenerationScore(Metric):
     ``compute()`` returns ``{"score": S, "clip": CLIP, "fid": FID, "clip_failed": n, "clip_undecodable": u}``: ``n``
     the samples without a usable image (``missing_image="zero"``), scored CLIP 0 and left out of FID, ``u`` of them
     those whose image file cannot be decoded.
+
+    States: those of the child metrics ``fid`` and ``clip``, the counts ``clip_failed`` / ``clip_undecodable`` and
+    the first undecodable files' names (:mod:`gpumetrics.image.undecodable`); ``merge_state`` takes another metric of
+    this class and adds its generated samples (the real set once).
     """
 
     higher_is_better = True
@@ -382,16 +358,34 @@ class ImageGenerationScore(Metric):
                 raise ValueError(f"{err} ({failed} generated samples have no image file, or one that cannot be "
                                  "decoded: they score CLIP 0 and stay out of FID)") from None
         clip = self.clip.compute()
-        warn_undecodable_images(self)
+        warn_undecodable_clip_images(self)
         return {"score": image_generation_score(clip, fid), "clip": clip, "fid": fid,
                 "clip_failed": self.clip_failed.clone(), "clip_undecodable": self.clip_undecodable.clone()}
 
     def reset(self) -> None:
         """Reset generated images; the real set stays loaded."""
         super().reset()
-        reset_undecodable_images(self)
         self.fid.reset()
         self.clip.reset()
+
+    def merge_state(self, incoming_state: Union[dict[str, Any], torchmetrics.Metric]) -> None:
+        """Add the generated samples of another ``ImageGenerationScore`` of the same options (its CLIP and FID
+        generated-side states, its counts and named undecodable files, after this metric's). The real set is not
+        added twice: this metric's, when loaded, stays; else the other's is taken."""
+        if not isinstance(incoming_state, type(self)):
+            raise TypeError(
+                f"{type(self).__name__}.merge_state takes another {type(self).__name__} (its states live in its "
+                f"child metrics), got {type(incoming_state).__name__}"
+            )
+        super().merge_state(incoming_state)
+        bound_undecodable_names(self)
+        fid = dict(incoming_state.fid.metric_state)
+        if self._real_loaded:
+            real = self.fid.side_state_names("real")
+            fid.update({name: self.fid._defaults[name].to(self.fid.real_sum.device) for name in real})
+        self.fid.merge_state(fid)
+        self.fid._update_count += incoming_state.fid._update_count  # a dict merge counts no update
+        self.clip.merge_state(incoming_state.clip)
 
 
 def _image_generation_update_args(predictions: list, references: list) -> tuple:

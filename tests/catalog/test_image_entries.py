@@ -4,9 +4,12 @@ small images: the task's score equals the image metric fed the same images direc
 from __future__ import annotations
 
 import json
+import re
+import warnings
 
 import pytest
 import torch
+from PIL import Image
 
 from gpumetrics.harness.config import ConfigError, parse_config
 from gpumetrics.harness.runner import evaluate
@@ -114,3 +117,101 @@ def test_the_nvjpeg_decoder_is_recorded_in_the_signature():
                            decode="nvjpeg")
     assert "decode" not in pil.signature() and "|decode:nvjpeg|version:" in gpu.signature()
     assert pil.signature().rsplit("|", 1)[1] == gpu.signature().rsplit("|", 1)[1]
+
+
+def _with_bad_files(tmp_path, captions=False):
+    """5 good generated images, then a truncated JPEG, garbage bytes, an empty file and an absent file; references:
+    real images (``captions``: a caption each). The good images, the real ones, the references."""
+    fake = save_random_images(tmp_path / "fake", seed=1, n=5, size=(32, 32))
+    real = save_random_images(tmp_path / "real", seed=2, n=5, size=(32, 32))
+    Image.open(tmp_path / "fake" / "0.png").save(tmp_path / "whole.jpg", quality=90)
+    (tmp_path / "fake" / "cut.jpg").write_bytes((tmp_path / "whole.jpg").read_bytes()[:300])
+    (tmp_path / "fake" / "junk.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"garbage" * 9)
+    (tmp_path / "fake" / "empty.png").write_bytes(b"")
+    names = [f"fake/{i}.png" for i in range(5)] + ["fake/cut.jpg", "fake/junk.png", "fake/empty.png", "fake/no.png"]
+    texts = ["a red dog", "two cats", "a house", "a tree", "the sea", "a car", "a boat", "a cup", "a hat"]
+    references = {i: [texts[i] if captions else f"real/{i % 5}.png"] for i in range(9)}
+    _records(tmp_path, dict(enumerate(names)), references)
+    return fake, real, [r[0] for r in references.values()]
+
+
+def _run_warning(tmp_path, metric, options):
+    with pytest.warns(UserWarning, match="cannot be decoded") as caught:
+        result = _run(tmp_path, metric, options)
+    (message,) = [str(w.message) for w in caught if "cannot be decoded" in str(w.message)]
+    return result, message
+
+
+@pytest.mark.parametrize("metric", ["fid", "kid"])
+def test_missing_image_zero_leaves_missing_and_undecodable_generated_images_out(tmp_path, metric):
+    from gpumetrics.image.fid import FrechetInceptionDistance
+    from gpumetrics.image.kid import KernelInceptionDistance
+
+    fake, real, _ = _with_bad_files(tmp_path)
+    options = {"feature": 64, "weights": "random", **({"subsets": 3, "subset_size": 4} if metric == "kid" else {})}
+    result, message = _run_warning(tmp_path, metric, {**options, "missing_image": "zero"})
+    direct = (FrechetInceptionDistance if metric == "fid" else KernelInceptionDistance)(**options)
+    direct.update(fake, real=False)
+    direct.update(real[[i % 5 for i in range(9)]], real=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the rank-deficiency warning of so few images
+        value = direct.compute()
+    assert result.score == pytest.approx(float(value if metric == "fid" else value[0]), rel=1e-6, abs=1e-9)
+    assert result.details["images_failed"] == 4 and result.details["images_undecodable"] == 3
+    assert re.fullmatch(rf"{metric}: 3 image file\(s\) cannot be decoded, each left out of the generated set \('\S+/"
+                        r"fake/cut\.jpg': [^;]+; '\S+/fake/junk\.png': [^;]+; '\S+/fake/empty\.png': [^;]+\)", message)
+    assert "|missing_image:left-out|" in result.signature
+
+
+def test_missing_image_zero_scores_clip_0_for_missing_and_undecodable_images(tmp_path):
+    from gpumetrics.image.clip_score import CLIPScore
+
+    (tmp_path / "clip").mkdir()
+    model = save_random_hf_clip(tmp_path / "clip", TINY_CLIP)
+    fake, _, captions = _with_bad_files(tmp_path, captions=True)
+    result, message = _run_warning(tmp_path, "clip_score", {"model_name": model, "missing_image": "zero"})
+    direct = CLIPScore("hf", model)
+    direct.update(fake, captions[:5])
+    assert result.score == pytest.approx(float(direct.compute()) * 5 / 9, rel=1e-5)
+    assert result.details["clip_failed"] == 4 and result.details["clip_undecodable"] == 3
+    assert message.startswith("clip_score: 3 image file(s) cannot be decoded, each scored CLIP 0 (")
+    assert "|missing_image:clip0|" in result.signature
+
+
+@pytest.mark.parametrize("metric", ["fid", "kid", "clip_score"])
+def test_missing_image_error_names_the_file_and_the_option_is_checked(tmp_path, metric):
+    _with_bad_files(tmp_path, captions=metric == "clip_score")
+    options = {"weights": "random", "feature": 64} if metric != "clip_score" else {"model_name": "x"}
+    with pytest.raises(ConfigError, match="`missing_image` must be one of 'error', 'zero'; got 'skip'"):
+        _run(tmp_path, metric, {**options, "missing_image": "skip"})
+    if metric == "clip_score":
+        return  # the model is not built here: the reading errors are the same code as fid's and kid's
+    with pytest.raises(Exception, match=r"samples 4\.\.5 .*fake/cut\.jpg' cannot be decoded"):
+        _run(tmp_path, metric, options)
+    _records(tmp_path, {0: "fake/0.png", 1: "fake/1.png", 2: "fake/no.png"}, {i: ["real/0.png"] for i in range(3)})
+    with pytest.raises(Exception, match=r"prediction 0: image file not found: \S+/fake/no\.png"):
+        _run(tmp_path, metric, options)  # the batch of sample 2 alone
+
+
+def test_evaluate_prints_the_count_of_generated_images_left_out(tmp_path, capsys):
+    from gpumetrics import cli
+
+    _with_bad_files(tmp_path)
+    task = {"name": "t", "metric": "fid", "predictions": "p.jsonl", "references": "r.jsonl",
+            "options": {"feature": 64, "weights": "random", "missing_image": "zero"}}
+    (tmp_path / "c.yaml").write_text(json.dumps({"tasks": [task]}), encoding="utf-8")
+    with pytest.warns(UserWarning, match=r"fid: 3 image file\(s\) cannot be decoded"):
+        code = cli.main(["evaluate", str(tmp_path / "c.yaml"), "-o", str(tmp_path / "r.json")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert ("WARNING: task 't': 4 of 9 generated images are missing or cannot be decoded, 3 of them a file that "
+            "cannot be decoded: left out of the generated set (missing_image: zero)") in err
+
+
+def test_too_few_generated_images_left_names_the_ones_left_out(tmp_path):
+    _with_bad_files(tmp_path)
+    references = {i: [f"real/{i}.png"] for i in range(3)}
+    _records(tmp_path, {0: "fake/0.png", 1: "fake/junk.png", 2: "fake/no.png"}, references)
+    with pytest.raises(Exception, match=r"at least 2 fake samples, got 1.* \(2 generated images are missing or cannot "
+                                        r"be decoded: `missing_image: zero` left them out\)"):
+        _run(tmp_path, "fid", {"feature": 64, "weights": "random", "missing_image": "zero"})

@@ -24,14 +24,15 @@ def test_declared_options_match_the_factory_signature(entry):
     assert isinstance(entry.factory, str), "catalog factories are dotted paths (resolved on first use)"
     target, fixed = _FIXED.get(entry.factory, (entry.factory, {}))
     name = entry.factory.rpartition(":")[2]
-    if name in IMAGE_FILE_METRICS:  # _ImageFileScore(image_root, batch_size, workers, decode) around an image metric
+    if name in IMAGE_FILE_METRICS:  # _ImageFileScore(image_root, batch_size, workers, decode, …) around an image metric
         from gpumetrics.catalog.image_files import _ImageFileScore
 
         target = IMAGE_FILE_METRICS[name][0]
         assert list(entry.options)[:2] == ["image_root", "batch_size"]
         fixed = {key: p.default for key, p in inspect.signature(_ImageFileScore.__init__).parameters.items()
                  if key not in ("self", "metric", "pairing", "options")}
-        assert fixed == {"image_root": ".", "batch_size": 32, "workers": None, "decode": "pil"}
+        assert fixed == {"image_root": ".", "batch_size": 32, "workers": None, "decode": "pil",
+                         "missing_image": "error"}
     signature = inspect.signature(resolve(target).__init__)
     expected = {name: parameter.default for name, parameter in signature.parameters.items()
                 if name != "self" and parameter.kind not in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL)}

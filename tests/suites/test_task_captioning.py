@@ -294,7 +294,7 @@ def test_an_undecodable_image_is_an_error_or_a_failed_sample_as_missing_image_sa
     # a bad file leaves a hole in its chunk, so the CLIP forward sees other batches: float32 rounding apart
     assert result == pytest.approx({**expected, "clip_undecodable": 2}, abs=1e-7)
     metric.reset()
-    assert metric.undecodable_images == [] and float(metric.clip_undecodable) == 0
+    assert metric.undecodable_named == [] and float(metric.clip_undecodable) == 0
 
 
 def test_reading_and_clip_speed_options(image_root, clip_dir):
