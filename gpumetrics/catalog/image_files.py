@@ -188,6 +188,14 @@ class _ImageFileScore(Metric):
             bound_undecodable_names(self)
         self.inner.merge_state(incoming_state.inner)
 
+    def _reduce_states(self, incoming_state: dict[str, Any]) -> None:
+        # merge_state and forward (a batch merged behind the kept states) both reduce here: the names stay bounded
+        super()._reduce_states(incoming_state)
+        if self.missing_image == "zero":
+            from gpumetrics.image.undecodable import bound_undecodable_names
+
+            bound_undecodable_names(self)
+
     def signature(self) -> str:
         extra = ([f"decode:{self.decode}"] if self.decode != "pil" else []) + (
             [f"missing_image:{_FAILED[self.pairing][2]}"] if self.missing_image == "zero" else [])

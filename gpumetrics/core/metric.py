@@ -37,6 +37,10 @@ class Metric(torchmetrics.Metric):
     * ``merge_state`` keeps ``cat`` states in call order: ``a.merge_state(b)`` equals updating with a's batches
       then b's (torchmetrics puts the incoming entries first), so per-sample results keep their order; the update
       counts add (``update_called``, the checkpointed count); a value cached by an earlier ``compute()`` is dropped.
+    * ``forward`` (update, and the batch's own value) is all or nothing, and holds for a metric that owns metrics
+      (the AIJ-2022 captioning scores: METEOR and CLIP children) — every metric of the tree keeps its states aside
+      while the batch runs alone, then merges them back in front of the batch's. A metric whose batch value is
+      undefined (``forward_value = False``: FID, KID, and any metric owning one) accumulates and returns None.
     * ``update`` runs with Python's cyclic garbage collector paused (``core.gcpause``): text metrics build many
       small lists per batch, and the collector's scans would otherwise cost more than the building.
     * **Dtypes are the metric's.** ``.to(dtype)`` (Lightning's ``"16-true"``/``"bf16-true"``), ``.half()``,
@@ -94,6 +98,10 @@ class Metric(torchmetrics.Metric):
     #: core/threads.py)
     kernel_threads: ClassVar[Optional[int]] = None
 
+    #: whether ``forward`` returns the batch's own value; ``False``: it accumulates like ``update`` and returns None
+    #: (FID, KID: the value of one batch is undefined) — and so does a metric that owns such a metric
+    forward_value: ClassVar[bool] = True
+
     def add_state(self, name: str, default: Any, *args: Any, **kwargs: Any) -> None:
         # states are normal tensors even where the metric is built under torch.inference_mode (an eval function
         # decorated with it): an inference tensor cannot be updated in place outside that mode
@@ -137,6 +145,13 @@ class Metric(torchmetrics.Metric):
         path resets them to fresh tensors and merges without writing into the saved ones; list states are emptied in
         place by the reset, so their items are kept in a new list. Only ``full_state_update=True`` updates the
         accumulated tensors in place first, so there they are cloned."""
+        tree = [module for module in self.modules() if isinstance(module, torchmetrics.Metric)]
+        if not all(getattr(metric, "forward_value", True) for metric in tree):
+            self.update(*args, **kwargs)
+            self._forward_cache = None
+            return None
+        if len(tree) > 1:
+            return self._forward_tree(tree, *args, **kwargs)
         clone = self.full_state_update
         saved = {name: (value.clone() if clone else value) if isinstance(value, Tensor) else list(value)
                  for name, value in ((name, getattr(self, name)) for name in self._defaults)}
@@ -147,6 +162,37 @@ class Metric(torchmetrics.Metric):
             for name, value in {**saved, **flags}.items():
                 setattr(self, name, value)
             raise
+
+    def _forward_tree(self, tree: list[torchmetrics.Metric], *args: Any, **kwargs: Any) -> Any:
+        """``forward`` of a metric that owns metrics (the AIJ-2022 captioning scores: METEOR and CLIP): torchmetrics'
+        forward saved and merged back this metric's own states only, while its ``reset()`` emptied the children's —
+        every batch before the last was lost from them. Here every metric of the tree keeps its states aside, the
+        batch runs alone (``reset``, ``update``, ``compute``: its own value, synchronised only with
+        ``dist_sync_on_step``), and each metric then merges the kept states in front of the batch's; on an exception
+        every state, count and flag is put back."""
+        kept = [(metric, {name: getattr(metric, name) if isinstance(getattr(metric, name), Tensor)
+                          else list(getattr(metric, name)) for name in metric._defaults},
+                 {name: getattr(metric, name) for name in _FORWARD_FLAGS}) for metric in tree]
+        try:
+            self.reset()
+            for metric in tree:  # the batch's value is computed from the batch alone, on this process
+                metric._to_sync, metric._should_unsync = metric.dist_sync_on_step, False
+            self.update(*args, **kwargs)
+            value = self.compute()
+        except BaseException:
+            for metric, states, flags in kept:
+                for name, state in {**states, **flags}.items():
+                    setattr(metric, name, state)
+            raise
+        for metric, states, flags in kept:
+            count = flags["_update_count"] + metric._update_count  # the batch's updates after the kept ones
+            metric._update_count = count
+            metric._reduce_states(states)
+            for name in ("_to_sync", "_should_unsync", "compute_on_cpu", "_enable_grad"):
+                setattr(metric, name, flags[name])
+            metric._computed = None
+        self._forward_cache = value
+        return value
 
     def _wrap_compute(self, compute: Callable) -> Callable:
         wrapped = super()._wrap_compute(compute)  # torchmetrics: sync, cache, squeeze of one-element results

@@ -112,7 +112,10 @@ class RealFakeFeatureMetric(Metric):
         reset_real_features: keep the real side's states on ``reset()`` when False (every state named ``real_*``).
 
     Subclasses add their states and implement ``_add(features: Tensor[B, d], side: "real" | "fake")``.
+    ``forward`` accumulates like ``update`` and returns None: a per-batch value of one side is undefined.
     """
+
+    forward_value = False
 
     def __init__(
         self,
@@ -234,10 +237,6 @@ class RealFakeFeatureMetric(Metric):
         """Names of the states of ``side`` (``"real"`` or ``"fake"``), sorted."""
         check_choice(side, "side", ("real", "fake"))
         return sorted(name for name in self._defaults if name.startswith(f"{side}_"))
-
-    def forward(self, *args: Any, **kwargs: Any) -> None:
-        """Accumulate like ``update`` and return None (a per-batch value of one side is undefined)."""
-        self.update(*args, **kwargs)
 
     def reset(self) -> None:
         """Reset the states; the real side's ones survive when ``reset_real_features=False``."""

@@ -242,6 +242,11 @@ class CaptionImageScore(Metric):
         self.meteor.merge_state(incoming_state.meteor)
         self.clip.merge_state(incoming_state.clip)
 
+    def _reduce_states(self, incoming_state: dict[str, Any]) -> None:
+        # merge_state and forward (a batch merged behind the kept states) both reduce here: the names stay bounded
+        super()._reduce_states(incoming_state)
+        bound_undecodable_names(self)
+
 
 class ImageCaptioningScore(CaptionImageScore):
     """S_ImageCaptioning = ½ (METEOR ``aij2022-caption`` + CLIP) over images and their predicted captions

@@ -263,6 +263,47 @@ def test_merge_state_and_checkpoint_equal_one_pass(image_root, clip_dir):
     assert int(restored.meteor.count) == 0 and int(restored.clip.count) == 0
 
 
+@pytest.mark.parametrize("cls, metric", [(ImageCaptioningScore, "s_image_captioning"), (VisualQAScore, "s_visual_qa")])
+def test_forward_returns_the_batch_value_and_keeps_every_batch(image_root, clip_dir, cls, metric):
+    """``forward`` of a metric that owns metrics (METEOR, CLIP): torchmetrics' forward reset the children for the
+    batch and merged back the parent's own states only, so every batch before the last was lost from METEOR and CLIP
+    (the accumulated score was the last batch's). Now each batch's value is that batch's alone, and ``compute()``
+    after forwards equals one pass of ``update``."""
+    root, names, _ = image_root
+    _, preds, answers = SAMPLES[metric]
+    options = _options(root, clip_dir)
+    full = cls(**options)
+    full.update(names, preds, answers)
+    expected = {key: float(value) for key, value in full.compute().items()}
+    stepped, cuts = cls(**options), [(0, 2), (2, 3), (3, len(names))]
+    for start, stop in cuts:
+        batch = stepped(names[start:stop], preds[start:stop], answers[start:stop])
+        alone = cls(**options)
+        alone.update(names[start:stop], preds[start:stop], answers[start:stop])
+        assert {k: float(v) for k, v in batch.items()} == pytest.approx(
+            {k: float(v) for k, v in alone.compute().items()}, abs=1e-12)
+    assert {k: float(v) for k, v in stepped.compute().items()} == pytest.approx(expected, abs=1e-12)
+    assert int(stepped.meteor.count) == int(full.meteor.count) and int(stepped.clip.count) == int(full.clip.count)
+
+
+def test_forward_keeps_the_named_undecodable_files_bounded_and_in_order(image_root, clip_dir):
+    """Each ``forward`` merges the batch's named files behind the kept ones: the first three read stay named, no more
+    (torchmetrics' reduce appended every batch's)."""
+    from gpumetrics.image.undecodable import undecodable_images
+
+    root, names, _ = image_root
+    _, preds, answers = SAMPLES["s_visual_qa"]
+    bad = []
+    for i in range(5):
+        (root / "images" / f"bad{i}.png").write_bytes(b"not a png " + bytes([i]))
+        bad.append(f"images/bad{i}.png")
+    metric = VisualQAScore(**_options(root, clip_dir, missing_image="zero"))
+    for i in range(5):
+        metric([names[i], bad[i]], [preds[i], preds[i]], [answers[i], answers[i]])
+    assert [path for path, _ in undecodable_images(metric)] == [str(root / b) for b in bad[:3]]
+    assert len(metric.undecodable_named) == 3 and int(metric.clip_undecodable) == 5
+
+
 def test_an_undecodable_image_is_an_error_or_a_failed_sample_as_missing_image_says(image_root, clip_dir):
     """``missing_image="error"``: the file is named; ``"zero"``: CLIP 0 as a missing file, counted, one warning at
     ``compute()`` naming the files with the decoder's reason — also after ``merge_state``, and ``reset`` forgets."""

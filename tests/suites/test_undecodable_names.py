@@ -188,3 +188,19 @@ def test_evaluate_resume_still_names_the_files_read_before_the_interruption(tmp_
     assert _named(message) == ["junk.png", "cut.jpg"] and message.startswith("s_image_generation: 2 image file(s)")
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert report["timing"]["resumed"] and report["tasks"][0]["details"]["clip_undecodable"] == 2
+
+
+def test_image_generation_forward_accumulates_like_update(tmp_path):
+    """``forward`` of S_ImageGeneration accumulates and returns None, as FID's does (the FID of one batch is
+    undefined): torchmetrics' forward reset the FID and CLIP children for the batch and merged back only the parent's
+    own states, so the score after forwards was the last batch's."""
+    options = make_images(tmp_path / "data")
+    prompts = ["a cat", "a dog", "a car", "a tree", "x", "y"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full, stepped = ImageGenerationScore(**options), ImageGenerationScore(**options)
+        full.update(GOOD[:3], prompts[:3])  # the same batches: an encoder's float32 rounding depends on the batch
+        full.update(GOOD[3:], prompts[3:])
+        assert stepped(GOOD[:3], prompts[:3]) is None and stepped(GOOD[3:], prompts[3:]) is None
+        expected = {key: float(value) for key, value in full.compute().items()}
+        assert {key: float(value) for key, value in stepped.compute().items()} == expected
