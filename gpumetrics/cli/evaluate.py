@@ -102,8 +102,34 @@ def _inputs(config) -> list[tuple[str, Optional[Path]]]:
     return inputs
 
 
+def _check(args: argparse.Namespace) -> int:
+    """``--check``: the config loaded (options, model files), every task's files read, joined and checked; nothing
+    scored, nothing written."""
+    from gpumetrics.harness.config import load_config
+    from gpumetrics.harness.report import data_check_table
+    from gpumetrics.harness.runner import check_data
+
+    given = [flag for flag, value in (("--output", args.output), ("--html", args.html), ("--resume", args.resume),
+                                      ("--checkpoint-dir", args.checkpoint_dir)) if value]
+    if given:
+        raise ValueError(f"--check scores nothing and writes nothing: leave out {', '.join(given)}")
+    config = load_config(args.config)
+    with progress_bars(args.progress) as progress:
+        checks = check_data(config, progress)
+    console().print(data_check_table(config.name, checks))
+    missing = sum(check.missing for check in checks)
+    if args.strict and missing:
+        listed = ", ".join(f"{check.name}: {check.missing}" for check in checks if check.missing)
+        print(f"gpumetrics evaluate: error: --strict: {missing} prediction(s) missing ({listed})", file=sys.stderr)
+        return EXIT_MISSING
+    return 0
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     import torch.distributed as dist
+
+    if args.check:
+        return _check(args)
 
     from gpumetrics.harness.config import load_config
     from gpumetrics.harness.report import results_table, write_json_report
@@ -234,6 +260,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
              "written); without it a missing prediction is scored as the metric's empty answer and counted",
     )
     evaluate.add_argument("--html", help="write a self-contained HTML page of the report here (checked before scoring)")
+    evaluate.add_argument(
+        "--check", action="store_true",
+        help="check the config (options, model files) and read, join and check every task's files; score nothing, "
+             "write nothing; print each task's samples and missing predictions (with --strict: exit 3 when one is "
+             "missing)",
+    )
     evaluate.set_defaults(handler=_evaluate)
 
     report = subparsers.add_parser(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from rich.table import Table
 
@@ -13,7 +13,7 @@ from gpumetrics.harness import registry
 from gpumetrics.harness.registry import bounded_repr
 
 if TYPE_CHECKING:  # the runner (torch) is not needed to list the registry
-    from gpumetrics.harness.runner import Report
+    from gpumetrics.harness.runner import DataCheck, Report
 
 #: How the results table marks a task's direction: ``higher_is_better`` of its metric module.
 DIRECTION_MARKS = {True: "↑", False: "↓", None: ""}
@@ -46,6 +46,25 @@ def results_table(report: Report) -> Table:
         note = f"missing tasks: {', '.join(suite['missing_tasks'])}" if suite["missing_tasks"] else ""
         table.add_section()
         table.add_row(f"suite {suite['name']}", "combined", f"[bold]{suite['score']:.4f}[/bold]", "", "", note)
+    return table
+
+
+def data_check_table(name: str, checks: Sequence[DataCheck]) -> Table:
+    """``gpumetrics evaluate --check``: one row per task — metric, samples, missing predictions and the first missing
+    ids (a hidden-task slot: its supplied score)."""
+    table = Table(title=f"gpumetrics · {name} · files checked, nothing scored", title_justify="left")
+    table.add_column("task", style="bold")
+    table.add_column("metric")
+    table.add_column("n", justify="right")
+    table.add_column("missing", justify="right")
+    table.add_column("first missing ids", overflow="fold")
+    for check in checks:
+        if check.supplied:
+            table.add_row(check.name, "supplied", "", "", "")
+            continue
+        missing = f"[yellow]{check.missing}[/yellow]" if check.missing else "0"
+        shown = ", ".join(map(repr, check.missing_ids[:5])) + (", …" if check.missing > 5 else "")
+        table.add_row(check.name, check.metric, str(check.n), missing, shown)
     return table
 
 

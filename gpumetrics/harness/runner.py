@@ -294,19 +294,26 @@ class _Run:
             "seconds": seconds,
         })
 
-    def _open(self, task: TaskConfig) -> tuple[Any, dict]:
-        if task.format != "records":  # coco (only the images of the results file), a suite task's official format
-            return get_format(task.format).read(task.predictions, task.references, dict(task.options))
-        join = IndexedJoin(task.predictions, task.references, task.metric.empty_prediction, self.progress,
-                           f"{task.name}: ")
-        return join, task.options
-
-    def evaluate_task(self, index: int, task: TaskConfig, resume: Optional[dict] = None) -> TaskResult:
-        """Score task ``index`` of the config on this process's shard, from ``resume`` (a checkpoint) if given."""
+    def open_task(self, task: TaskConfig) -> OpenedTask:
+        """Read and join the task's files, and check them (:func:`_check_data`) — before anything is scored."""
         start = time.perf_counter()
+        if task.format != "records":  # coco (only the images of the results file), a suite task's official format
+            data, options = get_format(task.format).read(task.predictions, task.references, dict(task.options))
+        else:
+            data, options = IndexedJoin(task.predictions, task.references, task.metric.empty_prediction,
+                                        self.progress, f"{task.name}: "), task.options
+        _check_data(task, data)
+        return OpenedTask(data, options, time.perf_counter() - start)
+
+    def evaluate_task(self, index: int, task: TaskConfig, resume: Optional[dict] = None,
+                      opened: Optional[OpenedTask] = None) -> TaskResult:
+        """Score task ``index`` of the config on this process's shard, from ``resume`` (a checkpoint) if given, on
+        its ``opened`` data (read now when not given)."""
         if task.score is not None:
             return _supplied_result(task)
-        data, options = self._open(task)
+        if opened is None:
+            opened = self.open_task(task)
+        data, options = opened.data, opened.options
         loaded = time.perf_counter()
         try:
             metric = task.metric.build(options).to(self.device)
@@ -314,15 +321,6 @@ class _Run:
             raise TaskError(f"task {task.name!r}: metric {task.metric.name!r} with options "
                             f"{bounded_repr(options, 200)}: {err}") from None
         total = len(data)
-        if data.total == 0:
-            raise DataError(task.references, None, f"task {task.name!r}: the references file holds no records")
-        if task.metric.empty_prediction is None and data.missing_count and data.missing_score is None:
-            shown = ", ".join(repr(i) for i in data.missing_ids[:5]) + (", …" if data.missing_count > 5 else "")
-            raise DataError(
-                task.predictions, None,
-                f"task {task.name!r}: {data.missing_count} of {total} references have no prediction (ids {shown}); "
-                f"metric {task.metric.name!r} has no empty answer to score them with, so every id needs a prediction",
-            )
         summary = scorer = None
         if self.samples and task.metric.per_sample is not None:
             summary = SampleSummary(task.metric.name, task.metric.direction(metric))
@@ -374,7 +372,7 @@ class _Run:
                 self.progress(task.name, done, stop - first)
             if batches_since_save == self.checkpoint_every and first + done < stop:
                 now = time.perf_counter()
-                self.save(index, done, metric, summary, (earlier[0] + loaded - start, earlier[1] + now - loaded))
+                self.save(index, done, metric, summary, (earlier[0] + opened.seconds, earlier[1] + now - loaded))
                 batches_since_save = 0
         if total:
             with warnings.catch_warnings():  # a process whose shard is empty (fewer samples than processes)
@@ -408,7 +406,7 @@ class _Run:
             details=details,
             predictions=str(task.predictions),
             references=str(task.references),
-            load_seconds=earlier[0] + loaded - start,
+            load_seconds=earlier[0] + opened.seconds,
             eval_seconds=earlier[1] + finished - loaded,
             not_evaluated=data.not_evaluated_count,
             samples=self._gathered(summary),
@@ -425,6 +423,64 @@ class _Run:
             for state in states[1:]:
                 summary.merge(state)
         return summary.to_dict()
+
+
+@dataclasses.dataclass
+class OpenedTask:
+    """A task's joined data (``len``, ``total``, ``missing_count``, ``missing_ids``, ``batches``), the metric options
+    its reader settled, and the seconds the reading took."""
+
+    data: Any
+    options: dict
+    seconds: float
+
+
+def _check_data(task: TaskConfig, data: Any) -> None:
+    """What no metric can score: a references file without records, and missing predictions for a metric that has
+    no empty answer (and a layout that gives them no score). ``DataError`` naming the task and the file."""
+    if data.total == 0:
+        raise DataError(task.references, None, f"task {task.name!r}: the references file holds no records")
+    if task.metric.empty_prediction is None and data.missing_count and data.missing_score is None:
+        shown = ", ".join(repr(i) for i in data.missing_ids[:5]) + (", …" if data.missing_count > 5 else "")
+        raise DataError(
+            task.predictions, None,
+            f"task {task.name!r}: {data.missing_count} of {len(data)} references have no prediction (ids {shown}); "
+            f"metric {task.metric.name!r} has no empty answer to score them with, so every id needs a prediction",
+        )
+
+
+@dataclasses.dataclass
+class DataCheck:
+    """What ``gpumetrics evaluate --check`` reports of one task: its samples and missing predictions (``supplied``:
+    a hidden-task slot whose score the config gives)."""
+
+    name: str
+    metric: str
+    n: int
+    missing: int
+    missing_ids: list
+    supplied: bool = False
+
+
+def check_data(config: EvalConfig, progress: Optional[ProgressFn] = None) -> list[DataCheck]:
+    """Read, join and check every task's files as :func:`evaluate` does before it scores anything, scoring nothing:
+    the config's options and model files were checked when it loaded, so a config that passes here fails later
+    only on what a metric finds in the values themselves.
+
+    Raises:
+        DataError: malformed or unjoinable records (file and line), an empty references file, missing predictions
+            for a metric without an empty answer.
+    """
+    run = _Run(torch.device("cpu"), 1, progress)
+    checks = []
+    for task in config.tasks:
+        if task.score is not None:
+            checks.append(DataCheck(task.name, "supplied", 0, 0, [], supplied=True))
+            continue
+        data = run.open_task(task).data
+        checks.append(DataCheck(task.name, task.metric.name, data.total, data.missing_count,
+                                list(data.missing_ids[:MAX_LISTED_MISSING])))
+    return checks
 
 
 def evaluate_task(
@@ -544,9 +600,13 @@ def evaluate(
         run.started = saved["started"]
         run.finished = [TaskResult(**result) for result in saved["finished"]]
         first_task = saved["task"]
+    # every task's files are read and checked before the first task is scored: a malformed file of the last task
+    # stops the run at once, not after the tasks before it (the joins hold indices, not the records)
+    opened = {index: run.open_task(config.tasks[index]) for index in range(first_task, len(config.tasks))
+              if config.tasks[index].score is None}
     for index in range(first_task, len(config.tasks)):
         position = saved if saved is not None and index == saved["task"] and saved["metric"] is not None else None
-        run.finished.append(run.evaluate_task(index, config.tasks[index], position))
+        run.finished.append(run.evaluate_task(index, config.tasks[index], position, opened.pop(index, None)))
         run.save(index + 1)
     results = run.finished
     suite = None

@@ -454,10 +454,10 @@ def test_a_checkpoint_with_the_run_s_fingerprint_but_other_types_is_refused(tmp_
                       "references: refs.jsonl}\n", encoding="utf-8")
     evaluate_task = runner._Run.evaluate_task
 
-    def interrupted(self, index, task, resume=None):
+    def interrupted(self, index, task, resume=None, opened=None):
         if index == 1:
             raise KeyboardInterrupt
-        return evaluate_task(self, index, task, resume)
+        return evaluate_task(self, index, task, resume, opened)
 
     monkeypatch.setattr(runner._Run, "evaluate_task", interrupted)
     argv = ["evaluate", config, "--checkpoint-dir", tmp_path / "ck", "-o", tmp_path / "r.json"]
