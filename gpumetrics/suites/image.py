@@ -66,12 +66,24 @@ def build_task_clip(
     return CLIPScore(backend, model, pretrained, scale=1.0, clamp=clamp, templates=templates, speed_mode=speed_mode)
 
 
+#: ``CLIPScore``'s argument → the image tasks' option of the same meaning, for the errors of its checks
+_TASK_CLIP_OPTIONS = {"backend": "clip_backend", "model_name": "clip_model", "pretrained": "clip_pretrained",
+                      "templates": "clip_templates"}
+
+
 def check_task_clip_options(backend: Any, model: Any, pretrained: Any, clamp: Any, templates: Any,
                             speed_mode: Any = None) -> None:
-    """The checks of :func:`build_task_clip`'s options that need no model (the image tasks' ``clip_*`` options)."""
+    """The checks of :func:`build_task_clip`'s options that need no model (the image tasks' ``clip_*`` options), the
+    model's files included; an error names the task's option (``clip_model``), not ``CLIPScore``'s argument."""
     check_bool(clamp, "clip_clamp")
     parse_speed_mode(speed_mode, "clip_speed_mode", PRECISIONS)  # the encoders take a precision, no layout
-    check_clip_options(backend, model, pretrained, templates=templates)
+    try:
+        check_clip_options(backend, model, pretrained, templates=templates)
+    except (TypeError, ValueError, FileNotFoundError) as error:
+        message = str(error)
+        for argument, option in _TASK_CLIP_OPTIONS.items():
+            message = message.replace(f"`{argument}`", f"`{option}`")
+        raise type(error)(message) from None
 
 
 def add_clip_failed_state(metric: Metric) -> None:

@@ -148,6 +148,13 @@ def test_missing_clip_files_fail_when_the_config_loads_before_any_task_is_scored
                               "clip_model": str(no_models / "none")}}
     with pytest.raises(ConfigError, match=r"tasks\[1\] \(Gen\).*ruCLIP model .* not found locally"):
         parse_config({"tasks": [bleu, generation]}, no_models / "c.yaml")
+    # named as the task's options (`clip_model`), not as CLIPScore's arguments (`model_name`)
+    for option, value, words in (("clip_pretrained", 7, "`clip_pretrained` must be a tag"),
+                                 ("clip_model", str(no_models / "x.json"), "`clip_model`: open_clip model config"),
+                                 ("clip_backend", "jax", "`clip_backend` must be one of")):
+        bad = {**generation["options"], "clip_backend": "open_clip", "clip_pretrained": "random", option: value}
+        with pytest.raises(ConfigError, match=words):
+            parse_config({"tasks": [{**generation, "options": bad}]}, no_models / "c.yaml")
     # files in place: the config loads (nothing read from them, no model built)
     (hf_folder / "model.safetensors").write_bytes(b"")
     for options in ({"backend": "hf", "model_name": str(hf_folder)},

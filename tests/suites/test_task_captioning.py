@@ -134,9 +134,11 @@ def test_records_through_the_runner(tmp_path, image_root, clip_dir):
 
     # every id needs a prediction
     pred_file = root / "s_visual_qa.pred.jsonl"
-    pred_file.write_text("".join(pred_file.read_text("utf-8").splitlines(keepends=True)[1:]), "utf-8")
+    whole = pred_file.read_text("utf-8")
+    pred_file.write_text("".join(whole.splitlines(keepends=True)[1:]), "utf-8")
     with pytest.raises(DataError, match=r"1 of 5 references have no prediction \(ids 'q4'\)"):
         evaluate(load_config(config), device="cpu")
+    pred_file.write_text(whole, "utf-8")  # (checked before any task is scored: it would stop the run below first)
     # a malformed reference object is named by the runner
     ref_file = root / "s_image_captioning.ref.jsonl"
     ref_file.write_text(ref_file.read_text("utf-8").replace('"answers"', '"answer"', 1), "utf-8")
