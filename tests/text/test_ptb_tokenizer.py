@@ -202,6 +202,20 @@ _EXACT = [
     "\u200b\u200da\u200dwww.example.com x \u200b\U0001F600a\u200dwww.example.com \u200ba\u200db.com \u200ba\u200d y",
     # supplementary decimal digits are UTF-16 pairs to the Java lexer: untokenisable, deleted (not numbers)
     *_SUPPLEMENTARY_DIGITS_JAVA,
+    # (hostile fuzz, session 48) APOWORD's O'o in any case, over any quote of APOSETCETERA ("O'O'O" → "o'o" "o")
+    "x O'O O'O'O'O'O o'o O'o O`O O’O O‛O O\x92O O&apos;O O&APOS;o O'O-x O'O's O'O'll (O'O) O'O\u0301 O'O.com y",
+    # ... '90 before a deleted character (U+FEFF, \x00, U+200E, U+E000: no space for TBSPEC2's trailing context)
+    "x '90\ufeff y ’90\ufeff y &APOS;90\ufeff y '90\x00 y '90\u200e y '90\ue000 y '90s\ufeff y '90\u200b y",
+    # ... INSENTP keeps a period on what WORD, THING or THINGA reads ("O'clock.;", "x.com.;", a phone number, "x_x",
+    # "AT&T"), not on the other rules' tokens ("toO'Malley" APOWORD, "US$", "c++", "pro-", "^_^", "S&P-500")
+    "x O'Malley.; O'Mr., O'clock.; L'Amour., o'neil-smith., 5'O'Malley.; toO'Malley.; dogO'Malley., US$.; c++.; "
+    "pro-.; x.com.; www.x.com.: 555-123-4567.; a.jpg.; J'aime., x_x.; ^_^.; AT&T.; A+B.: AT&amp;T., S&P-500.; S&Ls.; "
+    "AT&T. y",
+    # ... the Asian emoticon "x_-" (also before a letter: THING "x_x…" outmatches only "x_x"), and an e-mail address
+    # from the "n" of "xn't" (longer than SREDAUX)
+    "x x_-x_-x x_^x x_=x x_'s x_-a x_xa x_x x_x-a y \xadxn't.jpga@b.com y",
+    # ... SPACEDLDOTS reads 3-5 dots, and a web address can start at the U+00A0 after them
+    ".\xa0.\xa0.\xa0.\xa0x.com", ".\xa0.\xa0.\xa0.\xa0.\xa0.\xa0*.edu", "x .\xa0.\xa0.\xa0.\xa0.\xa0.\xa0.\xa0.\xa0x.org y",
 ]
 
 # No known difference is left on the probes of this module: the former known differences ("I$", '@user6"',

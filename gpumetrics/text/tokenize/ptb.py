@@ -80,6 +80,7 @@ _PTB_APOS_ETC = "'’\x92\u2afe\u2aff`‘\x91‛"
 # ("[msdMSD]": "'ſ" is no clitic)
 _PTB_REDAUX = re.compile(f"[{re.escape(_PTB_APOS)}](?:[msdMSD]|(?i:re|ve|ll))")
 _PTB_NT = re.compile(f"[Nn][{re.escape(_PTB_APOS_ETC)}][Tt]")
+_PTB_INSENTP = frozenset(",;:\u3001")  # a period before these stays on a word (the lexer's INSENTP)
 _PTB_ASCII_SPACE = frozenset(("", " ", "\t", "\n", "\r", "\f"))
 _PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
 _PTB_WORD = re.compile(r"[A-Za-z0-9]+")
@@ -99,6 +100,8 @@ _PTB_THINGA_ENTITY = re.compile(r"&([A-Z]+)([A-Za-z]*)(.*)")
 _PTB_SPACENL = "[ \t\n\r\f\x0b\x85\xa0\u2000-\u200a\u2028\u2029\u3000]"
 # ASCII 'n is a token before these only (nor before a deleted character, a space for the port's lexer)
 _PTB_N_AFTER = frozenset(("", " ", "\t", "\n", "\r", "\f", "\x0b", "\xa0"))  # "": the end of the input
+_PTB_YEAR_AFTER = frozenset(" \t\n\r\f\x0b\x85\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+                             "\u200a\u2028\u2029\u3000")  # TBSPEC2's trailing context: the lexer's spaces ('90 y)
 _PTB_FILENAME_AFTER = frozenset(" \t\n\r\f\x0b\x85\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
                                 "\u200a\u2028\u2029\u3000.?!,")  # FILENAME/({SPACENL}|[.?!,])
 _PTB_SPLET_STAND_INS = "\ua000-\ua014"  # 21 Yi syllables (15 SPLET entities, lowercased)
@@ -374,9 +377,12 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"(?P<entity>&(?i:amp|lt|gt|quot|nbsp);)",
                 f"(?P<tag>{_PTB_SGML})",
                 "(?P<quotes>''|[`‘’“”«»‹›„‚‛‟\x91-\x94]{2})",  # QUOTES: also ASCII "''" ("''s" → "''" "s")
-                # Asian emoticons: "^_^", "(x.x)", "(^-^)"; one starting with x unless a word goes on ("x_xa")
+                # Asian emoticons: "^_^", "(x.x)", "(^-^)"; "x_x" unless a word goes on ("x_xa"), "x_-" always ("x_-a")
                 r"(?P<asian>\([-^x=~<>'][_.]?[-^x=~<>']\)|\([\^x=~<>']-[\^x=~<>'`]\)|[-^=~<>']_[-^x=~<>']"
-                r"|x_[-^x=~<>'](?![^\W_]|[-_\u058a\u2010\u2011][^\W_]))",
+                r"|x_(?:[-^=~<>']|x(?![^\W_]|[-_\u058a\u2010\u2011][^\W_])))",
+                # SPACEDLDOTS: 3-5 dots with a space or U+00A0 between ("...": 6 dots are "..." "."; what follows can
+                # be a web address from U+00A0: ".\xa0.\xa0.\xa0.\xa0x.com" → "..." "\xa0x.com")
+                r"(?P<spaced>\.[ \xa0]\.[ \xa0]\.(?:[ \xa0]\.){0,2})",
                 _java_digits(r"(?P<number>[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*)"),
                 # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
                 # (SMILEY's classes are as written: "DPdpO", no lower-case "o" mouth: ":d" but ":o" → ":" "o")
@@ -408,7 +414,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 f"|[A-HJ-XZn][{etc}](?!{clitic}){jletter}{jletter}+"
                 f"|[Qq]u['’\x92\u2afe\u2aff]{jletter}+|[Cc]'(?i:mon)|[Mm][Aa]['’\x92\u2afe\u2aff][Aa][Mm]{jletter}*"
                 f"|[NnEeOo]e?['’\x92\u2afe\u2aff]er{jletter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
-                f"|(?i:cap[{apos}]n|c[{apos}]est)"
+                f"|(?i:cap[{apos}]n|c[{apos}]est)|[Oo][{etc}][Oo]"  # (APOWORD's O'o: "O'O'O" → "O'O" "'" "O")
                 f"|(?:(?i:dunkin|somethin)[{apos}](?![Tt])|(?i:ol)[{apos}])(?!(?:[msdMSD]|(?i:re|ve|ll)))))",
                 # l' d' j' before anything, y' before a letter, not before a clitic: a token ("j'" "ai", "y'" "all")
                 f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?:[msdMSD]|(?i:re|ve|ll))))",
@@ -441,13 +447,15 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     plain = jalnum  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
     # Each entry: (pattern, kind, length of the Java rule's trailing context, which counts in the longest match).
     # (a fourth item: the rule's guard in _Tries)
+    dotted_word = f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*"  # (the lexer's WORD)
+    thing = (f"(?:[DdOoLl][{etc}](?!{clitic}){jalnum})?{jalnum}+"  # (its THING)
+             f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*")
     longest = tuple((re.compile(pattern), kind, context, *guard) for pattern, kind, context, *guard in (
         (_java_digits(r"[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*"), "number", 0),
-        (f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*", "word", 0),  # word with inner . ! ?
+        (dotted_word, "word", 0),  # word with inner . ! ?
         (f"{plain}+(?:(?:{hyphen}|_){plain}+)*", "word", 0),  # hyphenated / underscored
         # ... with [DdOoLl]' parts ("black_O'Malley")
-        (f"(?:[DdOoLl][{etc}](?!{clitic}){jalnum})?{jalnum}+"
-         f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*", "thing", 0),
+        (thing, "thing", 0),
         # 1.5-inch, a,b-c, pro-a.m. (ASCII only)
         (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:{hyphen}(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0,
          "hyphenated"),
@@ -487,7 +495,10 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
            **{f"{name}_token": re.compile(alternative) for name, alternative in guarded.items()},
            "after_likely": after_likely, "before": before,
            "runs": {name: (re.compile(run), re.compile(last), reach) for name, (run, last, reach) in runs.items()},
-           "word": re.compile(word), "tag": re.compile(_PTB_SGML)}
+           "word": re.compile(word), "tag": re.compile(_PTB_SGML),
+           # the tokens that the INSENTP rules (WORD, THING, THINGA + "." before , ; :) read, by kind
+           "insentp": {"word": re.compile(dotted_word), "thing": re.compile(thing), "apos": re.compile(thing),
+                       "asian": re.compile(thing), "amp": re.compile(r"[A-Z]+(?:(?:(?i:&amp;)|[+&])[A-Z]+)+")}}
     return token, acronym, longest, raw
 
 
@@ -643,6 +654,12 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             tokens.append("'")
             position = match.start() + 1
             continue
+        if kind == "year" and rewritten and value[-1].isdigit() and (
+            original[match.end(): match.end() + 1] not in _PTB_YEAR_AFTER
+        ):  # "'90" before a deleted character (U+FEFF …): "'" "90" (no space for the rule's trailing context)
+            tokens.append(_PTB_CHAR_MAP.get(value[0], value[0]))
+            position = match.start() + 1
+            continue
         start = match.start()
         plain = kind == "word" and not rewritten and text[start].isalpha() and _PTB_WORD.match(text, start)
         if plain and text[plain.end(): plain.end() + 1] in _PTB_ASCII_SPACE:
@@ -681,9 +698,12 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 position = raw[1]
                 continue
             # "dog.," keeps its period (INSENTP: , ; : and the ideographic comma "、") (not a number with . , : or a
-            # sign: "12:55.;" → "12:55" ".")
-            if (text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":", "\u3001")
-                    and kind not in ("sredaux", "thing3") and (kind != "number" or value.isdigit())):
+            # sign: "12:55.;" → "12:55" "."; of the other rules' tokens only those that WORD or THING can read:
+            # "O'clock.;" "x.com.;" but "toO'Malley" "." ";", "US$" "." ";")
+            if (text[end: end + 1] == "." and text[end + 1: end + 2] in _PTB_INSENTP
+                    and kind not in ("sredaux", "thing3") and (kind != "number" or value.isdigit())
+                    and (kind != "thing" or any(raw_res["insentp"][name].fullmatch(text, start, end)
+                                                for name in ("word", "thing")))):
                 tokens.append(value + ".")
                 position = end + 1
                 continue
@@ -696,6 +716,13 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 value, end, position = literal[:-1].replace("\xad", ""), end - 1, end - 1
                 tokens.append(value)
                 continue
+        if (kind in ("apos", "asian", "amp") and text[position: position + 1] == "."
+                and text[position + 1: position + 2] in _PTB_INSENTP
+                and raw_res["insentp"][kind].fullmatch(text, match.start(), position)):
+            # THING or THINGA + "." before , ; : ("O'Malley.,", "x_x.;", "AT&T.;", not "S&P-500.;")
+            tokens.append((re.sub("(?i:&amp;)", "&", value) if kind == "amp" else value) + ".")
+            position += 1
+            continue
         if kind in ("word", "amp") and restore and text[position: position + 1] in restore and (
             # "CAT\xad&MDASH;": no THINGA
             kind == "amp" or literal.isascii() and literal.isupper() and literal.isalpha()
@@ -730,6 +757,9 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         elif kind == "nt":
             cut = _PTB_NT.search(value).start()
             tokens.append(value[:cut].replace("\xad", ""))
+            if tries.match("email", original if rewritten else text, match.start() + cut):
+                position = match.start() + cut  # an e-mail address from the "n" on is longer ("xn't.a@b.com")
+                continue
             # "n't" has its quote rewritten ("n‘t" → "n`t"); a longer tail ("n'ts") is a word kept as it is
             tokens.append(value[cut:].translate(_PTB_LATEX_QUOTES) if len(value) - cut == 3 else value[cut:])
         elif kind in ("url", "email"):
@@ -764,7 +794,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             tokens.append(value.replace("(", "-LRB-").replace(")", "-RRB-"))
         elif kind == "other":
             tokens.append(_PTB_BRACKETS.get(value) or _PTB_CHAR_MAP.get(value, value))
-        elif kind == "dots":
+        elif kind in ("dots", "spaced"):
             tokens.append("...")
         elif kind == "dashes" and len(value) <= 4:
             tokens.append("--")  # probed: runs of 2-4 hyphens are one "--", longer runs stay as they are
