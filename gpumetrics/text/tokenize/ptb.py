@@ -121,8 +121,9 @@ _PTB_ENTITY_CHARS = re.compile(
 )
 # URLs and e-mail addresses run over Unicode spaces (CIDEr's whitespace split cuts the token there later) and over
 # the Java tool's deleted characters (spaces for the port's lexer), so they are re-read from the original text.
+# (Its body needs 2+ characters: an entity's stand-in is 2+, a supplementary character 2 UTF-16 units: "http://😀.")
 _PTB_URL = (r"(?i:https?)://(?:[^ \t\n\r\f()<>{}|\"]+[^ \t\n\r\f()<>{}|\".,!?-]"
-            r"|[^ \t\n\r\f()<>{}|\"]*[\u2a00-\u2aff\ua000-\ua014])")  # (an entity's stand-in: 2+ characters)
+            r"|[^ \t\n\r\f()<>{}|\"]*[\u2a00-\u2aff\ua000-\ua014\U00010000-\U0010ffff])")
 _PTB_EMAIL = (
     '(?:<|(?i:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@'
     '(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+>?'
@@ -130,11 +131,17 @@ _PTB_EMAIL = (
 # A web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a"); the Java class's ",-_"
 # range bars digits and capitals from the domain (_PTB_URL_CHAR; _PTB_WWW_CHAR after "www.").
 _PTB_URL_CHAR = r'[^ \t\n\r\f"`\'<>|.!?(){}$\x2c-\x5f\u2a00-\u2aff\ua000-\ua014]'
-_PTB_WWW_CHAR = r'[^ \t\n\r\f"`<>|.!?(){},]'
-_PTB_LIKELY_URL = (
-    rf"(?:www\.(?:{_PTB_WWW_CHAR}+\.)+[a-zA-Z]{{2,4}}|(?:{_PTB_URL_CHAR}+\.)+(?:com|net|org|edu))"
-    r'(?:/[^ \t\n\r\f"<>|()]+[^ \t\n\r\f"<>|.!?(){},-])?'
-)
+_PTB_WWW_CHAR = r'[^ \t\n\r\f"<>|.!?(){},]'
+# (its literals are caseless: "Www.x.org/ab", "x.Com/ab")
+_PTB_LIKELY_HOST = (rf"(?:(?i:www)\.(?:{_PTB_WWW_CHAR}+\.)+[a-zA-Z]{{2,4}}"
+                    rf"|(?:{_PTB_URL_CHAR}+\.)+(?i:com|net|org|edu))")
+# JFlex's longest match: a path after any host end of the chain ("www.x.org/ab.eduж": "www.x.org" + "/ab.eduж", where
+# the last host end, "www.x.org/ab.edu", has none); every such path ends where the path after the last one would
+# (a path of one entity's stand-in or supplementary character is 2+ characters, UTF-16 units, for it: "x.com/😀";
+# group "stand_in": a character of the stand-ins' ranges, which :class:`_Tries` refuses where it is no stand-in)
+_PTB_LIKELY_URL = (rf'(?:{_PTB_LIKELY_HOST}/(?:[^ \t\n\r\f"<>|()]+[^ \t\n\r\f"<>|.!?(){{}},-]'
+                   rf'|[^ \t\n\r\f"<>|()]*(?:[\U00010000-\U0010ffff]|(?P<stand_in>[\u2a00-\u2aff\ua000-\ua014])))'
+                   rf'|{_PTB_LIKELY_HOST})')
 # An SGML/XML tag as the Java lexer's SGML rule reads one: <!...> / <?...>, a name with attributes (quoted values may
 # hold spaces; the Java tool turns them into NBSP, which CIDEr's whitespace split undoes), or a closing tag.
 _PTB_SGML = (
@@ -149,7 +156,11 @@ _PTB_LIKELY_URL_MARKERS = ("www.", ".com", ".net", ".org", ".edu")
 
 
 def _has_likely_url_marker(text: str) -> bool:
+    text = text.lower()  # (the rule's literals are caseless)
     return any(marker in text for marker in _PTB_LIKELY_URL_MARKERS)
+
+
+_PTB_WWW = re.compile(r"(?i:www)\.")
 
 
 class _Runs:
@@ -204,8 +215,10 @@ class _Tries:
     <!…> and <?…> need a ">" on their line. EMAIL, SGML and LIKELYURL are left out of the lexer's alternation:
     :meth:`search` finds its token as the alternation with them does."""
 
-    def __init__(self, patterns: dict[str, Any], likely_urls: bool, emails: bool) -> None:
+    def __init__(self, patterns: dict[str, Any], likely_urls: bool, emails: bool,
+                 stand_ins: frozenset[str] = frozenset()) -> None:
         self._patterns = patterns
+        self._stand_ins = stand_ins  # (the caption's entity stand-ins: _ptb_entity_chars)
         self._runs = {name: _Runs(*spec) for name, spec in patterns["runs"].items()}
         self._likely_urls = likely_urls  # (a text without any of _PTB_LIKELY_URL_MARKERS has no web address)
         self._emails = emails  # (nor one without "@" an e-mail address)
@@ -227,18 +240,30 @@ class _Tries:
             return False
         if string[p] != "." and self._runs["url"].reaches(string, p):  # (a dot of a chain starts no address)
             return True
-        if string.startswith("www.", p):
+        if _PTB_WWW.match(string, p):
             run = self._runs["www"].run(string, p)
             return run is not None and run[2] > p + 4  # (a run between "www." and the dot)
         return False
 
     def fresh(self) -> "_Tries":
         """Tries of the same rules over other texts."""
-        return _Tries(self._patterns, self._likely_urls, self._emails)
+        return _Tries(self._patterns, self._likely_urls, self._emails, self._stand_ins)
 
     def match(self, name: str, string: str, p: int, pattern: Optional[re.Pattern] = None) -> Optional[re.Match]:
         """``re.match`` of rule ``name`` (``pattern``, by default its own) at ``p``."""
-        return self._run(pattern or self._patterns[name], string, p) if self.reaches(name, string, p) else None
+        if not self.reaches(name, string, p):
+            return None
+        if name == "likely":
+            return self._likely(pattern or self._patterns[name], string, p)
+        return self._run(pattern or self._patterns[name], string, p)
+
+    def _likely(self, pattern: re.Pattern, string: str, p: int) -> Optional[re.Match]:
+        """LIKELYURL's ``pattern`` at ``p``; a path of one character of the stand-ins' ranges that is no stand-in is
+        one character for the Java rule too, too short: the address without it ("x.com/⨀" → "x.com" "/" "⨀")."""
+        found = self._run(pattern, string, p)
+        if found and found.group("stand_in") and found.group("stand_in") not in self._stand_ins:
+            return pattern.match(string, p, found.end() - 2)  # (the "/" and the character: the last two)
+        return found
 
     def search(self, token_re: re.Pattern, string: str, p: int, tag: bool = True) -> Optional[re.Match]:
         """``token_re.search(string, p)`` where ``token_re`` is the lexer's alternation without EMAIL, SGML (unless
@@ -271,7 +296,7 @@ class _Tries:
             p = self._first_likely_start(string, lo, hi)
             if p is None:
                 return None
-            likely = self._run(self._patterns["likely_token"], string, p)  # (its lookaheads can still refuse p)
+            likely = self._likely(self._patterns["likely_token"], string, p)  # (its lookaheads can still refuse p)
             if likely:
                 return likely
             lo = p + 1
@@ -291,11 +316,11 @@ class _Tries:
                 break
             p = run[1]
         hi = hi if first is None else first
-        p = string.find("www.", lo, hi + 3)
-        while p >= 0:
-            if self.reaches("likely", string, p):
-                return p
-            p = string.find("www.", p + 1, hi + 3)
+        www = _PTB_WWW.search(string, lo, hi + 3)
+        while www:
+            if self.reaches("likely", string, www.start()):
+                return www.start()
+            www = _PTB_WWW.search(string, www.start() + 1, hi + 3)
         return first
 
 
@@ -484,7 +509,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     email_char = '[^ \t\n\r\f"<>|(){}\xa0]'
     # each guard: the run its rule reads, the last anchor in it (group 1), how far past the run that one reads
     runs = {
-        "url": (f"{_PTB_URL_CHAR}+(?:\\.{_PTB_URL_CHAR}+)*", r"(?s:.*)(\.)(?:com|net|org|edu)", 0),
+        # (a caseless ".COM" is no part of the run: its capitals are not of the class, "x.Com/ab")
+        "url": (f"{_PTB_URL_CHAR}+(?:\\.{_PTB_URL_CHAR}+)*", r"(?s:.*)(\.)(?i:com|net|org|edu)", 4),
         "www": (f"{_PTB_WWW_CHAR}+(?:\\.{_PTB_WWW_CHAR}+)*", r"(?s:.*)(\.)[a-zA-Z]{2}", 0),
         "email": (f"<?{email_char}+", f"(?s:.*)(@){email_char.replace('{}', '{}.')}", 0),  # (a domain character)
         "tag": ("[^>\r\n]+", "(?s:.*)(>)", 1),  # (<!…> and <?…> only: a ">" on the line)
@@ -591,7 +617,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     line_end = "\n" if following else ""
     original = text + line_end
     token_re, acronym_re, longest_res, raw_res = _ptb_patterns()
-    tries = _Tries(raw_res, _has_likely_url_marker(original), "@" in original)
+    tries = _Tries(raw_res, _has_likely_url_marker(original), "@" in original, frozenset(restore))
     text = original.translate(_PTB_TRANSLATION)
     rewritten = text != original
     caption = (text, original, tries)  # never rewritten: THINGA's rest is lexed in a short copy (_ThingaCopy)
@@ -763,13 +789,14 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             # "n't" has its quote rewritten ("n‘t" → "n`t"); a longer tail ("n'ts") is a word kept as it is
             tokens.append(value[cut:].translate(_PTB_LATEX_QUOTES) if len(value) - cut == 3 else value[cut:])
         elif kind in ("url", "email"):
-            # FULLURL and EMAIL: the longer match wins, FULLURL on a tie ("http://@x," is an e-mail address);
-            # both read the original text (they run over the deleted characters)
+            # FULLURL and EMAIL: the longer match wins, FULLURL on a tie ("http://@x," is an e-mail address), and
+            # LIKELYURL where it is longer (its path runs over U+00A0: "www.x.org/a@b.com\xa0:x"); all read the
+            # original text (they run over the deleted characters)
             source = original if rewritten else text
             longer = None
-            for name in ("url", "email"):
+            for name in ("url", "email", "likely"):
                 candidate = (raw_res["url"].match(source, match.start()) if name == "url"
-                             else tries.match("email", source, match.start()))
+                             else tries.match(name, source, match.start()))
                 if candidate and (longer is None or candidate.end() > longer.end()):
                     longer = candidate
             if longer:
