@@ -224,9 +224,13 @@ _EXACT = [
     # from the "n" of "xn't" (longer than SREDAUX)
     "x x_-x_-x x_^x x_=x x_'s x_-a x_xa x_x x_x-a y \xadxn't.jpga@b.com y",
     # ... SPACEDLDOTS reads 3-5 dots, and a web address can start at the U+00A0 after them
-    ".\xa0.\xa0.\xa0.\xa0x.com", ".\xa0.\xa0.\xa0.\xa0.\xa0.\xa0*.edu", "x .\xa0.\xa0.\xa0.\xa0.\xa0.\xa0.\xa0.\xa0x.org y",
-    # ... LIKELYURL's literals are caseless
+    ".\xa0.\xa0.\xa0.\xa0x.com", ".\xa0.\xa0.\xa0.\xa0.\xa0.\xa0*.edu",
+    "x .\xa0.\xa0.\xa0.\xa0.\xa0.\xa0.\xa0.\xa0x.org y",
+    # ... LIKELYURL's literals are caseless; an address from U+3000 runs over a deleted character ("《")
     "x Www.site.com/path WWW.X.ORG/ab x.Com/ab x.Org/ab x.NET/ab.y a Www.x.org/ab.edu!",
+    "x Mr.\u3000.de《www.x.org/abO'\u0378a$ y x\u3000.d《e.org y",
+    # ... an APOWORD vowel + backquote + capital before "'" (no clitic after a backquote: REDAUX reads apostrophes)
+    "x people`D'ANGELO people`D people’D'x people'D people`s y",
 ]
 
 # No known difference is left on the probes of this module: the former known differences ("I$", '@user6"',

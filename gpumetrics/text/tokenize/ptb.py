@@ -161,6 +161,8 @@ def _has_likely_url_marker(text: str) -> bool:
 
 
 _PTB_WWW = re.compile(r"(?i:www)\.")
+# the spaces a web address without a scheme can start with (not after one of the lexer's spaces: see _ptb_patterns)
+_PTB_LIKELY_SPACES = frozenset("\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u3000")
 
 
 class _Runs:
@@ -489,7 +491,9 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         # DATE: "06/20-5918383" → "06/20-5918" "383"
         (_java_digits(r"\d{1,2}[-/]\d{1,2}[-/]\d{2,4}"), "number", 0),
         # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
-        (f"{jletter}+[aeiouyAEIOUY][{etc}](?!(?:[msdMSD]|(?i:re|ve|ll))(?![A-Za-z]))[aeiouA-Z]{jletter}*", "thing", 0),
+        # (the clitic only after an apostrophe of REDAUX: "people`D'x" → "people`D" "'" "x")
+        (f"{jletter}+[aeiouyAEIOUY](?:[{apos}](?!(?:[msdMSD]|(?i:re|ve|ll))(?![A-Za-z]))|[`‘\x91‛])"
+         f"[aeiouA-Z]{jletter}*", "thing", 0),
         # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
         # (runs over Unicode spaces like the URL rule; the Java class's ",-_" range bars digits and capitals)
         (_PTB_LIKELY_URL, "thing", 0, "likely"),
@@ -637,10 +641,14 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         if rewritten and match.start() > position:
             # a character the Java tool deletes is no space for LIKELYURL, which can start with it ("《www.x.com"),
             # nor one the port's lexer skips unchanged (U+200B, a supplementary character: "\u200ba\u200dwww.x.com"
-            # is one token); the lexer drops the first where no address starts there and tries the next
+            # is one token); the lexer drops the first where no address starts there and tries the next; an address
+            # from U+3000 or U+00A0 (LIKELYURL's alternative in the lexer) can run over a deleted character too
             starts = (p for p in range(position, match.start())
-                      if text[p] == " " and not original[p].isspace() or text[p] == "\u200b" or text[p] > "\uffff")
-            likely = next(filter(None, (tries.match("likely", original, p) for p in starts)), None)
+                      if text[p] == " " and not original[p].isspace() or text[p] == "\u200b" or text[p] > "\uffff"
+                      or text[p] in _PTB_LIKELY_SPACES)
+            likely = next(filter(None, (
+                tries.match("likely", original, p, raw_res["likely_token"] if text[p] in _PTB_LIKELY_SPACES else None)
+                for p in starts)), None)
             if likely:
                 tokens.append(likely.group())
                 position = likely.end()
