@@ -231,6 +231,8 @@ _EXACT = [
     "x Mr.\u3000.de《www.x.org/abO'\u0378a$ y x\u3000.d《e.org y",
     # ... an APOWORD vowel + backquote + capital before "'" (no clitic after a backquote: REDAUX reads apostrophes)
     "x people`D'ANGELO people`D people’D'x people'D people`s y",
+    # ... no THINGA over an entity's "&" after TBSPEC's "S&P-500" / "S&Ls" (any case)
+    "x S&p-500&EACUTE; S&P-500&MD; S&LS&MD; S&Ls&MD; S&amp;P-500&HT; AT&T&MD; y",
 ]
 
 # No known difference is left on the probes of this module: the former known differences ("I$", '@user6"',

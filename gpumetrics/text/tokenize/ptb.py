@@ -758,8 +758,9 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             position += 1
             continue
         if kind in ("word", "amp") and restore and text[position: position + 1] in restore and (
-            # "CAT\xad&MDASH;": no THINGA
-            kind == "amp" or literal.isascii() and literal.isupper() and literal.isalpha()
+            # "CAT\xad&MDASH;": no THINGA; nor after TBSPEC's "S&p-500" / "S&Ls" ("S&p-500&EACUTE;")
+            kind == "amp" and raw_res["insentp"]["amp"].fullmatch(value)
+            or kind == "word" and literal.isascii() and literal.isupper() and literal.isalpha()
         ) and not (kind == "word" and _PTB_REDAUX.match(text, position)):  # WORD/{REDAUX} is longer: "IPHONE&APOS;S"
             stand_in = position + (copy.shift if copy else 0)  # (in the caption)
             entity = _PTB_THINGA_ENTITY.fullmatch(spellings.get(stand_in) or restore[text[position]])
