@@ -233,6 +233,8 @@ _EXACT = [
     "x people`D'ANGELO people`D people’D'x people'D people`s y",
     # ... no THINGA over an entity's "&" after TBSPEC's "S&P-500" / "S&Ls" (any case)
     "x S&p-500&EACUTE; S&P-500&MD; S&LS&MD; S&Ls&MD; S&amp;P-500&HT; AT&T&MD; y",
+    # ... LDOTS reads 3-5 dots: a sixth starts a number (".1")
+    "x ......1cat x .......1 y x" + "." * 72 + "1cat x.....5 y",
 ]
 
 # No known difference is left on the probes of this module: the former known differences ("I$", '@user6"',

@@ -450,7 +450,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # (its first character: the lexer reads the word, where it needs it, from raw["word"]; found
                 # whole here at every token start, a run like "a/a/a…", cut into words by THING3, was read each time)
                 f"(?P<word>{alnum})",
-                r"(?P<dots>\.{3,}|…)",
+                r"(?P<dots>\.{3,5}|…)",  # (LDOTS: 3-5 dots, "......1" → "..." ".1")
                 r"(?P<duck><<|>>)",
                 r"(?P<dashes>--+)",
                 r"(?P<stars>\*+|(?:\\\*){1,3})",  # ASTS: escaped stars too ("\*\*")
