@@ -235,6 +235,8 @@ _EXACT = [
     "x S&p-500&EACUTE; S&P-500&MD; S&LS&MD; S&Ls&MD; S&amp;P-500&HT; AT&T&MD; y",
     # ... LDOTS reads 3-5 dots: a sixth starts a number (".1")
     "x ......1cat x .......1 y x" + "." * 72 + "1cat x.....5 y",
+    # ... ABBREV1's two characters of context tie with a hyphenated word ("Inc.-x"); '90ſ is '90s (caseless)
+    "x Inc.-x Jan.-x z Wash.-x wash.-x Ph.D.-x etc.-5 Inc.-xy Co.-op Inc.xy Inc.-s '90ſ ’90ſ dog'90ſ y", "x Inc.-x",
 ]
 
 # No known difference is left on the probes of this module: the former known differences ("I$", '@user6"',

@@ -418,8 +418,9 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # ASCII 'n is a token before a space or the end only ("'n#" → "'" "n")
                 r"(?P<lead>['’\x92\u2afe\u2aff](?i:em|cause|till?)|[’\x92\u2afe\u2aff](?i:n['’\x92\u2afe\u2aff]?)"
                 r"|'(?i:n)(?:['’\x92\u2afe\u2aff]|(?=[ \t\n\r\f\x0b\xa0]|\Z))|'(?i:t(?=is|was)))",
-                # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
-                _java_digits(r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sS]|\d\d"
+                # '90s anywhere ('90ſ too: the lexer's literals are caseless in Unicode), '90 only before a space or
+                # line end (the Java rule's trailing context)
+                _java_digits(r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sSſ]|\d\d"
                              r"(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))"),
                 # also after a space ("x 's y"), in any case ("IT'S")
                 # (ASCII 're 've 'll need a character after them: at the end of the input "we've" is "we" "'" "ve")
@@ -742,12 +743,17 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 position = end + 1
                 continue
             # "Inc.s" → "Inc." "s", but "etc.I'm" → "etc.I" "'m" (the word + clitic is the longer match); a soft
-            # hyphen is a letter here ("etc.\xad" → "etc." ""), not before the period ("Inc\xad.s" is one word)
-            if (kind == "word" and literal[-2:-1] == "." and end < len(text) and literal[-1] not in restore
+            # hyphen is a letter here ("etc.\xad" → "etc." ""), not before the period ("Inc\xad.s" is one word);
+            # the rule's two characters of context also tie with a hyphenated word, an earlier rule in the lexer
+            # ("Inc.-x" → "Inc." "-" "x"; "Inc.-xy" and the word "Inc.xy" are longer or earlier)
+            glued = 1 if literal[-2:-1] == "." else (
+                2 if literal[-3:-2] == "." and literal[-2] in "-\u058a\u2010\u2011" else 0)
+            head = literal[:-1 - glued]
+            if (kind == "word" and glued and end - glued + 2 <= len(text) and literal[-1] not in restore
                     and not _PTB_REDAUX.match(text, end) and (
-                        literal[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
-                        or literal[:1] + literal[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS)):
-                value, end, position = literal[:-1].replace("\xad", ""), end - 1, end - 1
+                        head.lower() in _PTB_SPLIT_BEFORE_LETTER
+                        or head[:1] + head[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS)):
+                value, end, position = literal[:-glued].replace("\xad", ""), end - glued, end - glued
                 tokens.append(value)
                 continue
         if (kind in ("apos", "asian", "amp") and text[position: position + 1] == "."
