@@ -237,6 +237,9 @@ _EXACT = [
     "x ......1cat x .......1 y x" + "." * 72 + "1cat x.....5 y",
     # ... ABBREV1's two characters of context tie with a hyphenated word ("Inc.-x"); '90ſ is '90s (caseless)
     "x Inc.-x Jan.-x z Wash.-x wash.-x Ph.D.-x etc.-5 Inc.-xy Co.-op Inc.xy Inc.-s '90ſ ’90ſ dog'90ſ y", "x Inc.-x",
+    # ... Java's final Σ: a cased letter anywhere before it in its word ("x1Σ"), "_" joins letters only, a combining
+    # mark stays on a letter, the soft hyphen joins letters only, "ª" is not cased, "ʰ" is
+    "x x1Σ ΣΟΦΟΣ1Σ Α_1Σ x2_Σ Α_Σ σ́.Σ ΣΦΣ\xad.x ΆΣ.́ς 猫ς.́Σ ªΣ ʰΣª İΣ y",
 ]
 
 # No known difference is left on the probes of this module: the former known differences ("I$", '@user6"',

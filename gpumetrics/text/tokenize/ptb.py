@@ -855,11 +855,23 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     return [piece for token in map(lower, tokens) if token not in PTB_PUNCTUATIONS for piece in token.split()]
 
 
-# Java's final-sigma rule looks for a cased letter after the Σ up to the next boundary of java.text.BreakIterator's
-# word instance: letters (not CJK) join over - ' " . (and _), digits over , ' " . ("ΣΟΦΟΣ1990s" → "σοφοσ1990s"
-# where Python writes "σοφος1990s"; "ΑΣ1-Β" → "ας1-β").
-_PTB_JAVA_WORD_REST = re.compile(
-    r"(?:[^\W\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\d"
+# Java's final-sigma rule looks for cased letters before and after the Σ up to the boundaries of
+# java.text.BreakIterator's word instance: letters (not CJK) join over - ' " . _, digits over , ' " ., combining
+# marks stay on a letter or digit before them ("ΣΟΦΟΣ1990s" → "σοφοσ1990s" where Python writes
+# "σοφος1990s"; "ΑΣ1-Β" → "ας1-β"). Its cased characters: Lu, Ll, Lt and a few modifier letters, Roman numerals and
+# circled letters (not "ª", a cased letter for Python).
+_PTB_JAVA_CASED_EXTRA = ((0x02B0, 0x02B8), (0x02C0, 0x02C1), (0x02E0, 0x02E4), (0x0345, 0x0345), (0x037A, 0x037A),
+                         (0x1D2C, 0x1D61), (0x2160, 0x217F), (0x24B6, 0x24E9))
+
+
+def _java_cased(char: str) -> bool:
+    code = ord(char)
+    return unicodedata.category(char) in ("Lu", "Ll", "Lt") or any(a <= code <= b for a, b in _PTB_JAVA_CASED_EXTRA)
+
+
+_PTB_JAVA_WORD = re.compile(  # ("_" joins letters, not digits: "Α_Σ" is one word, "x2_Σ" and "Α_1Σ" two)
+    r"(?:[^\W\d_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\d|_)"
+    r"(?:[^\W\d_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\d(?<!_\d)|_(?<=[^\W\d]_)"
     r"|[-\u00ad\u2010-\u2015\u2027'\".](?<=[^\W\d].)(?=[^\W\d])"
     r"|[,'\".\u066b](?<=\d.)(?=\d))*"
 )
@@ -901,14 +913,31 @@ def _ptb_entity_chars(text: str, restore: dict[str, str], dashes: set[str], spel
 
 
 def _ptb_lower(token: str) -> str:
-    """``token.lower()`` with the Java tool's choice between final ``ς`` and ``σ``."""
-    lowered = []
+    """``token.lower()`` with the Java tool's choice between final ``ς`` and ``σ``: a Σ is final where a cased
+    letter comes before it in its word (:data:`_PTB_JAVA_WORD`, anything between: "x1Σ" → "x1ς", where Python
+    writes "x1σ") and none after it."""
+    if "Σ" not in token:
+        return token.lower()
+    lowered = [char.lower() for char in token]  # ("İ" → "i̇": two characters, one item)
+    kept: list[int] = []  # (a combining mark after a letter or digit is read with it: "σ́.Σ" is one word)
     for index, char in enumerate(token):
-        if char == "Σ" and token[: index + 1].lower().endswith("ς"):  # Python: a final sigma
-            rest = _PTB_JAVA_WORD_REST.match(token, index + 1).group()
-            lowered.append("σ" if any(c.islower() or c.isupper() or c.istitle() for c in rest) else "ς")
-        else:
-            lowered.append(char.lower())
+        if not (kept and unicodedata.category(char) in ("Mn", "Me", "Mc") and token[kept[-1]].isalnum()):
+            kept.append(index)
+    bare = "".join(token[index] for index in kept)
+    cased = [0]  # cased[i]: the cased characters of bare[:i]
+    for char in bare:
+        cased.append(cased[-1] + _java_cased(char))
+    start = end = 0  # (the word that holds the current character: bare[start:end])
+    for position, char in enumerate(bare):
+        if char != "Σ":
+            continue
+        if position >= end:  # the words, each read once
+            word = _PTB_JAVA_WORD.search(bare, end)
+            while word.end() <= position:
+                word = _PTB_JAVA_WORD.search(bare, word.end())
+            start, end = word.span()
+        final = cased[position] > cased[start] and cased[end] == cased[position + 1]
+        lowered[kept[position]] = "ς" if final else "σ"
     return "".join(lowered)
 
 
