@@ -240,6 +240,8 @@ _EXACT = [
     # ... Java's final Σ: a cased letter anywhere before it in its word ("x1Σ"), "_" joins letters only, a combining
     # mark stays on a letter, the soft hyphen joins letters only, "ª" is not cased, "ʰ" is
     "x x1Σ ΣΟΦΟΣ1Σ Α_1Σ x2_Σ Α_Σ σ́.Σ ΣΦΣ\xad.x ΆΣ.́ς 猫ς.́Σ ªΣ ʰΣª İΣ y",
+    # ... the hyphenated-number rule joins over ASCII "-" only; a soft hyphen starts no word after U+2010 / U+2011
+    "x 1.5‐inch inch‐a.m. 1.֊inch a.m.‑5 ,5a.m.1‐55 x‐\xadb x‐\xad x-\xadb x‑\xadb a-b‐\xadc 1.5-inch y",
 ]
 
 # No known difference is left on the probes of this module: the former known differences ("I$", '@user6"',

@@ -387,7 +387,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     jletter = f"[^\\W\\d_\U00010000-\U0010ffff{not_word}{_PTB_SPLET_STAND_INS}]"
     clitic = f"(?i:re|ve|ll)(?!{jletter})"
     # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
-    joiner = f"(?:[-/_\u058a\u2010\u2011](?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
+    # (a soft hyphen, a letter for the lexer, is no word start after a non-ASCII hyphen: "x‐\xadb" → "x" "‐" "b")
+    joiner = f"(?:[-/_](?={alnum})|[\u058a\u2010\u2011](?!\xad)(?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
     word = f"(?:{alnum}+(?:{joiner}{alnum}+)*)"
     alternatives = (
             [
@@ -485,7 +486,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         # ... with [DdOoLl]' parts ("black_O'Malley")
         (thing, "thing", 0),
         # 1.5-inch, a,b-c, pro-a.m. (ASCII only)
-        (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:{hyphen}(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0,
+        # (ASCII "-" only: "1.5‐inch" → "1.5" "‐" "inch")
+        (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:-(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0,
          "hyphenated"),
         # slashes: ASCII, at most two
         (r"[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing3", 0),  # THING3
@@ -519,7 +521,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         "www": (f"{_PTB_WWW_CHAR}+(?:\\.{_PTB_WWW_CHAR}+)*", r"(?s:.*)(\.)[a-zA-Z]{2}", 0),
         "email": (f"<?{email_char}+", f"(?s:.*)(@){email_char.replace('{}', '{}.')}", 0),  # (a domain character)
         "tag": ("[^>\r\n]+", "(?s:.*)(>)", 1),  # (<!…> and <?…> only: a ">" on the line)
-        "hyphenated": ("[A-Za-z0-9.,\xad]+", f"(?s:.*)()(?={hyphen}[A-Za-z0-9\xad])", 2),
+        "hyphenated": ("[A-Za-z0-9.,\xad]+", "(?s:.*)()(?=-[A-Za-z0-9\xad])", 2),
         "filename": (f"{alnum}+(?:\\.{alnum}+)*", f"(?s:.*)(\\.)(?i:{extensions})(?={_PTB_SPACENL}|[.?!,])", 1),
     }
     raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL),
