@@ -242,6 +242,8 @@ _EXACT = [
     "x x1Σ ΣΟΦΟΣ1Σ Α_1Σ x2_Σ Α_Σ σ́.Σ ΣΦΣ\xad.x ΆΣ.́ς 猫ς.́Σ ªΣ ʰΣª İΣ y",
     # ... the hyphenated-number rule joins over ASCII "-" only; a soft hyphen starts no word after U+2010 / U+2011
     "x 1.5‐inch inch‐a.m. 1.֊inch a.m.‑5 ,5a.m.1‐55 x‐\xadb x‐\xad x-\xadb x‑\xadb a-b‐\xadc 1.5-inch y",
+    # ... a number with a soft hyphen keeps no period before , ; : (INSENTP reads digits only)
+    "x 1\xad1., 11\xad., 1\xad1.; 11., y",
 ]
 
 # No known difference is left on the probes of this module: the former known differences ("I$", '@user6"',

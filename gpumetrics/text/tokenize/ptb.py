@@ -738,7 +738,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             # sign: "12:55.;" → "12:55" "."; of the other rules' tokens only those that WORD or THING can read:
             # "O'clock.;" "x.com.;" but "toO'Malley" "." ";", "US$" "." ";")
             if (text[end: end + 1] == "." and text[end + 1: end + 2] in _PTB_INSENTP
-                    and kind not in ("sredaux", "thing3") and (kind != "number" or value.isdigit())
+                    and kind not in ("sredaux", "thing3") and (kind != "number" or literal.isdigit())
                     and (kind != "thing" or any(raw_res["insentp"][name].fullmatch(text, start, end)
                                                 for name in ("word", "thing")))):
                 tokens.append(value + ".")
