@@ -80,6 +80,7 @@ _PTB_APOS_ETC = "'’\x92\u2afe\u2aff`‘\x91‛"
 # ("[msdMSD]": "'ſ" is no clitic)
 _PTB_REDAUX = re.compile(f"[{re.escape(_PTB_APOS)}](?:[msdMSD]|(?i:re|ve|ll))")
 _PTB_NT = re.compile(f"[Nn][{re.escape(_PTB_APOS_ETC)}][Tt]")
+_PTB_INSENTP = frozenset(",;:\u3001")  # a period before these stays on a word (the lexer's INSENTP)
 _PTB_ASCII_SPACE = frozenset(("", " ", "\t", "\n", "\r", "\f"))
 _PTB_SIMPLE = re.compile(r"[A-Za-z0-9]+(?:,? [A-Za-z0-9]+)*[.,!?]?")
 _PTB_WORD = re.compile(r"[A-Za-z0-9]+")
@@ -99,6 +100,8 @@ _PTB_THINGA_ENTITY = re.compile(r"&([A-Z]+)([A-Za-z]*)(.*)")
 _PTB_SPACENL = "[ \t\n\r\f\x0b\x85\xa0\u2000-\u200a\u2028\u2029\u3000]"
 # ASCII 'n is a token before these only (nor before a deleted character, a space for the port's lexer)
 _PTB_N_AFTER = frozenset(("", " ", "\t", "\n", "\r", "\f", "\x0b", "\xa0"))  # "": the end of the input
+_PTB_YEAR_AFTER = frozenset(" \t\n\r\f\x0b\x85\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+                             "\u200a\u2028\u2029\u3000")  # TBSPEC2's trailing context: the lexer's spaces ('90 y)
 _PTB_FILENAME_AFTER = frozenset(" \t\n\r\f\x0b\x85\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
                                 "\u200a\u2028\u2029\u3000.?!,")  # FILENAME/({SPACENL}|[.?!,])
 _PTB_SPLET_STAND_INS = "\ua000-\ua014"  # 21 Yi syllables (15 SPLET entities, lowercased)
@@ -118,8 +121,9 @@ _PTB_ENTITY_CHARS = re.compile(
 )
 # URLs and e-mail addresses run over Unicode spaces (CIDEr's whitespace split cuts the token there later) and over
 # the Java tool's deleted characters (spaces for the port's lexer), so they are re-read from the original text.
+# (Its body needs 2+ characters: an entity's stand-in is 2+, a supplementary character 2 UTF-16 units: "http://😀.")
 _PTB_URL = (r"(?i:https?)://(?:[^ \t\n\r\f()<>{}|\"]+[^ \t\n\r\f()<>{}|\".,!?-]"
-            r"|[^ \t\n\r\f()<>{}|\"]*[\u2a00-\u2aff\ua000-\ua014])")  # (an entity's stand-in: 2+ characters)
+            r"|[^ \t\n\r\f()<>{}|\"]*[\u2a00-\u2aff\ua000-\ua014\U00010000-\U0010ffff])")
 _PTB_EMAIL = (
     '(?:<|(?i:&lt;))?[A-Za-z0-9][^ \t\n\r\f"<>|(){}\xa0]*@'
     '(?:[^ \t\n\r\f"<>|(){}.\xa0]+\\.)*[^ \t\n\r\f"<>|(){}.\xa0]+>?'
@@ -127,11 +131,17 @@ _PTB_EMAIL = (
 # A web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a"); the Java class's ",-_"
 # range bars digits and capitals from the domain (_PTB_URL_CHAR; _PTB_WWW_CHAR after "www.").
 _PTB_URL_CHAR = r'[^ \t\n\r\f"`\'<>|.!?(){}$\x2c-\x5f\u2a00-\u2aff\ua000-\ua014]'
-_PTB_WWW_CHAR = r'[^ \t\n\r\f"`<>|.!?(){},]'
-_PTB_LIKELY_URL = (
-    rf"(?:www\.(?:{_PTB_WWW_CHAR}+\.)+[a-zA-Z]{{2,4}}|(?:{_PTB_URL_CHAR}+\.)+(?:com|net|org|edu))"
-    r'(?:/[^ \t\n\r\f"<>|()]+[^ \t\n\r\f"<>|.!?(){},-])?'
-)
+_PTB_WWW_CHAR = r'[^ \t\n\r\f"<>|.!?(){},]'
+# (its literals are caseless: "Www.x.org/ab", "x.Com/ab")
+_PTB_LIKELY_HOST = (rf"(?:(?i:www)\.(?:{_PTB_WWW_CHAR}+\.)+[a-zA-Z]{{2,4}}"
+                    rf"|(?:{_PTB_URL_CHAR}+\.)+(?i:com|net|org|edu))")
+# JFlex's longest match: a path after any host end of the chain ("www.x.org/ab.eduж": "www.x.org" + "/ab.eduж", where
+# the last host end, "www.x.org/ab.edu", has none); every such path ends where the path after the last one would
+# (a path of one entity's stand-in or supplementary character is 2+ characters, UTF-16 units, for it: "x.com/😀";
+# group "stand_in": a character of the stand-ins' ranges, which :class:`_Tries` refuses where it is no stand-in)
+_PTB_LIKELY_URL = (rf'(?:{_PTB_LIKELY_HOST}/(?:[^ \t\n\r\f"<>|()]+[^ \t\n\r\f"<>|.!?(){{}},-]'
+                   rf'|[^ \t\n\r\f"<>|()]*(?:[\U00010000-\U0010ffff]|(?P<stand_in>[\u2a00-\u2aff\ua000-\ua014])))'
+                   rf'|{_PTB_LIKELY_HOST})')
 # An SGML/XML tag as the Java lexer's SGML rule reads one: <!...> / <?...>, a name with attributes (quoted values may
 # hold spaces; the Java tool turns them into NBSP, which CIDEr's whitespace split undoes), or a closing tag.
 _PTB_SGML = (
@@ -146,7 +156,13 @@ _PTB_LIKELY_URL_MARKERS = ("www.", ".com", ".net", ".org", ".edu")
 
 
 def _has_likely_url_marker(text: str) -> bool:
+    text = text.lower()  # (the rule's literals are caseless)
     return any(marker in text for marker in _PTB_LIKELY_URL_MARKERS)
+
+
+_PTB_WWW = re.compile(r"(?i:www)\.")
+# the spaces a web address without a scheme can start with (not after one of the lexer's spaces: see _ptb_patterns)
+_PTB_LIKELY_SPACES = frozenset("\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u3000")
 
 
 class _Runs:
@@ -201,8 +217,10 @@ class _Tries:
     <!…> and <?…> need a ">" on their line. EMAIL, SGML and LIKELYURL are left out of the lexer's alternation:
     :meth:`search` finds its token as the alternation with them does."""
 
-    def __init__(self, patterns: dict[str, Any], likely_urls: bool, emails: bool) -> None:
+    def __init__(self, patterns: dict[str, Any], likely_urls: bool, emails: bool,
+                 stand_ins: frozenset[str] = frozenset()) -> None:
         self._patterns = patterns
+        self._stand_ins = stand_ins  # (the caption's entity stand-ins: _ptb_entity_chars)
         self._runs = {name: _Runs(*spec) for name, spec in patterns["runs"].items()}
         self._likely_urls = likely_urls  # (a text without any of _PTB_LIKELY_URL_MARKERS has no web address)
         self._emails = emails  # (nor one without "@" an e-mail address)
@@ -224,18 +242,30 @@ class _Tries:
             return False
         if string[p] != "." and self._runs["url"].reaches(string, p):  # (a dot of a chain starts no address)
             return True
-        if string.startswith("www.", p):
+        if _PTB_WWW.match(string, p):
             run = self._runs["www"].run(string, p)
             return run is not None and run[2] > p + 4  # (a run between "www." and the dot)
         return False
 
     def fresh(self) -> "_Tries":
         """Tries of the same rules over other texts."""
-        return _Tries(self._patterns, self._likely_urls, self._emails)
+        return _Tries(self._patterns, self._likely_urls, self._emails, self._stand_ins)
 
     def match(self, name: str, string: str, p: int, pattern: Optional[re.Pattern] = None) -> Optional[re.Match]:
         """``re.match`` of rule ``name`` (``pattern``, by default its own) at ``p``."""
-        return self._run(pattern or self._patterns[name], string, p) if self.reaches(name, string, p) else None
+        if not self.reaches(name, string, p):
+            return None
+        if name == "likely":
+            return self._likely(pattern or self._patterns[name], string, p)
+        return self._run(pattern or self._patterns[name], string, p)
+
+    def _likely(self, pattern: re.Pattern, string: str, p: int) -> Optional[re.Match]:
+        """LIKELYURL's ``pattern`` at ``p``; a path of one character of the stand-ins' ranges that is no stand-in is
+        one character for the Java rule too, too short: the address without it ("x.com/⨀" → "x.com" "/" "⨀")."""
+        found = self._run(pattern, string, p)
+        if found and found.group("stand_in") and found.group("stand_in") not in self._stand_ins:
+            return pattern.match(string, p, found.end() - 2)  # (the "/" and the character: the last two)
+        return found
 
     def search(self, token_re: re.Pattern, string: str, p: int, tag: bool = True) -> Optional[re.Match]:
         """``token_re.search(string, p)`` where ``token_re`` is the lexer's alternation without EMAIL, SGML (unless
@@ -268,7 +298,7 @@ class _Tries:
             p = self._first_likely_start(string, lo, hi)
             if p is None:
                 return None
-            likely = self._run(self._patterns["likely_token"], string, p)  # (its lookaheads can still refuse p)
+            likely = self._likely(self._patterns["likely_token"], string, p)  # (its lookaheads can still refuse p)
             if likely:
                 return likely
             lo = p + 1
@@ -288,11 +318,11 @@ class _Tries:
                 break
             p = run[1]
         hi = hi if first is None else first
-        p = string.find("www.", lo, hi + 3)
-        while p >= 0:
-            if self.reaches("likely", string, p):
-                return p
-            p = string.find("www.", p + 1, hi + 3)
+        www = _PTB_WWW.search(string, lo, hi + 3)
+        while www:
+            if self.reaches("likely", string, www.start()):
+                return www.start()
+            www = _PTB_WWW.search(string, www.start() + 1, hi + 3)
         return first
 
 
@@ -357,7 +387,8 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     jletter = f"[^\\W\\d_\U00010000-\U0010ffff{not_word}{_PTB_SPLET_STAND_INS}]"
     clitic = f"(?i:re|ve|ll)(?!{jletter})"
     # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
-    joiner = f"(?:[-/_\u058a\u2010\u2011](?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
+    # (a soft hyphen, a letter for the lexer, is no word start after a non-ASCII hyphen: "x‐\xadb" → "x" "‐" "b")
+    joiner = f"(?:[-/_](?={alnum})|[\u058a\u2010\u2011](?!\xad)(?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
     word = f"(?:{alnum}+(?:{joiner}{alnum}+)*)"
     alternatives = (
             [
@@ -374,9 +405,12 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"(?P<entity>&(?i:amp|lt|gt|quot|nbsp);)",
                 f"(?P<tag>{_PTB_SGML})",
                 "(?P<quotes>''|[`‘’“”«»‹›„‚‛‟\x91-\x94]{2})",  # QUOTES: also ASCII "''" ("''s" → "''" "s")
-                # Asian emoticons: "^_^", "(x.x)", "(^-^)"; one starting with x unless a word goes on ("x_xa")
+                # Asian emoticons: "^_^", "(x.x)", "(^-^)"; "x_x" unless a word goes on ("x_xa"), "x_-" always ("x_-a")
                 r"(?P<asian>\([-^x=~<>'][_.]?[-^x=~<>']\)|\([\^x=~<>']-[\^x=~<>'`]\)|[-^=~<>']_[-^x=~<>']"
-                r"|x_[-^x=~<>'](?![^\W_]|[-_\u058a\u2010\u2011][^\W_]))",
+                r"|x_(?:[-^=~<>']|x(?![^\W_]|[-_\u058a\u2010\u2011][^\W_])))",
+                # SPACEDLDOTS: 3-5 dots with a space or U+00A0 between ("...": 6 dots are "..." "."; what follows can
+                # be a web address from U+00A0: ".\xa0.\xa0.\xa0.\xa0x.com" → "..." "\xa0x.com")
+                r"(?P<spaced>\.[ \xa0]\.[ \xa0]\.(?:[ \xa0]\.){0,2})",
                 _java_digits(r"(?P<number>[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*)"),
                 # emoticons (probed): [<>] eyes [nose] mouth, one token unless a word character follows
                 # (SMILEY's classes are as written: "DPdpO", no lower-case "o" mouth: ":d" but ":o" → ":" "o")
@@ -385,8 +419,9 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # ASCII 'n is a token before a space or the end only ("'n#" → "'" "n")
                 r"(?P<lead>['’\x92\u2afe\u2aff](?i:em|cause|till?)|[’\x92\u2afe\u2aff](?i:n['’\x92\u2afe\u2aff]?)"
                 r"|'(?i:n)(?:['’\x92\u2afe\u2aff]|(?=[ \t\n\r\f\x0b\xa0]|\Z))|'(?i:t(?=is|was)))",
-                # '90s anywhere, '90 only before a space or line end (the Java rule's trailing context)
-                _java_digits(r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sS]|\d\d"
+                # '90s anywhere ('90ſ too: the lexer's literals are caseless in Unicode), '90 only before a space or
+                # line end (the Java rule's trailing context)
+                _java_digits(r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sSſ]|\d\d"
                              r"(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))"),
                 # also after a space ("x 's y"), in any case ("IT'S")
                 # (ASCII 're 've 'll need a character after them: at the end of the input "we've" is "we" "'" "ve")
@@ -408,7 +443,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 f"|[A-HJ-XZn][{etc}](?!{clitic}){jletter}{jletter}+"
                 f"|[Qq]u['’\x92\u2afe\u2aff]{jletter}+|[Cc]'(?i:mon)|[Mm][Aa]['’\x92\u2afe\u2aff][Aa][Mm]{jletter}*"
                 f"|[NnEeOo]e?['’\x92\u2afe\u2aff]er{jletter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
-                f"|(?i:cap[{apos}]n|c[{apos}]est)"
+                f"|(?i:cap[{apos}]n|c[{apos}]est)|[Oo][{etc}][Oo]"  # (APOWORD's O'o: "O'O'O" → "O'O" "'" "O")
                 f"|(?:(?i:dunkin|somethin)[{apos}](?![Tt])|(?i:ol)[{apos}])(?!(?:[msdMSD]|(?i:re|ve|ll)))))",
                 # l' d' j' before anything, y' before a letter, not before a clitic: a token ("j'" "ai", "y'" "all")
                 f"(?P<apos2>(?:[LlDdJj][{apos}]|[Yy][{apos}](?={jletter}))(?!(?:[msdMSD]|(?i:re|ve|ll))))",
@@ -417,7 +452,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # (its first character: the lexer reads the word, where it needs it, from raw["word"]; found
                 # whole here at every token start, a run like "a/a/a…", cut into words by THING3, was read each time)
                 f"(?P<word>{alnum})",
-                r"(?P<dots>\.{3,}|…)",
+                r"(?P<dots>\.{3,5}|…)",  # (LDOTS: 3-5 dots, "......1" → "..." ".1")
                 r"(?P<duck><<|>>)",
                 r"(?P<dashes>--+)",
                 r"(?P<stars>\*+|(?:\\\*){1,3})",  # ASTS: escaped stars too ("\*\*")
@@ -441,22 +476,27 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     plain = jalnum  # no combining marks: "สวัสดีX-ray" → "สวัสดีx" "ray"
     # Each entry: (pattern, kind, length of the Java rule's trailing context, which counts in the longest match).
     # (a fourth item: the rule's guard in _Tries)
+    dotted_word = f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*"  # (the lexer's WORD)
+    thing = (f"(?:[DdOoLl][{etc}](?!{clitic}){jalnum})?{jalnum}+"  # (its THING)
+             f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*")
     longest = tuple((re.compile(pattern), kind, context, *guard) for pattern, kind, context, *guard in (
         (_java_digits(r"[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*"), "number", 0),
-        (f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*", "word", 0),  # word with inner . ! ?
+        (dotted_word, "word", 0),  # word with inner . ! ?
         (f"{plain}+(?:(?:{hyphen}|_){plain}+)*", "word", 0),  # hyphenated / underscored
         # ... with [DdOoLl]' parts ("black_O'Malley")
-        (f"(?:[DdOoLl][{etc}](?!{clitic}){jalnum})?{jalnum}+"
-         f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*", "thing", 0),
+        (thing, "thing", 0),
         # 1.5-inch, a,b-c, pro-a.m. (ASCII only)
-        (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:{hyphen}(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0,
+        # (ASCII "-" only: "1.5‐inch" → "1.5" "‐" "inch")
+        (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:-(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0,
          "hyphenated"),
         # slashes: ASCII, at most two
         (r"[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing3", 0),  # THING3
         # DATE: "06/20-5918383" → "06/20-5918" "383"
         (_java_digits(r"\d{1,2}[-/]\d{1,2}[-/]\d{2,4}"), "number", 0),
         # 2+ letters ending in a vowel, apostrophe, vowel or capital, not a clitic: "therey'all", "YOU'LLriding"
-        (f"{jletter}+[aeiouyAEIOUY][{etc}](?!(?:[msdMSD]|(?i:re|ve|ll))(?![A-Za-z]))[aeiouA-Z]{jletter}*", "thing", 0),
+        # (the clitic only after an apostrophe of REDAUX: "people`D'x" → "people`D" "'" "x")
+        (f"{jletter}+[aeiouyAEIOUY](?:[{apos}](?!(?:[msdMSD]|(?i:re|ve|ll))(?![A-Za-z]))|[`‘\x91‛])"
+         f"[aeiouA-Z]{jletter}*", "thing", 0),
         # web address without a scheme; a path needs 2+ characters ("x.org/a" → "x.org" "/" "a")
         # (runs over Unicode spaces like the URL rule; the Java class's ",-_" range bars digits and capitals)
         (_PTB_LIKELY_URL, "thing", 0, "likely"),
@@ -476,18 +516,22 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     email_char = '[^ \t\n\r\f"<>|(){}\xa0]'
     # each guard: the run its rule reads, the last anchor in it (group 1), how far past the run that one reads
     runs = {
-        "url": (f"{_PTB_URL_CHAR}+(?:\\.{_PTB_URL_CHAR}+)*", r"(?s:.*)(\.)(?:com|net|org|edu)", 0),
+        # (a caseless ".COM" is no part of the run: its capitals are not of the class, "x.Com/ab")
+        "url": (f"{_PTB_URL_CHAR}+(?:\\.{_PTB_URL_CHAR}+)*", r"(?s:.*)(\.)(?i:com|net|org|edu)", 4),
         "www": (f"{_PTB_WWW_CHAR}+(?:\\.{_PTB_WWW_CHAR}+)*", r"(?s:.*)(\.)[a-zA-Z]{2}", 0),
         "email": (f"<?{email_char}+", f"(?s:.*)(@){email_char.replace('{}', '{}.')}", 0),  # (a domain character)
         "tag": ("[^>\r\n]+", "(?s:.*)(>)", 1),  # (<!…> and <?…> only: a ">" on the line)
-        "hyphenated": ("[A-Za-z0-9.,\xad]+", f"(?s:.*)()(?={hyphen}[A-Za-z0-9\xad])", 2),
+        "hyphenated": ("[A-Za-z0-9.,\xad]+", "(?s:.*)()(?=-[A-Za-z0-9\xad])", 2),
         "filename": (f"{alnum}+(?:\\.{alnum}+)*", f"(?s:.*)(\\.)(?i:{extensions})(?={_PTB_SPACENL}|[.?!,])", 1),
     }
     raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL),
            **{f"{name}_token": re.compile(alternative) for name, alternative in guarded.items()},
            "after_likely": after_likely, "before": before,
            "runs": {name: (re.compile(run), re.compile(last), reach) for name, (run, last, reach) in runs.items()},
-           "word": re.compile(word), "tag": re.compile(_PTB_SGML)}
+           "word": re.compile(word), "tag": re.compile(_PTB_SGML),
+           # the tokens that the INSENTP rules (WORD, THING, THINGA + "." before , ; :) read, by kind
+           "insentp": {"word": re.compile(dotted_word), "thing": re.compile(thing), "apos": re.compile(thing),
+                       "asian": re.compile(thing), "amp": re.compile(r"[A-Z]+(?:(?:(?i:&amp;)|[+&])[A-Z]+)+")}}
     return token, acronym, longest, raw
 
 
@@ -580,7 +624,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     line_end = "\n" if following else ""
     original = text + line_end
     token_re, acronym_re, longest_res, raw_res = _ptb_patterns()
-    tries = _Tries(raw_res, _has_likely_url_marker(original), "@" in original)
+    tries = _Tries(raw_res, _has_likely_url_marker(original), "@" in original, frozenset(restore))
     text = original.translate(_PTB_TRANSLATION)
     rewritten = text != original
     caption = (text, original, tries)  # never rewritten: THINGA's rest is lexed in a short copy (_ThingaCopy)
@@ -600,10 +644,14 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         if rewritten and match.start() > position:
             # a character the Java tool deletes is no space for LIKELYURL, which can start with it ("《www.x.com"),
             # nor one the port's lexer skips unchanged (U+200B, a supplementary character: "\u200ba\u200dwww.x.com"
-            # is one token); the lexer drops the first where no address starts there and tries the next
+            # is one token); the lexer drops the first where no address starts there and tries the next; an address
+            # from U+3000 or U+00A0 (LIKELYURL's alternative in the lexer) can run over a deleted character too
             starts = (p for p in range(position, match.start())
-                      if text[p] == " " and not original[p].isspace() or text[p] == "\u200b" or text[p] > "\uffff")
-            likely = next(filter(None, (tries.match("likely", original, p) for p in starts)), None)
+                      if text[p] == " " and not original[p].isspace() or text[p] == "\u200b" or text[p] > "\uffff"
+                      or text[p] in _PTB_LIKELY_SPACES)
+            likely = next(filter(None, (
+                tries.match("likely", original, p, raw_res["likely_token"] if text[p] in _PTB_LIKELY_SPACES else None)
+                for p in starts)), None)
             if likely:
                 tokens.append(likely.group())
                 position = likely.end()
@@ -641,6 +689,12 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             original[match.end(): match.end() + 1] not in _PTB_N_AFTER
         ):  # "'n" before a deleted character: "'" "n" (the character is no space for the rule's trailing context)
             tokens.append("'")
+            position = match.start() + 1
+            continue
+        if kind == "year" and rewritten and value[-1].isdigit() and (
+            original[match.end(): match.end() + 1] not in _PTB_YEAR_AFTER
+        ):  # "'90" before a deleted character (U+FEFF …): "'" "90" (no space for the rule's trailing context)
+            tokens.append(_PTB_CHAR_MAP.get(value[0], value[0]))
             position = match.start() + 1
             continue
         start = match.start()
@@ -681,24 +735,40 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 position = raw[1]
                 continue
             # "dog.," keeps its period (INSENTP: , ; : and the ideographic comma "、") (not a number with . , : or a
-            # sign: "12:55.;" → "12:55" ".")
-            if (text[end: end + 1] == "." and text[end + 1: end + 2] in (",", ";", ":", "\u3001")
-                    and kind not in ("sredaux", "thing3") and (kind != "number" or value.isdigit())):
+            # sign: "12:55.;" → "12:55" "."; of the other rules' tokens only those that WORD or THING can read:
+            # "O'clock.;" "x.com.;" but "toO'Malley" "." ";", "US$" "." ";")
+            if (text[end: end + 1] == "." and text[end + 1: end + 2] in _PTB_INSENTP
+                    and kind not in ("sredaux", "thing3") and (kind != "number" or literal.isdigit())
+                    and (kind != "thing" or any(raw_res["insentp"][name].fullmatch(text, start, end)
+                                                for name in ("word", "thing")))):
                 tokens.append(value + ".")
                 position = end + 1
                 continue
             # "Inc.s" → "Inc." "s", but "etc.I'm" → "etc.I" "'m" (the word + clitic is the longer match); a soft
-            # hyphen is a letter here ("etc.\xad" → "etc." ""), not before the period ("Inc\xad.s" is one word)
-            if (kind == "word" and literal[-2:-1] == "." and end < len(text) and literal[-1] not in restore
+            # hyphen is a letter here ("etc.\xad" → "etc." ""), not before the period ("Inc\xad.s" is one word);
+            # the rule's two characters of context also tie with a hyphenated word, an earlier rule in the lexer
+            # ("Inc.-x" → "Inc." "-" "x"; "Inc.-xy" and the word "Inc.xy" are longer or earlier)
+            glued = 1 if literal[-2:-1] == "." else (
+                2 if literal[-3:-2] == "." and literal[-2] in "-\u058a\u2010\u2011" else 0)
+            head = literal[:-1 - glued]
+            if (kind == "word" and glued and end - glued + 2 <= len(text) and literal[-1] not in restore
                     and not _PTB_REDAUX.match(text, end) and (
-                        literal[:-2].lower() in _PTB_SPLIT_BEFORE_LETTER
-                        or literal[:1] + literal[1:-2].lower() in _PTB_CAPITALISED_ABBREVIATIONS)):
-                value, end, position = literal[:-1].replace("\xad", ""), end - 1, end - 1
+                        head.lower() in _PTB_SPLIT_BEFORE_LETTER
+                        or head[:1] + head[1:].lower() in _PTB_CAPITALISED_ABBREVIATIONS)):
+                value, end, position = literal[:-glued].replace("\xad", ""), end - glued, end - glued
                 tokens.append(value)
                 continue
+        if (kind in ("apos", "asian", "amp") and text[position: position + 1] == "."
+                and text[position + 1: position + 2] in _PTB_INSENTP
+                and raw_res["insentp"][kind].fullmatch(text, match.start(), position)):
+            # THING or THINGA + "." before , ; : ("O'Malley.,", "x_x.;", "AT&T.;", not "S&P-500.;")
+            tokens.append((re.sub("(?i:&amp;)", "&", value) if kind == "amp" else value) + ".")
+            position += 1
+            continue
         if kind in ("word", "amp") and restore and text[position: position + 1] in restore and (
-            # "CAT\xad&MDASH;": no THINGA
-            kind == "amp" or literal.isascii() and literal.isupper() and literal.isalpha()
+            # "CAT\xad&MDASH;": no THINGA; nor after TBSPEC's "S&p-500" / "S&Ls" ("S&p-500&EACUTE;")
+            kind == "amp" and raw_res["insentp"]["amp"].fullmatch(value)
+            or kind == "word" and literal.isascii() and literal.isupper() and literal.isalpha()
         ) and not (kind == "word" and _PTB_REDAUX.match(text, position)):  # WORD/{REDAUX} is longer: "IPHONE&APOS;S"
             stand_in = position + (copy.shift if copy else 0)  # (in the caption)
             entity = _PTB_THINGA_ENTITY.fullmatch(spellings.get(stand_in) or restore[text[position]])
@@ -730,16 +800,20 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         elif kind == "nt":
             cut = _PTB_NT.search(value).start()
             tokens.append(value[:cut].replace("\xad", ""))
+            if tries.match("email", original if rewritten else text, match.start() + cut):
+                position = match.start() + cut  # an e-mail address from the "n" on is longer ("xn't.a@b.com")
+                continue
             # "n't" has its quote rewritten ("n‘t" → "n`t"); a longer tail ("n'ts") is a word kept as it is
             tokens.append(value[cut:].translate(_PTB_LATEX_QUOTES) if len(value) - cut == 3 else value[cut:])
         elif kind in ("url", "email"):
-            # FULLURL and EMAIL: the longer match wins, FULLURL on a tie ("http://@x," is an e-mail address);
-            # both read the original text (they run over the deleted characters)
+            # FULLURL and EMAIL: the longer match wins, FULLURL on a tie ("http://@x," is an e-mail address), and
+            # LIKELYURL where it is longer (its path runs over U+00A0: "www.x.org/a@b.com\xa0:x"); all read the
+            # original text (they run over the deleted characters)
             source = original if rewritten else text
             longer = None
-            for name in ("url", "email"):
+            for name in ("url", "email", "likely"):
                 candidate = (raw_res["url"].match(source, match.start()) if name == "url"
-                             else tries.match("email", source, match.start()))
+                             else tries.match(name, source, match.start()))
                 if candidate and (longer is None or candidate.end() > longer.end()):
                     longer = candidate
             if longer:
@@ -764,7 +838,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
             tokens.append(value.replace("(", "-LRB-").replace(")", "-RRB-"))
         elif kind == "other":
             tokens.append(_PTB_BRACKETS.get(value) or _PTB_CHAR_MAP.get(value, value))
-        elif kind == "dots":
+        elif kind in ("dots", "spaced"):
             tokens.append("...")
         elif kind == "dashes" and len(value) <= 4:
             tokens.append("--")  # probed: runs of 2-4 hyphens are one "--", longer runs stay as they are
@@ -783,11 +857,23 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     return [piece for token in map(lower, tokens) if token not in PTB_PUNCTUATIONS for piece in token.split()]
 
 
-# Java's final-sigma rule looks for a cased letter after the Σ up to the next boundary of java.text.BreakIterator's
-# word instance: letters (not CJK) join over - ' " . (and _), digits over , ' " . ("ΣΟΦΟΣ1990s" → "σοφοσ1990s"
-# where Python writes "σοφος1990s"; "ΑΣ1-Β" → "ας1-β").
-_PTB_JAVA_WORD_REST = re.compile(
-    r"(?:[^\W\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\d"
+# Java's final-sigma rule looks for cased letters before and after the Σ up to the boundaries of
+# java.text.BreakIterator's word instance: letters (not CJK) join over - ' " . _, digits over , ' " ., combining
+# marks stay on a letter or digit before them ("ΣΟΦΟΣ1990s" → "σοφοσ1990s" where Python writes
+# "σοφος1990s"; "ΑΣ1-Β" → "ας1-β"). Its cased characters: Lu, Ll, Lt and a few modifier letters, Roman numerals and
+# circled letters (not "ª", a cased letter for Python).
+_PTB_JAVA_CASED_EXTRA = ((0x02B0, 0x02B8), (0x02C0, 0x02C1), (0x02E0, 0x02E4), (0x0345, 0x0345), (0x037A, 0x037A),
+                         (0x1D2C, 0x1D61), (0x2160, 0x217F), (0x24B6, 0x24E9))
+
+
+def _java_cased(char: str) -> bool:
+    code = ord(char)
+    return unicodedata.category(char) in ("Lu", "Ll", "Lt") or any(a <= code <= b for a, b in _PTB_JAVA_CASED_EXTRA)
+
+
+_PTB_JAVA_WORD = re.compile(  # ("_" joins letters, not digits: "Α_Σ" is one word, "x2_Σ" and "Α_1Σ" two)
+    r"(?:[^\W\d_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\d|_)"
+    r"(?:[^\W\d_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\d(?<!_\d)|_(?<=[^\W\d]_)"
     r"|[-\u00ad\u2010-\u2015\u2027'\".](?<=[^\W\d].)(?=[^\W\d])"
     r"|[,'\".\u066b](?<=\d.)(?=\d))*"
 )
@@ -829,14 +915,31 @@ def _ptb_entity_chars(text: str, restore: dict[str, str], dashes: set[str], spel
 
 
 def _ptb_lower(token: str) -> str:
-    """``token.lower()`` with the Java tool's choice between final ``ς`` and ``σ``."""
-    lowered = []
+    """``token.lower()`` with the Java tool's choice between final ``ς`` and ``σ``: a Σ is final where a cased
+    letter comes before it in its word (:data:`_PTB_JAVA_WORD`, anything between: "x1Σ" → "x1ς", where Python
+    writes "x1σ") and none after it."""
+    if "Σ" not in token:
+        return token.lower()
+    lowered = [char.lower() for char in token]  # ("İ" → "i̇": two characters, one item)
+    kept: list[int] = []  # (a combining mark after a letter or digit is read with it: "σ́.Σ" is one word)
     for index, char in enumerate(token):
-        if char == "Σ" and token[: index + 1].lower().endswith("ς"):  # Python: a final sigma
-            rest = _PTB_JAVA_WORD_REST.match(token, index + 1).group()
-            lowered.append("σ" if any(c.islower() or c.isupper() or c.istitle() for c in rest) else "ς")
-        else:
-            lowered.append(char.lower())
+        if not (kept and unicodedata.category(char) in ("Mn", "Me", "Mc") and token[kept[-1]].isalnum()):
+            kept.append(index)
+    bare = "".join(token[index] for index in kept)
+    cased = [0]  # cased[i]: the cased characters of bare[:i]
+    for char in bare:
+        cased.append(cased[-1] + _java_cased(char))
+    start = end = 0  # (the word that holds the current character: bare[start:end])
+    for position, char in enumerate(bare):
+        if char != "Σ":
+            continue
+        if position >= end:  # the words, each read once
+            word = _PTB_JAVA_WORD.search(bare, end)
+            while word.end() <= position:
+                word = _PTB_JAVA_WORD.search(bare, word.end())
+            start, end = word.span()
+        final = cased[position] > cased[start] and cased[end] == cased[position + 1]
+        lowered[kept[position]] = "ς" if final else "σ"
     return "".join(lowered)
 
 
