@@ -71,7 +71,11 @@ def _missing_warnings(report) -> list[str]:
                              f"{task.predictions} (ids from another set?); all were scored as missing")
         details = task.details if isinstance(task.details, dict) else {}
         failed, undecodable = details.get("clip_failed"), details.get("clip_undecodable")
-        if failed:  # AIJ-2022 image tasks: the organisers' try/except scores these 0, silently
+        if failed and task.metric == "clip_score":  # missing_image: zero
+            bad = f", {int(undecodable)} of them a file that cannot be decoded" if undecodable else ""
+            lines.append(f"WARNING: task {task.name!r}: {int(failed)} of {task.n} images are missing or cannot be "
+                         f"decoded{bad}: CLIP 0 for each (missing_image: zero)")
+        elif failed:  # AIJ-2022 image tasks: the organisers' try/except scores these 0, silently
             bad = f", {int(undecodable)} of them a file that cannot be decoded" if undecodable else ""
             lines.append(f"WARNING: task {task.name!r}: {int(failed)} of {task.n} samples have no image to score (none "
                          "named, no such file, a file that cannot be decoded, or a caption that is not the first "
