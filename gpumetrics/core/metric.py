@@ -167,14 +167,16 @@ class Metric(torchmetrics.Metric):
         """``forward`` of a metric that owns metrics (the AIJ-2022 captioning scores: METEOR and CLIP): torchmetrics'
         forward saved and merged back this metric's own states only, while its ``reset()`` emptied the children's —
         every batch before the last was lost from them. Here every metric of the tree keeps its states aside, the
-        batch runs alone (``reset``, ``update``, ``compute``: its own value, synchronised only with
-        ``dist_sync_on_step``), and each metric then merges the kept states in front of the batch's; on an exception
-        every state, count and flag is put back."""
+        batch runs alone (every registered state at its default, ``update``, ``compute``: its own value, synchronised
+        only with ``dist_sync_on_step``), and each metric then merges the kept states in front of the batch's; on an
+        exception every state, count and flag is put back."""
         kept = [(metric, {name: getattr(metric, name) if isinstance(getattr(metric, name), Tensor)
                           else list(getattr(metric, name)) for name in metric._defaults},
                  {name: getattr(metric, name) for name in _FORWARD_FLAGS}) for metric in tree]
         try:
-            self.reset()
+            with torch.inference_mode(False):  # (see add_state)
+                for metric in tree:  # every registered state to its default: a subclass's reset() may keep some
+                    torchmetrics.Metric.reset(metric)
             for metric in tree:  # the batch's value is computed from the batch alone, on this process
                 metric._to_sync, metric._should_unsync = metric.dist_sync_on_step, False
             self.update(*args, **kwargs)
