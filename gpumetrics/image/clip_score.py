@@ -433,13 +433,10 @@ class _OpenCLIPBackend(nn.Module):
             try:
                 self.model = open_clip.create_model(model_name, pretrained=weights, **options)
             except Exception as error:
-                # open_clip's words for an unknown architecture or tag, given a name
+                # open_clip's words for an unknown architecture or tag (names and tags are checked before, in
+                # _open_clip_sources: what is left are hub snapshots and downloads)
                 name = "model_name" if "Model config for" in str(error) else "pretrained" \
                     if "Pretrained value" in str(error) else None
-                if isinstance(error, RuntimeError) and name == "model_name":  # open_clip lists its 200 built-ins
-                    raise ValueError(f"`model_name`: {model_name!r} is not an open_clip model ("
-                                     f"{_closest(model_name, open_clip.list_models())}; open_clip.list_models() lists "
-                                     "them all), nor a model config .json file") from None
                 if isinstance(error, RuntimeError) and name is not None:
                     raise ValueError(f"`{name}`: {error}") from None
                 if not _is_file(weights):  # else torch.load / safetensors of a --pretrained file that is no checkpoint
