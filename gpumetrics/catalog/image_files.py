@@ -171,31 +171,6 @@ class _ImageFileScore(Metric):
         return {**value, f"{prefix}_failed": getattr(self, f"{prefix}_failed").clone(),
                 f"{prefix}_undecodable": getattr(self, f"{prefix}_undecodable").clone()}
 
-    def reset(self) -> None:
-        super().reset()
-        self.inner.reset()
-
-    def merge_state(self, incoming_state: Any) -> None:
-        """Add the samples of another task metric of the same options (its image metric's states, its counts and
-        named undecodable files after this one's)."""
-        if not isinstance(incoming_state, type(self)):
-            raise TypeError(f"{type(self).__name__}.merge_state takes another {type(self).__name__}, got "
-                            f"{type(incoming_state).__name__}")
-        from gpumetrics.image.undecodable import bound_undecodable_names
-
-        super().merge_state(incoming_state)
-        if self.missing_image == "zero":
-            bound_undecodable_names(self)
-        self.inner.merge_state(incoming_state.inner)
-
-    def _reduce_states(self, incoming_state: dict[str, Any]) -> None:
-        # merge_state and forward (a batch merged behind the kept states) both reduce here: the names stay bounded
-        super()._reduce_states(incoming_state)
-        if self.missing_image == "zero":
-            from gpumetrics.image.undecodable import bound_undecodable_names
-
-            bound_undecodable_names(self)
-
     def signature(self) -> str:
         extra = ([f"decode:{self.decode}"] if self.decode != "pil" else []) + (
             [f"missing_image:{_FAILED[self.pairing][2]}"] if self.missing_image == "zero" else [])

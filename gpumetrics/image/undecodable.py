@@ -5,8 +5,10 @@ A task metric that scores such samples instead of stopping (the AIJ-2022 tasks, 
 sample) and ``<prefix>_undecodable`` (those whose file exists but cannot be decoded), and names the first
 :data:`NAMED_UNDECODABLE` undecodable files, with the decoder's reason, in the ``cat`` state ``undecodable_named``:
 one ``uint8`` tensor per file holding the UTF-8 bytes ``path\\0reason\\0``. Being states, the names travel as the
-counts do — in a checkpoint (``--resume``), through ``merge_state`` (in call order) and under DDP (in rank order) —
-and ``reset()`` clears them; the one warning at ``compute()`` names files read by any process or before a resume.
+counts do — in a checkpoint (``--resume``), through ``merge_state`` (in call order; the state keeps its first entries:
+``Metric.add_state(keep_first=…)``) and under DDP (in rank order) — and ``reset()`` clears them; the one warning at
+``compute()`` names files read by any process or before a resume (not the value of one batch that ``forward``
+computes: a training loop is warned once, by the ``compute()`` over its batches).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def add_failed_image_states(metric: Any, prefix: str) -> None:
     ``cat`` state ``undecodable_named`` (module docstring)."""
     metric.add_state(f"{prefix}_failed", torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
     metric.add_state(f"{prefix}_undecodable", torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
-    metric.add_state(NAMES_STATE, [], dist_reduce_fx="cat")
+    metric.add_state(NAMES_STATE, [], dist_reduce_fx="cat", keep_first=NAMED_UNDECODABLE)
 
 
 def count_failed_images(metric: Any, prefix: str, count: int, undecodable: Sequence[tuple[int, Exception]] = ()) -> int:
@@ -76,12 +78,6 @@ def name_undecodable_images(metric: Any, named: Sequence[tuple[str, str]], devic
         kept.append(torch.frombuffer(bytearray(data), dtype=torch.uint8).to(device))
 
 
-def bound_undecodable_names(metric: Any) -> None:
-    """Keep the first :data:`NAMED_UNDECODABLE` entries of ``metric.undecodable_named`` (after ``merge_state``,
-    which appends the other metric's; each entry is one tensor outside a DDP sync)."""
-    setattr(metric, NAMES_STATE, list(getattr(metric, NAMES_STATE))[:NAMED_UNDECODABLE])
-
-
 def undecodable_images(metric: Any) -> list[tuple[str, str]]:
     """``(path, reason)`` of the first :data:`NAMED_UNDECODABLE` undecodable files ``metric`` names, in the order they
     were read (merged metrics in call order, DDP ranks in rank order). Reads the names (a host sync) only when there
@@ -98,7 +94,10 @@ def undecodable_images(metric: Any) -> list[tuple[str, str]]:
 def warn_undecodable_images(metric: Any, prefix: str, consequence: str) -> None:
     """One warning for all the image files ``metric`` could not decode: how many (the ``<prefix>_undecodable``
     count), ``consequence`` (what was done with them), and the first few with the decoder's reason. Nothing — and
-    no host sync — when no file is named."""
+    no host sync — when no file is named, or while ``forward`` computes one batch's value (the ``compute()`` over
+    every batch warns)."""
+    if getattr(metric, "computing_batch_value", False):
+        return
     named = undecodable_images(metric)
     if not named:
         return

@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 import torch
-import torchmetrics
 from torch import Tensor
 
 from gpumetrics.core import Metric
@@ -50,7 +49,6 @@ from gpumetrics.suites.image import (
     check_task_clip_options, warn_undecodable_clip_images,
 )
 from gpumetrics.harness.registry import init_options
-from gpumetrics.image.undecodable import bound_undecodable_names
 from gpumetrics.text.meteor import METEORScore
 from gpumetrics.text.meteor.synonyms import (
     DictSynonyms, SynonymProvider, as_synonym_provider, default_ruwordnet,
@@ -224,28 +222,6 @@ class CaptionImageScore(Metric):
         warn_undecodable_clip_images(self)
         return {"score": meteor_clip_score(meteor, clip), "meteor": meteor, "clip": clip,
                 "clip_failed": self.clip_failed.clone(), "clip_undecodable": self.clip_undecodable.clone()}
-
-    def reset(self) -> None:
-        super().reset()
-        self.meteor.reset()
-        self.clip.reset()
-
-    def merge_state(self, incoming_state: Union[dict[str, Any], torchmetrics.Metric]) -> None:
-        """Add the samples of another metric of this class (its ``meteor`` and ``clip`` states)."""
-        if not isinstance(incoming_state, type(self)):
-            raise TypeError(
-                f"{type(self).__name__}.merge_state takes another {type(self).__name__} (its states live in its "
-                f"child metrics), got {type(incoming_state).__name__}"
-            )
-        super().merge_state(incoming_state)
-        bound_undecodable_names(self)
-        self.meteor.merge_state(incoming_state.meteor)
-        self.clip.merge_state(incoming_state.clip)
-
-    def _reduce_states(self, incoming_state: dict[str, Any]) -> None:
-        # merge_state and forward (a batch merged behind the kept states) both reduce here: the names stay bounded
-        super()._reduce_states(incoming_state)
-        bound_undecodable_names(self)
 
 
 class ImageCaptioningScore(CaptionImageScore):

@@ -30,7 +30,7 @@ from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.image.precision import PRECISIONS, parse_speed_mode
 from gpumetrics.image.image_files import add_image_files
 from gpumetrics.image.undecodable import (
-    add_failed_image_states, bound_undecodable_names, check_missing_image, count_failed_images,
+    add_failed_image_states, check_missing_image, count_failed_images,
     warn_undecodable_images,
 )
 from gpumetrics.image.io import check_reading_options, decode_signature, list_images, same_size_batches
@@ -249,7 +249,8 @@ class ImageGenerationScore(Metric):
 
     States: those of the child metrics ``fid`` and ``clip``, the counts ``clip_failed`` / ``clip_undecodable`` and
     the first undecodable files' names (:mod:`gpumetrics.image.undecodable`); ``merge_state`` takes another metric of
-    this class and adds its generated samples (the real set once).
+    this class and adds its generated samples (the real set once); ``reset()`` clears the generated samples, the real
+    set stays loaded.
     """
 
     higher_is_better = True
@@ -374,30 +375,17 @@ class ImageGenerationScore(Metric):
         return {"score": image_generation_score(clip, fid), "clip": clip, "fid": fid,
                 "clip_failed": self.clip_failed.clone(), "clip_undecodable": self.clip_undecodable.clone()}
 
-    def reset(self) -> None:
-        """Reset generated images; the real set stays loaded."""
-        super().reset()
-        self.fid.reset()
-        self.clip.reset()
-
-    def merge_state(self, incoming_state: Union[dict[str, Any], torchmetrics.Metric]) -> None:
-        """Add the generated samples of another ``ImageGenerationScore`` of the same options (its CLIP and FID
-        generated-side states, its counts and named undecodable files, after this metric's). The real set is not
-        added twice: this metric's, when loaded, stays; else the other's is taken."""
-        if not isinstance(incoming_state, type(self)):
-            raise TypeError(
-                f"{type(self).__name__}.merge_state takes another {type(self).__name__} (its states live in its "
-                f"child metrics), got {type(incoming_state).__name__}"
-            )
-        super().merge_state(incoming_state)
-        bound_undecodable_names(self)
-        fid = dict(incoming_state.fid.metric_state)
-        if self._real_loaded:
-            real = self.fid.side_state_names("real")
-            fid.update({name: self.fid._defaults[name].to(self.fid.real_sum.device) for name in real})
-        self.fid.merge_state(fid)
-        self.fid._update_count += incoming_state.fid._update_count  # a dict merge counts no update
-        self.clip.merge_state(incoming_state.clip)
+    def _merge_owned(self, name: str, metric: torchmetrics.Metric, incoming: torchmetrics.Metric) -> None:
+        """The generated samples of the other metric's CLIP and FID; the real set is not added twice: this metric's,
+        when loaded, stays; else the other's is taken."""
+        if metric is not self.fid or not self._real_loaded:
+            super()._merge_owned(name, metric, incoming)
+            return
+        states = dict(incoming.metric_state)
+        states.update({state: self.fid._defaults[state].to(self.fid.real_sum.device)
+                       for state in self.fid.side_state_names("real")})
+        self.fid.merge_state(states)
+        self.fid._update_count += incoming._update_count  # a dict merge counts no update
 
 
 def _image_generation_update_args(predictions: list, references: list) -> tuple:

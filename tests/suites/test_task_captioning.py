@@ -306,6 +306,27 @@ def test_forward_keeps_the_named_undecodable_files_bounded_and_in_order(image_ro
     assert len(metric.undecodable_named) == 3 and int(metric.clip_undecodable) == 5
 
 
+def test_forward_warns_about_undecodable_files_once_at_compute_not_every_step(image_root, clip_dir):
+    """A Lightning loop calls the metric every step: each step's value is the batch's own, but the undecodable files
+    are reported by the epoch's ``compute()`` only (each step warned about its batch's files before)."""
+    import warnings
+
+    root, names, _ = image_root
+    _, preds, answers = SAMPLES["s_visual_qa"]
+    (root / "images" / "step-bad.png").write_bytes(b"not a png")
+    metric = VisualQAScore(**_options(root, clip_dir, missing_image="zero"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(3):
+            metric([names[i], "images/step-bad.png"], [preds[i], preds[i]], [answers[i], answers[i]])
+    assert [str(w.message) for w in caught if "cannot be decoded" in str(w.message)] == []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        metric.compute()
+    (message,) = [str(w.message) for w in caught if "cannot be decoded" in str(w.message)]
+    assert message.startswith("s_visual_qa: 3 image file(s) cannot be decoded")
+
+
 def test_an_undecodable_image_is_an_error_or_a_failed_sample_as_missing_image_says(image_root, clip_dir):
     """``missing_image="error"``: the file is named; ``"zero"``: CLIP 0 as a missing file, counted, one warning at
     ``compute()`` naming the files with the decoder's reason — also after ``merge_state``, and ``reset`` forgets."""
