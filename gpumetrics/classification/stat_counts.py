@@ -71,6 +71,10 @@ def multiclass_stat_counts(
     if ignore_index is not None:
         ignored = target == ignore_index
         preds, target = preds.masked_fill(ignored, dropped), target.masked_fill(ignored, dropped)
+    # labels outside [0, C) (unchecked with validate_args=False) go to the dropped bin too: an index out of range would
+    # be a device-side assert on CUDA. Such a prediction counts as wrong; such a target is not scored
+    preds = preds.masked_fill((preds < 0) | (preds > dropped), dropped)
+    target = target.masked_fill((target < 0) | (target > dropped), dropped)
     if multidim_average == "global" and top_k == 1 and average == "micro":
         scored = (target != dropped).sum()
         tp = ((preds == target) & (target != dropped)).sum()

@@ -5,8 +5,8 @@ the precision / recall / F1 reduction — one path for the modules and the funct
 The counts are torchmetrics' (its ``*_stat_scores`` functions: the same integers, dtypes and shapes, tested), written
 here so that the room depends on no private torchmetrics name:
 
-* **binary** — ``preds`` labels, or float probabilities / logits thresholded at ``threshold`` (a sigmoid first when
-  any value of the batch lies outside [0, 1]); positions whose target is ``ignore_index`` count nowhere. Global:
+* **binary** — ``preds`` labels, or float probabilities / logits thresholded at ``threshold`` (a sigmoid first
+  unless every value of the batch lies in [0, 1]); positions whose target is ``ignore_index`` count nowhere. Global:
   four 0-d counts; samplewise: four ``[N]``.
 * **multiclass** — :func:`gpumetrics.classification.stat_counts.multiclass_stat_counts` (scatter-adds, O(N + C)):
   ``[C]`` per class, four 0-d counts for top-1 ``average="micro"``, ``[N, C]`` samplewise.
@@ -119,15 +119,14 @@ def check_top_k(top_k: Any, num_classes: Any) -> None:
 
 
 # ------------------------------------------------------------------------------------------------------- input checks
-def check_shapes(task: str, preds: tuple, target: tuple, classes: Optional[int], multidim_average: str) -> None:
+def check_shapes(task: str, preds: tuple, target: tuple, classes: Optional[int]) -> None:
     """``ValueError`` naming both shapes unless they fit the task (sizes only: no host sync).
 
     binary: equal shapes ``[N, ...]``; multiclass: labels of equal shapes, or scores ``[N, C, ...]`` for targets
     ``[N, ...]`` with ``C = num_classes``; multilabel: equal shapes ``[N, L, ...]`` with ``L = num_labels``.
-    ``samplewise`` needs the extra dimensions ``...`` (at least one).
 
     Example:
-        >>> check_shapes("multilabel", (4,), (4,), 3, "global")
+        >>> check_shapes("multilabel", (4,), (4,), 3)
         Traceback (most recent call last):
         ...
         ValueError: multilabel `preds` and `target` must be both [N, num_labels=3, ...]; got preds (4,) and target (4,)
@@ -144,10 +143,6 @@ def check_shapes(task: str, preds: tuple, target: tuple, classes: Optional[int],
         expected = f"both [N, num_labels={classes}, ...]"
     if not ok:
         raise ValueError(f"{task} `preds` and `target` must be {expected}; got preds {preds} and target {target}")
-    least = 3 if task == "multilabel" else 2  # N, (L,) and one extra dimension
-    if multidim_average == "samplewise" and len(target) < least:
-        raise ValueError(f"multidim_average='samplewise' scores each sample over its extra dimensions: {task} "
-                         f"`target` must be at least {least}-D, got target {target}")
 
 
 def check_inputs(
@@ -159,9 +154,10 @@ def check_inputs(
     ``preds``/``target`` must be tensors (``TypeError``), ``target`` integer and multiclass scores ``[N, C, ...]``
     floating point (``TypeError``), both holding values (not on the ``meta`` device) and, unless ``same_device`` is
     False (a module moves both to its own), on one device (``ValueError``); shapes as :func:`check_shapes`;
-    ``top_k > 1`` needs scores; floating ``preds`` must be finite; labels must lie in their range — binary
-    ``{0, 1}``, multiclass ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target`` is not
-    ``ignore_index`` (those positions are not scored, so their values do not matter). ``ValueError`` names the
+    ``top_k > 1`` needs scores; ``samplewise`` needs the extra dimensions ``...`` (at least one); floating
+    ``preds`` must be finite; labels must lie in their range — binary ``{0, 1}``, multiclass
+    ``0 ≤ label < num_classes``, multilabel ``{0, 1}`` — where ``target`` is not ``ignore_index`` (those positions
+    are not scored, so their values do not matter). ``ValueError`` names the
     argument and the allowed range.
     """
     for name, value in (("preds", preds), ("target", target)):
@@ -172,7 +168,7 @@ def check_inputs(
         raise ValueError(f"`preds` and `target` must be on one device, got {preds.device} and {target.device}")
     if target.is_floating_point() or target.is_complex():
         raise TypeError(f"`target` must hold integer labels, got dtype {target.dtype}")
-    check_shapes(task, tuple(preds.shape), tuple(target.shape), classes, multidim_average)
+    check_shapes(task, tuple(preds.shape), tuple(target.shape), classes)
     if preds.shape != target.shape and not preds.is_floating_point():
         raise TypeError(
             f"multiclass `preds` of scores [N, num_classes, ...] must be floating point, got dtype {preds.dtype}"
@@ -182,6 +178,10 @@ def check_inputs(
     if top_k > 1 and preds.shape == target.shape:
         raise ValueError(f"`top_k={top_k}` needs scores [N, num_classes, ...] in `preds`, got labels of shape "
                          f"{tuple(preds.shape)}")
+    least = 3 if task == "multilabel" else 2  # N, (L,) and one extra dimension
+    if multidim_average == "samplewise" and target.ndim < least:
+        raise ValueError(f"multidim_average='samplewise' scores each sample over its extra dimensions: {task} "
+                         f"`target` must be at least {least}-D, got shape {tuple(target.shape)}")
     if preds.numel() == 0 or target.numel() == 0:
         return
     if ignore_index is not None and not -(2**63) <= ignore_index < 2**63:  # `target != ignore_index` would overflow
@@ -229,13 +229,15 @@ def zero_counts(n: int, multidim_average: str, device: torch.device) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------------------- counting
-def _positive(preds: Tensor, threshold: float) -> Tensor:
-    """``BoolTensor`` of the positive predictions: labels equal to 1, or scores above ``threshold`` — after a
-    sigmoid when any score of the batch lies outside [0, 1] (logits), chosen on the device (no host read)."""
+def _positive(preds: Tensor, target: Tensor, threshold: float) -> Tensor:
+    """``BoolTensor`` of the positive predictions: scores above ``threshold`` — after a sigmoid unless every score of
+    the batch lies in [0, 1] (then they are probabilities; chosen on the device, no host read) — or labels. A label
+    outside {0, 1} (possible with ``validate_args=False`` only) is counted wrong, as torchmetrics counts it: positive
+    against a target 0, negative against a target 1."""
     if not preds.is_floating_point():
-        return preds == 1
-    logits = ((preds < 0) | (preds > 1)).any()
-    return torch.where(logits, preds.sigmoid() > threshold, preds > threshold)
+        return torch.where(target == 1, preds == 1, preds != 0)
+    probabilities = ((preds >= 0) & (preds <= 1)).all()
+    return torch.where(probabilities, preds > threshold, preds.sigmoid() > threshold)
 
 
 def _label_counts(positive: Tensor, target: Tensor, ignore_index: Optional[int], dims: list[int]):
@@ -267,7 +269,7 @@ def binary_counts(
         >>> binary_counts(torch.tensor([0.9, 0.2, 0.7]), torch.tensor([1, 1, 0]))
         (tensor(1), tensor(1), tensor(0), tensor(1))
     """
-    positive = _positive(preds, threshold).reshape(preds.shape[0], -1)
+    positive = _positive(preds, target, threshold).reshape(preds.shape[0], -1)
     target = target.reshape(target.shape[0], -1)
     return _label_counts(positive, target, ignore_index, [0, 1] if multidim_average == "global" else [1])
 
@@ -286,7 +288,7 @@ def multilabel_counts(
         >>> multilabel_counts(torch.tensor([[1, 0], [1, 1]]), torch.tensor([[1, 1], [0, 1]]), 2)
         (tensor([1, 1]), tensor([1, 0]), tensor([0, 0]), tensor([0, 1]))
     """
-    positive = _positive(preds, threshold).reshape(preds.shape[0], num_labels, -1)
+    positive = _positive(preds, target, threshold).reshape(preds.shape[0], num_labels, -1)
     target = target.reshape(target.shape[0], num_labels, -1)
     return _label_counts(positive, target, ignore_index, [0, 2] if multidim_average == "global" else [2])
 

@@ -341,3 +341,22 @@ def test_samplewise_and_binary_modules_under_ddp_equal_one_process():
         batch[0][0] = 3.0  # logits in every batch
     check_metric(C.BinaryRecall, C.binary_recall, lambda preds, target: tmf.binary_recall(preds, target), batches,
                  atol=ATOL)
+
+
+def test_unchecked_inputs_never_index_out_of_range():
+    """With ``validate_args=False`` nothing reads the labels' range: binary / multilabel labels outside {0, 1} count
+    wrong as torchmetrics counts them, a batch with a NaN score is read as logits (not every value lies in [0, 1]),
+    and multiclass labels outside [0, C) never index a count (a device-side assert on CUDA): such a prediction is
+    wrong, such a target not scored."""
+    preds, target = torch.tensor([2, 2, -1, 1, 0]), torch.tensor([0, 1, 1, 1, 0])
+    scores = torch.tensor([float("nan"), 0.7, 0.2, 0.9, 0.4])
+    for stat in STATS:
+        for p in (preds, scores):
+            ours = getattr(C, f"binary_{FUNCTIONS[stat]}")(p, target, validate_args=False)
+            _close(ours, getattr(tmf, f"binary_{FUNCTIONS[stat]}")(p, target, validate_args=False), stat)
+    labels, classes = torch.tensor([0, 5, -2, 1, 2]), torch.tensor([0, 1, 2, 7, 2])
+    assert C.multiclass_recall(labels, classes, 3, average="none", validate_args=False).tolist() == [1.0, 0.0, 0.5]
+    assert C.multiclass_precision(labels, classes, 3, average="none", validate_args=False).tolist() == [1.0, 0.0, 1.0]
+    metric = C.MulticlassF1Score(3, average="micro", validate_args=False)
+    metric.update(labels, classes)
+    assert float(metric.compute()) == pytest.approx(0.5)  # 2 of the 4 scored samples right
