@@ -359,8 +359,9 @@ class _Binary(_StatScores):
 
     def __init__(
         self, threshold: float = 0.5, multidim_average: str = "global", ignore_index: Optional[int] = None,
-        validate_args: bool = True, zero_division: float = 0, **kwargs: Any,
+        validate_args: bool = True, **kwargs: Any,
     ) -> None:
+        zero_division = kwargs.pop("zero_division", 0)  # a keyword of the F1 modules only, as in torchmetrics
         super().__init__(**kwargs)
         check_binary_args(threshold, multidim_average, ignore_index, zero_division)
         self.threshold = threshold
@@ -377,8 +378,9 @@ class _Multiclass(_StatScores):
     def __init__(
         self, num_classes: Optional[int] = None, top_k: int = 1, average: Optional[str] = "macro",
         multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
-        zero_division: float = 0, **kwargs: Any,
+        **kwargs: Any,
     ) -> None:
+        zero_division = kwargs.pop("zero_division", 0)
         check_class_count("num_classes", num_classes, validate_args)
         check_multiclass_args(num_classes, top_k, average, multidim_average, ignore_index, zero_division)
         super().__init__(**kwargs)
@@ -401,8 +403,9 @@ class _Multilabel(_StatScores):
     def __init__(
         self, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
         multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
-        zero_division: float = 0, **kwargs: Any,
+        **kwargs: Any,
     ) -> None:
+        zero_division = kwargs.pop("zero_division", 0)
         check_class_count("num_labels", num_labels, validate_args)
         check_multilabel_args(threshold, average, multidim_average, ignore_index, zero_division)
         super().__init__(**kwargs)
@@ -463,6 +466,13 @@ class BinaryF1Score(_Binary):
     signature_name = "f1"
     beta = 1.0  # torchmetrics' F-beta attribute
 
+    def __init__(
+        self, threshold: float = 0.5, multidim_average: str = "global", ignore_index: Optional[int] = None,
+        validate_args: bool = True, zero_division: float = 0, **kwargs: Any,
+    ) -> None:
+        super().__init__(threshold, multidim_average, ignore_index, validate_args, zero_division=zero_division,
+                         **kwargs)
+
 
 class MulticlassPrecision(_Multiclass):
     """Multiclass precision, ``average`` micro / macro / weighted / none, as ``sklearn.metrics.precision_score``.
@@ -509,8 +519,8 @@ class MulticlassF1Score(_Multiclass):
         self, num_classes: int, top_k: int = 1, average: Optional[str] = "macro", multidim_average: str = "global",
         ignore_index: Optional[int] = None, validate_args: bool = True, zero_division: float = 0, **kwargs: Any,
     ) -> None:
-        super().__init__(num_classes, top_k, average, multidim_average, ignore_index, validate_args, zero_division,
-                         **kwargs)
+        super().__init__(num_classes, top_k, average, multidim_average, ignore_index, validate_args,
+                         zero_division=zero_division, **kwargs)
 
 
 class MultilabelPrecision(_Multilabel):
@@ -555,3 +565,11 @@ class MultilabelF1Score(_Multilabel):
 
     signature_name = "f1"
     beta = 1.0
+
+    def __init__(
+        self, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
+        multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
+        zero_division: float = 0, **kwargs: Any,
+    ) -> None:
+        super().__init__(num_labels, threshold, average, multidim_average, ignore_index, validate_args,
+                         zero_division=zero_division, **kwargs)

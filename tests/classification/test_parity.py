@@ -63,6 +63,17 @@ def test_every_option_is_covered():
                 assert options <= covered, f"{obj.__name__}: no parity coverage for {sorted(options - covered)}"
 
 
+def test_signatures_equal_torchmetrics():
+    """Names, order, kinds and defaults of every argument (the catalog declares the modules' options from them)."""
+    for task in ("binary", "multiclass", "multilabel"):
+        for stat in STATS:
+            for module in (tmc, tmf):
+                name = f"{task.capitalize()}{STATS[stat]}" if module is tmc else f"{task}_{FUNCTIONS[stat]}"
+                ours, theirs = (inspect.signature(getattr(namespace, name)).parameters for namespace in (C, module))
+                assert [(p.name, p.kind, p.default) for p in ours.values()] == \
+                    [(p.name, p.kind, p.default) for p in theirs.values()], name
+
+
 # ------------------------------------------------------------------------------------------------------------ inputs
 def _batches(task, rng, generator, options, num_classes):
     """Batches of one input kind: sizes with a 1-sample and possibly an empty batch, classes drawn from a subset."""
