@@ -186,10 +186,22 @@ def _close(got, expected, what):
 @pytest.mark.parametrize("task", ["binary", "multiclass", "multilabel"])
 def test_every_option_combination_equals_torchmetrics(task, stat):
     """Module (several batches), function (each batch and all of them) and the module's integer states."""
+    _check_every_combination(task, stat, draw=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("draw", range(1, 9))
+@pytest.mark.parametrize("stat", list(STATS))
+@pytest.mark.parametrize("task", ["binary", "multiclass", "multilabel"])
+def test_every_option_combination_equals_torchmetrics_more_draws(task, stat, draw):
+    _check_every_combination(task, stat, draw)
+
+
+def _check_every_combination(task, stat, draw):
     ours_module_cls = getattr(C, f"{task.capitalize()}{STATS[stat]}")
     ours_function = getattr(C, f"{task}_{FUNCTIONS[stat]}")
     for index, options in enumerate(_combinations(task)):
-        seed = zlib.crc32(f"{task} {stat} {index}".encode())
+        seed = zlib.crc32(f"{task} {stat} {index}{f' {draw}' if draw else ''}".encode())
         rng, generator = random.Random(seed), torch.Generator().manual_seed(seed)
         num_classes = rng.choice([2, 3, 5]) if task != "binary" else None
         batches = _batches(task, rng, generator, options, num_classes)
