@@ -1,5 +1,6 @@
-"""Classification metrics: torchmetrics' precision / recall / F1 with gpumetrics' DDP reducer and signatures.
-See ``gpumetrics.classification.prf`` for the parity notes against scikit-learn.
+"""Classification metrics: precision / recall / F1 on the room's own stat scores (``stat_scores``, ``stat_counts``:
+torchmetrics' counting rules, no torchmetrics code), with gpumetrics' DDP reducer and signatures. See
+``gpumetrics.classification.prf`` for the parity notes against scikit-learn and torchmetrics.
 
 Names resolve lazily (PEP 562): the first use of a name imports its module only.
 """

@@ -12,8 +12,9 @@ statistics need only the diagonal and the two marginals of that matrix:
 the same integers; top-k predictions reduce to one label per sample first (see :func:`multiclass_stat_counts`).
 Ignored samples (``target == ignore_index``) are counted in an extra bin ``C`` that is dropped,
 so no boolean-mask indexing is needed, and the counts are scatter-adds: no host sync on CUDA (torchmetrics' path
-has one for its ``bincount`` and one for the mask). ``samplewise`` and top-1 micro are torchmetrics' own (their
-results are ``[N, C]`` rows, or four scalars from four sums).
+has one for its ``bincount`` and one for the mask). ``samplewise`` counts each sample's row the same way, in
+``N × (C + 1)`` bins (torchmetrics: one-hot ``[N, X, C]`` tensors); top-1 ``micro`` needs only the number of matches
+and of scored positions: four scalars.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from typing import Optional
 
 import torch
 from torch import Tensor
-from torchmetrics.functional.classification.stat_scores import _multiclass_stat_scores_update
 
 __all__ = ["multiclass_stat_counts", "class_counts"]
 
@@ -47,7 +47,7 @@ def multiclass_stat_counts(
     ignore_index: Optional[int],
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """``(tp, fp, tn, fn)`` of formatted multiclass inputs, equal to torchmetrics' ``_multiclass_stat_scores_update``
-    (same arguments, same integers and shapes).
+    (same arguments, same integers, dtypes and shapes; tested against it).
 
     ``top_k > 1`` scores one label per sample, as torchmetrics does: the target where it is among the ``top_k``
     highest scores (``torch.topk``), else the top-1 class — so those labels are counted as top-1 labels are, in
@@ -56,25 +56,41 @@ def multiclass_stat_counts(
 
     Args:
         preds: ``LongTensor[N, X]`` labels (top-1) or ``Tensor[N, C, X]`` scores (top-k), as torchmetrics'
-            ``_multiclass_stat_scores_format`` leaves them (``X``: flattened extra dimensions).
+            ``_multiclass_stat_scores_format`` leaves them (``X``: flattened extra dimensions) and
+            :func:`gpumetrics.classification.stat_scores.multiclass_counts` formats them.
         target: ``LongTensor[N, X]`` labels.
 
     Returns:
         Four ``LongTensor[C]`` (global) or ``[N, C]`` (samplewise); 0-d for top-1 ``average="micro"`` (global).
     """
-    if multidim_average == "samplewise" or (top_k == 1 and average == "micro"):
-        return _multiclass_stat_scores_update(preds, target, num_classes, top_k, average, multidim_average,
-                                              ignore_index)
     if top_k != 1:
         ranked = torch.topk(preds, k=top_k, dim=1).indices  # [N, k, X]
         preds = torch.where((ranked == target.unsqueeze(1)).any(dim=1), target, ranked[:, 0])
-    preds, target = preds.reshape(-1).long(), target.reshape(-1).long()
+    preds, target = preds.long(), target.long()
     dropped = num_classes  # the extra bin of ignored samples
     if ignore_index is not None:
         ignored = target == ignore_index
         preds, target = preds.masked_fill(ignored, dropped), target.masked_fill(ignored, dropped)
+    # labels outside [0, C) (unchecked with validate_args=False) go to the dropped bin too: an index out of range would
+    # be a device-side assert on CUDA. Such a prediction counts as wrong; such a target is not scored
+    preds = preds.masked_fill((preds < 0) | (preds > dropped), dropped)
+    target = target.masked_fill((target < 0) | (target > dropped), dropped)
+    if multidim_average == "global" and top_k == 1 and average == "micro":
+        scored = (target != dropped).sum()
+        tp = ((preds == target) & (target != dropped)).sum()
+        wrong = scored - tp
+        return tp, wrong, num_classes * scored - (tp + 2 * wrong), wrong
     both = torch.where(preds == target, target, dropped)
-    tp, predicted, actual = (class_counts(labels, num_classes + 1)[:num_classes] for labels in (both, preds, target))
+    if multidim_average == "global":
+        tp, predicted, actual = (class_counts(labels.reshape(-1), num_classes + 1)[:num_classes]
+                                 for labels in (both, preds, target))
+    else:  # one row of C + 1 bins per sample
+        offset = torch.arange(target.shape[0], device=target.device).unsqueeze(1) * (num_classes + 1)
+        tp, predicted, actual = (
+            class_counts((labels + offset).reshape(-1), target.shape[0] * (num_classes + 1))
+            .reshape(target.shape[0], num_classes + 1)[:, :num_classes]
+            for labels in (both, preds, target)
+        )
     fp, fn = predicted - tp, actual - tp
-    scored = actual.sum()  # the samples that are not ignored
+    scored = actual.sum(-1, keepdim=multidim_average != "global")  # the samples (of each row) that are not ignored
     return tp, fp, scored - (tp + fp + fn), fn

@@ -292,9 +292,10 @@ BUDGETS = {
     "COCOCaptionScores": 2,  # METEOR 1.5 as above (none), BLEU's pruned positions (2)
     "CodeBLEUScore": 3,  # the pruned positions of n-gram orders 2-4 (AST and data-flow keys: host sizes)
     "METEORScore(nltk)": 0, "ImageCaptioningScore": 0, "VisualQAScore": 0,  # NLTK-style alignment is host work
-    # torchmetrics' input validation (unique of the targets, bounds) and its per-update shape checks
-    **{f"{kind}{stat}": 4 for kind in ("Binary", "Multilabel") for stat in ("Precision", "Recall", "F1Score")},
-    **{f"Multiclass{stat}": 1 for stat in ("Precision", "Recall", "F1Score")},
+    # the one read of every input check (classification/stat_scores.py: label ranges, finite scores); the counts are
+    # device work (the logits test of binary / multilabel scores is a torch.where, not a read)
+    **{f"{kind}{stat}": 1 for kind in ("Binary", "Multiclass", "Multilabel")
+       for stat in ("Precision", "Recall", "F1Score")},
     # ranking: one read of every value check of the batch; flat inputs add the grouping (unique, padded width)
     "RankingMetrics": 1, "RankingMetrics(flat)": 3,
     # WMD: bags of words, padding and the empty / one-word pairs are numpy work on the host. Exact EMD: POT solves
@@ -399,7 +400,7 @@ def test_counter_counts_each_kind_and_not_sized_ops() -> None:
 
 
 #: modules whose kernels run on one intra-op thread (core/threads.py: many small ops, measured 4-26x slower beside
-#: busy processes on two threads); the image models and torchmetrics' classification keep torch's setting
+#: busy processes on two threads); the image models and the classification modules keep torch's setting
 SINGLE_THREADED = {name for name in BUDGETS if not name.startswith(
     ("FrechetInception", "KernelInception", "CLIPScore", "ImageGeneration", "ImageCaptioning", "VisualQA", "Binary",
      "Multiclass", "Multilabel"))}
