@@ -6,7 +6,6 @@ import dataclasses
 import datetime
 import json
 import platform
-import re
 import socket
 import time
 import warnings
@@ -19,6 +18,7 @@ import torchmetrics
 from torch import Tensor
 
 from gpumetrics.core import Metric, check_device, check_positive_int
+from gpumetrics.core.positions import batch_position
 from gpumetrics.core.progress import ProgressFn
 from gpumetrics.core.signature import library_version
 from gpumetrics.harness.checkpoint import RunCheckpoint, run_fingerprint
@@ -186,16 +186,13 @@ def _device(device: Optional[str], name: str = "--device", where: Optional[str] 
         raise ConfigError(f"{where}: {error}" if where else str(error)) from None
 
 
-_BATCH_POSITION = re.compile(r"`?\w+\[(\d+)\]")  # a metric's error naming an item of its batch: `images[3]`
-
-
-def _named_position(message: str, ids: Sequence[Any]) -> str:
-    """`` (position k of the batch is id X)`` for the first batch position a metric's error names (``preds[3]``,
-    ``images[0]``: metrics number their batch, the files number their records), else ``""``."""
-    found = _BATCH_POSITION.search(message)
-    if found is None or int(found.group(1)) >= len(ids):
+def _named_position(error: BaseException, ids: Sequence[Any]) -> str:
+    """`` (position k of the batch is id X)`` for the batch position a metric's error is tagged with
+    (:func:`gpumetrics.core.positions.batch_position`: metrics number their batch, the files number their records),
+    else ``""``."""
+    position = batch_position(error)
+    if position is None or not 0 <= position < len(ids):
         return ""
-    position = int(found.group(1))
     return f" (position {position} of the batch is id {ids[position]!r})"
 
 
@@ -364,7 +361,7 @@ class _Run:
                     f"task {task.name!r}: metric {task.metric.name!r} rejected the batch of samples "
                     f"{first + done}..{first + done + len(batch) - 1} (first id {batch.ids[0]!r}) "
                     f"of {task.references}: "
-                    f"{err}{_named_position(str(err), batch.ids)}"
+                    f"{err}{_named_position(err, batch.ids)}"
                 ) from err
             done += len(batch)
             batches_since_save += 1
