@@ -23,6 +23,14 @@ def ptb_safe_cut(metric: Metric) -> Optional[Callable[[Any, Any], bool]]:
     return ptb_sample_reads_next
 
 
+def missing_image_empty_prediction(options: dict) -> Optional[str]:
+    """``TaskMetric.empty_prediction_of`` of the entries that read image files named by predictions: under
+    ``missing_image: zero`` a record without a prediction names no image (``""``) and is scored as such a
+    prediction is (CLIP 0, or left out of the generated set; counted among the failed images); otherwise there is
+    no empty answer and every id needs a prediction."""
+    return "" if options.get("missing_image", "error") == "zero" else None
+
+
 # ---------------------------------------------------------------------------------------------------- per sample
 def error_rate_per_sample(cls_path: str) -> Callable[[dict, Any], Callable[..., Any]]:
     """Each sample's own rate: its edits / its best reference's length (the corpus rate pools these)."""

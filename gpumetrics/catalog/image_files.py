@@ -13,8 +13,14 @@ an entry is built, never when the catalog is listed.
 error naming it) ``"zero"`` scores such a generated image as the AIJ-2022 scripts' ``try/except`` does: CLIP 0 for
 ``clip_score``, left out of the generated set for ``fid`` / ``kid``; the result then counts them
 (``clip_failed`` / ``images_failed``, of them ``*_undecodable`` files that exist but cannot be decoded) and one
-warning at ``compute()`` names the first undecodable files (:mod:`gpumetrics.image.undecodable`). The references
-(real images) must always be there.
+warning at ``compute()`` names the first undecodable files (:mod:`gpumetrics.image.undecodable`). A record of the
+references without a prediction is then fed as the prediction ``""``, naming no image, and scored as such
+(:func:`gpumetrics.catalog.adapters.missing_image_empty_prediction`, the entries' empty answer); with ``"error"``
+there is no empty answer and every id needs a prediction. The references (real images) must always be there.
+
+An error about one sample (a prediction naming no file, a missing or undecodable file, a caption that is not a
+string) is tagged with the sample's position in the batch (:mod:`gpumetrics.core.positions`), whatever the
+numbering of its message.
 """
 
 from __future__ import annotations

@@ -297,9 +297,10 @@ class _Run:
         if task.format != "records":  # coco (only the images of the results file), a suite task's official format
             data, options = get_format(task.format).read(task.predictions, task.references, dict(task.options))
         else:
-            data, options = IndexedJoin(task.predictions, task.references, task.metric.empty_prediction,
-                                        self.progress, f"{task.name}: "), task.options
-        _check_data(task, data)
+            data, options = IndexedJoin(task.predictions, task.references, task.metric.empty_answer(task.options),
+                                        self.progress, f"{task.name}: ",
+                                        textual=isinstance(task.metric.empty_prediction, str)), task.options
+        _check_data(task, data, options)
         return OpenedTask(data, options, time.perf_counter() - start)
 
     def evaluate_task(self, index: int, task: TaskConfig, resume: Optional[dict] = None,
@@ -432,12 +433,13 @@ class OpenedTask:
     seconds: float
 
 
-def _check_data(task: TaskConfig, data: Any) -> None:
+def _check_data(task: TaskConfig, data: Any, options: dict) -> None:
     """What no metric can score: a references file without records, and missing predictions for a metric that has
-    no empty answer (and a layout that gives them no score). ``DataError`` naming the task and the file."""
+    no empty answer under the task's ``options`` (and a layout that gives them no score). ``DataError`` naming the
+    task and the file."""
     if data.total == 0:
         raise DataError(task.references, None, f"task {task.name!r}: the references file holds no records")
-    if task.metric.empty_prediction is None and data.missing_count and data.missing_score is None:
+    if task.metric.empty_answer(options) is None and data.missing_count and data.missing_score is None:
         shown = ", ".join(repr(i) for i in data.missing_ids[:5]) + (", …" if data.missing_count > 5 else "")
         raise DataError(
             task.predictions, None,

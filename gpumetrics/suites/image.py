@@ -4,8 +4,11 @@ CLIP is the raw cosine (``scale=1``) between each generated image and its captio
 images with a real set given as a folder of images or a pytorch-fid ``.npz`` statistics file.
 
 Config records: predictions ``{"id": …, "prediction": "generated/0001.png"}``, references
-``{"id": …, "references": ["the caption"]}``; image paths are relative to the ``image_root`` option. The AIJ-2022
-suite reads the organisers' files instead (format ``aij2022-generation``, :mod:`gpumetrics.suites.formats`).
+``{"id": …, "references": ["the caption"]}``; image paths are relative to the ``image_root`` option. With
+``missing_image="zero"`` a reference id without a prediction names no image (the empty answer ``""``): CLIP 0, out
+of FID, counted in ``clip_failed``; with ``"error"`` every id needs a prediction. The AIJ-2022 suite reads the
+organisers' files instead (format ``aij2022-generation``, :mod:`gpumetrics.suites.formats`; a missing prediction
+there stops the run, as the organisers' script asserts).
 """
 
 from __future__ import annotations
