@@ -17,7 +17,7 @@ import torch
 from PIL import Image
 
 from gpumetrics.core.checks import as_reference_lists, as_text_list
-from gpumetrics.core.positions import batch_position
+from gpumetrics.core.positions import at_position, batch_position
 from gpumetrics.harness.config import parse_config
 from gpumetrics.harness.runner import TaskError, evaluate
 from tests.helpers.image_files import save_random_images
@@ -95,6 +95,40 @@ def test_a_pair_metric_given_two_references_names_the_sample(tmp_path):
     message = _rejected(tmp_path, "wmd", _with("x", "x"), _with(["y"], ["x", "y"]), {"embeddings": "vec.txt"})
     assert "references 1: this metric compares a pair of documents" in message, message
     _named(message, 1, "d")
+
+
+class _FileReader(torch.nn.Module):
+    """Stand-in metric (registered only inside a test): each prediction names a file; the one named ``bad`` is
+    refused by an error whose message holds a bracketed number that is no position (``tagged``: and the tag)."""
+
+    def __init__(self, tagged: bool = False):
+        super().__init__()
+        self.tagged = tagged
+
+    def update(self, preds, target):
+        if "bad" in preds:
+            error = ValueError("cannot read 'scans/page[2].png' (named by a prediction)")
+            raise at_position(error, preds.index("bad")) if self.tagged else error
+
+    def compute(self):
+        return torch.zeros(())
+
+
+@pytest.mark.parametrize("tagged", [False, True])
+def test_a_bracketed_number_in_a_message_names_no_sample(tmp_path, monkeypatch, tagged):
+    """The message is no longer searched: its ``page[2]`` named the sample at position 2 (id 'c'), not the one the
+    metric refused (id 'a'); untagged, no id is named — tagged, the tag's."""
+    from gpumetrics.harness import registry
+
+    entry = registry.TaskMetric("toy_files", lambda: _FileReader(tagged), "toy", empty_prediction=None)
+    monkeypatch.setitem(registry.METRICS, entry.name, entry)
+    message = _rejected(tmp_path, "toy_files", {"a": "bad", "b": "x.png", "c": "y.png"}, {i: ["r"] for i in "abc"},
+                        batch_size=8)
+    assert "cannot read 'scans/page[2].png'" in message, message
+    if tagged:
+        _named(message, 0, "a")
+    else:
+        assert "of the batch is id" not in message, message
 
 
 # ------------------------------------------------------------------------------------------- image files (catalog)
