@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from gpumetrics.core.positions import at_position, convert_each
+
 if TYPE_CHECKING:  # torch is imported in the adapters that build tensors: listing the catalog stays light
     from gpumetrics.core import Metric
 
@@ -19,6 +21,14 @@ def ptb_safe_cut(metric: Metric) -> Optional[Callable[[Any, Any], bool]]:
     from gpumetrics.text.tokenize.ptb import ptb_sample_reads_next
 
     return ptb_sample_reads_next
+
+
+def missing_image_empty_prediction(options: dict) -> Optional[str]:
+    """``TaskMetric.empty_prediction_of`` of the entries that read image files named by predictions: under
+    ``missing_image: zero`` a record without a prediction names no image (``""``) and is scored as such a
+    prediction is (CLIP 0, or left out of the generated set; counted among the failed images); otherwise there is
+    no empty answer and every id needs a prediction."""
+    return "" if options.get("missing_image", "error") == "zero" else None
 
 
 # ---------------------------------------------------------------------------------------------------- per sample
@@ -57,8 +67,8 @@ def vqa_update_args(predictions: list[Any], references: list[Any]) -> tuple:
     for index, refs in enumerate(references):
         ref = single_reference(refs)
         if not isinstance(ref, dict) or "answers" not in ref or "lang" not in ref:
-            raise TypeError(f'references {index} must be one object {{"answers": [gold, …], "lang": "en"|"ru"}}, '
-                            f"got {ref!r:.80}")
+            raise at_position(TypeError(f'references {index} must be one object {{"answers": [gold, …], '
+                                        f'"lang": "en"|"ru"}}, got {ref!r:.80}'), index)
         target.append(ref["answers"])
         langs.append(ref["lang"])
     return predictions, target, langs
@@ -84,8 +94,8 @@ def _box_dict(value: Any, what: str) -> dict:
 def zero_shot_update_args(predictions: list[Any], references: list[list[Any]]) -> tuple:
     """Records → ``update(preds, target)``: each prediction is ``{label: [[x, y, w, h], …]}``, each reference
     record holds one such dict (``"references": {…}`` or ``"references": [{…}]``)."""
-    preds = [_box_dict(p, f"prediction {i}") for i, p in enumerate(predictions)]
-    target = [_box_dict(single_reference(refs), f"references {i}") for i, refs in enumerate(references)]
+    preds = convert_each(_box_dict, predictions, "prediction {}".format)
+    target = convert_each(_box_dict, map(single_reference, references), "references {}".format)
     return preds, target
 
 
@@ -102,7 +112,8 @@ def label_update_args(predictions: list[Any], references: list[Any]) -> tuple:
     for what, values in (("prediction", predictions), ("references", target)):
         for index, value in enumerate(values):
             if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{what} {index} must be an integer class index, got {value!r:.40}")
+                raise at_position(TypeError(f"{what} {index} must be an integer class index, got {value!r:.40}"),
+                                  index)
     return torch.tensor(predictions, dtype=torch.long), torch.tensor(target, dtype=torch.long)
 
 
@@ -124,8 +135,8 @@ def ranking_update_args(predictions: list[Any], references: list[Any]) -> tuple:
     """
     import torch
 
-    runs = [_doc_scores(p, f"prediction {i}") for i, p in enumerate(predictions)]
-    judged = [_doc_scores(single_reference(r), f"references {i}") for i, r in enumerate(references)]
+    runs = convert_each(_doc_scores, predictions, "prediction {}".format)
+    judged = convert_each(_doc_scores, map(single_reference, references), "references {}".format)
     width = max([len(run) for run in runs] + [1])
     depth = max([len(q) for q in judged] + [1])
     scores = torch.zeros(len(runs), width, dtype=torch.float64)
@@ -163,9 +174,9 @@ def _text_regions(value: Any, what: str) -> tuple:
 def ocr_update_args(predictions: list[Any], references: list[Any]) -> tuple:
     """Records of images → ``update(pred_polys, pred_texts, gt_polys, gt_texts)``: each prediction and each reference
     is the image's list of ``{"points", "text"}`` regions (``"###"`` marks a don't-care ground-truth region)."""
-    preds = [_text_regions(p, f"prediction {i}") for i, p in enumerate(predictions)]
-    gts = [_text_regions(r[0] if isinstance(r, list) and len(r) == 1 and isinstance(r[0], list) else r,
-                         f"references {i}") for i, r in enumerate(references)]
+    preds = convert_each(_text_regions, predictions, "prediction {}".format)
+    gts = convert_each(_text_regions, (r[0] if isinstance(r, list) and len(r) == 1 and isinstance(r[0], list) else r
+                                       for r in references), "references {}".format)
     return [p for p, _ in preds], [t for _, t in preds], [p for p, _ in gts], [t for _, t in gts]
 
 
@@ -178,7 +189,7 @@ def one_reference_update_args(predictions: list[Any], references: list[list[Any]
     target = []
     for index, refs in enumerate(references):
         if len(refs) != 1:
-            raise TypeError(f"references {index}: this metric compares a pair of documents; give one reference, "
-                            f"got {len(refs)}")
+            raise at_position(TypeError(f"references {index}: this metric compares a pair of documents; give one "
+                                        f"reference, got {len(refs)}"), index)
         target.append(refs[0])
     return predictions, target

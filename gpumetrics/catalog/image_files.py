@@ -13,8 +13,14 @@ an entry is built, never when the catalog is listed.
 error naming it) ``"zero"`` scores such a generated image as the AIJ-2022 scripts' ``try/except`` does: CLIP 0 for
 ``clip_score``, left out of the generated set for ``fid`` / ``kid``; the result then counts them
 (``clip_failed`` / ``images_failed``, of them ``*_undecodable`` files that exist but cannot be decoded) and one
-warning at ``compute()`` names the first undecodable files (:mod:`gpumetrics.image.undecodable`). The references
-(real images) must always be there.
+warning at ``compute()`` names the first undecodable files (:mod:`gpumetrics.image.undecodable`). A record of the
+references without a prediction is then fed as the prediction ``""``, naming no image, and scored as such
+(:func:`gpumetrics.catalog.adapters.missing_image_empty_prediction`, the entries' empty answer); with ``"error"``
+there is no empty answer and every id needs a prediction. The references (real images) must always be there.
+
+An error about one sample (a prediction naming no file, a missing or undecodable file, a caption that is not a
+string) is tagged with the sample's position in the batch (:mod:`gpumetrics.core.positions`), whatever the
+numbering of its message.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import torch
 
 from gpumetrics.core import Metric, check_positive_int
 from gpumetrics.core.files import expand_user
+from gpumetrics.core.positions import at_position, renumbered
 from gpumetrics.harness.registry import resolve
 
 PAIRINGS = ("sets", "captions")
@@ -51,20 +58,25 @@ def _present(root: Path, names: list) -> list[int]:
     return kept
 
 
-def _paths(root: Path, names: list, what: str, positions: Optional[list[int]] = None) -> list[Path]:
+def _paths(root: Path, names: list, what: str, positions: Optional[list[int]] = None,
+           samples: Optional[list[int]] = None) -> list[Path]:
+    """The files ``names`` (``root``-relative) name; an error names ``what`` and the name's number (its index, or
+    ``positions[index]``) and is tagged with its sample's batch position (that number, or ``samples[index]``)."""
     out = []
     for index, name in enumerate(names):
+        sample = index if samples is None else samples[index]
         index = index if positions is None else positions[index]
         if not isinstance(name, str) or not name:
-            raise TypeError(f"{what} {index} must be an image path, got {name!r:.60}")
+            raise at_position(TypeError(f"{what} {index} must be an image path, got {name!r:.60}"), sample)
         path = expand_user(name)
         path = path if path.is_absolute() else root / path
         try:
             found = path.is_file()
         except OSError as err:  # a name too long for the file system (is_file answers False only for missing files)
-            raise ValueError(f"{what} {index}: unusable image path {name!r:.60}: {err.strerror}") from None
+            raise at_position(ValueError(f"{what} {index}: unusable image path {name!r:.60}: {err.strerror}"),
+                              sample) from None
         if not found:
-            raise ValueError(f"{what} {index}: image file not found: {path}")
+            raise at_position(ValueError(f"{what} {index}: image file not found: {path}"), sample)
         out.append(path)
     return out
 
@@ -116,31 +128,40 @@ class _ImageFileScore(Metric):
 
         zero = self.missing_image == "zero"
         kept = _present(self.image_root, predictions) if zero else list(range(len(predictions)))
-        generated = _paths(self.image_root, [predictions[i] for i in kept], "prediction", kept)
+        generated = _paths(self.image_root, [predictions[i] for i in kept], "prediction", kept, kept)
         device = next((t.device for t in self.inner.buffers()), self.device)
         undecodable: list = []
 
-        def batches(files: list[Path], bad: Optional[list] = None):
-            return same_size_batches(files, self.batch_size, workers=self.workers, decode=self.decode, device=device,
-                                     undecodable=bad)
+        def batches(files: list[Path], samples: list[int], bad: Optional[list] = None):
+            # an error about a file (or a caption) numbers it among ``files``: tag it with its sample's position
+            try:
+                for indices, images in same_size_batches(files, self.batch_size, workers=self.workers,
+                                                         decode=self.decode, device=device, undecodable=bad):
+                    yield indices, images
+            except (TypeError, ValueError) as error:
+                raise renumbered(error, samples)
 
         if self.pairing == "captions":
             empty = next((index for index, refs in enumerate(references) if isinstance(refs, list) and not refs), None)
             if empty is not None:
-                raise ValueError(f"references {empty} hold no caption: expected a caption or a list of them")
+                raise at_position(ValueError(f"references {empty} hold no caption: expected a caption or a list of "
+                                             "them"), empty)
             captions = [refs[0] if isinstance(refs, list) else refs for refs in references]
-            for indices, images in batches(generated, undecodable if zero else None):
-                self.inner.update(images, [captions[kept[i]] for i in indices])
+            for indices, images in batches(generated, kept, undecodable if zero else None):
+                try:
+                    self.inner.update(images, [captions[kept[i]] for i in indices])
+                except (TypeError, ValueError) as error:  # its `captions[k]` is the k-th of this group of images
+                    raise renumbered(error, [kept[i] for i in indices])
             if zero:
                 failed = count_failed_images(self, "clip", len(predictions) - len(kept), undecodable)
                 if failed:
                     self.inner._accumulate(torch.zeros(failed, dtype=torch.float64))
             return
-        real = _paths(self.image_root,
-                      [path for refs in references for path in (refs if isinstance(refs, list) else [refs])],
-                      "reference")
-        for side, files in ((False, generated), (True, real)):
-            for _, images in batches(files, undecodable if zero and not side else None):
+        groups = [refs if isinstance(refs, list) else [refs] for refs in references]
+        owners = [sample for sample, refs in enumerate(groups) for _ in refs]
+        real = _paths(self.image_root, [path for refs in groups for path in refs], "reference", samples=owners)
+        for side, files, samples in ((False, generated, kept), (True, real, owners)):
+            for _, images in batches(files, samples, undecodable if zero and not side else None):
                 self.inner.update(images, real=side)
         if zero:
             count_failed_images(self, "images", len(predictions) - len(kept), undecodable)

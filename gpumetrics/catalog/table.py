@@ -11,6 +11,7 @@ from __future__ import annotations
 from gpumetrics.catalog.adapters import (
     error_rate_per_sample,
     label_update_args,
+    missing_image_empty_prediction,
     ocr_update_args,
     one_reference_update_args,
     ptb_safe_cut,
@@ -202,7 +203,8 @@ ENTRIES: tuple[TaskMetric, ...] = (
         name="fid", factory=f"{_FACTORIES}:fid_files", check_options=f"{_FACTORIES}:check_fid_files",
         description="FID (pytorch-fid parity) of the generated images (prediction: an image path) against the real "
                     "ones (references: image paths), paths relative to image_root — docs/metrics/image.md",
-        empty_prediction=None, higher_is_better=False, path_options={"image_root": ".", "weights": None},
+        empty_prediction=None, empty_prediction_of=missing_image_empty_prediction, higher_is_better=False,
+        path_options={"image_root": ".", "weights": None},
         options={"image_root": ".", "batch_size": 32, "feature": 2048, "weights": None, "resize": "pytorch-fid",
                  "reset_real_features": True, "download": None, "speed_mode": None, "workers": None,
                  "decode": "pil", "missing_image": "error"},
@@ -211,7 +213,8 @@ ENTRIES: tuple[TaskMetric, ...] = (
         name="kid", factory=f"{_FACTORIES}:kid_files", check_options=f"{_FACTORIES}:check_kid_files",
         description="KID (torch-fidelity / torchmetrics parity) of the generated images (prediction: an image path) "
                     "against the real ones (references); primary kid_mean — docs/metrics/image.md",
-        empty_prediction=None, higher_is_better=False, primary="kid_mean",
+        empty_prediction=None, empty_prediction_of=missing_image_empty_prediction, higher_is_better=False,
+        primary="kid_mean",
         path_options={"image_root": ".", "weights": None},
         options={"image_root": ".", "batch_size": 32, "feature": 2048, "weights": None, "resize": "pytorch-fid",
                  "subsets": 100, "subset_size": 1000, "degree": 3, "gamma": None, "coef": 1.0, "seed": 42,
@@ -223,7 +226,8 @@ ENTRIES: tuple[TaskMetric, ...] = (
         check_options=f"{_FACTORIES}:check_clip_score_files",
         description="CLIP score (torchmetrics parity; backends hf, open_clip, ruclip) of each image (prediction: an "
                     "image path) and its caption (references: the caption) — docs/metrics/image.md",
-        empty_prediction=None, higher_is_better=True, path_options={"image_root": "."},
+        empty_prediction=None, empty_prediction_of=missing_image_empty_prediction, higher_is_better=True,
+        path_options={"image_root": "."},
         model_options=("model_name", "pretrained"),
         options={"image_root": ".", "batch_size": 32, "backend": "hf", "model_name": "openai/clip-vit-base-patch32",
                  "pretrained": None, "scale": 100.0, "seed": 0, "download": False, "reduction": "mean",

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from gpumetrics.cli.options import console, positive_int
 from gpumetrics.cli.outputs import (
@@ -57,6 +57,15 @@ def _holds_no_record(path: str) -> bool:
     return "".join(text.split()) in ("", "[]", "{}")
 
 
+def _failed_kinds(undecodable: Any, missing: int) -> str:
+    """``", N of them a file that cannot be decoded, M of them a record without prediction"`` (the parts that are not
+    0) for a task's line of failed images: under ``missing_image: zero`` a record without prediction is one (it
+    names no image)."""
+    kinds = ([f"{int(undecodable)} of them a file that cannot be decoded"] if undecodable else []) + (
+        [f"{missing} of them a record without prediction"] if missing else [])
+    return "".join(f", {kind}" for kind in kinds)
+
+
 def _missing_warnings(report) -> list[str]:
     """Loud lines for tasks whose every prediction is missing (an empty predictions file scores the documented
     empty answer for every sample: a number, but not the model's)."""
@@ -72,19 +81,18 @@ def _missing_warnings(report) -> list[str]:
         details = task.details if isinstance(task.details, dict) else {}
         failed, undecodable = details.get("clip_failed"), details.get("clip_undecodable")
         if failed and task.metric == "clip_score":  # missing_image: zero
-            bad = f", {int(undecodable)} of them a file that cannot be decoded" if undecodable else ""
             lines.append(f"WARNING: task {task.name!r}: {int(failed)} of {task.n} images are missing or cannot be "
-                         f"decoded{bad}: CLIP 0 for each (missing_image: zero)")
+                         f"decoded{_failed_kinds(undecodable, task.missing)}: CLIP 0 for each (missing_image: zero)")
         elif failed:  # AIJ-2022 image tasks: the organisers' try/except scores these 0, silently
-            bad = f", {int(undecodable)} of them a file that cannot be decoded" if undecodable else ""
             lines.append(f"WARNING: task {task.name!r}: {int(failed)} of {task.n} samples have no image to score (none "
                          "named, no such file, a file that cannot be decoded, or a caption that is not the first "
-                         f"element{bad}): CLIP 0 for each, as the organisers' script")
+                         f"element{_failed_kinds(undecodable, task.missing)}): CLIP 0 for each, as the organisers' "
+                         "script")
         failed, undecodable = details.get("images_failed"), details.get("images_undecodable")
         if failed:  # fid / kid with missing_image: zero
-            bad = f", {int(undecodable)} of them a file that cannot be decoded" if undecodable else ""
             lines.append(f"WARNING: task {task.name!r}: {int(failed)} of {task.n} generated images are missing or "
-                         f"cannot be decoded{bad}: left out of the generated set (missing_image: zero)")
+                         f"cannot be decoded{_failed_kinds(undecodable, task.missing)}: left out of the generated set "
+                         "(missing_image: zero)")
     return lines
 
 

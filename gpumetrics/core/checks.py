@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.gcpause import gc_paused
+from gpumetrics.core.positions import sample_error
 
 
 def describe_value(value: Any) -> str:
@@ -81,7 +82,7 @@ def as_text_list(value: Any, name: str) -> list[str]:
     items = list(value)
     for i, item in enumerate(items):
         if not isinstance(item, str):
-            raise TypeError(f"`{name}[{i}]` must be a string, got {describe_value(item)}")
+            raise sample_error(TypeError, name, i, f"must be a string, got {describe_value(item)}")
     return items
 
 
@@ -145,13 +146,13 @@ def as_reference_lists(value: Any, name: str, allow_empty: bool = False) -> list
             continue
         item = host_list(item)
         if not is_sequence(item):
-            raise TypeError(f"`{name}[{i}]` must be a string or a list of strings, got {describe_value(item)}")
+            raise sample_error(TypeError, name, i, f"must be a string or a list of strings, got {describe_value(item)}")
         group = list(item)
         for j, ref in enumerate(group):
             if not isinstance(ref, str):
-                raise TypeError(f"`{name}[{i}][{j}]` must be a string, got {describe_value(ref)}")
+                raise sample_error(TypeError, name, i, f"must be a string, got {describe_value(ref)}", inner=[j])
         if not group and not allow_empty:
-            raise ValueError(f"`{name}[{i}]` holds no reference; every sample needs at least one")
+            raise sample_error(ValueError, name, i, "holds no reference; every sample needs at least one")
         refs.append(group)
     return refs
 

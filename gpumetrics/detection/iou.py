@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_holds_data
+from gpumetrics.core.positions import convert_each, sample_error
 from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.iou import (
     block_pairs,
@@ -97,7 +98,8 @@ def flatten_quads(images: Any, name: str, check_finite: bool = True) -> tuple[Te
     if isinstance(images, Tensor) or not isinstance(images, Sequence) or isinstance(images, str):
         raise TypeError(f"`{name}` must be a list with one tensor of shapes per image, got {type(images).__name__}")
     device = next((x.device for x in images if isinstance(x, Tensor)), None)
-    quads = [as_quads(x, f"{name}[{i}]", device, check_finite=False) for i, x in enumerate(images)]
+    quads = convert_each(lambda x, where: as_quads(x, where, device, check_finite=False), images,
+                         f"{name}[{{}}]".format)
     counts = upload(np.fromiter((q.shape[0] for q in quads), dtype=np.int64, count=len(quads)), device)
     if not quads:
         return torch.zeros(0, 4, 2, device=device), counts
@@ -109,7 +111,8 @@ def flatten_quads(images: Any, name: str, check_finite: bool = True) -> tuple[Te
 
 
 def check_finite_quads(flat: Tensor, counts: Tensor, name: str) -> None:
-    """Raise ``ValueError`` naming the first image (``name[i]``) whose shapes hold a NaN or infinite coordinate.
+    """Raise ``ValueError`` naming the first image (``name[i]``, tagged with ``i``) whose shapes hold a NaN or infinite
+    coordinate.
 
     Args:
         flat: ``Tensor[ΣP, 4, 2]`` the shapes of all images, image after image; ``counts``: ``LongTensor[B]``.
@@ -123,4 +126,4 @@ def check_finite_quads(flat: Tensor, counts: Tensor, name: str) -> None:
     finite = torch.isfinite(flat).flatten(1).all(dim=1)
     if not bool(finite.all()):  # one check for the batch; name the first image at fault
         image = int(torch.searchsorted(torch.cumsum(counts, 0), (~finite).nonzero()[0, 0], right=True))
-        raise ValueError(f"`{name}[{image}]` holds NaN or infinite coordinates")
+        raise sample_error(ValueError, name, image, "holds NaN or infinite coordinates")

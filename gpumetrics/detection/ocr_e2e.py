@@ -34,6 +34,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice, check_real, single_threaded
+from gpumetrics.core.positions import sample_error
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.detection.iou import check_finite_quads, flatten_quads
 from gpumetrics.kernels.iou import (
@@ -69,12 +70,12 @@ def _texts(value: Any, name: str, counts: list[int]) -> list[str]:
     flat: list[str] = []
     for i, (texts, n) in enumerate(zip(value, counts)):
         if isinstance(texts, str) or not isinstance(texts, Sequence):
-            raise TypeError(f"`{name}[{i}]` must be a list of strings, got {type(texts).__name__}")
+            raise sample_error(TypeError, name, i, f"must be a list of strings, got {type(texts).__name__}")
         if len(texts) != n:
-            raise ValueError(f"`{name}[{i}]` has {len(texts)} strings but the image has {n} polygons")
+            raise sample_error(ValueError, name, i, f"has {len(texts)} strings but the image has {n} polygons")
         for j, text in enumerate(texts):
             if not isinstance(text, str):
-                raise TypeError(f"`{name}[{i}][{j}]` must be a string, got {type(text).__name__}")
+                raise sample_error(TypeError, name, i, f"must be a string, got {type(text).__name__}", inner=[j])
         flat.extend(texts)
     return flat
 

@@ -27,6 +27,7 @@ from torch import Tensor
 
 from gpumetrics.core import Metric, check_choice, check_real, single_threaded
 from gpumetrics.core.checks import check_holds_data
+from gpumetrics.core.positions import at_position, sample_error
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.iou import MAX_COORDINATE, block_box_iou_hits, coordinates_in_range
 from gpumetrics.kernels.ragged import scatter_any, segment_ids
@@ -81,20 +82,25 @@ def _images(value: Any, name: str) -> list[Mapping]:
         raise TypeError(f"`{name}` must be a list with one dict label → boxes per image, got {type(value).__name__}")
     for i, item in enumerate(value):
         if not isinstance(item, Mapping):
-            raise TypeError(f"`{name}[{i}]` must be a dict label → boxes, got {type(item).__name__}")
+            raise sample_error(TypeError, name, i, f"must be a dict label → boxes, got {type(item).__name__}")
     return list(value)
 
 
 def _flatten(images: list[Mapping], name: str, groups: list[tuple[int, Any]]) -> tuple[Tensor, np.ndarray, list]:
     """Boxes of each (image, label) group, group after group, the host count of each group and the parts (for
-    naming a bad group: :func:`_check_sides`)."""
+    naming a bad group: :func:`_check_sides`; an error is tagged with its image's position)."""
     names = [f"{name}[{image}][{label!r}]" for image, label in groups]
-    parts = [_boxes(images[image].get(label, []), group) for (image, label), group in zip(groups, names)]
+    parts = []
+    for (image, label), group in zip(groups, names):
+        try:
+            parts.append(_boxes(images[image].get(label, []), group))
+        except (TypeError, ValueError) as error:
+            raise at_position(error, image)
     counts = np.fromiter((boxes.shape[0] for boxes in parts), dtype=np.int64, count=len(parts))
     device = next((p.device for p in parts if p.numel()), torch.device("cpu"))
     dtype = torch.float64 if any(p.dtype == torch.float64 for p in parts) or not parts else torch.float32
     flat = torch.cat([upload(p, device, dtype) for p in parts]) if parts else torch.zeros(0, 4, dtype=dtype)
-    return flat, counts, list(zip(parts, names))
+    return flat, counts, list(zip(parts, names, (image for image, _ in groups)))
 
 
 def _check_sides(sides: list[tuple[Tensor, str, list]]) -> None:
@@ -105,8 +111,11 @@ def _check_sides(sides: list[tuple[Tensor, str, list]]) -> None:
         try:
             _check_values(flat.double(), name)
         except ValueError:
-            for boxes, group in parts:
-                _check_values(boxes.double(), group)
+            for boxes, group, image in parts:
+                try:
+                    _check_values(boxes.double(), group)
+                except ValueError as error:
+                    raise at_position(error, image)
             raise
 
 

@@ -548,10 +548,13 @@ class IndexedJoin:
     Args:
         predictions_path: records ``{"id", "prediction"}`` (``.jsonl``/``.ndjson`` streamed, ``.json`` read whole).
         references_path: records ``{"id", "references": [...]}`` (a single string is one reference).
-        empty_prediction: what a reference without a prediction is scored as; when it is a string, predictions must
-            be strings and references lists of strings. ``None``: the metric has no empty answer (the runner then
-            refuses missing predictions).
+        empty_prediction: what a reference without a prediction is scored as; when it is a string (and ``textual``
+            is not given), predictions must be strings and references lists of strings. ``None``: the metric has no
+            empty answer (the runner then refuses missing predictions).
         progress: called while the files are scanned (``label``, bytes done, bytes total).
+        textual: whether predictions must be strings and references lists of strings (``None``: whether
+            ``empty_prediction`` is a string) — for an empty answer ``""`` that names no image file
+            (:meth:`~gpumetrics.harness.registry.TaskMetric.empty_answer`) among records that are not text.
 
     Attributes:
         missing_ids: the first ``max_listed`` ids of references without a prediction, in file order.
@@ -582,10 +585,11 @@ class IndexedJoin:
         progress: Optional[ProgressFn] = None,
         label: str = "",
         max_listed: int = 100,
+        textual: Optional[bool] = None,
     ) -> None:
         import torch
 
-        textual = isinstance(empty_prediction, str)
+        textual = isinstance(empty_prediction, str) if textual is None else textual
         self.empty_prediction = empty_prediction
         self._predictions = _RecordFile(Path(predictions_path), PREDICTION_KEY, textual)
         self._references = _RecordFile(Path(references_path), REFERENCES_KEY, textual)

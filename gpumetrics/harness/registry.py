@@ -150,7 +150,12 @@ class TaskMetric:
         factory: ``factory(**options) -> Metric``, or its ``"package.module:attribute"`` path, imported on first use.
         description: one line for ``gpumetrics list``.
         empty_prediction: what a missing prediction is scored as (documented answer, counted in the report);
-            ``None``: there is none, and a missing prediction is a ``DataError`` naming the ids.
+            ``None``: there is none, and a missing prediction is a ``DataError`` naming the ids. A string also makes
+            the records reader hold predictions and references to text.
+        empty_prediction_of: hook ``empty_prediction_of(options) -> answer`` (or its ``"package.module:attribute"``
+            path) for an entry whose empty answer depends on the task's options, overriding ``empty_prediction``
+            (the image-file entries: ``""``, naming no image, under ``missing_image: zero``; ``None`` otherwise).
+            The reader's text checks still follow ``empty_prediction``. See :meth:`empty_answer`.
         update_args: ``(predictions, references) -> tuple`` of positional ``update`` arguments.
         primary: key of the score to report when ``compute()`` returns a dict.
         path_options: options that are file-system paths, with their default (``None``: no default). A config
@@ -193,9 +198,17 @@ class TaskMetric:
     safe_cut: Optional[Callable[[Metric], Optional[Callable[[Any, Any], bool]]]] = None
     prepare: Optional[Callable[[Metric, Optional[ProgressFn]], None]] = None
     higher_is_better: Optional[bool] = None
+    empty_prediction_of: Optional[Union[str, Callable[[dict], Any]]] = None
 
     def build(self, options: Optional[dict] = None) -> Metric:
         return resolve(self.factory)(**(options or {}))
+
+    def empty_answer(self, options: Optional[dict] = None) -> Any:
+        """What a missing prediction is scored as under a task's ``options``: the ``empty_prediction_of`` hook's
+        answer, else ``empty_prediction`` (``None``: none — every id needs a prediction)."""
+        if self.empty_prediction_of is None:
+            return self.empty_prediction
+        return resolve(self.empty_prediction_of)(dict(options or {}))
 
     def direction(self, metric: Metric) -> Optional[bool]:
         """Whether a higher score is better: the entry's ``higher_is_better``, else the metric module's class

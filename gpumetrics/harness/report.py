@@ -145,7 +145,9 @@ def registry_tables() -> list[Table]:
     metrics.add_column("missing prediction scored as")
     metrics.add_column("description", overflow="fold")
     for name, entry in sorted(registry.metrics().items()):
-        metrics.add_row(name, _options_text(entry), repr(entry.empty_prediction), entry.description)
+        empty = repr(entry.empty_prediction) + (" (its options may give one)" if entry.empty_prediction_of
+                                                 is not None else "")
+        metrics.add_row(name, _options_text(entry), empty, entry.description)
     suites = Table(title="suites", title_justify="left")
     suites.add_column("suite", style="bold")
     suites.add_column("tasks (metric)", overflow="fold")

@@ -6,7 +6,6 @@ import dataclasses
 import datetime
 import json
 import platform
-import re
 import socket
 import time
 import warnings
@@ -19,6 +18,7 @@ import torchmetrics
 from torch import Tensor
 
 from gpumetrics.core import Metric, check_device, check_positive_int
+from gpumetrics.core.positions import batch_position
 from gpumetrics.core.progress import ProgressFn
 from gpumetrics.core.signature import library_version
 from gpumetrics.harness.checkpoint import RunCheckpoint, run_fingerprint
@@ -186,16 +186,13 @@ def _device(device: Optional[str], name: str = "--device", where: Optional[str] 
         raise ConfigError(f"{where}: {error}" if where else str(error)) from None
 
 
-_BATCH_POSITION = re.compile(r"`?\w+\[(\d+)\]")  # a metric's error naming an item of its batch: `images[3]`
-
-
-def _named_position(message: str, ids: Sequence[Any]) -> str:
-    """`` (position k of the batch is id X)`` for the first batch position a metric's error names (``preds[3]``,
-    ``images[0]``: metrics number their batch, the files number their records), else ``""``."""
-    found = _BATCH_POSITION.search(message)
-    if found is None or int(found.group(1)) >= len(ids):
+def _named_position(error: BaseException, ids: Sequence[Any]) -> str:
+    """`` (position k of the batch is id X)`` for the batch position a metric's error is tagged with
+    (:func:`gpumetrics.core.positions.batch_position`: metrics number their batch, the files number their records),
+    else ``""``."""
+    position = batch_position(error)
+    if position is None or not 0 <= position < len(ids):
         return ""
-    position = int(found.group(1))
     return f" (position {position} of the batch is id {ids[position]!r})"
 
 
@@ -300,9 +297,10 @@ class _Run:
         if task.format != "records":  # coco (only the images of the results file), a suite task's official format
             data, options = get_format(task.format).read(task.predictions, task.references, dict(task.options))
         else:
-            data, options = IndexedJoin(task.predictions, task.references, task.metric.empty_prediction,
-                                        self.progress, f"{task.name}: "), task.options
-        _check_data(task, data)
+            data, options = IndexedJoin(task.predictions, task.references, task.metric.empty_answer(task.options),
+                                        self.progress, f"{task.name}: ",
+                                        textual=isinstance(task.metric.empty_prediction, str)), task.options
+        _check_data(task, data, options)
         return OpenedTask(data, options, time.perf_counter() - start)
 
     def evaluate_task(self, index: int, task: TaskConfig, resume: Optional[dict] = None,
@@ -364,7 +362,7 @@ class _Run:
                     f"task {task.name!r}: metric {task.metric.name!r} rejected the batch of samples "
                     f"{first + done}..{first + done + len(batch) - 1} (first id {batch.ids[0]!r}) "
                     f"of {task.references}: "
-                    f"{err}{_named_position(str(err), batch.ids)}"
+                    f"{err}{_named_position(err, batch.ids)}"
                 ) from err
             done += len(batch)
             batches_since_save += 1
@@ -435,12 +433,13 @@ class OpenedTask:
     seconds: float
 
 
-def _check_data(task: TaskConfig, data: Any) -> None:
+def _check_data(task: TaskConfig, data: Any, options: dict) -> None:
     """What no metric can score: a references file without records, and missing predictions for a metric that has
-    no empty answer (and a layout that gives them no score). ``DataError`` naming the task and the file."""
+    no empty answer under the task's ``options`` (and a layout that gives them no score). ``DataError`` naming the
+    task and the file."""
     if data.total == 0:
         raise DataError(task.references, None, f"task {task.name!r}: the references file holds no records")
-    if task.metric.empty_prediction is None and data.missing_count and data.missing_score is None:
+    if task.metric.empty_answer(options) is None and data.missing_count and data.missing_score is None:
         shown = ", ".join(repr(i) for i in data.missing_ids[:5]) + (", …" if data.missing_count > 5 else "")
         raise DataError(
             task.predictions, None,

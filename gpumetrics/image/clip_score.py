@@ -56,6 +56,7 @@ from gpumetrics.core.checks import (
     as_text_list, check_bool, check_choice, check_device, check_holds_data, check_int, check_real, check_same_length,
 )
 from gpumetrics.core.files import expand_user
+from gpumetrics.core.positions import convert_each
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.image.clip_tokens import BatchCLIPTokenizer
 from gpumetrics.image.inception import check_image_layout, check_images
@@ -593,7 +594,7 @@ def _preprocessed(images: Any, preprocess: "_Preprocess", device: torch.device) 
         return preprocess(_checked_images(images, "images").to(device))
     if len(images) == 0:
         raise ValueError("`images` is empty (an empty list)")
-    batch = [_checked_images(image, f"images[{i}]") for i, image in enumerate(images)]
+    batch = convert_each(_checked_images, images, "images[{}]".format)
     groups: dict[tuple, list[int]] = {}
     for i, image in enumerate(batch):  # one resize call per distinct size, as the hf processor groups them
         groups.setdefault((tuple(image.shape[1:]), image.dtype), []).append(i)

@@ -25,6 +25,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_choice, check_int
+from gpumetrics.core.positions import at_position
 from gpumetrics.core.warn import warn_caller
 
 #: pytorch-fid's image extensions.
@@ -303,8 +304,9 @@ def same_size_batches(
             gone or unreadable), in file order, as the batches are yielded.
 
     Raises:
-        UndecodableImage: a file that cannot be decoded (naming it; a ``ValueError``), unless ``undecodable`` is
-            given. ValueError: a bad option, ``decode="nvjpeg"`` without a CUDA ``device``.
+        UndecodableImage: a file that cannot be decoded (naming it; a ``ValueError`` tagged with its index in
+            ``paths``, :func:`gpumetrics.core.positions.batch_position`), unless ``undecodable`` is given.
+            ValueError: a bad option, ``decode="nvjpeg"`` without a CUDA ``device``.
 
     Warns:
         UserWarning: once, after the last batch, when PIL warned while decoding (naming the first files and what
@@ -349,7 +351,7 @@ def same_size_batches(
             failed = sorted(failed + refused, key=lambda item: item[0])
         if failed:
             if undecodable is None:
-                raise failed[0][1]
+                raise at_position(failed[0][1], failed[0][0])
             undecodable.extend(failed)
         yield from groups
     _warn_decoding_notes(paths, notes)

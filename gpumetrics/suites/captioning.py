@@ -44,6 +44,7 @@ from torch import Tensor
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_reference_lists, as_text_list, check_same_length
+from gpumetrics.core.positions import at_position
 from gpumetrics.suites.image import (
     ImageFiles, add_clip_failed_state, add_failed_clip_samples, build_task_clip, check_image_file_options,
     check_task_clip_options, warn_undecodable_clip_images,
@@ -266,29 +267,30 @@ def caption_update_args(predictions: list[Any], references: list[Any]) -> tuple:
     holds one object ``{"image": path, "answers": [gold, …]}`` (``"references": {…}`` or ``"references": [{…}]``).
 
     Raises:
-        TypeError, ValueError: naming the sample (its index in the batch) and the field.
+        TypeError, ValueError: naming the sample (its index in the batch, also tagged: :mod:`gpumetrics.core.positions`)
+            and the field.
     """
     images, preds, target = [], [], []
     for index, (prediction, refs) in enumerate(zip(predictions, references)):
         if not isinstance(prediction, str):
-            raise TypeError(
+            raise at_position(TypeError(
                 f"prediction {index} must be a string (the predicted text), got {type(prediction).__name__}"
-            )
+            ), index)
         ref = refs[0] if isinstance(refs, list) and len(refs) == 1 else refs
         if not isinstance(ref, dict):
-            raise TypeError(
+            raise at_position(TypeError(
                 f'references {index} must be one object {{"image": path, "answers": [gold, …]}}, got {ref!r:.80}'
-            )
+            ), index)
         image, answers = ref.get("image"), ref.get("answers")
         if "image" not in ref or (image is not None and (not isinstance(image, str) or not image)):
-            raise ValueError(f"references {index}: `image` must be a non-empty path string (or null), "
-                             f"got {image!r:.80}")
+            raise at_position(ValueError(f"references {index}: `image` must be a non-empty path string (or null), "
+                                         f"got {image!r:.80}"), index)
         if isinstance(answers, str):
             answers = [answers]
         if not isinstance(answers, list) or not answers or not all(isinstance(a, str) for a in answers):
-            raise ValueError(
+            raise at_position(ValueError(
                 f"references {index}: `answers` must be a string or a non-empty list of strings, got {answers!r:.80}"
-            )
+            ), index)
         images.append(image)
         preds.append(prediction)
         target.append(answers)

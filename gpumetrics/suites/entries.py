@@ -17,6 +17,7 @@ register_metric(TaskMetric(
     model_options=("clip_model", "clip_pretrained"),
     description="AIJ-2022 S_ImageGeneration = ½(CLIP cosine + (200 − min(200, FID))/200) — docs/metrics/image.md",
     empty_prediction=None,
+    empty_prediction_of="gpumetrics.catalog.adapters:missing_image_empty_prediction",  # "" under missing_image: zero
     update_args=lazy(f"{_IMAGE}:_image_generation_update_args"),
     primary="score",
     prepare=lazy(f"{_IMAGE}:ImageGenerationScore.load_real"),  # the real set first, with its own progress bar

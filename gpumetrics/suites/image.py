@@ -4,8 +4,11 @@ CLIP is the raw cosine (``scale=1``) between each generated image and its captio
 images with a real set given as a folder of images or a pytorch-fid ``.npz`` statistics file.
 
 Config records: predictions ``{"id": …, "prediction": "generated/0001.png"}``, references
-``{"id": …, "references": ["the caption"]}``; image paths are relative to the ``image_root`` option. The AIJ-2022
-suite reads the organisers' files instead (format ``aij2022-generation``, :mod:`gpumetrics.suites.formats`).
+``{"id": …, "references": ["the caption"]}``; image paths are relative to the ``image_root`` option. With
+``missing_image="zero"`` a reference id without a prediction names no image (the empty answer ``""``): CLIP 0, out
+of FID, counted in ``clip_failed``; with ``"error"`` every id needs a prediction. The AIJ-2022 suite reads the
+organisers' files instead (format ``aij2022-generation``, :mod:`gpumetrics.suites.formats`; a missing prediction
+there stops the run, as the organisers' script asserts).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from torch import Tensor
 
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import as_text_list, check_bool, check_positive_int, check_same_length
+from gpumetrics.core.positions import renumbered, sample_error
 from gpumetrics.image.clip_score import CLIPScore, check_clip_options
 from gpumetrics.core.progress import ProgressFn
 from gpumetrics.image.feature_cache import FeatureCache
@@ -145,7 +149,17 @@ class ImageFiles:
         undecodable: list[tuple[int, Exception]] = []
         batches = same_size_batches(paths, self.batch_size, workers=self.workers, decode=self.decode, device=device,
                                     undecodable=undecodable if self.missing_image == "zero" else None)
-        return kept, batches, undecodable
+        return kept, _renumbered_batches(batches, kept), undecodable
+
+
+def _renumbered_batches(batches: Iterator[tuple[list[int], Tensor]],
+                        kept: list[int]) -> Iterator[tuple[list[int], Tensor]]:
+    """``batches``, a file's error (tagged with its index among the ``kept`` samples' files) tagged with its
+    sample's position in the batch instead."""
+    try:
+        yield from batches
+    except ValueError as error:
+        raise renumbered(error, kept)
 
 
 def check_image_file_options(image_root: Any, allow_outside_root: Any, batch_size: Any, missing_image: Any = "error",
@@ -173,18 +187,19 @@ def image_paths_under_root(
         positions: the position of each name in the caller's batch (where it passed a subset), for the messages.
 
     Raises:
-        ValueError: naming ``name[position]``: the file does not exist, or it leaves ``image_root``.
+        ValueError: naming ``name[position]`` (and tagged with ``position``, :mod:`gpumetrics.core.positions`): the
+            file does not exist, or it leaves ``image_root``.
     """
     paths = [Path(image_root) / p for p in names]
     root = Path(image_root).resolve()
     for index, path in enumerate(paths):
         position = index if positions is None else positions[index]
         if not os.path.isfile(path):  # False also for a name the file system refuses (too long)
-            raise ValueError(f"`{name}[{position}]`: file '{str(path):.300}' does not exist")
+            raise sample_error(ValueError, name, position, f": file '{str(path):.300}' does not exist")
         if not allow_outside_root and not path.resolve().is_relative_to(root):
-            raise ValueError(
-                f"`{name}[{position}]`: '{names[index]}' leaves image_root '{root}' (resolves to '{path.resolve()}'); "
-                "images must lie inside image_root — set `allow_outside_root: true` to accept it"
+            raise sample_error(
+                ValueError, name, position, f": '{names[index]}' leaves image_root '{root}' (resolves to "
+                f"'{path.resolve()}'); images must lie inside image_root — set `allow_outside_root: true` to accept it"
             )
     return paths
 

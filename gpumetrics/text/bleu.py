@@ -55,6 +55,7 @@ from gpumetrics.core import (
 )
 from gpumetrics.core.checks import check_bool, check_real, is_finite
 from gpumetrics.core.chunks import map_row_chunks, rows_per_chunk
+from gpumetrics.core.positions import at_position
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.ngrams import TokenBatch, clipped_ngram_matches, ngram_totals
 from gpumetrics.text.tokenize import SacreBleuTokenizer
@@ -390,7 +391,8 @@ class Method6Error(ValueError):
     ``SmoothingFunction().method6`` runs only when a unigram matches (NLTK returns 0 before smoothing otherwise); it
     then asserts a non-zero trigram precision (``AssertionError``), and with fewer than 3 ``weights`` it has no
     trigram precision to read (``IndexError``). ``sentences`` holds the indices of the refused samples in the batch
-    (empty when the refused row is the corpus).
+    (empty when the refused row is the corpus); the first of them is also its batch position
+    (:func:`gpumetrics.core.positions.batch_position`).
     """
 
     def __init__(self, message: str, sentences: Sequence[int] = (), refused: int = 0) -> None:
@@ -427,9 +429,9 @@ def _check_method6(matches: Tensor, config: _BLEUConfig, sentences: bool) -> Non
     count = int(indices.numel())
     first = indices[:5].tolist()
     listed = ", ".join(f"preds[{i}]" for i in first) + (f" and {count - len(first)} more" if count > len(first) else "")
-    raise Method6Error(
+    raise at_position(Method6Error(
         f"smooth='method6' cannot score {listed} ({count} of {matches.shape[0]} sentences): {reason}; it returns 0 "
-        "only when no unigram matches. Choose another `smooth`, or leave these sentences out.", first, count)
+        "only when no unigram matches. Choose another `smooth`, or leave these sentences out.", first, count), first[0])
 
 
 def _scores(

@@ -56,6 +56,7 @@ from gpumetrics.core import (
     check_same_length, gc_paused, keep_sample_dim, reduce_scores, single_threaded,
 )
 from gpumetrics.core.checks import check_holds_data, check_integer_tensor
+from gpumetrics.core.positions import sample_error
 from gpumetrics.core.transfer import upload
 from gpumetrics.kernels.levenshtein_routes import BACKENDS, levenshtein_distance, levenshtein_ragged, levenshtein_texts
 from gpumetrics.kernels.ragged import Ragged, segment_ids
@@ -255,9 +256,9 @@ def _check_items(preds: Sequence, target: Sequence) -> None:
             for i, item in enumerate(items):
                 if not isinstance(item, str):
                     text = repr(item)
-                    raise TypeError(
-                        f"`{name}[{i}]` must be a string, got {type(item).__name__} "
-                        f"{text[:60]}{'…' if len(text) > 60 else ''}"
+                    raise sample_error(
+                        TypeError, name, i,
+                        f"must be a string, got {type(item).__name__} {text[:60]}{'…' if len(text) > 60 else ''}"
                     )
 
 

@@ -33,6 +33,7 @@ from gpumetrics.core import (
     REDUCTIONS, PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length,
     gc_paused, reduce_scores, single_threaded,
 )
+from gpumetrics.core.positions import sample_error
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.multiset import multiset_intersection_size
 from gpumetrics.kernels.ragged import expand_segments, segment_ids
@@ -181,7 +182,7 @@ def _languages(lang: Any, n: int) -> list[str]:
     check_same_length(langs, "lang", range(n), "preds")
     for index, code in enumerate(langs):
         if code not in VQA_LANGUAGES:
-            raise ValueError(f"`lang[{index}]` must be one of {', '.join(VQA_LANGUAGES)}, got {code!r}")
+            raise sample_error(ValueError, "lang", index, f"must be one of {', '.join(VQA_LANGUAGES)}, got {code!r}")
     return langs
 
 

@@ -44,6 +44,7 @@ from torch import Tensor
 
 from gpumetrics.core import PerSampleScore, check_choice, check_device, check_same_length, reduce_scores
 from gpumetrics.core.checks import check_bool, check_positive_int, check_real, describe_value, is_sequence
+from gpumetrics.core.positions import sample_error
 from gpumetrics.core.transfer import upload, upload_all
 from gpumetrics.kernels.alignment import ragged_offsets, ragged_starts
 from gpumetrics.kernels.ragged import size_buckets
@@ -258,7 +259,8 @@ def _as_documents(value: Any, name: str) -> list[list[str]]:
         elif is_sequence(doc) and all(isinstance(t, str) for t in doc):
             docs.append(list(doc))
         else:
-            raise TypeError(f"`{name}[{i}]` must be a string or a list of string tokens, got {describe_value(doc)}")
+            raise sample_error(TypeError, name, i, f"must be a string or a list of string tokens, got "
+                                                   f"{describe_value(doc)}")
     return docs
 
 

@@ -233,3 +233,61 @@ def test_too_few_generated_images_left_names_the_ones_left_out(tmp_path):
     with pytest.raises(Exception, match=r"at least 2 fake samples, got 1.* \(2 generated images are missing or cannot "
                                         r"be decoded: `missing_image: zero` left them out\)"):
         _run(tmp_path, "fid", {"feature": 64, "weights": "random", "missing_image": "zero"})
+
+
+def _cli(tmp_path, capsys, metric, options, *flags):
+    from gpumetrics import cli
+
+    task = {"name": "t", "metric": metric, "predictions": "p.jsonl", "references": "r.jsonl", "options": options}
+    (tmp_path / "c.yaml").write_text(json.dumps({"tasks": [task]}), encoding="utf-8")
+    output = [] if "--check" in flags else ["-o", str(tmp_path / "r.json")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the undecodable files' warning (tested above)
+        code = cli.main(["evaluate", str(tmp_path / "c.yaml"), *output, *flags])
+    err = capsys.readouterr()
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8")) if code == 0 and output else None
+    return code, err.out, err.err, report
+
+
+def _without_prediction(tmp_path, sample):
+    """The predictions file without the record of ``sample``."""
+    lines = (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "p.jsonl").write_text("".join(line for line in lines if json.loads(line)["id"] != sample),
+                                      encoding="utf-8")
+
+
+@pytest.mark.parametrize("metric", ["fid", "kid", "clip_score"])
+def test_missing_image_zero_scores_a_record_without_prediction_as_one_naming_a_missing_file(tmp_path, capsys,
+                                                                                           metric):
+    """An id of the references without a prediction was a DataError (no empty answer) even under ``missing_image:
+    zero``; it is now scored exactly as a prediction naming an absent file (sample 8, ``fake/no.png``): the same
+    score and counts, and the report counts it as a missing prediction."""
+    if metric == "clip_score":
+        (tmp_path / "clip").mkdir()
+        options = {"model_name": save_random_hf_clip(tmp_path / "clip", TINY_CLIP)}
+    else:
+        options = {"feature": 64, "weights": "random", **({"subsets": 3, "subset_size": 4} if metric == "kid" else {})}
+    options["missing_image"] = "zero"
+    _with_bad_files(tmp_path, captions=metric == "clip_score")
+    code, _, err, named = _cli(tmp_path, capsys, metric, options)
+    assert code == 0, err
+    _without_prediction(tmp_path, 8)
+    code, _, err, absent = _cli(tmp_path, capsys, metric, options)
+    assert code == 0, err
+    (named,), (absent,) = named["tasks"], absent["tasks"]
+    assert absent["score"] == named["score"] and absent["details"] == named["details"]
+    assert absent["signature"] == named["signature"]
+    prefix = "clip" if metric == "clip_score" else "images"
+    assert absent["details"][f"{prefix}_failed"] == 4 and absent["details"][f"{prefix}_undecodable"] == 3
+    assert named["counts"]["missing_predictions"] == 0
+    assert absent["counts"]["missing_predictions"] == 1 and absent["counts"]["missing_ids"] == ["8"]
+    assert ("missing or cannot be decoded, 3 of them a file that cannot be decoded, 1 of them a record without "
+            "prediction: ") in err, err
+    assert err.count("WARNING") == 1, err
+    # --check: not an error under zero, the missing prediction counted; under "error" the DataError of before
+    code, out, err, _ = _cli(tmp_path, capsys, metric, options, "--check")
+    assert code == 0 and re.search(r"│ t\s+│ \S+\s+│\s+9 │\s+1 │ '8'", out), out + err
+    for flags in [(), ("--check",)]:
+        code, _, err, _ = _cli(tmp_path, capsys, metric, {**options, "missing_image": "error"}, *flags)
+        assert code == 2 and (f"task 't': 1 of 9 references have no prediction (ids '8'); metric '{metric}' has no "
+                              "empty answer to score them with, so every id needs a prediction") in err, err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 import torch
@@ -237,3 +238,38 @@ def test_reading_and_speed_options_of_the_image_generation_task(tmp_path, incept
                           ("clip_speed_mode", "channels_last")):
         with pytest.raises(ValueError, match=f"`{option}`"):
             entry.check_options(**{**options, option: value})
+
+
+def test_missing_image_zero_scores_a_record_without_prediction_as_one_naming_no_file(tmp_path, inception_file):
+    """Records of ``s_image_generation`` under ``missing_image: zero``: an id without a prediction was a DataError
+    (no empty answer); it now scores as a prediction naming an absent file does (CLIP 0, out of FID, counted in
+    ``clip_failed``). Under ``"error"`` it stays the DataError."""
+    from gpumetrics.harness.config import load_config
+    from gpumetrics.harness.records import DataError
+    from gpumetrics.harness.runner import check_data, evaluate
+
+    generator = torch.Generator().manual_seed(5)
+    _save(tmp_path / "real", torch.randint(0, 256, (4, 3, 30, 40), dtype=torch.uint8, generator=generator))
+    names = _save(tmp_path / "gen", torch.randint(0, 256, (3, 3, 30, 40), dtype=torch.uint8, generator=generator))
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps({"id": i, "references": [f"caption {i}"]}) + "\n"
+                                              for i in range(4)))
+    options = {**_tiny_task_options(tmp_path, inception_file), "real": "real", "missing_image": "zero"}
+    config = tmp_path / "gen.yaml"
+
+    def run(predictions: dict, **extra):
+        (tmp_path / "p.jsonl").write_text("".join(json.dumps({"id": i, "prediction": n}) + "\n"
+                                                  for i, n in predictions.items()))
+        config.write_text(json.dumps({"tasks": [{"name": "G", "metric": "s_image_generation", "predictions": "p.jsonl",
+                                                 "references": "r.jsonl", "options": {**options, **extra}}]}))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # FID of 3 images: rank-deficient
+            return evaluate(load_config(config)).tasks[0]
+
+    named = run({0: names[0], 1: "gen/none.png", 2: names[1], 3: names[2]})
+    absent = run({0: names[0], 2: names[1], 3: names[2]})
+    assert (absent.score, absent.details) == (named.score, named.details) and absent.details["clip_failed"] == 1
+    assert (named.missing, absent.missing, absent.missing_ids) == (0, 1, ["1"])
+    (check,) = check_data(load_config(config))
+    assert (check.n, check.missing, check.missing_ids) == (4, 1, ["1"])
+    with pytest.raises(DataError, match="1 of 4 references have no prediction"):
+        run({0: names[0], 2: names[1], 3: names[2]}, missing_image="error")

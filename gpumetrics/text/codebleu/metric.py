@@ -127,6 +127,7 @@ from gpumetrics.core import (
 )
 from gpumetrics.core.checks import check_bool, describe_value, is_finite
 from gpumetrics.core.files import expand_user, file_sha256
+from gpumetrics.core.positions import sample_error
 from gpumetrics.core.transfer import upload
 from gpumetrics.core.warn import warn_caller
 from gpumetrics.text.codebleu import ngram
@@ -259,8 +260,8 @@ def _programs(texts: Sequence[str], pair_sample: Sequence[int], name: str,
         try:
             result.append(_program(text, config.lang, config.grammar))
         except UnicodeEncodeError as error:
-            raise ValueError(
-                f"`{name}[{index}]` holds {error.object[error.start:error.end]!r} ({error.reason}), which UTF-8 "
+            raise sample_error(
+                ValueError, name, index, f"holds {error.object[error.start:error.end]!r} ({error.reason}), which UTF-8 "
                 "cannot encode; CodeBLEU parses programs as UTF-8 bytes") from None
     return result
 

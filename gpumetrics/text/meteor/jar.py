@@ -41,6 +41,7 @@ import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_int
+from gpumetrics.core.positions import at_position
 from gpumetrics.core.transfer import DeviceArg, upload_all
 from gpumetrics.kernels.alignment import Matches, beam_align, ragged_ids, ragged_offsets, ragged_starts
 from gpumetrics.kernels.ngrams import TokenBatch
@@ -553,12 +554,12 @@ def pair_statistics(s: Sentences, language: str, memory_budget: Optional[int] = 
     if need[worst] > budget:
         sample = int(s.owner[worst])
         reference = worst - int(np.searchsorted(s.owner, s.owner[worst]))
-        raise ValueError(
+        raise at_position(ValueError(
             f"METEOR 1.5: sample {sample} with its reference {reference} ({int(s.hyp_lengths[sample])} and "
             f"{int(s.ref_lengths[worst])} words) needs about {need[worst] / 2**20:,.0f} MiB to align, over "
             f"`memory_budget`={budget} bytes ({budget / 2**20:,.0f} MiB); pass memory_budget={int(need[worst])} "
             "or more (its exact and stem candidate matches grow with the product of the two lengths)"
-        )
+        ), sample)
     ends = np.cumsum(need)
     groups, first = [], 0
     while first < pairs:

@@ -37,6 +37,7 @@ from torch import Tensor
 
 from gpumetrics.core import check_device, check_same_length
 from gpumetrics.core.checks import check_real, describe_value, is_sequence
+from gpumetrics.core.positions import convert_each
 from gpumetrics.core.transfer import upload
 from gpumetrics.text.meteor.synonyms import SynonymProvider, WordNetSynonyms, as_synonym_provider
 
@@ -291,7 +292,8 @@ def as_token_batch(hypotheses: Any, references: Any) -> tuple[list[Tokens], list
         ``(hyps, refs)``: ``B`` token tuples and ``B`` lists of token tuples.
 
     Raises:
-        TypeError: an item has the wrong type (the message names it, e.g. ``references[2][0]``).
+        TypeError: an item has the wrong type (the message names it, e.g. ``references[2][0]``, and the error is
+            tagged with the sample's position, :mod:`gpumetrics.core.positions`).
         ValueError: the batch sizes differ or a sample has no reference.
     """
     if isinstance(hypotheses, str):
@@ -307,11 +309,10 @@ def as_token_batch(hypotheses: Any, references: Any) -> tuple[list[Tokens], list
     references = list(references)
     check_same_length(hypotheses, "hypotheses", references, "references")
     if strings:
-        return [_lowered(hyp.split()) for hyp in hypotheses], [
-            _string_references(refs, f"references[{i}]") for i, refs in enumerate(references)
-        ]
-    hyps = [_lowered(_as_tokens(hyp, f"hypotheses[{i}]")) for i, hyp in enumerate(hypotheses)]
-    return hyps, [_token_references(refs, f"references[{i}]") for i, refs in enumerate(references)]
+        return [_lowered(hyp.split()) for hyp in hypotheses], convert_each(_string_references, references,
+                                                                           "references[{}]".format)
+    hyps = convert_each(lambda hyp, name: _lowered(_as_tokens(hyp, name)), hypotheses, "hypotheses[{}]".format)
+    return hyps, convert_each(_token_references, references, "references[{}]".format)
 
 
 def _string_references(refs: Any, name: str) -> list[Tokens]:
