@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from gpumetrics.cli.options import console, positive_int
 from gpumetrics.cli.outputs import (
@@ -57,13 +57,38 @@ def _holds_no_record(path: str) -> bool:
     return "".join(text.split()) in ("", "[]", "{}")
 
 
-def _failed_kinds(undecodable: Any, missing: int) -> str:
-    """``", N of them a file that cannot be decoded, M of them a record without prediction"`` (the parts that are not
-    0) for a task's line of failed images: under ``missing_image: zero`` a record without prediction is one (it
-    names no image)."""
+#: the samples a task scored without a usable image, by the prefix of its counts (``<prefix>_failed``,
+#: ``<prefix>_undecodable``): what they are (``{kinds}``: how many of them are which kind) and what was done with them
+_FAILED_IMAGES = {
+    "images": ("generated images are missing or cannot be decoded{kinds}",
+               "left out of the generated set (missing_image: zero)"),
+    "clip": ("images are missing or cannot be decoded{kinds}", "CLIP 0 for each (missing_image: zero)"),
+}
+#: the metrics whose prediction is an image file: their records without prediction are among the failed samples
+_IMAGE_PREDICTIONS = ("fid", "kid", "clip_score", "s_image_generation")
+#: the AIJ-2022 image tasks' ``clip`` counts: the organisers' try/except scores these 0, silently
+_AIJ_FAILED_IMAGES = ("samples have no image to score (none named, no such file, a file that cannot be decoded, or a "
+                      "caption that is not the first element{kinds})", "CLIP 0 for each, as the organisers' script")
+
+
+def _failed_images_line(task) -> Optional[str]:
+    """The WARNING line of a task that scored samples without a usable image, or None. Under ``missing_image: zero``
+    a record without prediction is one of them where the prediction is the image (it names none)."""
+    details = task.details if isinstance(task.details, dict) else {}
+    for prefix, (what, outcome) in _FAILED_IMAGES.items():
+        failed = details.get(f"{prefix}_failed")
+        if failed:
+            break
+    else:
+        return None
+    if prefix == "clip" and task.metric != "clip_score":
+        what, outcome = _AIJ_FAILED_IMAGES
+    undecodable = details.get(f"{prefix}_undecodable")
     kinds = ([f"{int(undecodable)} of them a file that cannot be decoded"] if undecodable else []) + (
-        [f"{missing} of them a record without prediction"] if missing else [])
-    return "".join(f", {kind}" for kind in kinds)
+        [f"{task.missing} of them a record without prediction"] if task.missing and task.metric in _IMAGE_PREDICTIONS
+        else [])
+    what = what.format(kinds="".join(f", {kind}" for kind in kinds))
+    return f"WARNING: task {task.name!r}: {int(failed)} of {task.n} {what}: {outcome}"
 
 
 def _missing_warnings(report) -> list[str]:
@@ -78,21 +103,9 @@ def _missing_warnings(report) -> list[str]:
             else:
                 lines.append(f"WARNING: task {task.name!r}: none of the {task.n} references has a prediction in "
                              f"{task.predictions} (ids from another set?); all were scored as missing")
-        details = task.details if isinstance(task.details, dict) else {}
-        failed, undecodable = details.get("clip_failed"), details.get("clip_undecodable")
-        if failed and task.metric == "clip_score":  # missing_image: zero
-            lines.append(f"WARNING: task {task.name!r}: {int(failed)} of {task.n} images are missing or cannot be "
-                         f"decoded{_failed_kinds(undecodable, task.missing)}: CLIP 0 for each (missing_image: zero)")
-        elif failed:  # AIJ-2022 image tasks: the organisers' try/except scores these 0, silently
-            lines.append(f"WARNING: task {task.name!r}: {int(failed)} of {task.n} samples have no image to score (none "
-                         "named, no such file, a file that cannot be decoded, or a caption that is not the first "
-                         f"element{_failed_kinds(undecodable, task.missing)}): CLIP 0 for each, as the organisers' "
-                         "script")
-        failed, undecodable = details.get("images_failed"), details.get("images_undecodable")
-        if failed:  # fid / kid with missing_image: zero
-            lines.append(f"WARNING: task {task.name!r}: {int(failed)} of {task.n} generated images are missing or "
-                         f"cannot be decoded{_failed_kinds(undecodable, task.missing)}: left out of the generated set "
-                         "(missing_image: zero)")
+        failed_images = _failed_images_line(task)
+        if failed_images:
+            lines.append(failed_images)
     return lines
 
 
