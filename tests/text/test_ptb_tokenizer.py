@@ -244,6 +244,11 @@ _EXACT = [
     "x 1.5‐inch inch‐a.m. 1.֊inch a.m.‑5 ,5a.m.1‐55 x‐\xadb x‐\xad x-\xadb x‑\xadb a-b‐\xadc 1.5-inch y",
     # ... a number with a soft hyphen keeps no period before , ; : (INSENTP reads digits only)
     "x 1\xad1., 11\xad., 1\xad1.; 11., y",
+    # session 50: a URL body of one character of the stand-ins' ranges that is no stand-in is too short for FULLURL;
+    # the apostrophe stand-ins' own characters in a caption are symbols, not apostrophes (and no entity stand-ins)
+    "see http://\u2a00 now HTTP://\ua000. http://\u2a00\u2a00 http://&eacute; x", "http://\u2a00",
+    "x\u2affs it\u2affs don\u2afft \u2afe\u2aff x\u2afes a http://\u2aff b it&apos;s \u2aff", "\u2aff",
+    "IT&APOS;S \u2afe x \u2aff\u2aff y",
 ]
 
 # No known difference is left on the probes of this module: the former known differences ("I$", '@user6"',

@@ -122,6 +122,7 @@ _PTB_ENTITY_CHARS = re.compile(
 # URLs and e-mail addresses run over Unicode spaces (CIDEr's whitespace split cuts the token there later) and over
 # the Java tool's deleted characters (spaces for the port's lexer), so they are re-read from the original text.
 # (Its body needs 2+ characters: an entity's stand-in is 2+, a supplementary character 2 UTF-16 units: "http://😀.")
+_PTB_STAND_IN_RANGES = re.compile("[\u2a00-\u2aff\ua000-\ua014]")  # (where the stand-ins are chosen)
 _PTB_URL = (r"(?i:https?)://(?:[^ \t\n\r\f()<>{}|\"]+[^ \t\n\r\f()<>{}|\".,!?-]"
             r"|[^ \t\n\r\f()<>{}|\"]*[\u2a00-\u2aff\ua000-\ua014\U00010000-\U0010ffff])")
 _PTB_EMAIL = (
@@ -266,6 +267,15 @@ class _Tries:
         if found and found.group("stand_in") and found.group("stand_in") not in self._stand_ins:
             return pattern.match(string, p, found.end() - 2)  # (the "/" and the character: the last two)
         return found
+
+    def checked_url(self, token_re: re.Pattern, string: str, found: re.Match) -> re.Match:
+        """``found``, a FULLURL token of the lexer's alternation, unless its body is one character of the stand-ins'
+        ranges that is no stand-in: one UTF-16 unit for the Java rule, whose body needs two — then the token the
+        lexer reads there without it ("http://⨀" → "http" ":" "/" "/" "⨀")."""
+        body = found.group()[found.group().index("://") + 3:]
+        if len(body) != 1 or body in self._stand_ins or not _PTB_STAND_IN_RANGES.match(body):
+            return found
+        return token_re.match(string, found.start(), found.end() - 1) or found
 
     def search(self, token_re: re.Pattern, string: str, p: int, tag: bool = True) -> Optional[re.Match]:
         """``token_re.search(string, p)`` where ``token_re`` is the lexer's alternation without EMAIL, SGML (unless
@@ -618,13 +628,14 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     restore: dict[str, str] = {}
     dashes: set[str] = set()
     spellings: dict[int, str] = {}
-    if "&" in text:
+    if "&" in text or "\u2afe" in text or "\u2aff" in text:
         text = _ptb_entity_chars(text, restore, dashes, spellings)
     # pycocoevalcap ends every caption but the last with a line break, which the rules' trailing contexts can see
     line_end = "\n" if following else ""
     original = text + line_end
     token_re, acronym_re, longest_res, raw_res = _ptb_patterns()
-    tries = _Tries(raw_res, _has_likely_url_marker(original), "@" in original, frozenset(restore))
+    entity_stand_ins = frozenset(char for char, entity in restore.items() if entity.startswith("&"))
+    tries = _Tries(raw_res, _has_likely_url_marker(original), "@" in original, entity_stand_ins)
     text = original.translate(_PTB_TRANSLATION)
     rewritten = text != original
     caption = (text, original, tries)  # never rewritten: THINGA's rest is lexed in a short copy (_ThingaCopy)
@@ -641,6 +652,8 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
         match = tries.search(token_re, text, position)
         if match is None:
             break
+        if match.lastgroup == "url":
+            match = tries.checked_url(token_re, text, match)
         if rewritten and match.start() > position:
             # a character the Java tool deletes is no space for LIKELYURL, which can start with it ("《www.x.com"),
             # nor one the port's lexer skips unchanged (U+200B, a supplementary character: "\u200ba\u200dwww.x.com"
@@ -889,6 +902,12 @@ def _ptb_entity_chars(text: str, restore: dict[str, str], dashes: set[str], spel
     for another spelling than its ``restore`` entry ("&Apos;" after "&APOS;": THINGA reads its capitals)."""
     allocated: dict[str, str] = {}
     pools = {"letter": iter(range(0xA000, 0xA015)), "symbol": iter(range(0x2A00, 0x2AFE))}
+    for literal in "\u2afe\u2aff":
+        # the apostrophe stand-ins' own characters, where a caption holds them, are symbols for the Java lexer like
+        # the other supplemental math operators: lexed as one of those that the caption does not hold
+        if literal in text:
+            char = next(c for c in map(chr, pools["symbol"]) if c not in text)
+            text, restore[char] = text.replace(literal, char), literal
     free = {char: char not in text for char in "\u2afe\u2aff"}
     removed = 0  # characters the entities before the current one took out
 
