@@ -38,8 +38,8 @@ from typing import Any, ClassVar, Optional, Sequence
 
 import torch
 from torch import Tensor
-from torchmetrics.utilities.data import dim_zero_cat
 
+from gpumetrics.core.distributed import dim_zero_cat
 from gpumetrics.core.checks import check_choice
 from gpumetrics.core.metric import Metric
 from gpumetrics.core.signature import format_signature

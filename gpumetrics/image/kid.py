@@ -28,8 +28,8 @@ from typing import Any, Iterator, Optional, Union
 
 import torch
 from torch import Tensor, nn
-from torchmetrics.utilities.data import dim_zero_cat
 
+from gpumetrics.core.distributed import dim_zero_cat
 from gpumetrics.image.features import RealFakeFeatureMetric, check_features
 from gpumetrics.core.checks import check_bool, check_int, check_real
 from gpumetrics.core.transfer import upload
