@@ -4,7 +4,8 @@
 ``torchmetrics.Metric`` has the metaclass ``ABCMeta``: this base is registered as a virtual subclass of it, so that
 ``isinstance(metric, torchmetrics.Metric)`` holds (what Lightning's ``self.log`` and ``MetricCollection`` check)
 without gpumetrics importing torchmetrics — at import of this module when torchmetrics is already imported,
-otherwise right after torchmetrics' own import (a post-import hook on ``sys.meta_path``, :func:`_register_when_imported`).
+otherwise right after torchmetrics' own import (a post-import hook on ``sys.meta_path``,
+:func:`_register_when_imported`).
 """
 
 from __future__ import annotations
@@ -943,7 +944,8 @@ class _TorchmetricsImportHook(importlib.abc.MetaPathFinder):
     finders and wraps its loader, so that :func:`_register_with_torchmetrics` runs right after the package's own
     code (its ``__init__`` defines ``torchmetrics.Metric``); then it removes itself."""
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Optional[importlib.machinery.ModuleSpec]:
+    def find_spec(self, fullname: str, path: Any = None,
+                  target: Any = None) -> Optional[importlib.machinery.ModuleSpec]:
         if fullname != "torchmetrics":
             return None
         for finder in sys.meta_path:

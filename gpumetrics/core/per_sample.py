@@ -111,7 +111,7 @@ class PerSampleScore(Metric):
     Args:
         reduction: one of ``reductions``; checked here, once, with an error naming the argument.
         score_shape: shape of one sample's score, ``()`` by default.
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> class Length(PerSampleScore):

@@ -364,7 +364,7 @@ class TokenF1(_PresetScore):
     Args:
         preset: ``"squad"`` (default) or ``"aij2022"``.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]``), as :func:`token_f1`.
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = TokenF1()
@@ -391,7 +391,7 @@ class ExactMatch(_PresetScore):
     Args:
         preset: ``"squad"`` (default), ``"aij2022"`` or ``"raw"``.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]`` of 0/1).
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = ExactMatch(preset="aij2022")
@@ -412,7 +412,7 @@ class StringAccuracy(_PresetScore):
     Args:
         preset: only ``"raw"``.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]`` of 0/1).
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = StringAccuracy()
@@ -433,7 +433,7 @@ class VQAAccuracy(_PresetScore):
     Args:
         preset: only ``"aij2021"`` (the official ``vqaEval.py``).
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]`` of 0/1).
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = VQAAccuracy()

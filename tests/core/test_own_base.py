@@ -1,6 +1,6 @@
-"""The base is our own ``nn.Module``: torchmetrics is not imported at run time, yet ``isinstance(m, torchmetrics.Metric)``
-holds in either import order (ABC registration), and ``MetricCollection`` / its compute groups treat our metrics as
-torchmetrics' own."""
+"""The base is our own ``nn.Module``: torchmetrics is not imported at run time, yet
+``isinstance(m, torchmetrics.Metric)`` holds in either import order (ABC registration), and ``MetricCollection`` / its
+compute groups treat our metrics as torchmetrics' own."""
 
 from __future__ import annotations
 
@@ -46,7 +46,8 @@ def test_our_metrics_are_torchmetrics_metrics_in_either_import_order(order):
                   "print(json.dumps({'isinstance': isinstance(metric, torchmetrics.Metric),\n"
                   "                  'issubclass': issubclass(BLEUScore, torchmetrics.Metric),\n"
                   "                  'in_mro': torchmetrics.Metric in BLEUScore.__mro__,\n"
-                  "                  'hooks_left': sum(isinstance(f, _TorchmetricsImportHook) for f in sys.meta_path),\n"
+                  "                  'hooks_left': sum(isinstance(f, _TorchmetricsImportHook)\n"
+                  "                                    for f in sys.meta_path),\n"
                   "                  'loader': type(torchmetrics.__spec__.loader).__name__}))")
     assert result == {"isinstance": True, "issubclass": True, "in_mro": False, "hooks_left": 0,
                       "loader": "SourceFileLoader"}
@@ -61,7 +62,8 @@ def test_gpumetrics_never_imports_torchmetrics(code, tmp_path):
     (tmp_path / "r.txt").write_text("the cat sat on the mat\n", encoding="utf-8")
     (tmp_path / "h.txt").write_text("the cat sat on a mat\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": checkout_pythonpath()}
-    script = code + "\nimport json, sys\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('torchmetrics'))))"
+    script = (code + "\nimport json, sys\n"
+              "print(json.dumps(sorted(m for m in sys.modules if m.startswith('torchmetrics'))))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path,
                          timeout=600)
     assert out.returncode == 0, out.stderr
@@ -152,7 +154,7 @@ def test_compute_results_are_squeezed_cached_and_cloned_as_torchmetrics_does():
     metric.update(torch.tensor(2.0))
     value = metric.compute()
     assert value["one"].shape == () and value["two"].shape == (2,)
-    value["one"] += 1  # the result is a clone: the states are not the caller's (the cached value is, as in torchmetrics)
+    value["one"] += 1  # a clone: the states are not the caller's (the cached value is, as in torchmetrics)
     assert float(metric.total) == 2.0 and metric.compute() is metric._computed
     restored = pickle.loads(pickle.dumps(metric))
     restored.update(torch.tensor(1.0))
