@@ -152,7 +152,7 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
             ValueError: an option of the wrong type, or a keyword that is none of these (naming it).
         """
         super().__init__()
-        self._device = torch.get_default_device()
+        self._device = torch.get_default_device() if hasattr(torch, "get_default_device") else torch.empty(0).device
         self._dtype = torch.get_default_dtype()
         self.compute_on_cpu = check_bool(kwargs.pop("compute_on_cpu", False), "compute_on_cpu")
         self.dist_sync_on_step = check_bool(kwargs.pop("dist_sync_on_step", False), "dist_sync_on_step")
@@ -969,7 +969,7 @@ class _RegisteringLoader(importlib.abc.Loader):
         return self.loader.create_module(spec)
 
     def exec_module(self, module: Any) -> None:
-        module.__spec__.loader = self.loader  # the module keeps its own loader (reloads, resources)
+        module.__spec__.loader = module.__loader__ = self.loader  # the module keeps its own (reloads, resources)
         try:
             self.loader.exec_module(module)
         finally:

@@ -34,12 +34,16 @@ def _run(script: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("order", ["gpumetrics first", "torchmetrics first", "torchmetrics.metric first"])
+@pytest.mark.parametrize("order", ["gpumetrics first", "torchmetrics first", "torchmetrics.metric first",
+                                   "find_spec first"])
 def test_our_metrics_are_torchmetrics_metrics_in_either_import_order(order):
     first = {"gpumetrics first": "from gpumetrics import BLEUScore\nimport torchmetrics",
              "torchmetrics first": "import torchmetrics\nfrom gpumetrics import BLEUScore",
              "torchmetrics.metric first": "import gpumetrics.core.metric\nfrom torchmetrics.metric import Metric\n"
-                                          "import torchmetrics\nfrom gpumetrics import BLEUScore"}[order]
+                                          "import torchmetrics\nfrom gpumetrics import BLEUScore",
+             "find_spec first": "import importlib.util, gpumetrics.core.metric\n"  # a spec, not an import (Lightning's
+                                "assert importlib.util.find_spec('torchmetrics')\n"  # RequirementCache does that)
+                                "import torchmetrics\nfrom gpumetrics import BLEUScore"}[order]
     result = _run("import json, sys\n" + first + "\n"
                   "from gpumetrics.core.metric import _TorchmetricsImportHook\n"
                   "metric = BLEUScore()\n"
@@ -48,9 +52,10 @@ def test_our_metrics_are_torchmetrics_metrics_in_either_import_order(order):
                   "                  'in_mro': torchmetrics.Metric in BLEUScore.__mro__,\n"
                   "                  'hooks_left': sum(isinstance(f, _TorchmetricsImportHook)\n"
                   "                                    for f in sys.meta_path),\n"
-                  "                  'loader': type(torchmetrics.__spec__.loader).__name__}))")
+                  "                  'loader': type(torchmetrics.__loader__).__name__,\n"
+                  "                  'spec_loader': type(torchmetrics.__spec__.loader).__name__}))")
     assert result == {"isinstance": True, "issubclass": True, "in_mro": False, "hooks_left": 0,
-                      "loader": "SourceFileLoader"}
+                      "loader": "SourceFileLoader", "spec_loader": "SourceFileLoader"}
 
 
 @pytest.mark.parametrize("code", [
