@@ -115,9 +115,13 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
     refuses a metric with another signature (CER with another ``transform``): ``ValueError`` naming both.
     Checkpoints written before this check (no ``_signature`` entry) load unchecked.
 
+    Where it differs from torchmetrics' base: a non-bool flag option is a ``TypeError`` (``core.checks``);
+    ``forward`` on a synchronised metric and ``sync`` / ``unsync`` misuse raise ``RuntimeError``; a ``compute()`` that
+    raises under DDP still puts the rank's own states back; there are no arithmetic operators
+    (``CompositionalMetric``) and no ``plot()``, and metrics compare and hash by identity.
+
     Subclasses set ``signature_name`` and override ``_signature_fields``.
     """
-
 
     is_differentiable: ClassVar[Optional[bool]] = False
     higher_is_better: ClassVar[Optional[bool]] = None
