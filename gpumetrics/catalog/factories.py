@@ -47,9 +47,9 @@ def _check_label_metric(cls: str, **options: Any) -> None:
     """Build the module (its own checks), and refuse the options whose result is not one task score."""
     from gpumetrics.harness.registry import resolve
 
-    resolve(f"gpumetrics.classification:{cls}")(**options)
     if options.get("num_classes") is None:  # the label records' range check needs it (validate_args: false crashed)
         raise ValueError("`num_classes` is required: the number of classes of the label records")
+    resolve(f"gpumetrics.classification:{cls}")(**options)
     if "average" in options and options["average"] in (None, "none"):
         raise ValueError(f"`average={options['average']!r}` gives one score per class, not a task score: use macro, "
                          "micro or weighted")

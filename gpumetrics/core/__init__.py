@@ -1,8 +1,8 @@
 """Core of gpumetrics: the Metric base, its DDP reducer, the per-sample score base, signatures, input checks and
 warnings attributed to the caller.
 
-Imports nothing of ours. Names resolve lazily (PEP 562): ``import gpumetrics.core`` imports neither torch's
-distributed package nor torchmetrics until ``Metric`` (or another name that needs them) is used."""
+Imports nothing of ours, and nothing of torchmetrics at all. Names resolve lazily (PEP 562): ``import gpumetrics.core``
+imports no torch distributed package until ``Metric`` (or another name that needs it) is used."""
 
 from __future__ import annotations
 

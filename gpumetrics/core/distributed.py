@@ -18,32 +18,95 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-_REDUCE_OPS: Optional[dict] = None
+def dim_zero_sum(x: Tensor) -> Tensor:
+    """``dist_reduce_fx="sum"``: the sum over dim 0 of the ranks' stacked ``Tensor[k, ...]`` values."""
+    return torch.sum(x, dim=0)
+
+
+def dim_zero_mean(x: Tensor) -> Tensor:
+    """``dist_reduce_fx="mean"``: the mean over dim 0."""
+    return torch.mean(x, dim=0)
+
+
+def dim_zero_max(x: Tensor) -> Tensor:
+    """``dist_reduce_fx="max"``: the maximum over dim 0."""
+    return torch.max(x, dim=0).values
+
+
+def dim_zero_min(x: Tensor) -> Tensor:
+    """``dist_reduce_fx="min"``: the minimum over dim 0."""
+    return torch.min(x, dim=0).values
+
+
+def dim_zero_cat(x: Any) -> Tensor:
+    """``dist_reduce_fx="cat"``: a tensor, or a list of tensors (0-d ones as one row each), concatenated along dim 0
+    (``Tensor[sum n_i, ...]``); an empty list is an error, as in torchmetrics."""
+    if isinstance(x, Tensor):
+        return x
+    x = [y.unsqueeze(0) if y.numel() == 1 and y.ndim == 0 else y for y in x]
+    if not x:
+        raise ValueError("No samples to concatenate")
+    return torch.cat(x, dim=0)
+
+
+#: the reductions ``add_state`` accepts by name (torchmetrics' names and meaning)
+REDUCTIONS_BY_NAME: dict[str, Callable] = {"sum": dim_zero_sum, "mean": dim_zero_mean, "max": dim_zero_max,
+                                           "min": dim_zero_min, "cat": dim_zero_cat}
+
+#: reduction function → the all-reduce op that replaces its gather (see :func:`sync_states`)
+REDUCE_OPS: dict = {
+    dim_zero_sum: dist.ReduceOp.SUM,
+    dim_zero_max: dist.ReduceOp.MAX,
+    dim_zero_min: dist.ReduceOp.MIN,
+    dim_zero_mean: dist.ReduceOp.SUM,  # divided by the world size afterwards
+}
 
 
 def reduce_ops() -> dict:
-    """torchmetrics reduction functions → the all-reduce op that replaces their gather (see :func:`sync_states`).
-
-    Built on first use, so importing this module does not import torchmetrics (whose package init is slow); a
-    metric, which needs torchmetrics anyway, reaches it as ``REDUCE_OPS``.
-    """
-    global _REDUCE_OPS
-    if _REDUCE_OPS is None:
-        from torchmetrics.utilities.data import dim_zero_max, dim_zero_mean, dim_zero_min, dim_zero_sum
-
-        _REDUCE_OPS = {
-            dim_zero_sum: dist.ReduceOp.SUM,
-            dim_zero_max: dist.ReduceOp.MAX,
-            dim_zero_min: dist.ReduceOp.MIN,
-            dim_zero_mean: dist.ReduceOp.SUM,  # divided by the world size afterwards
-        }
-    return _REDUCE_OPS
+    """Reduction function → the all-reduce op that replaces its gather (:data:`REDUCE_OPS`)."""
+    return REDUCE_OPS
 
 
-def __getattr__(name: str) -> Any:
-    if name == "REDUCE_OPS":
-        return reduce_ops()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def canonical_reduction(fn: Any) -> Any:
+    """``fn``, or ours where ``fn`` is one of torchmetrics' ``dim_zero_*`` functions (a subclass written for
+    torchmetrics passes them), recognised by name so that torchmetrics need not be imported."""
+    if getattr(fn, "__module__", None) == "torchmetrics.utilities.data":
+        return REDUCTIONS_BY_NAME.get(getattr(fn, "__name__", "").removeprefix("dim_zero_"), fn)
+    return fn
+
+
+def distributed_available() -> bool:
+    """Whether ``torch.distributed`` is available and initialised (a metric then synchronises in ``compute``)."""
+    return dist.is_available() and dist.is_initialized()
+
+
+def gather_all_tensors(result: Tensor, group: Optional[Any] = None) -> list[Tensor]:
+    """Every rank's ``result`` (any shape, which may differ across ranks in size but not in dimensions), in rank
+    order: one all-gather of the shapes, then one all-gather of the tensors padded to the largest. torchmetrics'
+    ``gather_all_tensors`` contract (a user's ``dist_sync_fn`` may be either)."""
+    group = dist.group.WORLD if group is None else group
+    result = result.contiguous()
+    world = dist.get_world_size(group)
+    if result.ndim == 0:
+        gathered = [torch.zeros_like(result) for _ in range(world)]
+        dist.all_gather(gathered, result, group=group)
+        return gathered
+    local_size = torch.tensor(result.shape, device=result.device)
+    sizes = [torch.zeros_like(local_size) for _ in range(world)]
+    dist.all_gather(sizes, local_size, group=group)
+    stacked = torch.stack(sizes)
+    if bool((stacked == local_size).all()):
+        gathered = [torch.zeros_like(result) for _ in range(world)]
+        dist.all_gather(gathered, result, group=group)
+        return gathered
+    largest = stacked.max(dim=0).values.tolist()
+    padding = []
+    for dim in reversed(range(result.ndim)):
+        padding.extend([0, largest[dim] - result.shape[dim]])
+    padded = torch.nn.functional.pad(result, padding)
+    gathered = [torch.zeros_like(padded) for _ in range(world)]
+    dist.all_gather(gathered, padded, group=group)
+    return [part[tuple(slice(0, n) for n in size.tolist())] for part, size in zip(gathered, sizes)]
 
 
 def replicated(stacked: Tensor) -> Tensor:
@@ -77,14 +140,12 @@ def all_reduce_states(values: dict[str, Tensor], reductions: dict[str, Callable]
 
     Args:
         values: state name → local state, any shape; identical shapes and dtypes on every rank, in the same order.
-        reductions: state name → one of torchmetrics' ``dim_zero_sum|max|min|mean``.
+        reductions: state name → one of :func:`dim_zero_sum`, ``_max``, ``_min``, ``_mean``.
         group: process group, default group when None.
 
     Returns:
         state name → a new tensor, same shape and dtype, identical on every rank (views of the reduced buffers).
     """
-    from torchmetrics.utilities.data import dim_zero_mean
-
     ops = reduce_ops()
     buckets: dict[tuple[Any, torch.dtype], list[str]] = {}
     for name, value in values.items():
@@ -211,15 +272,13 @@ def sync_states(
 
     Args:
         states: state name → local value (a tensor, or a list of tensors for ``cat`` states).
-        reductions: state name → torchmetrics reduction function (or a custom callable / None).
+        reductions: state name → reduction function (``dim_zero_*``, a custom callable or None).
         fallback_sync_fn: all-gather function used for states with a custom reduction.
         group: process group.
 
     Returns:
         state name → synchronised value.
     """
-    from torchmetrics.utilities.data import dim_zero_cat
-
     additive = additive_states(states, reductions)
     concatenated = [name for name, fn in reductions.items()
                     if fn is dim_zero_cat or (fn is None and isinstance(states[name], list))]

@@ -1,29 +1,53 @@
-"""The gpumetrics ``Metric`` base: a ``torchmetrics.Metric`` with an all-reduce DDP reducer and a signature."""
+"""The gpumetrics ``Metric`` base: an ``nn.Module`` that behaves as a ``torchmetrics.Metric`` (Lightning,
+``MetricCollection``), with an all-reduce DDP reducer and a signature. It imports torch only.
+
+``torchmetrics.Metric`` has the metaclass ``ABCMeta``: this base is registered as a virtual subclass of it, so that
+``isinstance(metric, torchmetrics.Metric)`` holds (what Lightning's ``self.log`` and ``MetricCollection`` check)
+without gpumetrics importing torchmetrics — at import of this module when torchmetrics is already imported,
+otherwise right after torchmetrics' own import (a post-import hook on ``sys.meta_path``,
+:func:`_register_when_imported`).
+"""
 
 from __future__ import annotations
 
+import abc
 import contextlib
+import copy
 import functools
+import importlib.abc
+import importlib.machinery
+import inspect
+import sys
 from typing import Any, Callable, ClassVar, Iterator, Optional, Sequence, Union
 
 import torch
-import torchmetrics
 from torch import Tensor
-from torchmetrics.utilities.data import dim_zero_cat
-from torchmetrics.utilities.distributed import gather_all_tensors
 
-from gpumetrics.core.checks import check_positive_int
-from gpumetrics.core.distributed import REDUCE_OPS, check_same_on_all_ranks, replicated, state_layout, sync_states
+from gpumetrics.core.checks import check_bool, check_positive_int
+from gpumetrics.core.distributed import (
+    REDUCE_OPS, REDUCTIONS_BY_NAME, canonical_reduction, check_same_on_all_ranks, dim_zero_cat, dim_zero_max,
+    dim_zero_mean, dim_zero_min, dim_zero_sum, distributed_available, gather_all_tensors, replicated, state_layout,
+    sync_states,
+)
 from gpumetrics.core.gcpause import gc_paused
 from gpumetrics.core.signature import format_signature
 from gpumetrics.core.threads import intra_op_threads
+from gpumetrics.core.warn import warn_caller
 
 
-class Metric(torchmetrics.Metric):
+class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
     """Base class of every gpumetrics module.
 
-    Behaves as a ``torchmetrics.Metric`` (Lightning logging, ``MetricCollection``, ``reset``, ``state_dict``,
-    ``merge_state``) with two additions:
+    An ``nn.Module`` with torchmetrics' ``Metric`` interface and bookkeeping names (``add_state``, ``update`` /
+    ``compute`` / ``forward`` / ``reset``, ``merge_state``, ``sync`` / ``unsync`` / ``sync_context``,
+    ``persistent``, ``set_dtype``, ``metric_state``, ``update_count``, ``_defaults`` / ``_reductions`` /
+    ``_persistent`` / ``_update_count`` / ``_computed`` / ``_forward_cache`` …) and its ``__init__`` options
+    (``compute_on_cpu``, ``dist_sync_on_step``, ``process_group``, ``dist_sync_fn``, ``distributed_available_fn``,
+    ``sync_on_compute``, ``compute_with_cache``; any other keyword is a ``ValueError`` naming it). It is registered
+    as a virtual subclass of ``torchmetrics.Metric`` (module docstring), so Lightning logging and
+    ``MetricCollection`` (compute groups included) take it. ``compute()`` squeezes one-element tensor results to
+    0-d and caches its value until the next update, as torchmetrics does (:meth:`_finish_compute` may undo the
+    squeeze), and warns when no update came before it. Beyond torchmetrics:
 
     * **DDP reducer** — states registered with ``dist_reduce_fx="sum"`` (or max/min/mean) travel in one
       ``all_reduce`` per reduction and dtype, flattened into one buffer, instead of torchmetrics' all-gather per
@@ -91,11 +115,20 @@ class Metric(torchmetrics.Metric):
     refuses a metric with another signature (CER with another ``transform``): ``ValueError`` naming both.
     Checkpoints written before this check (no ``_signature`` entry) load unchecked.
 
+    Where it differs from torchmetrics' base: a non-bool flag option is a ``TypeError`` (``core.checks``);
+    ``forward`` on a synchronised metric and ``sync`` / ``unsync`` misuse raise ``RuntimeError``; a ``compute()`` that
+    raises under DDP still puts the rank's own states back; there are no arithmetic operators
+    (``CompositionalMetric``) and no ``plot()``, and metrics compare and hash by identity.
+
     Subclasses set ``signature_name`` and override ``_signature_fields``.
     """
 
-    full_state_update: ClassVar[bool] = False
-    is_differentiable: ClassVar[bool] = False
+    is_differentiable: ClassVar[Optional[bool]] = False
+    higher_is_better: ClassVar[Optional[bool]] = None
+    full_state_update: ClassVar[Optional[bool]] = False
+    plot_lower_bound: ClassVar[Optional[float]] = None
+    plot_upper_bound: ClassVar[Optional[float]] = None
+    plot_legend_name: ClassVar[Optional[str]] = None
     signature_name: ClassVar[str] = ""
 
     #: signature keys that describe state content rather than configuration (FID's ``real_stats:loaded``); they are
@@ -110,52 +143,180 @@ class Metric(torchmetrics.Metric):
     #: (FID, KID: the value of one batch is undefined) — and so does a metric that owns such a metric
     forward_value: ClassVar[bool] = True
 
-    def add_state(self, name: str, default: Any, *args: Any, keep_first: Optional[int] = None, **kwargs: Any) -> None:
-        """torchmetrics' ``add_state``; ``keep_first=k`` (a list state) keeps only its first ``k`` entries whenever
-        other entries are merged behind them (``merge_state``, ``forward``), so a bounded record stays bounded."""
-        # states are normal tensors even where the metric is built under torch.inference_mode (an eval function
-        # decorated with it): an inference tensor cannot be updated in place outside that mode
-        with torch.inference_mode(False):
-            if isinstance(default, Tensor) and default.is_inference():
-                default = default.clone()
-            super().add_state(name, default, *args, **kwargs)
+    def __init__(self, **kwargs: Any) -> None:
+        """
+        Args:
+            kwargs: torchmetrics' ``Metric`` options — ``compute_on_cpu`` (move list states to the CPU after each
+                update), ``dist_sync_on_step`` (``forward`` synchronises the batch's value across ranks),
+                ``process_group``, ``dist_sync_fn`` (a user's gather function, torchmetrics' semantics),
+                ``distributed_available_fn``, ``sync_on_compute`` (default True), ``compute_with_cache`` (default
+                True).
+
+        Raises:
+            ValueError: an option of the wrong type, or a keyword that is none of these (naming it).
+        """
+        super().__init__()
+        self._device = torch.get_default_device() if hasattr(torch, "get_default_device") else torch.empty(0).device
+        self._dtype = torch.get_default_dtype()
+        self.compute_on_cpu = check_bool(kwargs.pop("compute_on_cpu", False), "compute_on_cpu")
+        self.dist_sync_on_step = check_bool(kwargs.pop("dist_sync_on_step", False), "dist_sync_on_step")
+        self.process_group = kwargs.pop("process_group", None)
+        self.dist_sync_fn = kwargs.pop("dist_sync_fn", None)
+        if self.dist_sync_fn is not None and not callable(self.dist_sync_fn):
+            raise ValueError(f"`dist_sync_fn` must be a callable, got {type(self.dist_sync_fn).__name__}")
+        self.distributed_available_fn = kwargs.pop("distributed_available_fn", None) or distributed_available
+        self.sync_on_compute = check_bool(kwargs.pop("sync_on_compute", True), "sync_on_compute")
+        self.compute_with_cache = check_bool(kwargs.pop("compute_with_cache", True), "compute_with_cache")
+        if kwargs:
+            raise ValueError(f"Unexpected keyword arguments: {', '.join(f'`{name}`' for name in sorted(kwargs))}")
+        self._update_signature = inspect.signature(self.update)
+        self.update: Callable = self._wrap_update(self.update)
+        self.compute: Callable = self._wrap_compute(self.compute)
+        self._computed: Any = None
+        self._forward_cache: Any = None
+        self._update_count = 0
+        self._to_sync = self.sync_on_compute
+        self._should_unsync = True
+        self._enable_grad = False
+        self._dtype_convert = False
+        self._defaults: dict[str, Union[list, Tensor]] = {}
+        self._persistent: dict[str, bool] = {}
+        self._reductions: dict[str, Optional[Callable]] = {}
+        self._is_synced = False
+        self._cache: Optional[dict[str, Union[list[Tensor], Tensor]]] = None
+
+    @abc.abstractmethod
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Add a batch to the states."""
+
+    @abc.abstractmethod
+    def compute(self) -> Any:
+        """The metric's value from the states (synchronised across ranks under DDP)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _CONSTANTS:  # class-level facts (torchmetrics refuses them too)
+            raise RuntimeError(f"Can't change const `{name}`.")
+        super().__setattr__(name, value)
+
+    @property
+    def update_called(self) -> bool:
+        """Whether ``update`` or ``forward`` ran since the metric was built or last reset."""
+        return self._update_count > 0
+
+    @property
+    def update_count(self) -> int:
+        """How many times ``update`` or ``forward`` ran since the metric was built or last reset."""
+        return self._update_count
+
+    @property
+    def metric_state(self) -> dict[str, Union[list[Tensor], Tensor]]:
+        """State name → current value (a tensor or a list of tensors)."""
+        return {name: getattr(self, name) for name in self._defaults}
+
+    @property
+    def device(self) -> torch.device:
+        """The device of the metric's states."""
+        return self._device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The default floating-point dtype of the metric (changed by :meth:`set_dtype` only)."""
+        return self._dtype
+
+    def add_state(self, name: str, default: Union[list, Tensor], dist_reduce_fx: Union[str, Callable, None] = None,
+                  persistent: bool = False, keep_first: Optional[int] = None) -> None:
+        """Register a state: ``self.<name>``, reset to ``default`` by :meth:`reset`.
+
+        Args:
+            name: attribute name of the state.
+            default: a tensor (any shape) or an empty list (to which ``update`` appends tensors).
+            dist_reduce_fx: how ranks (and merged metrics) combine the state: ``"sum"``, ``"mean"``, ``"max"``,
+                ``"min"`` (elementwise over ranks), ``"cat"`` (concatenated along dim 0), :func:`replicated`
+                (identical on every rank), another callable (applied to the ranks' values stacked on a new dim 0)
+                or None (the stacked values, a list state's items joined).
+            persistent: whether ``state_dict()`` holds the state (see :meth:`persistent`).
+            keep_first: a list state keeps only its first ``keep_first`` entries whenever other entries are merged
+                behind them (``merge_state``, ``forward``), so a bounded record stays bounded.
+
+        Raises:
+            ValueError: ``default`` is neither a tensor nor an empty list; ``dist_reduce_fx`` is none of the above;
+                ``keep_first`` on a tensor state or not a positive int.
+        """
+        if not isinstance(default, (Tensor, list)) or (isinstance(default, list) and default):
+            raise ValueError(f"`default` of the state {name!r} must be a tensor or an empty list (to which tensors "
+                             f"are appended), got {type(default).__name__}")
+        if isinstance(dist_reduce_fx, str):
+            if dist_reduce_fx not in REDUCTIONS_BY_NAME:
+                raise ValueError(f"`dist_reduce_fx` must be callable or one of {sorted(REDUCTIONS_BY_NAME)} or None, "
+                                 f"got {dist_reduce_fx!r}")
+            dist_reduce_fx = REDUCTIONS_BY_NAME[dist_reduce_fx]
+        elif dist_reduce_fx is not None and not callable(dist_reduce_fx):
+            raise ValueError(f"`dist_reduce_fx` must be callable or one of {sorted(REDUCTIONS_BY_NAME)} or None, got "
+                             f"{type(dist_reduce_fx).__name__}")
         if keep_first is not None:
             if not isinstance(default, list):
                 raise ValueError(f"`keep_first` bounds a list state; the state {name!r} is a tensor")
-            vars(self).setdefault("_kept_first", {})[name] = check_positive_int(keep_first, "keep_first")
+            keep_first = check_positive_int(keep_first, "keep_first")
+        # states are normal tensors even where the metric is built under torch.inference_mode (an eval function
+        # decorated with it): an inference tensor cannot be updated in place outside that mode
+        with torch.inference_mode(False):
+            if isinstance(default, Tensor):
+                default = (default.clone() if default.is_inference() else default).contiguous()
+            setattr(self, name, default)
+            self._defaults[name] = copy.deepcopy(default)
+        self._persistent[name] = persistent
+        self._reductions[name] = canonical_reduction(dist_reduce_fx)
+        if keep_first is not None:
+            vars(self).setdefault("_kept_first", {})[name] = keep_first
+
+    def _reset_states(self) -> None:
+        """Every registered state to its default; the count, caches and sync flags cleared (torchmetrics' reset)."""
+        self._update_count = 0
+        self._forward_cache = None
+        self._computed = None
+        with torch.inference_mode(False):  # the fresh states likewise (see add_state)
+            for name, default in self._defaults.items():
+                if isinstance(default, Tensor):
+                    setattr(self, name, default.detach().clone().to(getattr(self, name).device))
+                else:
+                    getattr(self, name).clear()  # frees the items' memory now
+        self._cache = None
+        self._is_synced = False
 
     def reset(self) -> None:
         """Reset the states, and those of every metric this one owns (:meth:`owned_metrics`)."""
-        with torch.inference_mode(False):  # the fresh states likewise (see add_state)
-            super().reset()
+        self._reset_states()
         for metric in self.owned_metrics().values():
             metric.reset()
 
-    def owned_metrics(self) -> dict[str, torchmetrics.Metric]:
+    def clone(self) -> Metric:
+        """A deep copy of the metric (states, options, count)."""
+        return copy.deepcopy(self)
+
+    def owned_metrics(self) -> dict[str, Metric]:
         """The metrics this metric owns, by their module path (``{"meteor": …, "clip": …}``): its submodules that are
         metrics, not looking inside them (theirs are theirs). A composite's ``reset``, ``merge_state``,
         ``persistent`` and ``forward`` treat it and these as one metric."""
-        owned: dict[str, torchmetrics.Metric] = {}
+        owned: dict[str, Metric] = {}
         # a walk over the ``_modules`` dicts with an MRO test (``named_modules`` and ABC ``isinstance`` took ~1 ms
         # over the 300 modules of FID's Inception, on every reset and forward)
         pending = [(name, module) for name, module in reversed(self._modules.items()) if module is not None]
         while pending:
             name, module = pending.pop()
-            if torchmetrics.Metric in type(module).__mro__:
+            if Metric in type(module).__mro__:
                 owned[name] = module
             else:
                 pending.extend((f"{name}.{child}", sub) for child, sub in reversed(module._modules.items())
                                if sub is not None)
         return owned
 
-    def _metric_tree(self) -> list[torchmetrics.Metric]:
+    def _metric_tree(self) -> list[Metric]:
         """This metric and every metric under it (those its owned metrics own too), parents first."""
         tree, pending = [], [self]
         while pending:
             metric = pending.pop()
             tree.append(metric)
-            owned = metric.owned_metrics() if isinstance(metric, Metric) else {}
-            pending.extend(reversed(owned.values()))
+            pending.extend(reversed(metric.owned_metrics().values()))
         return tree
 
     @property
@@ -166,36 +327,83 @@ class Metric(torchmetrics.Metric):
         return vars(self).get("_computing_batch_value", False)
 
     def _wrap_update(self, update: Callable) -> Callable:
-        # the thread setting encloses torchmetrics' bookkeeping too: every op of update/compute runs under it
-        wrapped = self._with_kernel_threads(super()._wrap_update(gc_paused(update)))
+        update = gc_paused(update)
 
         @functools.wraps(update)
         def counted(*args: Any, **kwargs: Any) -> None:
-            # torchmetrics counts the update before running it: a rejected update would count (a checkpoint said 1
-            # update, compute() no longer warned about none). The cached value stays dropped: an update that fails
-            # after changing a state must not be answered from the cache
             if self.device.type == "meta":  # its states hold no data (the metric was moved with .to("meta"))
                 raise ValueError(f"{type(self).__name__} is on the meta device, whose tensors hold no data: move it "
                                  "to a device (metric.to('cpu'), .to('cuda')) before update")
+            # counted when it succeeds only: a rejected update does not count (a checkpoint would say 1 update,
+            # compute() would no longer warn about none). The cached value stays dropped: an update that fails after
+            # changing a state must not be answered from the cache
             count = self._update_count
+            self._computed = None
+            self._update_count = count + 1
             try:
-                wrapped(*args, **kwargs)
+                with torch.set_grad_enabled(self._enable_grad):
+                    update(*args, **kwargs)
+            except RuntimeError as error:
+                self._update_count = count
+                if "Expected all tensors to be on" in str(error):
+                    raise RuntimeError(f"{type(self).__name__}: the inputs are on another device than the metric; "
+                                       f"move the metric to theirs (`{type(self).__name__}(...).to(device)`)"
+                                       ) from error
+                raise
             except BaseException:
                 self._update_count = count
                 raise
+            if self.compute_on_cpu:
+                self._move_list_states_to_cpu()
 
-        return counted
+        return self._with_kernel_threads(counted)
+
+    def _move_list_states_to_cpu(self) -> None:
+        for name in self._defaults:
+            value = getattr(self, name)
+            if isinstance(value, list):
+                setattr(self, name, [item.to("cpu") for item in value])
+
+    def _wrap_compute(self, compute: Callable) -> Callable:
+        @functools.wraps(compute)
+        def finished(*args: Any, **kwargs: Any) -> Any:
+            if not self.update_called and _is_rank_zero():
+                warn_caller(f"The ``compute`` method of metric {type(self).__name__} was called before the ``update`` "
+                            "method which may lead to errors, as metric states have not yet been updated.")
+            if self._to_sync and not self._is_synced and self.distributed_available_fn():
+                # under DDP the value depends on every rank's states: a rank answering from its cache (nothing
+                # updated there since) skipped the collectives the others entered, which then waited or paired with
+                # the next sync (a stale or mixed value)
+                self._computed = None
+            if self._computed is not None:
+                return self._finish_compute(self._computed)
+            with self.sync_context(dist_sync_fn=self.dist_sync_fn, should_sync=self._to_sync,
+                                   should_unsync=self._should_unsync):
+                # one-element tensors squeezed to 0-d (torchmetrics' rule, which Lightning's logging expects);
+                # cloned so that in-place changes of the result leave the cache alone
+                value = _map_tensors(compute(*args, **kwargs), lambda x: (x.squeeze() if x.numel() == 1 else x).clone())
+            if self.compute_with_cache:
+                self._computed = value
+            return self._finish_compute(value)
+
+        return self._with_kernel_threads(finished)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        """As torchmetrics' ``forward`` (update, and the batch's own value), but all or nothing: when the update or
-        the batch's ``compute`` raises, the states and flags are those from before the call. torchmetrics resets the
-        states to run the batch alone and merges the saved ones back only at the end, so a rejected batch erased
-        everything accumulated before it and left the step's sync flags set.
+        """Update with the batch and return the batch's own value (``compute()`` over that batch alone), all or
+        nothing: when the update or the batch's ``compute`` raises, the states and flags are those from before the
+        call.
 
-        Tensor states are kept by reference, not copied (a copy of every state on every step, however large): that
-        path resets them to fresh tensors and merges without writing into the saved ones; list states are emptied in
-        place by the reset, so their items are kept in a new list. Only ``full_state_update=True`` updates the
-        accumulated tensors in place first, so there they are cloned."""
+        The batch runs alone: the accumulated states are kept aside (tensor states by reference, not copied: they are
+        replaced by fresh tensors and merged back without being written into; list states' items in a new list), the
+        states reset, ``update`` and ``compute`` run (synchronised across ranks only with ``dist_sync_on_step``), and
+        the kept states are merged in front of the batch's. ``full_state_update=True`` (or ``dist_sync_on_step``)
+        instead updates the accumulated states first and recomputes the batch alone from a clone of them.
+
+        Raises:
+            RuntimeError: the metric is synchronised (``sync()`` without ``unsync()``).
+        """
+        if self._is_synced:
+            raise RuntimeError(f"{type(self).__name__} is synchronised across ranks: call `unsync()` before forward")
         tree = self._metric_tree()
         if not all(getattr(metric, "forward_value", True) for metric in tree):
             self.update(*args, **kwargs)
@@ -203,32 +411,81 @@ class Metric(torchmetrics.Metric):
             return None
         if len(tree) > 1:
             return self._forward_tree(tree, *args, **kwargs)
-        clone = self.full_state_update
+        clone = self.full_state_update or self.full_state_update is None or self.dist_sync_on_step
         saved = {name: (value.clone() if clone else value) if isinstance(value, Tensor) else list(value)
-                 for name, value in ((name, getattr(self, name)) for name in self._defaults)}
+                 for name, value in self.metric_state.items()}
         flags = {name: getattr(self, name) for name in _FORWARD_FLAGS}
         try:
             with _batch_value([self]):
-                return super().forward(*args, **kwargs)
+                if clone:
+                    self._forward_cache = self._forward_full_state_update(saved, *args, **kwargs)
+                else:
+                    self._forward_cache = self._forward_reduce_state_update(saved, *args, **kwargs)
+            return self._forward_cache
         except BaseException:
             for name, value in {**saved, **flags}.items():
                 setattr(self, name, value)
             raise
 
-    def _forward_tree(self, tree: list[torchmetrics.Metric], *args: Any, **kwargs: Any) -> Any:
-        """``forward`` of a metric that owns metrics (the AIJ-2022 captioning scores: METEOR and CLIP): torchmetrics'
-        forward saved and merged back this metric's own states only, while its ``reset()`` emptied the children's —
-        every batch before the last was lost from them. Here every metric of the tree keeps its states aside, the
-        batch runs alone (every registered state at its default, ``update``, ``compute``: its own value, synchronised
-        only with ``dist_sync_on_step``), and each metric then merges the kept states in front of the batch's; on an
-        exception every state, count and flag is put back."""
-        kept = [(metric, {name: getattr(metric, name) if isinstance(getattr(metric, name), Tensor)
-                          else list(getattr(metric, name)) for name in metric._defaults},
+    def _batch_settings(self) -> None:
+        """``forward``'s batch value: synchronised only with ``dist_sync_on_step``, on the device, with gradients."""
+        self._to_sync = self.dist_sync_on_step
+        self._should_unsync = False
+        self.compute_on_cpu = False
+        self._enable_grad = True
+
+    def _restore_settings(self, compute_on_cpu: bool) -> None:
+        self._is_synced = False
+        self._should_unsync = True
+        self._to_sync = self.sync_on_compute
+        self._computed = None
+        self._enable_grad = False
+        self.compute_on_cpu = compute_on_cpu
+        if self.compute_on_cpu:
+            self._move_list_states_to_cpu()
+
+    def _forward_full_state_update(self, accumulated: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        """``forward`` of a metric whose ``update`` reads the accumulated states: update them, then score the batch
+        alone from the defaults and put back the updated states (``accumulated`` holds clones of the states before
+        the call)."""
+        self.update(*args, **kwargs)
+        count, compute_on_cpu = self._update_count, self.compute_on_cpu
+        updated = {name: value.clone() if isinstance(value, Tensor) else list(value)
+                   for name, value in self.metric_state.items()}
+        self._batch_settings()
+        self.reset()
+        self.update(*args, **kwargs)
+        value = self.compute()
+        for name, state in updated.items():
+            setattr(self, name, state)
+        self._update_count = count
+        self._restore_settings(compute_on_cpu)
+        return value
+
+    def _forward_reduce_state_update(self, accumulated: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        """``forward`` when the states of the batch reduce into the accumulated ones (``full_state_update=False``)."""
+        count, compute_on_cpu = self._update_count, self.compute_on_cpu
+        self.reset()
+        self._batch_settings()
+        self.update(*args, **kwargs)
+        value = self.compute()
+        self._update_count = count + 1
+        with torch.no_grad():
+            self._reduce_states(accumulated)
+        self._restore_settings(compute_on_cpu)
+        return value
+
+    def _forward_tree(self, tree: list[Metric], *args: Any, **kwargs: Any) -> Any:
+        """``forward`` of a metric that owns metrics (the AIJ-2022 captioning scores: METEOR and CLIP): every metric
+        of the tree keeps its states aside, the batch runs alone (every registered state at its default, ``update``,
+        ``compute``: its own value, synchronised only with ``dist_sync_on_step``), and each metric then merges the
+        kept states in front of the batch's; on an exception every state, count and flag is put back."""
+        kept = [(metric, {name: value if isinstance(value, Tensor) else list(value)
+                          for name, value in metric.metric_state.items()},
                  {name: getattr(metric, name) for name in _FORWARD_FLAGS}) for metric in tree]
         try:
-            with torch.inference_mode(False):  # (see add_state)
-                for metric in tree:  # every registered state to its default: a subclass's reset() may keep some
-                    torchmetrics.Metric.reset(metric)
+            for metric in tree:  # every registered state to its default: a subclass's reset() may keep some
+                metric._reset_states()
             for metric in tree:  # the batch's value is computed from the batch alone, on this process
                 metric._to_sync, metric._should_unsync = metric.dist_sync_on_step, False
             self.update(*args, **kwargs)
@@ -249,22 +506,8 @@ class Metric(torchmetrics.Metric):
         self._forward_cache = value
         return value
 
-    def _wrap_compute(self, compute: Callable) -> Callable:
-        wrapped = super()._wrap_compute(compute)  # torchmetrics: sync, cache, squeeze of one-element results
-
-        @functools.wraps(compute)
-        def finished(*args: Any, **kwargs: Any) -> Any:
-            if self._to_sync and not self._is_synced and self.distributed_available_fn():
-                # under DDP the value depends on every rank's states: a rank answering from its cache (nothing
-                # updated there since) skipped the collectives the others entered, which then waited or paired with
-                # the next sync (a stale or mixed value)
-                self._computed = None
-            return self._finish_compute(wrapped(*args, **kwargs))
-
-        return self._with_kernel_threads(finished)
-
     def _finish_compute(self, value: Any) -> Any:
-        """Hook on every ``compute()`` result, after torchmetrics' wrapper (identity here)."""
+        """Hook on every ``compute()`` result, after the wrapper's squeeze and cache (identity here)."""
         return value
 
     def _with_kernel_threads(self, fn: Callable) -> Callable:
@@ -278,12 +521,66 @@ class Metric(torchmetrics.Metric):
 
         return wrapped
 
+    def _filter_kwargs(self, **kwargs: Any) -> dict[str, Any]:
+        """The keyword arguments ``update`` takes (all of them when it has ``**kwargs``); ``MetricCollection`` hands
+        each metric its own."""
+        params = self._update_signature.parameters
+        if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return kwargs
+        variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        return {key: value for key, value in kwargs.items() if key in params and params[key].kind not in variadic}
+
+    def sync(self, dist_sync_fn: Optional[Callable] = None, process_group: Optional[Any] = None,
+             should_sync: bool = True, distributed_available: Optional[Callable] = None) -> None:
+        """Replace the states by their reduction over the ranks (under DDP; nothing otherwise), keeping this rank's
+        own states for :meth:`unsync`.
+
+        Raises:
+            RuntimeError: the metric is already synchronised.
+        """
+        if self._is_synced and should_sync:
+            raise RuntimeError(f"{type(self).__name__} is already synchronised: call `unsync()` first")
+        available = distributed_available or self.distributed_available_fn
+        if not should_sync or not (callable(available) and available()):
+            return
+        self._cache = {name: value if isinstance(value, Tensor) else list(value)
+                       for name, value in self.metric_state.items()}
+        self._sync_dist(dist_sync_fn or gather_all_tensors, process_group=process_group)
+        self._is_synced = True
+
+    def unsync(self, should_unsync: bool = True) -> None:
+        """Put back this rank's own states after :meth:`sync`.
+
+        Raises:
+            RuntimeError: the metric is not synchronised.
+        """
+        if not should_unsync:
+            return
+        if not self._is_synced or self._cache is None:
+            raise RuntimeError(f"{type(self).__name__} is not synchronised: there is nothing to unsync")
+        for name, value in self._cache.items():
+            setattr(self, name, value)
+        self._is_synced = False
+        self._cache = None
+
+    @contextlib.contextmanager
+    def sync_context(self, dist_sync_fn: Optional[Callable] = None, process_group: Optional[Any] = None,
+                     should_sync: bool = True, should_unsync: bool = True,
+                     distributed_available: Optional[Callable] = None) -> Iterator[None]:
+        """:meth:`sync` on entry, :meth:`unsync` on exit (also when the body raises)."""
+        self.sync(dist_sync_fn=dist_sync_fn, process_group=process_group, should_sync=should_sync,
+                  distributed_available=distributed_available)
+        try:
+            yield
+        finally:
+            self.unsync(should_unsync=self._is_synced and should_unsync)
+
     def _sync_dist(self, dist_sync_fn: Callable = gather_all_tensors, process_group: Optional[Any] = None) -> None:
         group = process_group or self.process_group
         if dist_sync_fn is not gather_all_tensors:  # a user-supplied sync function keeps torchmetrics' semantics
             if torch.distributed.is_available() and torch.distributed.is_initialized():  # its own transport otherwise
                 check_same_on_all_ranks(self.state_signature(), type(self).__name__, group)
-            super()._sync_dist(dist_sync_fn, process_group)
+            self._sync_by_gather(dist_sync_fn, group)
             return
         states = {name: getattr(self, name) for name in self._reductions}
         # ranks built with other options would add incomparable states into one number, and ranks whose additive
@@ -295,16 +592,50 @@ class Metric(torchmetrics.Metric):
         for name, value in synced.items():
             setattr(self, name, value)
 
-    def _reduce_states(self, incoming_state: dict[str, Any]) -> None:
-        # torchmetrics stacks the two values of a custom reduction, which fails for an empty vs a filled replicated
-        # state: merge those here and hand torchmetrics two equal values
-        incoming_state = dict(incoming_state)
+    def _sync_by_gather(self, gather: Callable, group: Optional[Any]) -> None:
+        """torchmetrics' synchronisation through ``gather(tensor, group=...) -> [every rank's tensor]``: each state
+        gathered (a list state concatenated first), the ranks' values stacked (tensors) or joined (lists), then
+        reduced by the state's reduction."""
         for name, reduction_fn in self._reductions.items():
-            if reduction_fn is replicated and name in incoming_state:
-                merged = _merge_replicated(name, getattr(self, name), incoming_state[name])
-                setattr(self, name, merged)
-                incoming_state[name] = merged
-        super()._reduce_states(incoming_state)
+            value = getattr(self, name)
+            if isinstance(value, list):
+                if reduction_fn is dim_zero_cat and len(value) > 1:
+                    value = [dim_zero_cat(value)]
+                elif reduction_fn is dim_zero_cat and not value:
+                    value = [torch.tensor([], device=self.device, dtype=self.dtype)]
+                gathered = [item for part in value for item in gather(part, group=group)]
+                if not gathered:
+                    setattr(self, name, [])
+                    continue
+                setattr(self, name, reduction_fn(gathered) if reduction_fn is not None else gathered)
+            else:
+                stacked = torch.stack(gather(value, group=group))
+                setattr(self, name, reduction_fn(stacked) if reduction_fn is not None else stacked)
+
+    def _reduce_states(self, incoming_state: dict[str, Any]) -> None:
+        """Reduce ``incoming_state`` (state name → value) with this metric's states, incoming first for ``cat``
+        states (``forward`` hands the accumulated states here, the batch's being this metric's)."""
+        for name, reduction_fn in self._reductions.items():
+            if name not in incoming_state:
+                raise ValueError(f"the incoming state holds no `{name}` (expected the states {list(self._defaults)})")
+            local, incoming = getattr(self, name), incoming_state[name]
+            if reduction_fn is dim_zero_sum:
+                reduced = incoming + local
+            elif reduction_fn is dim_zero_mean:
+                reduced = ((self._update_count - 1) * incoming + local).float() / self._update_count
+            elif reduction_fn is dim_zero_max:
+                reduced = torch.max(incoming, local)
+            elif reduction_fn is dim_zero_min:
+                reduced = torch.min(incoming, local)
+            elif reduction_fn is dim_zero_cat:
+                reduced = torch.cat([incoming, local]) if isinstance(incoming, Tensor) else incoming + local
+            elif reduction_fn is None:
+                reduced = torch.stack([incoming, local]) if isinstance(incoming, Tensor) else [*incoming, *local]
+            elif reduction_fn is replicated:
+                reduced = _merge_replicated(name, local, incoming)
+            else:
+                reduced = reduction_fn(torch.stack([incoming, local]))
+            setattr(self, name, reduced)
         self._keep_first_entries()
 
     def _keep_first_entries(self) -> None:
@@ -313,10 +644,16 @@ class Metric(torchmetrics.Metric):
             if isinstance(entries, list) and len(entries) > count:  # a synchronised state is one tensor: kept whole
                 setattr(self, name, entries[:count])
 
-    def merge_state(self, incoming_state: Union[dict[str, Any], torchmetrics.Metric]) -> None:
+    def merge_state(self, incoming_state: Union[dict[str, Any], Metric]) -> None:
         """Add another metric's states (or a ``metric_state`` dict) to this one's, as if its batches had been
         updated here after this metric's (class docstring). A metric that owns metrics merges another of its class
-        only, each owned metric from its counterpart (:meth:`_merge_owned`)."""
+        only, each owned metric from its counterpart (:meth:`_merge_owned`).
+
+        Raises:
+            TypeError: a metric that owns metrics is given something else than a metric of its class.
+            ValueError: ``incoming_state`` is neither a dict nor a metric of this class; its signature differs.
+            RuntimeError: the metric has ``full_state_update=True`` or ``dist_sync_on_step=True``.
+        """
         owned = self.owned_metrics()
         if owned and not isinstance(incoming_state, type(self)):
             raise TypeError(f"{type(self).__name__}.merge_state takes another {type(self).__name__} (its states live "
@@ -325,43 +662,61 @@ class Metric(torchmetrics.Metric):
         for name, metric in owned.items():
             self._merge_owned(name, metric, incoming_state.get_submodule(name))
 
-    def _merge_owned(self, name: str, metric: torchmetrics.Metric, incoming: torchmetrics.Metric) -> None:
+    def _merge_owned(self, name: str, metric: Metric, incoming: Metric) -> None:
         """Merge ``incoming``, the other metric's counterpart of the owned metric ``name``, into ``metric``."""
         metric.merge_state(incoming)
 
-    def _merge_own_states(self, incoming_state: Union[dict[str, Any], torchmetrics.Metric]) -> None:
+    def _merge_own_states(self, incoming_state: Union[dict[str, Any], Metric]) -> None:
+        if not isinstance(incoming_state, (dict, Metric)):
+            raise ValueError(f"`incoming_state` must be a dict of states or a {type(self).__name__}, got "
+                             f"{type(incoming_state).__name__}")
+        if self.full_state_update or self.full_state_update is None or self.dist_sync_on_step:
+            raise RuntimeError(f"{type(self).__name__}.merge_state is not supported with `full_state_update=True` or "
+                               "`dist_sync_on_step=True`: override merge_state in the metric class")
+        if isinstance(incoming_state, Metric):
+            if not isinstance(incoming_state, type(self)):
+                raise ValueError(f"`incoming_state` must be a {type(self).__name__}, got "
+                                 f"{type(incoming_state).__name__}")
+            mine, theirs = self.state_signature(), incoming_state.state_signature()
+            if mine != theirs:
+                raise ValueError(f"cannot merge the states of a metric `{theirs}` into a metric `{mine}`: the "
+                                 "signatures differ, so the numbers are not comparable")
+        incoming = incoming_state.metric_state if isinstance(incoming_state, Metric) else incoming_state
         own_entries = {
             name: list(getattr(self, name))
             for name, reduction_fn in self._reductions.items()
             if reduction_fn is dim_zero_cat and isinstance(getattr(self, name), list)
         }
-        if isinstance(incoming_state, Metric) and isinstance(incoming_state, type(self)):
-            mine, theirs = self.state_signature(), incoming_state.state_signature()
-            if mine != theirs:
-                raise ValueError(f"cannot merge the states of a metric `{theirs}` into a metric `{mine}`: the "
-                                 "signatures differ, so the numbers are not comparable")
-        super().merge_state(incoming_state)  # validates and reduces every state
-        self._computed = None  # torchmetrics would keep returning the value cached before the merge
-        if isinstance(incoming_state, torchmetrics.Metric):
-            # as one pass, the merged metric has seen both metrics' updates (torchmetrics keeps its own count: a fresh
-            # metric that merged another warned "compute ... called before the update method" and checkpointed 0)
+        self._reduce_states(incoming)  # validates and reduces every state
+        self._computed = None
+        if isinstance(incoming_state, Metric):
+            # as one pass, the merged metric has seen both metrics' updates
             self._update_count += incoming_state._update_count
-        incoming = incoming_state.metric_state if isinstance(incoming_state, torchmetrics.Metric) else incoming_state
-        for name, local in own_entries.items():
+        for name, local in own_entries.items():  # call order: this metric's entries, then the incoming ones
             other = incoming[name]
             setattr(self, name, local + (list(other) if isinstance(other, list) else [other]))
         self._keep_first_entries()
 
     def persistent(self, mode: bool = False) -> None:
         """Whether ``state_dict()`` holds the metric states (default False, as torchmetrics); child metrics follow."""
-        super().persistent(mode)
+        for name in self._persistent:
+            self._persistent[name] = mode
         for module in self.modules():
-            if module is not self and isinstance(module, torchmetrics.Metric):
+            if module is not self and isinstance(module, Metric):
                 module.persistent(mode)
 
     def state_dict(self, destination: Optional[dict[str, Any]] = None, prefix: str = "", keep_vars: bool = False):
+        """``nn.Module.state_dict`` plus the persistent states (copies), the update count and the signature."""
         destination = super().state_dict(destination=destination, prefix=prefix, keep_vars=keep_vars)
-        metrics = [m for m in self.modules() if isinstance(m, torchmetrics.Metric)]
+        for name in self._defaults:
+            if not self._persistent[name]:
+                continue
+            value = getattr(self, name)
+            if not keep_vars:
+                value = value.detach() if isinstance(value, Tensor) else [
+                    item.detach() if isinstance(item, Tensor) else item for item in value]
+            destination[prefix + name] = copy.deepcopy(value)
+        metrics = [m for m in self.modules() if isinstance(m, Metric)]
         if any(flag for m in metrics for flag in m._persistent.values()):
             # a 0-d tensor, so that ``torch.load(weights_only=True)`` accepts the checkpoint
             destination[prefix + _UPDATE_COUNT] = torch.tensor(self._update_count, dtype=torch.long)
@@ -393,15 +748,13 @@ class Metric(torchmetrics.Metric):
                     missing_keys.append(key)
                 continue
             try:
-                state_dict[key] = self._adopt_state(name, state_dict[key])
+                setattr(self, name, self._adopt_state(name, state_dict.pop(key)))
                 loaded = True
             except (TypeError, ValueError) as error:
                 error_msgs.append(f"{key}: {error}")
-                state_dict.pop(key)
         count = state_dict.pop(prefix + _UPDATE_COUNT, None)
-        super()._load_from_state_dict(
-            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
-        )
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys,
+                                      error_msgs)
         if count is not None:
             self._update_count = int(count)
         if loaded or count is not None:
@@ -423,17 +776,16 @@ class Metric(torchmetrics.Metric):
             return [v.detach().to(device=self.device, copy=True) for v in value]
         raise TypeError(f"a metric state must be a tensor or a list of tensors, got {type(value).__name__}")
 
-    def _apply(self, fn: Callable, exclude_state: Sequence[str] = "") -> torch.nn.Module:
+    def _apply(self, fn: Callable, exclude_state: Sequence[str] = ()) -> torch.nn.Module:
         """Move states with the metric; change their dtype only as ``set_dtype`` asks, never float64 or integers.
 
-        torchmetrics guards ``.half()``/``.float()``/``.double()``/``.type()``/``.bfloat16()`` but not
-        ``.to(dtype)``, which Lightning's ``"16-true"``/``"bf16-true"`` precision calls on the whole model: float64
-        accumulators became float16 (scores drift; counts past 65,504 give NaN). Here a dtype conversion through the
-        ``nn.Module`` API (``.to(dtype)``, ``.to(device, dtype)``, ``.half()``, ``.bfloat16()``, ``.float()``,
-        ``.double()``, ``.type(dtype)``, a parent module's conversion) moves every tensor of the metric — states,
-        their defaults, cached values, the parameters of an encoder it owns — to the new device only; each keeps its
-        dtype. ``set_dtype(dtype)`` casts floating-point tensors that are not float64 (e.g. float32 features, an
-        encoder's weights), as torchmetrics does; float64, integer and bool tensors keep their dtype.
+        ``nn.Module`` calls this for ``.to(...)``, ``.cuda()``, ``.cpu()``, ``.half()``, ``.bfloat16()``,
+        ``.float()``, ``.double()``, ``.type(dtype)`` and a parent module's conversion. A dtype conversion
+        (Lightning's ``"16-true"``/``"bf16-true"`` call ``model.to(dtype)``) moves every tensor of the metric —
+        states, their defaults, cached values, the parameters of an encoder it owns — to the new device only; each
+        keeps its dtype (float64 accumulators in float16 would drift, counts past 65,504 give NaN).
+        ``set_dtype(dtype)`` casts floating-point tensors that are not float64 (e.g. float32 features, an encoder's
+        weights), as torchmetrics does; float64, integer and bool tensors keep their dtype.
         """
         probes = (torch.zeros((), dtype=torch.float32, device=self.device),
                   torch.zeros((), dtype=torch.float64, device=self.device))
@@ -452,8 +804,45 @@ class Metric(torchmetrics.Metric):
                 return tensor.to(device=device)
 
         else:  # a device move (``.to(device)``, ``.cuda()``, ``.cpu()``) or another dtype-preserving function
-            return super()._apply(fn, exclude_state)
-        return super()._apply(guarded, exclude_state)
+            guarded = fn
+        this = super()._apply(guarded)
+        for name, default in this._defaults.items():
+            if name in exclude_state:
+                continue
+            this._defaults[name] = guarded(default) if isinstance(default, Tensor) else [guarded(v) for v in default]
+            value = getattr(this, name)
+            if isinstance(value, Tensor):
+                setattr(this, name, guarded(value))
+            elif isinstance(value, Sequence):
+                setattr(this, name, [guarded(item) for item in value])
+            else:
+                raise TypeError(f"the state `{name}` must be a tensor or a list of tensors, got {type(value).__name__}")
+        probe = guarded(torch.zeros(1, device=self.device))
+        self._device, self._dtype = probe.device, probe.dtype
+        if this._computed is not None:
+            this._computed = _map_tensors(this._computed, guarded)
+        if this._forward_cache is not None:
+            this._forward_cache = _map_tensors(this._forward_cache, guarded)
+        return this
+
+    def set_dtype(self, dst_type: Union[str, torch.dtype]) -> Metric:
+        """Cast the floating-point tensors that are not float64 (states, features, an owned encoder's weights) to
+        ``dst_type``; float64 accumulators and integer/bool counts keep their dtype (see :meth:`_apply`)."""
+        self._dtype_convert = True
+        try:
+            return super().type(dst_type)
+        finally:
+            self._dtype_convert = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the wrapped bound methods are rebuilt on unpickling (they close over ``self``)
+        return {k: v for k, v in self.__dict__.items() if k not in ("update", "compute", "_update_signature")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._update_signature = inspect.signature(self.update)
+        self.update = self._wrap_update(self.update)
+        self.compute = self._wrap_compute(self.compute)
 
     def _signature_fields(self) -> dict[str, Any]:
         """Ordered ``key → value`` pairs that identify how this metric's number was produced."""
@@ -481,7 +870,7 @@ _FORWARD_FLAGS = ("_update_count", "_computed", "_forward_cache", "_to_sync", "_
 
 
 @contextlib.contextmanager
-def _batch_value(metrics: Sequence[torchmetrics.Metric]) -> Iterator[None]:
+def _batch_value(metrics: Sequence[Metric]) -> Iterator[None]:
     """Mark ``metrics`` as computing a batch's own value (:attr:`Metric.computing_batch_value`) while inside."""
     for metric in metrics:
         vars(metric)["_computing_batch_value"] = True
@@ -515,3 +904,98 @@ def _merge_replicated(name: str, local: Tensor, incoming: Tensor) -> Tensor:
     if local.shape != incoming.shape or not torch.equal(local, incoming):
         raise ValueError(f"cannot merge metrics whose `{name}` differ (a replicated state must be the same in both)")
     return local
+
+
+#: class-level facts an instance may not set (torchmetrics' rule)
+_CONSTANTS = frozenset(("higher_is_better", "is_differentiable", "full_state_update", "plot_lower_bound",
+                        "plot_upper_bound", "plot_legend_name"))
+
+
+def _map_tensors(value: Any, fn: Callable[[Tensor], Tensor]) -> Any:
+    """``value`` with ``fn`` applied to every tensor in it, through dicts, lists, tuples and named tuples."""
+    if isinstance(value, Tensor):
+        return fn(value)
+    if isinstance(value, dict):
+        mapped = {key: _map_tensors(item, fn) for key, item in value.items()}
+        return mapped if type(value) is dict else _rebuild_mapping(value, mapped)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple
+        return type(value)(*(_map_tensors(item, fn) for item in value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map_tensors(item, fn) for item in value)
+    return value
+
+
+def _rebuild_mapping(original: dict, mapped: dict) -> dict:
+    rebuilt = copy.copy(original)  # keeps the dict subclass and its extra attributes (a defaultdict's factory)
+    rebuilt.clear()
+    rebuilt.update(mapped)
+    return rebuilt
+
+
+def _is_rank_zero() -> bool:
+    """Whether this process is rank 0 (or not distributed): one warning per run, not one per rank."""
+    return not distributed_available() or torch.distributed.get_rank() == 0
+
+
+def _register_with_torchmetrics(torchmetrics: Any) -> None:
+    """Make :class:`Metric` a virtual subclass of ``torchmetrics.Metric`` (an ``ABCMeta`` class): Lightning's
+    ``self.log`` and ``MetricCollection`` check ``isinstance(value, torchmetrics.Metric)``."""
+    torchmetrics.Metric.register(Metric)
+
+
+class _TorchmetricsImportHook(importlib.abc.MetaPathFinder):
+    """A ``sys.meta_path`` finder that answers for the ``torchmetrics`` package only: it finds it through the other
+    finders and wraps its loader, so that :func:`_register_with_torchmetrics` runs right after the package's own
+    code (its ``__init__`` defines ``torchmetrics.Metric``); then it removes itself."""
+
+    def find_spec(self, fullname: str, path: Any = None,
+                  target: Any = None) -> Optional[importlib.machinery.ModuleSpec]:
+        if fullname != "torchmetrics":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _RegisteringLoader(spec.loader, self)
+                return spec
+        return None
+
+
+class _RegisteringLoader(importlib.abc.Loader):
+    """Runs the wrapped loader, then registers :class:`Metric` with the freshly imported torchmetrics."""
+
+    def __init__(self, loader: Any, hook: _TorchmetricsImportHook) -> None:
+        self.loader, self.hook = loader, hook
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        module.__spec__.loader = module.__loader__ = self.loader  # the module keeps its own (reloads, resources)
+        try:
+            self.loader.exec_module(module)
+        finally:
+            _uninstall(self.hook)
+        _register_with_torchmetrics(module)
+
+    def __getattr__(self, name: str) -> Any:  # get_resource_reader, is_package, …: the wrapped loader's
+        return getattr(self.loader, name)
+
+
+def _uninstall(hook: _TorchmetricsImportHook) -> None:
+    with contextlib.suppress(ValueError):
+        sys.meta_path.remove(hook)
+
+
+def _register_when_imported() -> None:
+    """Register now when torchmetrics is imported (its ``Metric`` defined), else when it will be."""
+    torchmetrics = sys.modules.get("torchmetrics")
+    if torchmetrics is not None and hasattr(torchmetrics, "Metric"):
+        _register_with_torchmetrics(torchmetrics)
+    elif torchmetrics is None and not any(isinstance(f, _TorchmetricsImportHook) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TorchmetricsImportHook())
+
+
+_register_when_imported()

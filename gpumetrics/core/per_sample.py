@@ -38,8 +38,8 @@ from typing import Any, ClassVar, Optional, Sequence
 
 import torch
 from torch import Tensor
-from torchmetrics.utilities.data import dim_zero_cat
 
+from gpumetrics.core.distributed import dim_zero_cat
 from gpumetrics.core.checks import check_choice
 from gpumetrics.core.metric import Metric
 from gpumetrics.core.signature import format_signature
@@ -111,7 +111,7 @@ class PerSampleScore(Metric):
     Args:
         reduction: one of ``reductions``; checked here, once, with an error naming the argument.
         score_shape: shape of one sample's score, ``()`` by default.
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> class Length(PerSampleScore):

@@ -14,7 +14,6 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import torch
 import torch.distributed as dist
-import torchmetrics
 from torch import Tensor
 
 from gpumetrics.core import Metric, check_device, check_positive_int
@@ -251,7 +250,7 @@ def _metric_states(metric: Metric) -> dict:
     metric stays out of the checkpoint)."""
     names = {"_update_count", "_signature"}  # _signature: what the states were computed with (checked on load)
     for prefix, module in metric.named_modules():
-        if isinstance(module, torchmetrics.Metric):
+        if isinstance(module, Metric):
             names |= {f"{prefix}.{name}" if prefix else name
                       for name in [*module._defaults, "_update_count", "_signature"]}
     metric.persistent(True)

@@ -715,7 +715,7 @@ class CLIPScore(PerSampleScore):
             on every device (TF32 off during the forward, the caller's flags restored), so a GPU gives the CPU's score
             to float32 rounding; opt-in ``"tf32"``, ``"bf16"`` or ``"fp16"`` (autocast), in the signature as
             ``speed:<mode>``. Tested bound on the score (scale 1): 5e-3 absolute for bf16, 2e-3 for fp16 and tf32.
-        kwargs: torchmetrics ``Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Raises:
         FileNotFoundError: no local or cached copy of the model and ``download=False`` (at once, no retries).

@@ -13,8 +13,8 @@ from typing import Any, Optional, Union
 import numpy as np
 import torch
 from torch import Tensor, nn
-from torchmetrics.utilities.data import dim_zero_cat
 
+from gpumetrics.core.distributed import dim_zero_cat
 from gpumetrics.core import Metric
 from gpumetrics.core.checks import check_bool, check_choice, check_holds_data
 from gpumetrics.image.precision import parse_speed_mode

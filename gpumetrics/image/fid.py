@@ -273,7 +273,7 @@ class FrechetInceptionDistance(RealFakeFeatureMetric):
             :mod:`gpumetrics.image.precision` and ``gpumetrics.image.inception`` for their tested bounds. The mode
             appears in the signature as ``speed:<mode>``; values of different modes are not comparable. Built-in
             Inception only.
-        kwargs: torchmetrics ``Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     States (summed over ranks): ``real_sum``/``fake_sum: float64[d]``, ``real_outer``/``fake_outer:
     float64[d, d]``, ``real_count``/``fake_count: int64`` — ``2·(d² + d + 1)`` numbers whatever the sample count.

@@ -28,8 +28,8 @@ from typing import Any, Iterator, Optional, Union
 
 import torch
 from torch import Tensor, nn
-from torchmetrics.utilities.data import dim_zero_cat
 
+from gpumetrics.core.distributed import dim_zero_cat
 from gpumetrics.image.features import RealFakeFeatureMetric, check_features
 from gpumetrics.core.checks import check_bool, check_int, check_real
 from gpumetrics.core.transfer import upload
@@ -237,7 +237,7 @@ class KernelInceptionDistance(RealFakeFeatureMetric):
             :mod:`gpumetrics.image.precision` and ``gpumetrics.image.inception`` for their tested bounds. The mode
             appears in the signature as ``speed:<mode>``; values of different modes are not comparable. Built-in
             Inception only.
-        kwargs: torchmetrics ``Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     ``compute()`` returns ``(kid_mean, kid_std)``; ``forward`` only accumulates and returns None.
 

@@ -700,7 +700,7 @@ class RankingMetrics(Metric):
     Args:
         metrics: metric names (``"ndcg@10"``, ``"map"``, ``"mrr"`` …).
         ties, gain, empty, relevance_level: as in :func:`ranking_metrics`.
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = RankingMetrics(["ndcg@3", "mrr"])

@@ -120,7 +120,7 @@ class CaptionImageScore(Metric):
             processes (``None``: from the core count) and ``"pil"`` / ``"nvjpeg"`` (recorded in the signature).
         clip_speed_mode: the CLIP encoders' precision (``None``: true float32, the parity path; ``"tf32"``,
             ``"bf16"``, ``"fp16"``), recorded in the signature.
-        kwargs: torchmetrics ``Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     States: those of the child metrics ``meteor`` (:class:`~gpumetrics.METEORScore`, per-sample sum and count) and
     ``clip`` (:class:`~gpumetrics.CLIPScore`), each all-reduced under DDP; ``merge_state`` takes another metric of

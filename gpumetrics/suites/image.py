@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import torch
-import torchmetrics
 from torch import Tensor
 
 from gpumetrics.core import Metric
@@ -390,7 +389,7 @@ class ImageGenerationScore(Metric):
         return {"score": image_generation_score(clip, fid), "clip": clip, "fid": fid,
                 "clip_failed": self.clip_failed.clone(), "clip_undecodable": self.clip_undecodable.clone()}
 
-    def _merge_owned(self, name: str, metric: torchmetrics.Metric, incoming: torchmetrics.Metric) -> None:
+    def _merge_owned(self, name: str, metric: Metric, incoming: Metric) -> None:
         """The generated samples of the other metric's CLIP and FID; the real set is not added twice: this metric's,
         when loaded, stays; else the other's is taken."""
         if metric is not self.fid or not self._real_loaded:

@@ -47,8 +47,8 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 import torch
 from torch import Tensor
-from torchmetrics.utilities.data import dim_zero_cat
 
+from gpumetrics.core.distributed import dim_zero_cat
 from gpumetrics.core import (
     PerSampleScore, as_reference_lists, as_text_list, check_choice, check_device, check_same_length, gc_paused,
     reduce_scores, single_threaded,

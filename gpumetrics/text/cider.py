@@ -526,7 +526,7 @@ class CIDErScore(Metric):
         n_gram: highest n-gram order.
         sigma: CIDEr-D length-penalty standard deviation.
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = CIDErScore(tokenize="ptb")

@@ -194,7 +194,7 @@ class COCOCaptionScores(Metric):
     Args:
         tokenize: ``"ptb"`` or ``"none"``.
         reduction: ``"corpus"`` or ``"none"``.
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = COCOCaptionScores()

@@ -358,7 +358,7 @@ class EditDistance(PerSampleScore):
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
         pad_id: padded token rows end at their first ``pad_id`` (token-tensor inputs).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = EditDistance()
@@ -635,7 +635,7 @@ class CharErrorRate(_ErrorRate):
         transform: ``"none"`` (default) or ``"jiwer"`` (strip, as jiwer's default ``cer``).
         pad_id: padded token rows end at their first ``pad_id`` (token-tensor inputs).
         reduction: ``"mean"`` (pooled corpus rate, default) or ``"none"`` (per-sample rates).
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = CharErrorRate()
@@ -665,7 +665,7 @@ class WordErrorRate(_ErrorRate):
         transform: ``"whitespace"`` (default, ``str.split()``) or ``"jiwer"`` (jiwer's default ``wer`` transform).
         pad_id: padded token rows end at their first ``pad_id`` (token-tensor inputs).
         reduction: ``"mean"`` (pooled corpus rate, default) or ``"none"`` (per-sample rates).
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = WordErrorRate()
@@ -784,7 +784,7 @@ class NormalizedEditSimilarity(PerSampleScore):
         backend: ``"auto"``, ``"torch"`` or ``"rapidfuzz"``.
         pad_id: padded token rows end at their first ``pad_id`` (token-tensor inputs).
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = NormalizedEditSimilarity(preset="aij2022")

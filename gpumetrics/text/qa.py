@@ -365,7 +365,7 @@ class TokenF1(_PresetScore):
     Args:
         preset: ``"squad"`` (default) or ``"aij2022"``.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]``), as :func:`token_f1`.
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = TokenF1()
@@ -392,7 +392,7 @@ class ExactMatch(_PresetScore):
     Args:
         preset: ``"squad"`` (default), ``"aij2022"`` or ``"raw"``.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]`` of 0/1).
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = ExactMatch(preset="aij2022")
@@ -413,7 +413,7 @@ class StringAccuracy(_PresetScore):
     Args:
         preset: only ``"raw"``.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]`` of 0/1).
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = StringAccuracy()
@@ -434,7 +434,7 @@ class VQAAccuracy(_PresetScore):
     Args:
         preset: only ``"aij2021"`` (the official ``vqaEval.py``).
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (``DoubleTensor[N]`` of 0/1).
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = VQAAccuracy()

@@ -600,7 +600,7 @@ class ROUGEScore(PerSampleScore):
         tokenize: ``"rouge-score"`` or ``"unicode"`` (``mode="coco"``: ``"ptb"`` or ``"none"``).
         rouge_w_weight: ROUGE-W exponent.
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = ROUGEScore(rouge_keys=("rouge2",))

@@ -471,7 +471,7 @@ class WordMoversDistance(PerSampleScore):
         embeddings: as in :func:`word_movers_distance`.
         method, stop_words, normalize, reg, max_iter, tol, unicode_errors: as in :func:`word_movers_distance`.
         reduction: ``"mean"`` (default, as the function), ``"sum"`` or ``"none"``.
-        kwargs: ``torchmetrics.Metric`` options.
+        kwargs: the ``Metric`` base options (torchmetrics' names: ``sync_on_compute``, ``dist_sync_fn`` …).
 
     Example:
         >>> metric = WordMoversDistance({"cat": [1.0, 0.0], "kitten": [0.9, 0.1], "dog": [0.0, 1.0]})

@@ -218,7 +218,7 @@ class _CodeBLEUConfig:
 def check_renamed(kwargs: dict[str, Any], owner: str, renamed: dict[str, str]) -> None:
     """A ``TypeError`` for an option passed under its name before the 0.x API renames (``lang`` → ``language``).
 
-    A class hands its other keyword arguments to ``torchmetrics.Metric``, which would not name the new option.
+    A class hands its other keyword arguments to the ``Metric`` base, whose error would not name the new option.
     """
     for old, new in renamed.items():
         if old in kwargs:
