@@ -647,7 +647,8 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
     def merge_state(self, incoming_state: Union[dict[str, Any], Metric]) -> None:
         """Add another metric's states (or a ``metric_state`` dict) to this one's, as if its batches had been
         updated here after this metric's (class docstring). A metric that owns metrics merges another of its class
-        only, each owned metric from its counterpart (:meth:`_merge_owned`).
+        only, each owned metric from its counterpart (:meth:`_merge_owned`). The incoming states may live on another
+        device: they are moved to this metric's.
 
         Raises:
             TypeError: a metric that owns metrics is given something else than a metric of its class.
@@ -682,6 +683,10 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
                 raise ValueError(f"cannot merge the states of a metric `{theirs}` into a metric `{mine}`: the "
                                  "signatures differ, so the numbers are not comparable")
         incoming = incoming_state.metric_state if isinstance(incoming_state, Metric) else incoming_state
+        # states from another device (a metric built on the CPU, or on another GPU) join this metric's there
+        incoming = {name: [item.to(self.device) for item in value] if isinstance(value, list)
+                    else value.to(self.device) if isinstance(value, Tensor) else value
+                    for name, value in incoming.items()}
         own_entries = {
             name: list(getattr(self, name))
             for name, reduction_fn in self._reductions.items()
