@@ -497,7 +497,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         (thing, "thing", 0),
         # 1.5-inch, a,b-c, pro-a.m. (ASCII only)
         # (ASCII "-" only: "1.5‐inch" → "1.5" "‐" "inch")
-        (f"[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:-(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0,
+        ("[A-Za-z0-9][A-Za-z0-9.,\xad]*(?:-(?:[A-Za-z](?:\\.[A-Za-z])+\\.|[A-Za-z0-9\xad]+))+", "word", 0,
          "hyphenated"),
         # slashes: ASCII, at most two
         (r"[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}", "thing3", 0),  # THING3
