@@ -35,7 +35,7 @@ _EXPORTS = {
     # --- detection and OCR: OCR end-to-end, zero-shot detection F1 (docs/metrics/detection.md)
     "OCREndToEnd": "gpumetrics.detection.ocr_e2e",
     "ZeroShotDetectionF1": "gpumetrics.detection.zero_shot_f1",
-    # --- classification: torchmetrics' precision / recall / F1 with our reducer + signatures
+    # --- classification: precision / recall / F1 with torchmetrics' arguments and numbers, sklearn's averaging
     # (docs/metrics/classification.md)
     **dict.fromkeys(
         ["BinaryPrecision", "BinaryRecall", "BinaryF1Score", "MulticlassPrecision", "MulticlassRecall",
