@@ -193,35 +193,35 @@ def test_missing_image_error_names_the_file_and_the_option_is_checked(tmp_path, 
         _run(tmp_path, metric, options)  # the batch of sample 2 alone
 
 
-def test_evaluate_prints_the_count_of_generated_images_left_out(tmp_path, capsys):
+def _evaluate_warned(tmp_path, capsys, task: dict, warning: str) -> str:
+    """``gpumetrics evaluate`` of a config holding ``task``, which must warn ``warning`` and succeed: its stderr."""
     from gpumetrics import cli
 
-    _with_bad_files(tmp_path)
-    task = {"name": "t", "metric": "fid", "predictions": "p.jsonl", "references": "r.jsonl",
-            "options": {"feature": 64, "weights": "random", "missing_image": "zero"}}
     (tmp_path / "c.yaml").write_text(json.dumps({"tasks": [task]}), encoding="utf-8")
-    with pytest.warns(UserWarning, match=r"fid: 3 image file\(s\) cannot be decoded"):
+    with pytest.warns(UserWarning, match=warning):
         code = cli.main(["evaluate", str(tmp_path / "c.yaml"), "-o", str(tmp_path / "r.json")])
     err = capsys.readouterr().err
     assert code == 0, err
+    return err
+
+
+def test_evaluate_prints_the_count_of_generated_images_left_out(tmp_path, capsys):
+    _with_bad_files(tmp_path)
+    task = {"name": "t", "metric": "fid", "predictions": "p.jsonl", "references": "r.jsonl",
+            "options": {"feature": 64, "weights": "random", "missing_image": "zero"}}
+    err = _evaluate_warned(tmp_path, capsys, task, r"fid: 3 image file\(s\) cannot be decoded")
     assert ("WARNING: task 't': 4 of 9 generated images are missing or cannot be decoded, 3 of them a file that "
             "cannot be decoded: left out of the generated set (missing_image: zero)") in err
 
 
 def test_evaluate_prints_the_count_of_clip_images_scored_0(tmp_path, capsys):
     """The clip_score task's line says what its option did (it quoted the AIJ scripts' captioning rules)."""
-    from gpumetrics import cli
-
     (tmp_path / "clip").mkdir()
     model = save_random_hf_clip(tmp_path / "clip", TINY_CLIP)
     _with_bad_files(tmp_path, captions=True)
     task = {"name": "t", "metric": "clip_score", "predictions": "p.jsonl", "references": "r.jsonl",
             "options": {"model_name": model, "missing_image": "zero"}}
-    (tmp_path / "c.yaml").write_text(json.dumps({"tasks": [task]}), encoding="utf-8")
-    with pytest.warns(UserWarning, match=r"clip_score: 3 image file\(s\) cannot be decoded"):
-        code = cli.main(["evaluate", str(tmp_path / "c.yaml"), "-o", str(tmp_path / "r.json")])
-    err = capsys.readouterr().err
-    assert code == 0, err
+    err = _evaluate_warned(tmp_path, capsys, task, r"clip_score: 3 image file\(s\) cannot be decoded")
     assert ("WARNING: task 't': 4 of 9 images are missing or cannot be decoded, 3 of them a file that cannot be "
             "decoded: CLIP 0 for each (missing_image: zero)") in err
 
