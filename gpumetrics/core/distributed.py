@@ -62,11 +62,6 @@ REDUCE_OPS: dict = {
 }
 
 
-def reduce_ops() -> dict:
-    """Reduction function → the all-reduce op that replaces its gather (:data:`REDUCE_OPS`)."""
-    return REDUCE_OPS
-
-
 def canonical_reduction(fn: Any) -> Any:
     """``fn``, or ours where ``fn`` is one of torchmetrics' ``dim_zero_*`` functions (a subclass written for
     torchmetrics passes them), recognised by name so that torchmetrics need not be imported."""
@@ -121,9 +116,8 @@ def replicated(stacked: Tensor) -> Tensor:
 
 def additive_states(states: dict[str, Any], reductions: dict[str, Optional[Callable]]) -> list[str]:
     """The states that travel by ``all_reduce`` (:func:`all_reduce_states`): tensors whose reduction is one of
-    :func:`reduce_ops`."""
-    ops = reduce_ops()
-    return [name for name, fn in reductions.items() if fn in ops and isinstance(states[name], Tensor)]
+    :data:`REDUCE_OPS`."""
+    return [name for name, fn in reductions.items() if fn in REDUCE_OPS and isinstance(states[name], Tensor)]
 
 
 def state_layout(states: dict[str, Any], reductions: dict[str, Optional[Callable]]) -> str:
@@ -146,11 +140,10 @@ def all_reduce_states(values: dict[str, Tensor], reductions: dict[str, Callable]
     Returns:
         state name → a new tensor, same shape and dtype, identical on every rank (views of the reduced buffers).
     """
-    ops = reduce_ops()
     buckets: dict[tuple[Any, torch.dtype], list[str]] = {}
     for name, value in values.items():
         wire = torch.uint8 if value.dtype == torch.bool else value.dtype
-        buckets.setdefault((ops[reductions[name]], wire), []).append(name)
+        buckets.setdefault((REDUCE_OPS[reductions[name]], wire), []).append(name)
     reduced: dict[str, Tensor] = {}
     for (op, wire), names in buckets.items():
         flat = torch.cat([values[name].reshape(-1).to(wire) for name in names])
