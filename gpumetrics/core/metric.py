@@ -684,8 +684,7 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
                                  "signatures differ, so the numbers are not comparable")
         incoming = incoming_state.metric_state if isinstance(incoming_state, Metric) else incoming_state
         # states from another device (a metric built on the CPU, or on another GPU) join this metric's there
-        incoming = {name: [item.to(self.device) for item in value] if isinstance(value, list)
-                    else value.to(self.device) if isinstance(value, Tensor) else value
+        incoming = {name: _map_tensors(value, lambda tensor: tensor.to(self.device))
                     for name, value in incoming.items()}
         own_entries = {
             name: list(getattr(self, name))
