@@ -77,31 +77,33 @@ def distributed_available() -> bool:
 
 def gather_all_tensors(result: Tensor, group: Optional[Any] = None) -> list[Tensor]:
     """Every rank's ``result`` (any shape, which may differ across ranks in size but not in dimensions), in rank
-    order: one all-gather of the shapes, then one all-gather of the tensors padded to the largest. torchmetrics'
-    ``gather_all_tensors`` contract (a user's ``dist_sync_fn`` may be either)."""
+    order: one all-gather of the shapes (none for 0-d values), then one of the values flattened
+    (:func:`_all_gather_flat`). torchmetrics' ``gather_all_tensors`` contract (a user's ``dist_sync_fn`` may be
+    either)."""
     group = dist.group.WORLD if group is None else group
-    result = result.contiguous()
     world = dist.get_world_size(group)
     if result.ndim == 0:
-        gathered = [torch.zeros_like(result) for _ in range(world)]
-        dist.all_gather(gathered, result, group=group)
-        return gathered
-    local_size = torch.tensor(result.shape, device=result.device)
-    sizes = [torch.zeros_like(local_size) for _ in range(world)]
-    dist.all_gather(sizes, local_size, group=group)
-    stacked = torch.stack(sizes)
-    if bool((stacked == local_size).all()):
-        gathered = [torch.zeros_like(result) for _ in range(world)]
-        dist.all_gather(gathered, result, group=group)
-        return gathered
-    largest = stacked.max(dim=0).values.tolist()
-    padding = []
-    for dim in reversed(range(result.ndim)):
-        padding.extend([0, largest[dim] - result.shape[dim]])
-    padded = torch.nn.functional.pad(result, padding)
-    gathered = [torch.zeros_like(padded) for _ in range(world)]
-    dist.all_gather(gathered, padded, group=group)
-    return [part[tuple(slice(0, n) for n in size.tolist())] for part, size in zip(gathered, sizes)]
+        shapes = [()] * world
+    else:
+        local_shape = torch.tensor(result.shape, device=result.device)
+        every_shape = [torch.zeros_like(local_shape) for _ in range(world)]
+        dist.all_gather(every_shape, local_shape, group=group)
+        shapes = [tuple(shape) for shape in torch.stack(every_shape).tolist()]
+    buffers = _all_gather_flat([result.reshape(-1)], [math.prod(shape) for shape in shapes], group,
+                               dtype=result.dtype, device=result.device)
+    return [buffer.view(shape) for buffer, shape in zip(buffers, shapes)]
+
+
+def _all_gather_flat(pieces: Sequence[Tensor], sizes: Sequence[int], group: Optional[Any], *, dtype: torch.dtype,
+                     device: torch.device) -> list[Tensor]:
+    """Every rank's 1-d ``pieces`` one after the other (``sizes[r]`` values on rank ``r``, known to all ranks), in
+    rank order: ONE all-gather of the values padded to the largest size; each part a view of its rank's buffer."""
+    flat = torch.zeros(max(sizes), dtype=dtype, device=device)
+    if pieces:
+        torch.cat(pieces, out=flat[: sum(piece.numel() for piece in pieces)])
+    buffers = [torch.empty_like(flat) for _ in sizes]
+    dist.all_gather(buffers, flat, group=group)
+    return [buffer[:size] for buffer, size in zip(buffers, sizes)]
 
 
 def replicated(stacked: Tensor) -> Tensor:
@@ -196,13 +198,9 @@ def _gather_flat(locals_: dict[str, Optional[Tensor]], every_rank: list, states:
     # rows[r][k], sizes[r][k]: how many rows / values rank r holds of state k
     rows = [[rank[name][0][0] if rank[name] is not None else 0 for name, _ in states] for rank in every_rank]
     sizes = [[n * math.prod(rest) for n, (_, rest) in zip(rank_rows, states)] for rank_rows in rows]
-    held = [locals_[name] for name, _ in states if locals_[name] is not None]
+    held = [locals_[name].reshape(-1) for name, _ in states if locals_[name] is not None]
     device = held[0].device if held else _collective_device(group)
-    flat = torch.zeros(max(map(sum, sizes)), dtype=dtype, device=device)
-    if held:
-        torch.cat([t.reshape(-1) for t in held], out=flat[: sum(t.numel() for t in held)])
-    buffers = [torch.empty_like(flat) for _ in every_rank]
-    dist.all_gather(buffers, flat, group=group)
+    buffers = _all_gather_flat(held, [sum(rank_sizes) for rank_sizes in sizes], group, dtype=dtype, device=device)
     result = {}
     for k, (name, rest) in enumerate(states):
         parts = [buffer[sum(rank_sizes[:k]): sum(rank_sizes[:k + 1])].view(rank_rows[k], *rest)

@@ -342,3 +342,31 @@ def test_a_metric_built_or_reset_under_inference_mode_updates_outside_it(build, 
     metric.update(*batch)
     metric.update(*batch)
     assert str(metric.compute()) == str(expected.compute())
+
+
+def _both_gathers(rank):
+    """Ours and torchmetrics' ``gather_all_tensors`` on values whose shapes differ across ranks in every way the
+    contract allows (sizes in any dimension, empty on one rank, 0-d, a non-contiguous view)."""
+    from torchmetrics.utilities.distributed import gather_all_tensors as torchmetrics_gather
+
+    from gpumetrics.core.distributed import gather_all_tensors
+
+    generator = torch.Generator().manual_seed(rank)
+    values = [
+        torch.randn(((2, 3), (1, 5))[rank], generator=generator),
+        torch.arange(4 * (1 - rank), dtype=torch.int64).reshape(-1, 2),  # rank 1: [0, 2]
+        torch.tensor(float(rank) + 0.5),
+        torch.randn(3, 4, 2, generator=generator, dtype=torch.float64)[:, rank:, ::2],  # non-contiguous
+        torch.ones(2, 2, dtype=torch.bool) if rank else torch.zeros(3, 1, dtype=torch.bool),
+    ]
+    return [([t.tolist() for t in gather_all_tensors(value)], [t.tolist() for t in torchmetrics_gather(value)],
+             [t.dtype for t in gather_all_tensors(value)])
+            for value in values]
+
+
+@pytest.mark.ddp
+def test_gather_all_tensors_equals_torchmetrics_on_uneven_shapes():
+    for rank_results in run_ddp_function(_both_gathers):
+        for ours, theirs, dtypes in rank_results:
+            assert ours == theirs
+            assert len(set(dtypes)) == 1
