@@ -4,8 +4,7 @@
 ``torchmetrics.Metric`` has the metaclass ``ABCMeta``: this base is registered as a virtual subclass of it, so that
 ``isinstance(metric, torchmetrics.Metric)`` holds (what Lightning's ``self.log`` and ``MetricCollection`` check)
 without gpumetrics importing torchmetrics — at import of this module when torchmetrics is already imported,
-otherwise right after torchmetrics' own import (a post-import hook on ``sys.meta_path``,
-:func:`_register_when_imported`).
+otherwise right after torchmetrics' own import (:func:`gpumetrics.core.abc_registration.register_on_import`).
 """
 
 from __future__ import annotations
@@ -14,15 +13,13 @@ import abc
 import contextlib
 import copy
 import functools
-import importlib.abc
-import importlib.machinery
 import inspect
-import sys
 from typing import Any, Callable, ClassVar, Iterator, Optional, Sequence, Union
 
 import torch
 from torch import Tensor
 
+from gpumetrics.core.abc_registration import register_on_import
 from gpumetrics.core.checks import check_bool, check_positive_int
 from gpumetrics.core.distributed import (
     REDUCE_OPS, REDUCTIONS_BY_NAME, canonical_reduction, check_same_on_all_ranks, dim_zero_cat, dim_zero_max,
@@ -941,65 +938,4 @@ def _is_rank_zero() -> bool:
     return not distributed_available() or torch.distributed.get_rank() == 0
 
 
-def _register_with_torchmetrics(torchmetrics: Any) -> None:
-    """Make :class:`Metric` a virtual subclass of ``torchmetrics.Metric`` (an ``ABCMeta`` class): Lightning's
-    ``self.log`` and ``MetricCollection`` check ``isinstance(value, torchmetrics.Metric)``."""
-    torchmetrics.Metric.register(Metric)
-
-
-class _TorchmetricsImportHook(importlib.abc.MetaPathFinder):
-    """A ``sys.meta_path`` finder that answers for the ``torchmetrics`` package only: it finds it through the other
-    finders and wraps its loader, so that :func:`_register_with_torchmetrics` runs right after the package's own
-    code (its ``__init__`` defines ``torchmetrics.Metric``); then it removes itself."""
-
-    def find_spec(self, fullname: str, path: Any = None,
-                  target: Any = None) -> Optional[importlib.machinery.ModuleSpec]:
-        if fullname != "torchmetrics":
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _RegisteringLoader(spec.loader, self)
-                return spec
-        return None
-
-
-class _RegisteringLoader(importlib.abc.Loader):
-    """Runs the wrapped loader, then registers :class:`Metric` with the freshly imported torchmetrics."""
-
-    def __init__(self, loader: Any, hook: _TorchmetricsImportHook) -> None:
-        self.loader, self.hook = loader, hook
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        module.__spec__.loader = module.__loader__ = self.loader  # the module keeps its own (reloads, resources)
-        try:
-            self.loader.exec_module(module)
-        finally:
-            _uninstall(self.hook)
-        _register_with_torchmetrics(module)
-
-    def __getattr__(self, name: str) -> Any:  # get_resource_reader, is_package, …: the wrapped loader's
-        return getattr(self.loader, name)
-
-
-def _uninstall(hook: _TorchmetricsImportHook) -> None:
-    with contextlib.suppress(ValueError):
-        sys.meta_path.remove(hook)
-
-
-def _register_when_imported() -> None:
-    """Register now when torchmetrics is imported (its ``Metric`` defined), else when it will be."""
-    torchmetrics = sys.modules.get("torchmetrics")
-    if torchmetrics is not None and hasattr(torchmetrics, "Metric"):
-        _register_with_torchmetrics(torchmetrics)
-    elif torchmetrics is None and not any(isinstance(f, _TorchmetricsImportHook) for f in sys.meta_path):
-        sys.meta_path.insert(0, _TorchmetricsImportHook())
-
-
-_register_when_imported()
+register_on_import(Metric, "torchmetrics", "Metric")

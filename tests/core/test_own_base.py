@@ -45,12 +45,12 @@ def test_our_metrics_are_torchmetrics_metrics_in_either_import_order(order):
                                 "assert importlib.util.find_spec('torchmetrics')\n"  # RequirementCache does that)
                                 "import torchmetrics\nfrom gpumetrics import BLEUScore"}[order]
     result = _run("import json, sys\n" + first + "\n"
-                  "from gpumetrics.core.metric import _TorchmetricsImportHook\n"
+                  "from gpumetrics.core.abc_registration import PostImportRegistration\n"
                   "metric = BLEUScore()\n"
                   "print(json.dumps({'isinstance': isinstance(metric, torchmetrics.Metric),\n"
                   "                  'issubclass': issubclass(BLEUScore, torchmetrics.Metric),\n"
                   "                  'in_mro': torchmetrics.Metric in BLEUScore.__mro__,\n"
-                  "                  'hooks_left': sum(isinstance(f, _TorchmetricsImportHook)\n"
+                  "                  'hooks_left': sum(isinstance(f, PostImportRegistration)\n"
                   "                                    for f in sys.meta_path),\n"
                   "                  'loader': type(torchmetrics.__loader__).__name__,\n"
                   "                  'spec_loader': type(torchmetrics.__spec__.loader).__name__}))")
