@@ -370,3 +370,27 @@ def test_gather_all_tensors_equals_torchmetrics_on_uneven_shapes():
         for ours, theirs, dtypes in rank_results:
             assert ours == theirs
             assert len(set(dtypes)) == 1
+
+
+def _mesh_fails_once(rank, marker_dir):
+    """Raise gloo's mesh error on rank 1 of the first start only (a marker file remembers the start)."""
+    import os
+
+    marker = os.path.join(marker_dir, "started")
+    if rank == 1 and not os.path.exists(marker):
+        open(marker, "w").close()
+        raise RuntimeError("Gloo connectFullMesh failed with [pair.cc:561] Connection closed by peer [127.0.0.1]:1")
+    return rank
+
+
+def _fails_on_rank_1(rank):
+    if rank == 1:
+        raise RuntimeError("an error of the test's own code")
+    return rank
+
+
+@pytest.mark.ddp
+def test_a_start_whose_gloo_mesh_did_not_form_is_retried_and_other_failures_are_not(tmp_path):
+    assert run_ddp_function(_mesh_fails_once, str(tmp_path)) == [0, 1]
+    with pytest.raises(AssertionError, match="an error of the test's own code"):
+        run_ddp_function(_fails_on_rank_1)
