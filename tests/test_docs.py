@@ -289,6 +289,19 @@ def test_family_packages_export_their_modules():
             assert getattr(gpumetrics, name) is getattr(package, name)
 
 
+def test_every_top_level_metric_is_exported_by_its_family_package():
+    """`gpumetrics.X` of a family (text, image, …) is also `gpumetrics.<family>.X`, as the family's docstring lists."""
+    import importlib
+
+    for name in gpumetrics.__all__:
+        family = getattr(gpumetrics, name).__module__.split(".")[1]
+        if family == "core":
+            continue
+        package = importlib.import_module(f"gpumetrics.{family}")
+        assert name in package.__all__ and getattr(package, name) is getattr(gpumetrics, name), (
+            f"gpumetrics.{family} does not export {name}")
+
+
 def _subcommand_parsers() -> dict:
     import argparse
 
