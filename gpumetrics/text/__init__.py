@@ -3,8 +3,9 @@
 ROUGE, CIDEr rooms).
 
 Their tokenizers are objects in the :mod:`gpumetrics.text.tokenize` package, one module per reference family
-(sacrebleu, rouge-score, PTB, METEOR 1.5's ``-norm``, SQuAD / AIJ answer normalisers), chosen once by name with ``get_tokenizer``; each turns
-lines into a ``TokenBatch`` of dense ids with ``encode`` and states its part of the metric signature.
+(sacrebleu, rouge-score, PTB, METEOR 1.5's ``-norm``, SQuAD / AIJ answer normalisers), chosen once by name with
+``get_tokenizer``; each turns lines into a ``TokenBatch`` of dense ids with ``encode`` and states its part of the
+metric signature.
 
 Names resolve lazily (PEP 562): the first use of a name imports its module only.
 """
