@@ -398,3 +398,15 @@ def test_public_names_are_documented():
     missing = [f"{module}.{name}" for module in modules for name in importlib.import_module(module).__all__
                if not re.search(rf"(?<![\w.]){name}\b", text) and not re.search(rf"\.{name}\b", text)]
     assert not missing, f"not in README.md or docs/: {missing}"
+
+
+def test_documented_choices_of_public_constants():
+    """The names a user passes or reads (ranking metric names, CodeBLEU's languages and result keys) are on the
+    metric's page."""
+    from gpumetrics.retrieval.ranking import METRIC_NAMES
+    from gpumetrics.text.codebleu import KEYS, LANGUAGES
+
+    for page, names in (("ranking", METRIC_NAMES), ("codebleu", (*LANGUAGES, *KEYS))):
+        text = (ROOT / "docs" / "metrics" / f"{page}.md").read_text(encoding="utf-8")
+        missing = [name for name in names if f"`{name}`" not in text]
+        assert not missing, f"docs/metrics/{page}.md does not name {missing}"
