@@ -401,12 +401,16 @@ def test_public_names_are_documented():
 
 
 def test_documented_choices_of_public_constants():
-    """The names a user passes or reads (ranking metric names, CodeBLEU's languages and result keys) are on the
-    metric's page."""
+    """The names a user passes or reads (ranking metric names, CodeBLEU's languages and result keys, the detection
+    results' keys) are on the metric's page."""
     from gpumetrics.retrieval.ranking import METRIC_NAMES
     from gpumetrics.text.codebleu import KEYS, LANGUAGES
 
-    for page, names in (("ranking", METRIC_NAMES), ("codebleu", (*LANGUAGES, *KEYS))):
+    from gpumetrics.functional import ocr_end_to_end, zero_shot_detection_f1
+
+    square, box = torch.tensor([[0.0, 0, 1, 0, 1, 1, 0, 1]]), {"cat": torch.tensor([[0.0, 0, 1, 1]])}
+    detection_keys = [*ocr_end_to_end([square], [["a"]], [square], [["a"]]), *zero_shot_detection_f1([box], [box])]
+    for page, names in (("ranking", METRIC_NAMES), ("codebleu", (*LANGUAGES, *KEYS)), ("detection", detection_keys)):
         text = (ROOT / "docs" / "metrics" / f"{page}.md").read_text(encoding="utf-8")
         missing = [name for name in names if f"`{name}`" not in text]
         assert not missing, f"docs/metrics/{page}.md does not name {missing}"
