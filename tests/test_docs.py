@@ -414,3 +414,18 @@ def test_documented_choices_of_public_constants():
         text = (ROOT / "docs" / "metrics" / f"{page}.md").read_text(encoding="utf-8")
         missing = [name for name in names if f"`{name}`" not in text]
         assert not missing, f"docs/metrics/{page}.md does not name {missing}"
+
+
+def test_every_catalog_option_is_documented():
+    """Each option a config may give a task metric (`gpumetrics list`) is named on the metric's page, docs/cli.md or
+    conventions.md (`reduction`)."""
+    from gpumetrics.harness.registry import metrics
+
+    shared = "".join((ROOT / "docs" / page).read_text(encoding="utf-8") for page in ("cli.md", "metrics/conventions.md"))
+    missing = []
+    for entry in metrics().values():
+        (page,) = re.findall(r"docs/metrics/([a-z_]+)\.md", entry.description)
+        text = (ROOT / "docs" / "metrics" / f"{page}.md").read_text(encoding="utf-8") + shared
+        missing += [f"{entry.name}: {option}" for option in entry.options or {}
+                    if not re.search(rf"`{option}\b|\b{option}=|\b{option}:", text)]
+    assert not missing, f"options named nowhere in docs/: {missing}"
