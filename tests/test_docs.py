@@ -421,7 +421,8 @@ def test_every_catalog_option_is_documented():
     conventions.md (`reduction`)."""
     from gpumetrics.harness.registry import metrics
 
-    shared = "".join((ROOT / "docs" / page).read_text(encoding="utf-8") for page in ("cli.md", "metrics/conventions.md"))
+    shared = "".join((ROOT / "docs" / page).read_text(encoding="utf-8")
+                     for page in ("cli.md", "metrics/conventions.md"))
     missing = []
     for entry in metrics().values():
         (page,) = re.findall(r"docs/metrics/([a-z_]+)\.md", entry.description)
