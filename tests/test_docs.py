@@ -430,3 +430,13 @@ def test_every_catalog_option_is_documented():
         missing += [f"{entry.name}: {option}" for option in entry.options or {}
                     if not re.search(rf"`{option}\b|\b{option}=|\b{option}:", text)]
     assert not missing, f"options named nowhere in docs/: {missing}"
+
+
+def test_every_cli_option_has_help_text():
+    """`gpumetrics COMMAND --help` says what each option does (and its default where it has one)."""
+    import argparse
+
+    bare = [f"{command} {action.option_strings[0] if action.option_strings else action.dest}"
+            for command, parser in _subcommand_parsers().items() for action in parser._actions
+            if not isinstance(action, argparse._HelpAction) and not (action.help or "").strip()]
+    assert not bare, f"options without help text: {bare}"
