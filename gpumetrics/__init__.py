@@ -15,7 +15,7 @@ from gpumetrics.core.lazy import lazy_exports
 
 _EXPORTS = {
     "Metric": "gpumetrics.core.metric",
-    # --- text: question answering and strings; edit distance, CER, WER, 1 − NED (docs/metrics/edit.md)
+    # --- text: question answering and strings (docs/metrics/qa.md); edit distance, CER, WER, 1 − NED (edit.md)
     **dict.fromkeys(["TokenF1", "ExactMatch", "StringAccuracy", "VQAAccuracy"], "gpumetrics.text.qa"),
     **dict.fromkeys(["EditDistance", "CharErrorRate", "WordErrorRate", "NormalizedEditSimilarity"],
                     "gpumetrics.text.edit"),
@@ -24,7 +24,7 @@ _EXPORTS = {
     "FIDInceptionV3": "gpumetrics.image.inception",
     "KernelInceptionDistance": "gpumetrics.image.kid",
     "CLIPScore": "gpumetrics.image.clip_score",
-    # --- text: BLEU, ROUGE, CIDEr-D / CIDEr, METEOR, CodeBLEU, the COCO caption table (docs/metrics/coco.md)
+    # --- text: BLEU, ROUGE, CIDEr-D / CIDEr (docs/metrics/ngram.md), METEOR, CodeBLEU, WMD, the COCO caption table
     "BLEUScore": "gpumetrics.text.bleu",
     "ROUGEScore": "gpumetrics.text.rouge",
     "CIDErScore": "gpumetrics.text.cider",

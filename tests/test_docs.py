@@ -35,7 +35,7 @@ NOT_RUN = {
     "pip install -e '.[text]'": "installs the package (that environment)",
     "pip install tree_sitter==0.2.0": "builds the old binding; tests/text/test_codebleu_aij2021.py builds it in CI",
     "torchrun --nproc_per_node=2 -m gpumetrics evaluate configs/demo.yaml --output report.json":
-        "2 processes; tests/test_scale.py::test_torchrun_two_processes_equal_one runs the same command",
+        "2 processes; tests/harness/test_scale.py::test_torchrun_two_processes_equal_one runs the same command",
 }
 
 
@@ -287,3 +287,156 @@ def test_family_packages_export_their_modules():
     for package in (gpumetrics.image, gpumetrics.text, gpumetrics.detection):
         for name in package.__all__:
             assert getattr(gpumetrics, name) is getattr(package, name)
+
+
+def test_every_top_level_metric_is_exported_by_its_family_package():
+    """`gpumetrics.X` of a family (text, image, …) is also `gpumetrics.<family>.X`, as the family's docstring lists."""
+    import importlib
+
+    for name in gpumetrics.__all__:
+        family = getattr(gpumetrics, name).__module__.split(".")[1]
+        if family == "core":
+            continue
+        package = importlib.import_module(f"gpumetrics.{family}")
+        assert name in package.__all__ and getattr(package, name) is getattr(gpumetrics, name), (
+            f"gpumetrics.{family} does not export {name}")
+
+
+def _subcommand_parsers() -> dict:
+    import argparse
+
+    from gpumetrics.cli.main import build_parser
+
+    parser = build_parser()
+    (subparsers,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    return dict(subparsers.choices)
+
+
+def test_every_cli_option_is_in_docs_cli():
+    """Every subcommand and each of its options (each spelling: `-m` and `--metric`) appears in docs/cli.md."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    missing = [
+        f"{command} {option}"
+        for command, parser in _subcommand_parsers().items()
+        for option in [command, *(o for action in parser._actions for o in action.option_strings)]
+        if option not in ("-h", "--help") and not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", text)
+    ]
+    assert not missing, f"docs/cli.md does not mention: {missing}"
+
+
+def test_catalog_descriptions_cite_the_page_that_documents_them():
+    """`gpumetrics list` names one docs/metrics page per task metric; that page names the metric (its catalog name
+    or its class)."""
+    from gpumetrics.harness.registry import metrics
+
+    for entry in metrics().values():
+        pages = re.findall(r"docs/metrics/([a-z_]+)\.md", entry.description)
+        assert len(pages) == 1, f"{entry.name}: cite one docs/metrics page in its description"
+        text = (ROOT / "docs" / "metrics" / f"{pages[0]}.md").read_text(encoding="utf-8")
+        names = {f"`{entry.name}`", f"metric: {entry.name}", entry.factory.rsplit(":", 1)[-1]}
+        assert any(name in text for name in names), f"{entry.name}: docs/metrics/{pages[0]}.md does not name it"
+
+
+#: top folders of the repository whose files the docs cite by path
+_REPO_FOLDERS = ("tests", "gpumetrics", "examples", "configs", "docs", "benchmarks", "testkit", "tools")
+
+
+def test_repository_paths_the_docs_cite_exist():
+    """A path such as `tests/harness/test_scale.py` (or `…::test_name`) in the docs names a file (and a test) that
+    exists: tests and modules move."""
+    pattern = re.compile(r"(?<![\w./-])((?:%s)/[\w./-]*)(?:::(\w+))?" % "|".join(_REPO_FOLDERS))
+    pages = [*DOCS, *sorted((ROOT / "examples").rglob("README.md")), ROOT / "BENCHMARKS.md"]
+    checked = 0
+    for page in pages:
+        for match in pattern.finditer(page.read_text(encoding="utf-8")):
+            path, test = ROOT / match.group(1).rstrip("."), match.group(2)
+            where = f"{page.relative_to(ROOT)} cites {match.group(0)}"
+            assert path.exists(), where
+            assert test is None or re.search(rf"def {test}\b", path.read_text(encoding="utf-8")), where
+            checked += 1
+    for reason in NOT_RUN.values():
+        for match in pattern.finditer(reason):
+            assert (ROOT / match.group(1)).exists(), f"NOT_RUN cites {match.group(1)}"
+    assert checked >= 30
+
+
+def test_suite_options_a_config_may_set_are_in_docs_suites():
+    from gpumetrics.harness.registry import suites
+
+    text = (ROOT / "docs" / "metrics" / "suites.md").read_text(encoding="utf-8")
+    missing = [f"{suite.name}/{task.name}: {option}" for suite in suites().values() for task in suite.tasks
+               for option in task.user_options if f"`{option}`" not in text and f"`{option}:" not in text]
+    assert not missing, f"docs/metrics/suites.md does not name these settable options: {missing}"
+
+
+def _heading_anchors(text: str) -> set[str]:
+    """GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces → hyphens."""
+    text = FENCE.sub("", text)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#{1,6} +(.+?)$", text, re.M)}
+
+
+def test_docs_link_anchors_resolve():
+    checked = 0
+    for page in [*DOCS, *sorted((ROOT / "examples").rglob("README.md"))]:
+        for target, anchor in re.findall(r"\]\(([^)#:\s]*)#([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            linked = page.parent / target if target else page
+            assert anchor in _heading_anchors(linked.read_text(encoding="utf-8")), (
+                f"{page.relative_to(ROOT)} links to {target}#{anchor}: no such heading")
+            checked += 1
+    assert checked >= 5
+
+
+def test_public_names_are_documented():
+    """Every name a user imports from gpumetrics, gpumetrics.functional or a metric family package appears in the
+    README or docs/ (its page says what it matches)."""
+    import importlib
+
+    text = "\n".join(page.read_text(encoding="utf-8") for page in DOCS if page.parent.name != "design")
+    modules = ["gpumetrics", "gpumetrics.functional", *(f"gpumetrics.{family}" for family in (
+        "text", "image", "detection", "retrieval", "classification", "attribution"))]
+    missing = [f"{module}.{name}" for module in modules for name in importlib.import_module(module).__all__
+               if not re.search(rf"(?<![\w.]){name}\b", text) and not re.search(rf"\.{name}\b", text)]
+    assert not missing, f"not in README.md or docs/: {missing}"
+
+
+def test_documented_choices_of_public_constants():
+    """The names a user passes or reads (ranking metric names, CodeBLEU's languages and result keys, the detection
+    results' keys) are on the metric's page."""
+    from gpumetrics.retrieval.ranking import METRIC_NAMES
+    from gpumetrics.text.codebleu import KEYS, LANGUAGES
+
+    from gpumetrics.functional import ocr_end_to_end, zero_shot_detection_f1
+
+    square, box = torch.tensor([[0.0, 0, 1, 0, 1, 1, 0, 1]]), {"cat": torch.tensor([[0.0, 0, 1, 1]])}
+    detection_keys = [*ocr_end_to_end([square], [["a"]], [square], [["a"]]), *zero_shot_detection_f1([box], [box])]
+    for page, names in (("ranking", METRIC_NAMES), ("codebleu", (*LANGUAGES, *KEYS)), ("detection", detection_keys)):
+        text = (ROOT / "docs" / "metrics" / f"{page}.md").read_text(encoding="utf-8")
+        missing = [name for name in names if f"`{name}`" not in text]
+        assert not missing, f"docs/metrics/{page}.md does not name {missing}"
+
+
+def test_every_catalog_option_is_documented():
+    """Each option a config may give a task metric (`gpumetrics list`) is named on the metric's page, docs/cli.md or
+    conventions.md (`reduction`)."""
+    from gpumetrics.harness.registry import metrics
+
+    shared = "".join((ROOT / "docs" / page).read_text(encoding="utf-8")
+                     for page in ("cli.md", "metrics/conventions.md"))
+    missing = []
+    for entry in metrics().values():
+        (page,) = re.findall(r"docs/metrics/([a-z_]+)\.md", entry.description)
+        text = (ROOT / "docs" / "metrics" / f"{page}.md").read_text(encoding="utf-8") + shared
+        missing += [f"{entry.name}: {option}" for option in entry.options or {}
+                    if not re.search(rf"`{option}\b|\b{option}=|\b{option}:", text)]
+    assert not missing, f"options named nowhere in docs/: {missing}"
+
+
+def test_every_cli_option_has_help_text():
+    """`gpumetrics COMMAND --help` says what each option does (and its default where it has one)."""
+    import argparse
+
+    bare = [f"{command} {action.option_strings[0] if action.option_strings else action.dest}"
+            for command, parser in _subcommand_parsers().items() for action in parser._actions
+            if not isinstance(action, argparse._HelpAction) and not (action.help or "").strip()]
+    assert not bare, f"options without help text: {bare}"

@@ -38,12 +38,12 @@ ENTRIES: tuple[TaskMetric, ...] = (
     # ------------------------------------------------------------------------------------ question answering, strings
     TaskMetric(
         name="token_f1", factory=f"{_QA}:TokenF1", per_sample=per_sample_of(f"{_QA}:TokenF1"),
-        description="token F1, max over gold answers (presets: squad, aij2022) — docs/metrics/edit.md TextQA",
+        description="token F1, max over gold answers (presets: squad, aij2022) — docs/metrics/qa.md TextQA",
         empty_prediction="", options={"preset": None, "reduction": "mean"},
     ),
     TaskMetric(
         name="exact_match", factory=f"{_QA}:ExactMatch", per_sample=per_sample_of(f"{_QA}:ExactMatch"),
-        description="exact match of normalised answers (presets: squad, aij2022, raw) — docs/metrics/edit.md MathQA",
+        description="exact match of normalised answers (presets: squad, aij2022, raw) — docs/metrics/qa.md MathQA",
         empty_prediction="", options={"preset": None, "reduction": "mean"},
     ),
     TaskMetric(
@@ -54,7 +54,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
     TaskMetric(
         name="vqa_accuracy", factory=f"{_QA}:VQAAccuracy", per_sample=per_sample_of(f"{_QA}:VQAAccuracy"),
         description="AIJ-2021 VQA accuracy: the prediction normalised as vqaEval.py (per question lang en|ru) equals a "
-                    "raw gold answer — docs/metrics/edit.md",
+                    "raw gold answer — docs/metrics/qa.md",
         empty_prediction=None, update_args=vqa_update_args, options={"preset": None, "reduction": "mean"},
     ),
     # ------------------------------------------------------------------------------------ edit distances
@@ -86,7 +86,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
     TaskMetric(
         name="edit_distance", factory=f"{_EDIT}:EditDistance", per_sample=per_sample_of(f"{_EDIT}:EditDistance"),
         description="Levenshtein distance (rapidfuzz parity), unit char|word, of each prediction and its one "
-                    "reference; mean over samples — docs/metrics/qa.md",
+                    "reference; mean over samples — docs/metrics/edit.md",
         empty_prediction="", higher_is_better=False, update_args=one_reference_update_args,
         options={"unit": "char", "backend": "auto", "pad_id": None, "reduction": "mean"},
     ),
@@ -95,7 +95,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         name="bleu", factory="gpumetrics.text.bleu:BLEUScore",
         per_sample=per_sample_of("gpumetrics.text.bleu:BLEUScore"),
         description="BLEU in [0, 1]: sacrebleu corpus_bleu (13a/intl/char/zh/none), NLTK corpus_bleu or "
-                    "pycocoevalcap Bleu (mode coco, tokenize ptb|none) — docs/metrics/coco.md",
+                    "pycocoevalcap Bleu (mode coco, tokenize ptb|none) — docs/metrics/ngram.md",
         empty_prediction="", safe_cut=ptb_safe_cut,
         options={"mode": "sacrebleu", "tokenize": None, "smooth": None, "smooth_value": None, "weights": None,
                  "lowercase": False, "effective_order": False, "reduction": "corpus"},
@@ -144,7 +144,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         name="coco_caption", factory="gpumetrics.text.coco:COCOCaptionScores",
         description="the COCOEvalCap table: Bleu_1..4 (pycocoevalcap Bleu), METEOR (1.5 jar), ROUGE_L (β=1.2), CIDEr "
                     "(CIDEr-D), PTB-tokenised; no SPICE (not offline); use `format: coco` for COCO results/annotations "
-                    "files; primary CIDEr — docs/metrics/ngram.md",
+                    "files; primary CIDEr — docs/metrics/coco.md",
         empty_prediction=None,  # COCOEvalCap scores the images that have a result; a missing one is an error
         primary="CIDEr", safe_cut=ptb_safe_cut,
         table_keys=("Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "METEOR", "ROUGE_L", "CIDEr"),
@@ -155,7 +155,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         per_sample=per_sample_of("gpumetrics.text.wmd:WordMoversDistance"),
         description="Word Mover's Distance (gensim wmdistance parity; method emd|sinkhorn) of each prediction and its "
                     "one reference; option embeddings: a word-vector file (word2vec text/binary, GloVe) — "
-                    "docs/metrics/ngram.md",
+                    "docs/metrics/wmd.md",
         empty_prediction="", higher_is_better=False, update_args=one_reference_update_args,
         path_options={"embeddings": None},
         options={"embeddings": REQUIRED, "method": "emd", "stop_words": None, "normalize": True, "reg": 0.01,
@@ -182,7 +182,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
         name="ranking", factory="gpumetrics.retrieval.ranking:RankingMetrics",
         description="ranking metrics (ndcg@k, map, mrr, precision@k, recall@k …; trec_eval / ranx conventions) of "
                     "one query a record: prediction {doc_id: score} (the run), references {doc_id: label} (the "
-                    "qrels); primary: the first of `metrics` — docs/metrics/classification.md",
+                    "qrels); primary: the first of `metrics` — docs/metrics/ranking.md",
         empty_prediction={}, update_args=ranking_update_args,
         options={"metrics": ("ndcg@10", "map", "mrr"), "ties": "trec_eval", "gain": "linear", "empty": "zero",
                  "relevance_level": 1},
@@ -191,7 +191,7 @@ ENTRIES: tuple[TaskMetric, ...] = (
     *(TaskMetric(
         name=name, factory=f"{_PRF}:Multiclass{cls}", check_options=f"{_FACTORIES}:check_{name}",
         description=f"multiclass {what} (torchmetrics parity; average macro|micro|weighted) of label records: "
-                    "prediction and reference are class indices; option num_classes — docs/metrics/shapley.md",
+                    "prediction and reference are class indices; option num_classes — docs/metrics/classification.md",
         empty_prediction=None, update_args=label_update_args, options=options,
     ) for name, cls, what, options in (
         ("f1", "F1Score", "F1", _PRF_OPTIONS),

@@ -273,9 +273,11 @@ _INCEPTION_SPEED_MODES = ("opt-in, recorded in the signature: tf32, bf16, fp16, 
 
 def _add_inception_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weights", help="Inception weight file (default: the pinned pytorch-fid weights)")
-    parser.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048), help="feature size")
+    parser.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048),
+                        help="Inception feature size (default 2048, pytorch-fid's --dims)")
     parser.add_argument("--resize", default="pytorch-fid", choices=("pytorch-fid", "clean", "aij2022"),
-                        help="resize mode")
+                        help="resize mode: pytorch-fid (default), clean (clean-fid's PIL-bicubic) or aij2022 (the "
+                             "AIJ-2022 organisers' PIL resize to 256x256 first)")
     parser.add_argument("--batch-size", type=positive_int, default=50, help="images per forward (default 50)")
     _add_pipeline_arguments(parser, _INCEPTION_SPEED_MODES)
 
@@ -345,9 +347,11 @@ def add_clip_score_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     )
     parser.add_argument("--images", required=True, help="folder holding the image files the records name")
     parser.add_argument("--captions", required=True, help='JSON Lines of {"image": "<file>", "caption": "<text>"}')
-    parser.add_argument("--backend", default="hf", choices=("hf", "open_clip", "ruclip"))
+    parser.add_argument("--backend", default="hf", choices=("hf", "open_clip", "ruclip"),
+                        help="the CLIP implementation: hf (default, Hugging Face transformers), open_clip or ruclip")
     parser.add_argument("--model", default="openai/clip-vit-base-patch32",
-                        help="hf id/dir, open_clip arch/config, or a ruCLIP checkpoint folder / name")
+                        help="hf id/dir (default openai/clip-vit-base-patch32), open_clip arch/config, or a ruCLIP "
+                        "checkpoint folder / name")
     parser.add_argument(
         "--pretrained", default=None, metavar="PATH",
         help="hf: a local model directory (replaces --model); open_clip: a tag or checkpoint file; ruclip: a "
@@ -358,7 +362,7 @@ def add_clip_score_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     parser.add_argument("--templates", default=None, choices=("ruclip",),
                         help="average the text features over ruclip Predictor's six prompts (AIJ-2022)")
     parser.add_argument("--download", action="store_true", help="allow downloading the model if not found locally")
-    parser.add_argument("--batch-size", type=positive_int, default=32)
+    parser.add_argument("--batch-size", type=positive_int, default=32, help="images per forward (default 32)")
     _add_pipeline_arguments(parser, "opt-in, recorded in the signature: tf32, bf16 or fp16 for the CLIP encoders; "
                                     "default: true float32 on every device")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

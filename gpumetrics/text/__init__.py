@@ -1,10 +1,11 @@
-"""Text metrics, one file per family: qa.py, edit.py, bleu.py, rouge.py, cider.py, meteor/ and codebleu/ (packages:
-one room per job or reference convention), and coco.py (the COCOEvalCap table from the BLEU, METEOR, ROUGE, CIDEr
-rooms).
+"""Text metrics, one file per family: qa.py, edit.py, bleu.py, rouge.py, cider.py, wmd.py, meteor/ and codebleu/
+(packages: one room per job or reference convention), and coco.py (the COCOEvalCap table from the BLEU, METEOR,
+ROUGE, CIDEr rooms).
 
 Their tokenizers are objects in the :mod:`gpumetrics.text.tokenize` package, one module per reference family
-(sacrebleu, rouge-score, PTB, SQuAD / AIJ answer normalisers), chosen once by name with ``get_tokenizer``; each turns
-lines into a ``TokenBatch`` of dense ids with ``encode`` and states its part of the metric signature.
+(sacrebleu, rouge-score, PTB, METEOR 1.5's ``-norm``, SQuAD / AIJ answer normalisers), chosen once by name with
+``get_tokenizer``; each turns lines into a ``TokenBatch`` of dense ids with ``encode`` and states its part of the
+metric signature.
 
 Names resolve lazily (PEP 562): the first use of a name imports its module only.
 """
@@ -30,12 +31,13 @@ _EXPORTS = {
     "METEORScore": "gpumetrics.text.meteor",
     "CodeBLEUScore": "gpumetrics.text.codebleu",
     "COCOCaptionScores": "gpumetrics.text.coco",
+    "WordMoversDistance": "gpumetrics.text.wmd",
 }
 
 __all__ = [
     "TokenF1", "ExactMatch", "StringAccuracy", "VQAAccuracy", "EditDistance", "CharErrorRate", "WordErrorRate",
     "NormalizedEditSimilarity", "BLEUScore", "ROUGEScore", "CIDErScore", "METEORScore", "CodeBLEUScore",
-    "COCOCaptionScores"
+    "COCOCaptionScores", "WordMoversDistance",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -49,3 +51,4 @@ if TYPE_CHECKING:  # static type checkers and IDEs see the names; nothing is imp
     from gpumetrics.text.meteor import METEORScore
     from gpumetrics.text.codebleu import CodeBLEUScore
     from gpumetrics.text.coco import COCOCaptionScores
+    from gpumetrics.text.wmd import WordMoversDistance

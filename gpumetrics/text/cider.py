@@ -1,4 +1,4 @@
-"""CIDEr-D (pycocoevalcap ``Cider``) and CIDEr (Vedantam et al. 2015) on tensors (docs/metrics/coco.md).
+"""CIDEr-D (pycocoevalcap ``Cider``) and CIDEr (Vedantam et al. 2015) on tensors (docs/metrics/ngram.md).
 
 Parity: ``mode="cider-d"`` with ``tokenize="none"`` equals ``pycocoevalcap.cider.Cider().compute_score(gts, res)``
 (both the corpus score and the per-image scores) on pre-tokenised, whitespace-separated text, quirks included:

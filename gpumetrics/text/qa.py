@@ -1,4 +1,4 @@
-"""Question-answering and string metrics (docs/metrics/edit.md): token F1, exact match, string accuracy, VQA accuracy.
+"""Question-answering and string metrics (docs/metrics/qa.md): token F1, exact match, string accuracy, VQA accuracy.
 
 Presets:
 
@@ -207,7 +207,7 @@ def token_f1(
     reduction: str = "mean",
     device: Optional[torch.device | str] = None,
 ) -> Tensor:
-    """Token-level F1 between predicted and gold answers, max over gold answers (docs/metrics/edit.md).
+    """Token-level F1 between predicted and gold answers, max over gold answers (docs/metrics/qa.md).
 
     Args:
         preds: ``B`` predicted answers.
@@ -241,7 +241,7 @@ def exact_match(
     reduction: str = "mean",
     device: Optional[torch.device | str] = None,
 ) -> Tensor:
-    """Exact match of normalised answers, max over gold answers (docs/metrics/edit.md, MathQA).
+    """Exact match of normalised answers, max over gold answers (docs/metrics/qa.md, MathQA).
 
     Args:
         preds: ``B`` predicted answers.
@@ -299,7 +299,7 @@ def vqa_accuracy(
     device: Optional[torch.device | str] = None,
 ) -> Tensor:
     """AIJ-2021 VQA accuracy (the official ``vqaEval.py``): share of questions whose normalised prediction equals
-    one of its gold answers as written (docs/metrics/edit.md).
+    one of its gold answers as written (docs/metrics/qa.md).
 
     Args:
         preds: ``B`` predicted answers.

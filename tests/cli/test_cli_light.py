@@ -50,7 +50,7 @@ def lazy_package() -> None:
 
 @pytest.mark.parametrize("argv", [
     ("--help",), ("evaluate", "--help"), ("score", "--help"), ("fid", "--help"), ("kid", "--help"),
-    ("clip-score", "--help"), ("report", "--help"), ("list", "--help"), ("list",), ("list", "--json"),
+    ("clip-score", "--help"), ("report", "--help"), ("list", "--help"), ("list",), ("list", "--json"), ("--version",),
 ], ids=" ".join)
 def test_help_and_list_import_no_torch(lazy_package, argv):
     result = _probe(*argv)
