@@ -217,8 +217,12 @@ def _report(args: argparse.Namespace) -> int:
     check_not_inputs([("--html", args.html)], [("the JSON report read", Path(args.report))])
     if Path(args.report).is_dir():
         raise ValueError(f"{args.report} is a directory, not a JSON report")
+    from gpumetrics.core.files import open_input
+
+    with open_input(args.report) as handle:  # /dev/zero is refused, not read into memory
+        data = handle.read()
     try:
-        report = json.loads(Path(args.report).read_text(encoding="utf-8"))
+        report = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as err:
         raise ValueError(f"{args.report}: not a JSON report (not UTF-8 text: {err.reason} at byte "
                          f"{err.start})") from None

@@ -39,7 +39,7 @@ from typing import Any, Optional
 import yaml
 
 from gpumetrics.core import check_device, check_positive_int
-from gpumetrics.core.files import expand_user
+from gpumetrics.core.files import expand_user, open_input
 from gpumetrics.harness.registry import Suite, TaskMetric, bounded_repr, formats, metrics, suites
 
 DEFAULT_BATCH_SIZE = 1024
@@ -352,15 +352,19 @@ def load_config(path: Path | str) -> EvalConfig:
     """Read and validate a YAML/JSON config file (see :func:`parse_config`).
 
     Raises:
-        ConfigError: the file is missing, is not valid YAML, or fails validation.
+        ConfigError: the file is missing, a socket or a device (``/dev/zero``), is not valid YAML, or fails
+            validation.
     """
     path = Path(path)
     if path.is_dir():
         raise ConfigError(f"{path}: is a directory, not a config file")
     try:
-        data = path.read_bytes()
+        with open_input(path) as handle:  # /dev/zero is refused, not read into memory
+            data = handle.read()
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
+    except ValueError as err:
+        raise ConfigError(f"config {err}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -40,6 +40,7 @@ from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
+from gpumetrics.core.files import open_input
 from gpumetrics.core.gcpause import gc_paused
 from gpumetrics.core.progress import ProgressFn
 
@@ -766,8 +767,8 @@ def read_field_records(path: Path | str, fields: tuple[str, ...], example: str) 
     unique: ``gpumetrics clip-score``'s ``{"image", "caption"}`` records may name one image twice).
 
     Raises:
-        DataError: the file is missing, a line is not a JSON object or lacks a string field (``example`` shows the
-            layout), a field holds a lone surrogate, or the file holds no record.
+        DataError: the file is missing, a socket or a device (``/dev/zero``), a line is not a JSON object or lacks a
+            string field (``example`` shows the layout), a field holds a lone surrogate, or the file holds no record.
 
     Example:
         >>> import tempfile, os
@@ -779,9 +780,11 @@ def read_field_records(path: Path | str, fields: tuple[str, ...], example: str) 
     """
     records = []
     try:
-        handle = open(path, "rb")
+        handle = open_input(path)  # /dev/zero is refused: its one endless line would take all memory
     except (FileNotFoundError, IsADirectoryError):
         raise _not_found(path) from None
+    except ValueError as err:
+        raise DataError(path, None, str(err).removeprefix(f"{path} ")) from None
     with handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1 and raw.startswith(_UTF8_BOM):  # a leading BOM (Windows editors) is not data

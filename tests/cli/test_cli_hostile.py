@@ -684,3 +684,70 @@ def test_clip_score_record_naming_an_image_too_long_for_the_file_system_is_a_mis
     code, _, err = _run(["clip-score", "--images", tmp_path / "img", "--captions", tmp_path / "c.jsonl", "--device",
                          "cpu"], capsys)
     assert code == 2 and err.count("\n") == 1 and f"1 image file(s) of {tmp_path / 'c.jsonl'} are missing" in err
+
+
+# ------------------------------------------------------------------------------------------------- fuzz: endless inputs
+_ENDLESS_INPUTS = r'''
+import contextlib, io, json, resource, sys
+from pathlib import Path
+from gpumetrics import cli
+import gpumetrics.harness.config, gpumetrics.harness.records, gpumetrics.harness.html  # imported before the limit
+import torch  # noqa: F401
+tmp = Path(sys.argv[1])
+# a reader that reads /dev/zero to its end fails with MemoryError within 1 GiB instead of taking the machine's memory
+used = int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (used + (1 << 30), resource.getrlimit(resource.RLIMIT_AS)[1]))
+results = {}
+for name, argv, stdin in [
+    ("score hypotheses", ["score", "-m", "bleu", "-r", f"{tmp}/refs.txt", "/dev/zero"], None),
+    ("score references", ["score", "-m", "bleu", "-r", "/dev/urandom", f"{tmp}/refs.txt"], None),
+    ("score stdin", ["score", "-m", "bleu", "-r", f"{tmp}/refs.txt"], "/dev/zero"),
+    ("evaluate config", ["evaluate", "/dev/zero", "--no-checkpoint"], None),
+    ("report", ["report", "/dev/zero", "--html", f"{tmp}/r.html"], None),
+    ("clip-score captions", ["clip-score", "--images", str(tmp), "--captions", "/dev/zero", "--device", "cpu"], None),
+]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        if stdin is not None:
+            sys.stdin = open(stdin)
+        try:
+            code = cli.main(argv)
+        except BaseException as exc:  # MemoryError: the run fails, the test names the case
+            code = type(exc).__name__
+    results[name] = [code, err.getvalue()]
+print(json.dumps(results))
+'''
+
+
+def test_a_device_that_never_ends_is_refused_not_read_into_memory(tmp_path):
+    # `score -r refs.txt /dev/zero`, `< /dev/zero`, `evaluate /dev/zero`, `report /dev/zero`, `clip-score --captions
+    # /dev/zero` read until MemoryError (a traceback, after taking all memory); /dev/urandom likewise. Run in a child
+    # whose address space is bounded, so that a regression fails fast instead of exhausting the machine.
+    import subprocess
+    import sys
+
+    (tmp_path / "refs.txt").write_text("a b\n", encoding="utf-8")
+    child = subprocess.run([sys.executable, "-c", _ENDLESS_INPUTS, str(tmp_path)], capture_output=True, text=True,
+                           timeout=120)
+    assert child.returncode == 0, child.stderr[-2000:]
+    for name, (code, err) in json.loads(child.stdout).items():
+        device = "/dev/urandom" if name == "score references" else "stdin" if name == "score stdin" else "/dev/zero"
+        assert code == 2 and err.count("\n") == 1 and f"{device} is a device (character device)" in err.replace(
+            f"{device}: is", f"{device} is"), (name, code, err)
+
+
+def test_a_socket_as_input_is_said_to_be_one(tmp_path, capsys):
+    # "[Errno 6] No such device or address" named the path but not what is wrong with it
+    import socket
+
+    refs = tmp_path / "refs.txt"
+    refs.write_text("a b\n", encoding="utf-8")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "s"))
+    try:
+        for argv in (["score", "-m", "bleu", "-r", refs, tmp_path / "s"], ["report", tmp_path / "s", "--html",
+                                                                             tmp_path / "r.html"]):
+            code, _, err = _run(argv, capsys)
+            assert code == 2 and err.count("\n") == 1 and f"{tmp_path / 's'} is a socket, not a file" in err
+    finally:
+        server.close()
