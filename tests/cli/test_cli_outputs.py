@@ -137,3 +137,13 @@ def test_report_html_over_its_own_json_report_is_refused(tmp_path, capsys):
     report.write_bytes(b"\xff\xfe{}")  # a UTF-16 / binary file: named, no traceback
     code, _, err = _run(["report", report, "--html", tmp_path / "x.html"], capsys)
     assert code == 2 and str(report) in err and "not UTF-8" in err
+
+
+@pytest.mark.parametrize("option", ["--output", "--html"])
+def test_output_that_is_a_loop_of_symbolic_links_fails_before_reading_data(tmp_path, capsys, option):
+    # is_dir() and exists() are False for a loop: the checks passed and the write failed after the whole run
+    os.symlink(tmp_path / "b.json", tmp_path / "a.json")
+    os.symlink(tmp_path / "a.json", tmp_path / "b.json")
+    code, _, err = _run(["evaluate", _config(tmp_path, data_exists=False), option, tmp_path / "a.json",
+                         "--no-checkpoint"], capsys)
+    _one_line_error(code, err, option, "a loop of symbolic links")
