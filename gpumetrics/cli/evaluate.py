@@ -222,7 +222,7 @@ def _report(args: argparse.Namespace) -> int:
     with open_input(args.report) as handle:  # /dev/zero is refused, not read into memory
         data = handle.read()
     try:
-        report = json.loads(data.decode("utf-8"))
+        report = json.loads(data.decode("utf-8-sig"))  # a report saved again by a Windows editor starts with a BOM
     except UnicodeDecodeError as err:
         raise ValueError(f"{args.report}: not a JSON report (not UTF-8 text: {err.reason} at byte "
                          f"{err.start})") from None

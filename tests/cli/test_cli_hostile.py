@@ -431,6 +431,15 @@ def test_report_of_a_malformed_json_report_is_a_user_error_or_renders(tmp_path, 
     assert (tmp_path / "r.html").exists() == (code == 0)
 
 
+def test_report_of_a_json_report_saved_with_a_byte_order_mark_renders(tmp_path, capsys):
+    # "Unexpected UTF-8 BOM": every other JSON reader of gpumetrics drops a leading BOM (a Windows editor's UTF-8-BOM)
+    report = tmp_path / "r.json"
+    report.write_bytes(b"\xef\xbb\xbf" + json.dumps({"name": "bom", "tasks": [{"name": "T", "score": 0.5}]}).encode())
+    code, _, err = _run(["report", report, "--html", tmp_path / "r.html"], capsys)
+    assert code == 0, err
+    assert "<title>gpumetrics · bom</title>" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
 # ------------------------------------------------------------------------------------------------- fuzz: checkpoints
 def _lone_surrogate_in_the_name(saved):
     return {"finished": [{**saved["finished"][0], "name": "Q\ud800A"}]}  # the report's UTF-8 write failed
