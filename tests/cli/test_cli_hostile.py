@@ -760,3 +760,20 @@ def test_a_socket_as_input_is_said_to_be_one(tmp_path, capsys):
             assert code == 2 and err.count("\n") == 1 and f"{tmp_path / 's'} is a socket, not a file" in err
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("preds, refs, start, end", [
+    ('{"id": "%s", "prediction": "a"}\n{"id": "%s", "prediction": "b"}\n', REFS, "preds.jsonl:2: duplicate id 'xxx",
+     "xxx' (first seen on line 1)"),
+    ('{"id": "%s", "prediction": "a"}\n', REFS, "preds.jsonl:1: unknown id 'xxx", "refs.jsonl"),
+    ('{"id": ["%s"], "prediction": "a"}\n', REFS, "preds.jsonl:1: `id` must be a string or an integer, got list",
+     "xxx']"),
+    ('{"id": "1", "%s": "a"}\n', REFS, "preds.jsonl:1: record has no 'prediction' key (keys: 'id', 'xxx", "xxx')"),
+])
+def test_a_megabyte_id_or_key_in_an_error_is_cut_in_the_middle(tmp_path, capsys, preds, refs, start, end):
+    # the one-line error quoted the hostile id or key whole: a line of a megabyte on the terminal
+    big = "x" * 1_000_000
+    config = _task(tmp_path, preds.replace("%s", big), refs)
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and len(err) < 2100, len(err)
+    assert start in err and err.rstrip("\n").endswith(end) and "characters left out" in err, err[:300]
