@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from gpumetrics.cli.options import non_negative_int
+from gpumetrics.cli.options import decimals
 
 
 STDIN = "-"
@@ -241,7 +241,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="a metric option (repeatable); the value is a YAML scalar: 3, 0.5, true, null, [a, b]")
     score.add_argument("--json", action="store_true",
                        help="print one JSON object: metric, score, signature, n, options (and a dict result's keys)")
-    score.add_argument("-w", "--width", type=non_negative_int, default=4,
-                       help="decimals of the printed score (default 4)")
+    score.add_argument("-w", "--width", type=decimals, default=4,
+                       help="decimals of the printed score, 0 to 100 (default 4)")
     score.add_argument("--device", help="cpu (default), cuda, cuda:N … (must exist here)")
     score.set_defaults(handler=_score, result_on_stdout=True)
