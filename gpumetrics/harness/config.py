@@ -2,7 +2,7 @@
 
 A config is a YAML (or JSON) mapping::
 
-    name: demo                      # optional, shown in the report
+    name: demo                      # optional (default: the file's stem), shown in the report
     suite: aij2022                  # optional: tasks take metric + options from this registered suite
     batch_size: 1024                # optional, samples per ``update`` call (the CLI's --batch-size overrides)
     device: cpu                     # optional, cpu | cuda | cuda:N | mps … (the CLI's --device overrides)
@@ -310,7 +310,11 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
                 format=data_format,
             )
         )
-    name = raw.get("name", path.stem)
+    name = raw.get("name")
+    if name is None:  # absent, or `name:` left empty
+        name = path.stem
+    elif isinstance(name, bool) or not isinstance(name, (str, int, float)):  # a list or mapping was the report's title
+        raise ConfigError(f"{path}: `name` must be a string, got {bounded_repr(name)}")
     return EvalConfig(path=path, name=str(name), tasks=tasks, suite=suite, batch_size=batch_size, device=device)
 
 

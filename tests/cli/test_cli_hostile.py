@@ -237,6 +237,19 @@ def test_yaml_merge_keys_may_still_be_overridden(tmp_path):
     assert [task.name for task in load_config(config).tasks] == ["QA", "QA2"]
 
 
+@pytest.mark.parametrize("name, expected", [("null", "config"), ("", "config"), ("2024", "2024"), ("[1, 2]", None),
+                                            ("{a: b}", None), ("true", None)])
+def test_a_config_name_that_is_no_text_is_refused_and_an_empty_one_is_the_stem(tmp_path, name, expected):
+    # `name: null` titled the report "None", `name: {a: b}` "{'a': 'b'}"; the task names were checked, not this one
+    config = _task(tmp_path, '{"id": "1", "prediction": "a b"}\n', REFS)
+    config.write_text(config.read_text(encoding="utf-8").replace("name: t\n", f"name: {name}\n", 1), encoding="utf-8")
+    if expected is None:
+        with pytest.raises(ConfigError, match=r"config\.yaml: `name` must be a string, got "):
+            load_config(config)
+    else:
+        assert load_config(config).name == expected
+
+
 # ---------------------------------------------------------------------------------------------------- fuzz: data files
 @pytest.mark.parametrize("preds, suffix, line", [
     ('{"id": "1", "prediction": "a b"}\n{"id": ' + "7" * 5000 + ', "prediction": "c"}\n', ".jsonl", 2),
