@@ -147,3 +147,16 @@ def test_output_that_is_a_loop_of_symbolic_links_fails_before_reading_data(tmp_p
     code, _, err = _run(["evaluate", _config(tmp_path, data_exists=False), option, tmp_path / "a.json",
                          "--no-checkpoint"], capsys)
     _one_line_error(code, err, option, "a loop of symbolic links")
+
+
+@pytest.mark.parametrize("option", ["--output", "--html"])
+def test_an_output_naming_a_file_of_a_task_option_is_refused_and_the_file_kept(tmp_path, capsys, option):
+    # only the config and the data files were inputs: `-o syn.tsv` replaced METEOR's synonyms file with the report
+    synonyms = tmp_path / "syn.tsv"
+    synonyms.write_text("кот\tкошк\n", encoding="utf-8")
+    config = _config(tmp_path)
+    config.write_text(config.read_text(encoding="utf-8").replace("metric: token_f1", "metric: meteor\n"
+                      "    options: {mode: nltk, synonyms: syn.tsv}"), encoding="utf-8")
+    code, _, err = _run(["evaluate", config, option, synonyms, "--no-checkpoint"], capsys)
+    _one_line_error(code, err, option, "is option `synonyms` of task 'QA'", "would replace an input")
+    assert synonyms.read_text(encoding="utf-8") == "кот\tкошк\n"
