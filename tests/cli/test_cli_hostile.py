@@ -294,6 +294,40 @@ def test_clip_score_records_read_like_the_other_json_lines(tmp_path):
         read_field_records(path, ("image", "caption"), "E")
 
 
+@pytest.mark.parametrize("preds, suffix, refs, where, key", [
+    ('{"id": "1", "prediction": "draft", "prediction": "a b"}\n', ".jsonl", REFS, "preds.jsonl:1", "prediction"),
+    ('{"id": "2", "prediction": "c"}\n{"id": "9", "id": "1", "prediction": "a b"}\n', ".jsonl", REFS,
+     "preds.jsonl:2", "id"),
+    ('[{"id": "1", "prediction": "a b"},\n {"id": "2", "prediction": "x", "prediction": "c"}]', ".json", REFS,
+     "preds.json:2", "prediction"),
+    ('{"id": "1", "prediction": "a b"}\n', ".jsonl", '{"id": "1", "references": ["x"], "references": ["a b"]}\n',
+     "refs.jsonl:1", "references"),
+])
+def test_a_record_naming_a_key_twice_is_refused(tmp_path, capsys, preds, suffix, refs, where, key):
+    # json.loads keeps the last of two equal keys: the record was scored with one of two values, silently
+    config = _task(tmp_path, preds, refs, suffix=suffix)
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and f"{where}: the record names {key!r} twice" in err, err
+
+
+def test_a_clip_score_record_naming_a_field_twice_is_refused(tmp_path):
+    from gpumetrics.harness.records import read_field_records
+
+    path = tmp_path / "captions.jsonl"
+    path.write_text('{"image": "a.png", "caption": "x"}\n{"image": "b.png", "caption": "y", "caption": "z"}\n',
+                    encoding="utf-8")
+    with pytest.raises(DataError, match=r"captions.jsonl:2: the record names 'caption' twice"):
+        read_field_records(path, ("image", "caption"), "E")
+
+
+def test_a_key_s_name_as_a_value_or_nested_is_no_repeated_key(tmp_path, capsys):
+    # the cheap test (a quoted key twice in the line) sends these to a second decoding, which finds no repeated key
+    preds = '{"id": "id", "prediction": "prediction"}\n{"id": "2", "prediction": "c"}\n'
+    refs = '{"id": "id", "references": ["prediction"]}\n{"id": "2", "references": ["c"]}\n'
+    code, out, err = _run(["evaluate", _task(tmp_path, preds, refs), "--no-checkpoint"], capsys)
+    assert code == 0 and "1.0000" in out, err
+
+
 # ------------------------------------------------------------------------------------------------- fuzz: record values
 BIG = "1" + "0" * 400  # valid JSON, an int in Python, past float64's range: float() raises OverflowError
 
