@@ -119,11 +119,15 @@ def _strict_failure(report) -> Optional[str]:
 
 
 def _inputs(config) -> list[tuple[str, Optional[Path]]]:
-    """The files a run reads, named for an error: the config and each task's data files (an output may be none)."""
+    """The files a run reads, named for an error: the config, each task's data files and the files its options name
+    (``synonyms``, ``embeddings``, ``weights``, a suite's ``inputs`` … — resolved against the config's folder when
+    it loads); an output may be none of them."""
     inputs: list[tuple[str, Optional[Path]]] = [("the config", config.path)]
     for task in config.tasks:
         inputs += [(f"the predictions of task {task.name!r}", task.predictions),
                    (f"the references of task {task.name!r}", task.references)]
+        inputs += [(f"option `{key}` of task {task.name!r}", Path(value)) for key, value in task.options.items()
+                   if isinstance(value, str) and value and os.path.isfile(value)]
     return inputs
 
 
@@ -217,8 +221,12 @@ def _report(args: argparse.Namespace) -> int:
     check_not_inputs([("--html", args.html)], [("the JSON report read", Path(args.report))])
     if Path(args.report).is_dir():
         raise ValueError(f"{args.report} is a directory, not a JSON report")
+    from gpumetrics.core.files import open_input
+
+    with open_input(args.report) as handle:  # /dev/zero is refused, not read into memory
+        data = handle.read()
     try:
-        report = json.loads(Path(args.report).read_text(encoding="utf-8"))
+        report = json.loads(data.decode("utf-8-sig"))  # a report saved again by a Windows editor starts with a BOM
     except UnicodeDecodeError as err:
         raise ValueError(f"{args.report}: not a JSON report (not UTF-8 text: {err.reason} at byte "
                          f"{err.start})") from None

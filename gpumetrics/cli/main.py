@@ -50,10 +50,18 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+#: characters of a user error's line; the middle of a longer one (a hostile file's megabyte id or key quoted whole)
+#: is left out, so that its start (file, line, what) and its end (the other file, the hint) are printed
+MAX_ERROR_LINE = 2000
+
+
 def _one_line(err: BaseException) -> str:
     text = " ".join(str(err).split()) or type(err).__name__
     if isinstance(err, RecursionError):
         text = f"input nested too deeply to read ({text})"
+    if len(text) > MAX_ERROR_LINE:
+        head, tail = MAX_ERROR_LINE * 3 // 5, MAX_ERROR_LINE // 5
+        text = f"{text[:head]} … ({len(text) - head - tail:,} characters left out) … {text[-tail:]}"
     return text
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Optional
 
 
 def console(stderr: bool = False):
@@ -16,15 +17,15 @@ def console(stderr: bool = False):
     return out
 
 
-def _int_at_least(minimum: int, what: str):
-    """argparse type: an integer ``>= minimum``; ``what`` names it in the error."""
+def _int_at_least(minimum: int, what: str, maximum: Optional[int] = None):
+    """argparse type: an integer ``>= minimum`` (and ``<= maximum`` when given); ``what`` names it in the error."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if value < minimum:
+        if value < minimum or (maximum is not None and value > maximum):
             raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
         return value
 
@@ -35,3 +36,6 @@ def _int_at_least(minimum: int, what: str):
 #: argparse types shared by every subcommand
 positive_int = _int_at_least(1, "a positive integer")
 non_negative_int = _int_at_least(0, "an integer >= 0")
+#: decimals of a printed score: past float64's 17 significant digits they are noise, and a huge count ("precision too
+#: big", or gigabytes of zeros) is no score
+decimals = _int_at_least(0, "an integer from 0 to 100", maximum=100)

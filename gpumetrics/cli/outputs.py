@@ -8,6 +8,7 @@ run: an existing directory, a report that would be its own checkpoint folder, a 
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import tempfile
@@ -29,8 +30,8 @@ def check_output(value: Optional[str], option: str, *, stdout_ok: bool = False) 
 
     Raises:
         ValueError: naming ``option`` and the path: a directory; ``-`` where it is not allowed or stdout is closed; a
-            parent that is not a directory; a directory in which no file can be created (read-only, a read-only file
-            system); an existing file without write permission.
+            loop of symbolic links; a parent that is not a directory; a directory in which no file can be created
+            (read-only, a read-only file system); an existing file without write permission.
 
     Example:
         >>> import tempfile
@@ -52,6 +53,11 @@ def check_output(value: Optional[str], option: str, *, stdout_ok: bool = False) 
             raise ValueError(f"{option} - writes to standard output, which is closed: give a file name")
         return None
     path = Path(value)
+    try:
+        os.stat(path)
+    except OSError as err:  # is_dir() and exists() say False for a loop, which the write then meets after the run
+        if err.errno == errno.ELOOP:
+            raise ValueError(f"{option} {value}: a loop of symbolic links (no file can be written there)") from None
     if path.is_dir():
         raise ValueError(f"{option} {value} is a directory: give a file name")
     existing = _first_existing(path.parent)

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from gpumetrics.cli.options import non_negative_int
+from gpumetrics.cli.options import decimals
 
 
 STDIN = "-"
@@ -29,7 +29,8 @@ def read_lines(path: str) -> list[str]:
     it stays at the start of the first line, as in ``sacrebleu`` (``score`` warns about it, :func:`_warn_about_boms`).
 
     Raises:
-        ValueError: a file that is not UTF-8 (naming it and the line), a directory.
+        ValueError: a file that is not UTF-8 (naming it and the line), a directory, a socket, a device other than a
+            terminal or ``/dev/null`` (``/dev/zero`` would never end).
         OSError: a missing or unreadable file.
 
     Example:
@@ -39,12 +40,22 @@ def read_lines(path: str) -> list[str]:
         >>> read_lines(name)
         ['a b', 'c', '', 'd']
     """
+    from gpumetrics.core.files import check_input_stream, open_input
+
     if path == STDIN:
-        data, name = _stdin().buffer.read(), "stdin"
+        stdin, name = _stdin().buffer, "stdin"
+        try:
+            descriptor = stdin.fileno()
+        except (AttributeError, OSError, ValueError):  # not a file descriptor (a test's stand-in)
+            descriptor = None
+        if descriptor is not None:
+            check_input_stream(descriptor, name)  # `< /dev/zero` would never end
+        data = stdin.read()
     else:
         if Path(path).is_dir():
             raise ValueError(f"{path} is a directory, not a text file of one sample per line")
-        data, name = Path(path).read_bytes(), path
+        with open_input(path) as handle:  # a device such as /dev/zero is refused, not read into memory
+            data, name = handle.read(), path
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -230,7 +241,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="a metric option (repeatable); the value is a YAML scalar: 3, 0.5, true, null, [a, b]")
     score.add_argument("--json", action="store_true",
                        help="print one JSON object: metric, score, signature, n, options (and a dict result's keys)")
-    score.add_argument("-w", "--width", type=non_negative_int, default=4,
-                       help="decimals of the printed score (default 4)")
+    score.add_argument("-w", "--width", type=decimals, default=4,
+                       help="decimals of the printed score, 0 to 100 (default 4)")
     score.add_argument("--device", help="cpu (default), cuda, cuda:N … (must exist here)")
     score.set_defaults(handler=_score, result_on_stdout=True)

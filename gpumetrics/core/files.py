@@ -1,6 +1,7 @@
-"""Files: written so that a reader never sees half of one (a temp file beside the target, then ``os.replace``), the
-one reader of ``$GPUMETRICS_HOME`` (:func:`gpumetrics_home`, :func:`cache_dir`), the one file hasher
-(:func:`file_hash`, :func:`file_sha256`) and the one ``~`` expander (:func:`expand_user`)."""
+"""Files: written so that a reader never sees half of one (a temp file beside the target, then ``os.replace``), opened
+for reading only where reading ends (:func:`open_input`: no ``/dev/zero``), the one reader of ``$GPUMETRICS_HOME``
+(:func:`gpumetrics_home`, :func:`cache_dir`), the one file hasher (:func:`file_hash`, :func:`file_sha256`) and the one
+``~`` expander (:func:`expand_user`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import os
 import secrets
 import stat
 from pathlib import Path
-from typing import IO, Any, Iterator, Optional, Union
+from typing import IO, Any, BinaryIO, Iterator, Optional, Union
 
 _CHUNK = 1 << 20  # bytes read at a time by the hasher
 
@@ -91,6 +92,55 @@ def atomic_write(path: Union[str, Path], mode: str = "w", encoding: str = "utf-8
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
         raise
+
+
+def open_input(path: Union[str, "os.PathLike[str]"]) -> BinaryIO:
+    """Open an input file in binary mode, refusing what reading whole would never end on.
+
+    A regular file, a pipe (a FIFO, ``<(…)``, ``/dev/stdin`` fed by one), a terminal and ``/dev/null`` are opened;
+    any other device — ``/dev/zero`` and ``/dev/urandom`` never reach an end of file, so ``read()`` would take all
+    memory — and a socket are refused with a ``ValueError`` naming ``path``, before anything is read.
+
+    Raises:
+        ValueError: ``path`` is a socket or a device other than a terminal or ``/dev/null``.
+        OSError: ``path`` cannot be opened (missing, a directory, permission denied, a symbolic-link loop).
+
+    Example:
+        >>> try:
+        ...     open_input("/dev/zero")
+        ... except ValueError as err:
+        ...     print(str(err).split(":")[0])
+        /dev/zero is a device (character device), not a file
+    """
+    with contextlib.suppress(OSError):  # open() names a missing file, a directory or a loop itself
+        if stat.S_ISSOCK(os.stat(path).st_mode):  # open() would say "No such device or address"
+            raise ValueError(f"{os.fspath(path)} is a socket, not a file")
+    handle = open(path, "rb")
+    try:
+        check_input_stream(handle.fileno(), os.fspath(path))
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+def check_input_stream(descriptor: int, name: str) -> None:
+    """Refuse an open input (``descriptor``: e.g. standard input's) that is a device other than a terminal or
+    ``/dev/null``: reading it to its end would never end (``< /dev/zero``). ``name`` names it in the error.
+
+    Raises:
+        ValueError: naming ``name`` and the kind of device.
+    """
+    mode = os.fstat(descriptor)
+    if not (stat.S_ISCHR(mode.st_mode) or stat.S_ISBLK(mode.st_mode)) or os.isatty(descriptor):
+        return
+    with contextlib.suppress(OSError):
+        null = os.stat(os.devnull)
+        if stat.S_ISCHR(mode.st_mode) and mode.st_rdev == null.st_rdev:
+            return
+    kind = "character device" if stat.S_ISCHR(mode.st_mode) else "block device"
+    raise ValueError(f"{name} is a device ({kind}), not a file: give a file or a pipe (reading a device such as "
+                     "/dev/zero to its end would never end)")
 
 
 def _create_temporary(target: Path) -> "tuple[int, str]":

@@ -2,7 +2,7 @@
 
 A config is a YAML (or JSON) mapping::
 
-    name: demo                      # optional, shown in the report
+    name: demo                      # optional (default: the file's stem), shown in the report
     suite: aij2022                  # optional: tasks take metric + options from this registered suite
     batch_size: 1024                # optional, samples per ``update`` call (the CLI's --batch-size overrides)
     device: cpu                     # optional, cpu | cuda | cuda:N | mps … (the CLI's --device overrides)
@@ -39,7 +39,7 @@ from typing import Any, Optional
 import yaml
 
 from gpumetrics.core import check_device, check_positive_int
-from gpumetrics.core.files import expand_user
+from gpumetrics.core.files import expand_user, open_input
 from gpumetrics.harness.registry import Suite, TaskMetric, bounded_repr, formats, metrics, suites
 
 DEFAULT_BATCH_SIZE = 1024
@@ -310,7 +310,11 @@ def parse_config(raw: Any, path: Path | str = "<config>") -> EvalConfig:
                 format=data_format,
             )
         )
-    name = raw.get("name", path.stem)
+    name = raw.get("name")
+    if name is None:  # absent, or `name:` left empty
+        name = path.stem
+    elif isinstance(name, bool) or not isinstance(name, (str, int, float)):  # a list or mapping was the report's title
+        raise ConfigError(f"{path}: `name` must be a string, got {bounded_repr(name)}")
     return EvalConfig(path=path, name=str(name), tasks=tasks, suite=suite, batch_size=batch_size, device=device)
 
 
@@ -352,15 +356,19 @@ def load_config(path: Path | str) -> EvalConfig:
     """Read and validate a YAML/JSON config file (see :func:`parse_config`).
 
     Raises:
-        ConfigError: the file is missing, is not valid YAML, or fails validation.
+        ConfigError: the file is missing, a socket or a device (``/dev/zero``), is not valid YAML, or fails
+            validation.
     """
     path = Path(path)
     if path.is_dir():
         raise ConfigError(f"{path}: is a directory, not a config file")
     try:
-        data = path.read_bytes()
+        with open_input(path) as handle:  # /dev/zero is refused, not read into memory
+            data = handle.read()
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
+    except ValueError as err:
+        raise ConfigError(f"config {err}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -40,6 +40,7 @@ from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
+from gpumetrics.core.files import open_input
 from gpumetrics.core.gcpause import gc_paused
 from gpumetrics.core.progress import ProgressFn
 
@@ -237,7 +238,10 @@ def _iter_json_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any
             if index >= len(text) or text[index] != ":":
                 raise DataError(path, line_at(index), "malformed JSON: expected ':' after an object key")
             index = _skip_ws(text, index + 1)
+        start = index
         value, index = _decode_at(path, text, index)
+        if opener == "[":  # a record of an array (an object's keys are ids: a repeated one is a duplicate id)
+            refuse_repeated_keys(path, line, text[start:index])
         if surrogates:
             check_no_surrogates(path, line, [key, value])
         yield key, value, line
@@ -261,10 +265,33 @@ def _lone_cr_hint(line: str) -> str:
     return ""
 
 
+#: the keys of a record whose second occurrence JSON would keep silently in place of the first
+RECORD_KEYS = ("id", PREDICTION_KEY, REFERENCES_KEY)
+
+
+def refuse_repeated_keys(path: Path, line: Optional[int], raw: str, keys: tuple[str, ...] = RECORD_KEYS) -> None:
+    """Refuse a record naming one of ``keys`` twice (``{"id": "1", "prediction": "draft", "prediction": "final"}``):
+    ``json.loads`` keeps the last value silently, so which one was meant is unknown. ``raw``: the record's JSON text;
+    only one holding a key's quoted name twice is decoded again (the common record costs a few ``str.count``)."""
+    if not any(raw.count(f'"{key}"') > 1 for key in keys):
+        return
+
+    def pairs(items: list) -> dict:
+        seen = set()
+        for key, _ in items:
+            if key in seen and key in keys:
+                raise DataError(path, line, f"the record names {key!r} twice (JSON would keep the last value "
+                                            "silently): remove one")
+            seen.add(key)
+        return dict(items)
+
+    json.loads(raw, object_pairs_hook=pairs)
+
+
 def _json_line(path: Path, line_no: int, line: str) -> Any:
     """The JSON value of one JSON Lines record, or a :class:`DataError` naming the line."""
     try:
-        return json.loads(line)
+        value = json.loads(line)
     except json.JSONDecodeError as err:
         raise DataError(path, line_no,
                         f"malformed JSON line: {err.msg} (column {err.colno}){_lone_cr_hint(line)}") from None
@@ -272,6 +299,8 @@ def _json_line(path: Path, line_no: int, line: str) -> Any:
         raise DataError(path, line_no, _TOO_DEEP) from None
     except ValueError as err:  # an integer over Python's 4300-digit limit
         raise DataError(path, line_no, f"unreadable JSON value: {err}") from None
+    refuse_repeated_keys(path, line_no, line)
+    return value
 
 
 def _iter_jsonl_items(path: Path, text: str) -> Iterator[tuple[Optional[str], Any, int]]:
@@ -766,8 +795,8 @@ def read_field_records(path: Path | str, fields: tuple[str, ...], example: str) 
     unique: ``gpumetrics clip-score``'s ``{"image", "caption"}`` records may name one image twice).
 
     Raises:
-        DataError: the file is missing, a line is not a JSON object or lacks a string field (``example`` shows the
-            layout), a field holds a lone surrogate, or the file holds no record.
+        DataError: the file is missing, a socket or a device (``/dev/zero``), a line is not a JSON object or lacks a
+            string field (``example`` shows the layout), a field holds a lone surrogate, or the file holds no record.
 
     Example:
         >>> import tempfile, os
@@ -779,9 +808,11 @@ def read_field_records(path: Path | str, fields: tuple[str, ...], example: str) 
     """
     records = []
     try:
-        handle = open(path, "rb")
+        handle = open_input(path)  # /dev/zero is refused: its one endless line would take all memory
     except (FileNotFoundError, IsADirectoryError):
         raise _not_found(path) from None
+    except ValueError as err:
+        raise DataError(path, None, str(err).removeprefix(f"{path} ")) from None
     with handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1 and raw.startswith(_UTF8_BOM):  # a leading BOM (Windows editors) is not data
@@ -800,6 +831,7 @@ def read_field_records(path: Path | str, fields: tuple[str, ...], example: str) 
                 raise DataError(path, number, f"unreadable JSON value: {type(err).__name__}: {err}") from None
             if not isinstance(record, dict) or not all(isinstance(record.get(field), str) for field in fields):
                 raise DataError(path, number, f"expected {example}")
+            refuse_repeated_keys(path, number, line, fields)
             values = tuple(record[field] for field in fields)
             check_no_surrogates(path, number, list(values), line)
             records.append(values)

@@ -41,7 +41,7 @@ from typing import Any, Optional
 
 from gpumetrics.harness.records import DataError, JoinedData, Record, join_records, read_id_object
 # (the format registry)
-from gpumetrics.harness.registry import FORMATS, Format, get_format, register_format  # noqa: F401
+from gpumetrics.harness.registry import FORMATS, Format, bounded_repr, get_format, register_format  # noqa: F401
 
 def _string(path: Path, record: Record, what: str = "value") -> str:
     if not isinstance(record.value, str):
@@ -67,9 +67,12 @@ def _first_text(path: Path, record: Record) -> str:
                 raise DataError(path, record.line, f"id {record.id!r}: the text element's content must be a string, "
                                                    f"got {element['content']!r:.60}")
             return element["content"]
-    types = ", ".join(str(e["type"]) for e in record.value) or "none"
-    raise DataError(path, record.line, f"id {record.id!r}: no element of type 'text' (element types: {types}); a text "
-                                       "answer is expected (the official script scores such a prediction as \"\")")
+    elements = record.value  # a hostile file's thousands of elements or megabyte types: a few, cut, are named
+    types = ", ".join(bounded_repr(e["type"], 40) if not isinstance(e["type"], str) else e["type"][:40]
+                      for e in elements[:5]) + (f", … ({len(elements)} elements)" if len(elements) > 5 else "")
+    raise DataError(path, record.line, f"id {record.id!r}: no element of type 'text' (element types: "
+                                       f"{types or 'none'}); a text answer is expected (the official script scores "
+                                       "such a prediction as \"\")")
 
 
 def _gold_answers(path: Path, record: Record) -> list[str]:

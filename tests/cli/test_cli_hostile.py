@@ -237,6 +237,19 @@ def test_yaml_merge_keys_may_still_be_overridden(tmp_path):
     assert [task.name for task in load_config(config).tasks] == ["QA", "QA2"]
 
 
+@pytest.mark.parametrize("name, expected", [("null", "config"), ("", "config"), ("2024", "2024"), ("[1, 2]", None),
+                                            ("{a: b}", None), ("true", None)])
+def test_a_config_name_that_is_no_text_is_refused_and_an_empty_one_is_the_stem(tmp_path, name, expected):
+    # `name: null` titled the report "None", `name: {a: b}` "{'a': 'b'}"; the task names were checked, not this one
+    config = _task(tmp_path, '{"id": "1", "prediction": "a b"}\n', REFS)
+    config.write_text(config.read_text(encoding="utf-8").replace("name: t\n", f"name: {name}\n", 1), encoding="utf-8")
+    if expected is None:
+        with pytest.raises(ConfigError, match=r"config\.yaml: `name` must be a string, got "):
+            load_config(config)
+    else:
+        assert load_config(config).name == expected
+
+
 # ---------------------------------------------------------------------------------------------------- fuzz: data files
 @pytest.mark.parametrize("preds, suffix, line", [
     ('{"id": "1", "prediction": "a b"}\n{"id": ' + "7" * 5000 + ', "prediction": "c"}\n', ".jsonl", 2),
@@ -279,6 +292,40 @@ def test_clip_score_records_read_like_the_other_json_lines(tmp_path):
     path.write_bytes(b'{"image": "a.png", "caption": "x"}\n{"image": "b.png", "caption": "\xff"}\n')
     with pytest.raises(DataError, match=r"captions.jsonl:2: not valid UTF-8"):
         read_field_records(path, ("image", "caption"), "E")
+
+
+@pytest.mark.parametrize("preds, suffix, refs, where, key", [
+    ('{"id": "1", "prediction": "draft", "prediction": "a b"}\n', ".jsonl", REFS, "preds.jsonl:1", "prediction"),
+    ('{"id": "2", "prediction": "c"}\n{"id": "9", "id": "1", "prediction": "a b"}\n', ".jsonl", REFS,
+     "preds.jsonl:2", "id"),
+    ('[{"id": "1", "prediction": "a b"},\n {"id": "2", "prediction": "x", "prediction": "c"}]', ".json", REFS,
+     "preds.json:2", "prediction"),
+    ('{"id": "1", "prediction": "a b"}\n', ".jsonl", '{"id": "1", "references": ["x"], "references": ["a b"]}\n',
+     "refs.jsonl:1", "references"),
+])
+def test_a_record_naming_a_key_twice_is_refused(tmp_path, capsys, preds, suffix, refs, where, key):
+    # json.loads keeps the last of two equal keys: the record was scored with one of two values, silently
+    config = _task(tmp_path, preds, refs, suffix=suffix)
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and f"{where}: the record names {key!r} twice" in err, err
+
+
+def test_a_clip_score_record_naming_a_field_twice_is_refused(tmp_path):
+    from gpumetrics.harness.records import read_field_records
+
+    path = tmp_path / "captions.jsonl"
+    path.write_text('{"image": "a.png", "caption": "x"}\n{"image": "b.png", "caption": "y", "caption": "z"}\n',
+                    encoding="utf-8")
+    with pytest.raises(DataError, match=r"captions.jsonl:2: the record names 'caption' twice"):
+        read_field_records(path, ("image", "caption"), "E")
+
+
+def test_a_key_s_name_as_a_value_or_nested_is_no_repeated_key(tmp_path, capsys):
+    # the cheap test (a quoted key twice in the line) sends these to a second decoding, which finds no repeated key
+    preds = '{"id": "id", "prediction": "prediction"}\n{"id": "2", "prediction": "c"}\n'
+    refs = '{"id": "id", "references": ["prediction"]}\n{"id": "2", "references": ["c"]}\n'
+    code, out, err = _run(["evaluate", _task(tmp_path, preds, refs), "--no-checkpoint"], capsys)
+    assert code == 0 and "1.0000" in out, err
 
 
 # ------------------------------------------------------------------------------------------------- fuzz: record values
@@ -429,6 +476,15 @@ def test_report_of_a_malformed_json_report_is_a_user_error_or_renders(tmp_path, 
     code, _, err = _run(["report", report, "--html", tmp_path / "r.html"], capsys)
     assert code == 0 or (code == 2 and err.count("\n") == 1 and f"{report}: not a gpumetrics JSON report" in err)
     assert (tmp_path / "r.html").exists() == (code == 0)
+
+
+def test_report_of_a_json_report_saved_with_a_byte_order_mark_renders(tmp_path, capsys):
+    # "Unexpected UTF-8 BOM": every other JSON reader of gpumetrics drops a leading BOM (a Windows editor's UTF-8-BOM)
+    report = tmp_path / "r.json"
+    report.write_bytes(b"\xef\xbb\xbf" + json.dumps({"name": "bom", "tasks": [{"name": "T", "score": 0.5}]}).encode())
+    code, _, err = _run(["report", report, "--html", tmp_path / "r.html"], capsys)
+    assert code == 0, err
+    assert "<title>gpumetrics · bom</title>" in (tmp_path / "r.html").read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------------------------------------- fuzz: checkpoints
@@ -684,3 +740,87 @@ def test_clip_score_record_naming_an_image_too_long_for_the_file_system_is_a_mis
     code, _, err = _run(["clip-score", "--images", tmp_path / "img", "--captions", tmp_path / "c.jsonl", "--device",
                          "cpu"], capsys)
     assert code == 2 and err.count("\n") == 1 and f"1 image file(s) of {tmp_path / 'c.jsonl'} are missing" in err
+
+
+# ------------------------------------------------------------------------------------------------- fuzz: endless inputs
+_ENDLESS_INPUTS = r'''
+import contextlib, io, json, resource, sys
+from pathlib import Path
+from gpumetrics import cli
+import gpumetrics.harness.config, gpumetrics.harness.records, gpumetrics.harness.html  # imported before the limit
+import torch  # noqa: F401
+tmp = Path(sys.argv[1])
+# a reader that reads /dev/zero to its end fails with MemoryError within 1 GiB instead of taking the machine's memory
+used = int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (used + (1 << 30), resource.getrlimit(resource.RLIMIT_AS)[1]))
+results = {}
+for name, argv, stdin in [
+    ("score hypotheses", ["score", "-m", "bleu", "-r", f"{tmp}/refs.txt", "/dev/zero"], None),
+    ("score references", ["score", "-m", "bleu", "-r", "/dev/urandom", f"{tmp}/refs.txt"], None),
+    ("score stdin", ["score", "-m", "bleu", "-r", f"{tmp}/refs.txt"], "/dev/zero"),
+    ("evaluate config", ["evaluate", "/dev/zero", "--no-checkpoint"], None),
+    ("report", ["report", "/dev/zero", "--html", f"{tmp}/r.html"], None),
+    ("clip-score captions", ["clip-score", "--images", str(tmp), "--captions", "/dev/zero", "--device", "cpu"], None),
+]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        if stdin is not None:
+            sys.stdin = open(stdin)
+        try:
+            code = cli.main(argv)
+        except BaseException as exc:  # MemoryError: the run fails, the test names the case
+            code = type(exc).__name__
+    results[name] = [code, err.getvalue()]
+print(json.dumps(results))
+'''
+
+
+def test_a_device_that_never_ends_is_refused_not_read_into_memory(tmp_path):
+    # `score -r refs.txt /dev/zero`, `< /dev/zero`, `evaluate /dev/zero`, `report /dev/zero`, `clip-score --captions
+    # /dev/zero` read until MemoryError (a traceback, after taking all memory); /dev/urandom likewise. Run in a child
+    # whose address space is bounded, so that a regression fails fast instead of exhausting the machine.
+    import subprocess
+    import sys
+
+    (tmp_path / "refs.txt").write_text("a b\n", encoding="utf-8")
+    child = subprocess.run([sys.executable, "-c", _ENDLESS_INPUTS, str(tmp_path)], capture_output=True, text=True,
+                           timeout=120)
+    assert child.returncode == 0, child.stderr[-2000:]
+    for name, (code, err) in json.loads(child.stdout).items():
+        device = "/dev/urandom" if name == "score references" else "stdin" if name == "score stdin" else "/dev/zero"
+        assert code == 2 and err.count("\n") == 1 and f"{device} is a device (character device)" in err.replace(
+            f"{device}: is", f"{device} is"), (name, code, err)
+
+
+def test_a_socket_as_input_is_said_to_be_one(tmp_path, capsys):
+    # "[Errno 6] No such device or address" named the path but not what is wrong with it
+    import socket
+
+    refs = tmp_path / "refs.txt"
+    refs.write_text("a b\n", encoding="utf-8")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "s"))
+    try:
+        for argv in (["score", "-m", "bleu", "-r", refs, tmp_path / "s"], ["report", tmp_path / "s", "--html",
+                                                                             tmp_path / "r.html"]):
+            code, _, err = _run(argv, capsys)
+            assert code == 2 and err.count("\n") == 1 and f"{tmp_path / 's'} is a socket, not a file" in err
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("preds, refs, start, end", [
+    ('{"id": "%s", "prediction": "a"}\n{"id": "%s", "prediction": "b"}\n', REFS, "preds.jsonl:2: duplicate id 'xxx",
+     "xxx' (first seen on line 1)"),
+    ('{"id": "%s", "prediction": "a"}\n', REFS, "preds.jsonl:1: unknown id 'xxx", "refs.jsonl"),
+    ('{"id": ["%s"], "prediction": "a"}\n', REFS, "preds.jsonl:1: `id` must be a string or an integer, got list",
+     "xxx']"),
+    ('{"id": "1", "%s": "a"}\n', REFS, "preds.jsonl:1: record has no 'prediction' key (keys: 'id', 'xxx", "xxx')"),
+])
+def test_a_megabyte_id_or_key_in_an_error_is_cut_in_the_middle(tmp_path, capsys, preds, refs, start, end):
+    # the one-line error quoted the hostile id or key whole: a line of a megabyte on the terminal
+    big = "x" * 1_000_000
+    config = _task(tmp_path, preds.replace("%s", big), refs)
+    code, _, err = _run(["evaluate", config, "--no-checkpoint"], capsys)
+    assert code == 2 and err.count("\n") == 1 and len(err) < 2100, len(err)
+    assert start in err and err.rstrip("\n").endswith(end) and "characters left out" in err, err[:300]

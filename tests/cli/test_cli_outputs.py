@@ -137,3 +137,26 @@ def test_report_html_over_its_own_json_report_is_refused(tmp_path, capsys):
     report.write_bytes(b"\xff\xfe{}")  # a UTF-16 / binary file: named, no traceback
     code, _, err = _run(["report", report, "--html", tmp_path / "x.html"], capsys)
     assert code == 2 and str(report) in err and "not UTF-8" in err
+
+
+@pytest.mark.parametrize("option", ["--output", "--html"])
+def test_output_that_is_a_loop_of_symbolic_links_fails_before_reading_data(tmp_path, capsys, option):
+    # is_dir() and exists() are False for a loop: the checks passed and the write failed after the whole run
+    os.symlink(tmp_path / "b.json", tmp_path / "a.json")
+    os.symlink(tmp_path / "a.json", tmp_path / "b.json")
+    code, _, err = _run(["evaluate", _config(tmp_path, data_exists=False), option, tmp_path / "a.json",
+                         "--no-checkpoint"], capsys)
+    _one_line_error(code, err, option, "a loop of symbolic links")
+
+
+@pytest.mark.parametrize("option", ["--output", "--html"])
+def test_an_output_naming_a_file_of_a_task_option_is_refused_and_the_file_kept(tmp_path, capsys, option):
+    # only the config and the data files were inputs: `-o syn.tsv` replaced METEOR's synonyms file with the report
+    synonyms = tmp_path / "syn.tsv"
+    synonyms.write_text("кот\tкошк\n", encoding="utf-8")
+    config = _config(tmp_path)
+    config.write_text(config.read_text(encoding="utf-8").replace("metric: token_f1", "metric: meteor\n"
+                      "    options: {mode: nltk, synonyms: syn.tsv}"), encoding="utf-8")
+    code, _, err = _run(["evaluate", config, option, synonyms, "--no-checkpoint"], capsys)
+    _one_line_error(code, err, option, "is option `synonyms` of task 'QA'", "would replace an input")
+    assert synonyms.read_text(encoding="utf-8") == "кот\tкошк\n"

@@ -245,10 +245,12 @@ def test_label_metric_reads_lines_as_json_values(tmp_path, capsys):
     assert code == 2 and "cannot score these lines" in err and err.count("\n") == 1  # not a traceback
 
 
-def test_a_negative_width_is_a_usage_error(tmp_path, capsys):
-    # `-w -3` reached the format spec: "error: Format specifier missing precision"
+@pytest.mark.parametrize("width", ["-3", "101", "99999999999"])
+def test_a_width_out_of_range_is_a_usage_error(tmp_path, capsys, width):
+    # `-w -3` reached the format spec: "error: Format specifier missing precision"; `-w 99999999999` "error: precision
+    # too big", naming no argument (and `-w 1000000000` printed a gigabyte of zeros)
     refs = tmp_path / "r.txt"
     refs.write_text("a b\n", encoding="utf-8")
     with pytest.raises(SystemExit) as exit_info:
-        cli.main(["score", "-m", "bleu", "-w", "-3", "-r", str(refs), str(refs)])
-    assert exit_info.value.code == 2 and "-w/--width" in capsys.readouterr().err
+        cli.main(["score", "-m", "bleu", "-w", width, "-r", str(refs), str(refs)])
+    assert exit_info.value.code == 2 and "-w/--width: expected an integer from 0 to 100" in capsys.readouterr().err

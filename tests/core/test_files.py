@@ -172,3 +172,29 @@ def test_bad_mode_is_refused(tmp_path):
     with pytest.raises(ValueError, match="`mode`"):
         with atomic_write(tmp_path / "x", "a"):
             pass
+
+
+def test_open_input_refuses_endless_devices_and_sockets_and_opens_the_rest(tmp_path):
+    import threading
+
+    from gpumetrics.core.files import open_input
+
+    for device in ("/dev/zero", "/dev/urandom"):
+        with pytest.raises(ValueError, match=f"^{device} is a device \\(character device\\), not a file"):
+            open_input(device)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "s"))
+    with pytest.raises(ValueError, match="is a socket, not a file"):
+        open_input(tmp_path / "s")
+    server.close()
+    with open_input("/dev/null") as handle:
+        assert handle.read() == b""
+    (tmp_path / "f.txt").write_bytes(b"x\n")
+    with open_input(tmp_path / "f.txt") as handle:
+        assert handle.read() == b"x\n"
+    os.mkfifo(tmp_path / "fifo")  # a pipe ends when its writer closes it: `gpumetrics score -r <(cmd) …`
+    writer = threading.Thread(target=lambda: (tmp_path / "fifo").write_bytes(b"piped\n"))
+    writer.start()
+    with open_input(tmp_path / "fifo") as handle:
+        assert handle.read() == b"piped\n"
+    writer.join()

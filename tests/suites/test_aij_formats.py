@@ -118,6 +118,18 @@ def test_wrong_file_is_a_data_error_naming_file_line_and_id(tmp_path, suite, tas
         _run(tmp_path, suite, task, true, pred)
 
 
+def test_a_prediction_without_text_names_a_few_element_types_cut_short(tmp_path):
+    # every element's type went into the one-line error whole: 20000 elements, or one type of 100 KB, made a line of
+    # hundreds of kilobytes
+    many = [{"type": f"image{i}", "content": "x"} for i in range(20000)]
+    huge = [{"type": "b" * 100_000, "content": "x"}, {"type": {"a": ["c" * 100_000]}, "content": "x"}]
+    for elements, shown in ((many, "image0, image1, image2, image3, image4, … (20000 elements)"),
+                            (huge, "b" * 40 + ", {'a': [")):
+        with pytest.raises(DataError, match=r"pred\.json:2: id 'a': no element of type 'text'") as error:
+            _run(tmp_path, "aij2022", "TextQA", {"a": _text(["x"])}, {"a": elements})
+        assert shown in str(error.value) and len(str(error.value)) < 400, str(error.value)[:500]
+
+
 def test_an_array_of_records_is_not_the_official_layout(tmp_path):
     (tmp_path / "pred.json").write_text('[{"id": "0", "prediction": "x"}]')
     _write(tmp_path / "true.json", {"0": "x"})
