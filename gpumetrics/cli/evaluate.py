@@ -126,8 +126,7 @@ def _inputs(config) -> list[tuple[str, Optional[Path]]]:
     for task in config.tasks:
         inputs += [(f"the predictions of task {task.name!r}", task.predictions),
                    (f"the references of task {task.name!r}", task.references)]
-        inputs += [(f"option `{key}` of task {task.name!r}", Path(value)) for key, value in task.options.items()
-                   if isinstance(value, str) and value and os.path.isfile(value)]
+        inputs += [(f"option `{key}` of task {task.name!r}", path) for key, path in task.option_files()]
     return inputs
 
 

@@ -5,8 +5,9 @@ One file per process (``rank{r}-of{w}.pt`` in the checkpoint folder), replaced a
 leaves the previous complete checkpoint. It holds the finished tasks' results, the index of the current task, the
 samples of this process's shard already fed, the metric's states (``Metric.persistent(True)`` state dict), the
 per-sample summary and the run's ``started`` time. A checkpoint is only resumed by the run it was written for: its
-*fingerprint* (config file bytes, every data file's size and modification time, batch size, world size, device
-type, per-sample collection, gpumetrics version) must match, else the error names what changed.
+*fingerprint* (config file bytes, the size and modification time of every data file and of every file a task's
+options name, batch size, world size, device type, per-sample collection, gpumetrics version) must match, else the
+error names what changed.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ def run_fingerprint(config: EvalConfig, batch_size: int, world_size: int, device
             if path is not None and Path(path).is_file():
                 stat = os.stat(path)
                 fingerprint[f"data file {path}"] = (stat.st_size, stat.st_mtime_ns)
+        for key, path in task.option_files():  # a synonyms / embeddings / weights file changes the numbers too
+            stat = os.stat(path)
+            fingerprint[f"file {path} of option `{key}`"] = (stat.st_size, stat.st_mtime_ns)
     return fingerprint
 
 

@@ -73,6 +73,13 @@ class TaskConfig:
     format: str = "records"
     score: Optional[float] = None
 
+    def option_files(self) -> list[tuple[str, Path]]:
+        """The files the task's options name (``synonyms``, ``embeddings``, ``weights``, a suite's ``inputs`` …:
+        resolved against the config's folder when it loaded), as ``(option, path)``: inputs of the run like its data
+        files (an output may be none of them; a checkpoint is resumed only while they are unchanged)."""
+        return [(key, Path(value)) for key, value in self.options.items()
+                if isinstance(value, str) and value and os.path.isfile(value)]
+
 
 @dataclasses.dataclass(frozen=True)
 class EvalConfig:

@@ -75,3 +75,26 @@ def test_every_modules_state_survives_the_plain_data_loader(tmp_path):
         buffer.seek(0)
         loaded = torch.load(buffer, map_location="cpu", weights_only=True)["metric"]
         assert loaded.keys() == _metric_states(metric).keys(), name
+
+
+def test_a_file_named_by_a_task_option_is_part_of_the_fingerprint(tmp_path):
+    # only the config and the data files were: --resume after editing METEOR's synonyms file mixed two tables' scores
+    import os
+
+    from gpumetrics.harness.checkpoint import run_fingerprint
+    from gpumetrics.harness.config import load_config
+
+    synonyms = tmp_path / "syn.tsv"
+    synonyms.write_text("кот\tкошк\n", encoding="utf-8")
+    for name in ("pred.jsonl", "ref.jsonl"):
+        (tmp_path / name).write_text('{"id": "1", "prediction": "кот", "references": ["кошка"]}\n', encoding="utf-8")
+    config_path = tmp_path / "run.yaml"
+    config_path.write_text("name: run\ntasks:\n  - name: M\n    metric: meteor\n    options: {mode: nltk, synonyms: "
+                           "syn.tsv}\n    predictions: pred.jsonl\n    references: ref.jsonl\n", encoding="utf-8")
+    config = load_config(config_path)
+    before = run_fingerprint(config, 4, 1, torch.device("cpu"), False)
+    synonyms.write_text("кот\tкошк\nпёс\tсобак\n", encoding="utf-8")
+    os.utime(synonyms, ns=(1, 1))
+    after = run_fingerprint(config, 4, 1, torch.device("cpu"), False)
+    changed = [key for key in {*before, *after} if before.get(key) != after.get(key)]
+    assert changed == [f"file {synonyms} of option `synonyms`"]
