@@ -285,7 +285,8 @@ def _check_values(scores: Tensor, labels: Tensor, mask: Optional[Tensor], qrels:
     checks = [((nan_scores if mask is None else nan_scores.logical_and(mask)).any(), "`scores` holds NaN")]
     for name, values in (("relevance", labels), ("qrels", qrels)):
         if values is not None and values.numel() and values.is_floating_point():
-            checks.append((torch.isnan(values).any(), f"`{name}` holds NaN"))
+            # an infinite gain makes nDCG inf / inf = NaN; trec_eval and ranx read integer labels
+            checks.append((torch.isfinite(values).logical_not().any(), f"`{name}` holds NaN or an infinite label"))
     if empty == "error" and empty_query.numel():
         checks.append((empty_query.any(), "`relevance` has a query with no relevant document and empty='error' "
                                           "(choose empty='zero', 'one' or 'skip' to score such queries)"))

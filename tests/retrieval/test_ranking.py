@@ -322,6 +322,13 @@ def test_edge_cases():
     (lambda: ranking_metrics(torch.full((1, 2), math.nan), torch.ones(1, 2), metrics="map"), "`scores` holds NaN"),
     (lambda: ranking_metrics(torch.rand(1, 2), torch.tensor([[1.0, math.nan]]), metrics="map"),
      "`relevance` holds NaN"),
+    # an infinite label: nDCG was inf / inf = NaN (+inf), or -inf a silent non-relevant label; trec_eval reads ints
+    (lambda: ranking_metrics(torch.rand(1, 2), torch.tensor([[math.inf, 1.0]]), metrics="ndcg@10"),
+     "`relevance` holds NaN or an infinite label"),
+    (lambda: ranking_metrics(torch.rand(1, 2), torch.tensor([[-math.inf, 1.0]]), metrics="map"),
+     "`relevance` holds NaN or an infinite label"),
+    (lambda: ranking_metrics(torch.rand(1, 2), torch.ones(1, 2), metrics="map", qrels=torch.tensor([[math.inf]])),
+     "`qrels` holds NaN or an infinite label"),
     (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", mask=torch.ones(2, 3)),
      "`mask` must be a bool"),
     (lambda: ranking_metrics(torch.rand(2, 3), torch.zeros(2, 3), metrics="map", qrels=torch.ones(3, 1)),
