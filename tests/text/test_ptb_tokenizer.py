@@ -390,6 +390,25 @@ def test_corenlp_golden_tokens_are_the_java_output():
     assert _java_tokenize(_CORENLP_INPUTS) == [case["java"] for case in _CORENLP["cases"]]
 
 
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_line_breaks_end_web_and_email_addresses_as_java():
+    """Found by the session-51 fuzz: a caption's ``\\x0b`` / U+2028 / U+2029 is read as the space pycocoevalcap needs
+    there (coco.md), but a web or e-mail address ran over it and kept the character after it, which the Java tool
+    deletes (U+200B, emoji) or splits off."""
+    captions = ["http://x.org\x0b🙂", "a@b.com\u2028\u200b end", "x.org/a\u2029x", "http://x.org/a.b\x0b῭",
+                "see x.org/a\u2028.", "a\rb\x0cc"]
+    spaced = [re.sub("[\r\x0b\x0c\u2028\u2029]", " ", caption) for caption in captions]
+    assert ptb_tokenize_batch(captions) == _java_tokenize(spaced)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_a_cased_mark_after_sigma_keeps_it_medial_as_java():
+    """Found by the session-51 fuzz: Java counts U+0345 (a combining mark) as cased, so a Σ before it is not final;
+    the port read the mark with the Σ and wrote ς."""
+    captions = ["ΟΣ\u0345", "ΑΣ\u0345 x", "ΑΣ\u0301\u0345", "Α\u0345Σ\u0345", "xοΣ\u0903\u0345_", "ΑΣ\u0301"]
+    assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
+
+
 def test_supplementary_digits_are_deleted_as_by_java():
     # golden tokens of pycocoevalcap's Java PTBTokenizer (one call, so "fig." sees the next caption's first digit);
     # the same captions are in _EXACT for the Java run itself

@@ -162,6 +162,9 @@ def _has_likely_url_marker(text: str) -> bool:
 
 
 _PTB_WWW = re.compile(r"(?i:www)\.")
+# pycocoevalcap replaces only "\n" in a caption; the Java tool breaks lines at these too, shifting every later caption
+# of the call (a pycocoevalcap bug not reproduced): they are read as the spaces that give pycocoevalcap's tokens
+_PTB_LINE_BREAKS = re.compile("[\r\x0b\x0c\u2028\u2029]")
 # the spaces a web address without a scheme can start with (not after one of the lexer's spaces: see _ptb_patterns)
 _PTB_LIKELY_SPACES = frozenset("\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u3000")
 
@@ -625,6 +628,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     simple = _ptb_simple_tokens(text)
     if simple is not None:
         return simple
+    text, following = _PTB_LINE_BREAKS.sub(" ", text), _PTB_LINE_BREAKS.sub(" ", following)
     restore: dict[str, str] = {}
     dashes: set[str] = set()
     spellings: dict[int, str] = {}
@@ -941,13 +945,17 @@ def _ptb_lower(token: str) -> str:
         return token.lower()
     lowered = [char.lower() for char in token]  # ("İ" → "i̇": two characters, one item)
     kept: list[int] = []  # (a combining mark after a letter or digit is read with it: "σ́.Σ" is one word)
+    cased_mark: list[bool] = []  # cased_mark[i]: a mark read with bare[i] is cased for Java (U+0345: "ΑΣͅ" → "ασͅ")
     for index, char in enumerate(token):
-        if not (kept and unicodedata.category(char) in ("Mn", "Me", "Mc") and token[kept[-1]].isalnum()):
+        if kept and unicodedata.category(char) in ("Mn", "Me", "Mc") and token[kept[-1]].isalnum():
+            cased_mark[-1] = cased_mark[-1] or _java_cased(char)
+        else:
             kept.append(index)
+            cased_mark.append(False)
     bare = "".join(token[index] for index in kept)
-    cased = [0]  # cased[i]: the cased characters of bare[:i]
-    for char in bare:
-        cased.append(cased[-1] + _java_cased(char))
+    cased = [0]  # cased[i]: the characters of bare[:i] that are cased or read with a cased mark
+    for char, mark in zip(bare, cased_mark):
+        cased.append(cased[-1] + (_java_cased(char) or mark))
     start = end = 0  # (the word that holds the current character: bare[start:end])
     for position, char in enumerate(bare):
         if char != "Σ":
@@ -957,7 +965,7 @@ def _ptb_lower(token: str) -> str:
             while word.end() <= position:
                 word = _PTB_JAVA_WORD.search(bare, word.end())
             start, end = word.span()
-        final = cased[position] > cased[start] and cased[end] == cased[position + 1]
+        final = cased[position] > cased[start] and cased[end] == cased[position + 1] and not cased_mark[position]
         lowered[kept[position]] = "ς" if final else "σ"
     return "".join(lowered)
 
