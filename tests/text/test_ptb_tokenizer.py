@@ -409,6 +409,22 @@ def test_a_cased_mark_after_sigma_keeps_it_medial_as_java():
     assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
 
 
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_a_spacing_mark_is_a_letter_of_the_sigma_word_as_java():
+    """Found by the session-51 fuzz: Java's word rules read a spacing mark (Mc, U+0903) as a letter, so "Α.\\u0903Σ"
+    is one word and its Σ final; the port read the mark as a combining mark (or, after "." or first, as no letter)."""
+    captions = ["Α.\u0903Σ x", "\u0903\u0345Σ", "Σ1\u0903\u0363.Σ-", "Σ\u0363.\u0903Σ", "Α.\u0301Σ", "Α-\u0903Σ"]
+    assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_year_apostrophe_takes_ascii_digits_only_as_java():
+    """Found by the session-51 fuzz: the lexer's "'90" rule reads ASCII digits only; the port took any digits, so
+    "'٣٣ " was one token (kept) where Java writes "'" (removed) and "٣٣"."""
+    captions = ["1'٣٣ x", "x '۹۰ x", "x '९० x", "x '9٣ x", "x '１２ x", "x ’٣٣ x", "x '90 x", "x '٣٣"]
+    assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
+
+
 def test_supplementary_digits_are_deleted_as_by_java():
     # golden tokens of pycocoevalcap's Java PTBTokenizer (one call, so "fig." sees the next caption's first digit);
     # the same captions are in _EXACT for the Java run itself

@@ -433,9 +433,9 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"(?P<lead>['’\x92\u2afe\u2aff](?i:em|cause|till?)|[’\x92\u2afe\u2aff](?i:n['’\x92\u2afe\u2aff]?)"
                 r"|'(?i:n)(?:['’\x92\u2afe\u2aff]|(?=[ \t\n\r\f\x0b\xa0]|\Z))|'(?i:t(?=is|was)))",
                 # '90s anywhere ('90ſ too: the lexer's literals are caseless in Unicode), '90 only before a space or
-                # line end (the Java rule's trailing context)
-                _java_digits(r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sSſ]|\d\d"
-                             r"(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))"),
+                # line end (the Java rule's trailing context); ASCII digits only (TBSPEC2: "'٣٣ " is "'" "٣٣")
+                r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sSſ]|[0-9][0-9]"
+                r"(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
                 # (ASCII 're 've 'll need a character after them: at the end of the input "we've" is "we" "'" "ve")
                 r"(?P<clitic>[’\x92\u2afe\u2aff](?:[msdMSD]|(?i:re|ve|ll))"
@@ -944,15 +944,20 @@ def _ptb_lower(token: str) -> str:
     if "Σ" not in token:
         return token.lower()
     lowered = [char.lower() for char in token]  # ("İ" → "i̇": two characters, one item)
-    kept: list[int] = []  # (a combining mark after a letter or digit is read with it: "σ́.Σ" is one word)
+    kept: list[int] = []  # (a non-spacing mark after a letter, digit or Mc is read with it: "σ́.Σ" is one word)
     cased_mark: list[bool] = []  # cased_mark[i]: a mark read with bare[i] is cased for Java (U+0345: "ΑΣͅ" → "ασͅ")
+    category_of: list[str] = []  # the Unicode category of each kept character
     for index, char in enumerate(token):
-        if kept and unicodedata.category(char) in ("Mn", "Me", "Mc") and token[kept[-1]].isalnum():
+        category = unicodedata.category(char)
+        if kept and category in ("Mn", "Me") and (token[kept[-1]].isalnum() or category_of[-1] == "Mc"):
             cased_mark[-1] = cased_mark[-1] or _java_cased(char)
         else:
             kept.append(index)
             cased_mark.append(False)
+            category_of.append(category)
     bare = "".join(token[index] for index in kept)
+    # Java's word rules read a spacing mark (Mc) as a letter ("Α.\u0903Σ" is one word): an uncased letter stands in
+    words = "".join("\u05d0" if category == "Mc" else char for char, category in zip(bare, category_of))
     cased = [0]  # cased[i]: the characters of bare[:i] that are cased or read with a cased mark
     for char, mark in zip(bare, cased_mark):
         cased.append(cased[-1] + (_java_cased(char) or mark))
@@ -961,9 +966,9 @@ def _ptb_lower(token: str) -> str:
         if char != "Σ":
             continue
         if position >= end:  # the words, each read once
-            word = _PTB_JAVA_WORD.search(bare, end)
+            word = _PTB_JAVA_WORD.search(words, end)
             while word.end() <= position:
-                word = _PTB_JAVA_WORD.search(bare, word.end())
+                word = _PTB_JAVA_WORD.search(words, word.end())
             start, end = word.span()
         final = cased[position] > cased[start] and cased[end] == cased[position + 1] and not cased_mark[position]
         lowered[kept[position]] = "ς" if final else "σ"
