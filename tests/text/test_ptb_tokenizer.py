@@ -425,6 +425,16 @@ def test_year_apostrophe_takes_ascii_digits_only_as_java():
     assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
 
 
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_arabic_separators_inside_numbers_as_java():
+    """Found by the session-51 fuzz: the Java tool deletes U+066B / U+066C except inside a number, where NUMBER
+    reads them ("1٬000", "12:30٫5", "x ٬5", "-٬5"); the port deleted them everywhere ("1" "000"). A digit the tool
+    deletes (U+A9F0) still ends the number."""
+    captions = ["x 1٬000 y", "1٫5", "x ١٬٠٠٠ y", "x 12:30٫5 y", "x ٬5 y", "x -٬5 y", "x 1٬٬000 y", "x a1٬000 y",
+                "x 1٬000a y", "x 1٬000.; y", "x 1٬0\ua9f0 y", "x 1\u0de7 y", "a٬b", "x 1٬ y", "x ٬ y", "1٬000"]
+    assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
+
+
 def test_supplementary_digits_are_deleted_as_by_java():
     # golden tokens of pycocoevalcap's Java PTBTokenizer (one call, so "fig." sees the next caption's first digit);
     # the same captions are in _EXACT for the Java run itself

@@ -115,6 +115,25 @@ def _java_digits(pattern: str) -> str:
     return pattern.replace(r"\d", _PTB_DIGIT)
 
 
+# the lexer's NUMBER; the Arabic separators U+066B, U+066C are deleted characters everywhere else ("1٬000" is one
+# token, "a٬b" is "a" "b"), so a number is re-read from the original text over them (not over the digits the Java
+# tool deletes: "1٬0\ua9f0" is "1٬0")
+_PTB_NUMBER = r"[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*"
+_PTB_NUMBER_SEPARATORS = frozenset("\u066b\u066c")
+_PTB_SIGNED_SEPARATOR = re.compile("[-+][\u066b\u066c]")
+
+
+def _ptb_separated_number(original: str, start: int, position: int, number: re.Pattern) -> Optional[re.Match]:
+    """The NUMBER that starts with a separator (only NUMBER reads one) where the lexer found a token at ``start``
+    after skipping ``original[position:start]``: "x ٬5" → "٬5", "x -٬5" → "-٬5"; None if there is none."""
+    found = None
+    if start > position and original[start - 1] in _PTB_NUMBER_SEPARATORS:
+        found = number.match(original, start - 1)
+    if found is None and _PTB_SIGNED_SEPARATOR.match(original, start):
+        found = number.match(original, start)
+    return found
+
+
 _PTB_ENTITY_CHARS = re.compile(
     "&(?:(?P<letter>[aeiouAEIOU](?i:acute|grave|uml))|(?P<symbol>(?i:HT|TL|UR|LR|QC|QL|QR|odq|cdq)|#[0-9]+)"
     "|(?P<dash>(?i:MD|mdash|ndash))|(?P<apostrophe>apos)|(?P<raw_apostrophe>(?i:apos)));"
@@ -493,7 +512,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     thing = (f"(?:[DdOoLl][{etc}](?!{clitic}){jalnum})?{jalnum}+"  # (its THING)
              f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*")
     longest = tuple((re.compile(pattern), kind, context, *guard) for pattern, kind, context, *guard in (
-        (_java_digits(r"[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*"), "number", 0),
+        (_java_digits(_PTB_NUMBER), "number", 0),
         (dotted_word, "word", 0),  # word with inner . ! ?
         (f"{plain}+(?:(?:{hyphen}|_){plain}+)*", "word", 0),  # hyphenated / underscored
         # ... with [DdOoLl]' parts ("black_O'Malley")
@@ -537,11 +556,14 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         "hyphenated": ("[A-Za-z0-9.,\xad]+", "(?s:.*)()(?=-[A-Za-z0-9\xad])", 2),
         "filename": (f"{alnum}+(?:\\.{alnum}+)*", f"(?s:.*)(\\.)(?i:{extensions})(?={_PTB_SPACENL}|[.?!,])", 1),
     }
+    deleted_digits = "".join(chr(code) for code in sorted(ptb_tables.DELETED) if re.fullmatch(_PTB_DIGIT, chr(code)))
+    kept_digit = f"[^\\D\U00010000-\U0010ffff{deleted_digits}]"
     raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL),
            **{f"{name}_token": re.compile(alternative) for name, alternative in guarded.items()},
            "after_likely": after_likely, "before": before,
            "runs": {name: (re.compile(run), re.compile(last), reach) for name, (run, last, reach) in runs.items()},
            "word": re.compile(word), "tag": re.compile(_PTB_SGML),
+           "number": re.compile(_PTB_NUMBER.replace(r"\d", kept_digit)),
            # the tokens that the INSENTP rules (WORD, THING, THINGA + "." before , ; :) read, by kind
            "insentp": {"word": re.compile(dotted_word), "thing": re.compile(thing), "apos": re.compile(thing),
                        "asian": re.compile(thing), "amp": re.compile(r"[A-Z]+(?:(?:(?i:&amp;)|[+&])[A-Z]+)+")}}
@@ -673,6 +695,11 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 tokens.append(likely.group())
                 position = likely.end()
                 continue
+        number = _ptb_separated_number(original, match.start(), position, raw_res["number"]) if rewritten else None
+        if number:
+            tokens.append(number.group().replace("\xad", ""))
+            position = number.end()
+            continue
         position = match.end()
         kind = match.lastgroup
         if kind == "tag" and rewritten:
@@ -743,6 +770,10 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 best = (token_end, kind, token_end)
             longest, kind, end = best
             value, position = text[start:end], end
+            number = raw_res["number"].match(original, start) if rewritten else None
+            if number and number.end() > longest:  # over the Arabic separators: "1٬000", "12:30٫5"
+                kind, value, end = "number", number.group(), number.end()
+                position = end
             literal = value  # the lexer's literal rules (abbreviations, "cannot" ...) see the soft hyphens
             if "\xad" in value and kind != "thing":  # words, numbers, hyphenated words drop their soft hyphens
                 value = value.replace("\xad", "")
