@@ -435,6 +435,16 @@ def test_arabic_separators_inside_numbers_as_java():
     assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
 
 
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_an_apostrophe_word_outruns_a_clitic_only_when_longer_as_java():
+    """Found by the session-51 fuzz: "D'll" is "D" "'ll" ({WORD}/{REDAUX}, the earlier rule, ties), but the
+    apostrophe word is longer before a digit ("d'll9") and REDAUX has no clitic after the other quotes ("d‛ve",
+    "n‘ll"): the port split all of these."""
+    captions = ["x d'll9 y", "x d’ll9 y", "x d\x92ll9 y", "x o're5 y", "x d‛ve y", "x n‘ll y", "`d\x91ll0",
+                "x d'll y", "x n'll9 y", "x d'llx y", "x d‛s y", "d\x92ll9‹"]
+    assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
+
+
 def test_supplementary_digits_are_deleted_as_by_java():
     # golden tokens of pycocoevalcap's Java PTBTokenizer (one call, so "fig." sees the next caption's first digit);
     # the same captions are in _EXACT for the Java run itself

@@ -417,7 +417,11 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     # (the stand-ins of SPLET entities, "&eacute;", are LETTERs of WORD but not [:letter:]: "5&eacute;" → "5" …)
     jalnum = f"[^\\W_\U00010000-\U0010ffff{not_word}{_PTB_SPLET_STAND_INS}]"
     jletter = f"[^\\W\\d_\U00010000-\U0010ffff{not_word}{_PTB_SPLET_STAND_INS}]"
-    clitic = f"(?i:re|ve|ll)(?!{jletter})"
+    # after [DdOoLl] + an APOS (REDAUX's class, not the other quotes), a clitic that the rule cannot outrun ties
+    # with {WORD}/{REDAUX}, the earlier rule: "D'll" → "D" "'ll", but "D'll9", "D‛ve" are one token
+    clitic = f"(?:[{re.escape(_PTB_APOS)}](?i:re|ve|ll)(?!{{}}))"
+    apos_etc = f"(?!{clitic.format(jalnum)})[{etc}]"  # ... before [:letter:]|[:digit:]
+    apos_etc_letter = f"(?!{clitic.format(jletter)})[{etc}]"  # ... before [:letter:]
     # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
     # (a soft hyphen, a letter for the lexer, is no word start after a non-ASCII hyphen: "x‐\xadb" → "x" "‐" "b")
     joiner = f"(?:[-/_](?={alnum})|[\u058a\u2010\u2011](?!\xad)(?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
@@ -470,9 +474,9 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # words that keep their apostrophe: [DdOoLl]' + 2 characters (o'clock, L'Amour, o'neil-smith), one
                 # capital (not I, Y) or n + ' + 2 letters (J'aime, B'Gosh, n'ts), qu'il, c'mon, ma'am, ne'er; a
                 # bare clitic after one letter is split ("D'll" → "D" "'ll": the Java rule for it comes first)
-                f"(?P<apos>(?:[DdOoLl][{etc}](?!{clitic}){jalnum}{jalnum}+"
+                f"(?P<apos>(?:[DdOoLl]{apos_etc}{jalnum}{jalnum}+"
                 f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*"
-                f"|[A-HJ-XZn][{etc}](?!{clitic}){jletter}{jletter}+"
+                f"|[A-HJ-XZn]{apos_etc_letter}{jletter}{jletter}+"
                 f"|[Qq]u['’\x92\u2afe\u2aff]{jletter}+|[Cc]'(?i:mon)|[Mm][Aa]['’\x92\u2afe\u2aff][Aa][Mm]{jletter}*"
                 f"|[NnEeOo]e?['’\x92\u2afe\u2aff]er{jletter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
                 f"|(?i:cap[{apos}]n|c[{apos}]est)|[Oo][{etc}][Oo]"  # (APOWORD's O'o: "O'O'O" → "O'O" "'" "O")
@@ -509,7 +513,7 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     # Each entry: (pattern, kind, length of the Java rule's trailing context, which counts in the longest match).
     # (a fourth item: the rule's guard in _Tries)
     dotted_word = f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*"  # (the lexer's WORD)
-    thing = (f"(?:[DdOoLl][{etc}](?!{clitic}){jalnum})?{jalnum}+"  # (its THING)
+    thing = (f"(?:[DdOoLl]{apos_etc}{jalnum})?{jalnum}+"  # (its THING)
              f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*")
     longest = tuple((re.compile(pattern), kind, context, *guard) for pattern, kind, context, *guard in (
         (_java_digits(_PTB_NUMBER), "number", 0),
