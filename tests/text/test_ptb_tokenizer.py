@@ -390,6 +390,61 @@ def test_corenlp_golden_tokens_are_the_java_output():
     assert _java_tokenize(_CORENLP_INPUTS) == [case["java"] for case in _CORENLP["cases"]]
 
 
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_line_breaks_end_web_and_email_addresses_as_java():
+    """Found by the session-51 fuzz: a caption's ``\\x0b`` / U+2028 / U+2029 is read as the space pycocoevalcap needs
+    there (coco.md), but a web or e-mail address ran over it and kept the character after it, which the Java tool
+    deletes (U+200B, emoji) or splits off."""
+    captions = ["http://x.org\x0b🙂", "a@b.com\u2028\u200b end", "x.org/a\u2029x", "http://x.org/a.b\x0b῭",
+                "see x.org/a\u2028.", "a\rb\x0cc"]
+    spaced = [re.sub("[\r\x0b\x0c\u2028\u2029]", " ", caption) for caption in captions]
+    assert ptb_tokenize_batch(captions) == _java_tokenize(spaced)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_a_cased_mark_after_sigma_keeps_it_medial_as_java():
+    """Found by the session-51 fuzz: Java counts U+0345 (a combining mark) as cased, so a Σ before it is not final;
+    the port read the mark with the Σ and wrote ς."""
+    captions = ["ΟΣ\u0345", "ΑΣ\u0345 x", "ΑΣ\u0301\u0345", "Α\u0345Σ\u0345", "xοΣ\u0903\u0345_", "ΑΣ\u0301"]
+    assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_a_spacing_mark_is_a_letter_of_the_sigma_word_as_java():
+    """Found by the session-51 fuzz: Java's word rules read a spacing mark (Mc, U+0903) as a letter, so "Α.\\u0903Σ"
+    is one word and its Σ final; the port read the mark as a combining mark (or, after "." or first, as no letter)."""
+    captions = ["Α.\u0903Σ x", "\u0903\u0345Σ", "Σ1\u0903\u0363.Σ-", "Σ\u0363.\u0903Σ", "Α.\u0301Σ", "Α-\u0903Σ"]
+    assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_year_apostrophe_takes_ascii_digits_only_as_java():
+    """Found by the session-51 fuzz: the lexer's "'90" rule reads ASCII digits only; the port took any digits, so
+    "'٣٣ " was one token (kept) where Java writes "'" (removed) and "٣٣"."""
+    captions = ["1'٣٣ x", "x '۹۰ x", "x '९० x", "x '9٣ x", "x '１２ x", "x ’٣٣ x", "x '90 x", "x '٣٣"]
+    assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_arabic_separators_inside_numbers_as_java():
+    """Found by the session-51 fuzz: the Java tool deletes U+066B / U+066C except inside a number, where NUMBER
+    reads them ("1٬000", "12:30٫5", "x ٬5", "-٬5"); the port deleted them everywhere ("1" "000"). A digit the tool
+    deletes (U+A9F0) still ends the number."""
+    captions = ["x 1٬000 y", "1٫5", "x ١٬٠٠٠ y", "x 12:30٫5 y", "x ٬5 y", "x -٬5 y", "x 1٬٬000 y", "x a1٬000 y",
+                "x 1٬000a y", "x 1٬000.; y", "x 1٬0\ua9f0 y", "x 1\u0de7 y", "a٬b", "x 1٬ y", "x ٬ y", "1٬000"]
+    assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="pycocoevalcap's PTBTokenizer needs java")
+def test_an_apostrophe_word_outruns_a_clitic_only_when_longer_as_java():
+    """Found by the session-51 fuzz: "D'll" is "D" "'ll" ({WORD}/{REDAUX}, the earlier rule, ties), but the
+    apostrophe word is longer before a digit ("d'll9") and REDAUX has no clitic after the other quotes ("d‛ve",
+    "n‘ll"): the port split all of these."""
+    captions = ["x d'll9 y", "x d’ll9 y", "x d\x92ll9 y", "x o're5 y", "x d‛ve y", "x n‘ll y", "`d\x91ll0",
+                "x d'll y", "x n'll9 y", "x d'llx y", "x d‛s y", "d\x92ll9‹"]
+    assert ptb_tokenize_batch(captions) == _java_tokenize(captions)
+
+
 def test_supplementary_digits_are_deleted_as_by_java():
     # golden tokens of pycocoevalcap's Java PTBTokenizer (one call, so "fig." sees the next caption's first digit);
     # the same captions are in _EXACT for the Java run itself

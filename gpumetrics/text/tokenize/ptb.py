@@ -115,6 +115,25 @@ def _java_digits(pattern: str) -> str:
     return pattern.replace(r"\d", _PTB_DIGIT)
 
 
+# the lexer's NUMBER; the Arabic separators U+066B, U+066C are deleted characters everywhere else ("1٬000" is one
+# token, "a٬b" is "a" "b"), so a number is re-read from the original text over them (not over the digits the Java
+# tool deletes: "1٬0\ua9f0" is "1٬0")
+_PTB_NUMBER = r"[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*"
+_PTB_NUMBER_SEPARATORS = frozenset("\u066b\u066c")
+_PTB_SIGNED_SEPARATOR = re.compile("[-+][\u066b\u066c]")
+
+
+def _ptb_separated_number(original: str, start: int, position: int, number: re.Pattern) -> Optional[re.Match]:
+    """The NUMBER that starts with a separator (only NUMBER reads one) where the lexer found a token at ``start``
+    after skipping ``original[position:start]``: "x ٬5" → "٬5", "x -٬5" → "-٬5"; None if there is none."""
+    found = None
+    if start > position and original[start - 1] in _PTB_NUMBER_SEPARATORS:
+        found = number.match(original, start - 1)
+    if found is None and _PTB_SIGNED_SEPARATOR.match(original, start):
+        found = number.match(original, start)
+    return found
+
+
 _PTB_ENTITY_CHARS = re.compile(
     "&(?:(?P<letter>[aeiouAEIOU](?i:acute|grave|uml))|(?P<symbol>(?i:HT|TL|UR|LR|QC|QL|QR|odq|cdq)|#[0-9]+)"
     "|(?P<dash>(?i:MD|mdash|ndash))|(?P<apostrophe>apos)|(?P<raw_apostrophe>(?i:apos)));"
@@ -162,6 +181,9 @@ def _has_likely_url_marker(text: str) -> bool:
 
 
 _PTB_WWW = re.compile(r"(?i:www)\.")
+# pycocoevalcap replaces only "\n" in a caption; the Java tool breaks lines at these too, shifting every later caption
+# of the call (a pycocoevalcap bug not reproduced): they are read as the spaces that give pycocoevalcap's tokens
+_PTB_LINE_BREAKS = re.compile("[\r\x0b\x0c\u2028\u2029]")
 # the spaces a web address without a scheme can start with (not after one of the lexer's spaces: see _ptb_patterns)
 _PTB_LIKELY_SPACES = frozenset("\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u3000")
 
@@ -395,7 +417,11 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     # (the stand-ins of SPLET entities, "&eacute;", are LETTERs of WORD but not [:letter:]: "5&eacute;" → "5" …)
     jalnum = f"[^\\W_\U00010000-\U0010ffff{not_word}{_PTB_SPLET_STAND_INS}]"
     jletter = f"[^\\W\\d_\U00010000-\U0010ffff{not_word}{_PTB_SPLET_STAND_INS}]"
-    clitic = f"(?i:re|ve|ll)(?!{jletter})"
+    # after [DdOoLl] + an APOS (REDAUX's class, not the other quotes), a clitic that the rule cannot outrun ties
+    # with {WORD}/{REDAUX}, the earlier rule: "D'll" → "D" "'ll", but "D'll9", "D‛ve" are one token
+    clitic = f"(?:[{re.escape(_PTB_APOS)}](?i:re|ve|ll)(?!{{}}))"
+    apos_etc = f"(?!{clitic.format(jalnum)})[{etc}]"  # ... before [:letter:]|[:digit:]
+    apos_etc_letter = f"(?!{clitic.format(jletter)})[{etc}]"  # ... before [:letter:]
     # Joiners kept inside a word: - / _ between word characters; . ! ? between ASCII letters.
     # (a soft hyphen, a letter for the lexer, is no word start after a non-ASCII hyphen: "x‐\xadb" → "x" "‐" "b")
     joiner = f"(?:[-/_](?={alnum})|[\u058a\u2010\u2011](?!\xad)(?={alnum})|(?<=[A-Za-z])[.!?](?=[A-Za-z]))"
@@ -430,9 +456,9 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 r"(?P<lead>['’\x92\u2afe\u2aff](?i:em|cause|till?)|[’\x92\u2afe\u2aff](?i:n['’\x92\u2afe\u2aff]?)"
                 r"|'(?i:n)(?:['’\x92\u2afe\u2aff]|(?=[ \t\n\r\f\x0b\xa0]|\Z))|'(?i:t(?=is|was)))",
                 # '90s anywhere ('90ſ too: the lexer's literals are caseless in Unicode), '90 only before a space or
-                # line end (the Java rule's trailing context)
-                _java_digits(r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sSſ]|\d\d"
-                             r"(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))"),
+                # line end (the Java rule's trailing context); ASCII digits only (TBSPEC2: "'٣٣ " is "'" "٣٣")
+                r"(?P<year>['’\x92\u2afe\u2aff](?:[2-9]0[sSſ]|[0-9][0-9]"
+                r"(?=[ \t\n\r\f\v\x85\xa0\u2000-\u200a\u2028\u2029\u3000])))",
                 # also after a space ("x 's y"), in any case ("IT'S")
                 # (ASCII 're 've 'll need a character after them: at the end of the input "we've" is "we" "'" "ve")
                 r"(?P<clitic>[’\x92\u2afe\u2aff](?:[msdMSD]|(?i:re|ve|ll))"
@@ -448,9 +474,9 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
                 # words that keep their apostrophe: [DdOoLl]' + 2 characters (o'clock, L'Amour, o'neil-smith), one
                 # capital (not I, Y) or n + ' + 2 letters (J'aime, B'Gosh, n'ts), qu'il, c'mon, ma'am, ne'er; a
                 # bare clitic after one letter is split ("D'll" → "D" "'ll": the Java rule for it comes first)
-                f"(?P<apos>(?:[DdOoLl][{etc}](?!{clitic}){jalnum}{jalnum}+"
+                f"(?P<apos>(?:[DdOoLl]{apos_etc}{jalnum}{jalnum}+"
                 f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*"
-                f"|[A-HJ-XZn][{etc}](?!{clitic}){jletter}{jletter}+"
+                f"|[A-HJ-XZn]{apos_etc_letter}{jletter}{jletter}+"
                 f"|[Qq]u['’\x92\u2afe\u2aff]{jletter}+|[Cc]'(?i:mon)|[Mm][Aa]['’\x92\u2afe\u2aff][Aa][Mm]{jletter}*"
                 f"|[NnEeOo]e?['’\x92\u2afe\u2aff]er{jletter}*|(?i:nor'easter|s'mores|ev'ry|li'l|nat'l|cont'd\\.)"
                 f"|(?i:cap[{apos}]n|c[{apos}]est)|[Oo][{etc}][Oo]"  # (APOWORD's O'o: "O'O'O" → "O'O" "'" "O")
@@ -487,10 +513,10 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
     # Each entry: (pattern, kind, length of the Java rule's trailing context, which counts in the longest match).
     # (a fourth item: the rule's guard in _Tries)
     dotted_word = f"{letter}{alnum}*(?:[.!?]{letter}{alnum}*)*"  # (the lexer's WORD)
-    thing = (f"(?:[DdOoLl][{etc}](?!{clitic}){jalnum})?{jalnum}+"  # (its THING)
+    thing = (f"(?:[DdOoLl]{apos_etc}{jalnum})?{jalnum}+"  # (its THING)
              f"(?:[-_\u058a\u2010\u2011](?:[DdOoLl][{etc}]{jalnum})?{jalnum}+)*")
     longest = tuple((re.compile(pattern), kind, context, *guard) for pattern, kind, context, *guard in (
-        (_java_digits(r"[-+]?[.,:\xad\u066b\u066c]?\d+(?:[.,:\xad\u066b\u066c]\d+)*"), "number", 0),
+        (_java_digits(_PTB_NUMBER), "number", 0),
         (dotted_word, "word", 0),  # word with inner . ! ?
         (f"{plain}+(?:(?:{hyphen}|_){plain}+)*", "word", 0),  # hyphenated / underscored
         # ... with [DdOoLl]' parts ("black_O'Malley")
@@ -534,11 +560,14 @@ def _ptb_patterns() -> tuple[re.Pattern, re.Pattern, tuple[tuple[re.Pattern, str
         "hyphenated": ("[A-Za-z0-9.,\xad]+", "(?s:.*)()(?=-[A-Za-z0-9\xad])", 2),
         "filename": (f"{alnum}+(?:\\.{alnum}+)*", f"(?s:.*)(\\.)(?i:{extensions})(?={_PTB_SPACENL}|[.?!,])", 1),
     }
+    deleted_digits = "".join(chr(code) for code in sorted(ptb_tables.DELETED) if re.fullmatch(_PTB_DIGIT, chr(code)))
+    kept_digit = f"[^\\D\U00010000-\U0010ffff{deleted_digits}]"
     raw = {"url": re.compile(_PTB_URL), "email": re.compile(_PTB_EMAIL), "likely": re.compile(_PTB_LIKELY_URL),
            **{f"{name}_token": re.compile(alternative) for name, alternative in guarded.items()},
            "after_likely": after_likely, "before": before,
            "runs": {name: (re.compile(run), re.compile(last), reach) for name, (run, last, reach) in runs.items()},
            "word": re.compile(word), "tag": re.compile(_PTB_SGML),
+           "number": re.compile(_PTB_NUMBER.replace(r"\d", kept_digit)),
            # the tokens that the INSENTP rules (WORD, THING, THINGA + "." before , ; :) read, by kind
            "insentp": {"word": re.compile(dotted_word), "thing": re.compile(thing), "apos": re.compile(thing),
                        "asian": re.compile(thing), "amp": re.compile(r"[A-Z]+(?:(?:(?i:&amp;)|[+&])[A-Z]+)+")}}
@@ -625,6 +654,7 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
     simple = _ptb_simple_tokens(text)
     if simple is not None:
         return simple
+    text, following = _PTB_LINE_BREAKS.sub(" ", text), _PTB_LINE_BREAKS.sub(" ", following)
     restore: dict[str, str] = {}
     dashes: set[str] = set()
     spellings: dict[int, str] = {}
@@ -669,6 +699,11 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 tokens.append(likely.group())
                 position = likely.end()
                 continue
+        number = _ptb_separated_number(original, match.start(), position, raw_res["number"]) if rewritten else None
+        if number:
+            tokens.append(number.group().replace("\xad", ""))
+            position = number.end()
+            continue
         position = match.end()
         kind = match.lastgroup
         if kind == "tag" and rewritten:
@@ -739,6 +774,10 @@ def ptb_tokenize(text: str, following: str = "", split_spaces: bool = True) -> l
                 best = (token_end, kind, token_end)
             longest, kind, end = best
             value, position = text[start:end], end
+            number = raw_res["number"].match(original, start) if rewritten else None
+            if number and number.end() > longest:  # over the Arabic separators: "1٬000", "12:30٫5"
+                kind, value, end = "number", number.group(), number.end()
+                position = end
             literal = value  # the lexer's literal rules (abbreviations, "cannot" ...) see the soft hyphens
             if "\xad" in value and kind != "thing":  # words, numbers, hyphenated words drop their soft hyphens
                 value = value.replace("\xad", "")
@@ -940,24 +979,33 @@ def _ptb_lower(token: str) -> str:
     if "Σ" not in token:
         return token.lower()
     lowered = [char.lower() for char in token]  # ("İ" → "i̇": two characters, one item)
-    kept: list[int] = []  # (a combining mark after a letter or digit is read with it: "σ́.Σ" is one word)
+    kept: list[int] = []  # (a non-spacing mark after a letter, digit or Mc is read with it: "σ́.Σ" is one word)
+    cased_mark: list[bool] = []  # cased_mark[i]: a mark read with bare[i] is cased for Java (U+0345: "ΑΣͅ" → "ασͅ")
+    category_of: list[str] = []  # the Unicode category of each kept character
     for index, char in enumerate(token):
-        if not (kept and unicodedata.category(char) in ("Mn", "Me", "Mc") and token[kept[-1]].isalnum()):
+        category = unicodedata.category(char)
+        if kept and category in ("Mn", "Me") and (token[kept[-1]].isalnum() or category_of[-1] == "Mc"):
+            cased_mark[-1] = cased_mark[-1] or _java_cased(char)
+        else:
             kept.append(index)
+            cased_mark.append(False)
+            category_of.append(category)
     bare = "".join(token[index] for index in kept)
-    cased = [0]  # cased[i]: the cased characters of bare[:i]
-    for char in bare:
-        cased.append(cased[-1] + _java_cased(char))
+    # Java's word rules read a spacing mark (Mc) as a letter ("Α.\u0903Σ" is one word): an uncased letter stands in
+    words = "".join("\u05d0" if category == "Mc" else char for char, category in zip(bare, category_of))
+    cased = [0]  # cased[i]: the characters of bare[:i] that are cased or read with a cased mark
+    for char, mark in zip(bare, cased_mark):
+        cased.append(cased[-1] + (_java_cased(char) or mark))
     start = end = 0  # (the word that holds the current character: bare[start:end])
     for position, char in enumerate(bare):
         if char != "Σ":
             continue
         if position >= end:  # the words, each read once
-            word = _PTB_JAVA_WORD.search(bare, end)
+            word = _PTB_JAVA_WORD.search(words, end)
             while word.end() <= position:
-                word = _PTB_JAVA_WORD.search(bare, word.end())
+                word = _PTB_JAVA_WORD.search(words, word.end())
             start, end = word.span()
-        final = cased[position] > cased[start] and cased[end] == cased[position + 1]
+        final = cased[position] > cased[start] and cased[end] == cased[position + 1] and not cased_mark[position]
         lowered[kept[position]] = "ς" if final else "σ"
     return "".join(lowered)
 
