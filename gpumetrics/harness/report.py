@@ -63,7 +63,7 @@ def data_check_table(name: str, checks: Sequence[DataCheck]) -> Table:
             table.add_row(check.name, "supplied", "", "", "")
             continue
         missing = f"[yellow]{check.missing}[/yellow]" if check.missing else "0"
-        shown = ", ".join(map(repr, check.missing_ids[:5])) + (", …" if check.missing > 5 else "")
+        shown = ", ".join(bounded_repr(i, 40) for i in check.missing_ids[:5]) + (", …" if check.missing > 5 else "")
         table.add_row(check.name, check.metric, str(check.n), missing, shown)
     return table
 

@@ -68,3 +68,16 @@ def test_check_reads_every_file_scores_nothing_and_reports_the_missing(tmp_path,
     assert cli.main(["evaluate", path, "--check", "-o", str(tmp_path / "r.json")]) == 2
     assert "--check scores nothing and writes nothing: leave out --output" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_check_cuts_long_missing_ids(tmp_path, capsys):
+    # the table printed up to five missing ids whole: a megabyte id made a megabyte of cells
+    long_id = "x" * 100_000
+    refs = _write(tmp_path / "refs.jsonl", [{"id": long_id, "references": ["a cat"]}, {"id": "s", "references": ["a"]}])
+    preds = _write(tmp_path / "preds.jsonl", [{"id": "s", "prediction": "a"}])
+    path = tmp_path / "c.yaml"
+    path.write_text(json.dumps({"name": "check", "tasks": [{"name": "T", "metric": "cer", "predictions": preds,
+                                                             "references": refs}]}), encoding="utf-8")
+    assert cli.main(["evaluate", str(path), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "xxx" in out and len(out) < 2_000
