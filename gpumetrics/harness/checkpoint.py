@@ -28,7 +28,7 @@ FORMAT_VERSION = 1
 def run_fingerprint(config: EvalConfig, batch_size: int, world_size: int, device: torch.device, samples: bool) -> dict:
     """What a checkpoint must agree with to be resumed, as ``{what: value}`` (an error can name the difference)."""
     fingerprint: dict[str, Any] = {
-        "config file": file_sha256(config.path),
+        "config file": config.sha256 or file_sha256(config.path),  # the bytes read at load: a pipe is drained
         "batch size": batch_size,
         "world size": world_size,
         "device type": device.type,

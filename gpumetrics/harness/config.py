@@ -32,6 +32,7 @@ error is a :class:`ConfigError` naming the config file and the offending entry.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 from pathlib import Path
 from typing import Any, Optional
@@ -83,7 +84,8 @@ class TaskConfig:
 
 @dataclasses.dataclass(frozen=True)
 class EvalConfig:
-    """A validated config: tasks in order, optional suite, batch size and device (``None`` = not set)."""
+    """A validated config: tasks in order, optional suite, batch size and device (``None`` = not set); ``sha256``:
+    the hex digest of the bytes :func:`load_config` read (a pipe, ``<(…)``, cannot be read a second time)."""
 
     path: Path
     name: str
@@ -91,6 +93,7 @@ class EvalConfig:
     suite: Optional[Suite] = None
     batch_size: int = DEFAULT_BATCH_SIZE
     device: Optional[str] = None
+    sha256: Optional[str] = None
 
 
 def _check_device(device: Any, where: str) -> str:
@@ -387,4 +390,4 @@ def load_config(path: Path | str) -> EvalConfig:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         raise ConfigError(f"{where}: invalid YAML: {getattr(err, 'problem', None) or err}") from None
-    return parse_config(raw, path)
+    return dataclasses.replace(parse_config(raw, path), sha256=hashlib.sha256(data).hexdigest())

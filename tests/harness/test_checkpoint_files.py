@@ -98,3 +98,22 @@ def test_a_file_named_by_a_task_option_is_part_of_the_fingerprint(tmp_path):
     after = run_fingerprint(config, 4, 1, torch.device("cpu"), False)
     changed = [key for key in {*before, *after} if before.get(key) != after.get(key)]
     assert changed == [f"file {synonyms} of option `synonyms`"]
+
+
+def test_the_config_in_the_fingerprint_is_the_bytes_the_run_read(tmp_path):
+    # the file was hashed again when the fingerprint was taken: a config given as a pipe (`<(…)`) hashed as the
+    # drained pipe's nothing, and an edit after the load was taken for what the run read
+    import hashlib
+
+    from gpumetrics.harness.checkpoint import run_fingerprint
+    from gpumetrics.harness.config import load_config
+
+    for name in ("pred.jsonl", "ref.jsonl"):
+        (tmp_path / name).write_text('{"id": "1", "prediction": "a", "references": ["a"]}\n', encoding="utf-8")
+    text = "name: run\ntasks:\n  - {name: C, metric: cer, predictions: pred.jsonl, references: ref.jsonl}\n"
+    path = tmp_path / "run.yaml"
+    path.write_text(text, encoding="utf-8")
+    config = load_config(path)
+    path.write_text(text + "# edited after the load\n", encoding="utf-8")
+    fingerprint = run_fingerprint(config, 4, 1, torch.device("cpu"), False)
+    assert fingerprint["config file"] == hashlib.sha256(text.encode("utf-8")).hexdigest()
