@@ -155,13 +155,28 @@ def test_the_device_decoders_fallback_names_each_jpeg_it_cannot_decode(tmp_path)
     (folder / "3.jpg").write_bytes(b"")
     paths = list_images(folder)
     groups, raw, failed, _ = _Chunks(paths, 10, raw_jpegs=True)[0]
-    assert [i for i, _ in failed] == [3] and failed[0][1].reason == "empty file"
+    assert [i for i, _ in failed] == [3] and failed[0][1].reason == "cannot identify image file"  # PIL's, as "pil"
     decoded, failed = _decode_jpegs_on(torch.device("cpu"), paths, raw)
     assert [i for i, _ in failed] == [1] and "'" + str(paths[1]) + "' cannot be decoded: decode='nvjpeg'" in str(
         failed[0][1])
     assert [indices for indices, _ in decoded] == [[0, 2]]
     alone, _ = _decode_jpegs_on(torch.device("cpu"), paths, [raw[0], raw[2]])
     assert torch.equal(decoded[0][1], alone[0][1])
+
+
+def test_the_device_decoder_gets_jpeg_bytes_only_whatever_the_name(tmp_path):
+    """``decode="nvjpeg"`` sends a file to the JPEG decoder by its bytes, not its name: a PNG (or a GIF) named .jpg
+    is decoded by PIL, to PIL's pixels (the nvJPEG route named it undecodable while ``decode="pil"`` read it)."""
+    folder = tmp_path / "named"
+    folder.mkdir()
+    Image.new("RGB", (5, 6), (1, 2, 3)).save(folder / "0.jpg", format="JPEG")
+    Image.new("RGB", (5, 6), (4, 5, 6)).save(folder / "1.jpg", format="PNG")
+    Image.new("P", (7, 3), 9).save(folder / "2.JPEG", format="GIF")
+    paths = list_images(folder)
+    groups, raw, failed, _ = _Chunks(paths, 10, raw_jpegs=True)[0]
+    assert [i for i, _ in raw] == [0] and failed == [] and [indices for indices, _ in groups] == [[1], [2]]
+    for indices, images in groups:
+        assert torch.equal(images[0], read_image(paths[indices[0]]))
 
 
 def test_a_decoding_process_killed_by_the_os_is_one_os_error(tmp_path, monkeypatch):
