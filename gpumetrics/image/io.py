@@ -37,6 +37,11 @@ JPEG_EXTENSIONS = (".jpg", ".jpeg")
 JPEG_SIGNATURE = b"\xff\xd8\xff"
 
 
+def _dangling(path: Path) -> bool:
+    """A symbolic link to nothing: listed, so that reading it names it (left out, the images were silently fewer)."""
+    return path.is_symlink() and not path.exists()
+
+
 def list_images(folder: Union[str, Path]) -> list[Path]:
     """Image files of a folder (not recursive), sorted by name, as pytorch-fid lists them — but with the extensions in
     any letter case (pytorch-fid's case-sensitive glob skips ``.JPG`` on Linux; docs/metrics/image.md).
@@ -55,7 +60,8 @@ def list_images(folder: Union[str, Path]) -> list[Path]:
         if folder.exists():
             raise NotADirectoryError(f"image folder '{folder}' is not a folder")
         raise FileNotFoundError(f"image folder '{folder}' does not exist")
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower().lstrip(".") in IMAGE_EXTENSIONS)
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower().lstrip(".") in IMAGE_EXTENSIONS
+                   and (p.is_file() or _dangling(p)))
     if not files:
         raise ValueError(f"image folder '{folder}' holds no image ({', '.join(IMAGE_EXTENSIONS)})")
     return files

@@ -179,6 +179,19 @@ def test_the_device_decoder_gets_jpeg_bytes_only_whatever_the_name(tmp_path):
         assert torch.equal(images[0], read_image(paths[indices[0]]))
 
 
+def test_a_dangling_symlink_is_listed_and_named_not_silently_skipped(tmp_path):
+    """pytorch-fid's glob lists a symbolic link to nothing and stops on it; ``list_images`` left it out, so FID was
+    computed on fewer images without a word. A sub-folder named like an image is still not an image."""
+    folder = tmp_path / "links"
+    save_random_images(folder, seed=8, n=2)
+    (folder / "2.png").symlink_to(tmp_path / "gone.png")
+    (folder / "3.png").mkdir()
+    paths = list_images(folder)
+    assert [p.name for p in paths] == ["0.png", "1.png", "2.png"]
+    with pytest.raises(FileNotFoundError, match="2.png"):
+        list(same_size_batches(paths, 2))
+
+
 def test_a_decoding_process_killed_by_the_os_is_one_os_error(tmp_path, monkeypatch):
     # torch's RuntimeError "DataLoader worker (pid …) is killed by signal: Killed." ended commands with a traceback
     import os
