@@ -33,6 +33,13 @@ IMAGE_EXTENSIONS = ("bmp", "jpg", "jpeg", "pgm", "png", "ppm", "tif", "tiff", "w
 #: how image files become pixels: ``"pil"`` (workers, PIL, pytorch-fid's pixels) or ``"nvjpeg"`` (JPEGs on the GPU)
 DECODERS = ("pil", "nvjpeg")
 JPEG_EXTENSIONS = (".jpg", ".jpeg")
+#: the first bytes of a JPEG file (start-of-image, then a marker): PIL's test too; others never go to nvJPEG
+JPEG_SIGNATURE = b"\xff\xd8\xff"
+
+
+def _dangling(path: Path) -> bool:
+    """A symbolic link to nothing: listed, so that reading it names it (left out, the images were silently fewer)."""
+    return path.is_symlink() and not path.exists()
 
 
 def list_images(folder: Union[str, Path]) -> list[Path]:
@@ -53,7 +60,8 @@ def list_images(folder: Union[str, Path]) -> list[Path]:
         if folder.exists():
             raise NotADirectoryError(f"image folder '{folder}' is not a folder")
         raise FileNotFoundError(f"image folder '{folder}' does not exist")
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower().lstrip(".") in IMAGE_EXTENSIONS)
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower().lstrip(".") in IMAGE_EXTENSIONS
+                   and (p.is_file() or _dangling(p)))
     if not files:
         raise ValueError(f"image folder '{folder}' holds no image ({', '.join(IMAGE_EXTENSIONS)})")
     return files
@@ -192,12 +200,11 @@ class _Chunks(torch.utils.data.Dataset):
         raw, failed, notes = [], [], []
         for index, path in enumerate(self.paths[start : start + self.batch_size], start):
             try:
-                if self.raw_jpegs and str(path).lower().endswith(JPEG_EXTENSIONS):
-                    data = Path(path).read_bytes()
-                    if not data:  # torch.frombuffer refuses an empty buffer with a message naming no file
-                        raise UndecodableImage(path, "empty file")
+                named_jpeg = self.raw_jpegs and str(path).lower().endswith(JPEG_EXTENSIONS)
+                data = Path(path).read_bytes() if named_jpeg else b""
+                if data.startswith(JPEG_SIGNATURE):
                     raw.append((index, torch.frombuffer(bytearray(data), dtype=torch.uint8)))
-                else:
+                else:  # not JPEG bytes whatever the name says (a PNG named .jpg, an empty file): PIL decodes it
                     array = _read_rgb_noting(path, index, notes)
                     groups.setdefault(array.shape[:2], []).append((index, array))
             except (ValueError, OSError) as err:
@@ -295,8 +302,8 @@ def same_size_batches(
         batch_size: files per chunk.
         workers: decoding processes (``None``: :func:`default_workers` for ``device``; 0: the calling process).
             More than one chunk is needed for workers to start.
-        decode: ``"pil"`` (default, pytorch-fid's pixels) or ``"nvjpeg"`` (JPEG files decoded on ``device``, a CUDA
-            device; other formats as ``"pil"``).
+        decode: ``"pil"`` (default, pytorch-fid's pixels) or ``"nvjpeg"`` (JPEG files — by their bytes — decoded on
+            ``device``, a CUDA device; other formats as ``"pil"``).
         device: where the batches go (pinned and copied without blocking for CUDA); ``None``: stay on the CPU.
         undecodable: ``None`` (default): the first file that cannot be decoded or read stops the reading (raised).
             A list: such a file is left out of the batches and ``(index, error)`` appended to the list instead

@@ -155,13 +155,41 @@ def test_the_device_decoders_fallback_names_each_jpeg_it_cannot_decode(tmp_path)
     (folder / "3.jpg").write_bytes(b"")
     paths = list_images(folder)
     groups, raw, failed, _ = _Chunks(paths, 10, raw_jpegs=True)[0]
-    assert [i for i, _ in failed] == [3] and failed[0][1].reason == "empty file"
+    assert [i for i, _ in failed] == [3] and failed[0][1].reason == "cannot identify image file"  # PIL's, as "pil"
     decoded, failed = _decode_jpegs_on(torch.device("cpu"), paths, raw)
     assert [i for i, _ in failed] == [1] and "'" + str(paths[1]) + "' cannot be decoded: decode='nvjpeg'" in str(
         failed[0][1])
     assert [indices for indices, _ in decoded] == [[0, 2]]
     alone, _ = _decode_jpegs_on(torch.device("cpu"), paths, [raw[0], raw[2]])
     assert torch.equal(decoded[0][1], alone[0][1])
+
+
+def test_the_device_decoder_gets_jpeg_bytes_only_whatever_the_name(tmp_path):
+    """``decode="nvjpeg"`` sends a file to the JPEG decoder by its bytes, not its name: a PNG (or a GIF) named .jpg
+    is decoded by PIL, to PIL's pixels (the nvJPEG route named it undecodable while ``decode="pil"`` read it)."""
+    folder = tmp_path / "named"
+    folder.mkdir()
+    Image.new("RGB", (5, 6), (1, 2, 3)).save(folder / "0.jpg", format="JPEG")
+    Image.new("RGB", (5, 6), (4, 5, 6)).save(folder / "1.jpg", format="PNG")
+    Image.new("P", (7, 3), 9).save(folder / "2.JPEG", format="GIF")
+    paths = list_images(folder)
+    groups, raw, failed, _ = _Chunks(paths, 10, raw_jpegs=True)[0]
+    assert [i for i, _ in raw] == [0] and failed == [] and [indices for indices, _ in groups] == [[1], [2]]
+    for indices, images in groups:
+        assert torch.equal(images[0], read_image(paths[indices[0]]))
+
+
+def test_a_dangling_symlink_is_listed_and_named_not_silently_skipped(tmp_path):
+    """pytorch-fid's glob lists a symbolic link to nothing and stops on it; ``list_images`` left it out, so FID was
+    computed on fewer images without a word. A sub-folder named like an image is still not an image."""
+    folder = tmp_path / "links"
+    save_random_images(folder, seed=8, n=2)
+    (folder / "2.png").symlink_to(tmp_path / "gone.png")
+    (folder / "3.png").mkdir()
+    paths = list_images(folder)
+    assert [p.name for p in paths] == ["0.png", "1.png", "2.png"]
+    with pytest.raises(FileNotFoundError, match="2.png"):
+        list(same_size_batches(paths, 2))
 
 
 def test_a_decoding_process_killed_by_the_os_is_one_os_error(tmp_path, monkeypatch):
