@@ -578,7 +578,7 @@ def _checked_images(images: Any, name: str) -> Tensor:
             images = images.unsqueeze(0)
         if images.ndim == 4 and images.shape[1] == 1:
             images = images.expand(-1, 3, -1, -1)
-        if images.dtype != torch.bool and not images.is_floating_point():
+        if images.dtype != torch.bool and not images.is_floating_point() and not images.is_complex():
             if images.dtype != torch.uint8 and images.numel():
                 low, high = (int(v) for v in torch.aminmax(images))
                 if low < 0 or high > 255:
@@ -614,8 +614,10 @@ def _clip_score_update(
     the batch. With ``templates`` (T of them) the text feature of a caption is the mean of the (unnormalised) features
     of ``template.format(caption.lower().strip())`` over the templates — ruclip's ``Predictor.get_text_latents``."""
     captions = as_text_list(captions, "captions")
-    device = next(encoder.parameters()).device
-    pixels = _preprocessed(images, encoder.preprocess, device)
+    weight = next(encoder.parameters())
+    device = weight.device
+    # float32 pixels, in the encoder's dtype after `set_dtype` (as FID's Inception takes them)
+    pixels = _preprocessed(images, encoder.preprocess, device).to(weight.dtype)
     check_same_length(range(pixels.shape[0]), "images", captions, "captions")
     texts = captions if templates is None else [t.format(c.lower().strip()) for t in templates for c in captions]
     with torch.no_grad(), precision_scope(speed, device.type):

@@ -38,22 +38,35 @@ from gpumetrics.core import replicated
 from gpumetrics.core.checks import check_holds_data
 from gpumetrics.core.files import atomic_write
 from gpumetrics.core.warn import warn_caller
-from gpumetrics.image.features import RealFakeFeatureMetric, check_features, side_of
+from gpumetrics.image.features import MAX_FEATURE, RealFakeFeatureMetric, check_features, side_of
 from gpumetrics.image.inception import WeightsArg
 from gpumetrics.kernels.linalg import check_psd, check_symmetric, covariance_from_sums, psd_factor, psd_tolerance
 
 
 def _as_float64(value: Any, name: str, ndim: int, device: Optional[torch.device]) -> Tensor:
     if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
-        value = torch.as_tensor(np.asarray(value, dtype=np.float64))
+        try:
+            array = np.asarray(value)
+        except ValueError:  # ragged nesting
+            raise ValueError(f"`{name}` must be a rectangular array of numbers, got ragged nested lists") from None
+        if array.dtype.kind in "cUSV":  # a cast would drop imaginary parts or fail on text without a name
+            raise TypeError(f"`{name}` must hold real numbers, got a numpy array of dtype {array.dtype}")
+        value = torch.as_tensor(array.astype(np.float64))
     if not isinstance(value, Tensor):
         raise TypeError(f"`{name}` must be a Tensor or numpy array, got {type(value).__name__}")
+    if value.is_complex():  # `.to(float64)` would drop the imaginary part
+        raise TypeError(f"`{name}` must hold real numbers, got dtype {value.dtype}")
     check_holds_data(value, name)
     if value.ndim != ndim:
         raise ValueError(f"`{name}` must have {ndim} dimension(s), got shape {tuple(value.shape)}")
     value = value.to(device=device if device is not None else value.device, dtype=torch.float64)
-    if not bool(torch.isfinite(value).all()):
+    peak = value.abs().amax() if value.numel() else value.new_zeros(())
+    finite, peak = torch.stack([torch.isfinite(value).all().double(), peak]).tolist()
+    if not finite:
         raise ValueError(f"`{name}` holds NaN or infinite values")
+    if peak > MAX_FEATURE:  # ‖μ₁ − μ₂‖² or Σ₁Σ₂ would overflow: inf, or eigvalsh failing inside torch
+        raise ValueError(f"`{name}` holds values beyond ±{MAX_FEATURE:g} (largest |x|: {peak:.3g}), whose products "
+                         "overflow float64")
     return value
 
 
@@ -133,6 +146,8 @@ def frechet_distance(mu1: Tensor, sigma1: Tensor, mu2: Tensor, sigma2: Tensor) -
     sigma1 = _as_float64(sigma1, "sigma1", 2, device)
     sigma2 = _as_float64(sigma2, "sigma2", 2, device)
     d = mu1.shape[0]
+    if d == 0:
+        raise ValueError("`mu1` must hold at least one feature dimension, got shape (0,)")
     for name, value, shape in (("mu2", mu2, (d,)), ("sigma1", sigma1, (d, d)), ("sigma2", sigma2, (d, d))):
         if tuple(value.shape) != shape:
             raise ValueError(f"`{name}` must have shape {shape} to match `mu1`, got {tuple(value.shape)}")

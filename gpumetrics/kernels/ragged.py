@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from gpumetrics.core.checks import check_integer_tensor, describe_value
 from gpumetrics.core.transfer import upload
 
 
@@ -221,7 +222,17 @@ class Ragged(NamedTuple):
 
     @classmethod
     def from_lengths(cls, values: Tensor, lengths: Tensor) -> "Ragged":
-        """Rows of ``lengths[i]`` symbols each, in order (``Σ lengths = len(values)``)."""
+        """Rows of ``lengths[i]`` symbols each, in order (``Σ lengths = len(values)``).
+
+        Raises:
+            TypeError: ``lengths`` is not an integer tensor (a float length would be truncated without a word).
+            ValueError: ``lengths`` is not 1-D ``[B]``.
+        """
+        if not isinstance(lengths, Tensor):
+            raise TypeError(f"`lengths` must be a 1-D integer tensor, got {describe_value(lengths)}")
+        check_integer_tensor(lengths, "lengths")
+        if lengths.dim() != 1:
+            raise ValueError(f"`lengths` must be a 1-D tensor [B] of row lengths, got shape {tuple(lengths.shape)}")
         offsets = torch.zeros(lengths.shape[0] + 1, dtype=torch.long, device=lengths.device)
         offsets[1:] = lengths.long().cumsum(0)
         return cls(values, offsets)

@@ -123,6 +123,8 @@ def _as_tensor(value: Any, name: str, device: Optional[torch.device] = None) -> 
     if tensor is None:
         raise TypeError(f"`{name}` must be a tensor (or a numeric numpy array, or a nested list of numbers), got "
                         f"{describe_value(value)}")
+    if tensor.is_complex():  # ranks and labels are real: `.double()` would drop the imaginary part
+        raise TypeError(f"`{name}` must hold real numbers, got dtype {tensor.dtype}")
     check_holds_data(tensor, name)
     return tensor if device is None or tensor.device == device else upload(tensor, device)
 

@@ -98,6 +98,34 @@ def test_truncation_keeps_end_of_text_token(hf_clip_dir, open_clip_config):
     assert tokens.shape == (1, 77) and int(tokens[0, -1]) == 49407
 
 
+@pytest.mark.parametrize("backend", ["open_clip", "hf"])
+def test_set_dtype_casts_the_encoder_and_its_pixels(backend, open_clip_config, hf_clip_dir):
+    """``set_dtype(d)`` casts the encoder's weights (conventions.md), but the pixels stayed float32: every later
+    ``update`` failed inside torch's conv (RuntimeError: input type FloatTensor and weight type DoubleTensor / Half;
+    found by fuzzing). The pixels follow the encoder's dtype, as FID's Inception takes them."""
+    images, captions = _images(3, seed=5), CAPTIONS[:3]
+    model = open_clip_config if backend == "open_clip" else hf_clip_dir
+    want = float(CLIPScore(backend, model, "random" if backend == "open_clip" else None)(images, captions))
+    for dtype, rel in ((torch.float64, 1e-4), (torch.bfloat16, 0.2)):
+        metric = CLIPScore(backend, model, "random" if backend == "open_clip" else None)
+        metric.set_dtype(dtype)
+        metric.update(images, captions)
+        assert next(metric.encoder.parameters()).dtype == dtype
+        assert float(metric.compute()) == pytest.approx(want, rel=rel)
+
+
+def test_complex_images_are_a_type_error_naming_the_argument(open_clip_config):
+    """Complex images took the integer path and failed in ``torch.aminmax`` (NotImplementedError; found by
+    fuzzing)."""
+    metric = CLIPScore("open_clip", open_clip_config, "random")
+    metric.update(_images(2, seed=6), CAPTIONS[:2])
+    before = float(metric.compute())
+    for images in (_images(2, seed=7).to(torch.complex64), [_images(1, seed=7)[0].to(torch.complex64)]):
+        with pytest.raises(TypeError, match=r"`images(\[0\])?` must be uint8 or floating point, got torch.complex64"):
+            metric.update(images, CAPTIONS[:len(images)])
+    assert float(metric.compute()) == before
+
+
 class _CountingCLIPScore(CLIPScore):
     calls = 0
 

@@ -99,6 +99,40 @@ def test_frechet_distance_bad_inputs_name_the_argument():
         frechet_distance("mu", sigma, mu, sigma)
 
 
+def test_frechet_distance_refuses_complex_and_text_statistics_by_name():
+    """Complex statistics were cast to float64, their imaginary parts dropped without a word (``mu1 = 0 + 1j`` gave
+    the distance of ``mu1 = 0``); numpy text and ragged lists failed inside numpy without naming the argument (found
+    by fuzzing)."""
+    mu, sigma = torch.zeros(3, dtype=torch.float64), torch.eye(3, dtype=torch.float64)
+    for position, bad in ((0, mu.to(torch.complex128) + 1j), (1, sigma * (1 + 1j)), (2, np.zeros(3) + 1j),
+                          (3, np.eye(3).astype(np.complex64)), (0, np.array(["0", "0", "0"]))):
+        args = [mu, sigma, mu, sigma]
+        args[position] = bad
+        name = ("mu1", "sigma1", "mu2", "sigma2")[position]
+        with pytest.raises(TypeError, match=f"`{name}` must hold real numbers"):
+            frechet_distance(*args)
+    with pytest.raises(ValueError, match="`mu2` must be a rectangular array"):
+        frechet_distance(mu, sigma, [[0.0], [0.0, 0.0]], sigma)
+    assert float(frechet_distance([0.0, 0.0, 0.0], sigma, np.ones(3), sigma.numpy())) == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("position", range(4))
+def test_frechet_distance_refuses_statistics_whose_products_overflow(position):
+    """``mu1 = [1e160, 0, 0]`` gave ``inf`` without a word and a covariance of ``1e160 · I`` failed inside
+    ``torch.linalg.eigh`` (LinAlgError), against image.md's "numeric inputs never give a silent NaN/inf"; zero feature
+    dimensions failed inside torch (found by fuzzing). Statistics keep the features' bound ``MAX_FEATURE`` (1e150)."""
+    mu, sigma = torch.zeros(3, dtype=torch.float64), torch.eye(3, dtype=torch.float64)
+    args = [mu, sigma, mu, sigma]
+    args[position] = args[position] * 0 + 1e160
+    name = ("mu1", "sigma1", "mu2", "sigma2")[position]
+    with pytest.raises(ValueError, match=f"`{name}` holds values beyond ±1e\\+150"):
+        frechet_distance(*args)
+    args[position] = args[position] * 0 + 1e150  # at the bound: finite
+    assert torch.isfinite(frechet_distance(*args))
+    with pytest.raises(ValueError, match="`mu1` must hold at least one feature dimension"):
+        frechet_distance(mu[:0], sigma[:0, :0], mu[:0], sigma[:0, :0])
+
+
 class _Identity(nn.Module):
     """A custom 'extractor' whose features are its input (picklable, for the DDP harness)."""
 

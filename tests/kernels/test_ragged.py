@@ -83,6 +83,19 @@ def test_ragged_lengths_of_narrow_and_unsigned_offsets(dtype):
     assert Ragged(torch.tensor([1, 2]), torch.tensor([0, 2, 1, 2], dtype=dtype)).lengths().tolist() == [2, -1, 1]
 
 
+
+def test_ragged_from_lengths_refuses_float_and_misshapen_lengths():
+    """Float lengths were cast with ``.long()``: ``[1.5, 2.5]`` became rows of 1 and 2 symbols without a word; a 0-d
+    or 2-D tensor or a list failed deep inside (IndexError, RuntimeError, AttributeError; found by fuzzing)."""
+    values = torch.arange(3)
+    assert Ragged.from_lengths(values, torch.tensor([1, 2], dtype=torch.uint8)).offsets.tolist() == [0, 1, 3]
+    for lengths in (torch.tensor([1.5, 2.5]), torch.tensor([True, True]), [1, 2], np.array([1, 2])):
+        with pytest.raises(TypeError, match="`lengths`"):
+            Ragged.from_lengths(values, lengths)
+    for lengths in (torch.tensor(3), torch.tensor([[1, 2]])):
+        with pytest.raises(ValueError, match="`lengths` must be a 1-D tensor"):
+            Ragged.from_lengths(values, lengths)
+
 def test_size_buckets_bound_the_padding_of_every_bucket():
     """Every item with both sizes positive is in exactly one bucket, whose padded block is at most 4× its cells."""
     rng = np.random.default_rng(0)

@@ -515,6 +515,23 @@ def test_numpy_inputs_equal_tensor_inputs():
         ranking_metrics(np.array([[object(), object()]]), torch.zeros(1, 2), metrics="map")
 
 
+@pytest.mark.parametrize("argument", ["scores", "relevance", "doc_ids", "qrels", "query_ids"])
+def test_complex_tensors_are_refused_by_name(argument):
+    """Complex scores were cast with ``.double()`` (the imaginary part dropped, only torch's warning said so); complex
+    labels, doc ids, qrels or query ids failed deep inside torch (NotImplementedError, RuntimeError; found by
+    fuzzing). Every one is a ``TypeError`` naming the argument, before any state changes."""
+    inputs = {"scores": torch.tensor([3.0, 1.0, 2.0]), "relevance": torch.tensor([1, 0, 1]),
+              "doc_ids": torch.tensor([0, 1, 2]), "qrels": torch.tensor([1, 0, 1]), "query_ids": torch.zeros(3).long()}
+    inputs[argument] = inputs[argument].to(torch.complex64) + 1j
+    options = {"query_ids": inputs["query_ids"]} if argument == "query_ids" else \
+        {"doc_ids": inputs["doc_ids"], "qrels": inputs["qrels"]}
+    metric = RankingMetrics(["map"])
+    metric.update(torch.tensor([[2.0, 1.0]]), torch.tensor([[0, 1]]))
+    with pytest.raises(TypeError, match=f"`{argument}` must hold real numbers"):
+        metric.update(inputs["scores"], inputs["relevance"], **options)
+    assert metric.compute()["map"].item() == 0.5
+
+
 @pytest.mark.parametrize("ties", ["trec_eval", "ranx", "average", "optimistic"])
 def test_flat_queries_of_very_different_lengths_are_padded_in_groups(ties, monkeypatch):
     """Flat queries grouped by length (no group padded past twice its documents) score as one padded batch does:
