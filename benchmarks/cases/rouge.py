@@ -143,3 +143,21 @@ def rouge_l_long_case(size: int, device: str) -> Contenders:
               "100 MB table or 0.3 s idle (on this VM memory touched after a pause is slow: 100 tiny torch ops "
               "0.35 → 2.5 ms, numpy 0.14 → 1.4 ms, a plain Python loop unchanged), the rapidfuzz anchor 2.2 → 5.8 ms"),
     )
+
+
+@register("rouge_Lsum_long_line", sizes=(2_000, 20_000), quick_sizes=(2_000,), unit="tokens", repeats=3)
+def rouge_lsum_long_line_case(size: int, device: str) -> Contenders:
+    """A reference of ``size`` tokens on one line (no sentence breaks) against a prediction of five 20-token lines:
+    few long read-out walks, which the CPU takes pair by pair on the host (kernels.lcs._walk_on_host)."""
+    rng = random.Random(size)
+    vocab = [f"w{i}" for i in range(300)]
+    refs = [" ".join(rng.choices(vocab, k=size))]
+    preds = ["\n".join(" ".join(rng.choices(vocab, k=20)) for _ in range(5))]
+    keys = ("rougeLsum",)
+    return Contenders(
+        ours={"rouge_score(rougeLsum)": lambda: _means(rouge_score(preds, refs, rouge_keys=keys, device=device), keys)},
+        anchors={"rouge-score 0.1.2 RougeScorer.score": lambda: _rouge_score_means(preds, refs, keys)},
+        check=_same,
+        note="one reference line of `size` tokens (300-word vocabulary) vs five 20-token prediction lines: the "
+             "union LCS reads out 5 long walks",
+    )

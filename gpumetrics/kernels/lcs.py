@@ -11,7 +11,8 @@ same code on CPU and CUDA):
   and passes its carry to limb ``w + 1`` for the next step), so a step is 7 element-wise tensor ops over all limbs
   of all pairs, whatever the length, and ``min(La, Lb) + ⌈max(La, Lb)/62⌉ - 1`` steps finish.
 * :func:`lcs_backtrack_mask` — the LCS that rouge-score's ``_backtrack_norec`` reads out (needed for ROUGE-Lsum's
-  union), walked back over the stored bit rows of the same kernel (``n·m/62`` bits per pair, not a DP table).
+  union), walked back over the stored bit rows of the same kernel (``n·m/62`` bits per pair, not a DP table): all
+  pairs of a chunk a step at a time (tensor ops), or — a CPU chunk of few long walks — pair by pair in Python.
 * :func:`lcs_table` — the full DP table, row by row (a row is a ``cummax``); a reference for tests, no metric uses it.
 * :func:`weighted_lcs` — Lin (2004)'s weighted LCS with ``f(k) = k**weight``, by anti-diagonals (``O(n·m)``).
 * :func:`gpumetrics.kernels.host.lcs_length_rapidfuzz` — the CPU path of :func:`lcs_length` for host token ids:
@@ -31,6 +32,9 @@ _WORD_MASK = (1 << _WORD_BITS) - 1
 _MATCH_BYTES_PER_CHUNK = 1 << 25  # bounds the match vectors built at once (a chunk of wavefront steps)
 _ROW_BYTES_PER_CHUNK = 1 << 27  # bounds the stored bit rows of lcs_backtrack_mask (a chunk of pairs)
 _EXIT_CHECK_STEPS = 1024  # the backtracking walk checks for its end (one host sync) every so many steps
+# a CPU chunk walks pair by pair in Python (:func:`_walk_on_host`) while the pairs' walks together are at most this
+# many times the longest one: a batched step (~10 small tensor ops) costs about as much as that many Python steps
+_HOST_WALK_STEPS_PER_STEP = 12
 
 
 def _check_pairs(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> None:
@@ -205,15 +209,19 @@ def lcs_table(a: Tensor, b: Tensor) -> Tensor:
     return table
 
 
-def _backtrack_chunk(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> Tensor:
+def _backtrack_chunk(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor,
+                     host_walks: Optional[tuple[list[int], list[int]]] = None) -> Tensor:
     """rouge-score's read-out over stored bit rows. At a mismatch in cell ``(i, j)``, ``T[i][j] = max(T[i][j-1],
     T[i-1][j])``, so ``T[i][j-1] > T[i-1][j]`` holds iff ``T[i-1][j] = T[i][j] - 1``, i.e. iff bit ``i-1`` of the
-    row after ``j`` tokens of ``b`` is 0: one bit read per step."""
+    row after ``j`` tokens of ``b`` is 0: one bit read per step. ``host_walks`` (the pairs' lengths as ints, CPU
+    tensors only): walk each pair in Python (:func:`_walk_on_host`) instead of stepping all pairs together."""
     n_pairs, width_a, width_b = a.shape[0], a.shape[1], b.shape[1]
     device = a.device
     n_words = (width_a + _WORD_BITS - 1) // _WORD_BITS
     rows = torch.empty(width_b + n_words, n_pairs, n_words, dtype=torch.long, device=device)
     _bit_parallel(a, a_lengths, b, b_lengths, rows)
+    if host_walks is not None:
+        return _walk_on_host(rows, a, b, *host_walks)
     rows = rows.reshape(-1)
     pairs = torch.arange(n_pairs, device=device)
     a_flat, a_base = a.reshape(-1), pairs * width_a
@@ -235,6 +243,26 @@ def _backtrack_chunk(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor)
         i = i - (match | (active & ~go_left)).long()
         j = j - (match | go_left).long()
     return mask.view(n_pairs, width_a + 1)[:, :-1]
+
+
+def _walk_on_host(rows: Tensor, a: Tensor, b: Tensor, a_lengths: list[int], b_lengths: list[int]) -> Tensor:
+    """:func:`_backtrack_chunk`'s walk one pair at a time in Python, over CPU ``rows`` (``[Lb + W, P, W]``): a step
+    costs well under a microsecond here against ~10 tensor ops (tens of µs) for a step of all pairs, so a chunk whose
+    walks are few and long (a long reference line against short ones, ROUGE-Lsum) goes this way."""
+    n_pairs, width_a = a.shape
+    bits = rows.numpy()
+    mask = torch.zeros(n_pairs, width_a, dtype=torch.bool)
+    marked = mask.numpy()  # shares mask's memory
+    for pair, (a_row, b_row, i, j) in enumerate(zip(a.tolist(), b.tolist(), a_lengths, b_lengths)):
+        while i > 0 and j > 0:
+            if a_row[i - 1] == b_row[j - 1]:
+                marked[pair, i - 1] = True
+                i, j = i - 1, j - 1
+            elif (int(bits[j + (i - 1) // _WORD_BITS, pair, (i - 1) // _WORD_BITS]) >> ((i - 1) % _WORD_BITS)) & 1:
+                i -= 1
+            else:  # T[i-1][j] is the lower: the walk goes along b
+                j -= 1
+    return mask
 
 
 def lcs_backtrack_mask(
@@ -278,7 +306,12 @@ def lcs_backtrack_mask(
             wa, wb = max(int(la.max().item()), 1), max(int(lb.max().item()), 1)  # trim padding shared by the chunk
         else:
             wa, wb = (max(int(lengths[part].max(initial=0)), 1) for lengths in host_lengths)
-        piece = _backtrack_chunk(a[part, :wa], la, b[part, :wb], lb)
+        walks = None
+        if host_lengths is not None and a.device.type == "cpu":
+            walks = tuple(lengths[part].tolist() for lengths in host_lengths)
+            if sum(walks[0]) + sum(walks[1]) > _HOST_WALK_STEPS_PER_STEP * (wa + wb):
+                walks = None  # many walks: one step of all of them costs less than walking each
+        piece = _backtrack_chunk(a[part, :wa], la, b[part, :wb], lb, walks)
         parts.append(torch.nn.functional.pad(piece, (0, width_a - wa)))
     return torch.cat(parts)
 

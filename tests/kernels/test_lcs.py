@@ -153,6 +153,20 @@ def test_backtrack_over_bit_rows_equals_rouge_score_read_out_on_long_pairs():
         assert [i for i in range(len(x)) if mask[p, i]] == (lcs_ind(x, y) if x and y else [])
 
 
+@pytest.mark.parametrize("walk", ["batched", "host"])
+def test_both_walks_equal_rouge_score_read_out(monkeypatch, walk):
+    """The batched walk (every pair one step at a time, tensor ops) and the host walk (a pair at a time in Python,
+    for few long walks on the CPU) read out the same LCS as rouge-score: long against short, uneven, empty."""
+    monkeypatch.setattr("gpumetrics.kernels.lcs._HOST_WALK_STEPS_PER_STEP", 0 if walk == "batched" else 10**9)
+    rng = random.Random(47)
+    a = [[rng.randrange(k) for _ in range(n)] for n, k in ((3000, 4), (130, 3), (1, 2), (0, 2), (64, 9), (400, 2))]
+    b = [[rng.randrange(k) for _ in range(n)] for n, k in ((7, 4), (2, 3), (5, 2), (3, 2), (640, 9), (0, 2))]
+    (ta, la), (tb, lb) = _pad(a, 0), _pad(b, 0)
+    mask = lcs_backtrack_mask(ta, la, tb, lb, host_lengths=(la.numpy(), lb.numpy()))
+    for p, (x, y) in enumerate(zip(a, b)):
+        assert [i for i in range(len(x)) if mask[p, i]] == (lcs_ind(x, y) if x and y else [])
+
+
 def test_many_limbs_in_small_chunks_of_steps_and_pairs(monkeypatch):
     """Chunks of a few wavefront steps (the window of columns a chunk reaches spans several chunks) and of pairs."""
     a, b = _random_pairs(12, 9, [0, 1, 70, 130, 250], [0, 2, 64, 190, 300])
