@@ -1,8 +1,8 @@
 """Batched longest-common-subsequence kernels on padded id tensors (ROUGE-L, ROUGE-Lsum, ROUGE-W).
 
 Every function takes a batch of ``P`` sequence pairs as right-padded ``LongTensor``s plus their lengths; padding
-values are never read as tokens. All work is tensor ops vectorised over the pairs, on the device of the inputs (the
-same code on CPU and CUDA):
+values are never read as tokens. The work is tensor ops vectorised over the pairs, on the device of the inputs (the
+same code on CPU and CUDA; one exception, the CPU read-out of few long walks below):
 
 * :func:`lcs_length` — bit-parallel LCS (Allison–Dix 1986, Crochemore et al. 2001, Hyyrö 2004):
   ``O(n·⌈m/62⌉)`` word operations per pair. The longer side is packed into 62-bit limbs of an ``int64`` (so a limb
