@@ -35,6 +35,7 @@ _EXIT_CHECK_STEPS = 1024  # the backtracking walk checks for its end (one host s
 # a CPU chunk walks pair by pair in Python (:func:`_walk_on_host`) while the pairs' walks together are at most this
 # many times the longest one: a batched step (~10 small tensor ops) costs about as much as that many Python steps
 _HOST_WALK_STEPS_PER_STEP = 12
+_HOST_WALK_MIN_STEPS = 256  # below this the batched walk takes a few ms at most: one path for ordinary sentences
 
 
 def _check_pairs(a: Tensor, a_lengths: Tensor, b: Tensor, b_lengths: Tensor) -> None:
@@ -307,10 +308,12 @@ def lcs_backtrack_mask(
         else:
             wa, wb = (max(int(lengths[part].max(initial=0)), 1) for lengths in host_lengths)
         walks = None
-        if host_lengths is not None and a.device.type == "cpu":
+        # the rows must be in host memory: a plain CPU tensor, not an accelerator's (nor the CPU tests' stand-in
+        # accelerator `cpu:0`, whose host reads are counted as syncs)
+        if host_lengths is not None and a.device == torch.device("cpu"):
             walks = tuple(lengths[part].tolist() for lengths in host_lengths)
-            if sum(walks[0]) + sum(walks[1]) > _HOST_WALK_STEPS_PER_STEP * (wa + wb):
-                walks = None  # many walks: one step of all of them costs less than walking each
+            if wa + wb < _HOST_WALK_MIN_STEPS or sum(walks[0]) + sum(walks[1]) > _HOST_WALK_STEPS_PER_STEP * (wa + wb):
+                walks = None  # short walks cost little either way; many: one step of all costs less than each walk
         piece = _backtrack_chunk(a[part, :wa], la, b[part, :wb], lb, walks)
         parts.append(torch.nn.functional.pad(piece, (0, width_a - wa)))
     return torch.cat(parts)

@@ -158,6 +158,7 @@ def test_both_walks_equal_rouge_score_read_out(monkeypatch, walk):
     """The batched walk (every pair one step at a time, tensor ops) and the host walk (a pair at a time in Python,
     for few long walks on the CPU) read out the same LCS as rouge-score: long against short, uneven, empty."""
     monkeypatch.setattr("gpumetrics.kernels.lcs._HOST_WALK_STEPS_PER_STEP", 0 if walk == "batched" else 10**9)
+    monkeypatch.setattr("gpumetrics.kernels.lcs._HOST_WALK_MIN_STEPS", 0)
     rng = random.Random(47)
     a = [[rng.randrange(k) for _ in range(n)] for n, k in ((3000, 4), (130, 3), (1, 2), (0, 2), (64, 9), (400, 2))]
     b = [[rng.randrange(k) for _ in range(n)] for n, k in ((7, 4), (2, 3), (5, 2), (3, 2), (640, 9), (0, 2))]
