@@ -36,13 +36,13 @@ def run_fingerprint(config: EvalConfig, batch_size: int, world_size: int, device
         "gpumetrics version": library_version(),
     }
     for task in config.tasks:
-        for path in (task.predictions, task.references):
-            if path is not None and Path(path).is_file():
-                stat = os.stat(path)
-                fingerprint[f"data file {path}"] = (stat.st_size, stat.st_mtime_ns)
-        for key, path in task.option_files():  # a synonyms / embeddings / weights file changes the numbers too
+        files = [(f"data file {path}", path) for path in (task.predictions, task.references)
+                 if path is not None and Path(path).is_file()]
+        # a synonyms / embeddings / weights file changes the numbers too
+        files += [(f"file {path} of option `{key}`", path) for key, path in task.option_files()]
+        for what, path in files:
             stat = os.stat(path)
-            fingerprint[f"file {path} of option `{key}`"] = (stat.st_size, stat.st_mtime_ns)
+            fingerprint[what] = (stat.st_size, stat.st_mtime_ns)
     return fingerprint
 
 
