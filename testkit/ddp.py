@@ -81,13 +81,12 @@ def _as_caller(rank: int, environ: dict, cwd: str, worker: Callable, *args: Any)
 def _start_ranks(
     worker: Callable, args: tuple, world_size: int = WORLD_SIZE, start_method: str = "forkserver"
 ) -> list[Any]:
-    for attempt in range(_MESH_ATTEMPTS):
+    for _ in range(_MESH_ATTEMPTS - 1):
         try:
             return _start_ranks_once(worker, args, world_size, start_method)
         except _MeshNotFormed:
-            if attempt == _MESH_ATTEMPTS - 1:
-                raise
-    raise AssertionError("unreachable")
+            continue
+    return _start_ranks_once(worker, args, world_size, start_method)
 
 
 #: gloo's TCP mesh between the ranks sometimes fails to form on a loaded 2-core host ("Gloo connectFullMesh failed …
