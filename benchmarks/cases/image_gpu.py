@@ -36,7 +36,7 @@ import torch
 
 from benchmarks.registry import Contenders, register
 from gpumetrics.image.fid import FrechetInceptionDistance, frechet_distance
-from gpumetrics.image.inception import FIDInceptionV3, random_fid_inception_state_dict
+from gpumetrics.image.inception import random_fid_inception_state_dict
 from gpumetrics.image.precision import SpeedMode, precision_scope
 
 FID_MODES = (None, "tf32", "bf16", "fp16", "channels_last", "fastest")
@@ -79,29 +79,15 @@ def fid_gpu_forward_case(size: int, device: str) -> Contenders:
         with torch.no_grad():
             return reference(images.float() / 255)[0]
 
-    def autocast_fastest():
-        with mock.patch.object(FIDInceptionV3, "_network", _autocast_network):
-            metrics["fastest"].update(images, real=True)
-
     return Contenders(
         ours={f"FrechetInceptionDistance.update {_label(mode)}": (lambda m=metric: m.update(images, real=True))
               for mode, metric in metrics.items()},
-        anchors={"pytorch-fid InceptionV3 forward (cuDNN defaults: TF32 convolutions)": pytorch_fid_forward,
-                 "the same update, speed_mode=fastest under torch.autocast (batch norms not folded)": autocast_fastest},
+        anchors={"pytorch-fid InceptionV3 forward (cuDNN defaults: TF32 convolutions)": pytorch_fid_forward},
         throughput_goals={f"FrechetInceptionDistance.update {_label(None)}": 2_000.0,
                           f"FrechetInceptionDistance.update {_label('fastest')}": 10_000.0},
         note="random-weight pytorch-fid Inception, uint8 256×256 resized to 299 on the device; the 10,000 img/s goal "
              f"is the fastest mode's (this row or {COMPILED} in fid_gpu_forward_compiled)",
     )
-
-
-def _autocast_network(self: FIDInceptionV3, x: torch.Tensor) -> torch.Tensor:
-    """``FIDInceptionV3._network`` as bf16 / fp16 modes ran before their batch norms were folded: the float32
-    network under ``torch.autocast`` (each batch norm in float32 between two casts)."""
-    if self._speed.channels_last:
-        x = x.contiguous(memory_format=torch.channels_last)
-    with precision_scope(self._speed, x.device.type):
-        return self.blocks(x).float()
 
 
 def _fid_mode_against_parity(size: int, device: str, mode: str, note: str) -> Contenders:

@@ -283,7 +283,7 @@ class FrechetInceptionDistance(RealFakeFeatureMetric):
         reset_real_features: when False, ``reset()`` keeps the real statistics (and loaded real stats).
         download: allow downloading the pinned weights (default: only when ``$GPUMETRICS_DOWNLOAD=1``).
         speed_mode: ``None`` (default) — the parity path, true float32 on every device (TF32 off during the
-            forward). Opt-in, NOT parity: ``"tf32"``, ``"bf16"`` / ``"fp16"`` (half network), ``"channels_last"``,
+            forward). Opt-in, NOT parity: ``"tf32"``, ``"bf16"`` / ``"fp16"`` (autocast), ``"channels_last"``,
             ``"compile"``, a precision joined to layout parts (``"bf16+channels_last"``) or ``"fastest"``; see
             :mod:`gpumetrics.image.precision` and ``gpumetrics.image.inception`` for their tested bounds. The mode
             appears in the signature as ``speed:<mode>``; values of different modes are not comparable. Built-in

@@ -31,11 +31,10 @@ weights, CPU; ``tests/image/test_inception.py``), as max abs feature difference 
   ≤ 1e-3 (measured ~1e-6 and ~1e-7). ``"compile"``'s first call compiles (tens of seconds, a C++ compiler on CPU).
 * ``"tf32"`` (CUDA only; a CPU computes float32): 10 mantissa bits in matmuls and convolutions, ≤ 1e-2 and ≤ 1e-2
   (measured 8.4e-4 and 1e-4 on an H100 with the real weights).
-* ``"bf16"`` (8 mantissa bits): ≤ 5 % and ≤ 10 % (measured ~0.44 % and ~0.06 %). ``"fp16"`` (slower than float32 on
-  a CPU): ≤ 2 % and ≤ 5 % (measured ~0.07 % and ~0.05 %). Both run a copy of the network with each batch norm folded
-  into its convolution (:func:`fold_batch_norms`) and every weight and activation in the half dtype, up to the last
-  block's output (the average pool is float32): autocast would run each batch norm in float32 between two casts,
-  a float32 round trip of every activation (and it measured ~1.3 % / 2.4 % and ~0.5 % / 1 %).
+* ``"bf16"`` (``torch.autocast`` bfloat16, 8 mantissa bits): ≤ 5 % and ≤ 10 % (measured ~1.3 % and ~2.4 %).
+* ``"fp16"`` (autocast float16; slower than float32 on a CPU): ≤ 2 % and ≤ 5 % (measured ~0.5 % and ~1 %).
+  A half copy of the network with its batch norms folded into the convolutions deviated less (bf16 ~0.44 %) but ran
+  6–7 % slower on an H200 (docs/metrics/image.md), so both precisions run under autocast.
 * combinations ``"<precision>+channels_last"``, ``"<precision>+compile"``, ``"<precision>+channels_last+compile"``
   and the preset ``"fastest"`` (``"bf16+channels_last"``): the precision's bound.
 """
@@ -137,37 +136,6 @@ def random_fid_inception_state_dict(seed: int = 0) -> dict[str, Tensor]:
         else:  # running_mean, bn.bias, fc.bias, num_batches_tracked
             state[key] = torch.zeros(value.shape, dtype=value.dtype)
     return state
-
-
-def fold_batch_norms(blocks: nn.Module) -> nn.Module:
-    """A copy of ``blocks`` in which every convolution followed by a batch norm (torchvision's ``BasicConv2d``:
-    ``conv`` without bias, ``bn``, ReLU) is one convolution with a bias: ``w' = w·γ/√(σ²+ε)``,
-    ``b' = β − μ·γ/√(σ²+ε)``, computed in float64 and stored in the weights' dtype. The same function of the input
-    (float32 rounding apart); ``blocks`` is left as it is.
-
-    Example:
-        >>> block = nn.Sequential(build_fid_inception("cpu").Conv2d_1a_3x3).eval()
-        >>> folded = fold_batch_norms(block)
-        >>> type(folded[0].bn).__name__, folded[0].conv.bias is not None
-        ('Identity', True)
-    """
-    import copy
-
-    folded = copy.deepcopy(blocks)
-    for module in folded.modules():
-        conv, bn = getattr(module, "conv", None), getattr(module, "bn", None)
-        if not (isinstance(conv, nn.Conv2d) and isinstance(bn, nn.BatchNorm2d)):
-            continue
-        scale = bn.weight.double() / torch.sqrt(bn.running_var.double() + bn.eps)
-        shift = bn.bias.double() - bn.running_mean.double() * scale
-        if conv.bias is not None:
-            shift = shift + conv.bias.double() * scale
-        with torch.no_grad():
-            conv.weight = nn.Parameter((conv.weight.double() * scale[:, None, None, None]).to(conv.weight.dtype),
-                                       requires_grad=False)
-            conv.bias = nn.Parameter(shift.to(conv.weight.dtype), requires_grad=False)
-        module.bn = nn.Identity()
-    return folded.eval()
 
 
 def resize_images(images: Tensor, mode: str = "pytorch-fid", size: int = INPUT_SIZE) -> Tensor:
@@ -326,10 +294,9 @@ class FIDInceptionV3(nn.Module):
         self.requires_grad_(False)
 
     def __getstate__(self) -> dict[str, Any]:
-        # the compiled wrapper and the half-precision copy are rebuilt lazily; neither is part of the state
+        # the compiled wrapper is rebuilt lazily; it is neither picklable nor part of the state
         state = dict(self.__dict__)
         state.pop("_compiled_blocks", None)
-        state.pop("_half", None)
         return state
 
     def train(self, mode: bool = True) -> "FIDInceptionV3":
@@ -347,9 +314,6 @@ class FIDInceptionV3(nn.Module):
         mode = self._speed
         if mode.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
-        if mode.autocast_dtype is not None:
-            with precision_scope(mode, x.device.type, autocast=False):
-                return self._half_blocks()(x.to(mode.autocast_dtype)).float()
         blocks = self.blocks
         if mode.compile:
             blocks = self.__dict__.get("_compiled_blocks")
@@ -357,23 +321,6 @@ class FIDInceptionV3(nn.Module):
                 blocks = self.__dict__["_compiled_blocks"] = torch.compile(self.blocks)
         with precision_scope(mode, x.device.type):
             return blocks(x).float()
-
-    def _half_blocks(self) -> nn.Module:
-        """The network of a ``bf16`` / ``fp16`` mode: batch norms folded into their convolutions (a bias), then every
-        weight in the half dtype, channels-last / compiled as the mode says. Under autocast each batch norm ran in
-        float32 between two casts (a float32 round trip of every activation); here activations stay half from the
-        input to the last block. Built on first use and again when the weights change (moved, reloaded); kept out
-        of ``_modules``, so the state_dict stays pytorch-fid's."""
-        mode = self._speed
-        tensors = list(self.blocks.parameters()) + list(self.blocks.buffers())
-        key = tuple((t.device, t.data_ptr(), t._version) for t in tensors)
-        cached = self.__dict__.get("_half")
-        if cached is None or cached[0] != key:
-            blocks = fold_batch_norms(self.blocks).to(mode.autocast_dtype)
-            if mode.channels_last:
-                blocks = blocks.to(memory_format=torch.channels_last)
-            self.__dict__["_half"] = cached = (key, torch.compile(blocks) if mode.compile else blocks)
-        return cached[1]
 
     def forward(self, images: Tensor) -> Tensor:
         """Extract features.

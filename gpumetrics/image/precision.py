@@ -117,11 +117,11 @@ def _fp32_flags() -> list[tuple[Any, str]]:
 
 
 @contextlib.contextmanager
-def precision_scope(mode: SpeedMode, device_type: str, autocast: bool = True) -> Iterator[None]:
+def precision_scope(mode: SpeedMode, device_type: str) -> Iterator[None]:
     """Run a network's forward under ``mode``'s precision: TF32 off (on for ``tf32``) for CUDA float32 matmuls and
-    convolutions, autocast for ``bf16`` / ``fp16`` (``autocast=False``: a network already cast to the half dtype),
-    and for every speed mode cuDNN's algorithm search (``cudnn.benchmark``; the parity path keeps the caller's
-    setting); the caller's settings are restored on exit, also on an exception.
+    convolutions, autocast for ``bf16`` / ``fp16``, and for every speed mode cuDNN's algorithm search
+    (``cudnn.benchmark``; the parity path keeps the caller's setting); the caller's settings are restored on exit,
+    also on an exception.
 
     Example:
         >>> before = torch.backends.cuda.matmul.fp32_precision
@@ -142,7 +142,7 @@ def precision_scope(mode: SpeedMode, device_type: str, autocast: bool = True) ->
     try:
         for (owner, attr), value in zip(flags, values):
             setattr(owner, attr, value)
-        dtype = mode.autocast_dtype if autocast else None
+        dtype = mode.autocast_dtype
         with torch.autocast(device_type=device_type, dtype=dtype) if dtype is not None else contextlib.nullcontext():
             yield
     finally:
