@@ -399,6 +399,21 @@ def test_counter_counts_each_kind_and_not_sized_ops() -> None:
     assert torch.Tensor.tolist is not None and "tolist" not in vars(SyncCounter)  # patches undone
 
 
+class _Pinned(torch.Tensor):
+    """A CPU tensor that reports itself pinned (a CPU-only machine cannot pin memory)."""
+
+    def is_pinned(self, *args, **kwargs) -> bool:
+        return True
+
+
+def test_counter_leaves_out_reads_of_pinned_host_buffers() -> None:
+    staging, plain = torch.arange(3).as_subclass(_Pinned), torch.arange(3)
+    with SyncCounter() as counter:
+        staging.numpy(), staging.tolist(), staging.cpu()
+        plain.numpy()
+    assert dict(counter.counts) == {"to-host:numpy": 1}, dict(counter.counts)
+
+
 #: modules whose kernels run on one intra-op thread (core/threads.py: many small ops, measured 4-26x slower beside
 #: busy processes on two threads); the image models and the classification modules keep torch's setting
 SINGLE_THREADED = {name for name in BUDGETS if not name.startswith(

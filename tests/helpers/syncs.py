@@ -5,9 +5,11 @@ On a GPU these ops block the host until the queued kernels finish: reading a val
 ``masked_select``, ``bincount`` — its output is sized by the largest value, even with ``minlength`` —, boolean-mask
 indexing, ``repeat_interleave`` without ``output_size``), and copies to the host
 (``tolist`` / ``numpy`` / ``cpu`` of a tensor). :class:`SyncCounter` counts them while it is active, on CPU tensors
-too, so a test can bound them without a GPU. It over-counts where a metric runs such an op on a host-side helper
-tensor on purpose (that costs nothing on a GPU); budgets are therefore "no more than today, and not growing with the
-batch", not zero.
+too, so a test can bound them without a GPU — except copies from pinned memory: a pinned tensor is a host buffer
+made for a device upload (``core.transfer``'s staging), which exists only where a GPU does, and reading it waits for
+nothing (the second CUDA run counted the upload's own ``numpy()`` view of its staging buffer as a sync). It
+over-counts where a metric runs such an op on a host-side helper tensor on purpose (that costs nothing on a GPU);
+budgets are therefore "no more than today, and not growing with the batch", not zero.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ class SyncCounter(TorchDispatchMode):
             self._patched[method] = original
 
             def counting(tensor, *args, _original=original, _kind=f"to-host:{method}", **kwargs):
-                self.counts[_kind] += 1
+                if not tensor.is_pinned():
+                    self.counts[_kind] += 1
                 return _original(tensor, *args, **kwargs)
 
             setattr(torch.Tensor, method, counting)
