@@ -20,9 +20,9 @@ from gpumetrics.functional import edit_distance, word_error_rate
 from gpumetrics.kernels.ragged import Ragged
 from gpumetrics.kernels.text_rows import encode_chars_ragged
 
-# Triton launch shapes (pairs per program, warps): the kernel's default, the shapes it launched before (32 lanes on 4
-# warps from 4,096 pairs, 16 lanes on 4 warps below), and neighbours (gpumetrics.kernels.levenshtein_triton: why)
-_SHAPES = ((4, 1), (8, 1), (2, 1), (1, 1), (16, 1), (16, 4), (32, 4))
+# Triton launch shapes (pairs per program, warps): the kernel's default (1, 1), the shapes it launched first (32 lanes
+# on 4 warps from 4,096 pairs, 16 lanes on 4 warps below) and its neighbours (gpumetrics.kernels.levenshtein_triton)
+_SHAPES = ((1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (16, 4), (32, 4))
 
 
 def _cuda(device: str) -> str:

@@ -17,14 +17,13 @@ Work per pair: ``W · n`` word steps of ~25 integer ops plus a 64-wide compare; 
 sorted by ``(W, n)`` on the device so a block's lanes run similar loops), no host sync. Under ``TRITON_INTERPRET=1``
 the same kernel runs on CPU tensors (numpy), which is how the tests hold it equal to the tensor kernel.
 
-Launch shape: 4 pairs per program on one warp (``LANES``, ``WARPS``). Read from the sm_90 code Triton generates
-(``cuobjdump -res-usage``, the inner loop's SASS; no GPU needed): 4 lanes on 1 warp take 128 registers, no local
-memory, 109 instructions per pair and text step, and 16 programs fit an SM (64 pairs in flight); the earlier 32 lanes
-on 4 warps (batches from 4,096 pairs) needed 255 registers and spilled 712 bytes (75 local loads and stores in the
-inner loop), 226 instructions per pair-step, 2 programs per SM; 16 lanes on 4 warps (smaller batches) 209
-instructions, 8 barriers per step, 32 pairs per SM. The 64-wide compare's reduction stays within one warp. A
-prediction until a GPU times it: the benchmark cases ``edit_gpu_kernel_short`` / ``edit_gpu_kernel_long`` time
-these shapes against each other.
+Launch shape: one pair per program on one warp (``LANES``, ``WARPS``), measured on an H200 (BENCHMARKS.md,
+``edit_gpu_kernel_short`` / ``edit_gpu_kernel_long``: the kernel alone on code points already on the device): on
+500,000 short pairs 1.5 ms against 2.1 / 2.4 / 2.9 / 3.6 ms for 2 / 4 / 8 / 16 pairs on one warp and 6.7 ms for the
+32 pairs on 4 warps launched first; on 2,000 long pairs (500–2,000 symbols) 15.9 ms against 28 / 48 / 95 / 210 ms
+and 117 ms (16 pairs on 4 warps). The sm_90 code Triton generates says part of why: 32 lanes on 4 warps spilled 712
+bytes of registers (75 local loads and stores in the inner loop), while 4 lanes on a warp fit in 128 registers; with
+one lane the ``[1, 64]`` compare spreads over the warp's 32 threads, and no lane's long loop holds back others.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ except ImportError:  # pragma: no cover - the tensor kernel serves every device 
 
 __all__ = ["levenshtein_triton", "levenshtein_triton_rows", "LANES", "WARPS"]
 
-LANES = 4  # pairs per program (the module docstring: why this launch shape)
+LANES = 1  # pairs per program (the module docstring: why this launch shape)
 WARPS = 1  # warps per program
 
 
