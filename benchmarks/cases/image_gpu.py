@@ -153,6 +153,38 @@ for _mode in CLIP_MODES:
 del _mode
 
 
+# The second GPU run left CLIPScore.update 3.5-4 ms per 256 images above its encoders in every precision (0.84-0.96x):
+# this row times the update's parts beside the bf16 encoders, so the next run says where those milliseconds go.
+@register("clip_gpu_update_parts", sizes=(256,), quick_sizes=(8,), unit="images", repeats=5, group="gpu")
+def clip_gpu_update_parts_case(size: int, device: str) -> Contenders:
+    from gpumetrics.core.transfer import upload
+    from gpumetrics.image.clip_score import CLIPScore
+
+    device = _cuda(device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        metric = CLIPScore("open_clip", "ViT-B-32", pretrained="random", speed_mode="bf16").to(device)
+    encoder = metric.encoder
+    images = torch.randint(0, 256, (size, 3, 256, 256), dtype=torch.uint8,
+                           generator=torch.Generator().manual_seed(0)).to(device)
+    captions = [f"a photo number {i} of a cat on a sofa" for i in range(size)]
+    pixels, tokens = encoder.preprocess(images), encoder.tokenizer(captions).to(device)
+
+    def encoders():
+        with torch.no_grad(), precision_scope(metric.speed, pixels.device.type):
+            return encoder.model.encode_image(pixels), encoder.model.encode_text(tokens)
+
+    return Contenders(
+        ours={"CLIPScore.update speed_mode=bf16 (whole)": lambda: metric.update(images, captions),
+              "its preprocessing alone (uint8 256×256 → normalised 224×224, resize in two rounded passes)":
+                  lambda: encoder.preprocess(images),
+              "its tokenizing alone (BatchCLIPTokenizer + upload)":
+                  lambda: upload(encoder.tokenizer(captions), images.device)},
+        anchors={"its open_clip encoders alone (bf16, ready pixels and tokens)": encoders},
+        note="the parts of clip_gpu_update_bf16: a part's ratio is the encoders' time over the part's",
+    )
+
+
 def _write_jpegs(job: tuple[str, int, int, int]) -> None:
     from PIL import Image
 
@@ -172,11 +204,8 @@ def _jpeg_folder(count: int, seed: int) -> Path:
     return folder
 
 
-# Fits the session's ~120 s a case on a 16-core H100/H200 host (estimate from the first run's rows, not measured yet):
-# setup ≈ 5 s (4,000 JPEGs on 16 processes at a few ms each, the weights saved once); each round runs 4,000 images
-# through 3 contenders — parity ≈ 2 s at the measured 2,295 img/s + loader start, nvJPEG + fastest ≈ 1–2 s,
-# pytorch-fid ≈ 2–3 s with its two np.cov at d = 2,048 — ≈ 8 s; 1 warm-up + 3 repeats ≈ 35 s, + ≈ 15 s of process
-# start, imports and CUDA init: ≈ 55 s, so twice the estimate still fits CASE_LIMIT (150 s). Quick (400) ≈ 20 s.
+# On the H200 of the second run the whole case took 102 s of CASE_LIMIT's 150 (rounds of 3.8 s parity, 4.3 s nvJPEG +
+# fastest, 5.8 s pytorch-fid; 1 warm-up + 3 repeats, plus process start, CUDA init and writing 4,000 JPEGs).
 @register("fid_gpu_files", sizes=(4_000,), quick_sizes=(400,), unit="images", repeats=3, group="gpu")
 def fid_gpu_files_case(size: int, device: str) -> Contenders:
     from pytorch_fid.fid_score import get_activations
