@@ -25,7 +25,7 @@ from benchmarks.registry import Contenders, register
 from gpumetrics.functional import char_error_rate, edit_distance, word_error_rate
 from gpumetrics.kernels import host
 from gpumetrics.kernels.ragged import Ragged
-from gpumetrics.kernels.text_rows import encode_chars_flat, encode_chars_ragged, encode_separated
+from gpumetrics.kernels.text_rows import encode_chars_flat, encode_chars_ragged, stage_separated
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyz      ABCDEF0123456789.,абвгдежзийклмнопрстуфхцчшщыэюя中文字😀é"
 _TORCHMETRICS_MAX_PAIRS = 5_000  # pure-Python DP: 50k pairs take ~1 min per run
@@ -248,11 +248,11 @@ def edit_encode_separated_case(size: int, device: str) -> Contenders:
     preds, target = ocr_pairs(size, 5, 40, seed=size)
     both = preds + target
     return Contenders(
-        ours={"encode_separated (both sides; rows found on the device)": lambda: encode_separated(both)},
+        ours={"stage_separated (both sides; rows found on the device)": lambda: stage_separated(both)},
         anchors={"encode_chars_flat (both sides; lengths on the host)": lambda: encode_chars_flat(both),
                  "gpumetrics edit_distance CPU auto (rapidfuzz, threads on the free cores)":
                  lambda: edit_distance(preds, target, reduction="none")},
-        check=lambda ours, anchor: sum(map(len, ours)) == sum(map(len, both)) + len(both),
+        check=lambda ours, anchor: ours.symbols == sum(map(len, both)) + len(both),
         note="the host's whole share of edit_distance(strings → GPU) off the CPU for the 500,000 pairs of "
              "edit_gpu_short_strings (both sides, 5–40 chars incl. astral); against CPU auto: a floor of the GPU "
              "route's ratio",
@@ -269,11 +269,11 @@ def edit_long_encode_separated_case(size: int, device: str) -> Contenders:
             return edit_distance(preds, target, reduction="none")
 
     return Contenders(
-        ours={"encode_separated (both sides; rows found on the device)": lambda: encode_separated(both)},
+        ours={"stage_separated (both sides; rows found on the device)": lambda: stage_separated(both)},
         anchors={"gpumetrics edit_distance CPU auto (rapidfuzz, banded, threads on the free cores)":
                  lambda: edit_distance(preds, target, reduction="none"),
                  "the same on one core": auto_on_one_core},
-        check=lambda ours, anchor: sum(map(len, ours)) == sum(map(len, both)) + len(both),
+        check=lambda ours, anchor: ours.symbols == sum(map(len, both)) + len(both),
         note="the host's share of edit_distance(strings → GPU) for the 2,000 long pairs of edit_gpu_long (both "
              "sides, 500–2,000 chars incl. astral): a floor of the GPU route. Its goal (≥ 3× CPU auto) needs CPU auto "
              "≥ 3× this row's encoding; on a host of c free cores CPU auto takes about the one-core time / c",
@@ -291,9 +291,9 @@ def wer_encode_separated_case(size: int, device: str) -> Contenders:
     preds, target = wer_pairs(size)
     both = preds + target
     return Contenders(
-        ours={"encode_separated (both sides; words split and hashed on the device)": lambda: encode_separated(both)},
+        ours={"stage_separated (both sides; words split and hashed on the device)": lambda: stage_separated(both)},
         anchors={"gpumetrics word_error_rate CPU auto (split + rapidfuzz)": lambda: word_error_rate(preds, target)},
-        check=lambda ours, anchor: sum(map(len, ours)) == sum(map(len, both)) + len(both),
+        check=lambda ours, anchor: ours.symbols == sum(map(len, both)) + len(both),
         note="the host's whole share of word_error_rate(strings → GPU) for the 100,000 pairs of wer_gpu: the "
              "encoding, no str.split (the device does it); the ratio bounds what the GPU route can gain",
     )

@@ -42,7 +42,7 @@ from gpumetrics.kernels.host import (
 )
 from gpumetrics.kernels.levenshtein import DEFAULT_MAX_ELEMENTS, levenshtein_padded, levenshtein_ragged_rows
 from gpumetrics.kernels.text_rows import (
-    encode_chars_blocks, encode_pairs_separated, rows_from_separators, split_words, upload_code_points, upload_rows,
+    encode_chars_blocks, rows_from_separators, split_words, stage_pairs_separated, upload_rows, upload_staged,
 )
 from gpumetrics.kernels.vocab import dense_ids
 
@@ -381,7 +381,7 @@ def levenshtein_texts(
     """Levenshtein distance of every pair of texts, and each text's length, in characters, words or given tokens.
 
     On CUDA (``backend`` ``"torch"``, or ``"auto"`` there) strings travel with a separator
-    after each (:func:`~gpumetrics.kernels.text_rows.encode_separated`: no per-string host work) and their rows —
+    after each (:func:`~gpumetrics.kernels.text_rows.stage_pairs_separated`: no per-string host work) and their rows —
     and for ``unit="word"`` their words and word ids — are found on the device (one host sync for the word ids'
     collision flag, none for characters). A string holding ``"\\0"``, or a word-hash collision, takes the host
     encoding instead (same values).
@@ -413,11 +413,13 @@ def levenshtein_texts(
         backend = _auto_backend(a, b, unit, device)
     if backend == "rapidfuzz" and not has_rapidfuzz():
         raise ValueError("`backend='rapidfuzz'` needs the rapidfuzz package: pip install rapidfuzz")
-    if check is not None and (backend == "torch" or unit == "word"):  # the rapidfuzz path checks at C level first
+    # the rapidfuzz path checks at C level first; the device route's joins take strings only, so it checks on a failure
+    if check is not None and (backend == "torch" or unit == "word") and \
+            not (backend == "torch" and unit != "tokens" and _rows_on_device(device)):
         check(a, b)
         check = None
     if backend == "torch":
-        distances, both_lengths = _torch_pair_distances(a, b, unit, device)
+        distances, both_lengths = _torch_pair_distances(a, b, unit, device, check)
         return distances, both_lengths[: len(a)], both_lengths[len(a) :]
     if unit == "word":
         a, b = list(map(str.split, a)), list(map(str.split, b))
@@ -451,12 +453,23 @@ def _auto_backend(a: Sequence, b: Sequence, unit: str, device: torch.device) -> 
     return "torch"
 
 
-def _torch_pair_distances(a: Sequence, b: Sequence, unit: str, device: torch.device) -> tuple[Tensor, Tensor]:
-    """Device-kernel distances of checked pairs and ``LongTensor[2B]`` lengths of ``[*a, *b]``, on ``device``."""
+def _torch_pair_distances(a: Sequence, b: Sequence, unit: str, device: torch.device,
+                          check: Optional[Callable[[Sequence, Sequence], None]] = None) -> tuple[Tensor, Tensor]:
+    """Device-kernel distances of pairs and ``LongTensor[2B]`` lengths of ``[*a, *b]``, on ``device``. ``check``
+    (for string items not checked yet): called where the device route's ``str.join`` met a non-string item, so that
+    the error names it, or before the host encoding when that route did not serve (it may not have read every item).
+    A pass of its own over a million strings costs as much as their encoding."""
     if unit != "tokens":
-        found = _device_route(a, b, unit, device)
+        try:
+            found = _device_route(a, b, unit, device)
+        except TypeError:
+            if check is not None:
+                check(a, b)
+            raise
         if found is not None:
             return found
+    if check is not None:
+        check(a, b)
     both = [*a, *b]  # both sides in one encoding and one upload of values, one of offsets
     if unit == "word":
         both = list(map(str.split, both))
@@ -489,15 +502,12 @@ def _device_route(a: Sequence[str], b: Sequence[str], unit: str,
     host sync reads all chunks' flags at the end)."""
     if not _rows_on_device(device):
         return None
-    chunks = encode_pairs_separated(a, b, _DEVICE_ROUTE_SYMBOLS)
-    if chunks is None:
-        return None
-    if not chunks:
-        empty = torch.zeros(0, dtype=torch.long, device=device)
-        return empty, empty
     distances, lengths_a, lengths_b, collisions = [], [], [], []
-    for pairs, blocks in chunks:
-        values = upload_code_points(blocks, device)
+    for chunk in stage_pairs_separated(a, b, _DEVICE_ROUTE_SYMBOLS, device):  # the next chunk is staged meanwhile
+        if chunk is None:
+            return None
+        pairs, staged = chunk
+        values = upload_staged(staged, device)
         starts, row_lengths = rows_from_separators(values, 2 * pairs)
         if unit == "word":
             values, starts, row_lengths, collided = split_words(values, starts, row_lengths)
@@ -507,6 +517,9 @@ def _device_route(a: Sequence[str], b: Sequence[str], unit: str,
         lengths_b.append(row_lengths[pairs:])
     if collisions and bool(torch.stack(collisions).any()):
         return None
+    if not distances:
+        empty = torch.zeros(0, dtype=torch.long, device=device)
+        return empty, empty
     return torch.cat(distances), torch.cat(lengths_a + lengths_b)
 
 

@@ -1,18 +1,25 @@
 """Strings to flat integer rows without per-string work on the host: code points, and words on the device.
 
-Two encodings of a batch of ``B`` strings, both joined and fixed-width encoded in blocks of ``_ENCODE_BLOCK``
-strings (each block in the narrowest width that holds it: its CPython storage kind):
+Two encodings of a batch of ``B`` strings, both joined in blocks of ``_ENCODE_BLOCK`` strings and fixed-width
+encoded, each block in the narrowest width that holds it (its CPython storage kind: 1, 2 or 4 bytes a symbol):
 
 * :func:`encode_chars_blocks` (:func:`encode_chars_flat`: concatenated) — the code points and the host's
   ``int64[B]`` lengths. For kernels planned on the host (the CPU tensor kernel). The lengths are one ``len`` per
   string, read block by block while the block's strings are in cache.
-* :func:`encode_separated` — the code points with a ``0`` after every string and nothing else, in blocks that the
-  upload concatenates (on CUDA straight into pinned memory). The rows are then found where the values are, by
+* :func:`stage_separated` / :func:`stage_pairs_separated` — the code points with a ``0`` after every string and
+  nothing else, written block by block straight into the staging buffers of the upload (pinned for CUDA) while
+  each joined block is in cache: no block is kept for a later concatenation (keeping them — fresh memory, faulted
+  in — and copying them once more cost as much as the joins), and UCS-4 text is copied once, by numpy, from the
+  joined string into the buffer. Each block keeps its own width there, so one astral character makes its block, not
+  the upload, four bytes a symbol. :func:`upload_staged` sends the bytes and reads them on the device in their
+  blocks' widths (a view when all share one). The rows are then found where the values are, by
   :func:`rows_from_separators` (no host sync), and :func:`split_words` tokenises them there as ``str.split()``
   does, so word error rates need no ``split`` on the host either (~1 µs a sentence: most of a CPU WER). Host share
-  measured on the 2-core CPU: ``edit_encode_separated``, ``wer_encode_separated`` (BENCHMARKS.md). A string
-  holding ``"\\0"`` cannot be told from a separator: :func:`encode_separated` returns ``None`` and the caller takes
-  the other encoding.
+  on the 2-core CPU: ``edit_encode_separated``, ``wer_encode_separated`` (BENCHMARKS.md); the joins are most of it.
+  A string holding ``"\\0"`` cannot be told from a separator: staging returns ``None`` and the caller takes the other
+  encoding. UTF-8 would send fewer bytes for mixed text but was slower on the host: CPython encodes UCS-4 strings
+  to UTF-8 character by character (102 ms for the 23 M symbols of 500,000 short pairs, vs 58 ms for the code
+  points, indicative).
 
 For callers that want tensors at once: :func:`encode_chars_ragged` (flat values + offsets on a device),
 :func:`encode_chars` and :func:`encode_words` (padded ``[B, L]`` with lengths, padded on the device), all through
@@ -28,18 +35,18 @@ from __future__ import annotations
 
 import sys
 import warnings
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, NamedTuple, Optional, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from gpumetrics.core.checks import check_device
-from gpumetrics.core.transfer import upload, upload_concatenated
+from gpumetrics.core.transfer import staging_buffer, upload, upload_concatenated
 from gpumetrics.kernels.ragged import pad_segments
 
-__all__ = ["encode_chars_flat", "encode_chars_blocks", "encode_separated", "encode_pairs_separated",
-           "rows_from_separators", "split_words", "upload_code_points", "upload_rows", "encode_chars",
+__all__ = ["encode_chars_flat", "encode_chars_blocks", "Staged", "stage_separated", "stage_pairs_separated",
+           "upload_staged", "rows_from_separators", "split_words", "upload_code_points", "upload_rows", "encode_chars",
            "encode_chars_ragged", "encode_words", "WHITESPACE"]
 
 _ENCODE_BLOCK = 2048  # strings joined per block: a block stays in cache, one join of a large batch page-faults
@@ -105,62 +112,177 @@ def encode_chars_blocks(texts: Sequence[str]) -> tuple[list[np.ndarray], np.ndar
     return blocks, lengths
 
 
-def encode_separated(texts: Sequence[str]) -> Optional[list[np.ndarray]]:
-    """Code points of all strings, each string followed by a ``0``, in blocks: ``uint8|uint16|uint32`` arrays
-    (each block in its own width) whose concatenation is ``T + B`` long; ``None`` when a string contains ``"\\0"``
-    (its rows could not be told apart).
+class Staged(NamedTuple):
+    """Separated code points (:func:`stage_separated`) in host buffers, ready for :func:`upload_staged`.
 
-    No length is taken on the host: :func:`rows_from_separators` finds the rows where the values are. The blocks
-    are concatenated by the upload (:func:`upload_code_points`), which on CUDA stages them straight in pinned memory.
+    Attributes:
+        buffers: ``uint8`` host tensors (pinned for CUDA) whose concatenation holds the blocks' bytes.
+        table: ``int64[3, K]``: each block's first symbol, first byte (in the concatenation) and width (1, 2, 4).
+        symbols: ``T + B``, the number of values (code points and separators).
+    """
+
+    buffers: list[Tensor]
+    table: np.ndarray
+    symbols: int
+
+
+class _Stager:
+    """Blocks of separated code points written one after another into host buffers (:func:`staging_buffer`: pinned
+    for CUDA), each block in its own width (its CPython storage kind) at an offset aligned to it, so that a block of
+    one byte per symbol stays so beside an astral one. A block that does not fit begins a new buffer, sized for the
+    ``blocks_left`` still to come at the mean block size so far (at most ``cap`` bytes unless the block is larger).
+    """
+
+    def __init__(self, device: torch.device, blocks_left: int, cap: Optional[int] = None):
+        self.device, self.blocks_left, self.cap = device, blocks_left, cap
+        self.buffers: list[tuple[Tensor, np.ndarray]] = []
+        self.used = 0  # bytes of the last buffer
+        self.blocks: list[tuple[int, int, int, int]] = []  # (symbols, buffer, byte offset in it, width) per block
+        self.total = 0  # bytes of all blocks
+
+    def write(self, joined: str, count: int) -> bool:
+        """Stage one block: ``count`` strings joined with ``"\\0"``, and a ``0`` after the last. False (the block
+        half-written) when the block holds another ``"\\0"``: its rows could not be told apart."""
+        size = len(joined) + 1
+        points = _code_points(joined) if joined.isascii() or _storage_kind(joined) < 4 else None
+        width = 4 if points is None else points.itemsize
+        nbytes = size * width
+        at = -(-self.used // width) * width
+        if not self.buffers or at + nbytes > self.buffers[-1][1].size:
+            self._begin(nbytes)
+            at = 0
+        host = self.buffers[-1][1]
+        if points is None:  # UCS-4: numpy copies the code points (lone surrogates too) straight in, and pads a 0
+            np.ndarray((), f"<U{size}", host, at)[()] = joined
+            view = host[at:at + nbytes].view(np.uint32)
+        else:  # narrow kinds: their encoded bytes (a memcpy-speed encoding), or the UCS-4 copy of a misread kind
+            view = host[at:at + nbytes].view(points.dtype)
+            view[:-1] = points
+            view[-1] = 0
+        self.blocks.append((size, len(self.buffers) - 1, at, width))
+        self.used = at + nbytes
+        self.total += nbytes
+        self.blocks_left -= 1
+        return size - int(np.count_nonzero(view)) == count
+
+    def _begin(self, nbytes: int) -> None:
+        mean = (self.total + nbytes) / (len(self.blocks) + 1)
+        size = int(mean * max(self.blocks_left, 1) * 1.0625) + 64  # a margin: the blocks' sizes vary a little
+        size = max(nbytes, min(size, self.cap) if self.cap is not None else size)
+        buffer = staging_buffer(size, np.uint8, self.device)
+        if self.buffers:
+            self.buffers[-1] = (self.buffers[-1][0][:self.used], self.buffers[-1][1])
+        self.buffers.append((buffer, buffer.numpy()))
+        self.used = 0
+
+
+def _staged(*stagers: _Stager) -> Staged:
+    """The stagers' blocks one after another: their buffers (each cut to its used bytes) and one table."""
+    buffers, rows, symbols, base = [], [], 0, 0
+    for stager in stagers:
+        if stager.buffers:
+            stager.buffers[-1] = (stager.buffers[-1][0][:stager.used], stager.buffers[-1][1])
+        starts = []
+        for buffer, _ in stager.buffers:
+            starts.append(base)
+            base += buffer.shape[0]
+            buffers.append(buffer)
+        for size, index, at, width in stager.blocks:
+            rows.append((symbols, starts[index] + at, width))
+            symbols += size
+    table = np.array(rows, dtype=np.int64).T.reshape(3, len(rows))
+    return Staged(buffers, table, symbols)
+
+
+def stage_separated(texts: Sequence[str], device: torch.device | str | None = None) -> Optional[Staged]:
+    """Code points of all strings, each string followed by a ``0``, staged on the host for ``device`` (pinned buffers
+    for CUDA) in blocks of ``_ENCODE_BLOCK`` strings, each block in its own width; ``None`` when a string contains
+    ``"\\0"`` (its rows could not be told apart).
+
+    No length is taken on the host: :func:`rows_from_separators` finds the rows where :func:`upload_staged` puts the
+    values. Each block is joined and copied into the staging buffer at once (the only copy of UCS-4 text), while it
+    is in cache; the ``"\\0"`` check reads it there.
 
     Example:
-        >>> np.concatenate(encode_separated(["ab", "", "é"])).tolist()
+        >>> upload_staged(stage_separated(["ab", "", "é"])).tolist()
         [97, 98, 0, 0, 233, 0]
-        >>> encode_separated(["a\\0b"]) is None
+        >>> stage_separated(["a\\0b"]) is None
         True
     """
-    blocks = []
-    for block, count in _separated_blocks(texts):
-        if np.count_nonzero(block == 0) != count:
-            return None
-        blocks.append(block)
-    return blocks
-
-
-def _separated_blocks(texts: Sequence[str]) -> Iterator[tuple[np.ndarray, int]]:
-    """Each block of ``_ENCODE_BLOCK`` strings joined with a ``"\\0"`` after every string and encoded by
-    :func:`_code_points`; with the number of strings in the block."""
+    device = check_device(device, "device")
+    stager = _Stager(device, -(-len(texts) // _ENCODE_BLOCK))
     for start in range(0, len(texts), _ENCODE_BLOCK):
         strings = texts[start:start + _ENCODE_BLOCK]
-        yield _code_points("\0".join([*strings, ""])), len(strings)  # the empty item ends the last string too
+        if not stager.write("\0".join(strings), len(strings)):
+            return None
+    return _staged(stager)
 
 
-def encode_pairs_separated(a: Sequence[str], b: Sequence[str],
-                           max_symbols: int) -> Optional[list[tuple[int, list[np.ndarray]]]]:
-    """Both sides of ``B`` pairs by :func:`encode_separated`, grouped in chunks of consecutive pairs for a bounded
-    device pass: each chunk is ``(n, blocks)`` — its ``n`` pairs' ``a`` blocks then their ``b`` blocks, so that in
-    one upload rows ``0..n-1`` are the ``a`` side and ``n..2n-1`` the ``b`` side. A chunk holds at most
-    ``max_symbols`` values (separators included) unless one block of each side alone is larger. ``None`` when a
-    string contains ``"\\0"``.
+def stage_pairs_separated(a: Sequence[str], b: Sequence[str], max_symbols: int,
+                          device: torch.device | str | None = None) -> Iterator[Optional[tuple[int, Staged]]]:
+    """Both sides of ``B`` pairs as :func:`stage_separated`, in chunks of consecutive pairs for a bounded device pass,
+    staged one chunk at a time (a generator: the device works on a chunk while the host stages the next). Each chunk
+    is ``(n, staged)``: its ``n`` pairs' ``a`` strings then their ``b`` strings, so that rows ``0..n-1`` are the
+    ``a`` side and ``n..2n-1`` the ``b`` side. A chunk holds at most ``max_symbols`` values (separators included)
+    unless one block of each side alone is larger. At a string containing ``"\\0"`` it yields ``None`` and stops.
 
     Example:
-        >>> [(n, np.concatenate(blocks).tolist()) for n, blocks in encode_pairs_separated(["ab"], ["c"], 100)]
+        >>> [(n, upload_staged(staged).tolist()) for n, staged in stage_pairs_separated(["ab"], ["c"], 100)]
         [(1, [97, 98, 0, 99, 0])]
     """
-    blocks_a, blocks_b = encode_separated(a), encode_separated(b)
-    if blocks_a is None or blocks_b is None:
-        return None
-    chunks, first, held = [], 0, 0
-    for index, (block_a, block_b) in enumerate(zip(blocks_a, blocks_b)):
-        size = block_a.size + block_b.size
-        if index > first and held + size > max_symbols:
-            chunks.append((first, index))
-            first, held = index, 0
+    device = check_device(device, "device")
+    blocks = -(-len(a) // _ENCODE_BLOCK)
+    sides: Optional[tuple[_Stager, _Stager]] = None
+    first = held = 0
+    for index in range(blocks):
+        start = index * _ENCODE_BLOCK
+        strings_a, strings_b = a[start:start + _ENCODE_BLOCK], b[start:start + _ENCODE_BLOCK]
+        joined_a, joined_b = "\0".join(strings_a), "\0".join(strings_b)
+        size = len(joined_a) + len(joined_b) + 2
+        if sides is not None and held + size > max_symbols:
+            yield start - first, _staged(*sides)
+            sides = None
+        if sides is None:
+            expected = min(blocks - index, max_symbols // size + 1)  # the blocks this chunk will hold, about
+            sides = (_Stager(device, expected, 4 * max_symbols), _Stager(device, expected, 4 * max_symbols))
+            first, held = start, 0
         held += size
-    if blocks_a:
-        chunks.append((first, len(blocks_a)))
-    return [(min(len(a), stop * _ENCODE_BLOCK) - start * _ENCODE_BLOCK, blocks_a[start:stop] + blocks_b[start:stop])
-            for start, stop in chunks]
+        if not (sides[0].write(joined_a, len(strings_a)) and sides[1].write(joined_b, len(strings_b))):
+            yield None
+            return
+    if sides is not None:
+        yield len(a) - first, _staged(*sides)
+
+
+def upload_staged(staged: Staged, device: torch.device | str | None = None) -> Tensor:
+    """Staged code points (:func:`stage_separated`) as ``IntTensor[T + B]`` on ``device``, without a host sync: the
+    buffers travel as bytes (one non-blocking copy each, one more for the table when the widths differ) and are
+    read there in their blocks' widths.
+
+    Example:
+        >>> upload_staged(stage_separated(["a", "😀"])).tolist()
+        [97, 0, 128512, 0]
+    """
+    device = check_device(device, "device")
+    if staged.symbols == 0:
+        return torch.zeros(0, dtype=torch.int32, device=device)
+    parts = [upload(buffer, device) for buffer in staged.buffers]
+    data = parts[0] if len(parts) == 1 else torch.cat(parts)
+    widths = np.unique(staged.table[2])
+    if widths.size == 1:  # one width: the blocks lie back to back (no alignment gaps), a view of the bytes
+        width = int(widths[0])
+        return data.int() if width == 1 else data.view(torch.int16).int() & 0xFFFF if width == 2 else \
+            data.view(torch.int32)
+    symbol_starts, byte_starts, block_widths = upload(staged.table, device)
+    position = torch.arange(staged.symbols, device=device)
+    block = torch.searchsorted(symbol_starts, position, right=True) - 1
+    width = block_widths[block]
+    at = byte_starts[block] + (position - symbol_starts[block]) * width
+    values = data[at].int()
+    last = data.shape[0] - 1
+    for byte in (1, 2, 3):  # little-endian: UTF-16-LE / numpy's UCS-4
+        values |= torch.where(width > byte, data[(at + byte).clamp(max=last)].int() << (8 * byte), 0)
+    return values
 
 
 def _code_points(text: str) -> np.ndarray:
@@ -236,7 +358,7 @@ def upload_code_points(values: np.ndarray | Sequence[np.ndarray], device: torch.
 
 
 def rows_from_separators(values: Tensor, count: int) -> tuple[Tensor, Tensor]:
-    """The rows of :func:`encode_separated` values, found on their device without a host sync.
+    """The rows of separated values (:func:`upload_staged`), found on their device without a host sync.
 
     Args:
         values: ``Tensor[T + B]`` code points, each row followed by a ``0`` and no other ``0``.
@@ -299,7 +421,7 @@ def split_words(values: Tensor, starts: Tensor, lengths: Tensor) -> tuple[Tensor
     ids), with no host sync.
 
     Args:
-        values: ``IntTensor[N]`` code points in rows separated by ``0`` (:func:`encode_separated`, widened).
+        values: ``IntTensor[N]`` code points in rows separated by ``0`` (:func:`upload_staged`).
         starts: ``LongTensor[B]`` row starts (:func:`rows_from_separators`).
         lengths: ``LongTensor[B]`` row lengths; each row is followed by its separator.
 

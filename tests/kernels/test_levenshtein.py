@@ -496,10 +496,10 @@ got = levenshtein_triton_rows(values, starts[:n], lengths[:n], values, starts[n:
 torch.cat = concatenate
 assert got == [Levenshtein.distance(x, y) for x, y in zip(a, b)], got
 # the device route for strings: rows between separators, and word ids found on the device
-from gpumetrics.kernels.text_rows import encode_separated, rows_from_separators, split_words, upload_code_points
+from gpumetrics.kernels.text_rows import rows_from_separators, split_words, stage_separated, upload_staged
 a += ["a b  ab", " \t"]
 b += ["ab b a\u3000a", "x"]
-values = upload_code_points(encode_separated(a + b), torch.device("cpu"))
+values = upload_staged(stage_separated(a + b))
 starts, lengths = rows_from_separators(values, 2 * len(a))
 n = len(a)
 got = levenshtein_triton_rows(values, starts[:n], lengths[:n], values, starts[n:], lengths[n:], shared=True).tolist()

@@ -9,7 +9,8 @@ import torch
 
 from gpumetrics.kernels import text_rows
 from gpumetrics.kernels.text_rows import (
-    WHITESPACE, encode_separated, rows_from_separators, split_words, upload_code_points,
+    WHITESPACE, encode_chars_flat, rows_from_separators, split_words, stage_pairs_separated, stage_separated,
+    upload_staged,
 )
 
 LETTERS = "abcé中😀\ud800"  # ASCII, Latin-1, BMP, astral, a lone surrogate
@@ -21,7 +22,7 @@ def _texts(rng: random.Random, count: int, alphabet: str, longest: int = 12) -> 
 
 
 def _rows(texts: list[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    values = upload_code_points(encode_separated(texts), torch.device("cpu"))
+    values = upload_staged(stage_separated(texts))
     return values, *rows_from_separators(values, len(texts))
 
 
@@ -96,25 +97,69 @@ def test_storage_kind_on_every_cpython_here():
         assert done.returncode == 0 and done.stdout.startswith("ok"), (python, done.stdout, done.stderr[-2000:])
 
 
+def _narrowest(text: str) -> int:
+    widest = max(map(ord, text), default=0)
+    return 1 if widest < 0x100 else 2 if widest < 0x10000 else 4
+
+
 @pytest.mark.parametrize("block", [3, 2048])
 def test_separated_encoding_is_the_code_points_each_followed_by_zero(monkeypatch, block):
     monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", block)
     rng = random.Random(block)
     for alphabet in ("ab", "aé", "a中", "a😀", LETTERS):
         texts = _texts(rng, 17, alphabet) + [""] * 4
-        encoded = np.concatenate(encode_separated(texts))
-        assert encoded.tolist() == [code for text in texts for code in (*map(ord, text), 0)]
-        widest = max((ord(c) for c in "".join(texts)), default=0)
-        assert encoded.dtype == (np.uint8 if widest < 256 else np.uint16 if widest < 65536 else np.uint32)
-    assert encode_separated([]) == []
-    assert np.concatenate(encode_separated(["", ""])).tolist() == [0, 0]
+        staged = stage_separated(texts)
+        assert upload_staged(staged).tolist() == [code for text in texts for code in (*map(ord, text), 0)]
+        assert staged.symbols == sum(map(len, texts)) + len(texts)
+        for index, width in enumerate(staged.table[2].tolist()):  # each block in its own storage width
+            joined = "\0".join(texts[index * block:(index + 1) * block])
+            assert width == _narrowest(joined) or (len(joined) == 1 and width > _narrowest(joined))
+    assert upload_staged(stage_separated([])).tolist() == []
+    assert upload_staged(stage_separated(["", ""])).tolist() == [0, 0]
+
+
+# every kind of text a block can hold: ASCII, Latin-1, BMP, astral, lone surrogates (both halves, paired in the
+# wrong order), the widest code point, whitespace of every width, empty strings
+_ADVERSARIAL = ["", "a", "ab c", "\x80\xff é", "中文 字", "😀", "a😀b", "\ud800", "\udfff\ud800", "x\udc80 y",
+                "\U0010ffff", "\uffff\ufffe", "\u3000a\u00a0b\x85c", " ", "\t\n"]
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 2048])
+def test_staged_values_equal_the_host_encoding_on_adversarial_text(monkeypatch, block):
+    """The staged code points are the host encoding's (``encode_chars_flat``, which the host route and the NUL
+    fallback use) with a 0 after each string, whatever the blocks' widths (mixed within one upload: the values are
+    read by their blocks' widths on the device) and however many staging buffers they took."""
+    monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", block)
+    rng = random.Random(block)
+    texts = [rng.choice(_ADVERSARIAL) * rng.randint(1, 3) for _ in range(60)]
+    texts += ["a" * 5000, "😀" * 3000 + "\ud800", "é" * 4000, "中" * 4500]  # long strings, a block each (small)
+    texts += [rng.choice(_ADVERSARIAL) for _ in range(20)]
+    values, lengths = encode_chars_flat(texts)
+    separated = np.insert(values.astype(np.int64), np.cumsum(lengths), 0)
+    staged = stage_separated(texts)
+    assert upload_staged(staged).tolist() == separated.tolist()
+    if block < 5:  # small blocks of every width, then ones far larger than the first: more than one buffer
+        assert len(np.unique(staged.table[2])) == 3 and len(staged.buffers) > 1
+    values, starts, row_lengths = _rows(texts)
+    assert row_lengths.tolist() == lengths.tolist()
+
+
+def test_ascii_blocks_travel_in_one_byte_beside_an_astral_block(monkeypatch):
+    """One astral character makes its own block four bytes a symbol, not the whole upload."""
+    monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", 16)
+    texts = ["ascii text"] * 160 + ["😀"]
+    staged = stage_separated(texts)
+    assert sum(buffer.numel() for buffer in staged.buffers) < 1.1 * staged.symbols + 4 * 2
+    assert staged.table[2].tolist() == [1] * 10 + [4]
+    assert upload_staged(staged)[-2:].tolist() == [0x1F600, 0]
 
 
 @pytest.mark.parametrize("block", [3, 2048])
 def test_a_string_holding_nul_is_refused(monkeypatch, block):
     monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", block)
-    assert encode_separated(["ab", "c", "d", "e", "f\x00", "g"]) is None
-    assert encode_separated(["\x00"]) is None
+    assert stage_separated(["ab", "c", "d", "e", "f\x00", "g"]) is None
+    assert stage_separated(["\x00"]) is None
+    assert stage_separated(["😀\x00"]) is None and stage_separated(["中\x00", "é"]) is None
 
 
 def test_rows_are_found_from_the_separators():
@@ -193,20 +238,19 @@ def test_rows_and_words_of_any_text(texts):
 
 
 def test_pairs_are_chunked_in_order_within_the_symbol_budget(monkeypatch):
-    from gpumetrics.kernels.text_rows import encode_pairs_separated
-
     monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", 3)
     rng = random.Random(9)
     a, b = _texts(rng, 20, LETTERS, longest=9), _texts(rng, 20, "xy", longest=9)
     a[7] = "q" * 80  # one block alone over the budget: a chunk of its own
-    chunks = encode_pairs_separated(a, b, 40)
+    chunks = list(stage_pairs_separated(a, b, 40))
     seen = 0
-    for pairs, blocks in chunks:
-        values = np.concatenate(blocks)
+    for pairs, staged in chunks:
+        values = upload_staged(staged)
         texts = a[seen:seen + pairs] + b[seen:seen + pairs]
         assert values.tolist() == [code for text in texts for code in (*map(ord, text), 0)]
-        assert values.size <= 40 or len(blocks) == 2
+        assert values.numel() <= 40 or staged.table.shape[1] == 2
         seen += pairs
     assert seen == 20 and len(chunks) > 3
-    assert encode_pairs_separated([], [], 40) == []
-    assert encode_pairs_separated(["a"], ["\x00"], 40) is None
+    assert list(stage_pairs_separated([], [], 40)) == []
+    assert list(stage_pairs_separated(["a"], ["\x00"], 40)) == [None]
+    assert [chunk is None for chunk in stage_pairs_separated(a + ["\x00"], b + ["b"], 40)][-1]

@@ -1,6 +1,7 @@
 """Edit-distance metrics against rapidfuzz, jiwer, torchmetrics and nltk; module == functional; DDP; bad inputs."""
 
 import random
+import re
 
 import jiwer
 import numpy as np
@@ -468,7 +469,7 @@ def test_device_route_in_chunks_of_pairs_equals_one_pass(rows_on_device, monkeyp
     preds, target = sum((b[0] for b in batches), []), sum((b[1] for b in batches), [])
     monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", 4)
     monkeypatch.setattr(levenshtein_routes, "_DEVICE_ROUTE_SYMBOLS", 64)
-    assert len(text_rows.encode_pairs_separated(preds, target, 64)) > 5
+    assert len(list(text_rows.stage_pairs_separated(preds, target, 64))) > 5
     assert edit_distance(preds, target, reduction="none", backend="torch").tolist() == _rf(preds, target)
     assert edit_distance(preds, target, unit="word", reduction="none", backend="torch").tolist() == \
         _rf(preds, target, words=True)
@@ -489,6 +490,56 @@ def test_device_route_falls_back_on_nul_and_on_hash_collisions(rows_on_device, m
     assert edit_distance(preds, target, unit="word", reduction="none", backend="torch").tolist() == \
         _rf(preds, target, words=True)
     assert rows_on_device == [False, False, False]
+
+
+_ADVERSARIAL_TEXT = ["", "a", "ab c", "\x80\xff é", "中文 字", "😀", "a😀b", "\ud800", "\udfff\ud800 x", "\U0010ffff",
+                     "\uffff\ufffe", "\u3000a\u00a0b\x85c", " ", "\t\n", "a b\u2028c"]
+
+
+@pytest.mark.parametrize("block", [1, 3, 2048])
+def test_device_route_on_blocks_of_mixed_widths_equals_rapidfuzz(rows_on_device, monkeypatch, block):
+    """Blocks of every storage width in one upload (each read in its own width on the device), long strings,
+    lone surrogates, empty strings: characters and words equal rapidfuzz's, CER / WER torchmetrics'."""
+    from gpumetrics.kernels import text_rows
+
+    monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", block)
+    rng = random.Random(block)
+
+    def text() -> str:
+        return " ".join(rng.choice(_ADVERSARIAL_TEXT) for _ in range(rng.randint(0, 4)))
+
+    preds, target = [text() for _ in range(40)], [text() for _ in range(40)]
+    assert_close(word_error_rate(preds, target, backend="torch"), tm_word_error_rate(preds, target), atol=1e-6)
+    assert_close(char_error_rate(preds, target, backend="torch"), tm_char_error_rate(preds, target), atol=1e-6)
+    preds += ["ab " * 200, "😀 é" * 150, "", "中" * 300]  # long strings: blocks of their own
+    target += ["ab " * 199 + "b", "😀 e" * 150, "\ud800", "中 " * 150]
+    assert edit_distance(preds, target, reduction="none", backend="torch").tolist() == _rf(preds, target)
+    assert edit_distance(preds, target, unit="word", reduction="none", backend="torch").tolist() == \
+        _rf(preds, target, words=True)
+    assert all(rows_on_device) and len(rows_on_device) == 4
+
+
+def test_device_route_checks_items_only_where_a_join_fails(rows_on_device, monkeypatch):
+    """The device route's ``str.join`` takes strings only: the items are not checked in a pass of their own (as
+    long as the encoding), and a non-string item is still named, in any block, on either side, also after a
+    string holding "\\0" sent the batch to the host encoding."""
+    from gpumetrics.kernels import text_rows
+    from gpumetrics.text import edit
+
+    monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", 4)
+    checked = []
+    check = edit._check_items
+    monkeypatch.setattr(edit, "_check_items", lambda *args: checked.append(1) or check(*args))
+    preds, target = [f"a{i} b" for i in range(30)], [f"a{i}" for i in range(30)]
+    assert edit_distance(preds, target, reduction="none", backend="torch").tolist() == _rf(preds, target)
+    assert_close(word_error_rate(preds, target, backend="torch"), jiwer.wer(target, preds))
+    assert checked == [] and rows_on_device == [True, True]
+    for bad_preds, bad_target, name in [(preds, target[:29] + [3], "target[29]"), (preds[:13] + [b"x"] + preds[14:],
+                                        target, "preds[13]"), (["a\x00"] + preds[1:], target[:20] + [["a"]] +
+                                                                target[21:], "target[20]")]:
+        for unit in ("char", "word"):
+            with pytest.raises(TypeError, match=rf"`{re.escape(name)}`"):
+                edit_distance(bad_preds, bad_target, unit=unit, backend="torch")
 
 
 def test_device_route_checks_items_and_takes_string_subclasses(rows_on_device):
