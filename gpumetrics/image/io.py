@@ -156,13 +156,15 @@ _Failures = list[tuple[int, Exception]]
 #: ``[(index, "Category: message")]``: the Python warnings PIL issued while decoding a file
 _Notes = list[tuple[int, str]]
 #: the JPEG files of a piece: ``(bytes, [(index, start, end)])`` — their bytes end to end in one ``Tensor[n] uint8``
-#: (one hand-over between processes: one tensor per file cost the main process ~0.3 ms a file to receive)
-_RawJpegs = tuple[Tensor, list[tuple[int, int, int]]]
+#: (one hand-over between processes: one tensor per file cost the main process ~0.3 ms a file to receive); None: none
+_RawJpegs = Optional[tuple[Tensor, list[tuple[int, int, int]]]]
 _Chunk = tuple[list[tuple[list[int], Tensor]], _RawJpegs, _Failures, _Notes]
 
 
 def _jpeg_views(raw: _RawJpegs) -> list[tuple[int, Tensor]]:
     """``[(index, Tensor[n] uint8)]``: each JPEG file's bytes, a view of the piece's one tensor."""
+    if raw is None:
+        return []
     data, spans = raw
     return [(index, data[start:end]) for index, start, end in spans]
 #: files a decoding warning names (the count covers them all)
@@ -252,8 +254,9 @@ class _Pieces(torch.utils.data.Dataset):
             except (ValueError, OSError) as err:
                 failed.append((index, err))
         stacked = [([i for i, _ in items], _batch([a for _, a in items])) for items in groups.values()]
-        joined = bytearray(b"".join(jpegs))  # torch.frombuffer needs a writable buffer (and refuses an empty one)
-        data = torch.frombuffer(joined, dtype=torch.uint8) if joined else torch.zeros(0, dtype=torch.uint8)
+        if not jpegs:  # None, not an empty tensor: nothing for the loader to pin
+            return stacked, None, failed, notes
+        data = torch.frombuffer(bytearray(b"".join(jpegs)), dtype=torch.uint8)  # frombuffer needs a writable buffer
         return stacked, (data, spans), failed, notes
 
 

@@ -372,3 +372,23 @@ def test_a_piece_hands_its_jpeg_bytes_over_in_one_tensor(tmp_path):
     assert [i for i, _ in raw] == [0, 1, 2, 3, 4] and [indices for indices, _ in groups] == [[5]] and failed == []
     assert all(bytes(view.numpy()) == paths[i].read_bytes() for i, view in raw)
     assert raw[0][1].data_ptr() == data.data_ptr()  # a view, not a copy
+    assert _Pieces([paths[5:]], 6, 1, raw_jpegs=True)[0][1][1] is None  # no JPEG: no tensor (nothing to pin)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_pieces_joined_on_the_gpu_are_the_serial_batches(interleaved_sizes, tmp_path):
+    """Pieces pinned, copied and joined on the device (PIL's pixels), and JPEG bytes handed over one tensor a piece
+    (nvJPEG's): the batches of the serial path, bit for bit."""
+    serial = _batches(interleaved_sizes, size=32, workers=0)
+    on_gpu = _batches(interleaved_sizes, size=32, workers=2, device="cuda")
+    assert [indices for indices, _ in on_gpu] == [indices for indices, _ in serial]
+    assert all(b.device.type == "cuda" and torch.equal(a, b.cpu()) for (_, a), (_, b) in zip(serial, on_gpu))
+    folder = tmp_path / "jpegs"
+    save_random_images(folder, seed=14, n=40, size=(24, 30), suffix="jpg")
+    paths = list_images(folder)
+    alone = _batches(paths, size=32, workers=0, decode="nvjpeg", device="cuda")
+    pieces = _batches(paths, size=32, workers=2, decode="nvjpeg", device="cuda")
+    expected = [list(range(32)), list(range(32, 40))]
+    assert [indices for indices, _ in pieces] == [indices for indices, _ in alone] == expected
+    assert all(torch.equal(a, b) for (_, a), (_, b) in zip(alone, pieces))
