@@ -529,7 +529,9 @@ class ImageBatches:
             if isinstance(payload, Exception):
                 raise payload
             pieces.append(payload)
-            if piece + 1 < len(table) and table[piece + 1][:2] == table[piece][:2]:
+            if piece + 1 == len(table):
+                self.close()  # the last piece is in: the processes end while the device runs the previous batch
+            elif table[piece + 1][:2] == table[piece][:2]:
                 continue  # more pieces of this chunk to come
             groups, raw, failed, more_notes = _joined(pieces, self.target)
             pieces = []

@@ -392,3 +392,17 @@ def test_pieces_joined_on_the_gpu_are_the_serial_batches(interleaved_sizes, tmp_
     expected = [list(range(32)), list(range(32, 40))]
     assert [indices for indices, _ in pieces] == [indices for indices, _ in alone] == expected
     assert all(torch.equal(a, b) for (_, a), (_, b) in zip(alone, pieces))
+
+
+def test_the_processes_end_once_the_last_piece_is_in(interleaved_sizes, monkeypatch):
+    """The decoding processes are ended when the last piece arrives, before its batches are yielded — while a GPU
+    still runs the previous batch — not after the last batch (joining 8 processes took 0.05–0.15 s at the end of
+    every ``gpumetrics fid`` run)."""
+    import multiprocessing.process
+
+    started = []
+    start = multiprocessing.process.BaseProcess.start
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start",
+                        lambda self: (started.append(self), start(self))[1])
+    alive_at_each_batch = [[p.is_alive() for p in started] for _ in same_size_batches(interleaved_sizes, 8, workers=2)]
+    assert len(started) == 2 and alive_at_each_batch[0] == [True, True] and alive_at_each_batch[-1] == [False, False]
