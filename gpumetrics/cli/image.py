@@ -93,16 +93,34 @@ def _warning_notes(caught: list) -> dict:
     return {"warnings": notes} if notes else {}
 
 
-def _fid_stats(metric, path: Path, real: bool, batch_size: int, device, cache, progress, pipeline: dict) -> None:
-    """One side of ``metric`` from a folder (through ``cache`` when given) or an ``.npz``."""
-    from gpumetrics.image.image_files import add_image_files
-    from gpumetrics.image.io import list_images
+def _image_reader(paths: list, batch_size: int, device, pipeline: dict):
+    """The files of the folders among ``paths`` (an ``.npz`` is none) and one started reader of them all: the
+    decoding processes start once for the run, and before the network is built, which they overlap.
 
-    if path.suffix == ".npz":
+    Returns:
+        ``(reader, parts)``: the reader (close it) and, per path, its folder's list in it (None: not a folder).
+    """
+    from gpumetrics.image.io import ImageBatches, list_images
+
+    folders = [path is not None and path.suffix != ".npz" for path in paths]
+    lists = [list_images(path) for path, folder in zip(paths, folders) if folder]
+    reader = ImageBatches(lists, batch_size, device=device, **pipeline).start()
+    parts = iter(range(len(lists)))
+    return reader, [next(parts) if folder else None for folder in folders]
+
+
+def _fid_stats(metric, path: Path, real: bool, batch_size: int, device, cache, progress, pipeline: dict,
+               reader, part: Optional[int]) -> None:
+    """One side of ``metric`` from a folder (list ``part`` of ``reader``; through ``cache`` when given) or an
+    ``.npz``."""
+    from gpumetrics.image.image_files import add_image_files
+
+    if part is None:
         metric.load_stats(path, real=real)
         return
-    add_image_files(metric, list_images(path), real, batch_size, device, cache=cache, root=path, progress=progress,
-                    phase=f"{'real' if real else 'generated'} images ({path.name})", **pipeline)
+    add_image_files(metric, reader.lists[part], real, batch_size, device, cache=cache, root=path,
+                    progress=progress, phase=f"{'real' if real else 'generated'} images ({path.name})",
+                    reader=reader, part=part, **pipeline)
 
 
 def run_fid(args: argparse.Namespace) -> int:
@@ -140,16 +158,19 @@ def run_fid(args: argparse.Namespace) -> int:
         )
     if save is None and first.suffix == ".npz" and second.suffix == ".npz":
         return _fid_of_stats_files(first, second, args.json)
-    metric = _inception_metric(FrechetInceptionDistance, args, speed_mode, device)
-    cache = None if args.no_cache else FeatureCache(args.cache_dir)  # the reference side only: PATH_A
-    with warnings.catch_warnings(record=True) as caught, progress_bars(args.progress) as progress:
-        warnings.simplefilter("always")
-        _fid_stats(metric, first, True, args.batch_size, device, cache, progress, pipeline)
-        if save is not None:
-            metric.save_stats(save, real=True)
-        if second is not None:
-            _fid_stats(metric, second, False, args.batch_size, device, None, progress, pipeline)
-            value = float(metric.compute())
+    reader, parts = _image_reader([first, second], args.batch_size, device, pipeline)
+    with reader:
+        metric = _inception_metric(FrechetInceptionDistance, args, speed_mode, device)
+        cache = None if args.no_cache else FeatureCache(args.cache_dir)  # the reference side only: PATH_A
+        with warnings.catch_warnings(record=True) as caught, progress_bars(args.progress) as progress:
+            warnings.simplefilter("always")
+            _fid_stats(metric, first, True, args.batch_size, device, cache, progress, pipeline, reader, parts[0])
+            if save is not None:
+                metric.save_stats(save, real=True)
+            if second is not None:
+                _fid_stats(metric, second, False, args.batch_size, device, None, progress, pipeline, reader, parts[1])
+                reader.close()
+                value = float(metric.compute())
     if second is None:
         _print({"saved": str(save), "signature": metric.signature()}, args.json)
         return 0
@@ -197,14 +218,17 @@ def run_kid(args: argparse.Namespace) -> int:
     for path in (first, second):
         if not path.is_dir():
             raise ValueError(f"path '{path}' is not a folder of images (KID needs the features, not .npz statistics)")
-    metric = _inception_metric(KernelInceptionDistance, args, speed_mode, device, subsets=args.subsets,
-                               subset_size=args.subset_size, degree=args.degree)
-    cache = None if args.no_cache else FeatureCache(args.cache_dir)  # the reference side only: PATH_A
-    with warnings.catch_warnings(record=True) as caught, progress_bars(args.progress) as progress:
-        warnings.simplefilter("always")
-        _fid_stats(metric, first, True, args.batch_size, device, cache, progress, pipeline)
-        _fid_stats(metric, second, False, args.batch_size, device, None, progress, pipeline)
-        mean, std = metric.compute()
+    reader, parts = _image_reader([first, second], args.batch_size, device, pipeline)
+    with reader:
+        metric = _inception_metric(KernelInceptionDistance, args, speed_mode, device, subsets=args.subsets,
+                                   subset_size=args.subset_size, degree=args.degree)
+        cache = None if args.no_cache else FeatureCache(args.cache_dir)  # the reference side only: PATH_A
+        with warnings.catch_warnings(record=True) as caught, progress_bars(args.progress) as progress:
+            warnings.simplefilter("always")
+            _fid_stats(metric, first, True, args.batch_size, device, cache, progress, pipeline, reader, parts[0])
+            _fid_stats(metric, second, False, args.batch_size, device, None, progress, pipeline, reader, parts[1])
+            reader.close()
+            mean, std = metric.compute()
     _print({"kid_mean": float(mean), "kid_std": float(std), "signature": metric.signature(), **_warning_notes(caught)},
            args.json)
     return 0
@@ -219,7 +243,7 @@ def _read_caption_records(path: Path) -> list[tuple[str, str]]:
 def run_clip_score(args: argparse.Namespace) -> int:
     """Handler of ``gpumetrics clip-score``."""
     from gpumetrics.image.clip_score import CLIPScore
-    from gpumetrics.image.io import same_size_batches
+    from gpumetrics.image.io import ImageBatches
 
     device = _device(args.device)
     speed_mode = _speed_mode(args.speed_mode, clip=True)
@@ -239,10 +263,12 @@ def run_clip_score(args: argparse.Namespace) -> int:
             raise ValueError(f"--pretrained '{pretrained}': the hf backend takes a model directory written by "
                              "save_pretrained (weights, tokenizer, preprocessor_config.json)")
         model, pretrained = pretrained, None
-    metric = CLIPScore(args.backend, model, pretrained, scale=args.scale, download=args.download,
-                       clamp=not args.no_clamp, templates=args.templates, speed_mode=speed_mode).to(device)
-    for indices, images in same_size_batches(paths, args.batch_size, device=device, **pipeline):
-        metric.update(images, [records[i][1] for i in indices])
+    with ImageBatches([paths], args.batch_size, device=device, **pipeline) as reader:
+        reader.start()  # decoding overlaps building the model
+        metric = CLIPScore(args.backend, model, pretrained, scale=args.scale, download=args.download,
+                           clamp=not args.no_clamp, templates=args.templates, speed_mode=speed_mode).to(device)
+        for indices, images in reader.batches(0):
+            metric.update(images, [records[i][1] for i in indices])
     _print({"clip_score": float(metric.compute()), "n": len(records), "signature": metric.signature()}, args.json)
     return 0
 

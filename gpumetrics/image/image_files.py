@@ -4,13 +4,13 @@ report progress), which consults a :class:`~gpumetrics.image.feature_cache.Featu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Iterator, Optional, Sequence, Union
 
 import torch
 
 from gpumetrics.image.feature_cache import FeatureCache, ProgressFn, reference_key, warn_unusable
 from gpumetrics.image.features import RealFakeFeatureMetric, side_of
-from gpumetrics.image.io import same_size_batches
+from gpumetrics.image.io import ImageBatches
 
 
 def add_image_files(
@@ -25,6 +25,8 @@ def add_image_files(
     phase: str = "images",
     workers: Optional[int] = None,
     decode: str = "pil",
+    reader: Optional[ImageBatches] = None,
+    part: int = 0,
 ) -> None:
     """Add the features of ``files`` to the ``real`` (or generated) side of ``metric``.
 
@@ -47,6 +49,10 @@ def add_image_files(
         phase: the name of the extraction in ``progress``.
         workers, decode: see :func:`~gpumetrics.image.io.same_size_batches` (the values do not depend on
             ``workers``; ``decode="nvjpeg"`` changes the pixels and is part of the cache key).
+        reader: None (default: the files are read by a reader of their own), or the
+            :class:`~gpumetrics.image.io.ImageBatches` of a run whose list ``part`` is ``files``, read with the same
+            ``batch_size``, ``workers``, ``decode`` and ``device`` — its batches are taken (a cache hit skips the
+            list), so that the decoding processes of several sides start once and before the network is built.
 
     Raises:
         ValueError: ``cache`` without ``root``, or with a side that already holds samples.
@@ -64,16 +70,28 @@ def add_image_files(
         if states is not None:
             try:
                 metric.restore_side_states(side, states)
+                if reader is not None:
+                    reader.skip(part)
                 return
             except ValueError as err:
                 warn_unusable(cache.path(key), err)
     if progress is not None:
         progress(phase, 0, len(files))
+    if reader is None:
+        with ImageBatches([files], batch_size, workers=workers, decode=decode, device=device) as own:
+            _add_batches(metric, own.batches(0), real, len(files), progress, phase)
+    else:
+        _add_batches(metric, reader.batches(part), real, len(files), progress, phase)
+    if key is not None:
+        cache.store(key, metric.side_states(side))
+
+
+def _add_batches(metric: RealFakeFeatureMetric, batches: Iterator[tuple[list[int], torch.Tensor]], real: bool,
+                 total: int, progress: Optional[ProgressFn], phase: str) -> None:
+    """``batches`` through ``metric``'s extractor into one side, ``progress`` told after each."""
     done = 0
-    for indices, images in same_size_batches(files, batch_size, workers=workers, decode=decode, device=device):
+    for indices, images in batches:
         metric.update(images, real=real)
         done += len(indices)
         if progress is not None:
-            progress(phase, done, len(files))
-    if key is not None:
-        cache.store(key, metric.side_states(side))
+            progress(phase, done, total)

@@ -1,15 +1,17 @@
 """Reading image files into uint8 tensors (for the CLI and task configs): folders, path lists, same-size batches.
 
 One pipeline serves the ``fid`` / ``clip-score`` commands, the FID/KID/CLIP tasks and the AIJ image tasks
-(:func:`same_size_batches`): files are decoded by ``workers`` processes of a torch ``DataLoader`` (one chunk of
-``batch_size`` files per task), prefetched, pinned when the images go to a CUDA device and copied without blocking,
-so decoding overlaps the forward. The decoded pixels — and so every score — are the same whatever the number of
-workers (PIL, as pytorch-fid). ``decode="nvjpeg"`` decodes JPEG files on the GPU (``torchvision.io.decode_jpeg``,
-nvJPEG): faster, but its pixels are not PIL's (a different IDCT and chroma upsampling: a few grey levels per pixel,
-FID about 1 % apart on 5,000 256×256 JPEGs measured on an H100), so the signature of a run should say so; other
-formats still go through the workers. A file that cannot be decoded is data, not a dead worker: each route hands
-back each bad file with the decoder's reason (:class:`UndecodableImage`), and the caller raises it or, given an
-``undecodable`` list, scores the sample as it sees fit (the AIJ-2022 tasks: CLIP 0).
+(:func:`same_size_batches`, :class:`ImageBatches` for several lists): files are decoded by ``workers`` processes of
+a torch ``DataLoader`` — each chunk of ``batch_size`` files split into pieces the processes decode together, so a
+batch is ready after a piece's decoding — prefetched, pinned when the images go to a CUDA device and copied without
+blocking, so decoding overlaps the forward. The decoded pixels — and so every score — are the same whatever the
+number of workers (PIL, as pytorch-fid). ``decode="nvjpeg"`` decodes JPEG files on the GPU
+(``torchvision.io.decode_jpeg``, nvJPEG): faster, but its pixels are not PIL's (a different IDCT and chroma
+upsampling: a few grey levels per pixel, FID about 1 % apart on 5,000 256×256 JPEGs measured on an H100), so the
+signature of a run should say so; other formats still go through the workers. A file that cannot be decoded is
+data, not a dead worker: each route hands back each bad file with the decoder's reason (:class:`UndecodableImage`),
+and the caller raises it or, given an ``undecodable`` list, scores the sample as it sees fit (the AIJ-2022 tasks:
+CLIP 0).
 """
 
 from __future__ import annotations
@@ -153,7 +155,18 @@ def check_workers(workers: object, name: str = "workers") -> Optional[int]:
 _Failures = list[tuple[int, Exception]]
 #: ``[(index, "Category: message")]``: the Python warnings PIL issued while decoding a file
 _Notes = list[tuple[int, str]]
-_Chunk = tuple[list[tuple[list[int], Tensor]], list[tuple[int, Tensor]], _Failures, _Notes]
+#: the JPEG files of a piece: ``(bytes, [(index, start, end)])`` — their bytes end to end in one ``Tensor[n] uint8``
+#: (one hand-over between processes: one tensor per file cost the main process ~0.3 ms a file to receive); None: none
+_RawJpegs = Optional[tuple[Tensor, list[tuple[int, int, int]]]]
+_Chunk = tuple[list[tuple[list[int], Tensor]], _RawJpegs, _Failures, _Notes]
+
+
+def _jpeg_views(raw: _RawJpegs) -> list[tuple[int, Tensor]]:
+    """``[(index, Tensor[n] uint8)]``: each JPEG file's bytes, a view of the piece's one tensor."""
+    if raw is None:
+        return []
+    data, spans = raw
+    return [(index, data[start:end]) for index, start, end in spans]
 #: files a decoding warning names (the count covers them all)
 NAMED_NOTES = 3
 
@@ -170,47 +183,96 @@ def _read_rgb_noting(path: Union[str, Path], index: int, notes: _Notes) -> np.nd
             notes.extend((index, f"{w.category.__name__}: {w.message}") for w in caught)
 
 
-class _Chunks(torch.utils.data.Dataset):
-    """Chunk ``k`` of ``paths`` (``batch_size`` files), decoded where the loader runs it (a worker process):
-    ``(groups, raw, failed, notes)`` — ``groups``: ``[(indices, Tensor[b, 3, H, W] uint8)]`` per image size in order
-    of first appearance; ``raw``: ``[(index, Tensor[n] uint8)]``, the bytes of the JPEGs the main process decodes on
-    the GPU; ``failed``: ``[(index, error)]``, each file that could not be decoded or read (an
-    :class:`UndecodableImage` or an ``OSError``), in file order; ``notes``: PIL's Python warnings per file. A bad
-    file is data, not an exception: the worker goes on with the chunk's other files, and the main process decides
-    (raise, or score the sample 0)."""
+#: fewest files a decoding process is handed at once when a chunk is split between processes: each piece costs a
+#: hand-over between processes (a shared-memory tensor, a queue message, a pinned copy)
+MIN_PIECE = 16
 
-    def __init__(self, paths: Sequence[Union[str, Path]], batch_size: int, raw_jpegs: bool) -> None:
-        self.paths, self.batch_size, self.raw_jpegs = list(paths), batch_size, raw_jpegs
+
+def pieces_per_chunk(batch_size: int, workers: int) -> int:
+    """Pieces a chunk of ``batch_size`` files is split into for ``workers`` decoding processes: one per process,
+    of at least :data:`MIN_PIECE` files — so that the processes decode a chunk together and its batch is ready after
+    a piece's decoding, not a whole chunk's by one process (8 processes, batch 256: the first batch waited for one
+    process to decode 256 files while the network idled, and every chunk of a 2,000-file folder came at once).
+
+    Example:
+        >>> [pieces_per_chunk(256, workers) for workers in (0, 1, 2, 8)], pieces_per_chunk(50, 8)
+        ([1, 1, 2, 8], 4)
+    """
+    return max(1, min(workers, batch_size // MIN_PIECE))
+
+
+class _Pieces(torch.utils.data.Dataset):
+    """Pieces of the files of several lists, decoded where the loader runs them (a worker process). ``lists[k]``
+    is read in chunks of ``batch_size`` files, each chunk split into up to ``per_chunk`` pieces of consecutive
+    files; a piece never spans two chunks or two lists. Item ``i`` is ``(i, piece)``, ``piece`` being
+    ``(groups, raw, failed, notes)`` — ``groups``: ``[(indices, Tensor[b, 3, H, W] uint8)]`` per image size in order
+    of first appearance; ``raw``: the bytes of the JPEGs the main process decodes on the GPU, in one tensor
+    (:func:`_jpeg_views` splits it); ``failed``: ``[(index, error)]``, each file that could not be decoded or read (an
+    :class:`UndecodableImage` or an ``OSError``), in file order; ``notes``: PIL's Python warnings per file; indices
+    are positions in the piece's list. A bad file is data, not an exception: the worker goes on with the piece's other
+    files, and the main process decides (raise, or score the sample 0)."""
+
+    def __init__(self, lists: Sequence[Sequence[Union[str, Path]]], batch_size: int, per_chunk: int,
+                 raw_jpegs: bool) -> None:
+        self.lists, self.raw_jpegs = [list(paths) for paths in lists], raw_jpegs
+        #: per piece: (list, chunk of that list, first file, end)
+        self.table: list[tuple[int, int, int, int]] = []
+        step = math.ceil(batch_size / per_chunk)
+        for k, paths in enumerate(self.lists):
+            for chunk, start in enumerate(range(0, len(paths), batch_size)):
+                stop = min(start + batch_size, len(paths))
+                self.table += [(k, chunk, first, min(first + step, stop)) for first in range(start, stop, step)]
 
     def __len__(self) -> int:
-        return math.ceil(len(self.paths) / self.batch_size)
+        return len(self.table)
 
-    def __getitem__(self, chunk: int) -> Union[_Chunk, Exception]:
-        """The chunk, or an error that stopped it whole: returned, not raised, so that a worker process hands it
+    def __getitem__(self, piece: int) -> tuple[int, Union[_Chunk, Exception]]:
+        """The piece, or an error that stopped it whole: returned, not raised, so that a worker process hands it
         back whole — the DataLoader re-raises a worker's exception with the worker's traceback pasted into its
         message."""
         try:
-            return self._decode(chunk)
+            return piece, self._decode(piece)
         except (ValueError, OSError) as err:
-            return err
+            return piece, err
 
-    def _decode(self, chunk: int) -> _Chunk:
-        start = chunk * self.batch_size
+    def _decode(self, piece: int) -> _Chunk:
+        k, _, start, stop = self.table[piece]
         groups: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}
-        raw, failed, notes = [], [], []
-        for index, path in enumerate(self.paths[start : start + self.batch_size], start):
+        jpegs, spans, failed, notes = [], [], [], []
+        end = 0
+        for index, path in enumerate(self.lists[k][start:stop], start):
             try:
                 named_jpeg = self.raw_jpegs and str(path).lower().endswith(JPEG_EXTENSIONS)
                 data = Path(path).read_bytes() if named_jpeg else b""
                 if data.startswith(JPEG_SIGNATURE):
-                    raw.append((index, torch.frombuffer(bytearray(data), dtype=torch.uint8)))
+                    jpegs.append(data)
+                    spans.append((index, end, end + len(data)))
+                    end += len(data)
                 else:  # not JPEG bytes whatever the name says (a PNG named .jpg, an empty file): PIL decodes it
                     array = _read_rgb_noting(path, index, notes)
                     groups.setdefault(array.shape[:2], []).append((index, array))
             except (ValueError, OSError) as err:
                 failed.append((index, err))
         stacked = [([i for i, _ in items], _batch([a for _, a in items])) for items in groups.values()]
-        return stacked, raw, failed, notes
+        if not jpegs:  # None, not an empty tensor: nothing for the loader to pin
+            return stacked, None, failed, notes
+        data = torch.frombuffer(bytearray(b"".join(jpegs)), dtype=torch.uint8)  # frombuffer needs a writable buffer
+        return stacked, (data, spans), failed, notes
+
+
+class _LiveOrder(torch.utils.data.Sampler):
+    """The pieces in order, less those of the lists in ``skipped`` — read as each piece is handed out (the loader
+    draws from its sampler in the main process, as pieces are consumed), so a list skipped after the start (a
+    feature-cache hit) stops being decoded."""
+
+    def __init__(self, owners: Sequence[int], skipped: set[int]) -> None:
+        self.owners, self.skipped = owners, skipped
+
+    def __len__(self) -> int:
+        return len(self.owners)
+
+    def __iter__(self) -> Iterator[int]:
+        return (i for i, owner in enumerate(self.owners) if owner not in self.skipped)
 
 
 def _deaths_as_os_errors(loader: Iterable) -> Iterator:
@@ -328,40 +390,182 @@ def same_size_batches(
         >>> [(indices, tuple(batch.shape)) for indices, batch in same_size_batches(list_images(folder), 3)]
         [([0, 1], (2, 3, 6, 8)), ([2], (1, 3, 5, 5))]
     """
-    check_reading_options(workers, decode)
-    target = torch.device(device) if device is not None else None
-    workers = default_workers(device=target) if workers is None else workers
-    if decode == "nvjpeg" and (target is None or target.type != "cuda"):
-        raise ValueError(f"`decode` 'nvjpeg' decodes on a CUDA device; the images go to {target or 'the CPU'}")
-    chunks = _Chunks(paths, batch_size, raw_jpegs=decode == "nvjpeg")
-    if len(chunks) < 2:
-        workers = 0  # one chunk: nothing to overlap, and starting processes costs more than it saves
-    workers = min(workers, len(chunks))  # a process per chunk at most: more would start and sit idle
-    if workers:
-        loader: Iterable = torch.utils.data.DataLoader(
-            chunks, batch_size=None, shuffle=False, num_workers=workers,
-            pin_memory=target is not None and target.type == "cuda", prefetch_factor=2, collate_fn=_as_is,
-        )
-    else:  # in this process: no loader, so no seed drawn (a host read) and nothing to start
-        loader = (chunks[k] for k in range(len(chunks)))
-    notes: _Notes = []
-    for chunk in _deaths_as_os_errors(loader):
-        if isinstance(chunk, Exception):
-            raise chunk
-        groups, raw, failed, more_notes = chunk
+    with ImageBatches([paths], batch_size, workers=workers, decode=decode, device=device) as reader:
+        yield from reader.batches(0, undecodable)
+
+
+class ImageBatches:
+    """Same-size batches of several lists of image files, decoded by one set of processes: what
+    :func:`same_size_batches` does for one list, for the lists of a run (the two folders of ``gpumetrics fid``)
+    with the processes started once and the next list's first batches decoded while the network runs the end of
+    the previous one. Decoding begins at :meth:`start` (or the first :meth:`batches`): start it before building the
+    network, and the first batches are decoded meanwhile.
+
+    Each chunk of ``batch_size`` files of a list is decoded in pieces by up to ``workers`` processes together
+    (:func:`pieces_per_chunk`), then joined — on the device, for a CUDA one — into the batches
+    :func:`same_size_batches` documents: the same batches, bit for bit, whatever ``workers`` is. Up to two chunks
+    per process are decoded ahead.
+
+    Args:
+        lists: lists of image files; read in this order, each with :meth:`batches` or passed over with :meth:`skip`.
+        batch_size, workers, decode, device: as :func:`same_size_batches` (more than one chunk in all is needed for
+            workers to start).
+
+    Raises:
+        ValueError: a bad option, ``decode="nvjpeg"`` without a CUDA ``device``.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from PIL import Image
+        >>> folders = [pathlib.Path(tempfile.mkdtemp()) for _ in range(2)]
+        >>> for folder, size in zip(folders, [(8, 6), (5, 5)]):
+        ...     Image.new("RGB", size).save(folder / "0.png")
+        >>> with ImageBatches([list_images(folder) for folder in folders], 3) as reader:
+        ...     reader.skip(0)
+        ...     [(indices, tuple(batch.shape)) for indices, batch in reader.batches(1)]
+        [([0], (1, 3, 5, 5))]
+    """
+
+    def __init__(
+        self,
+        lists: Sequence[Sequence[Union[str, Path]]],
+        batch_size: int,
+        *,
+        workers: Optional[int] = 0,
+        decode: str = "pil",
+        device: Optional[Union[str, torch.device]] = None,
+    ) -> None:
+        check_reading_options(workers, decode)
+        self.target = torch.device(device) if device is not None else None
+        workers = default_workers(device=self.target) if workers is None else workers
+        if decode == "nvjpeg" and (self.target is None or self.target.type != "cuda"):
+            raise ValueError(f"`decode` 'nvjpeg' decodes on a CUDA device; the images go to {self.target or 'the CPU'}")
+        self.decode = decode
+        if sum(math.ceil(len(paths) / batch_size) for paths in lists) < 2:
+            workers = 0  # one chunk: nothing to overlap, and starting processes costs more than it saves
+        self._per_chunk = pieces_per_chunk(batch_size, workers)
+        self._pieces = _Pieces(lists, batch_size, self._per_chunk, raw_jpegs=decode == "nvjpeg")
+        self.workers = min(workers, len(self._pieces))  # a process per piece at most: more would sit idle
+        self._last_piece: dict[int, int] = {k: i for i, (k, *_) in enumerate(self._pieces.table)}
+        self._skipped: set[int] = set()
+        self._next_list = 0
+        self._pending: Optional[tuple[int, Union[_Chunk, Exception]]] = None
+        self._loader: Optional[Iterator] = None
+        self._items: Optional[Iterator] = None
+
+    @property
+    def lists(self) -> list[list[Union[str, Path]]]:
+        """The lists of files, in order."""
+        return self._pieces.lists
+
+    def start(self) -> "ImageBatches":
+        """Start decoding (the worker processes, with ``workers``); again: nothing."""
+        if self._items is None:
+            order = _LiveOrder([k for k, *_ in self._pieces.table], self._skipped)
+            if self.workers:
+                self._loader = iter(torch.utils.data.DataLoader(
+                    self._pieces, batch_size=None, sampler=order, num_workers=self.workers,
+                    pin_memory=self.target is not None and self.target.type == "cuda",
+                    prefetch_factor=2 * self._per_chunk, collate_fn=_as_is,
+                ))
+                self._items = _deaths_as_os_errors(self._loader)
+            else:  # in this process: no loader, so no seed drawn (a host read) and nothing to start
+                self._items = (self._pieces[i] for i in order)
+        return self
+
+    def close(self) -> None:
+        """Stop decoding: the worker processes end (also on leaving a ``with`` block)."""
+        self._items = self._pending = None
+        loader, self._loader = self._loader, None
+        shutdown = getattr(loader, "_shutdown_workers", None)
+        if shutdown is not None:
+            shutdown()
+
+    def __enter__(self) -> "ImageBatches":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _take_list(self, k: int) -> None:
+        if k != self._next_list:
+            raise ValueError(f"the lists are read in order: list {self._next_list} is next, not {k}")
+        self._next_list = k + 1
+
+    def skip(self, k: int) -> None:
+        """Pass over list ``k`` (the next one) without reading it: its pieces not yet handed out are not decoded."""
+        self._take_list(k)
+        self._skipped.add(k)
+
+    def _pieces_of(self, k: int) -> Iterator[tuple[int, Union[_Chunk, Exception]]]:
+        """The decoded pieces of list ``k`` in order; those of skipped lists before it are dropped."""
+        last = self._last_piece.get(k)
+        while last is not None and self._items is not None:
+            item, self._pending = self._pending, None
+            if item is None:
+                item = next(self._items, None)
+                if item is None:
+                    return
+            owner = self._pieces.table[item[0]][0]
+            if owner > k:
+                self._pending = item
+                return
+            if owner == k:
+                yield item
+                if item[0] == last:
+                    return
+
+    def batches(self, k: int, undecodable: Optional[list[tuple[int, Exception]]] = None
+                ) -> Iterator[tuple[list[int], Tensor]]:
+        """``(indices, Tensor[b, 3, H, W] uint8)`` of list ``k`` (the next one), as :func:`same_size_batches`
+        yields them for that list alone (``undecodable``, the raised errors and the warning too); indices are
+        positions in list ``k``."""
+        self._take_list(k)
+        self.start()
+        paths, table = self._pieces.lists[k], self._pieces.table
+        notes: _Notes = []
+        pieces: list[_Chunk] = []
+        for piece, payload in self._pieces_of(k):
+            if isinstance(payload, Exception):
+                raise payload
+            pieces.append(payload)
+            if piece + 1 == len(table):
+                self.close()  # the last piece is in: the processes end while the device runs the previous batch
+            elif table[piece + 1][:2] == table[piece][:2]:
+                continue  # more pieces of this chunk to come
+            groups, raw, failed, more_notes = _joined(pieces, self.target)
+            pieces = []
+            notes += more_notes
+            if self.decode == "nvjpeg":
+                on_device, refused = _decode_jpegs_on(self.target, paths, raw)
+                groups += on_device
+                failed = sorted(failed + refused, key=lambda item: item[0])
+            if failed:
+                if undecodable is None:
+                    raise at_position(failed[0][1], failed[0][0])
+                undecodable.extend(failed)
+            yield from groups
+        _warn_decoding_notes(paths, notes)
+
+
+def _joined(
+    pieces: Sequence[_Chunk], target: Optional[torch.device]
+) -> tuple[list[tuple[list[int], Tensor]], list[tuple[int, Tensor]], _Failures, _Notes]:
+    """The pieces of a chunk as one: groups of one image size joined in order of first appearance (on ``target``
+    when given: each piece is copied there without blocking, then joined there), the JPEG files' bytes as
+    ``[(index, Tensor[n] uint8)]``, the rest concatenated."""
+    sizes: dict[tuple[int, ...], tuple[list[int], list[Tensor]]] = {}
+    raw, failed, notes = [], [], []  # raw: [(index, Tensor[n] uint8)] of the JPEG files
+    for groups, jpegs, more_failed, more_notes in pieces:
+        for indices, images in groups:
+            entry = sizes.setdefault(tuple(images.shape[2:]), ([], []))
+            entry[0].extend(indices)
+            entry[1].append(images if target is None else images.to(target, non_blocking=True))
+        raw += _jpeg_views(jpegs)
+        failed += more_failed
         notes += more_notes
-        if target is not None:
-            groups = [(indices, images.to(target, non_blocking=True)) for indices, images in groups]
-        if decode == "nvjpeg":
-            on_device, refused = _decode_jpegs_on(target, paths, raw)
-            groups += on_device
-            failed = sorted(failed + refused, key=lambda item: item[0])
-        if failed:
-            if undecodable is None:
-                raise at_position(failed[0][1], failed[0][0])
-            undecodable.extend(failed)
-        yield from groups
-    _warn_decoding_notes(paths, notes)
+    joined = [(indices, parts[0] if len(parts) == 1 else torch.cat(parts)) for indices, parts in sizes.values()]
+    return joined, raw, failed, notes
 
 
 def _warn_decoding_notes(paths: Sequence[Union[str, Path]], notes: _Notes) -> None:

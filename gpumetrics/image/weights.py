@@ -159,6 +159,13 @@ def resolve_weights(name: str, path: Optional[Union[str, Path]] = None, download
         ...
         FileNotFoundError: weights file '/nonexistent/x.pth' does not exist
     """
+    return _resolve(name, path, download)[0]
+
+
+def _resolve(
+    name: str, path: Optional[Union[str, Path]], download: Optional[bool]
+) -> tuple[Path, Optional[str]]:
+    """:func:`resolve_weights`, and the file's sha256 when it was checked (else None): hashed once per load."""
     if name not in WEIGHTS:
         raise ValueError(f"unknown weights {name!r}; known: {', '.join(sorted(WEIGHTS))}")
     entry = WEIGHTS[name]
@@ -166,13 +173,10 @@ def resolve_weights(name: str, path: Optional[Union[str, Path]] = None, download
         path = expand_user(path)
         if not path.is_file():
             raise FileNotFoundError(f"weights file {str(path)!r} does not exist")
-        if path.name == entry.file_name:
-            verify_file(path, entry)
-        return path
+        return path, verify_file(path, entry) if path.name == entry.file_name else None
     for candidate in candidate_paths(entry):
         if candidate.is_file():
-            verify_file(candidate, entry)
-            return candidate
+            return candidate, verify_file(candidate, entry)
     if download is None:
         download = os.environ.get("GPUMETRICS_DOWNLOAD", "0").lower() in ("1", "true", "yes")
     if not download:
@@ -187,18 +191,20 @@ def resolve_weights(name: str, path: Optional[Union[str, Path]] = None, download
             target.unlink()
         raise _not_found(entry, f"download failed: {exc}") from exc
     try:
-        verify_file(target, entry)
+        digest = verify_file(target, entry)
     except ValueError:
         target.unlink()
         raise
-    return target
+    return target, digest
 
 
 def weights_tag(name: str, path: Union[str, Path]) -> str:
     """Identity of a weight file for signatures: the registry tag when the file's hash is the pinned one,
     ``file@<sha256[:8]>`` for any other file (the user's own or random weights saved to disk)."""
-    entry = WEIGHTS[name]
-    digest = file_sha256(path)
+    return _tag(WEIGHTS[name], file_sha256(path))
+
+
+def _tag(entry: WeightEntry, digest: str) -> str:
     if digest.startswith(entry.sha256 or entry.sha256_prefix):
         return entry.tag
     return f"file@{digest[:8]}"
@@ -212,8 +218,8 @@ def load_weights(
     Returns:
         ``(state_dict, tag)`` where ``tag`` is what the metric's signature records (see ``weights_tag``).
     """
-    file = resolve_weights(name, path, download)
-    return read_state_dict(file), weights_tag(name, file)
+    file, digest = _resolve(name, path, download)  # a pinned file's hash was checked: not hashed again for the tag
+    return read_state_dict(file), weights_tag(name, file) if digest is None else _tag(WEIGHTS[name], digest)
 
 
 def read_state_dict(file: Union[str, Path], what: str = "weights file") -> dict[str, torch.Tensor]:

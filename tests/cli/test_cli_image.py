@@ -165,3 +165,32 @@ def test_a_decompression_bomb_and_a_file_as_folder_are_one_line(folders, tmp_pat
     assert code == 2 and err.count("\n") == 1 and "big.png" in err and "cannot be decoded" in err
     code, _, err = _run(["fid", real, bombs / "small.png", *RANDOM, "--device", "cpu", "--workers", "0"], capsys)
     assert code == 2 and err.count("\n") == 1 and "is not a folder" in err
+
+
+@pytest.mark.parametrize("command", ["fid", "kid"])
+def test_decoding_processes_start_once_per_run_before_the_network(folders, capsys, monkeypatch, command):
+    """``fid`` / ``kid`` of two folders start their decoding processes once (a loader per folder started them twice
+    and drained the first folder's pipeline before filling the second's), before the network is built, which the
+    first batches' decoding overlaps; the numbers are those of decoding in this process."""
+    import multiprocessing.process
+
+    from gpumetrics.cli import image
+
+    starts = []
+    start = multiprocessing.process.BaseProcess.start
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start",
+                        lambda self: (starts.append(self), start(self))[1])
+    build = image._inception_metric
+    started_before_build = []
+    monkeypatch.setattr(image, "_inception_metric",
+                        lambda *args, **kwargs: (started_before_build.append(len(starts)), build(*args, **kwargs))[1])
+    real, gen = folders
+    options = ["--subsets", "2", "--subset-size", "5"] if command == "kid" else []
+    outputs = []
+    for workers in ("0", "2"):
+        code, out, err = _run([command, real, gen, *RANDOM, *options, "--device", "cpu", "--batch-size", "3",
+                               "--workers", workers, "--json"], capsys)
+        assert code == 0, err
+        outputs.append({k: v for k, v in json.loads(out).items() if k != "warnings"})
+    assert len(starts) == 2 and started_before_build == [0, 2]
+    assert outputs[0] == outputs[1]

@@ -11,7 +11,7 @@ from PIL import Image
 from gpumetrics.image.fid import FrechetInceptionDistance
 from gpumetrics.image.image_files import add_image_files
 from gpumetrics.image.io import (
-    UndecodableImage, _decode_jpegs_on, _Chunks, check_workers, default_workers, list_images, read_image,
+    UndecodableImage, _decode_jpegs_on, _jpeg_views, _Pieces, check_workers, default_workers, list_images, read_image,
     same_size_batches,
 )
 from tests.helpers.image_files import save_random_images
@@ -29,8 +29,8 @@ def mixed_folder(tmp_path):
     return list_images(folder)
 
 
-def _batches(paths, **options):
-    return [(indices, images) for indices, images in same_size_batches(paths, 3, **options)]
+def _batches(paths, size=3, **options):
+    return [(indices, images) for indices, images in same_size_batches(paths, size, **options)]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -154,7 +154,8 @@ def test_the_device_decoders_fallback_names_each_jpeg_it_cannot_decode(tmp_path)
     (folder / "1.jpg").write_bytes((folder / "1.jpg").read_bytes()[:200])
     (folder / "3.jpg").write_bytes(b"")
     paths = list_images(folder)
-    groups, raw, failed, _ = _Chunks(paths, 10, raw_jpegs=True)[0]
+    groups, jpegs, failed, _ = _Pieces([paths], 10, 1, raw_jpegs=True)[0][1]
+    raw = _jpeg_views(jpegs)
     assert [i for i, _ in failed] == [3] and failed[0][1].reason == "cannot identify image file"  # PIL's, as "pil"
     decoded, failed = _decode_jpegs_on(torch.device("cpu"), paths, raw)
     assert [i for i, _ in failed] == [1] and "'" + str(paths[1]) + "' cannot be decoded: decode='nvjpeg'" in str(
@@ -173,7 +174,8 @@ def test_the_device_decoder_gets_jpeg_bytes_only_whatever_the_name(tmp_path):
     Image.new("RGB", (5, 6), (4, 5, 6)).save(folder / "1.jpg", format="PNG")
     Image.new("P", (7, 3), 9).save(folder / "2.JPEG", format="GIF")
     paths = list_images(folder)
-    groups, raw, failed, _ = _Chunks(paths, 10, raw_jpegs=True)[0]
+    groups, jpegs, failed, _ = _Pieces([paths], 10, 1, raw_jpegs=True)[0][1]
+    raw = _jpeg_views(jpegs)
     assert [i for i, _ in raw] == [0] and failed == [] and [indices for indices, _ in groups] == [[1], [2]]
     for indices, images in groups:
         assert torch.equal(images[0], read_image(paths[indices[0]]))
@@ -199,14 +201,14 @@ def test_a_decoding_process_killed_by_the_os_is_one_os_error(tmp_path, monkeypat
 
     folder = tmp_path / "images"
     save_random_images(folder, seed=4, n=4)
-    decode = _Chunks._decode
+    decode = _Pieces._decode
 
-    def killed_in_a_worker(self, chunk):
+    def killed_in_a_worker(self, piece):
         if torch.utils.data.get_worker_info() is not None:  # a forked worker: the OS's out-of-memory kill
             os.kill(os.getpid(), signal.SIGKILL)
-        return decode(self, chunk)
+        return decode(self, piece)
 
-    monkeypatch.setattr(_Chunks, "_decode", killed_in_a_worker)
+    monkeypatch.setattr(_Pieces, "_decode", killed_in_a_worker)
     with pytest.raises(OSError, match=r"an image-decoding process ended unexpectedly \(DataLoader worker .*out of "
                                       r"memory\? Fewer `workers`"):
         same_size_batches(list_images(folder), 2, workers=2).__next__()
@@ -237,7 +239,8 @@ def test_device_decoder_reads_jpegs_close_to_pil(tmp_path):
     Image.new("L", (9, 7), 128).save(folder / "gray.jpg")
     Image.new("RGB", (5, 6), (1, 2, 3)).save(folder / "x.png")
     paths = list_images(folder)
-    groups, raw, failed, _ = _Chunks(paths, 10, raw_jpegs=True)[0]
+    groups, jpegs, failed, _ = _Pieces([paths], 10, 1, raw_jpegs=True)[0][1]
+    raw = _jpeg_views(jpegs)
     assert [i for i, _ in raw] == [0, 1, 2, 3] and [indices for indices, _ in groups] == [[4]] and failed == []
     decoded, failed = _decode_jpegs_on(torch.device("cpu"), paths, raw)
     groups += decoded
@@ -269,3 +272,137 @@ def test_nvjpeg_decodes_on_the_gpu(tmp_path):
     # measured on the first GPU run (H200, CUDA 13.0, torchvision 0.26): mean |nvJPEG − PIL| = 7.97 on these 40×33
     # images, whose 4:2:0 chroma is mostly block edges at this size (docs/gpu.md); 4.0 was a guess before any GPU
     assert float((decoded - pil).abs().mean()) <= 10.0
+
+
+@pytest.fixture
+def interleaved_sizes(tmp_path):
+    """40 PNGs of two sizes interleaved (every third is 17 × 11), so that each size's group of a 32-file chunk spans
+    the pieces two processes decode."""
+    folder = tmp_path / "interleaved"
+    folder.mkdir()
+    generator = torch.Generator().manual_seed(12)
+    for i in range(40):
+        size = (17, 11) if i % 3 == 0 else (24, 30)
+        pixels = torch.randint(0, 256, (*size, 3), dtype=torch.uint8, generator=generator).numpy()
+        Image.fromarray(pixels).save(folder / f"{i:02d}.png")
+    return list_images(folder)
+
+
+def _decoding_pids(monkeypatch, log):
+    """Record the id of the process that decodes each file, as ``pid path`` lines in ``log`` (forked workers
+    inherit the patch)."""
+    import os
+
+    from gpumetrics.image import io
+
+    read = io._read_rgb
+
+    def recorded(path):
+        with open(log, "a") as handle:
+            handle.write(f"{os.getpid()} {path}\n")
+        return read(path)
+
+    monkeypatch.setattr(io, "_read_rgb", recorded)
+    return lambda: {path: int(pid) for pid, path in (line.split(" ", 1) for line in log.read_text().splitlines())}
+
+
+def test_the_processes_decode_a_chunk_together(interleaved_sizes, tmp_path, monkeypatch):
+    """A chunk is split into pieces the workers decode together, so its batch is ready after a piece's decoding:
+    one process decoded each whole chunk (8 workers, batch 256: the first batch waited for 256 files decoded by one
+    process while the network idled). The joined batches are the serial ones, bit for bit, sizes mixed."""
+    serial = _batches(interleaved_sizes, workers=0, size=32)
+    decoded_by = _decoding_pids(monkeypatch, tmp_path / "pids.log")
+    parallel = _batches(interleaved_sizes, workers=2, size=32)
+    pids = decoded_by()
+    assert len({pids[str(path)] for path in interleaved_sizes[:32]}) == 2
+    assert [indices for indices, _ in parallel] == [indices for indices, _ in serial]
+    assert [indices for indices, _ in serial][:2] == [[i for i in range(32) if i % 3 == 0],
+                                                      [i for i in range(32) if i % 3 != 0]]
+    assert all(torch.equal(a, b) for (_, a), (_, b) in zip(serial, parallel))
+
+
+def test_pieces_split_chunks_only_with_enough_files_per_process():
+    from gpumetrics.image.io import MIN_PIECE, pieces_per_chunk
+
+    assert [pieces_per_chunk(256, workers) for workers in (0, 1, 2, 8, 64)] == [1, 1, 2, 8, 256 // MIN_PIECE]
+    assert pieces_per_chunk(MIN_PIECE - 1, 8) == 1
+    table = _Pieces([list(range(5)), [], list(range(7))], 3, 2, raw_jpegs=False).table
+    # (list, chunk, first, end): a piece spans neither two chunks nor two lists
+    assert table == [(0, 0, 0, 2), (0, 0, 2, 3), (0, 1, 3, 5), (2, 0, 0, 2), (2, 0, 2, 3), (2, 1, 3, 5),
+                     (2, 1, 5, 6), (2, 2, 6, 7)]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_one_reader_reads_several_lists_in_order(interleaved_sizes, workers, tmp_path, monkeypatch):
+    """:class:`ImageBatches` reads the lists of a run with one set of processes: each list's batches are those of
+    ``same_size_batches`` on it alone; a skipped list (a feature-cache hit) is not decoded past what was handed out
+    already."""
+    from gpumetrics.image.io import ImageBatches
+
+    first, second = interleaved_sizes[:20], interleaved_sizes[20:]
+    alone = _batches(second, workers=0, size=4)
+    decoded_by = _decoding_pids(monkeypatch, tmp_path / "pids.log")
+    with ImageBatches([first, second], 4, workers=workers) as reader:
+        with pytest.raises(ValueError, match="the lists are read in order: list 0 is next, not 1"):
+            list(reader.batches(1))
+        reader.skip(0)
+        together = list(reader.batches(1))
+    assert [indices for indices, _ in together] == [indices for indices, _ in alone]
+    assert all(torch.equal(a, b) for (_, a), (_, b) in zip(alone, together))
+    skipped = [path for path in first if str(path) in decoded_by()]
+    # no workers: nothing of the skipped list; workers: at most what they were handed at the start (2 chunks each)
+    assert len(skipped) <= 2 * workers * 4 < len(first)
+
+
+def test_a_piece_hands_its_jpeg_bytes_over_in_one_tensor(tmp_path):
+    """``decode="nvjpeg"``: a worker handed each JPEG file's bytes back as a tensor of its own — one shared-memory
+    hand-over per file, ~0.3 ms each in the main process (70 ms a 256-file chunk on the 2-core CPU), which also
+    decodes on the GPU. A piece holds them end to end in one tensor; the main process takes views of it."""
+    from gpumetrics.image.io import _joined
+
+    folder = tmp_path / "jpegs"
+    save_random_images(folder, seed=13, n=5, size=(9, 12), suffix="jpg")
+    Image.new("RGB", (5, 6), (1, 2, 3)).save(folder / "5.jpg", format="PNG")  # PIL's, not in the JPEG bytes
+    paths = list_images(folder)
+    pieces = _Pieces([paths], 6, 2, raw_jpegs=True)
+    first = pieces[0][1]
+    data, spans = first[1]
+    assert isinstance(data, torch.Tensor) and data.dtype == torch.uint8 and [i for i, *_ in spans] == [0, 1, 2]
+    groups, raw, failed, _ = _joined([first, pieces[1][1]], None)
+    assert [i for i, _ in raw] == [0, 1, 2, 3, 4] and [indices for indices, _ in groups] == [[5]] and failed == []
+    assert all(bytes(view.numpy()) == paths[i].read_bytes() for i, view in raw)
+    assert raw[0][1].data_ptr() == data.data_ptr()  # a view, not a copy
+    assert _Pieces([paths[5:]], 6, 1, raw_jpegs=True)[0][1][1] is None  # no JPEG: no tensor (nothing to pin)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_pieces_joined_on_the_gpu_are_the_serial_batches(interleaved_sizes, tmp_path):
+    """Pieces pinned, copied and joined on the device (PIL's pixels), and JPEG bytes handed over one tensor a piece
+    (nvJPEG's): the batches of the serial path, bit for bit."""
+    serial = _batches(interleaved_sizes, size=32, workers=0)
+    on_gpu = _batches(interleaved_sizes, size=32, workers=2, device="cuda")
+    assert [indices for indices, _ in on_gpu] == [indices for indices, _ in serial]
+    assert all(b.device.type == "cuda" and torch.equal(a, b.cpu()) for (_, a), (_, b) in zip(serial, on_gpu))
+    folder = tmp_path / "jpegs"
+    save_random_images(folder, seed=14, n=40, size=(24, 30), suffix="jpg")
+    paths = list_images(folder)
+    alone = _batches(paths, size=32, workers=0, decode="nvjpeg", device="cuda")
+    pieces = _batches(paths, size=32, workers=2, decode="nvjpeg", device="cuda")
+    expected = [list(range(32)), list(range(32, 40))]
+    assert [indices for indices, _ in pieces] == [indices for indices, _ in alone] == expected
+    assert all(torch.equal(a, b) for (_, a), (_, b) in zip(alone, pieces))
+
+
+def test_the_processes_end_once_the_last_piece_is_in(interleaved_sizes, monkeypatch):
+    """The decoding processes are ended when the last piece arrives, before its batches are yielded — while a GPU
+    still runs the previous batch — not after the last batch (joining 8 processes took 0.05–0.15 s at the end of
+    every ``gpumetrics fid`` run)."""
+    import multiprocessing.process
+
+    started = []
+    start = multiprocessing.process.BaseProcess.start
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start",
+                        lambda self: (started.append(self), start(self))[1])
+    alive_at_each_batch = [[p.is_alive() for p in started] for _ in same_size_batches(interleaved_sizes, 8, workers=2)]
+    assert len(started) == 2 and alive_at_each_batch[0] == [True, True] and alive_at_each_batch[-1] == [False, False]

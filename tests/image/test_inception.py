@@ -161,6 +161,25 @@ def test_weight_file_load_order_and_hash(tmp_path, monkeypatch, inception_state,
         FIDInceptionV3(dims=64, weights=tmp_path / "missing.pth")
 
 
+def test_the_pinned_weight_file_is_hashed_once_per_load(tmp_path, monkeypatch, inception_file):
+    """The pinned file's sha256 was computed twice per model built — to check it, then again for the signature's
+    tag (95 MB: ~0.1 s a run of ``gpumetrics fid`` before the network could start). The check's digest is the
+    tag's now; a file of another name is hashed once, for its tag."""
+    digest = weights_mod.file_sha256(inception_file)
+    pinned = dataclasses.replace(weights_mod.FID_INCEPTION, sha256=digest, size_bytes=inception_file.stat().st_size)
+    monkeypatch.setitem(weights_mod.WEIGHTS, pinned.name, pinned)
+    named = tmp_path / pinned.file_name
+    named.write_bytes(inception_file.read_bytes())
+    hashed = []
+    monkeypatch.setattr(weights_mod, "file_sha256", lambda path: (hashed.append(path), digest)[1])
+    for path, tag in ((named, pinned.tag), (inception_file, pinned.tag)):
+        hashed.clear()
+        assert weights_mod.load_weights(pinned.name, path)[1] == tag and hashed == [path]
+    monkeypatch.setitem(weights_mod.WEIGHTS, pinned.name, dataclasses.replace(pinned, sha256="0" * 64))
+    hashed.clear()
+    assert weights_mod.load_weights(pinned.name, inception_file)[1] == f"file@{digest[:8]}" and len(hashed) == 1
+
+
 def test_fid_inception_pin_is_the_full_published_digest():
     entry = weights_mod.FID_INCEPTION
     assert len(entry.sha256) == 64 and all(c in "0123456789abcdef" for c in entry.sha256)
