@@ -33,19 +33,14 @@ _PAIRS_PER_THREAD = 10_000
 # at most this many threads for short pairs: two gave 1.2× one, i.e. ~2/3 of the work holds the GIL (type check,
 # slicing, rapidfuzz's conversion), so by Amdahl four reach ~1.33× and more only add contention for the GIL
 _SHORT_PAIRS_MAX_THREADS = 4
-# short pairs from which rapidfuzz on the host's threads beats the device route's encoding (host_beats_device_route)
-_HOST_ROUTE_MIN_SHORT_PAIRS = 20_000
 # estimated DP cells (Σ |a|·|b|) from which threads pay for long pairs (on a persistent pool: 2 threads on the idle
 # 2-core CPU, 150-char pairs, interleaved rounds: 1.09× one thread at 6.4 M cells, 1.4× at 13 M, 1.7× from 26 M)
 _THREADED_MIN_CELLS = 1 << 23
 _CALIBRATION_PAIRS = 32  # long pairs whose exact distances pick the band hint of the rest
-# free cores from which rapidfuzz on the host scores character pairs before the device route would. Short pairs: the
-# route's host share alone (their encoding) is the bar; one-core rapidfuzz / that encoding, 2-core CPU: ~1.2 for
-# 500,000 short pairs (edit_encode_separated), so the cores must exceed it, with a margin for the upload and thread
-# scaling. Long pairs: the device kernel is the bar — on one H200 the whole route took 138 ms for the 2,000 pairs of
-# edit_gpu_long (500-2,000 chars; few pairs, so few GPU threads, each walking long rows), while rapidfuzz takes 80 ms
-# on one core of the 2-core CPU (5.5x their encoding; ~12x for unrelated texts): 2 cores, a margin for slower hosts
-_SHORT_PAIRS_MIN_CORES = 4
+# free cores from which rapidfuzz on the host scores long character pairs before the device route would: on one H200
+# the whole route took 138 ms for the 2,000 pairs of edit_gpu_long (500-2,000 chars; few pairs, so few GPU threads,
+# each walking long rows), while rapidfuzz takes 80 ms on one core of the 2-core CPU (5.5x their encoding; ~12x for
+# unrelated texts): 2 cores, a margin for slower hosts
 _LONG_PAIRS_MIN_CORES = 2
 
 
@@ -181,15 +176,16 @@ def _long_pairs_threads_pay(total: int, pair_lengths: np.ndarray) -> bool:
 
 def host_beats_device_route(a: Sequence, b: Sequence) -> bool:
     """Whether :func:`rapidfuzz_distances` on this host's free cores scores the character pairs ``(a[i], b[i])``
-    before the device route would, so that a caller asking for device results takes rapidfuzz and one upload. Short
-    pairs (the first pairs' mean length within one 64-symbol word): ``_HOST_ROUTE_MIN_SHORT_PAIRS`` of them and
-    ``_SHORT_PAIRS_MIN_CORES`` free cores — threads that finish before the host has even encoded the strings for the
-    device; long pairs: enough cells for threads (``_THREADED_MIN_CELLS``) and ``_LONG_PAIRS_MIN_CORES`` free cores
-    — the device kernel was slower on long pairs than one host core (the thresholds: measured ratios above).
-    ``False`` for items without a length (the device route's check names them).
+    before the device route would, so that a caller asking for device results takes rapidfuzz and one upload: long
+    pairs (the first pairs' mean length over one 64-symbol word) with enough cells for threads
+    (``_THREADED_MIN_CELLS``) and ``_LONG_PAIRS_MIN_CORES`` free cores — the device kernel was slower on long pairs
+    than one host core. Never for short pairs: rapidfuzz's threads hold the GIL for most of their work (about 1.2×
+    one core, 2 to 16 cores), while the device route's host share — staging the strings — takes about half of one
+    core's rapidfuzz time (``edit_encode_separated``). ``False`` for items without a length (the device route's check
+    names them).
 
     Example:
-        >>> host_beats_device_route(["kitten"] * 10, ["sitting"] * 10)  # too few pairs for threads
+        >>> host_beats_device_route(["kitten"] * 50_000, ["sitting"] * 50_000)  # short pairs: the device route
         False
     """
     head = min(len(a), _CALIBRATION_PAIRS)
@@ -201,7 +197,7 @@ def host_beats_device_route(a: Sequence, b: Sequence) -> bool:
     except TypeError:
         return False
     if int(lengths.sum()) <= 2 * _WORD * head:
-        return len(a) >= _HOST_ROUTE_MIN_SHORT_PAIRS and free_cores() >= _SHORT_PAIRS_MIN_CORES
+        return False
     return _long_pairs_threads_pay(len(a), lengths) and free_cores() >= _LONG_PAIRS_MIN_CORES
 
 

@@ -439,10 +439,10 @@ def levenshtein_texts(
 
 
 def _auto_backend(a: Sequence, b: Sequence, unit: str, device: torch.device) -> str:
-    """``backend="auto"``: rapidfuzz on the CPU; on a device the device kernels — except for character pairs that
-    rapidfuzz on the host's free cores scores before the device route would
-    (:func:`~gpumetrics.kernels.host.host_beats_device_route`: ≥ 20,000 short pairs and ≥ 4 free cores, or enough long
-    pairs for threads and ≥ 2): the strings are on the host already, so the result is computed there and uploaded.
+    """``backend="auto"``: rapidfuzz on the CPU; on a device the device kernels — except for long character pairs
+    that rapidfuzz on the host's free cores scores before the device route would
+    (:func:`~gpumetrics.kernels.host.host_beats_device_route`: enough pairs for threads and ≥ 2 free cores): the
+    strings are on the host already, so the result is computed there and uploaded.
     Words and token lists always take the device kernels (splitting on the host costs more than the distances)."""
     if not has_rapidfuzz():
         return "torch"

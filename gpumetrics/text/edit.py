@@ -9,10 +9,9 @@ All four share one step: the Levenshtein distance of every (prediction, referenc
   chunks of 2,048 pairs; a band hint for long pairs; see :func:`~gpumetrics.kernels.host.rapidfuzz_distances`),
   result moved to the device;
 * ``"auto"`` (default) — rapidfuzz on CPU; on another device the device kernels (on CUDA the fused Triton kernel of
-  :mod:`gpumetrics.kernels.levenshtein_triton` when triton is importable), except for character pairs that
-  rapidfuzz on the free cores scores before the device route would (≥ 20,000 short pairs and ≥ 4 free cores, or
-  enough long pairs for threads and ≥ 2): those strings are on the host already (result uploaded;
-  :func:`~gpumetrics.kernels.host.host_beats_device_route`).
+  :mod:`gpumetrics.kernels.levenshtein_triton` when triton is importable), except for long character pairs that
+  rapidfuzz on the free cores scores before the device route would (enough pairs for threads and ≥ 2 free cores):
+  those strings are on the host already (result uploaded; :func:`~gpumetrics.kernels.host.host_beats_device_route`).
 
 Inputs: ``B`` strings, or integer **token tensors** on any device (the output of greedy / CTC decoding): padded
 ``Tensor[B, L]`` whose rows end at ``preds_lengths`` / ``target_lengths`` or at their first ``pad_id`` (full width
