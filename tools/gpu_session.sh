@@ -8,7 +8,8 @@
 # packages the suite and the benchmarks import travel as wheels in .whl/ (docs/gpu.md: how to download them).
 # Budget (seconds, environment): SESSION_BUDGET (default 540, under the tool's 600 s per call), CUDA_SUITE_BUDGET
 # (default 200; the runs on an H200 took 185 and 179 s; 0 skips the suite: a second call on the still-warm machine
-# for the cases a first call's budget cut), CASE_LIMIT (default 150 per benchmark case). The suite's
+# for the cases a first call's budget cut), CASE_LIMIT (default 150 per benchmark case; FILES_CASE_LIMIT, default 240,
+# for fid_gpu_files: 2 x 10,000 JPEGs through three pipelines). The suite's
 # counts go into $OUT/latest.json and $OUT/BENCHMARKS.md's GPU section (`python -m benchmarks --record-cuda-suite`, from
 # $OUT/cuda-suite.xml); its per-test sync counts and sites (`sync @ gpumetrics/…`) into $OUT/cuda-syncs.txt. Benchmark
 # cases run one `python -m benchmarks --only` each, merging into $OUT/latest.json and $OUT/BENCHMARKS.md (copies of the
@@ -72,7 +73,8 @@ edit_gpu_long fid_gpu_forward_large_batch edit_gpu_short_tokens clip_gpu_update_
 fid_update clip_score_update fid_files frechet_distance kid_compute"}
 for case in $cases; do
     budget=$(left)
-    limit=$(( budget < ${CASE_LIMIT:-150} ? budget : ${CASE_LIMIT:-150} ))
+    case_limit=${CASE_LIMIT:-150}; [ "$case" = fid_gpu_files ] && case_limit=${FILES_CASE_LIMIT:-240}
+    limit=$(( budget < case_limit ? budget : case_limit ))
     if [ "$limit" -lt 20 ]; then echo "bench: budget spent, skipped $case" | tee -a "$OUT/bench.log"; continue; fi
     case_start=$(date +%s)
     timeout -k 10 "$limit" python3 -m benchmarks --device "${BENCH_DEVICE:-cuda}" --only "$case" ${BENCH_ARGS:-} \

@@ -196,7 +196,7 @@ def pieces_per_chunk(batch_size: int, workers: int) -> int:
 
     Example:
         >>> [pieces_per_chunk(256, workers) for workers in (0, 1, 2, 8)], pieces_per_chunk(50, 8)
-        ([1, 1, 2, 8], 4)
+        ([1, 1, 2, 8], 3)
     """
     return max(1, min(workers, batch_size // MIN_PIECE))
 
