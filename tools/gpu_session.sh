@@ -68,9 +68,9 @@ python3 -m benchmarks --device "${BENCH_DEVICE:-cuda}" --record-cuda-suite "$OUT
     --cuda-suite-note "$note" --results "$OUT/latest.json" --table "$OUT/BENCHMARKS.md" 2>&1 | tail -3
 # the rows a CPU-side change bets on and the never-measured ones first (see the header)
 cases=${GPU_BENCH_CASES:-"fid_gpu_files edit_gpu_short_strings fid_gpu_forward fid_gpu_forward_compiled \
-edit_gpu_uneven wer_gpu clip_gpu_update_bf16 clip_gpu_update_parts edit_gpu_kernel_short edit_gpu_kernel_long \
-edit_gpu_long fid_gpu_forward_large_batch edit_gpu_short_tokens clip_gpu_update_tf32 clip_gpu_update_fp16 clip_gpu_update_fp32 \
-fid_update clip_score_update fid_files frechet_distance kid_compute"}
+edit_gpu_uneven wer_gpu clip_gpu_update_bf16 clip_gpu_update_parts clip_gpu_resize edit_gpu_kernel_short \
+edit_gpu_kernel_long edit_gpu_long fid_gpu_forward_large_batch edit_gpu_short_tokens clip_gpu_update_tf32 \
+clip_gpu_update_fp16 clip_gpu_update_fp32 fid_update clip_score_update fid_files frechet_distance kid_compute"}
 for case in $cases; do
     budget=$(left)
     case_limit=${CASE_LIMIT:-150}; [ "$case" = fid_gpu_files ] && case_limit=${FILES_CASE_LIMIT:-240}

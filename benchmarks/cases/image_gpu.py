@@ -204,6 +204,51 @@ def _jpeg_folder(count: int, seed: int) -> Path:
     return folder
 
 
+def _resize_weights(size_in: int, size_out: int, device: str) -> torch.Tensor:
+    """``FloatTensor[size_in, size_out]``: torchvision's antialiased bicubic resize along one axis as a matrix — the
+    resize of the identity's rows, so the weights are the ones its kernel uses."""
+    from torchvision.transforms.v2 import functional as TF
+
+    identity = torch.eye(size_in, device=device)[None]
+    return TF.resize(identity, [size_in, size_out], interpolation=TF.InterpolationMode.BICUBIC, antialias=True)[0]
+
+
+def _resize_uint8_by_matmul(images: torch.Tensor, size: tuple[int, int], weights: tuple) -> torch.Tensor:
+    """``clip_score.resize_uint8_in_passes`` as two true-float32 matmuls (width, then height), each pass rounded and
+    clamped as there: an experiment for the next GPU run, not the library's path."""
+    across, down = weights
+    with precision_scope(SpeedMode(), images.device.type):  # TF32 off, as the parity path
+        pixels = (images.float() @ across).clamp_(0, 255).round_()
+        return (down.T @ pixels).clamp_(0, 255).round_()
+
+
+# CLIP's resize of uint8 images off the CPU (two antialiased bicubic passes in float, torchvision's generic kernel)
+# against the same passes as matmuls with the kernel's own weights: if the 3.5-4 ms of clip_gpu_update_parts are the
+# resize, this row says whether matrices pay. Check: the same integer pixels but for rare ties (float summation order).
+@register("clip_gpu_resize", sizes=(256,), quick_sizes=(4,), unit="images", repeats=5, group="gpu")
+def clip_gpu_resize_case(size: int, device: str) -> Contenders:
+    from gpumetrics.image.clip_score import resize_uint8_in_passes
+
+    device = _cuda(device)
+    images = torch.randint(0, 256, (size, 3, 256, 256), dtype=torch.uint8,
+                           generator=torch.Generator().manual_seed(0)).to(device)
+    target = (224, 224)
+    weights = (_resize_weights(256, 224, device), _resize_weights(256, 224, device))
+
+    def close(ours: torch.Tensor, anchor: torch.Tensor) -> bool:
+        differ = (ours - anchor).abs()
+        return float(differ.max()) <= 1 and float((differ > 0).float().mean()) <= 1e-3
+
+    return Contenders(
+        ours={"the two rounded passes as true-float32 matmuls (experiment)":
+              lambda: _resize_uint8_by_matmul(images, target, weights)},
+        anchors={"clip_score.resize_uint8_in_passes (torchvision's antialiased bicubic kernel, twice)":
+                 lambda: resize_uint8_in_passes(images, target)},
+        check=close,
+        note="uint8 256×256 → 224×224 as CLIPScore resizes off the CPU; ≤ 1 grey level on ≤ 0.1 % of the pixels",
+    )
+
+
 # 2 x 10,000 JPEGs, the size of issue 25's goals (fixed costs weigh on fewer: the second run's 2 x 2,000 gave 1,054
 # img/s with a 2,291 img/s forward). That run took 102 s for the whole case at 2 x 2,000 (rounds of 3.8 s parity,
 # 4.3 s nvJPEG + fastest, 5.8 s pytorch-fid, 1 warm-up + 3 repeats); at 2 x 10,000 a round takes ~10 + 5 + 29 s, so
