@@ -519,6 +519,24 @@ def test_device_route_on_blocks_of_mixed_widths_equals_rapidfuzz(rows_on_device,
     assert all(rows_on_device) and len(rows_on_device) == 4
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("block", [1, 3, 2048])
+def test_cuda_route_on_blocks_of_mixed_widths_equals_the_cpu(monkeypatch, block):  # pragma: no cover - GPU only
+    """On CUDA the staged blocks travel from pinned buffers as bytes and are read in their widths there (one view,
+    or a gather per symbol when the widths differ): characters and words equal the CPU's rapidfuzz."""
+    from gpumetrics.kernels import text_rows
+
+    monkeypatch.setattr(text_rows, "_ENCODE_BLOCK", block)
+    rng = random.Random(block + 1)
+    preds = [" ".join(rng.choice(_ADVERSARIAL_TEXT) for _ in range(rng.randint(0, 4))) for _ in range(40)]
+    target = [" ".join(rng.choice(_ADVERSARIAL_TEXT) for _ in range(rng.randint(0, 4))) for _ in range(40)]
+    preds += ["ab " * 200, "😀 é" * 150, "", "中" * 300]
+    target += ["ab " * 199 + "b", "😀 e" * 150, "\ud800", "中 " * 150]
+    for unit in ("char", "word"):
+        got = edit_distance(preds, target, unit=unit, reduction="none", backend="torch", device="cuda")
+        assert got.device.type == "cuda" and got.cpu().tolist() == _rf(preds, target, words=unit == "word"), unit
+
+
 def test_device_route_checks_items_only_where_a_join_fails(rows_on_device, monkeypatch):
     """The device route's ``str.join`` takes strings only: the items are not checked in a pass of their own (as
     long as the encoding), and a non-string item is still named, in any block, on either side, also after a
