@@ -97,14 +97,22 @@ def _image_reader(paths: list, batch_size: int, device, pipeline: dict):
     """The files of the folders among ``paths`` (an ``.npz`` is none) and one started reader of them all: the
     decoding processes start once for the run, and before the network is built, which they overlap.
 
+    The processes start under the filter the run records its warnings with (``"always"``, turned on later): a
+    process keeps the filters it started with, and under Python's default ones PIL's ``DeprecationWarning`` (an IM
+    file named ``.png``) was noted by ``--workers 0`` and not by ``--workers 2``.
+
     Returns:
         ``(reader, parts)``: the reader (close it) and, per path, its folder's list in it (None: not a folder).
     """
+    import warnings
+
     from gpumetrics.image.io import ImageBatches, list_images
 
     folders = [path is not None and path.suffix != ".npz" for path in paths]
     lists = [list_images(path) for path, folder in zip(paths, folders) if folder]
-    reader = ImageBatches(lists, batch_size, device=device, **pipeline).start()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        reader = ImageBatches(lists, batch_size, device=device, **pipeline).start()
     parts = iter(range(len(lists)))
     return reader, [next(parts) if folder else None for folder in folders]
 

@@ -175,12 +175,16 @@ def _read_rgb_noting(path: Union[str, Path], index: int, notes: _Notes) -> np.nd
     """:func:`_read_rgb`, the Python warnings PIL issues meanwhile (a ``DecompressionBombWarning``, a bad EXIF or TIFF
     tag …) appended to ``notes`` as ``(index, "Category: message")`` instead of shown: in a worker process they
     would print on its stderr, past the caller's warning filters and records. The caller's filters still apply (a
-    warning turned into an error still raises; an ignored one is not noted)."""
+    warning turned into an error still raises; an ignored one is not noted). A text is noted once per file: PIL
+    repeats some (a TIFF's DecompressionBombWarning, at open and at load), and whether the repeat is caught depends
+    on the filter in force in the decoding process — a worker's is the caller's at :meth:`ImageBatches.start`, and
+    ``gpumetrics fid`` turns on ``"always"`` after that (``--workers 0`` named such a file twice, ``--workers 2``
+    once)."""
     with warnings.catch_warnings(record=True) as caught:
         try:
             return _read_rgb(path)
         finally:
-            notes.extend((index, f"{w.category.__name__}: {w.message}") for w in caught)
+            notes.extend((index, text) for text in dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
 
 
 #: fewest files a decoding process is handed at once when a chunk is split between processes: each piece costs a

@@ -45,6 +45,57 @@ def test_fid_workers_give_the_same_bits(folders, capsys):
     assert values[0] == values[1]
 
 
+def test_fid_pil_warnings_are_the_same_with_workers(tmp_path, monkeypatch, capsys):
+    """PIL warns twice about a TIFF over ``MAX_IMAGE_PIXELS`` (at open and at load). ``fid`` records its run's
+    warnings with the ``"always"`` filter, turned on after the reader's processes started: ``--workers 0`` named the
+    TIFF twice in the result's PIL warning, ``--workers 2`` (the processes' filter dedupes the repeat) once."""
+    from PIL import Image as PILImage
+
+    rng = np.random.default_rng(1)
+    for name in ("real", "gen"):
+        (tmp_path / name).mkdir()
+        for i in range(4):
+            image = Image.fromarray(rng.integers(0, 256, (40, 40, 3), dtype=np.uint8))
+            image.save(tmp_path / name / f"{i}.{'tif' if i == 1 else 'png'}")
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 1000)  # 40×40 = 1600: over the limit, under twice it
+    notes = []
+    for workers in ("0", "2"):
+        code, out, err = _run(["fid", tmp_path / "real", tmp_path / "gen", *RANDOM, "--device", "cpu", "--batch-size",
+                               "2", "--workers", workers, "--json"], capsys)
+        assert code == 0, err
+        notes.append([note for note in json.loads(out)["warnings"] if note.startswith("PIL warned")])
+    assert len(notes[0]) == 2 and notes[0] == notes[1]
+    assert all(note.count("1.tif'") == 1 for note in notes[0])
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Python's default filters (pytest shows them)
+def test_fid_notes_a_pil_deprecation_warning_whatever_the_workers(tmp_path, capsys):
+    """PIL warns that the IM format is deprecated when it opens one (here named ``.png``). The decoding processes
+    kept the filters they started with (Python's default: DeprecationWarning ignored), while ``fid`` records under
+    ``"always"`` turned on after: ``--workers 0`` listed the PIL warning in the result, ``--workers 2`` did not."""
+    import io
+
+    rng = np.random.default_rng(2)
+    for name in ("real", "gen"):
+        (tmp_path / name).mkdir()
+        for i in range(4):
+            image = Image.fromarray(rng.integers(0, 256, (40, 40, 3), dtype=np.uint8))
+            if i == 1:
+                data = io.BytesIO()
+                image.save(data, "IM")
+                (tmp_path / name / "1.png").write_bytes(data.getvalue())
+            else:
+                image.save(tmp_path / name / f"{i}.png")
+    notes = []
+    for workers in ("0", "2"):
+        code, out, err = _run(["fid", tmp_path / "real", tmp_path / "gen", *RANDOM, "--device", "cpu", "--batch-size",
+                               "2", "--workers", workers, "--json"], capsys)
+        assert code == 0, err
+        notes.append([note for note in json.loads(out)["warnings"] if note.startswith("PIL warned")])
+    assert len(notes[0]) == 2 and notes[0] == notes[1]
+    assert all("1.png': DeprecationWarning: IM image format is deprecated" in note for note in notes[0])
+
+
 def test_fid_speed_mode_is_in_the_signature(folders, capsys):
     real, gen = folders
     code, out, err = _run(["fid", real, gen, *RANDOM, "--device", "cpu", "--workers", "0", "--speed-mode", "bf16",
