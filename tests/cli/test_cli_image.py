@@ -45,6 +45,14 @@ def test_fid_workers_give_the_same_bits(folders, capsys):
     assert values[0] == values[1]
 
 
+def _pil_notes(tmp_path, workers: str, capsys) -> list[str]:
+    """The "PIL warned …" entries of ``fid real gen --json`` with ``workers`` decoding processes."""
+    code, out, err = _run(["fid", tmp_path / "real", tmp_path / "gen", *RANDOM, "--device", "cpu", "--batch-size", "2",
+                           "--workers", workers, "--json"], capsys)
+    assert code == 0, err
+    return [note for note in json.loads(out)["warnings"] if note.startswith("PIL warned")]
+
+
 def test_fid_pil_warnings_are_the_same_with_workers(tmp_path, monkeypatch, capsys):
     """PIL warns twice about a TIFF over ``MAX_IMAGE_PIXELS`` (at open and at load). ``fid`` records its run's
     warnings with the ``"always"`` filter, turned on after the reader's processes started: ``--workers 0`` named the
@@ -58,12 +66,7 @@ def test_fid_pil_warnings_are_the_same_with_workers(tmp_path, monkeypatch, capsy
             image = Image.fromarray(rng.integers(0, 256, (40, 40, 3), dtype=np.uint8))
             image.save(tmp_path / name / f"{i}.{'tif' if i == 1 else 'png'}")
     monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 1000)  # 40×40 = 1600: over the limit, under twice it
-    notes = []
-    for workers in ("0", "2"):
-        code, out, err = _run(["fid", tmp_path / "real", tmp_path / "gen", *RANDOM, "--device", "cpu", "--batch-size",
-                               "2", "--workers", workers, "--json"], capsys)
-        assert code == 0, err
-        notes.append([note for note in json.loads(out)["warnings"] if note.startswith("PIL warned")])
+    notes = [_pil_notes(tmp_path, workers, capsys) for workers in ("0", "2")]
     assert len(notes[0]) == 2 and notes[0] == notes[1]
     assert all(note.count("1.tif'") == 1 for note in notes[0])
 
@@ -86,12 +89,7 @@ def test_fid_notes_a_pil_deprecation_warning_whatever_the_workers(tmp_path, caps
                 (tmp_path / name / "1.png").write_bytes(data.getvalue())
             else:
                 image.save(tmp_path / name / f"{i}.png")
-    notes = []
-    for workers in ("0", "2"):
-        code, out, err = _run(["fid", tmp_path / "real", tmp_path / "gen", *RANDOM, "--device", "cpu", "--batch-size",
-                               "2", "--workers", workers, "--json"], capsys)
-        assert code == 0, err
-        notes.append([note for note in json.loads(out)["warnings"] if note.startswith("PIL warned")])
+    notes = [_pil_notes(tmp_path, workers, capsys) for workers in ("0", "2")]
     assert len(notes[0]) == 2 and notes[0] == notes[1]
     assert all("1.png': DeprecationWarning: IM image format is deprecated" in note for note in notes[0])
 
