@@ -160,13 +160,6 @@ _Notes = list[tuple[int, str]]
 _RawJpegs = Optional[tuple[Tensor, list[tuple[int, int, int]]]]
 _Chunk = tuple[list[tuple[list[int], Tensor]], _RawJpegs, _Failures, _Notes]
 
-
-def _jpeg_views(raw: _RawJpegs) -> list[tuple[int, Tensor]]:
-    """``[(index, Tensor[n] uint8)]``: each JPEG file's bytes, a view of the piece's one tensor."""
-    if raw is None:
-        return []
-    data, spans = raw
-    return [(index, data[start:end]) for index, start, end in spans]
 #: files a decoding warning names (the count covers them all)
 NAMED_NOTES = 3
 
@@ -550,6 +543,14 @@ class ImageBatches:
                 undecodable.extend(failed)
             yield from groups
         _warn_decoding_notes(paths, notes)
+
+
+def _jpeg_views(raw: _RawJpegs) -> list[tuple[int, Tensor]]:
+    """``[(index, Tensor[n] uint8)]``: each JPEG file's bytes, a view of the piece's one tensor."""
+    if raw is None:
+        return []
+    data, spans = raw
+    return [(index, data[start:end]) for index, start, end in spans]
 
 
 def _joined(

@@ -413,14 +413,12 @@ def levenshtein_texts(
         backend = _auto_backend(a, b, unit, device)
     if backend == "rapidfuzz" and not has_rapidfuzz():
         raise ValueError("`backend='rapidfuzz'` needs the rapidfuzz package: pip install rapidfuzz")
-    # the rapidfuzz path checks at C level first; the device route's joins take strings only, so it checks on a failure
-    if check is not None and (backend == "torch" or unit == "word") and \
-            not (backend == "torch" and unit != "tokens" and _rows_on_device(device)):
-        check(a, b)
-        check = None
-    if backend == "torch":
+    if backend == "torch":  # it checks where its route needs it (:func:`_torch_pair_distances`)
         distances, both_lengths = _torch_pair_distances(a, b, unit, device, check)
         return distances, both_lengths[: len(a)], both_lengths[len(a) :]
+    if check is not None and unit == "word":  # split before rapidfuzz: the items must be strings first
+        check(a, b)
+        check = None
     if unit == "word":
         a, b = list(map(str.split, a)), list(map(str.split, b))
     # rapidfuzz accepts lists and bytes too: string inputs are held to strings (C-level type counts, chunk by
