@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import torch
 
-from benchmarks import cli_scale, cuda_suite, ddp_sync
+from benchmarks import cli_scale, cuda_suite, ddp_sync, one_process
 from benchmarks.registry import CASES, Case
 from testkit.checkout import checkout_pythonpath
 
@@ -91,7 +91,7 @@ def time_callables(
     fns: dict[str, Callable[[], Any]], device: str, repeats: int, warmup: int = 1
 ) -> dict[str, tuple[list[float], list[float], Any]]:
     """Wall and CPU times in seconds of each callable over ``repeats`` rounds after ``warmup`` rounds, and its first
-    result.
+    result (with ``warmup=0``: its first timed round's, for a case whose setup warms its callables up itself).
 
     Rounds interleave the callables (a, b, c, a, b, c, …) so that drift of the machine (clock boost, allocator and
     cache warm-up, a neighbour's load) falls on every contender alike instead of on whichever runs last.
@@ -99,7 +99,7 @@ def time_callables(
     Returns:
         ``{label: (wall_times, cpu_times, first_result)}`` with ``repeats`` times each.
     """
-    first = {label: fn() for label, fn in fns.items()}
+    first = {label: fn() for label, fn in fns.items()} if warmup else {}
     for _ in range(warmup - 1):
         for fn in fns.values():
             fn()
@@ -107,7 +107,8 @@ def time_callables(
     cpu_times: dict[str, list[float]] = {label: [] for label in fns}
     for _ in range(repeats):
         for label, fn in fns.items():
-            wall, cpu, _ = _timed(fn, device)
+            wall, cpu, result = _timed(fn, device)
+            first.setdefault(label, result)
             times[label].append(wall)
             cpu_times[label].append(cpu)
     return {label: (times[label], cpu_times[label], first[label]) for label in fns}
@@ -178,7 +179,7 @@ def _spread(prefix: str, times: list[float], cpu_times: list[float]) -> dict[str
 def run_case(case: Case, size: int, device: str, repeats: int) -> list[dict]:
     """Time ``case`` at ``size`` in this process: one row per (our variant, anchor) with median and spread."""
     contenders = case.setup(size, device)
-    timed = time_callables({**contenders.ours, **contenders.anchors}, device, repeats)
+    timed = time_callables({**contenders.ours, **contenders.anchors}, device, repeats, case.warmup)
     first_ours = timed[next(iter(contenders.ours))][2]
     first_anchor = timed[next(iter(contenders.anchors))][2]
     if contenders.check is not None and not contenders.check(first_ours, first_anchor):
@@ -429,11 +430,22 @@ def _contended_tables(payload: dict) -> list[str]:
 
 #: main cases the GPU suite runs beside the ``group="gpu"`` ones (``--suite gpu``): the image forwards and pipelines
 GPU_SUITE_MAIN = ("fid_update", "fid_files", "clip_score_update", "clip_speed_modes", "frechet_distance", "kid_compute")
+#: the GPU suite's priority order (a budget cuts its tail): the rows whose goal a change since the last GPU run bets
+#: on, the never-measured ones, then the remeasurements; a GPU case missing here runs after these
+GPU_SUITE_ORDER = (
+    "edit_gpu_kernel_long", "edit_gpu_long", "edit_gpu_short_strings", "fid_gpu_forward", "clip_gpu_update_parts",
+    "clip_gpu_resize", "wer_gpu", "fid_gpu_files", "edit_gpu_uneven", "fid_gpu_forward_compiled",
+    "clip_gpu_update_bf16", "edit_gpu_kernel_short", "edit_gpu_short_tokens", "fid_gpu_forward_large_batch",
+    "clip_gpu_update_tf32", "clip_gpu_update_fp16", "clip_gpu_update_fp32", *GPU_SUITE_MAIN,
+)
+#: ``--suite gpu``'s default budget (issue 25: the suite, start-up included, in 6 minutes of one GPU)
+GPU_SUITE_BUDGET_S = 330.0
 
 
 def gpu_suite_names() -> list[str]:
-    """The cases of ``python -m benchmarks --suite gpu``, sorted."""
-    return sorted({name for name, case in CASES.items() if case.group == "gpu"} | set(GPU_SUITE_MAIN) & set(CASES))
+    """The cases of ``python -m benchmarks --suite gpu`` (the registered ones), in priority order."""
+    gpu = {name for name, case in CASES.items() if case.group == "gpu"} | set(GPU_SUITE_MAIN) & set(CASES)
+    return [name for name in GPU_SUITE_ORDER if name in gpu] + sorted(gpu - set(GPU_SUITE_ORDER))
 
 
 def _throughput(row: dict) -> str:
@@ -527,20 +539,22 @@ def _record_cuda_suite(args: argparse.Namespace) -> int:
 
 
 def _select(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[Case]:
+    """The cases to run, in order: ``--only``'s as given, then the matrix cells and the main cases sorted by name,
+    the GPU suite's in :func:`gpu_suite_names`' priority order (``--one-process`` runs them in that order)."""
     known = set(CASES) | {DDP_SYNC, CLI_SCALE}
     unknown = set(args.only or []) - known
     if unknown:
         unloaded = f" (not loaded here: {', '.join(f'{m}: {e}' for m, e in UNLOADED.items())})" if UNLOADED else ""
         parser.error(f"unknown case(s) {sorted(unknown)}; known: see --list{unloaded}")
-    names = set(args.only or []) - {DDP_SYNC, CLI_SCALE}
+    names = [name for name in dict.fromkeys(args.only or []) if name not in (DDP_SYNC, CLI_SCALE)]
     if args.matrix:
-        names |= {name for name, case in CASES.items()
-                  if case.group == "matrix" and (args.matrix == "full" or case.params.get("core"))}
+        names += sorted(name for name, case in CASES.items()
+                        if case.group == "matrix" and (args.matrix == "full" or case.params.get("core")))
     if args.suite == "gpu":
-        names |= set(gpu_suite_names())
+        names += gpu_suite_names()
     if not args.only and not args.matrix and not args.suite:
-        names = {n for n, c in CASES.items() if c.group == "main"}
-    return [CASES[name] for name in sorted(names)]
+        names = sorted(n for n, c in CASES.items() if c.group == "main")
+    return [CASES[name] for name in dict.fromkeys(names)]
 
 
 def _stop_on_sigterm(signum: int, frame: Any) -> None:
@@ -566,6 +580,14 @@ def main(argv: Optional[list[str]] = None) -> int:
                              "of their ratios with its min–max (default 1; for a VM whose speed varies by process)")
     parser.add_argument("--list", action="store_true", help="list the registered cases and exit")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    parser.add_argument("--one-process", action="store_true",
+                        help="time every selected (case, size) in one child process, in the order given, saving after "
+                             "each (benchmarks/one_process.py); --suite gpu implies it")
+    parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                        help="--one-process: start no case past this many seconds, cut the running one there "
+                             f"(--suite gpu: default {GPU_SUITE_BUDGET_S:.0f})")
+    parser.add_argument("--case-limit", type=float, default=150.0, metavar="SECONDS",
+                        help="--one-process: kill a case running longer (default 150; a case may set its own)")
     parser.add_argument("--record-cuda-suite", type=Path, metavar="JUNIT_XML",
                         help="add the CUDA suite's counts from pytest's junit XML (on --device's name) to the results "
                              "and re-render the table; times nothing")
@@ -573,6 +595,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--results", type=Path, default=RESULTS, help=argparse.SUPPRESS)
     parser.add_argument("--table", type=Path, default=TABLE, help=argparse.SUPPRESS)
     parser.add_argument("--child", metavar="CASE", help=argparse.SUPPRESS)  # internal: one case, rows as JSON
+    parser.add_argument("--child-items", metavar="JSON", help=argparse.SUPPRESS)  # internal: see one_process.py
     parser.add_argument("--module", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -584,6 +607,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         torch.set_num_threads(args.threads)
     if args.child:
         return _child(args)
+    if args.child_items:
+        return one_process.child_main(args.child_items, args.device, run_case)
     if args.record_cuda_suite:
         return _record_cuda_suite(args)
 
@@ -599,77 +624,147 @@ def main(argv: Optional[list[str]] = None) -> int:
               "product (--list --matrix lists them)")
         return 0
     selected = _select(args, parser)
+    one_process_run = args.one_process or args.suite == "gpu"
+    if one_process_run and (args.contended or args.processes > 1):
+        parser.error("--one-process (and --suite gpu) times each case once in a shared child: not with --contended "
+                     "or --processes")
+    if args.suite == "gpu" and args.budget is None:
+        args.budget = GPU_SUITE_BUDGET_S
 
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    device_type = torch.device(args.device).type
-    stamp = {"machine": machine_description(args.device), **provenance()}
-    new_rows, new_contended, failures = [], [], []
+    run = _Run(args)
+    if one_process_run:
+        _run_one_process(args, selected, run)
+    else:
+        _run_fresh_processes(args, selected, run)
+
+    if not args.contended and (args.only is None and not args.matrix and not args.suite
+                               or DDP_SYNC in (args.only or [])):
+        print(f"[bench] {DDP_SYNC} (spawns gloo ranks)", flush=True)
+        run.sync_rows = ddp_sync.measure(dims=256 if args.quick else 2048)
+    if CLI_SCALE in (args.only or []):
+        print(f"[bench] {CLI_SCALE} (whole gpumetrics evaluate processes)", flush=True)
+        run.scale_rows = cli_scale.measure(cli_scale.QUICK_SIZES if args.quick else cli_scale.SIZES)
+    run.save()
+    print(f"wrote {args.results} and {args.table}")
+    if run.failures:
+        print(f"failed: {', '.join(run.failures)}")
+        return 1
+    return 0
+
+
+def _announce(args: argparse.Namespace, case: Case, size: int, repeats: int) -> None:
+    print(f"[bench] {case.name} size={size} device={args.device} repeats={repeats}"
+          + (" (idle, then loaded)" if args.contended else ""), flush=True)
+
+
+def _print_rows(rows: list[dict]) -> None:
+    for row in rows:
+        print(f"    {row['ours']}: {_format_timing(row, 'ours')}  vs  {row['anchor']}: "
+              f"{_format_timing(row, 'anchor')}  ratio {row['ratio']:.2f}x", flush=True)
+
+
+def _run_fresh_processes(args: argparse.Namespace, selected: list[Case], run: "_Run") -> None:
+    """Each (case, size) in a fresh child process (``--processes`` of them), idle and, with ``--contended``, loaded."""
     for case in selected:
         for size in case.quick_sizes if args.quick else case.sizes:
             repeats = args.repeats or case.repeats
-            print(f"[bench] {case.name} size={size} device={args.device} repeats={repeats}"
-                  + (" (idle, then loaded)" if args.contended else ""), flush=True)
+            _announce(args, case, size, repeats)
             try:
-                rows = [{**row, **stamp} for row in
-                        run_in_processes(case, size, args.device, repeats, args.threads, args.processes)]
+                rows = run_in_processes(case, size, args.device, repeats, args.threads, args.processes)
                 if args.contended:
                     with burners(args.burners):
                         loaded = run_in_processes(case, size, args.device, repeats, args.threads, args.processes)
             except RuntimeError as error:
                 print(f"    FAILED: {error}", flush=True)
-                failures.append(f"{case.name}[{size}]")
+                run.failures.append(f"{case.name}[{size}]")
                 continue
-            for row in rows:
-                print(f"    {row['ours']}: {_format_timing(row, 'ours')}  vs  {row['anchor']}: "
-                      f"{_format_timing(row, 'anchor')}  ratio {row['ratio']:.2f}x", flush=True)
+            rows = run.stamped(rows)
+            _print_rows(rows)
             if args.contended:
                 for row in contended_rows(rows, loaded, args.burners):
                     print(f"    loaded: {row['ours']} {row['ours_slowdown']:.2f}x slower, {row['anchor']} "
                           f"{row['anchor_slowdown']:.2f}x slower", flush=True)
-                    new_contended.append(row)
+                    run.add_contended(row)
             else:
-                new_rows += rows
+                run.add_rows(rows)
 
-    sync_rows = None
-    if not args.contended and (args.only is None and not args.matrix or DDP_SYNC in (args.only or [])):
-        print(f"[bench] {DDP_SYNC} (spawns gloo ranks)", flush=True)
-        sync_rows = ddp_sync.measure(dims=256 if args.quick else 2048)
-    scale_rows = None
-    if CLI_SCALE in (args.only or []):
-        print(f"[bench] {CLI_SCALE} (whole gpumetrics evaluate processes)", flush=True)
-        scale_rows = cli_scale.measure(cli_scale.QUICK_SIZES if args.quick else cli_scale.SIZES)
 
-    # read the previous results only now, so a concurrent run of other cases is not overwritten
-    previous = migrate(json.loads(args.results.read_text()) if args.results.exists() else {"format": FORMAT})
-    ran = {(case.name, device_type) for case in selected}
+def _run_one_process(args: argparse.Namespace, selected: list[Case], run: "_Run") -> None:
+    """Every (case, size) in one child (:mod:`benchmarks.one_process`), in order; the results are saved after each,
+    so a cut or a crash loses only the item it hit."""
+    items = [one_process.Item(case, size, args.repeats or case.repeats)
+             for case in selected for size in (case.quick_sizes if args.quick else case.sizes)]
+    print(f"[bench] {len(items)} items in one process on {args.device}"
+          + (f", within {args.budget:.0f} s" if args.budget else ""), flush=True)
 
-    def kept(old: list[dict], replaced: bool) -> list[dict]:
-        # a case no module registers is stale, unless a module could not be loaded here (its rows stay)
-        return [row for row in old if (row["case"] in CASES or UNLOADED)
-                and not (replaced and (row["case"], row["device"]) in ran)]
+    def on_result(item: one_process.Item, rows: Optional[list], error: Optional[str]) -> None:
+        _announce(args, item.case, item.size, item.repeats)
+        if rows is None:
+            print(f"    FAILED: {error}", flush=True)
+            run.failures.append(f"{item.label} ({error})")
+        else:
+            rows = run.stamped(rows)
+            _print_rows(rows)
+            run.add_rows(rows)
+        run.save()
 
-    payload = {
-        "format": FORMAT,
-        "versions": versions(),
-        "repeats_note": "each case's repeats (3–7, see `benchmarks/cases`) after 1 warm-up, in interleaved rounds "
-                        "(each contender once per round)",
-        "rows": kept(previous["rows"], not args.contended) + new_rows,
-        "contended": kept(previous["contended"], args.contended) + new_contended,
-        DDP_SYNC: sync_rows if sync_rows is not None else previous.get(DDP_SYNC, []),
-        CLI_SCALE: scale_rows if scale_rows is not None else previous.get(CLI_SCALE, []),
-        **({CUDA_SUITE: previous[CUDA_SUITE]} if previous.get(CUDA_SUITE) else {}),
-    }
-    if failures:
-        payload["failures"] = failures
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(payload, indent=2) + "\n")
-    args.table.write_text(render_markdown(payload))
-    print(f"wrote {args.results} and {args.table}")
-    if failures:
-        print(f"failed: {', '.join(failures)}")
-        return 1
-    return 0
+    env = dict(os.environ)
+    env["PYTHONPATH"] = checkout_pythonpath()
+    one_process.run_items(items, args.device, on_result, threads=args.threads, case_limit=args.case_limit,
+                          budget_s=args.budget, env=env, cwd=str(ROOT))
 
+
+class _Run:
+    """What a run has timed so far, and how it is written: rows replace the previous ones of their (case, device
+    type) only, so the rows of a case that failed, was cut or did not run this time stay."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.stamp = {"machine": machine_description(args.device), **provenance()}
+        self.rows: list[dict] = []
+        self.contended: list[dict] = []
+        self.failures: list[str] = []
+        self.sync_rows: Optional[list] = None
+        self.scale_rows: Optional[list] = None
+
+    def stamped(self, rows: list[dict]) -> list[dict]:
+        return [{**row, **self.stamp} for row in rows]
+
+    def add_rows(self, rows: list[dict]) -> None:
+        self.rows += rows
+
+    def add_contended(self, row: dict) -> None:
+        self.contended.append(row)
+
+    def save(self) -> None:
+        """Merge into ``--results`` (read now, so a concurrent run of other cases is not overwritten) and render
+        ``--table``."""
+        args = self.args
+        previous = migrate(json.loads(args.results.read_text()) if args.results.exists() else {"format": FORMAT})
+
+        def kept(old: list[dict], new: list[dict]) -> list[dict]:
+            # a case no module registers is stale, unless a module could not be loaded here (its rows stay)
+            replaced = {(row["case"], row["device"]) for row in new}
+            return [row for row in old if (row["case"] in CASES or UNLOADED)
+                    and (row["case"], row["device"]) not in replaced]
+
+        payload = {
+            "format": FORMAT,
+            "versions": versions(),
+            "repeats_note": "each case's repeats (3–7, see `benchmarks/cases`) after 1 warm-up, in interleaved rounds "
+                            "(each contender once per round)",
+            "rows": kept(previous["rows"], self.rows) + self.rows,
+            "contended": kept(previous["contended"], self.contended) + self.contended,
+            DDP_SYNC: self.sync_rows if self.sync_rows is not None else previous.get(DDP_SYNC, []),
+            CLI_SCALE: self.scale_rows if self.scale_rows is not None else previous.get(CLI_SCALE, []),
+            **({CUDA_SUITE: previous[CUDA_SUITE]} if previous.get(CUDA_SUITE) else {}),
+        }
+        if self.failures:
+            payload["failures"] = self.failures
+        args.results.parent.mkdir(parents=True, exist_ok=True)
+        args.results.write_text(json.dumps(payload, indent=2) + "\n")
+        args.table.write_text(render_markdown(payload))
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -51,6 +51,11 @@ class Case:
     group: str = "main"
     params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     goal: Optional[float] = None
+    #: untimed rounds before the timed ones (0: the first timed round's results are the checked ones)
+    warmup: int = 1
+    #: seconds an item of this case may take in a shared child before it is killed (``--one-process``; None: the
+    #: run's ``--case-limit``)
+    limit_s: Optional[float] = None
 
     @property
     def module(self) -> str:
@@ -70,6 +75,8 @@ def register(
     group: str = "main",
     params: Optional[Mapping[str, Any]] = None,
     goal: Optional[float] = None,
+    warmup: int = 1,
+    limit_s: Optional[float] = None,
 ) -> Callable:
     """Decorator adding a setup function ``(size, device) -> Contenders`` as the benchmark case ``name``."""
 
@@ -77,7 +84,7 @@ def register(
         if name in CASES:
             raise ValueError(f"benchmark case {name!r} is registered twice")
         CASES[name] = Case(name, setup, tuple(sizes), tuple(quick_sizes), unit, repeats, group,
-                           dict(params or {}), goal)
+                           dict(params or {}), goal, warmup, limit_s)
         return setup
 
     return decorate

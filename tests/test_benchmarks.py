@@ -17,6 +17,7 @@ from benchmarks.registry import Contenders, register
 
 TOY = "toy_sum_of_squares"
 TOY_WRONG = "toy_disagreeing"
+TOY_RAISES, TOY_HANGS, TOY_DIES, TOY_COLD = "toy_raises", "toy_hangs", "toy_dies", "toy_cold"
 
 
 def _loop(values):
@@ -42,6 +43,28 @@ if TOY not in CASES:
     @register(TOY_WRONG, sizes=(10,), quick_sizes=(10,), repeats=1)
     def _toy_wrong_case(size, device):
         return Contenders(ours={"one": lambda: 1}, anchors={"two": lambda: 2}, check=lambda a, b: a == b)
+
+    # --one-process: a case that raises, one that hangs past its limit, one that kills its process
+    @register(TOY_RAISES, sizes=(1,), quick_sizes=(1,), repeats=1)
+    def _toy_raises_case(size, device):
+        raise ValueError("this case needs a GPU")
+
+    @register(TOY_HANGS, sizes=(1,), quick_sizes=(1,), repeats=1, limit_s=3)
+    def _toy_hangs_case(size, device):
+        worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])  # as a decoding worker
+        Path(os.environ["TOY_HANG_WORKER"]).write_text(str(worker.pid))
+        time.sleep(120)
+
+    @register(TOY_DIES, sizes=(1,), quick_sizes=(1,), repeats=1)
+    def _toy_dies_case(size, device):
+        os._exit(7)
+
+    @register(TOY_COLD, sizes=(1,), quick_sizes=(1,), repeats=2, warmup=0)
+    def _toy_cold_case(size, device):
+        calls = []
+        return Contenders(ours={"first call": lambda: calls.append(1) or len(calls)},
+                          anchors={"also": lambda: len(calls)}, check=lambda ours, anchor: (ours, anchor) == (1, 1),
+                          note=f"pid {os.getpid()}")
 
 
 def _alive(pid: int) -> bool:
@@ -119,6 +142,68 @@ def test_processes_option_runs_each_case_in_that_many_children(tmp_path, monkeyp
     assert "2 p.) |" in table.read_text()
     with pytest.raises(SystemExit):
         bench.main(["--only", TOY, "--processes", "0"])
+
+
+def test_one_process_times_the_cases_in_one_child_in_order_and_saves_after_each(tmp_path, monkeypatch):
+    """``--one-process``: every case in one child (the pid in the toy's note), in the order given; a case that raises
+    is reported and the next one still runs; the results are written after each case, and a failed case keeps its
+    earlier rows."""
+    results, table = tmp_path / "latest.json", tmp_path / "BENCHMARKS.md"
+    old = {**_OLD_ROW, "case": TOY_RAISES, "machine": "m"}
+    results.write_text(json.dumps({"format": bench.FORMAT, "rows": [old]}))
+    saved = []
+    real_save = bench._Run.save
+
+    def save(run):
+        real_save(run)
+        saved.append(sorted({row["case"] for row in json.loads(results.read_text())["rows"]}))
+
+    monkeypatch.setattr(bench._Run, "save", save)
+    code = bench.main(["--only", TOY_COLD, TOY_RAISES, TOY, "--one-process", "--quick", "--device", "cpu",
+                       "--results", str(results), "--table", str(table)])
+    assert code == 1  # one case failed
+    payload = json.loads(results.read_text())
+    assert saved[:3] == [[TOY_COLD, TOY_RAISES], [TOY_COLD, TOY_RAISES], sorted([TOY, TOY_COLD, TOY_RAISES])]
+    assert payload["failures"] == [f"{TOY_RAISES}[1] (ValueError: this case needs a GPU)"]
+    assert [r for r in payload["rows"] if r["case"] == TOY_RAISES] == [old]
+    (cold,) = [r for r in payload["rows"] if r["case"] == TOY_COLD]  # warmup=0: the first timed call is checked
+    assert len(cold["ours_times"]) == 2
+    (toy,) = [r for r in payload["rows"] if r["case"] == TOY]
+    assert toy["note"] == cold["note"] != f"pid {os.getpid()}"  # one child, not this process
+
+
+def test_one_process_kills_a_case_past_its_limit_and_a_fresh_child_runs_the_rest(tmp_path, monkeypatch):
+    """A hung case is killed with its child's process group (a worker it started too); a case that kills its process
+    is reported; a fresh child times the cases after each; a budget spent reports the cases it never started."""
+    from benchmarks import one_process
+    from testkit.checkout import checkout_pythonpath
+
+    worker_file = tmp_path / "worker.pid"
+    env = {**os.environ, "PYTHONPATH": checkout_pythonpath(), "TOY_HANG_WORKER": str(worker_file)}
+    seen = []
+    items = [one_process.Item(CASES[name], 1 if name != TOY else 300, 1) for name in (TOY_HANGS, TOY_DIES, TOY)]
+    began = time.monotonic()
+    one_process.run_items(items, "cpu", lambda item, rows, error: seen.append((item.case.name, rows, error)),
+                          env=env, cwd=str(Path(__file__).resolve().parents[1]))
+    assert time.monotonic() - began < 60
+    assert [name for name, _, _ in seen] == [TOY_HANGS, TOY_DIES, TOY]
+    assert seen[0][1] is None and seen[0][2].startswith("cut: killed after") and "its limit of 3 s" in seen[0][2]
+    assert seen[1][1] is None and "exit 7" in seen[1][2]
+    assert seen[2][2] is None and seen[2][1][0]["case"] == TOY
+    deadline = time.monotonic() + 10
+    while _alive(int(worker_file.read_text())) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(int(worker_file.read_text()))
+    seen.clear()
+    one_process.run_items(items[2:], "cpu", lambda item, rows, error: seen.append((item.case.name, rows, error)),
+                          budget_s=one_process.MIN_ITEM_S - 1, env=env)
+    assert seen == [(TOY, None, "cut: the run's budget was spent before it started")]
+
+
+def test_one_process_is_not_combined_with_contended_or_processes():
+    for extra in (["--contended"], ["--processes", "2"]):
+        with pytest.raises(SystemExit):
+            bench.main(["--only", TOY, "--one-process", "--device", "cpu", *extra])
 
 
 #: a row of an earlier run's results (format 1: no spread, no device name)
@@ -383,13 +468,15 @@ def _session_case_list(script: str, variable: str) -> list[str]:
     return quoted[: quoted.index('"')].replace("\\\n", " ").split()
 
 
-def test_the_gpu_session_script_names_only_registered_cases():
-    """A misspelt case in tools/gpu_session.sh would spend device time on an error: every name must be registered,
-    once, and every GPU case must be in the list."""
+def test_the_gpu_suite_order_and_the_session_script_name_only_registered_cases():
+    """A misspelt case in the GPU suite's order or tools/gpu_session.sh would spend device time on an error: every
+    name must be registered, once, and every GPU case must have its place in the order."""
     load_cases()
     script = (Path(__file__).resolve().parents[1] / "tools" / "gpu_session.sh").read_text()
-    names = _session_case_list(script, "cases") + _session_case_list(script, "host_cases")
-    assert names and [name for name in names if name not in CASES] == []
-    assert len(names) == len(set(names))
+    order, host = list(bench.GPU_SUITE_ORDER), _session_case_list(script, "host_cases")
+    assert host and [name for name in order + host if name not in CASES] == []
+    assert len(order) == len(set(order)) and len(host) == len(set(host))
     gpu_cases = {name for name, case in CASES.items() if case.group == "gpu"}
-    assert gpu_cases <= set(names), sorted(gpu_cases - set(names))
+    assert gpu_cases <= set(order), sorted(gpu_cases - set(order))
+    assert bench.gpu_suite_names() == order
+    assert all(CASES[name].group == "main" for name in host)  # timed on the GPU machine's CPU, never its device

@@ -1,26 +1,22 @@
 #!/usr/bin/env bash
-# One call on a lent GPU machine (docs/gpu.md): the CUDA suite, then the GPU benchmark suite case by case, within one
-# time budget; everything it learns goes to $OUT.
+# One call on a lent GPU machine (docs/gpu.md): the CUDA suite, then the GPU benchmark suite in one process, within
+# one time budget; everything it learns goes to $OUT.
 #
 #   device tool: command "bash tools/gpu_session.sh", carry [".whl"], timeout_s 600
 #
 # The machine's Python has torch, torchvision, torchmetrics, transformers, scipy, numba, triton and pytest; the other
 # packages the suite and the benchmarks import travel as wheels in .whl/ (docs/gpu.md: how to download them).
 # Budget (seconds, environment): SESSION_BUDGET (default 540, under the tool's 600 s per call), CUDA_SUITE_BUDGET
-# (default 200; the runs on an H200 took 185 and 179 s; 0 skips the suite: a second call on the still-warm machine
-# for the cases a first call's budget cut), CASE_LIMIT (default 150 per benchmark case; FILES_CASE_LIMIT, default 240,
-# for fid_gpu_files: 2 x 10,000 JPEGs through three pipelines). The suite's
-# counts go into $OUT/latest.json and $OUT/BENCHMARKS.md's GPU section (`python -m benchmarks --record-cuda-suite`, from
-# $OUT/cuda-suite.xml); its per-test sync counts and sites (`sync @ gpumetrics/…`) into $OUT/cuda-syncs.txt. Benchmark
-# cases run one `python -m benchmarks --only` each, merging into $OUT/latest.json and $OUT/BENCHMARKS.md (copies of the
-# repo's), so a case cut by the budget loses only itself. Case order: the rows whose goal a CPU-side change bets on
-# and the rows no GPU has measured (fid_gpu_forward: the folded half-precision Inception against autocast, and the
-# 10,000 img/s goal; clip_gpu_update_bf16: the batch tokenizer; fid_gpu_files; edit_gpu_long: auto's host route for
-# long pairs; edit_gpu_kernel_short / _long: the Triton kernel's launch shapes), then the other unmeasured rows
-# (torch.compile last: its compilation is slow), then the other cases the
-# first run measured, then the main image cases on the device. GPU_BENCH_CASES
-# overrides the case list (priority order); BENCH_DEVICE / BENCH_ARGS / SKIP_WHEELS are for a dry run on a CPU machine:
-# `SKIP_WHEELS=1 BENCH_DEVICE=cpu BENCH_ARGS=--quick bash tools/gpu_session.sh`.
+# (default 200; the runs on an H200 took 185 and 179 s; 0 skips the suite), HOST_RESERVE (default 45: kept for the
+# host rows at the end), CASE_LIMIT (default 150: a benchmark case running longer is killed; fid_gpu_files sets its
+# own). The suite's counts go into $OUT/latest.json and $OUT/BENCHMARKS.md's GPU section (`python -m benchmarks
+# --record-cuda-suite`, from $OUT/cuda-suite.xml); its per-test sync counts and sites (`sync @ gpumetrics/…`) into
+# $OUT/cuda-syncs.txt. The benchmark suite (`python -m benchmarks --suite gpu`) runs every case in one child process
+# in priority order (benchmarks.__main__.GPU_SUITE_ORDER) and merges each case's rows into $OUT/latest.json and
+# $OUT/BENCHMARKS.md (copies of the repo's) as soon as it is timed, so a case cut by its limit or the budget loses
+# only itself; the earlier runs started a process per case, which cost 25-45 s each on the H200 machine.
+# GPU_BENCH_CASES replaces the case list (in its order); BENCH_DEVICE / BENCH_ARGS / SKIP_WHEELS are for a dry run on
+# a CPU machine: `SKIP_WHEELS=1 BENCH_DEVICE=cpu BENCH_ARGS=--quick bash tools/gpu_session.sh`.
 set -uo pipefail
 start=$(date +%s)
 OUT=${OUT:-/tmp/gpumetrics-gpu}
@@ -66,32 +62,32 @@ cp BENCHMARKS.md "$OUT/BENCHMARKS.md"
 note=""; [ "${BENCH_DEVICE:-cuda}" = cpu ] && note="dry run on a CPU: the CUDA tests skip"
 python3 -m benchmarks --device "${BENCH_DEVICE:-cuda}" --record-cuda-suite "$OUT/cuda-suite.xml" \
     --cuda-suite-note "$note" --results "$OUT/latest.json" --table "$OUT/BENCHMARKS.md" 2>&1 | tail -3
-# the rows a CPU-side change bets on and the never-measured ones first (see the header)
-cases=${GPU_BENCH_CASES:-"fid_gpu_files edit_gpu_short_strings fid_gpu_forward fid_gpu_forward_compiled \
-edit_gpu_uneven wer_gpu clip_gpu_update_bf16 clip_gpu_update_parts clip_gpu_resize edit_gpu_kernel_short \
-edit_gpu_kernel_long edit_gpu_long fid_gpu_forward_large_batch edit_gpu_short_tokens clip_gpu_update_tf32 \
-clip_gpu_update_fp16 clip_gpu_update_fp32 fid_update clip_score_update fid_files frechet_distance kid_compute"}
-for case in $cases; do
-    budget=$(left)
-    case_limit=${CASE_LIMIT:-150}; [ "$case" = fid_gpu_files ] && case_limit=${FILES_CASE_LIMIT:-240}
-    limit=$(( budget < case_limit ? budget : case_limit ))
-    if [ "$limit" -lt 20 ]; then echo "bench: budget spent, skipped $case" | tee -a "$OUT/bench.log"; continue; fi
-    case_start=$(date +%s)
-    timeout -k 10 "$limit" python3 -m benchmarks --device "${BENCH_DEVICE:-cuda}" --only "$case" ${BENCH_ARGS:-} \
-        --results "$OUT/latest.json" --table "$OUT/BENCHMARKS.md" >>"$OUT/bench.log" 2>&1
-    echo "bench $case: exit $? in $(( $(date +%s) - case_start )) s" | tee -a "$OUT/bench.log"
-done
+# the GPU suite in one process (benchmarks/one_process.py), in its priority order (benchmarks.__main__.GPU_SUITE_ORDER),
+# saved after each case; HOST_RESERVE seconds stay for the host rows below
+budget=$(( $(left) - ${HOST_RESERVE:-45} ))
+if [ -n "${GPU_BENCH_CASES:-}" ]; then selection=(--only $GPU_BENCH_CASES --one-process); else selection=(--suite gpu); fi
+if [ "$budget" -ge 30 ]; then
+    bench_start=$(date +%s)
+    timeout -k 10 $(( budget + 30 )) python3 -m benchmarks --device "${BENCH_DEVICE:-cuda}" "${selection[@]}" \
+        --budget "$budget" --case-limit "${CASE_LIMIT:-150}" ${BENCH_ARGS:-} --results "$OUT/latest.json" \
+        --table "$OUT/BENCHMARKS.md" >>"$OUT/bench.log" 2>&1
+    echo "bench suite: exit $? in $(( $(date +%s) - bench_start )) s" | tee -a "$OUT/bench.log"
+else
+    echo "bench: budget spent before the suite" | tee -a "$OUT/bench.log"
+fi
 # the GPU machine's host cores decide auto's routes for strings (kernels.host.host_beats_device_route: its thresholds
 # came from the 2-core CPU): its CPU rows go to files of their own, never merged into the repo's (keyed "cpu" there)
 host_cases=${HOST_BENCH_CASES:-"edit_long_encode_separated edit_encode_separated wer_encode_separated"}
-for case in $host_cases; do
-    budget=$(left)
-    if [ "$budget" -lt 30 ]; then echo "bench: budget spent, skipped host $case" | tee -a "$OUT/bench.log"; continue; fi
-    case_start=$(date +%s)
-    timeout -k 10 $(( budget < 60 ? budget : 60 )) python3 -m benchmarks --device cpu --only "$case" ${BENCH_ARGS:-} \
-        --results "$OUT/host-latest.json" --table "$OUT/host-BENCHMARKS.md" >>"$OUT/bench.log" 2>&1
-    echo "bench host $case: exit $? in $(( $(date +%s) - case_start )) s" | tee -a "$OUT/bench.log"
-done
+budget=$(left)
+if [ "$budget" -ge 30 ]; then
+    host_start=$(date +%s)
+    timeout -k 10 $(( budget + 10 )) python3 -m benchmarks --device cpu --only $host_cases --one-process \
+        --budget "$budget" ${BENCH_ARGS:-} --results "$OUT/host-latest.json" --table "$OUT/host-BENCHMARKS.md" \
+        >>"$OUT/bench.log" 2>&1
+    echo "bench host: exit $? in $(( $(date +%s) - host_start )) s" | tee -a "$OUT/bench.log"
+else
+    echo "bench: budget spent, skipped the host rows" | tee -a "$OUT/bench.log"
+fi
 grep -E "ratio|FAILED" "$OUT/bench.log" | tail -40
 echo "session: $(( $(date +%s) - start )) s"
 exit 0

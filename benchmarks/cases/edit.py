@@ -10,6 +10,7 @@ host's whole share of the CUDA route for strings (separators, rows and words fou
 
 from __future__ import annotations
 
+import functools
 import random
 from unittest import mock
 
@@ -31,8 +32,10 @@ ALPHABET = "abcdefghijklmnopqrstuvwxyz      ABCDEF0123456789.,абвгдежзи
 _TORCHMETRICS_MAX_PAIRS = 5_000  # pure-Python DP: 50k pairs take ~1 min per run
 
 
+@functools.lru_cache(maxsize=4)  # the GPU suite's cases share one process (--one-process) and three share data
 def ocr_pairs(size: int, low: int, high: int, seed: int) -> tuple[list[str], list[str]]:
-    """Reference strings of ``low..high`` characters and predictions with ~10% character edits."""
+    """Reference strings of ``low..high`` characters and predictions with ~10% character edits (cached: callers
+    must not change the lists)."""
     rng = random.Random(seed)
     choice, randint, rand = rng.choice, rng.randint, rng.random
     preds, target = [], []

@@ -250,11 +250,12 @@ def clip_gpu_resize_case(size: int, device: str) -> Contenders:
 
 
 # 2 x 10,000 JPEGs, the size of issue 25's goals (fixed costs weigh on fewer: the second run's 2 x 2,000 gave 1,054
-# img/s with a 2,291 img/s forward). That run took 102 s for the whole case at 2 x 2,000 (rounds of 3.8 s parity,
-# 4.3 s nvJPEG + fastest, 5.8 s pytorch-fid, 1 warm-up + 3 repeats); at 2 x 10,000 a round takes ~10 + 5 + 29 s, so
-# one warm-up and one timed round, about 90 s plus writing the files and starting: tools/gpu_session.sh gives the
-# case 240 s (FILES_CASE_LIMIT).
-@register("fid_gpu_files", sizes=(20_000,), quick_sizes=(400,), unit="images", repeats=1, group="gpu")
+# img/s with a 2,291 img/s forward). At 2 x 10,000 a round takes ~10 + 5 + 29 s (parity, nvJPEG + fastest,
+# pytorch-fid at the second run's speeds), so one timed round and no warm-up round: the setup warms each pipeline up
+# on 2 x 272 files instead (a full batch and the last one's 16: the batch shapes of the timed run, for cuDNN's
+# autotuning in the speed modes). About 60-80 s in all with writing the files.
+@register("fid_gpu_files", sizes=(20_000,), quick_sizes=(400,), unit="images", repeats=1, group="gpu", warmup=0,
+          limit_s=200)
 def fid_gpu_files_case(size: int, device: str) -> Contenders:
     from pytorch_fid.fid_score import get_activations
 
@@ -269,11 +270,11 @@ def fid_gpu_files_case(size: int, device: str) -> Contenders:
     torch.save(state, weights)
     workers = default_workers(device=device)
 
-    def ours(*options: str) -> float:
+    def ours(*options: str, folders: tuple[Path, Path] = (real, fake)) -> float:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            code = cli(["fid", str(real), str(fake), "--weights", str(weights), "--device", device, "--batch-size",
+            code = cli(["fid", *map(str, folders), "--weights", str(weights), "--device", device, "--batch-size",
                         "256", "--no-cache", "--json", "--progress", "off", *options])
         if code:
             raise RuntimeError(f"gpumetrics fid exited with {code}: {(out.getvalue() + err.getvalue())[-500:]}")
@@ -281,11 +282,17 @@ def fid_gpu_files_case(size: int, device: str) -> Contenders:
 
     model = _pytorch_fid_inception(state, device)
 
-    def pytorch_fid() -> float:
+    def pytorch_fid(folders: tuple[Path, Path] = (real, fake)) -> float:
         sides = [get_activations([str(f) for f in list_images(folder)], model, 256, 2048, device, num_workers=workers)
-                 for folder in (real, fake)]
+                 for folder in folders]
         stats = [(torch.from_numpy(a.mean(0)), torch.from_numpy(np.cov(a, rowvar=False))) for a in sides]
         return float(frechet_distance(*stats[0], *stats[1]))
+
+    if torch.device(device).type == "cuda":  # (tools/gpu_rows_on_cpu.py runs the row on a CPU: nothing to warm)
+        warm = (_jpeg_folder(272, seed=3), _jpeg_folder(272, seed=4))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # 272 samples: singular covariances
+            ours(folders=warm), ours("--decode", "nvjpeg", "--speed-mode", "fastest", folders=warm), pytorch_fid(warm)
 
     parity, fastest = (f"gpumetrics fid (parity, {workers} workers)",
                        "gpumetrics fid (decode nvjpeg, speed_mode fastest)")
