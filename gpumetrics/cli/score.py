@@ -26,7 +26,8 @@ STDIN = "-"
 def read_lines(path: str) -> list[str]:
     """The samples of a plain-text file (``-``: stdin), one per line: UTF-8, split at ``\\n`` only, each line's trailing
     whitespace removed, a last line without ``\\n`` counts — sacrebleu's reading, a leading byte-order mark included:
-    it stays at the start of the first line, as in ``sacrebleu`` (``score`` warns about it, :func:`_warn_about_boms`).
+    it stays at the start of the first line, as in ``sacrebleu`` (``score`` warns about it and about NULs:
+    :func:`_warn_about_encodings`).
 
     Raises:
         ValueError: a file that is not UTF-8 (naming it and the line), a directory, a socket, a device other than a
@@ -170,19 +171,28 @@ def _scores_text(entry: Any) -> bool:
     return isinstance(entry.empty_prediction, str)
 
 
-def _warn_about_boms(metric: str, files: list[tuple[str, str, list[str]]]) -> None:
-    """A stderr line per file whose first line starts with a byte-order mark, for metrics that score text (sacrebleu
-    keeps the mark as part of the first word, and so does ``score``; JSON-valued lines drop it before parsing)."""
+def _warn_about_encodings(metric: str, files: list[tuple[str, str, list[str]]]) -> None:
+    """A stderr line per file that sacrebleu would misread as silently as ``score`` reads it (the same way):
+
+    * a first line that starts with a byte-order mark, for metrics that score text (sacrebleu keeps the mark as part
+      of the first word, and so does ``score``; JSON-valued lines drop it before parsing);
+    * NUL characters in a line: a UTF-16 file without a byte-order mark is valid UTF-8 whose every other character is
+      NUL (with the mark it is refused as not UTF-8), and text files hold no NUL otherwise.
+    """
     from gpumetrics.harness.registry import get_metric
 
-    if not _scores_text(get_metric(metric)):
-        return
+    text_metric = _scores_text(get_metric(metric))
     for role, path, lines in files:
-        if lines and lines[0].startswith(BOM):
-            name = "stdin" if path == STDIN else path
+        name = "stdin" if path == STDIN else path
+        if text_metric and lines and lines[0].startswith(BOM):
             print(f"gpumetrics score: {role} {name} starts with a UTF-8 byte-order mark; it is kept as part of the "
                   "first line's first word, as sacrebleu keeps it (save the file without it, e.g. UTF-8 rather "
                   "than UTF-8-BOM, if that word should match)", file=sys.stderr)
+        line = next((number for number, text in enumerate(lines, 1) if "\0" in text), None)
+        if line is not None:
+            print(f"WARNING: gpumetrics score: {role} {name} holds NUL characters (line {line} first): UTF-16 text "
+                  "without a byte-order mark? It is read as UTF-8, as sacrebleu reads it, so its lines are not the "
+                  "text you see (save it as UTF-8)", file=sys.stderr)
 
 
 def _format(value: float, width: int) -> str:
@@ -195,6 +205,9 @@ def _score(args: argparse.Namespace) -> int:
     options = parse_opts(args.opt)
     hypotheses = read_lines(args.hypotheses)
     reference_files = [(path, read_lines(path)) for path in args.references]
+    # before the line counts: a UTF-16 file's odd count is what its warning explains
+    _warn_about_encodings(args.metric, [("hypotheses", args.hypotheses, hypotheses),
+                                        *(("references", path, lines) for path, lines in reference_files)])
     if any(len(lines) != len(hypotheses) for _, lines in reference_files):
         listed = ", ".join([f"hypotheses {'stdin' if args.hypotheses == STDIN else args.hypotheses}: {len(hypotheses)}",
                             *(f"references {path}: {len(lines)}" for path, lines in reference_files)])
@@ -205,8 +218,6 @@ def _score(args: argparse.Namespace) -> int:
         name = "stdin" if args.hypotheses == STDIN else args.hypotheses
         print(f"WARNING: gpumetrics score: {name} holds no line: the score below is {args.metric}'s value for zero "
               "samples", file=sys.stderr)
-    _warn_about_boms(args.metric, [("hypotheses", args.hypotheses, hypotheses),
-                                   *(("references", path, lines) for path, lines in reference_files)])
     result = score_lines(args.metric, hypotheses, references, options, args.device)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))

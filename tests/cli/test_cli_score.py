@@ -254,3 +254,32 @@ def test_a_width_out_of_range_is_a_usage_error(tmp_path, capsys, width):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["score", "-m", "bleu", "-w", width, "-r", str(refs), str(refs)])
     assert exit_info.value.code == 2 and "-w/--width: expected an integer from 0 to 100" in capsys.readouterr().err
+
+
+def test_utf16_without_a_byte_order_mark_is_read_as_sacrebleu_reads_it_and_named(tmp_path, capsys):
+    """UTF-16-LE text without a mark is valid UTF-8 with a NUL after every ASCII character: sacrebleu scores those
+    lines silently; score reads them the same way (the same number) and names the files and lines holding NULs —
+    also when only one side is UTF-16, where the line counts differ and the warning explains why."""
+    lines = ["the cat sat on the mat", "hello world again and again"]
+    hyps, refs = tmp_path / "h.txt", tmp_path / "r.txt"
+    for path in (hyps, refs):
+        path.write_bytes(("\n".join(lines) + "\n").encode("utf-16-le"))
+    code, out, err = _run(["score", "-m", "bleu", "-r", refs, hyps, "--json"], capsys)
+    assert code == 0, err
+    assert f"hypotheses {hyps} holds NUL characters (line 1 first)" in err
+    assert f"references {refs} holds NUL characters (line 1 first)" in err
+    read = [line.rstrip() for line in hyps.read_bytes().decode("utf-8").split("\n")]  # sacrebleu's reading
+    assert json.loads(out)["score"] * 100 == pytest.approx(sacrebleu.corpus_bleu(read, [read]).score, abs=1e-9)
+    refs.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, _, err = _run(["score", "-m", "bleu", "-r", refs, hyps], capsys)
+    assert code == 2 and "different line counts" in err
+    assert err.index(f"hypotheses {hyps} holds NUL characters") < err.index("different line counts")
+    assert f"references {refs} holds NUL" not in err
+
+
+def test_clean_utf8_files_get_no_encoding_warning(tmp_path, capsys):
+    hyps, refs = tmp_path / "h.txt", tmp_path / "r.txt"
+    for path in (hyps, refs):
+        path.write_text("the cat\nсобака 😀\n", encoding="utf-8")
+    code, _, err = _run(["score", "-m", "bleu", "-r", refs, hyps], capsys)
+    assert code == 0 and "NUL" not in err and "byte-order" not in err
