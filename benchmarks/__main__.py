@@ -538,6 +538,37 @@ def _record_cuda_suite(args: argparse.Namespace) -> int:
     return 0
 
 
+def merge_payloads(base: dict, other: dict) -> dict:
+    """``other``'s rows (and contended rows) in place of ``base``'s rows of the same (case, device type); its CUDA
+    suite entries added; its failures after ``base``'s, less those of cases it timed (a second GPU call times what
+    the first one's budget cut); everything else (``versions``, the other sections) kept from ``base``."""
+    base, other = migrate(base), migrate(other)
+    merged = dict(base)
+    for key in ("rows", "contended"):
+        replaced = {(row["case"], row["device"]) for row in other.get(key, [])}
+        merged[key] = [row for row in base.get(key, []) if (row["case"], row["device"]) not in replaced] + \
+            other.get(key, [])
+    for entry in other.get(CUDA_SUITE, []):
+        cuda_suite.add(merged, entry)
+    timed = {row["case"] for row in other.get("rows", [])}
+    failures = [f for f in base.get("failures", []) if f.split("[", 1)[0] not in timed] + other.get("failures", [])
+    merged.pop("failures", None)
+    return {**merged, "failures": failures} if failures else merged
+
+
+def _merge_results(args: argparse.Namespace) -> int:
+    """``--merge A.json [B.json …]``: each into ``--results`` in turn (:func:`merge_payloads`), the table
+    re-rendered."""
+    payload = json.loads(args.results.read_text()) if args.results.exists() else {"format": FORMAT}
+    for path in args.merge:
+        payload = merge_payloads(payload, json.loads(path.read_text()))
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(migrate(payload), indent=2) + "\n")
+    args.table.write_text(render_markdown(payload))
+    print(f"merged {', '.join(map(str, args.merge))} into {args.results}; wrote {args.table}")
+    return 0
+
+
 def _select(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[Case]:
     """The cases to run, in order: ``--only``'s as given, then the matrix cells and the main cases sorted by name,
     the GPU suite's in :func:`gpu_suite_names`' priority order (``--one-process`` runs them in that order)."""
@@ -592,6 +623,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="add the CUDA suite's counts from pytest's junit XML (on --device's name) to the results "
                              "and re-render the table; times nothing")
     parser.add_argument("--cuda-suite-note", default="", help="a note for --record-cuda-suite's entry")
+    parser.add_argument("--merge", type=Path, nargs="+", metavar="RESULTS_JSON",
+                        help="merge other runs' latest.json (a GPU call's $OUT/latest.json) into the results, in "
+                             "order: their rows replace the rows of their (case, device); times nothing")
     parser.add_argument("--results", type=Path, default=RESULTS, help=argparse.SUPPRESS)
     parser.add_argument("--table", type=Path, default=TABLE, help=argparse.SUPPRESS)
     parser.add_argument("--child", metavar="CASE", help=argparse.SUPPRESS)  # internal: one case, rows as JSON
@@ -611,6 +645,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         return one_process.child_main(args.child_items, args.device, run_case)
     if args.record_cuda_suite:
         return _record_cuda_suite(args)
+    if args.merge:
+        return _merge_results(args)
 
     load_cases()
     if args.list:

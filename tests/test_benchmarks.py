@@ -480,3 +480,31 @@ def test_the_gpu_suite_order_and_the_session_script_name_only_registered_cases()
     assert gpu_cases <= set(order), sorted(gpu_cases - set(order))
     assert bench.gpu_suite_names() == order
     assert all(CASES[name].group == "main" for name in host)  # timed on the GPU machine's CPU, never its device
+
+
+def test_merge_puts_a_gpu_calls_rows_in_place_of_their_case_and_device(tmp_path):
+    """``--merge``: a GPU call's $OUT/latest.json (a copy of the repo's plus its rows), then a second call's: rows
+    replace those of their (case, device) only, CUDA suite entries add up, a case the second call timed leaves the
+    failures, the repo's versions stay."""
+    def row(case, device, ours):
+        return {**_OLD_ROW, "case": case, "device": device, "ours_s": ours, "machine": "m"}
+
+    repo = {"format": bench.FORMAT, "versions": {"torch": "repo"},
+            "rows": [row(TOY, "cpu", 1.0), row(TOY, "cuda", 1.0), row(TOY_COLD, "cuda", 1.0)]}
+    first = {"format": bench.FORMAT, "versions": {"torch": "gpu"}, "failures": [f"{TOY_COLD}[1] (cut: budget)"],
+             "rows": [row(TOY, "cpu", 1.0), row(TOY, "cuda", 2.0), row(TOY_COLD, "cuda", 1.0)],
+             "cuda_suite": [{"date": "2026-12-01", "device": "H200", "passed": 3, "failed": 0, "skipped": 1,
+                            "errors": 0, "seconds": 170.0}]}
+    second = {"format": bench.FORMAT, "rows": [row(TOY_COLD, "cuda", 3.0)]}
+    results, table = tmp_path / "latest.json", tmp_path / "BENCHMARKS.md"
+    results.write_text(json.dumps(repo))
+    paths = []
+    for number, payload in enumerate((first, second)):
+        paths.append(tmp_path / f"call{number}.json")
+        paths[-1].write_text(json.dumps(payload))
+    assert bench.main(["--merge", *map(str, paths), "--results", str(results), "--table", str(table)]) == 0
+    merged = json.loads(results.read_text())
+    assert sorted((r["case"], r["device"], r["ours_s"]) for r in merged["rows"]) == [
+        (TOY_COLD, "cuda", 3.0), (TOY, "cpu", 1.0), (TOY, "cuda", 2.0)]
+    assert merged["versions"] == {"torch": "repo"} and "failures" not in merged
+    assert merged["cuda_suite"] == first["cuda_suite"] and "H200" in table.read_text()
