@@ -250,10 +250,10 @@ def test_a_case_module_that_cannot_import_is_left_out_and_its_rows_kept(tmp_path
 
     real_import = importlib.import_module
 
-    def import_module(name, *args):
+    def import_module(name, *args, **kwargs):  # other imports of the run (torch's lazy ones: package=) go through
         if name == "benchmarks.cases.bleu":
             raise ImportError("No module named 'sacrebleu'")
-        return real_import(name, *args)
+        return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(importlib, "import_module", import_module)
     monkeypatch.setattr(bench, "UNLOADED", {})
