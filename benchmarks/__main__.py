@@ -160,8 +160,10 @@ def provenance() -> dict[str, str]:
 
 
 def _measured(row: dict) -> str:
-    """``date · commit`` of a row, ``—`` for rows timed before runs recorded them."""
-    return " · ".join(filter(None, (row.get("date"), row.get("commit")))) or "—"
+    """``date · commit`` of a row, ``—`` for rows timed before runs recorded them; a row whose timed code has
+    changed since carries ``stale`` (why), until a run of its case replaces it."""
+    when = " · ".join(filter(None, (row.get("date"), row.get("commit")))) or "—"
+    return f"{when} (**stale**: {row['stale']})" if row.get("stale") else when
 
 
 def machine_description(device: str) -> str:

@@ -508,3 +508,15 @@ def test_merge_puts_a_gpu_calls_rows_in_place_of_their_case_and_device(tmp_path)
         (TOY_COLD, "cuda", 3.0), (TOY, "cpu", 1.0), (TOY, "cuda", 2.0)]
     assert merged["versions"] == {"torch": "repo"} and "failures" not in merged
     assert merged["cuda_suite"] == first["cuda_suite"] and "H200" in table.read_text()
+
+
+def test_a_stale_row_says_so_until_a_run_of_its_case_replaces_it(tmp_path):
+    """A row whose timed code changed after its run renders its ``stale`` reason; a new run of the case drops it."""
+    stale = {**_OLD_ROW, "case": TOY, "size": 300, "machine": "m", "date": "2026-11-29", "commit": "abc",
+             "stale": "timed with a reverted copy"}
+    assert "| 2026-11-29 · abc (**stale**: timed with a reverted copy) |" in render_markdown({"rows": [stale]})
+    results, table = tmp_path / "latest.json", tmp_path / "BENCHMARKS.md"
+    results.write_text(json.dumps({"format": bench.FORMAT, "rows": [stale]}))
+    assert bench.main(["--only", TOY, "--quick", "--repeats", "1", "--device", "cpu", "--results", str(results),
+                       "--table", str(table)]) == 0
+    assert "stale" not in table.read_text() and all("stale" not in r for r in json.loads(results.read_text())["rows"])
