@@ -27,6 +27,7 @@ def add_image_files(
     decode: str = "pil",
     reader: Optional[ImageBatches] = None,
     part: int = 0,
+    max_bytes_in_flight: Optional[int] = None,
 ) -> None:
     """Add the features of ``files`` to the ``real`` (or generated) side of ``metric``.
 
@@ -53,6 +54,8 @@ def add_image_files(
             :class:`~gpumetrics.image.io.ImageBatches` of a run whose list ``part`` is ``files``, read with the same
             ``batch_size``, ``workers``, ``decode`` and ``device`` — its batches are taken (a cache hit skips the
             list), so that the decoding processes of several sides start once and before the network is built.
+        max_bytes_in_flight: the bound of decoded pixels in flight of the files' own reader (see
+            :func:`~gpumetrics.image.io.same_size_batches`; ``reader`` has its own).
 
     Raises:
         ValueError: ``cache`` without ``root``, or with a side that already holds samples.
@@ -78,7 +81,8 @@ def add_image_files(
     if progress is not None:
         progress(phase, 0, len(files))
     if reader is None:
-        with ImageBatches([files], batch_size, workers=workers, decode=decode, device=device) as own:
+        with ImageBatches([files], batch_size, workers=workers, decode=decode, device=device,
+                          max_bytes_in_flight=max_bytes_in_flight) as own:
             _add_batches(metric, own.batches(0), real, len(files), progress, phase)
     else:
         _add_batches(metric, reader.batches(part), real, len(files), progress, phase)

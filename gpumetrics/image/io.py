@@ -20,7 +20,7 @@ import math
 import os
 import warnings
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Sequence, Union
+from typing import Iterable, Iterator, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -198,6 +198,152 @@ def pieces_per_chunk(batch_size: int, workers: int) -> int:
     return max(1, min(workers, batch_size // MIN_PIECE))
 
 
+#: the default ``max_bytes_in_flight`` at most (:func:`default_max_bytes_in_flight`)
+MAX_BYTES_IN_FLIGHT = 2 << 30
+#: files whose headers are read (no pixels decoded) to estimate a list's decoded size: evenly spaced …
+HEADER_SAMPLE = 32
+#: … and the largest on disk among this many, evenly spaced, whose size is read (``os.stat``)
+STAT_SAMPLE = 256
+LARGEST_SAMPLED = 4
+
+
+def _memory_bytes() -> Optional[int]:
+    """This process's memory: the machine's physical memory, or its container's limit (cgroup v2 or v1) when
+    lower; None when neither can be read (not on Linux)."""
+    sizes = []
+    try:
+        sizes.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        pass
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():  # "max": no limit (v1 writes a huge number, which min() passes over)
+            sizes.append(int(text))
+    return min(sizes) if sizes else None
+
+
+def default_max_bytes_in_flight(memory: Optional[int] = None) -> int:
+    """Decoded pixels the reader holds in flight when no bound is given: an eighth of ``memory`` (default: this
+    machine's, or its container's limit), at most :data:`MAX_BYTES_IN_FLIGHT` (2 GiB). An eighth leaves the rest to
+    the network, its inputs and the decoding processes' working copies (a process holds up to three copies of the
+    piece it stacks). 2 GiB keeps the unbounded depth — two chunks per process — for 256×256 images at batch 256 with
+    8 processes (0.9 GB); where it binds, each process still has a piece ahead and keeps decoding: the forward
+    takes one batch at a time, and a deeper queue only absorbs jitter.
+
+    Example:
+        >>> [default_max_bytes_in_flight(gib << 30) >> 20 for gib in (4, 16, 512)]  # MiB
+        [512, 2048, 2048]
+    """
+    memory = _memory_bytes() if memory is None else memory
+    return MAX_BYTES_IN_FLIGHT if memory is None else max(1, min(MAX_BYTES_IN_FLIGHT, memory // 8))
+
+
+def _evenly_spaced(count: int, most: int) -> list[int]:
+    """Up to ``most`` indices of ``range(count)``, first and last included, evenly spaced."""
+    if count <= most:
+        return list(range(count))
+    return sorted({round(i * (count - 1) / (most - 1)) for i in range(most)})
+
+
+def _decoded_bytes(path: Union[str, Path], raw_jpegs: bool) -> Optional[int]:
+    """The bytes the reader holds for ``path`` once read, from its header alone: ``uint8 RGB`` pixels (3·W·H,
+    whatever the file's mode: PIL's ``convert("RGB")``), or the file's own bytes for a JPEG decoded on the device.
+    None: the header cannot be read (the file is decoded, and reported, as any other)."""
+    from PIL import Image
+
+    try:
+        if raw_jpegs and str(path).lower().endswith(JPEG_EXTENSIONS):
+            with open(path, "rb") as handle:
+                if handle.read(len(JPEG_SIGNATURE)) == JPEG_SIGNATURE:
+                    return os.fstat(handle.fileno()).st_size
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a DecompressionBombWarning: the decoding notes it, once
+            with Image.open(path) as image:
+                width, height = image.size
+        return 3 * width * height
+    except Exception:  # whatever the file's content or absence makes PIL raise: not this estimate's to report
+        return None
+
+
+def decoded_bytes_per_file(lists: Sequence[Sequence[Union[str, Path]]], raw_jpegs: bool = False) -> Optional[int]:
+    """The most bytes a file of ``lists`` holds once decoded, estimated from headers only (no pixels decoded): of
+    :data:`HEADER_SAMPLE` files of each list, evenly spaced, and of the :data:`LARGEST_SAMPLED` largest on disk
+    among :data:`STAT_SAMPLE` evenly spaced. Files whose header cannot be read (truncated, not an image, gone) are
+    passed over. ``raw_jpegs``: JPEG files count their bytes on disk (``decode="nvjpeg"``: decoded on the device).
+
+    Returns:
+        The largest estimate, or None when no sampled header could be read.
+    """
+    estimates = []
+    for paths in lists:
+        picked = set(_evenly_spaced(len(paths), HEADER_SAMPLE))
+        sizes = []
+        for index in _evenly_spaced(len(paths), STAT_SAMPLE):
+            try:
+                sizes.append((os.stat(paths[index]).st_size, index))
+            except (OSError, ValueError):  # a dangling link, a name the OS refuses: decoded (and named) later
+                continue
+        picked.update(index for _, index in sorted(sizes, reverse=True)[:LARGEST_SAMPLED])
+        estimates += [_decoded_bytes(paths[index], raw_jpegs) for index in sorted(picked)]
+    known = [estimate for estimate in estimates if estimate is not None]
+    return max(known) if known else None
+
+
+class ReadingPlan(NamedTuple):
+    """How :class:`ImageBatches` decodes: ``workers`` processes, each chunk of ``batch_size`` files split into
+    ``pieces_per_chunk`` pieces of ``ceil(batch_size / pieces_per_chunk)`` files, ``prefetch`` pieces per process
+    handed out ahead (the DataLoader's ``prefetch_factor``), ``bytes_per_file`` the estimate they were chosen from
+    (None: not estimated)."""
+
+    workers: int
+    pieces_per_chunk: int
+    prefetch: int
+    bytes_per_file: Optional[int] = None
+
+    def files_in_flight(self, batch_size: int) -> int:
+        """Files decoded or waiting in the processes' pieces at most (the chunk being joined not counted)."""
+        return self.workers * self.prefetch * math.ceil(batch_size / self.pieces_per_chunk) if self.workers else 0
+
+
+def plan_reading(batch_size: int, workers: int, bytes_per_file: Optional[int], max_bytes: int) -> ReadingPlan:
+    """The :class:`ReadingPlan` for ``workers`` processes that keeps the decoded pixels in flight — the pieces
+    handed out (``files_in_flight``) and the chunk being joined (``batch_size`` files) at ``bytes_per_file``
+    each — within ``max_bytes``: the unbounded plan (:func:`pieces_per_chunk`, two chunks per process ahead) when
+    it fits; else fewer pieces ahead; else smaller pieces (down to one file); else fewer processes. Never less than
+    one piece per process and one process; a chunk alone over ``max_bytes`` leaves the least. The batches are the
+    same whatever the plan.
+
+    Example:
+        >>> plan_reading(256, 8, 3 * 256 * 256, 2 << 30)  # 256×256 images: as unbounded
+        ReadingPlan(workers=8, pieces_per_chunk=8, prefetch=16, bytes_per_file=196608)
+        >>> photo = 3 * 4000 * 3000  # 12 megapixels: 36 MB decoded
+        >>> plan_reading(256, 8, photo, 32 << 30)  # 9.2 GB a batch, 2 pieces of 32 photos ahead per process
+        ReadingPlan(workers=8, pieces_per_chunk=8, prefetch=2, bytes_per_file=36000000)
+        >>> plan_reading(50, 8, photo, 2 << 30)  # 50 decoded are 1.8 GB of the 2.1: a photo ahead per process
+        ReadingPlan(workers=8, pieces_per_chunk=50, prefetch=1, bytes_per_file=36000000)
+        >>> plan_reading(50, 8, photo, 2 << 30).files_in_flight(50)
+        8
+    """
+    per_chunk = pieces_per_chunk(batch_size, workers)
+    plan = ReadingPlan(workers, per_chunk, 2 * per_chunk, bytes_per_file)
+    if not workers or bytes_per_file is None:
+        return plan
+    room = max(0, max_bytes - batch_size * bytes_per_file) // bytes_per_file  # files the processes may hold
+    if plan.files_in_flight(batch_size) <= room:
+        return plan
+    prefetch = room // (workers * math.ceil(batch_size / per_chunk))
+    if prefetch:
+        return plan._replace(prefetch=prefetch)
+    for prefetch in (2, 1):  # smaller pieces: two ahead per process keeps each busy while its last one is joined
+        files = room // (prefetch * workers)
+        if files:
+            return plan._replace(pieces_per_chunk=math.ceil(batch_size / files), prefetch=prefetch)
+    return ReadingPlan(max(1, room), batch_size, 1, bytes_per_file)  # one file per process, fewer processes
+
+
 class _Pieces(torch.utils.data.Dataset):
     """Pieces of the files of several lists, decoded where the loader runs them (a worker process). ``lists[k]``
     is read in chunks of ``batch_size`` files, each chunk split into up to ``per_chunk`` pieces of consecutive
@@ -350,6 +496,7 @@ def same_size_batches(
     decode: str = "pil",
     device: Optional[Union[str, torch.device]] = None,
     undecodable: Optional[list[tuple[int, Exception]]] = None,
+    max_bytes_in_flight: Optional[int] = None,
 ) -> Iterator[tuple[list[int], Tensor]]:
     """Read ``paths`` in chunks of ``batch_size`` and yield ``(indices, Tensor[b, 3, H, W] uint8)`` per image size.
 
@@ -368,6 +515,9 @@ def same_size_batches(
             A list: such a file is left out of the batches and ``(index, error)`` appended to the list instead
             (an :class:`UndecodableImage` — ``path`` and the decoder's ``reason`` — or the ``OSError`` of a file
             gone or unreadable), in file order, as the batches are yielded.
+        max_bytes_in_flight: the most bytes of decoded pixels the processes decode ahead, with the chunk being
+            joined (``None``: :func:`default_max_bytes_in_flight`, an eighth of the memory, at most 2 GiB); the
+            batches do not depend on it.
 
     Raises:
         UndecodableImage: a file that cannot be decoded (naming it; a ``ValueError`` tagged with its index in
@@ -375,7 +525,8 @@ def same_size_batches(
             ValueError: a bad option, ``decode="nvjpeg"`` without a CUDA ``device``.
 
     Warns:
-        UserWarning: once, after the last batch, when PIL warned while decoding (naming the first files and what
+        UserWarning: when ``batch_size`` decoded files alone are estimated to exceed ``max_bytes_in_flight``.
+            Once, after the last batch, when PIL warned while decoding (naming the first files and what
             it said), whichever process decoded them.
 
     Example:
@@ -387,7 +538,8 @@ def same_size_batches(
         >>> [(indices, tuple(batch.shape)) for indices, batch in same_size_batches(list_images(folder), 3)]
         [([0, 1], (2, 3, 6, 8)), ([2], (1, 3, 5, 5))]
     """
-    with ImageBatches([paths], batch_size, workers=workers, decode=decode, device=device) as reader:
+    with ImageBatches([paths], batch_size, workers=workers, decode=decode, device=device,
+                      max_bytes_in_flight=max_bytes_in_flight) as reader:
         yield from reader.batches(0, undecodable)
 
 
@@ -401,15 +553,24 @@ class ImageBatches:
     Each chunk of ``batch_size`` files of a list is decoded in pieces by up to ``workers`` processes together
     (:func:`pieces_per_chunk`), then joined — on the device, for a CUDA one — into the batches
     :func:`same_size_batches` documents: the same batches, bit for bit, whatever ``workers`` is. Up to two chunks
-    per process are decoded ahead.
+    per process are decoded ahead — fewer, in smaller pieces or by fewer processes (:attr:`plan`,
+    :func:`plan_reading`) where that would hold more than ``max_bytes_in_flight`` of decoded pixels, as estimated
+    from the headers of a sample of the files before the processes start (:func:`decoded_bytes_per_file`).
 
     Args:
         lists: lists of image files; read in this order, each with :meth:`batches` or passed over with :meth:`skip`.
-        batch_size, workers, decode, device: as :func:`same_size_batches` (more than one chunk in all is needed for
-            workers to start).
+        batch_size, workers, decode, device, max_bytes_in_flight: as :func:`same_size_batches` (more than one chunk
+            in all is needed for workers to start).
+
+    Attributes:
+        plan: the :class:`ReadingPlan` (processes, pieces per chunk, pieces decoded ahead per process).
 
     Raises:
         ValueError: a bad option, ``decode="nvjpeg"`` without a CUDA ``device``.
+
+    Warns:
+        UserWarning: once, when ``batch_size`` decoded files alone are estimated to hold more than
+            ``max_bytes_in_flight`` (naming the batch size and the estimate).
 
     Example:
         >>> import tempfile, pathlib
@@ -431,6 +592,7 @@ class ImageBatches:
         workers: Optional[int] = 0,
         decode: str = "pil",
         device: Optional[Union[str, torch.device]] = None,
+        max_bytes_in_flight: Optional[int] = None,
     ) -> None:
         check_reading_options(workers, decode)
         self.target = torch.device(device) if device is not None else None
@@ -438,11 +600,20 @@ class ImageBatches:
         if decode == "nvjpeg" and (self.target is None or self.target.type != "cuda"):
             raise ValueError(f"`decode` 'nvjpeg' decodes on a CUDA device; the images go to {self.target or 'the CPU'}")
         self.decode = decode
+        if max_bytes_in_flight is None:
+            max_bytes_in_flight = default_max_bytes_in_flight()
+        check_int(max_bytes_in_flight, "max_bytes_in_flight", at_least=1, hint="or None")
         if sum(math.ceil(len(paths) / batch_size) for paths in lists) < 2:
             workers = 0  # one chunk: nothing to overlap, and starting processes costs more than it saves
-        self._per_chunk = pieces_per_chunk(batch_size, workers)
-        self._pieces = _Pieces(lists, batch_size, self._per_chunk, raw_jpegs=decode == "nvjpeg")
-        self.workers = min(workers, len(self._pieces))  # a process per piece at most: more would sit idle
+        estimate = decoded_bytes_per_file(lists, decode == "nvjpeg") if workers else None
+        self.plan = plan_reading(batch_size, workers, estimate, max_bytes_in_flight)
+        if estimate is not None and batch_size * estimate > max_bytes_in_flight:
+            warn_caller(f"a batch of {batch_size} images holds about {_size(batch_size * estimate)} decoded (the "
+                        f"largest of the files sampled: {_size(estimate)}), more than the "
+                        f"{_size(max_bytes_in_flight)} the reader may hold in flight (`max_bytes_in_flight`): one "
+                        "process decodes one file ahead; a smaller batch size (--batch-size) needs less memory")
+        self._pieces = _Pieces(lists, batch_size, self.plan.pieces_per_chunk, raw_jpegs=decode == "nvjpeg")
+        self.workers = min(self.plan.workers, len(self._pieces))  # a process per piece at most: more would sit idle
         self._last_piece: dict[int, int] = {k: i for i, (k, *_) in enumerate(self._pieces.table)}
         self._skipped: set[int] = set()
         self._next_list = 0
@@ -463,7 +634,7 @@ class ImageBatches:
                 self._loader = iter(torch.utils.data.DataLoader(
                     self._pieces, batch_size=None, sampler=order, num_workers=self.workers,
                     pin_memory=self.target is not None and self.target.type == "cuda",
-                    prefetch_factor=2 * self._per_chunk, collate_fn=_as_is,
+                    prefetch_factor=self.plan.prefetch, collate_fn=_as_is,
                 ))
                 self._items = _deaths_as_os_errors(self._loader)
             else:  # in this process: no loader, so no seed drawn (a host read) and nothing to start
@@ -571,6 +742,14 @@ def _joined(
         notes += more_notes
     joined = [(indices, parts[0] if len(parts) == 1 else torch.cat(parts)) for indices, parts in sizes.values()]
     return joined, raw, failed, notes
+
+
+def _size(count: int) -> str:
+    """Bytes for a message: ``"1.8 GB"``, ``"36 MB"``."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.2g} {unit}" if count < 10 * scale else f"{count / scale:.0f} {unit}"
+    return f"{count} bytes"
 
 
 def _warn_decoding_notes(paths: Sequence[Union[str, Path]], notes: _Notes) -> None:
