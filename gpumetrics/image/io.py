@@ -20,7 +20,7 @@ import math
 import os
 import warnings
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple, Optional, Sequence, Union
+from typing import Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -29,6 +29,7 @@ from torch import Tensor
 from gpumetrics.core.checks import check_choice, check_int
 from gpumetrics.core.positions import at_position
 from gpumetrics.core.warn import warn_caller
+from gpumetrics.image.reading_plan import default_max_bytes_in_flight, plan_reading
 
 #: pytorch-fid's image extensions.
 IMAGE_EXTENSIONS = ("bmp", "jpg", "jpeg", "pgm", "png", "ppm", "tif", "tiff", "webp")
@@ -180,65 +181,11 @@ def _read_rgb_noting(path: Union[str, Path], index: int, notes: _Notes) -> np.nd
             notes.extend((index, text) for text in dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
 
 
-#: fewest files a decoding process is handed at once when a chunk is split between processes: each piece costs a
-#: hand-over between processes (a shared-memory tensor, a queue message, a pinned copy)
-MIN_PIECE = 16
-
-
-def pieces_per_chunk(batch_size: int, workers: int) -> int:
-    """Pieces a chunk of ``batch_size`` files is split into for ``workers`` decoding processes: one per process,
-    of at least :data:`MIN_PIECE` files — so that the processes decode a chunk together and its batch is ready after
-    a piece's decoding, not a whole chunk's by one process (8 processes, batch 256: the first batch waited for one
-    process to decode 256 files while the network idled, and every chunk of a 2,000-file folder came at once).
-
-    Example:
-        >>> [pieces_per_chunk(256, workers) for workers in (0, 1, 2, 8)], pieces_per_chunk(50, 8)
-        ([1, 1, 2, 8], 3)
-    """
-    return max(1, min(workers, batch_size // MIN_PIECE))
-
-
-#: the default ``max_bytes_in_flight`` at most (:func:`default_max_bytes_in_flight`)
-MAX_BYTES_IN_FLIGHT = 2 << 30
 #: files whose headers are read (no pixels decoded) to estimate a list's decoded size: evenly spaced …
 HEADER_SAMPLE = 32
 #: … and the largest on disk among this many, evenly spaced, whose size is read (``os.stat``)
 STAT_SAMPLE = 256
 LARGEST_SAMPLED = 4
-
-
-def _memory_bytes() -> Optional[int]:
-    """This process's memory: the machine's physical memory, or its container's limit (cgroup v2 or v1) when
-    lower; None when neither can be read (not on Linux)."""
-    sizes = []
-    try:
-        sizes.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        pass
-    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            text = Path(limit).read_text().strip()
-        except OSError:
-            continue
-        if text.isdigit():  # "max": no limit (v1 writes a huge number, which min() passes over)
-            sizes.append(int(text))
-    return min(sizes) if sizes else None
-
-
-def default_max_bytes_in_flight(memory: Optional[int] = None) -> int:
-    """Decoded pixels the reader holds in flight when no bound is given: an eighth of ``memory`` (default: this
-    machine's, or its container's limit), at most :data:`MAX_BYTES_IN_FLIGHT` (2 GiB). An eighth leaves the rest to
-    the network, its inputs and the decoding processes' working copies (a process holds up to three copies of the
-    piece it stacks). 2 GiB keeps the unbounded depth — two chunks per process — for 256×256 images at batch 256 with
-    8 processes (0.9 GB); where it binds, each process still has a piece ahead and keeps decoding: the forward
-    takes one batch at a time, and a deeper queue only absorbs jitter.
-
-    Example:
-        >>> [default_max_bytes_in_flight(gib << 30) >> 20 for gib in (4, 16, 512)]  # MiB
-        [512, 2048, 2048]
-    """
-    memory = _memory_bytes() if memory is None else memory
-    return MAX_BYTES_IN_FLIGHT if memory is None else max(1, min(MAX_BYTES_IN_FLIGHT, memory // 8))
 
 
 def _evenly_spaced(count: int, most: int) -> list[int]:
@@ -290,58 +237,6 @@ def decoded_bytes_per_file(lists: Sequence[Sequence[Union[str, Path]]], raw_jpeg
         estimates += [_decoded_bytes(paths[index], raw_jpegs) for index in sorted(picked)]
     known = [estimate for estimate in estimates if estimate is not None]
     return max(known) if known else None
-
-
-class ReadingPlan(NamedTuple):
-    """How :class:`ImageBatches` decodes: ``workers`` processes, each chunk of ``batch_size`` files split into
-    ``pieces_per_chunk`` pieces of ``ceil(batch_size / pieces_per_chunk)`` files, ``prefetch`` pieces per process
-    handed out ahead (the DataLoader's ``prefetch_factor``), ``bytes_per_file`` the estimate they were chosen from
-    (None: not estimated)."""
-
-    workers: int
-    pieces_per_chunk: int
-    prefetch: int
-    bytes_per_file: Optional[int] = None
-
-    def files_in_flight(self, batch_size: int) -> int:
-        """Files decoded or waiting in the processes' pieces at most (the chunk being joined not counted)."""
-        return self.workers * self.prefetch * math.ceil(batch_size / self.pieces_per_chunk) if self.workers else 0
-
-
-def plan_reading(batch_size: int, workers: int, bytes_per_file: Optional[int], max_bytes: int) -> ReadingPlan:
-    """The :class:`ReadingPlan` for ``workers`` processes that keeps the decoded pixels in flight — the pieces
-    handed out (``files_in_flight``) and the chunk being joined (``batch_size`` files) at ``bytes_per_file``
-    each — within ``max_bytes``: the unbounded plan (:func:`pieces_per_chunk`, two chunks per process ahead) when
-    it fits; else fewer pieces ahead; else smaller pieces (down to one file); else fewer processes. Never less than
-    one piece per process and one process; a chunk alone over ``max_bytes`` leaves the least. The batches are the
-    same whatever the plan.
-
-    Example:
-        >>> plan_reading(256, 8, 3 * 256 * 256, 2 << 30)  # 256×256 images: as unbounded
-        ReadingPlan(workers=8, pieces_per_chunk=8, prefetch=16, bytes_per_file=196608)
-        >>> photo = 3 * 4000 * 3000  # 12 megapixels: 36 MB decoded
-        >>> plan_reading(256, 8, photo, 32 << 30)  # 9.2 GB a batch, 2 pieces of 32 photos ahead per process
-        ReadingPlan(workers=8, pieces_per_chunk=8, prefetch=2, bytes_per_file=36000000)
-        >>> plan_reading(50, 8, photo, 2 << 30)  # 50 decoded are 1.8 GB of the 2.1: a photo ahead per process
-        ReadingPlan(workers=8, pieces_per_chunk=50, prefetch=1, bytes_per_file=36000000)
-        >>> plan_reading(50, 8, photo, 2 << 30).files_in_flight(50)
-        8
-    """
-    per_chunk = pieces_per_chunk(batch_size, workers)
-    plan = ReadingPlan(workers, per_chunk, 2 * per_chunk, bytes_per_file)
-    if not workers or bytes_per_file is None:
-        return plan
-    room = max(0, max_bytes - batch_size * bytes_per_file) // bytes_per_file  # files the processes may hold
-    if plan.files_in_flight(batch_size) <= room:
-        return plan
-    prefetch = room // (workers * math.ceil(batch_size / per_chunk))
-    if prefetch:
-        return plan._replace(prefetch=prefetch)
-    for prefetch in (2, 1):  # smaller pieces: two ahead per process keeps each busy while its last one is joined
-        files = room // (prefetch * workers)
-        if files:
-            return plan._replace(pieces_per_chunk=math.ceil(batch_size / files), prefetch=prefetch)
-    return ReadingPlan(max(1, room), batch_size, 1, bytes_per_file)  # one file per process, fewer processes
 
 
 class _Pieces(torch.utils.data.Dataset):
@@ -516,8 +411,8 @@ def same_size_batches(
             (an :class:`UndecodableImage` — ``path`` and the decoder's ``reason`` — or the ``OSError`` of a file
             gone or unreadable), in file order, as the batches are yielded.
         max_bytes_in_flight: the most bytes of decoded pixels the processes decode ahead, with the chunk being
-            joined (``None``: :func:`default_max_bytes_in_flight`, an eighth of the memory, at most 2 GiB); the
-            batches do not depend on it.
+            joined (``None``: :func:`~gpumetrics.image.reading_plan.default_max_bytes_in_flight`, an eighth of the
+            memory, at most 2 GiB); the batches do not depend on it.
 
     Raises:
         UndecodableImage: a file that cannot be decoded (naming it; a ``ValueError`` tagged with its index in
@@ -551,11 +446,12 @@ class ImageBatches:
     network, and the first batches are decoded meanwhile.
 
     Each chunk of ``batch_size`` files of a list is decoded in pieces by up to ``workers`` processes together
-    (:func:`pieces_per_chunk`), then joined — on the device, for a CUDA one — into the batches
-    :func:`same_size_batches` documents: the same batches, bit for bit, whatever ``workers`` is. Up to two chunks
-    per process are decoded ahead — fewer, in smaller pieces or by fewer processes (:attr:`plan`,
-    :func:`plan_reading`) where that would hold more than ``max_bytes_in_flight`` of decoded pixels, as estimated
-    from the headers of a sample of the files before the processes start (:func:`decoded_bytes_per_file`).
+    (:func:`~gpumetrics.image.reading_plan.pieces_per_chunk`), then joined — on the device, for a CUDA one — into
+    the batches :func:`same_size_batches` documents: the same batches, bit for bit, whatever ``workers`` is. Up to
+    two chunks per process are decoded ahead — fewer, in smaller pieces or by fewer processes (:attr:`plan`,
+    :func:`~gpumetrics.image.reading_plan.plan_reading`) where that would hold more than ``max_bytes_in_flight`` of
+    decoded pixels, as estimated from the headers of a sample of the files before the processes start
+    (:func:`decoded_bytes_per_file`).
 
     Args:
         lists: lists of image files; read in this order, each with :meth:`batches` or passed over with :meth:`skip`.
@@ -563,7 +459,8 @@ class ImageBatches:
             in all is needed for workers to start).
 
     Attributes:
-        plan: the :class:`ReadingPlan` (processes, pieces per chunk, pieces decoded ahead per process).
+        plan: the :class:`~gpumetrics.image.reading_plan.ReadingPlan` (processes, pieces per chunk, pieces decoded
+            ahead per process).
 
     Raises:
         ValueError: a bad option, ``decode="nvjpeg"`` without a CUDA ``device``.

@@ -1,4 +1,4 @@
-"""The image reader's bound on decoded pixels in flight (gpumetrics.image.io.plan_reading, ImageBatches'
+"""The image reader's bound on decoded pixels in flight (gpumetrics.image.reading_plan.plan_reading, ImageBatches'
 ``max_bytes_in_flight``): the depth of the decoding queue follows the files' decoded size, estimated from headers
 before the processes start; the batches do not depend on it. 8 processes at batch 256 held 4,096 decoded files in
 flight whatever their size: 800 MB of 256×256 images, ~147 GB of 12-megapixel photos."""
@@ -16,11 +16,9 @@ import pytest
 import torch
 from PIL import Image
 
-from gpumetrics.image import io
-from gpumetrics.image.io import (
-    ImageBatches, ReadingPlan, decoded_bytes_per_file, default_max_bytes_in_flight, list_images, pieces_per_chunk,
-    plan_reading, same_size_batches,
-)
+from gpumetrics.image import io, reading_plan
+from gpumetrics.image.io import ImageBatches, decoded_bytes_per_file, list_images, same_size_batches
+from gpumetrics.image.reading_plan import ReadingPlan, default_max_bytes_in_flight, pieces_per_chunk, plan_reading
 from tests.helpers.image_files import save_random_images
 
 PHOTO = 3 * 4000 * 3000  # a 12-megapixel photo decoded: 36 MB
@@ -112,7 +110,7 @@ def test_the_default_bound_is_an_eighth_of_the_memory_at_most_2_gib():
     assert default_max_bytes_in_flight(8 << 30) == 1 << 30
     assert 0 < default_max_bytes_in_flight() <= 2 << 30
     if os.path.exists("/proc/meminfo"):
-        assert io._memory_bytes() > 0
+        assert reading_plan._memory_bytes() > 0
 
 
 def test_the_estimate_reads_headers_and_passes_over_what_it_cannot_read(tmp_path):

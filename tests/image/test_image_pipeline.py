@@ -322,7 +322,7 @@ def test_the_processes_decode_a_chunk_together(interleaved_sizes, tmp_path, monk
 
 
 def test_pieces_split_chunks_only_with_enough_files_per_process():
-    from gpumetrics.image.io import MIN_PIECE, pieces_per_chunk
+    from gpumetrics.image.reading_plan import MIN_PIECE, pieces_per_chunk
 
     assert [pieces_per_chunk(256, workers) for workers in (0, 1, 2, 8, 64)] == [1, 1, 2, 8, 256 // MIN_PIECE]
     assert pieces_per_chunk(MIN_PIECE - 1, 8) == 1
