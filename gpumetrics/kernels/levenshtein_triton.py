@@ -31,16 +31,24 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from gpumetrics.core.checks import check_choice, check_int
+
 try:
     import triton
     import triton.language as tl
 except ImportError:  # pragma: no cover - the tensor kernel serves every device then
     triton = None
 
-__all__ = ["levenshtein_triton", "levenshtein_triton_rows", "LANES", "WARPS"]
+__all__ = ["levenshtein_triton", "levenshtein_triton_rows", "KERNELS", "LANES", "WARPS", "WAVE_WORDS", "WAVE_WARPS",
+           "WAVE_PROGRAMS", "WAVEFRONT_MIN_WORDS"]
 
-LANES = 1  # pairs per program (the module docstring: why this launch shape)
-WARPS = 1  # warps per program
+KERNELS = ("auto", "columns", "wavefront")
+LANES = 1  # column kernel: pairs per program (the module docstring: why this launch shape)
+WARPS = 1  # column kernel: warps per program
+WAVE_WORDS = 32  # wavefront kernel: pattern words per program (a power of two), one per thread of a warp
+WAVE_WARPS = 1  # wavefront kernel: warps per program
+WAVE_PROGRAMS = 4096  # wavefront kernel: programs at most; each takes every WAVE_PROGRAMS-th of its pairs
+WAVEFRONT_MIN_WORDS = 4  # auto: patterns of at least this many words go to the wavefront kernel (a bet: docstring)
 
 
 if triton is not None:
@@ -55,20 +63,13 @@ if triton is not None:
 
 
     @triton.jit
-    def _levenshtein_kernel(values, p_start_ptr, p_len_ptr, t_start_ptr, t_len_ptr, carry_ptr, out_ptr, order_ptr,
-                            pairs, BLOCK: tl.constexpr):
-        lane = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        live = lane < pairs
-        pair = tl.load(order_ptr + lane, mask=live, other=0)
-        ps = tl.load(p_start_ptr + pair, mask=live, other=0)
-        m = tl.load(p_len_ptr + pair, mask=live, other=0)
-        ts = tl.load(t_start_ptr + pair, mask=live, other=0)
-        n = tl.load(t_len_ptr + pair, mask=live, other=0)
+    def _strip_common(values, ps, m, ts, n, live):
+        """The common prefix, then the common suffix of the pairs ``[BLOCK]`` (pattern ``ps``, ``m``; text ``ts``,
+        ``n``; ``live`` lanes only) stripped 64 symbols a round (a ``[BLOCK, 64]`` compare per round): the new
+        ``ps, m, ts, n``."""
         cols = tl.arange(0, 64)
-
-        # 1. common prefix, then common suffix, 64 symbols a round
         shortest = tl.minimum(m, n)
-        prefix = tl.zeros([BLOCK], dtype=tl.int64)
+        prefix = m * 0
         active = live & (shortest > 0)
         while tl.max(active.to(tl.int32), axis=0) > 0:
             pos = prefix[:, None] + cols[None, :]
@@ -79,7 +80,7 @@ if triton is not None:
             prefix += tl.where(active, run, 0)
             active = active & (run == 64)
         rest = shortest - prefix
-        suffix = tl.zeros([BLOCK], dtype=tl.int64)
+        suffix = m * 0
         active = live & (rest > 0)
         while tl.max(active.to(tl.int32), axis=0) > 0:
             back = suffix[:, None] + cols[None, :]
@@ -89,12 +90,23 @@ if triton is not None:
             run = tl.min(tl.where(ok & (x == y), 64, cols[None, :]), axis=1)
             suffix += tl.where(active, run, 0)
             active = active & (run == 64)
-        ps += prefix
-        ts += prefix
-        m -= prefix + suffix
-        n -= prefix + suffix
+        return ps + prefix, m - prefix - suffix, ts + prefix, n - prefix - suffix
 
-        # 2. bit-parallel columns, one pattern word at a time over all text steps
+    @triton.jit
+    def _levenshtein_kernel(values, p_start_ptr, p_len_ptr, t_start_ptr, t_len_ptr, carry_ptr, out_ptr, order_ptr,
+                            pairs, count_ptr, BLOCK: tl.constexpr):
+        # the last ``count`` pairs of the order are the wavefront kernel's
+        lane = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        live = lane < pairs - tl.load(count_ptr)
+        pair = tl.load(order_ptr + lane, mask=live, other=0)
+        ps = tl.load(p_start_ptr + pair, mask=live, other=0)
+        m = tl.load(p_len_ptr + pair, mask=live, other=0)
+        ts = tl.load(t_start_ptr + pair, mask=live, other=0)
+        n = tl.load(t_len_ptr + pair, mask=live, other=0)
+        ps, m, ts, n = _strip_common(values, ps, m, ts, n, live)
+
+        # bit-parallel columns, one pattern word at a time over all text steps
+        cols = tl.arange(0, 64)
         distance = tl.where(live, n, 0)
         distance = tl.where(n == 0, m, distance)
         words = tl.where(n > 0, (m + 63) // 64, 0)
@@ -142,40 +154,117 @@ if triton is not None:
             distance += tl.where(running, _popcount(pv & mask) - _popcount(mv & mask), 0)
         tl.store(out_ptr + pair, distance, mask=live)
 
+    @triton.jit
+    def _wavefront_kernel(values, p_start_ptr, p_len_ptr, t_start_ptr, t_len_ptr, hout_ptr, out_ptr, order_ptr,
+                          pairs, count_ptr, WORDS: tl.constexpr):
+        lanes = tl.arange(0, WORDS)
+        rows = tl.arange(0, 64)
+        # [64, WORDS], words last: the default layout gives each thread whole words, so the match mask's reduction
+        # over a word's 64 rows stays in the thread (the module docstring)
+        bits = tl.full([64, 1], 1, dtype=tl.int64) << (63 - rows[:, None]).to(tl.int64)
+        one = tl.arange(0, 1)
+        zeros = tl.zeros([WORDS], dtype=tl.int64)
+        ones = zeros - 1
+        first = lanes == 0
+        # the last ``count`` pairs of the order (the longest patterns), a program's every ``num_programs``-th
+        for i in range(pairs - tl.load(count_ptr) + tl.program_id(0), pairs, tl.num_programs(0)):
+            pair = tl.load(order_ptr + i + one)  # [1]: the stripping helper's lanes
+            ps, m, ts, n = _strip_common(values, tl.load(p_start_ptr + pair), tl.load(p_len_ptr + pair),
+                                         tl.load(t_start_ptr + pair), tl.load(t_len_ptr + pair), one == 0)
+            ps, m, ts, n = tl.sum(ps, axis=0), tl.sum(m, axis=0), tl.sum(ts, axis=0), tl.sum(n, axis=0)
+            words = tl.where(n > 0, (m + 63) // 64, 0)
+            distance = tl.where(n > 0, n, m)
+            for group in range(0, tl.cdiv(words, WORDS)):
+                word = group * WORDS + lanes
+                real = word < words
+                pos = word[None, :] * 64 + (63 - rows[:, None])
+                # symbols are < 2**32: int32 keeps them apart (fewer registers); a padding row's bit is never read
+                pattern = tl.load(values + ps + pos, mask=pos < m, other=0).to(tl.int32)
+                pv = ones
+                mv = zeros
+                hout = tl.zeros([WORDS], dtype=tl.int32)
+                # wave step t: word k at text column j = t - k; each step loads the next step's symbols (and the
+                # group below's deltas: the horizontal delta into a group's low row) while it computes
+                j = -lanes
+                stepping = real & (j >= 0) & (j < n)
+                symbol = tl.load(values + ts + j, mask=stepping, other=0).to(tl.int32)
+                below = tl.load(hout_ptr + ts + j, mask=stepping & first & (group > 0), other=1).to(tl.int32)
+                for t in range(0, n + tl.minimum(words - group * WORDS, WORDS) - 1):
+                    following = real & (j + 1 >= 0) & (j + 1 < n)
+                    next_symbol = tl.load(values + ts + j + 1, mask=following, other=0).to(tl.int32)
+                    next_below = tl.load(hout_ptr + ts + j + 1, mask=following & first & (group > 0), other=1)
+                    eq = tl.sum(tl.where(pattern == symbol[None, :], bits, 0), axis=0)
+                    # the delta into a word's low row at column j: what the word below left at its top row one wave
+                    # step earlier (row 0 of the table: +1)
+                    hin = tl.where(first, below, tl.gather(hout, tl.maximum(lanes - 1, 0), axis=0))
+                    negative = (hin < 0).to(tl.int64)
+                    xv = eq | mv
+                    eq |= negative
+                    xh = (((eq & pv) + pv) ^ pv) | eq
+                    ph = mv | ~(xh | pv)
+                    mh = pv & xh
+                    hout = (((ph >> 63) & 1) - ((mh >> 63) & 1)).to(tl.int32)
+                    top = stepping & (lanes == WORDS - 1) & (word + 1 < words)
+                    tl.store(hout_ptr + ts + j, hout.to(tl.int8), mask=top)
+                    ph = (ph << 1) | (hin > 0).to(tl.int64)
+                    mh = (mh << 1) | negative
+                    pv = tl.where(stepping, mh | ~(xv | ph), pv)
+                    mv = tl.where(stepping, ph & xv, mv)
+                    j += 1
+                    stepping = following
+                    symbol = next_symbol
+                    below = next_below.to(tl.int32)
+                # the next group's lowest word reads the deltas this group's top word stored
+                tl.debug_barrier()
+                left = tl.minimum(tl.maximum(m - word * 64, 0), 64)  # a lane past the last word: 0
+                mask = tl.where(left == 64, ones, (tl.full([WORDS], 1, dtype=tl.int64) << tl.minimum(left, 63)) - 1)
+                distance += tl.sum(tl.where(real, _popcount(pv & mask) - _popcount(mv & mask), 0), axis=0)
+            tl.store(out_ptr + pair, distance + one * 0)
+
 
 def levenshtein_triton(
-    a: Tensor, a_offsets: Tensor, b: Tensor, b_offsets: Tensor, block: int = 0, num_warps: int = 0
+    a: Tensor, a_offsets: Tensor, b: Tensor, b_offsets: Tensor, block: int = 0, num_warps: int = 0, *,
+    kernel: str = "auto", words: int = 0,
 ) -> Tensor:
     """Distances of the ragged pairs ``(a[a_offsets[i]:a_offsets[i+1]], b[b_offsets[i]:b_offsets[i+1]])``.
 
     Inputs are already checked by :func:`~gpumetrics.kernels.levenshtein.levenshtein_ragged` (symbols in
-    ``[0, 2**32)``, offsets from 0 to the end). One kernel launch; no host sync.
+    ``[0, 2**32)``, offsets from 0 to the end). No host sync.
 
     Args:
         a, b: ``IntTensor[Ta]``, ``IntTensor[Tb]`` flat symbols (CUDA, or CPU under ``TRITON_INTERPRET=1``).
         a_offsets, b_offsets: ``LongTensor[B + 1]``.
-        block: pairs per program (0: ``LANES``).
-        num_warps: warps per program (0: ``WARPS``).
+        block, num_warps, kernel, words: the launch (:func:`levenshtein_triton_rows`).
 
     Returns:
         ``LongTensor[B]``.
     """
     return levenshtein_triton_rows(a, a_offsets[:-1], a_offsets.diff(), b, b_offsets[:-1], b_offsets.diff(), block,
-                                   num_warps)
+                                   num_warps, kernel=kernel, words=words)
 
 
 def levenshtein_triton_rows(
     a: Tensor, a_start: Tensor, a_len: Tensor, b: Tensor, b_start: Tensor, b_len: Tensor, block: int = 0,
-    num_warps: int = 0, *, shared: bool = False,
+    num_warps: int = 0, *, shared: bool = False, kernel: str = "auto", words: int = 0,
 ) -> Tensor:
     """Distances of the pairs ``(a[a_start[i]:a_start[i] + a_len[i]], b[b_start[i]:b_start[i] + b_len[i]])``: rows
     of flat symbol arrays that need not be adjacent (a padded ``[B, L]`` tensor is ``a.flatten()`` with
     ``a_start = L · arange(B)``). Rows of one side must not overlap (each text row owns its carry bytes).
     ``shared=True`` (``b`` is ``a``): one buffer holds both sides' rows (the string routes), read in place without a
     concatenated copy; then no row of ``a`` may overlap a row of ``b`` either — which one tensor under two offsets,
-    as a caller may pass it, does not promise, so sharing is asked for, never inferred from ``b is a``."""
+    as a caller may pass it, does not promise, so sharing is asked for, never inferred from ``b is a``.
+
+    ``kernel``: ``"auto"`` gives the pairs whose longer row has at least :data:`WAVEFRONT_MIN_WORDS` 64-symbol words
+    to the wavefront kernel and the others to the column kernel (both launched, no host sync); ``"columns"`` or
+    ``"wavefront"`` runs every pair on that one. ``block`` (column kernel: pairs per program, 0: :data:`LANES`),
+    ``words`` (wavefront kernel: pattern words per program, a power of two, 0: :data:`WAVE_WORDS`), ``num_warps``
+    (warps per program of either, 0: :data:`WARPS` / :data:`WAVE_WARPS`) set the launch shapes."""
     if triton is None:
         raise ImportError("the fused Levenshtein kernel needs triton: pip install triton")
+    check_choice(kernel, "kernel", KERNELS)
+    words = check_int(words, "words", at_least=0) or WAVE_WORDS
+    if words & (words - 1):
+        raise ValueError(f"`words` must be a power of two, got {words}")
     device = a.device
     batch = a_start.shape[0]
     out = torch.empty(batch, dtype=torch.long, device=device)
@@ -192,11 +281,19 @@ def levenshtein_triton_rows(
     swap = b_len > a_len
     p_start, t_start = torch.where(swap, b_start, a_start), torch.where(swap, a_start, b_start)
     p_len, t_len = torch.where(swap, b_len, a_len), torch.where(swap, a_len, b_len)
-    # similar loops in one block: sort by (pattern words, text steps)
-    order = torch.argsort(((p_len + 63) // 64) * (1 << 32) + t_len).contiguous()
+    # similar loops in one block: sort by (pattern words, text steps); the wavefront kernel's pairs come last
+    pattern_words = (p_len + 63) // 64
+    order = torch.argsort(pattern_words * (1 << 32) + t_len).contiguous()
+    if kernel == "auto":
+        count = (pattern_words >= WAVEFRONT_MIN_WORDS).sum().reshape(1)
+    else:
+        count = torch.full((1,), batch if kernel == "wavefront" else 0, dtype=torch.long, device=device)
     carry = torch.empty(values.shape[0], dtype=torch.int8, device=device)
-    block = block or LANES
-    grid = (triton.cdiv(batch, block),)
-    _levenshtein_kernel[grid](values, p_start, p_len, t_start, t_len, carry, out, order, batch, BLOCK=block,
-                              num_warps=num_warps or WARPS)
+    if kernel != "wavefront":
+        block = block or LANES
+        _levenshtein_kernel[(triton.cdiv(batch, block),)](values, p_start, p_len, t_start, t_len, carry, out, order,
+                                                          batch, count, BLOCK=block, num_warps=num_warps or WARPS)
+    if kernel != "columns":  # a text row's bytes: the column kernel's carries, then the wavefront kernel's deltas
+        _wavefront_kernel[(min(batch, WAVE_PROGRAMS),)](values, p_start, p_len, t_start, t_len, carry, out, order,
+                                                        batch, count, WORDS=words, num_warps=num_warps or WAVE_WARPS)
     return out
