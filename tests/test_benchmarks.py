@@ -393,3 +393,18 @@ def test_the_gpu_session_script_names_only_registered_cases():
     assert len(names) == len(set(names))
     gpu_cases = {name for name, case in CASES.items() if case.group == "gpu"}
     assert gpu_cases <= set(names), sorted(gpu_cases - set(names))
+
+
+def test_the_levenshtein_kernel_rows_set_up_both_kernels(monkeypatch):
+    """The kernel rows a GPU run decides the dispatch by (``WAVEFRONT_MIN_WORDS``): their setup builds, at the quick
+    size, the wavefront kernel's default shape against the column kernel's (the contenders themselves run on a CPU
+    under Triton's interpreter: ``tools/gpu_rows_on_cpu.py``)."""
+    import benchmarks.cases.edit_gpu as edit_gpu
+
+    load_cases()
+    monkeypatch.setattr(edit_gpu, "_cuda", lambda device: device)
+    for name in ("edit_gpu_kernel_long", "edit_gpu_kernel_medium", "edit_gpu_kernel_short"):
+        contenders = CASES[name].setup(CASES[name].quick_sizes[0], "cpu")
+        assert "Triton wavefront kernel, 32 words per program on 1 warps (default)" in contenders.ours, name
+        anchor = "Triton column kernel, 1 pairs per program on 1 warps (default)"
+        assert anchor in contenders.anchors or anchor in contenders.ours, name

@@ -13,12 +13,13 @@
 # counts go into $OUT/latest.json and $OUT/BENCHMARKS.md's GPU section (`python -m benchmarks --record-cuda-suite`, from
 # $OUT/cuda-suite.xml); its per-test sync counts and sites (`sync @ gpumetrics/…`) into $OUT/cuda-syncs.txt. Benchmark
 # cases run one `python -m benchmarks --only` each, merging into $OUT/latest.json and $OUT/BENCHMARKS.md (copies of the
-# repo's), so a case cut by the budget loses only itself. Case order: the rows whose goal a CPU-side change bets on
-# and the rows no GPU has measured (fid_gpu_forward: the folded half-precision Inception against autocast, and the
-# 10,000 img/s goal; clip_gpu_update_bf16: the batch tokenizer; fid_gpu_files; edit_gpu_long: auto's host route for
-# long pairs; edit_gpu_kernel_short / _long: the Triton kernel's launch shapes), then the other unmeasured rows
-# (torch.compile last: its compilation is slow), then the other cases the
-# first run measured, then the main image cases on the device. GPU_BENCH_CASES
+# repo's), so a case cut by the budget loses only itself. Case order: the rows whose goal a change bets on and the
+# rows no GPU has measured (edit_gpu_kernel_long / _medium: the wavefront Levenshtein kernel against the column kernel,
+# which decide WAVEFRONT_MIN_WORDS; edit_gpu_long: the device route with it; edit_gpu_kernel_short: the auto
+# dispatch's idle wavefront launch on short pairs; fid_gpu_forward: the folded half-precision Inception against
+# autocast, and the 10,000 img/s goal; clip_gpu_update_bf16: the batch tokenizer; fid_gpu_files), then the other
+# unmeasured rows (torch.compile last: its compilation is slow), then the other cases the first run measured, then the
+# main image cases on the device. GPU_BENCH_CASES
 # overrides the case list (priority order); BENCH_DEVICE / BENCH_ARGS / SKIP_WHEELS are for a dry run on a CPU machine:
 # `SKIP_WHEELS=1 BENCH_DEVICE=cpu BENCH_ARGS=--quick bash tools/gpu_session.sh`.
 set -uo pipefail
@@ -66,10 +67,11 @@ cp BENCHMARKS.md "$OUT/BENCHMARKS.md"
 note=""; [ "${BENCH_DEVICE:-cuda}" = cpu ] && note="dry run on a CPU: the CUDA tests skip"
 python3 -m benchmarks --device "${BENCH_DEVICE:-cuda}" --record-cuda-suite "$OUT/cuda-suite.xml" \
     --cuda-suite-note "$note" --results "$OUT/latest.json" --table "$OUT/BENCHMARKS.md" 2>&1 | tail -3
-# the rows a CPU-side change bets on and the never-measured ones first (see the header)
-cases=${GPU_BENCH_CASES:-"fid_gpu_files edit_gpu_short_strings fid_gpu_forward fid_gpu_forward_compiled \
-edit_gpu_uneven wer_gpu clip_gpu_update_bf16 clip_gpu_update_parts clip_gpu_resize edit_gpu_kernel_short \
-edit_gpu_kernel_long edit_gpu_long fid_gpu_forward_large_batch edit_gpu_short_tokens clip_gpu_update_tf32 \
+# the rows a change bets on and the never-measured ones first (see the header)
+cases=${GPU_BENCH_CASES:-"edit_gpu_kernel_long edit_gpu_kernel_medium edit_gpu_long edit_gpu_kernel_short \
+fid_gpu_files edit_gpu_short_strings fid_gpu_forward fid_gpu_forward_compiled edit_gpu_uneven wer_gpu \
+clip_gpu_update_bf16 clip_gpu_update_parts clip_gpu_resize fid_gpu_forward_large_batch edit_gpu_short_tokens \
+clip_gpu_update_tf32 \
 clip_gpu_update_fp16 clip_gpu_update_fp32 fid_update clip_score_update fid_files frechet_distance kid_compute"}
 for case in $cases; do
     budget=$(left)
