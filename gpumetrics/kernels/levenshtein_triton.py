@@ -1,29 +1,71 @@
-"""Fused Levenshtein kernel for CUDA (Triton): Myers / Hyyrö bit-parallel columns, one launch per batch.
+"""Fused Levenshtein kernels for CUDA (Triton): Myers / Hyyrö bit-parallel columns, one launch per kernel and batch.
 
 Layout: pairs come as ragged rows of one flat symbol array (values + start + length per row), as
-:func:`gpumetrics.kernels.levenshtein.levenshtein_ragged` passes them; nothing is padded. One Triton program holds
-``BLOCK`` pairs, one pair per lane, and runs everything for them in registers:
+:func:`gpumetrics.kernels.levenshtein.levenshtein_ragged` passes them; nothing is padded. The longer row of a pair
+is the pattern (``m`` symbols, ``W = ceil(m / 64)`` words), the shorter one the text (``n`` columns). Both kernels
+first strip the common prefix and suffix 64 symbols at a time (``_strip_common``: a ``[BLOCK, 64]`` compare per
+round), keep a word's column state (``Pv``, ``Mv``: 64-bit vertical deltas) in registers, build a step's match mask
+by comparing the text symbol with the word's 64 pattern symbols (no match-mask table: symbols are any integers
+below ``2**32``), and score ``lev = n + popcount(Pv) − popcount(Mv)`` over each word's real rows of the last column.
 
-1. **Common prefix and suffix** are stripped 64 symbols at a time (a ``[BLOCK, 64]`` compare per round).
-2. The longer row is the pattern (``m`` symbols, ``W = ceil(m / 64)`` words), the shorter one the text (``n``
-   steps). The column state of one pattern word (``Pv``, ``Mv``: 64-bit vertical deltas) lives in registers while the
-   program runs the word over all ``n`` text symbols; the match mask of a step is a ``[BLOCK, 64]`` compare of the
-   text symbol with the word's 64 pattern symbols (no match-mask table). Words run in order, low to high: the three
-   bits a word passes to the next one at step ``j`` (the carry of the addition, the top bits of ``Ph`` and ``Mh``)
-   go through a one-byte-per-text-symbol buffer, so a pattern of any length needs no more registers.
-3. ``lev = n + popcount(Pv) − popcount(Mv)`` over each word's real rows, summed over the words.
+**Column kernel** (``_levenshtein_kernel``): a program holds ``BLOCK`` pairs, one per lane, and runs word 0 over all
+``n`` columns, then word 1, …: ``W · n`` strictly sequential word steps (~25 integer ops, the 64-wide compare
+reduced across the warp). The three bits a word passes to the next one at column ``j`` (the carry of the addition,
+the top bits of ``Ph`` and ``Mh``) go through a one-byte-per-text-symbol buffer, so a pattern of any length needs no
+more registers. Launch shape: one pair per program on one warp (``LANES``, ``WARPS``), measured on an H200
+(BENCHMARKS.md, ``edit_gpu_kernel_short`` / ``edit_gpu_kernel_long``: the kernel alone on code points already on the
+device): on 500,000 short pairs 1.5 ms against 2.1 / 2.4 / 2.9 / 3.6 ms for 2 / 4 / 8 / 16 pairs on one warp and
+6.7 ms for the 32 pairs on 4 warps launched first; on 2,000 long pairs (500–2,000 symbols) 15.9 ms against 28 / 48 /
+95 / 210 ms and 117 ms (16 pairs on 4 warps). The sm_90 code Triton generates says part of why: 32 lanes on 4 warps
+spilled 712 bytes of registers (75 local loads and stores in the inner loop), while 4 lanes on a warp fit in 128
+registers; with one lane the ``[1, 64]`` compare spreads over the warp's 32 threads, and no lane's long loop holds
+back others. One lane on one warp: 57 registers, an inner loop of ~90 SASS instructions with 10 dependent shuffles
+(the 64-bit reduction); 15.9 ms for the 2,000 long pairs is ~1,100 cycles per word step and warp: latency-bound.
 
-Work per pair: ``W · n`` word steps of ~25 integer ops plus a 64-wide compare; one launch for the whole batch (pairs
-sorted by ``(W, n)`` on the device so a block's lanes run similar loops), no host sync. Under ``TRITON_INTERPRET=1``
-the same kernel runs on CPU tensors (numpy), which is how the tests hold it equal to the tensor kernel.
+**Wavefront kernel** (``_wavefront_kernel``): one pair per program; the program holds ``WORDS`` lanes (a power of
+two; the default 32 on one warp is one pattern word per thread, patterns up to 2,048 symbols; longer ones run in
+consecutive groups of ``WORDS`` words). At wave step ``t`` lane ``k`` runs column ``j = t − k``, so a group takes
+``n + WORDS − 1`` steps instead of ``WORDS · n`` (only its real words: ``n + W − 1`` for ``W ≤ WORDS``). Word ``k``
+needs one thing from word ``k − 1`` at column ``j``: the horizontal delta leaving its top row, ``hin ∈ {−1, 0, +1}``
+(Myers' block formulation, as edlib's ``calculateMacroblock``: ``hin < 0`` sets bit 0 of ``Eq`` — the addition's
+carry —, and ``hin`` is the bit shifted into ``Ph`` / ``Mh``; row 0 of the table gives word 0 ``+1``). Lane ``k − 1``
+produced it one step earlier, so each step shifts a ``[WORDS]`` vector by one lane with ``tl.gather`` (in Triton 3.6
+and 3.8, the interpreter's too): within a warp it lowers to one index shuffle (``SHFL.IDX``); a scratch round trip
+through global memory would add a barrier and a store / load to the chain of every step, a ``[WORDS, WORDS]`` masked
+reduction five butterfly shuffles. A group's lowest word reads ``hin`` from the group below through the
+one-byte-per-text-symbol buffer (a barrier between groups; within a group a column's byte is read — at the step
+before its own — long before the group's top word rewrites it, and that write depends on the read through the lanes'
+chain of deltas). Each step loads the next step's text symbols (a gather, masked) while it computes.
 
-Launch shape: one pair per program on one warp (``LANES``, ``WARPS``), measured on an H200 (BENCHMARKS.md,
-``edit_gpu_kernel_short`` / ``edit_gpu_kernel_long``: the kernel alone on code points already on the device): on
-500,000 short pairs 1.5 ms against 2.1 / 2.4 / 2.9 / 3.6 ms for 2 / 4 / 8 / 16 pairs on one warp and 6.7 ms for the
-32 pairs on 4 warps launched first; on 2,000 long pairs (500–2,000 symbols) 15.9 ms against 28 / 48 / 95 / 210 ms
-and 117 ms (16 pairs on 4 warps). The sm_90 code Triton generates says part of why: 32 lanes on 4 warps spilled 712
-bytes of registers (75 local loads and stores in the inner loop), while 4 lanes on a warp fit in 128 registers; with
-one lane the ``[1, 64]`` compare spreads over the warp's 32 threads, and no lane's long loop holds back others.
+The pattern tile is ``[64, WORDS]``, words last and rows read top-down (row ``r`` of a word at offset ``63 − r``):
+that leaves the load no visible contiguity along the rows, and Triton's default layout then gives each thread whole
+words, so the match mask's reduction over a word's 64 rows stays in the thread (LLVM turns it into ~64 compares and
+ORs: the bits are disjoint). Read in memory order, the load's contiguity lays the tile out by rows: the reduction
+crossed the warp every step and the kernel took 1 KiB of shared memory (the compile test holds it at none). The
+tile is int32: symbols are below ``2**32``, and the cast, a truncation, keeps different ones different (64
+registers instead of 128). At the default shape (sm_90): 128 registers, no spills, no shared memory; one wave step is
+~232 SASS instructions (64 compares, the OR tree, the block step in 64-bit pairs, one shuffle, two prefetching
+loads), no barrier.
+
+What is measured and what is a bet: nothing of the wavefront kernel has run on a GPU yet. The expectation, from the
+instruction counts: a wave step issues ~232 instructions against the column kernel's ~90 per word step, but the
+column kernel waits ~1,100 cycles per step on its dependent shuffles and memory round trip, so 3–4 of its warps on a
+scheduler still leave it latency-bound (~275 cycles per word step and scheduler, which roughly reproduces its
+15.9 ms), while the wavefront kernel's ~4 warps per scheduler keep the issue slots busy (~232 cycles per wave step,
+whether 8 or 32 of its threads hold real words). The 2,000 long pairs have ``W`` ≈ 20 words on average, so ~20×
+fewer steps at ~1.2× lower cost each: roughly 1 ms instead of 15.9 ms if issue-bound, a few ms if the longest
+pairs' latency dominates — hence a 5–15× guess.
+``WAVEFRONT_MIN_WORDS = 4`` (``kernel="auto"``) is a bet by design, unmeasured: the next GPU run's
+``edit_gpu_kernel_long`` / ``edit_gpu_kernel_medium`` rows decide it (by the same count a wave step on 1–2 words
+costs about as much as a column step, so the threshold may move down).
+
+Dispatch (``levenshtein_triton_rows``, which every route goes through): pairs are sorted on the device by
+``(pattern words, n)``; under ``kernel="auto"`` the pairs of at least ``WAVEFRONT_MIN_WORDS`` words — the end of
+that order — are the wavefront kernel's, counted on the device (one int64), and both kernels are launched over the
+whole order, each skipping the other's pairs: no host sync. The wavefront grid is at most ``WAVE_PROGRAMS``
+programs, each taking every ``num_programs``-th of its pairs, so a batch of short pairs pays a few thousand idle
+programs, not one per pair. Under ``TRITON_INTERPRET=1`` both kernels run on CPU tensors (numpy), which is how the
+tests hold them equal to the tensor kernel and to rapidfuzz.
 """
 
 from __future__ import annotations
