@@ -130,6 +130,30 @@ def test_cuda_matches_cpu():  # pragma: no cover - runs on GPU machines only
     assert levenshtein_strings(a, b, backend="auto", device="cuda").cpu().tolist() == _expected(a, b)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_wavefront_and_column_kernels_match_rapidfuzz_at_every_benchmarked_shape():  # pragma: no cover - GPU
+    """Both Triton kernels forced, at the launch shapes the kernel rows time (and 2 words per program: groups), on
+    the GPU's own Triton; word ids up to 2**32 - 1 through the wavefront kernel's int32 tile."""
+    import_oracle("triton")
+    from gpumetrics.kernels.levenshtein_triton import levenshtein_triton
+    from gpumetrics.kernels.text_rows import encode_chars_ragged
+
+    a, b = _pairs(5)
+    want = _expected(a, b)
+    ra, rb = encode_chars_ragged(a, "cuda"), encode_chars_ragged(b, "cuda")
+    for kernel, words, warps in (("columns", 0, 0), ("wavefront", 0, 0), ("wavefront", 32, 2), ("wavefront", 16, 1),
+                                 ("wavefront", 64, 2), ("wavefront", 2, 1), ("auto", 0, 0)):
+        got = levenshtein_triton(*ra, *rb, num_warps=warps, kernel=kernel, words=words).cpu().tolist()
+        assert got == want, (kernel, words, warps)
+    rng = random.Random(6)
+    ids = [[rng.choice([0, 7, (1 << 32) - 1, (1 << 31) - 1, 1 << 31]) for _ in range(rng.randint(0, 700))]
+           for _ in range(40)]
+    flat = lambda rows: (torch.tensor([v for row in rows for v in row], dtype=torch.long, device="cuda"),  # noqa: E731
+                         torch.tensor([0] + [len(row) for row in rows]).cumsum(0).cuda())
+    got = levenshtein_triton(*flat(ids[:20]), *flat(ids[20:]), kernel="wavefront").cpu().tolist()
+    assert got == [Levenshtein.distance(x, y) for x, y in zip(ids[:20], ids[20:])]
+
+
 # ------------------------------------------------------------------------------------ properties (hypothesis)
 _seq = st.lists(st.integers(0, 5), max_size=150)
 
