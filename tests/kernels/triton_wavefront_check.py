@@ -1,8 +1,8 @@
 """Run under ``TRITON_INTERPRET=1`` (set before triton is imported) by ``tests/kernels/test_levenshtein.py``: the
 wavefront Triton kernel, forced, equals rapidfuzz and the column kernel on CPU tensors, and ``kernel="auto"`` splits a
-mixed batch between the two. ``python -m tests.kernels.triton_wavefront_check SEED PAIRS LONG WORDS``; ``WORDS``
-(pattern words per program) small makes patterns of a few hundred symbols run in several groups; prints ``ok <n>``
-or raises."""
+mixed batch between the two (with programs that take several pairs each).
+``python -m tests.kernels.triton_wavefront_check SEED PAIRS LONG WORDS``; ``WORDS`` (pattern words per program)
+small makes patterns of a few hundred symbols run in several groups; prints ``ok <n>`` or raises."""
 
 import random
 import sys
@@ -10,6 +10,7 @@ import sys
 import torch
 from rapidfuzz.distance import Levenshtein
 
+import gpumetrics.kernels.levenshtein_triton as levenshtein_triton_module
 from gpumetrics.kernels.levenshtein_triton import WAVEFRONT_MIN_WORDS, levenshtein_triton, levenshtein_triton_rows
 from gpumetrics.kernels.text_rows import encode_chars_ragged
 from tests.kernels.triton_interpret_check import ALPHABET, mend_interpreter_scalars, random_text
@@ -75,6 +76,7 @@ def main(seed: int, pairs: int, long: int, words: int) -> None:
         mixed_b += [y, random_text(rng, rng.randrange(40))]
     long_pairs = sum(max(len(x), len(y)) >= 64 * (WAVEFRONT_MIN_WORDS - 1) + 1 for x, y in zip(mixed_a, mixed_b))
     assert 0 < long_pairs < len(mixed_a), long_pairs
+    levenshtein_triton_module.WAVE_PROGRAMS = 3  # a program runs every 3rd pair of the wavefront kernel's
     got = levenshtein_triton(*encode_chars_ragged(mixed_a), *encode_chars_ragged(mixed_b), words=words).tolist()
     assert got == [Levenshtein.distance(x, y) for x, y in zip(mixed_a, mixed_b)]
     print("ok", len(a) + len(ids_a) + len(mixed_a))
