@@ -19,8 +19,9 @@ device): on 500,000 short pairs 1.5 ms against 2.1 / 2.4 / 2.9 / 3.6 ms for 2 / 
 95 / 210 ms and 117 ms (16 pairs on 4 warps). The sm_90 code Triton generates says part of why: 32 lanes on 4 warps
 spilled 712 bytes of registers (75 local loads and stores in the inner loop), while 4 lanes on a warp fit in 128
 registers; with one lane the ``[1, 64]`` compare spreads over the warp's 32 threads, and no lane's long loop holds
-back others. One lane on one warp: 57 registers, an inner loop of ~90 SASS instructions with 10 dependent shuffles
-(the 64-bit reduction); 15.9 ms for the 2,000 long pairs is ~1,100 cycles per word step and warp: latency-bound.
+back others. One lane on one warp: 57 registers (61 with Triton 3.6), an inner loop of ~90 SASS instructions with
+10 dependent shuffles (the 64-bit reduction); 15.9 ms for the 2,000 long pairs is ~1,100 cycles per word step and
+warp: latency-bound.
 
 **Wavefront kernel** (``_wavefront_kernel``): one pair per program; the program holds ``WORDS`` lanes (a power of
 two; the default 32 on one warp is one pattern word per thread, patterns up to 2,048 symbols; longer ones run in
@@ -37,21 +38,23 @@ one-byte-per-text-symbol buffer (a barrier between groups; within a group a colu
 before its own — long before the group's top word rewrites it, and that write depends on the read through the lanes'
 chain of deltas). Each step loads the next step's text symbols (a gather, masked) while it computes.
 
-The pattern tile is ``[64, WORDS]``, words last and rows read top-down (row ``r`` of a word at offset ``63 − r``):
-that leaves the load no visible contiguity along the rows, and Triton's default layout then gives each thread whole
-words, so the match mask's reduction over a word's 64 rows stays in the thread (LLVM turns it into ~64 compares and
-ORs: the bits are disjoint). Read in memory order, the load's contiguity lays the tile out by rows: the reduction
-crossed the warp every step and the kernel took 1 KiB of shared memory (the compile test holds it at none). The
-tile is int32: symbols are below ``2**32``, and the cast, a truncation, keeps different ones different (64
-registers instead of 128). At the default shape (sm_90): 128 registers, no spills, no shared memory; one wave step is
-~232 SASS instructions (64 compares, the OR tree, the block step in 64-bit pairs, one shuffle, two prefetching
-loads), no barrier.
+The pattern tile is ``[64, WORDS]`` (row, word), loaded flat — element ``e = row · WORDS + word`` — and reshaped: a
+1-D load's layout deals consecutive elements to consecutive threads, so each thread holds whole words and the match
+mask's reduction over a word's 64 rows stays in the thread (LLVM turns it into 64 compares and an OR tree: the bits
+are disjoint). A 2-D load leaves the layout to Triton's coalescing, which follows the pointer's contiguity (along a
+word's rows) or, without any, a tie order that differs between versions: Triton 3.8 laid a tile read in memory order
+out by rows, and 3.6 did so even with the rows read backwards (no contiguity) — then the reduction crossed the warp
+every step (hundreds of shuffles in the loop, 1 KiB of shared memory; the compile test holds it at none). The tile is
+int32: symbols are below ``2**32``, and the cast, a truncation, keeps different ones different. At the default shape
+(sm_90): 157 registers with Triton 3.8, 134 with 3.6 (the GPU machine's), no spills, no shared memory; one wave step
+is ~231 SASS instructions with either (64 compares, the OR tree, the block step in 64-bit pairs, one shuffle, two
+prefetching loads), no barrier.
 
 What is measured and what is a bet: nothing of the wavefront kernel has run on a GPU yet. The expectation, from the
-instruction counts: a wave step issues ~232 instructions against the column kernel's ~90 per word step, but the
+instruction counts: a wave step issues ~231 instructions against the column kernel's ~90 per word step, but the
 column kernel waits ~1,100 cycles per step on its dependent shuffles and memory round trip, so 3–4 of its warps on a
 scheduler still leave it latency-bound (~275 cycles per word step and scheduler, which roughly reproduces its
-15.9 ms), while the wavefront kernel's ~4 warps per scheduler keep the issue slots busy (~232 cycles per wave step,
+15.9 ms), while the wavefront kernel's ~4 warps per scheduler keep the issue slots busy (~231 cycles per wave step,
 whether 8 or 32 of its threads hold real words). The 2,000 long pairs have ``W`` ≈ 20 words on average, so ~20×
 fewer steps at ~1.2× lower cost each: roughly 1 ms instead of 15.9 ms if issue-bound, a few ms if the longest
 pairs' latency dominates — hence a 5–15× guess.
@@ -200,10 +203,12 @@ if triton is not None:
     def _wavefront_kernel(values, p_start_ptr, p_len_ptr, t_start_ptr, t_len_ptr, hout_ptr, out_ptr, order_ptr,
                           pairs, count_ptr, WORDS: tl.constexpr):
         lanes = tl.arange(0, WORDS)
-        rows = tl.arange(0, 64)
-        # [64, WORDS], words last: the default layout gives each thread whole words, so the match mask's reduction
-        # over a word's 64 rows stays in the thread (the module docstring)
-        bits = tl.full([64, 1], 1, dtype=tl.int64) << (63 - rows[:, None]).to(tl.int64)
+        bits = tl.full([64, 1], 1, dtype=tl.int64) << tl.arange(0, 64)[:, None].to(tl.int64)
+        # the pattern tile [64, WORDS] is loaded flat, element e = row · WORDS + word: a 1-D load's layout deals
+        # consecutive elements to consecutive threads, so a thread holds whole words and the match mask's
+        # reduction over a word's 64 rows stays in the thread (the module docstring)
+        tile_word = tl.arange(0, 64 * WORDS) % WORDS
+        tile_row = tl.arange(0, 64 * WORDS) // WORDS
         one = tl.arange(0, 1)
         zeros = tl.zeros([WORDS], dtype=tl.int64)
         ones = zeros - 1
@@ -219,9 +224,9 @@ if triton is not None:
             for group in range(0, tl.cdiv(words, WORDS)):
                 word = group * WORDS + lanes
                 real = word < words
-                pos = word[None, :] * 64 + (63 - rows[:, None])
+                pos = (group * WORDS + tile_word) * 64 + tile_row
                 # symbols are < 2**32: int32 keeps them apart (fewer registers); a padding row's bit is never read
-                pattern = tl.load(values + ps + pos, mask=pos < m, other=0).to(tl.int32)
+                pattern = tl.reshape(tl.load(values + ps + pos, mask=pos < m, other=0).to(tl.int32), [64, WORDS])
                 pv = ones
                 mv = zeros
                 hout = tl.zeros([WORDS], dtype=tl.int32)

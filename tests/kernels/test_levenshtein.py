@@ -657,8 +657,8 @@ for jit, signature, shape, warps in (
                             options={"num_warps": warps})  # the launch shape
     assert kernel.asm["cubin"] and "bar.sync" in kernel.asm["ptx"]
     # its state fits the registers: no local memory (the column kernel's 32 lanes on 4 warps spilled 712 bytes); the
-    # wavefront kernel's match masks stay in their threads: no shared memory (a [64, WORDS] tile laid out by rows,
-    # as the load's contiguity would have it, reduced across the warp and spilled 24 bytes)
+    # wavefront kernel's match masks stay in their threads: no shared memory (a [64, WORDS] tile loaded in 2-D and
+    # laid out by rows, as the load's contiguity would have it, was reduced across the warp through 1 KiB of it)
     if os.path.exists(tool):
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "kernel.cubin")
