@@ -520,3 +520,18 @@ def test_a_stale_row_says_so_until_a_run_of_its_case_replaces_it(tmp_path):
     assert bench.main(["--only", TOY, "--quick", "--repeats", "1", "--device", "cpu", "--results", str(results),
                        "--table", str(table)]) == 0
     assert "stale" not in table.read_text() and all("stale" not in r for r in json.loads(results.read_text())["rows"])
+
+
+def test_the_levenshtein_kernel_rows_set_up_both_kernels(monkeypatch):
+    """The kernel rows a GPU run decides the dispatch by (``WAVEFRONT_MIN_WORDS``): their setup builds, at the quick
+    size, the wavefront kernel's default shape against the column kernel's (the contenders themselves run on a CPU
+    under Triton's interpreter: ``tools/gpu_rows_on_cpu.py``)."""
+    import benchmarks.cases.edit_gpu as edit_gpu
+
+    load_cases()
+    monkeypatch.setattr(edit_gpu, "_cuda", lambda device: device)
+    for name in ("edit_gpu_kernel_long", "edit_gpu_kernel_medium", "edit_gpu_kernel_short"):
+        contenders = CASES[name].setup(CASES[name].quick_sizes[0], "cpu")
+        assert "Triton wavefront kernel, 32 words per program on 1 warps (default)" in contenders.ours, name
+        anchor = "Triton column kernel, 1 pairs per program on 1 warps (default)"
+        assert anchor in contenders.anchors or anchor in contenders.ours, name

@@ -12,6 +12,8 @@ CUDA device (``ValueError`` otherwise).
 
 from __future__ import annotations
 
+from typing import Optional
+
 import torch
 
 from benchmarks.cases.edit import ocr_pairs, rapidfuzz_loop, uneven_pairs, wer_pairs
@@ -20,9 +22,12 @@ from gpumetrics.functional import edit_distance, word_error_rate
 from gpumetrics.kernels.ragged import Ragged
 from gpumetrics.kernels.text_rows import encode_chars_ragged
 
-# Triton launch shapes (pairs per program, warps): the kernel's default (1, 1), the shapes it launched first (32 lanes
-# on 4 warps from 4,096 pairs, 16 lanes on 4 warps below) and its neighbours (gpumetrics.kernels.levenshtein_triton)
+# Triton launch shapes of the column kernel (pairs per program, warps): its default (1, 1), the shapes it launched
+# first (32 lanes on 4 warps from 4,096 pairs, 16 lanes on 4 warps below) and its neighbours; of the wavefront kernel
+# (pattern words per program, warps): its default (32, 1: a word per thread) and neighbours
+# (gpumetrics.kernels.levenshtein_triton)
 _SHAPES = ((1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (16, 4), (32, 4))
+_WAVE_SHAPES = ((32, 1), (32, 2), (16, 1), (64, 2))
 
 
 def _cuda(device: str) -> str:
@@ -109,21 +114,40 @@ def edit_gpu_uneven_case(size: int, device: str) -> Contenders:
     )
 
 
-def _kernel_shapes_case(preds, target, device: str, before: tuple[int, int], note: str) -> Contenders:
-    from gpumetrics.kernels.levenshtein_triton import LANES, WARPS, levenshtein_triton
+def _kernel_shapes_case(preds, target, device: str, before: Optional[tuple[int, int]], note: str, columns=_SHAPES,
+                        wave=(), auto: bool = False) -> Contenders:
+    """The kernels alone by launch shape against the column kernel at shape ``before`` (``None``: its default):
+    ``columns`` and ``wave`` shapes with the kernel forced, and with ``auto`` the dispatch the routes run (both
+    kernels launched)."""
+    from gpumetrics.kernels.levenshtein_triton import LANES, WARPS, WAVE_WARPS, WAVE_WORDS, levenshtein_triton
+
+    before = before or (LANES, WARPS)
 
     (a, a_offsets), (b, b_offsets) = encode_chars_ragged(preds, device), encode_chars_ragged(target, device)
 
-    def shape(lanes: int, warps: int):
-        return lambda: levenshtein_triton(a, a_offsets, b, b_offsets, block=lanes, num_warps=warps)
+    def column(lanes: int, warps: int):
+        return lambda: levenshtein_triton(a, a_offsets, b, b_offsets, block=lanes, num_warps=warps, kernel="columns")
+
+    def wavefront(words: int, warps: int):
+        return lambda: levenshtein_triton(a, a_offsets, b, b_offsets, num_warps=warps, kernel="wavefront",
+                                          words=words)
 
     def label(lanes: int, warps: int) -> str:
         default = " (default)" if (lanes, warps) == (LANES, WARPS) else ""
-        return f"Triton kernel, {lanes} pairs per program on {warps} warps{default}"
+        return f"Triton column kernel, {lanes} pairs per program on {warps} warps{default}"
 
+    def wave_label(words: int, warps: int) -> str:
+        default = " (default)" if (words, warps) == (WAVE_WORDS, WAVE_WARPS) else ""
+        return f"Triton wavefront kernel, {words} words per program on {warps} warps{default}"
+
+    ours = {wave_label(*shape): wavefront(*shape) for shape in wave}
+    ours.update({label(*other): column(*other) for other in columns if other != before})
+    if auto:
+        ours["Triton kernels, auto dispatch (the routes' launch)"] = lambda: levenshtein_triton(a, a_offsets, b,
+                                                                                                 b_offsets)
     return Contenders(
-        ours={label(*other): shape(*other) for other in _SHAPES if other != before},
-        anchors={label(*before) + ", the shape launched before": shape(*before)},
+        ours=ours,
+        anchors={label(*before) + ("" if before == (LANES, WARPS) else ", the shape launched before"): column(*before)},
         check=lambda ours, anchor: torch.equal(ours, anchor),
         note=note,
     )
@@ -133,8 +157,22 @@ def _kernel_shapes_case(preds, target, device: str, before: tuple[int, int], not
 def edit_gpu_kernel_short_case(size: int, device: str) -> Contenders:
     device = _cuda(device)
     preds, target = ocr_pairs(size, 5, 40, seed=size)
-    return _kernel_shapes_case(preds, target, device, (32, 4), "the Triton kernel alone on the 500,000 short pairs of "
-                               "edit_gpu_short_strings (code points already on the GPU), by launch shape")
+    return _kernel_shapes_case(preds, target, device, (32, 4), "the Triton kernels alone on the 500,000 short pairs of "
+                               "edit_gpu_short_strings (code points already on the GPU), by launch shape; auto: the "
+                               "column kernel and an idle wavefront launch", wave=_WAVE_SHAPES[:1], auto=True)
+
+
+@register("edit_gpu_kernel_medium", sizes=(20_000,), quick_sizes=(4,), repeats=3, group="gpu")
+def edit_gpu_kernel_medium_case(size: int, device: str) -> Contenders:
+    device = _cuda(device)
+    # 2-8 pattern words, across WAVEFRONT_MIN_WORDS (4): where the wavefront kernel starts to win; the quick size
+    # (a CPU check under Triton's interpreter) keeps to 65-200 characters
+    low, high = (65, 512) if size >= 100 else (65, 200)
+    preds, target = ocr_pairs(size, low, high, seed=size + 2)
+    return _kernel_shapes_case(preds, target, device, None, "the Triton kernels alone on "
+                               "20,000 pairs of 65-512 characters (code points already on the GPU): the column "
+                               "kernel's default against the wavefront kernel's, and the auto dispatch",
+                               columns=(), wave=_WAVE_SHAPES[:1], auto=True)
 
 
 @register("edit_gpu_kernel_long", sizes=(2_000,), quick_sizes=(4,), repeats=3, group="gpu")
@@ -144,5 +182,7 @@ def edit_gpu_kernel_long_case(size: int, device: str) -> Contenders:
     # characters (still several words) instead of 500-2,000, which take minutes there
     low, high = (500, 2_000) if size >= 100 else (70, 200)
     preds, target = ocr_pairs(size, low, high, seed=size + 1)
-    return _kernel_shapes_case(preds, target, device, (16, 4), "the Triton kernel alone on the 2,000 long pairs of "
-                               "edit_gpu_long (code points already on the GPU), by launch shape")
+    return _kernel_shapes_case(preds, target, device, None, "the Triton kernels alone on "
+                               "the 2,000 long pairs of edit_gpu_long (code points already on the GPU): the wavefront "
+                               "kernel by launch shape against the column kernel's default", columns=(),
+                               wave=_WAVE_SHAPES)

@@ -130,6 +130,30 @@ def test_cuda_matches_cpu():  # pragma: no cover - runs on GPU machines only
     assert levenshtein_strings(a, b, backend="auto", device="cuda").cpu().tolist() == _expected(a, b)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_wavefront_and_column_kernels_match_rapidfuzz_at_every_benchmarked_shape():  # pragma: no cover - GPU
+    """Both Triton kernels forced, at the launch shapes the kernel rows time (and 2 words per program: groups), on
+    the GPU's own Triton; word ids up to 2**32 - 1 through the wavefront kernel's int32 tile."""
+    import_oracle("triton")
+    from gpumetrics.kernels.levenshtein_triton import levenshtein_triton
+    from gpumetrics.kernels.text_rows import encode_chars_ragged
+
+    a, b = _pairs(5)
+    want = _expected(a, b)
+    ra, rb = encode_chars_ragged(a, "cuda"), encode_chars_ragged(b, "cuda")
+    for kernel, words, warps in (("columns", 0, 0), ("wavefront", 0, 0), ("wavefront", 32, 2), ("wavefront", 16, 1),
+                                 ("wavefront", 64, 2), ("wavefront", 2, 1), ("auto", 0, 0)):
+        got = levenshtein_triton(*ra, *rb, num_warps=warps, kernel=kernel, words=words).cpu().tolist()
+        assert got == want, (kernel, words, warps)
+    rng = random.Random(6)
+    ids = [[rng.choice([0, 7, (1 << 32) - 1, (1 << 31) - 1, 1 << 31]) for _ in range(rng.randint(0, 700))]
+           for _ in range(40)]
+    flat = lambda rows: (torch.tensor([v for row in rows for v in row], dtype=torch.long, device="cuda"),  # noqa: E731
+                         torch.tensor([0] + [len(row) for row in rows]).cumsum(0).cuda())
+    got = levenshtein_triton(*flat(ids[:20]), *flat(ids[20:]), kernel="wavefront").cpu().tolist()
+    assert got == [Levenshtein.distance(x, y) for x, y in zip(ids[:20], ids[20:])]
+
+
 # ------------------------------------------------------------------------------------ properties (hypothesis)
 _seq = st.lists(st.integers(0, 5), max_size=150)
 
@@ -575,34 +599,83 @@ def test_triton_kernel_equals_the_tensor_kernel_under_the_interpreter_more_pairs
     _run_triton_interpreter(seed=seed, pairs=60, long=10_000)
 
 
+def _run_wavefront_interpreter(seed: int, pairs: int, long: int, words: int) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import_oracle("triton")
+    env = {**os.environ, "TRITON_INTERPRET": "1"}  # must be set before triton is imported: a fresh process
+    done = subprocess.run([sys.executable, "-m", "tests.kernels.triton_wavefront_check", str(seed), str(pairs),
+                           str(long), str(words)], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+
+
+def test_wavefront_kernel_equals_rapidfuzz_and_the_column_kernel_under_the_interpreter():
+    """The wavefront kernel forced, 2 pattern words per program (patterns past 128 symbols run in groups, a 3,000-
+    symbol row in 24): uneven lengths across word and group boundaries, Unicode, empty sides, identical and
+    near-identical rows, 3,000 vs 3, word ids up to 2**32 - 1, both buffer layouts; ``kernel="auto"`` on short and
+    long pairs interleaved."""
+    _run_wavefront_interpreter(seed=0, pairs=12, long=3_000, words=2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("seed", "words"), [(1, 4), (2, 32)])
+def test_wavefront_kernel_under_the_interpreter_more_pairs(seed, words):
+    """As above with more random pairs, 4 and 32 (the default) words per program, and a 10,000-symbol row vs 3."""
+    _run_wavefront_interpreter(seed=seed, pairs=40, long=10_000, words=words)
+
+
+def test_fused_kernel_choice_and_words_per_program_are_checked():
+    import_oracle("triton")
+    from gpumetrics.kernels.levenshtein_triton import levenshtein_triton
+
+    values, offsets = torch.tensor([1, 2]), torch.tensor([0, 1, 2])
+    with pytest.raises(ValueError, match="`kernel` must be one of 'auto', 'columns', 'wavefront'"):
+        levenshtein_triton(values, offsets, values, offsets, kernel="rows")
+    with pytest.raises(ValueError, match="`words` must be a power of two, got 24"):
+        levenshtein_triton(values, offsets, values, offsets, words=24)
+    with pytest.raises(TypeError, match="`words`"):
+        levenshtein_triton(values, offsets, values, offsets, words=2.0)
+
+
 _HOPPER_COMPILE = """
 import os, re, subprocess, tempfile
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from gpumetrics.kernels.levenshtein_triton import LANES, WARPS, _levenshtein_kernel
-signature = {"values": "*i64", "p_start_ptr": "*i64", "p_len_ptr": "*i64", "t_start_ptr": "*i64", "t_len_ptr": "*i64",
-             "carry_ptr": "*i8", "out_ptr": "*i64", "order_ptr": "*i64", "pairs": "i32", "BLOCK": "constexpr"}
-kernel = triton.compile(ASTSource(_levenshtein_kernel, signature, constexprs={"BLOCK": LANES}),
-                        target=GPUTarget("cuda", 90, 32), options={"num_warps": WARPS})  # the launch shape
-assert kernel.asm["cubin"] and "bar.sync" in kernel.asm["ptx"]
-# its state fits the registers: no local memory (the earlier 32 lanes on 4 warps spilled 712 bytes)
+from gpumetrics.kernels.levenshtein_triton import (LANES, WARPS, WAVE_WARPS, WAVE_WORDS, _levenshtein_kernel,
+                                                   _wavefront_kernel)
+pointers = {"values": "*i64", "p_start_ptr": "*i64", "p_len_ptr": "*i64", "t_start_ptr": "*i64", "t_len_ptr": "*i64"}
+tail = {"out_ptr": "*i64", "order_ptr": "*i64", "pairs": "i32", "count_ptr": "*i64"}
 tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
-if os.path.exists(tool):
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "kernel.cubin")
-        with open(path, "wb") as cubin:
-            cubin.write(kernel.asm["cubin"])
-        usage = subprocess.run([tool, "-res-usage", path], capture_output=True, text=True, check=True).stdout
-    assert re.search(r"STACK:0 ", usage) and re.search(r"LOCAL:0 ", usage), usage
+for jit, signature, shape, warps in (
+        (_levenshtein_kernel, {**pointers, "carry_ptr": "*i8", **tail, "BLOCK": "constexpr"}, {"BLOCK": LANES}, WARPS),
+        (_wavefront_kernel, {**pointers, "hout_ptr": "*i8", **tail, "WORDS": "constexpr"}, {"WORDS": WAVE_WORDS},
+         WAVE_WARPS)):
+    kernel = triton.compile(ASTSource(jit, signature, constexprs=shape), target=GPUTarget("cuda", 90, 32),
+                            options={"num_warps": warps})  # the launch shape
+    assert kernel.asm["cubin"] and "bar.sync" in kernel.asm["ptx"]
+    # its state fits the registers: no local memory (the column kernel's 32 lanes on 4 warps spilled 712 bytes); the
+    # wavefront kernel's match masks stay in their threads: no shared memory (a [64, WORDS] tile loaded in 2-D and
+    # laid out by rows, as the load's contiguity would have it, was reduced across the warp through 1 KiB of it)
+    if os.path.exists(tool):
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "kernel.cubin")
+            with open(path, "wb") as cubin:
+                cubin.write(kernel.asm["cubin"])
+            usage = subprocess.run([tool, "-res-usage", path], capture_output=True, text=True, check=True).stdout
+        assert re.search(r"STACK:0 ", usage) and re.search(r"LOCAL:0 ", usage), usage
+        assert jit is _levenshtein_kernel or re.search(r"SHARED:0 ", usage), usage
+        print(jit.__name__, re.search(r"REG:[0-9]+", usage).group())
 print("ok")
 """
 
 
 def test_triton_kernel_compiles_for_an_h100():
-    """The interpreter is lenient (no layouts, no dtype rules of the compiler): the kernel is also compiled ahead of
-    time for sm_90 with the launch's argument types and shape, which needs no GPU (Triton's own ptxas), and its
-    resource usage read (no register spills)."""
+    """The interpreter is lenient (no layouts, no dtype rules of the compiler): both kernels are also compiled ahead
+    of time for sm_90 with the launch's argument types and default shape, which needs no GPU (Triton's own ptxas),
+    and their resource usage read (no register spills; the wavefront kernel: no shared memory either)."""
     import os
     import subprocess
     import sys
@@ -612,7 +685,7 @@ def test_triton_kernel_compiles_for_an_h100():
     done = subprocess.run([sys.executable, "-c", _HOPPER_COMPILE], env=env, capture_output=True, text=True, timeout=600)
     if done.returncode and ("ptxas" in done.stderr and "not found" in done.stderr.lower()):
         pytest.skip("Triton's CUDA toolchain (ptxas) is not installed here")
-    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+    assert done.returncode == 0 and done.stdout.rstrip().endswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
 
 
 def test_auto_on_a_device_takes_rapidfuzz_only_where_the_host_beats_the_device_route(monkeypatch):

@@ -35,7 +35,7 @@ def mend_interpreter_scalars() -> None:
 ALPHABET = "abcxyz АбвЁж 中文字 😀🐈\u200d⬛ e\u0301ß"
 
 
-def _random(rng, n, alphabet=ALPHABET):
+def random_text(rng, n, alphabet=ALPHABET):
     return "".join(rng.choice(alphabet) for _ in range(n))
 
 
@@ -47,12 +47,12 @@ def main(seed: int, pairs: int, long: int) -> None:
     lengths = [0, 1, 3, 17, 63, 64, 65, 127, 128, 129, 200]
     for _ in range(pairs):  # uneven lengths, Unicode, multi-word patterns, tiny alphabets
         alphabet = ALPHABET if rng.random() < 0.7 else "ab"
-        a.append(_random(rng, rng.choice(lengths), alphabet))
-        b.append(_random(rng, rng.choice(lengths), alphabet))
-    source = _random(rng, 300)  # near-identical: common prefix and suffix across word boundaries
+        a.append(random_text(rng, rng.choice(lengths), alphabet))
+        b.append(random_text(rng, rng.choice(lengths), alphabet))
+    source = random_text(rng, 300)  # near-identical: common prefix and suffix across word boundaries
     a += [source, source[:150] + "q" + source[151:], source]
     b += [source[:70] + source[75:], source, source + "z"]
-    big = _random(rng, long)  # one long row against 3 symbols, both ways round
+    big = random_text(rng, long)  # one long row against 3 symbols, both ways round
     a += [big, "abc"]
     b += ["abc", big]
     expected = [Levenshtein.distance(x, y) for x, y in zip(a, b)]
