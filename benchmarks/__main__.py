@@ -477,6 +477,12 @@ def _gpu_tables(payload: dict) -> list[str]:
     if not any(row["device"] != "cpu" for row in payload["rows"]):
         lines += ["", "No GPU has run it yet: every row is **unmeasured** — "
                   + ", ".join(f"`{name}`" for name in gpu_suite_names()) + "."]
+    else:
+        measured = {row["case"] for row in payload["rows"] if row["device"] != "cpu"}
+        never = [name for name in gpu_suite_names() if name not in measured]
+        if never:
+            lines += ["", "**Unmeasured** (no GPU has run these cases yet): "
+                      + ", ".join(f"`{name}`" for name in never) + "."]
     for heading, on_device in _sections(rows):
         lines += ["", f"### {heading}", "",
                   "| case | size | gpumetrics | time (min–max) | throughput | anchor | anchor time (min–max) | ratio "

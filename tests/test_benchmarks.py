@@ -401,6 +401,11 @@ def test_gpu_rows_render_their_throughput_and_both_goals():
     slow = next(line for line in table.splitlines() if "| slow |" in line)
     assert "4,000 images/s" in fast and "pass (≥ 2×); pass (≥ 2,000 images/s)" in fast
     assert "500 images/s" in slow and slow.rstrip().endswith("**fail** (≥ 2×) | — |")  # no date recorded
+    load_cases()  # the suite's cases no GPU row covers are named, the measured one not
+    suite = bench.gpu_suite_names()
+    measured = {**rows[0], "case": suite[0]}
+    unmeasured = next(line for line in render_markdown({"rows": [measured]}).splitlines() if "**Unmeasured**" in line)
+    assert f"`{suite[0]}`" not in unmeasured and all(f"`{name}`" in unmeasured for name in suite[1:])
 
 
 _JUNIT = """<?xml version="1.0" encoding="utf-8"?>
