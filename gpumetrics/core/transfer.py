@@ -72,7 +72,7 @@ def upload_all(arrays: list[Any], device: DeviceArg) -> list[torch.Tensor]:
     if any(t.device.type != "cpu" for t in tensors):  # already on a device: no staging
         flat = torch.cat([t.reshape(-1).to(target) for t in tensors])
     else:
-        stage = torch.empty(sum(t.numel() for t in tensors), dtype=tensors[0].dtype, pin_memory=target.type == "cuda")
+        stage = staging_buffer(sum(t.numel() for t in tensors), tensors[0].dtype, target)
         flat = _send(torch.cat([t.reshape(-1) for t in tensors], out=stage), target)
     return [part.view(t.shape) for part, t in zip(torch.split(flat, [t.numel() for t in tensors]), tensors)]
 
@@ -118,20 +118,36 @@ def staging_buffer(size: int, dtype: Any, device: DeviceArg) -> torch.Tensor:
     """An empty host buffer to assemble an upload to ``device`` in: pinned for CUDA (torch's caching host allocator:
     no pageable intermediate to page-fault in, no second copy to pin it, reused once its copy has run), numpy's
     memory elsewhere (its large allocations are hugepage-advised, torch's fault in 4 KiB pages: 44 MB in 8 ms vs
-    26 ms). Send it with :func:`upload`.
+    26 ms) — torch's for a dtype numpy lacks (bfloat16). Send it with :func:`upload`.
 
     Args:
         size: number of items.
-        dtype: numpy dtype of the items.
+        dtype: numpy or torch dtype of the items.
         device: the device the buffer's contents go to.
 
     Returns:
-        ``Tensor[size]`` on the host (its numpy view writes into it).
+        ``Tensor[size]`` on the host (its numpy view, where numpy has the dtype, writes into it).
+
+    Example:
+        >>> staging_buffer(3, np.int32, "cpu").dtype, staging_buffer(2, torch.bfloat16, "cpu").dtype
+        (torch.int32, torch.bfloat16)
     """
-    dtype = np.dtype(dtype)
+    if isinstance(dtype, torch.dtype):
+        torch_dtype, numpy_dtype = dtype, _NUMPY_OF.get(dtype)
+    else:
+        numpy_dtype = np.dtype(dtype)
+        torch_dtype = torch.from_numpy(np.empty(0, numpy_dtype)).dtype
     if _target(device).type == "cuda":
-        return torch.empty(size, dtype=torch.from_numpy(np.empty(0, dtype)).dtype, pin_memory=True)
-    return torch.from_numpy(np.empty(size, dtype))
+        return torch.empty(size, dtype=torch_dtype, pin_memory=True)
+    if numpy_dtype is None:
+        return torch.empty(size, dtype=torch_dtype)
+    return torch.from_numpy(np.empty(size, numpy_dtype))
+
+
+#: torch dtypes numpy also has (bfloat16 and the 8-bit floats it lacks)
+_NUMPY_OF = {torch.from_numpy(np.empty(0, kind)).dtype: np.dtype(kind) for kind in (
+    np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64, np.complex64,
+    np.complex128, np.uint16, np.uint32, np.uint64)}
 
 
 def _target(device: DeviceArg) -> torch.device:

@@ -47,3 +47,26 @@ def test_upload_concatenated_casts_narrow_blocks_into_the_widest_without_sign_er
     assert ids.dtype == torch.int64 and ids.tolist() == [0, 1, 2, 7, 8]
     assert upload_concatenated([], "cpu").tolist() == []
     assert upload_concatenated([np.ones(2, np.float32)], "cpu", np.float64).dtype == torch.float64
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.bool, torch.int32, torch.float64])
+def test_upload_all_stages_every_torch_dtype_through_one_staging_buffer(dtype, monkeypatch) -> None:
+    """upload_all assembles its one copy in core.transfer.staging_buffer (pinned for CUDA), bfloat16 included, which
+    numpy lacks: the one way a host staging buffer is made."""
+    from gpumetrics.core import transfer
+
+    asked = []
+    real = transfer.staging_buffer
+    monkeypatch.setattr(transfer, "staging_buffer", lambda *args: asked.append(args) or real(*args))
+    parts = [torch.arange(3).to(dtype), torch.ones(2, 2).to(dtype)]
+    out = transfer.upload_all(parts, "cpu")
+    assert asked == [(7, dtype, torch.device("cpu"))]
+    assert all(torch.equal(a, b) and a.dtype == dtype for a, b in zip(out, parts))
+
+
+def test_staging_buffer_takes_numpy_and_torch_dtypes() -> None:
+    from gpumetrics.core.transfer import staging_buffer
+
+    assert staging_buffer(4, np.uint8, "cpu").numpy().dtype == np.uint8  # numpy's memory, its view writes in
+    assert staging_buffer(4, torch.int16, None).numpy().dtype == np.int16
+    assert staging_buffer(2, torch.bfloat16, "cpu").dtype == torch.bfloat16
