@@ -210,12 +210,10 @@ def stage_separated(texts: Sequence[str], device: torch.device | str | None = No
         True
     """
     device = check_device(device, "device")
-    stager = _Stager(device, -(-len(texts) // _ENCODE_BLOCK))
-    for start in range(0, len(texts), _ENCODE_BLOCK):
-        strings = texts[start:start + _ENCODE_BLOCK]
-        if not stager.write("\0".join(strings), len(strings)):
-            return None
-    return _staged(stager)
+    chunks = list(_staged_chunks([texts], sys.maxsize, device))
+    if not chunks:
+        return _staged(_Stager(device, 0))
+    return None if chunks[-1] is None else chunks[0][1]
 
 
 def stage_pairs_separated(a: Sequence[str], b: Sequence[str], max_symbols: int,
@@ -230,28 +228,37 @@ def stage_pairs_separated(a: Sequence[str], b: Sequence[str], max_symbols: int,
         >>> [(n, upload_staged(staged).tolist()) for n, staged in stage_pairs_separated(["ab"], ["c"], 100)]
         [(1, [97, 98, 0, 99, 0])]
     """
-    device = check_device(device, "device")
-    blocks = -(-len(a) // _ENCODE_BLOCK)
-    sides: Optional[tuple[_Stager, _Stager]] = None
+    return _staged_chunks([a, b], max_symbols, check_device(device, "device"))
+
+
+def _staged_chunks(sides: Sequence[Sequence[str]], max_symbols: int,
+                   device: torch.device) -> Iterator[Optional[tuple[int, Staged]]]:
+    """The one staging loop: blocks of ``_ENCODE_BLOCK`` strings of every side (same lengths), joined with
+    separators and written by a stager per side, cut into chunks of at most ``max_symbols`` values (a block of every
+    side at least); ``(strings per side, staged)`` per chunk, its sides one after another, or ``None`` (then stop) at
+    a string containing ``"\\0"``."""
+    blocks = -(-len(sides[0]) // _ENCODE_BLOCK)
+    stagers: Optional[list[_Stager]] = None
     first = held = 0
     for index in range(blocks):
         start = index * _ENCODE_BLOCK
-        strings_a, strings_b = a[start:start + _ENCODE_BLOCK], b[start:start + _ENCODE_BLOCK]
-        joined_a, joined_b = "\0".join(strings_a), "\0".join(strings_b)
-        size = len(joined_a) + len(joined_b) + 2
-        if sides is not None and held + size > max_symbols:
-            yield start - first, _staged(*sides)
-            sides = None
-        if sides is None:
+        strings = [side[start:start + _ENCODE_BLOCK] for side in sides]
+        joined = ["\0".join(block) for block in strings]
+        size = sum(map(len, joined)) + len(joined)
+        if stagers is not None and held + size > max_symbols:
+            yield start - first, _staged(*stagers)
+            stagers = None
+        if stagers is None:
             expected = min(blocks - index, max_symbols // size + 1)  # the blocks this chunk will hold, about
-            sides = (_Stager(device, expected, 4 * max_symbols), _Stager(device, expected, 4 * max_symbols))
+            cap = 4 * max_symbols if max_symbols < sys.maxsize else None
+            stagers = [_Stager(device, expected, cap) for _ in sides]
             first, held = start, 0
         held += size
-        if not (sides[0].write(joined_a, len(strings_a)) and sides[1].write(joined_b, len(strings_b))):
+        if not all(stager.write(text, len(block)) for stager, text, block in zip(stagers, joined, strings)):
             yield None
             return
-    if sides is not None:
-        yield len(a) - first, _staged(*sides)
+    if stagers is not None:
+        yield len(sides[0]) - first, _staged(*stagers)
 
 
 def upload_staged(staged: Staged, device: torch.device | str | None = None) -> Tensor:
