@@ -746,7 +746,7 @@ def _run_one_process(args: argparse.Namespace, selected: list[Case], run: "_Run"
     def on_result(item: one_process.Item, rows: Optional[list], error: Optional[str]) -> None:
         _announce(args, item.case, item.size, item.repeats)
         if rows is None:
-            print(f"    FAILED: {error}", flush=True)
+            print(f"    FAILED: {item.label}: {error}", flush=True)
             run.failures.append(f"{item.label} ({error})")
         else:
             rows = run.stamped(rows)
