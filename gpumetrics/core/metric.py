@@ -5,6 +5,13 @@
 ``isinstance(metric, torchmetrics.Metric)`` holds (what Lightning's ``self.log`` and ``MetricCollection`` check)
 without gpumetrics importing torchmetrics — at import of this module when torchmetrics is already imported,
 otherwise right after torchmetrics' own import (:func:`gpumetrics.core.abc_registration.register_on_import`).
+
+This module holds the class — its options, state registration, ``update`` / ``compute`` wrapping, ``forward``, the
+tree of owned metrics, signatures — and every method of it. Two jobs live in their own modules, whose functions the
+methods of the same names delegate to: how states combine across ranks and between metrics
+(:mod:`gpumetrics.core.metric_sync`: ``sync`` / ``unsync``, ``_sync_dist``, ``_reduce_states``, ``merge_state``) and
+where they live (:mod:`gpumetrics.core.metric_state`: ``state_dict`` / ``_load_from_state_dict``, ``_apply``,
+``set_dtype``). Checks of the ``Metric`` type stay here, so those modules never import this one.
 """
 
 from __future__ import annotations
@@ -19,12 +26,11 @@ from typing import Any, Callable, ClassVar, Iterator, Optional, Sequence, Union
 import torch
 from torch import Tensor
 
+from gpumetrics.core import metric_state, metric_sync
 from gpumetrics.core.abc_registration import register_on_import
 from gpumetrics.core.checks import check_bool, check_positive_int
 from gpumetrics.core.distributed import (
-    REDUCE_OPS, REDUCTIONS_BY_NAME, canonical_reduction, check_same_on_all_ranks, dim_zero_cat, dim_zero_max,
-    dim_zero_mean, dim_zero_min, dim_zero_sum, distributed_available, gather_all_tensors, replicated, state_layout,
-    sync_states,
+    REDUCTIONS_BY_NAME, canonical_reduction, distributed_available, gather_all_tensors,
 )
 from gpumetrics.core.gcpause import gc_paused
 from gpumetrics.core.signature import format_signature
@@ -378,7 +384,8 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
                                    should_unsync=self._should_unsync):
                 # one-element tensors squeezed to 0-d (torchmetrics' rule, which Lightning's logging expects);
                 # cloned so that in-place changes of the result leave the cache alone
-                value = _map_tensors(compute(*args, **kwargs), lambda x: (x.squeeze() if x.numel() == 1 else x).clone())
+                value = metric_state.map_tensors(compute(*args, **kwargs),
+                                                 lambda x: (x.squeeze() if x.numel() == 1 else x).clone())
             if self.compute_with_cache:
                 self._computed = value
             return self._finish_compute(value)
@@ -535,15 +542,7 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
         Raises:
             RuntimeError: the metric is already synchronised.
         """
-        if self._is_synced and should_sync:
-            raise RuntimeError(f"{type(self).__name__} is already synchronised: call `unsync()` first")
-        available = distributed_available or self.distributed_available_fn
-        if not should_sync or not (callable(available) and available()):
-            return
-        self._cache = {name: value if isinstance(value, Tensor) else list(value)
-                       for name, value in self.metric_state.items()}
-        self._sync_dist(dist_sync_fn or gather_all_tensors, process_group=process_group)
-        self._is_synced = True
+        metric_sync.sync(self, dist_sync_fn, process_group, should_sync, distributed_available)
 
     def unsync(self, should_unsync: bool = True) -> None:
         """Put back this rank's own states after :meth:`sync`.
@@ -551,14 +550,7 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
         Raises:
             RuntimeError: the metric is not synchronised.
         """
-        if not should_unsync:
-            return
-        if not self._is_synced or self._cache is None:
-            raise RuntimeError(f"{type(self).__name__} is not synchronised: there is nothing to unsync")
-        for name, value in self._cache.items():
-            setattr(self, name, value)
-        self._is_synced = False
-        self._cache = None
+        metric_sync.unsync(self, should_unsync)
 
     @contextlib.contextmanager
     def sync_context(self, dist_sync_fn: Optional[Callable] = None, process_group: Optional[Any] = None,
@@ -573,73 +565,21 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
             self.unsync(should_unsync=self._is_synced and should_unsync)
 
     def _sync_dist(self, dist_sync_fn: Callable = gather_all_tensors, process_group: Optional[Any] = None) -> None:
-        group = process_group or self.process_group
-        if dist_sync_fn is not gather_all_tensors:  # a user-supplied sync function keeps torchmetrics' semantics
-            if torch.distributed.is_available() and torch.distributed.is_initialized():  # its own transport otherwise
-                check_same_on_all_ranks(self.state_signature(), type(self).__name__, group)
-            self._sync_by_gather(dist_sync_fn, group)
-            return
-        states = {name: getattr(self, name) for name in self._reductions}
-        # ranks built with other options would add incomparable states into one number, and ranks whose additive
-        # states differ in dtype or shape (set_dtype on one rank) would flatten them into buffers that do not match:
-        # both are refused on every rank instead of a mixed number or a wait in mismatched collectives
-        layout = state_layout(states, self._reductions)
-        check_same_on_all_ranks(self.state_signature(), type(self).__name__, group, layout)
-        synced = sync_states(states, self._reductions, gather_all_tensors, group)
-        for name, value in synced.items():
-            setattr(self, name, value)
+        metric_sync.sync_dist(self, dist_sync_fn, process_group)
 
     def _sync_by_gather(self, gather: Callable, group: Optional[Any]) -> None:
         """torchmetrics' synchronisation through ``gather(tensor, group=...) -> [every rank's tensor]``: each state
         gathered (a list state concatenated first), the ranks' values stacked (tensors) or joined (lists), then
         reduced by the state's reduction."""
-        for name, reduction_fn in self._reductions.items():
-            value = getattr(self, name)
-            if isinstance(value, list):
-                if reduction_fn is dim_zero_cat and len(value) > 1:
-                    value = [dim_zero_cat(value)]
-                elif reduction_fn is dim_zero_cat and not value:
-                    value = [torch.tensor([], device=self.device, dtype=self.dtype)]
-                gathered = [item for part in value for item in gather(part, group=group)]
-                if not gathered:
-                    setattr(self, name, [])
-                    continue
-                setattr(self, name, reduction_fn(gathered) if reduction_fn is not None else gathered)
-            else:
-                stacked = torch.stack(gather(value, group=group))
-                setattr(self, name, reduction_fn(stacked) if reduction_fn is not None else stacked)
+        metric_sync.sync_by_gather(self, gather, group)
 
     def _reduce_states(self, incoming_state: dict[str, Any]) -> None:
         """Reduce ``incoming_state`` (state name → value) with this metric's states, incoming first for ``cat``
         states (``forward`` hands the accumulated states here, the batch's being this metric's)."""
-        for name, reduction_fn in self._reductions.items():
-            if name not in incoming_state:
-                raise ValueError(f"the incoming state holds no `{name}` (expected the states {list(self._defaults)})")
-            local, incoming = getattr(self, name), incoming_state[name]
-            if reduction_fn is dim_zero_sum:
-                reduced = incoming + local
-            elif reduction_fn is dim_zero_mean:
-                reduced = ((self._update_count - 1) * incoming + local).float() / self._update_count
-            elif reduction_fn is dim_zero_max:
-                reduced = torch.max(incoming, local)
-            elif reduction_fn is dim_zero_min:
-                reduced = torch.min(incoming, local)
-            elif reduction_fn is dim_zero_cat:
-                reduced = torch.cat([incoming, local]) if isinstance(incoming, Tensor) else incoming + local
-            elif reduction_fn is None:
-                reduced = torch.stack([incoming, local]) if isinstance(incoming, Tensor) else [*incoming, *local]
-            elif reduction_fn is replicated:
-                reduced = _merge_replicated(name, local, incoming)
-            else:
-                reduced = reduction_fn(torch.stack([incoming, local]))
-            setattr(self, name, reduced)
-        self._keep_first_entries()
+        metric_sync.reduce_states(self, incoming_state)
 
     def _keep_first_entries(self) -> None:
-        for name, count in vars(self).get("_kept_first", {}).items():
-            entries = getattr(self, name)
-            if isinstance(entries, list) and len(entries) > count:  # a synchronised state is one tensor: kept whole
-                setattr(self, name, entries[:count])
+        metric_sync.keep_first_entries(self)
 
     def merge_state(self, incoming_state: Union[dict[str, Any], Metric]) -> None:
         """Add another metric's states (or a ``metric_state`` dict) to this one's, as if its batches had been
@@ -671,32 +611,16 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
         if self.full_state_update or self.full_state_update is None or self.dist_sync_on_step:
             raise RuntimeError(f"{type(self).__name__}.merge_state is not supported with `full_state_update=True` or "
                                "`dist_sync_on_step=True`: override merge_state in the metric class")
-        if isinstance(incoming_state, Metric):
-            if not isinstance(incoming_state, type(self)):
-                raise ValueError(f"`incoming_state` must be a {type(self).__name__}, got "
-                                 f"{type(incoming_state).__name__}")
-            mine, theirs = self.state_signature(), incoming_state.state_signature()
-            if mine != theirs:
-                raise ValueError(f"cannot merge the states of a metric `{theirs}` into a metric `{mine}`: the "
-                                 "signatures differ, so the numbers are not comparable")
-        incoming = incoming_state.metric_state if isinstance(incoming_state, Metric) else incoming_state
-        # states from another device (a metric built on the CPU, or on another GPU) join this metric's there
-        incoming = {name: _map_tensors(value, lambda tensor: tensor.to(self.device))
-                    for name, value in incoming.items()}
-        own_entries = {
-            name: list(getattr(self, name))
-            for name, reduction_fn in self._reductions.items()
-            if reduction_fn is dim_zero_cat and isinstance(getattr(self, name), list)
-        }
-        self._reduce_states(incoming)  # validates and reduces every state
-        self._computed = None
-        if isinstance(incoming_state, Metric):
-            # as one pass, the merged metric has seen both metrics' updates
-            self._update_count += incoming_state._update_count
-        for name, local in own_entries.items():  # call order: this metric's entries, then the incoming ones
-            other = incoming[name]
-            setattr(self, name, local + (list(other) if isinstance(other, list) else [other]))
-        self._keep_first_entries()
+        if not isinstance(incoming_state, Metric):
+            metric_sync.merge_states(self, incoming_state, None)
+            return
+        if not isinstance(incoming_state, type(self)):
+            raise ValueError(f"`incoming_state` must be a {type(self).__name__}, got {type(incoming_state).__name__}")
+        mine, theirs = self.state_signature(), incoming_state.state_signature()
+        if mine != theirs:
+            raise ValueError(f"cannot merge the states of a metric `{theirs}` into a metric `{mine}`: the "
+                             "signatures differ, so the numbers are not comparable")
+        metric_sync.merge_states(self, incoming_state.metric_state, incoming_state._update_count)
 
     def persistent(self, mode: bool = False) -> None:
         """Whether ``state_dict()`` holds the metric states (default False, as torchmetrics); child metrics follow."""
@@ -709,20 +633,8 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
     def state_dict(self, destination: Optional[dict[str, Any]] = None, prefix: str = "", keep_vars: bool = False):
         """``nn.Module.state_dict`` plus the persistent states (copies), the update count and the signature."""
         destination = super().state_dict(destination=destination, prefix=prefix, keep_vars=keep_vars)
-        for name in self._defaults:
-            if not self._persistent[name]:
-                continue
-            value = getattr(self, name)
-            if not keep_vars:
-                value = value.detach() if isinstance(value, Tensor) else [
-                    item.detach() if isinstance(item, Tensor) else item for item in value]
-            destination[prefix + name] = copy.deepcopy(value)
-        metrics = [m for m in self.modules() if isinstance(m, Metric)]
-        if any(flag for m in metrics for flag in m._persistent.values()):
-            # a 0-d tensor, so that ``torch.load(weights_only=True)`` accepts the checkpoint
-            destination[prefix + _UPDATE_COUNT] = torch.tensor(self._update_count, dtype=torch.long)
-            destination[prefix + _SIGNATURE] = _encode_signature(self.state_signature())
-        return destination
+        tree = [m for m in self.modules() if isinstance(m, Metric)]
+        return metric_state.add_persistent_states(self, destination, prefix, keep_vars, tree)
 
     def _load_from_state_dict(
         self,
@@ -734,48 +646,12 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
         unexpected_keys: list[str],
         error_msgs: list[str],
     ) -> None:
-        signature = state_dict.pop(prefix + _SIGNATURE, None)
-        if signature is not None:
-            saved, own = _decode_signature(signature, prefix + _SIGNATURE), self.state_signature()
-            if saved != own:
-                raise ValueError(f"cannot load the states of a metric `{saved}` into a metric `{own}`: the "
-                                 "signatures differ, so the numbers are not comparable (build the metric with the "
-                                 "options the checkpoint was written with)")
-        loaded = False
-        for name in self._defaults:
-            key = prefix + name
-            if key not in state_dict:
-                if self._persistent.get(name, False):  # reported when ``load_state_dict(strict=True)``
-                    missing_keys.append(key)
-                continue
-            try:
-                setattr(self, name, self._adopt_state(name, state_dict.pop(key)))
-                loaded = True
-            except (TypeError, ValueError) as error:
-                error_msgs.append(f"{key}: {error}")
-        count = state_dict.pop(prefix + _UPDATE_COUNT, None)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys,
-                                      error_msgs)
-        if count is not None:
-            self._update_count = int(count)
-        if loaded or count is not None:
-            self._computed = None
-            self._forward_cache = None
+        metric_state.load_from_state_dict(self, super()._load_from_state_dict, state_dict, prefix, local_metadata,
+                                          missing_keys, unexpected_keys, error_msgs)
 
     def _adopt_state(self, name: str, value: Any) -> Union[Tensor, list[Tensor]]:
         """A copy of a checkpointed state on this metric's device (tensor states keep their current dtype)."""
-        current = getattr(self, name)
-        if isinstance(value, Tensor):
-            if isinstance(current, Tensor):
-                if self._reductions[name] in REDUCE_OPS and value.shape != current.shape:
-                    raise ValueError(f"expected a tensor of shape {tuple(current.shape)}, got {tuple(value.shape)}")
-                return value.detach().to(device=current.device, dtype=current.dtype, copy=True)
-            return [value.detach().to(device=self.device, copy=True)]  # a synchronised ``cat`` state
-        if isinstance(value, (list, tuple)) and all(isinstance(v, Tensor) for v in value):
-            if isinstance(current, Tensor):
-                raise TypeError(f"expected a tensor, got a list of {len(value)} tensors")
-            return [v.detach().to(device=self.device, copy=True) for v in value]
-        raise TypeError(f"a metric state must be a tensor or a list of tensors, got {type(value).__name__}")
+        return metric_state.adopt_state(self, name, value)
 
     def _apply(self, fn: Callable, exclude_state: Sequence[str] = ()) -> torch.nn.Module:
         """Move states with the metric; change their dtype only as ``set_dtype`` asks, never float64 or integers.
@@ -788,52 +664,12 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
         ``set_dtype(dtype)`` casts floating-point tensors that are not float64 (e.g. float32 features, an encoder's
         weights), as torchmetrics does; float64, integer and bool tensors keep their dtype.
         """
-        probes = (torch.zeros((), dtype=torch.float32, device=self.device),
-                  torch.zeros((), dtype=torch.float64, device=self.device))
-        moved = [fn(probe) for probe in probes]
-        device = moved[0].device
-        if self._dtype_convert:  # ``set_dtype``: floating tensors follow, float64 and integer/bool ones do not
-
-            def guarded(tensor: Tensor) -> Tensor:
-                if tensor.is_floating_point() and tensor.dtype != torch.float64:
-                    return fn(tensor)
-                return tensor.to(device=device)
-
-        elif any(out.dtype != probe.dtype for out, probe in zip(moved, probes)):  # an implicit dtype conversion
-
-            def guarded(tensor: Tensor) -> Tensor:
-                return tensor.to(device=device)
-
-        else:  # a device move (``.to(device)``, ``.cuda()``, ``.cpu()``) or another dtype-preserving function
-            guarded = fn
-        this = super()._apply(guarded)
-        for name, default in this._defaults.items():
-            if name in exclude_state:
-                continue
-            this._defaults[name] = guarded(default) if isinstance(default, Tensor) else [guarded(v) for v in default]
-            value = getattr(this, name)
-            if isinstance(value, Tensor):
-                setattr(this, name, guarded(value))
-            elif isinstance(value, Sequence):
-                setattr(this, name, [guarded(item) for item in value])
-            else:
-                raise TypeError(f"the state `{name}` must be a tensor or a list of tensors, got {type(value).__name__}")
-        probe = guarded(torch.zeros(1, device=self.device))
-        self._device, self._dtype = probe.device, probe.dtype
-        if this._computed is not None:
-            this._computed = _map_tensors(this._computed, guarded)
-        if this._forward_cache is not None:
-            this._forward_cache = _map_tensors(this._forward_cache, guarded)
-        return this
+        return metric_state.apply(self, super()._apply, fn, exclude_state)
 
     def set_dtype(self, dst_type: Union[str, torch.dtype]) -> Metric:
         """Cast the floating-point tensors that are not float64 (states, features, an owned encoder's weights) to
         ``dst_type``; float64 accumulators and integer/bool counts keep their dtype (see :meth:`_apply`)."""
-        self._dtype_convert = True
-        try:
-            return super().type(dst_type)
-        finally:
-            self._dtype_convert = False
+        return metric_state.set_dtype(self, super().type, dst_type)
 
     def __getstate__(self) -> dict[str, Any]:
         # the wrapped bound methods are rebuilt on unpickling (they close over ``self``)
@@ -863,8 +699,6 @@ class Metric(torch.nn.Module, metaclass=abc.ABCMeta):
         return "|".join(part for part in self.signature().split("|") if part.split(":", 1)[0] not in ignored)
 
 
-_UPDATE_COUNT = "_update_count"
-_SIGNATURE = "_signature"
 #: what torchmetrics' ``forward`` changes besides the states
 _FORWARD_FLAGS = ("_update_count", "_computed", "_forward_cache", "_to_sync", "_should_unsync", "_is_synced",
                   "compute_on_cpu", "_enable_grad")
@@ -882,55 +716,9 @@ def _batch_value(metrics: Sequence[Metric]) -> Iterator[None]:
             vars(metric).pop("_computing_batch_value", None)
 
 
-def _encode_signature(signature: str) -> Tensor:
-    """A ``uint8`` tensor of the UTF-8 bytes: ``torch.load(weights_only=True)`` reads it, DDP never reduces it."""
-    return torch.tensor(list(signature.encode("utf-8")), dtype=torch.uint8)
-
-
-def _decode_signature(value: Any, key: str) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Tensor) and value.dtype == torch.uint8 and value.dim() == 1:
-        return bytes(value.tolist()).decode("utf-8", errors="replace")
-    raise TypeError(f"{key}: expected a uint8 tensor holding a metric signature, got {type(value).__name__}")
-
-
-def _merge_replicated(name: str, local: Tensor, incoming: Tensor) -> Tensor:
-    """The value two metrics share for a replicated state: an empty one defers to the other; two must agree."""
-    if incoming.numel() == 0:
-        return local
-    incoming = incoming.to(local.device)
-    if local.numel() == 0:
-        return incoming.clone()
-    if local.shape != incoming.shape or not torch.equal(local, incoming):
-        raise ValueError(f"cannot merge metrics whose `{name}` differ (a replicated state must be the same in both)")
-    return local
-
-
 #: class-level facts an instance may not set (torchmetrics' rule)
 _CONSTANTS = frozenset(("higher_is_better", "is_differentiable", "full_state_update", "plot_lower_bound",
                         "plot_upper_bound", "plot_legend_name"))
-
-
-def _map_tensors(value: Any, fn: Callable[[Tensor], Tensor]) -> Any:
-    """``value`` with ``fn`` applied to every tensor in it, through dicts, lists, tuples and named tuples."""
-    if isinstance(value, Tensor):
-        return fn(value)
-    if isinstance(value, dict):
-        mapped = {key: _map_tensors(item, fn) for key, item in value.items()}
-        return mapped if type(value) is dict else _rebuild_mapping(value, mapped)
-    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple
-        return type(value)(*(_map_tensors(item, fn) for item in value))
-    if isinstance(value, (list, tuple)):
-        return type(value)(_map_tensors(item, fn) for item in value)
-    return value
-
-
-def _rebuild_mapping(original: dict, mapped: dict) -> dict:
-    rebuilt = copy.copy(original)  # keeps the dict subclass and its extra attributes (a defaultdict's factory)
-    rebuilt.clear()
-    rebuilt.update(mapped)
-    return rebuilt
 
 
 def _is_rank_zero() -> bool:
