@@ -162,27 +162,26 @@ def edit_gpu_kernel_short_case(size: int, device: str) -> Contenders:
                                "column kernel and an idle wavefront launch", wave=_WAVE_SHAPES[:1], auto=True)
 
 
+def _wavefront_case(size: int, device: str, lengths: tuple[int, int], seed: int, note: str, **shapes) -> Contenders:
+    """The kernels alone on ``size`` pairs of ``lengths`` characters, the column kernel's default as the anchor; the
+    quick sizes check the case on a CPU, where the kernels run under Triton's interpreter: pairs of 65-200 characters
+    (still several words), which take seconds there, not minutes."""
+    device = _cuda(device)
+    low, high = lengths if size >= 100 else (65, 200)
+    preds, target = ocr_pairs(size, low, high, seed=seed)
+    return _kernel_shapes_case(preds, target, device, None, note, columns=(), **shapes)
+
+
 @register("edit_gpu_kernel_medium", sizes=(20_000,), quick_sizes=(4,), repeats=3, group="gpu")
 def edit_gpu_kernel_medium_case(size: int, device: str) -> Contenders:
-    device = _cuda(device)
-    # 2-8 pattern words, across WAVEFRONT_MIN_WORDS (4): where the wavefront kernel starts to win; the quick size
-    # (a CPU check under Triton's interpreter) keeps to 65-200 characters
-    low, high = (65, 512) if size >= 100 else (65, 200)
-    preds, target = ocr_pairs(size, low, high, seed=size + 2)
-    return _kernel_shapes_case(preds, target, device, None, "the Triton kernels alone on "
-                               "20,000 pairs of 65-512 characters (code points already on the GPU): the column "
-                               "kernel's default against the wavefront kernel's, and the auto dispatch",
-                               columns=(), wave=_WAVE_SHAPES[:1], auto=True)
+    # 2-8 pattern words, across WAVEFRONT_MIN_WORDS (4): where the wavefront kernel starts to win
+    return _wavefront_case(size, device, (65, 512), size + 2, "the Triton kernels alone on 20,000 pairs of 65-512 "
+                           "characters (code points already on the GPU): the column kernel's default against the "
+                           "wavefront kernel's, and the auto dispatch", wave=_WAVE_SHAPES[:1], auto=True)
 
 
 @register("edit_gpu_kernel_long", sizes=(2_000,), quick_sizes=(4,), repeats=3, group="gpu")
 def edit_gpu_kernel_long_case(size: int, device: str) -> Contenders:
-    device = _cuda(device)
-    # the quick size checks the case on a CPU, where the kernel runs under Triton's interpreter: pairs of 70-200
-    # characters (still several words) instead of 500-2,000, which take minutes there
-    low, high = (500, 2_000) if size >= 100 else (70, 200)
-    preds, target = ocr_pairs(size, low, high, seed=size + 1)
-    return _kernel_shapes_case(preds, target, device, None, "the Triton kernels alone on "
-                               "the 2,000 long pairs of edit_gpu_long (code points already on the GPU): the wavefront "
-                               "kernel by launch shape against the column kernel's default", columns=(),
-                               wave=_WAVE_SHAPES)
+    return _wavefront_case(size, device, (500, 2_000), size + 1, "the Triton kernels alone on the 2,000 long pairs "
+                           "of edit_gpu_long (code points already on the GPU): the wavefront kernel by launch shape "
+                           "against the column kernel's default", wave=_WAVE_SHAPES)
