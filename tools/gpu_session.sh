@@ -89,5 +89,10 @@ else
     echo "bench: budget spent, skipped the host rows" | tee -a "$OUT/bench.log"
 fi
 grep -E "ratio|FAILED" "$OUT/bench.log" | tail -40
+# the cases a limit or the budget cut, ready for a second call on the warm machine
+python3 -c "import json, sys; failures = json.load(open(sys.argv[1])).get('failures', []); \
+cut = [f.split('[', 1)[0] for f in failures if '(cut: ' in f]; \
+print('cut: GPU_BENCH_CASES=\"' + ' '.join(dict.fromkeys(cut)) + '\"' if cut else 'cut: none')" "$OUT/latest.json" \
+    2>/dev/null | tee -a "$OUT/bench.log"
 echo "session: $(( $(date +%s) - start )) s"
 exit 0
