@@ -31,20 +31,15 @@ from typing import Any, Callable, Iterator, Optional
 import torch
 
 from benchmarks import cli_scale, cuda_suite, ddp_sync, one_process
-from benchmarks.registry import CASES, Case
+from benchmarks.registry import CASES, GPU_SUITE_BUDGET_S, Case, gpu_suite_names
+from benchmarks.render import format_timing, render_markdown
+from benchmarks.results import CLI_SCALE, CUDA_SUITE, DDP_SYNC, FORMAT, merge_payloads, migrate
 from testkit.checkout import checkout_pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "latest.json"
 TABLE = ROOT / "BENCHMARKS.md"
-DDP_SYNC = "fid_ddp_sync"  # not a timed pair of callables: real gloo ranks, see benchmarks/ddp_sync.py
-CLI_SCALE = "cli_scale"  # whole `gpumetrics evaluate` processes on 1M samples (benchmarks/cli_scale.py); --only only
-CUDA_SUITE = cuda_suite.KEY  # the CUDA suite's counts per GPU session (benchmarks/cuda_suite.py); --record-cuda-suite
-# latest.json layout: 1 (no "format" key) had one "machine" string and no spread, 2 one machine per device type, 3 a
-# machine per row (see migrate())
-FORMAT = 3
 CHILD_MARK = "@@benchmarks-child-rows@@ "
-SLOWDOWN_GOAL = 2.0  # --contended: a metric may slow at most this much under load (issue 11, item 7)
 
 # A busy process that exits by itself once its parent is gone (the harness killed without cleanup).
 BURNER = (
@@ -157,13 +152,6 @@ def provenance() -> dict[str, str]:
     except (OSError, subprocess.CalledProcessError):
         return found
     return {**found, "commit": head + ("+" if changed else "")} if head else found
-
-
-def _measured(row: dict) -> str:
-    """``date · commit`` of a row, ``—`` for rows timed before runs recorded them; a row whose timed code has
-    changed since carries ``stale`` (why), until a run of its case replaces it."""
-    when = " · ".join(filter(None, (row.get("date"), row.get("commit")))) or "—"
-    return f"{when} (**stale**: {row['stale']})" if row.get("stale") else when
 
 
 def machine_description(device: str) -> str:
@@ -297,232 +285,6 @@ def contended_rows(idle: list[dict], loaded: list[dict], burner_count: int) -> l
     return rows
 
 
-def migrate(payload: dict) -> dict:
-    """``latest.json`` of any earlier format, in the current one (rows keep their numbers; missing spread stays
-    missing and renders as such; a row without its own machine takes the one its file named for its device type)."""
-    payload = dict(payload)
-    if payload.get("format", 1) < 2:
-        machine = payload.pop("machine", "unknown machine")
-        payload["rows"] = [{**row, "device": torch.device(row.get("device", "cpu")).type}
-                           for row in payload.get("rows", [])]
-        payload["machines"] = {row["device"]: machine for row in payload["rows"]}
-    machines = payload.pop("machines", {})
-    for key in ("rows", "contended"):
-        payload[key] = [row if "machine" in row else {**row, "machine": machines.get(row["device"], "unknown machine")}
-                        for row in payload.get(key, [])]
-    payload["format"] = FORMAT
-    return payload
-
-
-def _format_seconds(seconds: float) -> str:
-    return f"{seconds * 1e3:,.1f} ms" if seconds < 10 else f"{seconds:,.1f} s"
-
-
-def _format_timing(row: dict, prefix: str) -> str:
-    """Median, and the min–max of the repeats in brackets (in the median's unit) when recorded."""
-    median, low, high = row[f"{prefix}_s"], row.get(f"{prefix}_min"), row.get(f"{prefix}_max")
-    if low is None or high is None:
-        return _format_seconds(median)
-    if median < 10:
-        return f"{median * 1e3:,.1f} ms ({low * 1e3:,.1f}–{high * 1e3:,.1f})"
-    return f"{median:,.1f} s ({low:,.1f}–{high:,.1f})"
-
-
-def _sections(rows: list[dict]) -> list[tuple[str, list[dict]]]:
-    """Rows grouped by device type and machine, each group with its heading (``"cpu: <machine>"``): CPU first, then
-    each device type's machines by their number of rows. A run replaces the rows of the cases it ran wherever they
-    were measured, so a machine's section holds the cases last run there."""
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for row in rows:
-        groups.setdefault((row["device"], row.get("machine", "unknown machine")), []).append(row)
-    order = sorted(groups, key=lambda key: (key[0] != "cpu", key[0], -len(groups[key]), key[1]))
-    return [(f"{device}: {machine}", groups[device, machine]) for device, machine in order]
-
-
-def _format_ratio(row: dict) -> str:
-    """``1.13×``; a row pooled from several processes adds their ratios' min–max: ``1.13× (1.05–1.20, 5 p.)``."""
-    if row.get("processes", 1) > 1:
-        return f"{row['ratio']:.2f}× ({row['ratio_min']:.2f}–{row['ratio_max']:.2f}, {row['processes']} p.)"
-    return f"{row['ratio']:.2f}×"
-
-
-def _main_tables(payload: dict) -> list[str]:
-    rows = [row for row in payload["rows"] if row.get("group", "main") == "main"]
-    lines = []
-    for heading, on_machine in _sections(rows):
-        lines += [
-            "", f"## {heading}", "",
-            "| case | size | gpumetrics | time (min–max) | anchor | anchor time (min–max) | ratio | threads "
-            "| measured | note |",
-            "|---|---:|---|---:|---|---:|---:|---:|---|---|",
-        ]
-        for row in sorted(on_machine, key=lambda r: (r["case"], r["size"], r["ours"], r["anchor"])):
-            lines.append(
-                f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} | {_format_timing(row, 'ours')} "
-                f"| {row['anchor']} | {_format_timing(row, 'anchor')} | {_format_ratio(row)} "
-                f"| {row.get('threads', '')} | {_measured(row)} | {row.get('note', '')} |"
-            )
-    return lines
-
-
-_AXES_ORDER = {name: i for i, name in enumerate((
-    "bleu", "rouge", "cider_d", "token_f1", "cer", "wer", "edit_distance",
-    "25", "3k", "100k", "latin", "cyrillic", "cjk",
-))}
-
-
-def _matrix_order(row: dict) -> tuple:
-    p = row["params"]
-    return (_AXES_ORDER.get(p["metric"], 99), _AXES_ORDER.get(p["vocab"], 99), p["tokens"], p["refs"],
-            _AXES_ORDER.get(p["script"], 99), row["case"], row["ours"], row["anchor"])
-
-
-def _matrix_tables(payload: dict) -> list[str]:
-    rows = [row for row in payload["rows"] if row.get("group") == "matrix"]
-    lines = []
-    for heading, on_device in _sections(rows):
-        passed = sum(r["ratio"] >= r["goal"] for r in on_device)
-        lines += [
-            "", f"## Data matrix ({heading})", "",
-            "Generated by `python -m benchmarks --matrix` (`benchmarks/cases/matrix.py`): each metric against its "
-            "reference tool on text of one shape per row (vocabulary, tokens per text, references per sample, "
-            "script); goal: ratio ≥ 3× (edit distance ≥ 1×). "
-            f"{passed} of {len(on_device)} rows reach their goal.",
-            "",
-            "| metric | vocabulary | tokens | refs | script | pairs | gpumetrics | time (min–max) | anchor "
-            "| anchor time (min–max) | ratio | goal | measured |",
-            "|---|---:|---:|---:|---|---:|---|---:|---|---:|---:|---|---|",
-        ]
-        for row in sorted(on_device, key=_matrix_order):
-            p = row["params"]
-            verdict = "pass" if row["ratio"] >= row["goal"] else "**fail**"
-            lines.append(
-                f"| {p['metric']} | {p['vocab']} | {p['tokens']} | {p['refs']} | {p['script']} | {row['size']:,} "
-                f"| {row['ours']} | {_format_timing(row, 'ours')} | {row['anchor']} | {_format_timing(row, 'anchor')} "
-                f"| {_format_ratio(row)} | {verdict} (≥ {row['goal']:g}×) | {_measured(row)} |"
-            )
-    return lines
-
-
-def _contended_tables(payload: dict) -> list[str]:
-    rows = payload.get("contended", [])
-    lines = []
-    for heading, on_device in _sections(rows):
-        burner_count = on_device[0]["burners"]
-        lines += [
-            "", f"## Under load ({heading})", "",
-            f"Generated by `python -m benchmarks --contended`: each case timed idle, then again while {burner_count} "
-            "busy pure-Python processes run (started and stopped by the harness); slowdown = loaded / idle median. "
-            f"Goal: gpumetrics slows at most {SLOWDOWN_GOAL:g}×.",
-            "",
-            "| case | size | gpumetrics | idle | loaded | slowdown | anchor | idle | loaded | slowdown | goal |",
-            "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---|",
-        ]
-        for row in sorted(on_device, key=lambda r: (r["case"], r["size"], r["ours"], r["anchor"])):
-            verdict = "pass" if row["ours_slowdown"] <= SLOWDOWN_GOAL else "**fail**"
-            lines.append(
-                f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} "
-                f"| {_format_seconds(row['ours_idle_s'])} "
-                f"| {_format_seconds(row['ours_loaded_s'])} | {row['ours_slowdown']:.2f}× | {row['anchor']} "
-                f"| {_format_seconds(row['anchor_idle_s'])} | {_format_seconds(row['anchor_loaded_s'])} "
-                f"| {row['anchor_slowdown']:.2f}× | {verdict} |"
-            )
-    return lines
-
-
-#: main cases the GPU suite runs beside the ``group="gpu"`` ones (``--suite gpu``): the image forwards and pipelines
-GPU_SUITE_MAIN = ("fid_update", "fid_files", "clip_score_update", "clip_speed_modes", "frechet_distance", "kid_compute")
-#: the GPU suite's priority order (a budget cuts its tail): the rows whose goal a change since the last GPU run bets
-#: on, the never-measured ones, then the remeasurements; a GPU case missing here runs after these
-GPU_SUITE_ORDER = (
-    "edit_gpu_kernel_long", "edit_gpu_kernel_medium", "edit_gpu_long", "edit_gpu_kernel_short",
-    "edit_gpu_short_strings", "fid_gpu_forward", "clip_gpu_update_parts", "clip_gpu_resize", "wer_gpu",
-    "fid_gpu_files", "edit_gpu_uneven", "fid_gpu_forward_compiled", "clip_gpu_update_bf16", "edit_gpu_short_tokens",
-    "fid_gpu_forward_large_batch",
-    "clip_gpu_update_tf32", "clip_gpu_update_fp16", "clip_gpu_update_fp32", *GPU_SUITE_MAIN,
-)
-#: ``--suite gpu``'s default budget (issue 25: the suite, start-up included, in 6 minutes of one GPU)
-GPU_SUITE_BUDGET_S = 330.0
-
-
-def gpu_suite_names() -> list[str]:
-    """The cases of ``python -m benchmarks --suite gpu`` (the registered ones), in priority order."""
-    gpu = {name for name, case in CASES.items() if case.group == "gpu"} | set(GPU_SUITE_MAIN) & set(CASES)
-    return [name for name in GPU_SUITE_ORDER if name in gpu] + sorted(gpu - set(GPU_SUITE_ORDER))
-
-
-def _throughput(row: dict) -> str:
-    """``size / median time`` of our variant, in the case's units per second."""
-    return f"{row['size'] / row['ours_s']:,.0f} {row['unit']}/s"
-
-
-def _verdicts(row: dict) -> str:
-    """pass / **fail** of the row's ratio goal and throughput goal (either may be absent)."""
-    verdicts = []
-    if row.get("goal") is not None:
-        verdicts.append(("pass" if row["ratio"] >= row["goal"] else "**fail**") + f" (≥ {row['goal']:g}×)")
-    if row.get("throughput_goal") is not None:
-        met = row["size"] / row["ours_s"] >= row["throughput_goal"]
-        verdicts.append(("pass" if met else "**fail**") + f" (≥ {row['throughput_goal']:,.0f} {row['unit']}/s)")
-    return "; ".join(verdicts)
-
-
-def _gpu_tables(payload: dict) -> list[str]:
-    """``group="gpu"`` rows per device with their goals; without any CUDA row, the suite's cases as "unmeasured"."""
-    rows = [row for row in payload["rows"] if row.get("group") == "gpu"]
-    lines = ["", "## GPU suite", "",
-             "Generated by `python -m benchmarks --suite gpu` on a GPU machine (`tools/gpu_session.sh` runs it with "
-             "the CUDA suite in one call). The image cases of the suite appear in the device's main table above."]
-    lines += cuda_suite.render(payload.get(CUDA_SUITE, []))
-    if not any(row["device"] != "cpu" for row in payload["rows"]):
-        lines += ["", "No GPU has run it yet: every row is **unmeasured** — "
-                  + ", ".join(f"`{name}`" for name in gpu_suite_names()) + "."]
-    else:
-        measured = {row["case"] for row in payload["rows"] if row["device"] != "cpu"}
-        never = [name for name in gpu_suite_names() if name not in measured]
-        if never:
-            lines += ["", "**Unmeasured** (no GPU has run these cases yet): "
-                      + ", ".join(f"`{name}`" for name in never) + "."]
-    for heading, on_device in _sections(rows):
-        lines += ["", f"### {heading}", "",
-                  "| case | size | gpumetrics | time (min–max) | throughput | anchor | anchor time (min–max) | ratio "
-                  "| goal | measured |",
-                  "|---|---:|---|---:|---:|---|---:|---:|---|---|"]
-        for row in sorted(on_device, key=lambda r: (r["case"], r["size"], r["ours"])):
-            lines.append(f"| {row['case']} | {row['size']:,} {row['unit']} | {row['ours']} "
-                         f"| {_format_timing(row, 'ours')} "
-                         f"| {_throughput(row)} | {row['anchor']} | {_format_timing(row, 'anchor')} "
-                         f"| {_format_ratio(row)} | {_verdicts(row)} | {_measured(row)} |")
-    return lines
-
-
-def render_markdown(payload: dict) -> str:
-    payload = migrate(payload)
-    lines = [
-        "# Benchmarks",
-        "",
-        "Generated by `make bench` (`python -m benchmarks`); do not edit by hand. Each (case, size) runs in a fresh "
-        f"process; times are the median of {payload.get('repeats_note', 'the repeats')}, with the fastest and "
-        "slowest repeat in brackets; gpumetrics and the anchor run in the same process on the same data. "
-        "**ratio = anchor time / gpumetrics time** (above 1: gpumetrics is faster); *(a–b, N p.)* after a ratio: the "
-        "row was timed in N processes (`--processes`), the ratio is the median of theirs and a–b their range. A "
-        "table per machine: a row stays under the machine that timed it (a run replaces only the cases it ran), so "
-        "compare ratios, not times, across tables. *measured*: the UTC date and commit of the run that timed the "
-        "row (`+`: with uncommitted changes; `—`: timed before runs recorded them).",
-        "",
-        "Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(payload.get("versions", {}).items())) + ".",
-    ]
-    if payload.get("failures"):
-        lines += ["", "Failed in the last run: " + ", ".join(f"`{f}`" for f in payload["failures"]) + "."]
-    lines += _main_tables(payload)
-    lines += _matrix_tables(payload)
-    lines += _gpu_tables(payload)
-    lines += _contended_tables(payload)
-    lines += ddp_sync.render(payload.get(DDP_SYNC, []))
-    lines += cli_scale.render(payload.get(CLI_SCALE, []))
-    return "\n".join(lines) + "\n"
-
-
 def _child(args: argparse.Namespace) -> int:
     importlib.import_module(args.module)
     rows = run_case(CASES[args.child], args.size, args.device, args.repeats)
@@ -545,24 +307,6 @@ def _record_cuda_suite(args: argparse.Namespace) -> int:
     print(f"cuda suite: {added['date']}, {added['device']}: {cuda_suite.summary(added)}; wrote {args.results} and "
           f"{args.table}")
     return 0
-
-
-def merge_payloads(base: dict, other: dict) -> dict:
-    """``other``'s rows (and contended rows) in place of ``base``'s rows of the same (case, device type); its CUDA
-    suite entries added; its failures after ``base``'s, less those of cases it timed (a second GPU call times what
-    the first one's budget cut); everything else (``versions``, the other sections) kept from ``base``."""
-    base, other = migrate(base), migrate(other)
-    merged = dict(base)
-    for key in ("rows", "contended"):
-        replaced = {(row["case"], row["device"]) for row in other.get(key, [])}
-        merged[key] = [row for row in base.get(key, []) if (row["case"], row["device"]) not in replaced] + \
-            other.get(key, [])
-    for entry in other.get(CUDA_SUITE, []):
-        cuda_suite.add(merged, entry)
-    timed = {row["case"] for row in other.get("rows", [])}
-    failures = [f for f in base.get("failures", []) if f.split("[", 1)[0] not in timed] + other.get("failures", [])
-    merged.pop("failures", None)
-    return {**merged, "failures": failures} if failures else merged
 
 
 def _merge_results(args: argparse.Namespace) -> int:
@@ -705,8 +449,8 @@ def _announce(args: argparse.Namespace, case: Case, size: int, repeats: int) -> 
 
 def _print_rows(rows: list[dict]) -> None:
     for row in rows:
-        print(f"    {row['ours']}: {_format_timing(row, 'ours')}  vs  {row['anchor']}: "
-              f"{_format_timing(row, 'anchor')}  ratio {row['ratio']:.2f}x", flush=True)
+        print(f"    {row['ours']}: {format_timing(row, 'ours')}  vs  {row['anchor']}: "
+              f"{format_timing(row, 'anchor')}  ratio {row['ratio']:.2f}x", flush=True)
 
 
 def _run_fresh_processes(args: argparse.Namespace, selected: list[Case], run: "_Run") -> None:

@@ -88,3 +88,24 @@ def register(
         return setup
 
     return decorate
+
+
+#: main cases the GPU suite runs beside the ``group="gpu"`` ones (``--suite gpu``): the image forwards and pipelines
+GPU_SUITE_MAIN = ("fid_update", "fid_files", "clip_score_update", "clip_speed_modes", "frechet_distance", "kid_compute")
+#: the GPU suite's priority order (a budget cuts its tail): the rows whose goal a change since the last GPU run bets
+#: on, the never-measured ones, then the remeasurements; a GPU case missing here runs after these
+GPU_SUITE_ORDER = (
+    "edit_gpu_kernel_long", "edit_gpu_kernel_medium", "edit_gpu_long", "edit_gpu_kernel_short",
+    "edit_gpu_short_strings", "fid_gpu_forward", "clip_gpu_update_parts", "clip_gpu_resize", "wer_gpu",
+    "fid_gpu_files", "edit_gpu_uneven", "fid_gpu_forward_compiled", "clip_gpu_update_bf16", "edit_gpu_short_tokens",
+    "fid_gpu_forward_large_batch",
+    "clip_gpu_update_tf32", "clip_gpu_update_fp16", "clip_gpu_update_fp32", *GPU_SUITE_MAIN,
+)
+#: ``--suite gpu``'s default budget (issue 25: the suite, start-up included, in 6 minutes of one GPU)
+GPU_SUITE_BUDGET_S = 330.0
+
+
+def gpu_suite_names() -> list[str]:
+    """The cases of ``python -m benchmarks --suite gpu`` (the registered ones), in priority order."""
+    gpu = {name for name, case in CASES.items() if case.group == "gpu"} | set(GPU_SUITE_MAIN) & set(CASES)
+    return [name for name in GPU_SUITE_ORDER if name in gpu] + sorted(gpu - set(GPU_SUITE_ORDER))

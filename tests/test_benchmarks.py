@@ -13,7 +13,8 @@ import pytest
 
 import benchmarks.__main__ as bench
 from benchmarks.__main__ import CASES, load_cases, render_markdown, run_case, run_in_child
-from benchmarks.registry import Contenders, register
+from benchmarks.registry import GPU_SUITE_ORDER, Contenders, register
+from benchmarks.render import when_measured
 
 TOY = "toy_sum_of_squares"
 TOY_WRONG = "toy_disagreeing"
@@ -232,7 +233,7 @@ def test_a_run_replaces_only_its_cases_on_its_device_and_migrates_old_results(tm
     assert "| token_f1_squad | 10 samples | o | 100.0 ms | a | 200.0 ms | 2.00× | 2 | — |" in text  # no spread, no date
     new_row = next(r for r in payload["rows"] if r["case"] == TOY and r["size"] == 300)
     assert new_row["date"] == time.strftime("%Y-%m-%d", time.gmtime()) and new_row["commit"]  # this test runs in git
-    assert f"| {bench._measured(new_row)} |" in text and new_row["commit"] in bench._measured(new_row)
+    assert f"| {when_measured(new_row)} |" in text and new_row["commit"] in when_measured(new_row)
     assert text.index("## cpu:") < text.index("## cuda:")
     # each row stays under the machine that timed it: a rerun elsewhere moves only the cases it ran
 
@@ -478,7 +479,7 @@ def test_the_gpu_suite_order_and_the_session_script_name_only_registered_cases()
     name must be registered, once, and every GPU case must have its place in the order."""
     load_cases()
     script = (Path(__file__).resolve().parents[1] / "tools" / "gpu_session.sh").read_text()
-    order, host = list(bench.GPU_SUITE_ORDER), _session_case_list(script, "host_cases")
+    order, host = list(GPU_SUITE_ORDER), _session_case_list(script, "host_cases")
     assert host and [name for name in order + host if name not in CASES] == []
     assert len(order) == len(set(order)) and len(host) == len(set(host))
     gpu_cases = {name for name, case in CASES.items() if case.group == "gpu"}

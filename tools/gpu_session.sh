@@ -12,7 +12,7 @@
 # own). The suite's counts go into $OUT/latest.json and $OUT/BENCHMARKS.md's GPU section (`python -m benchmarks
 # --record-cuda-suite`, from $OUT/cuda-suite.xml); its per-test sync counts and sites (`sync @ gpumetrics/…`) into
 # $OUT/cuda-syncs.txt. The benchmark suite (`python -m benchmarks --suite gpu`) runs every case in one child process
-# in priority order (benchmarks.__main__.GPU_SUITE_ORDER) and merges each case's rows into $OUT/latest.json and
+# in priority order (benchmarks.registry.GPU_SUITE_ORDER) and merges each case's rows into $OUT/latest.json and
 # $OUT/BENCHMARKS.md (copies of the repo's) as soon as it is timed, so a case cut by its limit or the budget loses
 # only itself; the earlier runs started a process per case, which cost 25-45 s each on the H200 machine.
 # GPU_BENCH_CASES replaces the case list (in its order); BENCH_DEVICE / BENCH_ARGS / SKIP_WHEELS are for a dry run on
@@ -62,7 +62,7 @@ cp BENCHMARKS.md "$OUT/BENCHMARKS.md"
 note=""; [ "${BENCH_DEVICE:-cuda}" = cpu ] && note="dry run on a CPU: the CUDA tests skip"
 python3 -m benchmarks --device "${BENCH_DEVICE:-cuda}" --record-cuda-suite "$OUT/cuda-suite.xml" \
     --cuda-suite-note "$note" --results "$OUT/latest.json" --table "$OUT/BENCHMARKS.md" 2>&1 | tail -3
-# the GPU suite in one process (benchmarks/one_process.py), in its priority order (benchmarks.__main__.GPU_SUITE_ORDER),
+# the GPU suite in one process (benchmarks/one_process.py), in its priority order (benchmarks.registry.GPU_SUITE_ORDER),
 # saved after each case; HOST_RESERVE seconds stay for the host rows below
 budget=$(( $(left) - ${HOST_RESERVE:-45} ))
 if [ -n "${GPU_BENCH_CASES:-}" ]; then selection=(--only $GPU_BENCH_CASES --one-process); else selection=(--suite gpu); fi
