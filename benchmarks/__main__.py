@@ -33,7 +33,7 @@ import torch
 from benchmarks import cli_scale, cuda_suite, ddp_sync, one_process
 from benchmarks.registry import CASES, GPU_SUITE_BUDGET_S, Case, gpu_suite_names
 from benchmarks.render import format_timing, render_markdown
-from benchmarks.results import CLI_SCALE, CUDA_SUITE, DDP_SYNC, FORMAT, merge_payloads, migrate
+from benchmarks.results import CLI_SCALE, CUDA_SUITE, DDP_SYNC, FORMAT, merge_payloads, migrate, replace_rows
 from testkit.checkout import checkout_pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -474,9 +474,9 @@ def _run_fresh_processes(args: argparse.Namespace, selected: list[Case], run: "_
                 for row in contended_rows(rows, loaded, args.burners):
                     print(f"    loaded: {row['ours']} {row['ours_slowdown']:.2f}x slower, {row['anchor']} "
                           f"{row['anchor_slowdown']:.2f}x slower", flush=True)
-                    run.add_contended(row)
+                    run.contended.append(row)
             else:
-                run.add_rows(rows)
+                run.rows += rows
 
 
 def _run_one_process(args: argparse.Namespace, selected: list[Case], run: "_Run") -> None:
@@ -495,7 +495,7 @@ def _run_one_process(args: argparse.Namespace, selected: list[Case], run: "_Run"
         else:
             rows = run.stamped(rows)
             _print_rows(rows)
-            run.add_rows(rows)
+            run.rows += rows
         run.save()
 
     env = dict(os.environ)
@@ -520,12 +520,6 @@ class _Run:
     def stamped(self, rows: list[dict]) -> list[dict]:
         return [{**row, **self.stamp} for row in rows]
 
-    def add_rows(self, rows: list[dict]) -> None:
-        self.rows += rows
-
-    def add_contended(self, row: dict) -> None:
-        self.contended.append(row)
-
     def save(self) -> None:
         """Merge into ``--results`` (read now, so a concurrent run of other cases is not overwritten) and render
         ``--table``."""
@@ -534,17 +528,16 @@ class _Run:
 
         def kept(old: list[dict], new: list[dict]) -> list[dict]:
             # a case no module registers is stale, unless a module could not be loaded here (its rows stay)
-            replaced = {(row["case"], row["device"]) for row in new}
-            return [row for row in old if (row["case"] in CASES or UNLOADED)
-                    and (row["case"], row["device"]) not in replaced]
+            return replace_rows([row for row in old if row["case"] in CASES or UNLOADED], new)
 
         payload = {
             "format": FORMAT,
             "versions": versions(),
-            "repeats_note": "each case's repeats (3–7, see `benchmarks/cases`) after 1 warm-up, in interleaved rounds "
-                            "(each contender once per round)",
-            "rows": kept(previous["rows"], self.rows) + self.rows,
-            "contended": kept(previous["contended"], self.contended) + self.contended,
+            "repeats_note": "each case's repeats (1–7, see `benchmarks/cases`) after its warm-up round (none for "
+                            "fid_gpu_files, which warms up in its setup), in interleaved rounds (each contender once "
+                            "per round)",
+            "rows": kept(previous["rows"], self.rows),
+            "contended": kept(previous["contended"], self.contended),
             DDP_SYNC: self.sync_rows if self.sync_rows is not None else previous.get(DDP_SYNC, []),
             CLI_SCALE: self.scale_rows if self.scale_rows is not None else previous.get(CLI_SCALE, []),
             **({CUDA_SUITE: previous[CUDA_SUITE]} if previous.get(CUDA_SUITE) else {}),
@@ -554,6 +547,7 @@ class _Run:
         args.results.parent.mkdir(parents=True, exist_ok=True)
         args.results.write_text(json.dumps(payload, indent=2) + "\n")
         args.table.write_text(render_markdown(payload))
+
 
 if __name__ == "__main__":
     raise SystemExit(main())

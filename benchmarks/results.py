@@ -32,6 +32,13 @@ def migrate(payload: dict) -> dict:
     return payload
 
 
+def replace_rows(old: list[dict], new: list[dict]) -> list[dict]:
+    """``old`` less its rows of the (case, device type) pairs ``new`` holds, then ``new``: a run replaces only the
+    rows of the cases it timed on its device."""
+    replaced = {(row["case"], row["device"]) for row in new}
+    return [row for row in old if (row["case"], row["device"]) not in replaced] + new
+
+
 def merge_payloads(base: dict, other: dict) -> dict:
     """``other``'s rows (and contended rows) in place of ``base``'s rows of the same (case, device type); its CUDA
     suite entries added; its failures after ``base``'s, less those of cases it timed (a second GPU call times what
@@ -39,9 +46,7 @@ def merge_payloads(base: dict, other: dict) -> dict:
     base, other = migrate(base), migrate(other)
     merged = dict(base)
     for key in ("rows", "contended"):
-        replaced = {(row["case"], row["device"]) for row in other.get(key, [])}
-        merged[key] = [row for row in base.get(key, []) if (row["case"], row["device"]) not in replaced] + \
-            other.get(key, [])
+        merged[key] = replace_rows(base.get(key, []), other.get(key, []))
     for entry in other.get(CUDA_SUITE, []):
         cuda_suite.add(merged, entry)
     timed = {row["case"] for row in other.get("rows", [])}
