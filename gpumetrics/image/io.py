@@ -40,6 +40,11 @@ JPEG_EXTENSIONS = (".jpg", ".jpeg")
 JPEG_SIGNATURE = b"\xff\xd8\xff"
 
 
+def _named_jpeg(path: Union[str, Path]) -> bool:
+    """A file ``decode="nvjpeg"`` hands to the GPU if its bytes start with :data:`JPEG_SIGNATURE` (else PIL)."""
+    return str(path).lower().endswith(JPEG_EXTENSIONS)
+
+
 def _dangling(path: Path) -> bool:
     """A symbolic link to nothing: listed, so that reading it names it (left out, the images were silently fewer)."""
     return path.is_symlink() and not path.exists()
@@ -202,7 +207,7 @@ def _decoded_bytes(path: Union[str, Path], raw_jpegs: bool) -> Optional[int]:
     from PIL import Image
 
     try:
-        if raw_jpegs and str(path).lower().endswith(JPEG_EXTENSIONS):
+        if raw_jpegs and _named_jpeg(path):
             with open(path, "rb") as handle:
                 if handle.read(len(JPEG_SIGNATURE)) == JPEG_SIGNATURE:
                     return os.fstat(handle.fileno()).st_size
@@ -280,7 +285,7 @@ class _Pieces(torch.utils.data.Dataset):
         end = 0
         for index, path in enumerate(self.lists[k][start:stop], start):
             try:
-                named_jpeg = self.raw_jpegs and str(path).lower().endswith(JPEG_EXTENSIONS)
+                named_jpeg = self.raw_jpegs and _named_jpeg(path)
                 data = Path(path).read_bytes() if named_jpeg else b""
                 if data.startswith(JPEG_SIGNATURE):
                     jpegs.append(data)
